@@ -1,0 +1,79 @@
+//! Predicate logic as plain data, and the Z3 backend that decides it.
+//!
+//! The type checker builds a [`Query`] (declarations, hypotheses and a goal) for each
+//! refinement obligation and asks [`Solver::check`] whether the hypotheses imply the goal. The
+//! query is hashable data, so answers are cached: asking the same question twice costs a lookup.
+//! A timeout or an `unknown` from Z3 is reported as [`Answer::Unknown`], which callers must treat
+//! as a rejection.
+
+mod backend;
+
+pub use backend::Solver;
+
+/// The sort of a term.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sort {
+    Bool,
+    Int,
+    Real,
+    String,
+    /// An uninterpreted sort, by name (records, tuples, lists, host types).
+    Named(String),
+}
+
+/// An uninterpreted function: a measure, a record field selector, a list's length.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FuncDecl {
+    pub name: String,
+    pub params: Vec<Sort>,
+    pub ret: Sort,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Term {
+    /// A free constant (a program variable or a fresh value).
+    Var(String, Sort),
+    Bool(bool),
+    Int(i64),
+    /// `num / den` (den > 0).
+    Real(i64, i64),
+    Str(String),
+    /// Application of a function declared in [`Query::funcs`].
+    App(String, Vec<Term>),
+    Not(Box<Term>),
+    And(Vec<Term>),
+    Or(Vec<Term>),
+    Implies(Box<Term>, Box<Term>),
+    Eq(Box<Term>, Box<Term>),
+    Ite(Box<Term>, Box<Term>, Box<Term>),
+    Lt(Box<Term>, Box<Term>),
+    Le(Box<Term>, Box<Term>),
+    Add(Vec<Term>),
+    Sub(Box<Term>, Box<Term>),
+    /// Multiplication; the checker only emits it with a constant operand (linear arithmetic).
+    Mul(Box<Term>, Box<Term>),
+    Neg(Box<Term>),
+    /// Length of a string.
+    StrLen(Box<Term>),
+    /// Concatenation of strings.
+    StrConcat(Vec<Term>),
+}
+
+/// Is `hypotheses ⇒ goal` valid? Plain data: hash it, cache it, log it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Query {
+    pub funcs: Vec<FuncDecl>,
+    pub hypotheses: Vec<Term>,
+    pub goal: Term,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// The goal holds whenever the hypotheses do.
+    Valid,
+    /// A model of the hypotheses where the goal is false: each free constant that occurs in
+    /// the query with its value, sorted by name.
+    Invalid { counterexample: Vec<(String, String)> },
+    /// The solver timed out or gave up. Never to be read as `Valid`.
+    Unknown { reason: String },
+}

@@ -1,0 +1,267 @@
+//! The syntax tree. The parser always produces one, with `Error` nodes where it recovered.
+
+use crate::span::{FileId, Span};
+
+/// Identifies an expression node within one parse, so later stages can attach types to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// One parsed file: declarations (hoisted) and top-level statements (the plan's body, in order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub file: FileId,
+    pub items: Vec<Item>,
+    pub body: Block,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    /// The `///` comment lines before the item, joined with '\n', without the slashes.
+    pub doc: Option<String>,
+    pub kind: ItemKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ItemKind {
+    /// `type X = T` where `T` is not a record body.
+    TypeAlias { name: Ident, ty: TypeExpr },
+    /// `type X = { f: T, .. }`, or `opaque type X = { .. }` (fields readable, not constructible).
+    Record { name: Ident, fields: Vec<Field>, opaque: bool },
+    Enum { name: Ident, variants: Vec<Variant> },
+    /// `linear type X`
+    Linear { name: Ident },
+    /// `opaque type X[T, U]`
+    Opaque { name: Ident, params: Vec<Ident> },
+    /// `measure m(x: T) -> U`
+    Measure { name: Ident, params: Vec<Param>, ret: TypeExpr },
+    Capability { name: Ident, tools: Vec<Tool> },
+    Fn(FnDecl),
+    /// `const X: T = e;`
+    Const { name: Ident, ty: TypeExpr, value: Expr },
+    /// `entry(p: T, ..) -> U`
+    Entry { params: Vec<Param>, ret: TypeExpr },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub ty: TypeExpr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub payload: Vec<TypeExpr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: TypeExpr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnDecl {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    /// `None` means `()`.
+    pub ret: Option<TypeExpr>,
+    pub body: Block,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tool {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    /// `None` means `()`.
+    pub ret: Option<TypeExpr>,
+    pub annotations: Vec<Annotation>,
+    pub span: Span,
+}
+
+/// `@name(arg, key = value, ..)`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Annotation {
+    pub name: Ident,
+    pub args: Vec<AnnotationArg>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnotationArg {
+    pub key: Option<Ident>,
+    pub value: Expr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeExprKind {
+    /// `Int`, `Repo`, `List[T]`, `Trusted[Bib]`
+    Named { name: Ident, args: Vec<TypeExpr> },
+    /// `(A, B)`; `()` is the empty tuple, `(A)` is just `A`.
+    Tuple(Vec<TypeExpr>),
+    /// `fn(A, B) -> C`
+    Fn { params: Vec<TypeExpr>, ret: Box<TypeExpr> },
+    /// `{v: T | p}`
+    Refined { var: Ident, base: Box<TypeExpr>, pred: Box<Expr> },
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    /// The final expression without a semicolon: the block's value.
+    pub tail: Option<Box<Expr>>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Let { pat: Pattern, ty: Option<TypeExpr>, value: Expr, span: Span },
+    /// An expression followed by `;`, or a block-like expression (`if`, `match`, `for`, `{}`).
+    Expr(Expr),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub id: NodeId,
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    /// `()`
+    Unit,
+    /// A variable, function, constant, or the builtin constructors `Some`, `None`, `Ok`, `Err`.
+    Name(Ident),
+    /// `Enum::Variant`
+    Path { ty: Ident, variant: Ident },
+    Tuple(Vec<Expr>),
+    List(Vec<Expr>),
+    /// `Name { field: value, .. }`
+    Record { name: Ident, fields: Vec<(Ident, Expr)> },
+    /// `base.name`
+    Field { base: Box<Expr>, name: Ident },
+    /// `base.0`
+    TupleField { base: Box<Expr>, index: u32, index_span: Span },
+    /// `base[index]`
+    Index { base: Box<Expr>, index: Box<Expr> },
+    Call { callee: Box<Expr>, args: Vec<Expr> },
+    /// `receiver.method(args)`
+    MethodCall { receiver: Box<Expr>, method: Ident, args: Vec<Expr> },
+    Unary { op: UnOp, operand: Box<Expr> },
+    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `else_` is a `Block` or another `If`.
+    If { cond: Box<Expr>, then: Block, else_: Option<Box<Expr>> },
+    Match { scrutinee: Box<Expr>, arms: Vec<Arm> },
+    For { pat: Pattern, iter: Box<Expr>, body: Block },
+    Block(Block),
+    /// `|x, y: Int| -> T body`
+    Closure { params: Vec<ClosureParam>, ret: Option<TypeExpr>, body: Box<Expr> },
+    /// `e as T`
+    Cast { expr: Box<Expr>, ty: TypeExpr },
+    /// `agent[T](task, args..)`; `ty` is `None` for `agent(task)`, inferred from context.
+    Hole { ty: Option<TypeExpr>, args: Vec<Expr> },
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClosureParam {
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arm {
+    pub pat: Pattern,
+    pub guard: Option<Expr>,
+    pub body: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pattern {
+    pub kind: PatternKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatternKind {
+    /// `_`
+    Wild,
+    /// `x`
+    Bind(Ident),
+    Int(i64),
+    Str(String),
+    Bool(bool),
+    /// `()`
+    Unit,
+    Tuple(Vec<Pattern>),
+    /// `Some(p)`, `None`, `Ok(p)`, `Err(p)` (`enum_name` is `None`) or `Enum::Variant(p, ..)`.
+    Variant { enum_name: Option<Ident>, name: Ident, args: Vec<Pattern> },
+    Error,
+}

@@ -1,0 +1,1 @@
+//! The lexer. (To be written.)

@@ -1,0 +1,22 @@
+//! The Cordon language's front end: source files and spans, the lexer, the parser (which never
+//! fails: it returns a tree and every error it found), the syntax tree, and the [`Diagnostic`]
+//! type with its renderers.
+//!
+//! ```
+//! use cordon_syntax::{SourceMap, parse};
+//! let mut sources = SourceMap::new();
+//! let file = sources.add("plan.cord", "let x = 1 +;");
+//! let parsed = parse(file, &sources.file(file).text);
+//! assert_eq!(parsed.diagnostics[0].code.as_str(), "syntax-error");
+//! ```
+
+pub mod ast;
+pub mod diagnostic;
+pub mod lexer;
+pub mod parser;
+pub mod render;
+pub mod span;
+
+pub use diagnostic::{Code, Diagnostic, Label, Severity};
+pub use parser::{Parsed, parse, MAX_NESTING};
+pub use span::{FileId, SourceFile, SourceMap, Span};
