@@ -1,1 +1,71 @@
-fn main() {}
+//! The `cordon` command. This file parses arguments and prints; each subcommand lives in its own
+//! module and returns a [`Report`] (what to print, how to exit) or an [`Error`]. This crate is
+//! the only one in the workspace that prints.
+//!
+//! Exit codes: 0 accepted, 1 rejected, 2 usage or IO error (clap's usage errors exit 2 too).
+
+mod check;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cordon",
+    version,
+    about = "Check agent plans against policies before they run"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Type-check a plan (and its policy modules) without running it
+    Check(check::Args),
+}
+
+/// What a subcommand has to say: text for stdout and whether the program was accepted.
+#[derive(Debug)]
+pub struct Report {
+    pub stdout: String,
+    pub accepted: bool,
+}
+
+/// A host-side failure (not a problem in the checked program): printed on stderr, exit 2.
+#[derive(Debug)]
+pub enum Error {
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Read { path, error } => write!(f, "cannot read `{}`: {error}", path.display()),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
+    };
+    match result {
+        Ok(report) => {
+            print!("{}", report.stdout);
+            ExitCode::from(if report.accepted { 0 } else { 1 })
+        }
+        Err(error) => {
+            eprintln!("cordon: {error}");
+            ExitCode::from(2)
+        }
+    }
+}

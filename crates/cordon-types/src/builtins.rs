@@ -1,0 +1,204 @@
+//! The builtin functions: their (polymorphic, overloaded on the first argument) signatures and
+//! the facts their results carry (`len(push(xs, x)) == len(xs) + 1`, `abs(x) >= 0`, ...).
+
+use cordon_smt::Term;
+use cordon_syntax::ast::{Expr, Ident};
+use cordon_syntax::{Code, Span};
+
+use crate::checker::{Checker, plural};
+use crate::expr::Typed;
+use crate::ty::Ty;
+
+pub const NAMES: &[&str] = &[
+    "len", "is_empty", "get", "push", "concat", "contains", "map", "filter", "fold", "any", "all", "sum",
+    "reverse", "range", "first", "last", "join", "starts_with", "ends_with", "to_upper", "to_lower", "trim",
+    "split", "to_string", "parse_int", "is_some", "is_none", "is_ok", "is_err", "unwrap_or", "abs", "min",
+    "max", "Some", "None", "Ok", "Err",
+];
+
+pub fn is_builtin(name: &str) -> bool {
+    NAMES.contains(&name)
+}
+
+/// Parameters after the first, and the result.
+struct Shape {
+    rest: Vec<Ty>,
+    ret: Ty,
+}
+
+fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, span: Span) -> Result<Shape, &'static str> {
+    let s = |rest: Vec<Ty>, ret: Ty| Ok(Shape { rest, ret });
+    let num = matches!(first, Ty::Int | Ty::Float);
+    match (name, first) {
+        ("len", Ty::List(_) | Ty::Str) => s(vec![], Ty::Int),
+        ("len", _) => Err("a `String` or a `List`"),
+        ("is_empty", Ty::List(_) | Ty::Str) => s(vec![], Ty::Bool),
+        ("is_empty", _) => Err("a `String` or a `List`"),
+        ("get", Ty::List(t)) => s(vec![Ty::Int], Ty::option((**t).clone())),
+        ("push", Ty::List(t)) => s(vec![(**t).clone()], first.clone()),
+        ("concat", Ty::List(_)) => s(vec![first.clone()], first.clone()),
+        ("concat", Ty::Str) => s(vec![Ty::Str], Ty::Str),
+        ("contains", Ty::List(t)) => s(vec![(**t).clone()], Ty::Bool),
+        ("contains" | "starts_with" | "ends_with", Ty::Str) => s(vec![Ty::Str], Ty::Bool),
+        ("map", Ty::List(t)) => {
+            let u = c.new_var(span);
+            s(vec![Ty::func(vec![(**t).clone()], u.clone())], Ty::list(u))
+        }
+        ("filter", Ty::List(t)) => s(vec![Ty::func(vec![(**t).clone()], Ty::Bool)], first.clone()),
+        ("any" | "all", Ty::List(t)) => s(vec![Ty::func(vec![(**t).clone()], Ty::Bool)], Ty::Bool),
+        ("fold", Ty::List(t)) => {
+            let u = c.new_var(span);
+            s(vec![u.clone(), Ty::func(vec![u.clone(), (**t).clone()], u.clone())], u)
+        }
+        ("sum", Ty::List(t)) if matches!(**t, Ty::Int | Ty::Float) => s(vec![], (**t).clone()),
+        ("sum", _) => Err("a `List[Int]` or `List[Float]`"),
+        ("reverse", Ty::List(_)) => s(vec![], first.clone()),
+        ("first" | "last", Ty::List(t)) => s(vec![], Ty::option((**t).clone())),
+        ("join", Ty::List(t)) if matches!(**t, Ty::Str) => s(vec![Ty::Str], Ty::Str),
+        ("join", _) => Err("a `List[String]`"),
+        ("to_upper" | "to_lower" | "trim", Ty::Str) => s(vec![], Ty::Str),
+        ("split", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
+        ("parse_int", Ty::Str) => s(vec![], Ty::option(Ty::Int)),
+        ("to_string", Ty::Int | Ty::Float | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
+        ("to_string", _) => Err("an `Int`, `Float`, `Bool` or `String`"),
+        ("is_some" | "is_none", Ty::Option(_)) => s(vec![], Ty::Bool),
+        ("is_ok" | "is_err", Ty::Result(..)) => s(vec![], Ty::Bool),
+        ("unwrap_or", Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
+        ("unwrap_or", _) => Err("an `Option` or a `Result`"),
+        ("abs", _) if num => s(vec![], first.clone()),
+        ("min" | "max", _) if num => s(vec![first.clone()], first.clone()),
+        ("abs" | "min" | "max", _) => Err("an `Int` or a `Float`"),
+        ("get" | "push" | "map" | "filter" | "fold" | "any" | "all" | "reverse" | "first" | "last", _) => {
+            Err("a `List`")
+        }
+        ("concat" | "contains", _) => Err("a `List` or a `String`"),
+        ("starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int", _) => {
+            Err("a `String`")
+        }
+        ("is_some" | "is_none", _) => Err("an `Option`"),
+        ("is_ok" | "is_err", _) => Err("a `Result`"),
+        _ => Err("a different value"),
+    }
+}
+
+/// Checks a call of the builtin `id` on `args` (a method call's receiver first).
+pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span, expected: Option<&Ty>) -> Typed {
+    let name = id.name.as_str();
+    let _ = expected;
+    if name == "range" {
+        if args.len() != 2 {
+            c.error(Code::WrongArgCount, span, format!("`range` takes 2 arguments, found {}", args.len()));
+            return Typed::error();
+        }
+        for a in args {
+            c.check(a, &Ty::Int);
+        }
+        let ty = Ty::list(Ty::Int);
+        let term = c.fresh(&ty, "_range");
+        return Typed { ty, term };
+    }
+    let Some((first_expr, rest)) = args.split_first() else {
+        c.error(Code::WrongArgCount, span, format!("`{name}` needs an argument"));
+        return Typed::error();
+    };
+    let first = c.infer(first_expr);
+    let ft = c.resolve(&first.ty).base().strip();
+    if ft.is_error() {
+        rest.iter().for_each(|a| {
+            c.infer(a);
+        });
+        return Typed::error();
+    }
+    if let Ty::Var(_) = ft {
+        c.error(Code::CannotInfer, first_expr.span, "the type of this value must be known here")
+            .help = Some("add a type annotation".into());
+        return Typed::error();
+    }
+    if c.is_linear(&ft) || c.is_second_class(&ft) {
+        c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` cannot take a value of type `{ft}`"))
+            .help = Some("builtins work on plain data, not linear values or capabilities".into());
+        return Typed::error();
+    }
+    let sh = match shape(c, name, &ft, span) {
+        Ok(sh) => sh,
+        Err(wanted) => {
+            c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` needs {wanted}, found `{ft}`"));
+            rest.iter().for_each(|a| {
+                c.infer(a);
+            });
+            return Typed::error();
+        }
+    };
+    if sh.rest.len() != rest.len() {
+        let n = sh.rest.len() + 1;
+        c.error(Code::WrongArgCount, span, format!("`{name}` takes {n} argument{}, found {}", plural(n), args.len()));
+        rest.iter().for_each(|a| {
+            c.infer(a);
+        });
+        return { let r = c.resolve(&sh.ret); c.fresh_typed(r, "_builtin") };
+    }
+    let mut terms = vec![first.term.clone()];
+    for (a, p) in rest.iter().zip(&sh.rest) {
+        let t = c.check(a, p);
+        if c.is_linear(&t.ty) {
+            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value"));
+        }
+        terms.push(t.term);
+    }
+    let ret = c.resolve(&sh.ret);
+    let term = result_term(c, name, &ft, &terms);
+    let term = match term {
+        Some(t) => Some(t),
+        None => {
+            let fresh = c.fresh(&ret, "_builtin");
+            if let Some(r) = &fresh {
+                result_facts(c, name, &ft, &terms, r, &ret);
+            }
+            fresh
+        }
+    };
+    Typed { ty: ret, term }
+}
+
+/// The exact term of a result where logic can say it.
+fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>]) -> Option<Term> {
+    let a = terms.first()?.clone()?;
+    let b = || terms.get(1).cloned().flatten();
+    let zero = || if matches!(first, Ty::Float) { Term::Real(0, 1) } else { Term::Int(0) };
+    match name {
+        "len" => c.length(&a, first),
+        "is_empty" => {
+            let len = c.length(&a, first)?;
+            Some(Term::Eq(Box::new(len), Box::new(Term::Int(0))))
+        }
+        "concat" if matches!(first, Ty::Str) => Some(Term::StrConcat(vec![a, b()?])),
+        "abs" => Some(Term::Ite(Box::new(Term::Le(Box::new(zero()), Box::new(a.clone()))), Box::new(a.clone()), Box::new(Term::Neg(Box::new(a))))),
+        "min" | "max" => {
+            let b = b()?;
+            let le = Box::new(Term::Le(Box::new(a.clone()), Box::new(b.clone())));
+            Some(if name == "min" { Term::Ite(le, Box::new(a), Box::new(b)) } else { Term::Ite(le, Box::new(b), Box::new(a)) })
+        }
+        _ => None,
+    }
+}
+
+/// Facts about a fresh result: list lengths.
+fn result_facts(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>], result: &Term, ret: &Ty) {
+    let Some(Some(a)) = terms.first() else { return };
+    if !matches!(first, Ty::List(_)) {
+        return;
+    }
+    let (Some(len_a), Some(len_r)) = (c.length(a, first), c.length(result, ret)) else { return };
+    let fact = match name {
+        "push" => Term::Eq(Box::new(len_r), Box::new(Term::Add(vec![len_a, Term::Int(1)]))),
+        "map" | "reverse" => Term::Eq(Box::new(len_r), Box::new(len_a)),
+        "filter" => Term::Le(Box::new(len_r), Box::new(len_a)),
+        "concat" => {
+            let Some(Some(b)) = terms.get(1) else { return };
+            let Some(len_b) = c.length(b, first) else { return };
+            Term::Eq(Box::new(len_r), Box::new(Term::Add(vec![len_a, len_b])))
+        }
+        _ => return,
+    };
+    c.add_fact(fact, format!("the length of `{name}`'s result"));
+}

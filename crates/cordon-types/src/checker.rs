@@ -1,0 +1,847 @@
+//! The checker's state and the declaration pass: collecting the names every module declares,
+//! enforcing which declarations a plan may make, resolving type expressions, and checking
+//! function, constant and entry declarations.
+
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use cordon_smt::{FuncDecl, Solver, Term};
+use cordon_syntax::ast::{
+    self, Annotation, Expr, ExprKind, Ident, Item, ItemKind, Module, Param, TypeExpr,
+    TypeExprKind,
+};
+use cordon_syntax::{Code, Diagnostic, SourceMap, Span};
+
+use crate::CheckOptions;
+use crate::ty::{FnTy, Refinement, Ty};
+
+/// What a type name stands for.
+#[derive(Clone, Debug)]
+pub enum TypeDef {
+    Record { fields: Vec<(String, Ty)>, opaque: bool },
+    Enum { variants: Vec<(String, Vec<Ty>)> },
+    Alias(Ty),
+    Linear,
+    Opaque { arity: usize },
+    Capability { tools: Vec<(String, Rc<Signature>)> },
+}
+
+#[derive(Clone, Debug)]
+pub struct TypeInfo {
+    pub def: TypeDef,
+    pub span: Span,
+}
+
+/// The signature of a function, tool or measure. Parameter refinements may mention earlier and
+/// later parameters by name; the result's refinement may mention all of them.
+#[derive(Clone, Debug)]
+pub struct Signature {
+    pub name: String,
+    pub params: Vec<(String, Ty)>,
+    pub ret: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ValueDef {
+    Fn(Rc<Signature>),
+    Measure(Rc<Signature>),
+    Const { ty: Ty, term: Option<Term> },
+}
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub params: Vec<(String, Ty, Span)>,
+    pub ret: Ty,
+}
+
+/// The state of a linear binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lin {
+    Live,
+    Consumed(Span),
+}
+
+/// A local variable.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    pub name: String,
+    pub ty: Ty,
+    pub term: Option<Term>,
+    pub span: Span,
+    /// `Some` for values of a linear type.
+    pub lin: Option<Lin>,
+}
+
+/// A fact the solver may use, with the source text it came from.
+#[derive(Clone, Debug)]
+pub struct Fact {
+    pub term: Term,
+    pub origin: String,
+}
+
+/// Where a closure starts in the scope stack, and whether it captured a capability.
+#[derive(Clone, Debug)]
+pub struct ClosureFrame {
+    pub depth: usize,
+    pub captures_capability: bool,
+}
+
+pub struct Checker<'a> {
+    pub sources: &'a SourceMap,
+    pub diags: Vec<Diagnostic>,
+    pub types: HashMap<String, TypeInfo>,
+    pub values: HashMap<String, ValueDef>,
+    pub entry: Option<Entry>,
+    /// Inference variables: their solutions and where they came from.
+    pub subst: Vec<Option<Ty>>,
+    pub var_origin: Vec<Span>,
+    pub scope: Vec<Binding>,
+    /// Lookups do not see bindings below this index (function bodies, refinements).
+    pub barrier: usize,
+    pub closures: Vec<ClosureFrame>,
+    /// Scope depths where enclosing loop bodies start.
+    pub loops: Vec<usize>,
+    /// Checking a refinement predicate: no effects, no fresh values, measures allowed.
+    pub in_refinement: bool,
+    pub facts: Vec<Fact>,
+    pub funcs: BTreeMap<String, FuncDecl>,
+    pub solver: Solver,
+    pub name_counts: HashMap<String, u32>,
+    /// Type names being resolved (alias cycle detection).
+    pub resolving: Vec<String>,
+    pub alias_exprs: HashMap<String, TypeExpr>,
+    /// Number of typed holes checked.
+    pub holes: usize,
+}
+
+impl std::fmt::Debug for Checker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checker").field("diags", &self.diags.len()).finish_non_exhaustive()
+    }
+}
+
+/// Whether a module was written by the deployer or by the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Policy,
+    Plan,
+}
+
+const BUILTIN_TYPES: &[&str] = &["Int", "Float", "Bool", "String", "List", "Option", "Result"];
+
+impl<'a> Checker<'a> {
+    pub fn new(sources: &'a SourceMap, options: &'a CheckOptions) -> Checker<'a> {
+        Checker {
+            sources,
+            diags: Vec::new(),
+            types: HashMap::new(),
+            values: HashMap::new(),
+            entry: None,
+            subst: Vec::new(),
+            var_origin: Vec::new(),
+            scope: Vec::new(),
+            barrier: 0,
+            closures: Vec::new(),
+            loops: Vec::new(),
+            in_refinement: false,
+            facts: Vec::new(),
+            funcs: BTreeMap::new(),
+            solver: Solver::new(options.solver_timeout_ms),
+            name_counts: HashMap::new(),
+            resolving: Vec::new(),
+            alias_exprs: HashMap::new(),
+            holes: 0,
+        }
+    }
+
+    pub fn error(&mut self, code: Code, span: Span, message: impl Into<String>) -> &mut Diagnostic {
+        self.diags.push(Diagnostic::error(code, span, message));
+        let last = self.diags.len() - 1;
+        &mut self.diags[last]
+    }
+
+    pub fn text(&self, span: Span) -> &'a str {
+        self.sources.slice(span)
+    }
+
+    // ---------------------------------------------------------------- declarations, pass 1
+
+    /// Registers every type name of every module (so declarations may refer to each other in
+    /// any order) and reports declarations a plan may not make.
+    pub fn register_types(&mut self, modules: &[(Role, &Module)]) {
+        for (role, module) in modules {
+            for item in &module.items {
+                if *role == Role::Plan && is_host_declaration(&item.kind) {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::HostDeclarationInPlan,
+                            item.span,
+                            "a plan cannot declare host types, measures, capabilities or an entry",
+                        )
+                        .with_primary_label("only a policy module may declare this")
+                        .with_help("use the types and tools the policy declares; host values come only from tools"),
+                    );
+                    continue;
+                }
+                let (name, def) = match &item.kind {
+                    ItemKind::TypeAlias { name, ty } => {
+                        self.alias_exprs.insert(name.name.clone(), ty.clone());
+                        (name, TypeDef::Alias(Ty::Error))
+                    }
+                    ItemKind::Record { name, opaque, .. } => {
+                        (name, TypeDef::Record { fields: Vec::new(), opaque: *opaque })
+                    }
+                    ItemKind::Enum { name, .. } => (name, TypeDef::Enum { variants: Vec::new() }),
+                    ItemKind::Linear { name } => (name, TypeDef::Linear),
+                    ItemKind::Opaque { name, params } => {
+                        (name, TypeDef::Opaque { arity: params.len() })
+                    }
+                    ItemKind::Capability { name, .. } => {
+                        (name, TypeDef::Capability { tools: Vec::new() })
+                    }
+                    _ => continue,
+                };
+                if BUILTIN_TYPES.contains(&name.name.as_str()) || self.types.contains_key(&name.name) {
+                    self.error(
+                        Code::DuplicateDefinition,
+                        name.span,
+                        format!("the type `{}` is already defined", name.name),
+                    );
+                    continue;
+                }
+                self.types.insert(name.name.clone(), TypeInfo { def, span: name.span });
+            }
+        }
+    }
+
+    /// Resolves the bodies of type declarations and the signatures of measures, tools and
+    /// functions, and the entry.
+    pub fn declare_items(&mut self, modules: &[(Role, &Module)]) {
+        let mut aliases: Vec<String> = self.alias_exprs.keys().cloned().collect();
+        aliases.sort();
+        for name in aliases {
+            self.resolve_alias(&name);
+        }
+        for (role, module) in modules {
+            for item in &module.items {
+                if *role == Role::Plan && is_host_declaration(&item.kind) {
+                    continue;
+                }
+                self.declare_item(*role, item);
+            }
+        }
+    }
+
+    fn declare_item(&mut self, role: Role, item: &Item) {
+        match &item.kind {
+            ItemKind::Record { name, fields, opaque } => {
+                let mut seen: Vec<&str> = Vec::new();
+                let mut resolved = Vec::new();
+                for f in fields {
+                    if seen.contains(&f.name.name.as_str()) {
+                        self.error(
+                            Code::DuplicateDefinition,
+                            f.name.span,
+                            format!("the field `{}` is already defined", f.name.name),
+                        );
+                        continue;
+                    }
+                    seen.push(&f.name.name);
+                    let ty = self.resolve_type(&f.ty, &[]);
+                    self.check_data_type(&ty, f.ty.span);
+                    resolved.push((f.name.name.clone(), ty));
+                }
+                self.set_type(name, TypeDef::Record { fields: resolved, opaque: *opaque });
+            }
+            ItemKind::Enum { name, variants } => {
+                let mut resolved: Vec<(String, Vec<Ty>)> = Vec::new();
+                for v in variants {
+                    if resolved.iter().any(|(n, _)| *n == v.name.name) {
+                        self.error(
+                            Code::DuplicateDefinition,
+                            v.name.span,
+                            format!("the variant `{}` is already defined", v.name.name),
+                        );
+                        continue;
+                    }
+                    let tys = v
+                        .payload
+                        .iter()
+                        .map(|t| {
+                            let ty = self.resolve_type(t, &[]);
+                            self.check_data_type(&ty, t.span);
+                            ty
+                        })
+                        .collect();
+                    resolved.push((v.name.name.clone(), tys));
+                }
+                self.set_type(name, TypeDef::Enum { variants: resolved });
+            }
+            ItemKind::Capability { name, tools } => {
+                let mut sigs: Vec<(String, Rc<Signature>)> = Vec::new();
+                for tool in tools {
+                    if sigs.iter().any(|(n, _)| *n == tool.name.name) {
+                        self.error(
+                            Code::DuplicateDefinition,
+                            tool.name.span,
+                            format!("the tool `{}` is already defined", tool.name.name),
+                        );
+                        continue;
+                    }
+                    let sig = self.resolve_signature(&tool.name, &tool.params, tool.ret.as_ref(), true);
+                    for a in &tool.annotations {
+                        self.check_annotation(a, &tool.params);
+                    }
+                    sigs.push((tool.name.name.clone(), Rc::new(sig)));
+                }
+                self.set_type(name, TypeDef::Capability { tools: sigs });
+            }
+            ItemKind::Measure { name, params, ret } => {
+                let sig = self.resolve_signature(name, params, Some(ret), false);
+                for (p, (_, ty)) in params.iter().zip(&sig.params) {
+                    if matches!(ty.base(), Ty::Cap(_) | Ty::Fn(_)) {
+                        self.error(Code::TypeMismatch, p.ty.span, "a measure ranges over data, not capabilities or functions");
+                    }
+                }
+                self.define_value(name, ValueDef::Measure(Rc::new(sig)));
+            }
+            ItemKind::Fn(decl) => {
+                let sig = self.resolve_signature(&decl.name, &decl.params, decl.ret.as_ref(), false);
+                self.define_value(&decl.name, ValueDef::Fn(Rc::new(sig)));
+            }
+            ItemKind::Const { name, ty, .. } => {
+                let ty = self.resolve_type(ty, &[]);
+                self.check_data_type(&ty, item.span);
+                self.define_value(name, ValueDef::Const { ty, term: None });
+            }
+            ItemKind::Entry { params, ret } => {
+                if self.entry.is_some() {
+                    self.error(Code::DuplicateDefinition, item.span, "the entry is already declared");
+                    return;
+                }
+                let name = Ident { name: "entry".into(), span: item.span };
+                let sig = self.resolve_signature(&name, params, Some(ret), true);
+                let holds_linear = |c: &Checker<'_>, t: &Ty| c.is_linear(t);
+                if sig.params.iter().any(|(_, t)| holds_linear(self, t)) && !holds_linear(self, &sig.ret) {
+                    self.error(
+                        Code::LinearNotReturned,
+                        item.span,
+                        "the entry takes a linear value but its result cannot hold one",
+                    )
+                    .help = Some("return the linear value, e.g. `-> (String, Session)`".into());
+                }
+                self.entry = Some(Entry {
+                    params: sig
+                        .params
+                        .iter()
+                        .zip(params)
+                        .map(|((n, t), p)| (n.clone(), t.clone(), p.name.span))
+                        .collect(),
+                    ret: sig.ret,
+                });
+            }
+            ItemKind::TypeAlias { .. } | ItemKind::Linear { .. } | ItemKind::Opaque { .. } => {}
+        }
+        let _ = role;
+    }
+
+    fn set_type(&mut self, name: &Ident, def: TypeDef) {
+        if let Some(info) = self.types.get_mut(&name.name) {
+            if info.span == name.span {
+                info.def = def;
+            }
+        }
+    }
+
+    fn define_value(&mut self, name: &Ident, def: ValueDef) {
+        if self.values.contains_key(&name.name) || crate::builtins::is_builtin(&name.name) {
+            self.error(
+                Code::DuplicateDefinition,
+                name.span,
+                format!("`{}` is already defined", name.name),
+            );
+            return;
+        }
+        self.values.insert(name.name.clone(), def);
+    }
+
+    fn resolve_alias(&mut self, name: &str) -> Ty {
+        if let Some(TypeInfo { def: TypeDef::Alias(t), .. }) = self.types.get(name) {
+            if !t.is_error() {
+                return t.clone();
+            }
+        }
+        let Some(expr) = self.alias_exprs.get(name).cloned() else { return Ty::Error };
+        if self.resolving.iter().any(|n| n == name) {
+            self.error(Code::UndefinedType, expr.span, format!("the type alias `{name}` refers to itself"));
+            return Ty::Error;
+        }
+        self.resolving.push(name.to_string());
+        let ty = self.resolve_type(&expr, &[]);
+        self.resolving.pop();
+        if let Some(info) = self.types.get_mut(name) {
+            if matches!(info.def, TypeDef::Alias(_)) {
+                info.def = TypeDef::Alias(ty.clone());
+            }
+        }
+        ty
+    }
+
+    /// Resolves a signature. Refinements of parameters and result may mention every parameter.
+    fn resolve_signature(&mut self, name: &Ident, params: &[Param], ret: Option<&TypeExpr>, host: bool) -> Signature {
+        let mut seen: Vec<&str> = Vec::new();
+        for p in params {
+            if seen.contains(&p.name.name.as_str()) {
+                self.error(
+                    Code::DuplicateDefinition,
+                    p.name.span,
+                    format!("the parameter `{}` is already defined", p.name.name),
+                );
+            }
+            seen.push(&p.name.name);
+        }
+        // First the unrefined bases, so refinements can name any parameter.
+        let bases: Vec<(String, Ty)> = params
+            .iter()
+            .map(|p| (p.name.name.clone(), self.resolve_type_quiet_base(&p.ty)))
+            .collect();
+        let resolved: Vec<(String, Ty)> = params
+            .iter()
+            .map(|p| {
+                let ty = self.resolve_type(&p.ty, &bases);
+                if matches!(ty.base(), Ty::Cap(_)) && !matches!(p.ty.kind, TypeExprKind::Named { .. }) {
+                    self.error(Code::CapabilityStored, p.ty.span, "a capability cannot be refined");
+                }
+                (p.name.name.clone(), ty)
+            })
+            .collect();
+        let ret_ty = match ret {
+            Some(t) => {
+                let ty = self.resolve_type(t, &bases);
+                if !host && self.is_second_class(&ty) {
+                    self.error(Code::CapabilityEscapes, t.span, "a function cannot return a capability")
+                        .help = Some("pass the capability to the code that needs it instead".into());
+                }
+                ty
+            }
+            None => Ty::Unit,
+        };
+        Signature { name: name.name.clone(), params: resolved, ret: ret_ty, span: name.span }
+    }
+
+    /// The base type of a type expression, without checking refinements or reporting errors
+    /// (they are reported when the full type is resolved).
+    fn resolve_type_quiet_base(&mut self, t: &TypeExpr) -> Ty {
+        let n = self.diags.len();
+        let ty = match &t.kind {
+            TypeExprKind::Refined { base, .. } => self.resolve_type(base, &[]),
+            _ => self.resolve_type(t, &[]),
+        };
+        self.diags.truncate(n);
+        ty.strip()
+    }
+
+    /// Resolves a type expression. `params` are the names (with their base types) a refinement
+    /// in it may mention besides the refined variable; refinements in local annotations also
+    /// see the local scope.
+    pub fn resolve_type(&mut self, t: &TypeExpr, params: &[(String, Ty)]) -> Ty {
+        match &t.kind {
+            TypeExprKind::Error => Ty::Error,
+            TypeExprKind::Tuple(ts) if ts.is_empty() => Ty::Unit,
+            TypeExprKind::Tuple(ts) => {
+                let tys: Vec<Ty> = ts.iter().map(|e| self.resolve_type(e, params)).collect();
+                for (ty, e) in tys.iter().zip(ts) {
+                    self.check_data_type(ty, e.span);
+                }
+                Ty::Tuple(tys)
+            }
+            TypeExprKind::Fn { params: ps, ret } => {
+                let ps = ps.iter().map(|e| self.resolve_type(e, params)).collect();
+                let ret = self.resolve_type(ret, params);
+                Ty::func(ps, ret)
+            }
+            TypeExprKind::Refined { var, base, pred } => {
+                let base_ty = self.resolve_type(base, params);
+                self.refine(var, base_ty, pred, params, t.span)
+            }
+            TypeExprKind::Named { name, args } => self.resolve_named(name, args, params, t.span),
+        }
+    }
+
+    fn resolve_named(&mut self, name: &Ident, args: &[TypeExpr], params: &[(String, Ty)], span: Span) -> Ty {
+        let arity = |c: &mut Checker<'_>, n: usize| -> bool {
+            if args.len() != n {
+                c.error(
+                    Code::WrongArgCount,
+                    span,
+                    format!("`{}` takes {n} type argument{}, found {}", name.name, plural(n), args.len()),
+                );
+                false
+            } else {
+                true
+            }
+        };
+        let simple = match name.name.as_str() {
+            "Int" => Some(Ty::Int),
+            "Float" => Some(Ty::Float),
+            "Bool" => Some(Ty::Bool),
+            "String" => Some(Ty::Str),
+            _ => None,
+        };
+        if let Some(ty) = simple {
+            return if arity(self, 0) { ty } else { Ty::Error };
+        }
+        match name.name.as_str() {
+            "List" | "Option" => {
+                if !arity(self, 1) {
+                    return Ty::Error;
+                }
+                let inner = self.resolve_type(&args[0], params);
+                if name.name == "List" && self.is_linear(&inner) {
+                    self.error(Code::LinearInCollection, span, format!("a list cannot hold the linear type `{inner}`"))
+                        .help = Some("a list could copy or drop its elements; pass linear values one by one".into());
+                }
+                self.check_data_type(&inner, args[0].span);
+                return if name.name == "List" { Ty::list(inner) } else { Ty::option(inner) };
+            }
+            "Result" => {
+                if !arity(self, 2) {
+                    return Ty::Error;
+                }
+                let a = self.resolve_type(&args[0], params);
+                let b = self.resolve_type(&args[1], params);
+                self.check_data_type(&a, args[0].span);
+                self.check_data_type(&b, args[1].span);
+                return Ty::Result(Box::new(a), Box::new(b));
+            }
+            _ => {}
+        }
+        let Some(info) = self.types.get(&name.name) else {
+            let mut d = Diagnostic::error(Code::UndefinedType, name.span, format!("the type `{}` is not defined", name.name));
+            if let Some(s) = suggest(&name.name, self.types.keys().map(String::as_str).chain(BUILTIN_TYPES.iter().copied())) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            }
+            self.diags.push(d);
+            return Ty::Error;
+        };
+        let n: Rc<str> = Rc::from(name.name.as_str());
+        match info.def.clone() {
+            TypeDef::Opaque { arity: k } => {
+                if !arity(self, k) {
+                    return Ty::Error;
+                }
+                let tys = args.iter().map(|a| self.resolve_type(a, params)).collect();
+                Ty::Opaque(n, tys)
+            }
+            def => {
+                if !arity(self, 0) {
+                    return Ty::Error;
+                }
+                match def {
+                    TypeDef::Record { .. } => Ty::Record(n),
+                    TypeDef::Enum { .. } => Ty::Enum(n),
+                    TypeDef::Linear => Ty::Linear(n),
+                    TypeDef::Capability { .. } => Ty::Cap(n),
+                    TypeDef::Alias(_) => self.resolve_alias(&name.name),
+                    TypeDef::Opaque { .. } => Ty::Error,
+                }
+            }
+        }
+    }
+
+    /// Builds `{var: base | pred}` after checking that `pred` is a boolean in the decidable
+    /// fragment over `var`, `params` and (for local annotations) the local scope.
+    fn refine(&mut self, var: &Ident, base: Ty, pred: &Expr, params: &[(String, Ty)], span: Span) -> Ty {
+        if base.is_error() {
+            return Ty::Error;
+        }
+        let mut env: Vec<(String, Ty, Option<Term>)> =
+            params.iter().map(|(n, t)| (n.clone(), t.clone(), None)).collect();
+        if params.is_empty() {
+            // A local annotation: the predicate may mention bindings in scope, captured now.
+            let captured: Vec<(String, Ty, Option<Term>)> = self
+                .visible_bindings()
+                .filter(|b| b.term.is_some() && mentions(pred, &b.name))
+                .map(|b| (b.name.clone(), b.ty.clone(), b.term.clone()))
+                .collect();
+            env.extend(captured);
+        }
+        let refinement = Refinement {
+            base,
+            var: var.name.clone(),
+            pred: Rc::new(pred.clone()),
+            text: Rc::from(self.text(pred.span)),
+            span,
+            env,
+        };
+        if self.check_predicate(&refinement) {
+            Ty::Refined(Rc::new(refinement))
+        } else {
+            refinement.base
+        }
+    }
+
+    pub fn visible_bindings(&self) -> impl Iterator<Item = &Binding> {
+        self.scope[self.barrier.min(self.scope.len())..].iter()
+    }
+
+    /// Reports a capability (or a closure holding one) placed inside a data type.
+    pub fn check_data_type(&mut self, ty: &Ty, span: Span) {
+        if self.is_second_class(ty) {
+            self.error(Code::CapabilityStored, span, format!("the capability type `{ty}` cannot be part of data"))
+                .help = Some("capabilities are passed as arguments, never stored".into());
+        }
+    }
+
+    fn check_annotation(&mut self, a: &Annotation, params: &[Param]) {
+        let param_names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
+        let keyed = |c: &mut Checker<'_>, allowed: &[&str], allow_params: bool| {
+            let mut seen: Vec<String> = Vec::new();
+            for arg in &a.args {
+                let Some(key) = &arg.key else {
+                    c.error(Code::InvalidAnnotation, arg.value.span, format!("`@{}` takes `key = value` arguments", a.name.name));
+                    continue;
+                };
+                if !(allowed.contains(&key.name.as_str()) || (allow_params && param_names.contains(&key.name.as_str()))) {
+                    c.error(Code::InvalidAnnotation, key.span, format!("`@{}` has no key `{}`", a.name.name, key.name))
+                        .help = Some(format!("the keys are: {}{}", allowed.join(", "), if allow_params { " and the tool's parameters" } else { "" }));
+                    continue;
+                }
+                if seen.contains(&key.name) {
+                    c.error(Code::InvalidAnnotation, key.span, format!("the key `{}` is given twice", key.name));
+                }
+                seen.push(key.name.clone());
+                c.check_annotation_value(&arg.value, &param_names);
+            }
+        };
+        match a.name.name.as_str() {
+            "approval" => {
+                const TIERS: &[&str] = &["deny", "ask_always", "ask", "none"];
+                let tier = match a.args.as_slice() {
+                    [arg] if arg.key.is_none() => match &arg.value.kind {
+                        ExprKind::Name(id) if TIERS.contains(&id.name.as_str()) => Some(()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if tier.is_none() {
+                    self.error(Code::InvalidAnnotation, a.span, "`@approval` takes one of `deny`, `ask_always`, `ask`, `none`");
+                }
+            }
+            "card" => keyed(self, &["action", "destination", "content", "recipients"], false),
+            "label" => keyed(self, &["returns"], true),
+            other => {
+                let mut d = Diagnostic::error(Code::UnknownAnnotation, a.span, format!("unknown annotation `@{other}`"));
+                d.help = Some("the annotations are `@approval`, `@card` and `@label`".into());
+                self.diags.push(d);
+            }
+        }
+    }
+
+    /// Annotation values are expressions over the tool's parameters: every name they use must be
+    /// a parameter (or a label principal written as a string).
+    fn check_annotation_value(&mut self, e: &Expr, params: &[&str]) {
+        let mut bad: Vec<Ident> = Vec::new();
+        walk_names(e, &mut |id: &Ident, called: bool| {
+            if !called && !params.contains(&id.name.as_str()) {
+                bad.push(id.clone());
+            }
+        });
+        for id in bad {
+            self.error(Code::UndefinedName, id.span, format!("`{}` is not a parameter of this tool", id.name));
+        }
+    }
+
+    // ---------------------------------------------------------------- type predicates
+
+    /// Follows solved inference variables.
+    pub fn resolve(&self, t: &Ty) -> Ty {
+        match t {
+            Ty::Var(v) => match self.subst.get(*v as usize) {
+                Some(Some(t)) => self.resolve(t),
+                _ => t.clone(),
+            },
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.resolve(t)).collect()),
+            Ty::List(t) => Ty::list(self.resolve(t)),
+            Ty::Option(t) => Ty::option(self.resolve(t)),
+            Ty::Result(a, b) => Ty::Result(Box::new(self.resolve(a)), Box::new(self.resolve(b))),
+            Ty::Opaque(n, ts) => Ty::Opaque(n.clone(), ts.iter().map(|t| self.resolve(t)).collect()),
+            Ty::Fn(f) => Ty::Fn(Rc::new(FnTy {
+                params: f.params.iter().map(|t| self.resolve(t)).collect(),
+                ret: self.resolve(&f.ret),
+                second_class: f.second_class,
+            })),
+            t => t.clone(),
+        }
+    }
+
+    pub fn record_fields(&self, name: &str) -> Option<(&[(String, Ty)], bool)> {
+        match self.types.get(name).map(|i| &i.def) {
+            Some(TypeDef::Record { fields, opaque }) => Some((fields, *opaque)),
+            _ => None,
+        }
+    }
+
+    pub fn enum_variants(&self, name: &str) -> Option<&[(String, Vec<Ty>)]> {
+        match self.types.get(name).map(|i| &i.def) {
+            Some(TypeDef::Enum { variants }) => Some(variants),
+            _ => None,
+        }
+    }
+
+    /// A value that must be used exactly once: a linear type or data holding one.
+    pub fn is_linear(&self, t: &Ty) -> bool {
+        let mut seen = Vec::new();
+        self.is_linear_rec(t, &mut seen)
+    }
+
+    fn is_linear_rec(&self, t: &Ty, seen: &mut Vec<Rc<str>>) -> bool {
+        match self.resolve(t).base() {
+            Ty::Linear(_) => true,
+            Ty::Tuple(ts) => ts.iter().any(|t| self.is_linear_rec(t, seen)),
+            Ty::Option(t) | Ty::List(t) => self.is_linear_rec(t, seen),
+            Ty::Result(a, b) => self.is_linear_rec(a, seen) || self.is_linear_rec(b, seen),
+            Ty::Record(n) | Ty::Enum(n) => {
+                if seen.contains(n) {
+                    return false;
+                }
+                seen.push(n.clone());
+                let parts: Vec<Ty> = match self.types.get(&**n).map(|i| &i.def) {
+                    Some(TypeDef::Record { fields, .. }) => fields.iter().map(|(_, t)| t.clone()).collect(),
+                    Some(TypeDef::Enum { variants }) => variants.iter().flat_map(|(_, ts)| ts.clone()).collect(),
+                    _ => Vec::new(),
+                };
+                parts.iter().any(|t| self.is_linear_rec(t, seen))
+            }
+            _ => false,
+        }
+    }
+
+    /// Capabilities and closures that captured one: passable, never stored or returned.
+    pub fn is_second_class(&self, t: &Ty) -> bool {
+        match self.resolve(t).base() {
+            Ty::Cap(_) => true,
+            Ty::Fn(f) => f.second_class,
+            _ => false,
+        }
+    }
+
+    /// Only tools make values of these types.
+    pub fn is_host_made(&self, t: &Ty) -> bool {
+        matches!(self.resolve(t).base(), Ty::Linear(_) | Ty::Opaque(..) | Ty::Cap(_))
+    }
+}
+
+fn is_host_declaration(kind: &ItemKind) -> bool {
+    matches!(
+        kind,
+        ItemKind::Linear { .. }
+            | ItemKind::Opaque { .. }
+            | ItemKind::Measure { .. }
+            | ItemKind::Capability { .. }
+            | ItemKind::Entry { .. }
+            | ItemKind::Record { opaque: true, .. }
+    )
+}
+
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The closest known name, for "did you mean" hints.
+pub fn suggest<'n>(name: &str, candidates: impl Iterator<Item = &'n str>) -> Option<&'n str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(name, c);
+        let limit = (name.len().max(c.len()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    if a.len() > 64 || b.len() > 64 {
+        return usize::MAX;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Does `e` mention the name `n` (as a variable)?
+pub fn mentions(e: &Expr, n: &str) -> bool {
+    let mut found = false;
+    walk_names(e, &mut |id: &Ident, called: bool| {
+        if !called && id.name == n {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Calls `f` on every name in an expression, with whether it is in callee position.
+pub fn walk_names(e: &Expr, f: &mut dyn FnMut(&Ident, bool)) {
+    use ExprKind as K;
+    match &e.kind {
+        K::Name(id) => f(id, false),
+        K::Call { callee, args } => {
+            if let K::Name(id) = &callee.kind {
+                f(id, true);
+            } else {
+                walk_names(callee, f);
+            }
+            args.iter().for_each(|a| walk_names(a, f));
+        }
+        K::MethodCall { receiver, args, .. } => {
+            walk_names(receiver, f);
+            args.iter().for_each(|a| walk_names(a, f));
+        }
+        K::Tuple(es) | K::List(es) => es.iter().for_each(|a| walk_names(a, f)),
+        K::Record { fields, .. } => fields.iter().for_each(|(_, a)| walk_names(a, f)),
+        K::Field { base, .. } | K::TupleField { base, .. } => walk_names(base, f),
+        K::Index { base, index } => {
+            walk_names(base, f);
+            walk_names(index, f);
+        }
+        K::Unary { operand, .. } => walk_names(operand, f),
+        K::Binary { lhs, rhs, .. } => {
+            walk_names(lhs, f);
+            walk_names(rhs, f);
+        }
+        K::If { cond, then, else_ } => {
+            walk_names(cond, f);
+            walk_block(then, f);
+            if let Some(e) = else_ {
+                walk_names(e, f);
+            }
+        }
+        K::Cast { expr, .. } => walk_names(expr, f),
+        K::Block(b) => walk_block(b, f),
+        // Other forms cannot appear in refinements or annotations; the checker rejects them.
+        _ => {}
+    }
+}
+
+fn walk_block(b: &ast::Block, f: &mut dyn FnMut(&Ident, bool)) {
+    for s in &b.stmts {
+        match s {
+            ast::Stmt::Let { value, .. } => walk_names(value, f),
+            ast::Stmt::Expr(e) => walk_names(e, f),
+        }
+    }
+    if let Some(t) = &b.tail {
+        walk_names(t, f);
+    }
+}

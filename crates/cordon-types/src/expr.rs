@@ -1,0 +1,1562 @@
+//! Bidirectional checking of expressions, statements and patterns, with the linearity,
+//! capability and forging rules applied where values are used, stored and returned.
+
+use std::rc::Rc;
+
+use cordon_smt::Term;
+use cordon_syntax::ast::{
+    BinOp, Block, ClosureParam, Expr, ExprKind, Ident, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
+};
+use cordon_syntax::{Code, Diagnostic, Span};
+
+use crate::checker::{Binding, Checker, ClosureFrame, Lin, Signature, TypeDef, ValueDef, plural, suggest};
+use crate::ty::{FnTy, Ty};
+
+/// A checked expression: its type and, when it has one, the logical term for its value.
+#[derive(Clone, Debug)]
+pub struct Typed {
+    pub ty: Ty,
+    pub term: Option<Term>,
+}
+
+impl Typed {
+    pub fn error() -> Typed {
+        Typed { ty: Ty::Error, term: None }
+    }
+}
+
+/// The arguments of a call; a method call's receiver comes first.
+type Args<'e> = Vec<&'e Expr>;
+
+impl Checker<'_> {
+    // ---------------------------------------------------------------- entry points
+
+    /// Checks `e` against `expected`, proving its refinements.
+    pub fn check(&mut self, e: &Expr, expected: &Ty) -> Typed {
+        let expected = self.resolve(expected);
+        let base = expected.base().clone();
+        match (&e.kind, &base) {
+            (ExprKind::If { cond, then, else_ }, _) if !self.in_refinement => {
+                self.check_if(e, cond, then, else_.as_deref(), Some(&expected))
+            }
+            (ExprKind::Match { scrutinee, arms }, _) => self.check_match(e, scrutinee, arms, Some(&expected)),
+            (ExprKind::Block(b), _) if !self.in_refinement => self.check_block(b, Some(&expected)),
+            (ExprKind::Hole { ty: None, args }, _) => self.check_hole(e, None, args, Some(&expected)),
+            (ExprKind::Closure { params, ret, body }, Ty::Fn(f)) => {
+                let got = self.check_closure(params, ret.as_ref(), body, Some(f));
+                self.coerce(got, &expected, e.span)
+            }
+            _ => {
+                let got = self.infer_with(e, Some(&expected));
+                self.coerce(got, &expected, e.span)
+            }
+        }
+    }
+
+    pub fn infer(&mut self, e: &Expr) -> Typed {
+        self.infer_with(e, None)
+    }
+
+    /// Unifies the base types and proves the refinements of `expected`.
+    pub fn coerce(&mut self, got: Typed, expected: &Ty, span: Span) -> Typed {
+        if got.ty.is_error() || expected.is_error() {
+            return Typed { ty: if expected.is_error() { got.ty } else { expected.clone() }, term: got.term };
+        }
+        if !self.unify(&got.ty, expected) {
+            self.mismatch(span, expected, &got.ty);
+            return Typed { ty: Ty::Error, term: None };
+        }
+        self.prove_refinements(got.term.as_ref(), &got.ty, expected, span);
+        let ty = if crate::logic::has_refinement(expected) { expected.clone() } else { self.resolve(&got.ty) };
+        Typed { ty, term: got.term }
+    }
+
+    pub fn mismatch(&mut self, span: Span, expected: &Ty, got: &Ty) {
+        let (e, g) = (self.resolve(expected).strip(), self.resolve(got).strip());
+        let mut d = Diagnostic::error(Code::TypeMismatch, span, format!("expected `{e}`, found `{g}`"))
+            .with_primary_label(format!("this is `{g}`"));
+        if let Some(h) = self.mismatch_hint(&e, &g) {
+            d = d.with_help(h);
+        }
+        self.diags.push(d);
+    }
+
+    fn mismatch_hint(&self, expected: &Ty, got: &Ty) -> Option<String> {
+        Some(match (expected, got) {
+            (Ty::Opaque(n, _) | Ty::Linear(n), _) => {
+                format!("values of `{n}` are made only by the policy's tools; get one from a tool")
+            }
+            (Ty::Float, Ty::Int) => "convert with `x as Float`".into(),
+            (Ty::Int, Ty::Float) => "convert with `x as Int`".into(),
+            (Ty::Str, Ty::Int | Ty::Float | Ty::Bool) => "convert with `to_string(x)`".into(),
+            (Ty::Int, Ty::Option(_)) | (Ty::Str, Ty::Option(_)) => {
+                "take the value out with `match x { Some(v) => .., None => .. }` or `x.unwrap_or(default)`".into()
+            }
+            (Ty::Option(_), t) if !matches!(t, Ty::Option(_)) => "wrap the value: `Some(x)`".into(),
+            _ => return None,
+        })
+    }
+
+    // ---------------------------------------------------------------- unification
+
+    pub fn new_var(&mut self, origin: Span) -> Ty {
+        self.subst.push(None);
+        self.var_origin.push(origin);
+        Ty::Var((self.subst.len() - 1) as u32)
+    }
+
+    /// Makes the base types of `a` and `b` equal, solving inference variables.
+    pub fn unify(&mut self, a: &Ty, b: &Ty) -> bool {
+        let a = self.resolve(a);
+        let b = self.resolve(b);
+        match (a.base(), b.base()) {
+            (Ty::Error, _) | (_, Ty::Error) => true,
+            (Ty::Var(x), Ty::Var(y)) if x == y => true,
+            (Ty::Var(x), t) | (t, Ty::Var(x)) => {
+                let t = t.strip();
+                if occurs(*x, &t) {
+                    return false;
+                }
+                if let Some(slot) = self.subst.get_mut(*x as usize) {
+                    *slot = Some(t);
+                }
+                true
+            }
+            (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) | (Ty::Bool, Ty::Bool) | (Ty::Str, Ty::Str) | (Ty::Unit, Ty::Unit) => true,
+            (Ty::Tuple(xs), Ty::Tuple(ys)) => {
+                xs.len() == ys.len() && xs.clone().iter().zip(ys.clone().iter()).all(|(x, y)| self.unify(x, y))
+            }
+            (Ty::List(x), Ty::List(y)) | (Ty::Option(x), Ty::Option(y)) => {
+                let (x, y) = ((**x).clone(), (**y).clone());
+                self.unify(&x, &y)
+            }
+            (Ty::Result(x1, x2), Ty::Result(y1, y2)) => {
+                let (x1, x2, y1, y2) = ((**x1).clone(), (**x2).clone(), (**y1).clone(), (**y2).clone());
+                self.unify(&x1, &y1) && self.unify(&x2, &y2)
+            }
+            (Ty::Record(x), Ty::Record(y)) | (Ty::Enum(x), Ty::Enum(y)) | (Ty::Linear(x), Ty::Linear(y)) | (Ty::Cap(x), Ty::Cap(y)) => x == y,
+            (Ty::Opaque(x, xs), Ty::Opaque(y, ys)) => {
+                x == y && xs.len() == ys.len() && xs.clone().iter().zip(ys.clone().iter()).all(|(p, q)| self.unify(p, q))
+            }
+            (Ty::Fn(f), Ty::Fn(g)) => {
+                let (f, g) = (f.clone(), g.clone());
+                f.params.len() == g.params.len()
+                    && f.params.iter().zip(&g.params).all(|(p, q)| self.unify(p, q))
+                    && self.unify(&f.ret, &g.ret)
+            }
+            _ => false,
+        }
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    fn infer_with(&mut self, e: &Expr, expected: Option<&Ty>) -> Typed {
+        if self.in_refinement && !allowed_in_refinement(&e.kind) {
+            self.error(Code::UnsupportedRefinement, e.span, "this is not allowed in a refinement")
+                .help = Some("refinements use literals, names, fields, `len`, measures, `+ -`, comparisons and `&& || !`".into());
+            return Typed::error();
+        }
+        let typed = self.infer_kind(e, expected);
+        if self.in_refinement && typed.term.is_none() && !typed.ty.is_error() {
+            self.error(Code::UnsupportedRefinement, e.span, "this cannot be expressed in a refinement");
+            return Typed::error();
+        }
+        typed
+    }
+
+    fn infer_kind(&mut self, e: &Expr, expected: Option<&Ty>) -> Typed {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Error => Typed::error(),
+            ExprKind::Int(n) => Typed { ty: Ty::Int, term: Some(Term::Int(*n)) },
+            ExprKind::Bool(b) => Typed { ty: Ty::Bool, term: Some(Term::Bool(*b)) },
+            ExprKind::Str(s) => Typed { ty: Ty::Str, term: Some(Term::Str(s.clone())) },
+            ExprKind::Float(_) => self.fresh_typed(Ty::Float, "_f"),
+            ExprKind::Unit => self.fresh_typed(Ty::Unit, "_unit"),
+            ExprKind::Name(id) => self.check_name(id, expected),
+            ExprKind::Path { ty, variant } => self.check_variant(ty, variant, None, span),
+            ExprKind::Tuple(es) => self.check_tuple(es, expected, span),
+            ExprKind::List(es) => self.check_list(es, expected, span),
+            ExprKind::Record { name, fields } => self.check_record(name, fields, span),
+            ExprKind::Field { base, name } => self.check_field(base, name, span),
+            ExprKind::TupleField { base, index, index_span } => self.check_tuple_field(base, *index, *index_span, span),
+            ExprKind::Index { base, index } => self.check_index(base, index),
+            ExprKind::Call { callee, args } => self.check_call(callee, args, span, expected),
+            ExprKind::MethodCall { receiver, method, args } => self.check_method(receiver, method, args, span, expected),
+            ExprKind::Unary { op, operand } => self.check_unary(*op, operand),
+            ExprKind::Binary { op, lhs, rhs } => self.check_binary(*op, lhs, rhs),
+            ExprKind::If { cond, then, else_ } => self.check_if(e, cond, then, else_.as_deref(), None),
+            ExprKind::Match { scrutinee, arms } => self.check_match(e, scrutinee, arms, None),
+            ExprKind::For { pat, iter, body } => self.check_for(pat, iter, body),
+            ExprKind::Block(b) => self.check_block(b, None),
+            ExprKind::Closure { params, ret, body } => self.check_closure(params, ret.as_ref(), body, None),
+            ExprKind::Cast { expr, ty } => self.check_cast(expr, ty, span),
+            ExprKind::Hole { ty, args } => self.check_hole(e, ty.as_ref(), args, expected),
+        }
+    }
+
+    pub fn fresh_typed(&mut self, ty: Ty, hint: &str) -> Typed {
+        let term = self.fresh(&ty, hint);
+        Typed { ty, term }
+    }
+
+    /// A use of a name: consumes linear values, notes captures.
+    fn check_name(&mut self, id: &Ident, expected: Option<&Ty>) -> Typed {
+        match id.name.as_str() {
+            "None" => {
+                let inner = match expected.map(|t| self.resolve(t)) {
+                    Some(Ty::Option(t)) => *t,
+                    _ => self.new_var(id.span),
+                };
+                return self.fresh_typed(Ty::option(inner), "_none");
+            }
+            "Some" | "Ok" | "Err" => {
+                self.error(Code::WrongArgCount, id.span, format!("`{}` takes one argument", id.name));
+                return Typed::error();
+            }
+            _ => {}
+        }
+        if let Some(i) = self.lookup(&id.name) {
+            return self.use_binding(i, id.span);
+        }
+        match self.values.get(&id.name).cloned() {
+            Some(ValueDef::Const { ty, term }) => {
+                let term = term.or_else(|| self.fresh(&ty, &id.name));
+                return Typed { ty, term };
+            }
+            Some(ValueDef::Fn(sig)) => {
+                let ty = Ty::func(sig.params.iter().map(|(_, t)| t.clone()).collect(), sig.ret.clone());
+                return Typed { ty, term: None };
+            }
+            Some(ValueDef::Measure(_)) => {
+                self.measure_misuse(id);
+                return Typed::error();
+            }
+            None => {}
+        }
+        if crate::builtins::is_builtin(&id.name) {
+            self.error(Code::TypeMismatch, id.span, format!("the builtin `{}` can only be called", id.name))
+                .help = Some(format!("wrap it in a closure: `|x| {}(x)`", id.name));
+            return Typed::error();
+        }
+        if let Some(info) = self.types.get(&id.name) {
+            let host = matches!(info.def, TypeDef::Linear | TypeDef::Opaque { .. } | TypeDef::Capability { .. } | TypeDef::Record { opaque: true, .. });
+            if host {
+                self.forged(id.span, &id.name);
+            } else {
+                self.error(Code::UndefinedName, id.span, format!("`{}` is a type, not a value", id.name));
+            }
+            return Typed::error();
+        }
+        self.undefined_name(id);
+        Typed::error()
+    }
+
+    fn undefined_name(&mut self, id: &Ident) {
+        let mut names: Vec<String> = self.visible_bindings().map(|b| b.name.clone()).collect();
+        names.extend(self.values.keys().cloned());
+        names.extend(crate::builtins::NAMES.iter().map(|s| s.to_string()));
+        let mut d = Diagnostic::error(Code::UndefinedName, id.span, format!("`{}` is not defined", id.name));
+        if let Some(s) = suggest(&id.name, names.iter().map(String::as_str)) {
+            d = d.with_help(format!("did you mean `{s}`?"));
+        } else if let Some(h) = foreign_hint(&id.name) {
+            d = d.with_help(h);
+        }
+        self.diags.push(d);
+    }
+
+    fn measure_misuse(&mut self, id: &Ident) {
+        self.error(
+            Code::MeasureOutsideRefinement,
+            id.span,
+            format!("the measure `{}` exists only in refinements", id.name),
+        )
+        .help = Some("a measure has no value at run time; the policy's tools report what you may know".into());
+    }
+
+    pub fn forged(&mut self, span: Span, name: &str) {
+        self.diags.push(
+            Diagnostic::error(Code::ForgedHostValue, span, format!("values of `{name}` cannot be made by a program"))
+                .with_primary_label("only the policy's tools return these")
+                .with_help(format!("get a `{name}` from a tool that returns one")),
+        );
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<usize> {
+        (self.barrier..self.scope.len()).rev().find(|&i| self.scope[i].name == name)
+    }
+
+    fn use_binding(&mut self, i: usize, span: Span) -> Typed {
+        let b = &self.scope[i];
+        let (ty, term, lin) = (b.ty.clone(), b.term.clone(), b.lin);
+        if self.in_refinement {
+            return Typed { ty, term };
+        }
+        let second_class = self.is_second_class(&ty);
+        let mut captured = false;
+        for frame in self.closures.iter_mut().rev() {
+            if frame.depth > i {
+                captured = true;
+                frame.captures_capability |= second_class;
+            }
+        }
+        let Some(state) = lin else { return Typed { ty, term } };
+        let name = self.scope[i].name.clone();
+        if captured {
+            self.error(Code::LinearCaptured, span, format!("a closure cannot capture the linear value `{name}`"))
+                .help = Some("pass it as an argument instead".into());
+            return Typed { ty, term };
+        }
+        if self.loops.last().is_some_and(|&l| l > i) {
+            self.diags.push(
+                Diagnostic::error(Code::LinearInLoop, span, format!("the linear value `{name}` would be used on every iteration"))
+                    .with_primary_label("used inside the loop")
+                    .with_help("a linear value is used exactly once; use it before or after the loop"),
+            );
+            return Typed { ty, term };
+        }
+        match state {
+            Lin::Live => self.scope[i].lin = Some(Lin::Consumed(span)),
+            Lin::Consumed(prev) => {
+                self.diags.push(
+                    Diagnostic::error(Code::LinearReused, span, format!("the linear value `{name}` was already used"))
+                        .with_primary_label("used again here")
+                        .with_label(prev, "consumed here")
+                        .with_help(format!("use the value the earlier call gave back, e.g. `let (x, {name}) = ...;`")),
+                );
+            }
+        }
+        Typed { ty, term }
+    }
+
+    // ---------------------------------------------------------------- data
+
+    /// Values that go into data must not be capabilities (or closures holding one).
+    fn store(&mut self, t: &Typed, span: Span) {
+        if self.is_second_class(&t.ty) {
+            self.error(Code::CapabilityStored, span, "a capability cannot be stored in data")
+                .help = Some("capabilities are passed as arguments, never stored".into());
+        }
+    }
+
+    fn check_tuple(&mut self, es: &[Expr], expected: Option<&Ty>, span: Span) -> Typed {
+        let exp: Option<Vec<Ty>> = match expected.map(|t| self.resolve(t)) {
+            Some(t) => match t.base() {
+                Ty::Tuple(ts) if ts.len() == es.len() => Some(ts.clone()),
+                _ => None,
+            },
+            None => None,
+        };
+        let mut tys = Vec::new();
+        let mut terms = Vec::new();
+        for (i, e) in es.iter().enumerate() {
+            let t = match &exp {
+                Some(ts) => self.check(e, &ts[i]),
+                None => self.infer(e),
+            };
+            self.store(&t, e.span);
+            tys.push(t.ty.clone());
+            terms.push(t.term);
+        }
+        let ty = Ty::Tuple(tys.clone());
+        let term = self.fresh(&Ty::Tuple(tys.iter().map(Ty::strip).collect()), "_tuple");
+        if let Some(tt) = &term {
+            for (i, (ct, c)) in tys.iter().zip(terms).enumerate() {
+                if let (Some(c), Some(sel)) = (c, self.tuple_field(tt, &ty, i, ct)) {
+                    self.add_fact(Term::Eq(Box::new(sel), Box::new(c)), format!("{}.{i}", self.text(span)));
+                }
+            }
+        }
+        let _ = span;
+        Typed { ty, term }
+    }
+
+    fn check_list(&mut self, es: &[Expr], expected: Option<&Ty>, span: Span) -> Typed {
+        let elem = match expected.map(|t| self.resolve(t)) {
+            Some(Ty::List(t)) => *t,
+            _ => match es.first() {
+                Some(_) => self.new_var(span),
+                None => self.new_var(span),
+            },
+        };
+        for e in es {
+            let t = self.check(e, &elem);
+            self.store(&t, e.span);
+        }
+        if self.is_linear(&elem) {
+            self.error(Code::LinearInCollection, span, "a list cannot hold linear values")
+                .help = Some("a list could copy or drop its elements; keep linear values in separate bindings".into());
+        }
+        let ty = Ty::list(elem);
+        let term = self.fresh(&ty.strip(), "_list");
+        if let Some(t) = &term {
+            if let Some(len) = self.length(t, &ty) {
+                let n = i64::try_from(es.len()).unwrap_or(i64::MAX);
+                self.add_fact(Term::Eq(Box::new(len), Box::new(Term::Int(n))), format!("a list literal of length {n}"));
+            }
+        }
+        Typed { ty, term }
+    }
+
+    fn check_record(&mut self, name: &Ident, fields: &[(Ident, Expr)], span: Span) -> Typed {
+        let Some(info) = self.types.get(&name.name).cloned() else {
+            self.error(Code::UndefinedType, name.span, format!("the type `{}` is not defined", name.name));
+            for (_, e) in fields {
+                self.infer(e);
+            }
+            return Typed::error();
+        };
+        let decl_fields = match info.def {
+            TypeDef::Record { fields, opaque: false } => fields,
+            TypeDef::Record { opaque: true, .. } | TypeDef::Linear | TypeDef::Opaque { .. } | TypeDef::Capability { .. } => {
+                self.forged(span, &name.name);
+                for (_, e) in fields {
+                    self.infer(e);
+                }
+                return Typed::error();
+            }
+            _ => {
+                self.error(Code::TypeMismatch, name.span, format!("`{}` is not a record type", name.name));
+                return Typed::error();
+            }
+        };
+        let ty = Ty::Record(Rc::from(name.name.as_str()));
+        let term = self.fresh(&ty, "_record");
+        let mut seen: Vec<&str> = Vec::new();
+        for (f, e) in fields {
+            let Some((_, ft)) = decl_fields.iter().find(|(n, _)| *n == f.name) else {
+                let mut d = Diagnostic::error(Code::UndefinedField, f.span, format!("`{}` has no field `{}`", name.name, f.name));
+                if let Some(s) = suggest(&f.name, decl_fields.iter().map(|(n, _)| n.as_str())) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
+                }
+                self.diags.push(d);
+                self.infer(e);
+                continue;
+            };
+            if seen.contains(&f.name.as_str()) {
+                self.error(Code::DuplicateDefinition, f.span, format!("the field `{}` is given twice", f.name));
+            }
+            seen.push(&f.name);
+            let t = self.check(e, ft);
+            self.store(&t, e.span);
+            if let (Some(r), Some(v)) = (&term, t.term) {
+                if let Some(sel) = self.record_field(r, &name.name, &f.name, ft) {
+                    self.add_fact(Term::Eq(Box::new(sel), Box::new(v)), format!("{}.{} = {}", name.name, f.name, self.text(e.span)));
+                }
+            }
+        }
+        let missing: Vec<&str> =
+            decl_fields.iter().map(|(n, _)| n.as_str()).filter(|n| !seen.contains(n)).collect();
+        if !missing.is_empty() {
+            let list = missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
+            self.error(Code::MissingField, span, format!("missing field{} {list} in `{}`", plural(missing.len()), name.name));
+        }
+        Typed { ty, term }
+    }
+
+    fn check_field(&mut self, base: &Expr, name: &Ident, span: Span) -> Typed {
+        let b = self.infer(base);
+        let bt = self.resolve(&b.ty);
+        match bt.base() {
+            Ty::Error => Typed::error(),
+            Ty::Record(r) => {
+                let fields: Vec<(String, Ty)> = self.record_fields(r).map(|(f, _)| f.to_vec()).unwrap_or_default();
+                let Some((_, ft)) = fields.iter().find(|(n, _)| *n == name.name) else {
+                    let mut d = Diagnostic::error(Code::UndefinedField, name.span, format!("`{r}` has no field `{}`", name.name));
+                    if let Some(s) = suggest(&name.name, fields.iter().map(|(n, _)| n.as_str())) {
+                        d = d.with_help(format!("did you mean `{s}`?"));
+                    }
+                    self.diags.push(d);
+                    return Typed::error();
+                };
+                let others_linear = fields.iter().any(|(n, t)| *n != name.name && self.is_linear(t));
+                if others_linear && !self.in_refinement {
+                    self.error(Code::LinearUnused, span, format!("reading `{}` drops the other linear fields of `{r}`", name.name))
+                        .help = Some("destructure it with `let` instead".into());
+                }
+                let term = b.term.as_ref().and_then(|t| self.record_field(t, r, &name.name, ft));
+                let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(ft, "_field") });
+                Typed { ty: ft.clone(), term }
+            }
+            Ty::Cap(c) => {
+                self.error(Code::UndefinedField, name.span, format!("the capability `{c}` has no field `{}`", name.name))
+                    .help = Some(format!("tools are called: `{}.{}(..)`", self.text(base.span), name.name));
+                Typed::error()
+            }
+            Ty::Var(_) => {
+                self.error(Code::CannotInfer, base.span, "the type of this value must be known here")
+                    .help = Some("add a type annotation".into());
+                Typed::error()
+            }
+            other => {
+                self.error(Code::UndefinedField, name.span, format!("`{other}` has no field `{}`", name.name));
+                Typed::error()
+            }
+        }
+    }
+
+    fn check_tuple_field(&mut self, base: &Expr, index: u32, index_span: Span, span: Span) -> Typed {
+        let b = self.infer(base);
+        let bt = self.resolve(&b.ty);
+        match bt.base() {
+            Ty::Error => Typed::error(),
+            Ty::Tuple(ts) => {
+                let Some(ct) = ts.get(index as usize).cloned() else {
+                    self.error(Code::UndefinedField, index_span, format!("`{bt}` has no field `{index}`"));
+                    return Typed::error();
+                };
+                let others_linear = ts.iter().enumerate().any(|(i, t)| i != index as usize && self.is_linear(t));
+                if others_linear && !self.in_refinement {
+                    self.error(Code::LinearUnused, span, format!("reading `.{index}` drops the other linear parts of this tuple"))
+                        .help = Some("destructure it with `let (a, b) = ..;` instead".into());
+                }
+                let term = b.term.as_ref().and_then(|t| self.tuple_field(t, &bt, index as usize, &ct));
+                Typed { ty: ct, term }
+            }
+            other => {
+                self.error(Code::UndefinedField, index_span, format!("`{other}` is not a tuple"));
+                Typed::error()
+            }
+        }
+    }
+
+    fn check_index(&mut self, base: &Expr, index: &Expr) -> Typed {
+        let b = self.infer(base);
+        let i = self.check(index, &Ty::Int);
+        let bt = self.resolve(&b.ty);
+        let elem = match bt.base() {
+            Ty::List(t) => (**t).clone(),
+            Ty::Error => return Typed::error(),
+            other => {
+                self.error(Code::TypeMismatch, base.span, format!("only lists can be indexed, not `{other}`"));
+                return Typed::error();
+            }
+        };
+        if let (Some(bt_term), Some(it)) = (&b.term, &i.term) {
+            if let Some(len) = self.length(bt_term, &bt) {
+                let goal = Term::And(vec![
+                    Term::Le(Box::new(Term::Int(0)), Box::new(it.clone())),
+                    Term::Lt(Box::new(it.clone()), Box::new(len)),
+                ]);
+                let (xs, ix) = (self.text(base.span), self.text(index.span));
+                self.prove_goal(goal, vec![format!("0 <= {ix}"), format!("{ix} < len({xs})")], index.span, "the index must be in bounds");
+            }
+        } else if !i.ty.is_error() {
+            self.error(Code::RefinementUnproven, index.span, "cannot prove this index is in bounds")
+                .help = Some("use `xs.get(i)`, which returns an `Option`".into());
+        }
+        self.fresh_typed(elem, "_elem")
+    }
+
+    // ---------------------------------------------------------------- operators
+
+    fn check_unary(&mut self, op: UnOp, operand: &Expr) -> Typed {
+        match op {
+            UnOp::Not => {
+                let t = self.check(operand, &Ty::Bool);
+                Typed { ty: Ty::Bool, term: t.term.map(|t| Term::Not(Box::new(t))) }
+            }
+            UnOp::Neg => {
+                let t = self.infer(operand);
+                match self.resolve(&t.ty).base() {
+                    Ty::Int | Ty::Float => Typed { ty: t.ty.base().strip(), term: t.term.map(|t| Term::Neg(Box::new(t))) },
+                    Ty::Error => Typed::error(),
+                    other => {
+                        self.error(Code::TypeMismatch, operand.span, format!("cannot negate `{other}`"));
+                        Typed::error()
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
+        match op {
+            BinOp::And | BinOp::Or => {
+                let l = self.check(lhs, &Ty::Bool);
+                let mark = self.facts.len();
+                if let Some(lt) = &l.term {
+                    let fact = if op == BinOp::And { lt.clone() } else { Term::Not(Box::new(lt.clone())) };
+                    self.add_fact(fact, format!("{}{}", if op == BinOp::And { "" } else { "!" }, self.text(lhs.span)));
+                }
+                let r = self.check(rhs, &Ty::Bool);
+                self.facts.truncate(mark);
+                let term = match (l.term, r.term) {
+                    (Some(a), Some(b)) if op == BinOp::And => Some(Term::And(vec![a, b])),
+                    (Some(a), Some(b)) => Some(Term::Or(vec![a, b])),
+                    _ => None,
+                };
+                let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
+                Typed { ty: Ty::Bool, term }
+            }
+            BinOp::Eq | BinOp::Ne => {
+                let l = self.infer(lhs);
+                let r = self.check(rhs, &l.ty.strip());
+                let lt = self.resolve(&l.ty);
+                if matches!(lt.base(), Ty::Fn(_) | Ty::Cap(_)) || self.is_linear(&lt) {
+                    self.error(Code::TypeMismatch, lhs.span, format!("values of `{lt}` cannot be compared"));
+                }
+                if let Ty::Var(_) = lt.base() {
+                    self.error(Code::CannotInfer, lhs.span, "the type of this value must be known here");
+                }
+                let term = match (l.term, r.term) {
+                    (Some(a), Some(b)) => {
+                        let eq = Term::Eq(Box::new(a), Box::new(b));
+                        Some(if op == BinOp::Eq { eq } else { Term::Not(Box::new(eq)) })
+                    }
+                    _ => None,
+                };
+                let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
+                Typed { ty: Ty::Bool, term }
+            }
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                let (_, l, r) = self.numeric_operands(op, lhs, rhs, false);
+                let term = match (l, r) {
+                    (Some(a), Some(b)) => Some(match op {
+                        BinOp::Lt => Term::Lt(Box::new(a), Box::new(b)),
+                        BinOp::Le => Term::Le(Box::new(a), Box::new(b)),
+                        BinOp::Gt => Term::Lt(Box::new(b), Box::new(a)),
+                        _ => Term::Le(Box::new(b), Box::new(a)),
+                    }),
+                    _ => None,
+                };
+                let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
+                Typed { ty: Ty::Bool, term }
+            }
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
+                let (ty, l, r) = self.numeric_operands(op, lhs, rhs, op == BinOp::Add);
+                if ty.is_error() {
+                    return Typed::error();
+                }
+                if matches!(op, BinOp::Div | BinOp::Rem) && ty.base().clone().strip().to_string() == "Int" && !self.in_refinement {
+                    match &r {
+                        Some(rt) => {
+                            let goal = Term::Not(Box::new(Term::Eq(Box::new(rt.clone()), Box::new(Term::Int(0)))));
+                            self.prove_goal(goal, vec![format!("{} != 0", self.text(rhs.span))], rhs.span, "the divisor must not be 0");
+                        }
+                        None => {
+                            self.error(Code::RefinementUnproven, rhs.span, "cannot prove the divisor is not 0");
+                        }
+                    }
+                }
+                let is_const = |t: &Option<Term>| matches!(t, Some(Term::Int(_)) | Some(Term::Real(..)));
+                let term = match (op, l.clone(), r.clone()) {
+                    (BinOp::Add, Some(a), Some(b)) if matches!(ty, Ty::Str) => Some(Term::StrConcat(vec![a, b])),
+                    (BinOp::Add, Some(a), Some(b)) => Some(Term::Add(vec![a, b])),
+                    (BinOp::Sub, Some(a), Some(b)) => Some(Term::Sub(Box::new(a), Box::new(b))),
+                    (BinOp::Mul, Some(a), Some(b)) if is_const(&l) || is_const(&r) => Some(Term::Mul(Box::new(a), Box::new(b))),
+                    _ => None,
+                };
+                if self.in_refinement && term.is_none() {
+                    let what = match op {
+                        BinOp::Mul => "multiplication of two variables is outside the decidable fragment",
+                        _ => "division is outside the decidable fragment",
+                    };
+                    self.error(Code::UnsupportedRefinement, lhs.span.to(rhs.span), what);
+                    return Typed::error();
+                }
+                let term = term.or_else(|| self.fresh(&ty, "_n"));
+                Typed { ty, term }
+            }
+        }
+    }
+
+    /// Checks both operands have the same numeric type (or strings for `+`).
+    fn numeric_operands(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr, strings: bool) -> (Ty, Option<Term>, Option<Term>) {
+        let l = self.infer(lhs);
+        let lt = self.resolve(&l.ty).base().strip();
+        let ok = |t: &Ty| matches!(t, Ty::Int | Ty::Float | Ty::Error) || (strings && matches!(t, Ty::Str));
+        let lt = if let Ty::Var(_) = lt {
+            let r = self.infer(rhs);
+            let rt = self.resolve(&r.ty).base().strip();
+            if ok(&rt) && !matches!(rt, Ty::Error) {
+                self.unify(&lt, &rt);
+                return (rt, None, r.term);
+            }
+            self.error(Code::CannotInfer, lhs.span, "the type of this value must be known here")
+                .help = Some("add a type annotation".into());
+            return (Ty::Error, None, None);
+        } else {
+            lt
+        };
+        if !ok(&lt) {
+            self.error(Code::TypeMismatch, lhs.span, format!("`{}` cannot be applied to `{lt}`", op.as_str()));
+            self.infer(rhs);
+            return (Ty::Error, None, None);
+        }
+        let r = self.check(rhs, &lt);
+        if r.ty.is_error() {
+            return (Ty::Error, None, None);
+        }
+        (lt, l.term, r.term)
+    }
+
+    // ---------------------------------------------------------------- control flow
+
+    fn lin_state(&self) -> Vec<(usize, Lin)> {
+        self.scope.iter().enumerate().filter_map(|(i, b)| b.lin.map(|l| (i, l))).collect()
+    }
+
+    fn lin_restore(&mut self, state: &[(usize, Lin)]) {
+        for &(i, l) in state {
+            if let Some(b) = self.scope.get_mut(i) {
+                b.lin = Some(l);
+            }
+        }
+    }
+
+    /// Branches must consume the same linear values; reports the first that differs and
+    /// leaves every such value consumed.
+    fn lin_join(&mut self, states: &[Vec<(usize, Lin)>], span: Span, what: &str) {
+        let Some(first) = states.first() else { return };
+        let mut reported = false;
+        for (k, &(i, l)) in first.iter().enumerate() {
+            let consumed_somewhere = states.iter().any(|s| matches!(s.get(k), Some((_, Lin::Consumed(_)))));
+            let live_somewhere = states.iter().any(|s| matches!(s.get(k), Some((_, Lin::Live))));
+            if consumed_somewhere && live_somewhere && !reported {
+                let name = self.scope.get(i).map(|b| b.name.clone()).unwrap_or_default();
+                self.error(Code::LinearBranchMismatch, span, format!("the linear value `{name}` is used in some branches of this {what} but not in others"))
+                    .help = Some("every branch must use the same linear values".into());
+                reported = true;
+            }
+            let merged = states.iter().find_map(|s| match s.get(k) {
+                Some((_, Lin::Consumed(at))) => Some(Lin::Consumed(*at)),
+                _ => None,
+            });
+            if let Some(b) = self.scope.get_mut(i) {
+                b.lin = Some(merged.unwrap_or(l));
+            }
+        }
+    }
+
+    fn check_if(&mut self, e: &Expr, cond: &Expr, then: &Block, else_: Option<&Expr>, expected: Option<&Ty>) -> Typed {
+        let c = self.check(cond, &Ty::Bool);
+        let ctext = self.text(cond.span);
+        let mark = self.facts.len();
+        let before = self.lin_state();
+        if let Some(ct) = &c.term {
+            self.add_fact(ct.clone(), format!("if {ctext}"));
+        }
+        let t = self.check_block(then, expected);
+        self.facts.truncate(mark);
+        let after_then = self.lin_state();
+        self.lin_restore(&before);
+        if let Some(ct) = &c.term {
+            self.add_fact(Term::Not(Box::new(ct.clone())), format!("else of `if {ctext}`"));
+        }
+        let branch_ty = expected.cloned().unwrap_or_else(|| t.ty.strip());
+        let f = match else_ {
+            Some(else_e) => Some(self.check(else_e, &branch_ty)),
+            None => {
+                if !self.unify(&t.ty, &Ty::Unit) {
+                    let span = then.tail.as_ref().map_or(then.span, |t| t.span);
+                    self.error(Code::TypeMismatch, span, format!("an `if` without `else` must have type `()`, found `{}`", self.resolve(&t.ty)))
+                        .help = Some("add an `else` branch".into());
+                }
+                None
+            }
+        };
+        self.facts.truncate(mark);
+        let after_else = self.lin_state();
+        self.lin_join(&[after_then, after_else], if_keyword(e.span), "`if`");
+        let ty = match &f {
+            Some(_) => branch_ty,
+            None => Ty::Unit,
+        };
+        let term = match (&c.term, t.term, f.and_then(|f| f.term)) {
+            (Some(ct), Some(a), Some(b)) if self.sort_of(&ty).is_some() => Some(Term::Ite(Box::new(ct.clone()), Box::new(a), Box::new(b))),
+            _ => self.fresh(&ty, "_if"),
+        };
+        Typed { ty, term }
+    }
+
+    fn check_match(&mut self, e: &Expr, scrutinee: &Expr, arms: &[cordon_syntax::ast::Arm], expected: Option<&Ty>) -> Typed {
+        if self.in_refinement {
+            self.error(Code::UnsupportedRefinement, e.span, "`match` is not allowed in a refinement");
+            return Typed::error();
+        }
+        let s = self.infer(scrutinee);
+        let sty = self.resolve(&s.ty);
+        let before = self.lin_state();
+        let mark = self.facts.len();
+        let mut result_ty: Option<Ty> = expected.cloned();
+        let mut states = Vec::new();
+        let mut earlier_literals: Vec<Term> = Vec::new();
+        for arm in arms {
+            self.lin_restore(&before);
+            let depth = self.scope.len();
+            for lit in &earlier_literals {
+                self.add_fact(Term::Not(Box::new(lit.clone())), "an earlier arm did not match");
+            }
+            let mut arm_lit = None;
+            if let Some(st) = &s.term {
+                if let Some(lit) = literal_term(&arm.pat) {
+                    let eq = Term::Eq(Box::new(st.clone()), Box::new(lit));
+                    self.add_fact(eq.clone(), format!("{} matched {}", self.text(scrutinee.span), self.text(arm.pat.span)));
+                    arm_lit = Some(eq);
+                }
+            }
+            self.bind_pattern(&arm.pat, &sty, s.term.clone(), true);
+            if let Some(g) = &arm.guard {
+                let gt = self.check(g, &Ty::Bool);
+                if let Some(t) = gt.term {
+                    self.add_fact(t, format!("if {}", self.text(g.span)));
+                }
+            }
+            let body = match &result_ty {
+                Some(t) => self.check(&arm.body, &t.clone()),
+                None => {
+                    let b = self.infer(&arm.body);
+                    result_ty = Some(b.ty.strip());
+                    b
+                }
+            };
+            let _ = body;
+            self.end_scope(depth);
+            self.facts.truncate(mark);
+            states.push(self.lin_state());
+            if arm.guard.is_none() {
+                if let Some(l) = arm_lit {
+                    earlier_literals.push(l);
+                }
+            }
+        }
+        if states.is_empty() {
+            states.push(before);
+        }
+        self.lin_join(&states, keyword_span(e.span, 5), "`match`");
+        if !sty.is_error() {
+            self.check_exhaustive(&sty, arms, keyword_span(e.span, 5));
+        }
+        let ty = result_ty.unwrap_or_else(|| if arms.is_empty() { Ty::Unit } else { Ty::Error });
+        self.fresh_typed(ty, "_match")
+    }
+
+    fn check_for(&mut self, pat: &Pattern, iter: &Expr, body: &Block) -> Typed {
+        let it = self.infer(iter);
+        let elem = match self.resolve(&it.ty).base() {
+            Ty::List(t) => (**t).clone(),
+            Ty::Error => Ty::Error,
+            Ty::Var(_) => {
+                let v = self.new_var(iter.span);
+                self.unify(&it.ty, &Ty::list(v.clone()));
+                v
+            }
+            other => {
+                self.error(Code::TypeMismatch, iter.span, format!("`for` loops over a `List`, found `{other}`"))
+                    .help = Some("use `range(a, b)` to loop over numbers".into());
+                Ty::Error
+            }
+        };
+        let mark = self.facts.len();
+        let depth = self.scope.len();
+        self.loops.push(depth);
+        let elem_term = self.fresh(&elem, "_item");
+        self.bind_pattern(pat, &elem, elem_term, false);
+        let b = self.check_block(body, None);
+        if self.is_linear(&b.ty) {
+            let span = body.tail.as_ref().map_or(body.span, |t| t.span);
+            self.error(Code::LinearUnused, span, "the loop body's linear value is dropped");
+        }
+        self.end_scope(depth);
+        self.loops.pop();
+        self.facts.truncate(mark);
+        Typed { ty: Ty::Unit, term: None }
+    }
+
+    pub fn check_block(&mut self, b: &Block, expected: Option<&Ty>) -> Typed {
+        if self.in_refinement {
+            self.error(Code::UnsupportedRefinement, b.span, "blocks are not allowed in a refinement");
+            return Typed::error();
+        }
+        let depth = self.scope.len();
+        for s in &b.stmts {
+            self.check_stmt(s);
+        }
+        let t = match (&b.tail, expected) {
+            (Some(tail), Some(exp)) => self.check(tail, exp),
+            (Some(tail), None) => self.infer(tail),
+            (None, exp) => {
+                if let Some(exp) = exp {
+                    if !self.unify(&Ty::Unit, exp) {
+                        let span = match b.stmts.last() {
+                            Some(Stmt::Expr(e)) => e.span,
+                            Some(Stmt::Let { span, .. }) => *span,
+                            None => b.span,
+                        };
+                        let exp = self.resolve(exp).strip();
+                        let mut d = Diagnostic::error(Code::TypeMismatch, span, format!("expected `{exp}`, found `()`"))
+                            .with_primary_label("the block ends here without a value");
+                        if matches!(b.stmts.last(), Some(Stmt::Expr(_))) {
+                            d = d.with_help("remove the `;` after the last expression to make it the value");
+                        }
+                        self.diags.push(d);
+                    }
+                }
+                Typed { ty: Ty::Unit, term: None }
+            }
+        };
+        self.end_scope(depth);
+        t
+    }
+
+    /// Pops bindings down to `depth`, reporting linear values never used.
+    pub fn end_scope(&mut self, depth: usize) {
+        while self.scope.len() > depth {
+            let Some(b) = self.scope.pop() else { break };
+            if b.lin == Some(Lin::Live) {
+                self.error(Code::LinearUnused, b.span, format!("the linear value `{}` is never used", b.name))
+                    .help = Some("a linear value must be used exactly once: pass it on or return it".into());
+            }
+        }
+    }
+
+    fn check_stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let { pat, ty, value, .. } => {
+                let t = match ty {
+                    Some(te) => {
+                        let ann = self.resolve_type(te, &[]);
+                        self.check(value, &ann)
+                    }
+                    None => self.infer(value),
+                };
+                if let PatternKind::Bind(id) = &pat.kind {
+                    if let Some(term) = &t.term {
+                        let name = self.fresh_name(&id.name);
+                        let Some(sort) = self.sort_of(&t.ty) else {
+                            self.bind_pattern(pat, &t.ty, Some(term.clone()), false);
+                            return;
+                        };
+                        let v = Term::Var(name, sort);
+                        let origin = format!("let {} = {}", id.name, abbreviate(self.text(value.span)));
+                        self.add_fact(Term::Eq(Box::new(v.clone()), Box::new(term.clone())), origin.clone());
+                        self.assume(&v, &t.ty, &origin);
+                        self.push_binding(id, t.ty, Some(v));
+                        return;
+                    }
+                }
+                self.bind_pattern(pat, &t.ty, t.term, false);
+            }
+            Stmt::Expr(e) => {
+                let t = self.infer(e);
+                if self.is_linear(&t.ty) {
+                    self.error(Code::LinearUnused, e.span, "this linear value is dropped")
+                        .help = Some("bind it with `let` and use it, or return it".into());
+                }
+            }
+        }
+    }
+
+    pub fn push_binding(&mut self, id: &Ident, ty: Ty, term: Option<Term>) {
+        let lin = self.is_linear(&ty).then_some(Lin::Live);
+        self.scope.push(Binding { name: id.name.clone(), ty, term, span: id.span, lin });
+    }
+
+    /// Binds the names of a pattern matched against a value of type `ty`.
+    pub fn bind_pattern(&mut self, pat: &Pattern, ty: &Ty, term: Option<Term>, refutable_ok: bool) {
+        let ty = self.resolve(ty);
+        match &pat.kind {
+            PatternKind::Error => {}
+            PatternKind::Wild => {
+                if self.is_linear(&ty) {
+                    self.error(Code::LinearUnused, pat.span, "`_` drops a linear value")
+                        .help = Some("bind it to a name and use it".into());
+                }
+            }
+            PatternKind::Bind(id) => {
+                let term = match term {
+                    Some(Term::Var(n, s)) if !n.starts_with('_') => Some(Term::Var(n, s)),
+                    Some(t) => match self.sort_of(&ty) {
+                        Some(sort) => {
+                            let v = Term::Var(self.fresh_name(&id.name), sort);
+                            self.add_fact(Term::Eq(Box::new(v.clone()), Box::new(t)), format!("{} is bound by a pattern", id.name));
+                            Some(v)
+                        }
+                        None => None,
+                    },
+                    None => None,
+                };
+                self.push_binding(id, ty, term);
+            }
+            PatternKind::Int(_) | PatternKind::Str(_) | PatternKind::Bool(_) | PatternKind::Unit => {
+                let lt = match &pat.kind {
+                    PatternKind::Int(_) => Ty::Int,
+                    PatternKind::Str(_) => Ty::Str,
+                    PatternKind::Bool(_) => Ty::Bool,
+                    _ => Ty::Unit,
+                };
+                if !self.unify(&lt, &ty) {
+                    self.mismatch(pat.span, &ty, &lt);
+                } else if !refutable_ok && !matches!(lt, Ty::Unit) {
+                    self.refutable_let(pat.span);
+                }
+            }
+            PatternKind::Tuple(ps) => {
+                let parts = match ty.base() {
+                    Ty::Tuple(ts) if ts.len() == ps.len() => ts.clone(),
+                    Ty::Var(_) => {
+                        let vs: Vec<Ty> = ps.iter().map(|p| self.new_var(p.span)).collect();
+                        self.unify(&ty, &Ty::Tuple(vs.clone()));
+                        vs
+                    }
+                    Ty::Error => vec![Ty::Error; ps.len()],
+                    other => {
+                        self.error(Code::TypeMismatch, pat.span, format!("expected `{other}`, found a tuple of {} elements", ps.len()));
+                        vec![Ty::Error; ps.len()]
+                    }
+                };
+                for (i, (p, t)) in ps.iter().zip(&parts).enumerate() {
+                    let sub = term.as_ref().and_then(|tt| self.tuple_field(tt, ty.base(), i, t));
+                    self.bind_pattern(p, t, sub, refutable_ok);
+                }
+            }
+            PatternKind::Variant { enum_name, name, args } => {
+                if !refutable_ok {
+                    self.refutable_let(pat.span);
+                }
+                let payload = self.variant_payload(&ty, enum_name.as_ref(), name, pat.span);
+                let Some(payload) = payload else {
+                    for p in args {
+                        self.bind_pattern(p, &Ty::Error, None, true);
+                    }
+                    return;
+                };
+                if payload.len() != args.len() {
+                    self.error(Code::WrongArgCount, pat.span, format!("`{}` has {} field{}, the pattern has {}", name.name, payload.len(), plural(payload.len()), args.len()));
+                }
+                for (i, p) in args.iter().enumerate() {
+                    let t = payload.get(i).cloned().unwrap_or(Ty::Error);
+                    let sub = self.fresh(&t, &format!("_{}", name.name));
+                    self.bind_pattern(p, &t, sub, true);
+                }
+            }
+        }
+    }
+
+    fn refutable_let(&mut self, span: Span) {
+        self.error(Code::NonExhaustiveMatch, span, "this pattern may not match")
+            .help = Some("`let` needs a pattern that always matches; use `match`".into());
+    }
+
+    /// The payload types of a variant pattern against the scrutinee type.
+    fn variant_payload(&mut self, ty: &Ty, enum_name: Option<&Ident>, name: &Ident, span: Span) -> Option<Vec<Ty>> {
+        let ty = self.resolve(ty);
+        match (enum_name, name.name.as_str(), ty.base()) {
+            (_, _, Ty::Error) => None,
+            (None, "Some", Ty::Option(t)) => Some(vec![(**t).clone()]),
+            (None, "None", Ty::Option(_)) => Some(vec![]),
+            (None, "Ok", Ty::Result(t, _)) => Some(vec![(**t).clone()]),
+            (None, "Err", Ty::Result(_, e)) => Some(vec![(**e).clone()]),
+            (None, "Some" | "None", Ty::Var(_)) => {
+                let v = self.new_var(span);
+                self.unify(&ty, &Ty::option(v.clone()));
+                Some(if name.name == "Some" { vec![v] } else { vec![] })
+            }
+            (Some(en), _, Ty::Enum(e)) if en.name == **e => {
+                let variants = self.enum_variants(e).map(<[_]>::to_vec).unwrap_or_default();
+                match variants.iter().find(|(v, _)| *v == name.name) {
+                    Some((_, ts)) => Some(ts.clone()),
+                    None => {
+                        let mut d = Diagnostic::error(Code::UndefinedVariant, name.span, format!("`{e}` has no variant `{}`", name.name));
+                        if let Some(s) = suggest(&name.name, variants.iter().map(|(v, _)| v.as_str())) {
+                            d = d.with_help(format!("did you mean `{e}::{s}`?"));
+                        }
+                        self.diags.push(d);
+                        None
+                    }
+                }
+            }
+            (Some(en), _, _) if !self.types.contains_key(&en.name) => {
+                self.error(Code::UndefinedType, en.span, format!("the type `{}` is not defined", en.name));
+                None
+            }
+            _ => {
+                let what = match enum_name {
+                    Some(en) => format!("{}::{}", en.name, name.name),
+                    None => name.name.clone(),
+                };
+                self.error(Code::TypeMismatch, span, format!("the pattern `{what}` cannot match a value of type `{ty}`"));
+                None
+            }
+        }
+    }
+
+    fn check_closure(&mut self, params: &[ClosureParam], ret: Option<&TypeExpr>, body: &Expr, expected: Option<&Rc<FnTy>>) -> Typed {
+        if expected.is_some_and(|f| f.params.len() != params.len()) {
+            let n = expected.map_or(0, |f| f.params.len());
+            self.error(Code::WrongArgCount, body.span, format!("this closure must take {n} parameter{}", plural(n)));
+        }
+        let depth = self.scope.len();
+        let mut ptys = Vec::new();
+        let mut bindings = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            let from_context = expected.and_then(|f| f.params.get(i)).cloned();
+            let ty = match (&p.ty, &from_context) {
+                (Some(te), ctx) => {
+                    let t = self.resolve_type(te, &[]);
+                    if let Some(ctx) = ctx {
+                        if !self.unify(&t, ctx) {
+                            self.mismatch(te.span, ctx, &t);
+                        } else if crate::logic::has_refinement(&t) {
+                            let g = ctx.clone();
+                            self.prove_refinements(None, &g, &t, te.span);
+                        }
+                    }
+                    t
+                }
+                (None, Some(ctx)) => ctx.clone(),
+                (None, None) => self.new_var(p.name.span),
+            };
+            ptys.push(ty.clone());
+            bindings.push((p.name.clone(), ty));
+        }
+        self.closures.push(ClosureFrame { depth, captures_capability: false });
+        let saved_loops = std::mem::take(&mut self.loops);
+        for (id, ty) in bindings {
+            let term = self.fresh(&ty, &id.name);
+            self.push_binding(&id, ty, term);
+        }
+        let ret_ty = match ret {
+            Some(te) => Some(self.resolve_type(te, &[])),
+            None => expected.map(|f| f.ret.clone()),
+        };
+        let b = match &ret_ty {
+            Some(t) => self.check(body, t),
+            None => self.infer(body),
+        };
+        if self.is_second_class(&b.ty) {
+            self.error(Code::CapabilityEscapes, body.span, "a closure cannot return a capability");
+        }
+        self.end_scope(depth);
+        self.loops = saved_loops;
+        let frame = self.closures.pop();
+        let second_class = frame.is_some_and(|f| f.captures_capability);
+        let ret = ret_ty.unwrap_or_else(|| b.ty.strip());
+        Typed { ty: Ty::Fn(Rc::new(FnTy { params: ptys, ret, second_class })), term: None }
+    }
+
+    fn check_cast(&mut self, expr: &Expr, ty: &TypeExpr, span: Span) -> Typed {
+        let target = self.resolve_type(ty, &[]);
+        let t = self.infer(expr);
+        if self.is_host_made(&target) {
+            let name = self.resolve(&target).strip().to_string();
+            self.forged(span, &name);
+            return Typed::error();
+        }
+        let from = self.resolve(&t.ty).base().strip();
+        match (&from, target.base()) {
+            (Ty::Error, _) | (_, Ty::Error) => Typed::error(),
+            (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) | (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => {
+                if from.to_string() == target.base().to_string() {
+                    return Typed { ty: from, term: t.term };
+                }
+                self.fresh_typed(target.base().clone(), "_cast")
+            }
+            _ => {
+                self.error(Code::TypeMismatch, expr.span, format!("cannot convert `{from}` to `{target}` with `as`"))
+                    .help = Some("`as` converts only between `Int` and `Float`".into());
+                Typed::error()
+            }
+        }
+    }
+
+    fn check_hole(&mut self, e: &Expr, ty: Option<&TypeExpr>, args: &[Expr], expected: Option<&Ty>) -> Typed {
+        let ty = match (ty, expected) {
+            (Some(te), _) => {
+                let t = self.resolve_type(te, &[]);
+                if self.is_second_class(&t) {
+                    self.error(Code::CapabilityEscapes, te.span, "a hole cannot produce a capability")
+                        .help = Some("pass the capability into the hole as an argument instead".into());
+                }
+                t
+            }
+            (None, Some(t)) => t.clone(),
+            (None, None) => {
+                self.error(Code::CannotInfer, e.span, "the type this hole must produce is unknown")
+                    .help = Some("write it: `agent[T](\"task\")`".into());
+                Ty::Error
+            }
+        };
+        match args.first() {
+            None => {
+                self.error(Code::WrongArgCount, e.span, "a hole needs a task: `agent[T](\"what to do\")`");
+            }
+            Some(task) => {
+                self.check(task, &Ty::Str);
+            }
+        }
+        for a in args.iter().skip(1) {
+            self.infer(a);
+        }
+        self.holes += 1;
+        let term = self.fresh(&ty, "_hole");
+        Typed { ty, term }
+    }
+
+    // ---------------------------------------------------------------- calls
+
+    fn check_variant(&mut self, ty: &Ident, variant: &Ident, args: Option<&[Expr]>, span: Span) -> Typed {
+        let Some(info) = self.types.get(&ty.name).cloned() else {
+            self.error(Code::UndefinedType, ty.span, format!("the type `{}` is not defined", ty.name));
+            args.unwrap_or(&[]).iter().for_each(|a| {
+                self.infer(a);
+            });
+            return Typed::error();
+        };
+        let TypeDef::Enum { variants } = info.def else {
+            self.error(Code::UndefinedVariant, variant.span, format!("`{}` is not an enum", ty.name));
+            return Typed::error();
+        };
+        let Some((_, payload)) = variants.iter().find(|(v, _)| *v == variant.name) else {
+            let mut d = Diagnostic::error(Code::UndefinedVariant, variant.span, format!("`{}` has no variant `{}`", ty.name, variant.name));
+            if let Some(s) = suggest(&variant.name, variants.iter().map(|(v, _)| v.as_str())) {
+                d = d.with_help(format!("did you mean `{}::{s}`?", ty.name));
+            }
+            self.diags.push(d);
+            return Typed::error();
+        };
+        let args = args.unwrap_or(&[]);
+        if payload.len() != args.len() {
+            self.error(Code::WrongArgCount, span, format!("`{}::{}` takes {} argument{}, found {}", ty.name, variant.name, payload.len(), plural(payload.len()), args.len()));
+        }
+        for (i, a) in args.iter().enumerate() {
+            let t = match payload.get(i) {
+                Some(p) => self.check(a, p),
+                None => self.infer(a),
+            };
+            self.store(&t, a.span);
+        }
+        self.fresh_typed(Ty::Enum(Rc::from(ty.name.as_str())), "_variant")
+    }
+
+    fn check_call(&mut self, callee: &Expr, args: &[Expr], span: Span, expected: Option<&Ty>) -> Typed {
+        let argv: Args<'_> = args.iter().collect();
+        match &callee.kind {
+            ExprKind::Path { ty, variant } => return self.check_variant(ty, variant, Some(args), span),
+            ExprKind::Name(id) if self.lookup(&id.name).is_none() => {
+                match id.name.as_str() {
+                    "Some" | "Ok" | "Err" => return self.check_constructor(id, args, span, expected),
+                    "None" => {
+                        self.error(Code::NotCallable, callee.span, "`None` takes no arguments");
+                        return Typed::error();
+                    }
+                    _ => {}
+                }
+                match self.values.get(&id.name).cloned() {
+                    Some(ValueDef::Fn(sig)) => return self.call_signature(&sig, &argv, span, None),
+                    Some(ValueDef::Measure(sig)) => {
+                        if self.in_refinement {
+                            return self.call_measure(&sig, &argv, span);
+                        }
+                        self.measure_misuse(id);
+                        argv.iter().for_each(|a| {
+                            self.infer(a);
+                        });
+                        return Typed::error();
+                    }
+                    _ => {}
+                }
+                if crate::builtins::is_builtin(&id.name) {
+                    return self.call_builtin(id, &argv, span, expected);
+                }
+                if let Some(info) = self.types.get(&id.name) {
+                    let host = matches!(info.def, TypeDef::Linear | TypeDef::Opaque { .. } | TypeDef::Capability { .. } | TypeDef::Record { opaque: true, .. });
+                    if host {
+                        self.forged(span, &id.name);
+                    } else {
+                        self.error(Code::NotCallable, callee.span, format!("the type `{}` cannot be called", id.name))
+                            .help = Some(format!("build a record with `{} {{ field: value, .. }}`", id.name));
+                    }
+                    argv.iter().for_each(|a| {
+                        self.infer(a);
+                    });
+                    return Typed::error();
+                }
+            }
+            _ => {}
+        }
+        if self.in_refinement {
+            self.error(Code::UnsupportedRefinement, span, "only measures and `len` can be called in a refinement");
+            return Typed::error();
+        }
+        let f = self.infer(callee);
+        let ft = self.resolve(&f.ty);
+        match ft.base() {
+            Ty::Fn(fnty) => {
+                let sig = Signature {
+                    name: self.text(callee.span).to_string(),
+                    params: fnty.params.iter().enumerate().map(|(i, t)| (format!("#{i}"), t.clone())).collect(),
+                    ret: fnty.ret.clone(),
+                    span: callee.span,
+                };
+                self.call_signature(&sig, &argv, span, None)
+            }
+            Ty::Error => {
+                argv.iter().for_each(|a| {
+                    self.infer(a);
+                });
+                Typed::error()
+            }
+            other => {
+                self.error(Code::NotCallable, callee.span, format!("a value of type `{other}` cannot be called"));
+                argv.iter().for_each(|a| {
+                    self.infer(a);
+                });
+                Typed::error()
+            }
+        }
+    }
+
+    fn check_constructor(&mut self, id: &Ident, args: &[Expr], span: Span, expected: Option<&Ty>) -> Typed {
+        let [arg] = args else {
+            self.error(Code::WrongArgCount, span, format!("`{}` takes one argument, found {}", id.name, args.len()));
+            args.iter().for_each(|a| {
+                self.infer(a);
+            });
+            return Typed::error();
+        };
+        let exp = expected.map(|t| self.resolve(t));
+        let ty = match (id.name.as_str(), exp.as_ref().map(Ty::base)) {
+            ("Some", Some(Ty::Option(t))) => {
+                let t = (**t).clone();
+                let a = self.check(arg, &t);
+                self.store(&a, arg.span);
+                Ty::option(t)
+            }
+            ("Some", _) => {
+                let a = self.infer(arg);
+                self.store(&a, arg.span);
+                Ty::option(a.ty.strip())
+            }
+            ("Ok" | "Err", Some(Ty::Result(t, e))) => {
+                let (t, e) = ((**t).clone(), (**e).clone());
+                let a = self.check(arg, if id.name == "Ok" { &t } else { &e });
+                self.store(&a, arg.span);
+                Ty::Result(Box::new(t), Box::new(e))
+            }
+            (name, _) => {
+                let a = self.infer(arg);
+                self.store(&a, arg.span);
+                let other = self.new_var(span);
+                if name == "Ok" {
+                    Ty::Result(Box::new(a.ty.strip()), Box::new(other))
+                } else {
+                    Ty::Result(Box::new(other), Box::new(a.ty.strip()))
+                }
+            }
+        };
+        self.fresh_typed(ty, "_ctor")
+    }
+
+    fn check_method(&mut self, receiver: &Expr, method: &Ident, args: &[Expr], span: Span, expected: Option<&Ty>) -> Typed {
+        if self.in_refinement {
+            if method.name == "len" && args.is_empty() {
+                let r = self.infer(receiver);
+                let term = r.term.as_ref().and_then(|t| self.length(t, &r.ty));
+                if term.is_none() && !r.ty.is_error() {
+                    self.error(Code::TypeMismatch, receiver.span, format!("`len` needs a `String` or a `List`, found `{}`", self.resolve(&r.ty)));
+                    return Typed::error();
+                }
+                return Typed { ty: Ty::Int, term };
+            }
+            self.error(Code::UnsupportedRefinement, span, "only `len` and measures can be called in a refinement");
+            return Typed::error();
+        }
+        // A tool call on a capability.
+        if let ExprKind::Name(id) = &receiver.kind {
+            if let Some(i) = self.lookup(&id.name) {
+                if let Ty::Cap(cap) = self.resolve(&self.scope[i].ty).base() {
+                    let cap = cap.clone();
+                    self.use_binding(i, receiver.span);
+                    return self.call_tool(&cap, receiver, method, args, span);
+                }
+            }
+        }
+        let argv: Args<'_> = std::iter::once(receiver).chain(args.iter()).collect();
+        if crate::builtins::is_builtin(&method.name) && !self.values.contains_key(&method.name) {
+            return self.call_builtin(method, &argv, span, expected);
+        }
+        if let Some(ValueDef::Fn(sig)) = self.values.get(&method.name).cloned() {
+            return self.call_signature(&sig, &argv, span, None);
+        }
+        let r = self.infer(receiver);
+        let rt = self.resolve(&r.ty);
+        if let Ty::Cap(cap) = rt.base() {
+            let cap = cap.clone();
+            return self.call_tool_after(&cap, method, args, span);
+        }
+        if !rt.is_error() {
+            let mut d = Diagnostic::error(Code::UndefinedMethod, method.span, format!("no method `{}` on `{rt}`", method.name));
+            if let Some(h) = foreign_hint(&method.name) {
+                d = d.with_help(h);
+            } else if let Some(s) = suggest(&method.name, crate::builtins::NAMES.iter().copied()) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            }
+            self.diags.push(d);
+        }
+        args.iter().for_each(|a| {
+            self.infer(a);
+        });
+        Typed::error()
+    }
+
+    fn call_tool(&mut self, cap: &str, _receiver: &Expr, method: &Ident, args: &[Expr], span: Span) -> Typed {
+        self.call_tool_after(cap, method, args, span)
+    }
+
+    fn call_tool_after(&mut self, cap: &str, method: &Ident, args: &[Expr], span: Span) -> Typed {
+        let tools = match self.types.get(cap).map(|i| &i.def) {
+            Some(TypeDef::Capability { tools }) => tools.clone(),
+            _ => Vec::new(),
+        };
+        let Some((_, sig)) = tools.iter().find(|(n, _)| *n == method.name) else {
+            let mut d = Diagnostic::error(Code::UndefinedMethod, method.span, format!("the capability `{cap}` has no tool `{}`", method.name));
+            if let Some(s) = suggest(&method.name, tools.iter().map(|(n, _)| n.as_str())) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            } else if !tools.is_empty() {
+                let names = tools.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+                d = d.with_help(format!("its tools are {names}"));
+            }
+            self.diags.push(d);
+            args.iter().for_each(|a| {
+                self.infer(a);
+            });
+            return Typed::error();
+        };
+        let argv: Args<'_> = args.iter().collect();
+        self.call_signature(sig, &argv, span, Some(cap))
+    }
+
+    /// Checks a call against a signature: arguments against the parameters' base types, then
+    /// the parameters' refinements with every argument's term known, then the result.
+    pub fn call_signature(&mut self, sig: &Signature, args: &[&Expr], span: Span, tool_of: Option<&str>) -> Typed {
+        if sig.params.len() != args.len() {
+            let what = match tool_of {
+                Some(c) => format!("the tool `{c}.{}`", sig.name),
+                None => format!("`{}`", sig.name),
+            };
+            let params = sig.params.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", ");
+            let n = sig.params.len();
+            self.diags.push(
+                Diagnostic::error(Code::WrongArgCount, span, format!("{what} takes {n} argument{}, found {}", plural(n), args.len()))
+                    .with_label(sig.span, format!("declared as `{}({params})`", sig.name)),
+            );
+            args.iter().for_each(|a| {
+                self.infer(a);
+            });
+            return self.fresh_typed(sig.ret.strip(), "_call");
+        }
+        let mut actual: Vec<(String, Term)> = Vec::new();
+        let mut typed = Vec::new();
+        for (a, (pname, pty)) in args.iter().zip(&sig.params) {
+            let t = self.check(a, &pty.strip());
+            if let Some(term) = &t.term {
+                actual.push((pname.clone(), term.clone()));
+            }
+            typed.push(t);
+        }
+        for ((a, (_, pty)), t) in args.iter().zip(&sig.params).zip(&typed) {
+            if crate::logic::has_refinement(pty) && !t.ty.is_error() {
+                let closed = self.close(pty, &actual);
+                self.prove_refinements(t.term.as_ref(), &t.ty, &closed, a.span);
+            }
+        }
+        let ret = self.close(&sig.ret, &actual);
+        let term = self.fresh(&ret, "_call");
+        Typed { ty: ret, term }
+    }
+
+    fn call_measure(&mut self, sig: &Signature, args: &[&Expr], span: Span) -> Typed {
+        if sig.params.len() != args.len() {
+            self.error(Code::WrongArgCount, span, format!("the measure `{}` takes {} argument{}, found {}", sig.name, sig.params.len(), plural(sig.params.len()), args.len()));
+            return Typed::error();
+        }
+        let mut terms = Vec::new();
+        for (a, (_, pty)) in args.iter().zip(&sig.params) {
+            let t = self.check(a, &pty.strip());
+            match t.term {
+                Some(t) => terms.push(t),
+                None => return Typed::error(),
+            }
+        }
+        let ptys: Vec<Ty> = sig.params.iter().map(|(_, t)| t.clone()).collect();
+        let term = self.measure_app(&sig.name, terms, &ptys, &sig.ret);
+        Typed { ty: sig.ret.strip(), term }
+    }
+}
+
+fn occurs(v: u32, t: &Ty) -> bool {
+    let mut found = false;
+    t.any_part(&mut |t| {
+        found |= matches!(t, Ty::Var(x) if *x == v);
+        found
+    });
+    found
+}
+
+fn allowed_in_refinement(k: &ExprKind) -> bool {
+    matches!(
+        k,
+        ExprKind::Int(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_)
+            | ExprKind::Name(_)
+            | ExprKind::Field { .. }
+            | ExprKind::TupleField { .. }
+            | ExprKind::Call { .. }
+            | ExprKind::MethodCall { .. }
+            | ExprKind::Unary { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Error
+    )
+}
+
+/// The term a literal pattern matches, for facts in its arm.
+fn literal_term(p: &Pattern) -> Option<Term> {
+    match &p.kind {
+        PatternKind::Int(n) => Some(Term::Int(*n)),
+        PatternKind::Str(s) => Some(Term::Str(s.clone())),
+        PatternKind::Bool(b) => Some(Term::Bool(*b)),
+        _ => None,
+    }
+}
+
+/// The span of a leading keyword (`if`, `match`), so the diagnostic lands on its line.
+fn keyword_span(s: Span, len: u32) -> Span {
+    Span::new(s.file, s.start, s.start.saturating_add(len).min(s.end.max(s.start)))
+}
+
+fn if_keyword(s: Span) -> Span {
+    keyword_span(s, 2)
+}
+
+fn abbreviate(s: &str) -> String {
+    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 60 {
+        format!("{}…", one_line.chars().take(57).collect::<String>())
+    } else {
+        one_line
+    }
+}
+
+/// Hints for names models bring from other languages.
+fn foreign_hint(name: &str) -> Option<String> {
+    Some(match name {
+        "unwrap" | "expect" => "there is no `unwrap`: use `match` or `unwrap_or(default)`".into(),
+        "iter" | "into_iter" | "collect" => "lists have `map`, `filter` and `fold` directly: `xs.map(|x| ..)`".into(),
+        "length" | "size" | "count" => "use `len`".into(),
+        "print" | "println" | "console" => "there is no printing: return the value instead".into(),
+        "format" => "join strings with `+` and `to_string(x)`".into(),
+        "null" | "nil" | "undefined" => "use `None`".into(),
+        "self" | "this" => "there are no methods with `self`; pass values as arguments".into(),
+        _ => return None,
+    })
+}
+
+impl Checker<'_> {
+    /// Dispatches a call to a builtin (polymorphic functions are instantiated per call).
+    fn call_builtin(&mut self, id: &Ident, args: &[&Expr], span: Span, expected: Option<&Ty>) -> Typed {
+        crate::builtins::call(self, id, args, span, expected)
+    }
+}

@@ -1,0 +1,475 @@
+//! The bridge from programs to logic: the solver sort of each type, fresh logical values,
+//! facts from refined types, instantiation of refinement predicates, and proof obligations that
+//! become `refinement-unproven` / `refinement-unknown` diagnostics with the failing conjunct, the
+//! facts used and a counterexample.
+
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use cordon_smt::{Answer, FuncDecl, Query, Sort, Term};
+use cordon_syntax::{Code, Diagnostic, Span};
+
+use crate::checker::{Binding, Checker, Fact};
+use crate::ty::{Refinement, Ty};
+
+impl Checker<'_> {
+    /// The solver sort of values of a type, if they have a logical representation.
+    pub fn sort_of(&self, t: &Ty) -> Option<Sort> {
+        Some(match self.resolve(t).base() {
+            Ty::Int => Sort::Int,
+            Ty::Float => Sort::Real,
+            Ty::Bool => Sort::Bool,
+            Ty::Str => Sort::String,
+            Ty::Fn(_) | Ty::Cap(_) | Ty::Var(_) | Ty::Error | Ty::Refined(_) => return None,
+            other => Sort::Named(other.strip().to_string()),
+        })
+    }
+
+    /// A new logical constant named after `hint`, unique in this check.
+    pub fn fresh_name(&mut self, hint: &str) -> String {
+        let n = self.name_counts.entry(hint.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 && !hint.starts_with('_') { hint.to_string() } else { format!("{hint}#{n}") }
+    }
+
+    /// A fresh logical value of type `t` with the facts its refinements give.
+    pub fn fresh(&mut self, t: &Ty, hint: &str) -> Option<Term> {
+        let sort = self.sort_of(t)?;
+        let term = Term::Var(self.fresh_name(hint), sort);
+        self.assume(&term, t, hint);
+        Some(term)
+    }
+
+    pub fn add_fact(&mut self, term: Term, origin: impl Into<String>) {
+        if term != Term::Bool(true) {
+            self.facts.push(Fact { term, origin: origin.into() });
+        }
+    }
+
+    /// Records the facts that `term` has type `t`: its refinements, and those of its tuple
+    /// components and record fields.
+    pub fn assume(&mut self, term: &Term, t: &Ty, origin: &str) {
+        match self.resolve(t) {
+            Ty::Refined(r) => {
+                if let Some(fact) = self.instantiate(&r, term) {
+                    self.add_fact(fact, format!("{origin}: {{{}: {} | {}}}", r.var, r.base, r.text));
+                }
+                self.assume(term, &r.base, origin);
+            }
+            Ty::Tuple(ts) => {
+                for (i, c) in ts.iter().enumerate() {
+                    if has_refinement(c) {
+                        let sel = self.tuple_field(term, &Ty::Tuple(ts.clone()), i, c);
+                        if let Some(sel) = sel {
+                            self.assume(&sel, c, &format!("{origin}.{i}"));
+                        }
+                    }
+                }
+            }
+            Ty::Record(name) => {
+                let fields: Vec<(String, Ty)> =
+                    self.record_fields(&name).map(|(f, _)| f.to_vec()).unwrap_or_default();
+                for (f, ft) in fields {
+                    if has_refinement(&ft) {
+                        if let Some(sel) = self.record_field(term, &name, &f, &ft) {
+                            self.assume(&sel, &ft, &format!("{origin}.{f}"));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn declare(&mut self, name: &str, params: Vec<Sort>, ret: Sort) {
+        self.funcs
+            .entry(name.to_string())
+            .or_insert_with(|| FuncDecl { name: name.to_string(), params, ret });
+    }
+
+    pub fn record_field(&mut self, base: &Term, record: &str, field: &str, ft: &Ty) -> Option<Term> {
+        let ret = self.sort_of(ft)?;
+        let name = format!("{record}.{field}");
+        self.declare(&name, vec![Sort::Named(record.to_string())], ret);
+        Some(Term::App(name, vec![base.clone()]))
+    }
+
+    pub fn tuple_field(&mut self, base: &Term, tuple: &Ty, i: usize, ct: &Ty) -> Option<Term> {
+        let ret = self.sort_of(ct)?;
+        let sort = self.sort_of(tuple)?;
+        let name = format!("{tuple}.{i}", tuple = tuple.strip());
+        self.declare(&name, vec![sort], ret);
+        Some(Term::App(name, vec![base.clone()]))
+    }
+
+    /// `len(x)` for a string or list term; a list's length is declared non-negative.
+    pub fn length(&mut self, base: &Term, t: &Ty) -> Option<Term> {
+        match self.resolve(t).base() {
+            Ty::Str => Some(Term::StrLen(Box::new(base.clone()))),
+            Ty::List(_) => {
+                let sort = self.sort_of(t)?;
+                let name = format!("len[{}]", t.strip());
+                self.declare(&name, vec![sort], Sort::Int);
+                let app = Term::App(name, vec![base.clone()]);
+                let fact = Term::Le(Box::new(Term::Int(0)), Box::new(app.clone()));
+                self.add_fact(fact, "a list's length is not negative");
+                Some(app)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn measure_app(&mut self, name: &str, args: Vec<Term>, params: &[Ty], ret: &Ty) -> Option<Term> {
+        let sorts: Option<Vec<Sort>> = params.iter().map(|t| self.sort_of(t)).collect();
+        let ret = self.sort_of(ret)?;
+        self.declare(name, sorts?, ret);
+        Some(Term::App(name.to_string(), args))
+    }
+
+    /// Checks once, where a refinement type is written, that its predicate is a boolean in the
+    /// fragment; reports what is wrong otherwise.
+    pub fn check_predicate(&mut self, r: &Refinement) -> bool {
+        let probe_env: Vec<(String, Ty, Term)> = r
+            .env
+            .iter()
+            .filter_map(|(n, t, term)| {
+                let term = term.clone().or_else(|| self.sort_of(t).map(|s| Term::Var(n.clone(), s)));
+                term.map(|term| (n.clone(), t.clone(), term))
+            })
+            .collect();
+        let Some(sort) = self.sort_of(&r.base) else {
+            self.error(
+                Code::UnsupportedRefinement,
+                r.pred.span,
+                format!("values of type `{}` cannot be refined", r.base),
+            );
+            return false;
+        };
+        let probe = Term::Var(r.var.clone(), sort);
+        let before = self.diags.len();
+        let funcs = self.funcs.clone();
+        let ok = self.translate(r, &probe, &probe_env).is_some();
+        self.funcs = funcs;
+        ok && self.diags.len() == before
+    }
+
+    /// The predicate of `r` about the value `value`, or `None` if some name it mentions has no
+    /// term yet (an unclosed signature parameter).
+    pub fn instantiate(&mut self, r: &Refinement, value: &Term) -> Option<Term> {
+        let env: Option<Vec<(String, Ty, Term)>> =
+            r.env.iter().map(|(n, t, term)| term.clone().map(|term| (n.clone(), t.clone(), term))).collect();
+        let before = self.diags.len();
+        let result = self.translate(r, value, &env?);
+        // Problems with the predicate were reported where it was written.
+        self.diags.truncate(before);
+        result
+    }
+
+    /// Type checks the predicate in an isolated scope holding only `env` and the refined
+    /// variable, and returns its term.
+    fn translate(&mut self, r: &Refinement, value: &Term, env: &[(String, Ty, Term)]) -> Option<Term> {
+        let saved_len = self.scope.len();
+        let saved_barrier = self.barrier;
+        let saved_mode = self.in_refinement;
+        let saved_closures = std::mem::take(&mut self.closures);
+        let saved_loops = std::mem::take(&mut self.loops);
+        self.barrier = saved_len;
+        for (n, t, term) in env {
+            self.scope.push(Binding { name: n.clone(), ty: t.clone(), term: Some(term.clone()), span: r.span, lin: None });
+        }
+        self.scope.push(Binding { name: r.var.clone(), ty: r.base.clone(), term: Some(value.clone()), span: r.span, lin: None });
+        self.in_refinement = true;
+        let typed = self.check(&r.pred, &Ty::Bool);
+        self.in_refinement = saved_mode;
+        self.scope.truncate(saved_len);
+        self.barrier = saved_barrier;
+        self.closures = saved_closures;
+        self.loops = saved_loops;
+        typed.term
+    }
+
+    /// Replaces the missing terms of a signature's parameters in every refinement of `t`.
+    pub fn close(&self, t: &Ty, args: &[(String, Term)]) -> Ty {
+        match t {
+            Ty::Refined(r) => {
+                let env = r
+                    .env
+                    .iter()
+                    .map(|(n, ty, term)| {
+                        let term = term.clone().or_else(|| args.iter().find(|(a, _)| a == n).map(|(_, t)| t.clone()));
+                        (n.clone(), ty.clone(), term)
+                    })
+                    .collect();
+                Ty::Refined(Rc::new(Refinement { base: self.close(&r.base, args), env, ..(**r).clone() }))
+            }
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.close(t, args)).collect()),
+            Ty::List(t) => Ty::list(self.close(t, args)),
+            Ty::Option(t) => Ty::option(self.close(t, args)),
+            Ty::Result(a, b) => Ty::Result(Box::new(self.close(a, args)), Box::new(self.close(b, args))),
+            t => t.clone(),
+        }
+    }
+
+    /// Proves that `value` satisfies the refinements of `expected` (top level and tuple
+    /// components). Refinements nested in lists, options and functions must be the same
+    /// predicate in `got`.
+    pub fn prove_refinements(&mut self, value: Option<&Term>, got: &Ty, expected: &Ty, span: Span) {
+        let expected = self.resolve(expected);
+        match &expected {
+            Ty::Refined(r) => {
+                if let Ty::Refined(g) = got {
+                    if Rc::ptr_eq(g, r) {
+                        return;
+                    }
+                }
+                match value {
+                    Some(v) => self.prove(r, v, span),
+                    None => {
+                        self.error(Code::RefinementUnproven, span, format!("cannot prove `{}` for this value", r.text));
+                    }
+                }
+                let got_base = match got {
+                    Ty::Refined(g) => g.base.clone(),
+                    g => g.clone(),
+                };
+                self.prove_refinements(value, &got_base, &r.base, span);
+            }
+            Ty::Tuple(ts) => {
+                let got = self.resolve(got);
+                let got_parts: Vec<Ty> = match got.base() {
+                    Ty::Tuple(gs) if gs.len() == ts.len() => gs.clone(),
+                    _ => ts.iter().map(Ty::strip).collect(),
+                };
+                for (i, (e, g)) in ts.iter().zip(&got_parts).enumerate() {
+                    if has_refinement(e) {
+                        let sel = value.and_then(|v| self.tuple_field(v, &expected, i, e));
+                        self.prove_refinements(sel.as_ref(), g, e, span);
+                    }
+                }
+            }
+            Ty::List(_) | Ty::Option(_) | Ty::Result(..) | Ty::Fn(_) | Ty::Opaque(..) => {
+                if has_refinement(&expected) && refinement_shape(got) != refinement_shape(&expected) {
+                    let got = self.resolve(got);
+                    self.diags.push(
+                        Diagnostic::error(Code::RefinementUnproven, span, format!("cannot prove this value has type `{expected}`"))
+                            .with_primary_label(format!("this has type `{got}`"))
+                            .with_note("refinements inside lists, options, results and function types must match exactly"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Proves `r` of `value` from the current facts, conjunct by conjunct.
+    fn prove(&mut self, r: &Refinement, value: &Term, span: Span) {
+        let Some(goal) = self.instantiate(r, value) else {
+            self.error(
+                Code::RefinementUnproven,
+                span,
+                format!("cannot prove `{}`: it depends on a value that is not known here", r.text),
+            );
+            return;
+        };
+        let texts = conjunct_texts(&r.pred, self)
+            .into_iter()
+            .map(|t| format!("`{t}` where `{}` is this value", r.var))
+            .collect();
+        let obligation = Obligation {
+            label: format!("must satisfy `{{{}: {} | {}}}`", r.var, r.base, r.text),
+            required_at: Some(r.span),
+        };
+        self.prove_conjuncts(goal, texts, span, &obligation);
+    }
+
+    /// Proves a built-in obligation (an index in bounds, a divisor not 0).
+    pub fn prove_goal(&mut self, goal: Term, texts: Vec<String>, span: Span, label: &str) {
+        let texts = texts.into_iter().map(|t| format!("`{t}`")).collect();
+        self.prove_conjuncts(goal, texts, span, &Obligation { label: label.to_string(), required_at: None });
+    }
+
+    fn prove_conjuncts(&mut self, goal: Term, texts: Vec<String>, span: Span, ob: &Obligation) {
+        let conjuncts = match goal {
+            Term::And(cs) if cs.len() == texts.len() => cs,
+            g => vec![g],
+        };
+        let whole = texts.join(" and ");
+        for (i, conjunct) in conjuncts.iter().enumerate() {
+            let text = if conjuncts.len() == 1 { whole.clone() } else { texts.get(i).cloned().unwrap_or_default() };
+            let (hypotheses, origins) = self.relevant_facts(conjunct);
+            let query = Query { funcs: self.funcs.values().cloned().collect(), hypotheses, goal: conjunct.clone() };
+            let facts_note = if origins.is_empty() {
+                "facts used: none are known here".to_string()
+            } else {
+                format!("facts used: {}", origins.join("; "))
+            };
+            let mut d = match self.solver.check(&query) {
+                Answer::Valid => continue,
+                Answer::Invalid { counterexample } => {
+                    let mut d = Diagnostic::error(Code::RefinementUnproven, span, format!("cannot prove {text}"))
+                        .with_primary_label(ob.label.clone())
+                        .with_note(facts_note);
+                    let shown: Vec<String> = counterexample
+                        .iter()
+                        .filter(|(n, _)| !n.starts_with('_') && !n.contains("!val!"))
+                        .map(|(n, v)| format!("{} = {v}", readable(n)))
+                        .collect();
+                    if !shown.is_empty() {
+                        d = d.with_note(format!("counterexample: {}", shown.join(", ")));
+                    }
+                    d.with_help("check it first with `if`, or pass a value known to satisfy it")
+                }
+                Answer::Unknown { reason } => Diagnostic::error(
+                    Code::RefinementUnknown,
+                    span,
+                    format!("the solver could not decide {text}: rejected, never assumed"),
+                )
+                .with_primary_label(ob.label.clone())
+                .with_note(format!("solver: {reason}"))
+                .with_note(facts_note)
+                .with_help("simplify the condition or check it explicitly with `if`"),
+            };
+            if let Some(at) = ob.required_at {
+                d = d.with_label(at, "required by this refinement");
+            }
+            self.diags.push(d);
+            return;
+        }
+    }
+
+    /// The facts that share constants with the goal, transitively.
+    fn relevant_facts(&self, goal: &Term) -> (Vec<Term>, Vec<String>) {
+        let mut names: HashSet<String> = HashSet::new();
+        vars_of(goal, &mut names);
+        let fact_vars: Vec<HashSet<String>> = self
+            .facts
+            .iter()
+            .map(|f| {
+                let mut s = HashSet::new();
+                vars_of(&f.term, &mut s);
+                s
+            })
+            .collect();
+        let mut taken = vec![false; self.facts.len()];
+        loop {
+            let mut changed = false;
+            for (i, vs) in fact_vars.iter().enumerate() {
+                if !taken[i] && (vs.is_empty() || vs.iter().any(|v| names.contains(v))) {
+                    taken[i] = true;
+                    changed = true;
+                    names.extend(vs.iter().cloned());
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut hyps = Vec::new();
+        let mut origins: Vec<String> = Vec::new();
+        for (i, f) in self.facts.iter().enumerate() {
+            if taken[i] {
+                hyps.push(f.term.clone());
+                if !f.origin.is_empty() && !origins.contains(&f.origin) && !f.origin.starts_with("a list's length") {
+                    origins.push(f.origin.clone());
+                }
+            }
+        }
+        (hyps, origins)
+    }
+}
+
+/// What an obligation is about, for its diagnostic.
+struct Obligation {
+    label: String,
+    /// Where the refinement was written, if it was.
+    required_at: Option<Span>,
+}
+
+/// Names the counterexample after source names: `Repo.private(r)` reads `r.private`.
+fn readable(n: &str) -> String {
+    let n = n.to_string();
+    if let Some((func, arg)) = n.strip_suffix(')').and_then(|s| s.split_once('(')) {
+        if let Some((_, field)) = func.rsplit_once('.') {
+            if !func.starts_with("len[") && !arg.contains(',') {
+                return format!("{arg}.{field}");
+            }
+        }
+        if func.starts_with("len[") {
+            return format!("len({arg})");
+        }
+    }
+    n
+}
+
+/// The source text of each top-level `&&` conjunct of a predicate.
+fn conjunct_texts(pred: &cordon_syntax::ast::Expr, c: &Checker<'_>) -> Vec<String> {
+    use cordon_syntax::ast::{BinOp, ExprKind};
+    fn go(e: &cordon_syntax::ast::Expr, c: &Checker<'_>, out: &mut Vec<String>) {
+        if let ExprKind::Binary { op: BinOp::And, lhs, rhs } = &e.kind {
+            go(lhs, c, out);
+            go(rhs, c, out);
+        } else {
+            out.push(c.text(e.span).to_string());
+        }
+    }
+    let mut out = Vec::new();
+    go(pred, c, &mut out);
+    out
+}
+
+pub fn vars_of(t: &Term, out: &mut HashSet<String>) {
+    match t {
+        Term::Var(n, _) => {
+            out.insert(n.clone());
+        }
+        Term::Bool(_) | Term::Int(_) | Term::Real(..) | Term::Str(_) => {}
+        Term::App(_, args) | Term::And(args) | Term::Or(args) | Term::Add(args) | Term::StrConcat(args) => {
+            args.iter().for_each(|a| vars_of(a, out));
+        }
+        Term::Not(a) | Term::Neg(a) | Term::StrLen(a) => vars_of(a, out),
+        Term::Implies(a, b) | Term::Eq(a, b) | Term::Lt(a, b) | Term::Le(a, b) | Term::Sub(a, b) | Term::Mul(a, b) => {
+            vars_of(a, out);
+            vars_of(b, out);
+        }
+        Term::Ite(a, b, c) => {
+            vars_of(a, out);
+            vars_of(b, out);
+            vars_of(c, out);
+        }
+    }
+}
+
+pub fn has_refinement(t: &Ty) -> bool {
+    let mut found = false;
+    t.any_part(&mut |t| {
+        found |= matches!(t, Ty::Refined(_)) || matches!(t, Ty::Fn(f) if f.params.iter().chain([&f.ret]).any(has_refinement));
+        found
+    });
+    found
+}
+
+/// The refinement texts of a type, in order, for comparing nested refinements.
+fn refinement_shape(t: &Ty) -> Vec<String> {
+    let mut out = Vec::new();
+    fn go(t: &Ty, out: &mut Vec<String>) {
+        match t {
+            Ty::Refined(r) => {
+                out.push(r.text.to_string());
+                go(&r.base, out);
+            }
+            Ty::Tuple(ts) | Ty::Opaque(_, ts) => ts.iter().for_each(|t| go(t, out)),
+            Ty::List(t) | Ty::Option(t) => go(t, out),
+            Ty::Result(a, b) => {
+                go(a, out);
+                go(b, out);
+            }
+            Ty::Fn(f) => {
+                f.params.iter().for_each(|t| go(t, out));
+                go(&f.ret, out);
+            }
+            _ => {}
+        }
+    }
+    go(t, &mut out);
+    out
+}

@@ -1,0 +1,150 @@
+//! Runs the conformance corpus: every program under `tests/corpus/accept` must check without
+//! errors, and every program under `tests/corpus/reject` must give exactly the errors marked on
+//! its lines with `//~ ERROR code`. See `tests/corpus/README.md` for the format.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cordon_syntax::{Code, SourceMap};
+use cordon_types::{CheckOptions, check};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn cord_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            cord_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "cord") {
+            out.push(path);
+        }
+    }
+}
+
+/// (line, code) pairs, counted.
+type Expectations = BTreeMap<(u32, String), usize>;
+
+fn expected_errors(text: &str) -> Result<Expectations, String> {
+    let mut out = Expectations::new();
+    for (i, line) in text.lines().enumerate() {
+        for part in line.split("//~").skip(1) {
+            let code = part.trim().strip_prefix("ERROR").map(str::trim).and_then(|c| c.split_whitespace().next());
+            match code {
+                Some(c) if Code::from_str(c).is_some() => *out.entry((i as u32 + 1, c.to_string())).or_default() += 1,
+                _ => return Err(format!("line {}: malformed expectation `//~{part}`", i + 1)),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks one corpus file; returns a description of every mismatch.
+fn run_case(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut sources = SourceMap::new();
+    let mut policies = Vec::new();
+    for line in text.lines() {
+        let Some(p) = line.strip_prefix("//@ policy:") else { continue };
+        let p = p.trim();
+        let policy_text = std::fs::read_to_string(repo_root().join(p)).map_err(|e| format!("policy {p}: {e}"))?;
+        policies.push(sources.add(p, policy_text));
+    }
+    let name = path.strip_prefix(repo_root()).unwrap_or(path).display().to_string();
+    // An inline policy is everything before `//@ plan`; both parts keep the file's line numbers.
+    let plan_text = match text.lines().position(|l| l.trim_end() == "//@ plan") {
+        Some(marker) => {
+            let policy: Vec<&str> = text.lines().take(marker).collect();
+            policies.push(sources.add(format!("{name}#policy"), policy.join("\n")));
+            let blank = "\n".repeat(marker + 1);
+            let rest: Vec<&str> = text.lines().skip(marker + 1).collect();
+            format!("{blank}{}", rest.join("\n"))
+        }
+        None => text.clone(),
+    };
+    let plan = sources.add(name.clone(), plan_text);
+    let outcome = check(&sources, &policies, Some(plan), &CheckOptions::default());
+    let mut got = Expectations::new();
+    let mut foreign = Vec::new();
+    for d in outcome.diagnostics.iter().filter(|d| d.is_error()) {
+        let span = d.span();
+        let file = sources.file(span.file);
+        if file.name != name && !file.name.ends_with("#policy") {
+            foreign.push(format!("{}:{}: {} {}", file.name, file.line_col(span.start).0, d.code.as_str(), d.message));
+            continue;
+        }
+        *got.entry((file.line_col(span.start).0, d.code.as_str().to_string())).or_default() += 1;
+    }
+    let expected = expected_errors(&text)?;
+    if got == expected && foreign.is_empty() {
+        return Ok(());
+    }
+    let mut report = Vec::new();
+    for ((line, code), n) in &expected {
+        let g = got.get(&(*line, code.clone())).copied().unwrap_or(0);
+        if g < *n {
+            report.push(format!("  line {line}: expected {code}, not reported"));
+        }
+    }
+    for ((line, code), n) in &got {
+        let e = expected.get(&(*line, code.clone())).copied().unwrap_or(0);
+        if *n > e {
+            let msg = outcome
+                .diagnostics
+                .iter()
+                .find(|d| d.code.as_str() == code && sources.file(d.span().file).line_col(d.span().start).0 == *line)
+                .map(|d| d.message.clone())
+                .unwrap_or_default();
+            report.push(format!("  line {line}: unexpected {code}: {msg}"));
+        }
+    }
+    for f in foreign {
+        report.push(format!("  in a policy: {f}"));
+    }
+    Err(report.join("\n"))
+}
+
+#[test]
+fn corpus() {
+    let root = repo_root().join("tests/corpus");
+    let mut accept = Vec::new();
+    let mut reject = Vec::new();
+    cord_files(&root.join("accept"), &mut accept);
+    cord_files(&root.join("reject"), &mut reject);
+    accept.sort();
+    reject.sort();
+    let mut failures = Vec::new();
+    for path in &reject {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if !text.contains("//~ ERROR") {
+            failures.push(format!("{}: a reject case must mark an expected error", path.display()));
+        }
+    }
+    for path in &accept {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.contains("//~") {
+            failures.push(format!("{}: an accept case cannot expect errors", path.display()));
+        }
+    }
+    let all: Vec<&PathBuf> = accept.iter().chain(&reject).collect();
+    let results: Vec<(String, Result<(), String>)> = std::thread::scope(|s| {
+        let workers = 2;
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let chunk: Vec<&PathBuf> = all.iter().skip(w).step_by(workers).copied().collect();
+                s.spawn(move || chunk.into_iter().map(|p| (p.display().to_string(), run_case(p))).collect::<Vec<_>>())
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    for (path, r) in results {
+        if let Err(e) = r {
+            failures.push(format!("{path}:\n{e}"));
+        }
+    }
+    println!("corpus: {} accept, {} reject", accept.len(), reject.len());
+    assert!(accept.len() >= 180 && reject.len() >= 200, "the corpus shrank: {} accept, {} reject", accept.len(), reject.len());
+    assert!(failures.is_empty(), "{} corpus case(s) failed:\n{}", failures.len(), failures.join("\n"));
+}
