@@ -7,8 +7,12 @@
 //! as a rejection.
 
 mod backend;
+mod counterexample;
+mod display;
+mod encode;
+mod sortcheck;
 
-pub use backend::Solver;
+pub use backend::{DEFAULT_TIMEOUT_MS, Solver, SolverStats};
 
 /// The sort of a term.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

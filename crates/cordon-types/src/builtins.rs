@@ -50,8 +50,8 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, span: Span) -> Result<Shap
             let u = c.new_var(span);
             s(vec![u.clone(), Ty::func(vec![u.clone(), (**t).clone()], u.clone())], u)
         }
-        ("sum", Ty::List(t)) if matches!(**t, Ty::Int | Ty::Float) => s(vec![], (**t).clone()),
-        ("sum", _) => Err("a `List[Int]` or `List[Float]`"),
+        ("sum", Ty::List(t)) if matches!(**t, Ty::Int) => s(vec![], Ty::Int),
+        ("sum", _) => Err("a `List[Int]`"),
         ("reverse", Ty::List(_)) => s(vec![], first.clone()),
         ("first" | "last", Ty::List(t)) => s(vec![], Ty::option((**t).clone())),
         ("join", Ty::List(t)) if matches!(**t, Ty::Str) => s(vec![Ty::Str], Ty::Str),
@@ -104,9 +104,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span, expecte
     let first = c.infer(first_expr);
     let ft = c.resolve(&first.ty).base().strip();
     if ft.is_error() {
-        rest.iter().for_each(|a| {
-            c.infer(a);
-        });
+        c.infer_after_error(rest.iter().copied());
         return Typed::error();
     }
     if let Ty::Var(_) = ft {
@@ -123,18 +121,14 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span, expecte
         Ok(sh) => sh,
         Err(wanted) => {
             c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` needs {wanted}, found `{ft}`"));
-            rest.iter().for_each(|a| {
-                c.infer(a);
-            });
+            c.infer_after_error(rest.iter().copied());
             return Typed::error();
         }
     };
     if sh.rest.len() != rest.len() {
         let n = sh.rest.len() + 1;
         c.error(Code::WrongArgCount, span, format!("`{name}` takes {n} argument{}, found {}", plural(n), args.len()));
-        rest.iter().for_each(|a| {
-            c.infer(a);
-        });
+        c.infer_after_error(rest.iter().copied());
         return { let r = c.resolve(&sh.ret); c.fresh_typed(r, "_builtin") };
     }
     let mut terms = vec![first.term.clone()];

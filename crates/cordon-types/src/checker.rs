@@ -700,7 +700,7 @@ impl<'a> Checker<'a> {
         match self.resolve(t).base() {
             Ty::Linear(_) => true,
             Ty::Tuple(ts) => ts.iter().any(|t| self.is_linear_rec(t, seen)),
-            Ty::Option(t) | Ty::List(t) => self.is_linear_rec(t, seen),
+            Ty::Option(t) => self.is_linear_rec(t, seen),
             Ty::Result(a, b) => self.is_linear_rec(a, seen) || self.is_linear_rec(b, seen),
             Ty::Record(n) | Ty::Enum(n) => {
                 if seen.contains(n) {

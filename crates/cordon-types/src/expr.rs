@@ -156,8 +156,9 @@ impl Checker<'_> {
                 .help = Some("refinements use literals, names, fields, `len`, measures, `+ -`, comparisons and `&& || !`".into());
             return Typed::error();
         }
+        let before = self.diags.len();
         let typed = self.infer_kind(e, expected);
-        if self.in_refinement && typed.term.is_none() && !typed.ty.is_error() {
+        if self.in_refinement && typed.term.is_none() && !typed.ty.is_error() && self.diags.len() == before {
             self.error(Code::UnsupportedRefinement, e.span, "this cannot be expressed in a refinement");
             return Typed::error();
         }
@@ -192,6 +193,16 @@ impl Checker<'_> {
             ExprKind::Closure { params, ret, body } => self.check_closure(params, ret.as_ref(), body, None),
             ExprKind::Cast { expr, ty } => self.check_cast(expr, ty, span),
             ExprKind::Hole { ty, args } => self.check_hole(e, ty.as_ref(), args, expected),
+        }
+    }
+
+    /// Checks the arguments of a call that already failed, for the errors inside them; closures
+    /// are skipped, since without the call's types their parameters cannot be known.
+    pub fn infer_after_error<'e>(&mut self, args: impl IntoIterator<Item = &'e Expr>) {
+        for a in args {
+            if !matches!(a.kind, ExprKind::Closure { .. }) {
+                self.infer(a);
+            }
         }
     }
 
@@ -305,9 +316,11 @@ impl Checker<'_> {
         if captured {
             self.error(Code::LinearCaptured, span, format!("a closure cannot capture the linear value `{name}`"))
                 .help = Some("pass it as an argument instead".into());
+            self.scope[i].lin = Some(Lin::Consumed(span));
             return Typed { ty, term };
         }
         if self.loops.last().is_some_and(|&l| l > i) {
+            self.scope[i].lin = Some(Lin::Consumed(span));
             self.diags.push(
                 Diagnostic::error(Code::LinearInLoop, span, format!("the linear value `{name}` would be used on every iteration"))
                     .with_primary_label("used inside the loop")
@@ -349,14 +362,30 @@ impl Checker<'_> {
         };
         let mut tys = Vec::new();
         let mut terms = Vec::new();
+        let before = self.diags.len();
         for (i, e) in es.iter().enumerate() {
+            // After one element is wrong, the others are only inferred: one error per tuple.
             let t = match &exp {
-                Some(ts) => self.check(e, &ts[i]),
-                None => self.infer(e),
+                Some(ts) if self.diags.len() == before => {
+                    let t = self.check(e, &ts[i]);
+                    if !self.is_second_class(&ts[i]) {
+                        self.store(&t, e.span);
+                    }
+                    t
+                }
+                _ => {
+                    let t = self.infer(e);
+                    if self.diags.len() == before {
+                        self.store(&t, e.span);
+                    }
+                    t
+                }
             };
-            self.store(&t, e.span);
             tys.push(t.ty.clone());
             terms.push(t.term);
+        }
+        if self.diags.len() > before && exp.is_some() {
+            return Typed::error();
         }
         let ty = Ty::Tuple(tys.clone());
         let term = self.fresh(&Ty::Tuple(tys.iter().map(Ty::strip).collect()), "_tuple");
@@ -379,13 +408,21 @@ impl Checker<'_> {
                 None => self.new_var(span),
             },
         };
+        let lin_before = self.lin_state();
+        // A capability element type in an annotation was reported where it was written.
+        let mut stored = self.is_second_class(&elem);
         for e in es {
             let t = self.check(e, &elem);
-            self.store(&t, e.span);
+            if !stored && self.is_second_class(&t.ty) {
+                self.store(&t, e.span);
+                stored = true;
+            }
         }
-        if self.is_linear(&elem) {
+        if self.is_linear(&elem) || matches!(self.resolve(&elem).base(), Ty::Linear(_)) {
             self.error(Code::LinearInCollection, span, "a list cannot hold linear values")
                 .help = Some("a list could copy or drop its elements; keep linear values in separate bindings".into());
+            // The elements stay with their owners, so later uses are not reported again.
+            self.lin_restore(&lin_before);
         }
         let ty = Ty::list(elem);
         let term = self.fresh(&ty.strip(), "_list");
@@ -581,6 +618,9 @@ impl Checker<'_> {
                 }
                 let r = self.check(rhs, &Ty::Bool);
                 self.facts.truncate(mark);
+                if l.ty.is_error() || r.ty.is_error() {
+                    return Typed::error();
+                }
                 let term = match (l.term, r.term) {
                     (Some(a), Some(b)) if op == BinOp::And => Some(Term::And(vec![a, b])),
                     (Some(a), Some(b)) => Some(Term::Or(vec![a, b])),
@@ -599,6 +639,9 @@ impl Checker<'_> {
                 if let Ty::Var(_) = lt.base() {
                     self.error(Code::CannotInfer, lhs.span, "the type of this value must be known here");
                 }
+                if lt.is_error() || r.ty.is_error() {
+                    return Typed::error();
+                }
                 let term = match (l.term, r.term) {
                     (Some(a), Some(b)) => {
                         let eq = Term::Eq(Box::new(a), Box::new(b));
@@ -610,7 +653,10 @@ impl Checker<'_> {
                 Typed { ty: Ty::Bool, term }
             }
             BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                let (_, l, r) = self.numeric_operands(op, lhs, rhs, false);
+                let (ty, l, r) = self.numeric_operands(op, lhs, rhs, false);
+                if ty.is_error() {
+                    return Typed::error();
+                }
                 let term = match (l, r) {
                     (Some(a), Some(b)) => Some(match op {
                         BinOp::Lt => Term::Lt(Box::new(a), Box::new(b)),
@@ -665,6 +711,10 @@ impl Checker<'_> {
     fn numeric_operands(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr, strings: bool) -> (Ty, Option<Term>, Option<Term>) {
         let l = self.infer(lhs);
         let lt = self.resolve(&l.ty).base().strip();
+        if lt.is_error() {
+            self.infer(rhs);
+            return (Ty::Error, None, None);
+        }
         let ok = |t: &Ty| matches!(t, Ty::Int | Ty::Float | Ty::Error) || (strings && matches!(t, Ty::Str));
         let lt = if let Ty::Var(_) = lt {
             let r = self.infer(rhs);
@@ -782,6 +832,7 @@ impl Checker<'_> {
         let mut result_ty: Option<Ty> = expected.cloned();
         let mut states = Vec::new();
         let mut earlier_literals: Vec<Term> = Vec::new();
+        let mut pattern_errors = false;
         for arm in arms {
             self.lin_restore(&before);
             let depth = self.scope.len();
@@ -796,7 +847,9 @@ impl Checker<'_> {
                     arm_lit = Some(eq);
                 }
             }
+            let before = self.diags.len();
             self.bind_pattern(&arm.pat, &sty, s.term.clone(), true);
+            pattern_errors |= self.diags.len() > before;
             if let Some(g) = &arm.guard {
                 let gt = self.check(g, &Ty::Bool);
                 if let Some(t) = gt.term {
@@ -825,7 +878,7 @@ impl Checker<'_> {
             states.push(before);
         }
         self.lin_join(&states, keyword_span(e.span, 5), "`match`");
-        if !sty.is_error() {
+        if !sty.is_error() && !pattern_errors {
             self.check_exhaustive(&sty, arms, keyword_span(e.span, 5));
         }
         let ty = result_ty.unwrap_or_else(|| if arms.is_empty() { Ty::Unit } else { Ty::Error });
@@ -1089,27 +1142,46 @@ impl Checker<'_> {
         }
         let depth = self.scope.len();
         let mut ptys = Vec::new();
-        let mut bindings = Vec::new();
+        let mut bindings: Vec<(Ident, Ty)> = Vec::new();
+        let mut uninferred: Vec<&str> = Vec::new();
         for (i, p) in params.iter().enumerate() {
+            if bindings.iter().any(|(b, _)| b.name == p.name.name) {
+                self.error(Code::DuplicateDefinition, p.name.span, format!("the parameter `{}` is already defined", p.name.name));
+            }
             let from_context = expected.and_then(|f| f.params.get(i)).cloned();
+            // On a mismatch the body sees the annotation and the caller sees its own type, so the
+            // one mistake is reported once.
+            let mut outer = None;
             let ty = match (&p.ty, &from_context) {
                 (Some(te), ctx) => {
                     let t = self.resolve_type(te, &[]);
-                    if let Some(ctx) = ctx {
-                        if !self.unify(&t, ctx) {
+                    match ctx {
+                        Some(ctx) if !self.unify(&t, ctx) => {
                             self.mismatch(te.span, ctx, &t);
-                        } else if crate::logic::has_refinement(&t) {
+                            outer = Some(ctx.clone());
+                            t
+                        }
+                        Some(ctx) if crate::logic::has_refinement(&t) => {
                             let g = ctx.clone();
                             self.prove_refinements(None, &g, &t, te.span);
+                            t
                         }
+                        _ => t,
                     }
-                    t
                 }
                 (None, Some(ctx)) => ctx.clone(),
-                (None, None) => self.new_var(p.name.span),
+                (None, None) => {
+                    uninferred.push(&p.name.name);
+                    Ty::Error
+                }
             };
-            ptys.push(ty.clone());
+            ptys.push(outer.unwrap_or_else(|| ty.clone()));
             bindings.push((p.name.clone(), ty));
+        }
+        if let Some(first) = params.iter().find(|p| p.ty.is_none() && expected.is_none()) {
+            let names = uninferred.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            self.error(Code::CannotInfer, first.name.span, format!("the type of {names} cannot be inferred here"))
+                .help = Some(format!("annotate it: `|{}: Int| ..`", first.name.name));
         }
         self.closures.push(ClosureFrame { depth, captures_capability: false });
         let saved_loops = std::mem::take(&mut self.loops);
@@ -1199,9 +1271,7 @@ impl Checker<'_> {
     fn check_variant(&mut self, ty: &Ident, variant: &Ident, args: Option<&[Expr]>, span: Span) -> Typed {
         let Some(info) = self.types.get(&ty.name).cloned() else {
             self.error(Code::UndefinedType, ty.span, format!("the type `{}` is not defined", ty.name));
-            args.unwrap_or(&[]).iter().for_each(|a| {
-                self.infer(a);
-            });
+            self.infer_after_error(args.unwrap_or(&[]));
             return Typed::error();
         };
         let TypeDef::Enum { variants } = info.def else {
@@ -1250,14 +1320,12 @@ impl Checker<'_> {
                             return self.call_measure(&sig, &argv, span);
                         }
                         self.measure_misuse(id);
-                        argv.iter().for_each(|a| {
-                            self.infer(a);
-                        });
+                        self.infer_after_error(argv.iter().copied());
                         return Typed::error();
                     }
                     _ => {}
                 }
-                if crate::builtins::is_builtin(&id.name) {
+                if crate::builtins::is_builtin(&id.name) && !(self.in_refinement && id.name != "len") {
                     return self.call_builtin(id, &argv, span, expected);
                 }
                 if let Some(info) = self.types.get(&id.name) {
@@ -1268,9 +1336,7 @@ impl Checker<'_> {
                         self.error(Code::NotCallable, callee.span, format!("the type `{}` cannot be called", id.name))
                             .help = Some(format!("build a record with `{} {{ field: value, .. }}`", id.name));
                     }
-                    argv.iter().for_each(|a| {
-                        self.infer(a);
-                    });
+                    self.infer_after_error(argv.iter().copied());
                     return Typed::error();
                 }
             }
@@ -1293,16 +1359,12 @@ impl Checker<'_> {
                 self.call_signature(&sig, &argv, span, None)
             }
             Ty::Error => {
-                argv.iter().for_each(|a| {
-                    self.infer(a);
-                });
+                self.infer_after_error(argv.iter().copied());
                 Typed::error()
             }
             other => {
                 self.error(Code::NotCallable, callee.span, format!("a value of type `{other}` cannot be called"));
-                argv.iter().for_each(|a| {
-                    self.infer(a);
-                });
+                self.infer_after_error(argv.iter().copied());
                 Typed::error()
             }
         }
@@ -1311,9 +1373,7 @@ impl Checker<'_> {
     fn check_constructor(&mut self, id: &Ident, args: &[Expr], span: Span, expected: Option<&Ty>) -> Typed {
         let [arg] = args else {
             self.error(Code::WrongArgCount, span, format!("`{}` takes one argument, found {}", id.name, args.len()));
-            args.iter().for_each(|a| {
-                self.infer(a);
-            });
+            self.infer_after_error(args);
             return Typed::error();
         };
         let exp = expected.map(|t| self.resolve(t));
@@ -1321,7 +1381,9 @@ impl Checker<'_> {
             ("Some", Some(Ty::Option(t))) => {
                 let t = (**t).clone();
                 let a = self.check(arg, &t);
-                self.store(&a, arg.span);
+                if !self.is_second_class(&t) {
+                    self.store(&a, arg.span);
+                }
                 Ty::option(t)
             }
             ("Some", _) => {
@@ -1331,8 +1393,11 @@ impl Checker<'_> {
             }
             ("Ok" | "Err", Some(Ty::Result(t, e))) => {
                 let (t, e) = ((**t).clone(), (**e).clone());
-                let a = self.check(arg, if id.name == "Ok" { &t } else { &e });
-                self.store(&a, arg.span);
+                let part = if id.name == "Ok" { t.clone() } else { e.clone() };
+                let a = self.check(arg, &part);
+                if !self.is_second_class(&part) {
+                    self.store(&a, arg.span);
+                }
                 Ty::Result(Box::new(t), Box::new(e))
             }
             (name, _) => {
@@ -1373,6 +1438,12 @@ impl Checker<'_> {
                 }
             }
         }
+        if let Some(ValueDef::Measure(_)) = self.values.get(&method.name) {
+            self.measure_misuse(method);
+            self.infer(receiver);
+            self.infer_after_error(args);
+            return Typed::error();
+        }
         let argv: Args<'_> = std::iter::once(receiver).chain(args.iter()).collect();
         if crate::builtins::is_builtin(&method.name) && !self.values.contains_key(&method.name) {
             return self.call_builtin(method, &argv, span, expected);
@@ -1395,9 +1466,7 @@ impl Checker<'_> {
             }
             self.diags.push(d);
         }
-        args.iter().for_each(|a| {
-            self.infer(a);
-        });
+        self.infer_after_error(args);
         Typed::error()
     }
 
@@ -1419,9 +1488,7 @@ impl Checker<'_> {
                 d = d.with_help(format!("its tools are {names}"));
             }
             self.diags.push(d);
-            args.iter().for_each(|a| {
-                self.infer(a);
-            });
+            self.infer_after_error(args);
             return Typed::error();
         };
         let argv: Args<'_> = args.iter().collect();
@@ -1442,9 +1509,7 @@ impl Checker<'_> {
                 Diagnostic::error(Code::WrongArgCount, span, format!("{what} takes {n} argument{}, found {}", plural(n), args.len()))
                     .with_label(sig.span, format!("declared as `{}({params})`", sig.name)),
             );
-            args.iter().for_each(|a| {
-                self.infer(a);
-            });
+            self.infer_after_error(args.iter().copied());
             return self.fresh_typed(sig.ret.strip(), "_call");
         }
         let mut actual: Vec<(String, Term)> = Vec::new();

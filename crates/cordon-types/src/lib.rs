@@ -44,7 +44,7 @@ impl Default for CheckOptions {
 }
 
 /// The result of checking: every diagnostic, sorted by position; the program is accepted if
-/// and only if none is an error.
+/// and only if none is an error. A program with syntax errors gets only those.
 #[derive(Debug)]
 pub struct Outcome {
     pub diagnostics: Vec<Diagnostic>,
@@ -69,6 +69,11 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         let parsed = cordon_syntax::parse(file, &sources.file(file).text);
         diagnostics.extend(parsed.diagnostics);
         modules.push((role, parsed.module));
+    }
+    // A tree with syntax errors is incomplete: checking it would report their echoes. Every
+    // syntax error is reported; type errors come once the program parses.
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Outcome { diagnostics, solver_queries: 0, solver_cache_hits: 0, holes: 0 };
     }
     let mut checker = Checker::new(sources, options);
     let roles: Vec<(Role, &Module)> = modules.iter().map(|(r, m)| (*r, m)).collect();
@@ -156,7 +161,8 @@ impl Checker<'_> {
         let names: Vec<_> = decl.params.iter().map(|p| p.name.clone()).collect();
         let ret = self.enter_params(&names, &sig.params, &sig.ret);
         let body = self.check_block(&decl.body, Some(&ret));
-        if self.is_second_class(&body.ty) {
+        // A declared capability result was reported at the signature.
+        if self.is_second_class(&body.ty) && !self.is_second_class(&sig.ret) {
             let span = decl.body.tail.as_ref().map_or(decl.body.span, |t| t.span);
             self.capability_escapes(span);
         }

@@ -34,6 +34,9 @@ impl Checker<'_> {
 
     /// A fresh logical value of type `t` with the facts its refinements give.
     pub fn fresh(&mut self, t: &Ty, hint: &str) -> Option<Term> {
+        if self.in_refinement {
+            return None;
+        }
         let sort = self.sort_of(t)?;
         let term = Term::Var(self.fresh_name(hint), sort);
         self.assume(&term, t, hint);
@@ -97,7 +100,7 @@ impl Checker<'_> {
     pub fn tuple_field(&mut self, base: &Term, tuple: &Ty, i: usize, ct: &Ty) -> Option<Term> {
         let ret = self.sort_of(ct)?;
         let sort = self.sort_of(tuple)?;
-        let name = format!("{tuple}.{i}", tuple = tuple.strip());
+        let name = format!("{tuple}.{i}", tuple = self.resolve(tuple).strip());
         self.declare(&name, vec![sort], ret);
         Some(Term::App(name, vec![base.clone()]))
     }
@@ -108,7 +111,7 @@ impl Checker<'_> {
             Ty::Str => Some(Term::StrLen(Box::new(base.clone()))),
             Ty::List(_) => {
                 let sort = self.sort_of(t)?;
-                let name = format!("len[{}]", t.strip());
+                let name = format!("len[{}]", self.resolve(t).strip());
                 self.declare(&name, vec![sort], Sort::Int);
                 let app = Term::App(name, vec![base.clone()]);
                 let fact = Term::Le(Box::new(Term::Int(0)), Box::new(app.clone()));
@@ -156,10 +159,15 @@ impl Checker<'_> {
     /// The predicate of `r` about the value `value`, or `None` if some name it mentions has no
     /// term yet (an unclosed signature parameter).
     pub fn instantiate(&mut self, r: &Refinement, value: &Term) -> Option<Term> {
-        let env: Option<Vec<(String, Ty, Term)>> =
-            r.env.iter().map(|(n, t, term)| term.clone().map(|term| (n.clone(), t.clone(), term))).collect();
+        // Names without a term (a capability parameter) cannot occur in a well-formed predicate;
+        // if one does, translation fails and the obligation is not proved.
+        let env: Vec<(String, Ty, Term)> = r
+            .env
+            .iter()
+            .filter_map(|(n, t, term)| term.clone().map(|term| (n.clone(), t.clone(), term)))
+            .collect();
         let before = self.diags.len();
-        let result = self.translate(r, value, &env?);
+        let result = self.translate(r, value, &env);
         // Problems with the predicate were reported where it was written.
         self.diags.truncate(before);
         result

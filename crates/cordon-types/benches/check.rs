@@ -1,0 +1,188 @@
+//! How long checking takes: parse, type check and every solver query, from text to `Outcome`.
+//!
+//! - `check/50_lines`: a realistic 50-line plan (`programs/plan50.cord`, about ten refinement
+//!   obligations) against a small policy (`programs/shop.cord`). Each iteration calls
+//!   [`check`], which builds a fresh checker and so a cold solver cache.
+//! - `check/scaling/{20,200,2000}`: generated plans of that many lines, made of repeated
+//!   blocks; the time per line should stay roughly flat.
+//! - `check/process`: the whole `cordon check` process on the 50-line plan. It needs the release
+//!   binary, so build it first; without it the benchmark is skipped with a message:
+//!
+//! ```text
+//! cargo build --release -p cordon-cli
+//! cargo bench -p cordon-types --bench check
+//! ```
+//!
+//! `CORDON_BIN=/path/to/cordon` overrides where the binary is looked for.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use cordon_syntax::SourceMap;
+use cordon_types::{CheckOptions, Outcome, check};
+
+const POLICY: &str = include_str!("programs/shop.cord");
+const PLAN50: &str = include_str!("programs/plan50.cord");
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/programs")
+}
+
+/// Everything `cordon check` does in-process, from text to outcome.
+fn check_text(policy: Option<&str>, plan: &str) -> Outcome {
+    let mut sources = SourceMap::new();
+    let policies: Vec<_> = policy.map(|p| sources.add("shop.cord", p)).into_iter().collect();
+    let plan = sources.add("plan.cord", plan);
+    check(&sources, &policies, Some(plan), &CheckOptions::default())
+}
+
+/// Benchmarks must measure accepted programs: a rejected one may stop early.
+fn assert_accepted(what: &str, policy: Option<&str>, plan: &str) -> Outcome {
+    let outcome = check_text(policy, plan);
+    let errors: Vec<String> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{}: {} (at {:?})", d.code.as_str(), d.message, d.span()))
+        .collect();
+    assert!(errors.is_empty(), "{what} must be accepted, got:\n{}", errors.join("\n"));
+    outcome
+}
+
+fn fifty_lines(c: &mut Criterion) {
+    let outcome = assert_accepted("programs/plan50.cord", Some(POLICY), PLAN50);
+    eprintln!(
+        "check/50_lines: {} lines, {} solver queries ({} answered from the cache)",
+        PLAN50.lines().count(),
+        outcome.solver_queries,
+        outcome.solver_cache_hits
+    );
+    c.bench_function("check/50_lines", |b| b.iter(|| check_text(Some(black_box(POLICY)), black_box(PLAN50))));
+}
+
+/// Functions the generated blocks call: each has a refined parameter or result.
+const SCALING_HEADER: &str = "\
+fn safe_div(x: Int, d: {v: Int | v != 0}) -> Int { x / d }
+fn bucket(n: {n: Int | n >= 0}) -> String { if n < 10 { \"small\" } else { \"large\" } }
+enum Size { Small, Large(Int) }
+";
+
+/// One block: lets, an if-guarded call of a refined function, a guarded list index and a
+/// match; every name is numbered so that no two solver queries are alike.
+fn scaling_block(i: usize) -> String {
+    format!(
+        "\
+let a{i} = {i} * 3 + 1;
+let b{i} = a{i} - {i};
+let q{i} = if b{i} != 0 {{ safe_div(a{i} * 7, b{i}) }} else {{ 0 }};
+let xs{i} = [a{i}, b{i}, q{i}];
+let y{i} = if xs{i}.len() > 2 {{ xs{i}[2] }} else {{ 0 }};
+let l{i} = if y{i} >= 0 {{ bucket(y{i}) }} else {{ \"negative\" }};
+let s{i} = if y{i} > 100 {{ Size::Large(y{i}) }} else {{ Size::Small }};
+let m{i} = match s{i} {{
+  Size::Small => q{i} + l{i}.len(),
+  Size::Large(v) => v + a{i},
+}};
+"
+    )
+}
+
+/// A plan of exactly `lines` lines (at least the header, one block and the result).
+fn scaling_program(lines: usize) -> String {
+    let mut out = SCALING_HEADER.to_string();
+    let block_lines = scaling_block(0).lines().count();
+    let mut blocks = 0;
+    // Keep one line for the result.
+    while blocks == 0 || out.lines().count() + block_lines < lines {
+        out.push_str(&scaling_block(blocks));
+        blocks += 1;
+    }
+    let mut pad = 0;
+    while out.lines().count() + 1 < lines {
+        out.push_str(&format!("let pad{pad} = m{} + {pad};\n", blocks - 1));
+        pad += 1;
+    }
+    out.push_str(&format!("m{}\n", blocks - 1));
+    out
+}
+
+fn scaling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("check/scaling");
+    for lines in [20usize, 200, 2000] {
+        let plan = scaling_program(lines);
+        assert_eq!(plan.lines().count(), lines);
+        let outcome = assert_accepted(&format!("the {lines}-line generated plan"), None, &plan);
+        eprintln!(
+            "check/scaling/{lines}: {} lines, {} solver queries ({} answered from the cache)",
+            plan.lines().count(),
+            outcome.solver_queries,
+            outcome.solver_cache_hits
+        );
+        if lines >= 2000 {
+            group.sample_size(10);
+        }
+        group.throughput(Throughput::Elements(plan.lines().count() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(lines), &plan, |b, plan| {
+            b.iter(|| check_text(None, black_box(plan)))
+        });
+    }
+    group.finish();
+}
+
+/// `target/release/cordon`: this benchmark runs as `target/release/deps/check-HASH`.
+fn cordon_binary() -> Option<PathBuf> {
+    if let Some(bin) = std::env::var_os("CORDON_BIN") {
+        return Some(PathBuf::from(bin));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let profile_dir = exe.parent()?.parent()?;
+    let bin = profile_dir.join(format!("cordon{}", std::env::consts::EXE_SUFFIX));
+    bin.is_file().then_some(bin)
+}
+
+fn process(c: &mut Criterion) {
+    let Some(bin) = cordon_binary() else {
+        eprintln!(
+            "check/process: skipped: no `cordon` binary next to this benchmark; \
+             run `cargo build --release -p cordon-cli` first (or set CORDON_BIN)"
+        );
+        return;
+    };
+    let dir = programs_dir();
+    let run = || {
+        Command::new(&bin)
+            .arg("check")
+            .arg("--policy")
+            .arg(dir.join("shop.cord"))
+            .arg(dir.join("plan50.cord"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+    };
+    let output = match run() {
+        Ok(output) => output,
+        Err(e) => {
+            eprintln!("check/process: skipped: cannot run {}: {e}", bin.display());
+            return;
+        }
+    };
+    assert!(
+        output.status.success(),
+        "`{} check` must accept the plan (is the binary stale? rebuild it):\n{}{}",
+        bin.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    eprintln!("check/process: {}", bin.display());
+    c.bench_function("check/process", |b| {
+        b.iter(|| {
+            let output = run();
+            assert!(output.as_ref().is_ok_and(|o| o.status.success()), "cordon check failed: {output:?}");
+        })
+    });
+}
+
+criterion_group!(benches, fifty_lines, scaling, process);
+criterion_main!(benches);

@@ -1,0 +1,485 @@
+//! The parser and checker take text written by a model, so no input may make them panic, hang
+//! or overflow the stack: whatever the text, the answer is diagnostics (or acceptance).
+//!
+//! - Property tests feed arbitrary strings, arbitrary bytes, token soup and mutated corpus
+//!   programs to `check` and render every diagnostic in the three formats. They run forked
+//!   (proptest's `timeout`), so a crash or a hang fails the case and is shrunk like a panic.
+//! - Deep-nesting tests build programs 10 000 and 100 000 levels deep (and chains of 100 000
+//!   operands) and check them on an ordinary test thread's stack, each in a child process of
+//!   this test binary, so that a stack overflow, which aborts the process, fails that test only.
+//!
+//! Every check must finish within [`HANG_LIMIT`]: that is a hang detector, not a timing test.
+//! Case counts keep the file around a minute in a debug build; `PROPTEST_CASES=N` runs more.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use cordon_syntax::{Code, SourceMap, render};
+use cordon_types::{CheckOptions, Outcome, check};
+use proptest::prelude::*;
+use proptest::sample::Index;
+
+/// Longer than any check may take.
+const HANG_LIMIT: Duration = Duration::from_secs(10);
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+fn github_policy() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| read(&repo_root().join("policies/github.cord")))
+}
+
+/// A program to check: policy modules (name, text) and an optional plan.
+#[derive(Clone, Debug, Default)]
+struct Program {
+    policies: Vec<(String, String)>,
+    plan: Option<String>,
+}
+
+impl Program {
+    fn plan(text: impl Into<String>) -> Program {
+        Program { policies: Vec::new(), plan: Some(text.into()) }
+    }
+
+    fn with_policy(mut self, name: &str, text: impl Into<String>) -> Program {
+        self.policies.push((name.to_string(), text.into()));
+        self
+    }
+}
+
+/// Parses, checks and renders `program` as `cordon check` would, and fails if that took longer
+/// than [`HANG_LIMIT`]. A panic inside propagates to the caller.
+fn check_program(program: &Program) -> Outcome {
+    let start = Instant::now();
+    let mut sources = SourceMap::new();
+    let policies: Vec<_> = program.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
+    let plan = program.plan.as_ref().map(|text| sources.add("plan.cord", text.clone()));
+    let outcome = check(&sources, &policies, plan, &CheckOptions::default());
+    for d in &outcome.diagnostics {
+        black_box_len(render::human(d, &sources).len());
+        black_box_len(render::concise(d, &sources).len());
+    }
+    black_box_len(render::json(&outcome.diagnostics, &sources).to_string().len());
+    black_box_len(render::summary(&outcome.diagnostics).len());
+    let elapsed = start.elapsed();
+    assert!(elapsed < HANG_LIMIT, "checking took {elapsed:?} (limit {HANG_LIMIT:?})");
+    outcome
+}
+
+fn black_box_len(n: usize) {
+    std::hint::black_box(n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs for the property tests.
+
+/// Every keyword and punctuation token, and literals and fragments that stress the lexer.
+const TOKENS: &[&str] = &[
+    "let", "fn", "if", "else", "match", "for", "in", "type", "enum", "linear", "opaque", "measure",
+    "capability", "tool", "const", "entry", "true", "false", "as", "agent", "(", ")", "[", "]",
+    "{", "}", ",", ";", ":", "::", ".", "->", "=>", "|", "||", "&", "&&", "!", "!=", "=", "==",
+    "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "@", "_", "x", "xs", "s", "v", "Int", "Bool",
+    "String", "Float", "List", "Option", "Result", "Some", "None", "Ok", "Err", "Session", "Repo",
+    "gh", "len", "map", "fold", "to_string", "0", "1", "-1", "2.5", "1e3", "9223372036854775807",
+    "9223372036854775808", "-9223372036854775808", "99999999999999999999999", "\"\"", "\"a\"",
+    "\"\\n\\u{1F600}\"", "\"unterminated", "\"\\q\"", "//", "///", "/*", "*/", "\n", "\t", "\u{FEFF}",
+    "\u{e9}", "\u{202E}", "\0", "'", "#", "$", "`", "~", "\\", "@approval(ask)", "@card(", "v > 0",
+    "{v: Int | v > 0}", "xs[0]", "p.0", "|n: Int| n", "Shape::Rect", "match x { _ => 0 }",
+];
+
+fn token_soup() -> impl Strategy<Value = String> {
+    let token = (any::<Index>(), prop_oneof![Just(""), Just(" "), Just("\n")])
+        .prop_map(|(i, sep)| format!("{}{sep}", TOKENS[i.index(TOKENS.len())]));
+    proptest::collection::vec(token, 0..200).prop_map(|tokens| tokens.concat())
+}
+
+/// A corpus file, split as `tests/corpus/README.md` says: `//@ policy: PATH` lines name policy
+/// modules (relative to the repository root), and text before a `//@ plan` line is an inline
+/// policy. Files under a `policies/` folder are policy modules themselves.
+#[derive(Debug)]
+struct CorpusFile {
+    name: String,
+    text: String,
+    policies: Vec<(String, String)>,
+    is_policy: bool,
+}
+
+fn corpus() -> &'static [CorpusFile] {
+    static FILES: OnceLock<Vec<CorpusFile>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let root = repo_root();
+        let mut paths = Vec::new();
+        cord_files(&root.join("tests/corpus"), &mut paths);
+        paths.sort();
+        let files: Vec<CorpusFile> = paths
+            .iter()
+            .map(|path| {
+                let text = read(path);
+                let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+                let policies = text
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("//@ policy:"))
+                    .map(|p| (p.trim().to_string(), read(&root.join(p.trim()))))
+                    .collect();
+                let is_policy = path.parent().is_some_and(|d| d.ends_with("policies"));
+                CorpusFile { name, text, policies, is_policy }
+            })
+            .collect();
+        assert!(files.len() >= 100, "the corpus has only {} files", files.len());
+        files
+    })
+}
+
+fn cord_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            cord_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "cord") {
+            out.push(path);
+        }
+    }
+}
+
+/// The program a (possibly mutated) corpus text stands for.
+fn corpus_program(file: &CorpusFile, text: &str) -> Program {
+    if file.is_policy {
+        return Program { policies: vec![(file.name.clone(), text.to_string())], plan: None };
+    }
+    let mut program = Program { policies: file.policies.clone(), plan: None };
+    match text.lines().position(|l| l.trim_end() == "//@ plan") {
+        Some(marker) => {
+            let policy: Vec<&str> = text.lines().take(marker).collect();
+            let plan: Vec<&str> = text.lines().skip(marker + 1).collect();
+            program.policies.push((format!("{}#policy", file.name), policy.join("\n")));
+            program.plan = Some(plan.join("\n"));
+        }
+        None => program.plan = Some(text.to_string()),
+    }
+    program
+}
+
+#[derive(Clone, Debug)]
+enum Mutation {
+    /// Deletes `len` bytes at a position.
+    Delete(Index, usize),
+    /// Repeats `len` bytes at a position.
+    Duplicate(Index, usize),
+    /// Swaps two ranges of `len` bytes.
+    Swap(Index, Index, usize),
+    /// Inserts a token from [`TOKENS`], with spaces around it or not.
+    Insert(Index, Index, bool),
+    /// Replaces an identifier with another identifier of the text.
+    Rename(Index, Index),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<Index>(), 1..24usize).prop_map(|(i, n)| Mutation::Delete(i, n)),
+        (any::<Index>(), 1..24usize).prop_map(|(i, n)| Mutation::Duplicate(i, n)),
+        (any::<Index>(), any::<Index>(), 1..16usize).prop_map(|(a, b, n)| Mutation::Swap(a, b, n)),
+        (any::<Index>(), any::<Index>(), any::<bool>()).prop_map(|(i, t, s)| Mutation::Insert(i, t, s)),
+        (any::<Index>(), any::<Index>()).prop_map(|(i, j)| Mutation::Rename(i, j)),
+    ]
+}
+
+/// Byte ranges of the identifiers (and keywords) in `text`.
+fn identifiers(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if b.is_ascii_alphabetic() || b == b'_' {
+            let start = i;
+            while i < text.len() && (text[i].is_ascii_alphanumeric() || text[i] == b'_') {
+                i += 1;
+            }
+            out.push((start, i));
+        } else if b.is_ascii_digit() {
+            while i < text.len() && text[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn mutate(text: &mut Vec<u8>, m: &Mutation) {
+    let len = text.len();
+    match m {
+        Mutation::Delete(at, n) if len > 0 => {
+            let start = at.index(len);
+            text.drain(start..(start + n).min(len));
+        }
+        Mutation::Duplicate(at, n) if len > 0 => {
+            let start = at.index(len);
+            let piece = text[start..(start + n).min(len)].to_vec();
+            text.splice(start..start, piece);
+        }
+        Mutation::Swap(a, b, n) if len >= 2 * n => {
+            // Two ranges that do not overlap: [x, x+n) and [y, y+n) with x + n <= y.
+            let x = a.index(len - 2 * n + 1);
+            let y = x + n + b.index(len - x - 2 * n + 1);
+            let first = text[x..x + n].to_vec();
+            let second = text[y..y + n].to_vec();
+            text.splice(y..y + n, first);
+            text.splice(x..x + n, second);
+        }
+        Mutation::Insert(at, token, spaced) => {
+            let pos = if len == 0 { 0 } else { at.index(len + 1) };
+            let token = TOKENS[token.index(TOKENS.len())];
+            let piece = if *spaced { format!(" {token} ") } else { token.to_string() };
+            text.splice(pos..pos, piece.into_bytes());
+        }
+        Mutation::Rename(at, with) => {
+            let ids = identifiers(text);
+            if ids.is_empty() {
+                return;
+            }
+            let names: Vec<Vec<u8>> =
+                ids.iter().map(|&(s, e)| text[s..e].to_vec()).collect::<BTreeSet<_>>().into_iter().collect();
+            let (s, e) = ids[at.index(ids.len())];
+            let name = names[with.index(names.len())].clone();
+            text.splice(s..e, name);
+        }
+        _ => {}
+    }
+}
+
+/// Forked, so that a crash fails the case, and a case that runs past the timeout fails too.
+fn forked(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        timeout: HANG_LIMIT.as_millis() as u32,
+        max_shrink_time: 120_000,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(forked(256))]
+
+    #[test]
+    fn arbitrary_strings(text in any::<String>(), with_policy in any::<bool>()) {
+        let mut program = Program::plan(text);
+        if with_policy {
+            program = program.with_policy("policies/github.cord", github_policy());
+        }
+        check_program(&program);
+    }
+
+    #[test]
+    fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        check_program(&Program::plan(String::from_utf8_lossy(&bytes)));
+    }
+
+    #[test]
+    fn token_soup_plans(text in token_soup(), with_policy in any::<bool>()) {
+        let mut program = Program::plan(text);
+        if with_policy {
+            program = program.with_policy("policies/github.cord", github_policy());
+        }
+        check_program(&program);
+    }
+
+    #[test]
+    fn token_soup_policies(text in token_soup()) {
+        check_program(&Program { policies: vec![("policy.cord".into(), text)], plan: None });
+    }
+}
+
+proptest! {
+    #![proptest_config(forked(512))]
+
+    #[test]
+    fn mutated_corpus(file in any::<Index>(), mutations in proptest::collection::vec(mutation(), 1..6)) {
+        let file = &corpus()[file.index(corpus().len())];
+        let mut bytes = file.text.clone().into_bytes();
+        for m in &mutations {
+            mutate(&mut bytes, m);
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        check_program(&corpus_program(file, &text));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deep nesting and long chains.
+
+/// Deep inputs: every nesting shape is checked at both depths.
+const DEPTHS: [usize; 2] = [10_000, 100_000];
+
+/// What a deep program must give besides not crashing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Expect {
+    /// Nested in the syntax: beyond `MAX_NESTING`, so `nesting-too-deep` must be reported.
+    TooDeep,
+    /// Long but flat in the syntax: any diagnostics, or acceptance.
+    Anything,
+}
+
+/// The environment variable that tells a child process which test it runs.
+const CHILD: &str = "CORDON_ROBUSTNESS_CHILD";
+
+/// Runs `body` in a child process of this test binary that runs test `name` alone, on a normal
+/// test thread: the test is the same, only the process around it is new. A panic, a stack
+/// overflow (which aborts the process) or a child that does not finish in time fails `name`.
+fn isolated(name: &str, body: impl FnOnce()) {
+    if std::env::var(CHILD).as_deref() == Ok(name) {
+        body();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("no test executable: {e}"));
+    let mut child = Command::new(exe)
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start a child test process: {e}"));
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut out = String::new();
+            if let Some(mut pipe) = pipe {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                out = String::from_utf8_lossy(&bytes).into_owned();
+            }
+            out
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    // Two sizes, each under HANG_LIMIT, plus building the inputs in a debug build.
+    let deadline = Instant::now() + 4 * HANG_LIMIT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("cannot wait for the child test process: {e}"),
+        }
+    };
+    let out = format!("{}{}", stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+    let tail: String = {
+        let lines: Vec<&str> = out.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    };
+    match status {
+        None => panic!("{name}: still running after {:?}: a hang\n{tail}", 4 * HANG_LIMIT),
+        Some(s) if s.success() => {
+            // Show what the child found (depths, times, codes) with `--nocapture`.
+            for line in out.lines().filter(|l| l.starts_with("deep:")) {
+                println!("{line}");
+            }
+        }
+        Some(s) if out.contains("has overflowed its stack") => panic!("{name}: stack overflow ({s})\n{tail}"),
+        Some(s) if s.code().is_none() => panic!("{name}: the process crashed ({s})\n{tail}"),
+        Some(s) => panic!("{name}: failed ({s})\n{tail}"),
+    }
+}
+
+/// Checks `make(depth)` for each depth of [`DEPTHS`].
+fn check_deep(name: &str, expect: Expect, make: fn(usize) -> Program) {
+    for depth in DEPTHS {
+        let program = make(depth);
+        let start = Instant::now();
+        let outcome = check_program(&program);
+        let codes: BTreeSet<&str> = outcome.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        println!("deep: {name} {depth}: {:?}, {:?}", start.elapsed(), codes);
+        if expect == Expect::TooDeep {
+            assert!(
+                outcome.diagnostics.iter().any(|d| d.code == Code::NestingTooDeep),
+                "{name} {depth}: expected nesting-too-deep, got {codes:?}"
+            );
+        }
+        // Dropping the tree (and the outcome) is part of the test: it recurses too.
+        drop(outcome);
+        drop(program);
+    }
+}
+
+fn repeat(s: &str, n: usize) -> String {
+    s.repeat(n)
+}
+
+/// `prefix` n times, `middle`, `suffix` n times.
+fn nest(prefix: &str, middle: &str, suffix: &str, n: usize) -> String {
+    format!("{}{middle}{}", repeat(prefix, n), repeat(suffix, n))
+}
+
+/// `first op first op ...` with `n` operands.
+fn chain(first: &str, op: &str, n: usize) -> String {
+    let mut s = String::with_capacity(n * (first.len() + op.len()));
+    s.push_str(first);
+    for _ in 1..n {
+        s.push_str(op);
+        s.push_str(first);
+    }
+    s
+}
+
+macro_rules! deep_tests {
+    ($($name:ident: $expect:ident, $make:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            isolated(stringify!($name), || check_deep(stringify!($name), Expect::$expect, $make));
+        }
+    )*};
+}
+
+deep_tests! {
+    deep_parentheses: TooDeep, |n| Program::plan(nest("(", "1", ")", n));
+    deep_blocks: TooDeep, |n| Program::plan(nest("{ ", "1", " }", n));
+    deep_ifs: TooDeep, |n| Program::plan(nest("if true { ", "1", " } else { 0 }", n));
+    deep_closures: TooDeep, |n| Program::plan(nest("|x: Int| ", "x", "", n));
+    deep_closure_blocks: TooDeep, |n| Program::plan(nest("|x: Int| { ", "x", " }", n));
+    deep_lists: TooDeep, |n| Program::plan(nest("[", "1", "]", n));
+    deep_tuples: TooDeep, |n| Program::plan(nest("(1, ", "1", ")", n));
+    deep_unary_minus: TooDeep, |n| Program::plan(nest("-", "1", "", n));
+    deep_unary_not: TooDeep, |n| Program::plan(nest("!", "true", "", n));
+    deep_calls_in_arguments: TooDeep, |n| Program::plan(format!("fn f(x: Int) -> Int {{ x }}\n{}", nest("f(", "1", ")", n)));
+    deep_matches: TooDeep, |n| Program::plan(nest("match 1 { _ => ", "1", " }", n));
+    deep_fors: TooDeep, |n| Program::plan(format!("let xs = [1];\n{}", nest("for i in xs { ", "", " }", n)));
+    deep_records: TooDeep, |n| Program::plan(nest("P { x: ", "1", " }", n));
+    deep_holes: TooDeep, |n| Program::plan(nest("agent[Int](\"q\", ", "1", ")", n));
+    deep_types: TooDeep, |n| Program::plan(format!("let x: {} = None;\nx", nest("Option[", "Int", "]", n)));
+    deep_fn_types: TooDeep, |n| Program::plan(format!("fn f(g: {}) -> Int {{ 0 }}", nest("fn(Int) -> ", "Int", "", n)));
+    deep_refinements: TooDeep, |n| Program::plan(format!("let x: {} = 1;", nest("{v: ", "Int", " | v > 0}", n)));
+    deep_tuple_patterns: TooDeep, |n| Program::plan(format!("let {} = 1;", nest("(", "a", ")", n)));
+    deep_variant_patterns: TooDeep, |n| Program::plan(format!("let x = None;\nmatch x {{ {} => 1, _ => 0 }}", nest("Some(", "v", ")", n)));
+    deep_policy_types: TooDeep, |n| Program::default().with_policy("policy.cord", format!("capability C {{\n  tool t(x: {})\n}}", nest("List[", "Int", "]", n)));
+    deep_block_comments: Anything, |n| Program::plan(format!("{}1", nest("/* ", "", " */", n)));
+    chain_of_additions: Anything, |n| Program::plan(format!("let a = 1;\n{}", chain("a", " + ", n)));
+    chain_of_subtractions: Anything, |n| Program::plan(format!("let a = 1;\n{}", chain("a", " - ", n)));
+    chain_of_ands: Anything, |n| Program::plan(format!("let a = true;\n{}", chain("a", " && ", n)));
+    chain_of_string_joins: Anything, |n| Program::plan(format!("let a = \"x\";\n{}", chain("a", " + ", n)));
+    chain_of_mixed_operators: Anything, |n| Program::plan(format!("let a = 2;\n{} > 0", chain("a", " * 2 + a - ", n)));
+    chain_of_comparisons: Anything, |n| Program::plan(format!("let a = 1;\n{}", chain("a", " < ", n)));
+    chain_of_else_ifs: Anything, |n| Program::plan(format!("let x = 1;\nif x == 0 {{ 0 }}{} else {{ 1 }}", (1..n).map(|i| format!(" else if x == {i} {{ {i} }}")).collect::<String>()));
+    chain_of_methods: Anything, |n| Program::plan(format!("let x = -1;\nx{}", repeat(".abs()", n)));
+    chain_of_fields: Anything, |n| Program::plan(format!("let p = (1, 2);\np{}", repeat(".0", n)));
+    chain_of_indexes: Anything, |n| Program::plan(format!("let xs = [1];\nxs{}", repeat("[0]", n)));
+    chain_of_calls: Anything, |n| Program::plan(format!("fn f(x: Int) -> Int {{ x }}\nf{}", repeat("(1)", n)));
+    chain_of_casts: Anything, |n| Program::plan(format!("1{}", repeat(" as Int", n)));
+    many_statements: Anything, |n| Program::plan((0..n).map(|i| format!("let x{i} = {i};\n")).collect::<String>());
+    many_shadowing_lets: Anything, |n| Program::plan(format!("let x = 0;\n{}x", repeat("let x = x + 1;\n", n)));
+}
