@@ -43,16 +43,6 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-thread_local! { pub static PROBE: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((usize::MAX, 0)) }; }
-pub fn stack_probe_reset() -> usize {
-    let probe = 0u8;
-    let addr = &probe as *const u8 as usize;
-    PROBE.with(|p| p.set((usize::MAX, 0)));
-    addr
-}
-pub fn stack_probe_min() -> usize {
-    PROBE.with(|p| p.get().0)
-}
 pub fn parse(file: FileId, text: &str) -> Parsed {
     let lexed = lex(file, text);
     let mut parser = Parser::new(file, text, lexed);
@@ -566,12 +556,6 @@ impl<'a> Parser<'a> {
     /// Enters one level of nesting; beyond the limit, reports, skips the construct and returns
     /// false (the caller then returns an `Error` node and must not call [`Parser::exit`]).
     fn enter(&mut self) -> bool {
-        let probe = 0u8;
-        let addr = &probe as *const u8 as usize;
-        PROBE.with(|p| {
-            let (lo, _) = p.get();
-            p.set((lo.min(addr), 0));
-        });
         if self.depth >= MAX_NESTING {
             self.too_deep();
             return false;
@@ -725,7 +709,7 @@ impl<'a> Parser<'a> {
 
     fn block_stmt(&mut self, stmts: &mut Vec<Stmt>, tail: &mut Option<Box<Expr>>) {
         if let Some(t) = tail.take() {
-            stmts.push(Stmt::Expr(*t));
+            push_expr_stmt(stmts, *t);
         }
         if self.at_item_start() {
             self.item_in_block();
@@ -796,8 +780,8 @@ impl<'a> Parser<'a> {
 
     /// `match x { .. }.len() + 1;`
     fn continued_stmt(&mut self, seq: Seq, stmts: &mut Vec<Stmt>, e: Expr) -> Option<Expr> {
-        let e = self.postfix_rest(e);
-        let e = self.binary_rest(0, e);
+        let e = self.postfix_rest(e, self.peak);
+        let e = self.binary_rest(0, e, self.peak);
         self.expr_stmt_end(seq, stmts, e)
     }
 
@@ -914,25 +898,25 @@ impl<'a> Parser<'a> {
     fn binary(&mut self, min_prec: u8) -> Expr {
         let saved_peak = mem::replace(&mut self.peak, self.depth);
         let lhs = self.unary();
-        let e = self.binary_rest(min_prec, lhs);
-        self.peak = self.peak.max(saved_peak);
-        e
+        self.binary_rest(min_prec, lhs, saved_peak)
     }
 
-    /// Precedence climbing: operators binding at least `min_prec`, applied to `lhs`.
-    fn binary_rest(&mut self, min_prec: u8, mut lhs: Expr) -> Expr {
+    /// Precedence climbing: operators binding at least `min_prec`, applied to `lhs`. At the
+    /// end, `peak` is at least `saved_peak` again.
+    fn binary_rest(&mut self, min_prec: u8, mut lhs: Expr, saved_peak: usize) -> Expr {
         let mut after_comparison = false;
         loop {
             if self.at(&TokenKind::As) && CAST_PREC >= min_prec {
                 if !self.deepen_chain() {
-                    return self.error_expr(lhs.span.start);
+                    lhs = self.error_expr(lhs.span.start);
+                    break;
                 }
                 lhs = self.cast(lhs);
                 continue;
             }
-            let Some((op, prec)) = binop(self.peek()) else { return lhs };
+            let Some((op, prec)) = binop(self.peek()) else { break };
             if prec < min_prec {
-                return lhs;
+                break;
             }
             if prec == CMP_PREC && after_comparison {
                 let span = self.tok().span;
@@ -944,10 +928,13 @@ impl<'a> Parser<'a> {
             }
             after_comparison = prec == CMP_PREC;
             if !self.deepen_chain() {
-                return self.error_expr(lhs.span.start);
+                lhs = self.error_expr(lhs.span.start);
+                break;
             }
             lhs = self.binary_link(lhs, op, prec);
         }
+        self.peak = self.peak.max(saved_peak);
+        lhs
     }
 
     /// At `as` after `lhs`.
@@ -998,9 +985,7 @@ impl<'a> Parser<'a> {
     fn postfix_expr(&mut self) -> Expr {
         let saved_peak = mem::replace(&mut self.peak, self.depth);
         let e = self.primary();
-        let e = self.postfix_rest(e);
-        self.peak = self.peak.max(saved_peak);
-        e
+        self.postfix_rest(e, saved_peak)
     }
 
     fn prefix(&mut self, op: UnOp) -> Expr {
@@ -1015,15 +1000,17 @@ impl<'a> Parser<'a> {
         self.mk(ExprKind::Unary { op, operand: Box::new(operand) }, span)
     }
 
-    /// Field accesses, method calls, calls and indexing after `e`.
-    fn postfix_rest(&mut self, mut e: Expr) -> Expr {
+    /// Field accesses, method calls, calls and indexing after `e`. At the end, `peak` is at
+    /// least `saved_peak` again.
+    fn postfix_rest(&mut self, mut e: Expr, saved_peak: usize) -> Expr {
         loop {
-            let is_postfix = matches!(self.peek(), TokenKind::Dot | TokenKind::LParen | TokenKind::LBracket);
-            if !is_postfix {
-                return e;
+            let kind = self.peek();
+            if !matches!(kind, TokenKind::Dot | TokenKind::LParen | TokenKind::LBracket) {
+                break;
             }
             if !self.deepen_chain() {
-                return self.error_expr(e.span.start);
+                e = self.error_expr(e.span.start);
+                break;
             }
             e = match self.peek() {
                 TokenKind::Dot => self.after_dot(e),
@@ -1031,6 +1018,8 @@ impl<'a> Parser<'a> {
                 _ => self.index(e),
             };
         }
+        self.peak = self.peak.max(saved_peak);
+        e
     }
 
     /// At `(` after `callee`.
@@ -1439,9 +1428,8 @@ impl<'a> Parser<'a> {
                 _ => {}
             }
             let before = self.pos;
-            let arm = self.arm();
-            let needs_comma = !is_block_like(&arm.body);
-            arms.push(arm);
+            arms.push(self.arm());
+            let needs_comma = arms.last().is_some_and(|arm| !is_block_like(&arm.body));
             if !self.eat(&TokenKind::Comma) && !self.at(&TokenKind::RBrace) && needs_comma {
                 let last = self.prev_span;
                 self.error_missing_separator(last, "`,` or `}` after the match arm", "`,`");
@@ -1478,6 +1466,14 @@ impl<'a> Parser<'a> {
     }
 
     fn arm(&mut self) -> Arm {
+        let pat = self.arm_pattern();
+        let guard = if self.eat(&TokenKind::If) { Some(self.expr()) } else { None };
+        let body = self.arm_body(pat.span.start);
+        let span = pat.span.to(body.span);
+        Arm { pat, guard, body, span }
+    }
+
+    fn arm_pattern(&mut self) -> Pattern {
         let pat = self.pattern();
         if self.at(&TokenKind::Pipe) {
             let span = self.tok().span;
@@ -1490,10 +1486,7 @@ impl<'a> Parser<'a> {
                 let _alternative = self.pattern();
             }
         }
-        let guard = if self.eat(&TokenKind::If) { Some(self.expr()) } else { None };
-        let body = self.arm_body(pat.span.start);
-        let span = pat.span.to(body.span);
-        Arm { pat, guard, body, span }
+        pat
     }
 
     /// At the `=>` of an arm starting at `start`.

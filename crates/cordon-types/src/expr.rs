@@ -1528,7 +1528,8 @@ impl Checker<'_> {
             }
         }
         let ret = self.close(&sig.ret, &actual);
-        let term = self.fresh(&ret, "_call");
+        let origin = format!("the result of {}", abbreviate(self.text(span)));
+        let term = self.fresh_from(&ret, "_call", &origin);
         Typed { ty: ret, term }
     }
 

@@ -34,12 +34,17 @@ impl Checker<'_> {
 
     /// A fresh logical value of type `t` with the facts its refinements give.
     pub fn fresh(&mut self, t: &Ty, hint: &str) -> Option<Term> {
+        self.fresh_from(t, hint, hint)
+    }
+
+    /// Like [`Checker::fresh`], naming the facts after `origin` (source text).
+    pub fn fresh_from(&mut self, t: &Ty, hint: &str, origin: &str) -> Option<Term> {
         if self.in_refinement {
             return None;
         }
         let sort = self.sort_of(t)?;
         let term = Term::Var(self.fresh_name(hint), sort);
-        self.assume(&term, t, hint);
+        self.assume(&term, t, origin);
         Some(term)
     }
 
@@ -317,9 +322,11 @@ impl Checker<'_> {
                     let mut d = Diagnostic::error(Code::RefinementUnproven, span, format!("cannot prove {text}"))
                         .with_primary_label(ob.label.clone())
                         .with_note(facts_note);
+                    // Only what names source values: not internal constants, not the solver's
+                    // anonymous elements of uninterpreted sorts.
                     let shown: Vec<String> = counterexample
                         .iter()
-                        .filter(|(n, _)| !n.starts_with('_') && !n.contains("!val!"))
+                        .filter(|(n, v)| !n.starts_with('_') && !n.contains("(_") && !n.contains("((") && !v.contains("!val!"))
                         .map(|(n, v)| format!("{} = {v}", readable(n)))
                         .collect();
                     if !shown.is_empty() {
