@@ -5,9 +5,11 @@
 //!
 //! Speed comes from three choices, each measured (see `benches/solver.rs` and the README):
 //!
-//! - **One incremental Z3 solver per logic, kept for the life of the [`Solver`]**, with each query
-//!   between `push` and `pop`. A fresh Z3 solver per query costs milliseconds (Z3 runs its
-//!   preprocessing tactics on the first check); an incremental one costs about a tenth of that.
+//! - **One incremental Z3 solver per logic and thread, kept for the life of the thread**, with
+//!   each query between `push` and `pop`. The first check on a fresh Z3 solver costs
+//!   milliseconds; later checks on an incremental one cost a tenth of a millisecond or so. The
+//!   pool is per thread because Z3 objects belong to the thread that made them; every
+//!   [`Solver`] on the thread shares it, so making a [`Solver`] per program costs nothing.
 //! - **A logic chosen from the theories the query uses** (`QF_UFLIA` for the usual integers,
 //!   uninterpreted functions and sorts; `QF_SLIA` once strings occur; ...). Z3's default
 //!   configuration costs about twice as much per check as a solver made for the logic.
@@ -17,6 +19,7 @@
 //!   exhausts it is run again under the `timeout`, with the time that is left. Nonlinear
 //!   queries, whose steps Z3 counts too coarsely for that, go straight to the timer.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -42,13 +45,18 @@ const FAST_PATH_MIN_TIMEOUT_MS: u32 = 200;
 
 /// Decides [`Query`] values with Z3, caching answers by query.
 ///
-/// Z3 objects belong to the thread that made them, so a `Solver` is neither `Send` nor `Sync`;
-/// make one per thread.
+/// A `Solver` holds only its settings, cache and counters; the Z3 solvers it uses belong to the
+/// thread (see [`SESSIONS`]), so making a `Solver` is cheap and it may move between threads.
 pub struct Solver {
     timeout_ms: u32,
     cache: HashMap<Query, Answer>,
     stats: SolverStats,
-    sessions: [Option<Session>; Logic::COUNT],
+}
+
+thread_local! {
+    /// This thread's incremental Z3 solvers, one per logic, shared by every [`Solver`] on the
+    /// thread. The first check on a new Z3 solver costs milliseconds; later ones do not.
+    static SESSIONS: RefCell<[Option<Session>; Logic::COUNT]> = RefCell::new(Default::default());
 }
 
 /// Counters for one [`Solver`], since it was made.
@@ -66,7 +74,7 @@ pub struct SolverStats {
 impl Solver {
     /// A solver whose queries give up after `timeout_ms` milliseconds (`0`: never).
     pub fn new(timeout_ms: u32) -> Solver {
-        Solver { timeout_ms, cache: HashMap::new(), stats: SolverStats::default(), sessions: Default::default() }
+        Solver { timeout_ms, cache: HashMap::new(), stats: SolverStats::default() }
     }
 
     /// Is `query.hypotheses ⇒ query.goal` valid? Answers are cached by query.
@@ -101,11 +109,22 @@ impl Solver {
         self.stats.solver_calls += 1;
         let timeout_ms = self.timeout_ms;
         let logic = Logic::of(ws.theories);
-        let session = self.sessions[logic as usize].get_or_insert_with(|| Session::new(logic));
-        session.solver.push();
-        let answer = session.decide(&ws, timeout_ms);
-        session.solver.pop(1);
-        answer.unwrap_or_else(|reason| Answer::Unknown { reason })
+        let run = |session: &mut Session| {
+            session.solver.push();
+            let answer = session.decide(&ws, timeout_ms);
+            session.solver.pop(1);
+            answer.unwrap_or_else(|reason| Answer::Unknown { reason })
+        };
+        // The pool is out of reach only while the thread is being torn down.
+        let pooled = SESSIONS.try_with(|cell| {
+            let mut sessions = cell.try_borrow_mut().ok()?;
+            let session = sessions.get_mut(logic as usize)?.get_or_insert_with(|| Session::new(logic));
+            Some(run(session))
+        });
+        match pooled {
+            Ok(Some(answer)) => answer,
+            _ => run(&mut Session::new(logic)),
+        }
     }
 }
 
@@ -195,7 +214,7 @@ struct Session {
 
 impl Session {
     fn new(logic: Logic) -> Session {
-        let solver = z3::Solver::new_for_logic(logic.name()).unwrap_or_else(z3::Solver::new);
+        let solver = z3::Solver::new_for_logic(logic.name()).unwrap_or_default();
         Session { logic, solver, limit: Limit::None }
     }
 

@@ -5,6 +5,8 @@
 //! are what make a counterexample readable. Values are printed for people: `-3`, `1/2`, `true`,
 //! `"abc"`, and uninterpreted values the way Z3 names them (`Repo!val!0`).
 
+use std::fmt::{self, Write as _};
+
 use z3::Model;
 use z3::ast::{self, Ast, Int};
 
@@ -15,7 +17,11 @@ use crate::sortcheck::WellSorted;
 /// [`encode::decode_z3_string`]); their possibly ambiguous text is shown as Z3 gives it.
 const MAX_CHAR_BY_CHAR: i64 = 4096;
 
-pub(crate) fn read(model: &Model, ws: &WellSorted<'_>, encoder: &mut Encoder<'_, '_>) -> Result<Vec<(String, String)>, Internal> {
+pub(crate) fn read(
+    model: &Model,
+    ws: &WellSorted<'_>,
+    encoder: &mut Encoder<'_, '_>,
+) -> Result<Vec<(String, String)>, Internal> {
     let mut entries = Vec::with_capacity(ws.vars.len() + ws.shown_apps.len());
     for (i, &(name, _)) in ws.vars.iter().enumerate() {
         let constant = encoder.var(i).cloned().ok_or_else(|| "internal error: lost a constant".to_owned())?;
@@ -40,7 +46,7 @@ fn value(model: &Model, z: &Z, encoder: &Encoder<'_, '_>) -> String {
         Z::Int(i) => match model.eval(i, true) {
             Some(v) => match v.as_i128() {
                 Some(n) => n.to_string(),
-                None => numeral_text(&v.to_string()),
+                None => numeral_text(&text(&v)),
             },
             None => UNAVAILABLE.to_owned(),
         },
@@ -48,7 +54,7 @@ fn value(model: &Model, z: &Z, encoder: &Encoder<'_, '_>) -> String {
             Some(v) => match v.as_rational() {
                 Some((num, 1)) => num.to_string(),
                 Some((num, den)) => format!("{num}/{den}"),
-                None => numeral_text(&v.to_string()),
+                None => numeral_text(&text(&v)),
             },
             None => UNAVAILABLE.to_owned(),
         },
@@ -59,10 +65,10 @@ fn value(model: &Model, z: &Z, encoder: &Encoder<'_, '_>) -> String {
         Z::Named(d) => match model.eval(d, true) {
             Some(v) => {
                 // Z3 quotes names like `|List[Int]!val!0|` as SMT-LIB symbols; people need not see that.
-                let text = v.to_string();
-                match text.strip_prefix('|').and_then(|t| t.strip_suffix('|')) {
+                let name = text(&v);
+                match name.strip_prefix('|').and_then(|t| t.strip_suffix('|')) {
                     Some(inner) => inner.to_owned(),
-                    None => text,
+                    None => name,
                 }
             }
             None => UNAVAILABLE.to_owned(),
@@ -72,14 +78,16 @@ fn value(model: &Model, z: &Z, encoder: &Encoder<'_, '_>) -> String {
 
 /// A string value, quoted and escaped like a Rust string literal.
 fn string_value(model: &Model, value: &ast::String, encoder: &Encoder<'_, '_>) -> String {
-    let Some(text) = value.as_string() else { return value.to_string() };
-    let codes = encode::decode_z3_string(&text).or_else(|| char_by_char(model, value));
-    let Some(codes) = codes else { return format!("{text:?}") };
+    let Some(z3_text) = value.as_string() else { return text(value) };
+    let codes = encode::decode_z3_string(&z3_text).or_else(|| char_by_char(model, value));
+    let Some(codes) = codes else { return format!("{z3_text:?}") };
     let mut out = String::from('"');
     for code in codes {
-        match encoder.alphabet.from_z3(code) {
+        match encoder.alphabet.char_of(code) {
             Some(c) => out.extend(c.escape_debug()),
-            None => out.push_str(&format!("\\u{{{code:x}}}")),
+            None => {
+                let _ = write!(out, "\\u{{{code:x}}}");
+            }
         }
     }
     out.push('"');
@@ -99,16 +107,25 @@ fn char_by_char(model: &Model, value: &ast::String) -> Option<Vec<u32>> {
         .collect()
 }
 
+/// Z3's text for a term. (`to_string` would panic if Z3 failed to print it.)
+fn text(term: &impl fmt::Display) -> String {
+    let mut out = String::new();
+    match write!(out, "{term}") {
+        Ok(()) => out,
+        Err(_) => "?".to_owned(),
+    }
+}
+
 /// Z3 prints numerals that do not fit in machine integers as SMT-LIB: `(- 12)`, `(/ 1.0 3.0)`.
 fn numeral_text(smt: &str) -> String {
     let s = smt.trim();
     if let Some(inner) = s.strip_prefix("(- ").and_then(|r| r.strip_suffix(')')) {
         return format!("-{}", numeral_text(inner));
     }
-    if let Some(inner) = s.strip_prefix("(/ ").and_then(|r| r.strip_suffix(')')) {
-        if let Some((num, den)) = inner.split_once(' ') {
-            return format!("{}/{}", numeral_text(num), numeral_text(den));
-        }
+    if let Some(inner) = s.strip_prefix("(/ ").and_then(|r| r.strip_suffix(')'))
+        && let Some((num, den)) = inner.split_once(' ')
+    {
+        return format!("{}/{}", numeral_text(num), numeral_text(den));
     }
     s.strip_suffix(".0").unwrap_or(s).to_owned()
 }

@@ -333,7 +333,8 @@ impl Alphabet {
             return Alphabet::default();
         }
         let used: HashSet<u32> = literals.iter().flat_map(|s| s.chars()).map(u32::from).collect();
-        let mut free = (0x80..=Z3_MAX_CHAR).rev().filter(|code| !used.contains(code) && char::from_u32(*code).is_some());
+        let mut free =
+            (0x80..=Z3_MAX_CHAR).rev().filter(|code| !used.contains(code) && char::from_u32(*code).is_some());
         let mut alphabet = Alphabet::default();
         for c in high {
             if alphabet.to_z3.contains_key(&c) {
@@ -354,7 +355,7 @@ impl Alphabet {
 
     /// The character a Z3 character code stands for; `None` for a surrogate code, which Z3 allows
     /// and Rust does not.
-    pub(crate) fn from_z3(&self, code: u32) -> Option<char> {
+    pub(crate) fn char_of(&self, code: u32) -> Option<char> {
         self.from_z3.get(&code).copied().or_else(|| char::from_u32(code))
     }
 }

@@ -187,7 +187,8 @@ fn i64_extremes() {
     assert_eq!(value(&cx, "x"), i64::MIN.to_string());
 
     // A counterexample below i64::MIN is printed in full.
-    let cx = invalid(query(vec![lt(int("x"), n(i64::MIN)), lt(n(i64::MIN), add(vec![int("x"), n(2)]))], Term::Bool(false)));
+    let cx =
+        invalid(query(vec![lt(int("x"), n(i64::MIN)), lt(n(i64::MIN), add(vec![int("x"), n(2)]))], Term::Bool(false)));
     assert_eq!(value(&cx, "x"), (i128::from(i64::MIN) - 1).to_string());
 }
 
@@ -317,7 +318,10 @@ fn list_lengths() {
         vec![le(n(0), int("i")), lt(int("i"), app("len", vec![xs()])), eq(app("len", vec![xs()]), n(4))],
         lt(int("i"), n(3)),
     ));
-    assert_eq!(cx, [("i", "3"), ("len(xs)", "4"), ("xs", "List[Int]!val!0")].map(|(k, v)| (k.to_owned(), v.to_owned())));
+    assert_eq!(
+        cx,
+        [("i", "3"), ("len(xs)", "4"), ("xs", "List[Int]!val!0")].map(|(k, v)| (k.to_owned(), v.to_owned()))
+    );
 }
 
 #[test]
@@ -356,13 +360,18 @@ fn any_name_is_safe() {
     let odd = ["a b", "k!0", "k!1", "|x|", "with\0nul", "(assert false)", "é"];
     let hypotheses: Vec<Term> = odd.iter().enumerate().map(|(i, name)| eq(int(name), n(i as i64))).collect();
     let cx = invalid(query(hypotheses, Term::Bool(false)));
-    let mut expected: Vec<(String, String)> = odd.iter().enumerate().map(|(i, name)| (name.to_string(), i.to_string())).collect();
+    let mut expected: Vec<(String, String)> =
+        odd.iter().enumerate().map(|(i, name)| (name.to_string(), i.to_string())).collect();
     expected.sort();
     assert_eq!(cx, expected);
 
     // A constant and a nullary function of the same name are different things.
     let c = func("c", vec![], Sort::Int);
-    valid(query_with(vec![c.clone()], vec![eq(int("c"), n(1)), eq(app("c", vec![]), n(2))], ne(int("c"), app("c", vec![]))));
+    valid(query_with(
+        vec![c.clone()],
+        vec![eq(int("c"), n(1)), eq(app("c", vec![]), n(2))],
+        ne(int("c"), app("c", vec![])),
+    ));
 }
 
 // ---- the cache ------------------------------------------------------------------------------
@@ -530,7 +539,9 @@ fn a_hard_query_with_a_tiny_timeout_is_unknown() {
 fn a_timeout_is_reported_as_such() {
     let mut solver = Solver::new(300);
     match solver.check(&fermat_cubes()) {
-        Answer::Unknown { reason } => assert!(reason.starts_with("timeout after 300 ms") || reason.contains("incomplete"), "{reason}"),
+        Answer::Unknown { reason } => {
+            assert!(reason.starts_with("timeout after 300 ms") || reason.contains("incomplete"), "{reason}")
+        }
         other => panic!("expected Unknown, got {other:?}"),
     }
 }
@@ -898,15 +909,13 @@ mod brute_force {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #![proptest_config(ProptestConfig::with_cases(64))]
 
         /// Well-sorted queries over every theory pass the sort check and get a stable answer.
         #[test]
         fn well_sorted_queries_are_answered(q in well_sorted_query()) {
             let mut solver = Solver::new(2_000);
-            let t0 = std::time::Instant::now();
             let first = solver.check(&q);
-            eprintln!("KIND {} {}", match &first { Answer::Valid => "valid".to_string(), Answer::Invalid{..} => "invalid".to_string(), Answer::Unknown{reason} => reason.chars().take(40).collect() }, if t0.elapsed().as_millis() > 100 { "SLOW" } else { "" });
             if let Answer::Unknown { reason } = &first {
                 prop_assert!(!reason.starts_with("ill-sorted"), "{reason}: {q:?}");
             }

@@ -113,7 +113,8 @@ impl Code {
         }
     }
 
-    pub fn from_str(s: &str) -> Option<Code> {
+    /// The code with this kebab-case name.
+    pub fn named(s: &str) -> Option<Code> {
         Code::ALL.iter().copied().find(|c| c.as_str() == s)
     }
 }

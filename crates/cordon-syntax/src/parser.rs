@@ -10,10 +10,11 @@
 //!
 //! Nesting. `depth` counts the constructs being parsed inside each other (expressions, blocks,
 //! types, patterns); a construct that would go beyond [`MAX_NESTING`] is reported once as
-//! `nesting-too-deep` and skipped. Left-nested chains (`a + b + c`, `x.f.g`, `f(a)(b)`) are built by
-//! loops, not recursion, but they deepen the tree all the same, so `peak` tracks the depth the
+//! `nesting-too-deep` and skipped. Left-nested chains (`a + b + c`, `x.f.g`, `f(a)(b)`) are built
+//! by loops, not recursion, but they deepen the tree all the same, so `peak` tracks the depth the
 //! tree under construction reaches and each link of a chain counts one more level. Every level of
-//! nesting costs a handful of stack frames at most, so the limit also bounds the parser's stack.
+//! nesting costs a handful of small stack frames (at most about 4 KiB in a debug build), so the
+//! limit also bounds the parser's stack.
 //!
 //! Invariant: every loop either consumes a token or ends, so parsing is linear in the input.
 
@@ -114,8 +115,7 @@ fn is_item_start(first: &TokenKind, second: &TokenKind) -> bool {
 
 /// Expressions that end with a block and need no `;` as statements.
 fn is_block_like(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::If { .. } | ExprKind::Match { .. } | ExprKind::For { .. })
-        || matches!(e.kind, ExprKind::Block(_))
+    matches!(e.kind, ExprKind::If { .. } | ExprKind::Match { .. } | ExprKind::For { .. } | ExprKind::Block(_))
 }
 
 /// (Out of line: a `Stmt` is large, and the callers are on recursive paths.)
@@ -595,7 +595,8 @@ impl<'a> Parser<'a> {
         let mut items = Vec::new();
         let mut stmts = Vec::new();
         // An expression without `;`: the plan's result if only declarations follow it.
-        let mut open: Option<(Expr, Span)> = None;
+        // (With the span of its last token, and whether its statement had an error.)
+        let mut open: Option<(Expr, Span, bool)> = None;
         loop {
             self.stmt_error = false;
             self.peak = self.depth;
@@ -605,14 +606,7 @@ impl<'a> Parser<'a> {
                 TokenKind::Semi => {
                     self.bump();
                 }
-                TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket => {
-                    self.report(|p| {
-                        let tok = p.tok();
-                        syntax(tok.span, format!("unexpected {}", p.describe(tok)))
-                            .with_primary_label("nothing to close here")
-                    });
-                    self.bump();
-                }
+                TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket => self.stray_closers(),
                 _ if self.at_word("pub") && is_item_start(self.nth(1), self.nth(2)) => {
                     self.no_pub();
                 }
@@ -623,15 +617,15 @@ impl<'a> Parser<'a> {
                     }
                 }
                 _ => {
-                    if let Some((e, last)) = open.take() {
-                        if !is_block_like(&e) {
+                    if let Some((e, last, had_error)) = open.take() {
+                        if !is_block_like(&e) && !had_error {
                             self.error_missing_semi(last);
                         }
                         stmts.push(Stmt::Expr(e));
                         self.stmt_error = false;
                     }
                     if let Some(e) = self.stmt(Seq::Top, &mut stmts) {
-                        open = Some((e, self.prev_span));
+                        open = Some((e, self.prev_span, self.stmt_error));
                     }
                 }
             }
@@ -643,8 +637,19 @@ impl<'a> Parser<'a> {
         self.stmt_error = false;
         self.lex_errors_up_to(usize::MAX);
         let end = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
-        let body = Block { stmts, tail: open.map(|(e, _)| Box::new(e)), span: Span::new(self.file, 0, end) };
+        let body = Block { stmts, tail: open.map(|(e, ..)| Box::new(e)), span: Span::new(self.file, 0, end) };
         Module { file: self.file, items, body }
+    }
+
+    /// Closing brackets at the top level, with nothing to close: one error for the run.
+    fn stray_closers(&mut self) {
+        self.report(|p| {
+            let tok = p.tok();
+            syntax(tok.span, format!("unexpected {}", p.describe(tok))).with_primary_label("nothing to close here")
+        });
+        while matches!(self.peek(), TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket) {
+            self.bump();
+        }
     }
 
     fn no_pub(&mut self) {
@@ -745,8 +750,8 @@ impl<'a> Parser<'a> {
             self.let_stmt(seq, stmts);
             return None;
         }
-        if self.at_word("struct") && *self.nth(1) == TokenKind::Ident {
-            self.no_struct(seq, stmts);
+        if let Some(help) = self.rust_declaration() {
+            self.not_a_declaration(seq, stmts, help);
             return None;
         }
         if matches!(self.peek(), TokenKind::If | TokenKind::Match | TokenKind::For | TokenKind::LBrace) {
@@ -800,13 +805,26 @@ impl<'a> Parser<'a> {
         None
     }
 
-    fn no_struct(&mut self, seq: Seq, stmts: &mut Vec<Stmt>) {
+    /// At a Rust declaration keyword (which Cordon lacks) followed by a name: what to say.
+    fn rust_declaration(&self) -> Option<&'static str> {
+        if *self.peek() != TokenKind::Ident || *self.nth(1) != TokenKind::Ident {
+            return None;
+        }
+        match self.text_of(self.tok().span) {
+            "struct" => Some("declare a record type with `type Name = { field: Type, .. }`"),
+            "use" | "import" => Some("there are no imports: builtins and declarations are always in scope"),
+            "impl" | "trait" => Some("there are no traits or impls: write functions; `x.f(a)` calls `f(x, a)`"),
+            _ => None,
+        }
+    }
+
+    fn not_a_declaration(&mut self, seq: Seq, stmts: &mut Vec<Stmt>, help: &'static str) {
         let start = self.tok().span.start;
         let span = self.tok().span;
-        self.report(|_| {
-            syntax(span, "expected an expression, found `struct`")
+        self.report(|p| {
+            syntax(span, format!("expected an expression, found `{}`", p.text_of(span)))
                 .with_primary_label("not a keyword")
-                .with_help("declare a record type with `type Name = { field: Type, .. }`")
+                .with_help(help)
         });
         self.sync_stmt(seq);
         let e = self.error_expr(start);
@@ -889,6 +907,10 @@ impl<'a> Parser<'a> {
 
     /// An expression where `Name {` starts a block, not a record.
     fn cond(&mut self) -> Expr {
+        if self.at(&TokenKind::LBrace) {
+            self.error_expected("a condition");
+            return self.error_expr(self.prev_span.end);
+        }
         let no_record = mem::replace(&mut self.no_record, true);
         let e = self.expr();
         self.no_record = no_record;
@@ -1013,6 +1035,7 @@ impl<'a> Parser<'a> {
                 break;
             }
             e = match self.peek() {
+                TokenKind::Dot if *self.nth(1) == TokenKind::Dot => self.no_range(e),
                 TokenKind::Dot => self.after_dot(e),
                 TokenKind::LParen => self.call(e),
                 _ => self.index(e),
@@ -1020,6 +1043,22 @@ impl<'a> Parser<'a> {
         }
         self.peak = self.peak.max(saved_peak);
         e
+    }
+
+    /// At `..` after `e`: reported; `a..b` is an `Error`.
+    fn no_range(&mut self, e: Expr) -> Expr {
+        let span = self.tok().span;
+        self.report(|_| {
+            syntax(span, "there is no `..` range")
+                .with_primary_label("not an operator")
+                .with_help("iterate over `range(a, b)`, which counts from `a` up to `b - 1`")
+        });
+        self.bump();
+        self.bump();
+        if can_start_expr(self.peek()) {
+            let _end = self.postfix_expr();
+        }
+        self.error_expr(e.span.start)
     }
 
     /// At `(` after `callee`.
@@ -1088,7 +1127,7 @@ impl<'a> Parser<'a> {
             });
             return self.error_expr(start);
         };
-        let split = float_span.start.saturating_add(first.len() as u32);
+        let split = float_span.start.saturating_add(u32::try_from(first.len()).unwrap_or(u32::MAX));
         let first_span = Span::new(self.file, float_span.start, split);
         let second_span = Span::new(self.file, split.saturating_add(1), float_span.end);
         let first_index = self.tuple_index(first_span);
@@ -1192,6 +1231,15 @@ impl<'a> Parser<'a> {
             _ => {}
         }
         let name = self.ident_token();
+        let bang = self.tok().span;
+        if self.at(&TokenKind::Bang) && bang.start == name.span.end && *self.nth(1) == TokenKind::LParen {
+            self.report(|_| {
+                syntax(bang, "there are no macros")
+                    .with_primary_label("not a macro call")
+                    .with_help("call a function: `f(x)`")
+            });
+            self.bump();
+        }
         if self.eat(&TokenKind::ColonColon) {
             let variant = self.ident("a variant name after `::`");
             let span = self.span_from(name.span.start);
@@ -1360,6 +1408,9 @@ impl<'a> Parser<'a> {
 
     fn if_expr(&mut self) -> Expr {
         let start = self.bump().start;
+        if self.at(&TokenKind::Let) {
+            return self.no_if_let(start);
+        }
         let cond = self.cond();
         if !self.at(&TokenKind::LBrace) {
             let help = self.at(&TokenKind::Eq).then_some("compare with `==`");
@@ -1370,6 +1421,28 @@ impl<'a> Parser<'a> {
         let else_ = if self.eat(&TokenKind::Else) { Some(self.else_branch()) } else { None };
         let span = self.span_from(start);
         self.mk(ExprKind::If { cond: Box::new(cond), then, else_ }, span)
+    }
+
+    /// `if let P = e { .. } else { .. }`: reported, parsed, an `Error`.
+    fn no_if_let(&mut self, start: u32) -> Expr {
+        let span = self.tok().span;
+        self.report(|_| {
+            syntax(span, "there is no `if let`")
+                .with_primary_label("not allowed here")
+                .with_help("use `match`: `match x { Some(v) => .., None => .. }`")
+        });
+        self.bump();
+        let _pat = self.pattern();
+        if self.eat(&TokenKind::Eq) {
+            let _value = self.cond();
+        }
+        if self.at(&TokenKind::LBrace) {
+            let _then = self.block();
+            if self.eat(&TokenKind::Else) {
+                let _else = self.else_branch();
+            }
+        }
+        self.error_expr(start)
     }
 
     /// After `else`.
@@ -1958,6 +2031,15 @@ impl<'a> Parser<'a> {
             let open = self.bump();
             self.comma_list(open, TokenKind::RParen, Self::ty)
         } else {
+            if self.at(&TokenKind::LBrace) {
+                let span = self.tok().span;
+                self.report(|_| {
+                    syntax(span, "a variant's payload is a tuple of types")
+                        .with_primary_label("not a payload")
+                        .with_help("write `B(Int, String)`, or make a record type and use `B(Rec)`")
+                });
+                self.skip_nested();
+            }
             Vec::new()
         };
         Variant { doc, name, payload, span: self.span_from(start) }

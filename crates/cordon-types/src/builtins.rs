@@ -42,13 +42,13 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, span: Span) -> Result<Shap
         ("contains" | "starts_with" | "ends_with", Ty::Str) => s(vec![Ty::Str], Ty::Bool),
         ("map", Ty::List(t)) => {
             let u = c.new_var(span);
-            s(vec![Ty::func(vec![(**t).clone()], u.clone())], Ty::list(u))
+            s(vec![Ty::local_func(vec![(**t).clone()], u.clone())], Ty::list(u))
         }
-        ("filter", Ty::List(t)) => s(vec![Ty::func(vec![(**t).clone()], Ty::Bool)], first.clone()),
-        ("any" | "all", Ty::List(t)) => s(vec![Ty::func(vec![(**t).clone()], Ty::Bool)], Ty::Bool),
+        ("filter", Ty::List(t)) => s(vec![Ty::local_func(vec![(**t).clone()], Ty::Bool)], first.clone()),
+        ("any" | "all", Ty::List(t)) => s(vec![Ty::local_func(vec![(**t).clone()], Ty::Bool)], Ty::Bool),
         ("fold", Ty::List(t)) => {
             let u = c.new_var(span);
-            s(vec![u.clone(), Ty::func(vec![u.clone(), (**t).clone()], u.clone())], u)
+            s(vec![u.clone(), Ty::local_func(vec![u.clone(), (**t).clone()], u.clone())], u)
         }
         ("sum", Ty::List(t)) if matches!(**t, Ty::Int) => s(vec![], Ty::Int),
         ("sum", _) => Err("a `List[Int]`"),

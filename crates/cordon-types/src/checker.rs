@@ -755,7 +755,8 @@ pub fn suggest<'n>(name: &str, candidates: impl Iterator<Item = &'n str>) -> Opt
     for c in candidates {
         let d = edit_distance(name, c);
         let limit = (name.len().max(c.len()) / 3).max(1);
-        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+        // Ties go to the alphabetically first name, so hints do not depend on hash order.
+        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
             best = Some((d, c));
         }
     }

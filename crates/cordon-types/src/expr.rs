@@ -66,6 +66,7 @@ impl Checker<'_> {
             self.mismatch(span, expected, &got.ty);
             return Typed { ty: Ty::Error, term: None };
         }
+
         self.prove_refinements(got.term.as_ref(), &got.ty, expected, span);
         let ty = if crate::logic::has_refinement(expected) { expected.clone() } else { self.resolve(&got.ty) };
         Typed { ty, term: got.term }
@@ -347,7 +348,8 @@ impl Checker<'_> {
     /// Values that go into data must not be capabilities (or closures holding one).
     fn store(&mut self, t: &Typed, span: Span) {
         if self.is_second_class(&t.ty) {
-            self.error(Code::CapabilityStored, span, "a capability cannot be stored in data")
+            let what = second_class_noun(&self.resolve(&t.ty));
+            self.error(Code::CapabilityStored, span, format!("{what} cannot be stored in data"))
                 .help = Some("capabilities are passed as arguments, never stored".into());
         }
     }
@@ -421,8 +423,12 @@ impl Checker<'_> {
         if self.is_linear(&elem) || matches!(self.resolve(&elem).base(), Ty::Linear(_)) {
             self.error(Code::LinearInCollection, span, "a list cannot hold linear values")
                 .help = Some("a list could copy or drop its elements; keep linear values in separate bindings".into());
-            // The elements stay with their owners, so later uses are not reported again.
-            self.lin_restore(&lin_before);
+            // The elements are no longer tracked, so the one mistake is reported once.
+            for (i, l) in lin_before {
+                if l == Lin::Live && matches!(self.scope.get(i).and_then(|b| b.lin), Some(Lin::Consumed(_))) {
+                    self.scope[i].lin = None;
+                }
+            }
         }
         let ty = Ty::list(elem);
         let term = self.fresh(&ty.strip(), "_list");
@@ -436,7 +442,16 @@ impl Checker<'_> {
     }
 
     fn check_record(&mut self, name: &Ident, fields: &[(Ident, Expr)], span: Span) -> Typed {
-        let Some(info) = self.types.get(&name.name).cloned() else {
+        // An alias stands for the type it names.
+        let target = match self.types.get(&name.name).map(|i| &i.def) {
+            Some(TypeDef::Alias(t)) => match t.base() {
+                Ty::Record(n) | Ty::Linear(n) | Ty::Cap(n) | Ty::Opaque(n, _) => Some(n.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let info = target.and_then(|t| self.types.get(&t)).or_else(|| self.types.get(&name.name)).cloned();
+        let Some(info) = info else {
             self.error(Code::UndefinedType, name.span, format!("the type `{}` is not defined", name.name));
             for (_, e) in fields {
                 self.infer(e);
@@ -457,7 +472,11 @@ impl Checker<'_> {
                 return Typed::error();
             }
         };
-        let ty = Ty::Record(Rc::from(name.name.as_str()));
+        let record_name = match self.resolve_record_alias(&name.name) {
+            Some(n) => n,
+            None => name.name.clone(),
+        };
+        let ty = Ty::Record(Rc::from(record_name.as_str()));
         let term = self.fresh(&ty, "_record");
         let mut seen: Vec<&str> = Vec::new();
         for (f, e) in fields {
@@ -477,7 +496,7 @@ impl Checker<'_> {
             let t = self.check(e, ft);
             self.store(&t, e.span);
             if let (Some(r), Some(v)) = (&term, t.term) {
-                if let Some(sel) = self.record_field(r, &name.name, &f.name, ft) {
+                if let Some(sel) = self.record_field(r, &record_name, &f.name, ft) {
                     self.add_fact(Term::Eq(Box::new(sel), Box::new(v)), format!("{}.{} = {}", name.name, f.name, self.text(e.span)));
                 }
             }
@@ -489,6 +508,13 @@ impl Checker<'_> {
             self.error(Code::MissingField, span, format!("missing field{} {list} in `{}`", plural(missing.len()), name.name));
         }
         Typed { ty, term }
+    }
+
+    fn resolve_record_alias(&self, name: &str) -> Option<String> {
+        match self.types.get(name).map(|i| &i.def) {
+            Some(TypeDef::Alias(Ty::Record(n))) => Some(n.to_string()),
+            _ => None,
+        }
     }
 
     fn check_field(&mut self, base: &Expr, name: &Ident, span: Span) -> Typed {
@@ -1001,6 +1027,16 @@ impl Checker<'_> {
         }
     }
 
+    /// Binds a parameter. A function received as an argument may be a closure holding a
+    /// capability, so inside the body it is second-class: callable, never stored or returned.
+    pub fn push_param(&mut self, id: &Ident, ty: Ty, term: Option<Term>) {
+        let ty = match self.resolve(&ty) {
+            Ty::Fn(f) => Ty::Fn(Rc::new(FnTy { second_class: true, ..(*f).clone() })),
+            t => t,
+        };
+        self.push_binding(id, ty, term);
+    }
+
     pub fn push_binding(&mut self, id: &Ident, ty: Ty, term: Option<Term>) {
         let lin = self.is_linear(&ty).then_some(Lin::Live);
         self.scope.push(Binding { name: id.name.clone(), ty, term, span: id.span, lin });
@@ -1187,7 +1223,7 @@ impl Checker<'_> {
         let saved_loops = std::mem::take(&mut self.loops);
         for (id, ty) in bindings {
             let term = self.fresh(&ty, &id.name);
-            self.push_binding(&id, ty, term);
+            self.push_param(&id, ty, term);
         }
         let ret_ty = match ret {
             Some(te) => Some(self.resolve_type(te, &[])),
@@ -1549,6 +1585,14 @@ impl Checker<'_> {
         let ptys: Vec<Ty> = sig.params.iter().map(|(_, t)| t.clone()).collect();
         let term = self.measure_app(&sig.name, terms, &ptys, &sig.ret);
         Typed { ty: sig.ret.strip(), term }
+    }
+}
+
+/// How a second-class value is named in messages.
+pub fn second_class_noun(t: &Ty) -> &'static str {
+    match t.base() {
+        Ty::Fn(_) => "a function that may hold a capability",
+        _ => "a capability",
     }
 }
 

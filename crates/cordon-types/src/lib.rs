@@ -164,7 +164,7 @@ impl Checker<'_> {
         // A declared capability result was reported at the signature.
         if self.is_second_class(&body.ty) && !self.is_second_class(&sig.ret) {
             let span = decl.body.tail.as_ref().map_or(decl.body.span, |t| t.span);
-            self.capability_escapes(span);
+            self.capability_escapes(span, &body.ty);
         }
         self.end_scope(0);
     }
@@ -186,13 +186,14 @@ impl Checker<'_> {
             if let Some(term) = &term {
                 self.assume(term, &closed, &format!("parameter {n}"));
             }
-            self.push_binding(id, closed, term);
+            self.push_param(id, closed, term);
         }
         self.close(ret, &terms)
     }
 
-    fn capability_escapes(&mut self, span: Span) {
-        self.error(Code::CapabilityEscapes, span, "a capability cannot be returned")
+    fn capability_escapes(&mut self, span: Span, ty: &Ty) {
+        let what = expr::second_class_noun(&self.resolve(ty));
+        self.error(Code::CapabilityEscapes, span, format!("{what} cannot be returned"))
             .help = Some("capabilities are passed down as arguments and never leave their scope".into());
     }
 
@@ -225,7 +226,7 @@ impl Checker<'_> {
         let inputs = self.scope.len();
         let result = self.check_block(&module.body, expected.as_ref());
         if self.is_second_class(&result.ty) {
-            self.capability_escapes(result_span);
+            self.capability_escapes(result_span, &result.ty);
         }
         for i in 0..inputs {
             if self.scope[i].lin == Some(Lin::Live) {

@@ -83,6 +83,12 @@ impl Ty {
         Ty::Fn(Rc::new(FnTy { params, ret, second_class: false }))
     }
 
+    /// The type of a function parameter that only calls its argument (the builtins' `map`,
+    /// `filter`, ...): it also takes closures that captured a capability.
+    pub fn local_func(params: Vec<Ty>, ret: Ty) -> Ty {
+        Ty::Fn(Rc::new(FnTy { params, ret, second_class: true }))
+    }
+
     pub fn is_error(&self) -> bool {
         matches!(self.base(), Ty::Error)
     }

@@ -33,7 +33,7 @@ fn expected_errors(text: &str) -> Result<Expectations, String> {
         for part in line.split("//~").skip(1) {
             let code = part.trim().strip_prefix("ERROR").map(str::trim).and_then(|c| c.split_whitespace().next());
             match code {
-                Some(c) if Code::from_str(c).is_some() => *out.entry((i as u32 + 1, c.to_string())).or_default() += 1,
+                Some(c) if Code::named(c).is_some() => *out.entry((i as u32 + 1, c.to_string())).or_default() += 1,
                 _ => return Err(format!("line {}: malformed expectation `//~{part}`", i + 1)),
             }
         }

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use cordon_syntax::{Code, SourceMap, render};
+use cordon_syntax::{Code, MAX_NESTING, SourceMap, render};
 use cordon_types::{CheckOptions, Outcome, check};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -260,11 +260,14 @@ fn mutate(text: &mut Vec<u8>, m: &Mutation) {
 }
 
 /// Forked, so that a crash fails the case, and a case that runs past the timeout fails too.
+/// `PROPTEST_CASES` overrides `cases`. Failures are not persisted: a failure found here becomes
+/// a plain `#[test]` with the shrunk input.
 fn forked(cases: u32) -> ProptestConfig {
     ProptestConfig {
-        cases,
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(cases),
         timeout: HANG_LIMIT.as_millis() as u32,
         max_shrink_time: 120_000,
+        failure_persistence: None,
         ..ProptestConfig::default()
     }
 }
@@ -319,8 +322,13 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // Deep nesting and long chains.
 
-/// Deep inputs: every nesting shape is checked at both depths.
+/// Every shape is checked at these depths, and at each depth around the parser's limit, where
+/// the deepest trees reach the checker.
 const DEPTHS: [usize; 2] = [10_000, 100_000];
+
+fn depths() -> impl Iterator<Item = usize> {
+    (MAX_NESTING.saturating_sub(8)..=MAX_NESTING + 8).chain(DEPTHS)
+}
 
 /// What a deep program must give besides not crashing.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -387,7 +395,7 @@ fn isolated(name: &str, body: impl FnOnce()) {
         None => panic!("{name}: still running after {:?}: a hang\n{tail}", 4 * HANG_LIMIT),
         Some(s) if s.success() => {
             // Show what the child found (depths, times, codes) with `--nocapture`.
-            for line in out.lines().filter(|l| l.starts_with("deep:")) {
+            for line in out.lines().filter_map(|l| l.find("deep: ").map(|i| &l[i..])) {
                 println!("{line}");
             }
         }
@@ -397,15 +405,17 @@ fn isolated(name: &str, body: impl FnOnce()) {
     }
 }
 
-/// Checks `make(depth)` for each depth of [`DEPTHS`].
+/// Checks `make(depth)` for each of [`depths`].
 fn check_deep(name: &str, expect: Expect, make: fn(usize) -> Program) {
-    for depth in DEPTHS {
+    for depth in depths() {
         let program = make(depth);
         let start = Instant::now();
         let outcome = check_program(&program);
         let codes: BTreeSet<&str> = outcome.diagnostics.iter().map(|d| d.code.as_str()).collect();
-        println!("deep: {name} {depth}: {:?}, {:?}", start.elapsed(), codes);
-        if expect == Expect::TooDeep {
+        if depth >= DEPTHS[0] {
+            println!("deep: {name} {depth}: {:?}, {:?}", start.elapsed(), codes);
+        }
+        if expect == Expect::TooDeep && depth >= DEPTHS[0] {
             assert!(
                 outcome.diagnostics.iter().any(|d| d.code == Code::NestingTooDeep),
                 "{name} {depth}: expected nesting-too-deep, got {codes:?}"
@@ -482,4 +492,29 @@ deep_tests! {
     chain_of_casts: Anything, |n| Program::plan(format!("1{}", repeat(" as Int", n)));
     many_statements: Anything, |n| Program::plan((0..n).map(|i| format!("let x{i} = {i};\n")).collect::<String>());
     many_shadowing_lets: Anything, |n| Program::plan(format!("let x = 0;\n{}x", repeat("let x = x + 1;\n", n)));
+    deep_mixed: TooDeep, |n| Program::plan(mixed(n));
+}
+
+/// Nesting of every kind in turn, `n` levels in all, each level an expression of type `Int`,
+/// so that a tree just under the limit is well typed and goes through the whole checker.
+fn mixed(n: usize) -> String {
+    const LEVELS: [(&str, &str); 9] = [
+        ("(", ")"),
+        ("{ let y = 1; ", " }"),
+        ("if y > 0 { ", " } else { 0 }"),
+        ("(|z: Int| ", ")(1)"),
+        ("[", "][0]"),
+        ("-", ""),
+        ("match Some(1) { Some(w) => ", ", None => 0 }"),
+        ("f(", ")"),
+        ("(1, ", ").1"),
+    ];
+    let mut open = String::from("fn f(x: {v: Int | v > 0 || v <= 0}) -> Int { x }\nlet y = 1;\n");
+    let mut close = String::new();
+    for i in 0..n {
+        let (o, c) = LEVELS[i % LEVELS.len()];
+        open.push_str(o);
+        close.insert_str(0, c);
+    }
+    format!("{open}y{close}")
 }
