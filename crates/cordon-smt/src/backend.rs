@@ -109,9 +109,16 @@ impl Solver {
         self.stats.solver_calls += 1;
         let timeout_ms = self.timeout_ms;
         let logic = Logic::of(ws.theories);
+        // Z3 does not bound the work of nonlinear arithmetic by `rlimit` reliably (a query
+        // allowed 50 000 steps ran for 16 s), so those queries go straight to the timer.
+        let first_attempt = if ws.theories.nonlinear || timeout_ms < FAST_PATH_MIN_TIMEOUT_MS {
+            None
+        } else {
+            Some(Limit::Steps(FAST_RLIMIT))
+        };
         let run = |session: &mut Session| {
             session.solver.push();
-            let answer = session.decide(&ws, timeout_ms);
+            let answer = session.decide(&ws, first_attempt, timeout_ms);
             session.solver.pop(1);
             answer.unwrap_or_else(|reason| Answer::Unknown { reason })
         };
@@ -189,12 +196,6 @@ impl Logic {
             Logic::Slia => "QF_SLIA",
         }
     }
-
-    /// Z3 cannot bound the work of nonlinear arithmetic by `rlimit` reliably (a query allowed
-    /// 50 000 steps ran for 16 s), so those queries go straight to the timer.
-    fn steps_track_time(self) -> bool {
-        matches!(self, Logic::UfLia | Logic::UfLra | Logic::UfLira | Logic::Slia)
-    }
 }
 
 /// How a Z3 solver is currently limited; changing it costs a parameter update, so it is tracked.
@@ -207,7 +208,6 @@ enum Limit {
 
 /// A long-lived incremental Z3 solver for one logic.
 struct Session {
-    logic: Logic,
     solver: z3::Solver,
     limit: Limit,
 }
@@ -215,7 +215,7 @@ struct Session {
 impl Session {
     fn new(logic: Logic) -> Session {
         let solver = z3::Solver::new_for_logic(logic.name()).unwrap_or_default();
-        Session { logic, solver, limit: Limit::None }
+        Session { solver, limit: Limit::None }
     }
 
     fn set_limit(&mut self, limit: Limit) {
@@ -234,8 +234,14 @@ impl Session {
         self.limit = limit;
     }
 
-    /// Decides one query; the caller has pushed a scope and pops it afterwards.
-    fn decide(&mut self, ws: &WellSorted<'_>, timeout_ms: u32) -> Result<Answer, Internal> {
+    /// Decides one query: first under `first_attempt` if given, then (if that was not enough)
+    /// under the clock. The caller has pushed a scope and pops it afterwards.
+    fn decide(
+        &mut self,
+        ws: &WellSorted<'_>,
+        first_attempt: Option<Limit>,
+        timeout_ms: u32,
+    ) -> Result<Answer, Internal> {
         let mut encoder = Encoder::new(ws)?;
         for hypothesis in &ws.query.hypotheses {
             self.solver.assert(encoder.formula(hypothesis)?);
@@ -248,8 +254,8 @@ impl Session {
             self.set_limit(Limit::None);
             result = self.solver.check();
         } else {
-            if self.logic.steps_track_time() && timeout_ms >= FAST_PATH_MIN_TIMEOUT_MS {
-                self.set_limit(Limit::Steps(FAST_RLIMIT));
+            if let Some(limit) = first_attempt {
+                self.set_limit(limit);
                 result = self.solver.check();
             }
             let left = Duration::from_millis(timeout_ms.into()).saturating_sub(start.elapsed());

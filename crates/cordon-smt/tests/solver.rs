@@ -404,6 +404,9 @@ fn one_solver_answers_many_kinds_of_query() {
         (query(vec![gt(int("x"), n(1))], gt(mul(int("x"), int("x")), int("x"))), true),
         (query(vec![gt(int("x"), n(0))], gt(int("x"), n(1))), false),
         (query(vec![eq(string("s"), s("ab"))], eq(len(string("s")), n(3))), false),
+        (query(vec![eq(string("s"), s("ab")), gt(real("r"), Term::Real(1, 2))], gt(real("r"), Term::Real(0, 1))), true),
+        (query(vec![eq(string("s"), s("ab")), gt(int("x"), n(1))], gt(mul(int("x"), len(string("s"))), n(2))), true),
+        (query(vec![gt(int("i"), n(0)), gt(real("r"), Term::Real(0, 1))], gt(real("r"), Term::Real(1, 1))), false),
     ];
     for round in 0..3 {
         for (q, is_valid) in &queries {
@@ -412,6 +415,28 @@ fn one_solver_answers_many_kinds_of_query() {
             assert_eq!(got == Answer::Valid, *is_valid, "round {round}: {got:?} for {q:?}");
         }
     }
+}
+
+#[test]
+fn solvers_are_cheap_to_make_and_share_the_thread_s_z3() {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<Solver>();
+
+    let valid_q = query(vec![gt(int("x"), n(0))], gt(int("x"), n(-1)));
+    let invalid_q = query(vec![gt(int("x"), n(0))], gt(int("x"), n(1)));
+    let mut patient = Solver::new(TIMEOUT_MS);
+    let mut hasty = Solver::new(1);
+    for _ in 0..3 {
+        assert_eq!(patient.check(&valid_q), Answer::Valid);
+        assert!(matches!(hasty.check(&fermat_cubes()), Answer::Unknown { .. }));
+        assert!(matches!(hasty.check(&invalid_q), Answer::Invalid { .. }));
+        assert!(matches!(patient.check(&invalid_q), Answer::Invalid { .. }));
+        patient.clear_cache();
+        hasty.clear_cache();
+    }
+    // A solver moved to another thread works there.
+    let moved = std::thread::spawn(move || patient.check(&valid_q)).join().unwrap();
+    assert_eq!(moved, Answer::Valid);
 }
 
 // ---- ill-sorted queries ---------------------------------------------------------------------

@@ -347,11 +347,10 @@ impl<'a> Checker<'a> {
     }
 
     fn set_type(&mut self, name: &Ident, def: TypeDef) {
-        if let Some(info) = self.types.get_mut(&name.name) {
-            if info.span == name.span {
+        if let Some(info) = self.types.get_mut(&name.name)
+            && info.span == name.span {
                 info.def = def;
             }
-        }
     }
 
     fn define_value(&mut self, name: &Ident, def: ValueDef) {
@@ -367,11 +366,10 @@ impl<'a> Checker<'a> {
     }
 
     fn resolve_alias(&mut self, name: &str) -> Ty {
-        if let Some(TypeInfo { def: TypeDef::Alias(t), .. }) = self.types.get(name) {
-            if !t.is_error() {
+        if let Some(TypeInfo { def: TypeDef::Alias(t), .. }) = self.types.get(name)
+            && !t.is_error() {
                 return t.clone();
             }
-        }
         let Some(expr) = self.alias_exprs.get(name).cloned() else { return Ty::Error };
         if self.resolving.iter().any(|n| n == name) {
             self.error(Code::UndefinedType, expr.span, format!("the type alias `{name}` refers to itself"));
@@ -380,11 +378,10 @@ impl<'a> Checker<'a> {
         self.resolving.push(name.to_string());
         let ty = self.resolve_type(&expr, &[]);
         self.resolving.pop();
-        if let Some(info) = self.types.get_mut(name) {
-            if matches!(info.def, TypeDef::Alias(_)) {
+        if let Some(info) = self.types.get_mut(name)
+            && matches!(info.def, TypeDef::Alias(_)) {
                 info.def = TypeDef::Alias(ty.clone());
             }
-        }
         ty
     }
 

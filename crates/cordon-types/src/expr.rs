@@ -432,12 +432,11 @@ impl Checker<'_> {
         }
         let ty = Ty::list(elem);
         let term = self.fresh(&ty.strip(), "_list");
-        if let Some(t) = &term {
-            if let Some(len) = self.length(t, &ty) {
+        if let Some(t) = &term
+            && let Some(len) = self.length(t, &ty) {
                 let n = i64::try_from(es.len()).unwrap_or(i64::MAX);
                 self.add_fact(Term::Eq(Box::new(len), Box::new(Term::Int(n))), format!("a list literal of length {n}"));
             }
-        }
         Typed { ty, term }
     }
 
@@ -495,11 +494,10 @@ impl Checker<'_> {
             seen.push(&f.name);
             let t = self.check(e, ft);
             self.store(&t, e.span);
-            if let (Some(r), Some(v)) = (&term, t.term) {
-                if let Some(sel) = self.record_field(r, &record_name, &f.name, ft) {
+            if let (Some(r), Some(v)) = (&term, t.term)
+                && let Some(sel) = self.record_field(r, &record_name, &f.name, ft) {
                     self.add_fact(Term::Eq(Box::new(sel), Box::new(v)), format!("{}.{} = {}", name.name, f.name, self.text(e.span)));
                 }
-            }
         }
         let missing: Vec<&str> =
             decl_fields.iter().map(|(n, _)| n.as_str()).filter(|n| !seen.contains(n)).collect();
@@ -866,13 +864,12 @@ impl Checker<'_> {
                 self.add_fact(Term::Not(Box::new(lit.clone())), "an earlier arm did not match");
             }
             let mut arm_lit = None;
-            if let Some(st) = &s.term {
-                if let Some(lit) = literal_term(&arm.pat) {
+            if let Some(st) = &s.term
+                && let Some(lit) = literal_term(&arm.pat) {
                     let eq = Term::Eq(Box::new(st.clone()), Box::new(lit));
                     self.add_fact(eq.clone(), format!("{} matched {}", self.text(scrutinee.span), self.text(arm.pat.span)));
                     arm_lit = Some(eq);
                 }
-            }
             let before = self.diags.len();
             self.bind_pattern(&arm.pat, &sty, s.term.clone(), true);
             pattern_errors |= self.diags.len() > before;
@@ -894,11 +891,10 @@ impl Checker<'_> {
             self.end_scope(depth);
             self.facts.truncate(mark);
             states.push(self.lin_state());
-            if arm.guard.is_none() {
-                if let Some(l) = arm_lit {
+            if arm.guard.is_none()
+                && let Some(l) = arm_lit {
                     earlier_literals.push(l);
                 }
-            }
         }
         if states.is_empty() {
             states.push(before);
@@ -907,7 +903,7 @@ impl Checker<'_> {
         if !sty.is_error() && !pattern_errors {
             self.check_exhaustive(&sty, arms, keyword_span(e.span, 5));
         }
-        let ty = result_ty.unwrap_or_else(|| if arms.is_empty() { Ty::Unit } else { Ty::Error });
+        let ty = result_ty.unwrap_or(if arms.is_empty() { Ty::Unit } else { Ty::Error });
         self.fresh_typed(ty, "_match")
     }
 
@@ -956,8 +952,8 @@ impl Checker<'_> {
             (Some(tail), Some(exp)) => self.check(tail, exp),
             (Some(tail), None) => self.infer(tail),
             (None, exp) => {
-                if let Some(exp) = exp {
-                    if !self.unify(&Ty::Unit, exp) {
+                if let Some(exp) = exp
+                    && !self.unify(&Ty::Unit, exp) {
                         let span = match b.stmts.last() {
                             Some(Stmt::Expr(e)) => e.span,
                             Some(Stmt::Let { span, .. }) => *span,
@@ -971,7 +967,6 @@ impl Checker<'_> {
                         }
                         self.diags.push(d);
                     }
-                }
                 Typed { ty: Ty::Unit, term: None }
             }
         };
@@ -1000,8 +995,8 @@ impl Checker<'_> {
                     }
                     None => self.infer(value),
                 };
-                if let PatternKind::Bind(id) = &pat.kind {
-                    if let Some(term) = &t.term {
+                if let PatternKind::Bind(id) = &pat.kind
+                    && let Some(term) = &t.term {
                         let name = self.fresh_name(&id.name);
                         let Some(sort) = self.sort_of(&t.ty) else {
                             self.bind_pattern(pat, &t.ty, Some(term.clone()), false);
@@ -1014,7 +1009,6 @@ impl Checker<'_> {
                         self.push_binding(id, t.ty, Some(v));
                         return;
                     }
-                }
                 self.bind_pattern(pat, &t.ty, t.term, false);
             }
             Stmt::Expr(e) => {
@@ -1465,15 +1459,13 @@ impl Checker<'_> {
             return Typed::error();
         }
         // A tool call on a capability.
-        if let ExprKind::Name(id) = &receiver.kind {
-            if let Some(i) = self.lookup(&id.name) {
-                if let Ty::Cap(cap) = self.resolve(&self.scope[i].ty).base() {
+        if let ExprKind::Name(id) = &receiver.kind
+            && let Some(i) = self.lookup(&id.name)
+                && let Ty::Cap(cap) = self.resolve(&self.scope[i].ty).base() {
                     let cap = cap.clone();
                     self.use_binding(i, receiver.span);
                     return self.call_tool(&cap, receiver, method, args, span);
                 }
-            }
-        }
         if let Some(ValueDef::Measure(_)) = self.values.get(&method.name) {
             self.measure_misuse(method);
             self.infer(receiver);

@@ -78,11 +78,10 @@ impl Checker<'_> {
                 let fields: Vec<(String, Ty)> =
                     self.record_fields(&name).map(|(f, _)| f.to_vec()).unwrap_or_default();
                 for (f, ft) in fields {
-                    if has_refinement(&ft) {
-                        if let Some(sel) = self.record_field(term, &name, &f, &ft) {
+                    if has_refinement(&ft)
+                        && let Some(sel) = self.record_field(term, &name, &f, &ft) {
                             self.assume(&sel, &ft, &format!("{origin}.{f}"));
                         }
-                    }
                 }
             }
             _ => {}
@@ -230,11 +229,10 @@ impl Checker<'_> {
         let expected = self.resolve(expected);
         match &expected {
             Ty::Refined(r) => {
-                if let Ty::Refined(g) = got {
-                    if Rc::ptr_eq(g, r) {
+                if let Ty::Refined(g) = got
+                    && Rc::ptr_eq(g, r) {
                         return;
                     }
-                }
                 match value {
                     Some(v) => self.prove(r, v, span),
                     None => {
@@ -260,8 +258,8 @@ impl Checker<'_> {
                     }
                 }
             }
-            Ty::List(_) | Ty::Option(_) | Ty::Result(..) | Ty::Fn(_) | Ty::Opaque(..) => {
-                if has_refinement(&expected) && refinement_shape(got) != refinement_shape(&expected) {
+            Ty::List(_) | Ty::Option(_) | Ty::Result(..) | Ty::Fn(_) | Ty::Opaque(..)
+                if has_refinement(&expected) && refinement_shape(got) != refinement_shape(&expected) => {
                     let got = self.resolve(got);
                     self.diags.push(
                         Diagnostic::error(Code::RefinementUnproven, span, format!("cannot prove this value has type `{expected}`"))
@@ -269,7 +267,6 @@ impl Checker<'_> {
                             .with_note("refinements inside lists, options, results and function types must match exactly"),
                     );
                 }
-            }
             _ => {}
         }
     }
@@ -404,11 +401,10 @@ struct Obligation {
 fn readable(n: &str) -> String {
     let n = n.to_string();
     if let Some((func, arg)) = n.strip_suffix(')').and_then(|s| s.split_once('(')) {
-        if let Some((_, field)) = func.rsplit_once('.') {
-            if !func.starts_with("len[") && !arg.contains(',') {
+        if let Some((_, field)) = func.rsplit_once('.')
+            && !func.starts_with("len[") && !arg.contains(',') {
                 return format!("{arg}.{field}");
             }
-        }
         if func.starts_with("len[") {
             return format!("len({arg})");
         }

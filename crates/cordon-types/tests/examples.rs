@@ -1,6 +1,8 @@
 //! The seed examples under `examples/`, as a user runs them: each is accepted or rejected as
 //! its comment says, and the diagnostics a user reads (human and concise forms) are snapshots.
 
+#![allow(clippy::panic, clippy::unwrap_used)] // a test may fail loudly
+
 use std::path::Path;
 
 use cordon_syntax::{SourceMap, render};

@@ -11,6 +11,8 @@
 //! Every check must finish within [`HANG_LIMIT`]: that is a hang detector, not a timing test.
 //! Case counts keep the file around a minute in a debug build; `PROPTEST_CASES=N` runs more.
 
+#![allow(clippy::panic, clippy::unwrap_used)] // a test may fail loudly
+
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
