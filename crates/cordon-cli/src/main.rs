@@ -5,6 +5,7 @@
 //! Exit codes: 0 accepted, 1 rejected, 2 usage or IO error (clap's usage errors exit 2 too).
 
 mod check;
+mod demo;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -27,6 +28,8 @@ struct Cli {
 enum Command {
     /// Type-check a plan (and its policy modules) without running it
     Check(check::Args),
+    /// Check the seed examples offline and show what Cordon says about each
+    Demo,
 }
 
 /// What a subcommand has to say: text for stdout and whether the program was accepted.
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
+        Command::Demo => Ok(demo::run()),
     };
     match result {
         Ok(report) => {
