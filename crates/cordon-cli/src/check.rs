@@ -40,22 +40,13 @@ pub enum Format {
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
     let mut sources = SourceMap::new();
     let mut load = |path: &Path| {
-        let text = read(path).map_err(|error| Error::Read {
-            path: path.to_path_buf(),
-            error,
-        })?;
+        let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
         Ok::<_, Error>(sources.add(path.display().to_string(), text))
     };
-    let policies = args
-        .policies
-        .iter()
-        .map(|p| load(p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let policies = args.policies.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
     let plan = args.plan.as_deref().map(&mut load).transpose()?;
 
-    let options = CheckOptions {
-        solver_timeout_ms: args.solver_timeout_ms,
-    };
+    let options = CheckOptions { solver_timeout_ms: args.solver_timeout_ms };
     let outcome = cordon_types::check(&sources, &policies, plan, &options);
     Ok(Report {
         stdout: render_outcome(args.format, &sources, &subject(args), &outcome.diagnostics),
@@ -67,31 +58,19 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
 fn subject(args: &Args) -> String {
     match &args.plan {
         Some(plan) => plan.display().to_string(),
-        None => args
-            .policies
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+        None => args.policies.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
     }
 }
 
 /// The whole of stdout: the diagnostics in `format`, then (except for JSON, which must parse)
 /// a summary line such as `plan.cord: rejected: 2 errors`.
-fn render_outcome(
-    format: Format,
-    sources: &SourceMap,
-    subject: &str,
-    diagnostics: &[Diagnostic],
-) -> String {
+fn render_outcome(format: Format, sources: &SourceMap, subject: &str, diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
     match format {
         Format::Json => {
             let value = render::json(diagnostics, sources);
             // Serializing a `Value` cannot fail; fall back to compact output rather than panic.
-            out.push_str(
-                &serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string()),
-            );
+            out.push_str(&serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string()));
             out.push('\n');
             return out;
         }
@@ -122,17 +101,9 @@ mod tests {
         let mut sources = SourceMap::new();
         let plan = sources.add("plan.cord", "let x: Int = \"a\";\nlet y = ;\n");
         let diagnostics = vec![
-            Diagnostic::error(
-                Code::TypeMismatch,
-                Span::new(plan, 13, 16),
-                "expected `Int`, found `String`",
-            )
-            .with_primary_label("expected `Int`"),
-            Diagnostic::error(
-                Code::SyntaxError,
-                Span::new(plan, 26, 27),
-                "expected an expression, found `;`",
-            ),
+            Diagnostic::error(Code::TypeMismatch, Span::new(plan, 13, 16), "expected `Int`, found `String`")
+                .with_primary_label("expected `Int`"),
+            Diagnostic::error(Code::SyntaxError, Span::new(plan, 26, 27), "expected an expression, found `;`"),
         ];
         (sources, diagnostics)
     }

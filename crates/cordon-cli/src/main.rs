@@ -14,11 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "cordon",
-    version,
-    about = "Check agent plans against policies before they run"
-)]
+#[command(name = "cordon", version, about = "Check agent plans against policies before they run")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -42,10 +38,7 @@ pub struct Report {
 /// A host-side failure (not a problem in the checked program): printed on stderr, exit 2.
 #[derive(Debug)]
 pub enum Error {
-    Read {
-        path: PathBuf,
-        error: std::io::Error,
-    },
+    Read { path: PathBuf, error: std::io::Error },
 }
 
 impl fmt::Display for Error {

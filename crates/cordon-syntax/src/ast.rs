@@ -31,22 +31,51 @@ pub struct Item {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ItemKind {
     /// `type X = T` where `T` is not a record body.
-    TypeAlias { name: Ident, ty: TypeExpr },
+    TypeAlias {
+        name: Ident,
+        ty: TypeExpr,
+    },
     /// `type X = { f: T, .. }`, or `opaque type X = { .. }` (fields readable, not constructible).
-    Record { name: Ident, fields: Vec<Field>, opaque: bool },
-    Enum { name: Ident, variants: Vec<Variant> },
+    Record {
+        name: Ident,
+        fields: Vec<Field>,
+        opaque: bool,
+    },
+    Enum {
+        name: Ident,
+        variants: Vec<Variant>,
+    },
     /// `linear type X`
-    Linear { name: Ident },
+    Linear {
+        name: Ident,
+    },
     /// `opaque type X[T, U]`
-    Opaque { name: Ident, params: Vec<Ident> },
+    Opaque {
+        name: Ident,
+        params: Vec<Ident>,
+    },
     /// `measure m(x: T) -> U`
-    Measure { name: Ident, params: Vec<Param>, ret: TypeExpr },
-    Capability { name: Ident, tools: Vec<Tool> },
+    Measure {
+        name: Ident,
+        params: Vec<Param>,
+        ret: TypeExpr,
+    },
+    Capability {
+        name: Ident,
+        tools: Vec<Tool>,
+    },
     Fn(FnDecl),
     /// `const X: T = e;`
-    Const { name: Ident, ty: TypeExpr, value: Expr },
+    Const {
+        name: Ident,
+        ty: TypeExpr,
+        value: Expr,
+    },
     /// `entry(p: T, ..) -> U`
-    Entry { params: Vec<Param>, ret: TypeExpr },
+    Entry {
+        params: Vec<Param>,
+        ret: TypeExpr,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -113,13 +142,23 @@ pub struct TypeExpr {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeExprKind {
     /// `Int`, `Repo`, `List[T]`, `Trusted[Bib]`
-    Named { name: Ident, args: Vec<TypeExpr> },
+    Named {
+        name: Ident,
+        args: Vec<TypeExpr>,
+    },
     /// `(A, B)`; `()` is the empty tuple, `(A)` is just `A`.
     Tuple(Vec<TypeExpr>),
     /// `fn(A, B) -> C`
-    Fn { params: Vec<TypeExpr>, ret: Box<TypeExpr> },
+    Fn {
+        params: Vec<TypeExpr>,
+        ret: Box<TypeExpr>,
+    },
     /// `{v: T | p}`
-    Refined { var: Ident, base: Box<TypeExpr>, pred: Box<Expr> },
+    Refined {
+        var: Ident,
+        base: Box<TypeExpr>,
+        pred: Box<Expr>,
+    },
     Error,
 }
 
@@ -133,7 +172,12 @@ pub struct Block {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Let { pat: Pattern, ty: Option<TypeExpr>, value: Expr, span: Span },
+    Let {
+        pat: Pattern,
+        ty: Option<TypeExpr>,
+        value: Expr,
+        span: Span,
+    },
     /// An expression followed by `;`, or a block-like expression (`if`, `match`, `for`, `{}`).
     Expr(Expr),
 }
@@ -199,33 +243,84 @@ pub enum ExprKind {
     /// A variable, function, constant, or the builtin constructors `Some`, `None`, `Ok`, `Err`.
     Name(Ident),
     /// `Enum::Variant`
-    Path { ty: Ident, variant: Ident },
+    Path {
+        ty: Ident,
+        variant: Ident,
+    },
     Tuple(Vec<Expr>),
     List(Vec<Expr>),
     /// `Name { field: value, .. }`
-    Record { name: Ident, fields: Vec<(Ident, Expr)> },
+    Record {
+        name: Ident,
+        fields: Vec<(Ident, Expr)>,
+    },
     /// `base.name`
-    Field { base: Box<Expr>, name: Ident },
+    Field {
+        base: Box<Expr>,
+        name: Ident,
+    },
     /// `base.0`
-    TupleField { base: Box<Expr>, index: u32, index_span: Span },
+    TupleField {
+        base: Box<Expr>,
+        index: u32,
+        index_span: Span,
+    },
     /// `base[index]`
-    Index { base: Box<Expr>, index: Box<Expr> },
-    Call { callee: Box<Expr>, args: Vec<Expr> },
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+    },
     /// `receiver.method(args)`
-    MethodCall { receiver: Box<Expr>, method: Ident, args: Vec<Expr> },
-    Unary { op: UnOp, operand: Box<Expr> },
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    MethodCall {
+        receiver: Box<Expr>,
+        method: Ident,
+        args: Vec<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `else_` is a `Block` or another `If`.
-    If { cond: Box<Expr>, then: Block, else_: Option<Box<Expr>> },
-    Match { scrutinee: Box<Expr>, arms: Vec<Arm> },
-    For { pat: Pattern, iter: Box<Expr>, body: Block },
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        else_: Option<Box<Expr>>,
+    },
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<Arm>,
+    },
+    For {
+        pat: Pattern,
+        iter: Box<Expr>,
+        body: Block,
+    },
     Block(Block),
     /// `|x, y: Int| -> T body`
-    Closure { params: Vec<ClosureParam>, ret: Option<TypeExpr>, body: Box<Expr> },
+    Closure {
+        params: Vec<ClosureParam>,
+        ret: Option<TypeExpr>,
+        body: Box<Expr>,
+    },
     /// `e as T`
-    Cast { expr: Box<Expr>, ty: TypeExpr },
+    Cast {
+        expr: Box<Expr>,
+        ty: TypeExpr,
+    },
     /// `agent[T](task, args..)`; `ty` is `None` for `agent(task)`, inferred from context.
-    Hole { ty: Option<TypeExpr>, args: Vec<Expr> },
+    Hole {
+        ty: Option<TypeExpr>,
+        args: Vec<Expr>,
+    },
     Error,
 }
 
@@ -262,6 +357,10 @@ pub enum PatternKind {
     Unit,
     Tuple(Vec<Pattern>),
     /// `Some(p)`, `None`, `Ok(p)`, `Err(p)` (`enum_name` is `None`) or `Enum::Variant(p, ..)`.
-    Variant { enum_name: Option<Ident>, name: Ident, args: Vec<Pattern> },
+    Variant {
+        enum_name: Option<Ident>,
+        name: Ident,
+        args: Vec<Pattern>,
+    },
     Error,
 }

@@ -182,9 +182,11 @@ impl Diagnostic {
 
     /// The primary span (every diagnostic has one).
     pub fn span(&self) -> Span {
-        self.labels.iter().find(|l| l.primary).or(self.labels.first()).map(|l| l.span).unwrap_or(
-            Span::new(crate::span::FileId(0), 0, 0),
-        )
+        self.labels.iter().find(|l| l.primary).or(self.labels.first()).map(|l| l.span).unwrap_or(Span::new(
+            crate::span::FileId(0),
+            0,
+            0,
+        ))
     }
 
     pub fn is_error(&self) -> bool {

@@ -18,5 +18,5 @@ pub mod render;
 pub mod span;
 
 pub use diagnostic::{Code, Diagnostic, Label, Severity};
-pub use parser::{Parsed, parse, MAX_NESTING};
+pub use parser::{MAX_NESTING, Parsed, parse};
 pub use span::{FileId, SourceFile, SourceMap, Span};

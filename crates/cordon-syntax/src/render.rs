@@ -44,25 +44,11 @@ const MAX_INNER_LINES: u32 = 3;
 /// Labels in other files (a policy module) get their own `-->` block after the primary file's.
 pub fn human(d: &Diagnostic, sources: &SourceMap) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}[{}]: {}",
-        severity_word(d.severity),
-        d.code.as_str(),
-        one_line(&d.message)
-    );
+    let _ = writeln!(out, "{}[{}]: {}", severity_word(d.severity), d.code.as_str(), one_line(&d.message));
 
-    let blocks: Vec<Block<'_>> = group_by_file(d)
-        .into_iter()
-        .map(|(file, labels)| Block::new(sources, file, &labels))
-        .collect();
-    let width = blocks
-        .iter()
-        .map(Block::max_line)
-        .max()
-        .unwrap_or(1)
-        .to_string()
-        .len();
+    let blocks: Vec<Block<'_>> =
+        group_by_file(d).into_iter().map(|(file, labels)| Block::new(sources, file, &labels)).collect();
+    let width = blocks.iter().map(Block::max_line).max().unwrap_or(1).to_string().len();
     let pad = " ".repeat(width);
 
     if blocks.is_empty() {
@@ -130,11 +116,7 @@ pub fn concise(d: &Diagnostic, sources: &SourceMap) -> String {
         } else if message.is_empty() {
             let _ = writeln!(out, "  - {}", locate(sources, label.span).position());
         } else {
-            let _ = writeln!(
-                out,
-                "  - {}: {message}",
-                locate(sources, label.span).position()
-            );
+            let _ = writeln!(out, "  - {}: {message}", locate(sources, label.span).position());
         }
     }
     for note in &d.notes {
@@ -151,10 +133,7 @@ pub fn concise(d: &Diagnostic, sources: &SourceMap) -> String {
 /// "end_line", "end_column", "labels": [...], "notes": [...], "help"}]}`. Lines and columns are
 /// 1-based, columns count characters, ends are exclusive.
 pub fn json(diagnostics: &[Diagnostic], sources: &SourceMap) -> Value {
-    let diagnostics: Vec<Value> = diagnostics
-        .iter()
-        .map(|d| diagnostic_json(d, sources))
-        .collect();
+    let diagnostics: Vec<Value> = diagnostics.iter().map(|d| diagnostic_json(d, sources)).collect();
     json!({ "version": 1, "diagnostics": diagnostics })
 }
 
@@ -162,14 +141,8 @@ pub fn json(diagnostics: &[Diagnostic], sources: &SourceMap) -> Value {
 /// `rejected: 1 error, 3 warnings`. A program is accepted if and only if no diagnostic is an
 /// error.
 pub fn summary(diagnostics: &[Diagnostic]) -> String {
-    let errors = diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    let warnings = diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Warning)
-        .count();
+    let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+    let warnings = diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
     match (errors, warnings) {
         (0, 0) => "accepted".to_string(),
         (0, w) => format!("accepted with {}", plural(w, "warning")),
@@ -179,11 +152,7 @@ pub fn summary(diagnostics: &[Diagnostic]) -> String {
 }
 
 fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 fn severity_word(severity: Severity) -> &'static str {
@@ -228,10 +197,7 @@ fn label_json(label: &Label, sources: &SourceMap) -> Value {
 
 /// The label [`Diagnostic::span`] reports: the first primary one, else the first.
 fn primary_index(d: &Diagnostic) -> Option<usize> {
-    d.labels
-        .iter()
-        .position(|l| l.primary)
-        .or(if d.labels.is_empty() { None } else { Some(0) })
+    d.labels.iter().position(|l| l.primary).or(if d.labels.is_empty() { None } else { Some(0) })
 }
 
 /// Labels grouped by file: the primary label's file first, then the others in order of first
@@ -295,16 +261,7 @@ fn locate(sources: &SourceMap, span: Span) -> Located<'_> {
     let end = clamp(&file.text, span.end).max(start);
     let (line, column) = file.line_col(start);
     let (end_line, end_column) = file.line_col(end);
-    Located {
-        file: Some(file),
-        name: file.name.clone(),
-        start,
-        end,
-        line,
-        column,
-        end_line,
-        end_column,
-    }
+    Located { file: Some(file), name: file.name.clone(), start, end, line, column, end_line, end_column }
 }
 
 /// `offset` moved into `text` and back onto the start of the character it falls in.
@@ -400,18 +357,12 @@ impl<'a> Block<'a> {
                 .iter()
                 .map(|(l, _)| {
                     let at = locate(sources, l.span);
-                    (
-                        format!("{} (bytes {}..{})", at.name, at.start, at.end),
-                        one_line(&l.message),
-                    )
+                    (format!("{} (bytes {}..{})", at.name, at.start, at.end), one_line(&l.message))
                 })
                 .collect();
             return Block::Unknown { labels };
         };
-        let header = labels
-            .first()
-            .map(|(l, _)| locate(sources, l.span).position())
-            .unwrap_or_default();
+        let header = labels.first().map(|(l, _)| locate(sources, l.span).position()).unwrap_or_default();
         let mut lines = Vec::new();
         let mut segments = Vec::new();
         for (label, primary) in labels {
@@ -419,12 +370,7 @@ impl<'a> Block<'a> {
         }
         lines.sort_unstable();
         lines.dedup();
-        Block::Snippet {
-            file,
-            header,
-            lines,
-            segments,
-        }
+        Block::Snippet { file, header, lines, segments }
     }
 
     fn max_line(&self) -> u32 {
@@ -446,12 +392,7 @@ impl<'a> Block<'a> {
                     }
                 }
             }
-            Block::Snippet {
-                file,
-                header,
-                lines,
-                segments,
-            } => {
+            Block::Snippet { file, header, lines, segments } => {
                 let _ = writeln!(out, "{pad}--> {header}");
                 let _ = writeln!(out, "{pad} |");
                 let mut previous: Option<u32> = None;
@@ -464,8 +405,7 @@ impl<'a> Block<'a> {
                             let _ = writeln!(out, "...");
                         }
                     }
-                    let on_line: Vec<&Segment> =
-                        segments.iter().filter(|s| s.line == line).collect();
+                    let on_line: Vec<&Segment> = segments.iter().filter(|s| s.line == line).collect();
                     render_line(out, width, file, line, &on_line);
                     previous = Some(line);
                 }
@@ -498,13 +438,7 @@ fn label_segments(
     let Some(last_char) = text.get(start..end).and_then(|s| s.chars().next_back()) else {
         // An empty span gets one caret.
         lines.push(at.line);
-        segments.push(Segment {
-            line: at.line,
-            start: first_col,
-            end: first_col + 1,
-            primary,
-            message,
-        });
+        segments.push(Segment { line: at.line, start: first_col, end: first_col + 1, primary, message });
         return;
     };
     let last_offset = u32::try_from(end - last_char.len_utf8()).unwrap_or(at.start);
@@ -514,40 +448,16 @@ fn label_segments(
 
     lines.push(at.line);
     if last_line == at.line {
-        segments.push(Segment {
-            line: at.line,
-            start: first_col,
-            end: last_end.max(first_col + 1),
-            primary,
-            message,
-        });
+        segments.push(Segment { line: at.line, start: first_col, end: last_end.max(first_col + 1), primary, message });
         return;
     }
     // Multi-line: from the start to the end of the first line, then from the indentation of the
     // last line to the end, which carries the message.
     let first_end = expand(first_text).chars().count().max(first_col + 1);
-    segments.push(Segment {
-        line: at.line,
-        start: first_col,
-        end: first_end,
-        primary,
-        message: String::new(),
-    });
-    let indent = display_col(
-        last_text,
-        1 + last_text
-            .chars()
-            .take_while(|c| matches!(c, ' ' | '\t'))
-            .count() as u32,
-    );
+    segments.push(Segment { line: at.line, start: first_col, end: first_end, primary, message: String::new() });
+    let indent = display_col(last_text, 1 + last_text.chars().take_while(|c| matches!(c, ' ' | '\t')).count() as u32);
     let last_start = indent.min(last_end - 1);
-    segments.push(Segment {
-        line: last_line,
-        start: last_start,
-        end: last_end,
-        primary,
-        message,
-    });
+    segments.push(Segment { line: last_line, start: last_start, end: last_end, primary, message });
     lines.push(last_line);
     if last_line - at.line - 1 <= MAX_INNER_LINES {
         lines.extend(at.line + 1..last_line);
@@ -557,13 +467,7 @@ fn label_segments(
 /// One source line, then its markers: `^` under primary segments, `-` under secondary ones
 /// (primary drawn last so it wins where they overlap), the rightmost segment's message after
 /// the markers and the other messages hanging below, rustc-style.
-fn render_line(
-    out: &mut String,
-    width: usize,
-    file: &SourceFile,
-    line: u32,
-    segments: &[&Segment],
-) {
+fn render_line(out: &mut String, width: usize, file: &SourceFile, line: u32, segments: &[&Segment]) {
     let pad = " ".repeat(width);
     let text = expand(file.line(line));
     let _ = writeln!(out, "{}", format!("{line:>width$} | {text}").trim_end());

@@ -10,10 +10,43 @@ use crate::expr::Typed;
 use crate::ty::Ty;
 
 pub const NAMES: &[&str] = &[
-    "len", "is_empty", "get", "push", "concat", "contains", "map", "filter", "fold", "any", "all", "sum",
-    "reverse", "range", "first", "last", "join", "starts_with", "ends_with", "to_upper", "to_lower", "trim",
-    "split", "to_string", "parse_int", "is_some", "is_none", "is_ok", "is_err", "unwrap_or", "abs", "min",
-    "max", "Some", "None", "Ok", "Err",
+    "len",
+    "is_empty",
+    "get",
+    "push",
+    "concat",
+    "contains",
+    "map",
+    "filter",
+    "fold",
+    "any",
+    "all",
+    "sum",
+    "reverse",
+    "range",
+    "first",
+    "last",
+    "join",
+    "starts_with",
+    "ends_with",
+    "to_upper",
+    "to_lower",
+    "trim",
+    "split",
+    "to_string",
+    "parse_int",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "unwrap_or",
+    "abs",
+    "min",
+    "max",
+    "Some",
+    "None",
+    "Ok",
+    "Err",
 ];
 
 pub fn is_builtin(name: &str) -> bool {
@@ -108,13 +141,13 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span, expecte
         return Typed::error();
     }
     if let Ty::Var(_) = ft {
-        c.error(Code::CannotInfer, first_expr.span, "the type of this value must be known here")
-            .help = Some("add a type annotation".into());
+        c.error(Code::CannotInfer, first_expr.span, "the type of this value must be known here").help =
+            Some("add a type annotation".into());
         return Typed::error();
     }
     if c.is_linear(&ft) || c.is_second_class(&ft) {
-        c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` cannot take a value of type `{ft}`"))
-            .help = Some("builtins work on plain data, not linear values or capabilities".into());
+        c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` cannot take a value of type `{ft}`")).help =
+            Some("builtins work on plain data, not linear values or capabilities".into());
         return Typed::error();
     }
     let sh = match shape(c, name, &ft, span) {
@@ -129,7 +162,10 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span, expecte
         let n = sh.rest.len() + 1;
         c.error(Code::WrongArgCount, span, format!("`{name}` takes {n} argument{}, found {}", plural(n), args.len()));
         c.infer_after_error(rest.iter().copied());
-        return { let r = c.resolve(&sh.ret); c.fresh_typed(r, "_builtin") };
+        return {
+            let r = c.resolve(&sh.ret);
+            c.fresh_typed(r, "_builtin")
+        };
     }
     let mut terms = vec![first.term.clone()];
     for (a, p) in rest.iter().zip(&sh.rest) {
@@ -166,11 +202,19 @@ fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term
             Some(Term::Eq(Box::new(len), Box::new(Term::Int(0))))
         }
         "concat" if matches!(first, Ty::Str) => Some(Term::StrConcat(vec![a, b()?])),
-        "abs" => Some(Term::Ite(Box::new(Term::Le(Box::new(zero()), Box::new(a.clone()))), Box::new(a.clone()), Box::new(Term::Neg(Box::new(a))))),
+        "abs" => Some(Term::Ite(
+            Box::new(Term::Le(Box::new(zero()), Box::new(a.clone()))),
+            Box::new(a.clone()),
+            Box::new(Term::Neg(Box::new(a))),
+        )),
         "min" | "max" => {
             let b = b()?;
             let le = Box::new(Term::Le(Box::new(a.clone()), Box::new(b.clone())));
-            Some(if name == "min" { Term::Ite(le, Box::new(a), Box::new(b)) } else { Term::Ite(le, Box::new(b), Box::new(a)) })
+            Some(if name == "min" {
+                Term::Ite(le, Box::new(a), Box::new(b))
+            } else {
+                Term::Ite(le, Box::new(b), Box::new(a))
+            })
         }
         _ => None,
     }

@@ -7,8 +7,7 @@ use std::rc::Rc;
 
 use cordon_smt::{FuncDecl, Solver, Term};
 use cordon_syntax::ast::{
-    self, Annotation, Expr, ExprKind, Ident, Item, ItemKind, Module, Param, TypeExpr,
-    TypeExprKind,
+    self, Annotation, Expr, ExprKind, Ident, Item, ItemKind, Module, Param, TypeExpr, TypeExprKind,
 };
 use cordon_syntax::{Code, Diagnostic, SourceMap, Span};
 
@@ -194,12 +193,8 @@ impl<'a> Checker<'a> {
                     }
                     ItemKind::Enum { name, .. } => (name, TypeDef::Enum { variants: Vec::new() }),
                     ItemKind::Linear { name } => (name, TypeDef::Linear),
-                    ItemKind::Opaque { name, params } => {
-                        (name, TypeDef::Opaque { arity: params.len() })
-                    }
-                    ItemKind::Capability { name, .. } => {
-                        (name, TypeDef::Capability { tools: Vec::new() })
-                    }
+                    ItemKind::Opaque { name, params } => (name, TypeDef::Opaque { arity: params.len() }),
+                    ItemKind::Capability { name, .. } => (name, TypeDef::Capability { tools: Vec::new() }),
                     _ => continue,
                 };
                 if BUILTIN_TYPES.contains(&name.name.as_str()) || self.types.contains_key(&name.name) {
@@ -301,7 +296,11 @@ impl<'a> Checker<'a> {
                 let sig = self.resolve_signature(name, params, Some(ret), false);
                 for (p, (_, ty)) in params.iter().zip(&sig.params) {
                     if matches!(ty.base(), Ty::Cap(_) | Ty::Fn(_)) {
-                        self.error(Code::TypeMismatch, p.ty.span, "a measure ranges over data, not capabilities or functions");
+                        self.error(
+                            Code::TypeMismatch,
+                            p.ty.span,
+                            "a measure ranges over data, not capabilities or functions",
+                        );
                     }
                 }
                 self.define_value(name, ValueDef::Measure(Rc::new(sig)));
@@ -348,18 +347,15 @@ impl<'a> Checker<'a> {
 
     fn set_type(&mut self, name: &Ident, def: TypeDef) {
         if let Some(info) = self.types.get_mut(&name.name)
-            && info.span == name.span {
-                info.def = def;
-            }
+            && info.span == name.span
+        {
+            info.def = def;
+        }
     }
 
     fn define_value(&mut self, name: &Ident, def: ValueDef) {
         if self.values.contains_key(&name.name) || crate::builtins::is_builtin(&name.name) {
-            self.error(
-                Code::DuplicateDefinition,
-                name.span,
-                format!("`{}` is already defined", name.name),
-            );
+            self.error(Code::DuplicateDefinition, name.span, format!("`{}` is already defined", name.name));
             return;
         }
         self.values.insert(name.name.clone(), def);
@@ -367,9 +363,10 @@ impl<'a> Checker<'a> {
 
     fn resolve_alias(&mut self, name: &str) -> Ty {
         if let Some(TypeInfo { def: TypeDef::Alias(t), .. }) = self.types.get(name)
-            && !t.is_error() {
-                return t.clone();
-            }
+            && !t.is_error()
+        {
+            return t.clone();
+        }
         let Some(expr) = self.alias_exprs.get(name).cloned() else { return Ty::Error };
         if self.resolving.iter().any(|n| n == name) {
             self.error(Code::UndefinedType, expr.span, format!("the type alias `{name}` refers to itself"));
@@ -379,9 +376,10 @@ impl<'a> Checker<'a> {
         let ty = self.resolve_type(&expr, &[]);
         self.resolving.pop();
         if let Some(info) = self.types.get_mut(name)
-            && matches!(info.def, TypeDef::Alias(_)) {
-                info.def = TypeDef::Alias(ty.clone());
-            }
+            && matches!(info.def, TypeDef::Alias(_))
+        {
+            info.def = TypeDef::Alias(ty.clone());
+        }
         ty
     }
 
@@ -399,10 +397,8 @@ impl<'a> Checker<'a> {
             seen.push(&p.name.name);
         }
         // First the unrefined bases, so refinements can name any parameter.
-        let bases: Vec<(String, Ty)> = params
-            .iter()
-            .map(|p| (p.name.name.clone(), self.resolve_type_quiet_base(&p.ty)))
-            .collect();
+        let bases: Vec<(String, Ty)> =
+            params.iter().map(|p| (p.name.name.clone(), self.resolve_type_quiet_base(&p.ty))).collect();
         let resolved: Vec<(String, Ty)> = params
             .iter()
             .map(|p| {
@@ -417,8 +413,8 @@ impl<'a> Checker<'a> {
             Some(t) => {
                 let ty = self.resolve_type(t, &bases);
                 if !host && self.is_second_class(&ty) {
-                    self.error(Code::CapabilityEscapes, t.span, "a function cannot return a capability")
-                        .help = Some("pass the capability to the code that needs it instead".into());
+                    self.error(Code::CapabilityEscapes, t.span, "a function cannot return a capability").help =
+                        Some("pass the capability to the code that needs it instead".into());
                 }
                 ty
             }
@@ -496,8 +492,12 @@ impl<'a> Checker<'a> {
                 }
                 let inner = self.resolve_type(&args[0], params);
                 if name.name == "List" && self.is_linear(&inner) {
-                    self.error(Code::LinearInCollection, span, format!("a list cannot hold the linear type `{inner}`"))
-                        .help = Some("a list could copy or drop its elements; pass linear values one by one".into());
+                    self.error(
+                        Code::LinearInCollection,
+                        span,
+                        format!("a list cannot hold the linear type `{inner}`"),
+                    )
+                    .help = Some("a list could copy or drop its elements; pass linear values one by one".into());
                 }
                 self.check_data_type(&inner, args[0].span);
                 return if name.name == "List" { Ty::list(inner) } else { Ty::option(inner) };
@@ -515,8 +515,11 @@ impl<'a> Checker<'a> {
             _ => {}
         }
         let Some(info) = self.types.get(&name.name) else {
-            let mut d = Diagnostic::error(Code::UndefinedType, name.span, format!("the type `{}` is not defined", name.name));
-            if let Some(s) = suggest(&name.name, self.types.keys().map(String::as_str).chain(BUILTIN_TYPES.iter().copied())) {
+            let mut d =
+                Diagnostic::error(Code::UndefinedType, name.span, format!("the type `{}` is not defined", name.name));
+            if let Some(s) =
+                suggest(&name.name, self.types.keys().map(String::as_str).chain(BUILTIN_TYPES.iter().copied()))
+            {
                 d = d.with_help(format!("did you mean `{s}`?"));
             }
             self.diags.push(d);
@@ -572,11 +575,7 @@ impl<'a> Checker<'a> {
             span,
             env,
         };
-        if self.check_predicate(&refinement) {
-            Ty::Refined(Rc::new(refinement))
-        } else {
-            refinement.base
-        }
+        if self.check_predicate(&refinement) { Ty::Refined(Rc::new(refinement)) } else { refinement.base }
     }
 
     pub fn visible_bindings(&self) -> impl Iterator<Item = &Binding> {
@@ -597,12 +596,25 @@ impl<'a> Checker<'a> {
             let mut seen: Vec<String> = Vec::new();
             for arg in &a.args {
                 let Some(key) = &arg.key else {
-                    c.error(Code::InvalidAnnotation, arg.value.span, format!("`@{}` takes `key = value` arguments", a.name.name));
+                    c.error(
+                        Code::InvalidAnnotation,
+                        arg.value.span,
+                        format!("`@{}` takes `key = value` arguments", a.name.name),
+                    );
                     continue;
                 };
-                if !(allowed.contains(&key.name.as_str()) || (allow_params && param_names.contains(&key.name.as_str()))) {
-                    c.error(Code::InvalidAnnotation, key.span, format!("`@{}` has no key `{}`", a.name.name, key.name))
-                        .help = Some(format!("the keys are: {}{}", allowed.join(", "), if allow_params { " and the tool's parameters" } else { "" }));
+                if !(allowed.contains(&key.name.as_str()) || (allow_params && param_names.contains(&key.name.as_str())))
+                {
+                    c.error(
+                        Code::InvalidAnnotation,
+                        key.span,
+                        format!("`@{}` has no key `{}`", a.name.name, key.name),
+                    )
+                    .help = Some(format!(
+                        "the keys are: {}{}",
+                        allowed.join(", "),
+                        if allow_params { " and the tool's parameters" } else { "" }
+                    ));
                     continue;
                 }
                 if seen.contains(&key.name) {
@@ -623,13 +635,18 @@ impl<'a> Checker<'a> {
                     _ => None,
                 };
                 if tier.is_none() {
-                    self.error(Code::InvalidAnnotation, a.span, "`@approval` takes one of `deny`, `ask_always`, `ask`, `none`");
+                    self.error(
+                        Code::InvalidAnnotation,
+                        a.span,
+                        "`@approval` takes one of `deny`, `ask_always`, `ask`, `none`",
+                    );
                 }
             }
             "card" => keyed(self, &["action", "destination", "content", "recipients"], false),
             "label" => keyed(self, &["returns"], true),
             other => {
-                let mut d = Diagnostic::error(Code::UnknownAnnotation, a.span, format!("unknown annotation `@{other}`"));
+                let mut d =
+                    Diagnostic::error(Code::UnknownAnnotation, a.span, format!("unknown annotation `@{other}`"));
                 d.help = Some("the annotations are `@approval`, `@card` and `@label`".into());
                 self.diags.push(d);
             }

@@ -26,19 +26,18 @@ struct Search<'c, 'a> {
 
 impl Checker<'_> {
     pub fn check_exhaustive(&mut self, ty: &Ty, arms: &[Arm], span: Span) {
-        let rows: Vec<Vec<Pat>> =
-            arms.iter().filter(|a| a.guard.is_none()).map(|a| vec![lower(&a.pat.kind)]).collect();
+        let rows: Vec<Vec<Pat>> = arms.iter().filter(|a| a.guard.is_none()).map(|a| vec![lower(&a.pat.kind)]).collect();
         let ty = self.resolve(ty);
         let mut search = Search { checker: self, steps: 0 };
         let missing = search.missing(&rows, &[ty]);
         let exhausted = search.steps > STEP_BUDGET;
         if exhausted {
-            self.error(Code::NonExhaustiveMatch, span, "this `match` is too complex to check for missing cases")
-                .help = Some("add a final `_ => ..` arm".into());
+            self.error(Code::NonExhaustiveMatch, span, "this `match` is too complex to check for missing cases").help =
+                Some("add a final `_ => ..` arm".into());
         } else if let Some(w) = missing {
             let shown = w.first().map_or_else(|| "_".to_string(), show);
-            self.error(Code::NonExhaustiveMatch, span, format!("this `match` does not handle `{shown}`"))
-                .help = Some(format!("add an arm for `{shown}`, or `_ => ..`"));
+            self.error(Code::NonExhaustiveMatch, span, format!("this `match` does not handle `{shown}`")).help =
+                Some(format!("add an arm for `{shown}`, or `_ => ..`"));
         }
     }
 }
@@ -100,7 +99,8 @@ impl Search<'_, '_> {
             })
             .collect();
         let ctors = self.constructors(ty);
-        let complete = ctors.as_ref().is_some_and(|cs| !cs.is_empty() && cs.iter().all(|(n, _)| used.contains(&n.as_str())));
+        let complete =
+            ctors.as_ref().is_some_and(|cs| !cs.is_empty() && cs.iter().all(|(n, _)| used.contains(&n.as_str())));
         if let (true, Some(ctors)) = (complete, ctors.as_ref()) {
             for (name, fields) in ctors {
                 let arity = fields.len();

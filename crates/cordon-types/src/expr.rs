@@ -123,7 +123,11 @@ impl Checker<'_> {
                 }
                 true
             }
-            (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) | (Ty::Bool, Ty::Bool) | (Ty::Str, Ty::Str) | (Ty::Unit, Ty::Unit) => true,
+            (Ty::Int, Ty::Int)
+            | (Ty::Float, Ty::Float)
+            | (Ty::Bool, Ty::Bool)
+            | (Ty::Str, Ty::Str)
+            | (Ty::Unit, Ty::Unit) => true,
             (Ty::Tuple(xs), Ty::Tuple(ys)) => {
                 xs.len() == ys.len() && xs.clone().iter().zip(ys.clone().iter()).all(|(x, y)| self.unify(x, y))
             }
@@ -135,9 +139,14 @@ impl Checker<'_> {
                 let (x1, x2, y1, y2) = ((**x1).clone(), (**x2).clone(), (**y1).clone(), (**y2).clone());
                 self.unify(&x1, &y1) && self.unify(&x2, &y2)
             }
-            (Ty::Record(x), Ty::Record(y)) | (Ty::Enum(x), Ty::Enum(y)) | (Ty::Linear(x), Ty::Linear(y)) | (Ty::Cap(x), Ty::Cap(y)) => x == y,
+            (Ty::Record(x), Ty::Record(y))
+            | (Ty::Enum(x), Ty::Enum(y))
+            | (Ty::Linear(x), Ty::Linear(y))
+            | (Ty::Cap(x), Ty::Cap(y)) => x == y,
             (Ty::Opaque(x, xs), Ty::Opaque(y, ys)) => {
-                x == y && xs.len() == ys.len() && xs.clone().iter().zip(ys.clone().iter()).all(|(p, q)| self.unify(p, q))
+                x == y
+                    && xs.len() == ys.len()
+                    && xs.clone().iter().zip(ys.clone().iter()).all(|(p, q)| self.unify(p, q))
             }
             (Ty::Fn(f), Ty::Fn(g)) => {
                 let (f, g) = (f.clone(), g.clone());
@@ -153,8 +162,9 @@ impl Checker<'_> {
 
     fn infer_with(&mut self, e: &Expr, expected: Option<&Ty>) -> Typed {
         if self.in_refinement && !allowed_in_refinement(&e.kind) {
-            self.error(Code::UnsupportedRefinement, e.span, "this is not allowed in a refinement")
-                .help = Some("refinements use literals, names, fields, `len`, measures, `+ -`, comparisons and `&& || !`".into());
+            self.error(Code::UnsupportedRefinement, e.span, "this is not allowed in a refinement").help = Some(
+                "refinements use literals, names, fields, `len`, measures, `+ -`, comparisons and `&& || !`".into(),
+            );
             return Typed::error();
         }
         let before = self.diags.len();
@@ -184,7 +194,9 @@ impl Checker<'_> {
             ExprKind::TupleField { base, index, index_span } => self.check_tuple_field(base, *index, *index_span, span),
             ExprKind::Index { base, index } => self.check_index(base, index),
             ExprKind::Call { callee, args } => self.check_call(callee, args, span, expected),
-            ExprKind::MethodCall { receiver, method, args } => self.check_method(receiver, method, args, span, expected),
+            ExprKind::MethodCall { receiver, method, args } => {
+                self.check_method(receiver, method, args, span, expected)
+            }
             ExprKind::Unary { op, operand } => self.check_unary(*op, operand),
             ExprKind::Binary { op, lhs, rhs } => self.check_binary(*op, lhs, rhs),
             ExprKind::If { cond, then, else_ } => self.check_if(e, cond, then, else_.as_deref(), None),
@@ -247,12 +259,18 @@ impl Checker<'_> {
             None => {}
         }
         if crate::builtins::is_builtin(&id.name) {
-            self.error(Code::TypeMismatch, id.span, format!("the builtin `{}` can only be called", id.name))
-                .help = Some(format!("wrap it in a closure: `|x| {}(x)`", id.name));
+            self.error(Code::TypeMismatch, id.span, format!("the builtin `{}` can only be called", id.name)).help =
+                Some(format!("wrap it in a closure: `|x| {}(x)`", id.name));
             return Typed::error();
         }
         if let Some(info) = self.types.get(&id.name) {
-            let host = matches!(info.def, TypeDef::Linear | TypeDef::Opaque { .. } | TypeDef::Capability { .. } | TypeDef::Record { opaque: true, .. });
+            let host = matches!(
+                info.def,
+                TypeDef::Linear
+                    | TypeDef::Opaque { .. }
+                    | TypeDef::Capability { .. }
+                    | TypeDef::Record { opaque: true, .. }
+            );
             if host {
                 self.forged(id.span, &id.name);
             } else {
@@ -323,9 +341,13 @@ impl Checker<'_> {
         if self.loops.last().is_some_and(|&l| l > i) {
             self.scope[i].lin = Some(Lin::Consumed(span));
             self.diags.push(
-                Diagnostic::error(Code::LinearInLoop, span, format!("the linear value `{name}` would be used on every iteration"))
-                    .with_primary_label("used inside the loop")
-                    .with_help("a linear value is used exactly once; use it before or after the loop"),
+                Diagnostic::error(
+                    Code::LinearInLoop,
+                    span,
+                    format!("the linear value `{name}` would be used on every iteration"),
+                )
+                .with_primary_label("used inside the loop")
+                .with_help("a linear value is used exactly once; use it before or after the loop"),
             );
             return Typed { ty, term };
         }
@@ -349,8 +371,8 @@ impl Checker<'_> {
     fn store(&mut self, t: &Typed, span: Span) {
         if self.is_second_class(&t.ty) {
             let what = second_class_noun(&self.resolve(&t.ty));
-            self.error(Code::CapabilityStored, span, format!("{what} cannot be stored in data"))
-                .help = Some("capabilities are passed as arguments, never stored".into());
+            self.error(Code::CapabilityStored, span, format!("{what} cannot be stored in data")).help =
+                Some("capabilities are passed as arguments, never stored".into());
         }
     }
 
@@ -421,8 +443,8 @@ impl Checker<'_> {
             }
         }
         if self.is_linear(&elem) || matches!(self.resolve(&elem).base(), Ty::Linear(_)) {
-            self.error(Code::LinearInCollection, span, "a list cannot hold linear values")
-                .help = Some("a list could copy or drop its elements; keep linear values in separate bindings".into());
+            self.error(Code::LinearInCollection, span, "a list cannot hold linear values").help =
+                Some("a list could copy or drop its elements; keep linear values in separate bindings".into());
             // The elements are no longer tracked, so the one mistake is reported once.
             for (i, l) in lin_before {
                 if l == Lin::Live && matches!(self.scope.get(i).and_then(|b| b.lin), Some(Lin::Consumed(_))) {
@@ -433,10 +455,11 @@ impl Checker<'_> {
         let ty = Ty::list(elem);
         let term = self.fresh(&ty.strip(), "_list");
         if let Some(t) = &term
-            && let Some(len) = self.length(t, &ty) {
-                let n = i64::try_from(es.len()).unwrap_or(i64::MAX);
-                self.add_fact(Term::Eq(Box::new(len), Box::new(Term::Int(n))), format!("a list literal of length {n}"));
-            }
+            && let Some(len) = self.length(t, &ty)
+        {
+            let n = i64::try_from(es.len()).unwrap_or(i64::MAX);
+            self.add_fact(Term::Eq(Box::new(len), Box::new(Term::Int(n))), format!("a list literal of length {n}"));
+        }
         Typed { ty, term }
     }
 
@@ -459,7 +482,10 @@ impl Checker<'_> {
         };
         let decl_fields = match info.def {
             TypeDef::Record { fields, opaque: false } => fields,
-            TypeDef::Record { opaque: true, .. } | TypeDef::Linear | TypeDef::Opaque { .. } | TypeDef::Capability { .. } => {
+            TypeDef::Record { opaque: true, .. }
+            | TypeDef::Linear
+            | TypeDef::Opaque { .. }
+            | TypeDef::Capability { .. } => {
                 self.forged(span, &name.name);
                 for (_, e) in fields {
                     self.infer(e);
@@ -480,7 +506,11 @@ impl Checker<'_> {
         let mut seen: Vec<&str> = Vec::new();
         for (f, e) in fields {
             let Some((_, ft)) = decl_fields.iter().find(|(n, _)| *n == f.name) else {
-                let mut d = Diagnostic::error(Code::UndefinedField, f.span, format!("`{}` has no field `{}`", name.name, f.name));
+                let mut d = Diagnostic::error(
+                    Code::UndefinedField,
+                    f.span,
+                    format!("`{}` has no field `{}`", name.name, f.name),
+                );
                 if let Some(s) = suggest(&f.name, decl_fields.iter().map(|(n, _)| n.as_str())) {
                     d = d.with_help(format!("did you mean `{s}`?"));
                 }
@@ -495,15 +525,22 @@ impl Checker<'_> {
             let t = self.check(e, ft);
             self.store(&t, e.span);
             if let (Some(r), Some(v)) = (&term, t.term)
-                && let Some(sel) = self.record_field(r, &record_name, &f.name, ft) {
-                    self.add_fact(Term::Eq(Box::new(sel), Box::new(v)), format!("{}.{} = {}", name.name, f.name, self.text(e.span)));
-                }
+                && let Some(sel) = self.record_field(r, &record_name, &f.name, ft)
+            {
+                self.add_fact(
+                    Term::Eq(Box::new(sel), Box::new(v)),
+                    format!("{}.{} = {}", name.name, f.name, self.text(e.span)),
+                );
+            }
         }
-        let missing: Vec<&str> =
-            decl_fields.iter().map(|(n, _)| n.as_str()).filter(|n| !seen.contains(n)).collect();
+        let missing: Vec<&str> = decl_fields.iter().map(|(n, _)| n.as_str()).filter(|n| !seen.contains(n)).collect();
         if !missing.is_empty() {
             let list = missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
-            self.error(Code::MissingField, span, format!("missing field{} {list} in `{}`", plural(missing.len()), name.name));
+            self.error(
+                Code::MissingField,
+                span,
+                format!("missing field{} {list} in `{}`", plural(missing.len()), name.name),
+            );
         }
         Typed { ty, term }
     }
@@ -523,7 +560,11 @@ impl Checker<'_> {
             Ty::Record(r) => {
                 let fields: Vec<(String, Ty)> = self.record_fields(r).map(|(f, _)| f.to_vec()).unwrap_or_default();
                 let Some((_, ft)) = fields.iter().find(|(n, _)| *n == name.name) else {
-                    let mut d = Diagnostic::error(Code::UndefinedField, name.span, format!("`{r}` has no field `{}`", name.name));
+                    let mut d = Diagnostic::error(
+                        Code::UndefinedField,
+                        name.span,
+                        format!("`{r}` has no field `{}`", name.name),
+                    );
                     if let Some(s) = suggest(&name.name, fields.iter().map(|(n, _)| n.as_str())) {
                         d = d.with_help(format!("did you mean `{s}`?"));
                     }
@@ -532,21 +573,29 @@ impl Checker<'_> {
                 };
                 let others_linear = fields.iter().any(|(n, t)| *n != name.name && self.is_linear(t));
                 if others_linear && !self.in_refinement {
-                    self.error(Code::LinearUnused, span, format!("reading `{}` drops the other linear fields of `{r}`", name.name))
-                        .help = Some("destructure it with `let` instead".into());
+                    self.error(
+                        Code::LinearUnused,
+                        span,
+                        format!("reading `{}` drops the other linear fields of `{r}`", name.name),
+                    )
+                    .help = Some("destructure it with `let` instead".into());
                 }
                 let term = b.term.as_ref().and_then(|t| self.record_field(t, r, &name.name, ft));
                 let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(ft, "_field") });
                 Typed { ty: ft.clone(), term }
             }
             Ty::Cap(c) => {
-                self.error(Code::UndefinedField, name.span, format!("the capability `{c}` has no field `{}`", name.name))
-                    .help = Some(format!("tools are called: `{}.{}(..)`", self.text(base.span), name.name));
+                self.error(
+                    Code::UndefinedField,
+                    name.span,
+                    format!("the capability `{c}` has no field `{}`", name.name),
+                )
+                .help = Some(format!("tools are called: `{}.{}(..)`", self.text(base.span), name.name));
                 Typed::error()
             }
             Ty::Var(_) => {
-                self.error(Code::CannotInfer, base.span, "the type of this value must be known here")
-                    .help = Some("add a type annotation".into());
+                self.error(Code::CannotInfer, base.span, "the type of this value must be known here").help =
+                    Some("add a type annotation".into());
                 Typed::error()
             }
             other => {
@@ -568,8 +617,12 @@ impl Checker<'_> {
                 };
                 let others_linear = ts.iter().enumerate().any(|(i, t)| i != index as usize && self.is_linear(t));
                 if others_linear && !self.in_refinement {
-                    self.error(Code::LinearUnused, span, format!("reading `.{index}` drops the other linear parts of this tuple"))
-                        .help = Some("destructure it with `let (a, b) = ..;` instead".into());
+                    self.error(
+                        Code::LinearUnused,
+                        span,
+                        format!("reading `.{index}` drops the other linear parts of this tuple"),
+                    )
+                    .help = Some("destructure it with `let (a, b) = ..;` instead".into());
                 }
                 let term = b.term.as_ref().and_then(|t| self.tuple_field(t, &bt, index as usize, &ct));
                 Typed { ty: ct, term }
@@ -600,11 +653,16 @@ impl Checker<'_> {
                     Term::Lt(Box::new(it.clone()), Box::new(len)),
                 ]);
                 let (xs, ix) = (self.text(base.span), self.text(index.span));
-                self.prove_goal(goal, vec![format!("0 <= {ix}"), format!("{ix} < len({xs})")], index.span, "the index must be in bounds");
+                self.prove_goal(
+                    goal,
+                    vec![format!("0 <= {ix}"), format!("{ix} < len({xs})")],
+                    index.span,
+                    "the index must be in bounds",
+                );
             }
         } else if !i.ty.is_error() {
-            self.error(Code::RefinementUnproven, index.span, "cannot prove this index is in bounds")
-                .help = Some("use `xs.get(i)`, which returns an `Option`".into());
+            self.error(Code::RefinementUnproven, index.span, "cannot prove this index is in bounds").help =
+                Some("use `xs.get(i)`, which returns an `Option`".into());
         }
         self.fresh_typed(elem, "_elem")
     }
@@ -620,7 +678,9 @@ impl Checker<'_> {
             UnOp::Neg => {
                 let t = self.infer(operand);
                 match self.resolve(&t.ty).base() {
-                    Ty::Int | Ty::Float => Typed { ty: t.ty.base().strip(), term: t.term.map(|t| Term::Neg(Box::new(t))) },
+                    Ty::Int | Ty::Float => {
+                        Typed { ty: t.ty.base().strip(), term: t.term.map(|t| Term::Neg(Box::new(t))) }
+                    }
                     Ty::Error => Typed::error(),
                     other => {
                         self.error(Code::TypeMismatch, operand.span, format!("cannot negate `{other}`"));
@@ -698,11 +758,19 @@ impl Checker<'_> {
                 if ty.is_error() {
                     return Typed::error();
                 }
-                if matches!(op, BinOp::Div | BinOp::Rem) && ty.base().clone().strip().to_string() == "Int" && !self.in_refinement {
+                if matches!(op, BinOp::Div | BinOp::Rem)
+                    && ty.base().clone().strip().to_string() == "Int"
+                    && !self.in_refinement
+                {
                     match &r {
                         Some(rt) => {
                             let goal = Term::Not(Box::new(Term::Eq(Box::new(rt.clone()), Box::new(Term::Int(0)))));
-                            self.prove_goal(goal, vec![format!("{} != 0", self.text(rhs.span))], rhs.span, "the divisor must not be 0");
+                            self.prove_goal(
+                                goal,
+                                vec![format!("{} != 0", self.text(rhs.span))],
+                                rhs.span,
+                                "the divisor must not be 0",
+                            );
                         }
                         None => {
                             self.error(Code::RefinementUnproven, rhs.span, "cannot prove the divisor is not 0");
@@ -714,7 +782,9 @@ impl Checker<'_> {
                     (BinOp::Add, Some(a), Some(b)) if matches!(ty, Ty::Str) => Some(Term::StrConcat(vec![a, b])),
                     (BinOp::Add, Some(a), Some(b)) => Some(Term::Add(vec![a, b])),
                     (BinOp::Sub, Some(a), Some(b)) => Some(Term::Sub(Box::new(a), Box::new(b))),
-                    (BinOp::Mul, Some(a), Some(b)) if is_const(&l) || is_const(&r) => Some(Term::Mul(Box::new(a), Box::new(b))),
+                    (BinOp::Mul, Some(a), Some(b)) if is_const(&l) || is_const(&r) => {
+                        Some(Term::Mul(Box::new(a), Box::new(b)))
+                    }
                     _ => None,
                 };
                 if self.in_refinement && term.is_none() {
@@ -732,7 +802,13 @@ impl Checker<'_> {
     }
 
     /// Checks both operands have the same numeric type (or strings for `+`).
-    fn numeric_operands(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr, strings: bool) -> (Ty, Option<Term>, Option<Term>) {
+    fn numeric_operands(
+        &mut self,
+        op: BinOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        strings: bool,
+    ) -> (Ty, Option<Term>, Option<Term>) {
         let l = self.infer(lhs);
         let lt = self.resolve(&l.ty).base().strip();
         if lt.is_error() {
@@ -747,8 +823,8 @@ impl Checker<'_> {
                 self.unify(&lt, &rt);
                 return (rt, None, r.term);
             }
-            self.error(Code::CannotInfer, lhs.span, "the type of this value must be known here")
-                .help = Some("add a type annotation".into());
+            self.error(Code::CannotInfer, lhs.span, "the type of this value must be known here").help =
+                Some("add a type annotation".into());
             return (Ty::Error, None, None);
         } else {
             lt
@@ -789,8 +865,12 @@ impl Checker<'_> {
             let live_somewhere = states.iter().any(|s| matches!(s.get(k), Some((_, Lin::Live))));
             if consumed_somewhere && live_somewhere && !reported {
                 let name = self.scope.get(i).map(|b| b.name.clone()).unwrap_or_default();
-                self.error(Code::LinearBranchMismatch, span, format!("the linear value `{name}` is used in some branches of this {what} but not in others"))
-                    .help = Some("every branch must use the same linear values".into());
+                self.error(
+                    Code::LinearBranchMismatch,
+                    span,
+                    format!("the linear value `{name}` is used in some branches of this {what} but not in others"),
+                )
+                .help = Some("every branch must use the same linear values".into());
                 reported = true;
             }
             let merged = states.iter().find_map(|s| match s.get(k) {
@@ -824,8 +904,12 @@ impl Checker<'_> {
             None => {
                 if !self.unify(&t.ty, &Ty::Unit) {
                     let span = then.tail.as_ref().map_or(then.span, |t| t.span);
-                    self.error(Code::TypeMismatch, span, format!("an `if` without `else` must have type `()`, found `{}`", self.resolve(&t.ty)))
-                        .help = Some("add an `else` branch".into());
+                    self.error(
+                        Code::TypeMismatch,
+                        span,
+                        format!("an `if` without `else` must have type `()`, found `{}`", self.resolve(&t.ty)),
+                    )
+                    .help = Some("add an `else` branch".into());
                 }
                 None
             }
@@ -838,13 +922,21 @@ impl Checker<'_> {
             None => Ty::Unit,
         };
         let term = match (&c.term, t.term, f.and_then(|f| f.term)) {
-            (Some(ct), Some(a), Some(b)) if self.sort_of(&ty).is_some() => Some(Term::Ite(Box::new(ct.clone()), Box::new(a), Box::new(b))),
+            (Some(ct), Some(a), Some(b)) if self.sort_of(&ty).is_some() => {
+                Some(Term::Ite(Box::new(ct.clone()), Box::new(a), Box::new(b)))
+            }
             _ => self.fresh(&ty, "_if"),
         };
         Typed { ty, term }
     }
 
-    fn check_match(&mut self, e: &Expr, scrutinee: &Expr, arms: &[cordon_syntax::ast::Arm], expected: Option<&Ty>) -> Typed {
+    fn check_match(
+        &mut self,
+        e: &Expr,
+        scrutinee: &Expr,
+        arms: &[cordon_syntax::ast::Arm],
+        expected: Option<&Ty>,
+    ) -> Typed {
         if self.in_refinement {
             self.error(Code::UnsupportedRefinement, e.span, "`match` is not allowed in a refinement");
             return Typed::error();
@@ -865,11 +957,12 @@ impl Checker<'_> {
             }
             let mut arm_lit = None;
             if let Some(st) = &s.term
-                && let Some(lit) = literal_term(&arm.pat) {
-                    let eq = Term::Eq(Box::new(st.clone()), Box::new(lit));
-                    self.add_fact(eq.clone(), format!("{} matched {}", self.text(scrutinee.span), self.text(arm.pat.span)));
-                    arm_lit = Some(eq);
-                }
+                && let Some(lit) = literal_term(&arm.pat)
+            {
+                let eq = Term::Eq(Box::new(st.clone()), Box::new(lit));
+                self.add_fact(eq.clone(), format!("{} matched {}", self.text(scrutinee.span), self.text(arm.pat.span)));
+                arm_lit = Some(eq);
+            }
             let before = self.diags.len();
             self.bind_pattern(&arm.pat, &sty, s.term.clone(), true);
             pattern_errors |= self.diags.len() > before;
@@ -892,9 +985,10 @@ impl Checker<'_> {
             self.facts.truncate(mark);
             states.push(self.lin_state());
             if arm.guard.is_none()
-                && let Some(l) = arm_lit {
-                    earlier_literals.push(l);
-                }
+                && let Some(l) = arm_lit
+            {
+                earlier_literals.push(l);
+            }
         }
         if states.is_empty() {
             states.push(before);
@@ -918,8 +1012,8 @@ impl Checker<'_> {
                 v
             }
             other => {
-                self.error(Code::TypeMismatch, iter.span, format!("`for` loops over a `List`, found `{other}`"))
-                    .help = Some("use `range(a, b)` to loop over numbers".into());
+                self.error(Code::TypeMismatch, iter.span, format!("`for` loops over a `List`, found `{other}`")).help =
+                    Some("use `range(a, b)` to loop over numbers".into());
                 Ty::Error
             }
         };
@@ -953,20 +1047,21 @@ impl Checker<'_> {
             (Some(tail), None) => self.infer(tail),
             (None, exp) => {
                 if let Some(exp) = exp
-                    && !self.unify(&Ty::Unit, exp) {
-                        let span = match b.stmts.last() {
-                            Some(Stmt::Expr(e)) => e.span,
-                            Some(Stmt::Let { span, .. }) => *span,
-                            None => b.span,
-                        };
-                        let exp = self.resolve(exp).strip();
-                        let mut d = Diagnostic::error(Code::TypeMismatch, span, format!("expected `{exp}`, found `()`"))
-                            .with_primary_label("the block ends here without a value");
-                        if matches!(b.stmts.last(), Some(Stmt::Expr(_))) {
-                            d = d.with_help("remove the `;` after the last expression to make it the value");
-                        }
-                        self.diags.push(d);
+                    && !self.unify(&Ty::Unit, exp)
+                {
+                    let span = match b.stmts.last() {
+                        Some(Stmt::Expr(e)) => e.span,
+                        Some(Stmt::Let { span, .. }) => *span,
+                        None => b.span,
+                    };
+                    let exp = self.resolve(exp).strip();
+                    let mut d = Diagnostic::error(Code::TypeMismatch, span, format!("expected `{exp}`, found `()`"))
+                        .with_primary_label("the block ends here without a value");
+                    if matches!(b.stmts.last(), Some(Stmt::Expr(_))) {
+                        d = d.with_help("remove the `;` after the last expression to make it the value");
                     }
+                    self.diags.push(d);
+                }
                 Typed { ty: Ty::Unit, term: None }
             }
         };
@@ -979,8 +1074,8 @@ impl Checker<'_> {
         while self.scope.len() > depth {
             let Some(b) = self.scope.pop() else { break };
             if b.lin == Some(Lin::Live) {
-                self.error(Code::LinearUnused, b.span, format!("the linear value `{}` is never used", b.name))
-                    .help = Some("a linear value must be used exactly once: pass it on or return it".into());
+                self.error(Code::LinearUnused, b.span, format!("the linear value `{}` is never used", b.name)).help =
+                    Some("a linear value must be used exactly once: pass it on or return it".into());
             }
         }
     }
@@ -996,26 +1091,27 @@ impl Checker<'_> {
                     None => self.infer(value),
                 };
                 if let PatternKind::Bind(id) = &pat.kind
-                    && let Some(term) = &t.term {
-                        let name = self.fresh_name(&id.name);
-                        let Some(sort) = self.sort_of(&t.ty) else {
-                            self.bind_pattern(pat, &t.ty, Some(term.clone()), false);
-                            return;
-                        };
-                        let v = Term::Var(name, sort);
-                        let origin = format!("let {} = {}", id.name, abbreviate(self.text(value.span)));
-                        self.add_fact(Term::Eq(Box::new(v.clone()), Box::new(term.clone())), origin.clone());
-                        self.assume(&v, &t.ty, &origin);
-                        self.push_binding(id, t.ty, Some(v));
+                    && let Some(term) = &t.term
+                {
+                    let name = self.fresh_name(&id.name);
+                    let Some(sort) = self.sort_of(&t.ty) else {
+                        self.bind_pattern(pat, &t.ty, Some(term.clone()), false);
                         return;
-                    }
+                    };
+                    let v = Term::Var(name, sort);
+                    let origin = format!("let {} = {}", id.name, abbreviate(self.text(value.span)));
+                    self.add_fact(Term::Eq(Box::new(v.clone()), Box::new(term.clone())), origin.clone());
+                    self.assume(&v, &t.ty, &origin);
+                    self.push_binding(id, t.ty, Some(v));
+                    return;
+                }
                 self.bind_pattern(pat, &t.ty, t.term, false);
             }
             Stmt::Expr(e) => {
                 let t = self.infer(e);
                 if self.is_linear(&t.ty) {
-                    self.error(Code::LinearUnused, e.span, "this linear value is dropped")
-                        .help = Some("bind it with `let` and use it, or return it".into());
+                    self.error(Code::LinearUnused, e.span, "this linear value is dropped").help =
+                        Some("bind it with `let` and use it, or return it".into());
                 }
             }
         }
@@ -1043,8 +1139,8 @@ impl Checker<'_> {
             PatternKind::Error => {}
             PatternKind::Wild => {
                 if self.is_linear(&ty) {
-                    self.error(Code::LinearUnused, pat.span, "`_` drops a linear value")
-                        .help = Some("bind it to a name and use it".into());
+                    self.error(Code::LinearUnused, pat.span, "`_` drops a linear value").help =
+                        Some("bind it to a name and use it".into());
                 }
             }
             PatternKind::Bind(id) => {
@@ -1053,7 +1149,10 @@ impl Checker<'_> {
                     Some(t) => match self.sort_of(&ty) {
                         Some(sort) => {
                             let v = Term::Var(self.fresh_name(&id.name), sort);
-                            self.add_fact(Term::Eq(Box::new(v.clone()), Box::new(t)), format!("{} is bound by a pattern", id.name));
+                            self.add_fact(
+                                Term::Eq(Box::new(v.clone()), Box::new(t)),
+                                format!("{} is bound by a pattern", id.name),
+                            );
                             Some(v)
                         }
                         None => None,
@@ -1085,7 +1184,11 @@ impl Checker<'_> {
                     }
                     Ty::Error => vec![Ty::Error; ps.len()],
                     other => {
-                        self.error(Code::TypeMismatch, pat.span, format!("expected `{other}`, found a tuple of {} elements", ps.len()));
+                        self.error(
+                            Code::TypeMismatch,
+                            pat.span,
+                            format!("expected `{other}`, found a tuple of {} elements", ps.len()),
+                        );
                         vec![Ty::Error; ps.len()]
                     }
                 };
@@ -1106,7 +1209,17 @@ impl Checker<'_> {
                     return;
                 };
                 if payload.len() != args.len() {
-                    self.error(Code::WrongArgCount, pat.span, format!("`{}` has {} field{}, the pattern has {}", name.name, payload.len(), plural(payload.len()), args.len()));
+                    self.error(
+                        Code::WrongArgCount,
+                        pat.span,
+                        format!(
+                            "`{}` has {} field{}, the pattern has {}",
+                            name.name,
+                            payload.len(),
+                            plural(payload.len()),
+                            args.len()
+                        ),
+                    );
                 }
                 for (i, p) in args.iter().enumerate() {
                     let t = payload.get(i).cloned().unwrap_or(Ty::Error);
@@ -1118,8 +1231,8 @@ impl Checker<'_> {
     }
 
     fn refutable_let(&mut self, span: Span) {
-        self.error(Code::NonExhaustiveMatch, span, "this pattern may not match")
-            .help = Some("`let` needs a pattern that always matches; use `match`".into());
+        self.error(Code::NonExhaustiveMatch, span, "this pattern may not match").help =
+            Some("`let` needs a pattern that always matches; use `match`".into());
     }
 
     /// The payload types of a variant pattern against the scrutinee type.
@@ -1141,7 +1254,11 @@ impl Checker<'_> {
                 match variants.iter().find(|(v, _)| *v == name.name) {
                     Some((_, ts)) => Some(ts.clone()),
                     None => {
-                        let mut d = Diagnostic::error(Code::UndefinedVariant, name.span, format!("`{e}` has no variant `{}`", name.name));
+                        let mut d = Diagnostic::error(
+                            Code::UndefinedVariant,
+                            name.span,
+                            format!("`{e}` has no variant `{}`", name.name),
+                        );
                         if let Some(s) = suggest(&name.name, variants.iter().map(|(v, _)| v.as_str())) {
                             d = d.with_help(format!("did you mean `{e}::{s}`?"));
                         }
@@ -1159,13 +1276,23 @@ impl Checker<'_> {
                     Some(en) => format!("{}::{}", en.name, name.name),
                     None => name.name.clone(),
                 };
-                self.error(Code::TypeMismatch, span, format!("the pattern `{what}` cannot match a value of type `{ty}`"));
+                self.error(
+                    Code::TypeMismatch,
+                    span,
+                    format!("the pattern `{what}` cannot match a value of type `{ty}`"),
+                );
                 None
             }
         }
     }
 
-    fn check_closure(&mut self, params: &[ClosureParam], ret: Option<&TypeExpr>, body: &Expr, expected: Option<&Rc<FnTy>>) -> Typed {
+    fn check_closure(
+        &mut self,
+        params: &[ClosureParam],
+        ret: Option<&TypeExpr>,
+        body: &Expr,
+        expected: Option<&Rc<FnTy>>,
+    ) -> Typed {
         if expected.is_some_and(|f| f.params.len() != params.len()) {
             let n = expected.map_or(0, |f| f.params.len());
             self.error(Code::WrongArgCount, body.span, format!("this closure must take {n} parameter{}", plural(n)));
@@ -1176,7 +1303,11 @@ impl Checker<'_> {
         let mut uninferred: Vec<&str> = Vec::new();
         for (i, p) in params.iter().enumerate() {
             if bindings.iter().any(|(b, _)| b.name == p.name.name) {
-                self.error(Code::DuplicateDefinition, p.name.span, format!("the parameter `{}` is already defined", p.name.name));
+                self.error(
+                    Code::DuplicateDefinition,
+                    p.name.span,
+                    format!("the parameter `{}` is already defined", p.name.name),
+                );
             }
             let from_context = expected.and_then(|f| f.params.get(i)).cloned();
             // On a mismatch the body sees the annotation and the caller sees its own type, so the
@@ -1268,15 +1399,15 @@ impl Checker<'_> {
             (Some(te), _) => {
                 let t = self.resolve_type(te, &[]);
                 if self.is_second_class(&t) {
-                    self.error(Code::CapabilityEscapes, te.span, "a hole cannot produce a capability")
-                        .help = Some("pass the capability into the hole as an argument instead".into());
+                    self.error(Code::CapabilityEscapes, te.span, "a hole cannot produce a capability").help =
+                        Some("pass the capability into the hole as an argument instead".into());
                 }
                 t
             }
             (None, Some(t)) => t.clone(),
             (None, None) => {
-                self.error(Code::CannotInfer, e.span, "the type this hole must produce is unknown")
-                    .help = Some("write it: `agent[T](\"task\")`".into());
+                self.error(Code::CannotInfer, e.span, "the type this hole must produce is unknown").help =
+                    Some("write it: `agent[T](\"task\")`".into());
                 Ty::Error
             }
         };
@@ -1309,7 +1440,11 @@ impl Checker<'_> {
             return Typed::error();
         };
         let Some((_, payload)) = variants.iter().find(|(v, _)| *v == variant.name) else {
-            let mut d = Diagnostic::error(Code::UndefinedVariant, variant.span, format!("`{}` has no variant `{}`", ty.name, variant.name));
+            let mut d = Diagnostic::error(
+                Code::UndefinedVariant,
+                variant.span,
+                format!("`{}` has no variant `{}`", ty.name, variant.name),
+            );
             if let Some(s) = suggest(&variant.name, variants.iter().map(|(v, _)| v.as_str())) {
                 d = d.with_help(format!("did you mean `{}::{s}`?", ty.name));
             }
@@ -1318,7 +1453,18 @@ impl Checker<'_> {
         };
         let args = args.unwrap_or(&[]);
         if payload.len() != args.len() {
-            self.error(Code::WrongArgCount, span, format!("`{}::{}` takes {} argument{}, found {}", ty.name, variant.name, payload.len(), plural(payload.len()), args.len()));
+            self.error(
+                Code::WrongArgCount,
+                span,
+                format!(
+                    "`{}::{}` takes {} argument{}, found {}",
+                    ty.name,
+                    variant.name,
+                    payload.len(),
+                    plural(payload.len()),
+                    args.len()
+                ),
+            );
         }
         for (i, a) in args.iter().enumerate() {
             let t = match payload.get(i) {
@@ -1359,12 +1505,22 @@ impl Checker<'_> {
                     return self.call_builtin(id, &argv, span, expected);
                 }
                 if let Some(info) = self.types.get(&id.name) {
-                    let host = matches!(info.def, TypeDef::Linear | TypeDef::Opaque { .. } | TypeDef::Capability { .. } | TypeDef::Record { opaque: true, .. });
+                    let host = matches!(
+                        info.def,
+                        TypeDef::Linear
+                            | TypeDef::Opaque { .. }
+                            | TypeDef::Capability { .. }
+                            | TypeDef::Record { opaque: true, .. }
+                    );
                     if host {
                         self.forged(span, &id.name);
                     } else {
-                        self.error(Code::NotCallable, callee.span, format!("the type `{}` cannot be called", id.name))
-                            .help = Some(format!("build a record with `{} {{ field: value, .. }}`", id.name));
+                        self.error(
+                            Code::NotCallable,
+                            callee.span,
+                            format!("the type `{}` cannot be called", id.name),
+                        )
+                        .help = Some(format!("build a record with `{} {{ field: value, .. }}`", id.name));
                     }
                     self.infer_after_error(argv.iter().copied());
                     return Typed::error();
@@ -1444,13 +1600,24 @@ impl Checker<'_> {
         self.fresh_typed(ty, "_ctor")
     }
 
-    fn check_method(&mut self, receiver: &Expr, method: &Ident, args: &[Expr], span: Span, expected: Option<&Ty>) -> Typed {
+    fn check_method(
+        &mut self,
+        receiver: &Expr,
+        method: &Ident,
+        args: &[Expr],
+        span: Span,
+        expected: Option<&Ty>,
+    ) -> Typed {
         if self.in_refinement {
             if method.name == "len" && args.is_empty() {
                 let r = self.infer(receiver);
                 let term = r.term.as_ref().and_then(|t| self.length(t, &r.ty));
                 if term.is_none() && !r.ty.is_error() {
-                    self.error(Code::TypeMismatch, receiver.span, format!("`len` needs a `String` or a `List`, found `{}`", self.resolve(&r.ty)));
+                    self.error(
+                        Code::TypeMismatch,
+                        receiver.span,
+                        format!("`len` needs a `String` or a `List`, found `{}`", self.resolve(&r.ty)),
+                    );
                     return Typed::error();
                 }
                 return Typed { ty: Ty::Int, term };
@@ -1461,11 +1628,12 @@ impl Checker<'_> {
         // A tool call on a capability.
         if let ExprKind::Name(id) = &receiver.kind
             && let Some(i) = self.lookup(&id.name)
-                && let Ty::Cap(cap) = self.resolve(&self.scope[i].ty).base() {
-                    let cap = cap.clone();
-                    self.use_binding(i, receiver.span);
-                    return self.call_tool(&cap, receiver, method, args, span);
-                }
+            && let Ty::Cap(cap) = self.resolve(&self.scope[i].ty).base()
+        {
+            let cap = cap.clone();
+            self.use_binding(i, receiver.span);
+            return self.call_tool(&cap, receiver, method, args, span);
+        }
         if let Some(ValueDef::Measure(_)) = self.values.get(&method.name) {
             self.measure_misuse(method);
             self.infer(receiver);
@@ -1486,7 +1654,8 @@ impl Checker<'_> {
             return self.call_tool_after(&cap, method, args, span);
         }
         if !rt.is_error() {
-            let mut d = Diagnostic::error(Code::UndefinedMethod, method.span, format!("no method `{}` on `{rt}`", method.name));
+            let mut d =
+                Diagnostic::error(Code::UndefinedMethod, method.span, format!("no method `{}` on `{rt}`", method.name));
             if let Some(h) = foreign_hint(&method.name) {
                 d = d.with_help(h);
             } else if let Some(s) = suggest(&method.name, crate::builtins::NAMES.iter().copied()) {
@@ -1508,7 +1677,11 @@ impl Checker<'_> {
             _ => Vec::new(),
         };
         let Some((_, sig)) = tools.iter().find(|(n, _)| *n == method.name) else {
-            let mut d = Diagnostic::error(Code::UndefinedMethod, method.span, format!("the capability `{cap}` has no tool `{}`", method.name));
+            let mut d = Diagnostic::error(
+                Code::UndefinedMethod,
+                method.span,
+                format!("the capability `{cap}` has no tool `{}`", method.name),
+            );
             if let Some(s) = suggest(&method.name, tools.iter().map(|(n, _)| n.as_str())) {
                 d = d.with_help(format!("did you mean `{s}`?"));
             } else if !tools.is_empty() {
@@ -1534,8 +1707,12 @@ impl Checker<'_> {
             let params = sig.params.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", ");
             let n = sig.params.len();
             self.diags.push(
-                Diagnostic::error(Code::WrongArgCount, span, format!("{what} takes {n} argument{}, found {}", plural(n), args.len()))
-                    .with_label(sig.span, format!("declared as `{}({params})`", sig.name)),
+                Diagnostic::error(
+                    Code::WrongArgCount,
+                    span,
+                    format!("{what} takes {n} argument{}, found {}", plural(n), args.len()),
+                )
+                .with_label(sig.span, format!("declared as `{}({params})`", sig.name)),
             );
             self.infer_after_error(args.iter().copied());
             return self.fresh_typed(sig.ret.strip(), "_call");
@@ -1563,7 +1740,17 @@ impl Checker<'_> {
 
     fn call_measure(&mut self, sig: &Signature, args: &[&Expr], span: Span) -> Typed {
         if sig.params.len() != args.len() {
-            self.error(Code::WrongArgCount, span, format!("the measure `{}` takes {} argument{}, found {}", sig.name, sig.params.len(), plural(sig.params.len()), args.len()));
+            self.error(
+                Code::WrongArgCount,
+                span,
+                format!(
+                    "the measure `{}` takes {} argument{}, found {}",
+                    sig.name,
+                    sig.params.len(),
+                    plural(sig.params.len()),
+                    args.len()
+                ),
+            );
             return Typed::error();
         }
         let mut terms = Vec::new();

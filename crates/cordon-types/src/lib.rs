@@ -103,12 +103,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         (s.file, s.start, s.end)
     });
     diagnostics.dedup();
-    Outcome {
-        diagnostics,
-        solver_queries: stats.queries,
-        solver_cache_hits: stats.cache_hits,
-        holes: checker.holes,
-    }
+    Outcome { diagnostics, solver_queries: stats.queries, solver_cache_hits: stats.cache_hits, holes: checker.holes }
 }
 
 fn report_policy_statements(checker: &mut Checker<'_>, module: &Module) {
@@ -122,9 +117,8 @@ fn report_policy_statements(checker: &mut Checker<'_>, module: &Module) {
         })
         .chain(module.body.tail.as_ref().map(|t| t.span));
     for span in spans {
-        checker
-            .error(Code::StatementInPolicy, span, "a policy module holds declarations only")
-            .help = Some("move this statement into the plan".into());
+        checker.error(Code::StatementInPolicy, span, "a policy module holds declarations only").help =
+            Some("move this statement into the plan".into());
     }
 }
 
@@ -193,8 +187,8 @@ impl Checker<'_> {
 
     fn capability_escapes(&mut self, span: Span, ty: &Ty) {
         let what = expr::second_class_noun(&self.resolve(ty));
-        self.error(Code::CapabilityEscapes, span, format!("{what} cannot be returned"))
-            .help = Some("capabilities are passed down as arguments and never leave their scope".into());
+        self.error(Code::CapabilityEscapes, span, format!("{what} cannot be returned")).help =
+            Some("capabilities are passed down as arguments and never leave their scope".into());
     }
 
     fn check_plan(&mut self, module: &Module) {
@@ -251,8 +245,8 @@ impl Checker<'_> {
                 let span = self.var_origin[v];
                 if !reported.contains(&span) {
                     reported.push(span);
-                    self.error(Code::CannotInfer, span, "the type of this value cannot be inferred")
-                        .help = Some("add a type annotation, e.g. `let xs: List[Int] = [];`".into());
+                    self.error(Code::CannotInfer, span, "the type of this value cannot be inferred").help =
+                        Some("add a type annotation, e.g. `let xs: List[Int] = [];`".into());
                 }
             }
         }

@@ -75,13 +75,13 @@ impl Checker<'_> {
                 }
             }
             Ty::Record(name) => {
-                let fields: Vec<(String, Ty)> =
-                    self.record_fields(&name).map(|(f, _)| f.to_vec()).unwrap_or_default();
+                let fields: Vec<(String, Ty)> = self.record_fields(&name).map(|(f, _)| f.to_vec()).unwrap_or_default();
                 for (f, ft) in fields {
                     if has_refinement(&ft)
-                        && let Some(sel) = self.record_field(term, &name, &f, &ft) {
-                            self.assume(&sel, &ft, &format!("{origin}.{f}"));
-                        }
+                        && let Some(sel) = self.record_field(term, &name, &f, &ft)
+                    {
+                        self.assume(&sel, &ft, &format!("{origin}.{f}"));
+                    }
                 }
             }
             _ => {}
@@ -89,9 +89,7 @@ impl Checker<'_> {
     }
 
     fn declare(&mut self, name: &str, params: Vec<Sort>, ret: Sort) {
-        self.funcs
-            .entry(name.to_string())
-            .or_insert_with(|| FuncDecl { name: name.to_string(), params, ret });
+        self.funcs.entry(name.to_string()).or_insert_with(|| FuncDecl { name: name.to_string(), params, ret });
     }
 
     pub fn record_field(&mut self, base: &Term, record: &str, field: &str, ft: &Ty) -> Option<Term> {
@@ -165,11 +163,8 @@ impl Checker<'_> {
     pub fn instantiate(&mut self, r: &Refinement, value: &Term) -> Option<Term> {
         // Names without a term (a capability parameter) cannot occur in a well-formed predicate;
         // if one does, translation fails and the obligation is not proved.
-        let env: Vec<(String, Ty, Term)> = r
-            .env
-            .iter()
-            .filter_map(|(n, t, term)| term.clone().map(|term| (n.clone(), t.clone(), term)))
-            .collect();
+        let env: Vec<(String, Ty, Term)> =
+            r.env.iter().filter_map(|(n, t, term)| term.clone().map(|term| (n.clone(), t.clone(), term))).collect();
         let before = self.diags.len();
         let result = self.translate(r, value, &env);
         // Problems with the predicate were reported where it was written.
@@ -187,9 +182,21 @@ impl Checker<'_> {
         let saved_loops = std::mem::take(&mut self.loops);
         self.barrier = saved_len;
         for (n, t, term) in env {
-            self.scope.push(Binding { name: n.clone(), ty: t.clone(), term: Some(term.clone()), span: r.span, lin: None });
+            self.scope.push(Binding {
+                name: n.clone(),
+                ty: t.clone(),
+                term: Some(term.clone()),
+                span: r.span,
+                lin: None,
+            });
         }
-        self.scope.push(Binding { name: r.var.clone(), ty: r.base.clone(), term: Some(value.clone()), span: r.span, lin: None });
+        self.scope.push(Binding {
+            name: r.var.clone(),
+            ty: r.base.clone(),
+            term: Some(value.clone()),
+            span: r.span,
+            lin: None,
+        });
         self.in_refinement = true;
         let typed = self.check(&r.pred, &Ty::Bool);
         self.in_refinement = saved_mode;
@@ -230,9 +237,10 @@ impl Checker<'_> {
         match &expected {
             Ty::Refined(r) => {
                 if let Ty::Refined(g) = got
-                    && Rc::ptr_eq(g, r) {
-                        return;
-                    }
+                    && Rc::ptr_eq(g, r)
+                {
+                    return;
+                }
                 match value {
                     Some(v) => self.prove(r, v, span),
                     None => {
@@ -259,14 +267,19 @@ impl Checker<'_> {
                 }
             }
             Ty::List(_) | Ty::Option(_) | Ty::Result(..) | Ty::Fn(_) | Ty::Opaque(..)
-                if has_refinement(&expected) && refinement_shape(got) != refinement_shape(&expected) => {
-                    let got = self.resolve(got);
-                    self.diags.push(
-                        Diagnostic::error(Code::RefinementUnproven, span, format!("cannot prove this value has type `{expected}`"))
-                            .with_primary_label(format!("this has type `{got}`"))
-                            .with_note("refinements inside lists, options, results and function types must match exactly"),
-                    );
-                }
+                if has_refinement(&expected) && refinement_shape(got) != refinement_shape(&expected) =>
+            {
+                let got = self.resolve(got);
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::RefinementUnproven,
+                        span,
+                        format!("cannot prove this value has type `{expected}`"),
+                    )
+                    .with_primary_label(format!("this has type `{got}`"))
+                    .with_note("refinements inside lists, options, results and function types must match exactly"),
+                );
+            }
             _ => {}
         }
     }
@@ -323,7 +336,9 @@ impl Checker<'_> {
                     // anonymous elements of uninterpreted sorts.
                     let shown: Vec<String> = counterexample
                         .iter()
-                        .filter(|(n, v)| !n.starts_with('_') && !n.contains("(_") && !n.contains("((") && !v.contains("!val!"))
+                        .filter(|(n, v)| {
+                            !n.starts_with('_') && !n.contains("(_") && !n.contains("((") && !v.contains("!val!")
+                        })
                         .map(|(n, v)| format!("{} = {v}", readable(n)))
                         .collect();
                     if !shown.is_empty() {
@@ -402,9 +417,11 @@ fn readable(n: &str) -> String {
     let n = n.to_string();
     if let Some((func, arg)) = n.strip_suffix(')').and_then(|s| s.split_once('(')) {
         if let Some((_, field)) = func.rsplit_once('.')
-            && !func.starts_with("len[") && !arg.contains(',') {
-                return format!("{arg}.{field}");
-            }
+            && !func.starts_with("len[")
+            && !arg.contains(',')
+        {
+            return format!("{arg}.{field}");
+        }
         if func.starts_with("len[") {
             return format!("len({arg})");
         }
@@ -453,7 +470,8 @@ pub fn vars_of(t: &Term, out: &mut HashSet<String>) {
 pub fn has_refinement(t: &Ty) -> bool {
     let mut found = false;
     t.any_part(&mut |t| {
-        found |= matches!(t, Ty::Refined(_)) || matches!(t, Ty::Fn(f) if f.params.iter().chain([&f.ret]).any(has_refinement));
+        found |= matches!(t, Ty::Refined(_))
+            || matches!(t, Ty::Fn(f) if f.params.iter().chain([&f.ret]).any(has_refinement));
         found
     });
     found

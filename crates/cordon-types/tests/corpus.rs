@@ -145,6 +145,11 @@ fn corpus() {
         }
     }
     println!("corpus: {} accept, {} reject", accept.len(), reject.len());
-    assert!(accept.len() >= 180 && reject.len() >= 200, "the corpus shrank: {} accept, {} reject", accept.len(), reject.len());
+    assert!(
+        accept.len() >= 180 && reject.len() >= 200,
+        "the corpus shrank: {} accept, {} reject",
+        accept.len(),
+        reject.len()
+    );
     assert!(failures.is_empty(), "{} corpus case(s) failed:\n{}", failures.len(), failures.join("\n"));
 }

@@ -37,7 +37,10 @@ fn seed_examples() {
         let concise: String = outcome.diagnostics.iter().map(|d| render::concise(d, &sources)).collect();
         assert_eq!(outcome.accepted(), accepted, "{plan}:\n{human}");
         let name = Path::new(plan).with_extension("").display().to_string().replace('/', "__");
-        insta::assert_snapshot!(format!("{name}__human"), format!("{}\n{human}", render::summary(&outcome.diagnostics)));
+        insta::assert_snapshot!(
+            format!("{name}__human"),
+            format!("{}\n{human}", render::summary(&outcome.diagnostics))
+        );
         insta::assert_snapshot!(format!("{name}__concise"), concise);
     }
 }
