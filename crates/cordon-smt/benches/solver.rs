@@ -43,11 +43,25 @@ fn str_len() -> Term {
     Term::StrLen(b(Term::Var("s".into(), Sort::String)))
 }
 
+/// The type checker declares every function it knows of in every query, used or not.
+fn declarations() -> Vec<FuncDecl> {
+    let f = |name: &str, params: Vec<Sort>, ret: Sort| FuncDecl { name: name.into(), params, ret };
+    let named = |n: &str| Sort::Named(n.into());
+    vec![
+        f("len", vec![named("List")], Sort::Int),
+        f("tainted", vec![named("Session")], Sort::Bool),
+        f("Repo.name", vec![named("Repo")], Sort::String),
+        f("Repo.owner", vec![named("Repo")], Sort::String),
+        f("Repo.private", vec![named("Repo")], Sort::Bool),
+        f("Issue.id", vec![named("Issue")], Sort::Int),
+    ]
+}
+
 /// `0 <= i < n = len(xs) <= 100, j = i + 1, k = 2j, len(s) >= 1, 0 < x <= len(s)` implies
 /// `j <= n + slack`: valid for `slack >= 0`, invalid below.
 fn typical(slack: i64) -> Query {
     Query {
-        funcs: vec![FuncDecl { name: "len".into(), params: vec![Sort::Named("List".into())], ret: Sort::Int }],
+        funcs: declarations(),
         hypotheses: vec![
             le(Term::Int(0), int("i")),
             lt(int("i"), int("n")),
@@ -72,18 +86,17 @@ fn typical_ints_only(slack: i64) -> Query {
 
 /// Ten queries of the kind a 50-line program produces: bounds checks, a measure, a string.
 fn program() -> Vec<Query> {
-    let tainted = FuncDecl { name: "tainted".into(), params: vec![Sort::Named("Session".into())], ret: Sort::Bool };
     let session = |n: &str| Term::Var(n.into(), Sort::Named("Session".into()));
     let mut queries = vec![typical(0), typical(3), typical_ints_only(0), typical_ints_only(1)];
     for bound in 1..=4 {
         queries.push(Query {
-            funcs: vec![],
+            funcs: declarations(),
             hypotheses: vec![le(Term::Int(0), int("i")), lt(int("i"), Term::Int(bound * 10))],
             goal: lt(int("i"), Term::Int(bound * 10 + 1)),
         });
     }
     queries.push(Query {
-        funcs: vec![tainted.clone()],
+        funcs: declarations(),
         hypotheses: vec![
             Term::Not(b(Term::App("tainted".into(), vec![session("s")]))),
             eq(
@@ -98,7 +111,7 @@ fn program() -> Vec<Query> {
         goal: Term::Not(b(Term::App("tainted".into(), vec![session("s2")]))),
     });
     queries.push(Query {
-        funcs: vec![],
+        funcs: declarations(),
         hypotheses: vec![Term::Not(b(eq(Term::Var("t".into(), Sort::String), Term::Str(String::new()))))],
         goal: lt(Term::Int(0), Term::StrLen(b(Term::Var("t".into(), Sort::String)))),
     });

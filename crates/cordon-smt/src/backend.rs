@@ -3,7 +3,7 @@
 //! A query is decided by asserting its hypotheses and the negated goal and asking Z3 for a model:
 //! `unsat` means the implication is valid, a model is a counterexample.
 //!
-//! Speed comes from three choices, each measured (see `benches/solver.rs` and the README):
+//! Speed comes from three choices, each measured (`cargo bench -p cordon-smt --bench solver`):
 //!
 //! - **One incremental Z3 solver per logic and thread, kept for the life of the thread**, with
 //!   each query between `push` and `pop`. The first check on a fresh Z3 solver costs
@@ -16,14 +16,22 @@
 //! - **A resource limit first, the clock only when needed.** Z3 4.8's `timeout` arms a timer
 //!   thread on every check, about 50 µs a query. Linear queries are first run under a `rlimit`
 //!   (a deterministic count of solver steps) that small queries never reach; a query that
-//!   exhausts it is run again under the `timeout`, with the time that is left. Nonlinear
-//!   queries, whose steps Z3 counts too coarsely for that, go straight to the timer.
+//!   exhausts it is run again under the `timeout`. Nonlinear queries, whose steps Z3 counts too
+//!   coarsely for that, go straight to the timer.
+//!
+//! Z3's parameters are set once, when a session's solver is made, and are only `rlimit` and
+//! `timeout`; each limit gets its own session rather than one session switching between them.
+//! Care is due: with Z3 4.8.12, merely setting `smt.random_seed` on an incremental solver (it
+//! made checks three times faster) let facts from popped scopes leak into later queries, which
+//! were then "proved". The brute-force property test in `tests/solver.rs` catches that within a
+//! few dozen queries; run it after changing anything here.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use z3::ast::Bool;
 use z3::{Params, SatResult};
 
 use crate::counterexample;
@@ -35,8 +43,8 @@ use crate::{Answer, Query, Term};
 pub const DEFAULT_TIMEOUT_MS: u32 = 5_000;
 
 /// Solver steps (Z3's `rlimit`) a linear query may take before it is run again under the timer.
-/// A typical refinement query takes well under a thousand; the most this many steps took in our
-/// measurements is about 30 ms, on queries built to be hard.
+/// A typical refinement query takes well under a thousand. The longest this many steps took in
+/// our measurements was about 25 ms, on queries built to be hard.
 const FAST_RLIMIT: u32 = 10_000;
 
 /// Below this time limit the resource-limited first attempt is skipped: it could take a
@@ -45,8 +53,9 @@ const FAST_PATH_MIN_TIMEOUT_MS: u32 = 200;
 
 /// Decides [`Query`] values with Z3, caching answers by query.
 ///
-/// A `Solver` holds only its settings, cache and counters; the Z3 solvers it uses belong to the
-/// thread (see [`SESSIONS`]), so making a `Solver` is cheap and it may move between threads.
+/// A `Solver` holds only its settings, cache and counters. The Z3 solvers it uses belong to the
+/// thread and are shared by every `Solver` on it, so making a `Solver` is cheap (the first query
+/// on a thread pays some milliseconds of Z3 setup) and a `Solver` may move between threads.
 pub struct Solver {
     timeout_ms: u32,
     cache: HashMap<Query, Answer>,
@@ -54,9 +63,9 @@ pub struct Solver {
 }
 
 thread_local! {
-    /// This thread's incremental Z3 solvers, one per logic, shared by every [`Solver`] on the
-    /// thread. The first check on a new Z3 solver costs milliseconds; later ones do not.
-    static SESSIONS: RefCell<[Option<Session>; Logic::COUNT]> = RefCell::new(Default::default());
+    /// This thread's incremental Z3 solvers, one per logic and limit, shared by every [`Solver`]
+    /// on the thread. The first check on a new Z3 solver costs milliseconds; later ones do not.
+    static SESSIONS: RefCell<HashMap<(Logic, Limit), Session>> = RefCell::new(HashMap::new());
 }
 
 /// Counters for one [`Solver`], since it was made.
@@ -73,6 +82,9 @@ pub struct SolverStats {
 
 impl Solver {
     /// A solver whose queries give up after `timeout_ms` milliseconds (`0`: never).
+    ///
+    /// When the limit is 200 ms or more, a linear query first runs under a fixed budget of solver
+    /// steps (tens of milliseconds at worst) and only then, if it needs more, under the clock.
     pub fn new(timeout_ms: u32) -> Solver {
         Solver { timeout_ms, cache: HashMap::new(), stats: SolverStats::default() }
     }
@@ -107,31 +119,7 @@ impl Solver {
             return Answer::Valid;
         }
         self.stats.solver_calls += 1;
-        let timeout_ms = self.timeout_ms;
-        let logic = Logic::of(ws.theories);
-        // Z3 does not bound the work of nonlinear arithmetic by `rlimit` reliably (a query
-        // allowed 50 000 steps ran for 16 s), so those queries go straight to the timer.
-        let first_attempt = if ws.theories.nonlinear || timeout_ms < FAST_PATH_MIN_TIMEOUT_MS {
-            None
-        } else {
-            Some(Limit::Steps(FAST_RLIMIT))
-        };
-        let run = |session: &mut Session| {
-            session.solver.push();
-            let answer = session.decide(&ws, first_attempt, timeout_ms);
-            session.solver.pop(1);
-            answer.unwrap_or_else(|reason| Answer::Unknown { reason })
-        };
-        // The pool is out of reach only while the thread is being torn down.
-        let pooled = SESSIONS.try_with(|cell| {
-            let mut sessions = cell.try_borrow_mut().ok()?;
-            let session = sessions.get_mut(logic as usize)?.get_or_insert_with(|| Session::new(logic));
-            Some(run(session))
-        });
-        match pooled {
-            Ok(Some(answer)) => answer,
-            _ => run(&mut Session::new(logic)),
-        }
+        decide(&ws, self.timeout_ms).unwrap_or_else(|reason| Answer::Unknown { reason })
     }
 }
 
@@ -156,8 +144,53 @@ fn trivially_valid(query: &Query) -> bool {
     query.goal == Term::Bool(true) || query.hypotheses.contains(&query.goal)
 }
 
-/// The Z3 logics queries are routed to; each gets its own incremental solver.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Decides a well-sorted query: under the step limit first if it is linear and the time limit
+/// allows, then (if that was not enough) under the clock.
+fn decide(ws: &WellSorted<'_>, timeout_ms: u32) -> Result<Answer, Internal> {
+    let mut encoder = Encoder::new(ws)?;
+    let mut formulas = Vec::with_capacity(ws.query.hypotheses.len() + 1);
+    for hypothesis in &ws.query.hypotheses {
+        formulas.push(encoder.formula(hypothesis)?);
+    }
+    formulas.push(encoder.formula(&ws.query.goal)?.not());
+
+    let logic = Logic::of(ws.theories);
+    let clock = if timeout_ms == 0 { Limit::None } else { Limit::Millis(timeout_ms) };
+    // Z3 does not bound the work of nonlinear arithmetic by `rlimit` reliably (a query allowed
+    // 50 000 steps ran for 16 s), so those queries go straight to the timer.
+    let steps_first = clock != Limit::None && !ws.theories.nonlinear && timeout_ms >= FAST_PATH_MIN_TIMEOUT_MS;
+    let start = Instant::now();
+    if steps_first {
+        let answer = with_session(logic, Limit::Steps(FAST_RLIMIT), |s| s.decide(&formulas, ws, &mut encoder))?;
+        if !matches!(answer, Answer::Unknown { .. }) {
+            return Ok(answer);
+        }
+    }
+    let answer = with_session(logic, clock, |s| s.decide(&formulas, ws, &mut encoder))?;
+    Ok(match answer {
+        Answer::Unknown { reason } if timeout_ms > 0 && start.elapsed() >= Duration::from_millis(timeout_ms.into()) => {
+            Answer::Unknown { reason: format!("timeout after {timeout_ms} ms (z3: {reason})") }
+        }
+        answer => answer,
+    })
+}
+
+/// Runs `f` on this thread's session for `logic` and `limit`, making the session if need be.
+fn with_session<T>(logic: Logic, limit: Limit, mut f: impl FnMut(&mut Session) -> T) -> T {
+    // The pool is out of reach only while the thread is being torn down; a throwaway session
+    // does then.
+    let pooled = SESSIONS.try_with(|cell| {
+        let mut sessions = cell.try_borrow_mut().ok()?;
+        Some(f(sessions.entry((logic, limit)).or_insert_with(|| Session::new(logic, limit))))
+    });
+    match pooled {
+        Ok(Some(result)) => result,
+        _ => f(&mut Session::new(logic, limit)),
+    }
+}
+
+/// The Z3 logics queries are routed to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Logic {
     /// Integers (or no arithmetic), uninterpreted functions and sorts: the common case.
     UfLia,
@@ -171,8 +204,6 @@ enum Logic {
 }
 
 impl Logic {
-    const COUNT: usize = 7;
-
     fn of(t: Theories) -> Logic {
         match (t.strings, t.nonlinear, t.ints, t.reals) {
             (true, ..) => Logic::Slia,
@@ -198,91 +229,60 @@ impl Logic {
     }
 }
 
-/// How a Z3 solver is currently limited; changing it costs a parameter update, so it is tracked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a session's checks are bounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Limit {
     None,
+    /// Z3's `rlimit`: a count of solver steps, the same on every run.
     Steps(u32),
+    /// Z3's `timeout`, in milliseconds.
     Millis(u32),
 }
 
-/// A long-lived incremental Z3 solver for one logic.
+/// A long-lived incremental Z3 solver for one logic and limit; each query runs in its own scope.
 struct Session {
     solver: z3::Solver,
-    limit: Limit,
 }
 
 impl Session {
-    fn new(logic: Logic) -> Session {
+    fn new(logic: Logic, limit: Limit) -> Session {
         let solver = z3::Solver::new_for_logic(logic.name()).unwrap_or_default();
-        Session { solver, limit: Limit::None }
-    }
-
-    fn set_limit(&mut self, limit: Limit) {
-        if self.limit == limit {
-            return;
-        }
-        let mut params = Params::new();
-        let (rlimit, timeout) = match limit {
-            Limit::None => (0, u32::MAX),
-            Limit::Steps(steps) => (steps, u32::MAX),
-            Limit::Millis(ms) => (0, ms),
+        let (name, value) = match limit {
+            Limit::None => return Session { solver },
+            Limit::Steps(steps) => ("rlimit", steps),
+            Limit::Millis(ms) => ("timeout", ms),
         };
-        params.set_u32("rlimit", rlimit);
-        params.set_u32("timeout", timeout);
-        self.solver.set_params(&params);
-        self.limit = limit;
+        let mut params = Params::new();
+        params.set_u32(name, value);
+        solver.set_params(&params);
+        Session { solver }
     }
 
-    /// Decides one query: first under `first_attempt` if given, then (if that was not enough)
-    /// under the clock. The caller has pushed a scope and pops it afterwards.
+    /// Asserts `formulas` (the hypotheses and the negated goal) in a fresh scope and reads the
+    /// answer.
     fn decide(
         &mut self,
+        formulas: &[Bool],
         ws: &WellSorted<'_>,
-        first_attempt: Option<Limit>,
-        timeout_ms: u32,
+        encoder: &mut Encoder<'_, '_>,
     ) -> Result<Answer, Internal> {
-        let mut encoder = Encoder::new(ws)?;
-        for hypothesis in &ws.query.hypotheses {
-            self.solver.assert(encoder.formula(hypothesis)?);
+        self.solver.push();
+        for formula in formulas {
+            self.solver.assert(formula);
         }
-        self.solver.assert(encoder.formula(&ws.query.goal)?.not());
-
-        let start = Instant::now();
-        let mut result = SatResult::Unknown;
-        if timeout_ms == 0 {
-            self.set_limit(Limit::None);
-            result = self.solver.check();
-        } else {
-            if let Some(limit) = first_attempt {
-                self.set_limit(limit);
-                result = self.solver.check();
-            }
-            let left = Duration::from_millis(timeout_ms.into()).saturating_sub(start.elapsed());
-            if result == SatResult::Unknown && !left.is_zero() {
-                // At least 1 ms: a zero timeout would mean none at all.
-                let left_ms = u32::try_from(left.as_millis()).unwrap_or(u32::MAX).max(1);
-                self.set_limit(Limit::Millis(left_ms));
-                result = self.solver.check();
-            }
-        }
-
-        match result {
+        let answer = match self.solver.check() {
             SatResult::Unsat => Ok(Answer::Valid),
-            SatResult::Sat => {
-                let model = self.solver.get_model().ok_or_else(|| "internal error: Z3 gave no model".to_owned())?;
-                Ok(Answer::Invalid { counterexample: counterexample::read(&model, ws, &mut encoder)? })
-            }
+            SatResult::Sat => match self.solver.get_model() {
+                Some(model) => {
+                    counterexample::read(&model, ws, encoder).map(|cx| Answer::Invalid { counterexample: cx })
+                }
+                None => Err("internal error: Z3 gave no model".to_owned()),
+            },
             SatResult::Unknown => {
-                let z3_reason = self.solver.get_reason_unknown().unwrap_or_else(|| "unknown".to_owned());
-                let elapsed = start.elapsed();
-                let reason = if timeout_ms > 0 && elapsed >= Duration::from_millis(timeout_ms.into()) {
-                    format!("timeout after {timeout_ms} ms (z3: {z3_reason})")
-                } else {
-                    z3_reason
-                };
-                Ok(Answer::Unknown { reason })
+                Ok(Answer::Unknown { reason: self.solver.get_reason_unknown().unwrap_or_else(|| "unknown".to_owned()) })
             }
-        }
+        };
+        self.solver.pop(1);
+        answer
     }
 }

@@ -54,7 +54,8 @@ fn internal(what: &str) -> Internal {
 pub(crate) struct Encoder<'w, 'q> {
     ws: &'w WellSorted<'q>,
     vars: Vec<Z>,
-    funcs: Vec<z3::FuncDecl>,
+    /// Made on first use: queries declare every function the checker knows of.
+    funcs: Vec<Option<z3::FuncDecl>>,
     named_sorts: HashMap<&'q str, z3::Sort>,
     pub(crate) alphabet: Alphabet,
 }
@@ -64,7 +65,7 @@ impl<'w, 'q> Encoder<'w, 'q> {
         let mut encoder = Encoder {
             ws,
             vars: Vec::with_capacity(ws.vars.len()),
-            funcs: Vec::with_capacity(ws.funcs.len()),
+            funcs: ws.funcs.iter().map(|_| None).collect(),
             named_sorts: HashMap::new(),
             alphabet: Alphabet::for_query(ws),
         };
@@ -78,12 +79,6 @@ impl<'w, 'q> Encoder<'w, 'q> {
                 Sort::Named(_) => Z::Named(Dynamic::new_const(symbol, &encoder.sort(sort))),
             };
             encoder.vars.push(constant);
-        }
-        for (i, decl) in ws.funcs.iter().enumerate() {
-            let params: Vec<z3::Sort> = decl.params.iter().map(|p| encoder.sort(p)).collect();
-            let param_refs: Vec<&z3::Sort> = params.iter().collect();
-            let ret = encoder.sort(&decl.ret);
-            encoder.funcs.push(z3::FuncDecl::new(symbol(i, 1)?, &param_refs, &ret));
         }
         Ok(encoder)
     }
@@ -158,9 +153,17 @@ impl<'w, 'q> Encoder<'w, 'q> {
         let args = dynamic_args;
         let arg_refs: Vec<&dyn Ast> = args.iter().map(|a| a as &dyn Ast).collect();
         let i = *self.ws.func_index.get(name).ok_or_else(|| internal("undeclared function"))?;
-        let (Some(decl), Some(declared)) = (self.funcs.get(i), self.ws.funcs.get(i)) else {
-            return Err(internal("lost a declaration"));
-        };
+        let declared = *self.ws.funcs.get(i).ok_or_else(|| internal("lost a declaration"))?;
+        if matches!(self.funcs.get(i), Some(None)) {
+            let params: Vec<z3::Sort> = declared.params.iter().map(|p| self.sort(p)).collect();
+            let param_refs: Vec<&z3::Sort> = params.iter().collect();
+            let ret = self.sort(&declared.ret);
+            let decl = z3::FuncDecl::new(symbol(i, 1)?, &param_refs, &ret);
+            if let Some(slot) = self.funcs.get_mut(i) {
+                *slot = Some(decl);
+            }
+        }
+        let Some(Some(decl)) = self.funcs.get(i) else { return Err(internal("lost a declaration")) };
         let result = decl.apply(&arg_refs);
         let sort_error = || internal("an application has the wrong sort");
         Ok(match &declared.ret {

@@ -5,6 +5,40 @@
 //! query is hashable data, so answers are cached: asking the same question twice costs a lookup.
 //! A timeout or an `unknown` from Z3 is reported as [`Answer::Unknown`], which callers must treat
 //! as a rejection.
+//!
+//! ```
+//! use cordon_smt::{Answer, FuncDecl, Query, Solver, Sort, Term};
+//!
+//! let i = || Term::Var("i".into(), Sort::Int);
+//! let xs = Term::Var("xs".into(), Sort::Named("List".into()));
+//! let len_xs = Term::App("len".into(), vec![xs]);
+//! // 0 <= i && i < len(xs)  ⇒  i + 1 <= len(xs)
+//! let query = Query {
+//!     funcs: vec![FuncDecl { name: "len".into(), params: vec![Sort::Named("List".into())], ret: Sort::Int }],
+//!     hypotheses: vec![
+//!         Term::Le(Box::new(Term::Int(0)), Box::new(i())),
+//!         Term::Lt(Box::new(i()), Box::new(len_xs.clone())),
+//!     ],
+//!     goal: Term::Le(Box::new(Term::Add(vec![i(), Term::Int(1)])), Box::new(len_xs)),
+//! };
+//! let mut solver = Solver::new(1_000);
+//! assert_eq!(solver.check(&query), Answer::Valid);
+//!
+//! // i < len(xs)  ⇒  i < 3 is not valid; the counterexample names every constant and the
+//! // function applications of the query.
+//! let query = Query {
+//!     hypotheses: vec![query.hypotheses[1].clone()],
+//!     goal: Term::Lt(Box::new(i()), Box::new(Term::Int(3))),
+//!     ..query
+//! };
+//! let Answer::Invalid { counterexample } = solver.check(&query) else { panic!() };
+//! let names: Vec<&str> = counterexample.iter().map(|(name, _)| name.as_str()).collect();
+//! assert_eq!(names, ["i", "len(xs)", "xs"]);
+//! ```
+//!
+//! Modules: `sortcheck` refuses ill-sorted queries before anything reaches Z3, `encode` turns a
+//! well-sorted query into Z3 terms, `backend` decides it (cache, choice of logic, time limit),
+//! `counterexample` reads a model back, and `display` prints terms for people.
 
 mod backend;
 mod counterexample;

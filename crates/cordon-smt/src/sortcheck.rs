@@ -22,7 +22,7 @@ pub(crate) struct WellSorted<'q> {
     /// Free constants in order of first occurrence, with their sorts.
     pub vars: Vec<(&'q str, &'q Sort)>,
     pub var_index: HashMap<&'q str, usize>,
-    /// Declared functions, one per name.
+    /// Declared functions, one per name (used or not).
     pub funcs: Vec<&'q FuncDecl>,
     pub func_index: HashMap<&'q str, usize>,
     /// Applications whose arguments are built only from constants, literals and such applications
@@ -117,21 +117,13 @@ impl<'q> Checker<'q> {
                 Err(format!("function `{}` is declared twice with different signatures", decl.name))
             };
         }
+        // Only checked here: the type checker declares every function it knows of, so a
+        // declaration says nothing about the theories a query uses (see `app`).
         for sort in decl.params.iter().chain(std::iter::once(&decl.ret)) {
-            self.sort(sort)?;
+            valid_sort_name(sort)?;
         }
         self.func_index.insert(&decl.name, self.funcs.len());
         self.funcs.push(decl);
-        Ok(())
-    }
-
-    fn sort(&mut self, sort: &Sort) -> Result<(), String> {
-        if let Sort::Named(name) = sort
-            && name.contains('\0')
-        {
-            return Err(format!("sort name {name:?} contains a NUL character"));
-        }
-        self.theories.note(sort);
         Ok(())
     }
 
@@ -178,7 +170,8 @@ impl<'q> Checker<'q> {
             Some(Some(&(_, earlier))) => return Err(format!("`{name}` is used both as a {earlier} and as a {sort}")),
             Some(None) => return Err(format!("internal error: lost the sort of `{name}`")),
             None => {
-                self.sort(sort)?;
+                valid_sort_name(sort)?;
+                self.theories.note(sort);
                 self.var_index.insert(name, self.vars.len());
                 self.vars.push((name, sort));
             }
@@ -211,6 +204,9 @@ impl<'q> Checker<'q> {
         }
         if simple {
             self.shown_apps.push(term);
+        }
+        for sort in decl.params.iter().chain(std::iter::once(&decl.ret)) {
+            self.theories.note(sort);
         }
         Ok(Info { sort: decl.ret.clone(), closed: false, simple })
     }
@@ -328,6 +324,14 @@ impl Pair {
             Pair::Sub => not_numbers("`-`", &[a.clone(), b.clone()]),
             Pair::Mul => not_numbers("`*`", &[a.clone(), b.clone()]),
         }
+    }
+}
+
+/// Z3 takes names as C strings, so an uninterpreted sort's name cannot hold a NUL.
+fn valid_sort_name(sort: &Sort) -> Result<(), String> {
+    match sort {
+        Sort::Named(name) if name.contains('\0') => Err(format!("sort name {name:?} contains a NUL character")),
+        _ => Ok(()),
     }
 }
 

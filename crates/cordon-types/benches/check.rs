@@ -2,7 +2,10 @@
 //!
 //! - `check/50_lines`: a realistic 50-line plan (`programs/plan50.cord`, about ten refinement
 //!   obligations) against a small policy (`programs/shop.cord`). Each iteration calls
-//!   [`check`], which builds a fresh checker and so a cold solver cache.
+//!   [`check`], which builds a fresh checker and so a cold answer cache: every query goes to Z3.
+//!   The Z3 solvers themselves are pooled per thread by `cordon-smt`, so they are made once.
+//! - `check/50_lines_new_thread`: the same on a new thread each time, so the Z3 solvers are
+//!   made anew too: what the first check in a process costs.
 //! - `check/scaling/{20,200,2000}`: generated plans of that many lines, made of repeated
 //!   blocks; the time per line should stay roughly flat.
 //! - `check/process`: the whole `cordon check` process on the 50-line plan. It needs the release
@@ -19,9 +22,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, Outcome, check};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 const POLICY: &str = include_str!("programs/shop.cord");
 const PLAN50: &str = include_str!("programs/plan50.cord");
@@ -60,6 +63,9 @@ fn fifty_lines(c: &mut Criterion) {
         outcome.solver_cache_hits
     );
     c.bench_function("check/50_lines", |b| b.iter(|| check_text(Some(black_box(POLICY)), black_box(PLAN50))));
+    c.bench_function("check/50_lines_new_thread", |b| {
+        b.iter(|| std::thread::spawn(|| check_text(Some(black_box(POLICY)), black_box(PLAN50)).accepted()).join())
+    });
 }
 
 /// Functions the generated blocks call: each has a refined parameter or result.

@@ -176,8 +176,16 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span, expecte
         terms.push(t.term);
     }
     let ret = c.resolve(&sh.ret);
-    let term = result_term(c, name, &ft, &terms);
-    let term = match term {
+    let term = match result_term(c, name, &ft, &terms) {
+        // Terms that mention an argument more than once (`abs`, `min`, `max`) are named, so
+        // nesting them grows the query linearly, not exponentially.
+        Some(t @ Term::Ite(..)) => {
+            let fresh = c.fresh(&ret, "_builtin");
+            if let Some(r) = &fresh {
+                c.add_fact(Term::Eq(Box::new(r.clone()), Box::new(t)), format!("the definition of `{name}`"));
+            }
+            fresh
+        }
         Some(t) => Some(t),
         None => {
             let fresh = c.fresh(&ret, "_builtin");

@@ -77,6 +77,75 @@ pub struct Binding {
 pub struct Fact {
     pub term: Term,
     pub origin: String,
+    /// The constants it mentions.
+    pub vars: Vec<String>,
+}
+
+/// The facts known at the current point, a stack (branches pop what they pushed), indexed by
+/// the constants they mention so that an obligation finds its relevant facts without scanning.
+#[derive(Debug, Default)]
+pub struct Facts {
+    list: Vec<Fact>,
+    by_var: HashMap<String, Vec<usize>>,
+    ground: Vec<usize>,
+}
+
+impl Facts {
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn push(&mut self, fact: Fact) {
+        let id = self.list.len();
+        if fact.vars.is_empty() {
+            self.ground.push(id);
+        }
+        for v in &fact.vars {
+            self.by_var.entry(v.clone()).or_default().push(id);
+        }
+        self.list.push(fact);
+    }
+
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.list.len() {
+            return;
+        }
+        for fact in &self.list[len..] {
+            for v in &fact.vars {
+                if let Some(ids) = self.by_var.get_mut(v) {
+                    ids.retain(|&i| i < len);
+                }
+            }
+        }
+        self.ground.retain(|&i| i < len);
+        self.list.truncate(len);
+    }
+
+    pub fn clear(&mut self) {
+        self.truncate(0);
+    }
+
+    /// The facts that share constants with `goal`, transitively, in the order they were added.
+    pub fn relevant(&self, goal_vars: impl IntoIterator<Item = String>) -> Vec<&Fact> {
+        let mut taken = vec![false; self.list.len()];
+        let mut seen_vars: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut work: Vec<String> = goal_vars.into_iter().collect();
+        for &i in &self.ground {
+            taken[i] = true;
+        }
+        while let Some(v) = work.pop() {
+            if !seen_vars.insert(v.clone()) {
+                continue;
+            }
+            for &i in self.by_var.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
+                if !taken[i] {
+                    taken[i] = true;
+                    work.extend(self.list[i].vars.iter().filter(|w| !seen_vars.contains(*w)).cloned());
+                }
+            }
+        }
+        self.list.iter().zip(taken).filter(|(_, t)| *t).map(|(f, _)| f).collect()
+    }
 }
 
 /// Where a closure starts in the scope stack, and whether it captured a capability.
@@ -103,7 +172,7 @@ pub struct Checker<'a> {
     pub loops: Vec<usize>,
     /// Checking a refinement predicate: no effects, no fresh values, measures allowed.
     pub in_refinement: bool,
-    pub facts: Vec<Fact>,
+    pub facts: Facts,
     pub funcs: BTreeMap<String, FuncDecl>,
     pub solver: Solver,
     pub name_counts: HashMap<String, u32>,
@@ -144,7 +213,7 @@ impl<'a> Checker<'a> {
             closures: Vec::new(),
             loops: Vec::new(),
             in_refinement: false,
-            facts: Vec::new(),
+            facts: Facts::default(),
             funcs: BTreeMap::new(),
             solver: Solver::new(options.solver_timeout_ms),
             name_counts: HashMap::new(),

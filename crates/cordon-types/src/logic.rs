@@ -50,7 +50,11 @@ impl Checker<'_> {
 
     pub fn add_fact(&mut self, term: Term, origin: impl Into<String>) {
         if term != Term::Bool(true) {
-            self.facts.push(Fact { term, origin: origin.into() });
+            let mut vars = HashSet::new();
+            vars_of(&term, &mut vars);
+            let mut vars: Vec<String> = vars.into_iter().collect();
+            vars.sort();
+            self.facts.push(Fact { term, origin: origin.into(), vars });
         }
     }
 
@@ -364,41 +368,16 @@ impl Checker<'_> {
         }
     }
 
-    /// The facts that share constants with the goal, transitively.
+    /// The facts that share constants with the goal, transitively, and where they came from.
     fn relevant_facts(&self, goal: &Term) -> (Vec<Term>, Vec<String>) {
         let mut names: HashSet<String> = HashSet::new();
         vars_of(goal, &mut names);
-        let fact_vars: Vec<HashSet<String>> = self
-            .facts
-            .iter()
-            .map(|f| {
-                let mut s = HashSet::new();
-                vars_of(&f.term, &mut s);
-                s
-            })
-            .collect();
-        let mut taken = vec![false; self.facts.len()];
-        loop {
-            let mut changed = false;
-            for (i, vs) in fact_vars.iter().enumerate() {
-                if !taken[i] && (vs.is_empty() || vs.iter().any(|v| names.contains(v))) {
-                    taken[i] = true;
-                    changed = true;
-                    names.extend(vs.iter().cloned());
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
         let mut hyps = Vec::new();
         let mut origins: Vec<String> = Vec::new();
-        for (i, f) in self.facts.iter().enumerate() {
-            if taken[i] {
-                hyps.push(f.term.clone());
-                if !f.origin.is_empty() && !origins.contains(&f.origin) && !f.origin.starts_with("a list's length") {
-                    origins.push(f.origin.clone());
-                }
+        for f in self.facts.relevant(names) {
+            hyps.push(f.term.clone());
+            if !f.origin.is_empty() && !origins.contains(&f.origin) && !f.origin.starts_with("a list's length") {
+                origins.push(f.origin.clone());
             }
         }
         (hyps, origins)

@@ -5,11 +5,14 @@
 //!   programs to `check` and render every diagnostic in the three formats. They run forked
 //!   (proptest's `timeout`), so a crash or a hang fails the case and is shrunk like a panic.
 //! - Deep-nesting tests build programs 10 000 and 100 000 levels deep (and chains of 100 000
-//!   operands) and check them on an ordinary test thread's stack, each in a child process of
-//!   this test binary, so that a stack overflow, which aborts the process, fails that test only.
+//!   operands), and every depth up to just past the parser's `MAX_NESTING`, and check them on an
+//!   ordinary test thread's stack, each shape in a child process of this test binary, so that a
+//!   stack overflow, which aborts the process, fails that test only.
+//! - The last tests are problems these found, reduced to small inputs; they fail until fixed.
 //!
 //! Every check must finish within [`HANG_LIMIT`]: that is a hang detector, not a timing test.
-//! Case counts keep the file around a minute in a debug build; `PROPTEST_CASES=N` runs more.
+//! Case counts keep the file under a minute in a debug build; `PROPTEST_CASES=N` runs more
+//! (40 000 cases of each property found nothing more in a release build).
 
 #![allow(clippy::panic, clippy::unwrap_used)] // a test may fail loudly
 
@@ -64,7 +67,8 @@ impl Program {
 fn check_program(program: &Program) -> Outcome {
     let start = Instant::now();
     let mut sources = SourceMap::new();
-    let policies: Vec<_> = program.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
+    let policies: Vec<_> =
+        program.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
     let plan = program.plan.as_ref().map(|text| sources.add("plan.cord", text.clone()));
     let outcome = check(&sources, &policies, plan, &CheckOptions::default());
     for d in &outcome.diagnostics {
@@ -86,6 +90,7 @@ fn black_box_len(n: usize) {
 // Inputs for the property tests.
 
 /// Every keyword and punctuation token, and literals and fragments that stress the lexer.
+#[rustfmt::skip]
 const TOKENS: &[&str] = &[
     "let", "fn", "if", "else", "match", "for", "in", "type", "enum", "linear", "opaque", "measure",
     "capability", "tool", "const", "entry", "true", "false", "as", "agent", "(", ")", "[", "]",
@@ -184,16 +189,85 @@ enum Mutation {
     Insert(Index, Index, bool),
     /// Replaces an identifier with another identifier of the text.
     Rename(Index, Index),
+    /// Deletes an identifier, a number or an operator.
+    DeleteToken(Index),
+    /// Replaces a binary operator with another one from [`OPERATORS`].
+    Operator(Index, Index),
+    /// Replaces an integer literal with one from [`NUMBERS`].
+    Number(Index, Index),
 }
 
+/// Mutations that keep the text parsing more often come first in weight: a text with a syntax
+/// error gets no further than the parser's recovery.
 fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
-        (any::<Index>(), 1..24usize).prop_map(|(i, n)| Mutation::Delete(i, n)),
-        (any::<Index>(), 1..24usize).prop_map(|(i, n)| Mutation::Duplicate(i, n)),
-        (any::<Index>(), any::<Index>(), 1..16usize).prop_map(|(a, b, n)| Mutation::Swap(a, b, n)),
-        (any::<Index>(), any::<Index>(), any::<bool>()).prop_map(|(i, t, s)| Mutation::Insert(i, t, s)),
-        (any::<Index>(), any::<Index>()).prop_map(|(i, j)| Mutation::Rename(i, j)),
+        1 => (any::<Index>(), 1..24usize).prop_map(|(i, n)| Mutation::Delete(i, n)),
+        1 => (any::<Index>(), 1..24usize).prop_map(|(i, n)| Mutation::Duplicate(i, n)),
+        1 => (any::<Index>(), any::<Index>(), 1..16usize).prop_map(|(a, b, n)| Mutation::Swap(a, b, n)),
+        2 => (any::<Index>(), any::<Index>(), any::<bool>()).prop_map(|(i, t, s)| Mutation::Insert(i, t, s)),
+        2 => any::<Index>().prop_map(Mutation::DeleteToken),
+        3 => (any::<Index>(), any::<Index>()).prop_map(|(i, j)| Mutation::Rename(i, j)),
+        3 => (any::<Index>(), any::<Index>()).prop_map(|(i, j)| Mutation::Operator(i, j)),
+        3 => (any::<Index>(), any::<Index>()).prop_map(|(i, j)| Mutation::Number(i, j)),
     ]
+}
+
+const OPERATORS: &[&str] = &["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"];
+
+const NUMBERS: &[&str] =
+    &["0", "1", "2", "-1", "10", "100000", "2147483648", "9223372036854775807", "-9223372036854775807", "0.5", "1e308"];
+
+/// Byte ranges of `text` that are one of [`OPERATORS`] on their own (not part of `->`, `=>`).
+fn operators(text: &[u8]) -> Vec<(usize, usize)> {
+    let is_op = |b: u8| b"+-*/%<>=!&|".contains(&b);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        if is_op(text[i]) {
+            let start = i;
+            while i < text.len() && is_op(text[i]) {
+                i += 1;
+            }
+            if OPERATORS.iter().any(|op| op.as_bytes() == &text[start..i]) {
+                out.push((start, i));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Byte ranges of the integer literals of `text`.
+fn numbers(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if b.is_ascii_alphabetic() || b == b'_' {
+            while i < text.len() && (text[i].is_ascii_alphanumeric() || text[i] == b'_') {
+                i += 1;
+            }
+        } else if b.is_ascii_digit() {
+            let start = i;
+            while i < text.len() && text[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push((start, i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Replaces the `at`-th of `ranges` with `with`; does nothing if there is none.
+fn replace_one(text: &mut Vec<u8>, ranges: &[(usize, usize)], at: &Index, with: &[u8]) {
+    if ranges.is_empty() {
+        return;
+    }
+    let (s, e) = ranges[at.index(ranges.len())];
+    text.splice(s..e, with.iter().copied());
 }
 
 /// Byte ranges of the identifiers (and keywords) in `text`.
@@ -253,9 +327,22 @@ fn mutate(text: &mut Vec<u8>, m: &Mutation) {
             }
             let names: Vec<Vec<u8>> =
                 ids.iter().map(|&(s, e)| text[s..e].to_vec()).collect::<BTreeSet<_>>().into_iter().collect();
-            let (s, e) = ids[at.index(ids.len())];
             let name = names[with.index(names.len())].clone();
-            text.splice(s..e, name);
+            replace_one(text, &ids, at, &name);
+        }
+        Mutation::DeleteToken(at) => {
+            let mut tokens = identifiers(text);
+            tokens.extend(numbers(text));
+            tokens.extend(operators(text));
+            replace_one(text, &tokens, at, b"");
+        }
+        Mutation::Operator(at, with) => {
+            let op = OPERATORS[with.index(OPERATORS.len())];
+            replace_one(text, &operators(text), at, op.as_bytes());
+        }
+        Mutation::Number(at, with) => {
+            let n = NUMBERS[with.index(NUMBERS.len())];
+            replace_one(text, &numbers(text), at, n.as_bytes());
         }
         _ => {}
     }
@@ -310,7 +397,7 @@ proptest! {
     #![proptest_config(forked(512))]
 
     #[test]
-    fn mutated_corpus(file in any::<Index>(), mutations in proptest::collection::vec(mutation(), 1..6)) {
+    fn mutated_corpus(file in any::<Index>(), mutations in proptest::collection::vec(mutation(), 1..4)) {
         let file = &corpus()[file.index(corpus().len())];
         let mut bytes = file.text.clone().into_bytes();
         for m in &mutations {
@@ -324,12 +411,13 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // Deep nesting and long chains.
 
-/// Every shape is checked at these depths, and at each depth around the parser's limit, where
-/// the deepest trees reach the checker.
+/// Every shape is checked at these depths, and at every depth up to a little past the parser's
+/// limit, so that the deepest tree the parser lets through goes through the checker (a level
+/// of a shape may count for more than one level of nesting).
 const DEPTHS: [usize; 2] = [10_000, 100_000];
 
 fn depths() -> impl Iterator<Item = usize> {
-    (MAX_NESTING.saturating_sub(8)..=MAX_NESTING + 8).chain(DEPTHS)
+    (1..=MAX_NESTING + 8).chain(DEPTHS)
 }
 
 /// What a deep program must give besides not crashing.
@@ -347,7 +435,7 @@ const CHILD: &str = "CORDON_ROBUSTNESS_CHILD";
 /// Runs `body` in a child process of this test binary that runs test `name` alone, on a normal
 /// test thread: the test is the same, only the process around it is new. A panic, a stack
 /// overflow (which aborts the process) or a child that does not finish in time fails `name`.
-fn isolated(name: &str, body: impl FnOnce()) {
+fn isolated(name: &str, deadline: Duration, body: impl FnOnce()) {
     if std::env::var(CHILD).as_deref() == Ok(name) {
         body();
         return;
@@ -374,8 +462,8 @@ fn isolated(name: &str, body: impl FnOnce()) {
     };
     let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    // Two sizes, each under HANG_LIMIT, plus building the inputs in a debug build.
-    let deadline = Instant::now() + 4 * HANG_LIMIT;
+    let limit = deadline;
+    let deadline = Instant::now() + limit;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
@@ -394,7 +482,7 @@ fn isolated(name: &str, body: impl FnOnce()) {
         lines[lines.len().saturating_sub(30)..].join("\n")
     };
     match status {
-        None => panic!("{name}: still running after {:?}: a hang\n{tail}", 4 * HANG_LIMIT),
+        None => panic!("{name}: still running after {limit:?}: a hang\n{tail}"),
         Some(s) if s.success() => {
             // Show what the child found (depths, times, codes) with `--nocapture`.
             for line in out.lines().filter_map(|l| l.find("deep: ").map(|i| &l[i..])) {
@@ -453,7 +541,8 @@ macro_rules! deep_tests {
     ($($name:ident: $expect:ident, $make:expr;)*) => {$(
         #[test]
         fn $name() {
-            isolated(stringify!($name), || check_deep(stringify!($name), Expect::$expect, $make));
+            // Each check is under HANG_LIMIT; the two large ones dominate.
+            isolated(stringify!($name), 4 * HANG_LIMIT, || check_deep(stringify!($name), Expect::$expect, $make));
         }
     )*};
 }
@@ -487,7 +576,8 @@ deep_tests! {
     chain_of_mixed_operators: Anything, |n| Program::plan(format!("let a = 2;\n{} > 0", chain("a", " * 2 + a - ", n)));
     chain_of_comparisons: Anything, |n| Program::plan(format!("let a = 1;\n{}", chain("a", " < ", n)));
     chain_of_else_ifs: Anything, |n| Program::plan(format!("let x = 1;\nif x == 0 {{ 0 }}{} else {{ 1 }}", (1..n).map(|i| format!(" else if x == {i} {{ {i} }}")).collect::<String>()));
-    chain_of_methods: Anything, |n| Program::plan(format!("let x = -1;\nx{}", repeat(".abs()", n)));
+    // `.abs()` would do, but see `exponential_term_for_chained_abs`.
+    chain_of_methods: Anything, |n| Program::plan(format!("let x = -1;\nx{}", repeat(".to_string().len()", n / 2)));
     chain_of_fields: Anything, |n| Program::plan(format!("let p = (1, 2);\np{}", repeat(".0", n)));
     chain_of_indexes: Anything, |n| Program::plan(format!("let xs = [1];\nxs{}", repeat("[0]", n)));
     chain_of_calls: Anything, |n| Program::plan(format!("fn f(x: Int) -> Int {{ x }}\nf{}", repeat("(1)", n)));
@@ -519,4 +609,41 @@ fn mixed(n: usize) -> String {
         close.insert_str(0, c);
     }
     format!("{open}y{close}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Problems the tests above once found, each reduced to a small input and kept as a regression
+// test; each runs in a child process that is stopped at the deadline.
+
+/// Checks `plan` in a child process and fails if it takes longer than [`HANG_LIMIT`].
+fn finishes_in_time(name: &str, plan: String) {
+    isolated(name, HANG_LIMIT + Duration::from_secs(5), || {
+        let start = Instant::now();
+        let outcome = check_program(&Program::plan(plan));
+        println!("deep: {name}: {:?}, accepted: {}", start.elapsed(), outcome.accepted());
+    });
+}
+
+/// `abs` is `ite(0 <= a, a, -a)`, three copies of its argument: unless each result is named,
+/// 16 chained calls make a term of 3^16 nodes (more than a minute). The parser allows 128.
+#[test]
+fn exponential_term_for_chained_abs() {
+    finishes_in_time("exponential_term_for_chained_abs", format!("let x = -1;\nx{}", ".abs()".repeat(16)));
+}
+
+/// The same for `min` and `max`, two copies of each argument.
+#[test]
+fn exponential_term_for_chained_max() {
+    finishes_in_time("exponential_term_for_chained_max", format!("let x = -1;\nx{}", ".max(1)".repeat(24)));
+}
+
+/// Choosing the facts relevant to an obligation must not be quadratic: a chain of 30,000 `let`s
+/// before one obligation once took about 20 s, when each pass over the facts added one link.
+#[test]
+fn quadratic_fact_selection_on_long_let_chain() {
+    let lets = "let x = x + 1;\n".repeat(30_000);
+    finishes_in_time(
+        "quadratic_fact_selection_on_long_let_chain",
+        format!("let x = 0;\n{lets}let y: {{v: Int | v > 0}} = x;\ny"),
+    );
 }
