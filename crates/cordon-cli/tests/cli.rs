@@ -17,19 +17,13 @@ struct Run {
 /// Runs `cordon args` in a fresh directory named after the test that holds `files`, so the
 /// paths in arguments and diagnostics are short and relative.
 fn cordon(test: &str, files: &[(&str, &str)], args: &[&str]) -> Run {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli")
-        .join(test);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli").join(test);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon")).args(args).current_dir(&dir).output().unwrap();
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8(output.stdout).unwrap(),
@@ -49,58 +43,37 @@ fn missing_plan_exits_2() {
 
 #[test]
 fn missing_policy_exits_2() {
-    let run = cordon(
-        "missing_policy",
-        &[("plan.cord", "1\n")],
-        &["check", "--policy", "nope.cord", "plan.cord"],
-    );
+    let run = cordon("missing_policy", &[("plan.cord", "1\n")], &["check", "--policy", "nope.cord", "plan.cord"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("cannot read `nope.cord`"), "{run:?}");
 }
 
 #[test]
 fn non_utf8_plan_exits_2() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli")
-        .join("non_utf8");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli").join("non_utf8");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("plan.cord"), [0xff, 0xfe, b'\n']).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(["check", "plan.cord"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_cordon")).args(["check", "plan.cord"]).current_dir(&dir).output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{output:?}");
 }
 
 #[test]
 fn bad_flag_exits_2() {
-    let run = cordon(
-        "bad_flag",
-        &[("plan.cord", "1\n")],
-        &["check", "--frobnicate", "plan.cord"],
-    );
+    let run = cordon("bad_flag", &[("plan.cord", "1\n")], &["check", "--frobnicate", "plan.cord"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("--frobnicate"), "{run:?}");
 }
 
 #[test]
 fn bad_format_exits_2() {
-    let run = cordon(
-        "bad_format",
-        &[("plan.cord", "1\n")],
-        &["check", "--format", "xml", "plan.cord"],
-    );
+    let run = cordon("bad_format", &[("plan.cord", "1\n")], &["check", "--format", "xml", "plan.cord"]);
     assert_eq!(run.code, 2, "{run:?}");
 }
 
 #[test]
 fn bad_timeout_exits_2() {
-    let run = cordon(
-        "bad_timeout",
-        &[("plan.cord", "1\n")],
-        &["check", "--solver-timeout-ms", "-5", "plan.cord"],
-    );
+    let run = cordon("bad_timeout", &[("plan.cord", "1\n")], &["check", "--solver-timeout-ms", "-5", "plan.cord"]);
     assert_eq!(run.code, 2, "{run:?}");
 }
 
@@ -120,10 +93,7 @@ fn no_subcommand_exits_2() {
 fn version() {
     let run = cordon("version", &[], &["--version"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(
-        run.stdout,
-        format!("cordon {}\n", env!("CARGO_PKG_VERSION"))
-    );
+    assert_eq!(run.stdout, format!("cordon {}\n", env!("CARGO_PKG_VERSION")));
 }
 
 #[test]
@@ -131,11 +101,7 @@ fn help_lists_the_options() {
     let run = cordon("help", &[], &["check", "--help"]);
     assert_eq!(run.code, 0, "{run:?}");
     for option in ["--policy", "--format", "--solver-timeout-ms", "[PLAN]"] {
-        assert!(
-            run.stdout.contains(option),
-            "{option} missing from\n{}",
-            run.stdout
-        );
+        assert!(run.stdout.contains(option), "{option} missing from\n{}", run.stdout);
     }
 }
 
@@ -151,48 +117,29 @@ entry(n: Notes, s: Session) -> Session
 
 #[test]
 fn accepted_plan_exits_0() {
-    let run = cordon(
-        "accepted_plan",
-        &[("plan.cord", "let x = 1;\nx + 1\n")],
-        &["check", "plan.cord"],
-    );
+    let run = cordon("accepted_plan", &[("plan.cord", "let x = 1;\nx + 1\n")], &["check", "plan.cord"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, "plan.cord: accepted\n");
 }
 
 #[test]
 fn accepted_plan_with_policy_exits_0() {
-    let files = [
-        ("notes.cord", POLICY),
-        ("plan.cord", "n.note(s, \"hello\")\n"),
-    ];
-    let run = cordon(
-        "accepted_plan_with_policy",
-        &files,
-        &["check", "--policy", "notes.cord", "plan.cord"],
-    );
+    let files = [("notes.cord", POLICY), ("plan.cord", "n.note(s, \"hello\")\n")];
+    let run = cordon("accepted_plan_with_policy", &files, &["check", "--policy", "notes.cord", "plan.cord"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.ends_with("plan.cord: accepted\n"), "{run:?}");
 }
 
 #[test]
 fn policy_alone_is_checked() {
-    let run = cordon(
-        "policy_alone",
-        &[("notes.cord", POLICY)],
-        &["check", "--policy", "notes.cord"],
-    );
+    let run = cordon("policy_alone", &[("notes.cord", POLICY)], &["check", "--policy", "notes.cord"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, "notes.cord: accepted\n");
 }
 
 #[test]
 fn syntax_error_human() {
-    let run = cordon(
-        "syntax_error_human",
-        &[("plan.cord", "let x = 1 +;\nx\n")],
-        &["check", "plan.cord"],
-    );
+    let run = cordon("syntax_error_human", &[("plan.cord", "let x = 1 +;\nx\n")], &["check", "plan.cord"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.starts_with("error[syntax-error]: "), "{run:?}");
     assert!(run.stdout.contains(" --> plan.cord:1:"), "{run:?}");
@@ -202,11 +149,7 @@ fn syntax_error_human() {
 #[test]
 fn syntax_error_concise() {
     let args = ["check", "--format", "concise", "plan.cord"];
-    let run = cordon(
-        "syntax_error_concise",
-        &[("plan.cord", "let x = 1 +;\nx\n")],
-        &args,
-    );
+    let run = cordon("syntax_error_concise", &[("plan.cord", "let x = 1 +;\nx\n")], &args);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.starts_with("plan.cord:1:"), "{run:?}");
     assert!(run.stdout.contains(": error[syntax-error]: "), "{run:?}");
@@ -215,11 +158,7 @@ fn syntax_error_concise() {
 #[test]
 fn syntax_error_json() {
     let args = ["check", "--format", "json", "plan.cord"];
-    let run = cordon(
-        "syntax_error_json",
-        &[("plan.cord", "let x = 1 +;\nx\n")],
-        &args,
-    );
+    let run = cordon("syntax_error_json", &[("plan.cord", "let x = 1 +;\nx\n")], &args);
     assert_eq!(run.code, 1, "{run:?}");
     let value: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(value["version"], 1);
@@ -236,38 +175,21 @@ fn json_output_of_an_accepted_plan_has_version_1() {
     let run = cordon("json_accepted", &[("plan.cord", "1 + 1\n")], &args);
     assert_eq!(run.code, 0, "{run:?}");
     let value: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(
-        value,
-        serde_json::json!({ "version": 1, "diagnostics": [] })
-    );
+    assert_eq!(value, serde_json::json!({ "version": 1, "diagnostics": [] }));
 }
 
 #[test]
 fn type_error_exits_1() {
-    let run = cordon(
-        "type_error",
-        &[("plan.cord", "let x: Int = \"a\";\nx\n")],
-        &["check", "plan.cord"],
-    );
+    let run = cordon("type_error", &[("plan.cord", "let x: Int = \"a\";\nx\n")], &["check", "plan.cord"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("error[type-mismatch]"), "{run:?}");
-    assert!(
-        run.stdout.ends_with("plan.cord: rejected: 1 error\n"),
-        "{run:?}"
-    );
+    assert!(run.stdout.ends_with("plan.cord: rejected: 1 error\n"), "{run:?}");
 }
 
 #[test]
 fn refinement_error_points_into_the_policy() {
     let files = [("notes.cord", POLICY), ("plan.cord", "n.note(s, \"\")\n")];
-    let args = [
-        "check",
-        "--policy",
-        "notes.cord",
-        "--format",
-        "json",
-        "plan.cord",
-    ];
+    let args = ["check", "--policy", "notes.cord", "--format", "json", "plan.cord"];
     let run = cordon("refinement_error", &files, &args);
     assert_eq!(run.code, 1, "{run:?}");
     let value: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();

@@ -364,23 +364,11 @@ impl Alphabet {
 }
 
 fn collect_literals<'q>(term: &'q Term, out: &mut Vec<&'q str>) {
-    match term {
-        Term::Str(s) => out.push(s),
-        Term::Var(..) | Term::Bool(_) | Term::Int(_) | Term::Real(..) => {}
-        Term::App(_, args) | Term::And(args) | Term::Or(args) | Term::Add(args) | Term::StrConcat(args) => {
-            args.iter().for_each(|a| collect_literals(a, out));
+    term.walk(&mut |t| {
+        if let Term::Str(s) = t {
+            out.push(s);
         }
-        Term::Not(a) | Term::Neg(a) | Term::StrLen(a) => collect_literals(a, out),
-        Term::Implies(a, b) | Term::Eq(a, b) | Term::Lt(a, b) | Term::Le(a, b) | Term::Sub(a, b) | Term::Mul(a, b) => {
-            collect_literals(a, out);
-            collect_literals(b, out);
-        }
-        Term::Ite(c, a, b) => {
-            collect_literals(c, out);
-            collect_literals(a, out);
-            collect_literals(b, out);
-        }
-    }
+    });
 }
 
 /// Reads Z3's text for a string value: characters 0x20..=0x7f as themselves, all others as

@@ -97,6 +97,36 @@ pub enum Term {
     StrConcat(Vec<Term>),
 }
 
+impl Term {
+    /// The direct subterms, in order.
+    pub fn children(&self) -> Vec<&Term> {
+        match self {
+            Term::Var(..) | Term::Bool(_) | Term::Int(_) | Term::Real(..) | Term::Str(_) => Vec::new(),
+            Term::App(_, args) | Term::And(args) | Term::Or(args) | Term::Add(args) | Term::StrConcat(args) => {
+                args.iter().collect()
+            }
+            Term::Not(a) | Term::Neg(a) | Term::StrLen(a) => vec![a],
+            Term::Implies(a, b)
+            | Term::Eq(a, b)
+            | Term::Lt(a, b)
+            | Term::Le(a, b)
+            | Term::Sub(a, b)
+            | Term::Mul(a, b) => {
+                vec![a, b]
+            }
+            Term::Ite(a, b, c) => vec![a, b, c],
+        }
+    }
+
+    /// Calls `f` on this term and every subterm, parents before children.
+    pub fn walk<'t>(&'t self, f: &mut impl FnMut(&'t Term)) {
+        f(self);
+        for c in self.children() {
+            c.walk(f);
+        }
+    }
+}
+
 /// Is `hypotheses ⇒ goal` valid? Plain data: hash it, cache it, log it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Query {

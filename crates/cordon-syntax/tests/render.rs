@@ -16,24 +16,16 @@ fn find(sources: &SourceMap, file: FileId, needle: &str, nth: usize) -> Span {
 /// All three renderings of `d`, as one snapshot.
 fn render_all(d: &Diagnostic, sources: &SourceMap) -> String {
     let json = serde_json::to_string_pretty(&json(std::slice::from_ref(d), sources)).unwrap();
-    format!(
-        "--- human ---\n{}--- concise ---\n{}--- json ---\n{json}\n",
-        human(d, sources),
-        concise(d, sources)
-    )
+    format!("--- human ---\n{}--- concise ---\n{}--- json ---\n{json}\n", human(d, sources), concise(d, sources))
 }
 
 #[test]
 fn single_line() {
     let mut sources = SourceMap::new();
     let plan = sources.add("plan.cord", "let y = 2;\nlet x: Int = \"a\";\nx + y\n");
-    let d = Diagnostic::error(
-        Code::TypeMismatch,
-        find(&sources, plan, "\"a\"", 0),
-        "expected `Int`, found `String`",
-    )
-    .with_primary_label("expected `Int`")
-    .with_label(find(&sources, plan, "Int", 0), "expected because of this");
+    let d = Diagnostic::error(Code::TypeMismatch, find(&sources, plan, "\"a\"", 0), "expected `Int`, found `String`")
+        .with_primary_label("expected `Int`")
+        .with_label(find(&sources, plan, "Int", 0), "expected because of this");
     insta::assert_snapshot!("single_line", render_all(&d, &sources));
 }
 
@@ -41,11 +33,7 @@ fn single_line() {
 fn single_line_no_label_message() {
     let mut sources = SourceMap::new();
     let plan = sources.add("plan.cord", "let x = foo(1);\n");
-    let d = Diagnostic::error(
-        Code::UndefinedName,
-        find(&sources, plan, "foo", 0),
-        "undefined name `foo`",
-    );
+    let d = Diagnostic::error(Code::UndefinedName, find(&sources, plan, "foo", 0), "undefined name `foo`");
     insta::assert_snapshot!("single_line_no_label_message", render_all(&d, &sources));
 }
 
@@ -56,13 +44,9 @@ fn multi_line_span() {
     let plan = sources.add("plan.cord", text);
     let start = text.find("Repo").unwrap() as u32;
     let end = text.find("};").unwrap() as u32 + 1;
-    let d = Diagnostic::error(
-        Code::MissingField,
-        Span::new(plan, start, end),
-        "missing field `private` in `Repo`",
-    )
-    .with_primary_label("`private` not given")
-    .with_help("add `private: false`");
+    let d = Diagnostic::error(Code::MissingField, Span::new(plan, start, end), "missing field `private` in `Repo`")
+        .with_primary_label("`private` not given")
+        .with_help("add `private: false`");
     insta::assert_snapshot!("multi_line_span", render_all(&d, &sources));
 }
 
@@ -74,13 +58,9 @@ fn long_multi_line_span_is_elided() {
     let start = text.find("if ok").unwrap() as u32;
     // Ends with the line break after `}`: the marker stops at the `}`.
     let end = text.find("};").unwrap() as u32 + 1;
-    let d = Diagnostic::error(
-        Code::TypeMismatch,
-        Span::new(plan, start, end),
-        "`if` branches have different types",
-    )
-    .with_primary_label("this `if` has branches of type `Int` and `String`")
-    .with_label(find(&sources, plan, "\"three\"", 0), "`String` here");
+    let d = Diagnostic::error(Code::TypeMismatch, Span::new(plan, start, end), "`if` branches have different types")
+        .with_primary_label("this `if` has branches of type `Int` and `String`")
+        .with_label(find(&sources, plan, "\"three\"", 0), "`String` here");
     insta::assert_snapshot!("long_multi_line_span_is_elided", render_all(&d, &sources));
 }
 
@@ -98,10 +78,7 @@ fn secondary_label_in_another_file() {
         "cannot prove `t != \"\"` for argument `title` of `create_issue`",
     )
     .with_primary_label("this is `\"\"`")
-    .with_label(
-        find(&sources, policy, "{t: String | t != \"\"}", 0),
-        "required by this refinement",
-    )
+    .with_label(find(&sources, policy, "{t: String | t != \"\"}", 0), "required by this refinement")
     .with_label(find(&sources, plan, "gh.create_issue", 0), "in this call");
     insta::assert_snapshot!("secondary_label_in_another_file", render_all(&d, &sources));
 }
@@ -109,38 +86,22 @@ fn secondary_label_in_another_file() {
 #[test]
 fn notes_and_help() {
     let mut sources = SourceMap::new();
-    let plan = sources.add(
-        "plan.cord",
-        "fn pick(xs: List[Int], i: Int) -> Int { xs[i] }\n",
-    );
-    let d = Diagnostic::error(
-        Code::RefinementUnproven,
-        find(&sources, plan, "xs[i]", 0),
-        "index may be out of bounds",
-    )
-    .with_primary_label("cannot prove `i < len(xs)`")
-    .with_note("facts used: `0 <= len(xs)`")
-    .with_note("counterexample:\n  xs = []\n  i = 0")
-    .with_help(
-        "guard the access: `if i >= 0 && i < xs.len() { xs[i] } else { 0 }`, or use `xs.get(i)`",
-    );
+    let plan = sources.add("plan.cord", "fn pick(xs: List[Int], i: Int) -> Int { xs[i] }\n");
+    let d = Diagnostic::error(Code::RefinementUnproven, find(&sources, plan, "xs[i]", 0), "index may be out of bounds")
+        .with_primary_label("cannot prove `i < len(xs)`")
+        .with_note("facts used: `0 <= len(xs)`")
+        .with_note("counterexample:\n  xs = []\n  i = 0")
+        .with_help("guard the access: `if i >= 0 && i < xs.len() { xs[i] } else { 0 }`, or use `xs.get(i)`");
     insta::assert_snapshot!("notes_and_help", render_all(&d, &sources));
 }
 
 #[test]
 fn tab_and_non_ascii() {
     let mut sources = SourceMap::new();
-    let plan = sources.add(
-        "plan.cord",
-        "let café = \"naïve ☕\";\n\tlet n: Int = café;\n",
-    );
-    let d = Diagnostic::error(
-        Code::TypeMismatch,
-        find(&sources, plan, "café", 1),
-        "expected `Int`, found `String`",
-    )
-    .with_primary_label("expected `Int`")
-    .with_label(find(&sources, plan, "Int", 0), "expected because of this");
+    let plan = sources.add("plan.cord", "let café = \"naïve ☕\";\n\tlet n: Int = café;\n");
+    let d = Diagnostic::error(Code::TypeMismatch, find(&sources, plan, "café", 1), "expected `Int`, found `String`")
+        .with_primary_label("expected `Int`")
+        .with_label(find(&sources, plan, "Int", 0), "expected because of this");
     insta::assert_snapshot!("tab_and_non_ascii", render_all(&d, &sources));
 }
 
@@ -148,12 +109,8 @@ fn tab_and_non_ascii() {
 fn control_characters_are_not_printed() {
     let mut sources = SourceMap::new();
     let plan = sources.add("plan.cord", "let s: Int = \"\u{1b}[31mred\u{202e}der\";\n");
-    let d = Diagnostic::error(
-        Code::TypeMismatch,
-        find(&sources, plan, "\"", 0),
-        "expected `Int`, found `String`",
-    )
-    .with_primary_label("a string\u{1b}[0m");
+    let d = Diagnostic::error(Code::TypeMismatch, find(&sources, plan, "\"", 0), "expected `Int`, found `String`")
+        .with_primary_label("a string\u{1b}[0m");
     let all = render_all(&d, &sources);
     let (text, _) = all.split_once("--- json ---").unwrap();
     assert!(!text.contains(['\u{1b}', '\u{202e}']), "{text}");
@@ -166,13 +123,9 @@ fn empty_span_at_end_of_file() {
     let text = "fn f(x: Int) -> Int {\n  x + 1\n";
     let plan = sources.add("plan.cord", text);
     let end = text.len() as u32;
-    let d = Diagnostic::error(
-        Code::SyntaxError,
-        Span::new(plan, end, end),
-        "expected `}`, found end of file",
-    )
-    .with_primary_label("expected `}`")
-    .with_label(find(&sources, plan, "{", 0), "to close this block");
+    let d = Diagnostic::error(Code::SyntaxError, Span::new(plan, end, end), "expected `}`, found end of file")
+        .with_primary_label("expected `}`")
+        .with_label(find(&sources, plan, "{", 0), "to close this block");
     insta::assert_snapshot!("empty_span_at_end_of_file", render_all(&d, &sources));
 }
 
@@ -182,28 +135,18 @@ fn empty_span_at_end_of_file_without_newline() {
     let text = "let x = 1 +";
     let plan = sources.add("plan.cord", text);
     let end = text.len() as u32;
-    let d = Diagnostic::error(
-        Code::SyntaxError,
-        Span::new(plan, end, end),
-        "expected an expression, found end of file",
-    );
-    insta::assert_snapshot!(
-        "empty_span_at_end_of_file_without_newline",
-        render_all(&d, &sources)
-    );
+    let d =
+        Diagnostic::error(Code::SyntaxError, Span::new(plan, end, end), "expected an expression, found end of file");
+    insta::assert_snapshot!("empty_span_at_end_of_file_without_newline", render_all(&d, &sources));
 }
 
 #[test]
 fn span_past_end_of_text() {
     let mut sources = SourceMap::new();
     let plan = sources.add("plan.cord", "let x = 1;\nx\n");
-    let d = Diagnostic::error(
-        Code::UndefinedName,
-        Span::new(plan, 9, 400),
-        "span runs past the end",
-    )
-    .with_primary_label("here")
-    .with_label(Span::new(plan, 300, 500), "entirely past the end");
+    let d = Diagnostic::error(Code::UndefinedName, Span::new(plan, 9, 400), "span runs past the end")
+        .with_primary_label("here")
+        .with_label(Span::new(plan, 300, 500), "entirely past the end");
     insta::assert_snapshot!("span_past_end_of_text", render_all(&d, &sources));
 }
 
@@ -214,10 +157,7 @@ fn odd_spans_do_not_panic() {
     // Reversed, inside a multi-byte character, in a file the map does not hold.
     let d = Diagnostic::error(Code::UndefinedName, Span::new(plan, 7, 2), "reversed span")
         .with_label(Span::new(plan, 5, 6), "inside `é`")
-        .with_label(
-            Span::new(FileId(7), 3, 4),
-            "in a file the map does not hold",
-        );
+        .with_label(Span::new(FileId(7), 3, 4), "in a file the map does not hold");
     insta::assert_snapshot!("odd_spans_do_not_panic", render_all(&d, &sources));
 }
 
@@ -239,14 +179,11 @@ fn no_labels_and_empty_source_map() {
 fn three_labels_on_one_line() {
     let mut sources = SourceMap::new();
     let plan = sources.add("plan.cord", "let t = f(a, b, c);\n");
-    let d = Diagnostic::error(
-        Code::WrongArgCount,
-        find(&sources, plan, "c", 0),
-        "`f` takes 2 arguments but 3 were given",
-    )
-    .with_primary_label("unexpected argument")
-    .with_label(find(&sources, plan, "a", 0), "first")
-    .with_label(find(&sources, plan, "b", 0), "second");
+    let d =
+        Diagnostic::error(Code::WrongArgCount, find(&sources, plan, "c", 0), "`f` takes 2 arguments but 3 were given")
+            .with_primary_label("unexpected argument")
+            .with_label(find(&sources, plan, "a", 0), "first")
+            .with_label(find(&sources, plan, "b", 0), "second");
     insta::assert_snapshot!("three_labels_on_one_line", render_all(&d, &sources));
 }
 
@@ -254,24 +191,14 @@ fn three_labels_on_one_line() {
 fn json_has_version_and_one_based_positions() {
     let mut sources = SourceMap::new();
     let plan = sources.add("plan.cord", "é\nlet x = y;\n");
-    let d = Diagnostic::error(
-        Code::UndefinedName,
-        find(&sources, plan, "y", 0),
-        "undefined name `y`",
-    );
+    let d = Diagnostic::error(Code::UndefinedName, find(&sources, plan, "y", 0), "undefined name `y`");
     let v = json(&[d], &sources);
     assert_eq!(v["version"], 1);
     let d = &v["diagnostics"][0];
     assert_eq!(d["code"], "undefined-name");
     assert_eq!(d["severity"], "error");
-    assert_eq!(
-        (d["line"].as_u64(), d["column"].as_u64()),
-        (Some(2), Some(9))
-    );
-    assert_eq!(
-        (d["end_line"].as_u64(), d["end_column"].as_u64()),
-        (Some(2), Some(10))
-    );
+    assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(2), Some(9)));
+    assert_eq!((d["end_line"].as_u64(), d["end_column"].as_u64()), (Some(2), Some(10)));
     assert_eq!(d["labels"][0]["byte_start"], 11);
     assert_eq!(d["help"], serde_json::Value::Null);
 }
@@ -280,20 +207,14 @@ fn json_has_version_and_one_based_positions() {
 fn summaries() {
     let span = Span::new(FileId(0), 0, 0);
     let error = Diagnostic::error(Code::SyntaxError, span, "e");
-    let warning = Diagnostic {
-        severity: Severity::Warning,
-        ..error.clone()
-    };
+    let warning = Diagnostic { severity: Severity::Warning, ..error.clone() };
     let cases: &[(&[&Diagnostic], &str)] = &[
         (&[], "accepted"),
         (&[&warning], "accepted with 1 warning"),
         (&[&warning, &warning], "accepted with 2 warnings"),
         (&[&error], "rejected: 1 error"),
         (&[&error, &error], "rejected: 2 errors"),
-        (
-            &[&error, &warning, &warning, &error],
-            "rejected: 2 errors, 2 warnings",
-        ),
+        (&[&error, &warning, &warning, &error], "rejected: 2 errors, 2 warnings"),
     ];
     for (diagnostics, expected) in cases {
         let diagnostics: Vec<Diagnostic> = diagnostics.iter().map(|d| (*d).clone()).collect();
@@ -305,10 +226,6 @@ fn summaries() {
 fn every_code_is_listed_in_the_diagnostics_doc() {
     let doc = include_str!("../../../docs/diagnostics.md");
     for code in Code::ALL {
-        assert!(
-            doc.contains(&format!("`{}`", code.as_str())),
-            "docs/diagnostics.md does not list `{}`",
-            code.as_str()
-        );
+        assert!(doc.contains(&format!("`{}`", code.as_str())), "docs/diagnostics.md does not list `{}`", code.as_str());
     }
 }

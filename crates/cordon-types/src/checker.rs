@@ -25,6 +25,19 @@ pub enum TypeDef {
     Capability { tools: Vec<(String, Rc<Signature>)> },
 }
 
+impl TypeDef {
+    /// Types whose values only the host makes: no literal, constructor or cast produces one.
+    pub fn is_host_made(&self) -> bool {
+        matches!(
+            self,
+            TypeDef::Linear
+                | TypeDef::Opaque { .. }
+                | TypeDef::Capability { .. }
+                | TypeDef::Record { opaque: true, .. }
+        )
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct TypeInfo {
     pub def: TypeDef,

@@ -264,14 +264,7 @@ impl Checker<'_> {
             return Typed::error();
         }
         if let Some(info) = self.types.get(&id.name) {
-            let host = matches!(
-                info.def,
-                TypeDef::Linear
-                    | TypeDef::Opaque { .. }
-                    | TypeDef::Capability { .. }
-                    | TypeDef::Record { opaque: true, .. }
-            );
-            if host {
+            if info.def.is_host_made() {
                 self.forged(id.span, &id.name);
             } else {
                 self.error(Code::UndefinedName, id.span, format!("`{}` is a type, not a value", id.name));
@@ -465,15 +458,14 @@ impl Checker<'_> {
 
     fn check_record(&mut self, name: &Ident, fields: &[(Ident, Expr)], span: Span) -> Typed {
         // An alias stands for the type it names.
-        let target = match self.types.get(&name.name).map(|i| &i.def) {
+        let record_name = match self.types.get(&name.name).map(|i| &i.def) {
             Some(TypeDef::Alias(t)) => match t.base() {
-                Ty::Record(n) | Ty::Linear(n) | Ty::Cap(n) | Ty::Opaque(n, _) => Some(n.to_string()),
-                _ => None,
+                Ty::Record(n) | Ty::Linear(n) | Ty::Cap(n) | Ty::Opaque(n, _) => n.to_string(),
+                _ => name.name.clone(),
             },
-            _ => None,
+            _ => name.name.clone(),
         };
-        let info = target.and_then(|t| self.types.get(&t)).or_else(|| self.types.get(&name.name)).cloned();
-        let Some(info) = info else {
+        let Some(info) = self.types.get(&record_name).cloned() else {
             self.error(Code::UndefinedType, name.span, format!("the type `{}` is not defined", name.name));
             for (_, e) in fields {
                 self.infer(e);
@@ -481,25 +473,18 @@ impl Checker<'_> {
             return Typed::error();
         };
         let decl_fields = match info.def {
-            TypeDef::Record { fields, opaque: false } => fields,
-            TypeDef::Record { opaque: true, .. }
-            | TypeDef::Linear
-            | TypeDef::Opaque { .. }
-            | TypeDef::Capability { .. } => {
+            def if def.is_host_made() => {
                 self.forged(span, &name.name);
                 for (_, e) in fields {
                     self.infer(e);
                 }
                 return Typed::error();
             }
+            TypeDef::Record { fields, .. } => fields,
             _ => {
                 self.error(Code::TypeMismatch, name.span, format!("`{}` is not a record type", name.name));
                 return Typed::error();
             }
-        };
-        let record_name = match self.resolve_record_alias(&name.name) {
-            Some(n) => n,
-            None => name.name.clone(),
         };
         let ty = Ty::Record(Rc::from(record_name.as_str()));
         let term = self.fresh(&ty, "_record");
@@ -543,13 +528,6 @@ impl Checker<'_> {
             );
         }
         Typed { ty, term }
-    }
-
-    fn resolve_record_alias(&self, name: &str) -> Option<String> {
-        match self.types.get(name).map(|i| &i.def) {
-            Some(TypeDef::Alias(Ty::Record(n))) => Some(n.to_string()),
-            _ => None,
-        }
     }
 
     fn check_field(&mut self, base: &Expr, name: &Ident, span: Span) -> Typed {
@@ -1505,14 +1483,7 @@ impl Checker<'_> {
                     return self.call_builtin(id, &argv, span, expected);
                 }
                 if let Some(info) = self.types.get(&id.name) {
-                    let host = matches!(
-                        info.def,
-                        TypeDef::Linear
-                            | TypeDef::Opaque { .. }
-                            | TypeDef::Capability { .. }
-                            | TypeDef::Record { opaque: true, .. }
-                    );
-                    if host {
+                    if info.def.is_host_made() {
                         self.forged(span, &id.name);
                     } else {
                         self.error(

@@ -425,25 +425,11 @@ fn conjunct_texts(pred: &cordon_syntax::ast::Expr, c: &Checker<'_>) -> Vec<Strin
 }
 
 pub fn vars_of(t: &Term, out: &mut HashSet<String>) {
-    match t {
-        Term::Var(n, _) => {
+    t.walk(&mut |t| {
+        if let Term::Var(n, _) = t {
             out.insert(n.clone());
         }
-        Term::Bool(_) | Term::Int(_) | Term::Real(..) | Term::Str(_) => {}
-        Term::App(_, args) | Term::And(args) | Term::Or(args) | Term::Add(args) | Term::StrConcat(args) => {
-            args.iter().for_each(|a| vars_of(a, out));
-        }
-        Term::Not(a) | Term::Neg(a) | Term::StrLen(a) => vars_of(a, out),
-        Term::Implies(a, b) | Term::Eq(a, b) | Term::Lt(a, b) | Term::Le(a, b) | Term::Sub(a, b) | Term::Mul(a, b) => {
-            vars_of(a, out);
-            vars_of(b, out);
-        }
-        Term::Ite(a, b, c) => {
-            vars_of(a, out);
-            vars_of(b, out);
-            vars_of(c, out);
-        }
-    }
+    });
 }
 
 pub fn has_refinement(t: &Ty) -> bool {

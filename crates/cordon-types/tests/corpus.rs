@@ -2,27 +2,15 @@
 //! errors, and every program under `tests/corpus/reject` must give exactly the errors marked on
 //! its lines with `//~ ERROR code`. See `tests/corpus/README.md` for the format.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use common::{cord_files, repo_root, split_corpus_file};
+
 use cordon_syntax::{Code, SourceMap};
 use cordon_types::{CheckOptions, check};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn cord_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            cord_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "cord") {
-            out.push(path);
-        }
-    }
-}
 
 /// (line, code) pairs, counted.
 type Expectations = BTreeMap<(u32, String), usize>;
@@ -44,27 +32,18 @@ fn expected_errors(text: &str) -> Result<Expectations, String> {
 /// Checks one corpus file; returns a description of every mismatch.
 fn run_case(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let parts = split_corpus_file(&text);
+    let name = path.strip_prefix(repo_root()).unwrap_or(path).display().to_string();
     let mut sources = SourceMap::new();
     let mut policies = Vec::new();
-    for line in text.lines() {
-        let Some(p) = line.strip_prefix("//@ policy:") else { continue };
-        let p = p.trim();
+    for p in &parts.policy_paths {
         let policy_text = std::fs::read_to_string(repo_root().join(p)).map_err(|e| format!("policy {p}: {e}"))?;
-        policies.push(sources.add(p, policy_text));
+        policies.push(sources.add(p.as_str(), policy_text));
     }
-    let name = path.strip_prefix(repo_root()).unwrap_or(path).display().to_string();
-    // An inline policy is everything before `//@ plan`; both parts keep the file's line numbers.
-    let plan_text = match text.lines().position(|l| l.trim_end() == "//@ plan") {
-        Some(marker) => {
-            let policy: Vec<&str> = text.lines().take(marker).collect();
-            policies.push(sources.add(format!("{name}#policy"), policy.join("\n")));
-            let blank = "\n".repeat(marker + 1);
-            let rest: Vec<&str> = text.lines().skip(marker + 1).collect();
-            format!("{blank}{}", rest.join("\n"))
-        }
-        None => text.clone(),
-    };
-    let plan = sources.add(name.clone(), plan_text);
+    if let Some(inline) = parts.inline_policy {
+        policies.push(sources.add(format!("{name}#policy"), inline));
+    }
+    let plan = sources.add(name.clone(), parts.plan);
     let outcome = check(&sources, &policies, Some(plan), &CheckOptions::default());
     let mut got = Expectations::new();
     let mut foreign = Vec::new();
@@ -109,12 +88,8 @@ fn run_case(path: &Path) -> Result<(), String> {
 #[test]
 fn corpus() {
     let root = repo_root().join("tests/corpus");
-    let mut accept = Vec::new();
-    let mut reject = Vec::new();
-    cord_files(&root.join("accept"), &mut accept);
-    cord_files(&root.join("reject"), &mut reject);
-    accept.sort();
-    reject.sort();
+    let accept = cord_files(&root.join("accept"));
+    let reject = cord_files(&root.join("reject"));
     let mut failures = Vec::new();
     for path in &reject {
         let text = std::fs::read_to_string(path).unwrap_or_default();

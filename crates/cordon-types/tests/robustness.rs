@@ -16,13 +16,16 @@
 
 #![allow(clippy::panic, clippy::unwrap_used)] // a test may fail loudly
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::{cord_files, repo_root, split_corpus_file};
 use cordon_syntax::{Code, MAX_NESTING, SourceMap, render};
 use cordon_types::{CheckOptions, Outcome, check};
 use proptest::prelude::*;
@@ -30,10 +33,6 @@ use proptest::sample::Index;
 
 /// Longer than any check may take.
 const HANG_LIMIT: Duration = Duration::from_secs(10);
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
@@ -125,18 +124,19 @@ fn corpus() -> &'static [CorpusFile] {
     static FILES: OnceLock<Vec<CorpusFile>> = OnceLock::new();
     FILES.get_or_init(|| {
         let root = repo_root();
-        let mut paths = Vec::new();
-        cord_files(&root.join("tests/corpus"), &mut paths);
-        paths.sort();
+        let paths = cord_files(&root.join("tests/corpus"));
         let files: Vec<CorpusFile> = paths
             .iter()
             .map(|path| {
                 let text = read(path);
                 let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
-                let policies = text
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("//@ policy:"))
-                    .map(|p| (p.trim().to_string(), read(&root.join(p.trim()))))
+                let policies = split_corpus_file(&text)
+                    .policy_paths
+                    .into_iter()
+                    .map(|p| {
+                        let policy = read(&root.join(&p));
+                        (p, policy)
+                    })
                     .collect();
                 let is_policy = path.parent().is_some_and(|d| d.ends_with("policies"));
                 CorpusFile { name, text, policies, is_policy }
@@ -147,34 +147,17 @@ fn corpus() -> &'static [CorpusFile] {
     })
 }
 
-fn cord_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            cord_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "cord") {
-            out.push(path);
-        }
-    }
-}
-
 /// The program a (possibly mutated) corpus text stands for.
 fn corpus_program(file: &CorpusFile, text: &str) -> Program {
     if file.is_policy {
         return Program { policies: vec![(file.name.clone(), text.to_string())], plan: None };
     }
-    let mut program = Program { policies: file.policies.clone(), plan: None };
-    match text.lines().position(|l| l.trim_end() == "//@ plan") {
-        Some(marker) => {
-            let policy: Vec<&str> = text.lines().take(marker).collect();
-            let plan: Vec<&str> = text.lines().skip(marker + 1).collect();
-            program.policies.push((format!("{}#policy", file.name), policy.join("\n")));
-            program.plan = Some(plan.join("\n"));
-        }
-        None => program.plan = Some(text.to_string()),
+    let parts = split_corpus_file(text);
+    let mut policies = file.policies.clone();
+    if let Some(inline) = parts.inline_policy {
+        policies.push((format!("{}#policy", file.name), inline));
     }
-    program
+    Program { policies, plan: Some(parts.plan) }
 }
 
 #[derive(Clone, Debug)]
