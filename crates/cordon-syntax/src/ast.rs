@@ -172,12 +172,8 @@ pub struct Block {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Let {
-        pat: Pattern,
-        ty: Option<TypeExpr>,
-        value: Expr,
-        span: Span,
-    },
+    /// Boxed parts keep statements small (a block holds many).
+    Let { pat: Pattern, ty: Option<Box<TypeExpr>>, value: Box<Expr>, span: Span },
     /// An expression followed by `;`, or a block-like expression (`if`, `match`, `for`, `{}`).
     Expr(Expr),
 }

@@ -843,7 +843,7 @@ impl<'a> Parser<'a> {
             self.mk(ExprKind::Error, here)
         };
         self.end_stmt(seq);
-        stmts.push(Stmt::Let { pat, ty, value, span: self.span_from(start) });
+        stmts.push(Stmt::Let { pat, ty: ty.map(Box::new), value: Box::new(value), span: self.span_from(start) });
     }
 
     /// After a statement that needs its `;`.
