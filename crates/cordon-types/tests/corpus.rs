@@ -44,7 +44,11 @@ fn run_case(path: &Path) -> Result<(), String> {
         policies.push(sources.add(format!("{name}#policy"), inline));
     }
     let plan = sources.add(name.clone(), parts.plan);
-    let outcome = check(&sources, &policies, Some(plan), &CheckOptions::default());
+    let mut options = CheckOptions::default();
+    if let Some(ms) = text.lines().find_map(|l| l.strip_prefix("//@ solver-timeout-ms:")) {
+        options.solver_timeout_ms = ms.trim().parse().map_err(|e| format!("bad solver timeout: {e}"))?;
+    }
+    let outcome = check(&sources, &policies, Some(plan), &options);
     let mut got = Expectations::new();
     let mut foreign = Vec::new();
     for d in outcome.diagnostics.iter().filter(|d| d.is_error()) {
