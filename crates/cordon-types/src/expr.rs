@@ -678,7 +678,12 @@ impl Checker<'_> {
                     let fact = if op == BinOp::And { lt.clone() } else { Term::Not(Box::new(lt.clone())) };
                     self.add_fact(fact, format!("{}{}", if op == BinOp::And { "" } else { "!" }, self.text(lhs.span)));
                 }
+                // The right operand runs only sometimes: it is a branch, and may not consume a
+                // linear value.
+                let before = self.lin_state();
                 let r = self.check(rhs, &Ty::Bool);
+                let after = self.lin_state();
+                self.lin_join(&[before, after], rhs.span, &format!("`{}`", op.as_str()));
                 self.facts.truncate(mark);
                 if l.ty.is_error() || r.ty.is_error() {
                     return Typed::error();
