@@ -168,14 +168,25 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span, expecte
         };
     }
     let mut terms = vec![first.term.clone()];
+    let mut returns_capability = false;
     for (a, p) in rest.iter().zip(&sh.rest) {
         let t = c.check(a, p);
         if c.is_linear(&t.ty) {
             c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value"));
         }
+        // Only the functions `map`, `filter`, ... call are passed down; `unwrap_or` gives its
+        // default back; every other argument becomes part of data.
+        if c.is_second_class(&t.ty) && !c.is_second_class(p) {
+            if name == "unwrap_or" {
+                returns_capability = true;
+            } else {
+                c.store(&t, a.span);
+            }
+        }
         terms.push(t.term);
     }
     let ret = c.resolve(&sh.ret);
+    let ret = if returns_capability { c.second_class(&ret) } else { ret };
     let term = match result_term(c, name, &ft, &terms) {
         // Terms that mention an argument more than once (`abs`, `min`, `max`) are named, so
         // nesting them grows the query linearly, not exponentially.

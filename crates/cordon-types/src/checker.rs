@@ -58,7 +58,13 @@ pub struct Signature {
 pub enum ValueDef {
     Fn(Rc<Signature>),
     Measure(Rc<Signature>),
-    Const { ty: Ty, term: Option<Term> },
+    /// `checked` is false until the constant's value has been checked against its type: until
+    /// then its refinement is not a fact (a constant cannot prove itself).
+    Const {
+        ty: Ty,
+        term: Option<Term>,
+        checked: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -194,6 +200,8 @@ pub struct Checker<'a> {
     pub alias_exprs: HashMap<String, TypeExpr>,
     /// Number of typed holes checked.
     pub holes: usize,
+    /// While declarations are resolved: the list element types to check once they all are.
+    pub pending_lists: Option<Vec<(Ty, Span)>>,
 }
 
 impl std::fmt::Debug for Checker<'_> {
@@ -233,6 +241,7 @@ impl<'a> Checker<'a> {
             resolving: Vec::new(),
             alias_exprs: HashMap::new(),
             holes: 0,
+            pending_lists: None,
         }
     }
 
@@ -295,6 +304,7 @@ impl<'a> Checker<'a> {
     /// Resolves the bodies of type declarations and the signatures of measures, tools and
     /// functions, and the entry.
     pub fn declare_items(&mut self, modules: &[(Role, &Module)]) {
+        self.pending_lists = Some(Vec::new());
         let mut aliases: Vec<String> = self.alias_exprs.keys().cloned().collect();
         aliases.sort();
         for name in aliases {
@@ -307,6 +317,17 @@ impl<'a> Checker<'a> {
                 }
                 self.declare_item(*role, item);
             }
+        }
+        for (elem, span) in self.pending_lists.take().unwrap_or_default() {
+            self.check_list_element(&elem, span);
+        }
+    }
+
+    /// A list's element type cannot be linear (a list could copy or drop its elements).
+    fn check_list_element(&mut self, elem: &Ty, span: Span) {
+        if self.is_linear(elem) {
+            self.error(Code::LinearInCollection, span, format!("a list cannot hold the linear type `{elem}`")).help =
+                Some("a list could copy or drop its elements; pass linear values one by one".into());
         }
     }
 
@@ -394,7 +415,7 @@ impl<'a> Checker<'a> {
             ItemKind::Const { name, ty, .. } => {
                 let ty = self.resolve_type(ty, &[]);
                 self.check_data_type(&ty, item.span);
-                self.define_value(name, ValueDef::Const { ty, term: None });
+                self.define_value(name, ValueDef::Const { ty, term: None, checked: false });
             }
             ItemKind::Entry { params, ret } => {
                 if self.entry.is_some() {
@@ -573,13 +594,13 @@ impl<'a> Checker<'a> {
                     return Ty::Error;
                 }
                 let inner = self.resolve_type(&args[0], params);
-                if name.name == "List" && self.is_linear(&inner) {
-                    self.error(
-                        Code::LinearInCollection,
-                        span,
-                        format!("a list cannot hold the linear type `{inner}`"),
-                    )
-                    .help = Some("a list could copy or drop its elements; pass linear values one by one".into());
+                if name.name == "List" {
+                    match &mut self.pending_lists {
+                        // Declarations may refer to records declared after them: decide once
+                        // every record's fields are known.
+                        Some(pending) => pending.push((inner.clone(), span)),
+                        None => self.check_list_element(&inner, span),
+                    }
                 }
                 self.check_data_type(&inner, args[0].span);
                 return if name.name == "List" { Ty::list(inner) } else { Ty::option(inner) };
@@ -825,7 +846,11 @@ impl<'a> Checker<'a> {
 
     /// Only tools make values of these types.
     pub fn is_host_made(&self, t: &Ty) -> bool {
-        matches!(self.resolve(t).base(), Ty::Linear(_) | Ty::Opaque(..) | Ty::Cap(_))
+        match self.resolve(t).base() {
+            Ty::Linear(_) | Ty::Opaque(..) | Ty::Cap(_) => true,
+            Ty::Record(n) => self.types.get(&**n).is_some_and(|i| i.def.is_host_made()),
+            _ => false,
+        }
     }
 }
 

@@ -68,7 +68,12 @@ impl Checker<'_> {
         }
 
         self.prove_refinements(got.term.as_ref(), &got.ty, expected, span);
-        let ty = if crate::logic::has_refinement(expected) { expected.clone() } else { self.resolve(&got.ty) };
+        // The value's own type says whether it holds a capability; the expected type may not.
+        let ty = if crate::logic::has_refinement(expected) && !self.is_second_class(&got.ty) {
+            expected.clone()
+        } else {
+            self.resolve(&got.ty)
+        };
         Typed { ty, term: got.term }
     }
 
@@ -244,7 +249,8 @@ impl Checker<'_> {
             return self.use_binding(i, id.span);
         }
         match self.values.get(&id.name).cloned() {
-            Some(ValueDef::Const { ty, term }) => {
+            Some(ValueDef::Const { ty, term, checked }) => {
+                let ty = if checked { ty } else { ty.strip() };
                 let term = term.or_else(|| self.fresh(&ty, &id.name));
                 return Typed { ty, term };
             }
@@ -361,7 +367,7 @@ impl Checker<'_> {
     // ---------------------------------------------------------------- data
 
     /// Values that go into data must not be capabilities (or closures holding one).
-    fn store(&mut self, t: &Typed, span: Span) {
+    pub fn store(&mut self, t: &Typed, span: Span) {
         if self.is_second_class(&t.ty) {
             let what = second_class_noun(&self.resolve(&t.ty));
             self.error(Code::CapabilityStored, span, format!("{what} cannot be stored in data")).help =
@@ -851,7 +857,7 @@ impl Checker<'_> {
                 self.error(
                     Code::LinearBranchMismatch,
                     span,
-                    format!("the linear value `{name}` is used in some branches of this {what} but not in others"),
+                    format!("the linear value `{name}` is used on some paths through this {what} but not on others"),
                 )
                 .help = Some("every branch must use the same linear values".into());
                 reported = true;
@@ -901,6 +907,8 @@ impl Checker<'_> {
         let after_else = self.lin_state();
         self.lin_join(&[after_then, after_else], if_keyword(e.span), "`if`");
         let ty = match &f {
+            // The value holds a capability if either branch's does.
+            Some(f) if self.is_second_class(&t.ty) || self.is_second_class(&f.ty) => self.second_class(&branch_ty),
             Some(_) => branch_ty,
             None => Ty::Unit,
         };
@@ -932,6 +940,7 @@ impl Checker<'_> {
         let mut states = Vec::new();
         let mut earlier_literals: Vec<Term> = Vec::new();
         let mut pattern_errors = false;
+        let mut holds_capability = false;
         for arm in arms {
             self.lin_restore(&before);
             let depth = self.scope.len();
@@ -950,7 +959,12 @@ impl Checker<'_> {
             self.bind_pattern(&arm.pat, &sty, s.term.clone(), true);
             pattern_errors |= self.diags.len() > before;
             if let Some(g) = &arm.guard {
+                // A guard runs before its arm is chosen; if it fails the next arm runs, so it
+                // may not consume a linear value.
+                let before_guard = self.lin_state();
                 let gt = self.check(g, &Ty::Bool);
+                let after_guard = self.lin_state();
+                self.lin_join(&[before_guard, after_guard], g.span, "guard");
                 if let Some(t) = gt.term {
                     self.add_fact(t, format!("if {}", self.text(g.span)));
                 }
@@ -963,7 +977,7 @@ impl Checker<'_> {
                     b
                 }
             };
-            let _ = body;
+            holds_capability |= self.is_second_class(&body.ty);
             self.end_scope(depth);
             self.facts.truncate(mark);
             states.push(self.lin_state());
@@ -981,6 +995,7 @@ impl Checker<'_> {
             self.check_exhaustive(&sty, arms, keyword_span(e.span, 5));
         }
         let ty = result_ty.unwrap_or(if arms.is_empty() { Ty::Unit } else { Ty::Error });
+        let ty = if holds_capability { self.second_class(&ty) } else { ty };
         self.fresh_typed(ty, "_match")
     }
 
@@ -1103,11 +1118,16 @@ impl Checker<'_> {
     /// Binds a parameter. A function received as an argument may be a closure holding a
     /// capability, so inside the body it is second-class: callable, never stored or returned.
     pub fn push_param(&mut self, id: &Ident, ty: Ty, term: Option<Term>) {
-        let ty = match self.resolve(&ty) {
+        let ty = self.second_class(&ty);
+        self.push_binding(id, ty, term);
+    }
+
+    /// The type of a function that may hold a capability (other types are unchanged).
+    pub fn second_class(&self, t: &Ty) -> Ty {
+        match self.resolve(t) {
             Ty::Fn(f) => Ty::Fn(Rc::new(FnTy { second_class: true, ..(*f).clone() })),
             t => t,
-        };
-        self.push_binding(id, ty, term);
+        }
     }
 
     pub fn push_binding(&mut self, id: &Ident, ty: Ty, term: Option<Term>) {
@@ -1140,7 +1160,9 @@ impl Checker<'_> {
                         }
                         None => None,
                     },
-                    None => None,
+                    // A value without a term yet (its type was only just inferred) gets one now,
+                    // so what is learnt about it later has something to refer to.
+                    None => self.fresh(&ty, &id.name),
                 };
                 self.push_binding(id, ty, term);
             }
@@ -1329,6 +1351,9 @@ impl Checker<'_> {
         }
         self.closures.push(ClosureFrame { depth, captures_capability: false });
         let saved_loops = std::mem::take(&mut self.loops);
+        // What the body assumes (its parameters' refinements, its lets) holds only when the
+        // closure runs, which it may never do.
+        let mark = self.facts.len();
         for (id, ty) in bindings {
             let term = self.fresh(&ty, &id.name);
             self.push_param(&id, ty, term);
@@ -1345,6 +1370,7 @@ impl Checker<'_> {
             self.error(Code::CapabilityEscapes, body.span, "a closure cannot return a capability");
         }
         self.end_scope(depth);
+        self.facts.truncate(mark);
         self.loops = saved_loops;
         let frame = self.closures.pop();
         let second_class = frame.is_some_and(|f| f.captures_capability);
@@ -1405,6 +1431,17 @@ impl Checker<'_> {
         for a in args.iter().skip(1) {
             self.infer(a);
         }
+        // The fill reaches every capability in scope: a closure around the hole holds them,
+        // and a function the hole makes may hold them too.
+        let capability_in_scope = self.visible_bindings().any(|b| self.is_second_class(&b.ty));
+        let ty = if capability_in_scope {
+            for frame in &mut self.closures {
+                frame.captures_capability = true;
+            }
+            self.second_class(&ty)
+        } else {
+            ty
+        };
         self.holes += 1;
         let term = self.fresh(&ty, "_hole");
         Typed { ty, term }
@@ -1696,7 +1733,7 @@ impl Checker<'_> {
         let mut actual: Vec<(String, Term)> = Vec::new();
         let mut typed = Vec::new();
         for (a, (pname, pty)) in args.iter().zip(&sig.params) {
-            let t = self.check(a, &pty.strip());
+            let t = self.check(a, &strip_provable(pty));
             if let Some(term) = &t.term {
                 actual.push((pname.clone(), term.clone()));
             }
@@ -1740,6 +1777,17 @@ impl Checker<'_> {
         let ptys: Vec<Ty> = sig.params.iter().map(|(_, t)| t.clone()).collect();
         let term = self.measure_app(&sig.name, terms, &ptys, &sig.ret);
         Typed { ty: sig.ret.strip(), term }
+    }
+}
+
+/// A type without the refinements that are proved about a value (at the top and in tuple
+/// components) but with those nested in lists, options and function types, which only
+/// matching types satisfy.
+fn strip_provable(t: &Ty) -> Ty {
+    match t {
+        Ty::Refined(r) => strip_provable(&r.base),
+        Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(strip_provable).collect()),
+        t => t.clone(),
     }
 }
 

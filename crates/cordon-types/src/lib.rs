@@ -133,8 +133,9 @@ impl Checker<'_> {
                 Some(t @ (Term::Int(_) | Term::Bool(_) | Term::Str(_))) => Some(t),
                 _ => None,
             };
-            if let Some(ValueDef::Const { term: slot, .. }) = self.values.get_mut(&name.name) {
+            if let Some(ValueDef::Const { term: slot, checked, .. }) = self.values.get_mut(&name.name) {
                 *slot = term;
+                *checked = true;
             }
         }
     }

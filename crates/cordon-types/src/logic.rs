@@ -15,9 +15,22 @@ use crate::ty::{Refinement, Ty};
 impl Checker<'_> {
     /// The solver sort of values of a type, if they have a logical representation.
     pub fn sort_of(&self, t: &Ty) -> Option<Sort> {
-        Some(match self.resolve(t).base() {
+        let t = self.resolve(t);
+        // A type not yet inferred has no sort yet: naming one now could disagree with the
+        // type it is later found to have.
+        let mut unresolved = false;
+        t.any_part(&mut |p| {
+            unresolved |= matches!(p, Ty::Var(_));
+            unresolved
+        });
+        if unresolved {
+            return None;
+        }
+        Some(match t.base() {
             Ty::Int => Sort::Int,
-            Ty::Float => Sort::Real,
+            // Floats follow IEEE 754 (NaN, rounding), not the reals: they get no logical terms,
+            // so nothing is proved about them.
+            Ty::Float => return None,
             Ty::Bool => Sort::Bool,
             Ty::Str => Sort::String,
             Ty::Fn(_) | Ty::Cap(_) | Ty::Var(_) | Ty::Error | Ty::Refined(_) => return None,
@@ -138,12 +151,12 @@ impl Checker<'_> {
     /// Checks once, where a refinement type is written, that its predicate is a boolean in the
     /// fragment; reports what is wrong otherwise.
     pub fn check_predicate(&mut self, r: &Refinement) -> bool {
-        let probe_env: Vec<(String, Ty, Term)> = r
+        let probe_env: Vec<(String, Ty, Option<Term>)> = r
             .env
             .iter()
-            .filter_map(|(n, t, term)| {
+            .map(|(n, t, term)| {
                 let term = term.clone().or_else(|| self.sort_of(t).map(|s| Term::Var(n.clone(), s)));
-                term.map(|term| (n.clone(), t.clone(), term))
+                (n.clone(), t.clone(), term)
             })
             .collect();
         let Some(sort) = self.sort_of(&r.base) else {
@@ -165,12 +178,10 @@ impl Checker<'_> {
     /// The predicate of `r` about the value `value`, or `None` if some name it mentions has no
     /// term yet (an unclosed signature parameter).
     pub fn instantiate(&mut self, r: &Refinement, value: &Term) -> Option<Term> {
-        // Names without a term (a capability parameter) cannot occur in a well-formed predicate;
-        // if one does, translation fails and the obligation is not proved.
-        let env: Vec<(String, Ty, Term)> =
-            r.env.iter().filter_map(|(n, t, term)| term.clone().map(|term| (n.clone(), t.clone(), term))).collect();
+        // A name whose term is not known (a parameter of a signature that was not
+        // instantiated) shadows any global of that name, so the predicate cannot be read.
         let before = self.diags.len();
-        let result = self.translate(r, value, &env);
+        let result = self.translate(r, value, &r.env);
         // Problems with the predicate were reported where it was written.
         self.diags.truncate(before);
         result
@@ -178,7 +189,7 @@ impl Checker<'_> {
 
     /// Type checks the predicate in an isolated scope holding only `env` and the refined
     /// variable, and returns its term.
-    fn translate(&mut self, r: &Refinement, value: &Term, env: &[(String, Ty, Term)]) -> Option<Term> {
+    fn translate(&mut self, r: &Refinement, value: &Term, env: &[(String, Ty, Option<Term>)]) -> Option<Term> {
         let saved_len = self.scope.len();
         let saved_barrier = self.barrier;
         let saved_mode = self.in_refinement;
@@ -186,13 +197,7 @@ impl Checker<'_> {
         let saved_loops = std::mem::take(&mut self.loops);
         self.barrier = saved_len;
         for (n, t, term) in env {
-            self.scope.push(Binding {
-                name: n.clone(),
-                ty: t.clone(),
-                term: Some(term.clone()),
-                span: r.span,
-                lin: None,
-            });
+            self.scope.push(Binding { name: n.clone(), ty: t.clone(), term: term.clone(), span: r.span, lin: None });
         }
         self.scope.push(Binding {
             name: r.var.clone(),
@@ -229,6 +234,12 @@ impl Checker<'_> {
             Ty::List(t) => Ty::list(self.close(t, args)),
             Ty::Option(t) => Ty::option(self.close(t, args)),
             Ty::Result(a, b) => Ty::Result(Box::new(self.close(a, args)), Box::new(self.close(b, args))),
+            Ty::Opaque(n, ts) => Ty::Opaque(n.clone(), ts.iter().map(|t| self.close(t, args)).collect()),
+            Ty::Fn(f) => Ty::Fn(Rc::new(crate::ty::FnTy {
+                params: f.params.iter().map(|t| self.close(t, args)).collect(),
+                ret: self.close(&f.ret, args),
+                second_class: f.second_class,
+            })),
             t => t.clone(),
         }
     }
@@ -271,7 +282,7 @@ impl Checker<'_> {
                 }
             }
             Ty::List(_) | Ty::Option(_) | Ty::Result(..) | Ty::Fn(_) | Ty::Opaque(..)
-                if has_refinement(&expected) && refinement_shape(got) != refinement_shape(&expected) =>
+                if has_refinement(&expected) && !self.refinements_agree(got, &expected, true) =>
             {
                 let got = self.resolve(got);
                 self.diags.push(
@@ -285,6 +296,42 @@ impl Checker<'_> {
                 );
             }
             _ => {}
+        }
+    }
+
+    /// Whether a value of type `got` may stand where `expected` is wanted as far as refinements
+    /// nested in lists, options, results, opaque types and functions go: those cannot be proved
+    /// element by element, so each of `expected`'s must be the same predicate as `got`'s once
+    /// both are instantiated (the same text about different values does not count). Function
+    /// parameters go the other way.
+    fn refinements_agree(&mut self, got: &Ty, expected: &Ty, covariant: bool) -> bool {
+        let (got, expected) = (self.resolve(got), self.resolve(expected));
+        let (g_ref, e_ref) = (as_refinement(&got), as_refinement(&expected));
+        let (wanted, offered) = if covariant { (e_ref, g_ref) } else { (g_ref, e_ref) };
+        if let Some(w) = wanted {
+            let Some(o) = offered else { return false };
+            let Some(sort) = self.sort_of(&w.base) else { return false };
+            let probe = Term::Var(self.fresh_name("_probe"), sort);
+            match (self.instantiate(&w, &probe), self.instantiate(&o, &probe)) {
+                (Some(a), Some(b)) if a == b => {}
+                _ => return false,
+            }
+        }
+        match (got.base(), expected.base()) {
+            (Ty::Tuple(gs), Ty::Tuple(es)) | (Ty::Opaque(_, gs), Ty::Opaque(_, es)) => {
+                gs.len() == es.len() && gs.iter().zip(es).all(|(g, e)| self.refinements_agree(g, e, covariant))
+            }
+            (Ty::List(g), Ty::List(e)) | (Ty::Option(g), Ty::Option(e)) => self.refinements_agree(g, e, covariant),
+            (Ty::Result(g1, g2), Ty::Result(e1, e2)) => {
+                self.refinements_agree(g1, e1, covariant) && self.refinements_agree(g2, e2, covariant)
+            }
+            (Ty::Fn(g), Ty::Fn(e)) => {
+                let (g, e) = (g.clone(), e.clone());
+                g.params.len() == e.params.len()
+                    && g.params.iter().zip(&e.params).all(|(gp, ep)| self.refinements_agree(gp, ep, !covariant))
+                    && self.refinements_agree(&g.ret, &e.ret, covariant)
+            }
+            _ => true,
         }
     }
 
@@ -432,6 +479,13 @@ pub fn vars_of(t: &Term, out: &mut HashSet<String>) {
     });
 }
 
+fn as_refinement(t: &Ty) -> Option<Rc<Refinement>> {
+    match t {
+        Ty::Refined(r) => Some(r.clone()),
+        _ => None,
+    }
+}
+
 pub fn has_refinement(t: &Ty) -> bool {
     let mut found = false;
     t.any_part(&mut |t| {
@@ -440,30 +494,4 @@ pub fn has_refinement(t: &Ty) -> bool {
         found
     });
     found
-}
-
-/// The refinement texts of a type, in order, for comparing nested refinements.
-fn refinement_shape(t: &Ty) -> Vec<String> {
-    let mut out = Vec::new();
-    fn go(t: &Ty, out: &mut Vec<String>) {
-        match t {
-            Ty::Refined(r) => {
-                out.push(r.text.to_string());
-                go(&r.base, out);
-            }
-            Ty::Tuple(ts) | Ty::Opaque(_, ts) => ts.iter().for_each(|t| go(t, out)),
-            Ty::List(t) | Ty::Option(t) => go(t, out),
-            Ty::Result(a, b) => {
-                go(a, out);
-                go(b, out);
-            }
-            Ty::Fn(f) => {
-                f.params.iter().for_each(|t| go(t, out));
-                go(&f.ret, out);
-            }
-            _ => {}
-        }
-    }
-    go(t, &mut out);
-    out
 }
