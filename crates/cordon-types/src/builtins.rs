@@ -115,9 +115,8 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, span: Span) -> Result<Shap
 }
 
 /// Checks a call of the builtin `id` on `args` (a method call's receiver first).
-pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span, expected: Option<&Ty>) -> Typed {
+pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Typed {
     let name = id.name.as_str();
-    let _ = expected;
     if name == "range" {
         if args.len() != 2 {
             c.error(Code::WrongArgCount, span, format!("`range` takes 2 arguments, found {}", args.len()));

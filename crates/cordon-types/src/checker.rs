@@ -315,7 +315,7 @@ impl<'a> Checker<'a> {
                 if *role == Role::Plan && is_host_declaration(&item.kind) {
                     continue;
                 }
-                self.declare_item(*role, item);
+                self.declare_item(item);
             }
         }
         for (elem, span) in self.pending_lists.take().unwrap_or_default() {
@@ -331,7 +331,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn declare_item(&mut self, role: Role, item: &Item) {
+    fn declare_item(&mut self, item: &Item) {
         match &item.kind {
             ItemKind::Record { name, fields, opaque } => {
                 let mut seen: Vec<&str> = Vec::new();
@@ -445,7 +445,6 @@ impl<'a> Checker<'a> {
             }
             ItemKind::TypeAlias { .. } | ItemKind::Linear { .. } | ItemKind::Opaque { .. } => {}
         }
-        let _ = role;
     }
 
     fn set_type(&mut self, name: &Ident, def: TypeDef) {

@@ -199,9 +199,7 @@ impl Checker<'_> {
             ExprKind::TupleField { base, index, index_span } => self.check_tuple_field(base, *index, *index_span, span),
             ExprKind::Index { base, index } => self.check_index(base, index),
             ExprKind::Call { callee, args } => self.check_call(callee, args, span, expected),
-            ExprKind::MethodCall { receiver, method, args } => {
-                self.check_method(receiver, method, args, span, expected)
-            }
+            ExprKind::MethodCall { receiver, method, args } => self.check_method(receiver, method, args, span),
             ExprKind::Unary { op, operand } => self.check_unary(*op, operand),
             ExprKind::Binary { op, lhs, rhs } => self.check_binary(*op, lhs, rhs),
             ExprKind::If { cond, then, else_ } => self.check_if(e, cond, then, else_.as_deref(), None),
@@ -419,17 +417,13 @@ impl Checker<'_> {
                 }
             }
         }
-        let _ = span;
         Typed { ty, term }
     }
 
     fn check_list(&mut self, es: &[Expr], expected: Option<&Ty>, span: Span) -> Typed {
         let elem = match expected.map(|t| self.resolve(t)) {
             Some(Ty::List(t)) => *t,
-            _ => match es.first() {
-                Some(_) => self.new_var(span),
-                None => self.new_var(span),
-            },
+            _ => self.new_var(span),
         };
         let lin_before = self.lin_state();
         // A capability element type in an annotation was reported where it was written.
@@ -1522,7 +1516,7 @@ impl Checker<'_> {
                     _ => {}
                 }
                 if crate::builtins::is_builtin(&id.name) && !(self.in_refinement && id.name != "len") {
-                    return self.call_builtin(id, &argv, span, expected);
+                    return crate::builtins::call(self, id, &argv, span);
                 }
                 if let Some(info) = self.types.get(&id.name) {
                     if info.def.is_host_made() {
@@ -1613,14 +1607,7 @@ impl Checker<'_> {
         self.fresh_typed(ty, "_ctor")
     }
 
-    fn check_method(
-        &mut self,
-        receiver: &Expr,
-        method: &Ident,
-        args: &[Expr],
-        span: Span,
-        expected: Option<&Ty>,
-    ) -> Typed {
+    fn check_method(&mut self, receiver: &Expr, method: &Ident, args: &[Expr], span: Span) -> Typed {
         if self.in_refinement {
             if method.name == "len" && args.is_empty() {
                 let r = self.infer(receiver);
@@ -1645,7 +1632,7 @@ impl Checker<'_> {
         {
             let cap = cap.clone();
             self.use_binding(i, receiver.span);
-            return self.call_tool(&cap, receiver, method, args, span);
+            return self.call_tool(&cap, method, args, span);
         }
         if let Some(ValueDef::Measure(_)) = self.values.get(&method.name) {
             self.measure_misuse(method);
@@ -1655,7 +1642,7 @@ impl Checker<'_> {
         }
         let argv: Args<'_> = std::iter::once(receiver).chain(args.iter()).collect();
         if crate::builtins::is_builtin(&method.name) && !self.values.contains_key(&method.name) {
-            return self.call_builtin(method, &argv, span, expected);
+            return crate::builtins::call(self, method, &argv, span);
         }
         if let Some(ValueDef::Fn(sig)) = self.values.get(&method.name).cloned() {
             return self.call_signature(&sig, &argv, span, None);
@@ -1664,7 +1651,7 @@ impl Checker<'_> {
         let rt = self.resolve(&r.ty);
         if let Ty::Cap(cap) = rt.base() {
             let cap = cap.clone();
-            return self.call_tool_after(&cap, method, args, span);
+            return self.call_tool(&cap, method, args, span);
         }
         if !rt.is_error() {
             let mut d =
@@ -1680,11 +1667,7 @@ impl Checker<'_> {
         Typed::error()
     }
 
-    fn call_tool(&mut self, cap: &str, _receiver: &Expr, method: &Ident, args: &[Expr], span: Span) -> Typed {
-        self.call_tool_after(cap, method, args, span)
-    }
-
-    fn call_tool_after(&mut self, cap: &str, method: &Ident, args: &[Expr], span: Span) -> Typed {
+    fn call_tool(&mut self, cap: &str, method: &Ident, args: &[Expr], span: Span) -> Typed {
         let tools = match self.types.get(cap).map(|i| &i.def) {
             Some(TypeDef::Capability { tools }) => tools.clone(),
             _ => Vec::new(),
@@ -1865,11 +1848,4 @@ fn foreign_hint(name: &str) -> Option<String> {
         "self" | "this" => "there are no methods with `self`; pass values as arguments".into(),
         _ => return None,
     })
-}
-
-impl Checker<'_> {
-    /// Dispatches a call to a builtin (polymorphic functions are instantiated per call).
-    fn call_builtin(&mut self, id: &Ident, args: &[&Expr], span: Span, expected: Option<&Ty>) -> Typed {
-        crate::builtins::call(self, id, args, span, expected)
-    }
 }
