@@ -388,7 +388,7 @@ impl Checker<'_> {
                     let shown: Vec<String> = counterexample
                         .iter()
                         .filter(|(n, v)| {
-                            !n.starts_with('_') && !n.contains("(_") && !n.contains("((") && !v.contains("!val!")
+                            !n.starts_with('_') && !n.contains("(_") && !n.contains("((") && !is_arbitrary(v)
                         })
                         .map(|(n, v)| format!("{} = {v}", readable(n)))
                         .collect();
@@ -429,6 +429,16 @@ impl Checker<'_> {
         }
         (hyps, origins)
     }
+}
+
+/// A value the solver made up and that says nothing: an element of an uninterpreted sort
+/// (`Repo!val!0`) or a placeholder string (`"!0!"`).
+fn is_arbitrary(v: &str) -> bool {
+    let placeholder = v
+        .strip_prefix("\"!")
+        .and_then(|r| r.strip_suffix("!\""))
+        .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit()));
+    v.contains("!val!") || placeholder
 }
 
 /// What an obligation is about, for its diagnostic.
