@@ -46,7 +46,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let policies = args.policies.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
     let plan = args.plan.as_deref().map(&mut load).transpose()?;
 
-    let options = CheckOptions { solver_timeout_ms: args.solver_timeout_ms };
+    let options = CheckOptions { solver_timeout_ms: args.solver_timeout_ms, ..CheckOptions::default() };
     let outcome = cordon_types::check(&sources, &policies, plan, &options);
     Ok(Report {
         stdout: render_outcome(args.format, &sources, &subject(args), &outcome.diagnostics),

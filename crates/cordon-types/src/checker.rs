@@ -2,14 +2,14 @@
 //! enforcing which declarations a plan may make, resolving type expressions, and checking
 //! function, constant and entry declarations.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
 use cordon_smt::{FuncDecl, Solver, Term};
 use cordon_syntax::ast::{
     self, Annotation, Expr, ExprKind, Ident, Item, ItemKind, Module, Param, TypeExpr, TypeExprKind,
 };
-use cordon_syntax::{Code, Diagnostic, SourceMap, Span};
+use cordon_syntax::{Code, Diagnostic, MAX_NESTING, SourceMap, Span};
 
 use crate::CheckOptions;
 use crate::ty::{FnTy, Refinement, Ty};
@@ -71,6 +71,7 @@ pub enum ValueDef {
 pub struct Entry {
     pub params: Vec<(String, Ty, Span)>,
     pub ret: Ty,
+    pub span: Span,
 }
 
 /// The state of a linear binding.
@@ -194,14 +195,19 @@ pub struct Checker<'a> {
     pub facts: Facts,
     pub funcs: BTreeMap<String, FuncDecl>,
     pub solver: Solver,
+    /// Solver time this check may still spend.
+    pub solver_budget: std::time::Duration,
     pub name_counts: HashMap<String, u32>,
     /// Type names being resolved (alias cycle detection).
-    pub resolving: Vec<String>,
+    pub resolving: Vec<(String, Span)>,
     pub alias_exprs: HashMap<String, TypeExpr>,
     /// Number of typed holes checked.
     pub holes: usize,
     /// While declarations are resolved: the list element types to check once they all are.
     pub pending_lists: Option<Vec<(Ty, Span)>>,
+    /// Records and enums that hold a linear value, and those that hold a float.
+    pub linear_types: HashSet<String>,
+    pub float_types: HashSet<String>,
 }
 
 impl std::fmt::Debug for Checker<'_> {
@@ -237,11 +243,14 @@ impl<'a> Checker<'a> {
             facts: Facts::default(),
             funcs: BTreeMap::new(),
             solver: Solver::new(options.solver_timeout_ms),
+            solver_budget: std::time::Duration::from_millis(u64::from(options.solver_budget_ms)),
             name_counts: HashMap::new(),
             resolving: Vec::new(),
             alias_exprs: HashMap::new(),
             holes: 0,
             pending_lists: None,
+            linear_types: HashSet::new(),
+            float_types: HashSet::new(),
         }
     }
 
@@ -318,8 +327,21 @@ impl<'a> Checker<'a> {
                 self.declare_item(item);
             }
         }
+        self.compute_type_properties();
         for (elem, span) in self.pending_lists.take().unwrap_or_default() {
             self.check_list_element(&elem, span);
+        }
+        if let Some(entry) = &self.entry
+            && entry.params.iter().any(|(_, t, _)| self.is_linear(t))
+            && !self.is_linear(&entry.ret)
+        {
+            let span = entry.span;
+            self.error(
+                Code::LinearNotReturned,
+                span,
+                "the entry takes a linear value but its result cannot hold one",
+            )
+            .help = Some("return the linear value, e.g. `-> (String, Session)`".into());
         }
     }
 
@@ -388,8 +410,18 @@ impl<'a> Checker<'a> {
                         continue;
                     }
                     let sig = self.resolve_signature(&tool.name, &tool.params, tool.ret.as_ref(), true);
+                    let mut seen: Vec<&str> = Vec::new();
                     for a in &tool.annotations {
-                        self.check_annotation(a, &tool.params);
+                        if seen.contains(&a.name.name.as_str()) {
+                            self.error(
+                                Code::InvalidAnnotation,
+                                a.span,
+                                format!("`@{}` is given twice on this tool", a.name.name),
+                            );
+                            continue;
+                        }
+                        seen.push(&a.name.name);
+                        self.check_annotation(a, &tool.params, &sig);
                     }
                     sigs.push((tool.name.name.clone(), Rc::new(sig)));
                 }
@@ -412,10 +444,12 @@ impl<'a> Checker<'a> {
                 let sig = self.resolve_signature(&decl.name, &decl.params, decl.ret.as_ref(), false);
                 self.define_value(&decl.name, ValueDef::Fn(Rc::new(sig)));
             }
-            ItemKind::Const { name, ty, .. } => {
+            ItemKind::Const { name, ty, value } => {
                 let ty = self.resolve_type(ty, &[]);
                 self.check_data_type(&ty, item.span);
-                self.define_value(name, ValueDef::Const { ty, term: None, checked: false });
+                // A literal's value is known now, so refinements in signatures can use it.
+                let term = literal_value(value);
+                self.define_value(name, ValueDef::Const { ty, term, checked: false });
             }
             ItemKind::Entry { params, ret } => {
                 if self.entry.is_some() {
@@ -424,16 +458,8 @@ impl<'a> Checker<'a> {
                 }
                 let name = Ident { name: "entry".into(), span: item.span };
                 let sig = self.resolve_signature(&name, params, Some(ret), true);
-                let holds_linear = |c: &Checker<'_>, t: &Ty| c.is_linear(t);
-                if sig.params.iter().any(|(_, t)| holds_linear(self, t)) && !holds_linear(self, &sig.ret) {
-                    self.error(
-                        Code::LinearNotReturned,
-                        item.span,
-                        "the entry takes a linear value but its result cannot hold one",
-                    )
-                    .help = Some("return the linear value, e.g. `-> (String, Session)`".into());
-                }
                 self.entry = Some(Entry {
+                    span: item.span,
                     params: sig
                         .params
                         .iter()
@@ -463,20 +489,38 @@ impl<'a> Checker<'a> {
         self.values.insert(name.name.clone(), def);
     }
 
+    /// Resolves an alias once (later uses get the stored type). Aliases nested too deeply or
+    /// expanding to huge types are errors, so no input can exhaust the stack or memory.
     fn resolve_alias(&mut self, name: &str) -> Ty {
-        if let Some(TypeInfo { def: TypeDef::Alias(t), .. }) = self.types.get(name)
-            && !t.is_error()
-        {
-            return t.clone();
-        }
-        let Some(expr) = self.alias_exprs.get(name).cloned() else { return Ty::Error };
-        if self.resolving.iter().any(|n| n == name) {
-            self.error(Code::UndefinedType, expr.span, format!("the type alias `{name}` refers to itself"));
+        if let Some((_, span)) = self.resolving.iter().find(|(n, _)| n == name) {
+            let span = *span;
+            self.error(Code::UndefinedType, span, format!("the type alias `{name}` refers to itself"));
             return Ty::Error;
         }
-        self.resolving.push(name.to_string());
+        let Some(expr) = self.alias_exprs.remove(name) else {
+            return match self.types.get(name) {
+                Some(TypeInfo { def: TypeDef::Alias(t), .. }) => t.clone(),
+                _ => Ty::Error,
+            };
+        };
+        if self.resolving.len() >= MAX_NESTING {
+            self.error(Code::NestingTooDeep, expr.span, "type aliases are nested too deeply");
+            return Ty::Error;
+        }
+        self.resolving.push((name.to_string(), expr.span));
         let ty = self.resolve_type(&expr, &[]);
         self.resolving.pop();
+        let ty = if type_size(&ty, MAX_TYPE_SIZE + 1) > MAX_TYPE_SIZE {
+            self.error(
+                Code::NestingTooDeep,
+                expr.span,
+                format!("the type alias `{name}` expands to a type that is too large"),
+            )
+            .help = Some("declare a record type instead".into());
+            Ty::Error
+        } else {
+            ty
+        };
         if let Some(info) = self.types.get_mut(name)
             && matches!(info.def, TypeDef::Alias(_))
         {
@@ -527,7 +571,7 @@ impl<'a> Checker<'a> {
 
     /// The base type of a type expression, without checking refinements or reporting errors
     /// (they are reported when the full type is resolved).
-    fn resolve_type_quiet_base(&mut self, t: &TypeExpr) -> Ty {
+    pub fn resolve_type_quiet_base(&mut self, t: &TypeExpr) -> Ty {
         let n = self.diags.len();
         let ty = match &t.kind {
             TypeExprKind::Refined { base, .. } => self.resolve_type(base, &[]),
@@ -633,7 +677,10 @@ impl<'a> Checker<'a> {
                 if !arity(self, k) {
                     return Ty::Error;
                 }
-                let tys = args.iter().map(|a| self.resolve_type(a, params)).collect();
+                let tys: Vec<Ty> = args.iter().map(|a| self.resolve_type(a, params)).collect();
+                for (ty, a) in tys.iter().zip(args) {
+                    self.check_data_type(ty, a.span);
+                }
                 Ty::Opaque(n, tys)
             }
             def => {
@@ -660,15 +707,13 @@ impl<'a> Checker<'a> {
         }
         let mut env: Vec<(String, Ty, Option<Term>)> =
             params.iter().map(|(n, t)| (n.clone(), t.clone(), None)).collect();
-        if params.is_empty() {
-            // A local annotation: the predicate may mention bindings in scope, captured now.
-            let captured: Vec<(String, Ty, Option<Term>)> = self
-                .visible_bindings()
-                .filter(|b| b.term.is_some() && mentions(pred, &b.name))
-                .map(|b| (b.name.clone(), b.ty.clone(), b.term.clone()))
-                .collect();
-            env.extend(captured);
-        }
+        // In a local annotation the predicate may also mention bindings in scope: captured now.
+        let captured: Vec<(String, Ty, Option<Term>)> = self
+            .visible_bindings()
+            .filter(|b| b.term.is_some() && mentions(pred, &b.name) && !params.iter().any(|(p, _)| *p == b.name))
+            .map(|b| (b.name.clone(), b.ty.clone(), b.term.clone()))
+            .collect();
+        env.extend(captured);
         let refinement = Refinement {
             base,
             var: var.name.clone(),
@@ -692,7 +737,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn check_annotation(&mut self, a: &Annotation, params: &[Param]) {
+    fn check_annotation(&mut self, a: &Annotation, params: &[Param], sig: &Signature) {
         let param_names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
         let keyed = |c: &mut Checker<'_>, allowed: &[&str], allow_params: bool| {
             let mut seen: Vec<String> = Vec::new();
@@ -723,7 +768,11 @@ impl<'a> Checker<'a> {
                     c.error(Code::InvalidAnnotation, key.span, format!("the key `{}` is given twice", key.name));
                 }
                 seen.push(key.name.clone());
-                c.check_annotation_value(&arg.value, &param_names);
+                if allow_params {
+                    c.check_annotation_value(&arg.value, &param_names);
+                } else {
+                    c.check_card_value(&arg.value, &sig.params);
+                }
             }
         };
         match a.name.name.as_str() {
@@ -757,6 +806,30 @@ impl<'a> Checker<'a> {
 
     /// Annotation values are expressions over the tool's parameters: every name they use must be
     /// a parameter (or a label principal written as a string).
+    /// A card shows values computed from the tool's arguments: its expressions are type checked
+    /// over the tool's data parameters and may call builtins only.
+    fn check_card_value(&mut self, e: &Expr, params: &[(String, Ty)]) {
+        let mut calls: Vec<Ident> = Vec::new();
+        walk_names(e, &mut |id: &Ident, called: bool| {
+            if called && matches!(self.values.get(&id.name), Some(ValueDef::Fn(_) | ValueDef::Measure(_))) {
+                calls.push(id.clone());
+            }
+        });
+        for id in calls {
+            self.error(Code::InvalidAnnotation, id.span, format!("a card shows values; it cannot call `{}`", id.name));
+        }
+        let (depth, barrier, facts) = (self.scope.len(), self.barrier, self.facts.len());
+        self.barrier = depth;
+        let data: Vec<&(String, Ty)> = params.iter().filter(|(_, t)| !self.is_second_class(t)).collect();
+        for (name, ty) in data {
+            self.scope.push(Binding { name: name.clone(), ty: ty.clone(), term: None, span: e.span, lin: None });
+        }
+        self.infer(e);
+        self.scope.truncate(depth);
+        self.barrier = barrier;
+        self.facts.truncate(facts);
+    }
+
     fn check_annotation_value(&mut self, e: &Expr, params: &[&str]) {
         let mut bad: Vec<Ident> = Vec::new();
         walk_names(e, &mut |id: &Ident, called: bool| {
@@ -808,29 +881,59 @@ impl<'a> Checker<'a> {
 
     /// A value that must be used exactly once: a linear type or data holding one.
     pub fn is_linear(&self, t: &Ty) -> bool {
-        let mut seen = Vec::new();
-        self.is_linear_rec(t, &mut seen)
+        self.holds(t, Property::Linear)
     }
 
-    fn is_linear_rec(&self, t: &Ty, seen: &mut Vec<Rc<str>>) -> bool {
-        match self.resolve(t).base() {
-            Ty::Linear(_) => true,
-            Ty::Tuple(ts) => ts.iter().any(|t| self.is_linear_rec(t, seen)),
-            Ty::Option(t) => self.is_linear_rec(t, seen),
-            Ty::Result(a, b) => self.is_linear_rec(a, seen) || self.is_linear_rec(b, seen),
-            Ty::Record(n) | Ty::Enum(n) => {
-                if seen.contains(n) {
-                    return false;
+    /// Does a value of this type hold a float anywhere (fields and payloads included)?
+    pub fn holds_float(&self, t: &Ty) -> bool {
+        self.holds(t, Property::Float)
+    }
+
+    /// Whether `t` has the property, looking through named types by the sets computed once
+    /// their declarations are known (so no recursion follows chains of records).
+    fn holds(&self, t: &Ty, p: Property) -> bool {
+        let named = match p {
+            Property::Linear => &self.linear_types,
+            Property::Float => &self.float_types,
+        };
+        let mut names = Vec::new();
+        scan(&self.resolve(t), p, &mut names) || names.iter().any(|n| named.contains(&**n))
+    }
+
+    /// Computes which records and enums are linear (hold a linear value) and which hold floats,
+    /// by propagating from the types that hold one directly to those that contain them: linear
+    /// in the number of declarations, whatever their nesting.
+    pub fn compute_type_properties(&mut self) {
+        let mut linear_dependents: HashMap<String, Vec<String>> = HashMap::new();
+        let mut float_dependents: HashMap<String, Vec<String>> = HashMap::new();
+        let mut direct_linear = Vec::new();
+        let mut direct_float = Vec::new();
+        let names: Vec<String> = self.types.keys().cloned().collect();
+        for name in names {
+            for (p, direct, dependents) in [
+                (Property::Linear, &mut direct_linear, &mut linear_dependents),
+                (Property::Float, &mut direct_float, &mut float_dependents),
+            ] {
+                let mut inner = Vec::new();
+                let holds = self.parts_of(&name).iter().any(|t| scan(&self.resolve(t), p, &mut inner));
+                if holds {
+                    direct.push(name.clone());
                 }
-                seen.push(n.clone());
-                let parts: Vec<Ty> = match self.types.get(&**n).map(|i| &i.def) {
-                    Some(TypeDef::Record { fields, .. }) => fields.iter().map(|(_, t)| t.clone()).collect(),
-                    Some(TypeDef::Enum { variants }) => variants.iter().flat_map(|(_, ts)| ts.clone()).collect(),
-                    _ => Vec::new(),
-                };
-                parts.iter().any(|t| self.is_linear_rec(t, seen))
+                for n in inner {
+                    dependents.entry(n.to_string()).or_default().push(name.clone());
+                }
             }
-            _ => false,
+        }
+        self.linear_types = propagate(direct_linear, &linear_dependents);
+        self.float_types = propagate(direct_float, &float_dependents);
+    }
+
+    /// The field types of a record, or the payload types of an enum's variants.
+    fn parts_of(&self, name: &str) -> Vec<Ty> {
+        match self.types.get(name).map(|i| &i.def) {
+            Some(TypeDef::Record { fields, .. }) => fields.iter().map(|(_, t)| t.clone()).collect(),
+            Some(TypeDef::Enum { variants }) => variants.iter().flat_map(|(_, ts)| ts.clone()).collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -851,6 +954,97 @@ impl<'a> Checker<'a> {
             _ => false,
         }
     }
+}
+
+/// A property a value may hold somewhere inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Property {
+    Linear,
+    Float,
+}
+
+/// Whether `t` holds the property directly; the records and enums it holds (where they would
+/// count) are added to `names`. Lists count for floats, never for linear values: a list of
+/// linear values is an error of its own.
+fn scan(t: &Ty, p: Property, names: &mut Vec<Rc<str>>) -> bool {
+    match t.base() {
+        Ty::Linear(_) => p == Property::Linear,
+        Ty::Float => p == Property::Float,
+        Ty::Record(n) | Ty::Enum(n) => {
+            names.push(n.clone());
+            false
+        }
+        Ty::Tuple(ts) | Ty::Opaque(_, ts) => {
+            let mut any = false;
+            for t in ts {
+                any |= scan(t, p, names);
+            }
+            any
+        }
+        Ty::Option(t) => scan(t, p, names),
+        Ty::List(t) => p == Property::Float && scan(t, p, names),
+        Ty::Result(a, b) => {
+            let a = scan(a, p, names);
+            scan(b, p, names) || a
+        }
+        _ => false,
+    }
+}
+
+/// The names reachable from `start` through `dependents` (including `start`).
+fn propagate(start: Vec<String>, dependents: &HashMap<String, Vec<String>>) -> HashSet<String> {
+    let mut out: HashSet<String> = HashSet::new();
+    let mut work = start;
+    while let Some(n) = work.pop() {
+        if out.insert(n.clone()) {
+            work.extend(dependents.get(&n).into_iter().flatten().cloned());
+        }
+    }
+    out
+}
+
+/// The value of a literal constant (`10`, `-1`, `true`, `"x"`).
+fn literal_value(e: &Expr) -> Option<Term> {
+    match &e.kind {
+        ExprKind::Int(n) => Some(Term::Int(*n)),
+        ExprKind::Bool(b) => Some(Term::Bool(*b)),
+        ExprKind::Str(s) => Some(Term::Str(s.clone())),
+        ExprKind::Unary { op: ast::UnOp::Neg, operand } => match operand.kind {
+            ExprKind::Int(n) => n.checked_neg().map(Term::Int),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The most nodes a type may have once its aliases are expanded.
+const MAX_TYPE_SIZE: usize = 4096;
+
+/// The number of nodes in a type, counting no further than `limit`.
+fn type_size(t: &Ty, limit: usize) -> usize {
+    fn go(t: &Ty, n: &mut usize, limit: usize) {
+        *n += 1;
+        if *n > limit {
+            return;
+        }
+        match t {
+            Ty::Tuple(ts) | Ty::Opaque(_, ts) => ts.iter().for_each(|t| go(t, n, limit)),
+            Ty::List(t) | Ty::Option(t) => go(t, n, limit),
+            Ty::Result(a, b) => {
+                go(a, n, limit);
+                go(b, n, limit);
+            }
+            Ty::Fn(f) => {
+                f.params.iter().for_each(|t| go(t, n, limit));
+                go(&f.ret, n, limit);
+            }
+            Ty::Refined(r) => go(&r.base, n, limit),
+            _ => {}
+        }
+    }
+    let mut n = 0;
+    go(t, &mut n, limit);
+    n
 }
 
 fn is_host_declaration(kind: &ItemKind) -> bool {

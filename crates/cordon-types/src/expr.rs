@@ -710,6 +710,8 @@ impl Checker<'_> {
                     return Typed::error();
                 }
                 let term = match (l.term, r.term) {
+                    // A value holding a float may not equal itself (NaN): nothing is known.
+                    _ if self.holds_float(&lt) => None,
                     (Some(a), Some(b)) => {
                         let eq = Term::Eq(Box::new(a), Box::new(b));
                         Some(if op == BinOp::Eq { eq } else { Term::Not(Box::new(eq)) })
@@ -1297,6 +1299,19 @@ impl Checker<'_> {
             self.error(Code::WrongArgCount, body.span, format!("this closure must take {n} parameter{}", plural(n)));
         }
         let depth = self.scope.len();
+        // Like a signature's, the closure's refinements may name its parameters; their terms
+        // are filled in inside the body, and are unknown at calls through the function value.
+        let bases: Vec<(String, Ty)> = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let base = match &p.ty {
+                    Some(te) => self.resolve_type_quiet_base(te),
+                    None => expected.and_then(|f| f.params.get(i)).map_or(Ty::Error, Ty::strip),
+                };
+                (p.name.name.clone(), base)
+            })
+            .collect();
         let mut ptys = Vec::new();
         let mut bindings: Vec<(Ident, Ty)> = Vec::new();
         let mut uninferred: Vec<&str> = Vec::new();
@@ -1314,7 +1329,7 @@ impl Checker<'_> {
             let mut outer = None;
             let ty = match (&p.ty, &from_context) {
                 (Some(te), ctx) => {
-                    let t = self.resolve_type(te, &[]);
+                    let t = self.resolve_type(te, &bases);
                     match ctx {
                         Some(ctx) if !self.unify(&t, ctx) => {
                             self.mismatch(te.span, ctx, &t);
@@ -1348,15 +1363,28 @@ impl Checker<'_> {
         // What the body assumes (its parameters' refinements, its lets) holds only when the
         // closure runs, which it may never do.
         let mark = self.facts.len();
-        for (id, ty) in bindings {
-            let term = self.fresh(&ty, &id.name);
-            self.push_param(&id, ty, term);
-        }
         let ret_ty = match ret {
-            Some(te) => Some(self.resolve_type(te, &[])),
+            Some(te) => Some(self.resolve_type(te, &bases)),
             None => expected.map(|f| f.ret.clone()),
         };
-        let b = match &ret_ty {
+        let mut terms: Vec<(String, Term)> = Vec::new();
+        let mut fresh_terms = Vec::new();
+        for (id, ty) in &bindings {
+            let term = self.sort_of(ty).map(|s| Term::Var(self.fresh_name(&id.name), s));
+            if let Some(t) = &term {
+                terms.push((id.name.clone(), t.clone()));
+            }
+            fresh_terms.push(term);
+        }
+        for ((id, ty), term) in bindings.into_iter().zip(fresh_terms) {
+            let ty = self.close(&ty, &terms);
+            if let Some(t) = &term {
+                self.assume(t, &ty, &format!("parameter {}", id.name));
+            }
+            self.push_param(&id, ty, term);
+        }
+        let body_ret = ret_ty.as_ref().map(|t| self.close(t, &terms));
+        let b = match &body_ret {
             Some(t) => self.check(body, t),
             None => self.infer(body),
         };
@@ -1407,8 +1435,10 @@ impl Checker<'_> {
                 }
                 t
             }
-            (None, Some(t)) => t.clone(),
-            (None, None) => {
+            // The type must be known here: whether the result is linear or a capability decides
+            // how it may be used from now on.
+            (None, Some(t)) if !has_var(&self.resolve(t)) => t.clone(),
+            (None, _) => {
                 self.error(Code::CannotInfer, e.span, "the type this hole must produce is unknown").help =
                     Some("write it: `agent[T](\"task\")`".into());
                 Ty::Error
@@ -1780,6 +1810,16 @@ pub fn second_class_noun(t: &Ty) -> &'static str {
         Ty::Fn(_) => "a function that may hold a capability",
         _ => "a capability",
     }
+}
+
+/// Does the type still have a part to infer?
+fn has_var(t: &Ty) -> bool {
+    let mut found = false;
+    t.any_part(&mut |t| {
+        found |= matches!(t, Ty::Var(_));
+        found
+    });
+    found
 }
 
 fn occurs(v: u32, t: &Ty) -> bool {

@@ -35,11 +35,14 @@ use ty::Ty;
 pub struct CheckOptions {
     /// Time Z3 may spend on one refinement obligation before the obligation is rejected.
     pub solver_timeout_ms: u32,
+    /// Time Z3 may spend on all of one check's obligations; once it is spent, the obligations
+    /// left are rejected without asking, so no program can keep the checker busy for long.
+    pub solver_budget_ms: u32,
 }
 
 impl Default for CheckOptions {
     fn default() -> CheckOptions {
-        CheckOptions { solver_timeout_ms: 2000 }
+        CheckOptions { solver_timeout_ms: 2000, solver_budget_ms: 20_000 }
     }
 }
 

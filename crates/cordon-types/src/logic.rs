@@ -169,9 +169,12 @@ impl Checker<'_> {
         };
         let probe = Term::Var(r.var.clone(), sort);
         let before = self.diags.len();
+        // The probe leaves nothing behind: no declarations, no facts about the probe constants.
         let funcs = self.funcs.clone();
+        let facts = self.facts.len();
         let ok = self.translate(r, &probe, &probe_env).is_some();
         self.funcs = funcs;
+        self.facts.truncate(facts);
         ok && self.diags.len() == before
     }
 
@@ -377,7 +380,15 @@ impl Checker<'_> {
             } else {
                 format!("facts used: {}", origins.join("; "))
             };
-            let mut d = match self.solver.check(&query) {
+            let answer = if self.solver_budget.is_zero() {
+                Answer::Unknown { reason: "this check's solver budget is spent".into() }
+            } else {
+                let start = std::time::Instant::now();
+                let answer = self.solver.check(&query);
+                self.solver_budget = self.solver_budget.saturating_sub(start.elapsed());
+                answer
+            };
+            let mut d = match answer {
                 Answer::Valid => continue,
                 Answer::Invalid { counterexample } => {
                     let mut d = Diagnostic::error(Code::RefinementUnproven, span, format!("cannot prove {text}"))

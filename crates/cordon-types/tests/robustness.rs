@@ -630,3 +630,28 @@ fn quadratic_fact_selection_on_long_let_chain() {
         format!("let x = 0;\n{lets}let y: {{v: Int | v > 0}} = x;\ny"),
     );
 }
+
+/// A long chain of aliases is cut at the nesting limit instead of recursing down all of it
+/// (2,000 aliases once overflowed the stack).
+#[test]
+fn long_alias_chain() {
+    let n = 2_000;
+    let aliases: String = (0..n).map(|i| format!("type A{i:06} = Option[A{:06}]\n", i + 1)).collect();
+    finishes_in_time("long_alias_chain", format!("{aliases}type A{n:06} = Int\n1"));
+}
+
+/// A long chain of records, each holding the next: whether they are linear is computed without
+/// following the chain recursively (60,000 records once overflowed the stack).
+#[test]
+fn long_record_chain() {
+    let n = 60_000;
+    let records: String = (0..n).map(|i| format!("type R{i} = {{ f: R{} }}\n", i + 1)).collect();
+    finishes_in_time("long_record_chain", format!("{records}type R{n} = {{ f: Int }}\nlet x: Option[R0] = None;\n1"));
+}
+
+/// Aliases that double in size with each line are stopped by a size limit.
+#[test]
+fn doubling_aliases() {
+    let aliases: String = (1..40).map(|i| format!("type A{i} = (A{0}, A{0})\n", i - 1)).collect();
+    finishes_in_time("doubling_aliases", format!("type A0 = Int\n{aliases}1"));
+}
