@@ -260,6 +260,24 @@ impl<'a> Checker<'a> {
         &mut self.diags[last]
     }
 
+    /// Reports a name that is not there, with "did you mean" when a known one is close;
+    /// `qualify` goes before the suggestion (`Priority::`).
+    pub fn not_found<'n>(
+        &mut self,
+        code: Code,
+        span: Span,
+        message: String,
+        name: &str,
+        known: impl Iterator<Item = &'n str>,
+        qualify: &str,
+    ) {
+        let mut d = Diagnostic::error(code, span, message);
+        if let Some(s) = suggest(name, known) {
+            d = d.with_help(format!("did you mean `{qualify}{s}`?"));
+        }
+        self.diags.push(d);
+    }
+
     pub fn text(&self, span: Span) -> &'a str {
         self.sources.slice(span)
     }

@@ -491,15 +491,14 @@ impl Checker<'_> {
         let mut seen: Vec<&str> = Vec::new();
         for (f, e) in fields {
             let Some((_, ft)) = decl_fields.iter().find(|(n, _)| *n == f.name) else {
-                let mut d = Diagnostic::error(
+                self.not_found(
                     Code::UndefinedField,
                     f.span,
                     format!("`{}` has no field `{}`", name.name, f.name),
+                    &f.name,
+                    decl_fields.iter().map(|(n, _)| n.as_str()),
+                    "",
                 );
-                if let Some(s) = suggest(&f.name, decl_fields.iter().map(|(n, _)| n.as_str())) {
-                    d = d.with_help(format!("did you mean `{s}`?"));
-                }
-                self.diags.push(d);
                 self.infer(e);
                 continue;
             };
@@ -538,15 +537,14 @@ impl Checker<'_> {
             Ty::Record(r) => {
                 let fields: Vec<(String, Ty)> = self.record_fields(r).map(|(f, _)| f.to_vec()).unwrap_or_default();
                 let Some((_, ft)) = fields.iter().find(|(n, _)| *n == name.name) else {
-                    let mut d = Diagnostic::error(
+                    self.not_found(
                         Code::UndefinedField,
                         name.span,
                         format!("`{r}` has no field `{}`", name.name),
+                        &name.name,
+                        fields.iter().map(|(n, _)| n.as_str()),
+                        "",
                     );
-                    if let Some(s) = suggest(&name.name, fields.iter().map(|(n, _)| n.as_str())) {
-                        d = d.with_help(format!("did you mean `{s}`?"));
-                    }
-                    self.diags.push(d);
                     return Typed::error();
                 };
                 let others_linear = fields.iter().any(|(n, t)| *n != name.name && self.is_linear(t));
@@ -1255,15 +1253,14 @@ impl Checker<'_> {
                 match variants.iter().find(|(v, _)| *v == name.name) {
                     Some((_, ts)) => Some(ts.clone()),
                     None => {
-                        let mut d = Diagnostic::error(
+                        self.not_found(
                             Code::UndefinedVariant,
                             name.span,
                             format!("`{e}` has no variant `{}`", name.name),
+                            &name.name,
+                            variants.iter().map(|(v, _)| v.as_str()),
+                            &format!("{e}::"),
                         );
-                        if let Some(s) = suggest(&name.name, variants.iter().map(|(v, _)| v.as_str())) {
-                            d = d.with_help(format!("did you mean `{e}::{s}`?"));
-                        }
-                        self.diags.push(d);
                         None
                     }
                 }
@@ -1484,15 +1481,14 @@ impl Checker<'_> {
             return Typed::error();
         };
         let Some((_, payload)) = variants.iter().find(|(v, _)| *v == variant.name) else {
-            let mut d = Diagnostic::error(
+            self.not_found(
                 Code::UndefinedVariant,
                 variant.span,
                 format!("`{}` has no variant `{}`", ty.name, variant.name),
+                &variant.name,
+                variants.iter().map(|(v, _)| v.as_str()),
+                &format!("{}::", ty.name),
             );
-            if let Some(s) = suggest(&variant.name, variants.iter().map(|(v, _)| v.as_str())) {
-                d = d.with_help(format!("did you mean `{}::{s}`?", ty.name));
-            }
-            self.diags.push(d);
             return Typed::error();
         };
         let args = args.unwrap_or(&[]);
