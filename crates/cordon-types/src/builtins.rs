@@ -186,6 +186,13 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
     }
     let ret = c.resolve(&sh.ret);
     let ret = if returns_capability { c.second_class(&ret) } else { ret };
+    if let Ty::List(elem) = &ret
+        && c.is_linear(elem)
+    {
+        c.error(Code::LinearInCollection, span, format!("`{name}` would build a list of linear values")).help =
+            Some("a list could copy or drop its elements; handle linear values one by one".into());
+        return Typed::error();
+    }
     let term = match result_term(c, name, &ft, &terms) {
         // Terms that mention an argument more than once (`abs`, `min`, `max`) are named, so
         // nesting them grows the query linearly, not exponentially.

@@ -205,6 +205,10 @@ pub struct Checker<'a> {
     pub holes: usize,
     /// While declarations are resolved: the list element types to check once they all are.
     pub pending_lists: Option<Vec<(Ty, Span)>>,
+    /// The names of functions, constants and measures that repeat an earlier one.
+    pub duplicate_values: HashSet<Span>,
+    /// Bindings made while their type was still being inferred.
+    pub bound_before_inferred: Vec<(Ident, Ty)>,
     /// Records and enums that hold a linear value, and those that hold a float.
     pub linear_types: HashSet<String>,
     pub float_types: HashSet<String>,
@@ -249,6 +253,8 @@ impl<'a> Checker<'a> {
             alias_exprs: HashMap::new(),
             holes: 0,
             pending_lists: None,
+            bound_before_inferred: Vec::new(),
+            duplicate_values: HashSet::new(),
             linear_types: HashSet::new(),
             float_types: HashSet::new(),
         }
@@ -337,13 +343,27 @@ impl<'a> Checker<'a> {
         for name in aliases {
             self.resolve_alias(&name);
         }
-        for (role, module) in modules {
-            for item in &module.items {
-                if *role == Role::Plan && is_host_declaration(&item.kind) {
-                    continue;
-                }
-                self.declare_item(item);
+        // Constants first: signatures declared before them may use their values.
+        let items = modules.iter().flat_map(|(role, module)| {
+            module.items.iter().filter(move |item| !(*role == Role::Plan && is_host_declaration(&item.kind)))
+        });
+        let items: Vec<&Item> = items.collect();
+        // Which of two values with one name is the duplicate follows the source order.
+        let mut seen: HashSet<&str> = HashSet::new();
+        for item in &items {
+            let name = match &item.kind {
+                ItemKind::Fn(decl) => &decl.name,
+                ItemKind::Const { name, .. } | ItemKind::Measure { name, .. } => name,
+                _ => continue,
+            };
+            if crate::builtins::is_builtin(&name.name) || !seen.insert(&name.name) {
+                self.duplicate_values.insert(name.span);
             }
+        }
+        let (consts, others): (Vec<&Item>, Vec<&Item>) =
+            items.into_iter().partition(|item| matches!(item.kind, ItemKind::Const { .. }));
+        for item in consts.into_iter().chain(others) {
+            self.declare_item(item);
         }
         self.compute_type_properties();
         for (elem, span) in self.pending_lists.take().unwrap_or_default() {
@@ -500,7 +520,7 @@ impl<'a> Checker<'a> {
     }
 
     fn define_value(&mut self, name: &Ident, def: ValueDef) {
-        if self.values.contains_key(&name.name) || crate::builtins::is_builtin(&name.name) {
+        if self.duplicate_values.contains(&name.span) {
             self.error(Code::DuplicateDefinition, name.span, format!("`{}` is already defined", name.name));
             return;
         }
@@ -1036,10 +1056,10 @@ fn literal_value(e: &Expr) -> Option<Term> {
 }
 
 /// The most nodes a type may have once its aliases are expanded.
-const MAX_TYPE_SIZE: usize = 4096;
+pub const MAX_TYPE_SIZE: usize = 4096;
 
 /// The number of nodes in a type, counting no further than `limit`.
-fn type_size(t: &Ty, limit: usize) -> usize {
+pub fn type_size(t: &Ty, limit: usize) -> usize {
     fn go(t: &Ty, n: &mut usize, limit: usize) {
         *n += 1;
         if *n > limit {

@@ -388,8 +388,11 @@ impl Checker<'_> {
             // After one element is wrong, the others are only inferred: one error per tuple.
             let t = match &exp {
                 Some(ts) if self.diags.len() == before => {
+                    // Decided before checking: checking may solve the expected type to the
+                    // capability itself.
+                    let reported_at_type = self.is_second_class(&ts[i]);
                     let t = self.check(e, &ts[i]);
-                    if !self.is_second_class(&ts[i]) {
+                    if !reported_at_type {
                         self.store(&t, e.span);
                     }
                     t
@@ -409,6 +412,12 @@ impl Checker<'_> {
             return Typed::error();
         }
         let ty = Ty::Tuple(tys.clone());
+        // Types are trees: `(a, a)` doubles its element's, so a few lines could build a huge one.
+        if crate::checker::type_size(&ty, crate::checker::MAX_TYPE_SIZE + 1) > crate::checker::MAX_TYPE_SIZE {
+            self.error(Code::NestingTooDeep, span, "the type of this tuple is too large").help =
+                Some("declare a record type for the data".into());
+            return Typed::error();
+        }
         let term = self.fresh(&Ty::Tuple(tys.iter().map(Ty::strip).collect()), "_tuple");
         if let Some(tt) = &term {
             for (i, (ct, c)) in tys.iter().zip(terms).enumerate() {
@@ -1125,6 +1134,11 @@ impl Checker<'_> {
     }
 
     pub fn push_binding(&mut self, id: &Ident, ty: Ty, term: Option<Term>) {
+        // Whether a binding is linear is decided now; if its type is still being inferred,
+        // check at the end that it did not turn out to hold a linear value or a capability.
+        if has_var(&self.resolve(&ty)) {
+            self.bound_before_inferred.push((id.clone(), ty.clone()));
+        }
         let lin = self.is_linear(&ty).then_some(Lin::Live);
         self.scope.push(Binding { name: id.name.clone(), ty, term, span: id.span, lin });
     }
@@ -1599,8 +1613,9 @@ impl Checker<'_> {
         let ty = match (id.name.as_str(), exp.as_ref().map(Ty::base)) {
             ("Some", Some(Ty::Option(t))) => {
                 let t = (**t).clone();
+                let reported_at_type = self.is_second_class(&t);
                 let a = self.check(arg, &t);
-                if !self.is_second_class(&t) {
+                if !reported_at_type {
                     self.store(&a, arg.span);
                 }
                 Ty::option(t)
@@ -1613,8 +1628,9 @@ impl Checker<'_> {
             ("Ok" | "Err", Some(Ty::Result(t, e))) => {
                 let (t, e) = ((**t).clone(), (**e).clone());
                 let part = if id.name == "Ok" { t.clone() } else { e.clone() };
+                let reported_at_type = self.is_second_class(&part);
                 let a = self.check(arg, &part);
-                if !self.is_second_class(&part) {
+                if !reported_at_type {
                     self.store(&a, arg.span);
                 }
                 Ty::Result(Box::new(t), Box::new(e))

@@ -243,6 +243,23 @@ impl Checker<'_> {
         if self.diags.iter().any(Diagnostic::is_error) {
             return;
         }
+        // A binding whose type was still open when it was made was not tracked as linear or
+        // second-class; if it turned out to be either, the program is rejected (the first one
+        // is named: the others usually follow from it).
+        for (id, ty) in std::mem::take(&mut self.bound_before_inferred) {
+            let ty = self.resolve(&ty);
+            let holds_capability = ty.any_part(&mut |t| self.is_second_class(t));
+            if self.is_linear(&ty) || holds_capability {
+                let what = if holds_capability { "a capability" } else { "a linear value" };
+                self.error(
+                    Code::CannotInfer,
+                    id.span,
+                    format!("the type of `{}` must be known where it is bound: it holds {what}", id.name),
+                )
+                .help = Some(format!("annotate it: `{}: {}`", id.name, ty));
+                return;
+            }
+        }
         let mut reported: Vec<Span> = Vec::new();
         for v in 0..self.subst.len() {
             if let Ty::Var(_) = self.resolve(&Ty::Var(v as u32)) {

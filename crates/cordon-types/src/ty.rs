@@ -93,8 +93,9 @@ impl Ty {
         matches!(self.base(), Ty::Error)
     }
 
-    /// Drops refinements everywhere (used where refinements cannot follow, e.g. type arguments
-    /// of polymorphic builtins).
+    /// Drops the refinements that describe values (at the top and inside data), used where
+    /// they cannot follow, e.g. type arguments of polymorphic builtins. Function types keep
+    /// theirs: a refined parameter is an obligation on every caller, not a fact to forget.
     pub fn strip(&self) -> Ty {
         match self {
             Ty::Refined(r) => r.base.strip(),
@@ -103,16 +104,11 @@ impl Ty {
             Ty::Option(t) => Ty::option(t.strip()),
             Ty::Result(a, b) => Ty::Result(Box::new(a.strip()), Box::new(b.strip())),
             Ty::Opaque(n, args) => Ty::Opaque(n.clone(), args.iter().map(Ty::strip).collect()),
-            Ty::Fn(f) => Ty::Fn(Rc::new(FnTy {
-                params: f.params.iter().map(Ty::strip).collect(),
-                ret: f.ret.strip(),
-                second_class: f.second_class,
-            })),
             t => t.clone(),
         }
     }
 
-    /// Does any part of the type (outside function types) satisfy `pred`?
+    /// Does any part of the type (function parameters and results included) satisfy `pred`?
     pub fn any_part(&self, pred: &mut dyn FnMut(&Ty) -> bool) -> bool {
         if pred(self) {
             return true;
@@ -122,6 +118,7 @@ impl Ty {
             Ty::Tuple(ts) | Ty::Opaque(_, ts) => ts.iter().any(|t| t.any_part(pred)),
             Ty::List(t) | Ty::Option(t) => t.any_part(pred),
             Ty::Result(a, b) => a.any_part(pred) || b.any_part(pred),
+            Ty::Fn(f) => f.params.iter().any(|t| t.any_part(pred)) || f.ret.any_part(pred),
             _ => false,
         }
     }
