@@ -119,9 +119,18 @@ impl Checker<'_> {
             (Ty::Error, _) | (_, Ty::Error) => true,
             (Ty::Var(x), Ty::Var(y)) if x == y => true,
             (Ty::Var(x), t) | (t, Ty::Var(x)) => {
-                let t = t.strip();
+                let mut t = t.strip();
                 if occurs(*x, &t) {
                     return false;
+                }
+                // Solving a variable copies the type: bound it, or doubling it a few times
+                // over would exhaust time and memory.
+                if crate::checker::type_size(&t, crate::checker::MAX_TYPE_SIZE + 1) > crate::checker::MAX_TYPE_SIZE {
+                    let span =
+                        self.var_origin.get(*x as usize).copied().unwrap_or(Span::new(cordon_syntax::FileId(0), 0, 0));
+                    self.error(Code::NestingTooDeep, span, "the type of this value is too large").help =
+                        Some("declare a record type for the data".into());
+                    t = Ty::Error;
                 }
                 if let Some(slot) = self.subst.get_mut(*x as usize) {
                     *slot = Some(t);

@@ -284,8 +284,11 @@ impl Checker<'_> {
                     }
                 }
             }
+            // A refinement on either side counts: a refined function parameter on the value's
+            // side is an obligation the expected type would forget.
             Ty::List(_) | Ty::Option(_) | Ty::Result(..) | Ty::Fn(_) | Ty::Opaque(..)
-                if has_refinement(&expected) && !self.refinements_agree(got, &expected, true) =>
+                if (has_refinement(&expected) || has_refinement(got))
+                    && !self.refinements_agree(got, &expected, true) =>
             {
                 let got = self.resolve(got);
                 self.diags.push(
