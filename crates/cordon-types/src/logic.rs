@@ -278,7 +278,7 @@ impl Checker<'_> {
                     _ => ts.iter().map(Ty::strip).collect(),
                 };
                 for (i, (e, g)) in ts.iter().zip(&got_parts).enumerate() {
-                    if has_refinement(e) {
+                    if has_refinement(e) || has_refinement(g) {
                         let sel = value.and_then(|v| self.tuple_field(v, &expected, i, e));
                         self.prove_refinements(sel.as_ref(), g, e, span);
                     }
