@@ -366,6 +366,23 @@ impl<'a> Checker<'a> {
             self.declare_item(item);
         }
         self.compute_type_properties();
+        // A constant is shared by every use: it cannot stand for a value used only once.
+        for (_, module) in modules {
+            for item in &module.items {
+                let ItemKind::Const { name, ty, .. } = &item.kind else { continue };
+                if let Some(ValueDef::Const { ty: resolved, .. }) = self.values.get(&name.name)
+                    && self.is_linear(resolved)
+                {
+                    let shown = resolved.to_string();
+                    self.error(
+                        Code::LinearReused,
+                        ty.span,
+                        format!("a constant cannot hold the linear type `{shown}`"),
+                    )
+                    .help = Some("every use of a constant is the same value; linear values come from tools".into());
+                }
+            }
+        }
         for (elem, span) in self.pending_lists.take().unwrap_or_default() {
             self.check_list_element(&elem, span);
         }

@@ -859,12 +859,26 @@ impl Checker<'_> {
     /// Branches must consume the same linear values; reports the first that differs and
     /// leaves every such value consumed.
     fn lin_join(&mut self, states: &[Vec<(usize, Lin)>], span: Span, what: &str) {
-        let Some(first) = states.first() else { return };
+        let mut indices: Vec<usize> = states.iter().flatten().map(|(i, _)| *i).collect();
+        indices.sort_unstable();
+        indices.dedup();
         let mut reported = false;
-        for (k, &(i, l)) in first.iter().enumerate() {
-            let consumed_somewhere = states.iter().any(|s| matches!(s.get(k), Some((_, Lin::Consumed(_)))));
-            let live_somewhere = states.iter().any(|s| matches!(s.get(k), Some((_, Lin::Live))));
-            if consumed_somewhere && live_somewhere && !reported {
+        for i in indices {
+            let on_paths: Vec<Option<Lin>> =
+                states.iter().map(|s| s.iter().find(|(j, _)| *j == i).map(|(_, l)| *l)).collect();
+            // No longer tracked on some path (an error was reported there): stays untracked.
+            if on_paths.iter().any(Option::is_none) {
+                if let Some(b) = self.scope.get_mut(i) {
+                    b.lin = None;
+                }
+                continue;
+            }
+            let consumed_at = on_paths.iter().find_map(|l| match l {
+                Some(Lin::Consumed(at)) => Some(*at),
+                _ => None,
+            });
+            let live_somewhere = on_paths.iter().any(|l| matches!(l, Some(Lin::Live)));
+            if consumed_at.is_some() && live_somewhere && !reported {
                 let name = self.scope.get(i).map(|b| b.name.clone()).unwrap_or_default();
                 self.error(
                     Code::LinearBranchMismatch,
@@ -874,12 +888,8 @@ impl Checker<'_> {
                 .help = Some("every branch must use the same linear values".into());
                 reported = true;
             }
-            let merged = states.iter().find_map(|s| match s.get(k) {
-                Some((_, Lin::Consumed(at))) => Some(Lin::Consumed(*at)),
-                _ => None,
-            });
             if let Some(b) = self.scope.get_mut(i) {
-                b.lin = Some(merged.unwrap_or(l));
+                b.lin = Some(consumed_at.map_or(Lin::Live, Lin::Consumed));
             }
         }
     }
