@@ -338,12 +338,6 @@ impl<'a> Checker<'a> {
     /// functions, and the entry.
     pub fn declare_items(&mut self, modules: &[(Role, &Module)]) {
         self.pending_lists = Some(Vec::new());
-        let mut aliases: Vec<String> = self.alias_exprs.keys().cloned().collect();
-        aliases.sort();
-        for name in aliases {
-            self.resolve_alias(&name);
-        }
-        // Constants first: signatures declared before them may use their values.
         let items = modules.iter().flat_map(|(role, module)| {
             module.items.iter().filter(move |item| !(*role == Role::Plan && is_host_declaration(&item.kind)))
         });
@@ -360,9 +354,19 @@ impl<'a> Checker<'a> {
                 self.duplicate_values.insert(name.span);
             }
         }
-        let (consts, others): (Vec<&Item>, Vec<&Item>) =
-            items.into_iter().partition(|item| matches!(item.kind, ItemKind::Const { .. }));
-        for item in consts.into_iter().chain(others) {
+        // Constants and measures first: refinements anywhere may use their values and names.
+        // Aliases are resolved next (an alias used earlier is resolved on first use).
+        let (first, others): (Vec<&Item>, Vec<&Item>) =
+            items.into_iter().partition(|item| matches!(item.kind, ItemKind::Const { .. } | ItemKind::Measure { .. }));
+        for item in first {
+            self.declare_item(item);
+        }
+        let mut aliases: Vec<String> = self.alias_exprs.keys().cloned().collect();
+        aliases.sort();
+        for name in aliases {
+            self.resolve_alias(&name);
+        }
+        for item in others {
             self.declare_item(item);
         }
         self.compute_type_properties();
