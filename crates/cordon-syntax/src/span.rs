@@ -61,10 +61,6 @@ impl SourceFile {
         self.text.get(start..end).unwrap_or("").trim_end_matches(['\n', '\r'])
     }
 
-    pub fn line_count(&self) -> u32 {
-        self.line_starts.len() as u32
-    }
-
     /// The source text under a span ("" if the span is out of range).
     pub fn slice(&self, span: Span) -> &str {
         self.text.get(span.start as usize..span.end as usize).unwrap_or("")

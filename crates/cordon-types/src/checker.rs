@@ -284,6 +284,16 @@ impl<'a> Checker<'a> {
         self.diags.push(d);
     }
 
+    /// Reports `id` if an earlier member of the same list (field, variant, tool, parameter) has
+    /// its name; returns whether it is the first.
+    pub fn first_of_name(&mut self, seen: &mut HashSet<String>, id: &Ident, what: &str) -> bool {
+        if seen.insert(id.name.clone()) {
+            return true;
+        }
+        self.error(Code::DuplicateDefinition, id.span, format!("the {what} `{}` is already defined", id.name));
+        false
+    }
+
     pub fn text(&self, span: Span) -> &'a str {
         self.sources.slice(span)
     }
@@ -415,18 +425,12 @@ impl<'a> Checker<'a> {
     fn declare_item(&mut self, item: &Item) {
         match &item.kind {
             ItemKind::Record { name, fields, opaque } => {
-                let mut seen: Vec<&str> = Vec::new();
+                let mut seen = HashSet::new();
                 let mut resolved = Vec::new();
                 for f in fields {
-                    if seen.contains(&f.name.name.as_str()) {
-                        self.error(
-                            Code::DuplicateDefinition,
-                            f.name.span,
-                            format!("the field `{}` is already defined", f.name.name),
-                        );
+                    if !self.first_of_name(&mut seen, &f.name, "field") {
                         continue;
                     }
-                    seen.push(&f.name.name);
                     let ty = self.resolve_type(&f.ty, &[]);
                     self.check_data_type(&ty, f.ty.span);
                     resolved.push((f.name.name.clone(), ty));
@@ -435,13 +439,9 @@ impl<'a> Checker<'a> {
             }
             ItemKind::Enum { name, variants } => {
                 let mut resolved: Vec<(String, Vec<Ty>)> = Vec::new();
+                let mut seen = HashSet::new();
                 for v in variants {
-                    if resolved.iter().any(|(n, _)| *n == v.name.name) {
-                        self.error(
-                            Code::DuplicateDefinition,
-                            v.name.span,
-                            format!("the variant `{}` is already defined", v.name.name),
-                        );
+                    if !self.first_of_name(&mut seen, &v.name, "variant") {
                         continue;
                     }
                     let tys = v
@@ -459,13 +459,9 @@ impl<'a> Checker<'a> {
             }
             ItemKind::Capability { name, tools } => {
                 let mut sigs: Vec<(String, Rc<Signature>)> = Vec::new();
+                let mut seen = HashSet::new();
                 for tool in tools {
-                    if sigs.iter().any(|(n, _)| *n == tool.name.name) {
-                        self.error(
-                            Code::DuplicateDefinition,
-                            tool.name.span,
-                            format!("the tool `{}` is already defined", tool.name.name),
-                        );
+                    if !self.first_of_name(&mut seen, &tool.name, "tool") {
                         continue;
                     }
                     let sig = self.resolve_signature(&tool.name, &tool.params, tool.ret.as_ref(), true);
@@ -590,16 +586,9 @@ impl<'a> Checker<'a> {
 
     /// Resolves a signature. Refinements of parameters and result may mention every parameter.
     fn resolve_signature(&mut self, name: &Ident, params: &[Param], ret: Option<&TypeExpr>, host: bool) -> Signature {
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen = HashSet::new();
         for p in params {
-            if seen.contains(&p.name.name.as_str()) {
-                self.error(
-                    Code::DuplicateDefinition,
-                    p.name.span,
-                    format!("the parameter `{}` is already defined", p.name.name),
-                );
-            }
-            seen.push(&p.name.name);
+            self.first_of_name(&mut seen, &p.name, "parameter");
         }
         // First the unrefined bases, so refinements can name any parameter.
         let bases: Vec<(String, Ty)> =

@@ -1283,20 +1283,7 @@ impl Checker<'_> {
             }
             (Some(en), _, Ty::Enum(e)) if en.name == **e => {
                 let variants = self.enum_variants(e).map(<[_]>::to_vec).unwrap_or_default();
-                match variants.iter().find(|(v, _)| *v == name.name) {
-                    Some((_, ts)) => Some(ts.clone()),
-                    None => {
-                        self.not_found(
-                            Code::UndefinedVariant,
-                            name.span,
-                            format!("`{e}` has no variant `{}`", name.name),
-                            &name.name,
-                            variants.iter().map(|(v, _)| v.as_str()),
-                            &format!("{e}::"),
-                        );
-                        None
-                    }
-                }
+                self.variant(e, &variants, name)
             }
             (Some(en), _, _) if !self.types.contains_key(&en.name) => {
                 self.error(Code::UndefinedType, en.span, format!("the type `{}` is not defined", en.name));
@@ -1345,14 +1332,9 @@ impl Checker<'_> {
         let mut ptys = Vec::new();
         let mut bindings: Vec<(Ident, Ty)> = Vec::new();
         let mut uninferred: Vec<&str> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for (i, p) in params.iter().enumerate() {
-            if bindings.iter().any(|(b, _)| b.name == p.name.name) {
-                self.error(
-                    Code::DuplicateDefinition,
-                    p.name.span,
-                    format!("the parameter `{}` is already defined", p.name.name),
-                );
-            }
+            self.first_of_name(&mut seen, &p.name, "parameter");
             let from_context = expected.and_then(|f| f.params.get(i)).cloned();
             // On a mismatch the body sees the annotation and the caller sees its own type, so the
             // one mistake is reported once.
@@ -1503,6 +1485,22 @@ impl Checker<'_> {
 
     // ---------------------------------------------------------------- calls
 
+    /// The payload types of the variant `name` of enum `enum_name`, or a report that it has none.
+    fn variant(&mut self, enum_name: &str, variants: &[(String, Vec<Ty>)], name: &Ident) -> Option<Vec<Ty>> {
+        if let Some((_, payload)) = variants.iter().find(|(v, _)| *v == name.name) {
+            return Some(payload.clone());
+        }
+        self.not_found(
+            Code::UndefinedVariant,
+            name.span,
+            format!("`{enum_name}` has no variant `{}`", name.name),
+            &name.name,
+            variants.iter().map(|(v, _)| v.as_str()),
+            &format!("{enum_name}::"),
+        );
+        None
+    }
+
     fn check_variant(&mut self, ty: &Ident, variant: &Ident, args: Option<&[Expr]>, span: Span) -> Typed {
         let Some(info) = self.types.get(&ty.name).cloned() else {
             self.error(Code::UndefinedType, ty.span, format!("the type `{}` is not defined", ty.name));
@@ -1513,15 +1511,7 @@ impl Checker<'_> {
             self.error(Code::UndefinedVariant, variant.span, format!("`{}` is not an enum", ty.name));
             return Typed::error();
         };
-        let Some((_, payload)) = variants.iter().find(|(v, _)| *v == variant.name) else {
-            self.not_found(
-                Code::UndefinedVariant,
-                variant.span,
-                format!("`{}` has no variant `{}`", ty.name, variant.name),
-                &variant.name,
-                variants.iter().map(|(v, _)| v.as_str()),
-                &format!("{}::", ty.name),
-            );
+        let Some(payload) = self.variant(&ty.name, &variants, variant) else {
             return Typed::error();
         };
         let args = args.unwrap_or(&[]);
