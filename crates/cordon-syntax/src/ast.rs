@@ -54,11 +54,13 @@ pub enum ItemKind {
         name: Ident,
         params: Vec<Ident>,
     },
-    /// `measure m(x: T) -> U`
+    /// `measure m(x: T) -> U` or `measure m(x: T) -> U = literal`: the literal is the
+    /// measure's value on a fresh host-made value (a new session the host hands to a plan).
     Measure {
         name: Ident,
         params: Vec<Param>,
         ret: TypeExpr,
+        default: Option<Expr>,
     },
     Capability {
         name: Ident,
@@ -317,6 +319,9 @@ pub enum ExprKind {
         ty: Option<TypeExpr>,
         args: Vec<Expr>,
     },
+    /// `to_labeled { .. }`: runs the block and boxes its value in an opaque `Labeled[T]`,
+    /// leaving the caller's program-counter label as it was.
+    ToLabeled(Block),
     Error,
 }
 

@@ -2092,7 +2092,7 @@ impl<'a> Parser<'a> {
         let name = self.ident("a measure name");
         let params = self.params();
         let ret = self.required_ret("a measure is declared `measure m(x: T) -> U`");
-        ItemKind::Measure { name, params, ret }
+        ItemKind::Measure { name, params, ret, default: None }
     }
 
     fn required_ret(&mut self, help: &str) -> TypeExpr {

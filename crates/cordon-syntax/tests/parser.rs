@@ -185,7 +185,7 @@ fn r_item(item: &Item) -> String {
             let params: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
             format!("opaque type {}[{}]", name.name, params.join(", "))
         }
-        ItemKind::Measure { name, params, ret } => {
+        ItemKind::Measure { name, params, ret, .. } => {
             format!("measure {}({}) -> {}", name.name, r_params(params), r_ty(ret))
         }
         ItemKind::Capability { name, tools } => {

@@ -482,7 +482,7 @@ impl<'a> Checker<'a> {
                 }
                 self.set_type(name, TypeDef::Capability { tools: sigs });
             }
-            ItemKind::Measure { name, params, ret } => {
+            ItemKind::Measure { name, params, ret, .. } => {
                 let sig = self.resolve_signature(name, params, Some(ret), false);
                 for (p, (_, ty)) in params.iter().zip(&sig.params) {
                     if matches!(ty.base(), Ty::Cap(_) | Ty::Fn(_)) {

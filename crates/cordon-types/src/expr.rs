@@ -218,6 +218,10 @@ impl Checker<'_> {
             ExprKind::Closure { params, ret, body } => self.check_closure(params, ret.as_ref(), body, None),
             ExprKind::Cast { expr, ty } => self.check_cast(expr, ty, span),
             ExprKind::Hole { ty, args } => self.check_hole(e, ty.as_ref(), args, expected),
+            ExprKind::ToLabeled(_) => {
+                self.error(Code::UnsupportedRefinement, span, "`to_labeled` is not supported yet");
+                Typed::error()
+            }
         }
     }
 

@@ -1,0 +1,310 @@
+//! Disjunction-category (DC) labels, as in LIO: a secrecy and an integrity formula over
+//! principals, each in conjunctive normal form without negation.
+//!
+//! Secrecy says whose permission data needs to be released (`alice` : only with alice's
+//! consent; `true` : public). Integrity says who vouches for it (`alice` : alice wrote it;
+//! `true` : nobody, untrusted; `false` : everyone, e.g. the plan's own literals). Data labelled
+//! `l1` may flow where `l2` is allowed when `l2`'s secrecy implies `l1`'s and `l1`'s integrity
+//! implies `l2`'s. Values at run time carry a [`Label`]: a DC label plus where it came from.
+
+use std::fmt;
+use std::rc::Rc;
+
+use cordon_syntax::Span;
+use serde::{Deserialize, Serialize};
+
+/// A conjunction of clauses, each a disjunction of principals. Kept minimal (no clause contains
+/// another) and sorted, so equal formulas are equal values. `true` has no clause; `false` has
+/// the empty clause.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Formula {
+    clauses: Vec<Vec<String>>,
+}
+
+impl Formula {
+    pub fn truth() -> Formula {
+        Formula { clauses: Vec::new() }
+    }
+
+    pub fn falsity() -> Formula {
+        Formula { clauses: vec![Vec::new()] }
+    }
+
+    pub fn principal(p: &str) -> Formula {
+        Formula { clauses: vec![vec![p.to_string()]] }
+    }
+
+    pub fn is_true(&self) -> bool {
+        self.clauses.is_empty()
+    }
+
+    pub fn is_false(&self) -> bool {
+        self.clauses.iter().any(Vec::is_empty)
+    }
+
+    fn normalize(mut clauses: Vec<Vec<String>>) -> Formula {
+        for c in &mut clauses {
+            c.sort();
+            c.dedup();
+        }
+        clauses.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        clauses.dedup();
+        let mut kept: Vec<Vec<String>> = Vec::new();
+        for c in clauses {
+            if !kept.iter().any(|k| subset(k, &c)) {
+                kept.push(c);
+            }
+        }
+        kept.sort();
+        Formula { clauses: kept }
+    }
+
+    pub fn and(&self, other: &Formula) -> Formula {
+        Formula::normalize(self.clauses.iter().chain(&other.clauses).cloned().collect())
+    }
+
+    pub fn or(&self, other: &Formula) -> Formula {
+        let mut clauses = Vec::with_capacity(self.clauses.len() * other.clauses.len());
+        for a in &self.clauses {
+            for b in &other.clauses {
+                clauses.push(a.iter().chain(b).cloned().collect());
+            }
+        }
+        Formula::normalize(clauses)
+    }
+
+    /// Does `self` imply `other`? For negation-free CNF: every clause of `other` contains some
+    /// clause of `self`.
+    pub fn implies(&self, other: &Formula) -> bool {
+        other.clauses.iter().all(|c| self.clauses.iter().any(|a| subset(a, c)))
+    }
+}
+
+/// Is every element of sorted `a` in sorted `b`?
+fn subset(a: &[String], b: &[String]) -> bool {
+    a.iter().all(|x| b.binary_search(x).is_ok())
+}
+
+impl fmt::Display for Formula {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_true() {
+            return f.write_str("true");
+        }
+        if self.is_false() {
+            return f.write_str("false");
+        }
+        for (i, c) in self.clauses.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" & ")?;
+            }
+            if c.len() > 1 && self.clauses.len() > 1 {
+                write!(f, "({})", c.join(" | "))?;
+            } else {
+                f.write_str(&c.join(" | "))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A DC label: `⟨secrecy, integrity⟩`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DcLabel {
+    pub secrecy: Formula,
+    pub integrity: Formula,
+}
+
+impl Default for DcLabel {
+    fn default() -> DcLabel {
+        DcLabel::bottom()
+    }
+}
+
+impl DcLabel {
+    /// Public and vouched for by everyone: what the program's own literals carry.
+    pub fn bottom() -> DcLabel {
+        DcLabel { secrecy: Formula::truth(), integrity: Formula::falsity() }
+    }
+
+    /// Public and vouched for by no one.
+    pub fn untrusted() -> DcLabel {
+        DcLabel { secrecy: Formula::truth(), integrity: Formula::truth() }
+    }
+
+    /// Only `p` may release it.
+    pub fn secret(p: &str) -> DcLabel {
+        DcLabel { secrecy: Formula::principal(p), integrity: Formula::falsity() }
+    }
+
+    /// Public, vouched for by `p` only.
+    pub fn endorsed(p: &str) -> DcLabel {
+        DcLabel { secrecy: Formula::truth(), integrity: Formula::principal(p) }
+    }
+
+    pub fn is_bottom(&self) -> bool {
+        self.secrecy.is_true() && self.integrity.is_false()
+    }
+
+    /// The least label both flow to: secret to everyone either is secret to, vouched for only
+    /// by those who vouch for one of them... i.e. `⟨s1 ∧ s2, i1 ∨ i2⟩`.
+    pub fn join(&self, other: &DcLabel) -> DcLabel {
+        DcLabel { secrecy: self.secrecy.and(&other.secrecy), integrity: self.integrity.or(&other.integrity) }
+    }
+
+    /// May data labelled `self` flow where `to` is allowed?
+    pub fn flows_to(&self, to: &DcLabel) -> bool {
+        to.secrecy.implies(&self.secrecy) && self.integrity.implies(&to.integrity)
+    }
+}
+
+impl fmt::Display for DcLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<secrecy: {}, integrity: {}>", self.secrecy, self.integrity)
+    }
+}
+
+/// Where part of a value's label came from: a tool's result, an `unlabel`, a hole's fill.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub what: Rc<str>,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+/// The label a value carries at run time: a DC label and the sources that raised it. Most
+/// values carry the bottom label, which costs nothing: no allocation, and joins with it are a
+/// pointer check.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Label(Option<Rc<LabelData>>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct LabelData {
+    dc: DcLabel,
+    sources: Vec<Source>,
+}
+
+/// A label keeps at most this many sources; more would make diagnostics long, not clearer.
+const MAX_SOURCES: usize = 6;
+
+impl Label {
+    pub fn bottom() -> Label {
+        Label(None)
+    }
+
+    pub fn new(dc: DcLabel, source: Source) -> Label {
+        if dc.is_bottom() {
+            return Label(None);
+        }
+        Label(Some(Rc::new(LabelData { dc, sources: vec![source] })))
+    }
+
+    pub fn is_bottom(&self) -> bool {
+        self.0.is_none()
+    }
+
+    pub fn dc(&self) -> DcLabel {
+        self.0.as_ref().map_or_else(DcLabel::bottom, |d| d.dc.clone())
+    }
+
+    pub fn sources(&self) -> &[Source] {
+        self.0.as_ref().map_or(&[], |d| &d.sources)
+    }
+
+    #[inline]
+    pub fn join(&self, other: &Label) -> Label {
+        match (&self.0, &other.0) {
+            (None, _) => other.clone(),
+            (_, None) => self.clone(),
+            (Some(a), Some(b)) if Rc::ptr_eq(a, b) => self.clone(),
+            (Some(a), Some(b)) => Label::join_slow(a, b),
+        }
+    }
+
+    fn join_slow(a: &Rc<LabelData>, b: &Rc<LabelData>) -> Label {
+        let covers = |x: &LabelData, y: &LabelData| {
+            y.dc.flows_to(&x.dc) && y.sources.iter().all(|s| x.sources.contains(s))
+        };
+        if covers(a, b) {
+            return Label(Some(a.clone()));
+        }
+        if covers(b, a) {
+            return Label(Some(b.clone()));
+        }
+        let mut sources = a.sources.clone();
+        for s in &b.sources {
+            if sources.len() < MAX_SOURCES && !sources.contains(s) {
+                sources.push(s.clone());
+            }
+        }
+        Label(Some(Rc::new(LabelData { dc: a.dc.join(&b.dc), sources })))
+    }
+
+    #[inline]
+    pub fn join_mut(&mut self, other: &Label) {
+        if other.0.is_some() {
+            *self = self.join(other);
+        }
+    }
+
+    pub fn flows_to(&self, to: &DcLabel) -> bool {
+        match &self.0 {
+            None => DcLabel::bottom().flows_to(to),
+            Some(d) => d.dc.flows_to(to),
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.dc())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(clauses: &[&[&str]]) -> Formula {
+        Formula::normalize(clauses.iter().map(|c| c.iter().map(|s| s.to_string()).collect()).collect())
+    }
+
+    #[test]
+    fn implication_is_clause_containment() {
+        assert!(f(&[&["a"], &["b"]]).implies(&f(&[&["a"]])));
+        assert!(!f(&[&["a"]]).implies(&f(&[&["a"], &["b"]])));
+        assert!(f(&[&["a"]]).implies(&f(&[&["a", "b"]])));
+        assert!(Formula::falsity().implies(&f(&[&["a"]])));
+        assert!(f(&[&["a"]]).implies(&Formula::truth()));
+        assert!(!Formula::truth().implies(&f(&[&["a"]])));
+    }
+
+    #[test]
+    fn normal_form_drops_subsumed_clauses() {
+        assert_eq!(f(&[&["a", "b"], &["a"]]), f(&[&["a"]]));
+        assert_eq!(f(&[&["b"], &["a"]]).to_string(), "a & b");
+        assert_eq!(Formula::principal("a").or(&Formula::principal("b")).to_string(), "a | b");
+        assert_eq!(Formula::falsity().or(&Formula::principal("b")), Formula::principal("b"));
+        assert_eq!(Formula::truth().or(&Formula::principal("b")), Formula::truth());
+    }
+
+    #[test]
+    fn secrets_do_not_flow_to_public_and_untrusted_data_is_not_endorsed() {
+        let public_by_user = DcLabel::endorsed("user");
+        assert!(DcLabel::bottom().flows_to(&public_by_user));
+        assert!(!DcLabel::secret("alice").flows_to(&public_by_user));
+        assert!(!DcLabel::untrusted().flows_to(&public_by_user));
+        assert!(DcLabel::endorsed("user").flows_to(&public_by_user));
+        let joined = DcLabel::secret("alice").join(&DcLabel::endorsed("user"));
+        assert_eq!(joined.to_string(), "<secrecy: alice, integrity: user>");
+        assert!(joined.flows_to(&DcLabel { secrecy: Formula::principal("alice"), integrity: Formula::truth() }));
+    }
+
+    #[test]
+    fn joining_bottom_allocates_nothing() {
+        let src = Source { what: "x".into(), span: Span::default() };
+        let l = Label::new(DcLabel::secret("a"), src);
+        assert_eq!(Label::bottom().join(&l), l);
+        assert!(Label::bottom().join(&Label::bottom()).is_bottom());
+        assert!(l.join(&l).sources().len() == 1);
+    }
+}

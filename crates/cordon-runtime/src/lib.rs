@@ -1,0 +1,2 @@
+//! The Cordon runtime (work in progress).
+pub mod label;
