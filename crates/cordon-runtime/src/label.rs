@@ -164,10 +164,9 @@ impl fmt::Display for DcLabel {
 }
 
 /// Where part of a value's label came from: a tool's result, an `unlabel`, a hole's fill.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
     pub what: Rc<str>,
-    #[serde(skip)]
     pub span: Span,
 }
 
