@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let policy = sources.add("policies/github.cord", POLICY);
     let plan = sources.add("plan.cord", text.as_ref());
     // A short solver timeout keeps each run fast; a timeout is a rejection, never a crash.
-    let options = CheckOptions { solver_timeout_ms: 200 };
+    let options = CheckOptions { solver_timeout_ms: 200, ..CheckOptions::default() };
     let outcome = check(&sources, &[policy], Some(plan), &options);
     for d in &outcome.diagnostics {
         let _ = render::human(d, &sources);

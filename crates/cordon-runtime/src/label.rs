@@ -220,9 +220,8 @@ impl Label {
     }
 
     fn join_slow(a: &Rc<LabelData>, b: &Rc<LabelData>) -> Label {
-        let covers = |x: &LabelData, y: &LabelData| {
-            y.dc.flows_to(&x.dc) && y.sources.iter().all(|s| x.sources.contains(s))
-        };
+        let covers =
+            |x: &LabelData, y: &LabelData| y.dc.flows_to(&x.dc) && y.sources.iter().all(|s| x.sources.contains(s));
         if covers(a, b) {
             return Label(Some(a.clone()));
         }

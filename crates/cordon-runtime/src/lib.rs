@@ -1,2 +1,242 @@
-//! The Cordon runtime (work in progress).
+//! The Cordon runtime: runs checked programs. The interpreter performs no IO: a tool call
+//! stops it at the boundary ([`boundary`]), which checks the call on the real values (labels,
+//! refinements, host-made values, limits) and hands the host a plain-data [`Effect`]; the host
+//! performs it and resumes the run with the result.
+//!
+//! ```
+//! use cordon_runtime::{Config, Program, Run, Sessions, Step};
+//! use cordon_syntax::SourceMap;
+//! use cordon_types::{CheckOptions, check};
+//!
+//! let mut sources = SourceMap::new();
+//! let plan = sources.add("plan.cord", "[1, 2, 3].map(|x| x * x).sum()");
+//! let outcome = check(&sources, &[], Some(plan), &CheckOptions::default());
+//! let program = Program::new(outcome.program.as_ref().expect("accepted")).expect("compiles");
+//! let mut run = Run::start(&program, &Sessions::default(), &Config::default()).expect("starts");
+//! let Ok(Step::Done(value)) = run.proceed() else { panic!() };
+//! assert_eq!(value.value.to_string(), "14");
+//! ```
+//!
+//! Modules: `compile` turns syntax trees into code, `machine` runs it, `builtins` are the
+//! builtin functions, `boundary` is where every effect is checked, `host` is what the host
+//! knows (measures, host-made values, sessions), `label` the DC labels, `shape` the types the
+//! boundary checks against, `limits` the host's limits, `trace` the record of decisions.
+
+pub mod boundary;
+mod builtins;
+mod compile;
+pub mod effect;
+pub mod error;
+pub mod host;
 pub mod label;
+pub mod limits;
+mod machine;
+mod shape;
+pub mod trace;
+pub mod value;
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use cordon_syntax::Span;
+use cordon_syntax::ast::Module;
+use cordon_types::Checked;
+
+pub use compile::CompileError;
+pub use effect::{Effect, ToolHost};
+pub use error::{ErrorKind, RunError};
+pub use host::{Scalar, Sessions, StoredValue};
+pub use label::{DcLabel, Label};
+pub use limits::Limits;
+pub use trace::{Decision, Event};
+pub use value::{Val, Value};
+
+use compile::Compiled;
+use machine::{ConstState, Ctx, Exit, Vm};
+
+/// A program ready to run. Only a program the checker accepted can become one (outside the
+/// runtime's own tests).
+#[derive(Debug, Clone)]
+pub struct Program {
+    compiled: Rc<Compiled>,
+}
+
+impl Program {
+    pub fn new(checked: &Checked) -> Result<Program, CompileError> {
+        Program::compile(checked.policies(), checked.plan())
+    }
+
+    /// Compiles code the checker never saw. For tests that prove the boundary's re-checks
+    /// catch what a checker bug would let through; not available to the `cordon` binary.
+    #[cfg(feature = "unchecked")]
+    pub fn unchecked(policies: &[Module], plan: Option<&Module>) -> Result<Program, CompileError> {
+        Program::compile(policies, plan)
+    }
+
+    fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Program, CompileError> {
+        Ok(Program { compiled: Rc::new(compile::compile(policies, plan)?) })
+    }
+
+    /// The names of the entry's linear parameters and their types: what a host keeps between
+    /// requests.
+    pub fn linear_inputs(&self) -> Vec<(String, String)> {
+        let Some(entry) = &self.compiled.entry else { return Vec::new() };
+        entry
+            .params
+            .iter()
+            .filter_map(|(n, s)| match s {
+                shape::Shape::Linear(t) => Some((n.to_string(), t.to_string())),
+                shape::Shape::Refined(r) => match &r.base {
+                    shape::Shape::Linear(t) => Some((n.to_string(), t.to_string())),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The host's settings for a run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub limits: Limits,
+    /// The principal the agent acts for (`user()` in label annotations).
+    pub user: String,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config { limits: Limits::default(), user: "user".into() }
+    }
+}
+
+/// What a run does next.
+#[derive(Debug)]
+pub enum Step {
+    /// A tool call the boundary admitted: perform it and [`Run::resume`].
+    Effect(Effect),
+    /// The plan finished with this value.
+    Done(Val),
+}
+
+/// One run of a program: start it, then alternate [`Run::proceed`]/[`Run::resume`] until it is
+/// done or fails. A failure is final.
+#[derive(Debug)]
+pub struct Run {
+    vm: Vm,
+    ctx: Ctx,
+    waiting: Option<Effect>,
+    sessions: Sessions,
+    finished: bool,
+}
+
+impl Run {
+    /// Prepares a run; `sessions` holds the linear values earlier requests handed back.
+    pub fn start(program: &Program, sessions: &Sessions, config: &Config) -> Result<Run, RunError> {
+        let compiled = program.compiled.clone();
+        let mut ctx = Ctx {
+            program: compiled.clone(),
+            host: Default::default(),
+            limits: config.limits.clone(),
+            user: config.user.as_str().into(),
+            fuel_used: 0,
+            memory_used: 0,
+            tool_calls: 0,
+            started: Instant::now(),
+            consts: vec![ConstState::Unset; compiled.consts.len()],
+            trace: Vec::new(),
+        };
+        let Some(plan) = compiled.plan.clone() else {
+            return Err(RunError::new(ErrorKind::Type, Span::default(), "there is no plan to run"));
+        };
+        let args = match &compiled.entry {
+            Some(entry) => boundary::entry_args(&mut ctx, entry, sessions)?,
+            None => Vec::new(),
+        };
+        Ok(Run { vm: Vm::start(plan, args), ctx, waiting: None, sessions: sessions.clone(), finished: false })
+    }
+
+    /// Runs until the next admitted tool call or the end.
+    pub fn proceed(&mut self) -> Result<Step, RunError> {
+        if self.finished || self.waiting.is_some() {
+            return Err(RunError::new(ErrorKind::Type, Span::default(), "the run is not ready to continue"));
+        }
+        let exit = machine::exec(&mut self.vm, &mut self.ctx);
+        match exit {
+            Ok(Exit::Effect(effect)) => {
+                self.waiting = Some(effect.clone());
+                Ok(Step::Effect(effect))
+            }
+            Ok(Exit::Done(v)) => {
+                self.finished = true;
+                boundary::returned(&self.ctx, &v)?;
+                Ok(Step::Done(v))
+            }
+            Err(e) => {
+                self.finished = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Continues after the host performed the waiting tool call (or failed to).
+    pub fn resume(&mut self, result: Result<Value, String>) -> Result<Step, RunError> {
+        let Some(effect) = self.waiting.take() else {
+            return Err(RunError::new(ErrorKind::Type, Span::default(), "no tool call is waiting"));
+        };
+        match boundary::complete(&mut self.ctx, &effect, result) {
+            Ok(v) => {
+                self.vm.resume(v);
+                self.proceed()
+            }
+            Err(e) => {
+                self.finished = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Every decision the boundary made so far.
+    pub fn trace(&self) -> &[Event] {
+        &self.ctx.trace
+    }
+
+    /// The sessions to keep for the next request. After a failure they still record what the
+    /// run did (a session it tainted stays tainted).
+    pub fn sessions(&self) -> Sessions {
+        boundary::sessions_now(&self.ctx, self.ctx.program.entry.as_ref(), &self.sessions)
+    }
+
+    /// Fuel used so far.
+    pub fn fuel_used(&self) -> u64 {
+        self.ctx.fuel_used
+    }
+}
+
+/// The end of a run driven by [`run`].
+#[derive(Debug)]
+pub struct Report {
+    pub result: Result<Val, RunError>,
+    pub trace: Vec<Event>,
+    pub sessions: Sessions,
+}
+
+/// Runs a program to its end, performing its tool calls with `tools`.
+pub fn run(program: &Program, sessions: &Sessions, config: &Config, tools: &mut dyn ToolHost) -> Report {
+    let mut run = match Run::start(program, sessions, config) {
+        Ok(run) => run,
+        Err(e) => return Report { result: Err(e), trace: Vec::new(), sessions: sessions.clone() },
+    };
+    let mut step = run.proceed();
+    let result = loop {
+        match step {
+            Ok(Step::Effect(effect)) => {
+                let answer = tools.perform(&effect);
+                step = run.resume(answer);
+            }
+            Ok(Step::Done(v)) => break Ok(v),
+            Err(e) => break Err(e),
+        }
+    };
+    Report { result, trace: run.trace().to_vec(), sessions: run.sessions() }
+}

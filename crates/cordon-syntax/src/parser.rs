@@ -1230,6 +1230,9 @@ impl<'a> Parser<'a> {
             "null" => return self.not_a_keyword("there is no `null`: use `None`, an `Option`", false),
             _ => {}
         }
+        if self.at_word("to_labeled") && *self.nth(1) == TokenKind::LBrace && !self.no_record {
+            return self.labeled_block();
+        }
         let name = self.ident_token();
         let bang = self.tok().span;
         if self.at(&TokenKind::Bang) && bang.start == name.span.end && *self.nth(1) == TokenKind::LParen {
@@ -1250,6 +1253,15 @@ impl<'a> Parser<'a> {
         }
         let span = name.span;
         self.mk(ExprKind::Name(name), span)
+    }
+
+    /// `to_labeled { .. }`, at the word `to_labeled` followed by `{`. In a condition (where `{`
+    /// starts the body) the word is an ordinary name.
+    fn labeled_block(&mut self) -> Expr {
+        let start = self.bump().start;
+        let block = self.block();
+        let span = self.span_from(start);
+        self.mk(ExprKind::ToLabeled(block), span)
     }
 
     /// A Rust word that Cordon lacks, in expression position. With `operand`, what follows is
@@ -2092,7 +2104,9 @@ impl<'a> Parser<'a> {
         let name = self.ident("a measure name");
         let params = self.params();
         let ret = self.required_ret("a measure is declared `measure m(x: T) -> U`");
-        ItemKind::Measure { name, params, ret, default: None }
+        // `= literal`: the measure's value on a fresh host value (the checker checks the form).
+        let default = if self.eat(&TokenKind::Eq) { Some(self.expr()) } else { None };
+        ItemKind::Measure { name, params, ret, default }
     }
 
     fn required_ret(&mut self, help: &str) -> TypeExpr {

@@ -80,6 +80,7 @@ fn r_expr(e: &Expr) -> String {
             let ty = ty.as_ref().map(|t| format!("[{}]", r_ty(t))).unwrap_or_default();
             format!("(agent{ty}{})", r_list(args))
         }
+        ExprKind::ToLabeled(b) => format!("(to_labeled {})", r_block(b)),
         ExprKind::Error => "ERR".to_string(),
     }
 }
@@ -185,8 +186,9 @@ fn r_item(item: &Item) -> String {
             let params: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
             format!("opaque type {}[{}]", name.name, params.join(", "))
         }
-        ItemKind::Measure { name, params, ret, .. } => {
-            format!("measure {}({}) -> {}", name.name, r_params(params), r_ty(ret))
+        ItemKind::Measure { name, params, ret, default } => {
+            let default = default.as_ref().map(|d| format!(" = {}", r_expr(d))).unwrap_or_default();
+            format!("measure {}({}) -> {}{default}", name.name, r_params(params), r_ty(ret))
         }
         ItemKind::Capability { name, tools } => {
             let mut out = format!("capability {} {{", name.name);
@@ -299,7 +301,14 @@ impl Invariants {
                 }
             }
             ItemKind::Linear { .. } | ItemKind::Opaque { .. } => {}
-            ItemKind::Measure { params, ret, .. } | ItemKind::Entry { params, ret } => {
+            ItemKind::Measure { params, ret, default, .. } => {
+                params.iter().for_each(|p| self.ty(&p.ty, s));
+                self.ty(ret, s);
+                if let Some(d) = default {
+                    self.expr(d, s);
+                }
+            }
+            ItemKind::Entry { params, ret } => {
                 params.iter().for_each(|p| self.ty(&p.ty, s));
                 self.ty(ret, s);
             }
@@ -412,7 +421,7 @@ impl Invariants {
                 self.expr(iter, s);
                 self.block(body, s);
             }
-            ExprKind::Block(b) => self.block(b, s),
+            ExprKind::Block(b) | ExprKind::ToLabeled(b) => self.block(b, s),
             ExprKind::Closure { params, ret, body } => {
                 params.iter().filter_map(|p| p.ty.as_ref()).for_each(|t| self.ty(t, s));
                 if let Some(r) = ret {
@@ -846,6 +855,17 @@ fn holes() {
 }
 
 #[test]
+fn to_labeled_blocks() {
+    check_expr("to_labeled { f(x) }", "(to_labeled {(call f x)})");
+    check_expr("to_labeled { let y = 1; y }.unlabel()", "(method (to_labeled {let y = 1; y}) unlabel)");
+    check("let v = to_labeled { 1 };\nv", "let v = (to_labeled {1});\n=> v");
+    // Not followed by a block, or in a condition (where `{` starts the body): a name.
+    check_expr("to_labeled", "to_labeled");
+    check_expr("to_labeled(x)", "(call to_labeled x)");
+    check_expr("if to_labeled { 1 } else { 2 }", "(if to_labeled {1} {2})");
+}
+
+#[test]
 fn chained_comparison_is_an_error() {
     check_message(
         "a < b < c",
@@ -1048,6 +1068,12 @@ fn type_declarations() {
 fn host_declarations() {
     check("measure tainted(s: Session) -> Bool", "measure tainted(s: Session) -> Bool");
     check("measure size(a: Int, b: List[Int],) -> Int", "measure size(a: Int, b: List[Int]) -> Int");
+    check("measure tainted(s: Session) -> Bool = false", "measure tainted(s: Session) -> Bool = false");
+    check("measure level(s: Session) -> Int = -1", "measure level(s: Session) -> Int = (neg 1)");
+    check(
+        "measure owner(s: Session) -> String = \"\"\nlinear type Session",
+        "measure owner(s: Session) -> String = \"\"\nlinear type Session",
+    );
     check(
         "entry(gh: GitHub, s: {s: Session | !tainted(s)}) -> Session",
         "entry(gh: GitHub, s: {s: Session | (not (call tainted s))}) -> Session",
@@ -1536,7 +1562,8 @@ fn area(s: Shape) -> Int { match s { Shape::Dot => 0, Shape::Rect(w, h) => w * h
 linear type Session                    // host-made; each value used exactly once
 opaque type Trusted[T]                 // host-made; no way to build one in code
 opaque type Issue = { id: Int, title: String }  // fields readable, not constructible
-measure tainted(s: Session) -> Bool    // uninterpreted; usable only in refinements
+measure tainted(s: Session) -> Bool = false  // uninterpreted; only in refinements;
+                                             // `= literal`: its value on a fresh session
 capability GitHub {
   /// Reads a file; the session is tainted afterwards if the repo is private.
   tool read_file(s: Session, r: Repo, path: String)
@@ -1574,6 +1601,29 @@ let double = (closure |n: Int| (* n 2));
 let n = (agent[{n: Int | (>= n 0)}] \"count open issues\" repo);
 => (as x Float)",
     );
+}
+
+#[test]
+fn language_reference_label_examples() {
+    let policy = "
+capability Git {
+tool read(r: Repo, path: String) -> String
+  @label(returns = if r.private { secret(r.owner) } else { public() })
+tool send(to: String, body: String) @label(body = secret(to).join(endorsed(user())))
+}
+";
+    check(
+        policy,
+        "capability Git { tool read(r: Repo, path: String) -> String \
+         @label(returns = (if (. r private) {(call secret (. r owner))} {(call public)})); \
+         tool send(to: String, body: String) @label(body = (method (call secret to) join (call endorsed (call user)))); }",
+    );
+    let plan = "
+let page = to_labeled { web.fetch(url) };              // a Labeled[String]
+let text = page.unlabel();                             // a String
+text
+";
+    check(plan, "let page = (to_labeled {(method web fetch url)});\nlet text = (method page unlabel);\n=> text");
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! The builtin functions: their (polymorphic, overloaded on the first argument) signatures and
-//! the facts their results carry (`len(push(xs, x)) == len(xs) + 1`, `abs(x) >= 0`, ...).
+//! the facts their results carry (`len(push(xs, x)) == len(xs) + 1`, `abs(x) >= 0`, ...); and
+//! the label functions (`public`, `secret`, ..) that only `@label` annotations may call.
 
 use cordon_smt::Term;
 use cordon_syntax::ast::{Expr, Ident};
 use cordon_syntax::{Code, Span};
 
-use crate::checker::{Checker, plural};
+use crate::checker::{Checker, LABEL, LABELED, label_ty, plural};
 use crate::expr::Typed;
 use crate::ty::Ty;
 
@@ -40,6 +41,7 @@ pub const NAMES: &[&str] = &[
     "is_ok",
     "is_err",
     "unwrap_or",
+    "unlabel",
     "abs",
     "min",
     "max",
@@ -51,6 +53,47 @@ pub const NAMES: &[&str] = &[
 
 pub fn is_builtin(name: &str) -> bool {
     NAMES.contains(&name)
+}
+
+/// The label functions: callable only in a policy's `@label` values (`join` of two labels is the
+/// builtin `join`).
+pub const LABEL_NAMES: &[&str] = &["public", "untrusted", "secret", "endorsed", "user"];
+
+pub fn is_label_builtin(name: &str) -> bool {
+    LABEL_NAMES.contains(&name)
+}
+
+/// Checks a call of the label function `id` (inside an `@label` value).
+pub fn label_call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Typed {
+    let (params, ret) = match id.name.as_str() {
+        "secret" | "endorsed" => (vec![Ty::Str], label_ty()),
+        "user" => (vec![], Ty::Str),
+        _ => (vec![], label_ty()),
+    };
+    if params.len() != args.len() {
+        let n = params.len();
+        c.error(
+            Code::WrongArgCount,
+            span,
+            format!("`{}` takes {n} argument{}, found {}", id.name, plural(n), args.len()),
+        );
+        c.infer_after_error(args.iter().copied());
+        return Typed::error();
+    }
+    for (a, p) in args.iter().zip(&params) {
+        c.check(a, p);
+    }
+    c.fresh_typed(ret, "_label")
+}
+
+/// Reports a label function called outside an `@label` value.
+pub fn label_outside_annotation(c: &mut Checker<'_>, id: &Ident) {
+    c.error(
+        Code::UndefinedName,
+        id.span,
+        format!("`{}` is a label function: it exists only in `@label` annotations", id.name),
+    )
+    .help = Some("labels are declared by the policy; a program cannot make or inspect one".into());
 }
 
 /// Parameters after the first, and the result.
@@ -88,6 +131,9 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, span: Span) -> Result<Shap
         ("reverse", Ty::List(_)) => s(vec![], first.clone()),
         ("first" | "last", Ty::List(t)) => s(vec![], Ty::option((**t).clone())),
         ("join", Ty::List(t)) if matches!(**t, Ty::Str) => s(vec![Ty::Str], Ty::Str),
+        ("join", Ty::Opaque(n, _)) if &**n == LABEL => s(vec![label_ty()], label_ty()),
+        ("unlabel", Ty::Opaque(n, args)) if &**n == LABELED && args.len() == 1 => s(vec![], args[0].clone()),
+        ("unlabel", _) => Err("a `Labeled` value"),
         ("join", _) => Err("a `List[String]`"),
         ("to_upper" | "to_lower" | "trim", Ty::Str) => s(vec![], Ty::Str),
         ("split", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),

@@ -204,7 +204,7 @@ pub struct Checker<'a> {
     /// Number of typed holes checked.
     pub holes: usize,
     /// While declarations are resolved: the list element types to check once they all are.
-    pub pending_lists: Option<Vec<(Ty, Span)>>,
+    pub pending_lists: Option<Vec<(Ty, Span, Holder)>>,
     /// The names of functions, constants and measures that repeat an earlier one.
     pub duplicate_values: HashSet<Span>,
     /// Bindings made while their type was still being inferred.
@@ -212,12 +212,34 @@ pub struct Checker<'a> {
     /// Records and enums that hold a linear value, and those that hold a float.
     pub linear_types: HashSet<String>,
     pub float_types: HashSet<String>,
+    /// Who wrote the declaration or body being checked: only policies may name `Label`.
+    pub role: Role,
+    /// Who wrote each type alias (aliases are resolved apart from their modules).
+    pub alias_roles: HashMap<String, Role>,
+    /// Checking an `@label` value: the label functions (`secret`, `public`, ..) are callable.
+    pub in_label: bool,
+    /// Scope depths where enclosing `to_labeled` blocks start.
+    pub labeled_blocks: Vec<usize>,
+    /// The declared default of each measure (`measure m(x: T) -> U = literal`).
+    pub measure_defaults: HashMap<String, Term>,
+    /// What the host says holds of the entry's inputs (see [`CheckOptions::entry_facts`]).
+    pub entry_facts: Option<Vec<crate::EntryFact>>,
 }
 
 impl std::fmt::Debug for Checker<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Checker").field("diags", &self.diags.len()).finish_non_exhaustive()
     }
+}
+
+/// Items with the role of the module that declares them.
+type RoleItems<'m> = Vec<(Role, &'m Item)>;
+
+/// A type whose element type may not be linear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    List,
+    Labeled,
 }
 
 /// Whether a module was written by the deployer or by the model.
@@ -227,7 +249,22 @@ pub enum Role {
     Plan,
 }
 
-const BUILTIN_TYPES: &[&str] = &["Int", "Float", "Bool", "String", "List", "Option", "Result"];
+const BUILTIN_TYPES: &[&str] = &["Int", "Float", "Bool", "String", "List", "Option", "Result", LABEL, LABELED];
+
+/// The type of labels, usable in policies only (`@label` values).
+pub const LABEL: &str = "Label";
+/// The host-made box `Labeled[T]` that `to_labeled { .. }` returns.
+pub const LABELED: &str = "Labeled";
+
+/// `Label`.
+pub fn label_ty() -> Ty {
+    Ty::Opaque(Rc::from(LABEL), Vec::new())
+}
+
+/// `Labeled[T]`.
+pub fn labeled_ty(inner: Ty) -> Ty {
+    Ty::Opaque(Rc::from(LABELED), vec![inner])
+}
 
 impl<'a> Checker<'a> {
     pub fn new(sources: &'a SourceMap, options: &'a CheckOptions) -> Checker<'a> {
@@ -257,6 +294,12 @@ impl<'a> Checker<'a> {
             duplicate_values: HashSet::new(),
             linear_types: HashSet::new(),
             float_types: HashSet::new(),
+            role: Role::Policy,
+            alias_roles: HashMap::new(),
+            in_label: false,
+            labeled_blocks: Vec::new(),
+            measure_defaults: HashMap::new(),
+            entry_facts: options.entry_facts.clone(),
         }
     }
 
@@ -320,6 +363,7 @@ impl<'a> Checker<'a> {
                 let (name, def) = match &item.kind {
                     ItemKind::TypeAlias { name, ty } => {
                         self.alias_exprs.insert(name.name.clone(), ty.clone());
+                        self.alias_roles.insert(name.name.clone(), *role);
                         (name, TypeDef::Alias(Ty::Error))
                     }
                     ItemKind::Record { name, opaque, .. } => {
@@ -349,12 +393,16 @@ impl<'a> Checker<'a> {
     pub fn declare_items(&mut self, modules: &[(Role, &Module)]) {
         self.pending_lists = Some(Vec::new());
         let items = modules.iter().flat_map(|(role, module)| {
-            module.items.iter().filter(move |item| !(*role == Role::Plan && is_host_declaration(&item.kind)))
+            module
+                .items
+                .iter()
+                .filter(move |item| !(*role == Role::Plan && is_host_declaration(&item.kind)))
+                .map(move |item| (*role, item))
         });
-        let items: Vec<&Item> = items.collect();
+        let items: Vec<(Role, &Item)> = items.collect();
         // Which of two values with one name is the duplicate follows the source order.
         let mut seen: HashSet<&str> = HashSet::new();
-        for item in &items {
+        for (_, item) in &items {
             let name = match &item.kind {
                 ItemKind::Fn(decl) => &decl.name,
                 ItemKind::Const { name, .. } | ItemKind::Measure { name, .. } => name,
@@ -366,9 +414,11 @@ impl<'a> Checker<'a> {
         }
         // Constants and measures first: refinements anywhere may use their values and names.
         // Aliases are resolved next (an alias used earlier is resolved on first use).
-        let (first, others): (Vec<&Item>, Vec<&Item>) =
-            items.into_iter().partition(|item| matches!(item.kind, ItemKind::Const { .. } | ItemKind::Measure { .. }));
-        for item in first {
+        let (first, others): (RoleItems<'_>, RoleItems<'_>) = items
+            .into_iter()
+            .partition(|(_, item)| matches!(item.kind, ItemKind::Const { .. } | ItemKind::Measure { .. }));
+        for (role, item) in first {
+            self.role = role;
             self.declare_item(item);
         }
         let mut aliases: Vec<String> = self.alias_exprs.keys().cloned().collect();
@@ -376,9 +426,11 @@ impl<'a> Checker<'a> {
         for name in aliases {
             self.resolve_alias(&name);
         }
-        for item in others {
+        for (role, item) in others {
+            self.role = role;
             self.declare_item(item);
         }
+        self.role = Role::Policy;
         self.compute_type_properties();
         // A constant is shared by every use: it cannot stand for a value used only once.
         for (_, module) in modules {
@@ -397,8 +449,8 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        for (elem, span) in self.pending_lists.take().unwrap_or_default() {
-            self.check_list_element(&elem, span);
+        for (elem, span, holder) in self.pending_lists.take().unwrap_or_default() {
+            self.check_collection_element(&elem, span, holder);
         }
         if let Some(entry) = &self.entry
             && entry.params.iter().any(|(_, t, _)| self.is_linear(t))
@@ -414,12 +466,18 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A list's element type cannot be linear (a list could copy or drop its elements).
-    fn check_list_element(&mut self, elem: &Ty, span: Span) {
-        if self.is_linear(elem) {
-            self.error(Code::LinearInCollection, span, format!("a list cannot hold the linear type `{elem}`")).help =
-                Some("a list could copy or drop its elements; pass linear values one by one".into());
+    /// A list's element type cannot be linear (a list could copy or drop its elements), nor can
+    /// a `Labeled` value's (it is data).
+    fn check_collection_element(&mut self, elem: &Ty, span: Span, holder: Holder) {
+        if !self.is_linear(elem) {
+            return;
         }
+        let (what, help) = match holder {
+            Holder::List => ("a list", "a list could copy or drop its elements; pass linear values one by one"),
+            Holder::Labeled => ("a `Labeled` value", "a `Labeled` value is data; linear values come from tools"),
+        };
+        self.error(Code::LinearInCollection, span, format!("{what} cannot hold the linear type `{elem}`")).help =
+            Some(help.into());
     }
 
     fn declare_item(&mut self, item: &Item) {
@@ -482,8 +540,14 @@ impl<'a> Checker<'a> {
                 }
                 self.set_type(name, TypeDef::Capability { tools: sigs });
             }
-            ItemKind::Measure { name, params, ret, .. } => {
+            ItemKind::Measure { name, params, ret, default } => {
                 let sig = self.resolve_signature(name, params, Some(ret), false);
+                if let Some(default) = default
+                    && let Some(term) = self.check_measure_default(default, &sig.ret)
+                    && !self.duplicate_values.contains(&name.span)
+                {
+                    self.measure_defaults.insert(name.name.clone(), term);
+                }
                 for (p, (_, ty)) in params.iter().zip(&sig.params) {
                     if matches!(ty.base(), Ty::Cap(_) | Ty::Fn(_)) {
                         self.error(
@@ -528,6 +592,30 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A measure's default is a literal of its result type; returns its value.
+    fn check_measure_default(&mut self, default: &Expr, ret: &Ty) -> Option<Term> {
+        let Some(term) = literal_value(default) else {
+            self.error(Code::TypeMismatch, default.span, "a measure's default must be a literal").help =
+                Some("write `true`, `false`, an integer or a string".into());
+            return None;
+        };
+        let fits = matches!(
+            (ret.base(), &term),
+            (Ty::Bool, Term::Bool(_)) | (Ty::Int, Term::Int(_)) | (Ty::Str, Term::Str(_)) | (Ty::Error, _)
+        );
+        if !fits {
+            let ret = ret.strip();
+            self.error(
+                Code::TypeMismatch,
+                default.span,
+                format!("this default is not a value of the result type `{ret}`"),
+            )
+            .help = Some("a measure's default is a literal of its result type".into());
+            return None;
+        }
+        Some(term)
+    }
+
     fn set_type(&mut self, name: &Ident, def: TypeDef) {
         if let Some(info) = self.types.get_mut(&name.name)
             && info.span == name.span
@@ -563,7 +651,10 @@ impl<'a> Checker<'a> {
             return Ty::Error;
         }
         self.resolving.push((name.to_string(), expr.span));
+        let outer_role = self.role;
+        self.role = self.alias_roles.get(name).copied().unwrap_or(outer_role);
         let ty = self.resolve_type(&expr, &[]);
+        self.role = outer_role;
         self.resolving.pop();
         let ty = if type_size(&ty, MAX_TYPE_SIZE + 1) > MAX_TYPE_SIZE {
             self.error(
@@ -686,15 +777,27 @@ impl<'a> Checker<'a> {
                 }
                 let inner = self.resolve_type(&args[0], params);
                 if name.name == "List" {
-                    match &mut self.pending_lists {
-                        // Declarations may refer to records declared after them: decide once
-                        // every record's fields are known.
-                        Some(pending) => pending.push((inner.clone(), span)),
-                        None => self.check_list_element(&inner, span),
-                    }
+                    self.defer_element_check(inner.clone(), span, Holder::List);
                 }
                 self.check_data_type(&inner, args[0].span);
                 return if name.name == "List" { Ty::list(inner) } else { Ty::option(inner) };
+            }
+            LABEL => {
+                if self.role == Role::Plan {
+                    self.error(Code::UndefinedType, name.span, "the type `Label` exists only in policy modules").help =
+                        Some("labels are declared by the policy's `@label` annotations".into());
+                    return Ty::Error;
+                }
+                return if arity(self, 0) { label_ty() } else { Ty::Error };
+            }
+            LABELED => {
+                if !arity(self, 1) {
+                    return Ty::Error;
+                }
+                let inner = self.resolve_type(&args[0], params);
+                self.check_data_type(&inner, args[0].span);
+                self.defer_element_check(inner.clone(), span, Holder::Labeled);
+                return labeled_ty(inner);
             }
             "Result" => {
                 if !arity(self, 2) {
@@ -744,6 +847,16 @@ impl<'a> Checker<'a> {
                     TypeDef::Opaque { .. } => Ty::Error,
                 }
             }
+        }
+    }
+
+    /// Checks that a list's (or a `Labeled`'s) element type is not linear. Declarations may refer
+    /// to records declared after them: while they are resolved, this is decided once every
+    /// record's fields are known.
+    fn defer_element_check(&mut self, elem: Ty, span: Span, holder: Holder) {
+        match &mut self.pending_lists {
+            Some(pending) => pending.push((elem, span, holder)),
+            None => self.check_collection_element(&elem, span, holder),
         }
     }
 
@@ -817,7 +930,7 @@ impl<'a> Checker<'a> {
                 }
                 seen.push(key.name.clone());
                 if allow_params {
-                    c.check_annotation_value(&arg.value, &param_names);
+                    c.check_label_value(&arg.value, &sig.params);
                 } else {
                     c.check_card_value(&arg.value, &sig.params);
                 }
@@ -852,19 +965,34 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Annotation values are expressions over the tool's parameters: every name they use must be
-    /// a parameter (or a label principal written as a string).
     /// A card shows values computed from the tool's arguments: its expressions are type checked
     /// over the tool's data parameters and may call builtins only.
     fn check_card_value(&mut self, e: &Expr, params: &[(String, Ty)]) {
+        self.check_annotation_expr(e, params, "a card shows values", None);
+    }
+
+    /// A `@label` value is a `Label` computed from the tool's arguments: it is type checked over
+    /// the tool's data parameters and may call builtins and the label functions.
+    fn check_label_value(&mut self, e: &Expr, params: &[(String, Ty)]) {
+        let outer = std::mem::replace(&mut self.in_label, true);
+        self.check_annotation_expr(e, params, "a label is computed from the arguments", Some(&label_ty()));
+        self.in_label = outer;
+    }
+
+    /// Checks an annotation value over the tool's data parameters (against `expected` if given);
+    /// it may not call the program's functions or measures (`what` says why).
+    fn check_annotation_expr(&mut self, e: &Expr, params: &[(String, Ty)], what: &str, expected: Option<&Ty>) {
         let mut calls: Vec<Ident> = Vec::new();
+        let in_label = self.in_label;
         walk_names(e, &mut |id: &Ident, called: bool| {
-            if called && matches!(self.values.get(&id.name), Some(ValueDef::Fn(_) | ValueDef::Measure(_))) {
+            let label_fn = in_label && crate::builtins::is_label_builtin(&id.name);
+            if called && !label_fn && matches!(self.values.get(&id.name), Some(ValueDef::Fn(_) | ValueDef::Measure(_)))
+            {
                 calls.push(id.clone());
             }
         });
         for id in calls {
-            self.error(Code::InvalidAnnotation, id.span, format!("a card shows values; it cannot call `{}`", id.name));
+            self.error(Code::InvalidAnnotation, id.span, format!("{what}; it cannot call `{}`", id.name));
         }
         let (depth, barrier, facts) = (self.scope.len(), self.barrier, self.facts.len());
         self.barrier = depth;
@@ -872,22 +1000,13 @@ impl<'a> Checker<'a> {
         for (name, ty) in data {
             self.scope.push(Binding { name: name.clone(), ty: ty.clone(), term: None, span: e.span, lin: None });
         }
-        self.infer(e);
+        match expected {
+            Some(t) => self.check(e, t),
+            None => self.infer(e),
+        };
         self.scope.truncate(depth);
         self.barrier = barrier;
         self.facts.truncate(facts);
-    }
-
-    fn check_annotation_value(&mut self, e: &Expr, params: &[&str]) {
-        let mut bad: Vec<Ident> = Vec::new();
-        walk_names(e, &mut |id: &Ident, called: bool| {
-            if !called && !params.contains(&id.name.as_str()) {
-                bad.push(id.clone());
-            }
-        });
-        for id in bad {
-            self.error(Code::UndefinedName, id.span, format!("`{}` is not a parameter of this tool", id.name));
-        }
     }
 
     // ---------------------------------------------------------------- type predicates
@@ -1022,6 +1141,8 @@ fn scan(t: &Ty, p: Property, names: &mut Vec<Rc<str>>) -> bool {
             names.push(n.clone());
             false
         }
+        // A `Labeled` holding a linear type is an error of its own (like a list of them).
+        Ty::Opaque(n, _) if &**n == LABELED && p == Property::Linear => false,
         Ty::Tuple(ts) | Ty::Opaque(_, ts) => {
             let mut any = false;
             for t in ts {

@@ -9,7 +9,9 @@ use cordon_syntax::ast::{
 };
 use cordon_syntax::{Code, Diagnostic, Span};
 
-use crate::checker::{Binding, Checker, ClosureFrame, Lin, Signature, TypeDef, ValueDef, plural, suggest};
+use crate::checker::{
+    Binding, Checker, ClosureFrame, LABEL, LABELED, Lin, Signature, TypeDef, ValueDef, labeled_ty, plural, suggest,
+};
 use crate::ty::{FnTy, Ty};
 
 /// A checked expression: its type and, when it has one, the logical term for its value.
@@ -218,10 +220,7 @@ impl Checker<'_> {
             ExprKind::Closure { params, ret, body } => self.check_closure(params, ret.as_ref(), body, None),
             ExprKind::Cast { expr, ty } => self.check_cast(expr, ty, span),
             ExprKind::Hole { ty, args } => self.check_hole(e, ty.as_ref(), args, expected),
-            ExprKind::ToLabeled(_) => {
-                self.error(Code::UnsupportedRefinement, span, "`to_labeled` is not supported yet");
-                Typed::error()
-            }
+            ExprKind::ToLabeled(b) => self.check_to_labeled(b, expected),
         }
     }
 
@@ -278,6 +277,10 @@ impl Checker<'_> {
         if crate::builtins::is_builtin(&id.name) {
             self.error(Code::TypeMismatch, id.span, format!("the builtin `{}` can only be called", id.name)).help =
                 Some(format!("wrap it in a closure: `|x| {}(x)`", id.name));
+            return Typed::error();
+        }
+        if is_builtin_host_type(&id.name) {
+            self.forged(id.span, &id.name);
             return Typed::error();
         }
         if let Some(info) = self.types.get(&id.name) {
@@ -345,6 +348,16 @@ impl Checker<'_> {
         if captured {
             self.error(Code::LinearCaptured, span, format!("a closure cannot capture the linear value `{name}`"))
                 .help = Some("pass it as an argument instead".into());
+            self.scope[i].lin = Some(Lin::Consumed(span));
+            return Typed { ty, term };
+        }
+        if self.labeled_blocks.last().is_some_and(|&d| d > i) {
+            self.error(
+                Code::LinearCaptured,
+                span,
+                format!("a `to_labeled` block cannot use the linear value `{name}` from outside it"),
+            )
+            .help = Some(format!("use `{name}` before or after the block"));
             self.scope[i].lin = Some(Lin::Consumed(span));
             return Typed { ty, term };
         }
@@ -1416,6 +1429,41 @@ impl Checker<'_> {
         Typed { ty: Ty::Fn(Rc::new(FnTy { params: ptys, ret, second_class })), term: None }
     }
 
+    /// `to_labeled { b }`: a `Labeled[T]` where `T` is the block's type. `T` is data (no linear
+    /// value, no capability); the block may not use linear values from outside it; what is
+    /// known inside (facts, the result's term) stays inside: the box gets a fresh term.
+    fn check_to_labeled(&mut self, b: &Block, expected: Option<&Ty>) -> Typed {
+        let inner_expected = match expected.map(|t| self.resolve(t)) {
+            Some(Ty::Opaque(n, args)) if &*n == LABELED && args.len() == 1 => args.into_iter().next(),
+            _ => None,
+        };
+        let mark = self.facts.len();
+        self.labeled_blocks.push(self.scope.len());
+        let t = self.check_block(b, inner_expected.as_ref());
+        self.labeled_blocks.pop();
+        self.facts.truncate(mark);
+        let result_span = b.tail.as_ref().map_or(b.span, |t| t.span);
+        if self.is_linear(&t.ty) {
+            let ty = self.resolve(&t.ty).strip();
+            self.error(
+                Code::LinearInCollection,
+                result_span,
+                format!("a `Labeled` value cannot hold the linear type `{ty}`"),
+            )
+            .help = Some("a `Labeled` value is data: give linear values back outside the block".into());
+            return Typed::error();
+        }
+        if self.is_second_class(&t.ty) {
+            self.store(&t, result_span);
+            return Typed::error();
+        }
+        if t.ty.is_error() {
+            return Typed::error();
+        }
+        let inner = inner_expected.unwrap_or_else(|| t.ty.strip());
+        self.fresh_typed(labeled_ty(inner), "_labeled")
+    }
+
     fn check_cast(&mut self, expr: &Expr, ty: &TypeExpr, span: Span) -> Typed {
         let target = self.resolve_type(ty, &[]);
         let t = self.infer(expr);
@@ -1556,6 +1604,9 @@ impl Checker<'_> {
                     }
                     _ => {}
                 }
+                if self.in_label && crate::builtins::is_label_builtin(&id.name) {
+                    return crate::builtins::label_call(self, id, &argv, span);
+                }
                 match self.values.get(&id.name).cloned() {
                     Some(ValueDef::Fn(sig)) => return self.call_signature(&sig, &argv, span, None),
                     Some(ValueDef::Measure(sig)) => {
@@ -1570,6 +1621,16 @@ impl Checker<'_> {
                 }
                 if crate::builtins::is_builtin(&id.name) && !(self.in_refinement && id.name != "len") {
                     return crate::builtins::call(self, id, &argv, span);
+                }
+                if crate::builtins::is_label_builtin(&id.name) && !self.in_refinement {
+                    crate::builtins::label_outside_annotation(self, id);
+                    self.infer_after_error(argv.iter().copied());
+                    return Typed::error();
+                }
+                if is_builtin_host_type(&id.name) {
+                    self.forged(span, &id.name);
+                    self.infer_after_error(argv.iter().copied());
+                    return Typed::error();
                 }
                 if let Some(info) = self.types.get(&id.name) {
                     if info.def.is_host_made() {
@@ -1696,6 +1757,9 @@ impl Checker<'_> {
             return Typed::error();
         }
         let argv: Args<'_> = std::iter::once(receiver).chain(args.iter()).collect();
+        if self.in_label && crate::builtins::is_label_builtin(&method.name) {
+            return crate::builtins::label_call(self, method, &argv, span);
+        }
         if crate::builtins::is_builtin(&method.name) && !self.values.contains_key(&method.name) {
             return crate::builtins::call(self, method, &argv, span);
         }
@@ -1854,6 +1918,11 @@ fn occurs(v: u32, t: &Ty) -> bool {
         found
     });
     found
+}
+
+/// The builtin host-made types: `Label` and `Labeled`.
+fn is_builtin_host_type(name: &str) -> bool {
+    name == LABEL || name == LABELED
 }
 
 fn allowed_in_refinement(k: &ExprKind) -> bool {

@@ -27,7 +27,9 @@ use cordon_smt::Term;
 use cordon_syntax::ast::{FnDecl, ItemKind, Module, Stmt};
 use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 
-use checker::{Checker, Lin, Role, ValueDef};
+use std::collections::HashSet;
+
+use checker::{Checker, Entry, Lin, Role, ValueDef};
 use ty::Ty;
 
 /// Settings of one check.
@@ -38,11 +40,45 @@ pub struct CheckOptions {
     /// Time Z3 may spend on all of one check's obligations; once it is spent, the obligations
     /// left are rejected without asking, so no program can keep the checker busy for long.
     pub solver_budget_ms: u32,
+    /// What holds of the entry's inputs when a plan is checked against the policy's `entry`.
+    /// `None` (a plain `cordon check`): the inputs are as on a fresh session, so every measure
+    /// with a default has that value on every host-made input. `Some`: exactly these facts
+    /// (the host knows the real state of what it will pass); a fact that names no entry
+    /// parameter or measure, or has a value of the wrong sort, is an error at the entry.
+    pub entry_facts: Option<Vec<EntryFact>>,
 }
 
 impl Default for CheckOptions {
     fn default() -> CheckOptions {
-        CheckOptions { solver_timeout_ms: 2000, solver_budget_ms: 20_000 }
+        CheckOptions { solver_timeout_ms: 2000, solver_budget_ms: 20_000, entry_facts: None }
+    }
+}
+
+/// `measure(param) == value`, about an input of the entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryFact {
+    /// The entry parameter.
+    pub param: String,
+    /// A measure of one parameter, of the parameter's type.
+    pub measure: String,
+    pub value: FactValue,
+}
+
+/// The value of a measure.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FactValue {
+    Bool(bool),
+    Int(i64),
+    Str(String),
+}
+
+impl FactValue {
+    fn term(&self) -> Term {
+        match self {
+            FactValue::Bool(b) => Term::Bool(*b),
+            FactValue::Int(n) => Term::Int(*n),
+            FactValue::Str(s) => Term::Str(s.clone()),
+        }
     }
 }
 
@@ -56,6 +92,28 @@ pub struct Outcome {
     pub solver_cache_hits: u64,
     /// Typed holes in the plan.
     pub holes: usize,
+    /// The checked program: `Some` if and only if it is accepted.
+    pub program: Option<Checked>,
+}
+
+/// A program that passed the checker: the parsed policy modules and plan. It has no public
+/// constructor, so holding one proves the program was checked (only [`check`] makes one).
+#[derive(Debug)]
+pub struct Checked {
+    policies: Vec<Module>,
+    plan: Option<Module>,
+}
+
+impl Checked {
+    /// The policy modules, in the order they were given to [`check`].
+    pub fn policies(&self) -> &[Module] {
+        &self.policies
+    }
+
+    /// The plan, if one was checked.
+    pub fn plan(&self) -> Option<&Module> {
+        self.plan.as_ref()
+    }
 }
 
 impl Outcome {
@@ -76,19 +134,21 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
     // A tree with syntax errors is incomplete: checking it would report their echoes. Every
     // syntax error is reported; type errors come once the program parses.
     if diagnostics.iter().any(Diagnostic::is_error) {
-        return Outcome { diagnostics, solver_queries: 0, solver_cache_hits: 0, holes: 0 };
+        return Outcome { diagnostics, solver_queries: 0, solver_cache_hits: 0, holes: 0, program: None };
     }
     let mut checker = Checker::new(sources, options);
     let roles: Vec<(Role, &Module)> = modules.iter().map(|(r, m)| (*r, m)).collect();
     checker.register_types(&roles);
     checker.declare_items(&roles);
     for (role, module) in &roles {
+        checker.role = *role;
         checker.check_consts(module);
         if *role == Role::Policy {
             report_policy_statements(&mut checker, module);
         }
     }
-    for (_, module) in &roles {
+    for (role, module) in &roles {
+        checker.role = *role;
         for item in &module.items {
             if let ItemKind::Fn(decl) = &item.kind {
                 checker.check_fn(decl);
@@ -96,6 +156,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         }
     }
     if let Some((Role::Plan, module)) = roles.last() {
+        checker.role = Role::Plan;
         checker.check_plan(module);
     }
     checker.report_uninferred();
@@ -106,7 +167,33 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         (s.file, s.start, s.end)
     });
     diagnostics.dedup();
-    Outcome { diagnostics, solver_queries: stats.queries, solver_cache_hits: stats.cache_hits, holes: checker.holes }
+    let holes = checker.holes;
+    let program = if diagnostics.iter().any(Diagnostic::is_error) { None } else { Some(checked_program(modules)) };
+    Outcome { diagnostics, solver_queries: stats.queries, solver_cache_hits: stats.cache_hits, holes, program }
+}
+
+/// Splits the parsed modules back into policies and the plan (the last module, if a plan was
+/// given).
+fn checked_program(modules: Vec<(Role, Module)>) -> Checked {
+    let mut policies = Vec::new();
+    let mut plan = None;
+    for (role, module) in modules {
+        match role {
+            Role::Policy => policies.push(module),
+            Role::Plan => plan = Some(module),
+        }
+    }
+    Checked { policies, plan }
+}
+
+/// A literal term as source text.
+fn show_term(t: &Term) -> String {
+    match t {
+        Term::Bool(b) => b.to_string(),
+        Term::Int(n) => n.to_string(),
+        Term::Str(s) => format!("{s:?}"),
+        other => format!("{other:?}"),
+    }
 }
 
 fn report_policy_statements(checker: &mut Checker<'_>, module: &Module) {
@@ -217,9 +304,21 @@ impl Checker<'_> {
                     .map(|(n, _, span)| cordon_syntax::ast::Ident { name: n.clone(), span: *span })
                     .collect();
                 let params: Vec<(String, Ty)> = entry.params.iter().map(|(n, t, _)| (n.clone(), t.clone())).collect();
-                Some(self.enter_params(&names, &params, &entry.ret))
+                let ret = self.enter_params(&names, &params, &entry.ret);
+                self.assume_entry_facts(&entry);
+                Some(ret)
             }
-            None => None,
+            None => {
+                if self.entry_facts.as_ref().is_some_and(|f| !f.is_empty()) {
+                    self.error(
+                        Code::UndefinedName,
+                        result_span,
+                        "the host gave facts about an entry, but none is declared",
+                    )
+                    .help = Some("entry facts name parameters of the policy's `entry`".into());
+                }
+                None
+            }
         };
         let inputs = self.scope.len();
         let result = self.check_block(&module.body, expected.as_ref());
@@ -235,6 +334,111 @@ impl Checker<'_> {
             }
         }
         self.end_scope(0);
+    }
+
+    /// Assumes what holds of the entry's inputs: the host's facts if it gave some, else the
+    /// measures' defaults on every host-made input (a fresh session). Facts that contradict the
+    /// entry's refinements would make every proof vacuous: they are an error at the entry.
+    fn assume_entry_facts(&mut self, entry: &Entry) {
+        let facts = match self.entry_facts.clone() {
+            Some(given) => given.iter().filter_map(|f| self.host_fact(f, entry)).collect(),
+            None => self.default_facts(entry),
+        };
+        let mut vars = HashSet::new();
+        for (param, measure, value, origin) in facts {
+            let Some(i) = self.lookup(&param) else { continue };
+            let Some(term) = self.scope[i].term.clone() else { continue };
+            let Some(ValueDef::Measure(sig)) = self.values.get(&measure).cloned() else { continue };
+            let ptys: Vec<Ty> = sig.params.iter().map(|(_, t)| t.clone()).collect();
+            let Some(app) = self.measure_app(&measure, vec![term], &ptys, &sig.ret) else { continue };
+            logic::vars_of(&app, &mut vars);
+            self.add_fact(Term::Eq(Box::new(app), Box::new(value)), origin);
+        }
+        if !vars.is_empty() && self.facts_contradict(vars) {
+            let what = if self.entry_facts.is_some() { "the host's facts" } else { "the measures' defaults" };
+            self.error(
+                Code::RefinementUnproven,
+                entry.span,
+                format!("the entry's inputs cannot satisfy both its refinements and {what}"),
+            )
+            .help = Some("a fresh input must satisfy the entry's refinements: fix the defaults or the entry".into());
+        }
+    }
+
+    /// `measure(param) == default` for every host-made entry input and every one-parameter
+    /// measure over its type that has a default, in a fixed order.
+    fn default_facts(&self, entry: &Entry) -> Vec<(String, String, Term, String)> {
+        let mut measures: Vec<(&String, &Term)> = self.measure_defaults.iter().collect();
+        measures.sort_by(|a, b| a.0.cmp(b.0));
+        let mut out = Vec::new();
+        for (param, ty, _) in &entry.params {
+            if !self.is_host_made(ty) || self.is_second_class(ty) {
+                continue;
+            }
+            for (measure, value) in &measures {
+                if self.measure_over(measure, ty) {
+                    let origin = format!("on a fresh input, {measure}({param}) == {}", show_term(value));
+                    out.push((param.clone(), (*measure).clone(), (*value).clone(), origin));
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `measure` is a measure of one parameter whose type is (the base of) `ty`.
+    fn measure_over(&self, measure: &str, ty: &Ty) -> bool {
+        let Some(ValueDef::Measure(sig)) = self.values.get(measure) else { return false };
+        match sig.params.as_slice() {
+            [(_, p)] => !p.is_error() && self.resolve(p).strip().to_string() == self.resolve(ty).strip().to_string(),
+            _ => false,
+        }
+    }
+
+    /// A fact the host gave, checked: it names an entry parameter and a measure over its type,
+    /// with a value of the measure's result sort. A bad one is the host's bug: an error.
+    fn host_fact(&mut self, fact: &EntryFact, entry: &Entry) -> Option<(String, String, Term, String)> {
+        let Some((_, ty, _)) = entry.params.iter().find(|(n, _, _)| *n == fact.param) else {
+            self.error(
+                Code::UndefinedName,
+                entry.span,
+                format!("the host's fact names `{}`, which is not a parameter of the entry", fact.param),
+            );
+            return None;
+        };
+        let ret = match self.values.get(&fact.measure) {
+            Some(ValueDef::Measure(sig)) => sig.ret.clone(),
+            _ => {
+                self.error(
+                    Code::UndefinedName,
+                    entry.span,
+                    format!("the host's fact names `{}`, which is not a measure", fact.measure),
+                );
+                return None;
+            }
+        };
+        if !self.measure_over(&fact.measure, ty) {
+            self.error(
+                Code::TypeMismatch,
+                entry.span,
+                format!("the measure `{}` is not a measure of `{}: {}`", fact.measure, fact.param, ty.strip()),
+            );
+            return None;
+        }
+        let value = fact.value.term();
+        let fits = matches!(
+            (ret.base(), &value),
+            (Ty::Bool, Term::Bool(_)) | (Ty::Int, Term::Int(_)) | (Ty::Str, Term::Str(_))
+        );
+        if !fits {
+            self.error(
+                Code::TypeMismatch,
+                entry.span,
+                format!("the host's fact gives `{}` a value that is not a `{}`", fact.measure, ret.strip()),
+            );
+            return None;
+        }
+        let origin = format!("the host: {}({}) == {}", fact.measure, fact.param, show_term(&value));
+        Some((fact.param.clone(), fact.measure.clone(), value, origin))
     }
 
     /// Inference variables nothing determined: each is reported once, where it arose, unless

@@ -429,6 +429,20 @@ impl Checker<'_> {
         }
     }
 
+    /// Whether the facts known about `vars` contradict each other (the solver proves `false`
+    /// from them). A timeout or an exhausted budget counts as no contradiction found.
+    pub fn facts_contradict(&mut self, vars: HashSet<String>) -> bool {
+        let hypotheses: Vec<Term> = self.facts.relevant(vars).into_iter().map(|f| f.term.clone()).collect();
+        if hypotheses.is_empty() || self.solver_budget.is_zero() {
+            return false;
+        }
+        let query = Query { funcs: self.funcs.values().cloned().collect(), hypotheses, goal: Term::Bool(false) };
+        let start = std::time::Instant::now();
+        let answer = self.solver.check(&query);
+        self.solver_budget = self.solver_budget.saturating_sub(start.elapsed());
+        matches!(answer, Answer::Valid)
+    }
+
     /// The facts that share constants with the goal, transitively, and where they came from.
     fn relevant_facts(&self, goal: &Term) -> (Vec<Term>, Vec<String>) {
         let mut names: HashSet<String> = HashSet::new();

@@ -1,0 +1,56 @@
+//! Simulated environments for Cordon: deterministic tool hosts whose state is loaded from data
+//! files in the repository, for tests, demos and benchmarks (DESIGN.md §8, §9).
+//!
+//! Each environment implements [`ToolHost`] for the tools of one policy module and exposes its
+//! state so that a test can check what a run did (did a secret get published?). [`env`] finds
+//! an environment by name, for `cordon run --env NAME`.
+
+pub mod github;
+
+use cordon_runtime::effect::ToolHost;
+
+pub use github::GitHub;
+
+/// A simulated environment: a tool host with a principal and an inspectable state.
+pub trait Environment: ToolHost {
+    /// The name `env` finds it by.
+    fn name(&self) -> &'static str;
+
+    /// The principal the agent acts for (`user()` in the policy's labels).
+    fn principal(&self) -> &str;
+
+    /// The source of the policy module that declares this environment's tools.
+    fn policy(&self) -> &'static str;
+
+    /// The whole state as JSON, for assertions on what a run did.
+    fn state_json(&self) -> serde_json::Value;
+}
+
+impl Environment for GitHub {
+    fn name(&self) -> &'static str {
+        "github"
+    }
+
+    fn principal(&self) -> &str {
+        self.user()
+    }
+
+    fn policy(&self) -> &'static str {
+        github::POLICY
+    }
+
+    fn state_json(&self) -> serde_json::Value {
+        GitHub::state_json(self)
+    }
+}
+
+/// The names [`env`] knows.
+pub const NAMES: &[&str] = &["github"];
+
+/// A fresh environment with its built-in data, by name.
+pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
+    match name {
+        "github" => Ok(Box::new(GitHub::builtin()?)),
+        _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
+    }
+}

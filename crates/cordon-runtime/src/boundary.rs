@@ -1,0 +1,450 @@
+//! The boundary every effect crosses. Before a tool call leaves the interpreter, [`admit`]
+//! checks it on the real values, whatever the checker concluded: host-made arguments must be
+//! ones the host made (and linear ones unused), refined parameters must hold (measures read
+//! from the host's own record), and each argument, joined with the program-counter label, must
+//! flow to the sink the policy declares. When the tool answers, [`complete`] checks the result
+//! against the declared type, makes the host-made values in it, records the measures its
+//! refinement defines, and labels it. Entry arguments are made here too, and the sessions a
+//! plan hands back are collected here.
+
+use std::rc::Rc;
+
+use cordon_syntax::Span;
+
+use crate::builtins::{deep_label, equal};
+use crate::compile::{EntryDecl, ToolDecl};
+use crate::effect::Effect;
+use crate::error::{ErrorKind, RunError};
+use crate::host::{Scalar, Sessions, StoredValue, host_id};
+use crate::label::{DcLabel, Label};
+use crate::machine::{Ctx, result_label};
+use crate::shape::{Refined, Shape};
+use crate::trace::Event;
+use crate::value::{Handle, HostId, Record, Val, Value, Variant};
+
+/// Checks a tool call and, if it may go ahead, uses up its linear arguments and returns the
+/// effect for the host to perform. A refusal is recorded in the trace.
+pub fn admit(
+    ctx: &mut Ctx,
+    cap: &Rc<str>,
+    tool: &str,
+    args: Vec<Val>,
+    pc: &Label,
+    span: Span,
+) -> Result<Effect, RunError> {
+    let program = ctx.program.clone();
+    let Some(decl) = program.tools.iter().find(|t| t.capability == *cap && &*t.name == tool) else {
+        return Err(RunError::new(ErrorKind::Type, span, format!("the capability `{cap}` has no tool `{tool}`")));
+    };
+    let effect = Effect {
+        capability: cap.clone(),
+        tool: decl.name.clone(),
+        args: decl.params.iter().map(|(n, _)| n.clone()).zip(args).collect(),
+        pc: pc.clone(),
+        span,
+    };
+    match check_call(ctx, decl, &effect) {
+        Ok(consumed) => {
+            for id in consumed {
+                ctx.host.consume(id);
+            }
+            ctx.trace.push(Event::allowed(&effect));
+            Ok(effect)
+        }
+        Err(mut e) => {
+            if e.span == Span::default() {
+                e.span = span;
+            }
+            ctx.trace.push(Event::blocked(&effect, &e));
+            Err(e)
+        }
+    }
+}
+
+/// Everything `admit` checks, changing nothing; returns the linear values the call uses up.
+fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<HostId>, RunError> {
+    let name = format!("{}.{}", decl.capability, decl.name);
+    if effect.args.len() != decl.params.len() {
+        return Err(RunError::new(
+            ErrorKind::Type,
+            effect.span,
+            format!("`{name}` called with the wrong number of arguments"),
+        ));
+    }
+    ctx.tool_calls += 1;
+    if ctx.tool_calls > ctx.limits.max_tool_calls {
+        return Err(RunError::new(
+            ErrorKind::Limit,
+            effect.span,
+            format!("the run made more tool calls than its limit of {}", ctx.limits.max_tool_calls),
+        ));
+    }
+    let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
+    let mut consumed = Vec::new();
+    for ((pname, shape), arg) in decl.params.iter().zip(&args) {
+        genuine(ctx, &arg.value, &mut consumed)
+            .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
+        conforms(ctx, shape, arg, &args, Role::Argument)
+            .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
+    }
+    for (i, sink) in &decl.sinks {
+        let dc = label_value(ctx.eval(sink, args.clone())?)?;
+        let (pname, arg) = &effect.args[*i];
+        let carried = deep_label(arg).join(&effect.pc);
+        if !carried.flows_to(&dc) {
+            return Err(flow_error(&name, pname, arg, &carried, &effect.pc, &dc));
+        }
+    }
+    Ok(consumed)
+}
+
+fn flow_error(tool: &str, param: &str, arg: &Val, carried: &Label, pc: &Label, sink: &DcLabel) -> RunError {
+    let mut shown = arg.value.to_string();
+    if shown.chars().count() > 60 {
+        shown = format!("{}...", shown.chars().take(57).collect::<String>());
+    }
+    let mut e = RunError::new(
+        ErrorKind::LabelFlow,
+        Span::default(),
+        format!("`{tool}` blocked: the argument `{param}` ({shown}) carries {carried}, which may not flow to {sink}"),
+    );
+    let arg_label = deep_label(arg);
+    for s in arg_label.sources() {
+        e.related.push((s.span, format!("`{param}` depends on {}", s.what)));
+    }
+    for s in pc.sources() {
+        if !arg_label.sources().contains(s) {
+            e.related.push((s.span, format!("the call is made in a branch that depends on {}", s.what)));
+        }
+    }
+    e.notes.push(describe_flow(carried, sink));
+    e
+}
+
+/// Says in words why a label may not flow to a sink.
+fn describe_flow(carried: &Label, sink: &DcLabel) -> String {
+    let dc = carried.dc();
+    if !sink.secrecy.implies(&dc.secrecy) {
+        format!("the data is secret to {}; this sink is readable by {}", dc.secrecy, readers(sink))
+    } else {
+        format!("the data is vouched for by {}; this sink needs data vouched for by {}", vouchers(&dc), sink.integrity)
+    }
+}
+
+fn readers(l: &DcLabel) -> String {
+    if l.secrecy.is_true() { "anyone".into() } else { l.secrecy.to_string() }
+}
+
+fn vouchers(l: &DcLabel) -> String {
+    if l.integrity.is_true() { "no one".into() } else { l.integrity.to_string() }
+}
+
+fn label_value(v: Val) -> Result<DcLabel, RunError> {
+    match v.value {
+        Value::Label(l) => Ok((*l).clone()),
+        other => {
+            Err(RunError::new(ErrorKind::Type, Span::default(), format!("a label annotation gave {}", other.kind())))
+        }
+    }
+}
+
+/// Every host-made value inside `v` is one the host made: opaque records unchanged since the
+/// host returned them, handles registered, linear values unused (and used once by this call).
+fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunError> {
+    let forged = |what: String| Err(RunError::new(ErrorKind::Forged, Span::default(), what));
+    match v {
+        Value::Handle(h) => {
+            if ctx.host.is_live(h.id, &h.ty) {
+                if consumed.contains(&h.id) {
+                    return forged(format!("the linear value `{}` is used twice in one call", h.ty));
+                }
+                consumed.push(h.id);
+            } else if !ctx.host.is_handle(h.id, &h.ty) {
+                let linear =
+                    ctx.program.decls.types.get(&h.ty).is_some_and(|d| matches!(d, crate::shape::TypeDecl::Linear));
+                return forged(if linear {
+                    format!("this `{}` was already used (linear values are used once)", h.ty)
+                } else {
+                    format!("this `{}` was not made by the host", h.ty)
+                });
+            }
+            Ok(())
+        }
+        Value::Record(r) => {
+            if ctx.program.decls.is_opaque_record(&r.ty) {
+                let registered = r.host.and_then(|id| ctx.host.record(id));
+                if !registered.is_some_and(|orig| equal(orig, v)) {
+                    return forged(format!("this `{}` was not made by the host", r.ty));
+                }
+            }
+            r.fields.iter().try_for_each(|(_, f)| genuine(ctx, &f.value, consumed))
+        }
+        Value::Tuple(items) => items.iter().try_for_each(|x| genuine(ctx, &x.value, consumed)),
+        Value::List(items) => items.iter().try_for_each(|x| genuine(ctx, &x.value, consumed)),
+        Value::Variant(x) => x.payload.iter().try_for_each(|p| genuine(ctx, &p.value, consumed)),
+        Value::Labeled(inner) => genuine(ctx, &inner.value, consumed),
+        _ => Ok(()),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Argument,
+    Result,
+}
+
+/// `v` has the shape and satisfies its refinements; `scope` binds the names refinements may
+/// mention (the call's arguments).
+fn conforms(ctx: &mut Ctx, shape: &Shape, v: &Val, scope: &[Val], role: Role) -> Result<(), RunError> {
+    let mismatch = |want: &str| {
+        let kind = if role == Role::Argument { ErrorKind::Type } else { ErrorKind::Contract };
+        Err(RunError::new(kind, Span::default(), format!("expected {want}, found {}", v.value.kind())))
+    };
+    match (shape, &v.value) {
+        (Shape::Int, Value::Int(_))
+        | (Shape::Float, Value::Float(_))
+        | (Shape::Bool, Value::Bool(_))
+        | (Shape::Str, Value::Str(_))
+        | (Shape::Unit, Value::Unit)
+        | (Shape::Func, Value::Func(_))
+        | (Shape::Label, Value::Label(_))
+        | (Shape::Labeled, Value::Labeled(_)) => Ok(()),
+        (Shape::Tuple(ss), Value::Tuple(items)) if ss.len() == items.len() => {
+            ss.iter().zip(items.iter()).try_for_each(|(s, x)| conforms(ctx, s, x, scope, role))
+        }
+        (Shape::List(s), Value::List(items)) => items.iter().try_for_each(|x| conforms(ctx, s, x, scope, role)),
+        (Shape::Option(s), Value::Variant(x)) if &*x.enum_name == "Option" => match (&*x.name, x.payload.as_slice()) {
+            ("Some", [p]) => conforms(ctx, s, p, scope, role),
+            ("None", []) => Ok(()),
+            _ => mismatch("an Option"),
+        },
+        (Shape::Result(a, b), Value::Variant(x)) if &*x.enum_name == "Result" => match (&*x.name, x.payload.as_slice())
+        {
+            ("Ok", [p]) => conforms(ctx, a, p, scope, role),
+            ("Err", [p]) => conforms(ctx, b, p, scope, role),
+            _ => mismatch("a Result"),
+        },
+        (Shape::Record(n), Value::Record(r)) if r.ty == *n => Ok(()),
+        (Shape::Enum(n), Value::Variant(x)) if x.enum_name == *n => Ok(()),
+        (Shape::Linear(n) | Shape::Opaque(n), Value::Handle(h)) if h.ty == *n => Ok(()),
+        (Shape::Capability(n), Value::Capability(c)) if c == n => Ok(()),
+        (Shape::Refined(r), _) => {
+            conforms(ctx, &r.base, v, scope, role)?;
+            holds(ctx, r, v, scope, role)
+        }
+        (Shape::Record(n) | Shape::Enum(n) | Shape::Linear(n) | Shape::Opaque(n) | Shape::Capability(n), _) => {
+            mismatch(&format!("a `{n}`"))
+        }
+        (other, _) => mismatch(&format!("{other:?}").to_lowercase()),
+    }
+}
+
+/// Evaluates a refinement on the real values.
+fn holds(ctx: &mut Ctx, r: &Refined, v: &Val, scope: &[Val], role: Role) -> Result<(), RunError> {
+    let args: Vec<Val> = std::iter::once(v.clone()).chain(scope.iter().cloned()).collect();
+    let result = ctx.eval(&r.pred, args)?;
+    if result.value == Value::Bool(true) {
+        return Ok(());
+    }
+    let (kind, what) = match role {
+        Role::Argument => (ErrorKind::Recheck, "does not hold on the real values"),
+        Role::Result => (ErrorKind::Contract, "does not hold on what the tool returned"),
+    };
+    let mut e = RunError::new(kind, Span::default(), format!("the refinement on `{}` {what}", r.var));
+    e.related.push((r.span, "the refinement".into()));
+    Err(e)
+}
+
+/// Turns what a tool returned into a program value: checks it against the declared result,
+/// makes its host-made parts, records the measures its refinement defines, and labels it.
+pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -> Result<Val, RunError> {
+    let program = ctx.program.clone();
+    let name = format!("{}.{}", effect.capability, effect.tool);
+    let Some(decl) = program.tools.iter().find(|t| t.capability == effect.capability && t.name == effect.tool) else {
+        return Err(RunError::new(ErrorKind::Type, effect.span, format!("no tool `{name}`")));
+    };
+    let value = match result {
+        Ok(v) => v,
+        Err(message) => {
+            let e = RunError::new(ErrorKind::Tool, effect.span, format!("`{name}` failed: {message}"));
+            ctx.trace.push(Event::failed(effect, &e));
+            return Err(e);
+        }
+    };
+    let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
+    let adopted = adopt(ctx, &decl.ret, value, &args).map_err(|mut e| {
+        e.span = effect.span;
+        e.message = format!("`{name}` returned something other than it declares: {}", e.message);
+        ctx.trace.push(Event::failed(effect, &e));
+        e
+    })?;
+    let label = match &decl.returns_label {
+        Some(code) => {
+            let dc = label_value(ctx.eval(code, args)?)?;
+            result_label(dc, effect)
+        }
+        None => Label::bottom(),
+    };
+    let val = Val { value: adopted, label };
+    ctx.trace.push(Event::returned(effect, &val));
+    Ok(val)
+}
+
+/// Makes host-made values where the shape has them and checks the rest.
+fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value, RunError> {
+    let contract = |want: &str, v: &Value| {
+        Err(RunError::new(ErrorKind::Contract, Span::default(), format!("expected {want}, found {}", v.kind())))
+    };
+    Ok(match (shape, v) {
+        (Shape::Linear(ty), _) => Value::Handle(Handle { ty: ty.clone(), id: ctx.host.make_linear(ty) }),
+        (Shape::Opaque(ty), _) => Value::Handle(Handle { ty: ty.clone(), id: ctx.host.make_handle(ty) }),
+        (Shape::Record(ty), Value::Record(r)) if r.ty == *ty => {
+            if !ctx.program.decls.is_opaque_record(ty) {
+                return Ok(Value::Record(r));
+            }
+            let id = ctx.host.fresh_id();
+            let made = Value::Record(Rc::new(Record { ty: r.ty.clone(), fields: r.fields.clone(), host: Some(id) }));
+            ctx.host.register_record(id, made.clone());
+            made
+        }
+        (Shape::Tuple(ss), Value::Tuple(items)) if ss.len() == items.len() => {
+            let mut out = Vec::with_capacity(items.len());
+            for (s, x) in ss.iter().zip(items.iter()) {
+                out.push(Val { value: adopt(ctx, s, x.value.clone(), scope)?, label: x.label.clone() });
+            }
+            Value::Tuple(out.into())
+        }
+        (Shape::List(s), Value::List(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for x in items.iter() {
+                out.push(Val { value: adopt(ctx, s, x.value.clone(), scope)?, label: x.label.clone() });
+            }
+            Value::List(Rc::new(out))
+        }
+        (Shape::Option(s), Value::Variant(x)) if &*x.enum_name == "Option" => {
+            adopt_variant(ctx, &x, |name, i| (name == "Some" && i == 0).then_some(&**s), scope)?
+        }
+        (Shape::Result(a, b), Value::Variant(x)) if &*x.enum_name == "Result" => adopt_variant(
+            ctx,
+            &x,
+            |name, i| match (name, i) {
+                ("Ok", 0) => Some(&**a),
+                ("Err", 0) => Some(&**b),
+                _ => None,
+            },
+            scope,
+        )?,
+        (Shape::Refined(r), v) => {
+            let made = adopt(ctx, &r.base, v, scope)?;
+            let val = Val::plain(made.clone());
+            if let Some(id) = host_id(&made) {
+                for def in &r.defines {
+                    let args: Vec<Val> = std::iter::once(val.clone()).chain(scope.iter().cloned()).collect();
+                    let m = ctx.eval(&def.value, args)?;
+                    if let Some(s) = Scalar::from_value(&m.value) {
+                        ctx.host.set_measure(&def.measure, id, s);
+                    }
+                }
+            }
+            holds(ctx, r, &val, scope, Role::Result)?;
+            made
+        }
+        (shape, v) => {
+            conforms(ctx, shape, &Val::plain(v.clone()), scope, Role::Result)?;
+            return match shape {
+                Shape::Record(n) | Shape::Enum(n) if !matches!(v, Value::Record(_) | Value::Variant(_)) => {
+                    contract(&format!("a `{n}`"), &v)
+                }
+                _ => Ok(v),
+            };
+        }
+    })
+}
+
+fn adopt_variant<'s>(
+    ctx: &mut Ctx,
+    x: &Variant,
+    payload_shape: impl Fn(&str, usize) -> Option<&'s Shape>,
+    scope: &[Val],
+) -> Result<Value, RunError> {
+    let mut payload = Vec::with_capacity(x.payload.len());
+    for (i, p) in x.payload.iter().enumerate() {
+        let Some(s) = payload_shape(&x.name, i) else {
+            return Err(RunError::new(ErrorKind::Contract, Span::default(), format!("an unexpected `{}`", x.name)));
+        };
+        payload.push(Val { value: adopt(ctx, s, p.value.clone(), scope)?, label: p.label.clone() });
+    }
+    if payload_shape(&x.name, 0).is_some() == payload.is_empty() {
+        return Err(RunError::new(ErrorKind::Contract, Span::default(), format!("a malformed `{}`", x.name)));
+    }
+    Ok(Value::Variant(Rc::new(Variant { enum_name: x.enum_name.clone(), name: x.name.clone(), payload })))
+}
+
+/// Makes the plan's inputs: capabilities, and linear values continued from `sessions` (or
+/// fresh, with their measures' declared defaults). Each must satisfy the entry's refinements.
+pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Result<Vec<Val>, RunError> {
+    let mut args = Vec::with_capacity(entry.params.len());
+    for (name, shape) in &entry.params {
+        let base = match shape {
+            Shape::Refined(r) => &r.base,
+            s => s,
+        };
+        let value = match base {
+            Shape::Capability(c) => Value::Capability(c.clone()),
+            Shape::Linear(ty) => {
+                let id = ctx.host.make_linear(ty);
+                let stored = sessions.values.get(&**name).filter(|s| s.ty == **ty);
+                for m in ctx.program.measures.values() {
+                    if m.of.as_deref() != Some(&**ty) {
+                        continue;
+                    }
+                    let known = stored.and_then(|s| s.measures.get(&*m.name).cloned());
+                    if let Some(v) = known.or_else(|| m.default.as_ref().and_then(Scalar::from_value)) {
+                        ctx.host.set_measure(&m.name, id, v);
+                    }
+                }
+                Value::Handle(Handle { ty: ty.clone(), id })
+            }
+            other => {
+                return Err(RunError::new(
+                    ErrorKind::Type,
+                    Span::default(),
+                    format!("the host cannot supply the entry parameter `{name}` ({other:?})"),
+                ));
+            }
+        };
+        args.push(Val::plain(value));
+    }
+    for ((name, shape), arg) in entry.params.iter().zip(&args) {
+        conforms(ctx, shape, arg, &args, Role::Argument)
+            .map_err(|e| e.with_note(format!("the entry parameter `{name}` does not satisfy the policy's entry")))?;
+    }
+    Ok(args)
+}
+
+/// The linear values to keep for the next request: for each linear entry parameter, the
+/// newest unused value of its type (after a finished run, the one the plan handed back; after
+/// a failed one, the latest the run made, so that a taint is never forgotten).
+pub fn sessions_now(ctx: &Ctx, entry: Option<&EntryDecl>, before: &Sessions) -> Sessions {
+    let mut out = before.clone();
+    let Some(entry) = entry else { return out };
+    for (name, shape) in &entry.params {
+        let base = match shape {
+            Shape::Refined(r) => &r.base,
+            s => s,
+        };
+        if let Shape::Linear(ty) = base
+            && let Some(id) = ctx.host.newest_live(ty)
+        {
+            out.values.insert(name.to_string(), StoredValue { ty: ty.to_string(), measures: ctx.host.measures_of(id) });
+        }
+    }
+    out
+}
+
+/// The plan's result may hold only genuine host-made values: the linear values it hands back
+/// must be unused ones.
+pub fn returned(ctx: &Ctx, v: &Val) -> Result<(), RunError> {
+    let mut consumed = Vec::new();
+    genuine(ctx, &v.value, &mut consumed).map_err(|e| e.with_note("in the plan's result"))
+}

@@ -1,0 +1,415 @@
+//! The builtin functions at run time. Results carry the labels of what they depend on: `len`
+//! of a list depends on the list (its spine label), `contains` and `sum` on every element.
+//! Sizes are checked before anything is allocated.
+
+use std::rc::Rc;
+
+use crate::error::{ErrorKind, RunError};
+use crate::label::{DcLabel, Label};
+use crate::value::{Val, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    Len,
+    IsEmpty,
+    Get,
+    Push,
+    Concat,
+    Contains,
+    Map,
+    Filter,
+    Fold,
+    Any,
+    All,
+    Sum,
+    Reverse,
+    Range,
+    First,
+    Last,
+    Join,
+    StartsWith,
+    EndsWith,
+    ToUpper,
+    ToLower,
+    Trim,
+    Split,
+    ToString,
+    ParseInt,
+    IsSome,
+    IsNone,
+    IsOk,
+    IsErr,
+    UnwrapOr,
+    Abs,
+    Min,
+    Max,
+    Unlabel,
+    Public,
+    Untrusted,
+    Secret,
+    Endorsed,
+    User,
+}
+
+impl Builtin {
+    pub fn named(name: &str) -> Option<Builtin> {
+        use Builtin::*;
+        Some(match name {
+            "len" => Len,
+            "is_empty" => IsEmpty,
+            "get" => Get,
+            "push" => Push,
+            "concat" => Concat,
+            "contains" => Contains,
+            "map" => Map,
+            "filter" => Filter,
+            "fold" => Fold,
+            "any" => Any,
+            "all" => All,
+            "sum" => Sum,
+            "reverse" => Reverse,
+            "range" => Range,
+            "first" => First,
+            "last" => Last,
+            "join" => Join,
+            "starts_with" => StartsWith,
+            "ends_with" => EndsWith,
+            "to_upper" => ToUpper,
+            "to_lower" => ToLower,
+            "trim" => Trim,
+            "split" => Split,
+            "to_string" => ToString,
+            "parse_int" => ParseInt,
+            "is_some" => IsSome,
+            "is_none" => IsNone,
+            "is_ok" => IsOk,
+            "is_err" => IsErr,
+            "unwrap_or" => UnwrapOr,
+            "abs" => Abs,
+            "min" => Min,
+            "max" => Max,
+            "unlabel" => Unlabel,
+            "public" => Public,
+            "untrusted" => Untrusted,
+            "secret" => Secret,
+            "endorsed" => Endorsed,
+            "user" => User,
+            _ => return None,
+        })
+    }
+
+    /// Builtins that call a function argument: compiled to loops, so that a tool call inside
+    /// the function suspends the run like any other.
+    pub fn is_higher_order(self) -> bool {
+        matches!(self, Builtin::Map | Builtin::Filter | Builtin::Fold | Builtin::Any | Builtin::All)
+    }
+}
+
+/// What builtins need from the run: size limits and memory accounting.
+pub trait Budget {
+    fn allocate(&mut self, bytes: u64) -> Result<(), RunError>;
+    fn max_string_bytes(&self) -> usize;
+    fn max_list_len(&self) -> usize;
+}
+
+/// The approximate size of one list element or field, for memory accounting.
+pub const SLOT_BYTES: u64 = std::mem::size_of::<Val>() as u64;
+
+fn type_error(b: Builtin, args: &[Val]) -> RunError {
+    let kinds: Vec<&str> = args.iter().map(|a| a.value.kind()).collect();
+    RunError::new(
+        ErrorKind::Type,
+        Default::default(),
+        format!("`{b:?}` cannot take {}", kinds.join(", ")).to_lowercase(),
+    )
+}
+
+pub fn string(s: String, budget: &mut dyn Budget) -> Result<Value, RunError> {
+    check_string_len(s.len(), budget)?;
+    budget.allocate(s.len() as u64)?;
+    Ok(Value::Str(s.into()))
+}
+
+pub fn check_string_len(len: usize, budget: &dyn Budget) -> Result<(), RunError> {
+    if len > budget.max_string_bytes() {
+        return Err(RunError::new(
+            ErrorKind::Limit,
+            Default::default(),
+            format!("a string of {len} bytes is over the limit of {} bytes", budget.max_string_bytes()),
+        ));
+    }
+    Ok(())
+}
+
+pub fn check_list_len(len: usize, budget: &mut dyn Budget) -> Result<(), RunError> {
+    if len > budget.max_list_len() {
+        return Err(RunError::new(
+            ErrorKind::Limit,
+            Default::default(),
+            format!("a list of {len} elements is over the limit of {}", budget.max_list_len()),
+        ));
+    }
+    budget.allocate(len as u64 * SLOT_BYTES)
+}
+
+/// The join of the labels of a value and of everything inside it: what comparing or sending
+/// the whole value reveals.
+pub fn deep_label(v: &Val) -> Label {
+    let mut l = v.label.clone();
+    let mut stack: Vec<&Val> = vec![v];
+    while let Some(v) = stack.pop() {
+        l.join_mut(&v.label);
+        match &v.value {
+            Value::Tuple(items) => stack.extend(items.iter()),
+            Value::List(items) => stack.extend(items.iter()),
+            Value::Record(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
+            Value::Variant(x) => stack.extend(x.payload.iter()),
+            Value::Labeled(_) => {} // the box hides its content's label; `unlabel` raises it
+            Value::Func(f) => stack.extend(f.captures.iter()),
+            _ => {}
+        }
+    }
+    l
+}
+
+/// Structural equality, ignoring labels. Functions, capabilities and host-made values are equal
+/// only to themselves.
+pub fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(&a.value, &b.value))
+        }
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(&a.value, &b.value))
+        }
+        (Value::Record(x), Value::Record(y)) => {
+            x.ty == y.ty
+                && x.fields.len() == y.fields.len()
+                && x.fields.iter().all(|(n, v)| y.field(n).is_some_and(|w| equal(&v.value, &w.value)))
+        }
+        (Value::Variant(x), Value::Variant(y)) => {
+            x.enum_name == y.enum_name
+                && x.name == y.name
+                && x.payload.len() == y.payload.len()
+                && x.payload.iter().zip(&y.payload).all(|(a, b)| equal(&a.value, &b.value))
+        }
+        (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
+        (Value::Labeled(x), Value::Labeled(y)) => Rc::ptr_eq(x, y),
+        _ => a == b,
+    }
+}
+
+fn list_of(v: &Val) -> Option<&Rc<Vec<Val>>> {
+    match &v.value {
+        Value::List(xs) => Some(xs),
+        _ => None,
+    }
+}
+
+fn str_of(v: &Val) -> Option<&str> {
+    match &v.value {
+        Value::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn all_labels(args: &[Val]) -> Label {
+    let mut l = Label::bottom();
+    for a in args {
+        l.join_mut(&a.label);
+    }
+    l
+}
+
+fn elements_label(xs: &[Val]) -> Label {
+    let mut l = Label::bottom();
+    for x in xs {
+        l.join_mut(&deep_label(x));
+    }
+    l
+}
+
+/// Applies a first-order builtin (not `map`/`filter`/`fold`/`any`/`all`, not `unlabel` and
+/// `user`, which the interpreter handles).
+pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, RunError> {
+    use Builtin::*;
+    let label = all_labels(args);
+    let plain = |v: Value| Ok(Val { value: v, label: label.clone() });
+    let bad = || Err(type_error(b, args));
+    match (b, args) {
+        (Len, [x]) => match &x.value {
+            Value::List(xs) => plain(Value::Int(xs.len() as i64)),
+            Value::Str(s) => plain(Value::Int(s.chars().count() as i64)),
+            _ => bad(),
+        },
+        (IsEmpty, [x]) => match &x.value {
+            Value::List(xs) => plain(Value::Bool(xs.is_empty())),
+            Value::Str(s) => plain(Value::Bool(s.is_empty())),
+            _ => bad(),
+        },
+        (Get, [xs, i]) => {
+            let (Some(list), Value::Int(i)) = (list_of(xs), &i.value) else { return bad() };
+            match usize::try_from(*i).ok().and_then(|i| list.get(i)) {
+                Some(v) => Ok(Val { value: Value::some(v.value.clone()), label: label.join(&v.label) }),
+                None => plain(Value::none()),
+            }
+        }
+        (Push, [xs, x]) => {
+            let Some(list) = list_of(xs) else { return bad() };
+            check_list_len(list.len() + 1, budget)?;
+            let mut v = Vec::with_capacity(list.len() + 1);
+            v.extend(list.iter().cloned());
+            v.push(x.clone());
+            Ok(Val { value: Value::List(Rc::new(v)), label: xs.label.clone() })
+        }
+        (Concat, [a, c]) => match (&a.value, &c.value) {
+            (Value::List(x), Value::List(y)) => {
+                check_list_len(x.len() + y.len(), budget)?;
+                let v: Vec<Val> = x.iter().chain(y.iter()).cloned().collect();
+                plain(Value::List(Rc::new(v)))
+            }
+            (Value::Str(x), Value::Str(y)) => {
+                check_string_len(x.len() + y.len(), budget)?;
+                plain(string(format!("{x}{y}"), budget)?)
+            }
+            _ => bad(),
+        },
+        (Contains, [a, x]) => match (&a.value, &x.value) {
+            (Value::List(xs), _) => {
+                let found = xs.iter().any(|e| equal(&e.value, &x.value));
+                Ok(Val { value: Value::Bool(found), label: label.join(&elements_label(xs)).join(&deep_label(x)) })
+            }
+            (Value::Str(s), Value::Str(t)) => plain(Value::Bool(s.contains(&**t))),
+            _ => bad(),
+        },
+        (Sum, [xs]) => {
+            let Some(list) = list_of(xs) else { return bad() };
+            let mut total: i64 = 0;
+            for x in list.iter() {
+                let Value::Int(i) = x.value else { return bad() };
+                total = total.checked_add(i).ok_or_else(overflow)?;
+            }
+            Ok(Val { value: Value::Int(total), label: label.join(&elements_label(list)) })
+        }
+        (Reverse, [xs]) => {
+            let Some(list) = list_of(xs) else { return bad() };
+            check_list_len(list.len(), budget)?;
+            plain(Value::List(Rc::new(list.iter().rev().cloned().collect())))
+        }
+        (Range, [a, c]) => {
+            let (Value::Int(a), Value::Int(c)) = (&a.value, &c.value) else { return bad() };
+            let len = if c > a { (*c as i128 - *a as i128) as u128 } else { 0 };
+            let len = usize::try_from(len).unwrap_or(usize::MAX);
+            check_list_len(len, budget)?;
+            let v: Vec<Val> = (*a..*c.max(a)).map(|i| Val::plain(Value::Int(i))).collect();
+            plain(Value::List(Rc::new(v)))
+        }
+        (First | Last, [xs]) => {
+            let Some(list) = list_of(xs) else { return bad() };
+            let item = if b == First { list.first() } else { list.last() };
+            match item {
+                Some(v) => Ok(Val { value: Value::some(v.value.clone()), label: label.join(&v.label) }),
+                None => plain(Value::none()),
+            }
+        }
+        (Join, [xs, sep]) => {
+            if let (Value::Label(a), Value::Label(c)) = (&xs.value, &sep.value) {
+                return plain(Value::Label(Rc::new(a.join(c))));
+            }
+            let (Some(list), Some(sep)) = (list_of(xs), str_of(sep)) else { return bad() };
+            let mut len = sep.len().saturating_mul(list.len());
+            for x in list.iter() {
+                len = len.saturating_add(str_of(x).map_or(0, str::len));
+            }
+            check_string_len(len, budget)?;
+            let mut out = String::with_capacity(len);
+            for (i, x) in list.iter().enumerate() {
+                let Some(s) = str_of(x) else { return bad() };
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                out.push_str(s);
+            }
+            Ok(Val { value: string(out, budget)?, label: label.join(&elements_label(list)) })
+        }
+        (StartsWith | EndsWith, [s, t]) => {
+            let (Some(s), Some(t)) = (str_of(s), str_of(t)) else { return bad() };
+            plain(Value::Bool(if b == StartsWith { s.starts_with(t) } else { s.ends_with(t) }))
+        }
+        (ToUpper | ToLower | Trim, [s]) => {
+            let Some(s) = str_of(s) else { return bad() };
+            let out = match b {
+                ToUpper => s.to_uppercase(),
+                ToLower => s.to_lowercase(),
+                _ => s.trim().to_string(),
+            };
+            plain(string(out, budget)?)
+        }
+        (Split, [s, sep]) => {
+            let (Some(s), Some(sep)) = (str_of(s), str_of(sep)) else { return bad() };
+            let parts: Vec<&str> =
+                if sep.is_empty() { s.split_terminator("").skip(1).collect() } else { s.split(sep).collect() };
+            check_list_len(parts.len(), budget)?;
+            budget.allocate(s.len() as u64)?;
+            plain(Value::List(Rc::new(parts.into_iter().map(|p| Val::plain(Value::str(p))).collect())))
+        }
+        (ToString, [x]) => match &x.value {
+            Value::Int(i) => plain(string(i.to_string(), budget)?),
+            Value::Float(f) => plain(string(format!("{f:?}"), budget)?),
+            Value::Bool(v) => plain(string(v.to_string(), budget)?),
+            Value::Str(s) => plain(Value::Str(s.clone())),
+            _ => bad(),
+        },
+        (ParseInt, [s]) => {
+            let Some(s) = str_of(s) else { return bad() };
+            plain(match s.trim().parse::<i64>() {
+                Ok(i) => Value::some(Value::Int(i)),
+                Err(_) => Value::none(),
+            })
+        }
+        (IsSome | IsNone | IsOk | IsErr, [x]) => {
+            let Value::Variant(v) = &x.value else { return bad() };
+            let want = match b {
+                IsSome => "Some",
+                IsNone => "None",
+                IsOk => "Ok",
+                _ => "Err",
+            };
+            plain(Value::Bool(&*v.name == want))
+        }
+        (UnwrapOr, [x, d]) => {
+            let Value::Variant(v) = &x.value else { return bad() };
+            match (&*v.name, v.payload.first()) {
+                ("Some" | "Ok", Some(inner)) => {
+                    Ok(Val { value: inner.value.clone(), label: x.label.join(&inner.label) })
+                }
+                _ => Ok(Val { value: d.value.clone(), label: x.label.join(&d.label) }),
+            }
+        }
+        (Abs, [x]) => match x.value {
+            Value::Int(i) => plain(Value::Int(i.checked_abs().ok_or_else(overflow)?)),
+            Value::Float(f) => plain(Value::Float(f.abs())),
+            _ => bad(),
+        },
+        (Min | Max, [x, y]) => {
+            let pick_first = match (&x.value, &y.value) {
+                (Value::Int(a), Value::Int(c)) => (a <= c) == (b == Min),
+                (Value::Float(a), Value::Float(c)) => (a <= c) == (b == Min),
+                _ => return bad(),
+            };
+            plain(if pick_first { x.value.clone() } else { y.value.clone() })
+        }
+        (Public, []) => plain(Value::Label(Rc::new(DcLabel::bottom()))),
+        (Untrusted, []) => plain(Value::Label(Rc::new(DcLabel::untrusted()))),
+        (Secret | Endorsed, [p]) => {
+            let Some(p) = str_of(p) else { return bad() };
+            let l = if b == Secret { DcLabel::secret(p) } else { DcLabel::endorsed(p) };
+            plain(Value::Label(Rc::new(l)))
+        }
+        _ => bad(),
+    }
+}
+
+pub fn overflow() -> RunError {
+    RunError::new(ErrorKind::Arithmetic, Default::default(), "integer overflow")
+}

@@ -1,0 +1,923 @@
+//! Compiles checked syntax trees to the interpreter's code: names become frame slots, closures
+//! list what they capture, control flow becomes jumps, and every place where a decision depends
+//! on a value raises the program-counter label (`RaisePc`) until the paths join (`JoinPc`).
+//!
+//! Compilation does not rely on the checker's types: the interpreter is dynamically typed, so
+//! that code which never went through the checker (tests of the runtime's own re-checks) fails
+//! cleanly instead of misbehaving.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use cordon_syntax::Span;
+use cordon_syntax::ast::{
+    Arm, BinOp, Block, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
+};
+
+use crate::builtins::Builtin;
+use crate::shape::{Decls, Shape};
+use crate::value::{Func, Value};
+
+pub type CodeRef = Rc<Code>;
+pub type FnId = u32;
+pub type ConstId = u32;
+pub type Slot = u16;
+
+/// A compiled function body, closure body, constant initialiser, predicate or the plan.
+#[derive(Debug)]
+pub struct Code {
+    pub name: Rc<str>,
+    pub params: u16,
+    /// Frame slots: parameters first, then every local the body binds.
+    pub slots: u16,
+    pub ops: Vec<Op>,
+    /// The source of each op, for errors.
+    pub spans: Vec<Span>,
+}
+
+/// Where a closure gets a captured value from when it is made.
+#[derive(Clone, Copy, Debug)]
+pub enum CaptureFrom {
+    Slot(Slot),
+    Capture(u16),
+}
+
+/// A pattern with its bindings resolved to slots.
+#[derive(Debug)]
+pub enum Pat {
+    Wild,
+    Bind(Slot),
+    Int(i64),
+    Str(Rc<str>),
+    Bool(bool),
+    Unit,
+    Tuple(Vec<Pat>),
+    /// `enum_name` is `Option`/`Result` for the builtin variants.
+    Variant {
+        enum_name: Rc<str>,
+        name: Rc<str>,
+        args: Vec<Pat>,
+    },
+}
+
+#[derive(Debug)]
+pub enum Op {
+    Push(Value),
+    Load(Slot),
+    Store(Slot),
+    LoadCapture(u16),
+    LoadFn(FnId),
+    LoadConst(ConstId),
+    Pop,
+    Unary(UnOp),
+    Binary(BinOp),
+    Jump(u32),
+    /// A backward jump: costs fuel.
+    Loop(u32),
+    /// Pops a Bool; jumps if it is false.
+    JumpIfFalse(u32),
+    /// Saves the program-counter label and raises it by the label of the value on top (which
+    /// stays).
+    RaisePc,
+    /// Raises the program-counter label by the label of the value on top, without saving: the
+    /// enclosing `JoinPc` restores it (a `match` guard).
+    RaisePcAgain,
+    /// Labels the value on top with the program-counter label and restores the saved one.
+    JoinPc,
+    MakeTuple(u16),
+    MakeList(u32),
+    MakeRecord {
+        ty: Rc<str>,
+        fields: Rc<[Rc<str>]>,
+    },
+    MakeVariant {
+        enum_name: Rc<str>,
+        name: Rc<str>,
+        arity: u16,
+    },
+    Field(Rc<str>),
+    TupleField(u32),
+    Index,
+    Call {
+        func: FnId,
+        argc: u16,
+    },
+    /// The callee is below its arguments.
+    CallValue(u16),
+    Builtin {
+        builtin: Builtin,
+        argc: u16,
+    },
+    /// A method call: a tool if the receiver is a capability, else `otherwise` with the
+    /// receiver as first argument.
+    Method {
+        name: Rc<str>,
+        argc: u16,
+        otherwise: MethodTarget,
+    },
+    /// A measure application (in refinement predicates): the host's value for it.
+    Measure {
+        name: Rc<str>,
+        argc: u16,
+    },
+    MakeClosure {
+        code: CodeRef,
+        captures: Rc<[CaptureFrom]>,
+    },
+    /// Tests the value on top against the pattern without popping it; binds on success, jumps
+    /// on failure.
+    Match {
+        pat: Rc<Pat>,
+        fail: u32,
+    },
+    /// Pops a value and binds it to an irrefutable pattern.
+    Destructure(Rc<Pat>),
+    /// Steps a loop over the list in slot `list`: stores the next element in `elem`, or jumps
+    /// to `exit` when there is none.
+    IterNext {
+        list: Slot,
+        index: Slot,
+        elem: Slot,
+        exit: u32,
+    },
+    /// Pops a value and appends it to the list in `slot`.
+    PushInto(Slot),
+    /// Pops a Bool; appends the element in `elem` to the list in `acc` if it is true. The
+    /// list's label takes the Bool's (which elements are kept depends on it).
+    FilterInto {
+        acc: Slot,
+        elem: Slot,
+    },
+    /// Pops a Bool into the running `any` (`all` when `all`) in `acc`.
+    Accumulate {
+        acc: Slot,
+        all: bool,
+    },
+    Cast(Shape),
+    ToLabeledBegin,
+    ToLabeledEnd,
+    Return,
+    /// An `agent` hole: this runtime has no model attached yet, so the run ends.
+    Hole,
+    /// Ends the run with an error: code that checked programs cannot reach.
+    Fail(Rc<str>),
+}
+
+#[derive(Clone, Debug)]
+pub enum MethodTarget {
+    Builtin(Builtin),
+    Func(FnId),
+    None,
+}
+
+/// A tool as the boundary sees it: its parameters' types (refinements compiled) and its label
+/// annotations (compiled to code over the parameters).
+#[derive(Debug)]
+pub struct ToolDecl {
+    pub capability: Rc<str>,
+    pub name: Rc<str>,
+    pub params: Vec<(Rc<str>, Shape)>,
+    pub ret: Shape,
+    /// `@label(returns = ..)`: code over the parameters.
+    pub returns_label: Option<CodeRef>,
+    /// `@label(param = ..)`: the sink for each named parameter.
+    pub sinks: Vec<(usize, CodeRef)>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub struct ConstDecl {
+    pub name: Rc<str>,
+    pub init: CodeRef,
+}
+
+#[derive(Debug)]
+pub struct MeasureDecl {
+    pub name: Rc<str>,
+    /// The type of the measure's (first) parameter.
+    pub of: Option<Rc<str>>,
+    pub default: Option<Value>,
+}
+
+#[derive(Debug)]
+pub struct EntryDecl {
+    pub params: Vec<(Rc<str>, Shape)>,
+    pub ret: Shape,
+}
+
+/// Everything a run needs, compiled.
+#[derive(Debug)]
+pub struct Compiled {
+    pub decls: Decls,
+    pub fns: Vec<Rc<Func>>,
+    pub consts: Vec<ConstDecl>,
+    pub tools: Vec<ToolDecl>,
+    pub measures: HashMap<Rc<str>, MeasureDecl>,
+    pub entry: Option<EntryDecl>,
+    /// The plan's body; its first slots are the entry's parameters.
+    pub plan: Option<CodeRef>,
+}
+
+/// Global names, known before any body is compiled.
+#[derive(Default)]
+struct Globals {
+    fns: HashMap<String, FnId>,
+    consts: HashMap<String, ConstId>,
+    measures: HashMap<String, ()>,
+}
+
+/// How a name is reached from the code being compiled.
+#[derive(Clone, Copy)]
+enum Access {
+    Slot(Slot),
+    Capture(u16),
+}
+
+/// The state of one function body being compiled.
+struct Body {
+    ops: Vec<Op>,
+    spans: Vec<Span>,
+    slots: u16,
+    scope: Vec<(String, Slot)>,
+    /// For closures: what each capture is (by name) and where the enclosing body gets it.
+    captures: Vec<(String, Access)>,
+    is_closure: bool,
+}
+
+impl Body {
+    fn new(is_closure: bool) -> Body {
+        Body { ops: Vec::new(), spans: Vec::new(), slots: 0, scope: Vec::new(), captures: Vec::new(), is_closure }
+    }
+}
+
+/// A compile error: only code the checker did not see can cause one.
+#[derive(Debug, Clone)]
+pub struct CompileError {
+    pub message: String,
+    pub span: Span,
+}
+
+pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, CompileError> {
+    let modules: Vec<&Module> = policies.iter().chain(plan).collect();
+    let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
+    let decls = Decls::collect(&items);
+    let mut c = Compiler { globals: Globals::default(), bodies: Vec::new(), decls };
+    let mut fn_decls: Vec<&FnDecl> = Vec::new();
+    let mut const_items: Vec<(&cordon_syntax::ast::Ident, &Expr)> = Vec::new();
+    let mut measures = HashMap::new();
+    for item in &items {
+        match &item.kind {
+            ItemKind::Fn(d) if !c.globals.fns.contains_key(&d.name.name) => {
+                c.globals.fns.insert(d.name.name.clone(), fn_decls.len() as FnId);
+                fn_decls.push(d);
+            }
+            ItemKind::Const { name, value, .. } if !c.globals.consts.contains_key(&name.name) => {
+                c.globals.consts.insert(name.name.clone(), const_items.len() as ConstId);
+                const_items.push((name, value));
+            }
+            ItemKind::Measure { name, default, params, .. } => {
+                c.globals.measures.insert(name.name.clone(), ());
+                let default = default.as_ref().and_then(literal);
+                let of = params.first().and_then(|p| match &p.ty.kind {
+                    cordon_syntax::ast::TypeExprKind::Named { name, .. } => Some(name.name.as_str().into()),
+                    _ => None,
+                });
+                measures
+                    .insert(name.name.as_str().into(), MeasureDecl { name: name.name.as_str().into(), of, default });
+            }
+            _ => {}
+        }
+    }
+    let mut fns = Vec::new();
+    for d in &fn_decls {
+        let names: Vec<&str> = d.params.iter().map(|p| p.name.name.as_str()).collect();
+        let code = c.body_code(&d.name.name, &names, |c| c.block(&d.body))?;
+        fns.push(Rc::new(Func { code, captures: Vec::new() }));
+    }
+    let mut consts = Vec::new();
+    for (name, value) in const_items {
+        let init = c.body_code(&name.name, &[], |c| c.expr(value))?;
+        consts.push(ConstDecl { name: name.name.as_str().into(), init });
+    }
+    let mut tools = Vec::new();
+    let mut entry = None;
+    for item in &items {
+        match &item.kind {
+            ItemKind::Capability { name, tools: ts } => {
+                for t in ts {
+                    tools.push(c.tool(&name.name, t)?);
+                }
+            }
+            ItemKind::Entry { params, ret } if entry.is_none() => {
+                let names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
+                let mut shapes = Vec::new();
+                for p in params {
+                    shapes.push((p.name.name.as_str().into(), c.shape(&p.ty, &names)?));
+                }
+                entry = Some(EntryDecl { params: shapes, ret: c.shape(ret, &names)? });
+            }
+            _ => {}
+        }
+    }
+    let plan = match plan {
+        Some(m) => {
+            let names: Vec<String> =
+                entry.as_ref().map_or(Vec::new(), |e| e.params.iter().map(|p| p.0.to_string()).collect());
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            Some(c.body_code("<plan>", &names, |c| c.block(&m.body))?)
+        }
+        None => None,
+    };
+    Ok(Compiled { decls: c.decls, fns, consts, tools, measures, entry, plan })
+}
+
+/// The value of a literal expression (a measure's default).
+fn literal(e: &Expr) -> Option<Value> {
+    match &e.kind {
+        ExprKind::Int(i) => Some(Value::Int(*i)),
+        ExprKind::Bool(b) => Some(Value::Bool(*b)),
+        ExprKind::Str(s) => Some(Value::str(s)),
+        ExprKind::Unary { op: UnOp::Neg, operand } => match operand.kind {
+            ExprKind::Int(i) => i.checked_neg().map(Value::Int),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+pub(crate) struct Compiler {
+    globals: Globals,
+    bodies: Vec<Body>,
+    decls: Decls,
+}
+
+type Res<T = ()> = Result<T, CompileError>;
+
+impl Compiler {
+    fn err<T>(&self, span: Span, message: impl Into<String>) -> Res<T> {
+        Err(CompileError { message: message.into(), span })
+    }
+
+    fn body(&mut self) -> &mut Body {
+        let n = self.bodies.len() - 1;
+        &mut self.bodies[n]
+    }
+
+    /// Compiles a body with the given parameters into its own code.
+    fn body_code(&mut self, name: &str, params: &[&str], f: impl FnOnce(&mut Compiler) -> Res) -> Res<CodeRef> {
+        self.bodies.push(Body::new(false));
+        for p in params {
+            self.bind(p);
+        }
+        let result = f(self);
+        let body = self.bodies.pop().expect("pushed above");
+        result?;
+        Ok(finish(name, params.len() as u16, body))
+    }
+
+    fn emit(&mut self, op: Op, span: Span) -> u32 {
+        let b = self.body();
+        b.ops.push(op);
+        b.spans.push(span);
+        (b.ops.len() - 1) as u32
+    }
+
+    fn here(&mut self) -> u32 {
+        self.body().ops.len() as u32
+    }
+
+    /// Points the jump at `at` to the current position.
+    fn patch(&mut self, at: u32) {
+        let target = self.here();
+        match &mut self.body().ops[at as usize] {
+            Op::Jump(t) | Op::JumpIfFalse(t) | Op::Match { fail: t, .. } | Op::IterNext { exit: t, .. } => *t = target,
+            _ => {}
+        }
+    }
+
+    fn new_slot(&mut self) -> Slot {
+        let b = self.body();
+        b.slots += 1;
+        b.slots - 1
+    }
+
+    fn bind(&mut self, name: &str) -> Slot {
+        let s = self.new_slot();
+        self.body().scope.push((name.to_string(), s));
+        s
+    }
+
+    /// Finds a local or captured name, capturing it from enclosing bodies if needed.
+    fn resolve(&mut self, level: usize, name: &str) -> Option<Access> {
+        let b = &self.bodies[level];
+        if let Some((_, s)) = b.scope.iter().rev().find(|(n, _)| n == name) {
+            return Some(Access::Slot(*s));
+        }
+        if let Some(i) = b.captures.iter().position(|(n, _)| n == name) {
+            return Some(Access::Capture(i as u16));
+        }
+        if !b.is_closure || level == 0 {
+            return None;
+        }
+        let outer = self.resolve(level - 1, name)?;
+        let b = &mut self.bodies[level];
+        b.captures.push((name.to_string(), outer));
+        Some(Access::Capture((b.captures.len() - 1) as u16))
+    }
+
+    fn load_name(&mut self, name: &str, span: Span) -> Res {
+        let top = self.bodies.len() - 1;
+        if let Some(access) = self.resolve(top, name) {
+            let op = match access {
+                Access::Slot(s) => Op::Load(s),
+                Access::Capture(i) => Op::LoadCapture(i),
+            };
+            self.emit(op, span);
+            return Ok(());
+        }
+        if let Some(&f) = self.globals.fns.get(name) {
+            self.emit(Op::LoadFn(f), span);
+        } else if let Some(&k) = self.globals.consts.get(name) {
+            self.emit(Op::LoadConst(k), span);
+        } else if name == "None" {
+            self.emit(Op::MakeVariant { enum_name: "Option".into(), name: "None".into(), arity: 0 }, span);
+        } else {
+            return self.err(span, format!("`{name}` is not defined"));
+        }
+        Ok(())
+    }
+
+    fn is_local(&mut self, name: &str) -> bool {
+        let top = self.bodies.len() - 1;
+        self.resolve(top, name).is_some()
+    }
+
+    fn block(&mut self, b: &Block) -> Res {
+        let depth = self.body().scope.len();
+        for s in &b.stmts {
+            match s {
+                Stmt::Let { pat, value, span, .. } => {
+                    self.expr(value)?;
+                    self.bind_pattern(pat, *span)?;
+                }
+                Stmt::Expr(e) => {
+                    self.expr(e)?;
+                    self.emit(Op::Pop, e.span);
+                }
+            }
+        }
+        match &b.tail {
+            Some(t) => self.expr(t)?,
+            None => {
+                self.emit(Op::Push(Value::Unit), b.span);
+            }
+        }
+        self.body().scope.truncate(depth);
+        Ok(())
+    }
+
+    /// Pops the value on top into an irrefutable pattern's bindings (added to the scope).
+    fn bind_pattern(&mut self, pat: &Pattern, span: Span) -> Res {
+        if let PatternKind::Bind(id) = &pat.kind {
+            let s = self.bind(&id.name);
+            self.emit(Op::Store(s), span);
+            return Ok(());
+        }
+        let p = self.pattern(pat)?;
+        self.emit(Op::Destructure(Rc::new(p)), span);
+        Ok(())
+    }
+
+    fn pattern(&mut self, pat: &Pattern) -> Res<Pat> {
+        Ok(match &pat.kind {
+            PatternKind::Wild => Pat::Wild,
+            PatternKind::Bind(id) => Pat::Bind(self.bind(&id.name)),
+            PatternKind::Int(i) => Pat::Int(*i),
+            PatternKind::Str(s) => Pat::Str(s.as_str().into()),
+            PatternKind::Bool(b) => Pat::Bool(*b),
+            PatternKind::Unit => Pat::Unit,
+            PatternKind::Tuple(ps) => Pat::Tuple(ps.iter().map(|p| self.pattern(p)).collect::<Res<_>>()?),
+            PatternKind::Variant { enum_name, name, args } => {
+                let enum_name: Rc<str> = match (enum_name, name.name.as_str()) {
+                    (Some(e), _) => e.name.as_str().into(),
+                    (None, "Some" | "None") => "Option".into(),
+                    (None, "Ok" | "Err") => "Result".into(),
+                    (None, other) => return self.err(pat.span, format!("`{other}` is not a variant")),
+                };
+                let args = args.iter().map(|p| self.pattern(p)).collect::<Res<_>>()?;
+                Pat::Variant { enum_name, name: name.name.as_str().into(), args }
+            }
+            PatternKind::Error => return self.err(pat.span, "a malformed pattern"),
+        })
+    }
+
+    fn exprs(&mut self, es: &[Expr]) -> Res {
+        for e in es {
+            self.expr(e)?;
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &Expr) -> Res {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Int(i) => {
+                self.emit(Op::Push(Value::Int(*i)), span);
+            }
+            ExprKind::Float(x) => {
+                self.emit(Op::Push(Value::Float(*x)), span);
+            }
+            ExprKind::Str(s) => {
+                self.emit(Op::Push(Value::str(s)), span);
+            }
+            ExprKind::Bool(b) => {
+                self.emit(Op::Push(Value::Bool(*b)), span);
+            }
+            ExprKind::Unit => {
+                self.emit(Op::Push(Value::Unit), span);
+            }
+            ExprKind::Name(id) => self.load_name(&id.name, span)?,
+            ExprKind::Path { ty, variant } => {
+                self.emit(
+                    Op::MakeVariant {
+                        enum_name: ty.name.as_str().into(),
+                        name: variant.name.as_str().into(),
+                        arity: 0,
+                    },
+                    span,
+                );
+            }
+            ExprKind::Tuple(items) => {
+                self.exprs(items)?;
+                self.emit(Op::MakeTuple(items.len() as u16), span);
+            }
+            ExprKind::List(items) => {
+                self.exprs(items)?;
+                self.emit(Op::MakeList(items.len() as u32), span);
+            }
+            ExprKind::Record { name, fields } => {
+                for (_, v) in fields {
+                    self.expr(v)?;
+                }
+                let names: Rc<[Rc<str>]> = fields.iter().map(|(n, _)| n.name.as_str().into()).collect();
+                self.emit(Op::MakeRecord { ty: name.name.as_str().into(), fields: names }, span);
+            }
+            ExprKind::Field { base, name } => {
+                self.expr(base)?;
+                self.emit(Op::Field(name.name.as_str().into()), span);
+            }
+            ExprKind::TupleField { base, index, .. } => {
+                self.expr(base)?;
+                self.emit(Op::TupleField(*index), span);
+            }
+            ExprKind::Index { base, index } => {
+                self.expr(base)?;
+                self.expr(index)?;
+                self.emit(Op::Index, span);
+            }
+            ExprKind::Call { callee, args } => self.call(callee, args, span)?,
+            ExprKind::MethodCall { receiver, method, args } => self.method(receiver, &method.name, args, span)?,
+            ExprKind::Unary { op, operand } => {
+                self.expr(operand)?;
+                self.emit(Op::Unary(*op), span);
+            }
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
+                self.branch(lhs, |c| c.expr(rhs), |c| c.push(Value::Bool(false), span), span)?
+            }
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
+                self.branch(lhs, |c| c.push(Value::Bool(true), span), |c| c.expr(rhs), span)?
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                self.expr(lhs)?;
+                self.expr(rhs)?;
+                self.emit(Op::Binary(*op), span);
+            }
+            ExprKind::If { cond, then, else_ } => self.branch(
+                cond,
+                |c| c.block(then),
+                |c| match else_ {
+                    Some(e) => c.expr(e),
+                    None => c.push(Value::Unit, span),
+                },
+                span,
+            )?,
+            ExprKind::Match { scrutinee, arms } => self.match_(scrutinee, arms, span)?,
+            ExprKind::For { pat, iter, body } => self.for_(pat, iter, body, span)?,
+            ExprKind::Block(b) => self.block(b)?,
+            ExprKind::Closure { params, body, .. } => {
+                self.bodies.push(Body::new(true));
+                for p in params {
+                    self.bind(&p.name.name);
+                }
+                let result = self.expr(body);
+                let b = self.bodies.pop().expect("pushed above");
+                result?;
+                let captures: Rc<[CaptureFrom]> = b
+                    .captures
+                    .iter()
+                    .map(|(_, a)| match a {
+                        Access::Slot(s) => CaptureFrom::Slot(*s),
+                        Access::Capture(i) => CaptureFrom::Capture(*i),
+                    })
+                    .collect();
+                let code = finish("<closure>", params.len() as u16, b);
+                self.emit(Op::MakeClosure { code, captures }, span);
+            }
+            ExprKind::Cast { expr, ty } => {
+                self.expr(expr)?;
+                let shape = self.shape(ty, &[])?;
+                self.emit(Op::Cast(shape), span);
+            }
+            ExprKind::Hole { .. } => {
+                self.emit(Op::Hole, span);
+            }
+            ExprKind::ToLabeled(b) => {
+                self.emit(Op::ToLabeledBegin, span);
+                self.block(b)?;
+                self.emit(Op::ToLabeledEnd, span);
+            }
+            ExprKind::Error => return self.err(span, "a malformed expression"),
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, v: Value, span: Span) -> Res {
+        self.emit(Op::Push(v), span);
+        Ok(())
+    }
+
+    /// `if cond { then } else { else_ }`: both paths run with the program-counter label raised
+    /// by the condition's, and the result carries it.
+    fn branch(
+        &mut self,
+        cond: &Expr,
+        then: impl FnOnce(&mut Compiler) -> Res,
+        else_: impl FnOnce(&mut Compiler) -> Res,
+        span: Span,
+    ) -> Res {
+        self.expr(cond)?;
+        self.emit(Op::RaisePc, span);
+        let to_else = self.emit(Op::JumpIfFalse(0), span);
+        then(self)?;
+        let to_end = self.emit(Op::Jump(0), span);
+        self.patch(to_else);
+        else_(self)?;
+        self.patch(to_end);
+        self.emit(Op::JoinPc, span);
+        Ok(())
+    }
+
+    fn match_(&mut self, scrutinee: &Expr, arms: &[Arm], span: Span) -> Res {
+        self.expr(scrutinee)?;
+        self.emit(Op::RaisePc, span);
+        let mut to_end = Vec::new();
+        for arm in arms {
+            let depth = self.body().scope.len();
+            let pat = self.pattern(&arm.pat)?;
+            let fail = self.emit(Op::Match { pat: Rc::new(pat), fail: 0 }, arm.span);
+            let mut guard_fail = None;
+            if let Some(g) = &arm.guard {
+                self.expr(g)?;
+                self.emit(Op::RaisePcAgain, g.span);
+                guard_fail = Some(self.emit(Op::JumpIfFalse(0), g.span));
+            }
+            self.emit(Op::Pop, arm.span);
+            self.expr(&arm.body)?;
+            to_end.push(self.emit(Op::Jump(0), arm.span));
+            self.patch(fail);
+            if let Some(g) = guard_fail {
+                self.patch(g);
+            }
+            self.body().scope.truncate(depth);
+        }
+        self.emit(Op::Fail("no `match` arm matched".into()), span);
+        for j in to_end {
+            self.patch(j);
+        }
+        self.emit(Op::JoinPc, span);
+        Ok(())
+    }
+
+    fn for_(&mut self, pat: &Pattern, iter: &Expr, body: &Block, span: Span) -> Res {
+        let depth = self.body().scope.len();
+        let (list, index, elem) = self.loop_slots(iter, span)?;
+        let start = self.here();
+        let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+        self.emit(Op::Load(elem), span);
+        self.bind_pattern(pat, pat.span)?;
+        self.block(body)?;
+        self.emit(Op::Pop, span);
+        self.emit(Op::Loop(start), span);
+        self.patch(next);
+        self.body().scope.truncate(depth);
+        self.push(Value::Unit, span)?;
+        self.emit(Op::JoinPc, span);
+        Ok(())
+    }
+
+    /// Evaluates the list a loop walks into a slot and raises the program-counter label by its
+    /// label (how many times the body runs depends on it). The caller emits the `JoinPc`.
+    fn loop_slots(&mut self, iter: &Expr, span: Span) -> Res<(Slot, Slot, Slot)> {
+        self.expr(iter)?;
+        self.emit(Op::RaisePc, span);
+        let list = self.new_slot();
+        let index = self.new_slot();
+        let elem = self.new_slot();
+        self.emit(Op::Store(list), span);
+        self.emit(Op::Push(Value::Int(0)), span);
+        self.emit(Op::Store(index), span);
+        Ok((list, index, elem))
+    }
+
+    fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Res {
+        match &callee.kind {
+            ExprKind::Path { ty, variant } => {
+                self.exprs(args)?;
+                self.emit(
+                    Op::MakeVariant {
+                        enum_name: ty.name.as_str().into(),
+                        name: variant.name.as_str().into(),
+                        arity: args.len() as u16,
+                    },
+                    span,
+                );
+                return Ok(());
+            }
+            ExprKind::Name(id) if !self.is_local(&id.name) => {
+                let name = id.name.as_str();
+                if let Some(&func) = self.globals.fns.get(name) {
+                    self.exprs(args)?;
+                    self.emit(Op::Call { func, argc: args.len() as u16 }, span);
+                    return Ok(());
+                }
+                if self.globals.measures.contains_key(name) {
+                    self.exprs(args)?;
+                    self.emit(Op::Measure { name: name.into(), argc: args.len() as u16 }, span);
+                    return Ok(());
+                }
+                let variant = match name {
+                    "Some" => Some("Option"),
+                    "Ok" | "Err" => Some("Result"),
+                    _ => None,
+                };
+                if let Some(enum_name) = variant {
+                    self.exprs(args)?;
+                    self.emit(
+                        Op::MakeVariant { enum_name: enum_name.into(), name: name.into(), arity: args.len() as u16 },
+                        span,
+                    );
+                    return Ok(());
+                }
+                if let Some(b) = Builtin::named(name) {
+                    let argv: Vec<&Expr> = args.iter().collect();
+                    return self.builtin(b, &argv, span);
+                }
+            }
+            _ => {}
+        }
+        self.expr(callee)?;
+        self.exprs(args)?;
+        self.emit(Op::CallValue(args.len() as u16), span);
+        Ok(())
+    }
+
+    fn method(&mut self, receiver: &Expr, name: &str, args: &[Expr], span: Span) -> Res {
+        let otherwise = if let Some(b) = Builtin::named(name).filter(|_| !self.globals.fns.contains_key(name)) {
+            // Builtins that call a function compile to loops; a capability receiver (whose
+            // tool happens to share the name) cannot be told apart here, so they dispatch on
+            // the compiled loop only when the receiver is not a capability variable.
+            if b.is_higher_order() {
+                let argv: Vec<&Expr> = std::iter::once(receiver).chain(args).collect();
+                return self.builtin(b, &argv, span);
+            }
+            MethodTarget::Builtin(b)
+        } else if let Some(&f) = self.globals.fns.get(name) {
+            MethodTarget::Func(f)
+        } else {
+            MethodTarget::None
+        };
+        self.expr(receiver)?;
+        self.exprs(args)?;
+        self.emit(Op::Method { name: name.into(), argc: args.len() as u16, otherwise }, span);
+        Ok(())
+    }
+
+    fn builtin(&mut self, b: Builtin, args: &[&Expr], span: Span) -> Res {
+        if !b.is_higher_order() {
+            for a in args {
+                self.expr(a)?;
+            }
+            self.emit(Op::Builtin { builtin: b, argc: args.len() as u16 }, span);
+            return Ok(());
+        }
+        let (list_expr, rest) = match args.split_first() {
+            Some(x) => x,
+            None => return self.err(span, "a builtin without arguments"),
+        };
+        let want = if b == Builtin::Fold { 2 } else { 1 };
+        if rest.len() != want {
+            return self.err(span, "wrong number of arguments");
+        }
+        let (list, index, elem) = self.loop_slots(list_expr, span)?;
+        let acc = self.new_slot();
+        let f = self.new_slot();
+        match b {
+            Builtin::Fold => {
+                self.expr(rest[0])?;
+                self.emit(Op::Store(acc), span);
+                self.expr(rest[1])?;
+            }
+            _ => {
+                let init = match b {
+                    Builtin::Any => Value::Bool(false),
+                    Builtin::All => Value::Bool(true),
+                    _ => Value::List(Rc::new(Vec::new())),
+                };
+                self.emit(Op::Push(init), span);
+                self.emit(Op::Store(acc), span);
+                self.expr(rest[0])?;
+            }
+        }
+        self.emit(Op::Store(f), span);
+        let start = self.here();
+        let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+        self.emit(Op::Load(f), span);
+        if b == Builtin::Fold {
+            self.emit(Op::Load(acc), span);
+        }
+        self.emit(Op::Load(elem), span);
+        self.emit(Op::CallValue(if b == Builtin::Fold { 2 } else { 1 }), span);
+        match b {
+            Builtin::Map => self.emit(Op::PushInto(acc), span),
+            Builtin::Filter => self.emit(Op::FilterInto { acc, elem }, span),
+            Builtin::Any => self.emit(Op::Accumulate { acc, all: false }, span),
+            Builtin::All => self.emit(Op::Accumulate { acc, all: true }, span),
+            _ => self.emit(Op::Store(acc), span),
+        };
+        self.emit(Op::Loop(start), span);
+        self.patch(next);
+        self.emit(Op::Load(acc), span);
+        self.emit(Op::JoinPc, span);
+        Ok(())
+    }
+
+    fn tool(&mut self, capability: &str, t: &cordon_syntax::ast::Tool) -> Res<ToolDecl> {
+        let names: Vec<&str> = t.params.iter().map(|p| p.name.name.as_str()).collect();
+        let mut params = Vec::new();
+        for p in &t.params {
+            params.push((p.name.name.as_str().into(), self.shape(&p.ty, &names)?));
+        }
+        let ret = match &t.ret {
+            Some(r) => self.shape(r, &names)?,
+            None => Shape::Unit,
+        };
+        let mut returns_label = None;
+        let mut sinks = Vec::new();
+        for a in t.annotations.iter().filter(|a| a.name.name == "label") {
+            for arg in &a.args {
+                let Some(key) = &arg.key else { continue };
+                let code = self.body_code(&format!("@label({})", key.name), &names, |c| c.expr(&arg.value))?;
+                if key.name == "returns" {
+                    returns_label = Some(code);
+                } else if let Some(i) = names.iter().position(|n| *n == key.name) {
+                    sinks.push((i, code));
+                } else {
+                    return self.err(key.span, format!("`{}` is not a parameter", key.name));
+                }
+            }
+        }
+        Ok(ToolDecl {
+            capability: capability.into(),
+            name: t.name.name.as_str().into(),
+            params,
+            ret,
+            returns_label,
+            sinks,
+            span: t.span,
+        })
+    }
+
+    /// The run-time shape of a type; refinements become predicates over the refined value and
+    /// then the names in `scope` (a tool's or the entry's parameters).
+    pub fn shape(&mut self, te: &TypeExpr, scope: &[&str]) -> Res<Shape> {
+        crate::shape::resolve(self, te, scope)
+    }
+
+    /// Compiles a refinement predicate: slot 0 is the refined value, then `scope`.
+    pub fn predicate(&mut self, var: &str, pred: &Expr, scope: &[&str]) -> Res<CodeRef> {
+        let names: Vec<&str> = std::iter::once(var).chain(scope.iter().copied()).collect();
+        self.body_code(&format!("{{{var} | ..}}"), &names, |c| c.expr(pred))
+    }
+
+    pub fn decls(&self) -> &Decls {
+        &self.decls
+    }
+}
+
+pub(crate) use Compiler as ShapeCompiler;
+
+fn finish(name: &str, params: u16, mut body: Body) -> CodeRef {
+    body.ops.push(Op::Return);
+    body.spans.push(body.spans.last().copied().unwrap_or_default());
+    Rc::new(Code { name: name.into(), params, slots: body.slots.max(params), ops: body.ops, spans: body.spans })
+}

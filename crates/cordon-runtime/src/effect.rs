@@ -1,0 +1,43 @@
+//! What crosses from a program to the world: a tool call as plain data, and the trait of the
+//! things that perform tool calls (simulated environments, MCP servers, HTTP APIs).
+
+use std::rc::Rc;
+
+use cordon_syntax::Span;
+
+use crate::label::Label;
+use crate::value::{Val, Value};
+
+/// One tool call, stopped at the boundary. The interpreter made it and performs nothing; the
+/// host decides, performs the tool and resumes the run with the result.
+#[derive(Clone, Debug)]
+pub struct Effect {
+    /// The capability's declared name, e.g. `GitHub`.
+    pub capability: Rc<str>,
+    pub tool: Rc<str>,
+    /// Each argument with its parameter's name; labels included.
+    pub args: Vec<(Rc<str>, Val)>,
+    /// The program-counter label at the call: what the decision to call depended on.
+    pub pc: Label,
+    /// Where in the program the call is.
+    pub span: Span,
+}
+
+impl Effect {
+    /// The argument for parameter `name`.
+    pub fn arg(&self, name: &str) -> Option<&Value> {
+        self.args.iter().find(|(n, _)| &**n == name).map(|(_, v)| &v.value)
+    }
+}
+
+/// Performs tool calls the boundary admitted.
+///
+/// A tool returns plain data shaped like its declared result. Where the declared result has a
+/// linear value (a new session), return `Value::Unit`: the boundary makes the new host-made
+/// value and computes its measures from the tool's declared result. Opaque records (e.g. a
+/// `Repo`) are returned as ordinary records; the boundary registers them so that a program
+/// cannot forge or alter one.
+pub trait ToolHost {
+    /// Performs `effect`. An `Err` is a failure of the tool (it ends the run with that message).
+    fn perform(&mut self, effect: &Effect) -> Result<Value, String>;
+}

@@ -1,0 +1,87 @@
+//! Why a run stopped early. Every way a program can fail at run time is one of these: a clean,
+//! reported end, never a panic.
+
+use std::fmt;
+
+use cordon_syntax::Span;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Where in the program it happened (the default span when nowhere in particular).
+    pub span: Span,
+    /// Further lines: which value was checked, what was expected.
+    pub notes: Vec<String>,
+    /// Places in the program that explain the error: where a label came from.
+    pub related: Vec<(Span, String)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Integer overflow, division by zero, a float that is not a number where an `Int` is needed.
+    Arithmetic,
+    /// An index or list position out of range.
+    OutOfRange,
+    /// A limit (fuel, memory, depth, time, tool calls) was reached.
+    Limit,
+    /// A tool call whose arguments (joined with the program-counter label) may not flow to the
+    /// tool's sink.
+    LabelFlow,
+    /// A refined tool parameter or entry parameter that does not hold on the real values.
+    Recheck,
+    /// A host-made value that the host did not make, or a linear value used twice.
+    Forged,
+    /// The tool failed.
+    Tool,
+    /// The tool returned something other than its declared result.
+    Contract,
+    /// Code that went wrong in a way the checker rules out (only unchecked code reaches this).
+    Type,
+    /// A constant whose value depends on itself.
+    Cycle,
+    /// A hole, with no model attached.
+    Hole,
+}
+
+impl ErrorKind {
+    /// A stable kebab-case name for JSON output and tests.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::Arithmetic => "arithmetic",
+            ErrorKind::OutOfRange => "out-of-range",
+            ErrorKind::Limit => "limit",
+            ErrorKind::LabelFlow => "label-flow",
+            ErrorKind::Recheck => "recheck-failed",
+            ErrorKind::Forged => "forged-value",
+            ErrorKind::Tool => "tool-failed",
+            ErrorKind::Contract => "tool-contract",
+            ErrorKind::Type => "type",
+            ErrorKind::Cycle => "cycle",
+            ErrorKind::Hole => "hole",
+        }
+    }
+}
+
+impl RunError {
+    pub fn new(kind: ErrorKind, span: Span, message: impl Into<String>) -> RunError {
+        RunError { kind, message: message.into(), span, notes: Vec::new(), related: Vec::new() }
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> RunError {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)?;
+        for n in &self.notes {
+            write!(f, "\n  note: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RunError {}

@@ -1,0 +1,158 @@
+//! What the host knows that a program cannot touch: which host-made values it made, which
+//! linear values are still unused, and the real value of every measure (is this session
+//! tainted?). [`Sessions`] is the part that outlives a run: the linear values a plan handed
+//! back, with their measures, for the next request.
+
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use cordon_syntax::Span;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ErrorKind, RunError};
+use crate::value::{HostId, Val, Value};
+
+/// A measure's value: measures are booleans, integers or strings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Str(String),
+}
+
+impl Scalar {
+    pub fn from_value(v: &Value) -> Option<Scalar> {
+        match v {
+            Value::Bool(b) => Some(Scalar::Bool(*b)),
+            Value::Int(i) => Some(Scalar::Int(*i)),
+            Value::Str(s) => Some(Scalar::Str(s.to_string())),
+            _ => None,
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            Scalar::Bool(b) => Value::Bool(*b),
+            Scalar::Int(i) => Value::Int(*i),
+            Scalar::Str(s) => Value::str(s),
+        }
+    }
+}
+
+/// The host's state during one run.
+#[derive(Debug, Default)]
+pub struct HostState {
+    next_id: HostId,
+    /// Linear values made and not yet used, with their type.
+    live: HashMap<HostId, Rc<str>>,
+    /// Host-made values without fields, with their type.
+    handles: HashMap<HostId, Rc<str>>,
+    /// Opaque records a tool returned, exactly as returned.
+    records: HashMap<HostId, Value>,
+    measures: HashMap<(Rc<str>, HostId), Scalar>,
+}
+
+impl HostState {
+    pub fn fresh_id(&mut self) -> HostId {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    pub fn make_linear(&mut self, ty: &Rc<str>) -> HostId {
+        let id = self.fresh_id();
+        self.live.insert(id, ty.clone());
+        id
+    }
+
+    pub fn make_handle(&mut self, ty: &Rc<str>) -> HostId {
+        let id = self.fresh_id();
+        self.handles.insert(id, ty.clone());
+        id
+    }
+
+    pub fn register_record(&mut self, id: HostId, record: Value) {
+        self.records.insert(id, record);
+    }
+
+    pub fn is_live(&self, id: HostId, ty: &str) -> bool {
+        self.live.get(&id).is_some_and(|t| &**t == ty)
+    }
+
+    /// The most recently made unused linear value of type `ty`.
+    pub fn newest_live(&self, ty: &str) -> Option<HostId> {
+        self.live.iter().filter(|(_, t)| &***t == ty).map(|(id, _)| *id).max()
+    }
+
+    pub fn is_handle(&self, id: HostId, ty: &str) -> bool {
+        self.handles.get(&id).is_some_and(|t| &**t == ty)
+    }
+
+    pub fn record(&self, id: HostId) -> Option<&Value> {
+        self.records.get(&id)
+    }
+
+    /// Uses up a linear value; its measures stay readable for the rest of the call.
+    pub fn consume(&mut self, id: HostId) {
+        self.live.remove(&id);
+    }
+
+    pub fn set_measure(&mut self, measure: &Rc<str>, id: HostId, value: Scalar) {
+        self.measures.insert((measure.clone(), id), value);
+    }
+
+    pub fn measures_of(&self, id: HostId) -> BTreeMap<String, Scalar> {
+        self.measures.iter().filter(|((_, i), _)| *i == id).map(|((m, _), v)| (m.to_string(), v.clone())).collect()
+    }
+
+    /// The host's value of `measure(args)`. Measures are known only for host-made values the
+    /// host described; anything else is an error, never a guess.
+    pub fn measure(&self, measure: &str, args: &[Val]) -> Result<Value, RunError> {
+        let id = match args {
+            [v] => host_id(&v.value),
+            _ => None,
+        };
+        let known = id.and_then(|id| self.measures.iter().find(|((m, i), _)| &**m == measure && *i == id));
+        match known {
+            Some((_, v)) => Ok(v.to_value()),
+            None => Err(RunError::new(
+                ErrorKind::Recheck,
+                Span::default(),
+                format!("the host does not know `{measure}` of this value, so it cannot confirm the refinement"),
+            )),
+        }
+    }
+}
+
+/// The host id of a host-made value.
+pub fn host_id(v: &Value) -> Option<HostId> {
+    match v {
+        Value::Handle(h) => Some(h.id),
+        Value::Record(r) => r.host,
+        _ => None,
+    }
+}
+
+/// A linear value kept between requests, with its measures.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredValue {
+    pub ty: String,
+    pub measures: BTreeMap<String, Scalar>,
+}
+
+/// The state that carries from one request to the next: the linear values the last plan
+/// handed back, by entry parameter name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sessions {
+    pub values: BTreeMap<String, StoredValue>,
+}
+
+impl Sessions {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into())
+    }
+
+    pub fn from_json(text: &str) -> Result<Sessions, String> {
+        serde_json::from_str(text).map_err(|e| format!("the session file is malformed: {e}"))
+    }
+}

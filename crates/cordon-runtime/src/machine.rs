@@ -1,0 +1,748 @@
+//! The interpreter: a stack machine over compiled code, with its continuation as data (frames
+//! and an operand stack on the heap), so that a tool call can stop it and a later `resume`
+//! continue it, and so that no program can exhaust the host's own stack.
+//!
+//! Labels: every value carries one; operations join them; the program-counter label `pc` is
+//! raised where control depends on a value (`RaisePc`) and restored where the paths join
+//! (`JoinPc`), labelling the joined result with what it depended on.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use cordon_syntax::Span;
+use cordon_syntax::ast::{BinOp, UnOp};
+
+use crate::boundary;
+use crate::builtins::{self, Budget, Builtin, SLOT_BYTES, deep_label, equal, overflow};
+use crate::compile::{CaptureFrom, CodeRef, Compiled, ConstId, MethodTarget, Op, Pat};
+use crate::effect::Effect;
+use crate::error::{ErrorKind, RunError};
+use crate::host::HostState;
+use crate::label::{DcLabel, Label, Source};
+use crate::limits::Limits;
+use crate::shape::Shape;
+use crate::trace::Event;
+use crate::value::{Func, Record, Val, Value, Variant};
+
+#[derive(Clone, Copy, Debug)]
+enum OnReturn {
+    Push,
+    /// The callee was a labelled function value: restore the saved `pc`, label the result.
+    PushJoinPc,
+    InitConst(ConstId),
+    Finish,
+}
+
+#[derive(Debug)]
+struct Frame {
+    code: CodeRef,
+    ip: usize,
+    base: usize,
+    func: Option<Rc<Func>>,
+    on_return: OnReturn,
+}
+
+/// The evaluation state of one run (or one predicate the boundary evaluates).
+#[derive(Debug, Default)]
+pub struct Vm {
+    stack: Vec<Val>,
+    frames: Vec<Frame>,
+    pub(crate) pc: Label,
+    pc_stack: Vec<Label>,
+}
+
+#[derive(Debug)]
+pub enum Exit {
+    Done(Val),
+    /// A tool call the boundary admitted; the machine waits for its result.
+    Effect(Effect),
+}
+
+#[derive(Clone, Debug)]
+pub enum ConstState {
+    Unset,
+    Computing,
+    Done(Val),
+}
+
+/// What a run shares between its machine and the boundary: the program, the host's state,
+/// limits and what has been spent, the trace.
+#[derive(Debug)]
+pub struct Ctx {
+    pub program: Rc<Compiled>,
+    pub host: HostState,
+    pub limits: Limits,
+    pub user: Rc<str>,
+    pub fuel_used: u64,
+    pub memory_used: u64,
+    pub tool_calls: u32,
+    pub started: Instant,
+    pub consts: Vec<ConstState>,
+    pub trace: Vec<Event>,
+}
+
+impl Budget for Ctx {
+    fn allocate(&mut self, bytes: u64) -> Result<(), RunError> {
+        self.memory_used = self.memory_used.saturating_add(bytes);
+        if self.memory_used > self.limits.max_memory_bytes {
+            return Err(RunError::new(
+                ErrorKind::Limit,
+                Span::default(),
+                format!("the run allocated more than the memory limit of {} bytes", self.limits.max_memory_bytes),
+            ));
+        }
+        Ok(())
+    }
+
+    fn max_string_bytes(&self) -> usize {
+        self.limits.max_string_bytes
+    }
+
+    fn max_list_len(&self) -> usize {
+        self.limits.max_list_len
+    }
+}
+
+impl Ctx {
+    /// One unit of fuel: a call or a loop iteration. The clock is read every 1024 units.
+    #[inline]
+    fn burn(&mut self) -> Result<(), RunError> {
+        self.fuel_used += 1;
+        if self.fuel_used > self.limits.fuel {
+            return Err(RunError::new(
+                ErrorKind::Limit,
+                Span::default(),
+                format!("the run used all its fuel ({} calls and loop iterations)", self.limits.fuel),
+            ));
+        }
+        if self.fuel_used & 1023 == 0 && self.started.elapsed() > self.limits.wall_clock {
+            return Err(RunError::new(
+                ErrorKind::Limit,
+                Span::default(),
+                format!("the run took longer than its time limit of {:?}", self.limits.wall_clock),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Evaluates pure code (a predicate, a label annotation) on `args` to completion.
+    pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
+        let mut vm = Vm::default();
+        vm.enter(code.clone(), None, args, OnReturn::Finish);
+        match exec(&mut vm, self)? {
+            Exit::Done(v) => Ok(v),
+            Exit::Effect(e) => Err(RunError::new(ErrorKind::Type, e.span, "a refinement or label cannot call a tool")),
+        }
+    }
+}
+
+impl Vm {
+    /// A machine about to run `code` on `args`.
+    pub fn start(code: CodeRef, args: Vec<Val>) -> Vm {
+        let mut vm = Vm::default();
+        vm.enter(code, None, args, OnReturn::Finish);
+        vm
+    }
+
+    fn enter(&mut self, code: CodeRef, func: Option<Rc<Func>>, args: Vec<Val>, on_return: OnReturn) {
+        let base = self.stack.len();
+        self.stack.extend(args);
+        self.stack.resize(base + code.slots as usize, Val::plain(Value::Unit));
+        self.frames.push(Frame { code, ip: 0, base, func, on_return });
+    }
+
+    /// Continues after a tool call with its result.
+    pub fn resume(&mut self, result: Val) {
+        self.stack.push(result);
+    }
+}
+
+fn type_error(span: Span, message: impl Into<String>) -> RunError {
+    RunError::new(ErrorKind::Type, span, message)
+}
+
+/// Runs until the program ends or stops at an admitted tool call.
+pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
+    'frames: loop {
+        let Some(frame) = vm.frames.last() else {
+            return Err(type_error(Span::default(), "the machine has nothing to run"));
+        };
+        let code = frame.code.clone();
+        let base = frame.base;
+        let mut ip = frame.ip;
+        macro_rules! fail {
+            ($e:expr) => {{
+                let mut e: RunError = $e;
+                if e.span == Span::default() {
+                    e.span = code.spans[ip - 1];
+                }
+                return Err(e);
+            }};
+        }
+        macro_rules! tri {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(e) => fail!(e),
+                }
+            };
+        }
+        macro_rules! pop {
+            () => {
+                match vm.stack.pop() {
+                    Some(v) => v,
+                    None => fail!(type_error(Span::default(), "the operand stack is empty")),
+                }
+            };
+        }
+        macro_rules! save_ip {
+            () => {
+                if let Some(f) = vm.frames.last_mut() {
+                    f.ip = ip;
+                }
+            };
+        }
+        loop {
+            let Some(op) = code.ops.get(ip) else {
+                fail!(type_error(Span::default(), "ran past the end of the code"));
+            };
+            ip += 1;
+            match op {
+                Op::Push(v) => vm.stack.push(Val::plain(v.clone())),
+                Op::Load(s) => {
+                    let v = vm.stack[base + *s as usize].clone();
+                    vm.stack.push(v);
+                }
+                Op::Store(s) => {
+                    let v = pop!();
+                    vm.stack[base + *s as usize] = v;
+                }
+                Op::LoadCapture(i) => {
+                    let v = vm.frames.last().and_then(|f| f.func.as_ref()).and_then(|f| f.captures.get(*i as usize));
+                    match v {
+                        Some(v) => {
+                            let v = v.clone();
+                            vm.stack.push(v);
+                        }
+                        None => fail!(type_error(Span::default(), "a capture that does not exist")),
+                    }
+                }
+                Op::LoadFn(f) => match ctx.program.fns.get(*f as usize) {
+                    Some(func) => vm.stack.push(Val::plain(Value::Func(func.clone()))),
+                    None => fail!(type_error(Span::default(), "an unknown function")),
+                },
+                Op::LoadConst(k) => match ctx.consts.get(*k as usize).cloned() {
+                    Some(ConstState::Done(v)) => vm.stack.push(v),
+                    Some(ConstState::Computing) => {
+                        let name = ctx.program.consts[*k as usize].name.clone();
+                        fail!(RunError::new(
+                            ErrorKind::Cycle,
+                            Span::default(),
+                            format!("the constant `{name}` depends on its own value")
+                        ))
+                    }
+                    Some(ConstState::Unset) => {
+                        ctx.consts[*k as usize] = ConstState::Computing;
+                        let init = ctx.program.consts[*k as usize].init.clone();
+                        save_ip!();
+                        tri!(enter_checked(vm, ctx, init, None, Vec::new(), OnReturn::InitConst(*k)));
+                        continue 'frames;
+                    }
+                    None => fail!(type_error(Span::default(), "an unknown constant")),
+                },
+                Op::Pop => {
+                    pop!();
+                }
+                Op::Unary(op) => {
+                    let v = pop!();
+                    let value = match (op, &v.value) {
+                        (UnOp::Neg, Value::Int(i)) => Value::Int(tri!(i.checked_neg().ok_or_else(overflow))),
+                        (UnOp::Neg, Value::Float(x)) => Value::Float(-x),
+                        (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
+                        _ => fail!(type_error(Span::default(), format!("cannot apply `{op:?}` to {}", v.value.kind()))),
+                    };
+                    vm.stack.push(Val { value, label: v.label });
+                }
+                Op::Binary(op) => {
+                    let b = pop!();
+                    let a = pop!();
+                    let v = tri!(binary(*op, a, b, ctx));
+                    vm.stack.push(v);
+                }
+                Op::Jump(t) => ip = *t as usize,
+                Op::Loop(t) => {
+                    tri!(ctx.burn());
+                    ip = *t as usize;
+                }
+                Op::JumpIfFalse(t) => {
+                    let v = pop!();
+                    match v.value {
+                        Value::Bool(true) => {}
+                        Value::Bool(false) => ip = *t as usize,
+                        _ => fail!(type_error(
+                            Span::default(),
+                            format!("a condition must be a Bool, not {}", v.value.kind())
+                        )),
+                    }
+                }
+                Op::RaisePc => {
+                    let l = match vm.stack.last() {
+                        Some(v) => v.label.clone(),
+                        None => fail!(type_error(Span::default(), "the operand stack is empty")),
+                    };
+                    vm.pc_stack.push(vm.pc.clone());
+                    vm.pc.join_mut(&l);
+                }
+                Op::RaisePcAgain => {
+                    if let Some(v) = vm.stack.last() {
+                        let l = v.label.clone();
+                        vm.pc.join_mut(&l);
+                    }
+                }
+                Op::JoinPc => {
+                    let saved = match vm.pc_stack.pop() {
+                        Some(l) => l,
+                        None => fail!(type_error(Span::default(), "unbalanced program-counter labels")),
+                    };
+                    let pc = std::mem::replace(&mut vm.pc, saved);
+                    if let Some(top) = vm.stack.last_mut() {
+                        top.label.join_mut(&pc);
+                    }
+                }
+                Op::MakeTuple(n) => {
+                    let n = *n as usize;
+                    tri!(ctx.allocate(n as u64 * SLOT_BYTES));
+                    let items: Rc<[Val]> = vm.stack.drain(vm.stack.len() - n..).collect();
+                    vm.stack.push(Val::plain(Value::Tuple(items)));
+                }
+                Op::MakeList(n) => {
+                    let n = *n as usize;
+                    tri!(builtins::check_list_len(n, ctx));
+                    let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
+                    vm.stack.push(Val::plain(Value::List(Rc::new(items))));
+                }
+                Op::MakeRecord { ty, fields } => {
+                    tri!(ctx.allocate(fields.len() as u64 * SLOT_BYTES));
+                    let values = vm.stack.drain(vm.stack.len() - fields.len()..);
+                    let fields = fields.iter().cloned().zip(values).collect();
+                    vm.stack.push(Val::plain(Value::Record(Rc::new(Record { ty: ty.clone(), fields, host: None }))));
+                }
+                Op::MakeVariant { enum_name, name, arity } => {
+                    let payload: Vec<Val> = vm.stack.drain(vm.stack.len() - *arity as usize..).collect();
+                    let v = Variant { enum_name: enum_name.clone(), name: name.clone(), payload };
+                    vm.stack.push(Val::plain(Value::Variant(Rc::new(v))));
+                }
+                Op::Field(name) => {
+                    let v = pop!();
+                    let field = match &v.value {
+                        Value::Record(r) => r.field(name).cloned(),
+                        _ => None,
+                    };
+                    match field {
+                        Some(f) => vm.stack.push(f.with_label(&v.label)),
+                        None => fail!(type_error(Span::default(), format!("{} has no field `{name}`", v.value.kind()))),
+                    }
+                }
+                Op::TupleField(i) => {
+                    let v = pop!();
+                    let item = match &v.value {
+                        Value::Tuple(items) => items.get(*i as usize).cloned(),
+                        _ => None,
+                    };
+                    match item {
+                        Some(x) => vm.stack.push(x.with_label(&v.label)),
+                        None => fail!(type_error(Span::default(), format!("{} has no component {i}", v.value.kind()))),
+                    }
+                }
+                Op::Index => {
+                    let i = pop!();
+                    let xs = pop!();
+                    let (Value::List(list), Value::Int(n)) = (&xs.value, &i.value) else {
+                        fail!(type_error(
+                            Span::default(),
+                            format!("cannot index {} with {}", xs.value.kind(), i.value.kind())
+                        ))
+                    };
+                    match usize::try_from(*n).ok().and_then(|k| list.get(k)) {
+                        Some(x) => {
+                            let label = xs.label.join(&i.label);
+                            vm.stack.push(x.clone().with_label(&label));
+                        }
+                        None => fail!(RunError::new(
+                            ErrorKind::OutOfRange,
+                            Span::default(),
+                            format!("index {n} is out of range for a list of length {}", list.len())
+                        )),
+                    }
+                }
+                Op::Call { func, argc } => {
+                    let Some(f) = ctx.program.fns.get(*func as usize).cloned() else {
+                        fail!(type_error(Span::default(), "an unknown function"))
+                    };
+                    save_ip!();
+                    let args = vm.stack.split_off(vm.stack.len() - *argc as usize);
+                    tri!(enter_checked(vm, ctx, f.code.clone(), None, args, OnReturn::Push));
+                    continue 'frames;
+                }
+                Op::CallValue(argc) => {
+                    let args = vm.stack.split_off(vm.stack.len() - *argc as usize);
+                    let callee = pop!();
+                    let Value::Func(f) = &callee.value else {
+                        fail!(type_error(Span::default(), format!("cannot call {}", callee.value.kind())))
+                    };
+                    if f.code.params as usize != args.len() {
+                        fail!(type_error(Span::default(), "a function called with the wrong number of arguments"));
+                    }
+                    save_ip!();
+                    let on_return = if callee.label.is_bottom() {
+                        OnReturn::Push
+                    } else {
+                        vm.pc_stack.push(vm.pc.clone());
+                        vm.pc.join_mut(&callee.label);
+                        OnReturn::PushJoinPc
+                    };
+                    let captures = if f.captures.is_empty() { None } else { Some(f.clone()) };
+                    tri!(enter_checked(vm, ctx, f.code.clone(), captures, args, on_return));
+                    continue 'frames;
+                }
+                Op::Builtin { builtin, argc } => {
+                    let at = vm.stack.len() - *argc as usize;
+                    let v = tri!(builtin_call(*builtin, &vm.stack[at..], vm.pc.clone(), ctx).map(|(v, raise)| {
+                        if let Some(l) = raise {
+                            vm.pc.join_mut(&l);
+                        }
+                        v
+                    }));
+                    vm.stack.truncate(at);
+                    vm.stack.push(v);
+                }
+                Op::Method { name, argc, otherwise } => {
+                    let at = vm.stack.len() - *argc as usize - 1;
+                    if let Value::Capability(cap) = &vm.stack[at].value {
+                        let cap = cap.clone();
+                        let args = vm.stack.split_off(at + 1);
+                        vm.stack.truncate(at);
+                        let effect = tri!(boundary::admit(ctx, &cap, name, args, &vm.pc, code.spans[ip - 1]));
+                        save_ip!();
+                        return Ok(Exit::Effect(effect));
+                    }
+                    match otherwise {
+                        MethodTarget::Builtin(b) => {
+                            let (v, raise) = tri!(builtin_call(*b, &vm.stack[at..], vm.pc.clone(), ctx));
+                            if let Some(l) = raise {
+                                vm.pc.join_mut(&l);
+                            }
+                            vm.stack.truncate(at);
+                            vm.stack.push(v);
+                        }
+                        MethodTarget::Func(func) => {
+                            let Some(f) = ctx.program.fns.get(*func as usize).cloned() else {
+                                fail!(type_error(Span::default(), "an unknown function"))
+                            };
+                            save_ip!();
+                            let args = vm.stack.split_off(at);
+                            tri!(enter_checked(vm, ctx, f.code.clone(), None, args, OnReturn::Push));
+                            continue 'frames;
+                        }
+                        MethodTarget::None => {
+                            let kind = vm.stack[at].value.kind();
+                            fail!(type_error(Span::default(), format!("{kind} has no method `{name}`")))
+                        }
+                    }
+                }
+                Op::Measure { name, argc } => {
+                    let at = vm.stack.len() - *argc as usize;
+                    let v = tri!(ctx.host.measure(name, &vm.stack[at..]));
+                    vm.stack.truncate(at);
+                    vm.stack.push(Val::plain(v));
+                }
+                Op::MakeClosure { code: body, captures } => {
+                    let frame_func = vm.frames.last().and_then(|f| f.func.clone());
+                    let mut values = Vec::with_capacity(captures.len());
+                    for c in captures.iter() {
+                        let v = match c {
+                            CaptureFrom::Slot(s) => vm.stack.get(base + *s as usize).cloned(),
+                            CaptureFrom::Capture(i) => {
+                                frame_func.as_ref().and_then(|f| f.captures.get(*i as usize).cloned())
+                            }
+                        };
+                        match v {
+                            Some(v) => values.push(v),
+                            None => fail!(type_error(Span::default(), "a capture that does not exist")),
+                        }
+                    }
+                    tri!(ctx.allocate(values.len() as u64 * SLOT_BYTES));
+                    vm.stack.push(Val::plain(Value::Func(Rc::new(Func { code: body.clone(), captures: values }))));
+                }
+                Op::Match { pat, fail: to } => {
+                    let Some(v) = vm.stack.last().cloned() else {
+                        fail!(type_error(Span::default(), "the operand stack is empty"))
+                    };
+                    let mut inspected = Label::bottom();
+                    let ok = bind(pat, &v, &Label::bottom(), &mut vm.stack[base..], &mut inspected);
+                    vm.pc.join_mut(&inspected);
+                    if !ok {
+                        ip = *to as usize;
+                    }
+                }
+                Op::Destructure(pat) => {
+                    let v = pop!();
+                    let mut inspected = Label::bottom();
+                    if !bind(pat, &v, &Label::bottom(), &mut vm.stack[base..], &mut inspected) {
+                        fail!(type_error(Span::default(), "the value does not match the pattern"));
+                    }
+                }
+                Op::IterNext { list, index, elem, exit } => {
+                    let (l, i, e) = (base + *list as usize, base + *index as usize, base + *elem as usize);
+                    let Value::Int(k) = vm.stack[i].value else {
+                        fail!(type_error(Span::default(), "a loop index that is not an Int"))
+                    };
+                    let next = match &vm.stack[l].value {
+                        Value::List(xs) => xs.get(k as usize).cloned(),
+                        other => fail!(type_error(Span::default(), format!("cannot loop over {}", other.kind()))),
+                    };
+                    match next {
+                        Some(x) => {
+                            vm.stack[e] = x;
+                            vm.stack[i].value = Value::Int(k + 1);
+                        }
+                        None => ip = *exit as usize,
+                    }
+                }
+                Op::PushInto(slot) => {
+                    let v = pop!();
+                    tri!(ctx.allocate(SLOT_BYTES));
+                    let max = ctx.limits.max_list_len;
+                    let Value::List(xs) = &mut vm.stack[base + *slot as usize].value else {
+                        fail!(type_error(Span::default(), "an accumulator that is not a list"))
+                    };
+                    if xs.len() >= max {
+                        fail!(RunError::new(
+                            ErrorKind::Limit,
+                            Span::default(),
+                            format!("a list grew over the limit of {max} elements")
+                        ));
+                    }
+                    Rc::make_mut(xs).push(v);
+                }
+                Op::FilterInto { acc, elem } => {
+                    let keep = pop!();
+                    let Value::Bool(k) = keep.value else {
+                        fail!(type_error(Span::default(), "a filter must return a Bool"))
+                    };
+                    let x = vm.stack[base + *elem as usize].clone();
+                    let slot = &mut vm.stack[base + *acc as usize];
+                    slot.label.join_mut(&keep.label);
+                    if k {
+                        let Value::List(xs) = &mut slot.value else {
+                            fail!(type_error(Span::default(), "an accumulator that is not a list"))
+                        };
+                        Rc::make_mut(xs).push(x);
+                    }
+                }
+                Op::Accumulate { acc, all } => {
+                    let b = pop!();
+                    let Value::Bool(b_val) = b.value else {
+                        fail!(type_error(Span::default(), "a predicate must return a Bool"))
+                    };
+                    let slot = &mut vm.stack[base + *acc as usize];
+                    slot.label.join_mut(&b.label);
+                    if let Value::Bool(cur) = &mut slot.value {
+                        *cur = if *all { *cur && b_val } else { *cur || b_val };
+                    }
+                }
+                Op::Cast(shape) => {
+                    let v = pop!();
+                    let value = match (shape, &v.value) {
+                        (Shape::Float, Value::Int(i)) => Value::Float(*i as f64),
+                        (Shape::Float, Value::Float(x)) => Value::Float(*x),
+                        (Shape::Int, Value::Int(i)) => Value::Int(*i),
+                        (Shape::Int, Value::Float(x)) => {
+                            // `as` truncates toward zero; NaN, infinities and values outside
+                            // `Int` are errors, not saturated.
+                            let t = x.trunc();
+                            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&t) {
+                                fail!(RunError::new(
+                                    ErrorKind::Arithmetic,
+                                    Span::default(),
+                                    format!("{x} does not fit in an Int")
+                                ));
+                            }
+                            Value::Int(t as i64)
+                        }
+                        _ => fail!(type_error(Span::default(), format!("cannot convert {} with `as`", v.value.kind()))),
+                    };
+                    vm.stack.push(Val { value, label: v.label });
+                }
+                Op::ToLabeledBegin => vm.pc_stack.push(vm.pc.clone()),
+                Op::ToLabeledEnd => {
+                    let v = pop!();
+                    let saved = match vm.pc_stack.pop() {
+                        Some(l) => l,
+                        None => fail!(type_error(Span::default(), "unbalanced program-counter labels")),
+                    };
+                    let inner_pc = std::mem::replace(&mut vm.pc, saved);
+                    tri!(ctx.allocate(SLOT_BYTES));
+                    vm.stack.push(Val::plain(Value::Labeled(Rc::new(v.with_label(&inner_pc)))));
+                }
+                Op::Return => {
+                    let result = pop!();
+                    let Some(frame) = vm.frames.pop() else {
+                        fail!(type_error(Span::default(), "return without a frame"))
+                    };
+                    vm.stack.truncate(frame.base);
+                    match frame.on_return {
+                        OnReturn::Push => vm.stack.push(result),
+                        OnReturn::PushJoinPc => {
+                            let saved = vm.pc_stack.pop().unwrap_or_default();
+                            let pc = std::mem::replace(&mut vm.pc, saved);
+                            vm.stack.push(result.with_label(&pc));
+                        }
+                        OnReturn::InitConst(k) => {
+                            ctx.consts[k as usize] = ConstState::Done(result.clone());
+                            vm.stack.push(result);
+                        }
+                        OnReturn::Finish => return Ok(Exit::Done(result)),
+                    }
+                    continue 'frames;
+                }
+                Op::Hole => fail!(RunError::new(
+                    ErrorKind::Hole,
+                    Span::default(),
+                    "this run has no model attached to fill `agent` holes"
+                )),
+                Op::Fail(message) => fail!(type_error(Span::default(), message.to_string())),
+            }
+        }
+    }
+}
+
+fn enter_checked(
+    vm: &mut Vm,
+    ctx: &mut Ctx,
+    code: CodeRef,
+    func: Option<Rc<Func>>,
+    args: Vec<Val>,
+    on_return: OnReturn,
+) -> Result<(), RunError> {
+    ctx.burn()?;
+    if vm.frames.len() >= ctx.limits.max_call_depth {
+        return Err(RunError::new(
+            ErrorKind::Limit,
+            Span::default(),
+            format!("calls nested deeper than the limit of {}", ctx.limits.max_call_depth),
+        ));
+    }
+    if args.len() != code.params as usize {
+        return Err(type_error(Span::default(), "a function called with the wrong number of arguments"));
+    }
+    vm.enter(code, func, args, on_return);
+    Ok(())
+}
+
+/// Calls a first-order builtin; `unlabel` also returns the label to raise `pc` by.
+fn builtin_call(b: Builtin, args: &[Val], _pc: Label, ctx: &mut Ctx) -> Result<(Val, Option<Label>), RunError> {
+    match (b, args) {
+        (Builtin::Unlabel, [boxed]) => match &boxed.value {
+            Value::Labeled(inner) => {
+                let label = inner.label.join(&boxed.label);
+                Ok((Val { value: inner.value.clone(), label: label.clone() }, Some(label)))
+            }
+            other => Err(type_error(Span::default(), format!("`unlabel` needs a Labeled value, not {}", other.kind()))),
+        },
+        (Builtin::User, []) => Ok((Val::plain(Value::Str(ctx.user.clone())), None)),
+        _ => builtins::apply(b, args, ctx).map(|v| (v, None)),
+    }
+}
+
+fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
+    use Value::{Bool, Float, Int, Str};
+    let arith = |r: Option<i64>, what: &str| {
+        r.map(Int).ok_or_else(|| RunError::new(ErrorKind::Arithmetic, Span::default(), what.to_string()))
+    };
+    let value = match (op, &a.value, &b.value) {
+        (BinOp::Eq | BinOp::Ne, x, y) => {
+            let label = deep_label(&a).join(&deep_label(&b));
+            let eq = equal(x, y);
+            return Ok(Val { value: Bool(if op == BinOp::Eq { eq } else { !eq }), label });
+        }
+        (BinOp::Add, Int(x), Int(y)) => arith(x.checked_add(*y), "integer overflow")?,
+        (BinOp::Sub, Int(x), Int(y)) => arith(x.checked_sub(*y), "integer overflow")?,
+        (BinOp::Mul, Int(x), Int(y)) => arith(x.checked_mul(*y), "integer overflow")?,
+        (BinOp::Div | BinOp::Rem, Int(_), Int(0)) => {
+            return Err(RunError::new(ErrorKind::Arithmetic, Span::default(), "division by zero"));
+        }
+        (BinOp::Div, Int(x), Int(y)) => arith(x.checked_div(*y), "integer overflow")?,
+        (BinOp::Rem, Int(x), Int(y)) => arith(x.checked_rem(*y), "integer overflow")?,
+        (BinOp::Add, Float(x), Float(y)) => Float(x + y),
+        (BinOp::Sub, Float(x), Float(y)) => Float(x - y),
+        (BinOp::Mul, Float(x), Float(y)) => Float(x * y),
+        (BinOp::Div, Float(x), Float(y)) => Float(x / y),
+        (BinOp::Rem, Float(x), Float(y)) => Float(x % y),
+        (BinOp::Add, Str(x), Str(y)) => {
+            builtins::check_string_len(x.len() + y.len(), ctx)?;
+            builtins::string(format!("{x}{y}"), ctx)?
+        }
+        (BinOp::Lt, Int(x), Int(y)) => Bool(x < y),
+        (BinOp::Le, Int(x), Int(y)) => Bool(x <= y),
+        (BinOp::Gt, Int(x), Int(y)) => Bool(x > y),
+        (BinOp::Ge, Int(x), Int(y)) => Bool(x >= y),
+        (BinOp::Lt, Float(x), Float(y)) => Bool(x < y),
+        (BinOp::Le, Float(x), Float(y)) => Bool(x <= y),
+        (BinOp::Gt, Float(x), Float(y)) => Bool(x > y),
+        (BinOp::Ge, Float(x), Float(y)) => Bool(x >= y),
+        (BinOp::Lt, Str(x), Str(y)) => Bool(x < y),
+        (BinOp::Le, Str(x), Str(y)) => Bool(x <= y),
+        (BinOp::Gt, Str(x), Str(y)) => Bool(x > y),
+        (BinOp::Ge, Str(x), Str(y)) => Bool(x >= y),
+        (BinOp::And, Bool(x), Bool(y)) => Bool(*x && *y),
+        (BinOp::Or, Bool(x), Bool(y)) => Bool(*x || *y),
+        _ => {
+            return Err(type_error(
+                Span::default(),
+                format!("cannot apply `{}` to {} and {}", op.as_str(), a.value.kind(), b.value.kind()),
+            ));
+        }
+    };
+    Ok(Val { value, label: a.label.join(&b.label) })
+}
+
+/// Matches `v` (inside containers labelled `outer`) against `pat`, storing bindings in
+/// `slots`. `inspected` collects the labels of every part whose value decided the match.
+fn bind(pat: &Pat, v: &Val, outer: &Label, slots: &mut [Val], inspected: &mut Label) -> bool {
+    let here = outer.join(&v.label);
+    let mut decide = |ok: bool| {
+        inspected.join_mut(&here);
+        ok
+    };
+    match (pat, &v.value) {
+        (Pat::Wild, _) => true,
+        (Pat::Bind(s), _) => match slots.get_mut(*s as usize) {
+            Some(slot) => {
+                *slot = v.clone().with_label(outer);
+                true
+            }
+            None => false,
+        },
+        (Pat::Int(i), Value::Int(j)) => decide(i == j),
+        (Pat::Str(s), Value::Str(t)) => decide(s == t),
+        (Pat::Bool(b), Value::Bool(c)) => decide(b == c),
+        (Pat::Unit, Value::Unit) => true,
+        (Pat::Tuple(ps), Value::Tuple(items)) if ps.len() == items.len() => {
+            ps.iter().zip(items.iter()).all(|(p, x)| bind(p, x, &here, slots, inspected))
+        }
+        (Pat::Variant { enum_name, name, args }, Value::Variant(x)) => {
+            if !decide(x.enum_name == *enum_name && x.name == *name && x.payload.len() == args.len()) {
+                return false;
+            }
+            args.iter().zip(&x.payload).all(|(p, x)| bind(p, x, &here, slots, inspected))
+        }
+        _ => false,
+    }
+}
+
+/// A label for a tool's result: the policy's label, remembering the call it came from.
+pub fn result_label(dc: DcLabel, effect: &Effect) -> Label {
+    let what = format!("the result of `{}.{}`", effect.capability, effect.tool);
+    Label::new(dc, Source { what: what.into(), span: effect.span })
+}

@@ -1,0 +1,244 @@
+//! Run-time values. Every value the interpreter handles is a [`Val`]: a [`Value`] and the
+//! [`Label`] it carries. Values are immutable and shared (`Rc`); the interpreter is
+//! single-threaded, and one run never shares values with another.
+
+use std::fmt;
+use std::rc::Rc;
+
+use crate::label::{DcLabel, Label};
+
+/// A value with its label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Val {
+    pub value: Value,
+    pub label: Label,
+}
+
+impl Val {
+    /// A value with the bottom label (public, vouched for by everyone).
+    pub fn plain(value: Value) -> Val {
+        Val { value, label: Label::bottom() }
+    }
+
+    pub fn with_label(mut self, label: &Label) -> Val {
+        self.label.join_mut(label);
+        self
+    }
+}
+
+/// An identifier the host gave a host-made value (a linear value, an opaque record or handle).
+pub type HostId = u64;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Unit,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+    Tuple(Rc<[Val]>),
+    List(Rc<Vec<Val>>),
+    Record(Rc<Record>),
+    /// An enum variant, `Some`/`None` (enum `Option`) and `Ok`/`Err` (enum `Result`) included.
+    Variant(Rc<Variant>),
+    /// A function or closure.
+    Func(Rc<Func>),
+    /// A host-made value with no fields: a linear value or an opaque handle.
+    Handle(Handle),
+    /// A capability: the name of its declaration.
+    Capability(Rc<str>),
+    /// The box `to_labeled` makes: its content keeps its own label.
+    Labeled(Rc<Val>),
+    /// A label, as policy annotations compute them.
+    Label(Rc<DcLabel>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// The declared type's name.
+    pub ty: Rc<str>,
+    pub fields: Vec<(Rc<str>, Val)>,
+    /// Set for opaque records a tool made: the host's registration of this exact value.
+    pub host: Option<HostId>,
+}
+
+impl Record {
+    pub fn field(&self, name: &str) -> Option<&Val> {
+        self.fields.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub enum_name: Rc<str>,
+    pub name: Rc<str>,
+    pub payload: Vec<Val>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Handle {
+    pub ty: Rc<str>,
+    pub id: HostId,
+}
+
+/// A function value: a declared function (no captures) or a closure.
+#[derive(Debug)]
+pub struct Func {
+    pub code: crate::compile::CodeRef,
+    pub captures: Vec<Val>,
+}
+
+impl PartialEq for Func {
+    fn eq(&self, other: &Func) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(s.into())
+    }
+
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(items.into_iter().map(Val::plain).collect()))
+    }
+
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(items.into_iter().map(Val::plain).collect())
+    }
+
+    pub fn record(ty: &str, fields: Vec<(&str, Value)>) -> Value {
+        Value::Record(Rc::new(Record {
+            ty: ty.into(),
+            fields: fields.into_iter().map(|(n, v)| (n.into(), Val::plain(v))).collect(),
+            host: None,
+        }))
+    }
+
+    pub fn variant(enum_name: &str, name: &str, payload: Vec<Value>) -> Value {
+        Value::Variant(Rc::new(Variant {
+            enum_name: enum_name.into(),
+            name: name.into(),
+            payload: payload.into_iter().map(Val::plain).collect(),
+        }))
+    }
+
+    pub fn some(v: Value) -> Value {
+        Value::variant("Option", "Some", vec![v])
+    }
+
+    pub fn none() -> Value {
+        Value::variant("Option", "None", vec![])
+    }
+
+    /// What kind of value this is, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Unit => "()",
+            Value::Bool(_) => "a Bool",
+            Value::Int(_) => "an Int",
+            Value::Float(_) => "a Float",
+            Value::Str(_) => "a String",
+            Value::Tuple(_) => "a tuple",
+            Value::List(_) => "a List",
+            Value::Record(_) => "a record",
+            Value::Variant(_) => "an enum value",
+            Value::Func(_) => "a function",
+            Value::Handle(_) => "a host-made value",
+            Value::Capability(_) => "a capability",
+            Value::Labeled(_) => "a Labeled value",
+            Value::Label(_) => "a Label",
+        }
+    }
+
+    /// The value as JSON, for traces and `--format json`. Host-made values show their type and
+    /// id; functions show only that they are functions.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{Value as J, json};
+        match self {
+            Value::Unit => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => json!(i),
+            Value::Float(x) => json!(x),
+            Value::Str(s) => J::String(s.to_string()),
+            Value::Tuple(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
+            Value::List(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
+            Value::Record(r) => {
+                let mut map = serde_json::Map::new();
+                for (n, v) in &r.fields {
+                    map.insert(n.to_string(), v.value.to_json());
+                }
+                J::Object(map)
+            }
+            Value::Variant(v) => match v.payload.as_slice() {
+                [] => J::String(v.name.to_string()),
+                [one] => json!({ v.name.to_string(): one.value.to_json() }),
+                many => json!({ v.name.to_string(): many.iter().map(|p| p.value.to_json()).collect::<Vec<_>>() }),
+            },
+            Value::Func(_) => J::String("<function>".into()),
+            Value::Handle(h) => J::String(format!("<{} #{}>", h.ty, h.id)),
+            Value::Capability(c) => J::String(format!("<capability {c}>")),
+            Value::Labeled(inner) => json!({ "labeled": inner.label.to_string() }),
+            Value::Label(l) => J::String(l.to_string()),
+        }
+    }
+}
+
+/// Values print as Cordon literals would be written; strings are quoted.
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn seq(f: &mut fmt::Formatter<'_>, items: &[Val]) -> fmt::Result {
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{}", v.value)?;
+            }
+            Ok(())
+        }
+        match self {
+            Value::Unit => f.write_str("()"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Tuple(items) => {
+                f.write_str("(")?;
+                seq(f, items)?;
+                f.write_str(if items.len() == 1 { ",)" } else { ")" })
+            }
+            Value::List(items) => {
+                f.write_str("[")?;
+                seq(f, items)?;
+                f.write_str("]")
+            }
+            Value::Record(r) => {
+                write!(f, "{} {{ ", r.ty)?;
+                for (i, (n, v)) in r.fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{n}: {}", v.value)?;
+                }
+                f.write_str(" }")
+            }
+            Value::Variant(v) => {
+                if !matches!(&*v.enum_name, "Option" | "Result") {
+                    write!(f, "{}::", v.enum_name)?;
+                }
+                f.write_str(&v.name)?;
+                if !v.payload.is_empty() {
+                    f.write_str("(")?;
+                    seq(f, &v.payload)?;
+                    f.write_str(")")?;
+                }
+                Ok(())
+            }
+            Value::Func(_) => f.write_str("<function>"),
+            Value::Handle(h) => write!(f, "<{} #{}>", h.ty, h.id),
+            Value::Capability(c) => write!(f, "<capability {c}>"),
+            Value::Labeled(inner) => write!(f, "<labeled {}>", inner.label),
+            Value::Label(l) => write!(f, "{l}"),
+        }
+    }
+}
