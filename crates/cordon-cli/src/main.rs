@@ -6,6 +6,7 @@
 
 mod check;
 mod demo;
+mod run;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -24,6 +25,9 @@ struct Cli {
 enum Command {
     /// Type-check a plan (and its policy modules) without running it
     Check(check::Args),
+    /// Check a plan, then run it against a simulated environment, printing every tool call
+    /// and decision
+    Run(run::Args),
     /// Check the seed examples offline and show what Cordon says about each
     Demo,
 }
@@ -39,12 +43,17 @@ pub struct Report {
 #[derive(Debug)]
 pub enum Error {
     Read { path: PathBuf, error: std::io::Error },
+    Write { path: PathBuf, error: std::io::Error },
+    /// A bad argument or input file, with a message that says what is wrong.
+    Usage(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Read { path, error } => write!(f, "cannot read `{}`: {error}", path.display()),
+            Error::Write { path, error } => write!(f, "cannot write `{}`: {error}", path.display()),
+            Error::Usage(message) => f.write_str(message),
         }
     }
 }
@@ -53,6 +62,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
+        Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path)),
         Command::Demo => Ok(demo::run()),
     };
     match result {

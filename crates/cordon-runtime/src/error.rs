@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use cordon_syntax::Span;
+use cordon_syntax::{Code, Diagnostic, Span};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunError {
@@ -45,20 +45,20 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// A stable kebab-case name for JSON output and tests.
-    pub fn code(self) -> &'static str {
+    /// The diagnostic code it is reported with.
+    pub fn code(self) -> Code {
         match self {
-            ErrorKind::Arithmetic => "arithmetic",
-            ErrorKind::OutOfRange => "out-of-range",
-            ErrorKind::Limit => "limit",
-            ErrorKind::LabelFlow => "label-flow",
-            ErrorKind::Recheck => "recheck-failed",
-            ErrorKind::Forged => "forged-value",
-            ErrorKind::Tool => "tool-failed",
-            ErrorKind::Contract => "tool-contract",
-            ErrorKind::Type => "type",
-            ErrorKind::Cycle => "cycle",
-            ErrorKind::Hole => "hole",
+            ErrorKind::Arithmetic => Code::ArithmeticError,
+            ErrorKind::OutOfRange => Code::OutOfRange,
+            ErrorKind::Limit => Code::LimitReached,
+            ErrorKind::LabelFlow => Code::LabelFlow,
+            ErrorKind::Recheck => Code::RecheckFailed,
+            ErrorKind::Forged => Code::ForgedValue,
+            ErrorKind::Tool => Code::ToolFailed,
+            ErrorKind::Contract => Code::ToolContract,
+            ErrorKind::Type => Code::RuntimeTypeError,
+            ErrorKind::Cycle => Code::ConstantCycle,
+            ErrorKind::Hole => Code::NoModel,
         }
     }
 }
@@ -71,6 +71,20 @@ impl RunError {
     pub fn with_note(mut self, note: impl Into<String>) -> RunError {
         self.notes.push(note.into());
         self
+    }
+}
+
+impl RunError {
+    /// The error as a diagnostic, for the renderers every stage shares.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::error(self.kind.code(), self.span, self.message.clone());
+        for (span, text) in &self.related {
+            d = d.with_label(*span, text.clone());
+        }
+        for n in &self.notes {
+            d = d.with_note(n.clone());
+        }
+        d
     }
 }
 

@@ -12,7 +12,7 @@ pub enum Decision {
     Allowed,
     /// Refused at the boundary.
     Blocked { code: &'static str, reason: String },
-    /// The tool answered.
+    /// The tool answered; `label` is empty for the bottom label.
     Returned { label: String },
     /// The tool failed or broke its contract.
     Failed { reason: String },
@@ -53,11 +53,11 @@ impl Event {
     }
 
     pub fn blocked(effect: &Effect, e: &RunError) -> Event {
-        Event::new(effect, args_text(effect), Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
+        Event::new(effect, args_text(effect), Decision::Blocked { code: e.kind.code().as_str(), reason: e.message.clone() })
     }
 
     pub fn returned(effect: &Effect, v: &Val) -> Event {
-        Event::new(effect, shorten(v.value.to_string()), Decision::Returned { label: v.label.to_string() })
+        Event::new(effect, shorten(v.value.to_string()), Decision::Returned { label: if v.label.is_bottom() { String::new() } else { v.label.to_string() } })
     }
 
     pub fn failed(effect: &Effect, e: &RunError) -> Event {

@@ -38,6 +38,18 @@ pub enum Code {
     CapabilityStored,
     CapabilityEscapes,
     MeasureOutsideRefinement,
+    // Run-time errors: a checked program that stopped while running.
+    ArithmeticError,
+    OutOfRange,
+    LimitReached,
+    LabelFlow,
+    RecheckFailed,
+    ForgedValue,
+    ToolFailed,
+    ToolContract,
+    RuntimeTypeError,
+    ConstantCycle,
+    NoModel,
 }
 
 impl Code {
@@ -74,6 +86,17 @@ impl Code {
         Code::CapabilityStored,
         Code::CapabilityEscapes,
         Code::MeasureOutsideRefinement,
+        Code::ArithmeticError,
+        Code::OutOfRange,
+        Code::LimitReached,
+        Code::LabelFlow,
+        Code::RecheckFailed,
+        Code::ForgedValue,
+        Code::ToolFailed,
+        Code::ToolContract,
+        Code::RuntimeTypeError,
+        Code::ConstantCycle,
+        Code::NoModel,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -110,6 +133,17 @@ impl Code {
             Code::CapabilityStored => "capability-stored",
             Code::CapabilityEscapes => "capability-escapes",
             Code::MeasureOutsideRefinement => "measure-outside-refinement",
+            Code::ArithmeticError => "arithmetic-error",
+            Code::OutOfRange => "out-of-range",
+            Code::LimitReached => "limit-reached",
+            Code::LabelFlow => "label-flow",
+            Code::RecheckFailed => "recheck-failed",
+            Code::ForgedValue => "forged-value",
+            Code::ToolFailed => "tool-failed",
+            Code::ToolContract => "tool-contract",
+            Code::RuntimeTypeError => "runtime-type-error",
+            Code::ConstantCycle => "constant-cycle",
+            Code::NoModel => "no-model",
         }
     }
 

@@ -1,0 +1,193 @@
+//! `cordon run`: check a plan, and only if it is accepted, run it against a simulated
+//! environment, printing the result and the trace of every tool call and decision. With
+//! `--session FILE` the linear values the plan hands back (and their measures) are kept for the
+//! next run, so a session tainted by one request stays tainted in the next.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use cordon_runtime::{Config, Decision, Event, Limits, Program, Scalar, Sessions};
+use cordon_syntax::{Diagnostic, SourceMap, render};
+use cordon_types::{CheckOptions, EntryFact, FactValue};
+
+use crate::check::Format;
+use crate::{Error, Report};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A policy module; repeat for several. Defaults to the environment's own policy
+    #[arg(long = "policy", value_name = "FILE")]
+    pub policies: Vec<PathBuf>,
+
+    /// The simulated environment whose tools the plan calls
+    #[arg(long, value_name = "NAME", default_value = "github")]
+    pub env: String,
+
+    /// Keep the plan's sessions in this file between runs (read if it exists, written after)
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+
+    /// How to print: `human` or `json` (`concise` prints diagnostics for models)
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// Calls and loop iterations the run may make
+    #[arg(long, value_name = "N", default_value_t = Limits::default().fuel)]
+    pub fuel: u64,
+
+    /// Tool calls the run may make
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_tool_calls)]
+    pub max_tool_calls: u32,
+
+    /// The plan to run
+    pub plan: PathBuf,
+}
+
+/// How a run ended, for the summary line and JSON.
+enum Status {
+    Rejected,
+    Failed,
+    Done,
+}
+
+pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
+    let mut env = cordon_envs::env(&args.env).map_err(Error::Usage)?;
+    let mut sources = SourceMap::new();
+    let mut load = |path: &Path| {
+        let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
+        Ok::<_, Error>(sources.add(path.display().to_string(), text))
+    };
+    let mut policies = args.policies.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
+    let plan = load(&args.plan)?;
+    if policies.is_empty() {
+        policies.push(sources.add(format!("<{} policy>", env.name()), env.policy()));
+    }
+    let sessions = match &args.session {
+        Some(path) if path.exists() => {
+            let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
+            Sessions::from_json(&text).map_err(Error::Usage)?
+        }
+        _ => Sessions::default(),
+    };
+
+    let options = CheckOptions { entry_facts: entry_facts(&sessions), ..CheckOptions::default() };
+    let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
+    let Some(checked) = outcome.program.as_ref() else {
+        return Ok(render_report(args, &sources, Status::Rejected, &outcome.diagnostics, &[], None));
+    };
+    let program = Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
+    let config = Config {
+        limits: Limits { fuel: args.fuel, max_tool_calls: args.max_tool_calls, ..Limits::default() },
+        user: env.principal().to_string(),
+    };
+    let report = cordon_runtime::run(&program, &sessions, &config, env.as_mut());
+    if let Some(path) = &args.session {
+        std::fs::write(path, report.sessions.to_json())
+            .map_err(|error| Error::Write { path: path.clone(), error })?;
+    }
+    Ok(match report.result {
+        Ok(value) => render_report(args, &sources, Status::Done, &[], &report.trace, Some(&value)),
+        Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], &report.trace, None),
+    })
+}
+
+/// What the host knows about the sessions it will pass: the checker assumes exactly this.
+/// Without stored sessions the checker assumes fresh ones (the measures' defaults).
+fn entry_facts(sessions: &Sessions) -> Option<Vec<EntryFact>> {
+    if sessions.values.is_empty() {
+        return None;
+    }
+    let mut facts = Vec::new();
+    for (param, stored) in &sessions.values {
+        for (measure, value) in &stored.measures {
+            let value = match value {
+                Scalar::Bool(b) => FactValue::Bool(*b),
+                Scalar::Int(i) => FactValue::Int(*i),
+                Scalar::Str(s) => FactValue::Str(s.clone()),
+            };
+            facts.push(EntryFact { param: param.clone(), measure: measure.clone(), value });
+        }
+    }
+    Some(facts)
+}
+
+fn render_report(
+    args: &Args,
+    sources: &SourceMap,
+    status: Status,
+    diagnostics: &[Diagnostic],
+    trace: &[Event],
+    value: Option<&cordon_runtime::Val>,
+) -> Report {
+    let subject = args.plan.display().to_string();
+    let accepted = matches!(status, Status::Done);
+    let stdout = match args.format {
+        Format::Json => {
+            let json = serde_json::json!({
+                "plan": subject,
+                "status": match status { Status::Rejected => "rejected", Status::Failed => "failed", Status::Done => "done" },
+                "diagnostics": render::json(diagnostics, sources),
+                "trace": trace.iter().map(Event::to_json).collect::<Vec<_>>(),
+                "result": value.map(|v| v.value.to_json()),
+                "label": value.map(|v| v.label.to_string()),
+            });
+            format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
+        }
+        Format::Human | Format::Concise => {
+            let mut out = String::new();
+            let mut calls = 0;
+            for event in trace {
+                if matches!(event.decision, Decision::Allowed | Decision::Blocked { .. }) {
+                    calls += 1;
+                }
+                out.push_str(&trace_line(calls, event, sources));
+            }
+            if !trace.is_empty() {
+                out.push('\n');
+            }
+            for d in diagnostics {
+                if args.format == Format::Concise {
+                    out.push_str(&render::concise(d, sources));
+                } else {
+                    out.push_str(&render::human(d, sources));
+                    out.push('\n');
+                }
+            }
+            if let Some(v) = value {
+                out.push_str(&format!("result: {}\n", v.value));
+                if !v.label.is_bottom() {
+                    out.push_str(&format!("label: {}\n", v.label));
+                }
+            }
+            let summary = match status {
+                Status::Rejected => format!("{}; nothing ran", render::summary(diagnostics)),
+                Status::Failed => format!(
+                    "stopped at run time ({}) after {} tool call{}",
+                    diagnostics.first().map_or("error", |d| d.code.as_str()),
+                    trace.iter().filter(|e| e.decision == Decision::Allowed).count(),
+                    if trace.iter().filter(|e| e.decision == Decision::Allowed).count() == 1 { "" } else { "s" }
+                ),
+                Status::Done => "ran to the end".to_string(),
+            };
+            out.push_str(&format!("{subject}: {summary}\n"));
+            out
+        }
+    };
+    Report { stdout, accepted }
+}
+
+/// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.
+fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
+    let at = {
+        let file = sources.file(event.span.file);
+        let (line, col) = file.line_col(event.span.start);
+        format!("{}:{line}:{col}", file.name)
+    };
+    match &event.decision {
+        Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {at}\n", event.tool, event.detail),
+        Decision::Blocked { code, .. } => format!("{n:>3}. BLOCKED  {}({})  [{code}] at {at}\n", event.tool, event.detail),
+        Decision::Returned { label } if label.is_empty() => format!("     returned {}\n", event.detail),
+        Decision::Returned { label } => format!("     returned {}  label {label}\n", event.detail),
+        Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
+    }
+}
