@@ -42,8 +42,14 @@ pub struct Report {
 /// A host-side failure (not a problem in the checked program): printed on stderr, exit 2.
 #[derive(Debug)]
 pub enum Error {
-    Read { path: PathBuf, error: std::io::Error },
-    Write { path: PathBuf, error: std::io::Error },
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    Write {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     /// A bad argument or input file, with a message that says what is wrong.
     Usage(String),
 }

@@ -82,8 +82,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     };
     let report = cordon_runtime::run(&program, &sessions, &config, env.as_mut());
     if let Some(path) = &args.session {
-        std::fs::write(path, report.sessions.to_json())
-            .map_err(|error| Error::Write { path: path.clone(), error })?;
+        std::fs::write(path, report.sessions.to_json()).map_err(|error| Error::Write { path: path.clone(), error })?;
     }
     Ok(match report.result {
         Ok(value) => render_report(args, &sources, Status::Done, &[], &report.trace, Some(&value)),
@@ -185,7 +184,9 @@ fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
     };
     match &event.decision {
         Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {at}\n", event.tool, event.detail),
-        Decision::Blocked { code, .. } => format!("{n:>3}. BLOCKED  {}({})  [{code}] at {at}\n", event.tool, event.detail),
+        Decision::Blocked { code, .. } => {
+            format!("{n:>3}. BLOCKED  {}({})  [{code}] at {at}\n", event.tool, event.detail)
+        }
         Decision::Returned { label } if label.is_empty() => format!("     returned {}\n", event.detail),
         Decision::Returned { label } => format!("     returned {}  label {label}\n", event.detail),
         Decision::Failed { reason } => format!("     FAILED   {reason}\n"),

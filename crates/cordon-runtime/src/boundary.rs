@@ -278,16 +278,36 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -
         ctx.trace.push(Event::failed(effect, &e));
         e
     })?;
-    let label = match &decl.returns_label {
-        Some(code) => {
-            let dc = label_value(ctx.eval(code, args)?)?;
-            result_label(dc, effect)
-        }
-        None => Label::bottom(),
-    };
-    let val = Val { value: adopted, label };
+    // What a tool returns depends on what it was asked (a file chosen by untrusted text is
+    // untrusted) and on the decision to ask: the arguments' and pc's labels join the policy's.
+    let mut label = effect.pc.clone();
+    for a in &args {
+        label.join_mut(&deep_label(a));
+    }
+    if let Some(code) = &decl.returns_label {
+        let dc = label_value(ctx.eval(code, args)?)?;
+        label.join_mut(&result_label(dc, effect));
+    }
+    let val = label_result(adopted, &label);
     ctx.trace.push(Event::returned(effect, &val));
     Ok(val)
+}
+
+/// Puts a tool result's label on its data. The host-made values in a result tuple (the next
+/// session) stay unlabelled: they reveal nothing, and labelling them would taint everything
+/// later calls return.
+fn label_result(v: Value, label: &Label) -> Val {
+    match v {
+        Value::Tuple(items) => {
+            let items: Vec<Val> = items
+                .iter()
+                .map(|x| if matches!(x.value, Value::Handle(_)) { x.clone() } else { x.clone().with_label(label) })
+                .collect();
+            Val::plain(Value::Tuple(items.into()))
+        }
+        Value::Handle(_) => Val::plain(v),
+        v => Val { value: v, label: label.clone() },
+    }
 }
 
 /// Makes host-made values where the shape has them and checks the rest.

@@ -53,11 +53,18 @@ impl Event {
     }
 
     pub fn blocked(effect: &Effect, e: &RunError) -> Event {
-        Event::new(effect, args_text(effect), Decision::Blocked { code: e.kind.code().as_str(), reason: e.message.clone() })
+        Event::new(
+            effect,
+            args_text(effect),
+            Decision::Blocked { code: e.kind.code().as_str(), reason: e.message.clone() },
+        )
     }
 
     pub fn returned(effect: &Effect, v: &Val) -> Event {
-        Event::new(effect, shorten(v.value.to_string()), Decision::Returned { label: if v.label.is_bottom() { String::new() } else { v.label.to_string() } })
+        Event::new(effect, shorten(v.value.to_string()), {
+            let label = crate::builtins::deep_label(v);
+            Decision::Returned { label: if label.is_bottom() { String::new() } else { label.to_string() } }
+        })
     }
 
     pub fn failed(effect: &Effect, e: &RunError) -> Event {
