@@ -323,7 +323,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
                 return Ok(Value::Record(r));
             }
             let id = ctx.host.fresh_id();
-            let made = Value::Record(Rc::new(Record { ty: r.ty.clone(), fields: r.fields.clone(), host: Some(id) }));
+            let made = Value::Record(Rc::new(Record::new(r.ty.clone(), r.fields.clone(), Some(id))));
             ctx.host.register_record(id, made.clone());
             made
         }
@@ -397,7 +397,7 @@ fn adopt_variant<'s>(
     if payload_shape(&x.name, 0).is_some() == payload.is_empty() {
         return Err(RunError::new(ErrorKind::Contract, Span::default(), format!("a malformed `{}`", x.name)));
     }
-    Ok(Value::Variant(Rc::new(Variant { enum_name: x.enum_name.clone(), name: x.name.clone(), payload })))
+    Ok(Value::Variant(Rc::new(Variant::new(x.enum_name.clone(), x.name.clone(), payload))))
 }
 
 /// Makes the plan's inputs: capabilities, and linear values continued from `sessions` (or
@@ -443,8 +443,8 @@ pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Resu
 }
 
 /// The linear values to keep for the next request: for each linear entry parameter, the
-/// newest unused value of its type (after a finished run, the one the plan handed back; after
-/// a failed one, the latest the run made, so that a taint is never forgotten).
+/// newest value of its type (after a finished run, the one the plan handed back; after a
+/// failed one, the latest the run made, so that a taint is never forgotten).
 pub fn sessions_now(ctx: &Ctx, entry: Option<&EntryDecl>, before: &Sessions) -> Sessions {
     let mut out = before.clone();
     let Some(entry) = entry else { return out };
@@ -454,7 +454,7 @@ pub fn sessions_now(ctx: &Ctx, entry: Option<&EntryDecl>, before: &Sessions) -> 
             s => s,
         };
         if let Shape::Linear(ty) = base
-            && let Some(id) = ctx.host.newest_live(ty)
+            && let Some(id) = ctx.host.newest_linear(ty)
         {
             out.values.insert(name.to_string(), StoredValue { ty: ty.to_string(), measures: ctx.host.measures_of(id) });
         }

@@ -292,7 +292,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
     for d in &fn_decls {
         let names: Vec<&str> = d.params.iter().map(|p| p.name.name.as_str()).collect();
         let code = c.body_code(&d.name.name, &names, |c| c.block(&d.body))?;
-        fns.push(Rc::new(Func { code, captures: Vec::new() }));
+        fns.push(Rc::new(Func::new(code, Vec::new())));
     }
     let mut consts = Vec::new();
     for (name, value) in const_items {

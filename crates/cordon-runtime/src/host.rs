@@ -46,6 +46,8 @@ pub struct HostState {
     next_id: HostId,
     /// Linear values made and not yet used, with their type.
     live: HashMap<HostId, Rc<str>>,
+    /// Every linear value made, used or not, with its type.
+    linear: HashMap<HostId, Rc<str>>,
     /// Host-made values without fields, with their type.
     handles: HashMap<HostId, Rc<str>>,
     /// Opaque records a tool returned, exactly as returned.
@@ -62,6 +64,7 @@ impl HostState {
     pub fn make_linear(&mut self, ty: &Rc<str>) -> HostId {
         let id = self.fresh_id();
         self.live.insert(id, ty.clone());
+        self.linear.insert(id, ty.clone());
         id
     }
 
@@ -79,9 +82,10 @@ impl HostState {
         self.live.get(&id).is_some_and(|t| &**t == ty)
     }
 
-    /// The most recently made unused linear value of type `ty`.
-    pub fn newest_live(&self, ty: &str) -> Option<HostId> {
-        self.live.iter().filter(|(_, t)| &***t == ty).map(|(id, _)| *id).max()
+    /// The most recently made linear value of type `ty`, used or not: the latest state the
+    /// host knows of (if a tool used it up and then failed, its measures still stand).
+    pub fn newest_linear(&self, ty: &str) -> Option<HostId> {
+        self.linear.iter().filter(|(_, t)| &***t == ty).map(|(id, _)| *id).max()
     }
 
     pub fn is_handle(&self, id: HostId, ty: &str) -> bool {

@@ -8,6 +8,8 @@ pub struct Limits {
     pub fuel: u64,
     /// Nested calls.
     pub max_call_depth: usize,
+    /// How deeply records, enum values and closures may nest inside one value.
+    pub max_value_depth: usize,
     /// The longest string, in bytes.
     pub max_string_bytes: usize,
     /// The longest list.
@@ -23,6 +25,7 @@ impl Default for Limits {
         Limits {
             fuel: 50_000_000,
             max_call_depth: 2_000,
+            max_value_depth: 1_000,
             max_string_bytes: 16 << 20,
             max_list_len: 4 << 20,
             max_memory_bytes: 1 << 30,

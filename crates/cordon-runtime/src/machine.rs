@@ -125,6 +125,21 @@ impl Ctx {
         Ok(())
     }
 
+    /// Refuses values nested deeper than the limit (see [`crate::value::depth`]).
+    fn check_depth(&self, depth: u32) -> Result<(), RunError> {
+        if depth as usize > self.limits.max_value_depth {
+            return Err(RunError::new(
+                ErrorKind::Limit,
+                Span::default(),
+                format!(
+                    "a value nested deeper than the limit of {} records, enum values and closures",
+                    self.limits.max_value_depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Evaluates pure code (a predicate, a label annotation) on `args` to completion.
     pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
         let mut vm = Vm::default();
@@ -325,11 +340,14 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.allocate(fields.len() as u64 * SLOT_BYTES));
                     let values = vm.stack.drain(vm.stack.len() - fields.len()..);
                     let fields = fields.iter().cloned().zip(values).collect();
-                    vm.stack.push(Val::plain(Value::Record(Rc::new(Record { ty: ty.clone(), fields, host: None }))));
+                    let record = Record::new(ty.clone(), fields, None);
+                    tri!(ctx.check_depth(record.depth));
+                    vm.stack.push(Val::plain(Value::Record(Rc::new(record))));
                 }
                 Op::MakeVariant { enum_name, name, arity } => {
                     let payload: Vec<Val> = vm.stack.drain(vm.stack.len() - *arity as usize..).collect();
-                    let v = Variant { enum_name: enum_name.clone(), name: name.clone(), payload };
+                    let v = Variant::new(enum_name.clone(), name.clone(), payload);
+                    tri!(ctx.check_depth(v.depth));
                     vm.stack.push(Val::plain(Value::Variant(Rc::new(v))));
                 }
                 Op::Field(name) => {
@@ -472,7 +490,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         }
                     }
                     tri!(ctx.allocate(values.len() as u64 * SLOT_BYTES));
-                    vm.stack.push(Val::plain(Value::Func(Rc::new(Func { code: body.clone(), captures: values }))));
+                    let func = Func::new(body.clone(), values);
+                    tri!(ctx.check_depth(func.depth));
+                    vm.stack.push(Val::plain(Value::Func(Rc::new(func))));
                 }
                 Op::Match { pat, fail: to } => {
                     let Some(v) = vm.stack.last().cloned() else {

@@ -60,9 +60,16 @@ pub struct Record {
     pub fields: Vec<(Rc<str>, Val)>,
     /// Set for opaque records a tool made: the host's registration of this exact value.
     pub host: Option<HostId>,
+    /// See [`depth`].
+    pub depth: u32,
 }
 
 impl Record {
+    pub fn new(ty: Rc<str>, fields: Vec<(Rc<str>, Val)>, host: Option<HostId>) -> Record {
+        let depth = 1 + fields.iter().map(|(_, v)| depth(&v.value)).max().unwrap_or(0);
+        Record { ty, fields, host, depth }
+    }
+
     pub fn field(&self, name: &str) -> Option<&Val> {
         self.fields.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
     }
@@ -73,6 +80,15 @@ pub struct Variant {
     pub enum_name: Rc<str>,
     pub name: Rc<str>,
     pub payload: Vec<Val>,
+    /// See [`depth`].
+    pub depth: u32,
+}
+
+impl Variant {
+    pub fn new(enum_name: Rc<str>, name: Rc<str>, payload: Vec<Val>) -> Variant {
+        let depth = 1 + payload.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
+        Variant { enum_name, name, payload, depth }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,6 +102,30 @@ pub struct Handle {
 pub struct Func {
     pub code: crate::compile::CodeRef,
     pub captures: Vec<Val>,
+    /// See [`depth`].
+    pub depth: u32,
+}
+
+impl Func {
+    pub fn new(code: crate::compile::CodeRef, captures: Vec<Val>) -> Func {
+        let depth = 1 + captures.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
+        Func { code, captures, depth }
+    }
+}
+
+/// How deeply records, enum values and closures nest inside a value. Only they can nest
+/// without bound (types cannot), and comparing, printing or dropping a value recurses along
+/// them, so the interpreter refuses to build values deeper than its limit.
+pub fn depth(v: &Value) -> u32 {
+    match v {
+        Value::Record(r) => r.depth,
+        Value::Variant(x) => x.depth,
+        Value::Func(f) => f.depth,
+        Value::Tuple(items) => items.iter().map(|x| depth(&x.value)).max().unwrap_or(0),
+        Value::List(items) => items.iter().map(|x| depth(&x.value)).max().unwrap_or(0),
+        Value::Labeled(inner) => depth(&inner.value),
+        _ => 0,
+    }
 }
 
 impl PartialEq for Func {
@@ -108,19 +148,19 @@ impl Value {
     }
 
     pub fn record(ty: &str, fields: Vec<(&str, Value)>) -> Value {
-        Value::Record(Rc::new(Record {
-            ty: ty.into(),
-            fields: fields.into_iter().map(|(n, v)| (n.into(), Val::plain(v))).collect(),
-            host: None,
-        }))
+        Value::Record(Rc::new(Record::new(
+            ty.into(),
+            fields.into_iter().map(|(n, v)| (n.into(), Val::plain(v))).collect(),
+            None,
+        )))
     }
 
     pub fn variant(enum_name: &str, name: &str, payload: Vec<Value>) -> Value {
-        Value::Variant(Rc::new(Variant {
-            enum_name: enum_name.into(),
-            name: name.into(),
-            payload: payload.into_iter().map(Val::plain).collect(),
-        }))
+        Value::Variant(Rc::new(Variant::new(
+            enum_name.into(),
+            name.into(),
+            payload.into_iter().map(Val::plain).collect(),
+        )))
     }
 
     pub fn some(v: Value) -> Value {
