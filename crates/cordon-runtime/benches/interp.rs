@@ -1,0 +1,456 @@
+//! How fast the interpreter runs, compared with CPython, and what one tool call costs at the
+//! boundary.
+//!
+//! - `cordon/<program>`: a checked program run to its end in process (`Run::start` and
+//!   `proceed` until `Done`; checking and compiling happen once, outside the timing). The
+//!   programs are loop-, list-, call- and string-heavy: a fold over `range(0, 200_000)`,
+//!   `map`+`filter`+`sum` over 100k elements, naive recursive `fib(22)`, building and scanning
+//!   50k records, and joining 50k strings.
+//! - `cpython/<program>`: the same computation in Python, run by `python3 -c`; the script times
+//!   each iteration with `time.perf_counter_ns` after a warm-up and prints the median, so the
+//!   interpreter's start-up is not counted. Each program has two Python versions: `mirror`
+//!   follows the Cordon program step by step (a lambda where Cordon has a closure, `list(..)`
+//!   where Cordon builds a list), `idiomatic` is what a Python programmer would write
+//!   (comprehensions and `for` loops, which call no function per element). The ratio is
+//!   Cordon's median over the mirror's; both must give the same result, which is checked.
+//! - `effect/round_trip`: one tool call crossing the boundary, without the tool's own work:
+//!   `resume(Ok(value))` on the waiting call, through the boundary's checks of the result,
+//!   the plan's loop, and the boundary's checks of the next call (a refined parameter, a
+//!   `@label` sink and a `@label(returns)`), to the next `Step::Effect`. The tool host answers
+//!   at once.
+//! - `effect/plan_100_calls`: a whole run of a plan that makes 100 such calls, through
+//!   [`cordon_runtime::run`].
+//!
+//! After the criterion benchmarks, the binary measures each program's median once more on both
+//! sides, in the same way (warm-up, then the median of timed iterations), prints the table
+//! `program, cordon median, cpython median, ratio` and writes it to
+//! `target/criterion/cpython-ratio.txt`. Without `python3` on the `PATH` the Python side is
+//! skipped with a message (`CORDON_PYTHON=/path/to/python` chooses another interpreter).
+//!
+//! ```text
+//! cargo bench -p cordon-runtime --bench interp
+//! cargo bench -p cordon-runtime --bench interp -- fib     # only the programs matching `fib`
+//! ```
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cordon_runtime::{Config, Effect, Program, Run, Sessions, Step, ToolHost, Value};
+use cordon_syntax::SourceMap;
+use cordon_types::{CheckOptions, check};
+use criterion::{Criterion, Throughput};
+
+/// A program in Cordon and in Python. Each Python text defines `run()`, returning the result.
+struct Bench {
+    name: &'static str,
+    cordon: &'static str,
+    mirror: &'static str,
+    idiomatic: &'static str,
+    /// The result, as both print it.
+    expect: &'static str,
+}
+
+const PROGRAMS: &[Bench] = &[
+    Bench {
+        name: "fold_sq_mod",
+        cordon: "range(0, 200000).fold(0, |acc: Int, i: Int| acc + i * i % 7)",
+        mirror: "
+import functools
+def run():
+    return functools.reduce(lambda acc, i: acc + i * i % 7, list(range(0, 200000)), 0)
+",
+        idiomatic: "
+def run():
+    acc = 0
+    for i in range(0, 200000):
+        acc = acc + i * i % 7
+    return acc
+",
+        expect: "399999",
+    },
+    Bench {
+        name: "map_filter_sum",
+        cordon: "range(0, 100000).map(|x: Int| x * 3 + 1).filter(|x: Int| x % 2 == 0).sum()",
+        mirror: "
+def run():
+    xs = list(range(0, 100000))
+    ys = list(map(lambda x: x * 3 + 1, xs))
+    zs = list(filter(lambda x: x % 2 == 0, ys))
+    return sum(zs)
+",
+        idiomatic: "
+def run():
+    return sum([y for y in [x * 3 + 1 for x in range(0, 100000)] if y % 2 == 0])
+",
+        expect: "7500050000",
+    },
+    Bench {
+        name: "fib_22",
+        cordon: "
+fn fib(n: Int) -> Int { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }
+fib(22)
+",
+        mirror: "
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def run():
+    return fib(22)
+",
+        idiomatic: "
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+def run():
+    return fib(22)
+",
+        expect: "17711",
+    },
+    Bench {
+        name: "records",
+        cordon: "
+type Item = { id: Int, price: Int, active: Bool }
+let items = range(0, 50000).map(|i: Int| Item { id: i, price: i * 7 % 100, active: i % 3 != 0 });
+items.filter(|it: Item| it.active).fold(0, |acc: Int, it: Item| acc + it.price * it.id % 13)
+",
+        mirror: "
+import functools
+def run():
+    items = list(map(lambda i: {'id': i, 'price': i * 7 % 100, 'active': i % 3 != 0}, list(range(0, 50000))))
+    active = list(filter(lambda it: it['active'], items))
+    return functools.reduce(lambda acc, it: acc + it['price'] * it['id'] % 13, active, 0)
+",
+        idiomatic: "
+def run():
+    items = [{'id': i, 'price': i * 7 % 100, 'active': i % 3 != 0} for i in range(0, 50000)]
+    acc = 0
+    for it in items:
+        if it['active']:
+            acc += it['price'] * it['id'] % 13
+    return acc
+",
+        expect: "184009",
+    },
+    Bench {
+        name: "string_join",
+        cordon: "range(0, 50000).map(|i: Int| \"item\" + i.to_string()).join(\", \").len()",
+        mirror: "
+def run():
+    return len(', '.join(list(map(lambda i: 'item' + str(i), list(range(0, 50000))))))
+",
+        idiomatic: "
+def run():
+    return len(', '.join(['item' + str(i) for i in range(0, 50000)]))
+",
+        expect: "538888",
+    },
+];
+
+/// The policy of the effect benchmarks: a refined parameter, a sink and a result label, like
+/// the real policies, on a tool that does nothing.
+const ECHO_POLICY: &str = "
+/// A tool that does nothing.
+capability Echo {
+  /// How many calls to make.
+  tool count() -> Int
+  /// Answers at once.
+  tool ping(tag: {t: String | t != \"\"}, n: Int) -> Int
+    @label(returns = secret(user()).join(endorsed(user())), tag = endorsed(user()))
+}
+entry(e: Echo) -> ()
+";
+
+const ECHO_PLAN: &str = "
+let k = e.count();
+for i in range(0, k) { e.ping(\"x\", i); }
+";
+
+const ECHO_PLAN_100: &str = "for i in range(0, 100) { e.ping(\"x\", i); }";
+
+/// Checks and compiles; a benchmark must measure an accepted program.
+fn compile(name: &str, policy: Option<&str>, plan: &str) -> Program {
+    let mut sources = SourceMap::new();
+    let policies: Vec<_> = policy.map(|p| sources.add("policy.cord", p)).into_iter().collect();
+    let plan = sources.add(&format!("{name}.cord"), plan);
+    let outcome = check(&sources, &policies, Some(plan), &CheckOptions::default());
+    let errors: Vec<String> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{}: {}", d.code.as_str(), d.message))
+        .collect();
+    let Some(checked) = outcome.program else { panic!("{name} must be accepted:\n{}", errors.join("\n")) };
+    Program::new(&checked).unwrap_or_else(|e| panic!("{name} must compile: {}", e.message))
+}
+
+/// Runs a program without tool calls to its end; returns its result as text.
+fn run_to_end(program: &Program, config: &Config) -> String {
+    let mut run = Run::start(program, &Sessions::default(), config).expect("the run starts");
+    match run.proceed() {
+        Ok(Step::Done(v)) => v.value.to_string(),
+        Ok(Step::Effect(e)) => panic!("unexpected tool call `{}`", e.tool),
+        Err(e) => panic!("the run failed: {}", e.message),
+    }
+}
+
+/// The tool host of the effect benchmarks: answers at once.
+struct Answer {
+    count: i64,
+}
+
+impl ToolHost for Answer {
+    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
+        match &*effect.tool {
+            "count" => Ok(Value::Int(self.count)),
+            _ => Ok(Value::Int(1)),
+        }
+    }
+}
+
+/// A run of [`ECHO_PLAN`] making `calls` pings, stopped at its first ping.
+fn echo_run(program: &Program, config: &Config, host: &mut Answer, calls: u64) -> (Run, Effect) {
+    host.count = calls as i64;
+    let mut run = Run::start(program, &Sessions::default(), config).expect("the run starts");
+    let Ok(Step::Effect(count)) = run.proceed() else { panic!("expected the call to `count`") };
+    let Ok(Step::Effect(ping)) = run.resume(host.perform(&count)) else { panic!("expected the first ping") };
+    (run, ping)
+}
+
+fn echo_config() -> Config {
+    let mut config = Config::default();
+    config.limits.max_tool_calls = u32::MAX;
+    config.limits.max_list_len = usize::MAX;
+    config.limits.fuel = u64::MAX;
+    config.limits.wall_clock = Duration::from_secs(3600);
+    config
+}
+
+fn bench_programs(c: &mut Criterion) {
+    let config = Config::default();
+    let mut group = c.benchmark_group("cordon");
+    for b in PROGRAMS {
+        let program = compile(b.name, None, b.cordon);
+        let result = run_to_end(&program, &config);
+        assert_eq!(result, b.expect, "{}", b.name);
+        group.bench_function(b.name, |bench| bench.iter(|| black_box(run_to_end(black_box(&program), &config))));
+    }
+    group.finish();
+}
+
+fn bench_effects(c: &mut Criterion) {
+    let program = compile("echo", Some(ECHO_POLICY), ECHO_PLAN);
+    let config = echo_config();
+    let mut host = Answer { count: 0 };
+    let mut group = c.benchmark_group("effect");
+    group.bench_function("round_trip", |bench| {
+        bench.iter_custom(|iters| {
+            let (mut run, mut effect) = echo_run(&program, &config, &mut host, iters + 1);
+            let started = Instant::now();
+            for _ in 0..iters {
+                let answer = host.perform(&effect);
+                match run.resume(answer) {
+                    Ok(Step::Effect(next)) => effect = next,
+                    other => panic!("expected another ping, got {other:?}"),
+                }
+            }
+            let elapsed = started.elapsed();
+            drop(black_box(run));
+            elapsed
+        })
+    });
+    let program = compile("echo100", Some(ECHO_POLICY), ECHO_PLAN_100);
+    group.throughput(Throughput::Elements(100));
+    group.bench_function("plan_100_calls", |bench| {
+        bench.iter(|| {
+            let report = cordon_runtime::run(&program, &Sessions::default(), &Config::default(), &mut host);
+            assert!(report.result.is_ok());
+            report
+        })
+    });
+    group.finish();
+}
+
+/// The median of `f`'s times, after a warm-up, over at least `min` runs and about `budget`.
+fn median_time(min: usize, budget: Duration, mut f: impl FnMut()) -> Duration {
+    f();
+    let started = Instant::now();
+    let mut times = Vec::new();
+    while times.len() < min || (started.elapsed() < budget && times.len() < 10_000) {
+        let t = Instant::now();
+        f();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The Python script timing `run()` the same way: a warm-up, then the median of timed runs.
+fn python_script(program: &str) -> String {
+    format!(
+        "{program}
+import statistics, sys, time
+result = run()
+times = []
+start = time.perf_counter_ns()
+while len(times) < 11 or (time.perf_counter_ns() - start < 1_000_000_000 and len(times) < 10000):
+    t = time.perf_counter_ns()
+    run()
+    times.append(time.perf_counter_ns() - t)
+print(result)
+print(int(statistics.median(times)))
+"
+    )
+}
+
+fn python() -> String {
+    std::env::var("CORDON_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Runs a Python version; its result and median time, or why it could not.
+fn python_median(program: &str) -> Result<(String, Duration), String> {
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(python_script(program))
+        .output()
+        .map_err(|e| format!("cannot run `{}`: {e}", python()))?;
+    if !out.status.success() {
+        return Err(format!("python failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let result = lines.next().unwrap_or_default().to_string();
+    let ns: u64 = lines.next().and_then(|l| l.trim().parse().ok()).ok_or("python printed no time")?;
+    Ok((result, Duration::from_nanos(ns)))
+}
+
+fn python_available() -> Option<String> {
+    let out = Command::new(python()).arg("--version").output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn fmt_time(d: Duration) -> String {
+    let ns = d.as_nanos() as f64;
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// The table of Cordon's and CPython's medians, measured now on this machine.
+fn ratio_table(filter: Option<&str>) {
+    let selected: Vec<&Bench> = PROGRAMS.iter().filter(|b| filter.is_none_or(|f| b.name.contains(f))).collect();
+    let effect = filter.is_none_or(|f| "effect/round_trip".contains(f));
+    if selected.is_empty() && !effect {
+        return;
+    }
+    let version = python_available();
+    let mut table = String::new();
+    let _ = writeln!(table, "Cordon interpreter vs CPython (medians per run of the whole program)");
+    match &version {
+        Some(v) => {
+            let _ = writeln!(table, "python: {v} (`{}`)", python());
+        }
+        None => {
+            let _ = writeln!(table, "python: `{}` not found: the Python side is skipped", python());
+        }
+    }
+    let _ = writeln!(
+        table,
+        "{:<16} {:>12} {:>16} {:>8} {:>19} {:>8}",
+        "program", "cordon", "cpython(mirror)", "ratio", "cpython(idiomatic)", "ratio"
+    );
+    let config = Config::default();
+    for b in selected {
+        let program = compile(b.name, None, b.cordon);
+        let expect = run_to_end(&program, &config);
+        let cordon = median_time(11, Duration::from_secs(1), || {
+            black_box(run_to_end(black_box(&program), &config));
+        });
+        let mut cells = Vec::new();
+        for py in [b.mirror, b.idiomatic] {
+            if version.is_none() {
+                cells.push(("-".to_string(), "-".to_string()));
+                continue;
+            }
+            match python_median(py) {
+                Ok((result, _)) if result != expect => {
+                    cells.push(("wrong".to_string(), format!("python gave {result}, cordon {expect}")));
+                }
+                Ok((_, t)) => cells.push((fmt_time(t), format!("{:.2}", cordon.as_secs_f64() / t.as_secs_f64()))),
+                Err(e) => {
+                    eprintln!("{}: {e}", b.name);
+                    cells.push(("error".to_string(), "-".to_string()));
+                }
+            }
+        }
+        let _ = writeln!(
+            table,
+            "{:<16} {:>12} {:>16} {:>8} {:>19} {:>8}",
+            b.name,
+            fmt_time(cordon),
+            cells[0].0,
+            cells[0].1,
+            cells[1].0,
+            cells[1].1
+        );
+    }
+    let _ = writeln!(table, "ratio = cordon / cpython: below 1 means Cordon is faster");
+    if effect {
+        let program = compile("echo", Some(ECHO_POLICY), ECHO_PLAN);
+        let config = echo_config();
+        let mut host = Answer { count: 0 };
+        let calls = 20_000;
+        let (mut run, mut effect) = echo_run(&program, &config, &mut host, calls + 1);
+        let mut times = Vec::with_capacity(calls as usize);
+        for _ in 0..calls {
+            let t = Instant::now();
+            let answer = host.perform(&effect);
+            match run.resume(answer) {
+                Ok(Step::Effect(next)) => effect = next,
+                other => panic!("expected another ping, got {other:?}"),
+            }
+            times.push(t.elapsed());
+        }
+        times.sort();
+        let _ = writeln!(
+            table,
+            "effect round trip (resume -> next Effect, over {calls} calls): median {}, p90 {}",
+            fmt_time(times[times.len() / 2]),
+            fmt_time(times[times.len() * 9 / 10])
+        );
+    }
+    println!("\n{table}");
+    let dir = target_dir().join("criterion");
+    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join("cpython-ratio.txt"), &table));
+    match written {
+        Ok(()) => println!("written to {}", dir.join("cpython-ratio.txt").display()),
+        Err(e) => eprintln!("cannot write {}: {e}", dir.display()),
+    }
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    bench_programs(&mut c);
+    bench_effects(&mut c);
+    c.final_summary();
+    // The table only when benchmarking: not under `cargo test --benches` or `--list`.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    if has("--bench") && !has("--test") && !has("--list") && !args.iter().any(|a| a.starts_with("--profile-time")) {
+        let filter = args.iter().find(|a| !a.starts_with('-')).map(String::as_str);
+        ratio_table(filter);
+    }
+}
