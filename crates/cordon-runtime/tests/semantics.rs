@@ -1,0 +1,306 @@
+//! What the interpreter computes: tables of small programs and the value each prints, or the
+//! code of the run-time error it ends with. Each table's programs are checked first (so they
+//! are ones the checker accepts); the last table runs programs the checker would refuse, to show
+//! the run-time guards on their own.
+
+mod common;
+
+use common::{Source, ending, no_tools, run};
+
+/// Runs every `(program, expected)` row and reports all the rows that disagree at once.
+fn assert_table(rows: &[(&str, &str)], compile: impl Fn(&Source) -> cordon_runtime::Program) {
+    let mut wrong = Vec::new();
+    for (plan, expected) in rows {
+        let program = compile(&Source::new(None, plan));
+        let got = ending(&run(&program, &mut no_tools()));
+        if got != *expected {
+            wrong.push(format!("{plan}\n    expected {expected}\n    got      {got}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {} programs disagree:\n{}", wrong.len(), rows.len(), wrong.join("\n"));
+}
+
+fn assert_checked(rows: &[(&str, &str)]) {
+    assert_table(rows, Source::checked);
+}
+
+#[test]
+fn integer_and_float_arithmetic_computes_exact_results() {
+    assert_checked(&[
+        ("1 + 2 * 3", "7"),
+        ("(1 + 2) * 3", "9"),
+        ("10 - 20", "-10"),
+        ("7 / 2", "3"),
+        ("-7 / 2", "-3"),
+        ("7 % 3", "1"),
+        ("-7 % 3", "-1"),
+        ("-(3)", "-3"),
+        ("9223372036854775807", "9223372036854775807"),
+        ("-9223372036854775807 - 1", "-9223372036854775808"),
+        ("1.5 + 2.25", "3.75"),
+        ("1.0 / 4.0", "0.25"),
+        ("7.5 % 2.0", "1.5"),
+        ("abs(-4)", "4"),
+        ("min(3, -2)", "-2"),
+        ("max(3, -2)", "3"),
+        ("2.5.max(1.5)", "2.5"),
+        ("1 < 2 && 2 <= 2 && 3 > 2 && 3 >= 3 && 1 != 2 && 2 == 2", "true"),
+        ("!(1 < 2) || false", "false"),
+        ("1.5 < 2.5", "true"),
+    ]);
+}
+
+#[test]
+fn strings_count_characters_and_compare_by_content() {
+    assert_checked(&[
+        (r#""ab" + "cd""#, r#""abcd""#),
+        (r#"len("héllo")"#, "5"),
+        (r#""日本語".len()"#, "3"),
+        (r#""".is_empty()"#, "true"),
+        (r#""hello".contains("ell")"#, "true"),
+        (r#""hello".starts_with("he") && "hello".ends_with("lo")"#, "true"),
+        (r#""MiXed".to_upper() + "MiXed".to_lower()"#, r#""MIXEDmixed""#),
+        (r#""  pad  ".trim()"#, r#""pad""#),
+        (r#""a,b,,c".split(",")"#, r#"["a", "b", "", "c"]"#),
+        (r#""abc".split("")"#, r#"["a", "b", "c"]"#),
+        (r#"["x", "y", "z"].join("-")"#, r#""x-y-z""#),
+        (r#"to_string(-12) + to_string(true) + to_string(1.5)"#, r#""-12true1.5""#),
+        (r#"parse_int(" 42 ")"#, "Some(42)"),
+        (r#"parse_int("4x2")"#, "None"),
+        (r#""abc" < "abd""#, "true"),
+        (r#""a\n\"q\"""#, r#""a\n\"q\"""#),
+        (r#"concat("ab", "cd")"#, r#""abcd""#),
+    ]);
+}
+
+#[test]
+fn list_builtins_compute_what_their_names_say() {
+    assert_checked(&[
+        ("[1, 2, 3].len()", "3"),
+        ("let xs: List[Int] = []; xs.is_empty()", "true"),
+        ("[1, 2, 3][1]", "2"),
+        ("[1, 2, 3].get(2)", "Some(3)"),
+        ("[1, 2, 3].get(3)", "None"),
+        ("[1, 2, 3].get(-1)", "None"),
+        ("[1, 2].push(3)", "[1, 2, 3]"),
+        ("let xs = [1]; let ys = xs.push(2); xs", "[1]"),
+        ("[1, 2].concat([3])", "[1, 2, 3]"),
+        ("[1, 2, 3].contains(2)", "true"),
+        ("[1, 2, 3].map(|x| x * 10)", "[10, 20, 30]"),
+        ("[1, 2, 3, 4].filter(|x| x % 2 == 0)", "[2, 4]"),
+        (r#"[1, 2, 3].fold("", |acc, x| acc + to_string(x))"#, r#""123""#),
+        ("[1, 2, 3].fold(0, |acc, x| acc * 10 + x)", "123"),
+        ("[1, 2, 3].any(|x| x > 2)", "true"),
+        ("[1, 2, 3].all(|x| x > 2)", "false"),
+        ("let xs: List[Int] = []; xs.all(|x| x > 2)", "true"),
+        ("[4, 5, 6].sum()", "15"),
+        ("[1, 2, 3].reverse()", "[3, 2, 1]"),
+        ("range(2, 5)", "[2, 3, 4]"),
+        ("range(5, 2)", "[]"),
+        ("[7, 8].first()", "Some(7)"),
+        ("[7, 8].last()", "Some(8)"),
+        ("let xs: List[Int] = []; xs.first()", "None"),
+        ("[[1, 2], [3]].map(|xs| xs.sum())", "[3, 3]"),
+        ("let total = 0; for x in [1, 2, 3] { let t = total + x; }; total", "0"),
+        ("[(1, \"a\"), (2, \"b\")].map(|p| p.1)", r#"["a", "b"]"#),
+    ]);
+}
+
+#[test]
+fn options_and_results_are_ordinary_enums() {
+    assert_checked(&[
+        ("Some(1).is_some() && None.is_none()", "true"),
+        ("let r: Result[Int, String] = Ok(1); r.is_ok()", "true"),
+        (r#"let r: Result[Int, String] = Err("no"); r.is_err()"#, "true"),
+        ("Some(4).unwrap_or(0)", "4"),
+        ("let o: Option[Int] = None; o.unwrap_or(9)", "9"),
+        (r#"let r: Result[Int, String] = Err("bad"); match r { Ok(n) => n, Err(e) => len(e) }"#, "3"),
+    ]);
+}
+
+#[test]
+fn records_tuples_and_enums_build_and_take_apart() {
+    assert_checked(&[
+        ("type P = { x: Int, y: Int }\nlet p = P { x: 1, y: 2 }; p.x + p.y", "3"),
+        ("type P = { x: Int, y: Int }\nP { y: 2, x: 1 }", "P { x: 1, y: 2 }"),
+        ("let t = (1, \"a\", true); t.1", r#""a""#),
+        ("let (a, b) = (1, 2); a - b", "-1"),
+        ("(1,)", "(1,)"),
+        ("enum Shape { Dot, Rect(Int, Int) }\nShape::Rect(2, 3)", "Shape::Rect(2, 3)"),
+        (
+            "enum Shape { Dot, Rect(Int, Int) }\n\
+             fn area(s: Shape) -> Int { match s { Shape::Dot => 0, Shape::Rect(w, h) => w * h } }\n\
+             area(Shape::Rect(2, 3)) + area(Shape::Dot)",
+            "6",
+        ),
+        ("type P = { x: Int }\nP { x: 1 } == P { x: 1 }", "true"),
+        ("[1, 2] == [1, 2] && (1, \"a\") != (1, \"b\")", "true"),
+        ("enum E { A(Int), B }\nE::A(1) == E::A(1) && E::A(1) != E::B", "true"),
+    ]);
+}
+
+#[test]
+fn match_tries_arms_in_order_with_guards_and_nested_patterns() {
+    assert_checked(&[
+        (r#"match 3 { 1 => "one", n if n > 2 => "big", _ => "other" }"#, r#""big""#),
+        (r#"match 2 { 1 => "one", n if n > 2 => "big", _ => "other" }"#, r#""other""#),
+        (r#"match "b" { "a" => 1, "b" => 2, _ => 3 }"#, "2"),
+        ("match true { true => 1, false => 0 }", "1"),
+        ("match (1, Some(2)) { (1, Some(n)) if n > 5 => 0, (1, Some(n)) => n, _ => -1 }", "2"),
+        ("match Some(Some(4)) { Some(Some(n)) => n, Some(None) => 0, None => -1 }", "4"),
+        ("match Some((1, 2)) { Some((a, b)) => a + b, None => 0 }", "3"),
+        (
+            "enum Expr { Num(Int), Neg(Expr), Add(Expr, Expr) }\n\
+             fn eval(e: Expr) -> Int { match e { Expr::Num(n) => n, Expr::Neg(x) => 0 - eval(x), \
+             Expr::Add(a, b) => eval(a) + eval(b) } }\n\
+             eval(Expr::Add(Expr::Num(5), Expr::Neg(Expr::Num(2))))",
+            "3",
+        ),
+        ("match () { () => 1 }", "1"),
+        ("let x = match 1 { _ => 5 }; x", "5"),
+    ]);
+}
+
+#[test]
+fn if_and_for_and_blocks_have_the_documented_values() {
+    assert_checked(&[
+        (r#"let x = 0; if x > 0 { "pos" } else if x == 0 { "zero" } else { "neg" }"#, r#""zero""#),
+        ("if false { () }", "()"),
+        ("for x in [1, 2] { let y = x; }", "()"),
+        ("{ let a = 1; let b = a + 1; b * 2 }", "4"),
+        ("let x = 1; let x = x + 1; x", "2"),
+        ("{ 1; 2 }", "2"),
+    ]);
+}
+
+#[test]
+fn closures_capture_values_and_functions_recurse() {
+    assert_checked(&[
+        ("let k = 10; let add = |x: Int| x + k; add(5)", "15"),
+        ("let k = 10; let add = |x: Int| x + k; let k = 0; add(5)", "15"),
+        ("fn adder(k: Int) -> fn(Int) -> Int { |x: Int| x + k }\nadder(3)(4)", "7"),
+        ("let twice = |f: fn(Int) -> Int, x: Int| f(f(x)); twice(|x: Int| x * 3, 2)", "18"),
+        ("fn inc(x: Int) -> Int { x + 1 }\n[1, 2].map(inc)", "[2, 3]"),
+        ("fn fact(n: Int) -> Int { if n <= 1 { 1 } else { n * fact(n - 1) } }\nfact(20)", "2432902008176640000"),
+        (
+            "fn even(n: Int) -> Bool { if n == 0 { true } else { odd(n - 1) } }\n\
+             fn odd(n: Int) -> Bool { if n == 0 { false } else { even(n - 1) } }\n\
+             even(10) && odd(7)",
+            "true",
+        ),
+        ("fn sq(x: Int) -> Int { x * x }\n3.sq()", "9"),
+        ("let a = 1; let f = || { let g = |y: Int| y + a; g(1) }; f()", "2"),
+        ("let fs = [|x: Int| x + 1, |x: Int| x * 2]; fs.map(|f| f(5))", "[6, 10]"),
+    ]);
+}
+
+#[test]
+fn constants_are_computed_once_on_first_use() {
+    assert_checked(&[
+        ("const A: Int = 2;\nconst B: Int = A * 3;\nB + A", "8"),
+        ("const XS: List[Int] = [1, 2, 3];\nfn total() -> Int { XS.sum() }\ntotal() + total()", "12"),
+        ("const GREETING: String = \"hi\";\nGREETING + \"!\"", r#""hi!""#),
+    ]);
+}
+
+#[test]
+fn casts_convert_between_int_and_float_and_refuse_what_does_not_fit() {
+    assert_checked(&[
+        ("3 as Float", "3.0"),
+        ("3.9 as Int", "3"),
+        ("-3.9 as Int", "-3"),
+        ("(1 as Float) / 2.0", "0.5"),
+        ("1e300 as Int", "arithmetic-error"),
+        ("(0.0 / 0.0) as Int", "arithmetic-error"),
+        ("(1.0 / 0.0) as Int", "arithmetic-error"),
+        ("9223372036854775807.0 as Int", "arithmetic-error"),
+        ("-9223372036854775808.0 as Int", "-9223372036854775808"),
+    ]);
+}
+
+#[test]
+fn integer_overflow_ends_the_run_instead_of_wrapping() {
+    assert_checked(&[
+        ("9223372036854775807 + 1", "arithmetic-error"),
+        ("let m = -9223372036854775807 - 1; m - 1", "arithmetic-error"),
+        ("4611686018427387904 * 2", "arithmetic-error"),
+        ("let m = -9223372036854775807 - 1; -m", "arithmetic-error"),
+        ("let m = -9223372036854775807 - 1; abs(m)", "arithmetic-error"),
+        ("let m = -9223372036854775807 - 1; m / -1", "arithmetic-error"),
+        ("let m = -9223372036854775807 - 1; m % -1", "arithmetic-error"),
+        ("[9223372036854775807, 1].sum()", "arithmetic-error"),
+        ("[9223372036854775807, 1].fold(0, |a, x| a + x)", "arithmetic-error"),
+    ]);
+}
+
+#[test]
+fn division_and_remainder_by_zero_end_the_run() {
+    assert_checked(&[
+        ("fn d(x: Int, y: Int) -> Int { if y == 0 { 0 } else { x / y } }\nd(1, 0)", "0"),
+        ("let xs = [0]; let y = xs.sum(); if y != 0 { 1 / y } else { -1 }", "-1"),
+        ("1.0 / 0.0", "inf"),
+    ]);
+    // The checker needs a proof that the divisor is not zero; without it, the run stops.
+    assert_table(
+        &[
+            ("let z = [0].sum(); 1 / z", "arithmetic-error"),
+            ("let z = [0].sum(); 1 % z", "arithmetic-error"),
+            ("let z = [0].sum(); 0 / z", "arithmetic-error"),
+        ],
+        Source::unchecked,
+    );
+}
+
+#[test]
+fn out_of_range_indexes_end_the_run() {
+    assert_checked(&[
+        ("let xs = [1, 2]; let i = 1; if i < xs.len() && i >= 0 { xs[i] } else { -1 }", "2"),
+        ("let xs = [1, 2]; let i = 5; if i < xs.len() && i >= 0 { xs[i] } else { -1 }", "-1"),
+    ]);
+    assert_table(
+        &[
+            ("[1, 2][2]", "out-of-range"),
+            ("[1, 2][-1]", "out-of-range"),
+            ("let xs: List[Int] = []; xs[0]", "out-of-range"),
+            ("[1, 2][9223372036854775807]", "out-of-range"),
+        ],
+        Source::unchecked,
+    );
+}
+
+#[test]
+fn a_constant_that_depends_on_itself_ends_with_a_cycle_error_not_a_hang() {
+    let rows = [
+        ("const A: Int = f();\nfn f() -> Int { A + 1 }\nA", "constant-cycle"),
+        ("const A: Int = B;\nconst B: Int = A;\nA", "constant-cycle"),
+        ("const A: Int = g(2);\nfn g(n: Int) -> Int { if n == 0 { A } else { g(n - 1) } }\nA + 1", "constant-cycle"),
+    ];
+    // Whether or not the checker notices the cycle, the run must end with `constant-cycle`.
+    assert_table(&rows, Source::unchecked);
+}
+
+#[test]
+fn code_the_checker_would_refuse_fails_cleanly_at_run_time() {
+    assert_table(
+        &[
+            ("1 + true", "runtime-type-error"),
+            (r#""a" - "b""#, "runtime-type-error"),
+            ("let f = 3; f(1)", "runtime-type-error"),
+            ("let f = |x: Int| x; f(1, 2)", "runtime-type-error"),
+            ("if 1 { 2 } else { 3 }", "runtime-type-error"),
+            ("match 5 { 1 => 1 }", "runtime-type-error"),
+            ("(1, 2).5", "runtime-type-error"),
+            ("type P = { x: Int }\nP { x: 1 }.y", "runtime-type-error"),
+            ("for x in 5 { () }", "runtime-type-error"),
+            ("[1].map(|x| x)(1)", "runtime-type-error"),
+            ("[1, 2].filter(|x| x)", "runtime-type-error"),
+            ("[1, 2].any(|x| 1)", "runtime-type-error"),
+            ("len(5)", "runtime-type-error"),
+            ("unlabel(5)", "runtime-type-error"),
+            ("\"x\" as Int", "runtime-type-error"),
+            ("undefined_thing(1)", "runtime-type-error"),
+            ("agent[Int](\"count\")", "no-model"),
+        ],
+        Source::unchecked,
+    );
+}
