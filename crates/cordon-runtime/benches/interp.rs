@@ -441,6 +441,44 @@ fn target_dir() -> PathBuf {
     }
 }
 
+/// Criterion's positional filter, if any: the argument that is neither an option nor an
+/// option's value.
+fn filter(args: &[String]) -> Option<&str> {
+    const WITH_VALUE: &[&str] = &[
+        "--color",
+        "-c",
+        "--save-baseline",
+        "-s",
+        "--baseline",
+        "-b",
+        "--baseline-lenient",
+        "--load-baseline",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--plotting-backend",
+        "--output-format",
+        "--format",
+        "--profile-time",
+    ];
+    let mut skip = false;
+    for a in args {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if a.starts_with('-') {
+            skip = WITH_VALUE.contains(&a.as_str());
+            continue;
+        }
+        return Some(a);
+    }
+    None
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     bench_programs(&mut c);
@@ -450,7 +488,6 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |flag: &str| args.iter().any(|a| a == flag);
     if has("--bench") && !has("--test") && !has("--list") && !args.iter().any(|a| a.starts_with("--profile-time")) {
-        let filter = args.iter().find(|a| !a.starts_with('-')).map(String::as_str);
-        ratio_table(filter);
+        ratio_table(filter(&args));
     }
 }

@@ -171,6 +171,12 @@ fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunEr
             Ok(())
         }
         Value::Record(r) => {
+            // A record named after a linear or opaque type (`Token {}`): only code the checker
+            // never saw builds one, and the host makes those values as handles.
+            let handle_type = ctx.program.decls.types.get(&r.ty);
+            if matches!(handle_type, Some(crate::shape::TypeDecl::Linear | crate::shape::TypeDecl::Opaque)) {
+                return forged(format!("this `{}` was not made by the host", r.ty));
+            }
             if ctx.program.decls.is_opaque_record(&r.ty) {
                 let registered = r.host.and_then(|id| ctx.host.record(id));
                 if !registered.is_some_and(|orig| equal(orig, v)) {

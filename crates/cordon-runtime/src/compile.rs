@@ -104,6 +104,12 @@ pub enum Op {
     },
     /// The callee is below its arguments.
     CallValue(u16),
+    /// `CallValue` with the callee in a slot rather than on the stack (the function a
+    /// higher-order builtin's loop calls on every element).
+    CallSlot {
+        slot: Slot,
+        argc: u16,
+    },
     Builtin {
         builtin: Builtin,
         argc: u16,
@@ -261,7 +267,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
     let modules: Vec<&Module> = policies.iter().chain(plan).collect();
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
     let decls = Decls::collect(&items);
-    let mut c = Compiler { globals: Globals::default(), bodies: Vec::new(), decls };
+    let mut c = Compiler { globals: Globals::default(), bodies: Vec::new(), decls, in_refinement: false };
     let mut fn_decls: Vec<&FnDecl> = Vec::new();
     let mut const_items: Vec<(&cordon_syntax::ast::Ident, &Expr)> = Vec::new();
     let mut measures = HashMap::new();
@@ -349,6 +355,10 @@ pub(crate) struct Compiler {
     globals: Globals,
     bodies: Vec<Body>,
     decls: Decls,
+    /// Compiling a refinement predicate: the only code that may read a measure. Elsewhere a
+    /// measure would let a program branch on what the host knows (is this session tainted?)
+    /// without that decision carrying any label.
+    in_refinement: bool,
 }
 
 type Res<T = ()> = Result<T, CompileError>;
@@ -751,6 +761,10 @@ impl Compiler {
                     return Ok(());
                 }
                 if self.globals.measures.contains_key(name) {
+                    if !self.in_refinement {
+                        self.emit(Op::Fail(format!("the measure `{name}` exists only in refinements").into()), span);
+                        return Ok(());
+                    }
                     self.exprs(args)?;
                     self.emit(Op::Measure { name: name.into(), argc: args.len() as u16 }, span);
                     return Ok(());
@@ -841,12 +855,11 @@ impl Compiler {
         self.emit(Op::Store(f), span);
         let start = self.here();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
-        self.emit(Op::Load(f), span);
         if b == Builtin::Fold {
             self.emit(Op::Load(acc), span);
         }
         self.emit(Op::Load(elem), span);
-        self.emit(Op::CallValue(if b == Builtin::Fold { 2 } else { 1 }), span);
+        self.emit(Op::CallSlot { slot: f, argc: if b == Builtin::Fold { 2 } else { 1 } }, span);
         match b {
             Builtin::Map => self.emit(Op::PushInto(acc), span),
             Builtin::Filter => self.emit(Op::FilterInto { acc, elem }, span),
@@ -906,7 +919,10 @@ impl Compiler {
     /// Compiles a refinement predicate: slot 0 is the refined value, then `scope`.
     pub fn predicate(&mut self, var: &str, pred: &Expr, scope: &[&str]) -> Res<CodeRef> {
         let names: Vec<&str> = std::iter::once(var).chain(scope.iter().copied()).collect();
-        self.body_code(&format!("{{{var} | ..}}"), &names, |c| c.expr(pred))
+        let outer = std::mem::replace(&mut self.in_refinement, true);
+        let code = self.body_code(&format!("{{{var} | ..}}"), &names, |c| c.expr(pred));
+        self.in_refinement = outer;
+        code
     }
 
     pub fn decls(&self) -> &Decls {

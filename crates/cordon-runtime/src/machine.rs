@@ -162,7 +162,13 @@ impl Vm {
     fn enter(&mut self, code: CodeRef, func: Option<Rc<Func>>, args: Vec<Val>, on_return: OnReturn) {
         let base = self.stack.len();
         self.stack.extend(args);
-        self.stack.resize(base + code.slots as usize, Val::plain(Value::Unit));
+        self.enter_at(code, func, base, on_return);
+    }
+
+    /// Enters `code` with its arguments already on the stack from `base` up.
+    #[inline]
+    fn enter_at(&mut self, code: CodeRef, func: Option<Rc<Func>>, base: usize, on_return: OnReturn) {
+        self.stack.resize_with(base + code.slots as usize, || Val::plain(Value::Unit));
         self.frames.push(Frame { code, ip: 0, base, func, on_return });
     }
 
@@ -223,9 +229,10 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
             };
             ip += 1;
             match op {
-                Op::Push(v) => vm.stack.push(Val::plain(v.clone())),
+                Op::Push(v) => vm.stack.push(Val::plain(clone_value(v))),
                 Op::Load(s) => {
-                    let v = vm.stack[base + *s as usize].clone();
+                    let v = &vm.stack[base + *s as usize];
+                    let v = Val { value: clone_value(&v.value), label: v.label.clone() };
                     vm.stack.push(v);
                 }
                 Op::Store(s) => {
@@ -260,7 +267,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         ctx.consts[*k as usize] = ConstState::Computing;
                         let init = ctx.program.consts[*k as usize].init.clone();
                         save_ip!();
-                        tri!(enter_checked(vm, ctx, init, None, Vec::new(), OnReturn::InitConst(*k)));
+                        let at = vm.stack.len();
+                        tri!(enter_checked(vm, ctx, init, None, at, OnReturn::InitConst(*k)));
                         continue 'frames;
                     }
                     None => fail!(type_error(Span::default(), "an unknown constant")),
@@ -279,6 +287,18 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     vm.stack.push(Val { value, label: v.label });
                 }
                 Op::Binary(op) => {
+                    // Integers in place: the result overwrites the left operand and takes the
+                    // join of both labels, as in `binary`, which handles everything else
+                    // (errors included).
+                    if let [.., a, b] = &mut vm.stack[..]
+                        && let (Value::Int(x), Value::Int(y)) = (&a.value, &b.value)
+                        && let Some(value) = int_binary(*op, *x, *y)
+                    {
+                        a.value = value;
+                        a.label.join_mut(&b.label);
+                        vm.stack.pop();
+                        continue;
+                    }
                     let b = pop!();
                     let a = pop!();
                     let v = tri!(binary(*op, a, b, ctx));
@@ -398,29 +418,23 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "an unknown function"))
                     };
                     save_ip!();
-                    let args = vm.stack.split_off(vm.stack.len() - *argc as usize);
-                    tri!(enter_checked(vm, ctx, f.code.clone(), None, args, OnReturn::Push));
+                    let at = tri!(args_start(vm, *argc as usize));
+                    tri!(enter_checked(vm, ctx, f.code.clone(), None, at, OnReturn::Push));
                     continue 'frames;
                 }
                 Op::CallValue(argc) => {
-                    let args = vm.stack.split_off(vm.stack.len() - *argc as usize);
-                    let callee = pop!();
-                    let Value::Func(f) = &callee.value else {
-                        fail!(type_error(Span::default(), format!("cannot call {}", callee.value.kind())))
-                    };
-                    if f.code.params as usize != args.len() {
-                        fail!(type_error(Span::default(), "a function called with the wrong number of arguments"));
-                    }
+                    // The callee is below its arguments: take it out, the arguments move down.
+                    let at = tri!(args_start(vm, *argc as usize + 1));
+                    let callee = vm.stack.remove(at);
                     save_ip!();
-                    let on_return = if callee.label.is_bottom() {
-                        OnReturn::Push
-                    } else {
-                        vm.pc_stack.push(vm.pc.clone());
-                        vm.pc.join_mut(&callee.label);
-                        OnReturn::PushJoinPc
-                    };
-                    let captures = if f.captures.is_empty() { None } else { Some(f.clone()) };
-                    tri!(enter_checked(vm, ctx, f.code.clone(), captures, args, on_return));
+                    tri!(call_value(vm, ctx, &callee, at));
+                    continue 'frames;
+                }
+                Op::CallSlot { slot, argc } => {
+                    let at = tri!(args_start(vm, *argc as usize));
+                    let callee = vm.stack[base + *slot as usize].clone();
+                    save_ip!();
+                    tri!(call_value(vm, ctx, &callee, at));
                     continue 'frames;
                 }
                 Op::Builtin { builtin, argc } => {
@@ -458,8 +472,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                                 fail!(type_error(Span::default(), "an unknown function"))
                             };
                             save_ip!();
-                            let args = vm.stack.split_off(at);
-                            tri!(enter_checked(vm, ctx, f.code.clone(), None, args, OnReturn::Push));
+                            tri!(enter_checked(vm, ctx, f.code.clone(), None, at, OnReturn::Push));
                             continue 'frames;
                         }
                         MethodTarget::None => {
@@ -524,7 +537,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     match next {
                         Some(x) => {
                             vm.stack[e] = x;
-                            vm.stack[i].value = Value::Int(k + 1);
+                            if let Value::Int(k) = &mut vm.stack[i].value {
+                                *k += 1;
+                            }
                         }
                         None => ip = *exit as usize,
                     }
@@ -637,12 +652,50 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
     }
 }
 
+/// `Value::clone`, with the scalars the hot paths mostly load copied inline.
+#[inline]
+fn clone_value(v: &Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Int(*i),
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Unit => Value::Unit,
+        other => other.clone(),
+    }
+}
+
+/// Calls a function value on the arguments on the stack from `at` up. A labelled function
+/// raises `pc` for the call; the result takes the label (`OnReturn::PushJoinPc`).
+fn call_value(vm: &mut Vm, ctx: &mut Ctx, callee: &Val, at: usize) -> Result<(), RunError> {
+    let Value::Func(f) = &callee.value else {
+        return Err(type_error(Span::default(), format!("cannot call {}", callee.value.kind())));
+    };
+    if f.code.params as usize != vm.stack.len() - at {
+        return Err(type_error(Span::default(), "a function called with the wrong number of arguments"));
+    }
+    let on_return = if callee.label.is_bottom() {
+        OnReturn::Push
+    } else {
+        vm.pc_stack.push(vm.pc.clone());
+        vm.pc.join_mut(&callee.label);
+        OnReturn::PushJoinPc
+    };
+    let captures = if f.captures.is_empty() { None } else { Some(f.clone()) };
+    enter_checked(vm, ctx, f.code.clone(), captures, at, on_return)
+}
+
+/// Where the top `n` values of the stack start.
+#[inline]
+fn args_start(vm: &Vm, n: usize) -> Result<usize, RunError> {
+    vm.stack.len().checked_sub(n).ok_or_else(|| type_error(Span::default(), "the operand stack is empty"))
+}
+
+/// Enters `code` with the arguments on the stack from `at` up.
 fn enter_checked(
     vm: &mut Vm,
     ctx: &mut Ctx,
     code: CodeRef,
     func: Option<Rc<Func>>,
-    args: Vec<Val>,
+    at: usize,
     on_return: OnReturn,
 ) -> Result<(), RunError> {
     ctx.burn()?;
@@ -653,10 +706,10 @@ fn enter_checked(
             format!("calls nested deeper than the limit of {}", ctx.limits.max_call_depth),
         ));
     }
-    if args.len() != code.params as usize {
+    if vm.stack.len() - at != code.params as usize {
         return Err(type_error(Span::default(), "a function called with the wrong number of arguments"));
     }
-    vm.enter(code, func, args, on_return);
+    vm.enter_at(code, func, at, on_return);
     Ok(())
 }
 
@@ -673,6 +726,26 @@ fn builtin_call(b: Builtin, args: &[Val], _pc: Label, ctx: &mut Ctx) -> Result<(
         (Builtin::User, []) => Ok((Val::plain(Value::Str(ctx.user.clone())), None)),
         _ => builtins::apply(b, args, ctx).map(|v| (v, None)),
     }
+}
+
+/// `binary` on two integers, when it succeeds: `None` leaves overflow, division by zero and
+/// the operators integers do not take to `binary`.
+#[inline]
+fn int_binary(op: BinOp, x: i64, y: i64) -> Option<Value> {
+    Some(match op {
+        BinOp::Add => Value::Int(x.checked_add(y)?),
+        BinOp::Sub => Value::Int(x.checked_sub(y)?),
+        BinOp::Mul => Value::Int(x.checked_mul(y)?),
+        BinOp::Div => Value::Int(x.checked_div(y)?),
+        BinOp::Rem => Value::Int(x.checked_rem(y)?),
+        BinOp::Eq => Value::Bool(x == y),
+        BinOp::Ne => Value::Bool(x != y),
+        BinOp::Lt => Value::Bool(x < y),
+        BinOp::Le => Value::Bool(x <= y),
+        BinOp::Gt => Value::Bool(x > y),
+        BinOp::Ge => Value::Bool(x >= y),
+        BinOp::And | BinOp::Or => return None,
+    })
 }
 
 fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {

@@ -93,10 +93,13 @@ impl std::fmt::Display for Call {
     }
 }
 
+/// How a test host answers a tool call.
+type Answer<'a> = Box<dyn FnMut(&Effect) -> Result<Value, String> + 'a>;
+
 /// A tool host that records every call it is asked to perform and answers with `answer`.
 pub struct Recorder<'a> {
     pub calls: Vec<Call>,
-    answer: Box<dyn FnMut(&Effect) -> Result<Value, String> + 'a>,
+    answer: Answer<'a>,
 }
 
 impl<'a> Recorder<'a> {

@@ -1,0 +1,111 @@
+//! `cordon run` end to end on the GitHub examples: exit codes, the trace, JSON output, and a
+//! session file that keeps a taint from one run to the next.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one run of `cordon` did.
+#[derive(Debug)]
+struct Output {
+    code: i32,
+    stdout: String,
+}
+
+/// A fresh directory for one test.
+fn workdir(test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-run").join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The path of an example plan.
+fn example(name: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/github");
+    root.join(name).display().to_string()
+}
+
+fn cordon(dir: &Path, args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon")).args(args).current_dir(dir).output().unwrap();
+    Output { code: output.status.code().unwrap_or(-1), stdout: String::from_utf8(output.stdout).unwrap() }
+}
+
+#[test]
+fn the_benign_example_runs_to_the_end() {
+    let run = cordon(&workdir("benign"), &["run", &example("benign.cord")]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("allowed  GitHub.create_issue("), "{}", run.stdout);
+    assert!(run.stdout.contains("ran to the end"), "{}", run.stdout);
+}
+
+#[test]
+fn exfiltrating_a_private_file_is_rejected_before_anything_runs() {
+    let run = cordon(&workdir("exfiltrate_private"), &["run", &example("exfiltrate_private.cord")]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("refinement-unproven"), "{}", run.stdout);
+    assert!(run.stdout.contains("nothing ran"), "{}", run.stdout);
+    assert!(!run.stdout.contains("allowed"), "{}", run.stdout);
+}
+
+#[test]
+fn exfiltrating_search_results_is_blocked_at_run_time() {
+    let run = cordon(&workdir("exfiltrate_via_search"), &["run", &example("exfiltrate_via_search.cord")]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("BLOCKED  GitHub.create_issue("), "{}", run.stdout);
+    assert!(run.stdout.contains("[label-flow]"), "{}", run.stdout);
+    assert!(run.stdout.contains("stopped at run time (label-flow) after 2 tool calls"), "{}", run.stdout);
+}
+
+#[test]
+fn json_output_is_one_document_with_status_trace_and_diagnostics() {
+    let dir = workdir("json");
+    let run = cordon(&dir, &["run", "--format", "json", &example("exfiltrate_via_search.cord")]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["status"], "failed");
+    let decisions: Vec<&str> =
+        json["trace"].as_array().unwrap().iter().map(|e| e["decision"].as_str().unwrap()).collect();
+    assert_eq!(decisions, ["allowed", "returned", "allowed", "returned", "blocked"]);
+    assert_eq!(json["trace"][4]["code"], "label-flow");
+    assert_eq!(json["diagnostics"]["diagnostics"][0]["code"], "label-flow");
+
+    let run = cordon(&dir, &["run", "--format", "json", &example("benign.cord")]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["status"], "done");
+    assert!(json["result"][0].as_str().unwrap().contains("open issues"), "{json}");
+}
+
+const READ_PRIVATE: &str = r#"match gh.repo("alice", "secret-plans") {
+  Some(r) => {
+    let (text, s) = gh.read_file(s, r, "roadmap.md");
+    ("read it", s)
+  },
+  None => ("no repository", s),
+}
+"#;
+
+#[test]
+fn a_session_file_keeps_the_taint_between_runs() {
+    let dir = workdir("session");
+    std::fs::write(dir.join("read.cord"), READ_PRIVATE).unwrap();
+    let first = cordon(&dir, &["run", "--session", "session.json", "read.cord"]);
+    assert_eq!(first.code, 0, "{first:?}");
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("session.json")).unwrap()).unwrap();
+    assert_eq!(stored["values"]["s"]["measures"]["tainted"], true, "{stored}");
+
+    // The next request, with the tainted session, may not open an issue: refused before it runs.
+    let second = cordon(&dir, &["run", "--session", "session.json", &example("benign.cord")]);
+    assert_eq!(second.code, 1, "{second:?}");
+    assert!(
+        second.stdout.contains("refinement-unproven") && second.stdout.contains("nothing ran"),
+        "{}",
+        second.stdout
+    );
+
+    // Without the session file the same plan runs.
+    let fresh = cordon(&dir, &["run", &example("benign.cord")]);
+    assert_eq!(fresh.code, 0, "{fresh:?}");
+}

@@ -1,0 +1,191 @@
+//! The seed's attacks against the simulated GitHub, run end to end: the checker refuses what it
+//! can, and when the checker is bypassed (or cannot see the problem) the run-time boundary
+//! refuses the call before anything is published. Also: sessions carry a taint from one request
+//! to the next, through the checker's entry facts and through the boundary's re-checks.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+#[path = "../../cordon-runtime/tests/common/mod.rs"]
+mod common;
+
+use common::{Recorder, Source, ending, entry_facts};
+use cordon_envs::GitHub;
+use cordon_envs::github::POLICY;
+use cordon_runtime::{Config, Program, Report, Scalar, Sessions};
+
+const BENIGN: &str = include_str!("../../../examples/github/benign.cord");
+const EXFILTRATE_PRIVATE: &str = include_str!("../../../examples/github/exfiltrate_private.cord");
+const EXFILTRATE_VIA_SEARCH: &str = include_str!("../../../examples/github/exfiltrate_via_search.cord");
+const INJECTED_ISSUE: &str = include_str!("../../../examples/github/injected_issue.cord");
+
+/// Text of the secret roadmap line in the built-in data.
+const SECRETS: [&str; 2] = ["CONFIDENTIAL", "Initech"];
+
+/// The environment after a run, and how the run went.
+struct Outcome {
+    gh: GitHub,
+    report: Report,
+    calls: Vec<String>,
+}
+
+fn run_on_github(program: &Program, sessions: &Sessions) -> Outcome {
+    let mut gh = GitHub::builtin().unwrap();
+    let config = Config { user: gh.user().to_string(), ..Config::default() };
+    let mut host = Recorder::around(&mut gh);
+    let report = cordon_runtime::run(program, sessions, &config, &mut host);
+    let calls = host.calls.iter().map(|c| c.tool.clone()).collect();
+    drop(host);
+    Outcome { gh, report, calls }
+}
+
+fn plan(text: &str) -> Source {
+    Source::new(Some(POLICY), text)
+}
+
+fn assert_nothing_secret_published(gh: &GitHub) {
+    for secret in SECRETS {
+        assert!(!gh.published(secret), "`{secret}` was published");
+    }
+}
+
+#[test]
+fn the_benign_plan_runs_to_the_end_and_opens_its_issue() {
+    let out = run_on_github(&plan(BENIGN).checked(), &Sessions::default());
+    let answer = out.report.result.as_ref().map(|v| v.value.to_string()).unwrap();
+    assert!(answer.contains("open issues on alice/website; opened #"), "{answer}");
+    assert_eq!(out.calls, ["repo", "list_issues", "create_issue"]);
+    assert!(out.gh.published("Weekly triage"));
+    assert_nothing_secret_published(&out.gh);
+}
+
+#[test]
+fn exfiltrating_a_private_file_is_refused_by_the_checker_and_at_run_time_without_it() {
+    let source = plan(EXFILTRATE_PRIVATE);
+    let refused = source.check_with(None).err().unwrap();
+    assert_eq!(refused, ["refinement-unproven"]);
+
+    let out = run_on_github(&source.unchecked(), &Sessions::default());
+    let e = out.report.result.as_ref().unwrap_err();
+    assert_eq!(e.kind.code().as_str(), "recheck-failed", "{e}");
+    assert!(e.message.contains("`s`"), "{}", e.message);
+    assert_eq!(source.text(e.span), "gh.create_issue(s, public, \"Roadmap\", data)");
+    // The read happened; the post did not reach GitHub.
+    assert_eq!(out.calls, ["repo", "read_file", "repo"]);
+    assert_nothing_secret_published(&out.gh);
+    // The session the failed run leaves behind is tainted.
+    assert_eq!(out.report.sessions.values["s"].measures["tainted"], Scalar::Bool(true));
+}
+
+#[test]
+fn exfiltrating_search_results_is_blocked_by_labels() {
+    let out = run_on_github(&plan(EXFILTRATE_VIA_SEARCH).checked(), &Sessions::default());
+    assert_eq!(ending(&out.report), "label-flow");
+    assert_eq!(out.calls, ["repo", "search_code"]);
+    assert_nothing_secret_published(&out.gh);
+    assert_eq!(out.gh, GitHub::builtin().unwrap(), "GitHub changed");
+}
+
+#[test]
+fn obeying_an_injected_issue_is_blocked_by_labels() {
+    let out = run_on_github(&plan(INJECTED_ISSUE).checked(), &Sessions::default());
+    let e = out.report.result.as_ref().unwrap_err();
+    assert_eq!(e.kind.code().as_str(), "label-flow", "{e}");
+    // Even the plan's own title is refused: whether to post at all was decided by matching
+    // on the untrusted issue list.
+    assert!(e.message.contains("`GitHub.create_issue` blocked"), "{}", e.message);
+    assert_eq!(out.calls, ["repo", "list_issues"]);
+    assert_eq!(out.gh, GitHub::builtin().unwrap(), "GitHub changed");
+}
+
+/// Reads alice's private roadmap and hands the (now tainted) session back.
+const READ_PRIVATE: &str = r#"
+match gh.repo("alice", "secret-plans") {
+  Some(r) => {
+    let (text, s) = gh.read_file(s, r, "roadmap.md");
+    ("read " + to_string(len(text)) + " characters", s)
+  },
+  None => ("no repository", s),
+}
+"#;
+
+fn tainted(sessions: &Sessions) -> bool {
+    sessions.values.get("s").and_then(|s| s.measures.get("tainted")) == Some(&Scalar::Bool(true))
+}
+
+#[test]
+fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
+    let first = run_on_github(&plan(READ_PRIVATE).checked(), &Sessions::default());
+    assert!(first.report.result.is_ok(), "{:?}", first.report.result);
+    let sessions = first.report.sessions;
+    assert!(tainted(&sessions), "{sessions:?}");
+
+    // The host stores the sessions between requests.
+    let sessions = Sessions::from_json(&sessions.to_json()).unwrap();
+    assert!(tainted(&sessions));
+
+    // Told the session is tainted, the checker refuses the next request's post...
+    let next = plan(BENIGN);
+    let refused = next.check_with(entry_facts(&sessions)).err().unwrap();
+    assert_eq!(refused, ["refinement-unproven"]);
+    // ...and without the checker, the boundary refuses it on the host's own record.
+    let second = run_on_github(&next.unchecked(), &sessions);
+    assert_eq!(ending(&second.report), "recheck-failed");
+    assert_eq!(second.calls, ["repo", "list_issues"]);
+    assert!(!second.gh.published("Weekly triage"));
+    assert!(tainted(&second.report.sessions));
+
+    // A fresh session is not tainted: the same plan is accepted and posts.
+    assert!(next.check_with(entry_facts(&Sessions::default())).is_ok());
+}
+
+#[test]
+fn a_run_that_fails_after_tainting_the_session_keeps_the_taint() {
+    let fails = r#"
+match gh.repo("alice", "secret-plans") {
+  Some(r) => {
+    let (text, s) = gh.read_file(s, r, "roadmap.md");
+    let (more, s) = gh.read_file(s, r, "no-such-file.md");
+    (text + more, s)
+  },
+  None => ("no repository", s),
+}
+"#;
+    let out = run_on_github(&plan(fails).checked(), &Sessions::default());
+    assert_eq!(ending(&out.report), "tool-failed");
+    assert!(tainted(&out.report.sessions), "{:?}", out.report.sessions);
+
+    // Driving the run by hand, `Run::sessions` says the same after the failure.
+    let program = plan(fails).checked();
+    let mut gh = GitHub::builtin().unwrap();
+    let mut run = cordon_runtime::Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    let mut step = run.proceed();
+    while let Ok(cordon_runtime::Step::Effect(effect)) = step {
+        step = run.resume(cordon_runtime::ToolHost::perform(&mut gh, &effect));
+    }
+    assert!(step.is_err());
+    assert!(tainted(&run.sessions()));
+}
+
+#[test]
+fn sessions_round_trip_through_json() {
+    let out = run_on_github(&plan(READ_PRIVATE).checked(), &Sessions::default());
+    let sessions = out.report.sessions;
+    let json = sessions.to_json();
+    assert_eq!(Sessions::from_json(&json).unwrap(), sessions);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["values"]["s"]["ty"], "Session");
+    assert_eq!(value["values"]["s"]["measures"]["tainted"], true);
+    assert!(Sessions::from_json("{\"values\": 3}").is_err());
+    assert_eq!(Sessions::from_json("{\"values\": {}}").unwrap(), Sessions::default());
+}
+
+#[test]
+fn a_tainted_session_fails_an_entry_that_needs_an_untainted_one() {
+    let policy = POLICY.replace("entry(gh: GitHub, s: Session)", "entry(gh: GitHub, s: {s: Session | !tainted(s)})");
+    assert_ne!(policy, POLICY, "the policy's entry changed; update this test");
+    let first = run_on_github(&Source::new(Some(&policy), READ_PRIVATE).checked(), &Sessions::default());
+    let sessions = first.report.sessions;
+    assert!(tainted(&sessions));
+    let second = run_on_github(&Source::new(Some(&policy), "(\"hello\", s)").unchecked(), &sessions);
+    assert_eq!(ending(&second.report), "recheck-failed");
+    assert!(second.calls.is_empty());
+}

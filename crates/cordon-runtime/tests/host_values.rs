@@ -1,0 +1,152 @@
+//! Host-made values (opaque records and handles, linear sessions) survive round trips through
+//! a plan unforged. The checker refuses every plan here; compiled without it, each one is
+//! stopped at the boundary with `forged-value` before the tool runs.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+mod common;
+
+use common::{Recorder, Source, ending, run};
+use cordon_runtime::Value;
+
+const POLICY: &str = r#"
+opaque type Repo = { name: String, private: Bool }
+opaque type Token
+linear type Session
+measure tainted(s: Session) -> Bool = false
+capability Git {
+  tool repo(name: String) -> Repo
+  tool token() -> Token
+  tool spend(t: Token) -> Int
+  tool read(s: Session, r: Repo) -> (String, {s2: Session | tainted(s2) == (r.private || tainted(s))})
+  tool publish(s: {s: Session | !tainted(s)}, r: {r: Repo | !r.private}, text: String) -> Session
+  tool merge(a: Session, b: Session) -> Session
+}
+entry(git: Git, s: Session) -> (String, Session)
+"#;
+
+/// `secrets` is private, every other repository public.
+fn git() -> Recorder<'static> {
+    Recorder::new(|e| match &*e.tool {
+        "repo" => {
+            let name = e.arg("name").cloned().unwrap_or(Value::Unit);
+            let private = Value::Bool(name == Value::str("secrets"));
+            Ok(Value::record("Repo", vec![("name", name), ("private", private)]))
+        }
+        "read" => Ok(Value::tuple(vec![Value::str("content"), Value::Unit])),
+        "spend" => Ok(Value::Int(1)),
+        _ => Ok(Value::Unit),
+    })
+}
+
+/// Runs `plan` without the checker (which must refuse it): it must end with `forged-value`,
+/// and the host must have performed exactly `performed`.
+fn assert_forged(plan: &str, performed: &[&str]) {
+    let source = Source::new(Some(POLICY), plan);
+    assert!(source.check_with(None).is_err(), "the checker accepts\n{plan}");
+    let mut host = git();
+    let report = run(&source.unchecked(), &mut host);
+    assert_eq!(ending(&report), "forged-value", "{plan}\n{:?}", report.result);
+    assert_eq!(host.seen(), performed, "{plan}");
+}
+
+#[test]
+fn an_opaque_record_built_by_the_plan_is_forged() {
+    assert_forged(r#"let r = Repo { name: "public", private: false }; let (x, s) = git.read(s, r); (x, s)"#, &[]);
+}
+
+#[test]
+fn a_tool_made_record_rebuilt_with_a_field_changed_is_forged() {
+    assert_forged(
+        r#"let r = git.repo("secrets");
+           let r2 = Repo { name: r.name, private: false };
+           let s = git.publish(s, r2, "hello");
+           ("done", s)"#,
+        &[r#"repo("secrets")"#],
+    );
+}
+
+#[test]
+fn a_tool_made_record_rebuilt_unchanged_is_still_not_the_host_s() {
+    assert_forged(
+        r#"let r = git.repo("public");
+           let r2 = Repo { name: r.name, private: r.private };
+           let (x, s) = git.read(s, r2);
+           (x, s)"#,
+        &[r#"repo("public")"#],
+    );
+}
+
+#[test]
+fn a_linear_session_used_twice_is_forged_the_second_time() {
+    assert_forged(
+        r#"let r = git.repo("public");
+           let (a, s2) = git.read(s, r);
+           let (b, s3) = git.read(s, r);
+           (a + b, s3)"#,
+        &[r#"repo("public")"#, r#"read(<Session #1>, Repo { name: "public", private: false })"#],
+    );
+}
+
+#[test]
+fn one_session_passed_twice_to_one_call_is_forged() {
+    assert_forged("let s2 = git.merge(s, s); (\"merged\", s2)", &[]);
+}
+
+#[test]
+fn a_handle_the_host_never_made_is_forged() {
+    assert_forged("let n = git.spend(Token {}); (\"spent\", s)", &[]);
+    assert_forged(
+        r#"let r = git.repo("public"); let (x, s2) = git.read(Session {}, r); (x, s)"#,
+        &[r#"repo("public")"#],
+    );
+}
+
+#[test]
+fn a_handle_the_host_made_passes() {
+    let source = Source::new(Some(POLICY), "let t = git.token(); let n = git.spend(t); (\"spent\", s)");
+    let mut host = git();
+    let report = run(&source.checked(), &mut host);
+    assert_eq!(ending(&report), r#"("spent", <Session #1>)"#);
+    assert_eq!(host.seen(), ["token()", "spend(<Token #2>)"]);
+}
+
+#[test]
+fn a_stale_session_handed_back_by_the_plan_is_forged() {
+    assert_forged(
+        r#"let r = git.repo("public"); let (x, s2) = git.read(s, r); (x, s)"#,
+        &[r#"repo("public")"#, r#"read(<Session #1>, Repo { name: "public", private: false })"#],
+    );
+}
+
+#[test]
+fn a_refined_parameter_is_rechecked_on_the_real_values() {
+    // The checker refuses to publish with a session tainted by a private read; without it, the
+    // boundary evaluates `!tainted(s)` on the host's own record of the session.
+    let plan = r#"let r = git.repo("secrets");
+                  let (x, s) = git.read(s, r);
+                  let p = git.repo("public");
+                  let s = git.publish(s, p, x);
+                  ("posted", s)"#;
+    let source = Source::new(Some(POLICY), plan);
+    let refused = source.check_with(None).err().unwrap_or_default();
+    assert!(refused.contains(&"refinement-unproven".to_string()), "{refused:?}");
+    let mut host = git();
+    let report = run(&source.unchecked(), &mut host);
+    assert_eq!(ending(&report), "recheck-failed");
+    assert!(host.calls_of("publish").is_empty(), "{:?}", host.calls);
+    let stored = &report.sessions.values["s"];
+    assert_eq!(stored.measures["tainted"], cordon_runtime::Scalar::Bool(true));
+}
+
+#[test]
+fn plan_code_cannot_read_a_measure_even_unchecked() {
+    // Branching on `tainted(s)` would tell a plan what it read without that decision carrying a
+    // label; measures exist only in refinements, at run time too.
+    let plan = r#"let r = git.repo("secrets"); let (x, s) = git.read(s, r);
+        let t = if tainted(s) { "private" } else { "public" }; (t, s)"#;
+    let source = Source::new(Some(POLICY), plan);
+    assert!(source.check_with(None).is_err(), "the checker accepts\n{plan}");
+    let mut host = git();
+    let report = run(&source.unchecked(), &mut host);
+    assert_eq!(ending(&report), "runtime-type-error", "{:?}", report.result);
+}

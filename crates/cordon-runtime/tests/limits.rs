@@ -1,0 +1,108 @@
+//! Every limit ends a runaway plan with `limit-reached`, quickly, and the host survives: no
+//! panic, no overflow of its own stack, no allocation of what the limit forbids.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Recorder, checked, checked_with, config, no_tools};
+use cordon_runtime::{Limits, Program, Sessions, Value};
+
+/// Runs `program` with `limits`; it must end with `limit-reached` whose message contains
+/// `says`, in well under a second or two.
+fn assert_limit(program: &Program, limits: Limits, says: &str) {
+    let started = Instant::now();
+    let report = cordon_runtime::run(program, &Sessions::default(), &config(limits), &mut no_tools());
+    let elapsed = started.elapsed();
+    let Err(e) = report.result else { panic!("ran to the end: {:?}", report.result) };
+    assert_eq!(e.kind.code().as_str(), "limit-reached", "{e}");
+    assert!(e.message.contains(says), "`{says}` not in: {}", e.message);
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+}
+
+const ENDLESS_RECURSION: &str = "fn f(n: Int) -> Int { f(n + 1) }\nf(0)";
+
+#[test]
+fn endless_recursion_runs_out_of_fuel_when_depth_is_no_object() {
+    let limits = Limits { fuel: 100_000, max_call_depth: usize::MAX, ..Limits::default() };
+    assert_limit(&checked(ENDLESS_RECURSION), limits, "fuel");
+}
+
+#[test]
+fn endless_recursion_reaches_the_depth_limit_first_by_default() {
+    assert_limit(&checked(ENDLESS_RECURSION), Limits::default(), "nested deeper");
+}
+
+#[test]
+fn a_long_loop_runs_out_of_fuel() {
+    let plan = "for i in range(0, 1000) { for j in range(0, 1000) { () } }";
+    assert_limit(&checked(plan), Limits { fuel: 10_000, ..Limits::default() }, "fuel");
+    let plan = "range(0, 1000).fold(0, |a, i| range(0, 1000).fold(a, |b, j| b + 1))";
+    assert_limit(&checked(plan), Limits { fuel: 10_000, ..Limits::default() }, "fuel");
+}
+
+#[test]
+fn deep_recursion_reaches_the_depth_limit_with_plenty_of_fuel() {
+    let plan = "fn down(n: Int) -> Int { if n == 0 { 0 } else { 1 + down(n - 1) } }\ndown(1000000)";
+    let limits = Limits { fuel: u64::MAX, max_call_depth: 10_000, ..Limits::default() };
+    assert_limit(&checked(plan), limits, "nested deeper than the limit of 10000");
+}
+
+#[test]
+fn deep_recursion_within_the_limits_does_not_use_the_host_stack() {
+    // A test thread has a small stack; the interpreter's frames live on the heap.
+    let plan = "fn down(n: Int) -> Int { if n == 0 { 0 } else { 1 + down(n - 1) } }\ndown(200000)";
+    let limits = Limits { max_call_depth: 300_000, ..Limits::default() };
+    let report = cordon_runtime::run(&checked(plan), &Sessions::default(), &config(limits), &mut no_tools());
+    assert_eq!(report.result.map(|v| v.value), Ok(Value::Int(200_000)));
+}
+
+#[test]
+fn doubling_a_string_reaches_the_memory_limits() {
+    let plan = r#"range(0, 64).fold("x", |acc, i| acc + acc)"#;
+    assert_limit(&checked(plan), Limits::default(), "over the limit of");
+    let small = Limits { max_memory_bytes: 1 << 20, ..Limits::default() };
+    assert_limit(&checked(plan), small, "memory limit");
+    let plan = r#"range(0, 64).fold(["x"], |acc, i| acc.concat(acc))"#;
+    assert_limit(&checked(plan), Limits::default(), "over the limit of");
+}
+
+#[test]
+fn a_huge_range_is_refused_before_it_is_allocated() {
+    assert_limit(&checked("range(0, 1000000000).len()"), Limits::default(), "a list of 1000000000 elements");
+    let plan = "range(-9223372036854775807 - 1, 9223372036854775807).len()";
+    assert_limit(&checked(plan), Limits::default(), "over the limit");
+}
+
+#[test]
+fn deeply_nested_values_are_refused_before_they_can_overflow_the_host_stack() {
+    let plan =
+        "enum Chain { End, Link(Chain) }\nrange(0, 100000).fold(Chain::End, |c, i| Chain::Link(c)) == Chain::End";
+    assert_limit(&checked(plan), Limits::default(), "nested deeper");
+}
+
+#[test]
+fn a_slow_loop_reaches_the_wall_clock_limit() {
+    let plan = "range(0, 100000).fold(0, |a, i| range(0, 100000).fold(a, |b, j| b + 1))";
+    let limits = Limits { wall_clock: Duration::from_millis(50), ..Limits::default() };
+    assert_limit(&checked(plan), limits, "time limit");
+}
+
+#[test]
+fn a_loop_of_tool_calls_reaches_the_tool_call_limit() {
+    let policy = "capability Log { tool log(n: Int) }\nentry(l: Log) -> ()";
+    let program = checked_with(policy, "for i in range(0, 1000) { l.log(i) }");
+    let limits = Limits { max_tool_calls: 5, ..Limits::default() };
+    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let report = cordon_runtime::run(&program, &Sessions::default(), &config(limits), &mut host);
+    let e = report.result.expect_err("the loop must be stopped");
+    assert_eq!(e.kind.code().as_str(), "limit-reached");
+    assert_eq!(host.seen(), ["log(0)", "log(1)", "log(2)", "log(3)", "log(4)"]);
+}
+
+#[test]
+fn limits_apply_to_constants_too() {
+    let plan = "const BIG: List[Int] = range(0, 1000000000);\nBIG.len()";
+    assert_limit(&checked(plan), Limits::default(), "over the limit");
+}

@@ -1,0 +1,292 @@
+//! Property tests over generated programs:
+//!
+//! - the interpreter never panics, whatever a checked program computes (and neither does it on
+//!   the same programs compiled without the checker);
+//! - no label violation goes undetected: a plan run with two different secrets shows the public
+//!   sink the same arguments, up to the point where either run stops (termination-insensitive
+//!   noninterference, checked by running the plan twice).
+//!
+//! Case counts are modest so the suite runs in seconds; raise `PROPTEST_CASES` to search longer.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+mod common;
+
+use common::{Recorder, Source, config, no_tools, small_limits};
+use cordon_runtime::{Sessions, Value};
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+
+// ---------------------------------------------------------------- a grammar of typed programs
+
+/// Names every generated expression may use: each type has a variable, and closures bind `x`
+/// and `acc`, which are in scope everywhere (so any subexpression can sit anywhere).
+const PRELUDE: &str = "\
+fn tri(n: Int) -> Int { if n <= 0 { 0 } else { n + tri(n - 1) } }
+let n = 3; let x = 2; let acc = 5; let b = true; let t = \"h\u{e9}llo, w\u{f6}rld\"; let xs = [1, -2, 3];
+";
+
+fn leaf_int() -> BoxedStrategy<String> {
+    prop_oneof![
+        (-3i64..10).prop_map(|i| i.to_string()),
+        Just("9223372036854775807".to_string()),
+        Just("(-9223372036854775807 - 1)".to_string()),
+        Just("n".to_string()),
+        Just("x".to_string()),
+        Just("acc".to_string()),
+    ]
+    .boxed()
+}
+
+fn int(depth: u32) -> BoxedStrategy<String> {
+    if depth == 0 {
+        return leaf_int();
+    }
+    let (i, b, s, l) = (int(depth - 1), boolean(depth - 1), string(depth - 1), list(depth - 1));
+    prop_oneof![
+        leaf_int(),
+        leaf_int(),
+        (i.clone(), prop::sample::select(vec!["+", "-", "*"]), i.clone())
+            .prop_map(|(a, op, c)| format!("({a} {op} {c})")),
+        (i.clone(), i.clone())
+            .prop_map(|(a, c)| format!("{{ let d = {c}; if d != 0 {{ {a} / d }} else {{ {a} % 7 }} }}")),
+        i.clone().prop_map(|a| format!("(-{a})")),
+        i.clone().prop_map(|a| format!("abs({a})")),
+        (i.clone(), i.clone()).prop_map(|(a, c)| format!("min({a}, {c})")),
+        i.clone().prop_map(|a| format!("tri({a})")),
+        s.clone().prop_map(|a| format!("len({a})")),
+        l.clone().prop_map(|a| format!("{a}.len()")),
+        l.clone().prop_map(|a| format!("{a}.sum()")),
+        (l.clone(), i.clone(), i.clone()).prop_map(|(a, c, d)| format!("{a}.fold({c}, |acc, x| acc + x * {d})")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.get({c}).unwrap_or(0)")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("{{ let ys = {a}; let k = {c}; if k >= 0 && k < ys.len() {{ ys[k] }} else {{ -1 }} }}")
+        }),
+        (b.clone(), i.clone(), i.clone()).prop_map(|(c, a, d)| format!("if {c} {{ {a} }} else {{ {d} }}")),
+        (i.clone(), i.clone(), i.clone())
+            .prop_map(|(a, c, d)| { format!("match {a} {{ 0 => {c}, x if x > 3 => x - {d}, _ => {d} }}") }),
+        s.clone().prop_map(|a| format!("parse_int({a}).unwrap_or(-1)")),
+        i.clone().prop_map(|a| format!("(({a} as Float) * 1.5) as Int")),
+        (i.clone(), i).prop_map(|(a, c)| format!("{{ let f = |x: Int| x * {c}; f({a}) }}")),
+    ]
+    .prop_map(|e| format!("({e})"))
+    .boxed()
+}
+
+fn boolean(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![Just("true".to_string()), Just("false".to_string()), Just("b".to_string())];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let (i, b, s, l) = (int(depth - 1), boolean(depth - 1), string(depth - 1), list(depth - 1));
+    prop_oneof![
+        leaf,
+        (i.clone(), prop::sample::select(vec!["<", "<=", "==", "!=", ">"]), i.clone())
+            .prop_map(|(a, op, c)| format!("({a} {op} {c})")),
+        (b.clone(), prop::sample::select(vec!["&&", "||"]), b.clone()).prop_map(|(a, op, c)| format!("({a} {op} {c})")),
+        b.prop_map(|a| format!("!{a}")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.contains({c})")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.any(|x| x > {c})")),
+        (l, i).prop_map(|(a, c)| format!("{a}.all(|x| x != {c})")),
+        (s.clone(), s.clone()).prop_map(|(a, c)| format!("{a}.starts_with({c})")),
+        (s.clone(), s).prop_map(|(a, c)| format!("({a} == {c})")),
+    ]
+    .prop_map(|e| format!("({e})"))
+    .boxed()
+}
+
+fn string(depth: u32) -> BoxedStrategy<String> {
+    let leaf =
+        prop::sample::select(vec!["\"\"", "\"a\"", "\" 42 \"", "\"\u{65e5}\u{672c}\"", "t"]).prop_map(String::from);
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let (i, b, s, l) = (int(depth - 1), boolean(depth - 1), string(depth - 1), list(depth - 1));
+    prop_oneof![
+        leaf,
+        (s.clone(), s.clone()).prop_map(|(a, c)| format!("({a} + {c})")),
+        i.prop_map(|a| format!("to_string({a})")),
+        s.clone().prop_map(|a| format!("{a}.to_upper()")),
+        s.clone().prop_map(|a| format!("{a}.trim()")),
+        (s.clone(), s.clone()).prop_map(|(a, c)| format!("{a}.split(\",\").join({c})")),
+        l.prop_map(|a| format!("{a}.map(|x| to_string(x)).join(\",\")")),
+        (b, s.clone(), s).prop_map(|(c, a, d)| format!("if {c} {{ {a} }} else {{ {d} }}")),
+    ]
+    .prop_map(|e| format!("({e})"))
+    .boxed()
+}
+
+fn list(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![Just("xs".to_string()), Just("[0]".to_string()), Just("range(0, 4)".to_string())];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let (i, b, l) = (int(depth - 1), boolean(depth - 1), list(depth - 1));
+    prop_oneof![
+        leaf,
+        (i.clone(), i.clone()).prop_map(|(a, c)| format!("[{a}, {c}]")),
+        (i.clone(), i.clone()).prop_map(|(a, c)| format!("range({a}, {c})")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.map(|x| x + {c})")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.filter(|x| x > {c})")),
+        (l.clone(), l.clone()).prop_map(|(a, c)| format!("{a}.concat({c})")),
+        (l.clone(), i).prop_map(|(a, c)| format!("{a}.push({c})")),
+        l.clone().prop_map(|a| format!("{a}.reverse()")),
+        (b, l.clone(), l).prop_map(|(c, a, d)| format!("if {c} {{ {a} }} else {{ {d} }}")),
+    ]
+    .prop_map(|e| format!("({e})"))
+    .boxed()
+}
+
+/// A whole program: the prelude and one expression of any of the types.
+fn program() -> impl Strategy<Value = String> {
+    prop_oneof![int(3), boolean(3), string(3), list(3)].prop_map(|e| format!("{PRELUDE}{e}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_interpreter_never_panics_on_a_checked_program(plan in program()) {
+        let source = Source::new(None, &plan);
+        let limits = config(small_limits());
+        // Whatever it computes or however it fails, it must return.
+        if let Ok(program) = source.check_with(None) {
+            let _ = cordon_runtime::run(&program, &Sessions::default(), &limits, &mut no_tools());
+        }
+        let _ = cordon_runtime::run(&source.unchecked(), &Sessions::default(), &limits, &mut no_tools());
+    }
+}
+
+// ---------------------------------------------------------------- noninterference
+
+const LAB: &str = r#"
+capability Lab {
+  tool secret() -> Int @label(returns = secret("alice"))
+  tool publish(x: Int) @label(x = public())
+}
+entry(lab: Lab) -> ()
+"#;
+
+/// Int expressions over the secret `s`, the public `p` and the loop/closure variable `i`.
+fn lab_int(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        (-2i64..4).prop_map(|i| i.to_string()),
+        Just("s".to_string()),
+        Just("p".to_string()),
+        Just("i".to_string()),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let (e, c) = (lab_int(depth - 1), lab_bool(depth - 1));
+    prop_oneof![
+        leaf.clone(),
+        leaf,
+        (e.clone(), prop::sample::select(vec!["+", "-", "*"]), e.clone())
+            .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+        (c.clone(), e.clone(), e.clone()).prop_map(|(c, a, b)| format!("if {c} {{ {a} }} else {{ {b} }}")),
+        (e.clone(), e.clone(), e.clone())
+            .prop_map(|(a, b, d)| format!("match {a} {{ 1 => {b}, i if i > 2 => {d}, _ => 0 }}")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, {b}].len()")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, {b}].filter(|i| i > 1).len()")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, 1].fold({b}, |acc, i| acc + i)")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, {b}][1]")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("({a}, {b}).1")),
+        (c.clone(), e.clone(), e.clone()).prop_map(|(c, a, b)| {
+            format!("{{ let f = if {c} {{ |i: Int| i + {a} }} else {{ |i: Int| {b} }}; f(1) }}")
+        }),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("{{ let k = {a}; let f = |i: Int| i * k; f({b}) }}")),
+        e.clone().prop_map(|a| format!("unlabel(to_labeled {{ {a} }})")),
+        (c, e).prop_map(|(c, a)| format!("{{ let box = to_labeled {{ if {c} {{ 1 }} else {{ 2 }} }}; {a} }}")),
+    ]
+    .prop_map(|e| format!("({e})"))
+    .boxed()
+}
+
+fn lab_bool(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![Just("true".to_string()), Just("false".to_string())];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let (e, c) = (lab_int(depth - 1), lab_bool(depth - 1));
+    prop_oneof![
+        leaf,
+        (e.clone(), prop::sample::select(vec!["<", "==", ">"]), e.clone())
+            .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+        (c.clone(), prop::sample::select(vec!["&&", "||"]), c.clone()).prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, 2].any(|i| i == {b})")),
+        (e, c).prop_map(|(a, c)| format!("[{a}].all(|i| {c})")),
+    ]
+    .prop_map(|e| format!("({e})"))
+    .boxed()
+}
+
+/// Statements (each of type `()`) that publish, branch, loop and call closures.
+fn lab_stmts(depth: u32) -> BoxedStrategy<String> {
+    let publish = lab_int(2).prop_map(|e| format!("lab.publish({e});"));
+    if depth == 0 {
+        return prop::collection::vec(publish, 0..3).prop_map(|s| s.join(" ")).boxed();
+    }
+    let (e, c, body) = (lab_int(2), lab_bool(2), lab_stmts(depth - 1));
+    let stmt = prop_oneof![
+        publish.clone(),
+        publish.clone(),
+        publish,
+        (c.clone(), body.clone(), body.clone()).prop_map(|(c, a, b)| format!("if {c} {{ {a} }} else {{ {b} }};")),
+        (e.clone(), body.clone()).prop_map(|(a, b)| format!("for i in range(0, min(max({a}, 0), 3)) {{ {b} }};")),
+        (e.clone(), body.clone()).prop_map(|(a, b)| format!("for i in [{a}, 2] {{ {b} }};")),
+        (e.clone(), body.clone(), body.clone(), body.clone()).prop_map(|(a, b, c, d)| format!(
+            "match {a} {{ 0 => {{ {b} }}, i if i > 2 => {{ {c} }}, _ => {{ {d} }} }};"
+        )),
+        (e.clone(), body.clone()).prop_map(|(a, b)| format!("let ys = [{a}, 1].map(|i| {{ {b} i }});")),
+        (c, body.clone(), body.clone()).prop_map(|(c, a, b)| {
+            format!("let g = if {c} {{ |u: ()| {{ {a} }} }} else {{ |u: ()| {{ {b} }} }}; g(());")
+        }),
+        (e.clone(), body.clone()).prop_map(|(a, b)| format!("let w = to_labeled {{ {b} {a} }};")),
+        e.prop_map(|a| format!("let v = unlabel(to_labeled {{ {a} }});")),
+    ];
+    prop::collection::vec(stmt, 1..4).prop_map(|s| s.join(" ")).boxed()
+}
+
+fn lab_plan() -> impl Strategy<Value = String> {
+    lab_stmts(2).prop_map(|body| format!("let s = lab.secret(); let p = 3; let i = 0;\n{body}\n()"))
+}
+
+/// Runs `plan` with the secret `secret`: what `publish` received, and whether the run ended.
+fn publications(program: &cordon_runtime::Program, secret: i64) -> (Vec<String>, Result<(), String>) {
+    let mut host = Recorder::new(move |e| match &*e.tool {
+        "secret" => Ok(Value::Int(secret)),
+        _ => Ok(Value::Unit),
+    });
+    let report = cordon_runtime::run(program, &Sessions::default(), &config(small_limits()), &mut host);
+    let result = report.result.map(|_| ()).map_err(|e| e.kind.code().as_str().to_string());
+    (host.calls_of("publish"), result)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_public_sink_sees_the_same_arguments_whatever_the_secret(
+        plan in lab_plan(),
+        a in -3i64..6,
+        b in -3i64..6,
+    ) {
+        let program = Source::new(Some(LAB), &plan).unchecked();
+        let (seen_a, end_a) = publications(&program, a);
+        let (seen_b, end_b) = publications(&program, b);
+        for end in [&end_a, &end_b] {
+            prop_assert!(end.as_ref().err().map(String::as_str) != Some("runtime-type-error"), "ill-typed:\n{}", plan);
+        }
+        if end_a.is_ok() && end_b.is_ok() {
+            prop_assert_eq!(&seen_a, &seen_b, "secret {} vs {}:\n{}", a, b, plan);
+        }
+        // Up to where either run stopped, the sink saw the same (a run stops at the first call
+        // that would reveal the secret, never after it).
+        let common = seen_a.len().min(seen_b.len());
+        prop_assert_eq!(&seen_a[..common], &seen_b[..common], "secret {} ({:?}) vs {} ({:?}):\n{}", a, end_a, b, end_b, plan);
+        if seen_a.len() != seen_b.len() {
+            let shorter = if seen_a.len() < seen_b.len() { &end_a } else { &end_b };
+            prop_assert!(shorter.is_err(), "one run published more and both ended:\n{}", plan);
+        }
+    }
+}
