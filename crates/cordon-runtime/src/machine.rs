@@ -531,7 +531,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "a loop index that is not an Int"))
                     };
                     let next = match &vm.stack[l].value {
-                        Value::List(xs) => xs.get(k as usize).cloned(),
+                        Value::List(xs) => {
+                            xs.get(k as usize).map(|x| Val { value: clone_value(&x.value), label: x.label.clone() })
+                        }
                         other => fail!(type_error(Span::default(), format!("cannot loop over {}", other.kind()))),
                     };
                     match next {
@@ -774,7 +776,10 @@ fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
         (BinOp::Rem, Float(x), Float(y)) => Float(x % y),
         (BinOp::Add, Str(x), Str(y)) => {
             builtins::check_string_len(x.len() + y.len(), ctx)?;
-            builtins::string(format!("{x}{y}"), ctx)?
+            let mut s = String::with_capacity(x.len() + y.len());
+            s.push_str(x);
+            s.push_str(y);
+            builtins::string(s, ctx)?
         }
         (BinOp::Lt, Int(x), Int(y)) => Bool(x < y),
         (BinOp::Le, Int(x), Int(y)) => Bool(x <= y),
