@@ -6,9 +6,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use cordon_runtime::{Config, Decision, Event, Limits, Program, Scalar, Sessions};
+use cordon_runtime::{Config, Decision, Event, Limits, Program, Sessions};
 use cordon_syntax::{Diagnostic, SourceMap, render};
-use cordon_types::{CheckOptions, EntryFact, FactValue};
+use cordon_types::CheckOptions;
 
 use crate::check::Format;
 use crate::{Error, Report};
@@ -70,7 +70,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         _ => Sessions::default(),
     };
 
-    let options = CheckOptions { entry_facts: entry_facts(&sessions), ..CheckOptions::default() };
+    let options = CheckOptions { entry_facts: sessions.entry_facts(), ..CheckOptions::default() };
     let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
     let Some(checked) = outcome.program.as_ref() else {
         return Ok(render_report(args, &sources, Status::Rejected, &outcome.diagnostics, &[], None));
@@ -88,26 +88,6 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         Ok(value) => render_report(args, &sources, Status::Done, &[], &report.trace, Some(&value)),
         Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], &report.trace, None),
     })
-}
-
-/// What the host knows about the sessions it will pass: the checker assumes exactly this.
-/// Without stored sessions the checker assumes fresh ones (the measures' defaults).
-fn entry_facts(sessions: &Sessions) -> Option<Vec<EntryFact>> {
-    if sessions.values.is_empty() {
-        return None;
-    }
-    let mut facts = Vec::new();
-    for (param, stored) in &sessions.values {
-        for (measure, value) in &stored.measures {
-            let value = match value {
-                Scalar::Bool(b) => FactValue::Bool(*b),
-                Scalar::Int(i) => FactValue::Int(*i),
-                Scalar::Str(s) => FactValue::Str(s.clone()),
-            };
-            facts.push(EntryFact { param: param.clone(), measure: measure.clone(), value });
-        }
-    }
-    Some(facts)
 }
 
 fn render_report(

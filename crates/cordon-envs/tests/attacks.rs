@@ -7,7 +7,7 @@
 #[path = "../../cordon-runtime/tests/common/mod.rs"]
 mod common;
 
-use common::{Recorder, Source, ending, entry_facts};
+use common::{Recorder, Source, ending};
 use cordon_envs::GitHub;
 use cordon_envs::github::POLICY;
 use cordon_runtime::{Config, Program, Report, Scalar, Sessions};
@@ -124,7 +124,7 @@ fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
 
     // Told the session is tainted, the checker refuses the next request's post...
     let next = plan(BENIGN);
-    let refused = next.check_with(entry_facts(&sessions)).err().unwrap();
+    let refused = next.check_with(sessions.entry_facts()).err().unwrap();
     assert_eq!(refused, ["refinement-unproven"]);
     // ...and without the checker, the boundary refuses it on the host's own record.
     let second = run_on_github(&next.unchecked(), &sessions);
@@ -134,7 +134,7 @@ fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
     assert!(tainted(&second.report.sessions));
 
     // A fresh session is not tainted: the same plan is accepted and posts.
-    assert!(next.check_with(entry_facts(&Sessions::default())).is_ok());
+    assert!(next.check_with(Sessions::default().entry_facts()).is_ok());
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use cordon_syntax::Span;
+use cordon_types::{EntryFact, FactValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, RunError};
@@ -158,5 +159,26 @@ impl Sessions {
 
     pub fn from_json(text: &str) -> Result<Sessions, String> {
         serde_json::from_str(text).map_err(|e| format!("the session file is malformed: {e}"))
+    }
+
+    /// What the host knows about the values it will pass to the next plan, as facts for the
+    /// checker (`CheckOptions::entry_facts`). `None` without stored values: the checker then
+    /// assumes fresh ones (the measures' defaults), as the runtime makes them.
+    pub fn entry_facts(&self) -> Option<Vec<EntryFact>> {
+        if self.values.is_empty() {
+            return None;
+        }
+        let mut facts = Vec::new();
+        for (param, stored) in &self.values {
+            for (measure, value) in &stored.measures {
+                let value = match value {
+                    Scalar::Bool(b) => FactValue::Bool(*b),
+                    Scalar::Int(i) => FactValue::Int(*i),
+                    Scalar::Str(s) => FactValue::Str(s.clone()),
+                };
+                facts.push(EntryFact { param: param.clone(), measure: measure.clone(), value });
+            }
+        }
+        Some(facts)
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cordon_runtime::{Config, Effect, Limits, Program, Report, Sessions, ToolHost, Value};
 use cordon_syntax::{SourceMap, render};
-use cordon_types::{CheckOptions, EntryFact, FactValue, check};
+use cordon_types::{CheckOptions, EntryFact, check};
 
 /// A plan with its policy (if any) in one source map, so that spans in run-time errors can be
 /// shown as text.
@@ -171,24 +171,4 @@ pub fn ending(report: &Report) -> String {
         Ok(v) => v.value.to_string(),
         Err(e) => e.kind.code().as_str().to_string(),
     }
-}
-
-/// What a host knows about the sessions it will pass, as facts for the checker (what
-/// `cordon run` tells the checker).
-pub fn entry_facts(sessions: &Sessions) -> Option<Vec<EntryFact>> {
-    if sessions.values.is_empty() {
-        return None;
-    }
-    let mut facts = Vec::new();
-    for (param, stored) in &sessions.values {
-        for (measure, value) in &stored.measures {
-            let value = match value {
-                cordon_runtime::Scalar::Bool(b) => FactValue::Bool(*b),
-                cordon_runtime::Scalar::Int(i) => FactValue::Int(*i),
-                cordon_runtime::Scalar::Str(s) => FactValue::Str(s.clone()),
-            };
-            facts.push(EntryFact { param: param.clone(), measure: measure.clone(), value });
-        }
-    }
-    Some(facts)
 }
