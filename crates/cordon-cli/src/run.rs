@@ -108,7 +108,7 @@ fn render_report(
                 "diagnostics": render::json(diagnostics, sources),
                 "trace": trace.iter().map(Event::to_json).collect::<Vec<_>>(),
                 "result": value.map(|v| v.value.to_json()),
-                "label": value.map(|v| v.label.to_string()),
+                "label": value.map(|v| cordon_runtime::deep_label(v).to_string()),
             });
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
         }
@@ -134,8 +134,9 @@ fn render_report(
             }
             if let Some(v) = value {
                 out.push_str(&format!("result: {}\n", v.value));
-                if !v.label.is_bottom() {
-                    out.push_str(&format!("label: {}\n", v.label));
+                let label = cordon_runtime::deep_label(v);
+                if !label.is_bottom() {
+                    out.push_str(&format!("label: {label}\n"));
                 }
             }
             let summary = match status {

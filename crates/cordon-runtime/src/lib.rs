@@ -42,6 +42,7 @@ use cordon_syntax::Span;
 use cordon_syntax::ast::Module;
 use cordon_types::Checked;
 
+pub use builtins::deep_label;
 pub use compile::CompileError;
 pub use effect::{Effect, ToolHost};
 pub use error::{ErrorKind, RunError};
