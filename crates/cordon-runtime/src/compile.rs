@@ -18,7 +18,20 @@ use crate::builtins::Builtin;
 use crate::shape::{Decls, Shape};
 use crate::value::{Func, Value};
 
-pub type CodeRef = Rc<Code>;
+/// A compiled body: its index in [`Compiled::codes`]. Frames and functions refer to code by
+/// index so that calls and returns cost no reference counting; the machine borrows the code
+/// from the program it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeId(u32);
+
+impl CodeId {
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+pub type CodeRef = CodeId;
 pub type FnId = u32;
 pub type ConstId = u32;
 pub type Slot = u16;
@@ -71,6 +84,23 @@ pub enum Op {
     Pop,
     Unary(UnOp),
     Binary(BinOp),
+    /// `Binary` with its operands' `Load`s and integer `Push`es folded in.
+    BinaryWith {
+        op: BinOp,
+        lhs: Operand,
+        rhs: Operand,
+    },
+    /// A comparison, `RaisePc` and `JumpIfFalse` in one: the Bool is never pushed, but `pc` is
+    /// saved and raised by its label as `RaisePc` would.
+    CompareBranch {
+        op: BinOp,
+        lhs: Operand,
+        rhs: Operand,
+        target: u32,
+    },
+    /// `RaisePc` then `JumpIfFalse`: pops the condition, saves `pc` and raises it by the
+    /// condition's label, jumps if it is false.
+    RaiseJumpIfFalse(u32),
     Jump(u32),
     /// A backward jump: costs fuel.
     Loop(u32),
@@ -96,6 +126,11 @@ pub enum Op {
         arity: u16,
     },
     Field(Rc<str>),
+    /// `Load` then `Field`.
+    LoadField {
+        slot: Slot,
+        name: Rc<str>,
+    },
     TupleField(u32),
     Index,
     Call {
@@ -169,6 +204,24 @@ pub enum Op {
     Fail(Rc<str>),
 }
 
+/// Where an operand of a fused binary operation comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Operand {
+    /// Popped from the stack (the left one below the right one when both are).
+    Top,
+    Slot(Slot),
+    Int(i64),
+}
+
+/// The operand an op that only pushes a slot or an integer provides.
+fn operand(op: &Op) -> Option<Operand> {
+    match op {
+        Op::Load(s) => Some(Operand::Slot(*s)),
+        Op::Push(Value::Int(i)) => Some(Operand::Int(*i)),
+        _ => None,
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum MethodTarget {
     Builtin(Builtin),
@@ -214,6 +267,8 @@ pub struct EntryDecl {
 /// Everything a run needs, compiled.
 #[derive(Debug)]
 pub struct Compiled {
+    /// Every body, indexed by [`CodeId`].
+    pub codes: Vec<Code>,
     pub decls: Decls,
     pub fns: Vec<Rc<Func>>,
     pub consts: Vec<ConstDecl>,
@@ -222,6 +277,13 @@ pub struct Compiled {
     pub entry: Option<EntryDecl>,
     /// The plan's body; its first slots are the entry's parameters.
     pub plan: Option<CodeRef>,
+}
+
+impl Compiled {
+    #[inline]
+    pub fn code(&self, id: CodeId) -> &Code {
+        &self.codes[id.index()]
+    }
 }
 
 /// Global names, known before any body is compiled.
@@ -248,12 +310,43 @@ struct Body {
     /// For closures: what each capture is (by name) and where the enclosing body gets it.
     captures: Vec<(String, Access)>,
     is_closure: bool,
+    /// The last position a jump may land on: ops before it cannot be fused with later ones
+    /// (see [`Compiler::emit`]).
+    barrier: u32,
 }
 
 impl Body {
     fn new(is_closure: bool) -> Body {
-        Body { ops: Vec::new(), spans: Vec::new(), slots: 0, scope: Vec::new(), captures: Vec::new(), is_closure }
+        Body {
+            ops: Vec::new(),
+            spans: Vec::new(),
+            slots: 0,
+            scope: Vec::new(),
+            captures: Vec::new(),
+            is_closure,
+            barrier: 0,
+        }
     }
+
+    /// Whether the last `n` ops may be fused with the one being emitted: they exist and no
+    /// jump lands after the first of them (every target is at most the current position).
+    fn fusable(&self, n: usize) -> bool {
+        self.ops.len() >= n && self.barrier as usize <= self.ops.len() - n
+    }
+
+    /// Replaces the last `n` ops by `op`, which takes the span of the first of them.
+    fn fuse(&mut self, n: usize, op: Op) -> u32 {
+        let at = self.ops.len() - n;
+        self.ops.truncate(at);
+        self.spans.truncate(at + 1);
+        self.ops.push(op);
+        at as u32
+    }
+}
+
+/// Whether `op` is a comparison (its result is always a Bool).
+fn is_comparison(op: BinOp) -> bool {
+    matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
 }
 
 /// A compile error: only code the checker did not see can cause one.
@@ -267,7 +360,8 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
     let modules: Vec<&Module> = policies.iter().chain(plan).collect();
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
     let decls = Decls::collect(&items);
-    let mut c = Compiler { globals: Globals::default(), bodies: Vec::new(), decls, in_refinement: false };
+    let mut c =
+        Compiler { globals: Globals::default(), bodies: Vec::new(), codes: Vec::new(), decls, in_refinement: false };
     let mut fn_decls: Vec<&FnDecl> = Vec::new();
     let mut const_items: Vec<(&cordon_syntax::ast::Ident, &Expr)> = Vec::new();
     let mut measures = HashMap::new();
@@ -334,7 +428,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         }
         None => None,
     };
-    Ok(Compiled { decls: c.decls, fns, consts, tools, measures, entry, plan })
+    Ok(Compiled { codes: c.codes, decls: c.decls, fns, consts, tools, measures, entry, plan })
 }
 
 /// The value of a literal expression (a measure's default).
@@ -354,6 +448,8 @@ fn literal(e: &Expr) -> Option<Value> {
 pub(crate) struct Compiler {
     globals: Globals,
     bodies: Vec<Body>,
+    /// The bodies compiled so far, indexed by [`CodeId`].
+    codes: Vec<Code>,
     decls: Decls,
     /// Compiling a refinement predicate: the only code that may read a measure. Elsewhere a
     /// measure would let a program branch on what the host knows (is this session tainted?)
@@ -382,25 +478,70 @@ impl Compiler {
         let result = f(self);
         let body = self.bodies.pop().expect("pushed above");
         result?;
-        Ok(finish(name, params.len() as u16, body))
+        Ok(self.finish(name, params.len() as u16, body))
     }
 
+    /// Appends `op`, fusing it with the ops before it into one where a common shape allows
+    /// (superinstructions: dispatching an op costs more than the work of a `Load` or a
+    /// `Push`). A fused op behaves exactly as the sequence it replaces, labels included. Only
+    /// the last ops are fused, never across a position a jump lands on, and never a jump whose
+    /// position a caller holds to patch, so positions already handed out stay valid.
     fn emit(&mut self, op: Op, span: Span) -> u32 {
         let b = self.body();
+        let fused = match (&op, b.ops.as_slice()) {
+            (Op::Binary(bin), [.., x, y]) if b.fusable(2) && operand(x).is_some() && operand(y).is_some() => {
+                let (lhs, rhs) = (operand(x).unwrap_or(Operand::Top), operand(y).unwrap_or(Operand::Top));
+                Some((2, Op::BinaryWith { op: *bin, lhs, rhs }, Some(span)))
+            }
+            (Op::Binary(bin), [.., y]) if b.fusable(1) && operand(y).is_some() => {
+                let rhs = operand(y).unwrap_or(Operand::Top);
+                Some((1, Op::BinaryWith { op: *bin, lhs: Operand::Top, rhs }, Some(span)))
+            }
+            (Op::Field(name), [.., Op::Load(slot)]) if b.fusable(1) => {
+                Some((1, Op::LoadField { slot: *slot, name: name.clone() }, Some(span)))
+            }
+            // The comparison keeps its span: it is the op of the three that can fail.
+            (Op::JumpIfFalse(t), [.., Op::BinaryWith { op: bin, lhs, rhs }, Op::RaisePc])
+                if b.fusable(2) && is_comparison(*bin) =>
+            {
+                Some((2, Op::CompareBranch { op: *bin, lhs: *lhs, rhs: *rhs, target: *t }, None))
+            }
+            (Op::JumpIfFalse(t), [.., Op::Binary(bin), Op::RaisePc]) if b.fusable(2) && is_comparison(*bin) => {
+                Some((2, Op::CompareBranch { op: *bin, lhs: Operand::Top, rhs: Operand::Top, target: *t }, None))
+            }
+            (Op::JumpIfFalse(t), [.., Op::RaisePc]) if b.fusable(1) => Some((1, Op::RaiseJumpIfFalse(*t), Some(span))),
+            _ => None,
+        };
+        if let Some((n, op, span)) = fused {
+            let at = b.fuse(n, op);
+            if let Some(span) = span {
+                b.spans[at as usize] = span;
+            }
+            return at;
+        }
         b.ops.push(op);
         b.spans.push(span);
         (b.ops.len() - 1) as u32
     }
 
-    fn here(&mut self) -> u32 {
-        self.body().ops.len() as u32
+    /// The current position, as the target of a jump: no op before it may be fused with one
+    /// after it.
+    fn target(&mut self) -> u32 {
+        let b = self.body();
+        b.barrier = b.ops.len() as u32;
+        b.barrier
     }
 
     /// Points the jump at `at` to the current position.
     fn patch(&mut self, at: u32) {
-        let target = self.here();
+        let target = self.target();
         match &mut self.body().ops[at as usize] {
-            Op::Jump(t) | Op::JumpIfFalse(t) | Op::Match { fail: t, .. } | Op::IterNext { exit: t, .. } => *t = target,
+            Op::Jump(t)
+            | Op::JumpIfFalse(t)
+            | Op::RaiseJumpIfFalse(t)
+            | Op::CompareBranch { target: t, .. }
+            | Op::Match { fail: t, .. }
+            | Op::IterNext { exit: t, .. } => *t = target,
             _ => {}
         }
     }
@@ -630,7 +771,7 @@ impl Compiler {
                         Access::Capture(i) => CaptureFrom::Capture(*i),
                     })
                     .collect();
-                let code = finish("<closure>", params.len() as u16, b);
+                let code = self.finish("<closure>", params.len() as u16, b);
                 self.emit(Op::MakeClosure { code, captures }, span);
             }
             ExprKind::Cast { expr, ty } => {
@@ -711,7 +852,7 @@ impl Compiler {
     fn for_(&mut self, pat: &Pattern, iter: &Expr, body: &Block, span: Span) -> Res {
         let depth = self.body().scope.len();
         let (list, index, elem) = self.loop_slots(iter, span)?;
-        let start = self.here();
+        let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
         self.emit(Op::Load(elem), span);
         self.bind_pattern(pat, pat.span)?;
@@ -853,7 +994,7 @@ impl Compiler {
             }
         }
         self.emit(Op::Store(f), span);
-        let start = self.here();
+        let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
         if b == Builtin::Fold {
             self.emit(Op::Load(acc), span);
@@ -928,12 +1069,21 @@ impl Compiler {
     pub fn decls(&self) -> &Decls {
         &self.decls
     }
+
+    /// Ends a body with its `Return` and adds it to the program's code.
+    fn finish(&mut self, name: &str, params: u16, mut body: Body) -> CodeId {
+        body.ops.push(Op::Return);
+        body.spans.push(body.spans.last().copied().unwrap_or_default());
+        let id = CodeId(self.codes.len() as u32);
+        self.codes.push(Code {
+            name: name.into(),
+            params,
+            slots: body.slots.max(params),
+            ops: body.ops,
+            spans: body.spans,
+        });
+        id
+    }
 }
 
 pub(crate) use Compiler as ShapeCompiler;
-
-fn finish(name: &str, params: u16, mut body: Body) -> CodeRef {
-    body.ops.push(Op::Return);
-    body.spans.push(body.spans.last().copied().unwrap_or_default());
-    Rc::new(Code { name: name.into(), params, slots: body.slots.max(params), ops: body.ops, spans: body.spans })
-}

@@ -147,14 +147,20 @@ impl Run {
             consts: vec![ConstState::Unset; compiled.consts.len()],
             trace: Vec::new(),
         };
-        let Some(plan) = compiled.plan.clone() else {
+        let Some(plan) = compiled.plan else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "there is no plan to run"));
         };
         let args = match &compiled.entry {
             Some(entry) => boundary::entry_args(&mut ctx, entry, sessions)?,
             None => Vec::new(),
         };
-        Ok(Run { vm: Vm::start(plan, args), ctx, waiting: None, sessions: sessions.clone(), finished: false })
+        Ok(Run {
+            vm: Vm::start(&compiled, plan, args),
+            ctx,
+            waiting: None,
+            sessions: sessions.clone(),
+            finished: false,
+        })
     }
 
     /// Runs until the next admitted tool call or the end.

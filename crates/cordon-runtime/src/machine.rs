@@ -6,6 +6,7 @@
 //! raised where control depends on a value (`RaisePc`) and restored where the paths join
 //! (`JoinPc`), labelling the joined result with what it depended on.
 
+use std::fmt::Write as _;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -14,7 +15,7 @@ use cordon_syntax::ast::{BinOp, UnOp};
 
 use crate::boundary;
 use crate::builtins::{self, Budget, Builtin, SLOT_BYTES, deep_label, equal, overflow};
-use crate::compile::{CaptureFrom, CodeRef, Compiled, ConstId, MethodTarget, Op, Pat};
+use crate::compile::{CaptureFrom, CodeRef, Compiled, ConstId, MethodTarget, Op, Operand, Pat};
 use crate::effect::Effect;
 use crate::error::{ErrorKind, RunError};
 use crate::host::HostState;
@@ -143,7 +144,7 @@ impl Ctx {
     /// Evaluates pure code (a predicate, a label annotation) on `args` to completion.
     pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
         let mut vm = Vm::default();
-        vm.enter(code.clone(), None, args, OnReturn::Finish);
+        vm.enter(&self.program, *code, None, args, OnReturn::Finish);
         match exec(&mut vm, self)? {
             Exit::Done(v) => Ok(v),
             Exit::Effect(e) => Err(RunError::new(ErrorKind::Type, e.span, "a refinement or label cannot call a tool")),
@@ -153,22 +154,33 @@ impl Ctx {
 
 impl Vm {
     /// A machine about to run `code` on `args`.
-    pub fn start(code: CodeRef, args: Vec<Val>) -> Vm {
+    pub fn start(program: &Compiled, code: CodeRef, args: Vec<Val>) -> Vm {
         let mut vm = Vm::default();
-        vm.enter(code, None, args, OnReturn::Finish);
+        vm.enter(program, code, None, args, OnReturn::Finish);
         vm
     }
 
-    fn enter(&mut self, code: CodeRef, func: Option<Rc<Func>>, args: Vec<Val>, on_return: OnReturn) {
+    fn enter(
+        &mut self,
+        program: &Compiled,
+        code: CodeRef,
+        func: Option<Rc<Func>>,
+        args: Vec<Val>,
+        on_return: OnReturn,
+    ) {
         let base = self.stack.len();
         self.stack.extend(args);
-        self.enter_at(code, func, base, on_return);
+        self.enter_at(program.code(code).slots, code, func, base, on_return);
     }
 
-    /// Enters `code` with its arguments already on the stack from `base` up.
+    /// Enters `code`, which has `slots` slots, with its arguments already on the stack from
+    /// `base` up.
     #[inline]
-    fn enter_at(&mut self, code: CodeRef, func: Option<Rc<Func>>, base: usize, on_return: OnReturn) {
-        self.stack.resize_with(base + code.slots as usize, || Val::plain(Value::Unit));
+    fn enter_at(&mut self, slots: u16, code: CodeRef, func: Option<Rc<Func>>, base: usize, on_return: OnReturn) {
+        // Most bodies have slots beyond their parameters only for `let`s and loops.
+        if self.stack.len() != base + slots as usize {
+            self.stack.resize_with(base + slots as usize, || Val::plain(Value::Unit));
+        }
         self.frames.push(Frame { code, ip: 0, base, func, on_return });
     }
 
@@ -184,11 +196,13 @@ fn type_error(span: Span, message: impl Into<String>) -> RunError {
 
 /// Runs until the program ends or stops at an admitted tool call.
 pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
+    // One reference for the whole run of the loop: the code of every frame is borrowed from it.
+    let program = ctx.program.clone();
     'frames: loop {
         let Some(frame) = vm.frames.last() else {
             return Err(type_error(Span::default(), "the machine has nothing to run"));
         };
-        let code = frame.code.clone();
+        let code = program.code(frame.code);
         let base = frame.base;
         let mut ip = frame.ip;
         macro_rules! fail {
@@ -237,7 +251,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 }
                 Op::Store(s) => {
                     let v = pop!();
-                    vm.stack[base + *s as usize] = v;
+                    overwrite(&mut vm.stack[base + *s as usize], v);
                 }
                 Op::LoadCapture(i) => {
                     let v = vm.frames.last().and_then(|f| f.func.as_ref()).and_then(|f| f.captures.get(*i as usize));
@@ -265,7 +279,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     }
                     Some(ConstState::Unset) => {
                         ctx.consts[*k as usize] = ConstState::Computing;
-                        let init = ctx.program.consts[*k as usize].init.clone();
+                        let init = ctx.program.consts[*k as usize].init;
                         save_ip!();
                         let at = vm.stack.len();
                         tri!(enter_checked(vm, ctx, init, None, at, OnReturn::InitConst(*k)));
@@ -294,15 +308,69 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         && let (Value::Int(x), Value::Int(y)) = (&a.value, &b.value)
                         && let Some(value) = int_binary(*op, *x, *y)
                     {
-                        a.value = value;
-                        a.label.join_mut(&b.label);
-                        vm.stack.pop();
+                        let label = a.label.join(&b.label);
+                        overwrite(a, Val { value, label });
+                        discard(vm.stack.pop());
                         continue;
                     }
                     let b = pop!();
                     let a = pop!();
                     let v = tri!(binary(*op, a, b, ctx));
                     vm.stack.push(v);
+                }
+                Op::BinaryWith { op, lhs, rhs } => {
+                    if let Some((value, label)) = int_with(&vm.stack, base, *op, *lhs, *rhs) {
+                        // The result replaces the operands on the stack, if any.
+                        let v = Val { value, label };
+                        match tops(*lhs, *rhs) {
+                            0 => vm.stack.push(v),
+                            n => {
+                                if n == 2 {
+                                    discard(vm.stack.pop());
+                                }
+                                if let Some(top) = vm.stack.last_mut() {
+                                    overwrite(top, v);
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    let v = tri!(binary_with(vm, base, *op, *lhs, *rhs, ctx));
+                    vm.stack.push(v);
+                }
+                Op::CompareBranch { op, lhs, rhs, target } => {
+                    let v = match int_with(&vm.stack, base, *op, *lhs, *rhs) {
+                        Some((value, label)) => {
+                            for _ in 0..tops(*lhs, *rhs) {
+                                discard(vm.stack.pop());
+                            }
+                            Val { value, label }
+                        }
+                        None => tri!(binary_with(vm, base, *op, *lhs, *rhs, ctx)),
+                    };
+                    vm.pc_stack.push(vm.pc.clone());
+                    vm.pc.join_mut(&v.label);
+                    match v.value {
+                        Value::Bool(true) => {}
+                        Value::Bool(false) => ip = *target as usize,
+                        _ => fail!(type_error(
+                            Span::default(),
+                            format!("a condition must be a Bool, not {}", v.value.kind())
+                        )),
+                    }
+                }
+                Op::RaiseJumpIfFalse(t) => {
+                    let v = pop!();
+                    vm.pc_stack.push(vm.pc.clone());
+                    vm.pc.join_mut(&v.label);
+                    match v.value {
+                        Value::Bool(true) => {}
+                        Value::Bool(false) => ip = *t as usize,
+                        _ => fail!(type_error(
+                            Span::default(),
+                            format!("a condition must be a Bool, not {}", v.value.kind())
+                        )),
+                    }
                 }
                 Op::Jump(t) => ip = *t as usize,
                 Op::Loop(t) => {
@@ -381,6 +449,20 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => fail!(type_error(Span::default(), format!("{} has no field `{name}`", v.value.kind()))),
                     }
                 }
+                Op::LoadField { slot, name } => {
+                    let v = &vm.stack[base + *slot as usize];
+                    let field = match &v.value {
+                        Value::Record(r) => r.field(name).map(|f| f.clone().with_label(&v.label)),
+                        _ => None,
+                    };
+                    match field {
+                        Some(f) => vm.stack.push(f),
+                        None => {
+                            let kind = vm.stack[base + *slot as usize].value.kind();
+                            fail!(type_error(Span::default(), format!("{kind} has no field `{name}`")))
+                        }
+                    }
+                }
                 Op::TupleField(i) => {
                     let v = pop!();
                     let item = match &v.value {
@@ -414,12 +496,12 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     }
                 }
                 Op::Call { func, argc } => {
-                    let Some(f) = ctx.program.fns.get(*func as usize).cloned() else {
+                    let Some(f) = program.fns.get(*func as usize).map(|f| f.code) else {
                         fail!(type_error(Span::default(), "an unknown function"))
                     };
                     save_ip!();
                     let at = tri!(args_start(vm, *argc as usize));
-                    tri!(enter_checked(vm, ctx, f.code.clone(), None, at, OnReturn::Push));
+                    tri!(enter_checked(vm, ctx, f, None, at, OnReturn::Push));
                     continue 'frames;
                 }
                 Op::CallValue(argc) => {
@@ -432,9 +514,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 }
                 Op::CallSlot { slot, argc } => {
                     let at = tri!(args_start(vm, *argc as usize));
-                    let callee = vm.stack[base + *slot as usize].clone();
+                    let (code, func, label) = tri!(callee_parts(&vm.stack[base + *slot as usize]));
                     save_ip!();
-                    tri!(call_value(vm, ctx, &callee, at));
+                    tri!(call_func(vm, ctx, code, func, &label, at));
                     continue 'frames;
                 }
                 Op::Builtin { builtin, argc } => {
@@ -468,11 +550,11 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             vm.stack.push(v);
                         }
                         MethodTarget::Func(func) => {
-                            let Some(f) = ctx.program.fns.get(*func as usize).cloned() else {
+                            let Some(f) = program.fns.get(*func as usize).map(|f| f.code) else {
                                 fail!(type_error(Span::default(), "an unknown function"))
                             };
                             save_ip!();
-                            tri!(enter_checked(vm, ctx, f.code.clone(), None, at, OnReturn::Push));
+                            tri!(enter_checked(vm, ctx, f, None, at, OnReturn::Push));
                             continue 'frames;
                         }
                         MethodTarget::None => {
@@ -503,7 +585,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         }
                     }
                     tri!(ctx.allocate(values.len() as u64 * SLOT_BYTES));
-                    let func = Func::new(body.clone(), values);
+                    let func = Func::new(*body, values);
                     tri!(ctx.check_depth(func.depth));
                     vm.stack.push(Val::plain(Value::Func(Rc::new(func))));
                 }
@@ -538,7 +620,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     };
                     match next {
                         Some(x) => {
-                            vm.stack[e] = x;
+                            overwrite(&mut vm.stack[e], x);
                             if let Value::Int(k) = &mut vm.stack[i].value {
                                 *k += 1;
                             }
@@ -627,7 +709,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let Some(frame) = vm.frames.pop() else {
                         fail!(type_error(Span::default(), "return without a frame"))
                     };
-                    vm.stack.truncate(frame.base);
+                    while vm.stack.len() > frame.base {
+                        discard(vm.stack.pop());
+                    }
                     match frame.on_return {
                         OnReturn::Push => vm.stack.push(result),
                         OnReturn::PushJoinPc => {
@@ -668,21 +752,42 @@ fn clone_value(v: &Value) -> Value {
 /// Calls a function value on the arguments on the stack from `at` up. A labelled function
 /// raises `pc` for the call; the result takes the label (`OnReturn::PushJoinPc`).
 fn call_value(vm: &mut Vm, ctx: &mut Ctx, callee: &Val, at: usize) -> Result<(), RunError> {
+    let (code, func, label) = callee_parts(callee)?;
+    call_func(vm, ctx, code, func, &label, at)
+}
+
+/// What calling a function value needs: its code, the function if it has captures (the frame
+/// keeps it), and its label. Nothing else is cloned.
+#[inline(always)]
+fn callee_parts(callee: &Val) -> Result<(CodeRef, Option<Rc<Func>>, Label), RunError> {
     let Value::Func(f) = &callee.value else {
         return Err(type_error(Span::default(), format!("cannot call {}", callee.value.kind())));
     };
-    if f.code.params as usize != vm.stack.len() - at {
+    let captures = if f.captures.is_empty() { None } else { Some(f.clone()) };
+    Ok((f.code, captures, callee.label.clone()))
+}
+
+/// [`call_value`] on the parts [`callee_parts`] took.
+#[inline(always)]
+fn call_func(
+    vm: &mut Vm,
+    ctx: &mut Ctx,
+    code: CodeRef,
+    func: Option<Rc<Func>>,
+    label: &Label,
+    at: usize,
+) -> Result<(), RunError> {
+    if ctx.program.code(code).params as usize != vm.stack.len() - at {
         return Err(type_error(Span::default(), "a function called with the wrong number of arguments"));
     }
-    let on_return = if callee.label.is_bottom() {
+    let on_return = if label.is_bottom() {
         OnReturn::Push
     } else {
         vm.pc_stack.push(vm.pc.clone());
-        vm.pc.join_mut(&callee.label);
+        vm.pc.join_mut(label);
         OnReturn::PushJoinPc
     };
-    let captures = if f.captures.is_empty() { None } else { Some(f.clone()) };
-    enter_checked(vm, ctx, f.code.clone(), captures, at, on_return)
+    enter_checked(vm, ctx, code, func, at, on_return)
 }
 
 /// Where the top `n` values of the stack start.
@@ -692,6 +797,7 @@ fn args_start(vm: &Vm, n: usize) -> Result<usize, RunError> {
 }
 
 /// Enters `code` with the arguments on the stack from `at` up.
+#[inline]
 fn enter_checked(
     vm: &mut Vm,
     ctx: &mut Ctx,
@@ -708,10 +814,11 @@ fn enter_checked(
             format!("calls nested deeper than the limit of {}", ctx.limits.max_call_depth),
         ));
     }
-    if vm.stack.len() - at != code.params as usize {
+    let c = ctx.program.code(code);
+    if vm.stack.len() - at != c.params as usize {
         return Err(type_error(Span::default(), "a function called with the wrong number of arguments"));
     }
-    vm.enter_at(code, func, at, on_return);
+    vm.enter_at(c.slots, code, func, at, on_return);
     Ok(())
 }
 
@@ -728,6 +835,87 @@ fn builtin_call(b: Builtin, args: &[Val], _pc: Label, ctx: &mut Ctx) -> Result<(
         (Builtin::User, []) => Ok((Val::plain(Value::Str(ctx.user.clone())), None)),
         _ => builtins::apply(b, args, ctx).map(|v| (v, None)),
     }
+}
+
+/// The number of a fused binary operation's operands that are on the stack.
+#[inline]
+fn tops(lhs: Operand, rhs: Operand) -> usize {
+    usize::from(lhs == Operand::Top) + usize::from(rhs == Operand::Top)
+}
+
+/// A fused binary operation (`Op::BinaryWith`) on integers, read where they are: its result
+/// and label, or `None` for everything else (left to [`binary_with`]). The caller pops the
+/// operands that are on the stack.
+#[inline(always)]
+fn int_with(stack: &[Val], base: usize, op: BinOp, lhs: Operand, rhs: Operand) -> Option<(Value, Label)> {
+    let len = stack.len();
+    let at = |o: Operand, depth: usize| match o {
+        Operand::Top => len.checked_sub(depth).and_then(|i| stack.get(i)),
+        Operand::Slot(s) => stack.get(base + s as usize),
+        Operand::Int(_) => None,
+    };
+    let (a, b) = (at(lhs, tops(lhs, rhs)), at(rhs, 1));
+    let int = |o: Operand, v: Option<&Val>| match (o, v) {
+        (Operand::Int(k), _) => Some(k),
+        (_, Some(Val { value: Value::Int(i), .. })) => Some(*i),
+        _ => None,
+    };
+    let value = int_binary(op, int(lhs, a)?, int(rhs, b)?)?;
+    let label = match (a, b) {
+        (Some(a), Some(b)) => a.label.join(&b.label),
+        (Some(v), None) | (None, Some(v)) => v.label.clone(),
+        (None, None) => Label::bottom(),
+    };
+    Some((value, label))
+}
+
+/// A fused binary operation in general: pops the operands on the stack, reads the others, and
+/// applies `binary`.
+#[cold]
+fn binary_with(
+    vm: &mut Vm,
+    base: usize,
+    op: BinOp,
+    lhs: Operand,
+    rhs: Operand,
+    ctx: &mut Ctx,
+) -> Result<Val, RunError> {
+    let take = |vm: &mut Vm, o: Operand| match o {
+        Operand::Top => vm.stack.pop().ok_or_else(|| type_error(Span::default(), "the operand stack is empty")),
+        Operand::Slot(s) => Ok(vm.stack[base + s as usize].clone()),
+        Operand::Int(k) => Ok(Val::plain(Value::Int(k))),
+    };
+    let b = take(vm, rhs)?;
+    let a = take(vm, lhs)?;
+    binary(op, a, b, ctx)
+}
+
+/// Drops a value popped from the stack. Scalars own nothing, so they are let go inline: the
+/// drop glue of `Value` is an out-of-line call, and most values the hot paths drop are
+/// integers and Bools.
+#[inline]
+fn discard(v: Option<Val>) {
+    if let Some(Val { value, label }) = v {
+        drop(label);
+        set_scalar_free(value);
+    }
+}
+
+/// Drops `v`, inline when it is a scalar (see [`discard`]).
+#[inline]
+fn set_scalar_free(v: Value) {
+    match v {
+        Value::Unit | Value::Bool(_) | Value::Int(_) | Value::Float(_) => std::mem::forget(v),
+        other => drop(other),
+    }
+}
+
+/// Overwrites a value in place, dropping the old one inline when it is a scalar.
+#[inline]
+fn overwrite(slot: &mut Val, v: Val) {
+    let Val { value, label } = std::mem::replace(slot, v);
+    drop(label);
+    set_scalar_free(value);
 }
 
 /// `binary` on two integers, when it succeeds: `None` leaves overflow, division by zero and
@@ -776,6 +964,12 @@ fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
         (BinOp::Rem, Float(x), Float(y)) => Float(x % y),
         (BinOp::Add, Str(x), Str(y)) => {
             builtins::check_string_len(x.len() + y.len(), ctx)?;
+            let mut short = builtins::ShortStr::new();
+            if let (Ok(()), Ok(())) = (short.write_str(x), short.write_str(y))
+                && let Some(text) = short.as_str()
+            {
+                return Ok(Val { value: builtins::string_of(text, ctx)?, label: a.label.join(&b.label) });
+            }
             let mut s = String::with_capacity(x.len() + y.len());
             s.push_str(x);
             s.push_str(y);
