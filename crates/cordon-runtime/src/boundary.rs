@@ -20,24 +20,17 @@ use crate::label::{DcLabel, Label};
 use crate::machine::{Ctx, result_label};
 use crate::shape::{Refined, Shape};
 use crate::trace::Event;
-use crate::value::{Handle, HostId, Record, Val, Value, Variant};
+use crate::value::{HostId, Record, Val, Value, Variant};
 
 /// Checks a tool call and, if it may go ahead, uses up its linear arguments and returns the
 /// effect for the host to perform. A refusal is recorded in the trace.
-pub fn admit(
-    ctx: &mut Ctx,
-    cap: &Rc<str>,
-    tool: &str,
-    args: Vec<Val>,
-    pc: &Label,
-    span: Span,
-) -> Result<Effect, RunError> {
+pub fn admit(ctx: &mut Ctx, cap: &str, tool: &str, args: Vec<Val>, pc: &Label, span: Span) -> Result<Effect, RunError> {
     let program = ctx.program.clone();
-    let Some(decl) = program.tools.iter().find(|t| t.capability == *cap && &*t.name == tool) else {
+    let Some(decl) = program.tools.iter().find(|t| &*t.capability == cap && &*t.name == tool) else {
         return Err(RunError::new(ErrorKind::Type, span, format!("the capability `{cap}` has no tool `{tool}`")));
     };
     let effect = Effect {
-        capability: cap.clone(),
+        capability: decl.capability.clone(),
         tool: decl.name.clone(),
         args: decl.params.iter().map(|(n, _)| n.clone()).zip(args).collect(),
         pc: pc.clone(),
@@ -309,7 +302,7 @@ fn label_result(v: Value, label: &Label) -> Val {
                 .iter()
                 .map(|x| if matches!(x.value, Value::Handle(_)) { x.clone() } else { x.clone().with_label(label) })
                 .collect();
-            Val::plain(Value::Tuple(items.into()))
+            Val::plain(Value::Tuple(Rc::new(items)))
         }
         Value::Handle(_) => Val::plain(v),
         v => Val { value: v, label: label.clone() },
@@ -322,8 +315,8 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
         Err(RunError::new(ErrorKind::Contract, Span::default(), format!("expected {want}, found {}", v.kind())))
     };
     Ok(match (shape, v) {
-        (Shape::Linear(ty), _) => Value::Handle(Handle { ty: ty.clone(), id: ctx.host.make_linear(ty) }),
-        (Shape::Opaque(ty), _) => Value::Handle(Handle { ty: ty.clone(), id: ctx.host.make_handle(ty) }),
+        (Shape::Linear(ty), _) => Value::handle(ty.clone(), ctx.host.make_linear(ty)),
+        (Shape::Opaque(ty), _) => Value::handle(ty.clone(), ctx.host.make_handle(ty)),
         (Shape::Record(ty), Value::Record(r)) if r.ty == *ty => {
             if !ctx.program.decls.is_opaque_record(ty) {
                 return Ok(Value::Record(r));
@@ -338,7 +331,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
             for (s, x) in ss.iter().zip(items.iter()) {
                 out.push(Val { value: adopt(ctx, s, x.value.clone(), scope)?, label: x.label.clone() });
             }
-            Value::Tuple(out.into())
+            Value::Tuple(Rc::new(out))
         }
         (Shape::List(s), Value::List(items)) => {
             let mut out = Vec::with_capacity(items.len());
@@ -416,7 +409,7 @@ pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Resu
             s => s,
         };
         let value = match base {
-            Shape::Capability(c) => Value::Capability(c.clone()),
+            Shape::Capability(c) => Value::Capability(c.into()),
             Shape::Linear(ty) => {
                 let id = ctx.host.make_linear(ty);
                 let stored = sessions.values.get(&**name).filter(|s| s.ty == **ty);
@@ -429,7 +422,7 @@ pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Resu
                         ctx.host.set_measure(&m.name, id, v);
                     }
                 }
-                Value::Handle(Handle { ty: ty.clone(), id })
+                Value::handle(ty.clone(), id)
             }
             other => {
                 return Err(RunError::new(

@@ -93,14 +93,23 @@ impl fmt::Display for Formula {
         if self.is_false() {
             return f.write_str("false");
         }
+        // Written piece by piece: traces print a label on every tool result.
         for (i, c) in self.clauses.iter().enumerate() {
             if i > 0 {
                 f.write_str(" & ")?;
             }
-            if c.len() > 1 && self.clauses.len() > 1 {
-                write!(f, "({})", c.join(" | "))?;
-            } else {
-                f.write_str(&c.join(" | "))?;
+            let parens = c.len() > 1 && self.clauses.len() > 1;
+            if parens {
+                f.write_str("(")?;
+            }
+            for (j, p) in c.iter().enumerate() {
+                if j > 0 {
+                    f.write_str(" | ")?;
+                }
+                f.write_str(p)?;
+            }
+            if parens {
+                f.write_str(")")?;
             }
         }
         Ok(())

@@ -6,7 +6,6 @@
 //! raised where control depends on a value (`RaisePc`) and restored where the paths join
 //! (`JoinPc`), labelling the joined result with what it depended on.
 
-use std::fmt::Write as _;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -23,7 +22,7 @@ use crate::label::{DcLabel, Label, Source};
 use crate::limits::Limits;
 use crate::shape::Shape;
 use crate::trace::Event;
-use crate::value::{Func, Record, Val, Value, Variant};
+use crate::value::{Func, Record, Str, Val, Value, Variant};
 
 #[derive(Clone, Copy, Debug)]
 enum OnReturn {
@@ -73,7 +72,7 @@ pub struct Ctx {
     pub program: Rc<Compiled>,
     pub host: HostState,
     pub limits: Limits,
-    pub user: Rc<str>,
+    pub user: Str,
     pub fuel_used: u64,
     pub memory_used: u64,
     pub tool_calls: u32,
@@ -415,8 +414,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::MakeTuple(n) => {
                     let n = *n as usize;
                     tri!(ctx.allocate(n as u64 * SLOT_BYTES));
-                    let items: Rc<[Val]> = vm.stack.drain(vm.stack.len() - n..).collect();
-                    vm.stack.push(Val::plain(Value::Tuple(items)));
+                    let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
+                    vm.stack.push(Val::plain(Value::Tuple(Rc::new(items))));
                 }
                 Op::MakeList(n) => {
                     let n = *n as usize;
@@ -840,7 +839,8 @@ fn builtin_call(b: Builtin, args: &[Val], _pc: Label, ctx: &mut Ctx) -> Result<(
 /// The number of a fused binary operation's operands that are on the stack.
 #[inline]
 fn tops(lhs: Operand, rhs: Operand) -> usize {
-    usize::from(lhs == Operand::Top) + usize::from(rhs == Operand::Top)
+    // `matches!`, not `==`: the derived `PartialEq` compares the integer payloads too.
+    usize::from(matches!(lhs, Operand::Top)) + usize::from(matches!(rhs, Operand::Top))
 }
 
 /// A fused binary operation (`Op::BinaryWith`) on integers, read where they are: its result
@@ -848,22 +848,25 @@ fn tops(lhs: Operand, rhs: Operand) -> usize {
 /// operands that are on the stack.
 #[inline(always)]
 fn int_with(stack: &[Val], base: usize, op: BinOp, lhs: Operand, rhs: Operand) -> Option<(Value, Label)> {
+    // Each operand's integer and, unless it is a literal, its label.
     let len = stack.len();
-    let at = |o: Operand, depth: usize| match o {
-        Operand::Top => len.checked_sub(depth).and_then(|i| stack.get(i)),
-        Operand::Slot(s) => stack.get(base + s as usize),
-        Operand::Int(_) => None,
+    let read = |o: Operand, depth: usize| -> Option<(i64, Option<&Label>)> {
+        let v = match o {
+            Operand::Int(k) => return Some((k, None)),
+            Operand::Slot(s) => stack.get(base + s as usize),
+            Operand::Top => len.checked_sub(depth).and_then(|i| stack.get(i)),
+        };
+        match v {
+            Some(Val { value: Value::Int(i), label }) => Some((*i, Some(label))),
+            _ => None,
+        }
     };
-    let (a, b) = (at(lhs, tops(lhs, rhs)), at(rhs, 1));
-    let int = |o: Operand, v: Option<&Val>| match (o, v) {
-        (Operand::Int(k), _) => Some(k),
-        (_, Some(Val { value: Value::Int(i), .. })) => Some(*i),
-        _ => None,
-    };
-    let value = int_binary(op, int(lhs, a)?, int(rhs, b)?)?;
-    let label = match (a, b) {
-        (Some(a), Some(b)) => a.label.join(&b.label),
-        (Some(v), None) | (None, Some(v)) => v.label.clone(),
+    let (x, la) = read(lhs, if matches!(rhs, Operand::Top) { 2 } else { 1 })?;
+    let (y, lb) = read(rhs, 1)?;
+    let value = int_binary(op, x, y)?;
+    let label = match (la, lb) {
+        (Some(a), Some(b)) => a.join(b),
+        (Some(l), None) | (None, Some(l)) => l.clone(),
         (None, None) => Label::bottom(),
     };
     Some((value, label))
@@ -964,16 +967,29 @@ fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
         (BinOp::Rem, Float(x), Float(y)) => Float(x % y),
         (BinOp::Add, Str(x), Str(y)) => {
             builtins::check_string_len(x.len() + y.len(), ctx)?;
-            let mut short = builtins::ShortStr::new();
-            if let (Ok(()), Ok(())) = (short.write_str(x), short.write_str(y))
-                && let Some(text) = short.as_str()
-            {
-                return Ok(Val { value: builtins::string_of(text, ctx)?, label: a.label.join(&b.label) });
-            }
-            let mut s = String::with_capacity(x.len() + y.len());
-            s.push_str(x);
-            s.push_str(y);
-            builtins::string(s, ctx)?
+            let label = a.label.join(&b.label);
+            // An operand nothing else refers to (a temporary, or an accumulator the program
+            // overwrites) is extended in place rather than copied.
+            let s = match (a.value, b.value) {
+                (Str(x), y) if x.is_unique() => {
+                    let mut s = x.into_string();
+                    s.push_str(y.as_str().unwrap_or_default());
+                    s
+                }
+                (x, Str(y)) if y.is_unique() => {
+                    let mut s = y.into_string();
+                    s.insert_str(0, x.as_str().unwrap_or_default());
+                    s
+                }
+                (x, y) => {
+                    let (x, y) = (x.as_str().unwrap_or_default(), y.as_str().unwrap_or_default());
+                    let mut s = String::with_capacity(x.len() + y.len());
+                    s.push_str(x);
+                    s.push_str(y);
+                    s
+                }
+            };
+            return Ok(Val { value: builtins::string(s, ctx)?, label });
         }
         (BinOp::Lt, Int(x), Int(y)) => Bool(x < y),
         (BinOp::Le, Int(x), Int(y)) => Bool(x <= y),
@@ -1017,7 +1033,7 @@ fn bind(pat: &Pat, v: &Val, outer: &Label, slots: &mut [Val], inspected: &mut La
             None => false,
         },
         (Pat::Int(i), Value::Int(j)) => decide(i == j),
-        (Pat::Str(s), Value::Str(t)) => decide(s == t),
+        (Pat::Str(s), Value::Str(t)) => decide(**s == **t),
         (Pat::Bool(b), Value::Bool(c)) => decide(b == c),
         (Pat::Unit, Value::Unit) => true,
         (Pat::Tuple(ps), Value::Tuple(items)) if ps.len() == items.len() => {

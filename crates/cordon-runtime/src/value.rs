@@ -26,8 +26,116 @@ impl Val {
     }
 }
 
+/// A string value: a thin pointer (`Rc<str>` is two words wide, which would make every
+/// `Value` wider). Reads as a `str`.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Str(Rc<String>);
+
+impl Str {
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// Does nothing else refer to this string?
+    pub fn is_unique(&self) -> bool {
+        Rc::strong_count(&self.0) == 1 && Rc::weak_count(&self.0) == 0
+    }
+
+    /// The text, without copying it if nothing else refers to it.
+    pub fn into_string(self) -> String {
+        Rc::try_unwrap(self.0).unwrap_or_else(|s| s.as_str().to_string())
+    }
+}
+
+impl std::ops::Deref for Str {
+    type Target = str;
+
+    #[inline]
+    fn deref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Str {
+    fn borrow(&self) -> &str {
+        self
+    }
+}
+
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        self
+    }
+}
+
+impl From<String> for Str {
+    fn from(s: String) -> Str {
+        Str(Rc::new(s))
+    }
+}
+
+impl From<&str> for Str {
+    fn from(s: &str) -> Str {
+        Str(Rc::new(s.to_string()))
+    }
+}
+
+impl From<&Rc<str>> for Str {
+    fn from(s: &Rc<str>) -> Str {
+        Str::from(&**s)
+    }
+}
+
+impl From<Rc<str>> for Str {
+    fn from(s: Rc<str>) -> Str {
+        Str::from(&*s)
+    }
+}
+
+impl From<&Str> for Rc<str> {
+    fn from(s: &Str) -> Rc<str> {
+        Rc::from(s.as_str())
+    }
+}
+
+impl PartialEq<str> for Str {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Str {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<Rc<str>> for Str {
+    fn eq(&self, other: &Rc<str>) -> bool {
+        self.as_str() == &**other
+    }
+}
+
+impl fmt::Debug for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
 /// An identifier the host gave a host-made value (a linear value, an opaque record or handle).
 pub type HostId = u64;
+
+// Every variant is at most one pointer wide, so that a `Value` is 16 bytes and a `Val` 24: the
+// interpreter moves values on every operation, and the wide variants (fat pointers, handles)
+// are rare enough to pay an indirection.
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
+const _: () = assert!(std::mem::size_of::<Val>() == 24);
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -35,8 +143,8 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Rc<str>),
-    Tuple(Rc<[Val]>),
+    Str(Str),
+    Tuple(Rc<Vec<Val>>),
     List(Rc<Vec<Val>>),
     Record(Rc<Record>),
     /// An enum variant, `Some`/`None` (enum `Option`) and `Ok`/`Err` (enum `Result`) included.
@@ -44,9 +152,9 @@ pub enum Value {
     /// A function or closure.
     Func(Rc<Func>),
     /// A host-made value with no fields: a linear value or an opaque handle.
-    Handle(Handle),
+    Handle(Rc<Handle>),
     /// A capability: the name of its declaration.
-    Capability(Rc<str>),
+    Capability(Str),
     /// The box `to_labeled` makes: its content keeps its own label.
     Labeled(Rc<Val>),
     /// A label, as policy annotations compute them.
@@ -139,12 +247,16 @@ impl Value {
         Value::Str(s.into())
     }
 
+    pub fn handle(ty: Rc<str>, id: HostId) -> Value {
+        Value::Handle(Rc::new(Handle { ty, id }))
+    }
+
     pub fn list(items: Vec<Value>) -> Value {
         Value::List(Rc::new(items.into_iter().map(Val::plain).collect()))
     }
 
     pub fn tuple(items: Vec<Value>) -> Value {
-        Value::Tuple(items.into_iter().map(Val::plain).collect())
+        Value::Tuple(Rc::new(items.into_iter().map(Val::plain).collect()))
     }
 
     pub fn record(ty: &str, fields: Vec<(&str, Value)>) -> Value {
@@ -169,6 +281,14 @@ impl Value {
 
     pub fn none() -> Value {
         Value::variant("Option", "None", vec![])
+    }
+
+    /// The text of a string value.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// What kind of value this is, for error messages.
