@@ -218,7 +218,7 @@ impl Label {
         self.0.as_ref().map_or(&[], |d| &d.sources)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn join(&self, other: &Label) -> Label {
         match (&self.0, &other.0) {
             (None, _) => other.clone(),
@@ -228,6 +228,7 @@ impl Label {
         }
     }
 
+    #[inline(never)]
     fn join_slow(a: &Rc<LabelData>, b: &Rc<LabelData>) -> Label {
         let covers =
             |x: &LabelData, y: &LabelData| y.dc.flows_to(&x.dc) && y.sources.iter().all(|s| x.sources.contains(s));

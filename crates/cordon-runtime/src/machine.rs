@@ -105,9 +105,19 @@ impl Budget for Ctx {
 
 impl Ctx {
     /// One unit of fuel: a call or a loop iteration. The clock is read every 1024 units.
-    #[inline]
+    #[inline(always)]
     fn burn(&mut self) -> Result<(), RunError> {
         self.fuel_used += 1;
+        if self.fuel_used > self.limits.fuel || self.fuel_used & 1023 == 0 {
+            return self.burn_slow();
+        }
+        Ok(())
+    }
+
+    /// The rare part of [`Ctx::burn`]: out of fuel, or time to read the clock.
+    #[cold]
+    #[inline(never)]
+    fn burn_slow(&mut self) -> Result<(), RunError> {
         if self.fuel_used > self.limits.fuel {
             return Err(RunError::new(
                 ErrorKind::Limit,
@@ -174,13 +184,18 @@ impl Vm {
 
     /// Enters `code`, which has `slots` slots, with its arguments already on the stack from
     /// `base` up.
-    #[inline]
+    #[inline(always)]
     fn enter_at(&mut self, slots: u16, code: CodeRef, func: Option<Rc<Func>>, base: usize, on_return: OnReturn) {
         // Most bodies have slots beyond their parameters only for `let`s and loops.
         if self.stack.len() != base + slots as usize {
-            self.stack.resize_with(base + slots as usize, || Val::plain(Value::Unit));
+            self.fill_slots(base + slots as usize);
         }
         self.frames.push(Frame { code, ip: 0, base, func, on_return });
+    }
+
+    #[cold]
+    fn fill_slots(&mut self, len: usize) {
+        self.stack.resize_with(len, || Val::plain(Value::Unit));
     }
 
     /// Continues after a tool call with its result.
@@ -317,6 +332,46 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let v = tri!(binary(*op, a, b, ctx));
                     vm.stack.push(v);
                 }
+                // The commonest fused forms, with the operands' kinds known: a slot and a literal,
+                // the top of the stack and a literal.
+                Op::BinaryWith { op, lhs: Operand::Slot(s), rhs: Operand::Int(k) } => {
+                    if let Some(Val { value: Value::Int(x), label }) = vm.stack.get(base + *s as usize)
+                        && let Some(value) = int_binary(*op, *x, *k)
+                    {
+                        let v = Val { value, label: label.clone() };
+                        vm.stack.push(v);
+                        continue;
+                    }
+                    let v = tri!(binary_with(vm, base, *op, Operand::Slot(*s), Operand::Int(*k), ctx));
+                    vm.stack.push(v);
+                }
+                Op::BinaryWith { op, lhs: Operand::Top, rhs: Operand::Int(k) } => {
+                    if let Some(Val { value: top @ Value::Int(_), .. }) = vm.stack.last_mut()
+                        && let Value::Int(x) = *top
+                        && let Some(value) = int_binary(*op, x, *k)
+                    {
+                        // An integer overwritten in place; the label stays.
+                        *top = value;
+                        continue;
+                    }
+                    let v = tri!(binary_with(vm, base, *op, Operand::Top, Operand::Int(*k), ctx));
+                    vm.stack.push(v);
+                }
+                Op::CompareBranch { op, lhs: Operand::Slot(s), rhs: Operand::Int(k), target } => {
+                    if let Some(Val { value: Value::Int(x), label }) = vm.stack.get(base + *s as usize)
+                        && let Some(b) = int_compare(*op, *x, *k)
+                    {
+                        vm.pc_stack.push(vm.pc.clone());
+                        vm.pc.join_mut(label);
+                        if !b {
+                            ip = *target as usize;
+                        }
+                        continue;
+                    }
+                    if !tri!(compare_branch(vm, ctx, base, *op, Operand::Slot(*s), Operand::Int(*k))) {
+                        ip = *target as usize;
+                    }
+                }
                 Op::BinaryWith { op, lhs, rhs } => {
                     if let Some((value, label)) = int_with(&vm.stack, base, *op, *lhs, *rhs) {
                         // The result replaces the operands on the stack, if any.
@@ -338,24 +393,22 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     vm.stack.push(v);
                 }
                 Op::CompareBranch { op, lhs, rhs, target } => {
-                    let v = match int_with(&vm.stack, base, *op, *lhs, *rhs) {
-                        Some((value, label)) => {
-                            for _ in 0..tops(*lhs, *rhs) {
-                                discard(vm.stack.pop());
-                            }
-                            Val { value, label }
+                    if let Some((x, y, la, lb)) = int_operands(&vm.stack, base, *lhs, *rhs)
+                        && let Some(b) = int_compare(*op, x, y)
+                    {
+                        let label = join_labels(la, lb);
+                        for _ in 0..tops(*lhs, *rhs) {
+                            discard(vm.stack.pop());
                         }
-                        None => tri!(binary_with(vm, base, *op, *lhs, *rhs, ctx)),
-                    };
-                    vm.pc_stack.push(vm.pc.clone());
-                    vm.pc.join_mut(&v.label);
-                    match v.value {
-                        Value::Bool(true) => {}
-                        Value::Bool(false) => ip = *target as usize,
-                        _ => fail!(type_error(
-                            Span::default(),
-                            format!("a condition must be a Bool, not {}", v.value.kind())
-                        )),
+                        vm.pc_stack.push(vm.pc.clone());
+                        vm.pc.join_mut(&label);
+                        if !b {
+                            ip = *target as usize;
+                        }
+                        continue;
+                    }
+                    if !tri!(compare_branch(vm, ctx, base, *op, *lhs, *rhs)) {
+                        ip = *target as usize;
                     }
                 }
                 Op::RaiseJumpIfFalse(t) => {
@@ -495,12 +548,24 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     }
                 }
                 Op::Call { func, argc } => {
+                    // `enter_checked`, inline: the checks in the same order.
                     let Some(f) = program.fns.get(*func as usize).map(|f| f.code) else {
                         fail!(type_error(Span::default(), "an unknown function"))
                     };
                     save_ip!();
-                    let at = tri!(args_start(vm, *argc as usize));
-                    tri!(enter_checked(vm, ctx, f, None, at, OnReturn::Push));
+                    let len = vm.stack.len();
+                    let Some(at) = len.checked_sub(*argc as usize) else {
+                        fail!(type_error(Span::default(), "the operand stack is empty"))
+                    };
+                    tri!(ctx.burn());
+                    if vm.frames.len() >= ctx.limits.max_call_depth {
+                        fail!(depth_error(ctx));
+                    }
+                    let callee = program.code(f);
+                    if len - at != callee.params as usize {
+                        fail!(type_error(Span::default(), "a function called with the wrong number of arguments"));
+                    }
+                    vm.enter_at(callee.slots, f, None, at, OnReturn::Push);
                     continue 'frames;
                 }
                 Op::CallValue(argc) => {
@@ -513,9 +578,25 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 }
                 Op::CallSlot { slot, argc } => {
                     let at = tri!(args_start(vm, *argc as usize));
-                    let (code, func, label) = tri!(callee_parts(&vm.stack[base + *slot as usize]));
+                    let (f, func, label) = tri!(callee_parts(&vm.stack[base + *slot as usize]));
                     save_ip!();
-                    tri!(call_func(vm, ctx, code, func, &label, at));
+                    // `call_func` and `enter_checked`, inline: the checks in the same order.
+                    let callee = program.code(f);
+                    if callee.params as usize != vm.stack.len() - at {
+                        fail!(type_error(Span::default(), "a function called with the wrong number of arguments"));
+                    }
+                    let on_return = if label.is_bottom() {
+                        OnReturn::Push
+                    } else {
+                        vm.pc_stack.push(vm.pc.clone());
+                        vm.pc.join_mut(&label);
+                        OnReturn::PushJoinPc
+                    };
+                    tri!(ctx.burn());
+                    if vm.frames.len() >= ctx.limits.max_call_depth {
+                        fail!(depth_error(ctx));
+                    }
+                    vm.enter_at(callee.slots, f, func, at, on_return);
                     continue 'frames;
                 }
                 Op::Builtin { builtin, argc } => {
@@ -708,6 +789,18 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let Some(frame) = vm.frames.pop() else {
                         fail!(type_error(Span::default(), "return without a frame"))
                     };
+                    if let OnReturn::Push = frame.on_return
+                        && vm.stack.len() > frame.base
+                    {
+                        // The result takes the frame's first slot: no push.
+                        while vm.stack.len() > frame.base + 1 {
+                            discard(vm.stack.pop());
+                        }
+                        if let Some(slot) = vm.stack.last_mut() {
+                            overwrite(slot, result);
+                        }
+                        continue 'frames;
+                    }
                     while vm.stack.len() > frame.base {
                         discard(vm.stack.pop());
                     }
@@ -790,7 +883,7 @@ fn call_func(
 }
 
 /// Where the top `n` values of the stack start.
-#[inline]
+#[inline(always)]
 fn args_start(vm: &Vm, n: usize) -> Result<usize, RunError> {
     vm.stack.len().checked_sub(n).ok_or_else(|| type_error(Span::default(), "the operand stack is empty"))
 }
@@ -807,11 +900,7 @@ fn enter_checked(
 ) -> Result<(), RunError> {
     ctx.burn()?;
     if vm.frames.len() >= ctx.limits.max_call_depth {
-        return Err(RunError::new(
-            ErrorKind::Limit,
-            Span::default(),
-            format!("calls nested deeper than the limit of {}", ctx.limits.max_call_depth),
-        ));
+        return Err(depth_error(ctx));
     }
     let c = ctx.program.code(code);
     if vm.stack.len() - at != c.params as usize {
@@ -819,6 +908,15 @@ fn enter_checked(
     }
     vm.enter_at(c.slots, code, func, at, on_return);
     Ok(())
+}
+
+#[cold]
+fn depth_error(ctx: &Ctx) -> RunError {
+    RunError::new(
+        ErrorKind::Limit,
+        Span::default(),
+        format!("calls nested deeper than the limit of {}", ctx.limits.max_call_depth),
+    )
 }
 
 /// Calls a first-order builtin; `unlabel` also returns the label to raise `pc` by.
@@ -872,6 +970,83 @@ fn int_with(stack: &[Val], base: usize, op: BinOp, lhs: Operand, rhs: Operand) -
     Some((value, label))
 }
 
+/// The integers a fused operation's operands hold, with the labels of those that are not
+/// literals; `None` unless both are integers.
+#[inline(always)]
+fn int_operands(
+    stack: &[Val],
+    base: usize,
+    lhs: Operand,
+    rhs: Operand,
+) -> Option<(i64, i64, Option<&Label>, Option<&Label>)> {
+    let len = stack.len();
+    let read = |o: Operand, depth: usize| -> Option<(i64, Option<&Label>)> {
+        let v = match o {
+            Operand::Int(k) => return Some((k, None)),
+            Operand::Slot(s) => stack.get(base + s as usize),
+            Operand::Top => len.checked_sub(depth).and_then(|i| stack.get(i)),
+        };
+        match v {
+            Some(Val { value: Value::Int(i), label }) => Some((*i, Some(label))),
+            _ => None,
+        }
+    };
+    let (x, la) = read(lhs, if matches!(rhs, Operand::Top) { 2 } else { 1 })?;
+    let (y, lb) = read(rhs, 1)?;
+    Some((x, y, la, lb))
+}
+
+/// The label of a result computed from operands with these labels (`None`: a literal).
+#[inline(always)]
+fn join_labels(la: Option<&Label>, lb: Option<&Label>) -> Label {
+    match (la, lb) {
+        (Some(a), Some(b)) => a.join(b),
+        (Some(l), None) | (None, Some(l)) => l.clone(),
+        (None, None) => Label::bottom(),
+    }
+}
+
+/// An integer comparison; `None` for the other operators.
+#[inline(always)]
+fn int_compare(op: BinOp, x: i64, y: i64) -> Option<bool> {
+    Some(match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        _ => return None,
+    })
+}
+
+/// `CompareBranch` in general: pops the operands on the stack, saves `pc` and raises it by the
+/// condition's label; whether the condition holds.
+fn compare_branch(
+    vm: &mut Vm,
+    ctx: &mut Ctx,
+    base: usize,
+    op: BinOp,
+    lhs: Operand,
+    rhs: Operand,
+) -> Result<bool, RunError> {
+    let v = match int_with(&vm.stack, base, op, lhs, rhs) {
+        Some((value, label)) => {
+            for _ in 0..tops(lhs, rhs) {
+                discard(vm.stack.pop());
+            }
+            Val { value, label }
+        }
+        None => binary_with(vm, base, op, lhs, rhs, ctx)?,
+    };
+    vm.pc_stack.push(vm.pc.clone());
+    vm.pc.join_mut(&v.label);
+    match v.value {
+        Value::Bool(b) => Ok(b),
+        _ => Err(type_error(Span::default(), format!("a condition must be a Bool, not {}", v.value.kind()))),
+    }
+}
+
 /// A fused binary operation in general: pops the operands on the stack, reads the others, and
 /// applies `binary`.
 #[cold]
@@ -896,7 +1071,7 @@ fn binary_with(
 /// Drops a value popped from the stack. Scalars own nothing, so they are let go inline: the
 /// drop glue of `Value` is an out-of-line call, and most values the hot paths drop are
 /// integers and Bools.
-#[inline]
+#[inline(always)]
 fn discard(v: Option<Val>) {
     if let Some(Val { value, label }) = v {
         drop(label);
@@ -905,7 +1080,7 @@ fn discard(v: Option<Val>) {
 }
 
 /// Drops `v`, inline when it is a scalar (see [`discard`]).
-#[inline]
+#[inline(always)]
 fn set_scalar_free(v: Value) {
     match v {
         Value::Unit | Value::Bool(_) | Value::Int(_) | Value::Float(_) => std::mem::forget(v),
@@ -914,7 +1089,7 @@ fn set_scalar_free(v: Value) {
 }
 
 /// Overwrites a value in place, dropping the old one inline when it is a scalar.
-#[inline]
+#[inline(always)]
 fn overwrite(slot: &mut Val, v: Val) {
     let Val { value, label } = std::mem::replace(slot, v);
     drop(label);
