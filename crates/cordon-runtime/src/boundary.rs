@@ -234,7 +234,7 @@ fn conforms(ctx: &mut Ctx, shape: &Shape, v: &Val, scope: &[Val], role: Role) ->
         (Shape::Record(n) | Shape::Enum(n) | Shape::Linear(n) | Shape::Opaque(n) | Shape::Capability(n), _) => {
             mismatch(&format!("a `{n}`"))
         }
-        (other, _) => mismatch(&format!("{other:?}").to_lowercase()),
+        (other, _) => mismatch(&other.to_string()),
     }
 }
 
@@ -428,7 +428,9 @@ pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Resu
                 return Err(RunError::new(
                     ErrorKind::Type,
                     Span::default(),
-                    format!("the host cannot supply the entry parameter `{name}` ({other:?})"),
+                    format!(
+                        "the host cannot supply the entry parameter `{name}` of type `{other}`: it supplies capabilities and linear values"
+                    ),
                 ));
             }
         };

@@ -33,6 +33,39 @@ pub enum Shape {
     Refined(Rc<Refined>),
 }
 
+/// Shapes print as the types they come from, e.g. `(String, List[Int])`.
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shape::Int => f.write_str("Int"),
+            Shape::Float => f.write_str("Float"),
+            Shape::Bool => f.write_str("Bool"),
+            Shape::Str => f.write_str("String"),
+            Shape::Unit => f.write_str("()"),
+            Shape::Tuple(items) => {
+                f.write_str("(")?;
+                for (i, s) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{s}")?;
+                }
+                f.write_str(")")
+            }
+            Shape::List(s) => write!(f, "List[{s}]"),
+            Shape::Option(s) => write!(f, "Option[{s}]"),
+            Shape::Result(a, b) => write!(f, "Result[{a}, {b}]"),
+            Shape::Record(n) | Shape::Enum(n) | Shape::Linear(n) | Shape::Opaque(n) | Shape::Capability(n) => {
+                f.write_str(n)
+            }
+            Shape::Func => f.write_str("a function"),
+            Shape::Label => f.write_str("Label"),
+            Shape::Labeled => f.write_str("Labeled[..]"),
+            Shape::Refined(r) => write!(f, "{{{}: {} | ..}}", r.var, r.base),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Refined {
     pub var: Rc<str>,
