@@ -133,6 +133,29 @@ pub fn string(s: String, budget: &mut dyn Budget) -> Result<Value, RunError> {
     Ok(Value::Str(s.into()))
 }
 
+/// The decimal text of `i`, as `i.to_string()` writes it, without the formatting machinery. The
+/// string has room for a short prefix or suffix (the allocator rounds small requests up anyway),
+/// so that `"item" + i.to_string()` extends it in place.
+pub fn int_to_string(i: i64) -> String {
+    let mut digits = [0u8; 20];
+    let mut n = i.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut s = String::with_capacity(24);
+    if i < 0 {
+        s.push('-');
+    }
+    s.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    s
+}
+
 pub fn check_string_len(len: usize, budget: &dyn Budget) -> Result<(), RunError> {
     if len > budget.max_string_bytes() {
         return Err(RunError::new(
@@ -159,20 +182,37 @@ pub fn check_list_len(len: usize, budget: &mut dyn Budget) -> Result<(), RunErro
 /// the whole value reveals.
 pub fn deep_label(v: &Val) -> Label {
     let mut l = v.label.clone();
-    let mut stack: Vec<&Val> = vec![v];
-    while let Some(v) = stack.pop() {
-        l.join_mut(&v.label);
-        match &v.value {
-            Value::Tuple(items) => stack.extend(items.iter()),
-            Value::List(items) => stack.extend(items.iter()),
-            Value::Record(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
-            Value::Variant(x) => stack.extend(x.payload.iter()),
-            Value::Labeled(_) => {} // the box hides its content's label; `unlabel` raises it
-            Value::Func(f) => stack.extend(f.captures.iter()),
-            _ => {}
-        }
+    if has_parts(&v.value) {
+        let mut stack: Vec<&Val> = Vec::new();
+        push_parts(&v.value, &mut stack);
+        join_deep(&mut l, &mut stack);
     }
     l
+}
+
+/// Does `v` hold other values, whose labels [`deep_label`] joins?
+fn has_parts(v: &Value) -> bool {
+    matches!(v, Value::Tuple(_) | Value::List(_) | Value::Record(_) | Value::Variant(_) | Value::Func(_))
+}
+
+fn push_parts<'a>(v: &'a Value, stack: &mut Vec<&'a Val>) {
+    match v {
+        Value::Tuple(items) => stack.extend(items.iter()),
+        Value::List(items) => stack.extend(items.iter()),
+        Value::Record(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
+        Value::Variant(x) => stack.extend(x.payload.iter()),
+        Value::Labeled(_) => {} // the box hides its content's label; `unlabel` raises it
+        Value::Func(f) => stack.extend(f.captures.iter()),
+        _ => {}
+    }
+}
+
+/// Joins into `l` the labels of the values on `stack` and of everything inside them.
+fn join_deep(l: &mut Label, stack: &mut Vec<&Val>) {
+    while let Some(v) = stack.pop() {
+        l.join_mut(&v.label);
+        push_parts(&v.value, stack);
+    }
 }
 
 /// Structural equality, ignoring labels. Functions, capabilities and host-made values are equal
@@ -226,8 +266,13 @@ fn all_labels(args: &[Val]) -> Label {
 
 fn elements_label(xs: &[Val]) -> Label {
     let mut l = Label::bottom();
+    let mut stack: Vec<&Val> = Vec::new();
     for x in xs {
-        l.join_mut(&deep_label(x));
+        l.join_mut(&x.label);
+        if has_parts(&x.value) {
+            push_parts(&x.value, &mut stack);
+            join_deep(&mut l, &mut stack);
+        }
     }
     l
 }
@@ -357,7 +402,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             plain(Value::List(Rc::new(parts.into_iter().map(|p| Val::plain(Value::str(p))).collect())))
         }
         (ToString, [x]) => match &x.value {
-            Value::Int(i) => plain(string(i.to_string(), budget)?),
+            Value::Int(i) => plain(string(int_to_string(*i), budget)?),
             Value::Float(f) => plain(string(format!("{f:?}"), budget)?),
             Value::Bool(v) => plain(string(v.to_string(), budget)?),
             Value::Str(s) => plain(Value::Str(s.clone())),
@@ -415,4 +460,16 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
 
 pub fn overflow() -> RunError {
     RunError::new(ErrorKind::Arithmetic, Default::default(), "integer overflow")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::int_to_string;
+
+    #[test]
+    fn int_to_string_writes_what_to_string_writes() {
+        for i in [0, 1, -1, 9, 10, -10, 12345, 99_999, i64::MAX, i64::MIN, i64::MIN + 1] {
+            assert_eq!(int_to_string(i), i.to_string());
+        }
+    }
 }

@@ -1141,30 +1141,30 @@ fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
         (BinOp::Div, Float(x), Float(y)) => Float(x / y),
         (BinOp::Rem, Float(x), Float(y)) => Float(x % y),
         (BinOp::Add, Str(x), Str(y)) => {
-            builtins::check_string_len(x.len() + y.len(), ctx)?;
+            let len = x.len() + y.len();
+            builtins::check_string_len(len, ctx)?;
+            ctx.allocate(len as u64)?;
             let label = a.label.join(&b.label);
             // An operand nothing else refers to (a temporary, or an accumulator the program
-            // overwrites) is extended in place rather than copied.
-            let s = match (a.value, b.value) {
-                (Str(x), y) if x.is_unique() => {
-                    let mut s = x.into_string();
-                    s.push_str(y.as_str().unwrap_or_default());
-                    s
+            // overwrites) is extended in place, keeping its allocation, rather than copied.
+            let value = match (a.value, b.value) {
+                (Str(mut x), y) if x.is_unique() => {
+                    x.append(y.as_str().unwrap_or_default());
+                    Str(x)
                 }
-                (x, Str(y)) if y.is_unique() => {
-                    let mut s = y.into_string();
-                    s.insert_str(0, x.as_str().unwrap_or_default());
-                    s
+                (x, Str(mut y)) if y.is_unique() => {
+                    y.prepend(x.as_str().unwrap_or_default());
+                    Str(y)
                 }
                 (x, y) => {
                     let (x, y) = (x.as_str().unwrap_or_default(), y.as_str().unwrap_or_default());
-                    let mut s = String::with_capacity(x.len() + y.len());
+                    let mut s = String::with_capacity(len);
                     s.push_str(x);
                     s.push_str(y);
-                    s
+                    Str(s.into())
                 }
             };
-            return Ok(Val { value: builtins::string(s, ctx)?, label });
+            return Ok(Val { value, label });
         }
         (BinOp::Lt, Int(x), Int(y)) => Bool(x < y),
         (BinOp::Le, Int(x), Int(y)) => Bool(x <= y),

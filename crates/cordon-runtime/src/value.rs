@@ -41,6 +41,16 @@ impl Str {
         Rc::strong_count(&self.0) == 1 && Rc::weak_count(&self.0) == 0
     }
 
+    /// Appends `t`, in place if nothing else refers to this string (else to a copy).
+    pub fn append(&mut self, t: &str) {
+        Rc::make_mut(&mut self.0).push_str(t);
+    }
+
+    /// Prepends `t`, in place if nothing else refers to this string (else to a copy).
+    pub fn prepend(&mut self, t: &str) {
+        Rc::make_mut(&mut self.0).insert_str(0, t);
+    }
+
     /// The text, without copying it if nothing else refers to it.
     pub fn into_string(self) -> String {
         Rc::try_unwrap(self.0).unwrap_or_else(|s| s.as_str().to_string())
