@@ -946,28 +946,9 @@ fn tops(lhs: Operand, rhs: Operand) -> usize {
 /// operands that are on the stack.
 #[inline(always)]
 fn int_with(stack: &[Val], base: usize, op: BinOp, lhs: Operand, rhs: Operand) -> Option<(Value, Label)> {
-    // Each operand's integer and, unless it is a literal, its label.
-    let len = stack.len();
-    let read = |o: Operand, depth: usize| -> Option<(i64, Option<&Label>)> {
-        let v = match o {
-            Operand::Int(k) => return Some((k, None)),
-            Operand::Slot(s) => stack.get(base + s as usize),
-            Operand::Top => len.checked_sub(depth).and_then(|i| stack.get(i)),
-        };
-        match v {
-            Some(Val { value: Value::Int(i), label }) => Some((*i, Some(label))),
-            _ => None,
-        }
-    };
-    let (x, la) = read(lhs, if matches!(rhs, Operand::Top) { 2 } else { 1 })?;
-    let (y, lb) = read(rhs, 1)?;
+    let (x, y, la, lb) = int_operands(stack, base, lhs, rhs)?;
     let value = int_binary(op, x, y)?;
-    let label = match (la, lb) {
-        (Some(a), Some(b)) => a.join(b),
-        (Some(l), None) | (None, Some(l)) => l.clone(),
-        (None, None) => Label::bottom(),
-    };
-    Some((value, label))
+    Some((value, join_labels(la, lb)))
 }
 
 /// The integers a fused operation's operands hold, with the labels of those that are not
