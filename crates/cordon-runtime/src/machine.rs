@@ -415,13 +415,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let v = pop!();
                     vm.pc_stack.push(vm.pc.clone());
                     vm.pc.join_mut(&v.label);
-                    match v.value {
-                        Value::Bool(true) => {}
-                        Value::Bool(false) => ip = *t as usize,
-                        _ => fail!(type_error(
-                            Span::default(),
-                            format!("a condition must be a Bool, not {}", v.value.kind())
-                        )),
+                    if !tri!(condition(&v.value)) {
+                        ip = *t as usize;
                     }
                 }
                 Op::Jump(t) => ip = *t as usize,
@@ -431,13 +426,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 }
                 Op::JumpIfFalse(t) => {
                     let v = pop!();
-                    match v.value {
-                        Value::Bool(true) => {}
-                        Value::Bool(false) => ip = *t as usize,
-                        _ => fail!(type_error(
-                            Span::default(),
-                            format!("a condition must be a Bool, not {}", v.value.kind())
-                        )),
+                    if !tri!(condition(&v.value)) {
+                        ip = *t as usize;
                     }
                 }
                 Op::RaisePc => {
@@ -1022,9 +1012,15 @@ fn compare_branch(
     };
     vm.pc_stack.push(vm.pc.clone());
     vm.pc.join_mut(&v.label);
-    match v.value {
-        Value::Bool(b) => Ok(b),
-        _ => Err(type_error(Span::default(), format!("a condition must be a Bool, not {}", v.value.kind()))),
+    condition(&v.value)
+}
+
+/// The truth of a condition.
+#[inline(always)]
+fn condition(v: &Value) -> Result<bool, RunError> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        _ => Err(type_error(Span::default(), format!("a condition must be a Bool, not {}", v.kind()))),
     }
 }
 
