@@ -194,6 +194,7 @@ fn run_to_end(program: &Program, config: &Config) -> String {
     match run.proceed() {
         Ok(Step::Done(v)) => v.value.to_string(),
         Ok(Step::Effect(e)) => panic!("unexpected tool call `{}`", e.tool),
+        Ok(Step::Hole(_)) => panic!("unexpected hole"),
         Err(e) => panic!("the run failed: {}", e.message),
     }
 }

@@ -37,7 +37,7 @@ pub type ConstId = u32;
 pub type Slot = u16;
 
 /// A compiled function body, closure body, constant initialiser, predicate or the plan.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Code {
     pub name: Rc<str>,
     pub params: u16,
@@ -56,7 +56,7 @@ pub enum CaptureFrom {
 }
 
 /// A pattern with its bindings resolved to slots.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Pat {
     Wild,
     Bind(Slot),
@@ -73,7 +73,7 @@ pub enum Pat {
     },
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Op {
     Push(Value),
     Load(Slot),
@@ -198,8 +198,12 @@ pub enum Op {
     ToLabeledBegin,
     ToLabeledEnd,
     Return,
-    /// An `agent` hole: this runtime has no model attached yet, so the run ends.
-    Hole,
+    /// An `agent` hole: the task and `argc - 1` arguments are on the stack. The run stops and
+    /// asks the host for a fill.
+    Hole {
+        site: u32,
+        argc: u16,
+    },
     /// Ends the run with an error: code that checked programs cannot reach.
     Fail(Rc<str>),
 }
@@ -231,7 +235,7 @@ pub enum MethodTarget {
 
 /// A tool as the boundary sees it: its parameters' types (refinements compiled) and its label
 /// annotations (compiled to code over the parameters).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ToolDecl {
     pub capability: Rc<str>,
     pub name: Rc<str>,
@@ -244,13 +248,13 @@ pub struct ToolDecl {
     pub span: Span,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ConstDecl {
     pub name: Rc<str>,
     pub init: CodeRef,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct MeasureDecl {
     pub name: Rc<str>,
     /// The type of the measure's (first) parameter.
@@ -258,14 +262,15 @@ pub struct MeasureDecl {
     pub default: Option<Value>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct EntryDecl {
     pub params: Vec<(Rc<str>, Shape)>,
     pub ret: Shape,
 }
 
-/// Everything a run needs, compiled.
-#[derive(Debug)]
+/// Everything a run needs, compiled. A run that fills holes extends its own copy with the
+/// fills' code.
+#[derive(Clone, Debug)]
 pub struct Compiled {
     /// Every body, indexed by [`CodeId`].
     pub codes: Vec<Code>,
@@ -277,6 +282,18 @@ pub struct Compiled {
     pub entry: Option<EntryDecl>,
     /// The plan's body; its first slots are the entry's parameters.
     pub plan: Option<CodeRef>,
+    /// Every `agent[..](..)` hole, indexed by the `site` of its `Op::Hole`.
+    pub holes: Vec<HoleScope>,
+    /// The global names, for compiling fills later.
+    globals: Globals,
+}
+
+/// What a hole's fill can name: every binding visible at the hole, and where the running code
+/// finds its value when the hole is reached.
+#[derive(Clone, Debug)]
+pub struct HoleScope {
+    pub span: Span,
+    pub names: Vec<(Rc<str>, Access)>,
 }
 
 impl Compiled {
@@ -287,7 +304,7 @@ impl Compiled {
 }
 
 /// Global names, known before any body is compiled.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct Globals {
     fns: HashMap<String, FnId>,
     consts: HashMap<String, ConstId>,
@@ -295,8 +312,8 @@ struct Globals {
 }
 
 /// How a name is reached from the code being compiled.
-#[derive(Clone, Copy)]
-enum Access {
+#[derive(Clone, Copy, Debug)]
+pub enum Access {
     Slot(Slot),
     Capture(u16),
 }
@@ -360,8 +377,15 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
     let modules: Vec<&Module> = policies.iter().chain(plan).collect();
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
     let decls = Decls::collect(&items);
-    let mut c =
-        Compiler { globals: Globals::default(), bodies: Vec::new(), codes: Vec::new(), decls, in_refinement: false };
+    let mut c = Compiler {
+        globals: Globals::default(),
+        bodies: Vec::new(),
+        codes: Vec::new(),
+        decls,
+        in_refinement: false,
+        code_base: 0,
+        holes: Vec::new(),
+    };
     let mut fn_decls: Vec<&FnDecl> = Vec::new();
     let mut const_items: Vec<(&cordon_syntax::ast::Ident, &Expr)> = Vec::new();
     let mut measures = HashMap::new();
@@ -428,7 +452,94 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         }
         None => None,
     };
-    Ok(Compiled { codes: c.codes, decls: c.decls, fns, consts, tools, measures, entry, plan })
+    Ok(Compiled {
+        codes: c.codes,
+        decls: c.decls,
+        fns,
+        consts,
+        tools,
+        measures,
+        entry,
+        plan,
+        holes: c.holes,
+        globals: c.globals,
+    })
+}
+
+/// A fill compiled against a program: the code to append, and the fill's body.
+#[derive(Debug)]
+pub struct CompiledFill {
+    pub codes: Vec<Code>,
+    pub fns: Vec<Rc<Func>>,
+    pub holes: Vec<HoleScope>,
+    /// The body: its parameters are the hole's arguments, its captures the hole's scope.
+    pub body: CodeId,
+}
+
+/// Compiles a model's fill for the hole `site` of `program`. The fill's body is a closure
+/// whose captures are the hole's scope (in `HoleScope::names` order) and whose parameters are
+/// the hole's extra arguments, named `arg_names`. Its functions and holes are appended after
+/// the program's.
+pub fn compile_fill(
+    program: &Compiled,
+    site: usize,
+    fill: &Module,
+    arg_names: &[String],
+) -> Result<CompiledFill, CompileError> {
+    let Some(scope) = program.holes.get(site) else {
+        return Err(CompileError { message: format!("there is no hole {site}"), span: fill.body.span });
+    };
+    let items: Vec<&Item> = fill.items.iter().collect();
+    let mut decls = Decls::collect(&items);
+    for (name, decl) in &program.decls.types {
+        decls.types.entry(name.clone()).or_insert_with(|| decl.clone());
+    }
+    let mut c = Compiler {
+        globals: program.globals.clone(),
+        bodies: Vec::new(),
+        codes: Vec::new(),
+        decls,
+        in_refinement: false,
+        code_base: program.codes.len() as u32,
+        holes: Vec::new(),
+    };
+    let hole_base = program.holes.len();
+    let fn_base = program.fns.len();
+    let fn_decls: Vec<&FnDecl> = items
+        .iter()
+        .filter_map(|i| match &i.kind {
+            ItemKind::Fn(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    for (i, d) in fn_decls.iter().enumerate() {
+        c.globals.fns.insert(d.name.name.clone(), (fn_base + i) as FnId);
+    }
+    let mut fns = Vec::new();
+    for d in &fn_decls {
+        let names: Vec<&str> = d.params.iter().map(|p| p.name.name.as_str()).collect();
+        let code = c.body_code(&d.name.name, &names, |c| c.block(&d.body))?;
+        fns.push(Rc::new(Func::new(code, Vec::new())));
+    }
+    let mut body = Body::new(true);
+    body.captures = scope.names.iter().map(|(n, a)| (n.to_string(), *a)).collect();
+    c.bodies.push(body);
+    for a in arg_names {
+        c.bind(a);
+    }
+    let result = c.block(&fill.body);
+    let body = c.bodies.pop().expect("pushed above");
+    result?;
+    let body = c.finish("<fill>", arg_names.len() as u16, body);
+    // Holes inside the fill were numbered from 0 while it compiled; they follow the program's.
+    for code in &mut c.codes {
+        for op in &mut code.ops {
+            if let Op::Hole { site, .. } = op {
+                *site += hole_base as u32;
+            }
+        }
+    }
+    Ok(CompiledFill { codes: c.codes, fns, holes: c.holes, body })
 }
 
 /// The value of a literal expression (a measure's default).
@@ -455,6 +566,9 @@ pub(crate) struct Compiler {
     /// measure would let a program branch on what the host knows (is this session tainted?)
     /// without that decision carrying any label.
     in_refinement: bool,
+    /// The `CodeId` of `codes[0]` (a fill's code follows the program's).
+    code_base: u32,
+    holes: Vec<HoleScope>,
 }
 
 type Res<T = ()> = Result<T, CompileError>;
@@ -596,6 +710,26 @@ impl Compiler {
             return self.err(span, format!("`{name}` is not defined"));
         }
         Ok(())
+    }
+
+    /// Every name visible here, innermost binding of each, with how to reach it: what a hole's
+    /// fill may name. Inside a closure, reaching a name captures it.
+    fn visible_names(&mut self) -> Vec<(Rc<str>, Access)> {
+        let mut names: Vec<String> = Vec::new();
+        for b in self.bodies.iter().rev() {
+            let here = b.scope.iter().rev().map(|(n, _)| n).chain(b.captures.iter().map(|(n, _)| n));
+            for n in here {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+            // A function body sees nothing of the bodies around it.
+            if !b.is_closure {
+                break;
+            }
+        }
+        let top = self.bodies.len() - 1;
+        names.into_iter().filter_map(|n| self.resolve(top, &n).map(|a| (Rc::from(n.as_str()), a))).collect()
     }
 
     fn is_local(&mut self, name: &str) -> bool {
@@ -779,8 +913,12 @@ impl Compiler {
                 let shape = self.shape(ty, &[])?;
                 self.emit(Op::Cast(shape), span);
             }
-            ExprKind::Hole { .. } => {
-                self.emit(Op::Hole, span);
+            ExprKind::Hole { args, .. } => {
+                self.exprs(args)?;
+                let names = self.visible_names();
+                let site = self.holes.len() as u32;
+                self.holes.push(HoleScope { span, names });
+                self.emit(Op::Hole { site, argc: args.len() as u16 }, span);
             }
             ExprKind::ToLabeled(b) => {
                 self.emit(Op::ToLabeledBegin, span);
@@ -1074,7 +1212,7 @@ impl Compiler {
     fn finish(&mut self, name: &str, params: u16, mut body: Body) -> CodeId {
         body.ops.push(Op::Return);
         body.spans.push(body.spans.last().copied().unwrap_or_default());
-        let id = CodeId(self.codes.len() as u32);
+        let id = CodeId(self.code_base + self.codes.len() as u32);
         self.codes.push(Code {
             name: name.into(),
             params,

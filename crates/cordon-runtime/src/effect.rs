@@ -30,6 +30,23 @@ impl Effect {
     }
 }
 
+/// A typed hole the run reached: the host asks a model for a fill, checks it against the
+/// hole's type in the hole's scope, and continues the run with it (`Run::fill`).
+#[derive(Clone, Debug)]
+pub struct HoleRequest {
+    /// The `agent[..](..)` expression (the checker's `HoleSite::span`).
+    pub span: Span,
+    pub task: Val,
+    /// The hole's arguments after the task.
+    pub args: Vec<Val>,
+    /// Every binding visible at the hole with its value: for the prompt, where labels allow.
+    pub scope: Vec<(Rc<str>, Val)>,
+    /// The program-counter label at the hole.
+    pub pc: Label,
+    /// The hole's index in the running program.
+    pub(crate) site: usize,
+}
+
 /// Performs tool calls the boundary admitted.
 ///
 /// A tool returns plain data shaped like its declared result. Where the declared result has a

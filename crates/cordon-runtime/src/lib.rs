@@ -44,7 +44,7 @@ use cordon_types::Checked;
 
 pub use builtins::deep_label;
 pub use compile::CompileError;
-pub use effect::{Effect, ToolHost};
+pub use effect::{Effect, HoleRequest, ToolHost};
 pub use error::{ErrorKind, RunError};
 pub use host::{Scalar, Sessions, StoredValue};
 pub use label::{DcLabel, Label};
@@ -116,6 +116,9 @@ impl Default for Config {
 pub enum Step {
     /// A tool call the boundary admitted: perform it and [`Run::resume`].
     Effect(Effect),
+    /// A typed hole: get a fill from a model, check it, and [`Run::fill`] (or give up with
+    /// [`Run::abandon_hole`]).
+    Hole(HoleRequest),
     /// The plan finished with this value.
     Done(Val),
 }
@@ -127,6 +130,7 @@ pub struct Run {
     vm: Vm,
     ctx: Ctx,
     waiting: Option<Effect>,
+    waiting_hole: Option<HoleRequest>,
     sessions: Sessions,
     finished: bool,
 }
@@ -158,6 +162,7 @@ impl Run {
             vm: Vm::start(&compiled, plan, args),
             ctx,
             waiting: None,
+            waiting_hole: None,
             sessions: sessions.clone(),
             finished: false,
         })
@@ -165,7 +170,7 @@ impl Run {
 
     /// Runs until the next admitted tool call or the end.
     pub fn proceed(&mut self) -> Result<Step, RunError> {
-        if self.finished || self.waiting.is_some() {
+        if self.finished || self.waiting.is_some() || self.waiting_hole.is_some() {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "the run is not ready to continue"));
         }
         let exit = machine::exec(&mut self.vm, &mut self.ctx);
@@ -173,6 +178,10 @@ impl Run {
             Ok(Exit::Effect(effect)) => {
                 self.waiting = Some(effect.clone());
                 Ok(Step::Effect(effect))
+            }
+            Ok(Exit::Hole(hole)) => {
+                self.waiting_hole = Some(hole.clone());
+                Ok(Step::Hole(hole))
             }
             Ok(Exit::Done(v)) => {
                 self.finished = true;
@@ -201,6 +210,54 @@ impl Run {
                 Err(e)
             }
         }
+    }
+
+    /// Continues at the waiting hole with a fill the checker accepted for it. `label` is the
+    /// label of everything the model was shown (its prompt): the fill runs with the
+    /// program-counter label raised by it, and its result carries it.
+    pub fn fill(&mut self, fill: &cordon_types::CheckedFill, label: &Label) -> Result<Step, RunError> {
+        self.fill_module(fill.module(), fill.arg_names(), label)
+    }
+
+    /// Continues at the waiting hole with a fill the checker never saw: for tests that show
+    /// what the runtime alone enforces.
+    #[cfg(feature = "unchecked")]
+    pub fn fill_unchecked(&mut self, fill: &Module, arg_names: &[String], label: &Label) -> Result<Step, RunError> {
+        self.fill_module(fill, arg_names, label)
+    }
+
+    fn fill_module(&mut self, fill: &Module, arg_names: &[String], label: &Label) -> Result<Step, RunError> {
+        let Some(hole) = self.waiting_hole.take() else {
+            return Err(RunError::new(ErrorKind::Type, Span::default(), "no hole is waiting"));
+        };
+        let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names) {
+            Ok(c) => c,
+            Err(e) => {
+                self.finished = true;
+                return Err(RunError::new(
+                    ErrorKind::Type,
+                    e.span,
+                    format!("the fill does not compile: {}", e.message),
+                ));
+            }
+        };
+        let program = Rc::make_mut(&mut self.ctx.program);
+        program.codes.extend(compiled.codes);
+        program.fns.extend(compiled.fns);
+        program.holes.extend(compiled.holes);
+        let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
+        let mut args = hole.args;
+        args.truncate(arg_names.len());
+        self.vm.enter_fill(&self.ctx.program, compiled.body, scope, args, label);
+        self.proceed()
+    }
+
+    /// Ends the run at the waiting hole: no fill could be had (the model failed, or no fill
+    /// checked within the attempts allowed).
+    pub fn abandon_hole(&mut self, reason: &str) -> RunError {
+        self.finished = true;
+        let span = self.waiting_hole.take().map_or_else(Span::default, |h| h.span);
+        RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}"))
     }
 
     /// Every decision the boundary made so far.
@@ -241,6 +298,7 @@ pub fn run(program: &Program, sessions: &Sessions, config: &Config, tools: &mut 
                 let answer = tools.perform(&effect);
                 step = run.resume(answer);
             }
+            Ok(Step::Hole(_)) => break Err(run.abandon_hole("this run has no model attached")),
             Ok(Step::Done(v)) => break Ok(v),
             Err(e) => break Err(e),
         }

@@ -14,8 +14,8 @@ use cordon_syntax::ast::{BinOp, UnOp};
 
 use crate::boundary;
 use crate::builtins::{self, Budget, Builtin, SLOT_BYTES, deep_label, equal, overflow};
-use crate::compile::{CaptureFrom, CodeRef, Compiled, ConstId, MethodTarget, Op, Operand, Pat};
-use crate::effect::Effect;
+use crate::compile::{Access, CaptureFrom, CodeRef, Compiled, ConstId, MethodTarget, Op, Operand, Pat};
+use crate::effect::{Effect, HoleRequest};
 use crate::error::{ErrorKind, RunError};
 use crate::host::HostState;
 use crate::label::{DcLabel, Label, Source};
@@ -56,6 +56,8 @@ pub enum Exit {
     Done(Val),
     /// A tool call the boundary admitted; the machine waits for its result.
     Effect(Effect),
+    /// A hole; the machine waits for its fill.
+    Hole(HoleRequest),
 }
 
 #[derive(Clone, Debug)]
@@ -157,6 +159,7 @@ impl Ctx {
         match exec(&mut vm, self)? {
             Exit::Done(v) => Ok(v),
             Exit::Effect(e) => Err(RunError::new(ErrorKind::Type, e.span, "a refinement or label cannot call a tool")),
+            Exit::Hole(h) => Err(RunError::new(ErrorKind::Type, h.span, "a refinement or label cannot hold a hole")),
         }
     }
 }
@@ -201,6 +204,17 @@ impl Vm {
     /// Continues after a tool call with its result.
     pub fn resume(&mut self, result: Val) {
         self.stack.push(result);
+    }
+
+    /// Continues at a hole by calling its fill: `body` with the hole's scope as captures and
+    /// its arguments. The fill runs with the program-counter label raised by `label` (what
+    /// the model saw: a model that read untrusted text writes untrusted code), and its result
+    /// carries that label, as a call of a labelled function would.
+    pub fn enter_fill(&mut self, program: &Compiled, body: CodeRef, scope: Vec<Val>, args: Vec<Val>, label: &Label) {
+        self.pc_stack.push(self.pc.clone());
+        self.pc.join_mut(label);
+        let func = Rc::new(Func::new(body, scope));
+        self.enter(program, body, Some(func), args, OnReturn::PushJoinPc);
     }
 }
 
@@ -809,11 +823,38 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     }
                     continue 'frames;
                 }
-                Op::Hole => fail!(RunError::new(
-                    ErrorKind::Hole,
-                    Span::default(),
-                    "this run has no model attached to fill `agent` holes"
-                )),
+                Op::Hole { site, argc } => {
+                    let at = vm.stack.len().saturating_sub(*argc as usize);
+                    let mut args = vm.stack.split_off(at);
+                    if args.is_empty() {
+                        fail!(type_error(Span::default(), "a hole without a task"));
+                    }
+                    let task = args.remove(0);
+                    let Some(hole) = program.holes.get(*site as usize) else {
+                        fail!(type_error(Span::default(), "an unknown hole"))
+                    };
+                    let func = vm.frames.last().and_then(|f| f.func.clone());
+                    let mut scope = Vec::with_capacity(hole.names.len());
+                    for (name, access) in &hole.names {
+                        let v = match access {
+                            Access::Slot(s) => vm.stack.get(base + *s as usize).cloned(),
+                            Access::Capture(i) => func.as_ref().and_then(|f| f.captures.get(*i as usize).cloned()),
+                        };
+                        match v {
+                            Some(v) => scope.push((name.clone(), v)),
+                            None => fail!(type_error(Span::default(), format!("`{name}` is not in scope at the hole"))),
+                        }
+                    }
+                    save_ip!();
+                    return Ok(Exit::Hole(HoleRequest {
+                        span: hole.span,
+                        task,
+                        args,
+                        scope,
+                        pc: vm.pc.clone(),
+                        site: *site as usize,
+                    }));
+                }
                 Op::Fail(message) => fail!(type_error(Span::default(), message.to_string())),
             }
         }

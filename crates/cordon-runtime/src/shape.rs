@@ -86,7 +86,7 @@ pub struct MeasureDef {
 }
 
 /// A declared record or enum, for checking values built outside the program (tool results).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum TypeDecl {
     /// `opaque` records are made only by tools.
     Record {
@@ -102,7 +102,7 @@ pub enum TypeDecl {
     Alias(TypeExpr),
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Decls {
     pub types: HashMap<Rc<str>, TypeDecl>,
     /// Resolved shapes of record fields and variant payloads, filled lazily.

@@ -8,6 +8,9 @@
 //!   made anew too: what the first check in a process costs.
 //! - `check/scaling/{20,200,2000}`: generated plans of that many lines, made of repeated
 //!   blocks; the time per line should stay roughly flat.
+//! - `check/fill_github`: checking a model's fill of the first hole of a plan against
+//!   `policies/github.cord` ([`check_fill`]: parse the fill, check the plan's body again with the
+//!   fill in the hole's place); what a hole adds to a model's latency besides its prompt.
 //! - `check/process`: the whole `cordon check` process on the 50-line plan. It needs the release
 //!   binary, so build it first; without it the benchmark is skipped with a message:
 //!
@@ -23,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use cordon_syntax::SourceMap;
-use cordon_types::{CheckOptions, Outcome, check};
+use cordon_types::{CheckOptions, Outcome, check, check_fill};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 const POLICY: &str = include_str!("programs/shop.cord");
@@ -65,6 +68,35 @@ fn fifty_lines(c: &mut Criterion) {
     c.bench_function("check/50_lines", |b| b.iter(|| check_text(Some(black_box(POLICY)), black_box(PLAN50))));
     c.bench_function("check/50_lines_new_thread", |b| {
         b.iter(|| std::thread::spawn(|| check_text(Some(black_box(POLICY)), black_box(PLAN50)).accepted()).join())
+    });
+}
+
+const GITHUB: &str = include_str!("../../../policies/github.cord");
+
+const GITHUB_PLAN: &str = r#"let limit = 10;
+let (n, s) = agent[({n: Int | n >= 0}, Session)]("count the open issues of alice/website", s);
+let answer = if n > limit { "many" } else { agent[{t: String | t != ""}]("say how many", n) };
+(answer, s)
+"#;
+
+const GITHUB_FILL: &str = r#"match gh.repo("alice", "website") {
+  Some(r) => {
+    let (issues, s) = gh.list_issues(s, r);
+    (issues.filter(|i| i.open).len(), s)
+  },
+  None => (0, s),
+}"#;
+
+fn fill(c: &mut Criterion) {
+    let mut sources = SourceMap::new();
+    let policy = sources.add("github.cord", GITHUB);
+    let plan = sources.add("plan.cord", GITHUB_PLAN);
+    let options = CheckOptions::default();
+    let program = check(&sources, &[policy], Some(plan), &options).program.expect("the plan is accepted");
+    let fill = sources.add("fill.cord", GITHUB_FILL);
+    assert!(check_fill(&sources, &program, 0, fill, &options).accepted(), "the fill must be accepted");
+    c.bench_function("check/fill_github", |b| {
+        b.iter(|| check_fill(black_box(&sources), &program, 0, fill, &options).accepted())
     });
 }
 
@@ -190,5 +222,5 @@ fn process(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, fifty_lines, scaling, process);
+criterion_group!(benches, fifty_lines, fill, scaling, process);
 criterion_main!(benches);

@@ -168,11 +168,13 @@ impl Facts {
     }
 }
 
-/// Where a closure starts in the scope stack, and whether it captured a capability.
+/// Where a closure starts in the scope stack, and whether it captured a capability. The body of
+/// a hole's fill is checked as a closure called on the spot: `fill` marks its frame.
 #[derive(Clone, Debug)]
 pub struct ClosureFrame {
     pub depth: usize,
     pub captures_capability: bool,
+    pub fill: bool,
 }
 
 pub struct Checker<'a> {
@@ -203,6 +205,12 @@ pub struct Checker<'a> {
     pub alias_exprs: HashMap<String, TypeExpr>,
     /// Number of typed holes checked.
     pub holes: usize,
+    /// What a model filling each hole checked so far may name, in the order they were checked.
+    pub hole_sites: Vec<crate::HoleSite>,
+    /// The fills to check in place of holes, by the hole's span (see [`crate::check_fill`]).
+    pub fills: HashMap<Span, std::sync::Arc<Module>>,
+    /// The holes whose fill was checked.
+    pub filled: HashSet<Span>,
     /// While declarations are resolved: the list element types to check once they all are.
     pub pending_lists: Option<Vec<(Ty, Span, Holder)>>,
     /// The names of functions, constants and measures that repeat an earlier one.
@@ -289,6 +297,9 @@ impl<'a> Checker<'a> {
             resolving: Vec::new(),
             alias_exprs: HashMap::new(),
             holes: 0,
+            hole_sites: Vec::new(),
+            fills: HashMap::new(),
+            filled: HashSet::new(),
             pending_lists: None,
             bound_before_inferred: Vec::new(),
             duplicate_values: HashSet::new(),
@@ -886,7 +897,7 @@ impl<'a> Checker<'a> {
         if self.check_predicate(&refinement) { Ty::Refined(Rc::new(refinement)) } else { refinement.base }
     }
 
-    pub fn visible_bindings(&self) -> impl Iterator<Item = &Binding> {
+    pub fn visible_bindings(&self) -> impl DoubleEndedIterator<Item = &Binding> {
         self.scope[self.barrier.min(self.scope.len())..].iter()
     }
 

@@ -337,14 +337,21 @@ impl Checker<'_> {
         }
         let second_class = self.is_second_class(&ty);
         let mut captured = false;
+        let mut outside_fill = false;
         for frame in self.closures.iter_mut().rev() {
             if frame.depth > i {
                 captured = true;
+                outside_fill |= frame.fill;
                 frame.captures_capability |= second_class;
             }
         }
         let Some(state) = lin else { return Typed { ty, term } };
         let name = self.scope[i].name.clone();
+        if outside_fill {
+            // Left as it was: the fill did not run, so the value is still the program's.
+            self.linear_outside_fill(&name, span);
+            return Typed { ty, term };
+        }
         if captured {
             self.error(Code::LinearCaptured, span, format!("a closure cannot capture the linear value `{name}`"))
                 .help = Some("pass it as an argument instead".into());
@@ -861,11 +868,11 @@ impl Checker<'_> {
 
     // ---------------------------------------------------------------- control flow
 
-    fn lin_state(&self) -> Vec<(usize, Lin)> {
+    pub(crate) fn lin_state(&self) -> Vec<(usize, Lin)> {
         self.scope.iter().enumerate().filter_map(|(i, b)| b.lin.map(|l| (i, l))).collect()
     }
 
-    fn lin_restore(&mut self, state: &[(usize, Lin)]) {
+    pub(crate) fn lin_restore(&mut self, state: &[(usize, Lin)]) {
         for &(i, l) in state {
             if let Some(b) = self.scope.get_mut(i) {
                 b.lin = Some(l);
@@ -1387,7 +1394,7 @@ impl Checker<'_> {
             self.error(Code::CannotInfer, first.name.span, format!("the type of {names} cannot be inferred here"))
                 .help = Some(format!("annotate it: `|{}: Int| ..`", first.name.name));
         }
-        self.closures.push(ClosureFrame { depth, captures_capability: false });
+        self.closures.push(ClosureFrame { depth, captures_capability: false, fill: false });
         let saved_loops = std::mem::take(&mut self.loops);
         // What the body assumes (its parameters' refinements, its lets) holds only when the
         // closure runs, which it may never do.
@@ -1516,23 +1523,28 @@ impl Checker<'_> {
                 self.check(task, &Ty::Str);
             }
         }
-        for a in args.iter().skip(1) {
-            self.infer(a);
-        }
+        let extra = args.get(1..).unwrap_or(&[]);
+        let typed: Vec<Typed> = extra.iter().map(|a| self.infer(a)).collect();
         // The fill reaches every capability in scope: a closure around the hole holds them,
         // and a function the hole makes may hold them too.
         let capability_in_scope = self.visible_bindings().any(|b| self.is_second_class(&b.ty));
-        let ty = if capability_in_scope {
+        let hole_ty = if capability_in_scope {
             for frame in &mut self.closures {
                 frame.captures_capability = true;
             }
             self.second_class(&ty)
         } else {
-            ty
+            ty.clone()
         };
+        let params: Vec<(String, Typed)> = crate::holes::arg_names(extra).into_iter().zip(typed).collect();
+        self.record_hole(e.span, &ty, &params);
+        if let Some(fill) = self.fills.get(&e.span).cloned() {
+            self.check_fill_body(&fill, &ty, &hole_ty, &params);
+            self.filled.insert(e.span);
+        }
         self.holes += 1;
-        let term = self.fresh(&ty, "_hole");
-        Typed { ty, term }
+        let term = self.fresh(&hole_ty, "_hole");
+        Typed { ty: hole_ty, term }
     }
 
     // ---------------------------------------------------------------- calls

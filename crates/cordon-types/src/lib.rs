@@ -20,14 +20,18 @@ mod builtins;
 mod checker;
 mod exhaustive;
 mod expr;
+mod holes;
 mod logic;
 mod ty;
+
+pub use holes::{BindingKind, CheckedFill, FillOutcome, HoleBinding, HoleSite, check_fill, check_nested_fill};
 
 use cordon_smt::Term;
 use cordon_syntax::ast::{FnDecl, ItemKind, Module, Stmt};
 use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use checker::{Checker, Entry, Lin, Role, ValueDef};
 use ty::Ty;
@@ -102,6 +106,7 @@ pub struct Outcome {
 pub struct Checked {
     policies: Vec<Module>,
     plan: Option<Module>,
+    holes: Vec<HoleSite>,
 }
 
 impl Checked {
@@ -114,6 +119,12 @@ impl Checked {
     pub fn plan(&self) -> Option<&Module> {
         self.plan.as_ref()
     }
+
+    /// Every `agent[..](..)` of the policies and the plan, in source order (policies first);
+    /// a hole's index here is its id, the `hole` of [`check_fill`].
+    pub fn holes(&self) -> &[HoleSite] {
+        &self.holes
+    }
 }
 
 impl Outcome {
@@ -125,19 +136,65 @@ impl Outcome {
 /// Checks `plan` (if any) against the policy modules, in the order given.
 pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, options: &CheckOptions) -> Outcome {
     let mut diagnostics = Vec::new();
-    let mut modules = Vec::new();
-    for (role, file) in policies.iter().map(|f| (Role::Policy, *f)).chain(plan.map(|p| (Role::Plan, p))) {
+    let mut parse = |file: FileId| {
         let parsed = cordon_syntax::parse(file, &sources.file(file).text);
         diagnostics.extend(parsed.diagnostics);
-        modules.push((role, parsed.module));
-    }
+        parsed.module
+    };
+    let policies: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
+    let plan = plan.map(parse);
     // A tree with syntax errors is incomplete: checking it would report their echoes. Every
     // syntax error is reported; type errors come once the program parses.
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Outcome { diagnostics, solver_queries: 0, solver_cache_hits: 0, holes: 0, program: None };
     }
+    let report = check_modules(sources, &policies, plan.as_ref(), &[], options);
+    diagnostics.extend(report.diagnostics);
+    sort_diagnostics(&mut diagnostics);
+    let program = if diagnostics.iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        Some(Checked { policies, plan, holes: holes::renumber(report.sites) })
+    };
+    Outcome {
+        diagnostics,
+        solver_queries: report.solver_queries,
+        solver_cache_hits: report.solver_cache_hits,
+        holes: report.holes,
+        program,
+    }
+}
+
+/// What one run of the checker found.
+struct Report {
+    diagnostics: Vec<Diagnostic>,
+    solver_queries: u64,
+    solver_cache_hits: u64,
+    /// The number of holes checked, and what each offers its fill.
+    holes: usize,
+    sites: Vec<HoleSite>,
+    /// The holes whose fill (from `fills`) was checked in place.
+    filled: HashSet<Span>,
+}
+
+/// Checks parsed modules: the policies, the plan, and `fills`, each the fill of the hole at its
+/// span (a hole of the program or of an earlier fill). With fills, only what can see them is
+/// checked again: the function or plan body holding the outermost one, and the fills' own
+/// declarations; constants are always checked (their facts are used elsewhere).
+fn check_modules(
+    sources: &SourceMap,
+    policies: &[Module],
+    plan: Option<&Module>,
+    fills: &[(Span, Arc<Module>)],
+    options: &CheckOptions,
+) -> Report {
+    let only = fills.first().map(|(span, _)| *span);
     let mut checker = Checker::new(sources, options);
-    let roles: Vec<(Role, &Module)> = modules.iter().map(|(r, m)| (*r, m)).collect();
+    checker.fills = fills.iter().cloned().collect();
+    let mut roles: Vec<(Role, &Module)> = policies.iter().map(|m| (Role::Policy, m)).collect();
+    roles.extend(plan.map(|m| (Role::Plan, m)));
+    let first_fill = roles.len();
+    roles.extend(fills.iter().map(|(_, m)| (Role::Plan, &**m)));
     checker.register_types(&roles);
     checker.declare_items(&roles);
     for (role, module) in &roles {
@@ -147,43 +204,51 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
             report_policy_statements(&mut checker, module);
         }
     }
-    for (role, module) in &roles {
+    for (i, (role, module)) in roles.iter().enumerate() {
         checker.role = *role;
         for item in &module.items {
-            if let ItemKind::Fn(decl) = &item.kind {
+            if let ItemKind::Fn(decl) = &item.kind
+                && (i >= first_fill || only.is_none_or(|h| contains(decl.body.span, h)))
+            {
                 checker.check_fn(decl);
             }
         }
     }
-    if let Some((Role::Plan, module)) = roles.last() {
+    if let Some(module) = plan
+        && only.is_none_or(|h| in_plan_body(module, h))
+    {
         checker.role = Role::Plan;
         checker.check_plan(module);
     }
     checker.report_uninferred();
     let stats = checker.solver.stats();
-    diagnostics.append(&mut checker.diags);
+    Report {
+        diagnostics: std::mem::take(&mut checker.diags),
+        solver_queries: stats.queries,
+        solver_cache_hits: stats.cache_hits,
+        holes: checker.holes,
+        sites: std::mem::take(&mut checker.hole_sites),
+        filled: std::mem::take(&mut checker.filled),
+    }
+}
+
+/// Sorts diagnostics by position and drops repeats.
+fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
     diagnostics.sort_by_key(|d| {
         let s = d.span();
         (s.file, s.start, s.end)
     });
     diagnostics.dedup();
-    let holes = checker.holes;
-    let program = if diagnostics.iter().any(Diagnostic::is_error) { None } else { Some(checked_program(modules)) };
-    Outcome { diagnostics, solver_queries: stats.queries, solver_cache_hits: stats.cache_hits, holes, program }
 }
 
-/// Splits the parsed modules back into policies and the plan (the last module, if a plan was
-/// given).
-fn checked_program(modules: Vec<(Role, Module)>) -> Checked {
-    let mut policies = Vec::new();
-    let mut plan = None;
-    for (role, module) in modules {
-        match role {
-            Role::Policy => policies.push(module),
-            Role::Plan => plan = Some(module),
-        }
-    }
-    Checked { policies, plan }
+/// Is `inner` within `outer`?
+fn contains(outer: Span, inner: Span) -> bool {
+    outer.file == inner.file && outer.start <= inner.start && inner.end <= outer.end
+}
+
+/// Is the span in the plan's body, outside its declarations?
+fn in_plan_body(plan: &Module, span: Span) -> bool {
+    span.file == plan.file && !plan.items.iter().any(|item| contains(item.span, span))
 }
 
 /// A literal term as source text.

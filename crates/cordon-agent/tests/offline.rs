@@ -1,0 +1,254 @@
+//! What needs no server: the scripted provider, transcripts and replay, model spec parsing.
+
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use cordon_agent::{
+    Completion, Kind, Message, Provider, ProviderConfig, ProviderError, Request, Scripted, ScriptedReply, Transcript,
+    TranscriptError, Usage, open, replay,
+};
+use serde_json::{Value, json};
+
+fn ask(hole: Option<&str>) -> Request {
+    Request { messages: vec![Message::user("12345678")], max_tokens: 64, hole: hole.map(str::to_string) }
+}
+
+fn text(provider: &mut impl Provider, hole: Option<&str>) -> Result<String, ProviderError> {
+    provider.complete(&ask(hole)).map(|completion| completion.text)
+}
+
+/// A fresh file under the target directory's temporary area.
+fn temp_file(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cordon-agent-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+#[test]
+fn scripted_answers_in_order_then_is_exhausted() {
+    let mut scripted = Scripted::new(vec![ScriptedReply::next("one"), ScriptedReply::next("two")]);
+    assert_eq!(text(&mut scripted, None).unwrap(), "one");
+    assert_eq!(text(&mut scripted, Some("h")).unwrap(), "two", "a hole without its own reply takes the next");
+    assert_eq!(text(&mut scripted, Some("h")), Err(ProviderError::Exhausted { hole: Some("h".into()) }));
+    assert_eq!(text(&mut scripted, None), Err(ProviderError::Exhausted { hole: None }));
+    scripted.reset();
+    assert_eq!(scripted.remaining(), 2);
+    assert_eq!(text(&mut scripted, None).unwrap(), "one");
+}
+
+#[test]
+fn scripted_matches_by_hole() {
+    let mut scripted = Scripted::from_json(
+        r#"{"replies": [
+            {"hole": "b", "text": "for b"},
+            {"text": "anyone"},
+            {"hole": "a", "text": "for a, first"},
+            {"hole": "a", "text": "for a, second"}
+        ]}"#,
+    )
+    .unwrap();
+    assert_eq!(text(&mut scripted, Some("a")).unwrap(), "for a, first");
+    assert_eq!(text(&mut scripted, None).unwrap(), "anyone");
+    assert_eq!(text(&mut scripted, Some("a")).unwrap(), "for a, second");
+    assert_eq!(text(&mut scripted, None), Err(ProviderError::Exhausted { hole: None }), "b's reply is b's");
+    assert_eq!(text(&mut scripted, Some("b")).unwrap(), "for b");
+    assert_eq!(scripted.remaining(), 0);
+}
+
+#[test]
+fn scripted_usage_is_estimated_deterministically() {
+    let mut scripted = Scripted::new(vec![ScriptedReply::next("abcde")]);
+    let completion = scripted.complete(&ask(None)).unwrap();
+    assert_eq!(completion.usage, Usage { prompt_tokens: 2, completion_tokens: 2 });
+}
+
+#[test]
+fn bad_scripts_are_configuration_errors() {
+    for bad in ["", "[]", r#"{"replies": [{"txt": "typo"}]}"#, r#"{"replies": [{"text": 1}]}"#] {
+        assert!(matches!(Scripted::from_json(bad), Err(ProviderError::Config(_))), "{bad}");
+    }
+    let missing = Scripted::from_file(&std::env::temp_dir().join("cordon-agent-no-such-script.json"));
+    assert!(matches!(missing, Err(ProviderError::Io(_))));
+}
+
+#[test]
+fn scripts_round_trip_through_json_and_files() {
+    let scripted = Scripted::new(vec![ScriptedReply::for_hole("h", "x"), ScriptedReply::next("y")]);
+    let path = temp_file("script.json", &scripted.to_json());
+    let mut opened = open(&ProviderConfig::parse(&format!("scripted:{}", path.display())).unwrap()).unwrap();
+    assert!(opened.name().starts_with("scripted:"));
+    assert_eq!(text(&mut opened, Some("h")).unwrap(), "x");
+    assert_eq!(text(&mut opened, None).unwrap(), "y");
+}
+
+fn lines(bytes: &[u8]) -> Vec<Value> {
+    String::from_utf8(bytes.to_vec()).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+#[test]
+fn transcripts_write_one_object_per_line() {
+    let mut transcript = Transcript::new(Vec::new());
+    transcript.prompt("scripted", &ask(Some("h1"))).unwrap();
+    let completion = Completion { text: "let x = 1;".into(), usage: Usage { prompt_tokens: 2, completion_tokens: 3 } };
+    transcript.reply(Some("h1"), &completion).unwrap();
+    transcript.record(Kind::Diagnostics, json!({ "hole": "h1", "errors": ["E1: unknown name `y`"] })).unwrap();
+    transcript.record(Kind::Note, json!("just text")).unwrap();
+    assert_eq!(transcript.len(), 4);
+
+    let written = transcript.into_inner();
+    let text = String::from_utf8(written.clone()).unwrap();
+    assert!(text.starts_with(r#"{"seq":0,"kind":"prompt","#), "{text}");
+    let records = lines(&written);
+    assert_eq!(records[0]["messages"][0], json!({ "role": "user", "content": "12345678" }));
+    assert_eq!(
+        records[1],
+        json!({
+            "seq": 1, "kind": "reply", "hole": "h1", "text": "let x = 1;",
+            "usage": { "prompt_tokens": 2, "completion_tokens": 3 }
+        })
+    );
+    assert_eq!(records[2]["kind"], "diagnostics");
+    assert_eq!(records[3], json!({ "seq": 3, "kind": "note", "value": "just text" }));
+}
+
+#[test]
+fn reserved_fields_are_refused() {
+    let mut transcript = Transcript::new(Vec::new());
+    let error = transcript.record(Kind::Note, json!({ "kind": "sneaky" })).unwrap_err();
+    assert!(matches!(error, TranscriptError::ReservedField(ref name) if name == "kind"));
+    assert!(transcript.is_empty());
+}
+
+/// A writer that always fails.
+struct Broken;
+
+impl Write for Broken {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::Error::other("disk full"))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn write_errors_are_returned() {
+    let mut transcript = Transcript::new(Broken);
+    let error = transcript.record(Kind::Note, json!({})).unwrap_err();
+    assert!(matches!(error, TranscriptError::Io(_)));
+    assert!(error.to_string().contains("disk full"), "{error}");
+}
+
+#[test]
+fn a_recorded_run_replays_offline() {
+    // Record a run of a scripted "model": two attempts at hole a (the first rejected), then b.
+    let mut model = Scripted::new(vec![
+        ScriptedReply::for_hole("a", "bad"),
+        ScriptedReply::for_hole("a", "good"),
+        ScriptedReply::for_hole("b", "bee"),
+    ]);
+    let mut transcript = Transcript::new(Vec::new());
+    for hole in ["a", "a", "b"] {
+        let request = ask(Some(hole));
+        transcript.prompt(model.name(), &request).unwrap();
+        let completion = model.complete(&request).unwrap();
+        transcript.reply(Some(hole), &completion).unwrap();
+        transcript.record(Kind::Attempt, json!({ "hole": hole, "accepted": completion.text != "bad" })).unwrap();
+    }
+    let recorded = transcript.into_inner();
+
+    let mut replayed = replay(io::Cursor::new(&recorded)).unwrap();
+    assert_eq!(replayed.remaining(), 3);
+    assert_eq!(text(&mut replayed, Some("a")).unwrap(), "bad");
+    assert_eq!(text(&mut replayed, Some("b")).unwrap(), "bee");
+    assert_eq!(text(&mut replayed, Some("a")).unwrap(), "good");
+
+    let path = temp_file("run.jsonl", &String::from_utf8(recorded).unwrap());
+    let mut opened = open(&ProviderConfig::parse(&format!("replay:{}", path.display())).unwrap()).unwrap();
+    assert!(opened.name().starts_with("replay:"));
+    assert_eq!(text(&mut opened, Some("a")).unwrap(), "bad");
+}
+
+#[test]
+fn replay_reports_bad_lines_by_number() {
+    let transcript = "{\"seq\":0,\"kind\":\"note\"}\n\n{\"kind\":\"reply\"}\n";
+    let error = replay(io::Cursor::new(transcript)).unwrap_err();
+    assert!(matches!(error, TranscriptError::Line { line: 3, .. }), "{error:?}");
+    assert!(error.to_string().contains("text"), "{error}");
+    let error = replay(io::Cursor::new("not json\n")).unwrap_err();
+    assert!(matches!(error, TranscriptError::Line { line: 1, .. }), "{error:?}");
+}
+
+#[test]
+fn model_specs_parse_with_defaults() {
+    let ProviderConfig::OpenAi(config) = ProviderConfig::parse("openai:gpt-4o-mini").unwrap() else { panic!() };
+    assert_eq!((config.model.as_str(), config.base_url.as_str()), ("gpt-4o-mini", "https://api.openai.com/v1"));
+    assert_eq!(config.api_key_env, "OPENAI_API_KEY");
+
+    let ProviderConfig::OpenAi(config) = ProviderConfig::parse("openai:llama3.1:8b@http://127.0.0.1:11434/v1").unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!((config.model.as_str(), config.base_url.as_str()), ("llama3.1:8b", "http://127.0.0.1:11434/v1"));
+
+    let ProviderConfig::Anthropic(config) = ProviderConfig::parse("anthropic:claude-3-5-sonnet@20240620").unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(config.model, "claude-3-5-sonnet@20240620", "an @ not followed by a URL is part of the model");
+    assert_eq!(
+        (config.base_url.as_str(), config.api_key_env.as_str()),
+        ("https://api.anthropic.com", "ANTHROPIC_API_KEY")
+    );
+
+    assert_eq!(
+        ProviderConfig::parse("scripted:demo/replies.json").unwrap(),
+        ProviderConfig::Scripted("demo/replies.json".into())
+    );
+    assert_eq!(ProviderConfig::parse("replay:run.jsonl").unwrap(), ProviderConfig::Replay("run.jsonl".into()));
+}
+
+#[test]
+fn model_specs_round_trip_through_display() {
+    for spec in [
+        "openai:gpt-4o-mini",
+        "openai:qwen@http://127.0.0.1:8000/v1",
+        "anthropic:claude-sonnet-4-5",
+        "anthropic:m@https://proxy.example",
+        "scripted:a.json",
+        "replay:b.jsonl",
+    ] {
+        let config: ProviderConfig = spec.parse().unwrap();
+        assert_eq!(config.to_string(), spec);
+    }
+}
+
+#[test]
+fn bad_model_specs_say_what_is_expected() {
+    for bad in ["gpt-4o", "openai:", "openai:@http://x", "scripted:", "gemini:pro", ""] {
+        let Err(ProviderError::Config(message)) = ProviderConfig::parse(bad) else { panic!("`{bad}` parsed") };
+        assert!(message.contains(bad.split(':').next().unwrap_or_default()), "{message}");
+    }
+    let Err(ProviderError::Config(message)) = ProviderConfig::parse("gemini:pro") else { panic!() };
+    assert!(message.contains("openai:MODEL"), "{message}");
+}
+
+#[test]
+fn reply_parsers_are_usable_without_a_server() {
+    let completion =
+        cordon_agent::openai::parse_reply(&json!({ "choices": [{ "message": { "content": "hi" } }] })).unwrap();
+    assert_eq!(completion.text, "hi");
+    let refusal = json!({ "choices": [{ "message": { "content": null, "refusal": "I can't" } }] });
+    assert!(
+        matches!(cordon_agent::openai::parse_reply(&refusal), Err(ProviderError::Malformed(m)) if m.contains("refused"))
+    );
+    let cached =
+        json!({ "content": [], "usage": { "input_tokens": 1, "cache_read_input_tokens": 10, "output_tokens": 2 } });
+    let completion = cordon_agent::anthropic::parse_reply(&cached).unwrap();
+    assert_eq!((completion.text.as_str(), completion.usage.prompt_tokens), ("", 11));
+}
