@@ -152,6 +152,12 @@ fn check_in_place(
     fill: FileId,
     options: &CheckOptions,
 ) -> FillOutcome {
+    let taken = checked.policies().iter().chain(checked.plan()).any(|m| m.file == fill)
+        || chain.iter().any(|(_, m)| m.file == fill);
+    if taken {
+        let d = Diagnostic::error(Code::DuplicateDefinition, Span::new(fill, 0, 0), "a fill needs a file of its own");
+        return FillOutcome { diagnostics: vec![d], fill: None };
+    }
     let parsed = cordon_syntax::parse(fill, &sources.file(fill).text);
     if parsed.diagnostics.iter().any(Diagnostic::is_error) {
         return FillOutcome { diagnostics: parsed.diagnostics, fill: None };

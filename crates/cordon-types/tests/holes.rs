@@ -307,6 +307,14 @@ fn a_missing_hole_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn a_fill_in_a_file_of_the_program_is_refused() {
+    let p = shell();
+    let plan = FileId(1);
+    let outcome = check_fill(&p.sources, &p.checked, 1, plan, &CheckOptions::default());
+    assert_eq!(error_codes(&outcome.diagnostics), ["duplicate-definition"]);
+}
+
+#[test]
 fn a_checked_fill_is_handed_back() {
     let mut p = shell();
     let outcome = expect_fill(&mut p, None, 3, "let s = sh.renew(s);\n(\"hi\", s)", &[]);
