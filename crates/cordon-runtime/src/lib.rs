@@ -230,6 +230,14 @@ impl Run {
         let Some(hole) = self.waiting_hole.take() else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "no hole is waiting"));
         };
+        if arg_names.len() != hole.args.len() {
+            self.finished = true;
+            return Err(RunError::new(
+                ErrorKind::Type,
+                hole.span,
+                format!("the fill names {} arguments; the hole has {}", arg_names.len(), hole.args.len()),
+            ));
+        }
         let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names) {
             Ok(c) => c,
             Err(e) => {
@@ -246,9 +254,7 @@ impl Run {
         program.fns.extend(compiled.fns);
         program.holes.extend(compiled.holes);
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
-        let mut args = hole.args;
-        args.truncate(arg_names.len());
-        self.vm.enter_fill(&self.ctx.program, compiled.body, scope, args, label);
+        self.vm.enter_fill(&self.ctx.program, compiled.body, scope, hole.args, label);
         self.proceed()
     }
 
