@@ -112,3 +112,24 @@ fn a_hole_without_a_model_ends_the_run_cleanly() {
     let report = cordon_runtime::run(&program, &Sessions::default(), &Config::default(), &mut host);
     assert_eq!(report.result.unwrap_err().kind.code().as_str(), "no-model");
 }
+
+#[test]
+fn a_checked_fill_runs_in_its_hole() {
+    use cordon_types::{CheckOptions, check, check_fill};
+    let mut sources = cordon_syntax::SourceMap::new();
+    let policy = sources.add("policy.cord", POLICY);
+    let plan = sources.add("plan.cord", r#"let base = 40; let n: Int = agent[Int]("add 2 to base"); to_string(n)"#);
+    let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
+    let checked = outcome.program.expect("accepted");
+    let program = cordon_runtime::Program::new(&checked).unwrap();
+    let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    let Ok(Step::Hole(hole)) = run.proceed() else { panic!("the run stops at the hole") };
+    let site = checked.holes().iter().position(|h| h.span == hole.span).expect("the checker knows the hole");
+    let rejected = sources.add("fill1.cord", r#""forty-two""#);
+    assert!(!check_fill(&sources, &checked, site, rejected, &CheckOptions::default()).accepted());
+    let fill = sources.add("fill2.cord", "base + 2");
+    let outcome = check_fill(&sources, &checked, site, fill, &CheckOptions::default());
+    let fill = outcome.fill.expect("the fill checks");
+    let Ok(Step::Done(v)) = run.fill(&fill, &Label::bottom()) else { panic!("the run ends") };
+    assert_eq!(v.value.to_string(), "\"42\"");
+}
