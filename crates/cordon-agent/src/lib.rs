@@ -10,12 +10,16 @@
 //! scripted provider. [`ProviderConfig`] parses the CLI's `--model` spec and [`open`] builds
 //! the provider it names.
 //!
-//! This crate knows nothing of Cordon's language: extracting code from a reply, checking it
-//! and retrying with diagnostics is the runtime's business.
+//! On top of the providers, [`prompt`] builds a hole's label-aware prompt and [`fill`] runs the
+//! check-and-retry loop: it extracts the code of a reply, checks it in the hole's place, sends
+//! diagnostics back, and drives a whole request ([`run_request`]) through tool calls and
+//! (nested) holes.
 
 pub mod anthropic;
+pub mod fill;
 pub mod http;
 pub mod openai;
+pub mod prompt;
 pub mod provider;
 mod reply;
 pub mod scripted;
@@ -26,8 +30,13 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 pub use anthropic::{Anthropic, AnthropicConfig};
+pub use fill::{
+    Checking, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, Progress, RequestOutcome, TranscriptSink,
+    extract_code, run_request,
+};
 pub use http::{HttpConfig, RetryPolicy};
 pub use openai::{OpenAi, OpenAiConfig};
+pub use prompt::{Prompt, PromptStats, REFERENCE, prompt};
 pub use provider::{Completion, Message, Provider, ProviderError, Request, Role, Usage};
 pub use scripted::{Scripted, ScriptedReply, estimate_tokens};
 pub use transcript::{Kind, Transcript, TranscriptError, replay, replay_file};

@@ -4,6 +4,7 @@
 //!
 //! Exit codes: 0 accepted, 1 rejected, 2 usage or IO error (clap's usage errors exit 2 too).
 
+mod ask;
 mod check;
 mod demo;
 mod run;
@@ -28,6 +29,9 @@ enum Command {
     /// Check a plan, then run it against a simulated environment, printing every tool call
     /// and decision
     Run(run::Args),
+    /// Ask a model: the request becomes a typed hole at the policy's entry, filled with
+    /// checked code and run against a simulated environment
+    Ask(ask::Args),
     /// Check the seed examples offline and show what Cordon says about each
     Demo,
 }
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
         Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path)),
+        Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path)),
         Command::Demo => Ok(demo::run()),
     };
     match result {

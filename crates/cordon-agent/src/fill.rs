@@ -1,0 +1,486 @@
+//! Filling typed holes with a model (DESIGN.md §2, §5): the check-and-retry loop and a driver
+//! that runs a request to its end.
+//!
+//! For each hole a run reaches, a [`Filler`] builds the hole's [`prompt`](crate::prompt), asks
+//! its provider, takes the one fenced code block out of the reply ([`extract_code`]), adds it
+//! to the source map as a file of its own and checks it in the hole's place
+//! ([`cordon_types::check_fill`], or [`cordon_types::check_nested_fill`] for a hole inside a
+//! fill). Diagnostics go back to the model in their concise form as the next message, up to
+//! [`FillConfig::max_attempts`]; a hole that gets no fill ends the run with a hole error the
+//! caller sees as a failure. An accepted fill runs with the label of its prompt. Every prompt,
+//! reply, diagnostic and attempt is written to the transcript, if there is one.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use cordon_runtime::{
+    Config, DcLabel, Event, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
+};
+use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
+use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
+use serde_json::{Value as Json, json};
+
+use crate::prompt::{Prompt, prompt};
+use crate::provider::{Message, Provider, Request, Usage};
+use crate::transcript::{Kind, Transcript, TranscriptError};
+
+/// Replies longer than this many bytes are not read for code.
+pub const MAX_REPLY_BYTES: usize = 64 * 1024;
+
+/// At most this many diagnostics go back to the model after one attempt.
+const MAX_DIAGNOSTICS: usize = 8;
+
+/// How holes are filled.
+#[derive(Debug, Clone)]
+pub struct FillConfig {
+    /// Replies asked for one hole before it is given up (at least 1).
+    pub max_attempts: u32,
+    /// How deep holes may nest: a hole of the program is at depth 1, a hole in its fill at 2.
+    pub max_depth: usize,
+    /// What the model may be shown (a value whose label does not flow here is hidden).
+    pub clearance: DcLabel,
+    /// The most tokens a reply may have.
+    pub max_tokens: u32,
+}
+
+impl Default for FillConfig {
+    /// Three attempts, depth four, public values only, 4096-token replies.
+    fn default() -> FillConfig {
+        FillConfig { max_attempts: 3, max_depth: 4, clearance: DcLabel::untrusted(), max_tokens: 4096 }
+    }
+}
+
+/// Where transcript records go: any [`Transcript`].
+pub trait TranscriptSink {
+    /// Writes one record.
+    fn write_record(&mut self, kind: Kind, fields: Json) -> Result<(), TranscriptError>;
+}
+
+impl<W: Write> TranscriptSink for Transcript<W> {
+    fn write_record(&mut self, kind: Kind, fields: Json) -> Result<(), TranscriptError> {
+        self.record(kind, fields)
+    }
+}
+
+/// What a [`Filler`] reports before each model call, for a progress line.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    /// The model's name.
+    pub model: &'a str,
+    /// The hole's id (`0`, `0.1` for the second hole in the fill of hole `0`, ..).
+    pub hole: &'a str,
+    /// The attempt about to be made, from 1.
+    pub attempt: u32,
+    pub max_attempts: u32,
+}
+
+/// What filling one hole cost and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoleStats {
+    /// The hole's id (see [`Progress::hole`]).
+    pub hole: String,
+    /// Replies asked for.
+    pub attempts: u32,
+    /// Tokens over all attempts.
+    pub usage: Usage,
+    /// Estimated tokens of the hole's first prompt.
+    pub prompt_tokens: u64,
+    /// Whether a fill was accepted.
+    pub filled: bool,
+}
+
+/// Fills holes with one model: the provider, an optional transcript and progress callback,
+/// and the settings.
+pub struct Filler<'a> {
+    provider: &'a mut dyn Provider,
+    transcript: Option<&'a mut dyn TranscriptSink>,
+    progress: Option<&'a mut dyn FnMut(&Progress<'_>)>,
+    config: FillConfig,
+    transcript_error: Option<String>,
+}
+
+impl std::fmt::Debug for Filler<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filler").field("model", &self.provider.name()).field("config", &self.config).finish()
+    }
+}
+
+impl<'a> Filler<'a> {
+    /// A filler asking `provider`, with the default settings and no transcript.
+    pub fn new(provider: &'a mut dyn Provider) -> Filler<'a> {
+        Filler { provider, transcript: None, progress: None, config: FillConfig::default(), transcript_error: None }
+    }
+
+    /// The same filler with these settings.
+    pub fn with_config(mut self, config: FillConfig) -> Filler<'a> {
+        self.config = config;
+        self
+    }
+
+    /// The same filler writing every prompt, reply, diagnostic and attempt to `transcript`.
+    pub fn with_transcript(mut self, transcript: &'a mut dyn TranscriptSink) -> Filler<'a> {
+        self.transcript = Some(transcript);
+        self
+    }
+
+    /// The same filler calling `progress` before each model call.
+    pub fn with_progress(mut self, progress: &'a mut dyn FnMut(&Progress<'_>)) -> Filler<'a> {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Writes a transcript record; the first write error is kept (and later records dropped).
+    fn log(&mut self, kind: Kind, fields: Json) {
+        if self.transcript_error.is_some() {
+            return;
+        }
+        if let Some(t) = self.transcript.as_mut()
+            && let Err(e) = t.write_record(kind, fields)
+        {
+            self.transcript_error = Some(e.to_string());
+        }
+    }
+
+    fn report_progress(&mut self, hole: &str, attempt: u32) {
+        let model = self.provider.name().to_string();
+        let max_attempts = self.config.max_attempts.max(1);
+        if let Some(progress) = self.progress.as_mut() {
+            progress(&Progress { model: &model, hole, attempt, max_attempts });
+        }
+    }
+
+    /// Asks for fills of one hole until one checks or the attempts run out. The prompt's
+    /// messages are the start of the conversation; each rejected reply and its diagnostics are
+    /// added to it.
+    pub fn fill_hole(&mut self, hole: &str, prompt: &Prompt, check: &mut dyn FnMut(&str, u32) -> Checking) -> Filled {
+        let mut messages = prompt.messages.clone();
+        let mut stats = HoleStats {
+            hole: hole.to_string(),
+            attempts: 0,
+            usage: Usage::default(),
+            prompt_tokens: prompt.stats.estimated_tokens,
+            filled: false,
+        };
+        let mut last = String::from("no attempt was made");
+        for attempt in 1..=self.config.max_attempts.max(1) {
+            self.report_progress(hole, attempt);
+            stats.attempts = attempt;
+            let request = Request {
+                messages: messages.clone(),
+                max_tokens: self.config.max_tokens,
+                hole: Some(hole.to_string()),
+            };
+            self.log(Kind::Prompt, prompt_record(self.provider.name(), &request, attempt, &prompt.label));
+            let completion = match self.provider.complete(&request) {
+                Ok(c) => c,
+                Err(e) => {
+                    let reason = format!("the model gave no answer: {e}");
+                    self.log(
+                        Kind::Attempt,
+                        json!({ "hole": hole, "attempt": attempt, "outcome": "error", "error": reason }),
+                    );
+                    return Filled { fill: Err(reason), stats };
+                }
+            };
+            stats.usage += completion.usage;
+            self.log(Kind::Reply, json!({ "hole": hole, "text": completion.text, "usage": completion.usage }));
+            let feedback = match extract_code(&completion.text) {
+                Err(problem) => problem,
+                Ok(code) => match check(code, attempt) {
+                    Checking::Accepted(fill) => {
+                        self.log(Kind::Attempt, json!({ "hole": hole, "attempt": attempt, "outcome": "accepted" }));
+                        stats.filled = true;
+                        return Filled { fill: Ok(fill), stats };
+                    }
+                    Checking::Rejected(diagnostics) => diagnostics,
+                },
+            };
+            self.log(Kind::Diagnostics, json!({ "hole": hole, "attempt": attempt, "text": feedback }));
+            self.log(Kind::Attempt, json!({ "hole": hole, "attempt": attempt, "outcome": "rejected" }));
+            messages.push(Message::assistant(echo(&completion.text)));
+            messages.push(Message::user(format!(
+                "Your fill was rejected:\n{feedback}\nFix it and answer again with exactly one ```cordon block."
+            )));
+            last = feedback;
+        }
+        let first = last.lines().next().unwrap_or_default().to_string();
+        Filled { fill: Err(format!("no fill checked in {} attempts (last: {first})", stats.attempts)), stats }
+    }
+}
+
+/// What checking one attempt's code said.
+#[derive(Debug)]
+pub enum Checking {
+    /// The fill checked.
+    Accepted(Box<CheckedFill>),
+    /// It did not: the diagnostics, in the form sent back to the model.
+    Rejected(String),
+}
+
+/// How one hole ended: an accepted fill or why there is none, and its cost.
+#[derive(Debug)]
+pub struct Filled {
+    pub fill: Result<Box<CheckedFill>, String>,
+    pub stats: HoleStats,
+}
+
+/// A rejected reply as it is kept in the conversation: whole, unless it is over the size cap.
+fn echo(reply: &str) -> String {
+    if reply.len() > MAX_REPLY_BYTES {
+        format!("<a reply of {} bytes, not shown>", reply.len())
+    } else {
+        reply.to_string()
+    }
+}
+
+/// The transcript record of a request.
+fn prompt_record(provider: &str, request: &Request, attempt: u32, label: &Label) -> Json {
+    let messages: Vec<Json> =
+        request.messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
+    json!({
+        "hole": request.hole,
+        "provider": provider,
+        "attempt": attempt,
+        "label": label.to_string(),
+        "max_tokens": request.max_tokens,
+        "messages": messages,
+    })
+}
+
+/// The code of a reply: the content of its one fenced block (```` ``` ```` with any info
+/// string such as `cordon`); prose around it is ignored. No block, several blocks, an
+/// unclosed block or a reply over [`MAX_REPLY_BYTES`] is a problem, described for the model.
+pub fn extract_code(reply: &str) -> Result<&str, String> {
+    if reply.len() > MAX_REPLY_BYTES {
+        return Err(format!(
+            "error: the reply is {} bytes, over the {MAX_REPLY_BYTES}-byte limit; answer with a short fill",
+            reply.len()
+        ));
+    }
+    let mut blocks = Vec::new();
+    let mut open: Option<usize> = None;
+    let mut offset = 0;
+    for line in reply.split_inclusive('\n') {
+        let fence = line.trim_start().starts_with("```");
+        match open {
+            None if fence => open = Some(offset + line.len()),
+            Some(start) if fence && line.trim() == "```" => {
+                blocks.push(reply.get(start..offset).unwrap_or_default());
+                open = None;
+            }
+            _ => {}
+        }
+        offset += line.len();
+    }
+    match (blocks.as_slice(), open) {
+        (_, Some(_)) => Err("error: a code block is not closed with ```".to_string()),
+        ([code], None) => Ok(code),
+        ([], None) => Err("error: the reply has no code block; put the fill in one ```cordon block".to_string()),
+        (many, None) => {
+            Err(format!("error: the reply has {} code blocks; give exactly one ```cordon block", many.len()))
+        }
+    }
+}
+
+/// The diagnostics of a rejected fill, in the concise form, errors first, at most
+/// [`MAX_DIAGNOSTICS`].
+fn concise(outcome: &FillOutcome, sources: &SourceMap) -> String {
+    let mut shown: Vec<&Diagnostic> = outcome.diagnostics.iter().filter(|d| d.is_error()).collect();
+    shown.extend(outcome.diagnostics.iter().filter(|d| !d.is_error()));
+    let mut out: String = shown.iter().take(MAX_DIAGNOSTICS).map(|d| render::concise(d, sources)).collect();
+    if shown.len() > MAX_DIAGNOSTICS {
+        out.push_str(&format!("({} more diagnostics not shown)\n", shown.len() - MAX_DIAGNOSTICS));
+    }
+    if out.is_empty() {
+        out.push_str("error: the fill was rejected\n");
+    }
+    out
+}
+
+/// The end of a request run by [`run_request`].
+#[derive(Debug)]
+pub struct RequestOutcome {
+    pub result: Result<Val, RunError>,
+    pub trace: Vec<Event>,
+    /// The sessions to keep for the next request.
+    pub sessions: Sessions,
+    /// Tokens over all holes.
+    pub usage: Usage,
+    /// Each hole reached, in order.
+    pub holes: Vec<HoleStats>,
+    /// The first transcript write error, if any (later records were dropped).
+    pub transcript_error: Option<String>,
+}
+
+/// An accepted fill the run entered: holes in it are filled with `check_nested_fill`.
+#[derive(Debug)]
+struct Entered {
+    fill: Box<CheckedFill>,
+    /// The label of its prompt: its source text is shown to the models of its holes.
+    label: Label,
+    id: String,
+    depth: usize,
+}
+
+/// Where a hole the run reached is: its site, its id and depth, its parent fill (if any).
+struct Located<'f> {
+    site: HoleSite,
+    id: String,
+    depth: usize,
+    parent: Option<&'f Entered>,
+}
+
+/// Finds the site of a hole the run reached, from its span.
+fn locate<'f>(checked: &Checked, entered: &'f HashMap<FileId, Entered>, request: &HoleRequest) -> Option<Located<'f>> {
+    if let Some(parent) = entered.get(&request.span.file) {
+        let site = parent.fill.holes().iter().find(|s| s.span == request.span)?;
+        let id = format!("{}.{}", parent.id, site.id);
+        return Some(Located { site: site.clone(), id, depth: parent.depth + 1, parent: Some(parent) });
+    }
+    let site = checked.holes().iter().find(|s| s.span == request.span)?;
+    Some(Located { site: site.clone(), id: site.id.to_string(), depth: 1, parent: None })
+}
+
+/// Runs the checked program `checked` (from `sources`, checked with `options`) to its end:
+/// tool calls are performed by `tools`, holes filled by `filler`. Fills are added to `sources`.
+pub fn run_request(
+    sources: &mut SourceMap,
+    checked: &Checked,
+    options: &CheckOptions,
+    sessions: &Sessions,
+    config: &Config,
+    tools: &mut dyn ToolHost,
+    filler: &mut Filler<'_>,
+) -> RequestOutcome {
+    let mut holes = Vec::new();
+    let started = Program::new(checked)
+        .map_err(|e| RunError::new(cordon_runtime::ErrorKind::Type, e.span, e.message))
+        .and_then(|program| Run::start(&program, sessions, config));
+    let mut run = match started {
+        Ok(run) => run,
+        Err(e) => {
+            return RequestOutcome {
+                result: Err(e),
+                trace: Vec::new(),
+                sessions: sessions.clone(),
+                usage: Usage::default(),
+                holes,
+                transcript_error: filler.transcript_error.clone(),
+            };
+        }
+    };
+    let mut entered: HashMap<FileId, Entered> = HashMap::new();
+    let mut step = run.proceed();
+    let result = loop {
+        match step {
+            Ok(Step::Effect(effect)) => {
+                filler.log(Kind::Effect, json!({ "tool": format!("{}.{}", effect.capability, effect.tool) }));
+                let answer = tools.perform(&effect);
+                step = run.resume(answer);
+            }
+            Ok(Step::Hole(request)) => {
+                let filled = fill_reached(sources, checked, options, filler, &entered, &request);
+                if let Some(stats) = filled.stats {
+                    holes.push(stats);
+                }
+                step = match filled.fill {
+                    Ok((fill, label)) => run.fill(&fill.fill, &label).inspect(|_| {
+                        entered.insert(fill_file(&fill.fill), *fill);
+                    }),
+                    Err(reason) => Err(run.abandon_hole(&reason)),
+                };
+            }
+            Ok(Step::Done(v)) => break Ok(v),
+            Err(e) => break Err(e),
+        }
+    };
+    let trace = run.trace().to_vec();
+    for event in &trace {
+        filler.log(Kind::Decision, event.to_json());
+    }
+    RequestOutcome {
+        result,
+        usage: holes.iter().fold(Usage::default(), |sum, h| sum + h.usage),
+        trace,
+        sessions: run.sessions(),
+        holes,
+        transcript_error: filler.transcript_error.clone(),
+    }
+}
+
+/// The file of a checked fill's source.
+fn fill_file(fill: &CheckedFill) -> FileId {
+    fill.module().file
+}
+
+/// How one reached hole went.
+struct Reached {
+    fill: Result<(Box<Entered>, Label), String>,
+    stats: Option<HoleStats>,
+}
+
+/// Fills a hole the run reached: finds its site, enforces the depth limit, builds its prompt
+/// and runs the fill loop with the right check.
+fn fill_reached(
+    sources: &mut SourceMap,
+    checked: &Checked,
+    options: &CheckOptions,
+    filler: &mut Filler<'_>,
+    entered: &HashMap<FileId, Entered>,
+    request: &HoleRequest,
+) -> Reached {
+    let Some(at) = locate(checked, entered, request) else {
+        return Reached { fill: Err("the hole's site is unknown to the host".into()), stats: None };
+    };
+    if at.depth > filler.config.max_depth {
+        let reason = format!("holes nest deeper than the limit of {}", filler.config.max_depth);
+        return Reached { fill: Err(reason), stats: None };
+    }
+    let mut p = prompt(sources, checked, &at.site, request, &filler.config.clearance);
+    if let Some(parent) = at.parent {
+        p.label.join_mut(&parent.label);
+    }
+    let (id, depth, site) = (at.id.clone(), at.depth, at.site.id);
+    let parent = at.parent.map(|e| e.fill.clone());
+    let mut check = |code: &str, attempt: u32| {
+        let file = sources.add(format!("<fill {id} attempt {attempt}>"), code);
+        let outcome = match &parent {
+            Some(parent) => check_nested_fill(sources, checked, parent, site, file, options),
+            None => check_fill(sources, checked, site, file, options),
+        };
+        match outcome.fill {
+            Some(fill) => Checking::Accepted(Box::new(fill)),
+            None => Checking::Rejected(concise(&outcome, sources)),
+        }
+    };
+    let filled = filler.fill_hole(&id, &p, &mut check);
+    let fill = filled
+        .fill
+        .map(|fill| (Box::new(Entered { fill, label: p.label.clone(), id: id.clone(), depth }), p.label.clone()));
+    Reached { fill, stats: Some(filled.stats) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_block_with_prose_around_it_is_the_code() {
+        assert_eq!(extract_code("Here:\n```cordon\n1 + 2\n```\nDone."), Ok("1 + 2\n"));
+        assert_eq!(extract_code("```\nx\n```"), Ok("x\n"));
+    }
+
+    /// The problem with a reply that has no usable code.
+    fn problem(reply: &str) -> String {
+        extract_code(reply).err().unwrap_or_default()
+    }
+
+    #[test]
+    fn no_block_several_blocks_unclosed_blocks_and_huge_replies_are_problems() {
+        assert!(problem("just 1 + 2").contains("no code block"));
+        assert!(problem("```\na\n```\n```\nb\n```").contains("2 code blocks"));
+        assert!(problem("```cordon\na\n").contains("not closed"));
+        let huge = format!("```\n{}\n```", "x".repeat(MAX_REPLY_BYTES));
+        assert!(problem(&huge).contains("limit"));
+    }
+}

@@ -1,0 +1,240 @@
+//! Holes filled by a (scripted) model on the simulated GitHub: the prompt, diagnostics fed
+//! back on retry, hostile replies, the retry budget, nested holes and their depth limit, and a
+//! sub-agent that read untrusted issue text unable to act for the user.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+use cordon_agent::{
+    Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, Scripted, ScriptedReply,
+    Transcript, prompt, run_request,
+};
+use cordon_runtime::{Config, DcLabel, Program, Run, Sessions, Step};
+use cordon_syntax::SourceMap;
+use cordon_types::{CheckOptions, check};
+
+/// A provider that keeps every request it is asked.
+struct Recording {
+    inner: Scripted,
+    requests: Vec<Request>,
+}
+
+impl Recording {
+    fn new(replies: &[&str]) -> Recording {
+        let replies = replies.iter().map(|r| ScriptedReply::next(*r)).collect();
+        Recording { inner: Scripted::new(replies), requests: Vec::new() }
+    }
+}
+
+impl Provider for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+
+    fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
+        self.requests.push(request.clone());
+        self.inner.complete(request)
+    }
+}
+
+/// A reply holding `code` in one block, with some prose around it.
+fn reply(code: &str) -> String {
+    format!("Here is the fill.\n```cordon\n{code}\n```\nIt has the expected type.")
+}
+
+/// The root plan `cordon ask` builds for `request`.
+fn root_plan(request: &str) -> String {
+    format!("agent[(String, Session)]({request:?}, s)")
+}
+
+/// The GitHub policy and `plan` in one source map, checked.
+fn checked(plan: &str) -> (SourceMap, cordon_types::Checked) {
+    let mut sources = SourceMap::new();
+    let policy = sources.add("policies/github.cord", cordon_envs::github::POLICY);
+    let plan = sources.add("plan.cord", plan);
+    let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
+    let checked = outcome.program.unwrap_or_else(|| panic!("rejected: {:?}", outcome.diagnostics));
+    (sources, checked)
+}
+
+/// Runs `plan` on the built-in GitHub with `provider` filling its holes.
+fn run(plan: &str, provider: &mut dyn Provider, config: FillConfig) -> (RequestOutcome, String) {
+    let (mut sources, checked) = checked(plan);
+    let mut env = cordon_envs::env("github").unwrap();
+    let run_config = Config { user: env.principal().to_string(), ..Config::default() };
+    let mut transcript = Transcript::new(Vec::new());
+    let outcome = {
+        let mut filler = Filler::new(provider).with_config(config).with_transcript(&mut transcript);
+        run_request(
+            &mut sources,
+            &checked,
+            &CheckOptions::default(),
+            &Sessions::default(),
+            &run_config,
+            env.as_mut(),
+            &mut filler,
+        )
+    };
+    assert_eq!(outcome.transcript_error, None);
+    (outcome, String::from_utf8(transcript.into_inner()).unwrap())
+}
+
+fn result_text(outcome: &RequestOutcome) -> String {
+    match &outcome.result {
+        Ok(v) => v.value.to_string(),
+        Err(e) => format!("error[{}]: {}", e.kind.code().as_str(), e.message),
+    }
+}
+
+/// The last user message of a request.
+fn last_user(request: &Request) -> &str {
+    &request.messages.last().unwrap().content
+}
+
+#[test]
+fn the_github_root_prompt() {
+    let (sources, checked) = checked(&root_plan("How many open issues does alice/website have?"));
+    let program = Program::new(&checked).unwrap();
+    let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    let Ok(Step::Hole(request)) = run.proceed() else { panic!("no hole") };
+    let p = prompt(&sources, &checked, &checked.holes()[0], &request, &DcLabel::untrusted());
+    let text: Vec<String> = p.messages.iter().map(|m| format!("=== {} ===\n{}", m.role.as_str(), m.content)).collect();
+    insta::assert_snapshot!("github_root_prompt", text.join("\n"));
+    assert!(p.label.is_bottom(), "only the user's own request was shown");
+    eprintln!("github root prompt: {} chars, ~{} tokens (chars/4)", p.stats.chars, p.stats.estimated_tokens);
+    assert!(p.stats.estimated_tokens < 2500, "{} tokens", p.stats.estimated_tokens);
+}
+
+#[test]
+fn a_correct_first_reply_runs() {
+    let mut model = Recording::new(&[&reply(r#"("Hello from the fill", s)"#)]);
+    let (outcome, transcript) = run(&root_plan("Say hello"), &mut model, FillConfig::default());
+    assert!(result_text(&outcome).starts_with(r#"("Hello from the fill", "#), "{}", result_text(&outcome));
+    assert_eq!(outcome.holes.len(), 1);
+    assert_eq!(outcome.holes[0].attempts, 1);
+    assert!(outcome.usage.prompt_tokens > 0 && outcome.usage.completion_tokens > 0);
+    for kind in ["\"prompt\"", "\"reply\"", "\"attempt\""] {
+        assert!(transcript.contains(kind), "{kind} missing from {transcript}");
+    }
+}
+
+#[test]
+fn a_type_error_is_fed_back_and_the_second_reply_is_used() {
+    let mut model = Recording::new(&[&reply("(42, s)"), &reply(r#"("forty-two", s)"#)]);
+    let (outcome, transcript) = run(&root_plan("Answer"), &mut model, FillConfig::default());
+    assert!(result_text(&outcome).starts_with(r#"("forty-two", "#), "{}", result_text(&outcome));
+    assert_eq!(outcome.holes[0].attempts, 2);
+    assert_eq!(model.requests.len(), 2);
+    let second = &model.requests[1];
+    assert_eq!(second.messages.len(), 4, "prompt, reply, diagnostics");
+    assert!(second.messages[2].content.contains("(42, s)"), "the rejected reply is in the conversation");
+    let feedback = last_user(second);
+    assert!(feedback.contains("error[type-mismatch]"), "{feedback}");
+    assert!(feedback.contains("<fill 0 attempt 1>:1:"), "{feedback}");
+    assert!(transcript.contains("\"diagnostics\""), "{transcript}");
+}
+
+#[test]
+fn a_reply_without_code_counts_as_an_attempt() {
+    let mut model = Recording::new(&["I would list the issues first.", &reply(r#"("done", s)"#)]);
+    let (outcome, _) = run(&root_plan("Answer"), &mut model, FillConfig::default());
+    assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
+    assert_eq!(outcome.holes[0].attempts, 2);
+    assert!(last_user(&model.requests[1]).contains("no code block"), "{}", last_user(&model.requests[1]));
+}
+
+#[test]
+fn several_blocks_and_undeclared_names_are_rejected() {
+    let two = format!("{}\n{}", reply(r#"("a", s)"#), reply(r#"("b", s)"#));
+    let mut model = Recording::new(&[&two, &reply("(steal_everything(), s)"), &reply(r#"("ok", s)"#)]);
+    let (outcome, _) = run(&root_plan("Answer"), &mut model, FillConfig::default());
+    assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
+    assert!(last_user(&model.requests[1]).contains("2 code blocks"));
+    assert!(last_user(&model.requests[2]).contains("steal_everything"), "{}", last_user(&model.requests[2]));
+}
+
+#[test]
+fn a_fill_that_never_checks_ends_the_hole_after_the_budget() {
+    let bad = reply("(1, 2)");
+    let mut model = Recording::new(&[&bad, &bad, &bad, &bad]);
+    let config = FillConfig { max_attempts: 3, ..FillConfig::default() };
+    let (outcome, _) = run(&root_plan("Answer"), &mut model, config);
+    let text = result_text(&outcome);
+    assert!(text.starts_with("error[no-model]"), "{text}");
+    assert!(text.contains("no fill checked in 3 attempts"), "{text}");
+    assert_eq!(model.requests.len(), 3);
+    assert_eq!(outcome.holes[0].attempts, 3);
+    assert!(!outcome.holes[0].filled);
+}
+
+#[test]
+fn a_model_error_ends_the_hole_cleanly() {
+    let mut model = Recording::new(&[]);
+    let (outcome, _) = run(&root_plan("Answer"), &mut model, FillConfig::default());
+    let text = result_text(&outcome);
+    assert!(text.contains("the model gave no answer"), "{text}");
+}
+
+const OUTER: &str = "let n: Int = agent[Int](\"add two to the argument\", 40);\n(to_string(n), s)";
+
+#[test]
+fn a_hole_in_a_fill_is_filled_recursively() {
+    let mut model = Recording::new(&[&reply(OUTER), &reply("arg1 + 2")]);
+    let (outcome, _) = run(&root_plan("Compute"), &mut model, FillConfig::default());
+    assert!(result_text(&outcome).starts_with(r#"("42", "#), "{}", result_text(&outcome));
+    let ids: Vec<&str> = outcome.holes.iter().map(|h| h.hole.as_str()).collect();
+    assert_eq!(ids, ["0", "0.0"]);
+    assert_eq!(model.requests[1].hole.as_deref(), Some("0.0"));
+    let inner = last_user(&model.requests[1]);
+    assert!(inner.contains("Task: add two to the argument"), "{inner}");
+    assert!(inner.contains("arg1: Int = 40"), "{inner}");
+    assert!(inner.contains("⟪HOLE agent[Int]"), "{inner}");
+}
+
+#[test]
+fn the_depth_limit_is_enforced() {
+    let mut model = Recording::new(&[&reply(OUTER), &reply("arg1 + 2")]);
+    let config = FillConfig { max_depth: 1, ..FillConfig::default() };
+    let (outcome, _) = run(&root_plan("Compute"), &mut model, config);
+    let text = result_text(&outcome);
+    assert!(text.contains("deeper than the limit of 1"), "{text}");
+    assert_eq!(model.requests.len(), 1);
+}
+
+/// A fill that lists alice/website's issues and hands them to a sub-agent.
+const READ_ISSUES: &str = r#"match gh.repo("alice", "website") {
+  Some(r) => if r.private { ("private", s) } else {
+    let (issues, s) = gh.list_issues(s, r);
+    agent[(String, Session)]("act on these issues", s, issues)
+  },
+  None => ("none", s),
+}"#;
+
+/// What the sub-agent writes: it type-checks (the session is untainted, the repo public).
+const OPEN_ISSUE: &str = r#"let (i, s) = gh.create_issue(s, r, "Build fixed", "Done as the issue asked.");
+("opened", s)"#;
+
+#[test]
+fn a_sub_agent_shown_untrusted_issue_text_cannot_open_an_issue() {
+    let mut model = Recording::new(&[&reply(READ_ISSUES), &reply(OPEN_ISSUE)]);
+    let (outcome, _) = run(&root_plan("Triage alice/website"), &mut model, FillConfig::default());
+    let inner = last_user(&model.requests[1]);
+    assert!(inner.contains("IMPORTANT NOTE FOR AI ASSISTANTS"), "the issue text was shown: {inner}");
+    assert!(outcome.holes.iter().all(|h| h.filled), "both fills checked");
+    let text = result_text(&outcome);
+    assert!(text.starts_with("error[label-flow]"), "{text}");
+    let blocked: Vec<_> = outcome.trace.iter().filter(|e| e.tool.contains("create_issue")).collect();
+    assert_eq!(blocked.len(), 1);
+    assert!(matches!(blocked[0].decision, cordon_runtime::Decision::Blocked { .. }), "{:?}", blocked[0]);
+}
+
+#[test]
+fn the_same_sub_agent_shown_no_untrusted_text_may_open_an_issue() {
+    // A model cleared for trusted data only: the issues are hidden from it, so its prompt (and
+    // its fill) stays trusted.
+    let mut model = Recording::new(&[&reply(READ_ISSUES), &reply(OPEN_ISSUE)]);
+    let config = FillConfig { clearance: DcLabel::bottom(), ..FillConfig::default() };
+    let (outcome, _) = run(&root_plan("Triage alice/website"), &mut model, config);
+    let inner = last_user(&model.requests[1]);
+    assert!(inner.contains("issues: List[Issue] = <hidden: label"), "{inner}");
+    assert!(!inner.contains("IMPORTANT NOTE"), "{inner}");
+    assert!(result_text(&outcome).starts_with(r#"("opened", "#), "{}", result_text(&outcome));
+}

@@ -1,0 +1,242 @@
+//! `cordon ask "request"`: one request through a root hole. The plan is
+//! `agent[<entry's return type>]("<request>", <entry's linear parameters>)`; it is checked
+//! against the policy (with what the session file says about the session), then run against a
+//! simulated environment, the model filling its holes with checked code (DESIGN.md §2, §5).
+//! Prints the trace and the result like `cordon run`, and what the holes cost.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use cordon_agent::{FillConfig, Filler, Progress, ProviderConfig, RequestOutcome, Transcript, TranscriptSink};
+use cordon_runtime::{Config, Decision, Event, Sessions};
+use cordon_syntax::ast::ItemKind;
+use cordon_syntax::{FileId, SourceMap, render};
+use cordon_types::CheckOptions;
+
+use crate::{Error, Report};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A policy module; repeat for several. Defaults to the environment's own policy
+    #[arg(long = "policy", value_name = "FILE")]
+    pub policies: Vec<PathBuf>,
+
+    /// The simulated environment whose tools the plan calls
+    #[arg(long, value_name = "NAME", default_value = "github")]
+    pub env: String,
+
+    /// The model: openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], scripted:PATH or
+    /// replay:PATH
+    #[arg(long, value_name = "SPEC")]
+    pub model: String,
+
+    /// Keep the sessions in this file between requests (read if it exists, written after)
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+
+    /// Write a JSONL transcript of prompts, replies, diagnostics, attempts and decisions here
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+
+    /// Replies asked for one hole before it is given up
+    #[arg(long, value_name = "N", default_value_t = FillConfig::default().max_attempts)]
+    pub max_attempts: u32,
+
+    /// How deep holes may nest in fills
+    #[arg(long, value_name = "N", default_value_t = FillConfig::default().max_depth)]
+    pub max_depth: usize,
+
+    /// What to ask
+    pub request: String,
+}
+
+pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
+    let mut env = cordon_envs::env(&args.env).map_err(Error::Usage)?;
+    let model = ProviderConfig::parse(&args.model).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut sources = SourceMap::new();
+    let mut policies = Vec::new();
+    for path in &args.policies {
+        let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
+        policies.push(sources.add(path.display().to_string(), text));
+    }
+    if policies.is_empty() {
+        policies.push(sources.add(format!("<{} policy>", env.name()), env.policy()));
+    }
+    let sessions = match &args.session {
+        Some(path) if path.exists() => {
+            let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
+            Sessions::from_json(&text).map_err(Error::Usage)?
+        }
+        _ => Sessions::default(),
+    };
+    let plan_text = root_plan(&sources, &policies, &args.request);
+    let plan = sources.add("<request>", plan_text);
+
+    let options = CheckOptions { entry_facts: sessions.entry_facts(), ..CheckOptions::default() };
+    let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
+    let Some(checked) = outcome.program.as_ref() else {
+        let mut stdout: String = outcome.diagnostics.iter().map(|d| render::human(d, &sources) + "\n").collect();
+        stdout.push_str(&format!("request: {}; nothing ran\n", render::summary(&outcome.diagnostics)));
+        return Ok(Report { stdout, accepted: false });
+    };
+
+    let mut transcript = match &args.transcript {
+        Some(path) => {
+            let file = File::create(path).map_err(|error| Error::Write { path: path.clone(), error })?;
+            Some(Transcript::new(file))
+        }
+        None => None,
+    };
+    let mut progress = |p: &Progress<'_>| {
+        eprintln!("asking {} for hole {} (attempt {}/{})", p.model, p.hole, p.attempt, p.max_attempts);
+    };
+    let config = FillConfig { max_attempts: args.max_attempts, max_depth: args.max_depth, ..FillConfig::default() };
+    let mut filler = Filler::new(&mut provider).with_config(config).with_progress(&mut progress);
+    if let Some(t) = transcript.as_mut() {
+        filler = filler.with_transcript(t as &mut dyn TranscriptSink);
+    }
+    let run_config = Config { user: env.principal().to_string(), ..Config::default() };
+    let result =
+        cordon_agent::run_request(&mut sources, checked, &options, &sessions, &run_config, env.as_mut(), &mut filler);
+    if let Some(path) = &args.session {
+        std::fs::write(path, result.sessions.to_json()).map_err(|error| Error::Write { path: path.clone(), error })?;
+    }
+    if let (Some(path), Some(error)) = (&args.transcript, &result.transcript_error) {
+        return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
+    }
+    Ok(report(&sources, &result))
+}
+
+/// `agent[T]("request", s, ..)`: `T` the return type of the policies' `entry` (as written),
+/// the arguments its linear parameters. Without an `entry`, `agent[String]("request")`.
+fn root_plan(sources: &SourceMap, policies: &[FileId], request: &str) -> String {
+    let task = quote(request);
+    for &file in policies {
+        let parsed = cordon_syntax::parse(file, &sources.file(file).text);
+        for item in &parsed.module.items {
+            if let ItemKind::Entry { params, ret } = &item.kind {
+                let linear: Vec<&str> = params
+                    .iter()
+                    .filter(|p| is_linear(&parsed.module, sources.slice(p.ty.span)))
+                    .map(|p| p.name.name.as_str())
+                    .collect();
+                let args: String = linear.iter().map(|n| format!(", {n}")).collect();
+                return format!("agent[{}]({task}{args})", sources.slice(ret.span));
+            }
+        }
+    }
+    format!("agent[String]({task})")
+}
+
+/// Whether the parameter type text names a `linear type` of `module` (directly, or refined:
+/// `{s: Session | ..}`).
+fn is_linear(module: &cordon_syntax::ast::Module, ty: &str) -> bool {
+    let base = match ty.trim().strip_prefix('{').and_then(|t| t.split_once(':')) {
+        Some((_, rest)) => rest.split('|').next().unwrap_or_default(),
+        None => ty,
+    };
+    module.items.iter().any(|i| matches!(&i.kind, ItemKind::Linear { name } if name.name == base.trim()))
+}
+
+/// A Cordon string literal holding `text`.
+fn quote(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The trace, the holes and their cost, and the result or error.
+fn report(sources: &SourceMap, outcome: &RequestOutcome) -> Report {
+    let mut out = String::new();
+    let mut calls = 0;
+    for event in &outcome.trace {
+        if matches!(event.decision, Decision::Allowed | Decision::Blocked { .. }) {
+            calls += 1;
+        }
+        out.push_str(&trace_line(calls, event, sources));
+    }
+    if !outcome.trace.is_empty() {
+        out.push('\n');
+    }
+    for hole in &outcome.holes {
+        let how = if hole.filled { "filled" } else { "not filled" };
+        out.push_str(&format!(
+            "hole {}: {how} after {} attempt{} ({} prompt + {} reply tokens)\n",
+            hole.hole,
+            hole.attempts,
+            if hole.attempts == 1 { "" } else { "s" },
+            hole.usage.prompt_tokens,
+            hole.usage.completion_tokens
+        ));
+    }
+    let accepted = outcome.result.is_ok();
+    match &outcome.result {
+        Ok(v) => {
+            out.push_str(&format!("result: {}\n", v.value));
+            let label = cordon_runtime::deep_label(v);
+            if !label.is_bottom() {
+                out.push_str(&format!("label: {label}\n"));
+            }
+            out.push_str("request: ran to the end\n");
+        }
+        Err(e) => {
+            out.push_str(&render::human(&e.to_diagnostic(), sources));
+            out.push('\n');
+            out.push_str(&format!("request: stopped ({})\n", e.kind.code().as_str()));
+        }
+    }
+    out.push_str(&format!(
+        "tokens: {} prompt + {} reply\n",
+        outcome.usage.prompt_tokens, outcome.usage.completion_tokens
+    ));
+    Report { stdout: out, accepted }
+}
+
+/// One line of the trace, as `cordon run` prints it.
+fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
+    let file = sources.file(event.span.file);
+    let (line, col) = file.line_col(event.span.start);
+    let at = format!("{}:{line}:{col}", file.name);
+    match &event.decision {
+        Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {at}\n", event.tool, event.detail),
+        Decision::Blocked { code, .. } => {
+            format!("{n:>3}. BLOCKED  {}({})  [{code}] at {at}\n", event.tool, event.detail)
+        }
+        Decision::Returned { label } if label.is_empty() => format!("     returned {}\n", event.detail),
+        Decision::Returned { label } => format!("     returned {}  label {label}\n", event.detail),
+        Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_become_string_literals() {
+        assert_eq!(quote("say \"hi\"\n\\"), r#""say \"hi\"\n\\""#);
+    }
+
+    #[test]
+    fn the_root_plan_returns_the_entrys_type_and_passes_its_linear_values() {
+        let mut sources = SourceMap::new();
+        let policy = sources.add("p.cord", cordon_envs::github::POLICY);
+        assert_eq!(root_plan(&sources, &[policy], "hi"), r#"agent[(String, Session)]("hi", s)"#);
+        let bare = sources.add("q.cord", "capability C { tool t() }");
+        assert_eq!(root_plan(&sources, &[bare], "hi"), r#"agent[String]("hi")"#);
+    }
+}

@@ -1,0 +1,89 @@
+//! `cordon ask` end to end, offline: a scripted model whose first reply is rejected and whose
+//! second runs; a sub-agent that read untrusted issue text blocked at run time.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one run of `cordon` did.
+#[derive(Debug)]
+struct Output {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// A fresh directory for one test.
+fn workdir(test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-ask").join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The `--model` spec of a scripted fixture.
+fn scripted(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    format!("scripted:{}", path.display())
+}
+
+fn cordon(dir: &Path, args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon")).args(args).current_dir(dir).output().unwrap();
+    Output {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn a_request_is_answered_after_one_retry() {
+    let dir = workdir("count_issues");
+    let model = scripted("ask_count_issues.json");
+    let args = [
+        "ask",
+        "How many open issues does alice/website have?",
+        "--model",
+        &model,
+        "--session",
+        "session.json",
+        "--transcript",
+        "transcript.jsonl",
+    ];
+    let run = cordon(&dir, &args);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("allowed  GitHub.list_issues("), "{}", run.stdout);
+    assert!(run.stdout.contains("hole 0: filled after 2 attempts"), "{}", run.stdout);
+    assert!(run.stdout.contains("result: (\"3 open issues on alice/website.\""), "{}", run.stdout);
+    assert!(run.stdout.contains("ran to the end"), "{}", run.stdout);
+    assert!(run.stderr.contains("for hole 0 (attempt 2/3)"), "{}", run.stderr);
+    let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap();
+    assert!(transcript.contains("error[type-mismatch]"), "{transcript}");
+    assert!(transcript.contains("\"outcome\":\"accepted\""), "{transcript}");
+    let session = std::fs::read_to_string(dir.join("session.json")).unwrap();
+    assert!(session.contains("\"tainted\": false"), "{session}");
+
+    // The transcript replays offline to the same answer.
+    let replay = format!("replay:{}", dir.join("transcript.jsonl").display());
+    let again = cordon(&dir, &["ask", "How many open issues does alice/website have?", "--model", &replay]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(again.stdout.contains("3 open issues"), "{}", again.stdout);
+}
+
+#[test]
+fn a_sub_agent_that_read_issue_text_cannot_open_an_issue() {
+    let dir = workdir("sub_agent");
+    let model = scripted("ask_sub_agent.json");
+    let run = cordon(&dir, &["ask", "Triage alice/website", "--model", &model]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("BLOCKED  GitHub.create_issue("), "{}", run.stdout);
+    assert!(run.stdout.contains("request: stopped (label-flow)"), "{}", run.stdout);
+    assert!(run.stdout.contains("hole 0.0: filled after 1 attempt "), "{}", run.stdout);
+}
+
+#[test]
+fn a_bad_model_spec_is_a_usage_error() {
+    let run = cordon(&workdir("bad_spec"), &["ask", "hi", "--model", "nonsense"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("model spec"), "{}", run.stderr);
+}
