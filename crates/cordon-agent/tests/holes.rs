@@ -158,7 +158,7 @@ fn a_fill_that_never_checks_ends_the_hole_after_the_budget() {
     let config = FillConfig { max_attempts: 3, ..FillConfig::default() };
     let (outcome, _) = run(&root_plan("Answer"), &mut model, config);
     let text = result_text(&outcome);
-    assert!(text.starts_with("error[no-model]"), "{text}");
+    assert!(text.starts_with("error[hole-unfilled]"), "{text}");
     assert!(text.contains("no fill checked in 3 attempts"), "{text}");
     assert_eq!(model.requests.len(), 3);
     assert_eq!(outcome.holes[0].attempts, 3);

@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use cordon_agent::{FillConfig, Filler, Progress, ProviderConfig, RequestOutcome, Transcript, TranscriptSink};
-use cordon_runtime::{Config, Decision, Event, Sessions};
+use cordon_runtime::{Config, Decision, Sessions};
 use cordon_syntax::ast::ItemKind;
 use cordon_syntax::{FileId, SourceMap, render};
 use cordon_types::CheckOptions;
@@ -18,6 +18,24 @@ use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub setup: Setup,
+
+    /// What to ask
+    pub request: String,
+}
+
+pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
+    let mut conversation = Conversation::open(&args.setup, read)?;
+    let report = conversation.ask(&args.request)?;
+    conversation.save()?;
+    Ok(report)
+}
+
+/// What `cordon ask` and `cordon chat` share: the environment, the model, the policies, and
+/// the sessions that carry from one request to the next.
+#[derive(Debug, clap::Args)]
+pub struct Setup {
     /// A policy module; repeat for several. Defaults to the environment's own policy
     #[arg(long = "policy", value_name = "FILE")]
     pub policies: Vec<PathBuf>,
@@ -46,67 +64,104 @@ pub struct Args {
     /// How deep holes may nest in fills
     #[arg(long, value_name = "N", default_value_t = FillConfig::default().max_depth)]
     pub max_depth: usize,
-
-    /// What to ask
-    pub request: String,
 }
 
-pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
-    let mut env = cordon_envs::env(&args.env).map_err(Error::Usage)?;
-    let model = ProviderConfig::parse(&args.model).map_err(|e| Error::Usage(e.to_string()))?;
-    let mut provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
-    let mut sources = SourceMap::new();
-    let mut policies = Vec::new();
-    for path in &args.policies {
-        let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
-        policies.push(sources.add(path.display().to_string(), text));
-    }
-    if policies.is_empty() {
-        policies.push(sources.add(format!("<{} policy>", env.name()), env.policy()));
-    }
-    let sessions = match &args.session {
-        Some(path) if path.exists() => {
+/// An open environment, model and session: requests run one after another against the same
+/// state (the environment's, and the sessions').
+pub struct Conversation<'a> {
+    setup: &'a Setup,
+    env: Box<dyn cordon_envs::Environment>,
+    provider: Box<dyn cordon_agent::Provider + Send>,
+    /// The policy modules, as read once.
+    policies: Vec<(String, String)>,
+    sessions: Sessions,
+    transcript: Option<Transcript<File>>,
+    requests: usize,
+}
+
+impl<'a> Conversation<'a> {
+    pub fn open(setup: &'a Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation<'a>, Error> {
+        let env = cordon_envs::env(&setup.env).map_err(Error::Usage)?;
+        let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?;
+        let provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
+        let mut policies = Vec::new();
+        for path in &setup.policies {
             let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
-            Sessions::from_json(&text).map_err(Error::Usage)?
+            policies.push((path.display().to_string(), text));
         }
-        _ => Sessions::default(),
-    };
-    let plan_text = root_plan(&sources, &policies, &args.request);
-    let plan = sources.add("<request>", plan_text);
-
-    let options = CheckOptions { entry_facts: sessions.entry_facts(), ..CheckOptions::default() };
-    let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
-    let Some(checked) = outcome.program.as_ref() else {
-        let mut stdout: String = outcome.diagnostics.iter().map(|d| render::human(d, &sources) + "\n").collect();
-        stdout.push_str(&format!("request: {}; nothing ran\n", render::summary(&outcome.diagnostics)));
-        return Ok(Report { stdout, accepted: false });
-    };
-
-    let mut transcript = match &args.transcript {
-        Some(path) => {
-            let file = File::create(path).map_err(|error| Error::Write { path: path.clone(), error })?;
-            Some(Transcript::new(file))
+        if policies.is_empty() {
+            policies.push((format!("<{} policy>", env.name()), env.policy().to_string()));
         }
-        None => None,
-    };
-    let mut progress = |p: &Progress<'_>| {
-        eprintln!("asking {} for hole {} (attempt {}/{})", p.model, p.hole, p.attempt, p.max_attempts);
-    };
-    let config = FillConfig { max_attempts: args.max_attempts, max_depth: args.max_depth, ..FillConfig::default() };
-    let mut filler = Filler::new(&mut provider).with_config(config).with_progress(&mut progress);
-    if let Some(t) = transcript.as_mut() {
-        filler = filler.with_transcript(t as &mut dyn TranscriptSink);
+        let sessions = match &setup.session {
+            Some(path) if path.exists() => {
+                let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
+                Sessions::from_json(&text).map_err(Error::Usage)?
+            }
+            _ => Sessions::default(),
+        };
+        let transcript = match &setup.transcript {
+            Some(path) => {
+                let file = File::create(path).map_err(|error| Error::Write { path: path.clone(), error })?;
+                Some(Transcript::new(file))
+            }
+            None => None,
+        };
+        Ok(Conversation { setup, env, provider, policies, sessions, transcript, requests: 0 })
     }
-    let run_config = Config { user: env.principal().to_string(), ..Config::default() };
-    let result =
-        cordon_agent::run_request(&mut sources, checked, &options, &sessions, &run_config, env.as_mut(), &mut filler);
-    if let Some(path) = &args.session {
-        std::fs::write(path, result.sessions.to_json()).map_err(|error| Error::Write { path: path.clone(), error })?;
+
+    /// Runs one request through a root hole: checks it with what the sessions say, runs it,
+    /// and keeps the sessions it hands back for the next request.
+    pub fn ask(&mut self, request: &str) -> Result<Report, Error> {
+        self.requests += 1;
+        let mut sources = SourceMap::new();
+        let policies: Vec<FileId> =
+            self.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
+        let plan_text = root_plan(&sources, &policies, request);
+        let plan = sources.add(format!("<request {}>", self.requests), plan_text);
+        let options = CheckOptions { entry_facts: self.sessions.entry_facts(), ..CheckOptions::default() };
+        let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
+        let Some(checked) = outcome.program.as_ref() else {
+            let mut stdout: String = outcome.diagnostics.iter().map(|d| render::human(d, &sources) + "\n").collect();
+            stdout.push_str(&format!("request: {}; nothing ran\n", render::summary(&outcome.diagnostics)));
+            return Ok(Report { stdout, accepted: false });
+        };
+        let mut progress = |p: &Progress<'_>| {
+            eprintln!("asking {} for hole {} (attempt {}/{})", p.model, p.hole, p.attempt, p.max_attempts);
+        };
+        let config = FillConfig {
+            max_attempts: self.setup.max_attempts,
+            max_depth: self.setup.max_depth,
+            ..FillConfig::default()
+        };
+        let mut filler = Filler::new(&mut self.provider).with_config(config).with_progress(&mut progress);
+        if let Some(t) = self.transcript.as_mut() {
+            filler = filler.with_transcript(t as &mut dyn TranscriptSink);
+        }
+        let run_config = Config { user: self.env.principal().to_string(), ..Config::default() };
+        let result = cordon_agent::run_request(
+            &mut sources,
+            checked,
+            &options,
+            &self.sessions,
+            &run_config,
+            self.env.as_mut(),
+            &mut filler,
+        );
+        self.sessions = result.sessions.clone();
+        if let (Some(path), Some(error)) = (&self.setup.transcript, &result.transcript_error) {
+            return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
+        }
+        Ok(report(&sources, &result))
     }
-    if let (Some(path), Some(error)) = (&args.transcript, &result.transcript_error) {
-        return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
+
+    /// Writes the sessions to the session file, if there is one.
+    pub fn save(&self) -> Result<(), Error> {
+        if let Some(path) = &self.setup.session {
+            std::fs::write(path, self.sessions.to_json())
+                .map_err(|error| Error::Write { path: path.clone(), error })?;
+        }
+        Ok(())
     }
-    Ok(report(&sources, &result))
 }
 
 /// `agent[T]("request", s, ..)`: `T` the return type of the policies' `entry` (as written),
@@ -167,7 +222,7 @@ fn report(sources: &SourceMap, outcome: &RequestOutcome) -> Report {
         if matches!(event.decision, Decision::Allowed | Decision::Blocked { .. }) {
             calls += 1;
         }
-        out.push_str(&trace_line(calls, event, sources));
+        out.push_str(&crate::run::trace_line(calls, event, sources));
     }
     if !outcome.trace.is_empty() {
         out.push('\n');
@@ -204,22 +259,6 @@ fn report(sources: &SourceMap, outcome: &RequestOutcome) -> Report {
         outcome.usage.prompt_tokens, outcome.usage.completion_tokens
     ));
     Report { stdout: out, accepted }
-}
-
-/// One line of the trace, as `cordon run` prints it.
-fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
-    let file = sources.file(event.span.file);
-    let (line, col) = file.line_col(event.span.start);
-    let at = format!("{}:{line}:{col}", file.name);
-    match &event.decision {
-        Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {at}\n", event.tool, event.detail),
-        Decision::Blocked { code, .. } => {
-            format!("{n:>3}. BLOCKED  {}({})  [{code}] at {at}\n", event.tool, event.detail)
-        }
-        Decision::Returned { label } if label.is_empty() => format!("     returned {}\n", event.detail),
-        Decision::Returned { label } => format!("     returned {}  label {label}\n", event.detail),
-        Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! Exit codes: 0 accepted, 1 rejected, 2 usage or IO error (clap's usage errors exit 2 too).
 
 mod ask;
+mod chat;
 mod check;
 mod demo;
 mod run;
@@ -32,6 +33,8 @@ enum Command {
     /// Ask a model: the request becomes a typed hole at the policy's entry, filled with
     /// checked code and run against a simulated environment
     Ask(ask::Args),
+    /// Requests typed one per line, each run like `ask`, over one environment and session
+    Chat(chat::Args),
     /// Check the seed examples offline and show what Cordon says about each
     Demo,
 }
@@ -74,6 +77,10 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
         Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path)),
         Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path)),
+        Command::Chat(args) => {
+            let stdin = std::io::stdin();
+            chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin.lock(), &mut std::io::stdout())
+        }
         Command::Demo => Ok(demo::run()),
     };
     match result {

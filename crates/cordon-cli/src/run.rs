@@ -157,7 +157,7 @@ fn render_report(
 }
 
 /// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.
-fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
+pub(crate) fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
     let at = {
         let file = sources.file(event.span.file);
         let (line, col) = file.line_col(event.span.start);

@@ -58,7 +58,7 @@ impl ErrorKind {
             ErrorKind::Contract => Code::ToolContract,
             ErrorKind::Type => Code::RuntimeTypeError,
             ErrorKind::Cycle => Code::ConstantCycle,
-            ErrorKind::Hole => Code::NoModel,
+            ErrorKind::Hole => Code::HoleUnfilled,
         }
     }
 }

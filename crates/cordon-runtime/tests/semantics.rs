@@ -298,7 +298,7 @@ fn code_the_checker_would_refuse_fails_cleanly_at_run_time() {
             ("len(5)", "runtime-type-error"),
             ("unlabel(5)", "runtime-type-error"),
             ("\"x\" as Int", "runtime-type-error"),
-            ("agent[Int](\"count\")", "no-model"),
+            ("agent[Int](\"count\")", "hole-unfilled"),
         ],
         Source::unchecked,
     );

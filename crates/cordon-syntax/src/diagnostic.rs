@@ -49,7 +49,7 @@ pub enum Code {
     ToolContract,
     RuntimeTypeError,
     ConstantCycle,
-    NoModel,
+    HoleUnfilled,
 }
 
 impl Code {
@@ -96,7 +96,7 @@ impl Code {
         Code::ToolContract,
         Code::RuntimeTypeError,
         Code::ConstantCycle,
-        Code::NoModel,
+        Code::HoleUnfilled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -143,7 +143,7 @@ impl Code {
             Code::ToolContract => "tool-contract",
             Code::RuntimeTypeError => "runtime-type-error",
             Code::ConstantCycle => "constant-cycle",
-            Code::NoModel => "no-model",
+            Code::HoleUnfilled => "hole-unfilled",
         }
     }
 
