@@ -24,6 +24,9 @@
 //! ```text
 //! cargo bench -p cordon-agent --bench hole
 //! ```
+//!
+//! Criterion prints a confidence interval of the mean; the median of each benchmark is in
+//! `target/criterion/<name>/new/estimates.json` (`median.point_estimate`, in nanoseconds).
 
 #![allow(clippy::panic)] // a benchmark whose setup fails should fail loudly
 
@@ -80,6 +83,7 @@ impl Setup {
         let plan = sources.add("plan.cord", PLAN);
         let options = CheckOptions::default();
         let outcome = check(&sources, &[policy], Some(plan), &options);
+        eprintln!("hole: the plan: {} solver queries", outcome.solver_queries);
         let checked = outcome.program.unwrap_or_else(|| panic!("the plan is rejected: {:?}", outcome.diagnostics));
         let program = Program::new(&checked).unwrap_or_else(|e| panic!("the plan does not compile: {}", e.message));
         Setup { sources, checked, program, options }
