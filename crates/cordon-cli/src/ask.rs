@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use cordon_agent::{FillConfig, Filler, Progress, ProviderConfig, RequestOutcome, Transcript, TranscriptSink};
-use cordon_runtime::{Config, Decision, Sessions};
+use cordon_runtime::{Config, DcLabel, Decision, Sessions};
 use cordon_syntax::ast::ItemKind;
 use cordon_syntax::{FileId, SourceMap, render};
 use cordon_types::CheckOptions;
@@ -64,6 +64,28 @@ pub struct Setup {
     /// How deep holes may nest in fills
     #[arg(long, value_name = "N", default_value_t = FillConfig::default().max_depth)]
     pub max_depth: usize,
+
+    /// What the model may be shown: `public` data only, or also what is secret to the `user`
+    /// (for a model the user trusts with their data, e.g. one running on their machine)
+    #[arg(long, value_enum, default_value_t = Clearance::Public)]
+    pub clearance: Clearance,
+}
+
+/// A model's clearance: showing it a value is a flow of that value to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Clearance {
+    Public,
+    User,
+}
+
+impl Clearance {
+    /// The most a prompt may carry: public (or the user's secrets) from anyone.
+    fn label(self, user: &str) -> DcLabel {
+        match self {
+            Clearance::Public => DcLabel::untrusted(),
+            Clearance::User => DcLabel::secret(user).join(&DcLabel::untrusted()),
+        }
+    }
 }
 
 /// An open environment, model and session: requests run one after another against the same
@@ -131,6 +153,7 @@ impl<'a> Conversation<'a> {
         let config = FillConfig {
             max_attempts: self.setup.max_attempts,
             max_depth: self.setup.max_depth,
+            clearance: self.setup.clearance.label(self.env.principal()),
             ..FillConfig::default()
         };
         let mut filler = Filler::new(&mut self.provider).with_config(config).with_progress(&mut progress);
@@ -264,6 +287,16 @@ fn report(sources: &SourceMap, outcome: &RequestOutcome) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_user_cleared_model_may_see_the_users_secrets_and_no_one_elses() {
+        let alices = DcLabel::secret("alice").join(&DcLabel::endorsed("alice"));
+        let bobs = DcLabel::secret("bob");
+        assert!(!alices.flows_to(&Clearance::Public.label("alice")));
+        assert!(alices.flows_to(&Clearance::User.label("alice")));
+        assert!(!bobs.flows_to(&Clearance::User.label("alice")));
+        assert!(DcLabel::untrusted().flows_to(&Clearance::Public.label("alice")));
+    }
 
     #[test]
     fn requests_become_string_literals() {
