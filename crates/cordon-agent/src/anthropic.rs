@@ -2,13 +2,11 @@
 //! `ANTHROPIC_API_KEY` by default), system messages go in the top-level `system` field, and the
 //! reply's text blocks are concatenated.
 
-use std::fmt;
-
 use serde_json::{Value, json};
 
-use crate::http::{HttpClient, HttpConfig};
+use crate::http::{Endpoint, EndpointSpec, HttpConfig};
 use crate::provider::{Completion, Provider, ProviderError, Request, Role, Usage};
-use crate::reply::{base_url, count_at, describe, key_from_env, string_at};
+use crate::reply::{count_at, describe, string_at};
 
 /// The hosted Anthropic API.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -45,51 +43,29 @@ impl AnthropicConfig {
 }
 
 /// A provider for the Anthropic Messages API.
+#[derive(Debug)]
 pub struct Anthropic {
-    name: String,
-    model: String,
-    url: String,
-    key: Option<String>,
-    client: HttpClient,
+    endpoint: Endpoint,
 }
 
-impl fmt::Debug for Anthropic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Anthropic")
-            .field("model", &self.model)
-            .field("url", &self.url)
-            .field("key", &self.key.as_ref().map(|_| "[redacted]"))
-            .finish_non_exhaustive()
-    }
-}
+const SPEC: EndpointSpec<'static> = EndpointSpec {
+    kind: "anthropic",
+    what: "Anthropic provider",
+    default_base: DEFAULT_BASE_URL,
+    path: "/v1/messages",
+};
 
 impl Anthropic {
     /// A provider reading its key from the configured environment variable. The hosted API
     /// needs a key; a compatible proxy may go without.
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        let key = key_from_env(&config.api_key_env)?;
-        if key.is_none() && base_url(&config.base_url)? == DEFAULT_BASE_URL {
-            return Err(ProviderError::Config(format!(
-                "no API key: set {} to use {DEFAULT_BASE_URL}",
-                config.api_key_env
-            )));
-        }
-        Self::with_api_key(config, key)
+        let endpoint = Endpoint::from_env(&SPEC, config.model, &config.base_url, &config.api_key_env, config.http)?;
+        Ok(Anthropic { endpoint })
     }
 
     /// A provider using `key` as given (for embedding and tests); `api_key_env` is ignored.
     pub fn with_api_key(config: AnthropicConfig, key: Option<String>) -> Result<Self, ProviderError> {
-        if config.model.trim().is_empty() {
-            return Err(ProviderError::Config("Anthropic provider needs a model name".into()));
-        }
-        let base = base_url(&config.base_url)?;
-        Ok(Anthropic {
-            name: format!("anthropic:{}", config.model),
-            url: format!("{base}/v1/messages"),
-            model: config.model,
-            key: key.filter(|key| !key.is_empty()),
-            client: HttpClient::new(config.http),
-        })
+        Ok(Anthropic { endpoint: Endpoint::new(&SPEC, config.model, &config.base_url, key, config.http)? })
     }
 
     /// The request body for `request`: system messages joined into `system`, the rest in order.
@@ -106,7 +82,7 @@ impl Anthropic {
             .filter(|message| message.role != Role::System)
             .map(|message| json!({ "role": message.role.as_str(), "content": message.content }))
             .collect();
-        let mut body = json!({ "model": self.model, "max_tokens": request.max_tokens, "messages": messages });
+        let mut body = json!({ "model": self.endpoint.model, "max_tokens": request.max_tokens, "messages": messages });
         if !system.is_empty() {
             body["system"] = Value::String(system.join("\n\n"));
         }
@@ -116,15 +92,15 @@ impl Anthropic {
 
 impl Provider for Anthropic {
     fn name(&self) -> &str {
-        &self.name
+        &self.endpoint.name
     }
 
     fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
         let mut headers: Vec<(&str, &str)> = vec![("anthropic-version", API_VERSION)];
-        if let Some(key) = &self.key {
+        if let Some(key) = &self.endpoint.key {
             headers.push(("x-api-key", key));
         }
-        let reply = self.client.post_json(&self.url, &headers, &self.body(request), self.key.as_deref())?;
+        let reply = self.endpoint.post(&headers, &self.body(request))?;
         parse_reply(&reply)
     }
 }

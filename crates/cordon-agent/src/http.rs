@@ -6,6 +6,7 @@
 //! Providers build a JSON body and headers and call [`HttpClient::post_json`]; what the reply
 //! means is theirs to interpret.
 
+use std::fmt;
 use std::io::Read;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -339,6 +340,78 @@ fn redact_error(error: ProviderError, secret: Option<&str>) -> ProviderError {
         ProviderError::Io(what) => ProviderError::Io(clean(what)),
         ProviderError::Config(what) => ProviderError::Config(clean(what)),
         other @ (ProviderError::TooLarge { .. } | ProviderError::Exhausted { .. }) => other,
+    }
+}
+
+/// A model server as the HTTP providers reach it: the provider's name, the model, the URL
+/// requests go to, the key (never shown: `Debug` redacts it) and the client.
+pub(crate) struct Endpoint {
+    pub name: String,
+    pub model: String,
+    pub url: String,
+    pub key: Option<String>,
+    pub client: HttpClient,
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("key", &self.key.as_ref().map(|_| "[redacted]"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where and what an [`Endpoint`] is: `kind` prefixes its name (`openai`), `what` names it in
+/// errors, `path` follows the base URL, and the hosted `default_base` needs a key.
+pub(crate) struct EndpointSpec<'a> {
+    pub kind: &'a str,
+    pub what: &'a str,
+    pub default_base: &'a str,
+    pub path: &'a str,
+}
+
+impl Endpoint {
+    /// An endpoint whose key comes from the environment variable `key_env`.
+    pub fn from_env(
+        spec: &EndpointSpec<'_>,
+        model: String,
+        base: &str,
+        key_env: &str,
+        http: HttpConfig,
+    ) -> Result<Endpoint, ProviderError> {
+        let key = crate::reply::key_from_env(key_env)?;
+        if key.is_none() && crate::reply::base_url(base)? == spec.default_base {
+            return Err(ProviderError::Config(format!("no API key: set {key_env} to use {}", spec.default_base)));
+        }
+        Endpoint::new(spec, model, base, key, http)
+    }
+
+    /// An endpoint using `key` as given.
+    pub fn new(
+        spec: &EndpointSpec<'_>,
+        model: String,
+        base: &str,
+        key: Option<String>,
+        http: HttpConfig,
+    ) -> Result<Endpoint, ProviderError> {
+        if model.trim().is_empty() {
+            return Err(ProviderError::Config(format!("{} needs a model name", spec.what)));
+        }
+        let base = crate::reply::base_url(base)?;
+        Ok(Endpoint {
+            name: format!("{}:{model}", spec.kind),
+            url: format!("{base}{}", spec.path),
+            model,
+            key: key.filter(|key| !key.is_empty()),
+            client: HttpClient::new(http),
+        })
+    }
+
+    /// Posts `body` with `headers`; the key is scrubbed from any error.
+    pub fn post(&self, headers: &[(&str, &str)], body: &Value) -> Result<Value, ProviderError> {
+        self.client.post_json(&self.url, headers, body, self.key.as_deref())
     }
 }
 

@@ -3,13 +3,11 @@
 //! `http://127.0.0.1:11434/v1`). The bearer key comes from an environment variable and may be
 //! absent for local servers.
 
-use std::fmt;
-
 use serde_json::{Value, json};
 
-use crate::http::{HttpClient, HttpConfig};
+use crate::http::{Endpoint, EndpointSpec, HttpConfig};
 use crate::provider::{Completion, Provider, ProviderError, Request, Usage};
-use crate::reply::{base_url, count_at, key_from_env, string_at};
+use crate::reply::{count_at, string_at};
 
 /// The hosted OpenAI API.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -43,51 +41,29 @@ impl OpenAiConfig {
 }
 
 /// A provider for an OpenAI-compatible server.
+#[derive(Debug)]
 pub struct OpenAi {
-    name: String,
-    model: String,
-    url: String,
-    key: Option<String>,
-    client: HttpClient,
+    endpoint: Endpoint,
 }
 
-impl fmt::Debug for OpenAi {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAi")
-            .field("model", &self.model)
-            .field("url", &self.url)
-            .field("key", &self.key.as_ref().map(|_| "[redacted]"))
-            .finish_non_exhaustive()
-    }
-}
+const SPEC: EndpointSpec<'static> = EndpointSpec {
+    kind: "openai",
+    what: "OpenAI-compatible provider",
+    default_base: DEFAULT_BASE_URL,
+    path: "/chat/completions",
+};
 
 impl OpenAi {
     /// A provider reading its key from the configured environment variable. The hosted API
     /// needs a key; other servers may go without.
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
-        let key = key_from_env(&config.api_key_env)?;
-        if key.is_none() && base_url(&config.base_url)? == DEFAULT_BASE_URL {
-            return Err(ProviderError::Config(format!(
-                "no API key: set {} to use {DEFAULT_BASE_URL}",
-                config.api_key_env
-            )));
-        }
-        Self::with_api_key(config, key)
+        let endpoint = Endpoint::from_env(&SPEC, config.model, &config.base_url, &config.api_key_env, config.http)?;
+        Ok(OpenAi { endpoint })
     }
 
     /// A provider using `key` as given (for embedding and tests); `api_key_env` is ignored.
     pub fn with_api_key(config: OpenAiConfig, key: Option<String>) -> Result<Self, ProviderError> {
-        if config.model.trim().is_empty() {
-            return Err(ProviderError::Config("OpenAI-compatible provider needs a model name".into()));
-        }
-        let base = base_url(&config.base_url)?;
-        Ok(OpenAi {
-            name: format!("openai:{}", config.model),
-            url: format!("{base}/chat/completions"),
-            model: config.model,
-            key: key.filter(|key| !key.is_empty()),
-            client: HttpClient::new(config.http),
-        })
+        Ok(OpenAi { endpoint: Endpoint::new(&SPEC, config.model, &config.base_url, key, config.http)? })
     }
 
     /// The request body for `request`.
@@ -97,19 +73,19 @@ impl OpenAi {
             .iter()
             .map(|message| json!({ "role": message.role.as_str(), "content": message.content }))
             .collect();
-        json!({ "model": self.model, "messages": messages, "max_tokens": request.max_tokens })
+        json!({ "model": self.endpoint.model, "messages": messages, "max_tokens": request.max_tokens })
     }
 }
 
 impl Provider for OpenAi {
     fn name(&self) -> &str {
-        &self.name
+        &self.endpoint.name
     }
 
     fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
-        let authorization = self.key.as_ref().map(|key| format!("Bearer {key}"));
+        let authorization = self.endpoint.key.as_ref().map(|key| format!("Bearer {key}"));
         let headers: Vec<(&str, &str)> = authorization.iter().map(|value| ("authorization", value.as_str())).collect();
-        let reply = self.client.post_json(&self.url, &headers, &self.body(request), self.key.as_deref())?;
+        let reply = self.endpoint.post(&headers, &self.body(request))?;
         parse_reply(&reply)
     }
 }
