@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 #[path = "../../cordon-agent/tests/mock/mod.rs"]
+#[allow(dead_code)] // the provider tests use the rest of the mock
 mod mock;
 
 use std::process::Command;
