@@ -107,7 +107,7 @@ fn flow_error(tool: &str, param: &str, arg: &Val, carried: &Label, pc: &Label, s
     }
     for s in pc.sources() {
         if !arg_label.sources().contains(s) {
-            e.related.push((s.span, format!("the call is made in a branch that depends on {}", s.what)));
+            e.related.push((s.span, format!("the decision to make this call depends on {}", s.what)));
         }
     }
     e.notes.push(describe_flow(carried, sink));

@@ -254,7 +254,14 @@ impl Run {
         program.fns.extend(compiled.fns);
         program.holes.extend(compiled.holes);
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
-        self.vm.enter_fill(&self.ctx.program, compiled.body, scope, hole.args, label);
+        // The fill's label also names its hole, so a refusal can point at the code's origin.
+        let label = if label.is_bottom() {
+            label.clone()
+        } else {
+            let what = "what the model that wrote this code was shown";
+            label.join(&Label::new(label.dc(), label::Source { what: what.into(), span: hole.span }))
+        };
+        self.vm.enter_fill(&self.ctx.program, compiled.body, scope, hole.args, &label);
         self.proceed()
     }
 

@@ -279,7 +279,7 @@ fn a_label_error_in_a_branch_points_at_the_condition_that_decided_it() {
     let (e, src) = label_error("let s = lab.secret();\nif s > 0 {\n  lab.publish(1)\n}");
     assert_eq!(src.text(e.span), "lab.publish(1)");
     let related: Vec<(&str, &str)> = e.related.iter().map(|(span, text)| (src.text(*span), text.as_str())).collect();
-    assert_eq!(related, [("lab.secret()", "the call is made in a branch that depends on the result of `Lab.secret`")]);
+    assert_eq!(related, [("lab.secret()", "the decision to make this call depends on the result of `Lab.secret`")]);
 }
 
 #[test]
