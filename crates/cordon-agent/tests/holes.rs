@@ -238,3 +238,32 @@ fn the_same_sub_agent_shown_no_untrusted_text_may_open_an_issue() {
     assert!(!inner.contains("IMPORTANT NOTE"), "{inner}");
     assert!(result_text(&outcome).starts_with(r#"("opened", "#), "{}", result_text(&outcome));
 }
+
+/// The root's fill reads the private roadmap and hands the rest to a sub-agent, whose scope
+/// then holds the secret text.
+const READ_ROADMAP: &str = r#"match gh.repo("alice", "secret-plans") {
+  Some(p) => {
+    let (roadmap, s) = gh.read_file(s, p, "roadmap.md");
+    agent[(String, Session)]("summarize the roadmap for alice", s)
+  },
+  None => ("none", s),
+}"#;
+
+#[test]
+fn a_secret_never_reaches_the_prompt_of_a_model_not_cleared_for_it() {
+    let summary = r#"("a summary", s)"#;
+    let mut model = Recording::new(&[&reply(READ_ROADMAP), &reply(summary)]);
+    let (outcome, _) = run(&root_plan("Summarize my roadmap"), &mut model, FillConfig::default());
+    assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
+    let inner = last_user(&model.requests[1]);
+    assert!(inner.contains("roadmap: String = <hidden: label <secrecy: alice"), "{inner}");
+    let everything: String = model.requests.iter().flat_map(|r| r.messages.iter().map(|m| m.content.clone())).collect();
+    assert!(!everything.contains("CONFIDENTIAL"), "a secret reached the prompt");
+
+    // A model cleared for alice's secrets (say, one on her machine) may be shown it.
+    let mut model = Recording::new(&[&reply(READ_ROADMAP), &reply(summary)]);
+    let cleared = DcLabel::secret("alice").join(&DcLabel::untrusted());
+    let config = FillConfig { clearance: cleared, ..FillConfig::default() };
+    run(&root_plan("Summarize my roadmap"), &mut model, config);
+    assert!(last_user(&model.requests[1]).contains("CONFIDENTIAL"));
+}
