@@ -179,38 +179,27 @@ fn hole(c: &mut Criterion) {
 
     let same = fill_text(0);
     let mut group = c.benchmark_group("hole/check_fill");
-    group.bench_function("same", |b| {
-        b.iter_batched(
-            || {
-                let mut sources = setup.sources.clone();
-                let file = sources.add("<fill>", same.as_str());
-                (sources, file)
-            },
-            |(sources, file)| check_fill(&sources, &setup.checked, 0, file, &setup.options).accepted(),
-            BatchSize::SmallInput,
-        )
-    });
     let mut i = 0u64;
-    group.bench_function("distinct", |b| {
-        b.iter_batched(
-            || {
-                i += 1;
-                let mut sources = setup.sources.clone();
-                let file = sources.add("<fill>", fill_text(i));
-                (sources, file)
-            },
-            |(sources, file)| check_fill(&sources, &setup.checked, 0, file, &setup.options).accepted(),
-            BatchSize::SmallInput,
-        )
-    });
+    // The sources with fill `n` added (0 every time for "same", a new one each time otherwise).
+    let mut with_fill = |distinct: bool| {
+        i += 1;
+        let mut sources = setup.sources.clone();
+        let file = sources.add("<fill>", if distinct { fill_text(i) } else { same.clone() });
+        (sources, file)
+    };
+    for distinct in [false, true] {
+        let name = if distinct { "distinct" } else { "same" };
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || with_fill(distinct),
+                |(sources, file)| check_fill(&sources, &setup.checked, 0, file, &setup.options).accepted(),
+                BatchSize::SmallInput,
+            )
+        });
+    }
     group.bench_function("new_thread", |b| {
         b.iter_batched(
-            || {
-                i += 1;
-                let mut sources = setup.sources.clone();
-                let file = sources.add("<fill>", fill_text(i));
-                (sources, file)
-            },
+            || with_fill(true),
             |(sources, file)| {
                 let (checked, options) = (&setup.checked, &setup.options);
                 std::thread::scope(|scope| {
