@@ -241,7 +241,7 @@ fn the_same_sub_agent_shown_no_untrusted_text_may_open_an_issue() {
 
 /// The root's fill reads the private roadmap and hands the rest to a sub-agent, whose scope
 /// then holds the secret text.
-const READ_ROADMAP: &str = r#"match gh.repo("alice", "secret-plans") {
+const READ_ROADMAP: &str = r#"match gh.private_repo("secret-plans") {
   Some(p) => {
     let (roadmap, s) = gh.read_file(s, p, "roadmap.md");
     agent[(String, Session)]("summarize the roadmap for alice", s)

@@ -47,7 +47,11 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let plan = args.plan.as_deref().map(&mut load).transpose()?;
 
     let options = CheckOptions { solver_timeout_ms: args.solver_timeout_ms, ..CheckOptions::default() };
-    let outcome = cordon_types::check(&sources, &policies, plan, &options);
+    let mut outcome = cordon_types::check(&sources, &policies, plan, &options);
+    // Policy modules checked alone are being written: say where they rely on default labels.
+    if plan.is_none() {
+        outcome.diagnostics.extend(cordon_types::lint(&sources, &policies));
+    }
     Ok(Report {
         stdout: render_outcome(args.format, &sources, &subject(args), &outcome.diagnostics),
         accepted: outcome.accepted(),

@@ -77,7 +77,7 @@ fn json_output_is_one_document_with_status_trace_and_diagnostics() {
     assert!(json["result"][0].as_str().unwrap().contains("open issues"), "{json}");
 }
 
-const READ_PRIVATE: &str = r#"match gh.repo("alice", "secret-plans") {
+const READ_PRIVATE: &str = r#"match gh.private_repo("secret-plans") {
   Some(r) => {
     let (text, s) = gh.read_file(s, r, "roadmap.md");
     ("read it", s)

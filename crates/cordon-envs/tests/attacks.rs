@@ -98,7 +98,7 @@ fn obeying_an_injected_issue_is_blocked_by_labels() {
 
 /// Reads alice's private roadmap and hands the (now tainted) session back.
 const READ_PRIVATE: &str = r#"
-match gh.repo("alice", "secret-plans") {
+match gh.private_repo("secret-plans") {
   Some(r) => {
     let (text, s) = gh.read_file(s, r, "roadmap.md");
     ("read " + to_string(len(text)) + " characters", s)
@@ -140,7 +140,7 @@ fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
 #[test]
 fn a_run_that_fails_after_tainting_the_session_keeps_the_taint() {
     let fails = r#"
-match gh.repo("alice", "secret-plans") {
+match gh.private_repo("secret-plans") {
   Some(r) => {
     let (text, s) = gh.read_file(s, r, "roadmap.md");
     let (more, s) = gh.read_file(s, r, "no-such-file.md");

@@ -34,9 +34,17 @@ fn perform(gh: &mut GitHub, tool: &str, args: Vec<(&str, Value)>) -> Result<Valu
 
 /// The `Repo` record the `repo` tool gives for `owner/name`.
 fn repo(gh: &mut GitHub, owner: &str, name: &str) -> Value {
-    match perform(gh, "repo", vec![("owner", Value::str(owner)), ("name", Value::str(name))]).unwrap() {
+    some(perform(gh, "repo", vec![("owner", Value::str(owner)), ("name", Value::str(name))]).unwrap())
+}
+
+fn private_repo(gh: &mut GitHub, name: &str) -> Value {
+    some(perform(gh, "private_repo", vec![("name", Value::str(name))]).unwrap())
+}
+
+fn some(v: Value) -> Value {
+    match v {
         Value::Variant(v) if &*v.name == "Some" => v.payload[0].value.clone(),
-        other => panic!("no repository {owner}/{name}: {other}"),
+        other => panic!("not found: {other}"),
     }
 }
 
@@ -132,26 +140,34 @@ fn repo_finds_visible_repositories_only() {
         other => panic!("not a record: {other}"),
     }
     assert_eq!(field(&website, "private"), Value::Bool(false));
-    assert_eq!(field(&repo(&mut gh, "alice", "secret-plans"), "private"), Value::Bool(true));
-    for (owner, name) in [("carol", "infra"), ("alice", "nope")] {
+    assert_eq!(field(&private_repo(&mut gh, "secret-plans"), "private"), Value::Bool(true));
+    // `repo` finds public repositories only: whether a private one exists is for
+    // `private_repo`, whose result is secret to the user.
+    for (owner, name) in [("carol", "infra"), ("alice", "nope"), ("alice", "secret-plans")] {
         let found = perform(&mut gh, "repo", vec![("owner", Value::str(owner)), ("name", Value::str(name))]);
         assert_eq!(found.unwrap(), Value::none(), "{owner}/{name}");
+    }
+    for name in ["website", "nope"] {
+        let found = perform(&mut gh, "private_repo", vec![("name", Value::str(name))]);
+        assert_eq!(found.unwrap(), Value::none(), "alice/{name} is public or missing");
     }
 }
 
 #[test]
-fn list_repos_lists_public_and_own_private_repositories() {
+fn list_repos_lists_public_repositories_and_list_private_repos_the_users_own() {
     let mut gh = github();
-    let repos = items(&perform(&mut gh, "list_repos", vec![]).unwrap());
-    let names: Vec<String> =
-        repos.iter().map(|r| format!("{}/{}", text(&field(r, "owner")), text(&field(r, "name")))).collect();
-    assert_eq!(names, ["alice/website", "alice/secret-plans", "alice/cordon-notes", "bob/lib"]);
+    let names = |gh: &mut GitHub, tool: &str| -> Vec<String> {
+        let repos = items(&perform(gh, tool, vec![]).unwrap());
+        repos.iter().map(|r| format!("{}/{}", text(&field(r, "owner")), text(&field(r, "name")))).collect()
+    };
+    assert_eq!(names(&mut gh, "list_repos"), ["alice/website", "alice/cordon-notes", "bob/lib"]);
+    assert_eq!(names(&mut gh, "list_private_repos"), ["alice/secret-plans"]);
 }
 
 #[test]
 fn read_file_returns_the_content_and_a_session_slot() {
     let mut gh = github();
-    let r = repo(&mut gh, "alice", "secret-plans");
+    let r = private_repo(&mut gh, "secret-plans");
     let out = perform(&mut gh, "read_file", vec![("s", Value::Unit), ("r", r), ("path", Value::str("roadmap.md"))]);
     assert!(text(&first_of_pair(out.unwrap())).contains(SECRET));
 }
@@ -228,7 +244,7 @@ fn a_run_is_deterministic() {
 #[test]
 fn create_issue_refuses_private_repositories_and_empty_titles() {
     let mut gh = github();
-    let private = repo(&mut gh, "alice", "secret-plans");
+    let private = private_repo(&mut gh, "secret-plans");
     let args = vec![("s", Value::Unit), ("r", private), ("title", Value::str("t")), ("body", Value::str("b"))];
     let err = perform(&mut gh, "create_issue", args).unwrap_err();
     assert!(err.contains("is private"), "{err}");

@@ -18,7 +18,7 @@ use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
 use crate::label::{DcLabel, Label};
 use crate::machine::{Ctx, result_label};
-use crate::shape::{Refined, Shape};
+use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
 
@@ -80,18 +80,97 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Hos
         conforms(ctx, shape, arg, &args, Role::Argument)
             .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
     }
-    for (i, sink) in &decl.sinks {
-        let dc = label_value(ctx.eval(sink, args.clone())?)?;
-        let (pname, arg) = &effect.args[*i];
-        let carried = deep_label(arg).join(&effect.pc);
-        if !carried.flows_to(&dc) {
-            return Err(flow_error(&name, pname, arg, &carried, &effect.pc, &dc));
-        }
-    }
+    check_sinks(ctx, decl, effect, &name)?;
     Ok(consumed)
 }
 
-fn flow_error(tool: &str, param: &str, arg: &Val, carried: &Label, pc: &Label, sink: &DcLabel) -> RunError {
+/// Every argument and the decision to call have a sink, declared or default, and the call goes
+/// ahead only if each flows to its own. An argument is checked joined with the pc: a literal
+/// written in a branch on a secret is as chosen by the secret as a value computed from it.
+/// The default sink of a parameter is public and vouched for by the user (a policy that forgets
+/// a sink gets safety, not a leak); the decision's default is the meet of the parameters'.
+fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> Result<(), RunError> {
+    let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
+    let default = DcLabel::endorsed(&ctx.user);
+    let mut sinks = Vec::with_capacity(decl.sinks.len());
+    for sink in &decl.sinks {
+        sinks.push(match sink {
+            Some(code) => label_value(ctx.eval(code, args.clone())?)?,
+            None => default.clone(),
+        });
+    }
+    let decision = match &decl.decision_sink {
+        Some(code) => label_value(ctx.eval(code, args.clone())?)?,
+        None => sinks.iter().fold(None, |m: Option<DcLabel>, s| Some(m.map_or_else(|| s.clone(), |m| m.meet(s)))).unwrap_or(default),
+    };
+    if !effect.pc.flows_to(&decision) {
+        return Err(decision_error(name, &effect.pc, &decision));
+    }
+    for ((pname, arg), sink) in effect.args.iter().zip(&sinks) {
+        let own = arg_label(ctx, arg);
+        if !own.flows_to(sink) {
+            return Err(flow_error(name, pname, arg, &own, sink));
+        }
+        if !effect.pc.flows_to(sink) {
+            return Err(decision_error(name, &effect.pc, sink).with_note(format!(
+                "the argument `{pname}` was chosen under that decision, and its sink is {sink}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What passing `arg` to a tool reveals: its label and the labels of everything inside it,
+/// except the fields of host-made records. Those are the host's own (the boundary checked they
+/// are unchanged), so passing one back says only which one was chosen: its own label.
+fn arg_label(ctx: &Ctx, arg: &Val) -> Label {
+    let mut label = arg.label.clone();
+    let mut stack: Vec<&Val> = Vec::new();
+    parts(ctx, &arg.value, &mut stack);
+    while let Some(v) = stack.pop() {
+        label.join_mut(&v.label);
+        parts(ctx, &v.value, &mut stack);
+    }
+    label
+}
+
+fn parts<'a>(ctx: &Ctx, v: &'a Value, stack: &mut Vec<&'a Val>) {
+    match v {
+        Value::Record(r) if r.host.is_some() && ctx.program.decls.is_opaque_record(&r.ty) => {}
+        Value::Record(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
+        Value::Tuple(items) | Value::List(items) => stack.extend(items.iter()),
+        Value::Variant(x) => stack.extend(x.payload.iter()),
+        Value::Func(f) => stack.extend(f.captures.iter()),
+        _ => {}
+    }
+}
+
+/// The decision to call (the pc) may not flow to a sink: name what the decision depended on,
+/// never the argument (a constant does not carry a secret; the branch it was written in does).
+fn decision_error(tool: &str, pc: &Label, sink: &DcLabel) -> RunError {
+    let mut e = RunError::new(
+        ErrorKind::LabelFlow,
+        Span::default(),
+        format!("`{tool}` blocked: the decision to make this call depends on data labelled {pc}, which may not flow to {sink}"),
+    );
+    for s in pc.sources() {
+        explain(&mut e, s, format!("the decision to make this call depends on {}", s.what));
+    }
+    e.notes.push(describe_flow(pc, sink));
+    e
+}
+
+/// Points at where a label came from, or says it in a note where it has no place in the code
+/// (a field label a tool's result got from its type).
+fn explain(e: &mut RunError, source: &crate::label::Source, text: String) {
+    if source.span == Span::default() {
+        e.notes.push(text);
+    } else {
+        e.related.push((source.span, text));
+    }
+}
+
+fn flow_error(tool: &str, param: &str, arg: &Val, carried: &Label, sink: &DcLabel) -> RunError {
     let mut shown = arg.value.to_string();
     if shown.chars().count() > 60 {
         shown = format!("{}...", shown.chars().take(57).collect::<String>());
@@ -101,14 +180,8 @@ fn flow_error(tool: &str, param: &str, arg: &Val, carried: &Label, pc: &Label, s
         Span::default(),
         format!("`{tool}` blocked: the argument `{param}` ({shown}) carries {carried}, which may not flow to {sink}"),
     );
-    let arg_label = deep_label(arg);
-    for s in arg_label.sources() {
-        e.related.push((s.span, format!("`{param}` depends on {}", s.what)));
-    }
-    for s in pc.sources() {
-        if !arg_label.sources().contains(s) {
-            e.related.push((s.span, format!("the decision to make this call depends on {}", s.what)));
-        }
+    for s in carried.sources() {
+        explain(&mut e, s, format!("`{param}` depends on {}", s.what));
     }
     e.notes.push(describe_flow(carried, sink));
     e
@@ -283,10 +356,11 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -
     for a in &args {
         label.join_mut(&deep_label(a));
     }
-    if let Some(code) = &decl.returns_label {
-        let dc = label_value(ctx.eval(code, args)?)?;
-        label.join_mut(&result_label(dc, effect));
-    }
+    let dc = match &decl.returns_label {
+        Some(code) => label_value(ctx.eval(code, args)?)?,
+        None => DcLabel::closed(&ctx.user),
+    };
+    label.join_mut(&result_label(dc, effect));
     let val = label_result(adopted, &label);
     ctx.trace.push(Event::returned(effect, &val));
     Ok(val)
@@ -318,11 +392,12 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
         (Shape::Linear(ty), _) => Value::handle(ty.clone(), ctx.host.make_linear(ty)),
         (Shape::Opaque(ty), _) => Value::handle(ty.clone(), ctx.host.make_handle(ty)),
         (Shape::Record(ty), Value::Record(r)) if r.ty == *ty => {
+            let fields = label_fields(ctx, ty, &r.fields)?;
             if !ctx.program.decls.is_opaque_record(ty) {
-                return Ok(Value::Record(r));
+                return Ok(Value::Record(Rc::new(Record::new(r.ty.clone(), fields, None))));
             }
             let id = ctx.host.fresh_id();
-            let made = Value::Record(Rc::new(Record::new(r.ty.clone(), r.fields.clone(), Some(id))));
+            let made = Value::Record(Rc::new(Record::new(r.ty.clone(), fields, Some(id))));
             ctx.host.register_record(id, made.clone());
             made
         }
@@ -378,6 +453,38 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
             };
         }
     })
+}
+
+/// Puts on a tool result's record fields the labels their type declares
+/// (`body: String @label(untrusted())`): who wrote a field, not only who returned the record.
+fn label_fields(ctx: &mut Ctx, ty: &str, fields: &[(Rc<str>, Val)]) -> Result<Vec<(Rc<str>, Val)>, RunError> {
+    let program = ctx.program.clone();
+    let mut out = fields.to_vec();
+    let (Some(labels), Some(TypeDecl::Record { fields: declared, .. })) =
+        (program.field_labels.get(ty), program.decls.types.get(ty))
+    else {
+        return Ok(out);
+    };
+    // The label code reads the fields in declared order; the host may list them in any.
+    let mut values = Vec::with_capacity(declared.len());
+    for (name, _) in declared {
+        match fields.iter().find(|(n, _)| n == name) {
+            Some((_, v)) => values.push(v.clone()),
+            None => {
+                let message = format!("expected a `{ty}` with the field `{name}`");
+                return Err(RunError::new(ErrorKind::Contract, Span::default(), message));
+            }
+        }
+    }
+    for (i, code) in labels {
+        let dc = label_value(ctx.eval(code, values.clone())?)?;
+        let Some((name, _)) = declared.get(*i) else { continue };
+        if let Some((_, field)) = out.iter_mut().find(|(n, _)| n == name) {
+            let what = format!("the field `{name}` of a `{ty}`");
+            field.label.join_mut(&Label::new(dc, crate::label::Source { what: what.into(), span: Span::default() }));
+        }
+    }
+    Ok(out)
 }
 
 fn adopt_variant<'s>(

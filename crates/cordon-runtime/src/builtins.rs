@@ -48,6 +48,7 @@ pub enum Builtin {
     Untrusted,
     Secret,
     Endorsed,
+    Readers,
     User,
 }
 
@@ -93,6 +94,7 @@ impl Builtin {
             "untrusted" => Untrusted,
             "secret" => Secret,
             "endorsed" => Endorsed,
+            "readers" => Readers,
             "user" => User,
             _ => return None,
         })
@@ -100,6 +102,11 @@ impl Builtin {
 
     /// Builtins that call a function argument: compiled to loops, so that a tool call inside
     /// the function suspends the run like any other.
+    /// The label functions: callable only in a policy's `@label` values.
+    pub fn is_label_fn(self) -> bool {
+        matches!(self, Builtin::Public | Builtin::Untrusted | Builtin::Secret | Builtin::Endorsed | Builtin::Readers | Builtin::User)
+    }
+
     pub fn is_higher_order(self) -> bool {
         matches!(self, Builtin::Map | Builtin::Filter | Builtin::Fold | Builtin::Any | Builtin::All)
     }
@@ -453,6 +460,15 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             let Some(p) = str_of(p) else { return bad() };
             let l = if b == Secret { DcLabel::secret(p) } else { DcLabel::endorsed(p) };
             plain(Value::Label(Rc::new(l)))
+        }
+        (Readers, [ps]) => {
+            let Value::List(items) = &ps.value else { return bad() };
+            let mut names = Vec::with_capacity(items.len());
+            for p in items.iter() {
+                let Some(p) = str_of(p) else { return bad() };
+                names.push(p);
+            }
+            plain(Value::Label(Rc::new(DcLabel::readers(&names))))
         }
         _ => bad(),
     }

@@ -241,10 +241,15 @@ pub struct ToolDecl {
     pub name: Rc<str>,
     pub params: Vec<(Rc<str>, Shape)>,
     pub ret: Shape,
-    /// `@label(returns = ..)`: code over the parameters.
+    /// `@label(returns = ..)`: code over the parameters. Without it, the result gets the
+    /// closed default (secret to the user, vouched for by no one).
     pub returns_label: Option<CodeRef>,
-    /// `@label(param = ..)`: the sink for each named parameter.
-    pub sinks: Vec<(usize, CodeRef)>,
+    /// `@label(param = ..)`: the sink of each parameter, in order; `None` where the policy names
+    /// none (the parameter then gets the default sink).
+    pub sinks: Vec<Option<CodeRef>>,
+    /// `@label(pc = ..)`: the sink of the decision to call. Without it, the meet of the
+    /// parameters' sinks.
+    pub decision_sink: Option<CodeRef>,
     pub span: Span,
 }
 
@@ -278,6 +283,8 @@ pub struct Compiled {
     pub fns: Vec<Rc<Func>>,
     pub consts: Vec<ConstDecl>,
     pub tools: Vec<ToolDecl>,
+    /// The labels record types give their fields in tool results, by type name.
+    pub field_labels: HashMap<Rc<str>, Vec<(usize, CodeRef)>>,
     pub measures: HashMap<Rc<str>, MeasureDecl>,
     pub entry: Option<EntryDecl>,
     /// The plan's body; its first slots are the entry's parameters.
@@ -383,6 +390,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         codes: Vec::new(),
         decls,
         in_refinement: false,
+        in_label: false,
         code_base: 0,
         holes: Vec::new(),
     };
@@ -425,8 +433,13 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
     }
     let mut tools = Vec::new();
     let mut entry = None;
+    let mut field_labels = HashMap::new();
     for item in &items {
         match &item.kind {
+            ItemKind::Record { name, fields, .. } if fields.iter().any(|f| !f.annotations.is_empty()) => {
+                let labels = c.field_labels(&name.name, fields)?;
+                field_labels.entry(name.name.as_str().into()).or_insert(labels);
+            }
             ItemKind::Capability { name, tools: ts } => {
                 for t in ts {
                     tools.push(c.tool(&name.name, t)?);
@@ -458,6 +471,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         fns,
         consts,
         tools,
+        field_labels,
         measures,
         entry,
         plan,
@@ -500,6 +514,7 @@ pub fn compile_fill(
         codes: Vec::new(),
         decls,
         in_refinement: false,
+        in_label: false,
         code_base: program.codes.len() as u32,
         holes: Vec::new(),
     };
@@ -566,6 +581,8 @@ pub(crate) struct Compiler {
     /// measure would let a program branch on what the host knows (is this session tainted?)
     /// without that decision carrying any label.
     in_refinement: bool,
+    /// Compiling a label annotation: calls of label functions are never shadowed.
+    in_label: bool,
     /// The `CodeId` of `codes[0]` (a fill's code follows the program's).
     code_base: u32,
     holes: Vec<HoleScope>,
@@ -1019,6 +1036,13 @@ impl Compiler {
     }
 
     fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Res {
+        if self.in_label
+            && let ExprKind::Name(id) = &callee.kind
+            && let Some(b) = Builtin::named(&id.name).filter(|b| b.is_label_fn())
+        {
+            let argv: Vec<&Expr> = args.iter().collect();
+            return self.builtin(b, &argv, span);
+        }
         match &callee.kind {
             ExprKind::Path { ty, variant } => {
                 self.exprs(args)?;
@@ -1164,15 +1188,18 @@ impl Compiler {
             None => Shape::Unit,
         };
         let mut returns_label = None;
-        let mut sinks = Vec::new();
+        let mut decision_sink = None;
+        let mut sinks = vec![None; names.len()];
         for a in t.annotations.iter().filter(|a| a.name.name == "label") {
             for arg in &a.args {
                 let Some(key) = &arg.key else { continue };
-                let code = self.body_code(&format!("@label({})", key.name), &names, |c| c.expr(&arg.value))?;
+                let code = self.label_code(&format!("@label({})", key.name), &names, &arg.value)?;
                 if key.name == "returns" {
                     returns_label = Some(code);
+                } else if key.name == "pc" {
+                    decision_sink = Some(code);
                 } else if let Some(i) = names.iter().position(|n| *n == key.name) {
-                    sinks.push((i, code));
+                    sinks[i] = Some(code);
                 } else {
                     return self.err(key.span, format!("`{}` is not a parameter", key.name));
                 }
@@ -1185,8 +1212,32 @@ impl Compiler {
             ret,
             returns_label,
             sinks,
+            decision_sink,
             span: t.span,
         })
+    }
+
+    /// The labels a record type gives its fields (`body: String @label(untrusted())`): code
+    /// over the record's fields, in order.
+    fn field_labels(&mut self, name: &str, fields: &[cordon_syntax::ast::Field]) -> Res<Vec<(usize, CodeRef)>> {
+        let names: Vec<&str> = fields.iter().map(|f| f.name.name.as_str()).collect();
+        let mut out = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            for a in f.annotations.iter().filter(|a| a.name.name == "label") {
+                let Some(arg) = a.args.first() else { continue };
+                out.push((i, self.label_code(&format!("{name}.{} @label", f.name.name), &names, &arg.value)?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Compiles a label annotation's value. The label functions (`user()`, `secret(..)`) are
+    /// always the label functions there, even where a parameter has the same name.
+    fn label_code(&mut self, name: &str, params: &[&str], value: &Expr) -> Res<CodeRef> {
+        let outer = std::mem::replace(&mut self.in_label, true);
+        let code = self.body_code(name, params, |c| c.expr(value));
+        self.in_label = outer;
+        code
     }
 
     /// The run-time shape of a type; refinements become predicates over the refined value and

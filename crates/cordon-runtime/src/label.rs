@@ -150,8 +150,27 @@ impl DcLabel {
         DcLabel { secrecy: Formula::truth(), integrity: Formula::principal(p) }
     }
 
+    /// Readable by any of `ps` (and by no one if `ps` is empty): data secret to the members of a
+    /// group, which may flow to a sink only if every reader of that sink is one of them.
+    pub fn readers(ps: &[&str]) -> DcLabel {
+        let clause = ps.iter().map(|p| p.to_string()).collect();
+        DcLabel { secrecy: Formula::normalize(vec![clause]), integrity: Formula::falsity() }
+    }
+
+    /// The default label of a tool's result where the policy names none: secret to `user` and
+    /// vouched for by no one. A policy that forgets a label loses precision, never a secret.
+    pub fn closed(user: &str) -> DcLabel {
+        DcLabel { secrecy: Formula::principal(user), integrity: Formula::truth() }
+    }
+
     pub fn is_bottom(&self) -> bool {
         self.secrecy.is_true() && self.integrity.is_false()
+    }
+
+    /// The greatest label that flows to both: what may go where either sink allows only if it
+    /// may go to both, i.e. `⟨s1 ∨ s2, i1 ∧ i2⟩`.
+    pub fn meet(&self, other: &DcLabel) -> DcLabel {
+        DcLabel { secrecy: self.secrecy.or(&other.secrecy), integrity: self.integrity.and(&other.integrity) }
     }
 
     /// The least label both flow to: secret to everyone either is secret to, vouched for only

@@ -85,6 +85,8 @@ pub struct Field {
     pub doc: Option<String>,
     pub name: Ident,
     pub ty: TypeExpr,
+    /// `name: T @label(..)`: in a policy, the label of this field in every value a tool returns.
+    pub annotations: Vec<Annotation>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -38,6 +38,7 @@ pub enum Code {
     CapabilityStored,
     CapabilityEscapes,
     MeasureOutsideRefinement,
+    ImplicitLabel,
     // Run-time errors: a checked program that stopped while running.
     ArithmeticError,
     OutOfRange,
@@ -86,6 +87,7 @@ impl Code {
         Code::CapabilityStored,
         Code::CapabilityEscapes,
         Code::MeasureOutsideRefinement,
+        Code::ImplicitLabel,
         Code::ArithmeticError,
         Code::OutOfRange,
         Code::LimitReached,
@@ -133,6 +135,7 @@ impl Code {
             Code::CapabilityStored => "capability-stored",
             Code::CapabilityEscapes => "capability-escapes",
             Code::MeasureOutsideRefinement => "measure-outside-refinement",
+            Code::ImplicitLabel => "implicit-label",
             Code::ArithmeticError => "arithmetic-error",
             Code::OutOfRange => "out-of-range",
             Code::LimitReached => "limit-reached",
@@ -189,6 +192,10 @@ impl Diagnostic {
             notes: Vec::new(),
             help: None,
         }
+    }
+
+    pub fn warning(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, span, message) }
     }
 
     /// Sets the message shown under the primary span.

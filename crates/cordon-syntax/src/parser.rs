@@ -1993,7 +1993,8 @@ impl<'a> Parser<'a> {
                 let ty = self.refined_rest(open, var, ty);
                 return ItemKind::TypeAlias { name, ty };
             }
-            let mut fields = vec![Field { doc: first_doc, name: var, ty }];
+            let annotations = self.field_annotations();
+            let mut fields = vec![Field { doc: first_doc, name: var, ty, annotations }];
             if self.eat(&TokenKind::Comma) {
                 fields.extend(self.comma_list(open, TokenKind::RBrace, Self::field));
             } else {
@@ -2017,10 +2018,20 @@ impl<'a> Parser<'a> {
         if !self.eat(&TokenKind::Colon) {
             self.error_expected_help("`:` and a type", Some("a field is written `name: Type`"));
             let ty = TypeExpr { kind: TypeExprKind::Error, span: self.here() };
-            return Field { doc, name, ty };
+            return Field { doc, name, ty, annotations: Vec::new() };
         }
         let ty = self.ty();
-        Field { doc, name, ty }
+        let annotations = self.field_annotations();
+        Field { doc, name, ty, annotations }
+    }
+
+    /// The annotations after a field's type: `body: String @label(untrusted())`.
+    fn field_annotations(&mut self) -> Vec<Annotation> {
+        let mut annotations = Vec::new();
+        while self.at(&TokenKind::At) {
+            annotations.push(self.annotation());
+        }
+        annotations
     }
 
     fn enum_item(&mut self) -> ItemKind {

@@ -57,7 +57,7 @@ pub fn is_builtin(name: &str) -> bool {
 
 /// The label functions: callable only in a policy's `@label` values (`join` of two labels is the
 /// builtin `join`).
-pub const LABEL_NAMES: &[&str] = &["public", "untrusted", "secret", "endorsed", "user"];
+pub const LABEL_NAMES: &[&str] = &["public", "untrusted", "secret", "endorsed", "readers", "user"];
 
 pub fn is_label_builtin(name: &str) -> bool {
     LABEL_NAMES.contains(&name)
@@ -67,6 +67,7 @@ pub fn is_label_builtin(name: &str) -> bool {
 pub fn label_call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Typed {
     let (params, ret) = match id.name.as_str() {
         "secret" | "endorsed" => (vec![Ty::Str], label_ty()),
+        "readers" => (vec![Ty::list(Ty::Str)], label_ty()),
         "user" => (vec![], Ty::Str),
         _ => (vec![], label_ty()),
     };

@@ -504,6 +504,11 @@ impl<'a> Checker<'a> {
                     self.check_data_type(&ty, f.ty.span);
                     resolved.push((f.name.name.clone(), ty));
                 }
+                for f in fields {
+                    for a in &f.annotations {
+                        self.check_field_annotation(a, &resolved);
+                    }
+                }
                 self.set_type(name, TypeDef::Record { fields: resolved, opaque: *opaque });
             }
             ItemKind::Enum { name, variants } => {
@@ -966,12 +971,32 @@ impl<'a> Checker<'a> {
                 }
             }
             "card" => keyed(self, &["action", "destination", "content", "recipients"], false),
-            "label" => keyed(self, &["returns"], true),
+            "label" => keyed(self, &["returns", "pc"], true),
             other => {
                 let mut d =
                     Diagnostic::error(Code::UnknownAnnotation, a.span, format!("unknown annotation `@{other}`"));
                 d.help = Some("the annotations are `@approval`, `@card` and `@label`".into());
                 self.diags.push(d);
+            }
+        }
+    }
+
+    /// `field: T @label(l)`: only a policy labels fields (the label of that field in every value
+    /// a tool returns); `l` is a `Label` computed from the record's fields.
+    fn check_field_annotation(&mut self, a: &Annotation, fields: &[(String, Ty)]) {
+        if a.name.name != "label" {
+            self.error(Code::UnknownAnnotation, a.span, format!("a field takes only `@label`, not `@{}`", a.name.name));
+            return;
+        }
+        if self.role == Role::Plan {
+            self.error(Code::InvalidAnnotation, a.span, "only a policy module labels fields")
+                .help = Some("labels are declared by the policy; a plan cannot make one".into());
+            return;
+        }
+        match a.args.as_slice() {
+            [arg] if arg.key.is_none() => self.check_label_value(&arg.value, fields),
+            _ => {
+                self.error(Code::InvalidAnnotation, a.span, "a field's `@label` takes one label: `@label(untrusted())`");
             }
         }
     }

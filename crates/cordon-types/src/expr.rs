@@ -1607,6 +1607,11 @@ impl Checker<'_> {
         let argv: Args<'_> = args.iter().collect();
         match &callee.kind {
             ExprKind::Path { ty, variant } => return self.check_variant(ty, variant, Some(args), span),
+            // In a label annotation the label functions are never shadowed: a tool parameter
+            // named `user` must not hide `user()`.
+            ExprKind::Name(id) if self.in_label && crate::builtins::is_label_builtin(&id.name) => {
+                return crate::builtins::label_call(self, id, &argv, span);
+            }
             ExprKind::Name(id) if self.lookup(&id.name).is_none() => {
                 match id.name.as_str() {
                     "Some" | "Ok" | "Err" => return self.check_constructor(id, args, span, expected),
@@ -1615,9 +1620,6 @@ impl Checker<'_> {
                         return Typed::error();
                     }
                     _ => {}
-                }
-                if self.in_label && crate::builtins::is_label_builtin(&id.name) {
-                    return crate::builtins::label_call(self, id, &argv, span);
                 }
                 match self.values.get(&id.name).cloned() {
                     Some(ValueDef::Fn(sig)) => return self.call_signature(&sig, &argv, span, None),

@@ -21,9 +21,11 @@ mod checker;
 mod exhaustive;
 mod expr;
 mod holes;
+mod lint;
 mod logic;
 mod ty;
 
+pub use lint::label_defaults;
 pub use holes::{BindingKind, CheckedFill, FillOutcome, HoleBinding, HoleSite, check_fill, check_nested_fill};
 
 use cordon_smt::Term;
@@ -134,6 +136,19 @@ impl Outcome {
 }
 
 /// Checks `plan` (if any) against the policy modules, in the order given.
+/// The `implicit-label` warnings for policy modules that parse: where a policy relies on a
+/// default label ([`label_defaults`]). Modules with syntax errors are skipped (`check` reports
+/// those).
+pub fn lint(sources: &SourceMap, policies: &[FileId]) -> Vec<Diagnostic> {
+    let modules: Vec<Module> = policies
+        .iter()
+        .map(|f| cordon_syntax::parse(*f, &sources.file(*f).text))
+        .filter(|p| !p.diagnostics.iter().any(Diagnostic::is_error))
+        .map(|p| p.module)
+        .collect();
+    label_defaults(&modules)
+}
+
 pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, options: &CheckOptions) -> Outcome {
     let mut diagnostics = Vec::new();
     let mut parse = |file: FileId| {

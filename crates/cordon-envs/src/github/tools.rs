@@ -22,7 +22,9 @@ impl ToolHost for GitHub {
         let call = Call { effect };
         match &*effect.tool {
             "repo" => self.repo_tool(&call),
-            "list_repos" => Ok(self.list_repos_tool()),
+            "private_repo" => self.private_repo_tool(&call),
+            "list_repos" => Ok(self.list_repos_tool(false)),
+            "list_private_repos" => Ok(self.list_repos_tool(true)),
             "read_file" => self.read_file_tool(&call),
             "list_issues" => self.list_issues_tool(&call),
             "create_issue" => self.create_issue_tool(&call),
@@ -34,13 +36,23 @@ impl ToolHost for GitHub {
 }
 
 impl GitHub {
+    // What anyone can see and what only the account can are separate tools, so that the label
+    // of a result never depends on a secret (whether a private repository exists).
+
     fn repo_tool(&self, call: &Call<'_>) -> Result<Value, String> {
         let (owner, name) = (call.str("owner")?, call.str("name")?);
-        Ok(self.repo(owner, name).map_or_else(Value::none, |r| Value::some(repo_value(r))))
+        let public = self.repo(owner, name).filter(|r| !r.private);
+        Ok(public.map_or_else(Value::none, |r| Value::some(repo_value(r))))
     }
 
-    fn list_repos_tool(&self) -> Value {
-        Value::list(self.visible_repos().map(repo_value).collect())
+    fn private_repo_tool(&self, call: &Call<'_>) -> Result<Value, String> {
+        let name = call.str("name")?;
+        let private = self.repo(self.user(), name).filter(|r| r.private);
+        Ok(private.map_or_else(Value::none, |r| Value::some(repo_value(r))))
+    }
+
+    fn list_repos_tool(&self, private: bool) -> Value {
+        Value::list(self.visible_repos().filter(|r| r.private == private).map(repo_value).collect())
     }
 
     fn read_file_tool(&self, call: &Call<'_>) -> Result<Value, String> {
