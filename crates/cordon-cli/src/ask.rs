@@ -140,7 +140,8 @@ impl<'a> Conversation<'a> {
             self.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
         let plan_text = root_plan(&sources, &policies, request);
         let plan = sources.add(format!("<request {}>", self.requests), plan_text);
-        let options = CheckOptions { entry_facts: self.sessions.entry_facts(), ..CheckOptions::default() };
+        let options =
+            CheckOptions { entry_facts: self.sessions.entry_facts(self.env.principal()), ..CheckOptions::default() };
         let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
         let Some(checked) = outcome.program.as_ref() else {
             let mut stdout: String = outcome.diagnostics.iter().map(|d| render::human(d, &sources) + "\n").collect();

@@ -70,7 +70,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         _ => Sessions::default(),
     };
 
-    let options = CheckOptions { entry_facts: sessions.entry_facts(), ..CheckOptions::default() };
+    let options = CheckOptions { entry_facts: sessions.entry_facts(env.principal()), ..CheckOptions::default() };
     let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
     let Some(checked) = outcome.program.as_ref() else {
         return Ok(render_report(args, &sources, Status::Rejected, &outcome.diagnostics, &[], None));

@@ -134,7 +134,29 @@ fn accepted_plan_with_policy_exits_0() {
 fn policy_alone_is_checked() {
     let run = cordon("policy_alone", &[("notes.cord", POLICY)], &["check", "--policy", "notes.cord"]);
     assert_eq!(run.code, 0, "{run:?}");
+    // A policy checked alone is linted: each default label it relies on is named.
+    assert!(run.stdout.ends_with("notes.cord: accepted with 3 warnings\n"), "{run:?}");
+    for default in ["the parameter `s` of `Notes.note` has no sink", "the parameter `text`", "no `returns` label"] {
+        assert!(run.stdout.contains(default), "{default}: {run:?}");
+    }
+}
+
+#[test]
+fn a_policy_that_labels_everything_lints_clean() {
+    let labels = "@label(s = endorsed(user()), text = endorsed(user()), returns = public())";
+    let policy = POLICY.replace("-> Session\n}", &format!("-> Session {labels}\n}}"));
+    let run = cordon("policy_labelled", &[("notes.cord", &policy)], &["check", "--policy", "notes.cord"]);
+    assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, "notes.cord: accepted\n");
+}
+
+#[test]
+fn the_shipped_policies_lint_clean() {
+    for policy in ["github.cord", "citations.cord", "console.cord"] {
+        let text = std::fs::read_to_string(format!("{}/../../policies/{policy}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let run = cordon("shipped_policy", &[(policy, &text)], &["check", "--policy", policy]);
+        assert_eq!(run.stdout, format!("{policy}: accepted\n"), "{run:?}");
+    }
 }
 
 #[test]

@@ -69,7 +69,7 @@ fn exfiltrating_a_private_file_is_refused_by_the_checker_and_at_run_time_without
     assert!(e.message.contains("`s`"), "{}", e.message);
     assert_eq!(source.text(e.span), "gh.create_issue(s, public, \"Roadmap\", data)");
     // The read happened; the post did not reach GitHub.
-    assert_eq!(out.calls, ["repo", "read_file", "repo"]);
+    assert_eq!(out.calls, ["private_repo", "read_file", "repo"]);
     assert_nothing_secret_published(&out.gh);
     // The session the failed run leaves behind is tainted.
     assert_eq!(out.report.sessions.values["s"].measures["tainted"], Scalar::Bool(true));
@@ -124,7 +124,7 @@ fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
 
     // Told the session is tainted, the checker refuses the next request's post...
     let next = plan(BENIGN);
-    let refused = next.check_with(sessions.entry_facts()).err().unwrap();
+    let refused = next.check_with(sessions.entry_facts("alice")).err().unwrap();
     assert_eq!(refused, ["refinement-unproven"]);
     // ...and without the checker, the boundary refuses it on the host's own record.
     let second = run_on_github(&next.unchecked(), &sessions);
@@ -134,7 +134,7 @@ fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
     assert!(tainted(&second.report.sessions));
 
     // A fresh session is not tainted: the same plan is accepted and posts.
-    assert!(next.check_with(Sessions::default().entry_facts()).is_ok());
+    assert!(next.check_with(Sessions::default().entry_facts("alice")).is_ok());
 }
 
 #[test]

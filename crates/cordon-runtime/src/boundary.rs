@@ -357,13 +357,29 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -
         label.join_mut(&deep_label(a));
     }
     let dc = match &decl.returns_label {
-        Some(code) => label_value(ctx.eval(code, args)?)?,
+        Some(code) => label_value(ctx.eval(code, args.clone())?)?,
         None => DcLabel::closed(&ctx.user),
     };
     label.join_mut(&result_label(dc, effect));
+    // A new linear value's measures were decided by this call: its pc and its arguments.
+    let mut decided = effect.pc.clone();
+    for a in &args {
+        decided.join_mut(&deep_label(a));
+    }
+    mark_linear(ctx, &adopted, &decided);
     let val = label_result(adopted, &label);
     ctx.trace.push(Event::returned(effect, &val));
     Ok(val)
+}
+
+/// Records `decided` as what decided the measures of the linear values in `v`.
+fn mark_linear(ctx: &mut Ctx, v: &Value, decided: &Label) {
+    match v {
+        Value::Handle(h) if ctx.host.is_live(h.id, &h.ty) => ctx.host.set_decided_by(h.id, decided.clone()),
+        Value::Tuple(items) => items.iter().for_each(|x| mark_linear(ctx, &x.value, decided)),
+        Value::Variant(x) => x.payload.iter().for_each(|p| mark_linear(ctx, &p.value, decided)),
+        _ => {}
+    }
 }
 
 /// Puts a tool result's label on its data. The host-made values in a result tuple (the next
@@ -520,6 +536,11 @@ pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Resu
             Shape::Linear(ty) => {
                 let id = ctx.host.make_linear(ty);
                 let stored = sessions.values.get(&**name).filter(|s| s.ty == **ty);
+                if let Some(s) = stored {
+                    let what = format!("the state of `{name}` kept from an earlier request");
+                    let source = crate::label::Source { what: what.into(), span: Span::default() };
+                    ctx.host.set_decided_by(id, Label::new(s.label.clone(), source));
+                }
                 for m in ctx.program.measures.values() {
                     if m.of.as_deref() != Some(&**ty) {
                         continue;
@@ -552,8 +573,17 @@ pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Resu
 
 /// The linear values to keep for the next request: for each linear entry parameter, the
 /// newest value of its type (after a finished run, the one the plan handed back; after a
-/// failed one, the latest the run made, so that a taint is never forgotten).
-pub fn sessions_now(ctx: &Ctx, entry: Option<&EntryDecl>, before: &Sessions) -> Sessions {
+/// failed one, the latest the run made, so that a taint is never forgotten). Each keeps the
+/// label of what decided its state: the call that made it, the paths it was handed back
+/// through (`handed_back`, the plan's result), and, after a failure, what the failure may have
+/// depended on (`failure`).
+pub fn sessions_now(
+    ctx: &Ctx,
+    entry: Option<&EntryDecl>,
+    before: &Sessions,
+    handed_back: Option<&Val>,
+    failure: Option<&Label>,
+) -> Sessions {
     let mut out = before.clone();
     let Some(entry) = entry else { return out };
     for (name, shape) in &entry.params {
@@ -564,10 +594,33 @@ pub fn sessions_now(ctx: &Ctx, entry: Option<&EntryDecl>, before: &Sessions) -> 
         if let Shape::Linear(ty) = base
             && let Some(id) = ctx.host.newest_linear(ty)
         {
-            out.values.insert(name.to_string(), StoredValue { ty: ty.to_string(), measures: ctx.host.measures_of(id) });
+            let mut label = ctx.host.decided_by(id);
+            if let Some(path) = handed_back.and_then(|v| path_label(&v.value, id)) {
+                label.join_mut(&path.join(&handed_back.map(|v| v.label.clone()).unwrap_or_default()));
+            }
+            if let Some(f) = failure {
+                label.join_mut(f);
+            }
+            let stored = StoredValue { ty: ty.to_string(), measures: ctx.host.measures_of(id), label: label.dc() };
+            out.values.insert(name.to_string(), stored);
         }
     }
     out
+}
+
+/// The join of the labels on the way from inside `v` to the handle `id` (the handle's own
+/// included), if `v` holds it.
+fn path_label(v: &Value, id: HostId) -> Option<Label> {
+    let inside = |items: &[Val]| {
+        items.iter().find_map(|x| path_label(&x.value, id).map(|l| l.join(&x.label)))
+    };
+    match v {
+        Value::Handle(h) if h.id == id => Some(Label::bottom()),
+        Value::Tuple(items) | Value::List(items) => inside(items),
+        Value::Variant(x) => inside(&x.payload),
+        Value::Record(r) => r.fields.iter().find_map(|(_, x)| path_label(&x.value, id).map(|l| l.join(&x.label))),
+        _ => None,
+    }
 }
 
 /// The plan's result may hold only genuine host-made values: the linear values it hands back

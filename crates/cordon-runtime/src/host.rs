@@ -11,6 +11,7 @@ use cordon_types::{EntryFact, FactValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, RunError};
+use crate::label::{DcLabel, Label};
 use crate::value::{HostId, Val, Value};
 
 /// A measure's value: measures are booleans, integers or strings.
@@ -54,6 +55,9 @@ pub struct HostState {
     /// Opaque records a tool returned, exactly as returned.
     records: HashMap<HostId, Value>,
     measures: HashMap<(Rc<str>, HostId), Scalar>,
+    /// For each linear value, what decided its measures: the pc and the arguments of the call
+    /// that made it (or the label it was stored with, for one continued from an earlier request).
+    decided_by: HashMap<HostId, Label>,
 }
 
 impl HostState {
@@ -106,6 +110,14 @@ impl HostState {
         self.measures.insert((measure.clone(), id), value);
     }
 
+    pub fn set_decided_by(&mut self, id: HostId, label: Label) {
+        self.decided_by.insert(id, label);
+    }
+
+    pub fn decided_by(&self, id: HostId) -> Label {
+        self.decided_by.get(&id).cloned().unwrap_or_default()
+    }
+
     pub fn measures_of(&self, id: HostId) -> BTreeMap<String, Scalar> {
         self.measures.iter().filter(|((_, i), _)| *i == id).map(|((m, _), v)| (m.to_string(), v.clone())).collect()
     }
@@ -138,11 +150,14 @@ pub fn host_id(v: &Value) -> Option<HostId> {
     }
 }
 
-/// A linear value kept between requests, with its measures.
+/// A linear value kept between requests, with its measures and the label of what decided them
+/// (a session tainted or not depending on a secret carries that secret's label).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredValue {
     pub ty: String,
     pub measures: BTreeMap<String, Scalar>,
+    #[serde(default = "DcLabel::bottom")]
+    pub label: DcLabel,
 }
 
 /// The state that carries from one request to the next: the linear values the last plan
@@ -164,12 +179,19 @@ impl Sessions {
     /// What the host knows about the values it will pass to the next plan, as facts for the
     /// checker (`CheckOptions::entry_facts`). `None` without stored values: the checker then
     /// assumes fresh ones (the measures' defaults), as the runtime makes them.
-    pub fn entry_facts(&self) -> Option<Vec<EntryFact>> {
+    ///
+    /// Whether the next plan checks decides everything it does, public effects included, so the
+    /// checker is told only facts that may decide a public action for `user`: those whose label
+    /// flows to public and vouched for by the user. Of a value whose state depended on a secret
+    /// or on an outsider's text, the checker knows nothing (a plan that needs it untainted is
+    /// rejected whatever its real state), so acceptance reveals nothing of what decided it.
+    pub fn entry_facts(&self, user: &str) -> Option<Vec<EntryFact>> {
         if self.values.is_empty() {
             return None;
         }
+        let authority = DcLabel::endorsed(user);
         let mut facts = Vec::new();
-        for (param, stored) in &self.values {
+        for (param, stored) in self.values.iter().filter(|(_, v)| v.label.flows_to(&authority)) {
             for (measure, value) in &stored.measures {
                 let value = match value {
                     Scalar::Bool(b) => FactValue::Bool(*b),

@@ -133,6 +133,11 @@ pub struct Run {
     waiting_hole: Option<HoleRequest>,
     sessions: Sessions,
     finished: bool,
+    /// The plan's result, once it finished.
+    result: Option<Val>,
+    /// What the failure that ended the run may have depended on: the pc at the failure and
+    /// every label the pc was raised by before it.
+    failure: Option<Label>,
 }
 
 impl Run {
@@ -150,6 +155,7 @@ impl Run {
             started: Instant::now(),
             consts: vec![ConstState::Unset; compiled.consts.len()],
             trace: Vec::new(),
+            pc_seen: Label::bottom(),
         };
         let Some(plan) = compiled.plan else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "there is no plan to run"));
@@ -165,6 +171,8 @@ impl Run {
             waiting_hole: None,
             sessions: sessions.clone(),
             finished: false,
+            result: None,
+            failure: None,
         })
     }
 
@@ -185,14 +193,21 @@ impl Run {
             }
             Ok(Exit::Done(v)) => {
                 self.finished = true;
-                boundary::returned(&self.ctx, &v)?;
+                if let Err(e) = boundary::returned(&self.ctx, &v) {
+                    return Err(self.fail(e));
+                }
+                self.result = Some(v.clone());
                 Ok(Step::Done(v))
             }
-            Err(e) => {
-                self.finished = true;
-                Err(e)
-            }
+            Err(e) => Err(self.fail(e)),
         }
+    }
+
+    /// Ends the run with `e`, remembering what the failure may have depended on.
+    fn fail(&mut self, e: RunError) -> RunError {
+        self.finished = true;
+        self.failure = Some(self.vm.pc.join(&self.ctx.pc_seen));
+        e
     }
 
     /// Continues after the host performed the waiting tool call (or failed to).
@@ -205,10 +220,7 @@ impl Run {
                 self.vm.resume(v);
                 self.proceed()
             }
-            Err(e) => {
-                self.finished = true;
-                Err(e)
-            }
+            Err(e) => Err(self.fail(e)),
         }
     }
 
@@ -231,22 +243,17 @@ impl Run {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "no hole is waiting"));
         };
         if arg_names.len() != hole.args.len() {
-            self.finished = true;
-            return Err(RunError::new(
+            return Err(self.fail(RunError::new(
                 ErrorKind::Type,
                 hole.span,
                 format!("the fill names {} arguments; the hole has {}", arg_names.len(), hole.args.len()),
-            ));
+            )));
         }
         let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names) {
             Ok(c) => c,
             Err(e) => {
-                self.finished = true;
-                return Err(RunError::new(
-                    ErrorKind::Type,
-                    e.span,
-                    format!("the fill does not compile: {}", e.message),
-                ));
+                let message = format!("the fill does not compile: {}", e.message);
+                return Err(self.fail(RunError::new(ErrorKind::Type, e.span, message)));
             }
         };
         let program = Rc::make_mut(&mut self.ctx.program);
@@ -268,9 +275,8 @@ impl Run {
     /// Ends the run at the waiting hole: no fill could be had (the model failed, or no fill
     /// checked within the attempts allowed).
     pub fn abandon_hole(&mut self, reason: &str) -> RunError {
-        self.finished = true;
         let span = self.waiting_hole.take().map_or_else(Span::default, |h| h.span);
-        RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}"))
+        self.fail(RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}")))
     }
 
     /// Every decision the boundary made so far.
@@ -281,7 +287,8 @@ impl Run {
     /// The sessions to keep for the next request. After a failure they still record what the
     /// run did (a session it tainted stays tainted).
     pub fn sessions(&self) -> Sessions {
-        boundary::sessions_now(&self.ctx, self.ctx.program.entry.as_ref(), &self.sessions)
+        let entry = self.ctx.program.entry.as_ref();
+        boundary::sessions_now(&self.ctx, entry, &self.sessions, self.result.as_ref(), self.failure.as_ref())
     }
 
     /// Fuel used so far.

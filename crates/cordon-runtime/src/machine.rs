@@ -81,6 +81,9 @@ pub struct Ctx {
     pub started: Instant,
     pub consts: Vec<ConstState>,
     pub trace: Vec<Event>,
+    /// The join of every label the program-counter label was raised by: what a failure (a
+    /// limit reached, an overflow) may have depended on.
+    pub pc_seen: Label,
 }
 
 impl Budget for Ctx {
@@ -451,11 +454,13 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     };
                     vm.pc_stack.push(vm.pc.clone());
                     vm.pc.join_mut(&l);
+                    ctx.pc_seen.join_mut(&l);
                 }
                 Op::RaisePcAgain => {
                     if let Some(v) = vm.stack.last() {
                         let l = v.label.clone();
                         vm.pc.join_mut(&l);
+                        ctx.pc_seen.join_mut(&l);
                     }
                 }
                 Op::JoinPc => {
@@ -605,12 +610,11 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 }
                 Op::Builtin { builtin, argc } => {
                     let at = vm.stack.len() - *argc as usize;
-                    let v = tri!(builtin_call(*builtin, &vm.stack[at..], vm.pc.clone(), ctx).map(|(v, raise)| {
-                        if let Some(l) = raise {
-                            vm.pc.join_mut(&l);
-                        }
-                        v
-                    }));
+                    let (v, raise) = tri!(builtin_call(*builtin, &vm.stack[at..], code.spans[ip - 1], ctx));
+                    if let Some(l) = raise {
+                        vm.pc.join_mut(&l);
+                        ctx.pc_seen.join_mut(&l);
+                    }
                     vm.stack.truncate(at);
                     vm.stack.push(v);
                 }
@@ -626,9 +630,10 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     }
                     match otherwise {
                         MethodTarget::Builtin(b) => {
-                            let (v, raise) = tri!(builtin_call(*b, &vm.stack[at..], vm.pc.clone(), ctx));
+                            let (v, raise) = tri!(builtin_call(*b, &vm.stack[at..], code.spans[ip - 1], ctx));
                             if let Some(l) = raise {
                                 vm.pc.join_mut(&l);
+                                ctx.pc_seen.join_mut(&l);
                             }
                             vm.stack.truncate(at);
                             vm.stack.push(v);
@@ -950,13 +955,15 @@ fn depth_error(ctx: &Ctx) -> RunError {
     )
 }
 
-/// Calls a first-order builtin; `unlabel` also returns the label to raise `pc` by.
-fn builtin_call(b: Builtin, args: &[Val], _pc: Label, ctx: &mut Ctx) -> Result<(Val, Option<Label>), RunError> {
+/// Calls a first-order builtin at `span`; `unlabel` also returns the label to raise `pc` by,
+/// which names the `unlabel` itself: a refusal later says which one raised it.
+fn builtin_call(b: Builtin, args: &[Val], span: Span, ctx: &mut Ctx) -> Result<(Val, Option<Label>), RunError> {
     match (b, args) {
         (Builtin::Unlabel, [boxed]) => match &boxed.value {
             Value::Labeled(inner) => {
                 let label = inner.label.join(&boxed.label);
-                Ok((Val { value: inner.value.clone(), label: label.clone() }, Some(label)))
+                let here = Label::new(label.dc(), Source { what: "the `unlabel` here".into(), span });
+                Ok((Val { value: inner.value.clone(), label: label.clone() }, Some(label.join(&here))))
             }
             other => Err(type_error(Span::default(), format!("`unlabel` needs a Labeled value, not {}", other.kind()))),
         },

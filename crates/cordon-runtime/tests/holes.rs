@@ -13,7 +13,7 @@ use cordon_syntax::{FileId, parse};
 const POLICY: &str = r#"
 capability Lab {
   tool post(text: String) @label(text = endorsed(user()))
-  tool note(text: String)
+  tool note(text: String) @label(text = untrusted())
 }
 entry(lab: Lab) -> String
 "#;

@@ -14,12 +14,14 @@ opaque type Token
 linear type Session
 measure tainted(s: Session) -> Bool = false
 capability Git {
-  tool repo(name: String) -> Repo
-  tool token() -> Token
-  tool spend(t: Token) -> Int
+  tool repo(name: String) -> Repo @label(name = untrusted(), returns = public())
+  tool token() -> Token @label(pc = untrusted(), returns = public())
+  tool spend(t: Token) -> Int @label(t = untrusted(), returns = public())
   tool read(s: Session, r: Repo) -> (String, {s2: Session | tainted(s2) == (r.private || tainted(s))})
+    @label(s = untrusted(), r = untrusted(), returns = public())
   tool publish(s: {s: Session | !tainted(s)}, r: {r: Repo | !r.private}, text: String) -> Session
-  tool merge(a: Session, b: Session) -> Session
+    @label(s = untrusted(), r = untrusted(), text = untrusted(), returns = public())
+  tool merge(a: Session, b: Session) -> Session @label(a = untrusted(), b = untrusted(), returns = public())
 }
 entry(git: Git, s: Session) -> (String, Session)
 "#;
