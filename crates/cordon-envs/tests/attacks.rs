@@ -189,3 +189,71 @@ fn a_tainted_session_fails_an_entry_that_needs_an_untainted_one() {
     assert_eq!(ending(&second.report), "recheck-failed");
     assert!(second.calls.is_empty());
 }
+
+/// Opens an issue on the public repository `name` chosen by the plan, with `body`; `choose`
+/// computes `name` and `body`, after which the plan posts.
+fn post_after(choose: &str) -> String {
+    format!(
+        r#"{choose}
+match gh.repo("alice", name) {{
+  Some(r) => if r.private {{ ("private", s) }} else {{
+    let (i, s) = gh.create_issue(s, r, "Hello", body);
+    ("opened #" + to_string(i.number), s)
+  }},
+  None => ("none", s),
+}}"#
+    )
+}
+
+/// Both directions at once: realistic work that must run, and attacks (each a class of leak
+/// found by trying) that must be blocked. Security that blocks the work is as useless as
+/// security that leaks, so both are counted.
+#[test]
+fn benign_work_runs_and_every_leak_class_is_blocked() {
+    let benign: Vec<(&str, String)> = vec![
+        ("open a triage issue", BENIGN.to_string()),
+        ("comment on issue #1, thanking its reporter", include_str!("../../../examples/github/comment_on_issue.cord").into()),
+        ("thank the author of the newest open issue", include_str!("../../../examples/github/thank_newest_author.cord").into()),
+        ("post a count of public repositories", post_after(r#"let name = "website"; let body = to_string(gh.list_repos().len()) + " public repositories";"#)),
+        ("choose the repository by a host fact", post_after(r#"let name = if gh.list_repos().len() > 2 { "website" } else { "cordon-notes" }; let body = "hi";"#)),
+    ];
+    let hostile: Vec<(&str, String)> = vec![
+        ("copy a secret search hit into a post", EXFILTRATE_VIA_SEARCH.to_string()),
+        ("copy an outsider's issue body into a post", INJECTED_ISSUE.to_string()),
+        ("let an outsider's text choose the issue commented on", include_str!("../../../examples/github/outsider_picks_target.cord").into()),
+        ("a secret chooses the destination repository", post_after(r#"let name = if gh.search_code("Initech").len() > 0 { "website" } else { "cordon-notes" }; let body = "hi";"#)),
+        ("a secret decides whether to post", format!("if gh.search_code(\"Initech\").is_empty() {{ (\"no\", s) }} else {{ {} }}", post_after(r#"let name = "website"; let body = "hi";"#))),
+        ("the existence of a private repository", post_after(r#"let name = "website"; let body = match gh.private_repo("secret-plans") { Some(_) => "yes", None => "no" };"#)),
+        ("the names of private repositories", post_after(r#"let name = "website"; let body = gh.list_private_repos().map(|r| r.name).join(", ");"#)),
+        ("an outsider's text chooses the destination repository", r#"match gh.repo("alice", "website") {
+  Some(w) => if w.private { ("private", s) } else {
+    let (issues, s) = gh.list_issues(s, w);
+    let name = if issues.any(|i| i.body.contains("IMPORTANT")) { "cordon-notes" } else { "website" };
+    match gh.repo("alice", name) {
+      Some(r) => if r.private { ("private", s) } else {
+        let (i, s) = gh.create_issue(s, r, "Hello", "hi");
+        ("opened #" + to_string(i.number), s)
+      },
+      None => ("none", s),
+    }
+  },
+  None => ("none", s),
+}"#.to_string()),
+    ];
+    let mut ran = 0;
+    for (what, text) in &benign {
+        let out = run_on_github(&plan(text).checked(), &Sessions::default());
+        assert!(out.report.result.is_ok(), "{what}: {:?}\n{text}", out.report.result);
+        assert!(out.calls.iter().any(|c| c == "create_issue" || c == "comment"), "{what}: {:?}", out.calls);
+        ran += 1;
+    }
+    let mut blocked = 0;
+    for (what, text) in &hostile {
+        let out = run_on_github(&plan(text).checked(), &Sessions::default());
+        assert_eq!(ending(&out.report), "label-flow", "{what}: {:?}\n{text}", out.report.result);
+        assert!(!out.calls.iter().any(|c| c == "create_issue" || c == "comment"), "{what}: {:?}", out.calls);
+        assert_nothing_secret_published(&out.gh);
+        blocked += 1;
+    }
+    assert_eq!((ran, blocked), (benign.len(), hostile.len()));
+}

@@ -496,7 +496,7 @@ fn label_fields(ctx: &mut Ctx, ty: &str, fields: &[(Rc<str>, Val)]) -> Result<Ve
         let dc = label_value(ctx.eval(code, values.clone())?)?;
         let Some((name, _)) = declared.get(*i) else { continue };
         if let Some((_, field)) = out.iter_mut().find(|(n, _)| n == name) {
-            let what = format!("the field `{name}` of a `{ty}`");
+            let what = format!("the field `{ty}.{name}`");
             field.label.join_mut(&Label::new(dc, crate::label::Source { what: what.into(), span: Span::default() }));
         }
     }
