@@ -81,8 +81,8 @@ pub struct Ctx {
     pub started: Instant,
     pub consts: Vec<ConstState>,
     pub trace: Vec<Event>,
-    /// The join of every label the program-counter label was raised by: what a failure (a
-    /// limit reached, an overflow) may have depended on.
+    /// The join of every program-counter label left behind where paths joined: with the pc at
+    /// a failure, what the failure (a limit reached, an overflow) may have depended on.
     pub pc_seen: Label,
 }
 
@@ -454,13 +454,11 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     };
                     vm.pc_stack.push(vm.pc.clone());
                     vm.pc.join_mut(&l);
-                    ctx.pc_seen.join_mut(&l);
                 }
                 Op::RaisePcAgain => {
                     if let Some(v) = vm.stack.last() {
                         let l = v.label.clone();
                         vm.pc.join_mut(&l);
-                        ctx.pc_seen.join_mut(&l);
                     }
                 }
                 Op::JoinPc => {
@@ -469,6 +467,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => fail!(type_error(Span::default(), "unbalanced program-counter labels")),
                     };
                     let pc = std::mem::replace(&mut vm.pc, saved);
+                    ctx.pc_seen.join_mut(&pc);
                     if let Some(top) = vm.stack.last_mut() {
                         top.label.join_mut(&pc);
                     }
@@ -613,7 +612,6 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let (v, raise) = tri!(builtin_call(*builtin, &vm.stack[at..], code.spans[ip - 1], ctx));
                     if let Some(l) = raise {
                         vm.pc.join_mut(&l);
-                        ctx.pc_seen.join_mut(&l);
                     }
                     vm.stack.truncate(at);
                     vm.stack.push(v);
@@ -633,7 +631,6 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             let (v, raise) = tri!(builtin_call(*b, &vm.stack[at..], code.spans[ip - 1], ctx));
                             if let Some(l) = raise {
                                 vm.pc.join_mut(&l);
-                                ctx.pc_seen.join_mut(&l);
                             }
                             vm.stack.truncate(at);
                             vm.stack.push(v);
@@ -790,6 +787,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => fail!(type_error(Span::default(), "unbalanced program-counter labels")),
                     };
                     let inner_pc = std::mem::replace(&mut vm.pc, saved);
+                    ctx.pc_seen.join_mut(&inner_pc);
                     tri!(ctx.allocate(SLOT_BYTES));
                     vm.stack.push(Val::plain(Value::Labeled(Rc::new(v.with_label(&inner_pc)))));
                 }
@@ -818,6 +816,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         OnReturn::PushJoinPc => {
                             let saved = vm.pc_stack.pop().unwrap_or_default();
                             let pc = std::mem::replace(&mut vm.pc, saved);
+                            ctx.pc_seen.join_mut(&pc);
                             vm.stack.push(result.with_label(&pc));
                         }
                         OnReturn::InitConst(k) => {
