@@ -2,10 +2,24 @@
 //! declarations (the system message), then the task, the expected type, the hole's arguments
 //! and the bindings in scope, and the enclosing source with the hole marked (the user message).
 //!
-//! A model is a principal: a value is shown only if its label flows to the model's clearance,
-//! otherwise its place says `<hidden: label ..>`. The prompt's [`Prompt::label`] joins the
-//! labels of everything shown; the fill the model writes runs with it. Prompts are
-//! deterministic: the same program, hole and values give the same text.
+//! A model is a sink whose label is its clearance, and a prompt is a flow to it:
+//!
+//! - The hole itself is a flow of the program-counter label at the hole (`HoleRequest::pc`):
+//!   that the hole was reached, its task and its place in the source tell which way every
+//!   decision before it went. If the pc does not flow to the clearance there is no prompt
+//!   ([`NotCleared`]): the hole is not asked of that model at all.
+//! - A value (the task, an argument, a binding) is shown only if its deep label joined with the
+//!   pc flows to the clearance. Otherwise its place says `<hidden>`, and nothing more: its label
+//!   could differ between the branches that reach the hole, so it is hidden too.
+//! - A `Labeled` box (made by `to_labeled`) hides its content's label from the value's own; the
+//!   prompt shows the content and that label only where they (joined with the pc) flow to the
+//!   clearance, and `<labeled: hidden>` elsewhere. Values are rendered for prompts here, not by
+//!   the runtime's `Display` (which prints a box's label). Host-made handles show their type,
+//!   not the host's id for them (ids count the host's work, which can depend on secrets).
+//!
+//! The prompt's [`Prompt::label`] joins the pc and the labels of everything shown; the fill the
+//! model writes runs with it. Prompts are deterministic: the same program, hole and values give
+//! the same text.
 
 use cordon_runtime::{DcLabel, HoleRequest, Label, Val, Value, deep_label};
 use cordon_syntax::{SourceMap, Span};
@@ -36,6 +50,19 @@ Answer with exactly one ```cordon code block holding the fill (statements then a
 
 /// Values longer than this many characters are cut in the prompt.
 const MAX_VALUE_CHARS: usize = 1500;
+
+/// Rendering a value stops after about this many bytes (it is cut to [`MAX_VALUE_CHARS`]
+/// characters anyway).
+const MAX_RENDER_BYTES: usize = 4 * MAX_VALUE_CHARS + 4;
+
+/// Rendering a value stops this many parts deep.
+const MAX_RENDER_DEPTH: usize = 64;
+
+/// The place of a value the model may not see.
+const HIDDEN: &str = "<hidden>";
+
+/// The place of a `Labeled` box whose content the model may not see.
+const LABELED_HIDDEN: &str = "<labeled: hidden>";
 
 /// Lines of the enclosing source shown on each side of the hole.
 const CONTEXT_LINES: usize = 40;
@@ -68,16 +95,52 @@ pub struct PromptStats {
     pub hidden: usize,
 }
 
+/// Why a hole has no prompt for a model: the decision to reach it depends on data the model is
+/// not cleared for, so asking at all would tell the model about that data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotCleared {
+    /// The program-counter label at the hole, with the sources that raised it.
+    pub pc: Label,
+    /// The model's clearance.
+    pub clearance: DcLabel,
+}
+
+impl NotCleared {
+    /// The least clearance above the model's that the pc flows to.
+    pub fn needed(&self) -> DcLabel {
+        self.clearance.join(&self.pc.dc())
+    }
+
+    /// Why the pc may not flow to the clearance, in words: "data secret to alice".
+    pub fn reason(&self) -> String {
+        let pc = self.pc.dc();
+        if !self.clearance.secrecy.implies(&pc.secrecy) {
+            format!("data secret to {}", pc.secrecy)
+        } else if pc.integrity.is_true() {
+            format!("data vouched for by no one (the model is shown only data vouched for by {})", self.clearance.integrity)
+        } else {
+            format!(
+                "data vouched for by {} (the model is shown only data vouched for by {})",
+                pc.integrity, self.clearance.integrity
+            )
+        }
+    }
+}
+
 /// Builds the prompt of `site` (a hole of `checked`, or of a fill of it, whose source is in
-/// `sources`), reached at run time as `request`, for a model cleared to see `clearance`.
+/// `sources`), reached at run time as `request`, for a model cleared to see `clearance`; none
+/// if the program-counter label at the hole does not flow to the clearance.
 pub fn prompt(
     sources: &SourceMap,
     checked: &Checked,
     site: &HoleSite,
     request: &HoleRequest,
     clearance: &DcLabel,
-) -> Prompt {
-    let mut shown = Shown { clearance, label: Label::bottom(), stats: PromptStats::default() };
+) -> Result<Prompt, NotCleared> {
+    if !request.pc.flows_to(clearance) {
+        return Err(NotCleared { pc: request.pc.clone(), clearance: clearance.clone() });
+    }
+    let mut shown = Shown { clearance, pc: &request.pc, label: request.pc.clone(), stats: PromptStats::default() };
     let system = format!("{REFERENCE}\n\nDeclarations in scope:\n```cordon\n{}```", declarations(sources, checked));
     let mut user = String::new();
     user.push_str(&format!("Task: {}\n\n", shown.task(&request.task)));
@@ -90,38 +153,130 @@ pub fn prompt(
     let mut stats = shown.stats;
     stats.chars = messages.iter().map(|m| m.content.chars().count()).sum();
     stats.estimated_tokens = messages.iter().map(|m| estimate_tokens(&m.content)).sum();
-    Prompt { messages, label: shown.label, stats }
+    Ok(Prompt { messages, label: shown.label, stats })
 }
 
-/// What a prompt showed so far: the join of the labels, and the counts.
+/// What a prompt showed so far: the join of the pc and the labels shown, and the counts.
 struct Shown<'a> {
     clearance: &'a DcLabel,
+    /// The program-counter label at the hole: joined with every label before it is compared.
+    pc: &'a Label,
     label: Label,
     stats: PromptStats,
 }
 
 impl Shown<'_> {
-    /// The value as prompt text if its label flows to the clearance (and joins that label
-    /// into the prompt's), else a placeholder naming its label.
+    /// Whether a value labelled `label`, seen at the hole, may be shown; if so, its label
+    /// (joined with the pc) joins the prompt's.
+    fn may_show(&mut self, label: &Label) -> bool {
+        let seen = label.join(self.pc);
+        if !seen.flows_to(self.clearance) {
+            return false;
+        }
+        self.label.join_mut(&seen);
+        true
+    }
+
+    /// The value as prompt text if it may be shown, else `<hidden>` (which says nothing of the
+    /// value's label).
     fn value(&mut self, val: &Val) -> String {
-        let label = deep_label(val);
-        if !label.flows_to(self.clearance) {
+        if !self.may_show(&deep_label(val)) {
             self.stats.hidden += 1;
-            return format!("<hidden: label {label}>");
+            return HIDDEN.to_string();
         }
         self.stats.shown += 1;
-        self.label.join_mut(&label);
-        cut(&val.value.to_string())
+        let mut out = String::new();
+        self.render(&val.value, &mut out, 0);
+        if out.len() > MAX_RENDER_BYTES {
+            // Rendering stopped early: how much more there was is not known.
+            let kept: String = out.chars().take(MAX_VALUE_CHARS).collect();
+            return format!("{kept}… (more not shown)");
+        }
+        cut(&out)
     }
 
     /// The task as plain text (not quoted), if it may be shown.
     fn task(&mut self, task: &Val) -> String {
         match &task.value {
-            Value::Str(text) if deep_label(task).flows_to(self.clearance) => {
-                self.label.join_mut(&deep_label(task));
-                cut(text.as_str())
-            }
+            Value::Str(text) if self.may_show(&deep_label(task)) => cut(text.as_str()),
             _ => self.value(task),
+        }
+    }
+
+    /// Writes `value`, a part of a value that may be shown, as a literal would be written, up
+    /// to about [`MAX_RENDER_BYTES`]. A `Labeled` box inside it is opened only if its content
+    /// may be shown too; a handle shows its type only.
+    fn render(&mut self, value: &Value, out: &mut String, depth: usize) {
+        if out.len() > MAX_RENDER_BYTES || depth > MAX_RENDER_DEPTH {
+            out.push('…');
+            return;
+        }
+        match value {
+            Value::Tuple(items) => {
+                out.push('(');
+                self.render_seq(items, out, depth);
+                out.push_str(if items.len() == 1 { ",)" } else { ")" });
+            }
+            Value::List(items) => {
+                out.push('[');
+                self.render_seq(items, out, depth);
+                out.push(']');
+            }
+            Value::Record(r) => {
+                out.push_str(&format!("{} {{ ", r.ty));
+                for (i, (name, v)) in r.fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&format!("{name}: "));
+                    self.render(&v.value, out, depth + 1);
+                }
+                out.push_str(" }");
+            }
+            Value::Variant(v) => {
+                if !matches!(&*v.enum_name, "Option" | "Result") {
+                    out.push_str(&format!("{}::", v.enum_name));
+                }
+                out.push_str(&v.name);
+                if !v.payload.is_empty() {
+                    out.push('(');
+                    self.render_seq(&v.payload, out, depth);
+                    out.push(')');
+                }
+            }
+            Value::Labeled(inner) => {
+                let label = deep_label(inner);
+                if self.may_show(&label) {
+                    out.push_str(&format!("<labeled {label}: "));
+                    self.render(&inner.value, out, depth + 1);
+                    out.push('>');
+                } else {
+                    self.stats.hidden += 1;
+                    out.push_str(LABELED_HIDDEN);
+                }
+            }
+            Value::Handle(h) => out.push_str(&format!("<{}>", h.ty)),
+            Value::Unit
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Func(_)
+            | Value::Capability(_)
+            | Value::Label(_) => out.push_str(&value.to_string()),
+        }
+    }
+
+    fn render_seq(&mut self, items: &[Val], out: &mut String, depth: usize) {
+        for (i, v) in items.iter().enumerate() {
+            if out.len() > MAX_RENDER_BYTES {
+                out.push('…');
+                return;
+            }
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.render(&v.value, out, depth + 1);
         }
     }
 }

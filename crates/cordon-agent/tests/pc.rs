@@ -114,7 +114,7 @@ fn a_hole_per_private_line_is_not_asked_of_a_public_model() {
         error.related
     );
     assert!(transcript.contains("label-flow"), "the transcript records it: {transcript}");
-    assert!(!transcript.contains("CONFIDENTIAL"), "{transcript}");
+    assert!(!transcript.contains(r#""kind":"prompt""#), "no prompt was recorded: {transcript}");
     assert_eq!(outcome.holes.len(), 1, "the hole is counted");
     assert!(!outcome.holes[0].filled);
     assert_eq!(outcome.holes[0].attempts, 0);
