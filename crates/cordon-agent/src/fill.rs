@@ -483,13 +483,8 @@ fn fill_reached(
                     "message": error.message,
                 }),
             );
-            let stats = HoleStats {
-                hole: at.id,
-                attempts: 0,
-                usage: Usage::default(),
-                prompt_tokens: 0,
-                filled: false,
-            };
+            let stats =
+                HoleStats { hole: at.id, attempts: 0, usage: Usage::default(), prompt_tokens: 0, filled: false };
             return Reached { fill: Err(Unfilled::NotAsked(Box::new(error))), stats: Some(stats) };
         }
     };

@@ -117,7 +117,10 @@ impl NotCleared {
         if !self.clearance.secrecy.implies(&pc.secrecy) {
             format!("data secret to {}", pc.secrecy)
         } else if pc.integrity.is_true() {
-            format!("data vouched for by no one (the model is shown only data vouched for by {})", self.clearance.integrity)
+            format!(
+                "data vouched for by no one (the model is shown only data vouched for by {})",
+                self.clearance.integrity
+            )
         } else {
             format!(
                 "data vouched for by {} (the model is shown only data vouched for by {})",
@@ -427,6 +430,56 @@ mod tests {
         let text =
             "// header\n\n\n/// A repo.\ntype R = { n: String } // trailing\nconst U: String = \"http://x\";\n\n\n";
         assert_eq!(strip_comments(text), "/// A repo.\ntype R = { n: String }\nconst U: String = \"http://x\";\n");
+    }
+
+    fn secret(value: Value) -> Val {
+        let source = cordon_runtime::label::Source { what: "a test".into(), span: Span::default() };
+        Val { value, label: Label::new(DcLabel::secret("alice"), source) }
+    }
+
+    fn boxed(inner: Val) -> Val {
+        Val::plain(Value::Labeled(std::rc::Rc::new(inner)))
+    }
+
+    /// The value as a model cleared for `clearance` is shown it at a hole reached under `pc`,
+    /// and the label the prompt gets.
+    fn show(val: &Val, clearance: &DcLabel, pc: &Label) -> (String, Label) {
+        let mut shown = Shown { clearance, pc, label: pc.clone(), stats: PromptStats::default() };
+        (shown.value(val), shown.label)
+    }
+
+    #[test]
+    fn a_box_is_opened_only_where_its_content_may_flow() {
+        let public = DcLabel::untrusted();
+        let alice = DcLabel::secret("alice").join(&public);
+        let list = Val::plain(Value::List(std::rc::Rc::new(vec![
+            boxed(secret(Value::str("the plan"))),
+            boxed(Val::plain(Value::str("a note"))),
+            Val::plain(Value::handle("Session".into(), 7)),
+        ])));
+        let (text, label) = show(&list, &public, &Label::bottom());
+        assert_eq!(text, r#"[<labeled: hidden>, <labeled <secrecy: true, integrity: false>: "a note">, <Session>]"#);
+        assert!(label.is_bottom(), "nothing secret was shown");
+        let (text, label) = show(&list, &alice, &Label::bottom());
+        assert!(text.starts_with(r#"[<labeled <secrecy: alice, integrity: false>: "the plan">"#), "{text}");
+        assert!(!label.flows_to(&public), "the prompt's label covers the box it opened");
+    }
+
+    #[test]
+    fn a_hidden_value_says_nothing_of_its_label_and_the_pc_hides_everything() {
+        let public = DcLabel::untrusted();
+        assert_eq!(show(&secret(Value::Int(3)), &public, &Label::bottom()).0, HIDDEN);
+        let pc = secret(Value::Unit).label;
+        assert_eq!(show(&Val::plain(Value::Int(3)), &public, &pc).0, HIDDEN, "a public value seen under a secret pc");
+    }
+
+    #[test]
+    fn rendering_stops_early_on_huge_values() {
+        let items: Vec<Val> = (0..100_000).map(|i| Val::plain(Value::Int(i))).collect();
+        let (text, _) =
+            show(&Val::plain(Value::List(std::rc::Rc::new(items))), &DcLabel::untrusted(), &Label::bottom());
+        assert!(text.ends_with("… (more not shown)"), "{}", &text[text.len() - 40..]);
+        assert!(text.chars().count() < MAX_VALUE_CHARS + 40);
     }
 
     #[test]
