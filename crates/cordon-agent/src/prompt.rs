@@ -21,6 +21,7 @@
 //! model writes runs with it. Prompts are deterministic: the same program, hole and values give
 //! the same text.
 
+use cordon_runtime::label::Formula;
 use cordon_runtime::{DcLabel, HoleRequest, Label, Val, Value, deep_label};
 use cordon_syntax::{SourceMap, Span};
 use cordon_types::{BindingKind, Checked, HoleBinding, HoleSite};
@@ -116,17 +117,24 @@ impl NotCleared {
         let pc = self.pc.dc();
         if !self.clearance.secrecy.implies(&pc.secrecy) {
             format!("data secret to {}", pc.secrecy)
-        } else if pc.integrity.is_true() {
-            format!(
-                "data vouched for by no one (the model is shown only data vouched for by {})",
-                self.clearance.integrity
-            )
         } else {
             format!(
                 "data vouched for by {} (the model is shown only data vouched for by {})",
-                pc.integrity, self.clearance.integrity
+                vouchers(&pc.integrity),
+                vouchers(&self.clearance.integrity)
             )
         }
+    }
+}
+
+/// Who an integrity formula says vouches for data, in words.
+fn vouchers(integrity: &Formula) -> String {
+    if integrity.is_true() {
+        "no one".to_string()
+    } else if integrity.is_false() {
+        "everyone".to_string()
+    } else {
+        integrity.to_string()
     }
 }
 
@@ -471,6 +479,22 @@ mod tests {
         assert_eq!(show(&secret(Value::Int(3)), &public, &Label::bottom()).0, HIDDEN);
         let pc = secret(Value::Unit).label;
         assert_eq!(show(&Val::plain(Value::Int(3)), &public, &pc).0, HIDDEN, "a public value seen under a secret pc");
+    }
+
+    #[test]
+    fn why_a_hole_is_not_asked_is_said_in_words() {
+        let pc = secret(Value::Unit).label;
+        let public = NotCleared { pc: pc.clone(), clearance: DcLabel::untrusted() };
+        assert_eq!(public.reason(), "data secret to alice");
+        assert_eq!(public.needed(), DcLabel::secret("alice").join(&DcLabel::untrusted()));
+        let source = cordon_runtime::label::Source { what: "a test".into(), span: Span::default() };
+        let endorsed = Label::new(DcLabel::endorsed("alice"), source);
+        let trusted_only = NotCleared { pc: endorsed, clearance: DcLabel::bottom() };
+        assert_eq!(
+            trusted_only.reason(),
+            "data vouched for by alice (the model is shown only data vouched for by everyone)"
+        );
+        assert_eq!(trusted_only.needed(), DcLabel::endorsed("alice"));
     }
 
     #[test]
