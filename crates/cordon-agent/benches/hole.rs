@@ -101,6 +101,7 @@ impl Setup {
 
     fn prompt(&self, request: &HoleRequest) -> Prompt {
         prompt(&self.sources, &self.checked, &self.checked.holes()[0], request, &DcLabel::untrusted())
+            .unwrap_or_else(|e| panic!("the root hole is not shown to a public model: {e:?}"))
     }
 
     /// Checks `code` as the root hole's fill (in a copy of the source map); true if accepted.

@@ -9,18 +9,26 @@
 //! [`FillConfig::max_attempts`]; a hole that gets no fill ends the run with a hole error the
 //! caller sees as a failure. An accepted fill runs with the label of its prompt. Every prompt,
 //! reply, diagnostic and attempt is written to the transcript, if there is one.
+//!
+//! A model is a sink whose label is its clearance ([`FillConfig::clearance`]; see
+//! [`crate::prompt`] for what a prompt shows). A hole reached under a program-counter label
+//! that does not flow to the clearance is not asked of the model at all: being asked would tell
+//! it which way the decisions before the hole went (a hole per line of a secret file is asked
+//! once per line; a hole in a branch on a secret is asked only if the branch ran). The run ends
+//! there with a `label-flow` error at the hole that names the model and the clearance it would
+//! need, with the decisions' sources as related places.
 
 use std::collections::HashMap;
 use std::io::Write;
 
 use cordon_runtime::{
-    Config, DcLabel, Event, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
+    Config, DcLabel, ErrorKind, Event, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
 };
 use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 use serde_json::{Value as Json, json};
 
-use crate::prompt::{Prompt, prompt};
+use crate::prompt::{NotCleared, Prompt, prompt};
 use crate::provider::{Message, Provider, Request, Usage};
 use crate::transcript::{Kind, Transcript, TranscriptError};
 
@@ -37,16 +45,26 @@ pub struct FillConfig {
     pub max_attempts: u32,
     /// How deep holes may nest: a hole of the program is at depth 1, a hole in its fill at 2.
     pub max_depth: usize,
-    /// What the model may be shown (a value whose label does not flow here is hidden).
+    /// What the model may be shown (a value whose label does not flow here is hidden, and a
+    /// hole reached under a program-counter label that does not flow here is not asked).
     pub clearance: DcLabel,
     /// The most tokens a reply may have.
     pub max_tokens: u32,
+    /// Names for the clearances the host offers, least first (the CLI's `public` and `user`):
+    /// a hole not asked for want of clearance names the least of them that would do.
+    pub clearance_names: Vec<(String, DcLabel)>,
 }
 
 impl Default for FillConfig {
     /// Three attempts, depth four, public values only, 4096-token replies.
     fn default() -> FillConfig {
-        FillConfig { max_attempts: 3, max_depth: 4, clearance: DcLabel::untrusted(), max_tokens: 4096 }
+        FillConfig {
+            max_attempts: 3,
+            max_depth: 4,
+            clearance: DcLabel::untrusted(),
+            max_tokens: 4096,
+            clearance_names: Vec::new(),
+        }
     }
 }
 
@@ -387,7 +405,12 @@ pub fn run_request(
                     Ok((fill, label)) => run.fill(&fill.fill, &label).inspect(|_| {
                         entered.insert(fill_file(&fill.fill), *fill);
                     }),
-                    Err(reason) => Err(run.abandon_hole(&reason)),
+                    Err(Unfilled::Reason(reason)) => Err(run.abandon_hole(&reason)),
+                    Err(Unfilled::NotAsked(error)) => {
+                        // The run ends at the hole all the same; the error says why.
+                        let _ = run.abandon_hole(&error.message);
+                        Err(*error)
+                    }
                 };
             }
             Ok(Step::Done(v)) => break Ok(v),
@@ -415,8 +438,17 @@ fn fill_file(fill: &CheckedFill) -> FileId {
 
 /// How one reached hole went.
 struct Reached {
-    fill: Result<(Box<Entered>, Label), String>,
+    fill: Result<(Box<Entered>, Label), Unfilled>,
     stats: Option<HoleStats>,
+}
+
+/// Why a reached hole has no fill.
+enum Unfilled {
+    /// The model was asked and gave none, or the hole could not be asked (its site unknown,
+    /// too deep): the run ends with a hole error saying this.
+    Reason(String),
+    /// The model may not be asked: the run ends with this `label-flow` error.
+    NotAsked(Box<RunError>),
 }
 
 /// Fills a hole the run reached: finds its site, enforces the depth limit, builds its prompt
@@ -430,13 +462,32 @@ fn fill_reached(
     request: &HoleRequest,
 ) -> Reached {
     let Some(at) = locate(checked, entered, request) else {
-        return Reached { fill: Err("the hole's site is unknown to the host".into()), stats: None };
+        let reason = "the hole's site is unknown to the host".to_string();
+        return Reached { fill: Err(Unfilled::Reason(reason)), stats: None };
     };
     if at.depth > filler.config.max_depth {
         let reason = format!("holes nest deeper than the limit of {}", filler.config.max_depth);
-        return Reached { fill: Err(reason), stats: None };
+        return Reached { fill: Err(Unfilled::Reason(reason)), stats: None };
     }
-    let mut p = prompt(sources, checked, &at.site, request, &filler.config.clearance);
+    let mut p = match prompt(sources, checked, &at.site, request, &filler.config.clearance) {
+        Ok(p) => p,
+        Err(not_cleared) => {
+            let error = not_asked(filler, &not_cleared, request);
+            filler.log(
+                Kind::Attempt,
+                json!({
+                    "hole": at.id,
+                    "attempt": 0,
+                    "outcome": "not asked",
+                    "error": error.kind.code().as_str(),
+                    "message": error.message,
+                }),
+            );
+            let stats =
+                HoleStats { hole: at.id, attempts: 0, usage: Usage::default(), prompt_tokens: 0, filled: false };
+            return Reached { fill: Err(Unfilled::NotAsked(Box::new(error))), stats: Some(stats) };
+        }
+    };
     if let Some(parent) = at.parent {
         p.label.join_mut(&parent.label);
     }
@@ -456,8 +507,47 @@ fn fill_reached(
     let filled = filler.fill_hole(&id, &p, &mut check);
     let fill = filled
         .fill
-        .map(|fill| (Box::new(Entered { fill, label: p.label.clone(), id: id.clone(), depth }), p.label.clone()));
+        .map(|fill| (Box::new(Entered { fill, label: p.label.clone(), id: id.clone(), depth }), p.label.clone()))
+        .map_err(Unfilled::Reason);
     Reached { fill, stats: Some(filled.stats) }
+}
+
+/// The `label-flow` error of a hole the model may not be asked: at the hole, naming the model,
+/// its clearance and the clearance it would need, with the sources of the pc as related places.
+fn not_asked(filler: &Filler<'_>, not_cleared: &NotCleared, request: &HoleRequest) -> RunError {
+    let names = &filler.config.clearance_names;
+    let named = |label: &DcLabel| match names.iter().find(|(_, l)| l == label) {
+        Some((name, _)) => format!("`{name}` ({label})"),
+        None => label.to_string(),
+    };
+    let needed = not_cleared.needed();
+    let would_need = match names.iter().find(|(_, l)| needed.flows_to(l)) {
+        Some((name, label)) => format!("it would need clearance `{name}` ({label})"),
+        None if names.is_empty() => format!("it would need clearance {needed}"),
+        None => {
+            let offered: Vec<String> = names.iter().map(|(name, _)| format!("`{name}`")).collect();
+            format!("it would need clearance {needed}, more than any offered ({})", offered.join(", "))
+        }
+    };
+    let mut error = RunError::new(
+        ErrorKind::LabelFlow,
+        request.span,
+        format!(
+            "the hole is reached under a decision that depends on {}; the model `{}` is cleared for {}; {would_need}",
+            not_cleared.reason(),
+            filler.provider.name(),
+            named(&not_cleared.clearance),
+        ),
+    );
+    for source in not_cleared.pc.sources() {
+        error.related.push((source.span, format!("the decision to reach the hole depends on {}", source.what)));
+    }
+    error.notes.push(
+        "the model was not asked: being asked (the task, the hole's place in the source, that it was reached at \
+         all) would tell it which way that decision went"
+            .to_string(),
+    );
+    error
 }
 
 #[cfg(test)]

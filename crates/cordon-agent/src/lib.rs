@@ -36,7 +36,7 @@ pub use fill::{
 };
 pub use http::{HttpConfig, RetryPolicy};
 pub use openai::{OpenAi, OpenAiConfig};
-pub use prompt::{Prompt, PromptStats, REFERENCE, prompt};
+pub use prompt::{NotCleared, Prompt, PromptStats, REFERENCE, prompt};
 pub use provider::{Completion, Message, Provider, ProviderError, Request, Role, Usage};
 pub use scripted::{Scripted, ScriptedReply, estimate_tokens};
 pub use transcript::{Kind, Transcript, TranscriptError, replay, replay_file};

@@ -2,11 +2,26 @@
 //! declarations (the system message), then the task, the expected type, the hole's arguments
 //! and the bindings in scope, and the enclosing source with the hole marked (the user message).
 //!
-//! A model is a principal: a value is shown only if its label flows to the model's clearance,
-//! otherwise its place says `<hidden: label ..>`. The prompt's [`Prompt::label`] joins the
-//! labels of everything shown; the fill the model writes runs with it. Prompts are
-//! deterministic: the same program, hole and values give the same text.
+//! A model is a sink whose label is its clearance, and a prompt is a flow to it:
+//!
+//! - The hole itself is a flow of the program-counter label at the hole (`HoleRequest::pc`):
+//!   that the hole was reached, its task and its place in the source tell which way every
+//!   decision before it went. If the pc does not flow to the clearance there is no prompt
+//!   ([`NotCleared`]): the hole is not asked of that model at all.
+//! - A value (the task, an argument, a binding) is shown only if its deep label joined with the
+//!   pc flows to the clearance. Otherwise its place says `<hidden>`, and nothing more: its label
+//!   could differ between the branches that reach the hole, so it is hidden too.
+//! - A `Labeled` box (made by `to_labeled`) hides its content's label from the value's own; the
+//!   prompt shows the content and that label only where they (joined with the pc) flow to the
+//!   clearance, and `<labeled: hidden>` elsewhere. Values are rendered for prompts here, not by
+//!   the runtime's `Display` (which prints a box's label). Host-made handles show their type,
+//!   not the host's id for them (ids count the host's work, which can depend on secrets).
+//!
+//! The prompt's [`Prompt::label`] joins the pc and the labels of everything shown; the fill the
+//! model writes runs with it. Prompts are deterministic: the same program, hole and values give
+//! the same text.
 
+use cordon_runtime::label::Formula;
 use cordon_runtime::{DcLabel, HoleRequest, Label, Val, Value, deep_label};
 use cordon_syntax::{SourceMap, Span};
 use cordon_types::{BindingKind, Checked, HoleBinding, HoleSite};
@@ -36,6 +51,19 @@ Answer with exactly one ```cordon code block holding the fill (statements then a
 
 /// Values longer than this many characters are cut in the prompt.
 const MAX_VALUE_CHARS: usize = 1500;
+
+/// Rendering a value stops after about this many bytes (it is cut to [`MAX_VALUE_CHARS`]
+/// characters anyway).
+const MAX_RENDER_BYTES: usize = 4 * MAX_VALUE_CHARS + 4;
+
+/// Rendering a value stops this many parts deep.
+const MAX_RENDER_DEPTH: usize = 64;
+
+/// The place of a value the model may not see.
+const HIDDEN: &str = "<hidden>";
+
+/// The place of a `Labeled` box whose content the model may not see.
+const LABELED_HIDDEN: &str = "<labeled: hidden>";
 
 /// Lines of the enclosing source shown on each side of the hole.
 const CONTEXT_LINES: usize = 40;
@@ -68,16 +96,62 @@ pub struct PromptStats {
     pub hidden: usize,
 }
 
+/// Why a hole has no prompt for a model: the decision to reach it depends on data the model is
+/// not cleared for, so asking at all would tell the model about that data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotCleared {
+    /// The program-counter label at the hole, with the sources that raised it.
+    pub pc: Label,
+    /// The model's clearance.
+    pub clearance: DcLabel,
+}
+
+impl NotCleared {
+    /// The least clearance above the model's that the pc flows to.
+    pub fn needed(&self) -> DcLabel {
+        self.clearance.join(&self.pc.dc())
+    }
+
+    /// Why the pc may not flow to the clearance, in words: "data secret to alice".
+    pub fn reason(&self) -> String {
+        let pc = self.pc.dc();
+        if !self.clearance.secrecy.implies(&pc.secrecy) {
+            format!("data secret to {}", pc.secrecy)
+        } else {
+            format!(
+                "data vouched for by {} (the model is shown only data vouched for by {})",
+                vouchers(&pc.integrity),
+                vouchers(&self.clearance.integrity)
+            )
+        }
+    }
+}
+
+/// Who an integrity formula says vouches for data, in words.
+fn vouchers(integrity: &Formula) -> String {
+    if integrity.is_true() {
+        "no one".to_string()
+    } else if integrity.is_false() {
+        "everyone".to_string()
+    } else {
+        integrity.to_string()
+    }
+}
+
 /// Builds the prompt of `site` (a hole of `checked`, or of a fill of it, whose source is in
-/// `sources`), reached at run time as `request`, for a model cleared to see `clearance`.
+/// `sources`), reached at run time as `request`, for a model cleared to see `clearance`; none
+/// if the program-counter label at the hole does not flow to the clearance.
 pub fn prompt(
     sources: &SourceMap,
     checked: &Checked,
     site: &HoleSite,
     request: &HoleRequest,
     clearance: &DcLabel,
-) -> Prompt {
-    let mut shown = Shown { clearance, label: Label::bottom(), stats: PromptStats::default() };
+) -> Result<Prompt, NotCleared> {
+    if !request.pc.flows_to(clearance) {
+        return Err(NotCleared { pc: request.pc.clone(), clearance: clearance.clone() });
+    }
+    let mut shown = Shown { clearance, pc: &request.pc, label: request.pc.clone(), stats: PromptStats::default() };
     let system = format!("{REFERENCE}\n\nDeclarations in scope:\n```cordon\n{}```", declarations(sources, checked));
     let mut user = String::new();
     user.push_str(&format!("Task: {}\n\n", shown.task(&request.task)));
@@ -90,38 +164,130 @@ pub fn prompt(
     let mut stats = shown.stats;
     stats.chars = messages.iter().map(|m| m.content.chars().count()).sum();
     stats.estimated_tokens = messages.iter().map(|m| estimate_tokens(&m.content)).sum();
-    Prompt { messages, label: shown.label, stats }
+    Ok(Prompt { messages, label: shown.label, stats })
 }
 
-/// What a prompt showed so far: the join of the labels, and the counts.
+/// What a prompt showed so far: the join of the pc and the labels shown, and the counts.
 struct Shown<'a> {
     clearance: &'a DcLabel,
+    /// The program-counter label at the hole: joined with every label before it is compared.
+    pc: &'a Label,
     label: Label,
     stats: PromptStats,
 }
 
 impl Shown<'_> {
-    /// The value as prompt text if its label flows to the clearance (and joins that label
-    /// into the prompt's), else a placeholder naming its label.
+    /// Whether a value labelled `label`, seen at the hole, may be shown; if so, its label
+    /// (joined with the pc) joins the prompt's.
+    fn may_show(&mut self, label: &Label) -> bool {
+        let seen = label.join(self.pc);
+        if !seen.flows_to(self.clearance) {
+            return false;
+        }
+        self.label.join_mut(&seen);
+        true
+    }
+
+    /// The value as prompt text if it may be shown, else `<hidden>` (which says nothing of the
+    /// value's label).
     fn value(&mut self, val: &Val) -> String {
-        let label = deep_label(val);
-        if !label.flows_to(self.clearance) {
+        if !self.may_show(&deep_label(val)) {
             self.stats.hidden += 1;
-            return format!("<hidden: label {label}>");
+            return HIDDEN.to_string();
         }
         self.stats.shown += 1;
-        self.label.join_mut(&label);
-        cut(&val.value.to_string())
+        let mut out = String::new();
+        self.render(&val.value, &mut out, 0);
+        if out.len() > MAX_RENDER_BYTES {
+            // Rendering stopped early: how much more there was is not known.
+            let kept: String = out.chars().take(MAX_VALUE_CHARS).collect();
+            return format!("{kept}… (more not shown)");
+        }
+        cut(&out)
     }
 
     /// The task as plain text (not quoted), if it may be shown.
     fn task(&mut self, task: &Val) -> String {
         match &task.value {
-            Value::Str(text) if deep_label(task).flows_to(self.clearance) => {
-                self.label.join_mut(&deep_label(task));
-                cut(text.as_str())
-            }
+            Value::Str(text) if self.may_show(&deep_label(task)) => cut(text.as_str()),
             _ => self.value(task),
+        }
+    }
+
+    /// Writes `value`, a part of a value that may be shown, as a literal would be written, up
+    /// to about [`MAX_RENDER_BYTES`]. A `Labeled` box inside it is opened only if its content
+    /// may be shown too; a handle shows its type only.
+    fn render(&mut self, value: &Value, out: &mut String, depth: usize) {
+        if out.len() > MAX_RENDER_BYTES || depth > MAX_RENDER_DEPTH {
+            out.push('…');
+            return;
+        }
+        match value {
+            Value::Tuple(items) => {
+                out.push('(');
+                self.render_seq(items, out, depth);
+                out.push_str(if items.len() == 1 { ",)" } else { ")" });
+            }
+            Value::List(items) => {
+                out.push('[');
+                self.render_seq(items, out, depth);
+                out.push(']');
+            }
+            Value::Record(r) => {
+                out.push_str(&format!("{} {{ ", r.ty));
+                for (i, (name, v)) in r.fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&format!("{name}: "));
+                    self.render(&v.value, out, depth + 1);
+                }
+                out.push_str(" }");
+            }
+            Value::Variant(v) => {
+                if !matches!(&*v.enum_name, "Option" | "Result") {
+                    out.push_str(&format!("{}::", v.enum_name));
+                }
+                out.push_str(&v.name);
+                if !v.payload.is_empty() {
+                    out.push('(');
+                    self.render_seq(&v.payload, out, depth);
+                    out.push(')');
+                }
+            }
+            Value::Labeled(inner) => {
+                let label = deep_label(inner);
+                if self.may_show(&label) {
+                    out.push_str(&format!("<labeled {label}: "));
+                    self.render(&inner.value, out, depth + 1);
+                    out.push('>');
+                } else {
+                    self.stats.hidden += 1;
+                    out.push_str(LABELED_HIDDEN);
+                }
+            }
+            Value::Handle(h) => out.push_str(&format!("<{}>", h.ty)),
+            Value::Unit
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Func(_)
+            | Value::Capability(_)
+            | Value::Label(_) => out.push_str(&value.to_string()),
+        }
+    }
+
+    fn render_seq(&mut self, items: &[Val], out: &mut String, depth: usize) {
+        for (i, v) in items.iter().enumerate() {
+            if out.len() > MAX_RENDER_BYTES {
+                out.push('…');
+                return;
+            }
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.render(&v.value, out, depth + 1);
         }
     }
 }
@@ -272,6 +438,72 @@ mod tests {
         let text =
             "// header\n\n\n/// A repo.\ntype R = { n: String } // trailing\nconst U: String = \"http://x\";\n\n\n";
         assert_eq!(strip_comments(text), "/// A repo.\ntype R = { n: String }\nconst U: String = \"http://x\";\n");
+    }
+
+    fn secret(value: Value) -> Val {
+        let source = cordon_runtime::label::Source { what: "a test".into(), span: Span::default() };
+        Val { value, label: Label::new(DcLabel::secret("alice"), source) }
+    }
+
+    fn boxed(inner: Val) -> Val {
+        Val::plain(Value::Labeled(std::rc::Rc::new(inner)))
+    }
+
+    /// The value as a model cleared for `clearance` is shown it at a hole reached under `pc`,
+    /// and the label the prompt gets.
+    fn show(val: &Val, clearance: &DcLabel, pc: &Label) -> (String, Label) {
+        let mut shown = Shown { clearance, pc, label: pc.clone(), stats: PromptStats::default() };
+        (shown.value(val), shown.label)
+    }
+
+    #[test]
+    fn a_box_is_opened_only_where_its_content_may_flow() {
+        let public = DcLabel::untrusted();
+        let alice = DcLabel::secret("alice").join(&public);
+        let list = Val::plain(Value::List(std::rc::Rc::new(vec![
+            boxed(secret(Value::str("the plan"))),
+            boxed(Val::plain(Value::str("a note"))),
+            Val::plain(Value::handle("Session".into(), 7)),
+        ])));
+        let (text, label) = show(&list, &public, &Label::bottom());
+        assert_eq!(text, r#"[<labeled: hidden>, <labeled <secrecy: true, integrity: false>: "a note">, <Session>]"#);
+        assert!(label.is_bottom(), "nothing secret was shown");
+        let (text, label) = show(&list, &alice, &Label::bottom());
+        assert!(text.starts_with(r#"[<labeled <secrecy: alice, integrity: false>: "the plan">"#), "{text}");
+        assert!(!label.flows_to(&public), "the prompt's label covers the box it opened");
+    }
+
+    #[test]
+    fn a_hidden_value_says_nothing_of_its_label_and_the_pc_hides_everything() {
+        let public = DcLabel::untrusted();
+        assert_eq!(show(&secret(Value::Int(3)), &public, &Label::bottom()).0, HIDDEN);
+        let pc = secret(Value::Unit).label;
+        assert_eq!(show(&Val::plain(Value::Int(3)), &public, &pc).0, HIDDEN, "a public value seen under a secret pc");
+    }
+
+    #[test]
+    fn why_a_hole_is_not_asked_is_said_in_words() {
+        let pc = secret(Value::Unit).label;
+        let public = NotCleared { pc: pc.clone(), clearance: DcLabel::untrusted() };
+        assert_eq!(public.reason(), "data secret to alice");
+        assert_eq!(public.needed(), DcLabel::secret("alice").join(&DcLabel::untrusted()));
+        let source = cordon_runtime::label::Source { what: "a test".into(), span: Span::default() };
+        let endorsed = Label::new(DcLabel::endorsed("alice"), source);
+        let trusted_only = NotCleared { pc: endorsed, clearance: DcLabel::bottom() };
+        assert_eq!(
+            trusted_only.reason(),
+            "data vouched for by alice (the model is shown only data vouched for by everyone)"
+        );
+        assert_eq!(trusted_only.needed(), DcLabel::endorsed("alice"));
+    }
+
+    #[test]
+    fn rendering_stops_early_on_huge_values() {
+        let items: Vec<Val> = (0..100_000).map(|i| Val::plain(Value::Int(i))).collect();
+        let (text, _) =
+            show(&Val::plain(Value::List(std::rc::Rc::new(items))), &DcLabel::untrusted(), &Label::bottom());
+        assert!(text.ends_with("… (more not shown)"), "{}", &text[text.len() - 40..]);
+        assert!(text.chars().count() < MAX_VALUE_CHARS + 40);
     }
 
     #[test]

@@ -95,7 +95,7 @@ fn the_github_root_prompt() {
     let program = Program::new(&checked).unwrap();
     let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
     let Ok(Step::Hole(request)) = run.proceed() else { panic!("no hole") };
-    let p = prompt(&sources, &checked, &checked.holes()[0], &request, &DcLabel::untrusted());
+    let p = prompt(&sources, &checked, &checked.holes()[0], &request, &DcLabel::untrusted()).unwrap();
     let text: Vec<String> = p.messages.iter().map(|m| format!("=== {} ===\n{}", m.role.as_str(), m.content)).collect();
     insta::assert_snapshot!("github_root_prompt", text.join("\n"));
     assert!(p.label.is_bottom(), "only the user's own request was shown");
@@ -234,7 +234,7 @@ fn the_same_sub_agent_shown_no_untrusted_text_may_open_an_issue() {
     let config = FillConfig { clearance: DcLabel::bottom(), ..FillConfig::default() };
     let (outcome, _) = run(&root_plan("Triage alice/website"), &mut model, config);
     let inner = last_user(&model.requests[1]);
-    assert!(inner.contains("issues: List[Issue] = <hidden: label"), "{inner}");
+    assert!(inner.contains("issues: List[Issue] = <hidden>\n"), "{inner}");
     assert!(!inner.contains("IMPORTANT NOTE"), "{inner}");
     assert!(result_text(&outcome).starts_with(r#"("opened", "#), "{}", result_text(&outcome));
 }
@@ -256,7 +256,8 @@ fn a_secret_never_reaches_the_prompt_of_a_model_not_cleared_for_it() {
     let (outcome, _) = run(&root_plan("Summarize my roadmap"), &mut model, FillConfig::default());
     assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
     let inner = last_user(&model.requests[1]);
-    assert!(inner.contains("roadmap: String = <hidden: label <secrecy: alice"), "{inner}");
+    assert!(inner.contains("roadmap: String = <hidden>\n"), "{inner}");
+    assert!(!inner.contains("secrecy: alice"), "the hidden value's label is not shown either: {inner}");
     let everything: String = model.requests.iter().flat_map(|r| r.messages.iter().map(|m| m.content.clone())).collect();
     assert!(!everything.contains("CONFIDENTIAL"), "a secret reached the prompt");
 

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use clap::ValueEnum;
 use cordon_agent::{FillConfig, Filler, Progress, ProviderConfig, RequestOutcome, Transcript, TranscriptSink};
 use cordon_runtime::{Config, DcLabel, Decision, Sessions};
 use cordon_syntax::ast::ItemKind;
@@ -86,6 +87,15 @@ impl Clearance {
             Clearance::User => DcLabel::secret(user).join(&DcLabel::untrusted()),
         }
     }
+
+    /// Every clearance by its `--clearance` name, least first: a hole a model may not be asked
+    /// says which would do.
+    fn named(user: &str) -> Vec<(String, DcLabel)> {
+        Clearance::value_variants()
+            .iter()
+            .filter_map(|c| Some((c.to_possible_value()?.get_name().to_string(), c.label(user))))
+            .collect()
+    }
 }
 
 /// An open environment, model and session: requests run one after another against the same
@@ -155,6 +165,7 @@ impl<'a> Conversation<'a> {
             max_attempts: self.setup.max_attempts,
             max_depth: self.setup.max_depth,
             clearance: self.setup.clearance.label(self.env.principal()),
+            clearance_names: Clearance::named(self.env.principal()),
             ..FillConfig::default()
         };
         let mut filler = Filler::new(&mut self.provider).with_config(config).with_progress(&mut progress);
@@ -252,6 +263,10 @@ fn report(sources: &SourceMap, outcome: &RequestOutcome) -> Report {
         out.push('\n');
     }
     for hole in &outcome.holes {
+        if !hole.filled && hole.attempts == 0 {
+            out.push_str(&format!("hole {}: not asked (the model is not cleared for it)\n", hole.hole));
+            continue;
+        }
         let how = if hole.filled { "filled" } else { "not filled" };
         out.push_str(&format!(
             "hole {}: {how} after {} attempt{} ({} prompt + {} reply tokens)\n",

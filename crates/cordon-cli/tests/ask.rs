@@ -82,6 +82,33 @@ fn a_sub_agent_that_read_issue_text_cannot_open_an_issue() {
 }
 
 #[test]
+fn a_hole_in_a_branch_on_the_users_secrets_is_not_asked_of_a_public_model() {
+    let dir = workdir("secret_branch");
+    let model = scripted("ask_secret_branch.json");
+    let args = ["ask", "Does Initech come up anywhere?", "--model", &model, "--transcript", "transcript.jsonl"];
+    let run = cordon(&dir, &args);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("error[label-flow]: the hole is reached under a decision"), "{}", run.stdout);
+    assert!(run.stdout.contains("is cleared for `public`"), "{}", run.stdout);
+    assert!(run.stdout.contains("it would need clearance `user`"), "{}", run.stdout);
+    assert!(run.stdout.contains("GitHub.search_code"), "the decision's source is shown: {}", run.stdout);
+    assert!(run.stdout.contains("hole 0.0: not asked"), "{}", run.stdout);
+    assert!(run.stdout.contains("request: stopped (label-flow)"), "{}", run.stdout);
+    assert!(!run.stderr.contains("for hole 0.0"), "the model was asked: {}", run.stderr);
+    let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap();
+    assert!(transcript.contains("\"outcome\":\"not asked\""), "{transcript}");
+    let prompts: Vec<&str> = transcript.lines().filter(|l| l.contains("\"kind\":\"prompt\"")).collect();
+    assert_eq!(prompts.len(), 1, "only the root hole was asked: {transcript}");
+    assert!(prompts[0].contains("\"hole\":\"0\","), "{transcript}");
+
+    // With the user's clearance the sub-agent is asked and answers.
+    let run = cordon(&dir, &[&args[..4], &["--clearance", "user"]].concat());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("Initech comes up in your private plans."), "{}", run.stdout);
+    assert!(run.stdout.contains("hole 0.0: filled after 1 attempt "), "{}", run.stdout);
+}
+
+#[test]
 fn a_bad_model_spec_is_a_usage_error() {
     let run = cordon(&workdir("bad_spec"), &["ask", "hi", "--model", "nonsense"]);
     assert_eq!(run.code, 2, "{run:?}");
