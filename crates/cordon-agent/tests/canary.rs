@@ -121,8 +121,9 @@ fn run(sources: &SourceMap, checked: &cordon_types::Checked, secret: &str, clear
 // ---------------------------------------------------------------- a grammar of plans with holes
 
 /// The plan around the generated body: public values (`x`, `k`, `pubs`, the names of the
-/// repositories), secret ones (`hits` of a code search, the file `secret`), and the body as the
-/// answer. Closures bind `x`, which is also in scope everywhere, so any expression fits anywhere.
+/// repositories), secret ones (`hits` of a code search, the file `secret`, read where the pc is
+/// secret: whether a private repository exists is), and the body as the answer, where the pc is
+/// public again. Closures bind `x`, which is also in scope everywhere, so any expression fits anywhere.
 fn plan(body: &str) -> String {
     format!(
         r#"let x = "ex";
@@ -130,14 +131,12 @@ let k = 2;
 let pubs = ["alpha", "beta"];
 let names = gh.list_repos().map(|r| r.name);
 let hits = gh.search_code("marker");
-match gh.repo("alice", "secret-plans") {{
-  Some(p) => {{
-    let (secret, s) = gh.read_file(s, p, "canary.txt");
-    let answer: String = {body};
-    (answer, s)
-  }},
+let (secret, s) = match gh.private_repo("secret-plans") {{
+  Some(p) => gh.read_file(s, p, "canary.txt"),
   None => ("none", s),
-}}"#
+}};
+let answer: String = {body};
+(answer, s)"#
     )
 }
 

@@ -240,14 +240,13 @@ fn the_same_sub_agent_shown_no_untrusted_text_may_open_an_issue() {
 }
 
 /// The root's fill reads the private roadmap and hands the rest to a sub-agent, whose scope
-/// then holds the secret text.
-const READ_ROADMAP: &str = r#"match gh.private_repo("secret-plans") {
-  Some(p) => {
-    let (roadmap, s) = gh.read_file(s, p, "roadmap.md");
-    agent[(String, Session)]("summarize the roadmap for alice", s)
-  },
+/// then holds the secret text. (The sub-agent is asked after the `match`: inside it, the
+/// decision to ask would depend on whether the private repository exists, a secret.)
+const READ_ROADMAP: &str = r#"let (roadmap, s) = match gh.private_repo("secret-plans") {
+  Some(p) => gh.read_file(s, p, "roadmap.md"),
   None => ("none", s),
-}"#;
+};
+agent[(String, Session)]("summarize the roadmap for alice", s)"#;
 
 #[test]
 fn a_secret_never_reaches_the_prompt_of_a_model_not_cleared_for_it() {

@@ -87,7 +87,7 @@ fn result_text(outcome: &RequestOutcome) -> String {
 }
 
 /// A hole per line of alice's private roadmap.
-const PER_LINE: &str = r#"match gh.repo("alice", "secret-plans") {
+const PER_LINE: &str = r#"match gh.private_repo("secret-plans") {
   Some(p) => {
     let (text, s) = gh.read_file(s, p, "roadmap.md");
     let counts = text.split("\n").map(|l: String| agent[Int]("count the words of this line", l));
