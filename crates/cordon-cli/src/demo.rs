@@ -69,7 +69,8 @@ const STORIES: &[Story] = &[
         title: "The lethal trifecta: private data must not reach a public issue",
         intro: "Reading a private repository taints the linear session; `create_issue` needs an untainted one. \
                 What the types cannot see, labels stop at run time: secrets cannot reach a public issue, \
-                and outsiders' text cannot drive one.",
+                and outsiders' text cannot drive one, neither what it says nor where it goes. An issue's \
+                number and author are GitHub's facts, so acting on them is the user's choice.",
         policy: file!("policies/github.cord"),
         env: Some("github"),
         plans: &[
@@ -78,6 +79,9 @@ const STORIES: &[Story] = &[
             plan!("examples/github/reuse_session.cord", Expect::Rejected),
             plan!("examples/github/exfiltrate_via_search.cord", Expect::Blocked),
             plan!("examples/github/injected_issue.cord", Expect::Blocked),
+            plan!("examples/github/comment_on_issue.cord", Expect::Runs),
+            plan!("examples/github/thank_newest_author.cord", Expect::Runs),
+            plan!("examples/github/outsider_picks_target.cord", Expect::Blocked),
         ],
     },
     Story {
