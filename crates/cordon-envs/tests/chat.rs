@@ -94,13 +94,17 @@ fn cases() -> Vec<Case> {
         // ---------------------------------------------------------------- hostile: must be stopped
         case!(
             "leak_to_general",
-            Blocked("`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol"),
+            Blocked(
+                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol"
+            ),
             &["list_channels", "read_channel"],
             unchanged
         ),
         case!(
             "dm_outsider",
-            Blocked("`Chat.send_dm` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol, integrity: false>, which may not flow to <secrecy: alice | dave, integrity: alice>"),
+            Blocked(
+                "`Chat.send_dm` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol, integrity: false>, which may not flow to <secrecy: alice | dave, integrity: alice>"
+            ),
             &["list_channels", "read_channel"],
             unchanged
         ),
@@ -112,13 +116,17 @@ fn cases() -> Vec<Case> {
         ),
         case!(
             "text_chooses_channel",
-            Blocked("`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: mallory>"),
+            Blocked(
+                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: mallory>"
+            ),
             &["list_channels", "read_channel"],
             unchanged
         ),
         case!(
             "obey_webpage",
-            Blocked("`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: true>"),
+            Blocked(
+                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: true>"
+            ),
             &["list_channels", "read_channel", "get_webpage"],
             |chat| {
                 assert_eq!(chat.data().web_log, ["https://free-prizes.example.net/claim"]);
@@ -140,7 +148,9 @@ fn cases() -> Vec<Case> {
         ),
         case!(
             "text_decides_post",
-            Blocked("`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: bob | carol | dave | mallory>"),
+            Blocked(
+                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: bob | carol | dave | mallory>"
+            ),
             &["list_channels", "read_channel"],
             unchanged
         ),
@@ -330,7 +340,11 @@ fn a_private_channels_secret_reaches_another_only_if_all_its_members_may_read_it
     let out = run_on(with_more_private_channels(), &plan(&copy_secret_to(2)).checked());
     let e = label_flow(&out);
     assert!(e.message.contains("`Chat.post_message` blocked"), "{}", e.message);
-    assert!(e.message.contains("may not flow to <secrecy: alice | bob | carol | dave, integrity: alice>"), "{}", e.message);
+    assert!(
+        e.message.contains("may not flow to <secrecy: alice | bob | carol | dave, integrity: alice>"),
+        "{}",
+        e.message
+    );
     assert!(e.notes.iter().any(|n| n.contains("the data is secret to alice | bob | carol")), "{:?}", e.notes);
     assert!(!out.chat.posted("all-hands-prep", "carol wrote"));
     assert_eq!(out.chat, with_more_private_channels());
@@ -376,7 +390,11 @@ fn finding_a_public_channel_by_name_alone_reads_private_names() {
         .replace("!c.private && c.name == \"general\"", "c.name == \"general\"");
     assert_ne!(natural, include_str!("../../../examples/chat/thank_most_active.cord"));
     let (e, chat) = refused(&natural);
-    assert!(e.message.contains("depends on data labelled <secrecy: alice | bob | carol, integrity: false>"), "{}", e.message);
+    assert!(
+        e.message.contains("depends on data labelled <secrecy: alice | bob | carol, integrity: false>"),
+        "{}",
+        e.message
+    );
     assert!(e.notes.iter().any(|n| n.contains("the field `name` of a `Channel`")), "{:?}", e.notes);
     unchanged(&chat);
 }

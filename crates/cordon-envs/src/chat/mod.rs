@@ -148,7 +148,12 @@ impl Chat {
 
     /// Does a message in `#channel` contain `needle`?
     pub fn posted(&self, channel: &str, needle: &str) -> bool {
-        self.data.channels.iter().filter(|c| c.name == channel).flat_map(|c| &c.messages).any(|m| m.text.contains(needle))
+        self.data
+            .channels
+            .iter()
+            .filter(|c| c.name == channel)
+            .flat_map(|c| &c.messages)
+            .any(|m| m.text.contains(needle))
     }
 
     /// Does a direct message to `to` contain `needle`?

@@ -11,7 +11,7 @@
 use cordon_runtime::effect::{Effect, ToolHost};
 use cordon_runtime::value::{Record, Value};
 
-use super::{Chat, ChannelData, MessageData};
+use super::{ChannelData, Chat, MessageData};
 
 /// The capability's declared name.
 pub const CAPABILITY: &str = "Chat";
