@@ -294,6 +294,29 @@ fn the_answer_of_a_leadership_plan_is_readable_by_leadership_only() {
     assert_eq!(answer.label.dc(), cordon_runtime::label::DcLabel::readers(&LEADERSHIP));
 }
 
+#[test]
+fn a_whole_page_may_be_forwarded_to_whom_the_user_named() {
+    // The text of a direct message may be anyone's and needs no proof about it (a refinement
+    // would need a branch on the page, and the page would then decide whether to send).
+    let forward = r#"
+chat.send_dm("carol", chat.get_webpage("https://blog.example.com/blameless-postmortems"));
+"Sent."
+"#;
+    let out = run_on_chat(&plan(forward).checked());
+    assert!(out.report.result.is_ok(), "{:?}", out.report.result);
+    assert!(out.chat.sent_to("carol", "Three habits help"));
+    // The same page may not choose the recipient: its first word is not the user's choice.
+    let chosen = r#"
+let page = chat.get_webpage("https://blog.example.com/blameless-postmortems");
+chat.send_dm(page.split(" ").first().unwrap_or("carol"), "Hello");
+"Sent."
+"#;
+    let out = run_on_chat(&plan(chosen).checked());
+    let e = label_flow(&out);
+    assert!(e.message.contains("`Chat.send_dm` blocked: the argument `to`"), "{}", e.message);
+    assert!(out.chat.data().dms.is_empty());
+}
+
 // ------------------------------------------------------------------ principals the host computes
 
 /// The built-in workspace with two more private channels: `#exec` (alice and bob, all members of
