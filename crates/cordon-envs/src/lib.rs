@@ -5,10 +5,12 @@
 //! state so that a test can check what a run did (did a secret get published?). [`env`] finds
 //! an environment by name, for `cordon run --env NAME`.
 
+pub mod chat;
 pub mod github;
 
 use cordon_runtime::effect::ToolHost;
 
+pub use chat::Chat;
 pub use github::GitHub;
 
 /// A simulated environment: a tool host with a principal and an inspectable state.
@@ -44,13 +46,32 @@ impl Environment for GitHub {
     }
 }
 
+impl Environment for Chat {
+    fn name(&self) -> &'static str {
+        "chat"
+    }
+
+    fn principal(&self) -> &str {
+        self.user()
+    }
+
+    fn policy(&self) -> &'static str {
+        chat::POLICY
+    }
+
+    fn state_json(&self) -> serde_json::Value {
+        Chat::state_json(self)
+    }
+}
+
 /// The names [`env`] knows.
-pub const NAMES: &[&str] = &["github"];
+pub const NAMES: &[&str] = &["github", "chat"];
 
 /// A fresh environment with its built-in data, by name.
 pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
     match name {
         "github" => Ok(Box::new(GitHub::builtin()?)),
+        "chat" => Ok(Box::new(Chat::builtin()?)),
         _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
     }
 }
