@@ -483,11 +483,12 @@ mod tests {
     fn every_verdict_is_the_expected_one() {
         let report = super::run();
         assert!(report.accepted, "{}", report.stdout);
-        assert_eq!(report.stdout.matches("=> accepted").count(), 5, "{}", report.stdout);
-        // One plan of the GitHub story and one request of the agent story run to the end; two
-        // plans and one request are stopped by labels.
-        assert_eq!(report.stdout.matches("ran to the end").count(), 2, "{}", report.stdout);
-        assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 3, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("=> accepted").count(), 8, "{}", report.stdout);
+        // Three plans of the GitHub story (a triage issue, a comment on #1, thanks to the
+        // newest author) and one request of the agent story run to the end; three plans and
+        // one request are stopped by labels.
+        assert_eq!(report.stdout.matches("ran to the end").count(), 4, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 4, "{}", report.stdout);
         assert_eq!(report.stdout.matches("=> rejected").count(), 6, "{}", report.stdout);
     }
 

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use cordon_syntax::Span;
 
-use crate::builtins::{deep_label, equal};
+use crate::builtins::equal;
 use crate::compile::{EntryDecl, ToolDecl};
 use crate::effect::Effect;
 use crate::error::{ErrorKind, RunError};
@@ -120,9 +120,10 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
     Ok(())
 }
 
-/// What passing `arg` to a tool reveals: its label and the labels of everything inside it,
-/// except the fields of host-made records. Those are the host's own (the boundary checked they
-/// are unchanged), so passing one back says only which one was chosen: its own label.
+/// What passing `arg` to a tool reveals, and so what the tool's answer depends on: its label and
+/// the labels of everything inside it, except the fields of host-made records. Those are the
+/// host's own (the boundary checked they are unchanged), so passing one back says only which one
+/// was chosen: its own label.
 fn arg_label(ctx: &Ctx, arg: &Val) -> Label {
     let mut label = arg.label.clone();
     let mut stack: Vec<&Val> = Vec::new();
@@ -354,7 +355,7 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -
     // untrusted) and on the decision to ask: the arguments' and pc's labels join the policy's.
     let mut label = effect.pc.clone();
     for a in &args {
-        label.join_mut(&deep_label(a));
+        label.join_mut(&arg_label(ctx, a));
     }
     let dc = match &decl.returns_label {
         Some(code) => label_value(ctx.eval(code, args.clone())?)?,
@@ -364,7 +365,7 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -
     // A new linear value's measures were decided by this call: its pc and its arguments.
     let mut decided = effect.pc.clone();
     for a in &args {
-        decided.join_mut(&deep_label(a));
+        decided.join_mut(&arg_label(ctx, a));
     }
     mark_linear(ctx, &adopted, &decided);
     let val = label_result(adopted, &label);
