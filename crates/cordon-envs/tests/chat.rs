@@ -418,7 +418,7 @@ fn finding_a_public_channel_by_name_alone_reads_private_names() {
         "{}",
         e.message
     );
-    assert!(e.notes.iter().any(|n| n.contains("the field `name` of a `Channel`")), "{:?}", e.notes);
+    assert!(e.notes.iter().any(|n| n.contains("the field `Channel.name`")), "{:?}", e.notes);
     unchanged(&chat);
 }
 
