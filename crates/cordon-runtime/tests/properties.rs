@@ -346,7 +346,16 @@ fn the_public_sink_sees_the_same_arguments_whatever_the_secret() {
         // Up to where either run stopped, the sink saw the same (a run stops at the first call
         // that would reveal the secret, never after it).
         let common = seen_a.len().min(seen_b.len());
-        prop_assert_eq!(&seen_a[..common], &seen_b[..common], "secret {} ({:?}) vs {} ({:?}):\n{}", a, end_a, b, end_b, plan);
+        prop_assert_eq!(
+            &seen_a[..common],
+            &seen_b[..common],
+            "secret {} ({:?}) vs {} ({:?}):\n{}",
+            a,
+            end_a,
+            b,
+            end_b,
+            plan
+        );
         if seen_a.len() != seen_b.len() {
             let shorter = if seen_a.len() < seen_b.len() { &end_a } else { &end_b };
             prop_assert!(shorter.is_err(), "one run published more and both ended:\n{}", plan);
