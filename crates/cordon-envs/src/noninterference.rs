@@ -35,6 +35,9 @@ pub const PUBLIC_TOOLS: [&str; 2] = ["create_issue", "comment"];
 /// How many different variations [`vary`] makes of each kind of protected data.
 pub const VARIANTS: usize = 6;
 
+/// The private repository of the user's that some secret variations add.
+pub const EXTRA_PRIVATE_REPO: &str = "acquisition";
+
 /// Which protected data two states differ in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protected {
@@ -183,7 +186,7 @@ fn vary_secrets(data: &mut Data, v: usize) {
     if v >= 3 {
         data.repos.push(RepoData {
             owner: user.clone(),
-            name: "acquisition".to_string(),
+            name: EXTRA_PRIVATE_REPO.to_string(),
             private: true,
             files: vec![FileData {
                 path: "notes.md".to_string(),

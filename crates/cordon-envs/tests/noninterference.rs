@@ -31,7 +31,7 @@ use std::time::Duration;
 use common::Source;
 use cordon_envs::GitHub;
 use cordon_envs::github::POLICY;
-use cordon_envs::noninterference::{Observation, Protected, VARIANTS, differential, vary};
+use cordon_envs::noninterference::{EXTRA_PRIVATE_REPO, Observation, Protected, VARIANTS, differential, vary};
 use cordon_runtime::{Limits, Program};
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
@@ -170,6 +170,7 @@ fn cond(depth: u32) -> BoxedStrategy<String> {
         1 => word().prop_map(|w| format!("issues.any(|i| i.body.contains({w}))")),
         1 => Just("issues.all(|i| i.open)".to_string()),
         1 => Just("repos.any(|r| r.private && r.name != \"secret-plans\")".to_string()),
+        1 => Just(format!("gh.repo(\"alice\", \"{EXTRA_PRIVATE_REPO}\").is_some()")),
         1 => word().prop_map(|w| format!("readme.contains({w})")),
         1 => word().prop_map(|w| format!("theirs.contains({w})")),
     ];
@@ -582,6 +583,20 @@ fn which_private_repositories_exist_leaks_today() {
         &on_public_repos(
             r#"      let n = gh.list_repos().filter(|r| r.private).len();
       let (i, s) = gh.create_issue(s, web, "Hello", to_string(n));
+      ("done", s)"#,
+        ),
+        Protected::Secret,
+    );
+}
+
+/// FIXME: the same for `repo`: whether alice has a private repository of a given name can be
+/// published. Must pass once `repo` labels what it finds when that is a private repository.
+#[test]
+fn whether_a_private_repository_exists_leaks_today() {
+    assert_leaks(
+        &on_public_repos(
+            r#"      let found = match gh.repo("alice", "acquisition") { Some(r) => "yes", None => "no" };
+      let (i, s) = gh.create_issue(s, web, "Hello", found);
       ("done", s)"#,
         ),
         Protected::Secret,
