@@ -3,10 +3,13 @@
 //!
 //! Each environment implements [`ToolHost`] for the tools of one policy module and exposes its
 //! state so that a test can check what a run did (did a secret get published?). [`env`] finds
-//! an environment by name, for `cordon run --env NAME`.
+//! an environment by name, for `cordon run --env NAME`. [`noninterference`] runs a program
+//! against two GitHub states that differ only in protected data and compares what each run
+//! published (for property tests and the `run` fuzz target).
 
 pub mod chat;
 pub mod github;
+pub mod noninterference;
 
 use cordon_runtime::effect::ToolHost;
 

@@ -118,6 +118,10 @@ fn operators_join_the_labels_of_their_operands() {
         row(r#"let t = lab.untrusted_text(); lab.post("re: " + t)"#, BLOCKED, &[]),
         row(r#"let t = lab.untrusted_text(); lab.post(t.to_lower().trim())"#, BLOCKED, &[]),
         row(r#"let t = lab.untrusted_text(); lab.post(t.split(" ").join(" "))"#, BLOCKED, &[]),
+        // Ordering strings joins their labels too.
+        row(r#"let s = lab.secret(); lab.publish(if to_string(s) < "5" { 1 } else { 0 })"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); if t < "M" { lab.post("before M") }"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); let later = "M" < t; lab.post("plain")"#, OK, &[r#"post("plain")"#]),
     ]);
 }
 

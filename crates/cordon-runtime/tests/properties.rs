@@ -6,15 +6,64 @@
 //!   sink the same arguments, up to the point where either run stops (termination-insensitive
 //!   noninterference, checked by running the plan twice).
 //!
+//! A property that only looks at some cases (an accepted program, a run that reached the sink)
+//! counts them and fails below a stated floor, so that a generator that drifts into producing
+//! nothing interesting fails the test instead of passing it vacuously.
+//!
 //! Case counts are modest so the suite runs in seconds; raise `PROPTEST_CASES` to search longer.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 mod common;
 
+use std::cell::Cell;
+
 use common::{Recorder, Source, config, no_tools, small_limits};
 use cordon_runtime::{Sessions, Value};
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
+use proptest::test_runner::{TestCaseResult, TestRunner};
+
+// ---------------------------------------------------------------- counting cases
+
+/// How many cases ran, and how many of them reached each point a property counts.
+#[derive(Default)]
+struct Counts {
+    cases: Cell<u32>,
+    reached: [Cell<u32>; 2],
+}
+
+impl Counts {
+    fn reached(&self, point: usize) {
+        self.reached[point].set(self.reached[point].get() + 1);
+    }
+
+    /// Fails unless at least `percent`% of the cases reached `point`.
+    fn assert_floor(&self, point: usize, percent: u32, what: &str) {
+        let (n, cases) = (self.reached[point].get(), self.cases.get());
+        println!("{what}: {n} of {cases} cases");
+        assert!(n * 100 >= percent * cases, "only {n} of {cases} cases {what} (the floor is {percent}%)");
+    }
+}
+
+/// Runs `test` on `cases` values of `strategy` (or `PROPTEST_CASES`), shrinking a failure as
+/// `proptest!` does, and returns what it counted. The counts are of the cases before any
+/// failure: a failing property fails here, before its floors are looked at.
+fn run_counting<S: Strategy>(cases: u32, strategy: S, test: impl Fn(S::Value, &Counts) -> TestCaseResult) -> Counts
+where
+    S::Value: std::fmt::Debug,
+{
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(cases);
+    let config = ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() };
+    let counts = Counts::default();
+    let result = TestRunner::new(config).run(&strategy, |value| {
+        counts.cases.set(counts.cases.get() + 1);
+        test(value, &counts)
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    counts
+}
 
 // ---------------------------------------------------------------- a grammar of typed programs
 
@@ -141,19 +190,26 @@ fn program() -> impl Strategy<Value = String> {
     prop_oneof![int(3), boolean(3), string(3), list(3)].prop_map(|e| format!("{PRELUDE}{e}"))
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+/// What `the_interpreter_never_panics_on_a_checked_program` counts.
+const ACCEPTED: usize = 0;
 
-    #[test]
-    fn the_interpreter_never_panics_on_a_checked_program(plan in program()) {
+#[test]
+fn the_interpreter_never_panics_on_a_checked_program() {
+    let counts = run_counting(48, program(), |plan, counts| {
         let source = Source::new(None, &plan);
         let limits = config(small_limits());
         // Whatever it computes or however it fails, it must return.
         if let Ok(program) = source.check_with(None) {
+            counts.reached(ACCEPTED);
             let _ = cordon_runtime::run(&program, &Sessions::default(), &limits, &mut no_tools());
         }
         let _ = cordon_runtime::run(&source.unchecked(), &Sessions::default(), &limits, &mut no_tools());
-    }
+        Ok(())
+    });
+    // The checked half of the property tests only what the checker accepts. The grammar guards
+    // its divisions and indexes, so nearly every program is accepted (48 of 48 when this floor
+    // was set): at least 70% must be.
+    counts.assert_floor(ACCEPTED, 70, "were accepted by the checker");
 }
 
 // ---------------------------------------------------------------- noninterference
@@ -168,11 +224,14 @@ entry(lab: Lab) -> ()
 
 /// Int expressions over the secret `s`, the public `p` and the loop/closure variable `i`.
 fn lab_int(depth: u32) -> BoxedStrategy<String> {
+    // The secret is one leaf in seven: an expression has several leaves, and one that holds the
+    // secret anywhere blocks its publication, so with more of them most runs would stop at their
+    // first `publish` and compare nothing.
     let leaf = prop_oneof![
-        (-2i64..4).prop_map(|i| i.to_string()),
-        Just("s".to_string()),
-        Just("p".to_string()),
-        Just("i".to_string()),
+        3 => (-2i64..4).prop_map(|i| i.to_string()),
+        1 => Just("s".to_string()),
+        2 => Just("p".to_string()),
+        1 => Just("i".to_string()),
     ];
     if depth == 0 {
         return leaf.boxed();
@@ -224,7 +283,7 @@ fn lab_bool(depth: u32) -> BoxedStrategy<String> {
 fn lab_stmts(depth: u32) -> BoxedStrategy<String> {
     let publish = lab_int(2).prop_map(|e| format!("lab.publish({e});"));
     if depth == 0 {
-        return prop::collection::vec(publish, 0..3).prop_map(|s| s.join(" ")).boxed();
+        return prop::collection::vec(publish, 1..3).prop_map(|s| s.join(" ")).boxed();
     }
     let (e, c, body) = (lab_int(2), lab_bool(2), lab_stmts(depth - 1));
     let stmt = prop_oneof![
@@ -262,31 +321,50 @@ fn publications(program: &cordon_runtime::Program, secret: i64) -> (Vec<String>,
     (host.calls_of("publish"), result)
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+/// What `the_public_sink_sees_the_same_arguments_whatever_the_secret` counts: cases where
+/// either run published something, and where both runs ended normally.
+const PUBLISHED: usize = 0;
+const BOTH_ENDED: usize = 1;
 
-    #[test]
-    fn the_public_sink_sees_the_same_arguments_whatever_the_secret(
-        plan in lab_plan(),
-        a in -3i64..6,
-        b in -3i64..6,
-    ) {
+#[test]
+fn the_public_sink_sees_the_same_arguments_whatever_the_secret() {
+    let cases = (lab_plan(), -3i64..6, -3i64..6);
+    let counts = run_counting(200, cases, |(plan, a, b), counts| {
         let program = Source::new(Some(LAB), &plan).unchecked();
         let (seen_a, end_a) = publications(&program, a);
         let (seen_b, end_b) = publications(&program, b);
         for end in [&end_a, &end_b] {
             prop_assert!(end.as_ref().err().map(String::as_str) != Some("runtime-type-error"), "ill-typed:\n{}", plan);
         }
+        if !seen_a.is_empty() || !seen_b.is_empty() {
+            counts.reached(PUBLISHED);
+        }
         if end_a.is_ok() && end_b.is_ok() {
+            counts.reached(BOTH_ENDED);
             prop_assert_eq!(&seen_a, &seen_b, "secret {} vs {}:\n{}", a, b, plan);
         }
         // Up to where either run stopped, the sink saw the same (a run stops at the first call
         // that would reveal the secret, never after it).
         let common = seen_a.len().min(seen_b.len());
-        prop_assert_eq!(&seen_a[..common], &seen_b[..common], "secret {} ({:?}) vs {} ({:?}):\n{}", a, end_a, b, end_b, plan);
+        prop_assert_eq!(
+            &seen_a[..common],
+            &seen_b[..common],
+            "secret {} ({:?}) vs {} ({:?}):\n{}",
+            a,
+            end_a,
+            b,
+            end_b,
+            plan
+        );
         if seen_a.len() != seen_b.len() {
             let shorter = if seen_a.len() < seen_b.len() { &end_a } else { &end_b };
             prop_assert!(shorter.is_err(), "one run published more and both ended:\n{}", plan);
         }
-    }
+        Ok(())
+    });
+    // Two runs that both stop before the sink agree trivially: at least half of the cases must
+    // publish something, and at least a quarter must run to the end twice (the full-sequence
+    // comparison). Measured when these floors were set: 59-68% and 35-40% over five runs.
+    counts.assert_floor(BOTH_ENDED, 25, "ended normally in both runs");
+    counts.assert_floor(PUBLISHED, 50, "published something");
 }

@@ -70,6 +70,11 @@ fn strings_count_characters_and_compare_by_content() {
         (r#"parse_int("4x2")"#, "None"),
         (r#""a\n\"q\"""#, r#""a\n\"q\"""#),
         (r#"concat("ab", "cd")"#, r#""abcd""#),
+        // Strings are ordered character by character, by Unicode scalar value; a prefix
+        // comes first.
+        (r#""a" < "b" && "abc" < "abd" && "ab" < "abc" && "b" > "abc""#, "true"),
+        (r#""Z" < "a" && "z" < "\u{e9}" && "\u{e9}" < "\u{65e5}" && "\u{ff}" < "\u{100}""#, "true"),
+        (r#""" <= "" && "" >= "" && !("" < "") && "b" >= "a" && "a" <= "a""#, "true"),
     ]);
 }
 

@@ -606,8 +606,11 @@ fn a_query_beyond_the_first_attempt_is_retried_under_the_timer() {
 // ---- agreement with brute force -------------------------------------------------------------
 
 mod brute_force {
+    use std::cell::Cell;
+
     use super::*;
     use proptest::prelude::*;
+    use proptest::test_runner::{TestCaseError, TestRunner};
 
     /// `x` and `y` range over -3..=3 (the query says so), `p` and `q` over the Booleans.
     const RANGE: std::ops::RangeInclusive<i64> = -3..=3;
@@ -758,11 +761,45 @@ mod brute_force {
         })
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Runs `test` on `cases` values of `strategy` as `proptest!` would (shrinking a failure)
+    /// and returns how many cases there were and how many `test` counted as decided: a property
+    /// that compares only decided answers passes vacuously if the solver decides nothing.
+    fn run_counting<S: Strategy>(
+        cases: u32,
+        strategy: S,
+        test: impl Fn(S::Value) -> Result<bool, TestCaseError>,
+    ) -> (u32, u32)
+    where
+        S::Value: std::fmt::Debug,
+    {
+        let (total, decided) = (Cell::new(0), Cell::new(0));
+        let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(cases);
+        let config = ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(cases) };
+        let result = TestRunner::new(config).run(&strategy, |value| {
+            total.set(total.get() + 1);
+            if test(value)? {
+                decided.set(decided.get() + 1);
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+        (total.get(), decided.get())
+    }
 
-        #[test]
-        fn z3_agrees_with_enumeration(q in bounded_query()) {
+    /// Fails unless at least `percent`% of `total` cases were decided.
+    fn assert_decided(total: u32, decided: u32, percent: u32) {
+        println!("{decided} of {total} queries decided");
+        assert!(
+            decided * 100 >= percent * total,
+            "only {decided} of {total} queries were decided (the floor is {percent}%)"
+        );
+    }
+
+    #[test]
+    fn z3_agrees_with_enumeration() {
+        let (total, decided) = run_counting(64, bounded_query(), |q| {
             let valid_by_enumeration = all_envs().all(|env| holds(&q, env));
             match Solver::new(TIMEOUT_MS).check(&q) {
                 Answer::Valid => prop_assert!(valid_by_enumeration, "Z3 says valid: {}", q.goal),
@@ -771,9 +808,17 @@ mod brute_force {
                     let env = env_of(&counterexample);
                     prop_assert!(!holds(&q, env), "not a counterexample: {counterexample:?}");
                 }
-                Answer::Unknown { reason } => prop_assert!(!reason.starts_with("ill-sorted"), "{reason}"),
+                Answer::Unknown { reason } => {
+                    prop_assert!(!reason.starts_with("ill-sorted"), "{reason}");
+                    return Ok(false);
+                }
             }
-        }
+            Ok(true)
+        });
+        // An unknown answer is compared with nothing. The queries are small and bounded, though
+        // an occasional nonlinear product may defeat Z3 (64 of 64 were decided when this floor
+        // was set): at least 90% must be decided.
+        assert_decided(total, decided, 90);
     }
 
     fn any_sort() -> impl Strategy<Value = Sort> {
@@ -945,13 +990,11 @@ mod brute_force {
         })
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-
-        /// Well-sorted queries over every theory pass the sort check, and the Z3 solvers this
-        /// thread has used for every query before give the same verdict as fresh ones.
-        #[test]
-        fn well_sorted_queries_are_answered(q in well_sorted_query()) {
+    /// Well-sorted queries over every theory pass the sort check, and the Z3 solvers this
+    /// thread has used for every query before give the same verdict as fresh ones.
+    #[test]
+    fn well_sorted_queries_are_answered() {
+        let (total, decided) = run_counting(64, well_sorted_query(), |q| {
             let here = Solver::new(2_000).check(&q);
             if let Answer::Unknown { reason } = &here {
                 prop_assert!(!reason.starts_with("ill-sorted"), "{reason}: {q:?}");
@@ -963,9 +1006,13 @@ mod brute_force {
                 Answer::Invalid { .. } => Some(false),
                 Answer::Unknown { .. } => None,
             };
-            if let (Some(a), Some(b)) = (verdict(&here), verdict(&fresh)) {
-                prop_assert_eq!(a, b, "{:?} here, {:?} on a fresh thread, for {:?}", here, fresh, q);
-            }
-        }
+            let (Some(a), Some(b)) = (verdict(&here), verdict(&fresh)) else { return Ok(false) };
+            prop_assert_eq!(a, b, "{:?} here, {:?} on a fresh thread, for {:?}", here, fresh, q);
+            Ok(true)
+        });
+        // Only queries both solvers decide are compared. Mixed theories under a 2 s limit are
+        // sometimes unknown (63 or 64 of 64 were decided when this floor was set): at least 80%
+        // must be decided by both.
+        assert_decided(total, decided, 80);
     }
 }

@@ -762,11 +762,16 @@ impl Checker<'_> {
                 Typed { ty: Ty::Bool, term }
             }
             BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                let (ty, l, r) = self.numeric_operands(op, lhs, rhs, false);
+                // Numbers, and strings (ordered as the runtime orders them: by Unicode scalar
+                // values, lexicographically).
+                let (ty, l, r) = self.numeric_operands(op, lhs, rhs, true);
                 if ty.is_error() {
                     return Typed::error();
                 }
                 let term = match (l, r) {
+                    // The logic has no string order: a comparison of strings is an unknown
+                    // Boolean (so no refinement can use one), never an ill-sorted term.
+                    _ if matches!(ty, Ty::Str) => None,
                     (Some(a), Some(b)) => Some(match op {
                         BinOp::Lt => Term::Lt(Box::new(a), Box::new(b)),
                         BinOp::Le => Term::Le(Box::new(a), Box::new(b)),
@@ -826,7 +831,8 @@ impl Checker<'_> {
         }
     }
 
-    /// Checks both operands have the same numeric type (or strings for `+`).
+    /// Checks both operands have the same numeric type (or are both strings, where `strings`:
+    /// `+` and the comparisons).
     fn numeric_operands(
         &mut self,
         op: BinOp,
