@@ -13,13 +13,8 @@
 //! in some run, and fails below a stated floor: a suite where every plan is rejected or blocked
 //! would pass without testing anything.
 //!
-//! The known leaks each have a plain test below (`*_leaks_today`) that asserts the leak is
-//! detected; see their FIXMEs. Until the runtime checks every argument of a publishing tool
-//! (not only the ones with a `@label` sink) and labels what `repo`/`list_repos` return, the two
-//! properties find those leaks and fail: `secrets_never_change_what_is_published` and
-//! `outsiders_never_change_what_the_user_publishes` are expected to fail on the runtime this
-//! file was written against, and to pass once those leaks are closed (when the `*_leaks_today`
-//! tests must be turned around).
+//! The leaks these properties found before every argument had a sink, and before private
+//! repositories were answered by their own tools, each have a test below that they stay closed.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 #[path = "../../cordon-runtime/tests/common/mod.rs"]
@@ -502,24 +497,24 @@ fn a_secret_in_a_published_argument_with_a_sink_is_blocked_in_every_variant() {
     }
 }
 
-// ---------------------------------------------------------------- the leaks found today
+// ---------------------------------------------------------------- the leaks found, closed
 
-/// Asserts `plan` leaks `what` data: some variation changes what it publishes.
-fn assert_leaks(plan: &str, what: Protected) {
+/// Asserts that `plan`, which once leaked `what` data, publishes the same in every variation:
+/// its publishing call is refused in every run (`label-flow`), whatever the variation.
+fn assert_closed(plan: &str, what: Protected) {
     let program = accept(plan).unwrap_or_else(|e| panic!("rejected: {e:?}\n{plan}"));
-    match compare_variants(&program, what) {
-        Err(e) => println!("{e}"),
-        Ok(_) => panic!("no {what:?} variation changed what this plan publishes:\n{plan}"),
+    let outcomes = compare_variants(&program, what).unwrap_or_else(|e| panic!("{e}\n{plan}"));
+    for o in outcomes {
+        assert!(o.ending.as_ref().is_err_and(|e| e.starts_with("label-flow")), "not refused: {o:?}\n{plan}");
     }
-    assert!(check_differential(plan).is_err());
+    assert_eq!(check_differential(plan), Ok(()));
 }
 
-/// FIXME: `create_issue`'s repository `r` has no `@label` sink, so a repository chosen by a
-/// secret is posted to. Must pass `check_differential` (the call blocked in every run) once
-/// every argument of a publishing tool is checked against the program-counter and its label.
+/// Found by the secret property when `create_issue`'s repository had no sink: a repository
+/// chosen by a secret was posted to. Every argument has a sink now.
 #[test]
-fn a_repository_chosen_by_a_secret_leaks_today() {
-    assert_leaks(
+fn a_repository_chosen_by_a_secret_is_refused() {
+    assert_closed(
         &on_public_repos(
             r#"      let hits = gh.search_code("initech");
       let (i, s) = gh.create_issue(s, if hits.len() > 0 { web } else { lib }, "Hello", "");
@@ -529,11 +524,10 @@ fn a_repository_chosen_by_a_secret_leaks_today() {
     );
 }
 
-/// FIXME: `comment`'s `issue` has no sink, so an issue chosen by a secret is commented on.
-/// Must pass `check_differential` once every argument of a publishing tool is checked.
+/// Found when `comment`'s `issue` had no sink: an issue chosen by a secret was commented on.
 #[test]
-fn an_issue_chosen_by_a_secret_leaks_today() {
-    assert_leaks(
+fn an_issue_chosen_by_a_secret_is_refused() {
+    assert_closed(
         &on_public_repos(
             r#"      let hits = gh.search_code("initech");
       let (mine, s) = gh.create_issue(s, web, "Hello", "");
@@ -545,11 +539,10 @@ fn an_issue_chosen_by_a_secret_leaks_today() {
     );
 }
 
-/// FIXME: the same hole for integrity: an outsider's issue title decides which repository
-/// alice posts to. Must pass once every argument of a publishing tool is checked.
+/// The same for integrity: an outsider's issue title decided which repository alice posts to.
 #[test]
-fn a_repository_chosen_by_an_outsider_leaks_today() {
-    assert_leaks(
+fn a_repository_chosen_by_an_outsider_is_refused() {
+    assert_closed(
         &on_public_repos(
             r#"      let (issues, s) = gh.list_issues(s, web);
       let (i, s) = gh.create_issue(s, if issues.any(|i| i.title.contains("Typo")) { web } else { lib }, "Hello", "");
@@ -559,11 +552,10 @@ fn a_repository_chosen_by_an_outsider_leaks_today() {
     );
 }
 
-/// FIXME: an outsider's issue title decides which issue alice comments on. Must pass once
-/// every argument of a publishing tool is checked.
+/// An outsider's issue title decided which issue alice comments on.
 #[test]
-fn an_issue_chosen_by_an_outsider_leaks_today() {
-    assert_leaks(
+fn an_issue_chosen_by_an_outsider_is_refused() {
+    assert_closed(
         &on_public_repos(
             r#"      let (mine, s) = gh.create_issue(s, web, "Hello", "");
       let (issues, s) = gh.list_issues(s, web);
@@ -574,14 +566,13 @@ fn an_issue_chosen_by_an_outsider_leaks_today() {
     );
 }
 
-/// FIXME: `list_repos` (and `repo`) results carry no label, so how many private repositories
-/// alice has (and their names) can be published. Must pass once their results are labelled
-/// secret where they describe a private repository.
+/// How many private repositories alice has was publishable when `list_repos` listed them
+/// unlabelled. They are listed by `list_private_repos` now, secret to the user.
 #[test]
-fn which_private_repositories_exist_leaks_today() {
-    assert_leaks(
+fn how_many_private_repositories_exist_is_refused() {
+    assert_closed(
         &on_public_repos(
-            r#"      let n = gh.list_repos().filter(|r| r.private).len();
+            r#"      let n = gh.list_private_repos().len();
       let (i, s) = gh.create_issue(s, web, "Hello", to_string(n));
       ("done", s)"#,
         ),
@@ -589,13 +580,13 @@ fn which_private_repositories_exist_leaks_today() {
     );
 }
 
-/// FIXME: the same for `repo`: whether alice has a private repository of a given name can be
-/// published. Must pass once `repo` labels what it finds when that is a private repository.
+/// Whether alice has a private repository of a given name: `private_repo`'s answer, even
+/// `None`, is secret to the user.
 #[test]
-fn whether_a_private_repository_exists_leaks_today() {
-    assert_leaks(
+fn whether_a_private_repository_exists_is_refused() {
+    assert_closed(
         &on_public_repos(
-            r#"      let found = match gh.repo("alice", "acquisition") { Some(r) => "yes", None => "no" };
+            r#"      let found = match gh.private_repo("acquisition") { Some(r) => "yes", None => "no" };
       let (i, s) = gh.create_issue(s, web, "Hello", found);
       ("done", s)"#,
         ),
