@@ -7,6 +7,7 @@
 //! against two GitHub states that differ only in protected data and compares what each run
 //! published (for property tests and the `run` fuzz target).
 
+mod call;
 pub mod chat;
 pub mod github;
 pub mod noninterference;

@@ -212,20 +212,60 @@ match gh.repo("alice", name) {{
 fn benign_work_runs_and_every_leak_class_is_blocked() {
     let benign: Vec<(&str, String)> = vec![
         ("open a triage issue", BENIGN.to_string()),
-        ("comment on issue #1, thanking its reporter", include_str!("../../../examples/github/comment_on_issue.cord").into()),
-        ("thank the author of the newest open issue", include_str!("../../../examples/github/thank_newest_author.cord").into()),
-        ("post a count of public repositories", post_after(r#"let name = "website"; let body = to_string(gh.list_repos().len()) + " public repositories";"#)),
-        ("choose the repository by a host fact", post_after(r#"let name = if gh.list_repos().len() > 2 { "website" } else { "cordon-notes" }; let body = "hi";"#)),
+        (
+            "comment on issue #1, thanking its reporter",
+            include_str!("../../../examples/github/comment_on_issue.cord").into(),
+        ),
+        (
+            "thank the author of the newest open issue",
+            include_str!("../../../examples/github/thank_newest_author.cord").into(),
+        ),
+        (
+            "post a count of public repositories",
+            post_after(
+                r#"let name = "website"; let body = to_string(gh.list_repos().len()) + " public repositories";"#,
+            ),
+        ),
+        (
+            "choose the repository by a host fact",
+            post_after(
+                r#"let name = if gh.list_repos().len() > 2 { "website" } else { "cordon-notes" }; let body = "hi";"#,
+            ),
+        ),
     ];
     let hostile: Vec<(&str, String)> = vec![
         ("copy a secret search hit into a post", EXFILTRATE_VIA_SEARCH.to_string()),
         ("copy an outsider's issue body into a post", INJECTED_ISSUE.to_string()),
-        ("let an outsider's text choose the issue commented on", include_str!("../../../examples/github/outsider_picks_target.cord").into()),
-        ("a secret chooses the destination repository", post_after(r#"let name = if gh.search_code("Initech").len() > 0 { "website" } else { "cordon-notes" }; let body = "hi";"#)),
-        ("a secret decides whether to post", format!("if gh.search_code(\"Initech\").is_empty() {{ (\"no\", s) }} else {{ {} }}", post_after(r#"let name = "website"; let body = "hi";"#))),
-        ("the existence of a private repository", post_after(r#"let name = "website"; let body = match gh.private_repo("secret-plans") { Some(_) => "yes", None => "no" };"#)),
-        ("the names of private repositories", post_after(r#"let name = "website"; let body = gh.list_private_repos().map(|r| r.name).join(", ");"#)),
-        ("an outsider's text chooses the destination repository", r#"match gh.repo("alice", "website") {
+        (
+            "let an outsider's text choose the issue commented on",
+            include_str!("../../../examples/github/outsider_picks_target.cord").into(),
+        ),
+        (
+            "a secret chooses the destination repository",
+            post_after(
+                r#"let name = if gh.search_code("Initech").len() > 0 { "website" } else { "cordon-notes" }; let body = "hi";"#,
+            ),
+        ),
+        (
+            "a secret decides whether to post",
+            format!(
+                "if gh.search_code(\"Initech\").is_empty() {{ (\"no\", s) }} else {{ {} }}",
+                post_after(r#"let name = "website"; let body = "hi";"#)
+            ),
+        ),
+        (
+            "the existence of a private repository",
+            post_after(
+                r#"let name = "website"; let body = match gh.private_repo("secret-plans") { Some(_) => "yes", None => "no" };"#,
+            ),
+        ),
+        (
+            "the names of private repositories",
+            post_after(r#"let name = "website"; let body = gh.list_private_repos().map(|r| r.name).join(", ");"#),
+        ),
+        (
+            "an outsider's text chooses the destination repository",
+            r#"match gh.repo("alice", "website") {
   Some(w) => if w.private { ("private", s) } else {
     let (issues, s) = gh.list_issues(s, w);
     let name = if issues.any(|i| i.body.contains("IMPORTANT")) { "cordon-notes" } else { "website" };
@@ -238,7 +278,9 @@ fn benign_work_runs_and_every_leak_class_is_blocked() {
     }
   },
   None => ("none", s),
-}"#.to_string()),
+}"#
+            .to_string(),
+        ),
     ];
     let mut ran = 0;
     for (what, text) in &benign {

@@ -102,7 +102,8 @@ fn terminates_insensitively(plan: &str, limits: Limits) -> [bool; 2] {
         ended.push(report.result.is_ok());
         effects.push(public);
     }
-    let (short, long) = if effects[0].len() <= effects[1].len() { (&effects[0], &effects[1]) } else { (&effects[1], &effects[0]) };
+    let (short, long) =
+        if effects[0].len() <= effects[1].len() { (&effects[0], &effects[1]) } else { (&effects[1], &effects[0]) };
     assert_eq!(short[..], long[..short.len()], "public effects differ beyond a prefix:\n{effects:?}");
     [ended[0], ended[1]]
 }

@@ -101,7 +101,7 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
     }
     let decision = match &decl.decision_sink {
         Some(code) => label_value(ctx.eval(code, args.clone())?)?,
-        None => sinks.iter().fold(None, |m: Option<DcLabel>, s| Some(m.map_or_else(|| s.clone(), |m| m.meet(s)))).unwrap_or(default),
+        None => sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default),
     };
     if !effect.pc.flows_to(&decision) {
         return Err(decision_error(name, &effect.pc, &decision));
@@ -112,9 +112,8 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
             return Err(flow_error(name, pname, arg, &own, sink));
         }
         if !effect.pc.flows_to(sink) {
-            return Err(decision_error(name, &effect.pc, sink).with_note(format!(
-                "the argument `{pname}` was chosen under that decision, and its sink is {sink}"
-            )));
+            return Err(decision_error(name, &effect.pc, sink)
+                .with_note(format!("the argument `{pname}` was chosen under that decision, and its sink is {sink}")));
         }
     }
     Ok(())
@@ -152,7 +151,9 @@ fn decision_error(tool: &str, pc: &Label, sink: &DcLabel) -> RunError {
     let mut e = RunError::new(
         ErrorKind::LabelFlow,
         Span::default(),
-        format!("`{tool}` blocked: the decision to make this call depends on data labelled {pc}, which may not flow to {sink}"),
+        format!(
+            "`{tool}` blocked: the decision to make this call depends on data labelled {pc}, which may not flow to {sink}"
+        ),
     );
     for s in pc.sources() {
         explain(&mut e, s, format!("the decision to make this call depends on {}", s.what));
@@ -612,9 +613,7 @@ pub fn sessions_now(
 /// The join of the labels on the way from inside `v` to the handle `id` (the handle's own
 /// included), if `v` holds it.
 fn path_label(v: &Value, id: HostId) -> Option<Label> {
-    let inside = |items: &[Val]| {
-        items.iter().find_map(|x| path_label(&x.value, id).map(|l| l.join(&x.label)))
-    };
+    let inside = |items: &[Val]| items.iter().find_map(|x| path_label(&x.value, id).map(|l| l.join(&x.label)));
     match v {
         Value::Handle(h) if h.id == id => Some(Label::bottom()),
         Value::Tuple(items) | Value::List(items) => inside(items),

@@ -104,7 +104,15 @@ impl Builtin {
     /// the function suspends the run like any other.
     /// The label functions: callable only in a policy's `@label` values.
     pub fn is_label_fn(self) -> bool {
-        matches!(self, Builtin::Public | Builtin::Untrusted | Builtin::Secret | Builtin::Endorsed | Builtin::Readers | Builtin::User)
+        matches!(
+            self,
+            Builtin::Public
+                | Builtin::Untrusted
+                | Builtin::Secret
+                | Builtin::Endorsed
+                | Builtin::Readers
+                | Builtin::User
+        )
     }
 
     pub fn is_higher_order(self) -> bool {

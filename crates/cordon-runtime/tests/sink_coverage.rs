@@ -88,7 +88,13 @@ fn plan() -> impl Strategy<Value = String> {
 /// performed, as `tool(args)` text, with the arguments an outsider may choose (`send`'s body)
 /// as `_` when `mask_outsiders`. Asserts, at each call, that every argument joined with the pc
 /// flows to its sink and the pc to the decision's sink, and counts the calls so checked.
-fn calls(program: &cordon_runtime::Program, secret: i64, outsider: i64, mask_outsiders: bool, checked: &Cell<u32>) -> Vec<String> {
+fn calls(
+    program: &cordon_runtime::Program,
+    secret: i64,
+    outsider: i64,
+    mask_outsiders: bool,
+    checked: &Cell<u32>,
+) -> Vec<String> {
     let mut seen = Vec::new();
     let mut host = Recorder::new(|e: &Effect| {
         match &*e.tool {
@@ -120,7 +126,8 @@ const CASES: u32 = 300;
 
 #[test]
 fn every_argument_and_every_decision_meets_its_sink() {
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig { cases: CASES, ..ProptestConfig::default() });
+    let mut runner =
+        proptest::test_runner::TestRunner::new(ProptestConfig { cases: CASES, ..ProptestConfig::default() });
     let (cases, reached) = (Cell::new(0u32), Cell::new(0u32));
     let inputs = (plan(), (0i64..4, 0i64..4), (0i64..4, 0i64..4));
     let result = runner.run(&inputs, |(plan, secrets, outsiders)| {
@@ -132,7 +139,9 @@ fn every_argument_and_every_decision_meets_its_sink() {
         // calls the host performs (tool, every argument the differing party may not choose,
         // order) agree up to where one run stopped (a run stops at the first call that would
         // reveal what differs).
-        for ((s1, o1), (s2, o2), mask) in [((secrets.0, 0), (secrets.1, 0), false), ((0, outsiders.0), (0, outsiders.1), true)] {
+        for ((s1, o1), (s2, o2), mask) in
+            [((secrets.0, 0), (secrets.1, 0), false), ((0, outsiders.0), (0, outsiders.1), true)]
+        {
             let a = calls(&program, s1, o1, mask, &checked);
             let b = calls(&program, s2, o2, mask, &checked);
             let common = a.len().min(b.len());

@@ -989,14 +989,18 @@ impl<'a> Checker<'a> {
             return;
         }
         if self.role == Role::Plan {
-            self.error(Code::InvalidAnnotation, a.span, "only a policy module labels fields")
-                .help = Some("labels are declared by the policy; a plan cannot make one".into());
+            self.error(Code::InvalidAnnotation, a.span, "only a policy module labels fields").help =
+                Some("labels are declared by the policy; a plan cannot make one".into());
             return;
         }
         match a.args.as_slice() {
             [arg] if arg.key.is_none() => self.check_label_value(&arg.value, fields),
             _ => {
-                self.error(Code::InvalidAnnotation, a.span, "a field's `@label` takes one label: `@label(untrusted())`");
+                self.error(
+                    Code::InvalidAnnotation,
+                    a.span,
+                    "a field's `@label` takes one label: `@label(untrusted())`",
+                );
             }
         }
     }

@@ -25,8 +25,8 @@ mod lint;
 mod logic;
 mod ty;
 
-pub use lint::label_defaults;
 pub use holes::{BindingKind, CheckedFill, FillOutcome, HoleBinding, HoleSite, check_fill, check_nested_fill};
+pub use lint::label_defaults;
 
 use cordon_smt::Term;
 use cordon_syntax::ast::{FnDecl, ItemKind, Module, Stmt};

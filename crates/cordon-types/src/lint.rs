@@ -54,7 +54,10 @@ fn lint_tool(capability: &str, tool: &Tool, out: &mut Vec<Diagnostic>) {
                 .with_help("say who may decide to call it: `@label(pc = ..)`"),
         );
     }
-    let returns_data = tool.ret.as_ref().is_some_and(|r| !matches!(&r.kind, cordon_syntax::ast::TypeExprKind::Tuple(ts) if ts.is_empty()));
+    let returns_data = tool
+        .ret
+        .as_ref()
+        .is_some_and(|r| !matches!(&r.kind, cordon_syntax::ast::TypeExprKind::Tuple(ts) if ts.is_empty()));
     if returns_data && !keys.contains(&"returns") {
         out.push(
             Diagnostic::warning(Code::ImplicitLabel, tool.name.span, format!("`{name}` has no `returns` label"))

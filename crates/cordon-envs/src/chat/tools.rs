@@ -9,7 +9,9 @@
 //! members), since the policy's labels are computed from the record's `members`.
 
 use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::value::{Record, Value};
+use cordon_runtime::value::Value;
+
+use crate::call::Call;
 
 use super::{ChannelData, Chat, MessageData};
 
@@ -110,37 +112,4 @@ fn message_value(channel: &str, m: &MessageData) -> Value {
             ("text", Value::str(&m.text)),
         ],
     )
-}
-
-/// A tool call's arguments, decoded with errors that name the tool and the parameter.
-struct Call<'a> {
-    effect: &'a Effect,
-}
-
-impl<'a> Call<'a> {
-    fn error(&self, param: &str, problem: &str) -> String {
-        format!("{}.{}: the argument `{param}` {problem}", self.effect.capability, self.effect.tool)
-    }
-
-    fn arg(&self, param: &str) -> Result<&'a Value, String> {
-        self.effect.arg(param).ok_or_else(|| self.error(param, "is missing"))
-    }
-
-    fn str(&self, param: &str) -> Result<&'a str, String> {
-        match self.arg(param)? {
-            Value::Str(s) => Ok(s),
-            other => Err(self.error(param, &format!("should be a String, found {}", other.kind()))),
-        }
-    }
-
-    fn record(&self, param: &str, ty: &str) -> Result<&'a Record, String> {
-        match self.arg(param)? {
-            Value::Record(r) if &*r.ty == ty => Ok(r),
-            other => Err(self.error(param, &format!("should be a {ty}, found {}", other.kind()))),
-        }
-    }
-
-    fn field(&self, param: &str, record: &'a Record, field: &str) -> Result<&'a Value, String> {
-        record.field(field).map(|v| &v.value).ok_or_else(|| self.error(param, &format!("has no field `{field}`")))
-    }
 }
