@@ -157,10 +157,10 @@ const ECHO_POLICY: &str = "
 /// A tool that does nothing.
 capability Echo {
   /// How many calls to make.
-  tool count() -> Int
+  tool count() -> Int @label(returns = public())
   /// Answers at once.
   tool ping(tag: {t: String | t != \"\"}, n: Int) -> Int
-    @label(returns = secret(user()).join(endorsed(user())), tag = endorsed(user()))
+    @label(returns = secret(user()).join(endorsed(user())), tag = endorsed(user()), n = endorsed(user()))
 }
 entry(e: Echo) -> ()
 ";

@@ -99,12 +99,15 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
             None => default.clone(),
         });
     }
-    let decision = match &decl.decision_sink {
-        Some(code) => label_value(ctx.eval(code, args.clone())?)?,
-        None => sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default),
-    };
-    if !effect.pc.flows_to(&decision) {
-        return Err(decision_error(name, &effect.pc, &decision));
+    // The bottom pc (a decision that depended on nothing) flows to every sink.
+    if !effect.pc.is_bottom() {
+        let decision = match &decl.decision_sink {
+            Some(code) => label_value(ctx.eval(code, args.clone())?)?,
+            None => sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default),
+        };
+        if !effect.pc.flows_to(&decision) {
+            return Err(decision_error(name, &effect.pc, &decision));
+        }
     }
     for ((pname, arg), sink) in effect.args.iter().zip(&sinks) {
         let own = arg_label(ctx, arg);
@@ -354,21 +357,17 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -
     })?;
     // What a tool returns depends on what it was asked (a file chosen by untrusted text is
     // untrusted) and on the decision to ask: the arguments' and pc's labels join the policy's.
-    let mut label = effect.pc.clone();
+    // They also decided the measures of any new linear value (is the next session tainted?).
+    let mut chosen = effect.pc.clone();
     for a in &args {
-        label.join_mut(&arg_label(ctx, a));
+        chosen.join_mut(&arg_label(ctx, a));
     }
+    mark_linear(ctx, &adopted, &chosen);
     let dc = match &decl.returns_label {
         Some(code) => label_value(ctx.eval(code, args.clone())?)?,
         None => DcLabel::closed(&ctx.user),
     };
-    label.join_mut(&result_label(dc, effect));
-    // A new linear value's measures were decided by this call: its pc and its arguments.
-    let mut decided = effect.pc.clone();
-    for a in &args {
-        decided.join_mut(&arg_label(ctx, a));
-    }
-    mark_linear(ctx, &adopted, &decided);
+    let label = chosen.join(&result_label(dc, effect));
     let val = label_result(adopted, &label);
     ctx.trace.push(Event::returned(effect, &val));
     Ok(val)
