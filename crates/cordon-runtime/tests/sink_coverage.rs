@@ -43,7 +43,14 @@ fn sinks(tool: &str) -> (Vec<DcLabel>, DcLabel) {
 
 /// Int expressions over the secret `s`, the outsider's `o` and the public `p`.
 fn int(depth: u32) -> BoxedStrategy<String> {
-    let leaf = prop_oneof![(0i64..4).prop_map(|i| i.to_string()), Just("s".into()), Just("o".into()), Just("p".into())];
+    // Public leaves outweigh the others, so that most plans make some calls before one that
+    // would reveal a secret or obey an outsider is refused.
+    let leaf = prop_oneof![
+        3 => (0i64..4).prop_map(|i| i.to_string()),
+        2 => Just("p".into()),
+        1 => Just("s".into()),
+        1 => Just("o".into()),
+    ];
     if depth == 0 {
         return leaf.boxed();
     }
@@ -155,5 +162,6 @@ fn every_argument_and_every_decision_meets_its_sink() {
         panic!("{e}");
     }
     let (cases, reached) = (cases.get(), reached.get());
+    println!("{reached} of {cases} cases reached a guarded call");
     assert!(cases == CASES && reached * 3 >= cases, "{reached} of {cases} cases reached a guarded call");
 }
