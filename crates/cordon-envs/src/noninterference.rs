@@ -61,12 +61,16 @@ impl fmt::Display for PublicEffect {
     }
 }
 
-/// What one run showed the public, and how it ended.
+/// What one run showed the public, how it ended, and what the next request's checker will be
+/// told about the state it left (whether a plan that needs an untainted session checks is
+/// decided by it, so it is public too).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Observation {
     pub effects: Vec<PublicEffect>,
     /// `Ok(())`, or the error's code and message.
     pub ending: Result<(), String>,
+    /// The facts about the kept session the next request's checker is given, as text.
+    pub next_facts: String,
 }
 
 /// Runs `program` on a copy of `gh` with `limits`, acting for `gh`'s user, and records the
@@ -76,7 +80,8 @@ pub fn observe(program: &Program, gh: &GitHub, limits: &Limits) -> Observation {
     let config = Config { limits: limits.clone(), user: gh.user().to_string() };
     let report = cordon_runtime::run(program, &Sessions::default(), &config, &mut host);
     let ending = report.result.map(|_| ()).map_err(|e| format!("{}: {}", e.kind.code().as_str(), e.message));
-    Observation { effects: host.effects, ending }
+    let next_facts = format!("{:?}", report.sessions.entry_facts(gh.user()));
+    Observation { effects: host.effects, ending, next_facts }
 }
 
 /// Termination-insensitive comparison of two runs' public effects: `Err` says where and how
@@ -88,6 +93,12 @@ pub fn compare(a: &Observation, b: &Observation) -> Result<(), String> {
         }
     }
     let (shorter, longer, which) = match a.effects.len().cmp(&b.effects.len()) {
+        std::cmp::Ordering::Equal if a.ending.is_ok() && b.ending.is_ok() && a.next_facts != b.next_facts => {
+            return Err(format!(
+                "the next request's checker is told different facts:\n  first run:  {}\n  second run: {}",
+                a.next_facts, b.next_facts
+            ));
+        }
         std::cmp::Ordering::Equal => return Ok(()),
         std::cmp::Ordering::Less => (a, b, "first"),
         std::cmp::Ordering::Greater => (b, a, "second"),
@@ -302,7 +313,11 @@ mod tests {
     fn the_comparison_is_termination_insensitive_and_names_the_first_difference() {
         let effect =
             |body: &str| PublicEffect { tool: "comment".into(), args: vec![("body".into(), format!("{body:?}"))] };
-        let ok = |bodies: &[&str]| Observation { effects: bodies.iter().map(|b| effect(b)).collect(), ending: Ok(()) };
+        let ok = |bodies: &[&str]| Observation {
+            effects: bodies.iter().map(|b| effect(b)).collect(),
+            ending: Ok(()),
+            next_facts: String::new(),
+        };
         let failed = |bodies: &[&str]| Observation { ending: Err("label-flow: blocked".into()), ..ok(bodies) };
         assert_eq!(compare(&ok(&["a", "b"]), &ok(&["a", "b"])), Ok(()));
         assert_eq!(compare(&failed(&["a"]), &ok(&["a", "b"])), Ok(()));

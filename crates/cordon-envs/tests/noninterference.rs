@@ -164,8 +164,8 @@ fn cond(depth: u32) -> BoxedStrategy<String> {
         2 => word().prop_map(|w| format!("issues.any(|i| i.title.contains({w}))")),
         1 => word().prop_map(|w| format!("issues.any(|i| i.body.contains({w}))")),
         1 => Just("issues.all(|i| i.open)".to_string()),
-        1 => Just("repos.any(|r| r.private && r.name != \"secret-plans\")".to_string()),
-        1 => Just(format!("gh.repo(\"alice\", \"{EXTRA_PRIVATE_REPO}\").is_some()")),
+        1 => Just("gh.list_private_repos().any(|r| r.name != \"secret-plans\")".to_string()),
+        1 => Just(format!("gh.private_repo(\"{EXTRA_PRIVATE_REPO}\").is_some()")),
         1 => word().prop_map(|w| format!("readme.contains({w})")),
         1 => word().prop_map(|w| format!("theirs.contains({w})")),
     ];
@@ -315,13 +315,19 @@ fn first_post() -> BoxedStrategy<String> {
 }
 
 /// The plan's result: an answer for the user (anything may go into it), after reading the
-/// private roadmap or not (the checker refuses a post after that read: it taints the session).
+/// private roadmap or not (the checker refuses a post after that read: it taints the session),
+/// or reading it only if a condition on protected data holds: then whether the session the
+/// next request gets is tainted depends on that data, and what its checker is told must not.
 fn ending() -> BoxedStrategy<String> {
+    let read = |t: &str| {
+        format!(
+            "match gh.private_repo(\"secret-plans\") {{\n  Some(vault) => {{ let (plan, s) = gh.read_file(s, vault, \"roadmap.md\"); ({t} + plan, s) }},\n  None => ({t}, s),\n}}"
+        )
+    };
     prop_oneof![
         text(1).prop_map(|t| format!("({t}, s)")),
-        text(1).prop_map(|t| format!(
-            "match gh.repo(\"alice\", \"secret-plans\") {{\n  Some(vault) => {{ let (plan, s) = gh.read_file(s, vault, \"roadmap.md\"); ({t} + plan, s) }},\n  None => ({t}, s),\n}}"
-        )),
+        text(1).prop_map(move |t| read(&t)),
+        (cond(1), text(1)).prop_map(move |(c, t)| format!("if {c} {{ {} }} else {{ ({t}, s) }}", read(&t))),
     ]
     .boxed()
 }
