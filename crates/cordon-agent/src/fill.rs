@@ -1,4 +1,4 @@
-//! Filling typed holes with a model (DESIGN.md §2, §5): the check-and-retry loop and a driver
+//! Filling typed holes with a model: the check-and-retry loop and a driver
 //! that runs a request to its end.
 //!
 //! For each hole a run reaches, a [`Filler`] builds the hole's [`prompt`](crate::prompt), asks

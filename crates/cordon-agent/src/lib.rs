@@ -1,4 +1,4 @@
-//! Model providers for Cordon's typed holes (DESIGN.md §2, §5).
+//! Model providers for Cordon's typed holes.
 //!
 //! A hole's prompt goes to a model through one trait, [`Provider`]: OpenAI-compatible chat
 //! completions ([`OpenAi`]: hosted APIs, vLLM, llama.cpp, Ollama), Anthropic Messages

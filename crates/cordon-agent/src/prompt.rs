@@ -1,4 +1,4 @@
-//! The prompt of a typed hole (DESIGN.md §5): a short language reference and the policy's
+//! The prompt of a typed hole: a short language reference and the policy's
 //! declarations (the system message), then the task, the expected type, the hole's arguments
 //! and the bindings in scope, and the enclosing source with the hole marked (the user message).
 //!

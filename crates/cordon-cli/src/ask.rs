@@ -1,7 +1,7 @@
 //! `cordon ask "request"`: one request through a root hole. The plan is
 //! `agent[<entry's return type>]("<request>", <entry's linear parameters>)`; it is checked
 //! against the policy (with what the session file says about the session), then run against a
-//! simulated environment, the model filling its holes with checked code (DESIGN.md §2, §5).
+//! simulated environment, the model filling its holes with checked code.
 //! Prints the trace and the result like `cordon run`, and what the holes cost.
 
 use std::fs::File;

@@ -1,5 +1,5 @@
 //! Simulated environments for Cordon: deterministic tool hosts whose state is loaded from data
-//! files in the repository, for tests, demos and benchmarks (DESIGN.md §8, §9).
+//! files in the repository, for tests, demos and benchmarks.
 //!
 //! Each environment implements [`ToolHost`] for the tools of one policy module and exposes its
 //! state so that a test can check what a run did (did a secret get published?). [`env`] finds
