@@ -15,6 +15,7 @@ const LIBRARY_DIRS: &[&str] = &[
     "/opt/homebrew/lib",
 ];
 
+#[expect(clippy::panic, reason = "a build script fails by panicking, with its message")]
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=Z3_LIBRARY_PATH_OVERRIDE");
