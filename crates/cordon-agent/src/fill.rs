@@ -393,8 +393,10 @@ pub fn run_request(
         match step {
             Ok(Step::Effect(effect)) => {
                 filler.log(Kind::Effect, json!({ "tool": format!("{}.{}", effect.capability, effect.tool) }));
-                let answer = tools.perform(&effect);
-                step = run.resume(answer);
+                step = run.commit().and_then(|()| {
+                    let answer = tools.perform(&effect);
+                    run.resume(answer)
+                });
             }
             Ok(Step::Hole(request)) => {
                 let filled = fill_reached(sources, checked, options, filler, &entered, &request);

@@ -385,13 +385,11 @@ fn a_forged_channel_for_a_channel_alice_is_not_in_is_refused_by_the_host_too() {
             ("members", cordon_runtime::Value::list(vec![cordon_runtime::Value::str("alice")])),
         ],
     );
-    let effect = cordon_runtime::Effect {
-        capability: "Chat".into(),
-        tool: "read_channel".into(),
-        args: vec![("c".into(), cordon_runtime::value::Val::plain(hr))],
-        pc: cordon_runtime::label::Label::bottom(),
-        span: cordon_syntax::Span::default(),
-    };
+    let effect = cordon_runtime::Effect::outside_a_run(
+        "Chat",
+        "read_channel",
+        vec![("c".into(), cordon_runtime::value::Val::plain(hr))],
+    );
     let err = cordon_runtime::ToolHost::perform(&mut chat, &effect).unwrap_err();
     assert!(err.contains("no channel `#hr` that alice can see"), "{err}");
 }

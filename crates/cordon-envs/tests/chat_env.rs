@@ -8,22 +8,14 @@ use std::rc::Rc;
 use cordon_envs::chat::{Chat, TICK};
 use cordon_envs::env;
 use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::label::Label;
 use cordon_runtime::value::{Val, Value};
-use cordon_syntax::Span;
 
 fn chat() -> Chat {
     Chat::builtin().unwrap()
 }
 
 fn call(tool: &str, args: Vec<(&str, Value)>) -> Effect {
-    Effect {
-        capability: "Chat".into(),
-        tool: tool.into(),
-        args: args.into_iter().map(|(n, v)| (Rc::from(n), Val::plain(v))).collect(),
-        pc: Label::bottom(),
-        span: Span::default(),
-    }
+    Effect::outside_a_run("Chat", tool, args.into_iter().map(|(n, v)| (Rc::from(n), Val::plain(v))).collect())
 }
 
 fn perform(chat: &mut Chat, tool: &str, args: Vec<(&str, Value)>) -> Result<Value, String> {

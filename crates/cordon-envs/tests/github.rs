@@ -7,9 +7,7 @@ use std::rc::Rc;
 use cordon_envs::env;
 use cordon_envs::github::{GitHub, MAX_SEARCH_RESULTS};
 use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::label::Label;
 use cordon_runtime::value::{Val, Value};
-use cordon_syntax::Span;
 
 /// The secret line of `alice/secret-plans/roadmap.md`.
 const SECRET: &str = "we are acquiring Initech";
@@ -19,13 +17,7 @@ fn github() -> GitHub {
 }
 
 fn call(tool: &str, args: Vec<(&str, Value)>) -> Effect {
-    Effect {
-        capability: "GitHub".into(),
-        tool: tool.into(),
-        args: args.into_iter().map(|(n, v)| (Rc::from(n), Val::plain(v))).collect(),
-        pc: Label::bottom(),
-        span: Span::default(),
-    }
+    Effect::outside_a_run("GitHub", tool, args.into_iter().map(|(n, v)| (Rc::from(n), Val::plain(v))).collect())
 }
 
 fn perform(gh: &mut GitHub, tool: &str, args: Vec<(&str, Value)>) -> Result<Value, String> {

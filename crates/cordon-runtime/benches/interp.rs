@@ -218,6 +218,7 @@ fn echo_run(program: &Program, config: &Config, host: &mut Answer, calls: u64) -
     host.count = calls as i64;
     let mut run = Run::start(program, &Sessions::default(), config).expect("the run starts");
     let Ok(Step::Effect(count)) = run.proceed() else { panic!("expected the call to `count`") };
+    run.commit().expect("commits");
     let Ok(Step::Effect(ping)) = run.resume(host.perform(&count)) else { panic!("expected the first ping") };
     (run, ping)
 }
@@ -259,6 +260,7 @@ fn bench_effects(c: &mut Criterion) {
             let (mut run, mut effect) = echo_run(&program, &config, &mut host, iters + 1);
             let started = Instant::now();
             for _ in 0..iters {
+                run.commit().expect("commits");
                 let answer = host.perform(&effect);
                 match run.resume(answer) {
                     Ok(Step::Effect(next)) => effect = next,
@@ -369,6 +371,7 @@ fn ratio_table(filter: Option<&str>) {
         let mut times = Vec::with_capacity(calls as usize);
         for _ in 0..calls {
             let t = Instant::now();
+            run.commit().expect("commits");
             let answer = host.perform(&effect);
             match run.resume(answer) {
                 Ok(Step::Effect(next)) => effect = next,

@@ -22,36 +22,51 @@ use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
 
-/// Checks a tool call and, if it may go ahead, uses up its linear arguments and returns the
-/// effect for the host to perform. A refusal is recorded in the trace.
+/// Checks a tool call on the real values and, if it may go ahead, returns it as a proposed
+/// effect. Nothing changes yet: no linear value is used up, no call counted, nothing recorded
+/// as allowed; that happens in [`commit`], when the host is about to perform it. A refusal is
+/// recorded in the trace.
 pub fn admit(ctx: &mut Ctx, cap: &str, tool: &str, args: Vec<Val>, pc: &Label, span: Span) -> Result<Effect, RunError> {
     let program = ctx.program.clone();
     let Some(decl) = program.tools.iter().find(|t| &*t.capability == cap && &*t.name == tool) else {
         return Err(RunError::new(ErrorKind::Type, span, format!("the capability `{cap}` has no tool `{tool}`")));
     };
-    let effect = Effect {
+    let mut effect = Effect {
         capability: decl.capability.clone(),
         tool: decl.name.clone(),
         args: decl.params.iter().map(|(n, _)| n.clone()).zip(args).collect(),
         pc: pc.clone(),
         span,
+        consumes: Vec::new(),
     };
     match check_call(ctx, decl, &effect) {
-        Ok(consumed) => {
-            for id in consumed {
-                ctx.host.consume(id);
-            }
-            ctx.trace.push(Event::allowed(&effect));
+        Ok(consumes) => {
+            effect.consumes = consumes;
             Ok(effect)
         }
         Err(mut e) => {
             if e.span == Span::default() {
                 e.span = span;
             }
-            ctx.trace.push(Event::blocked(&effect, &e));
+            refused(ctx, &effect, &e);
             Err(e)
         }
     }
+}
+
+/// Records that `effect` was refused (by the boundary, or by a stage after it).
+pub fn refused(ctx: &mut Ctx, effect: &Effect, e: &RunError) {
+    ctx.trace.push(Event::blocked(effect, e));
+}
+
+/// The host is about to perform an admitted effect: its linear arguments are used up, the call
+/// is counted, and it is recorded as allowed.
+pub fn commit(ctx: &mut Ctx, effect: &Effect) {
+    for id in &effect.consumes {
+        ctx.host.consume(*id);
+    }
+    ctx.tool_calls += 1;
+    ctx.trace.push(Event::allowed(effect));
 }
 
 /// Everything `admit` checks, changing nothing; returns the linear values the call uses up.
@@ -64,8 +79,7 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Hos
             format!("`{name}` called with the wrong number of arguments"),
         ));
     }
-    ctx.tool_calls += 1;
-    if ctx.tool_calls > ctx.limits.max_tool_calls {
+    if ctx.tool_calls >= ctx.limits.max_tool_calls {
         return Err(RunError::new(
             ErrorKind::Limit,
             effect.span,

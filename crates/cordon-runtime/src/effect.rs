@@ -21,9 +21,24 @@ pub struct Effect {
     pub pc: Label,
     /// Where in the program the call is.
     pub span: Span,
+    /// The linear values the call uses up when it is performed.
+    pub(crate) consumes: Vec<crate::value::HostId>,
 }
 
 impl Effect {
+    /// A call made outside any run, public and from nowhere in particular: to drive a tool host
+    /// directly (its own tests, a host composed of others).
+    pub fn outside_a_run(capability: &str, tool: &str, args: Vec<(Rc<str>, Val)>) -> Effect {
+        Effect {
+            capability: capability.into(),
+            tool: tool.into(),
+            args,
+            pc: Label::bottom(),
+            span: Span::default(),
+            consumes: Vec::new(),
+        }
+    }
+
     /// The argument for parameter `name`.
     pub fn arg(&self, name: &str) -> Option<&Value> {
         self.args.iter().find(|(n, _)| &**n == name).map(|(_, v)| &v.value)

@@ -114,7 +114,8 @@ impl Default for Config {
 /// What a run does next.
 #[derive(Debug)]
 pub enum Step {
-    /// A tool call the boundary admitted: perform it and [`Run::resume`].
+    /// A tool call the boundary admitted: [`Run::commit`] it, perform it and [`Run::resume`]
+    /// (or [`Run::refuse`] it).
     Effect(Effect),
     /// A typed hole: get a fill from a model, check it, and [`Run::fill`] (or give up with
     /// [`Run::abandon_hole`]).
@@ -130,6 +131,8 @@ pub struct Run {
     vm: Vm,
     ctx: Ctx,
     waiting: Option<Effect>,
+    /// Whether the waiting effect was committed (is being performed).
+    committed: bool,
     waiting_hole: Option<HoleRequest>,
     sessions: Sessions,
     finished: bool,
@@ -168,6 +171,7 @@ impl Run {
             vm: Vm::start(&compiled, plan, args),
             ctx,
             waiting: None,
+            committed: false,
             waiting_hole: None,
             sessions: sessions.clone(),
             finished: false,
@@ -210,17 +214,52 @@ impl Run {
         e
     }
 
-    /// Continues after the host performed the waiting tool call (or failed to).
+    /// The waiting effect is about to be performed: its linear arguments are used up, the call
+    /// counted and recorded as allowed. Call it once, right before the host performs the
+    /// effect, after every stage agreed; [`Run::resume`] then takes the host's answer.
+    pub fn commit(&mut self) -> Result<(), RunError> {
+        match &self.waiting {
+            Some(effect) if !self.committed => {
+                boundary::commit(&mut self.ctx, effect);
+                self.committed = true;
+                Ok(())
+            }
+            Some(_) => Err(RunError::new(ErrorKind::Type, Span::default(), "the tool call is already committed")),
+            None => Err(RunError::new(ErrorKind::Type, Span::default(), "no tool call is waiting")),
+        }
+    }
+
+    /// Continues after the host performed the waiting tool call (or failed to). The call must
+    /// have been committed.
     pub fn resume(&mut self, result: Result<Value, String>) -> Result<Step, RunError> {
+        if !self.committed {
+            return Err(RunError::new(ErrorKind::Type, Span::default(), "the tool call was not committed"));
+        }
         let Some(effect) = self.waiting.take() else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "no tool call is waiting"));
         };
+        self.committed = false;
         match boundary::complete(&mut self.ctx, &effect, result) {
             Ok(v) => {
                 self.vm.resume(v);
                 self.proceed()
             }
             Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// A stage after the boundary refused the waiting tool call: nothing was performed, no
+    /// linear value used up. The run ends with `e`, recorded as the call's refusal.
+    pub fn refuse(&mut self, mut e: RunError) -> RunError {
+        match self.waiting.take() {
+            Some(effect) if !self.committed => {
+                if e.span == Span::default() {
+                    e.span = effect.span;
+                }
+                boundary::refused(&mut self.ctx, &effect, &e);
+                self.fail(e)
+            }
+            _ => self.fail(RunError::new(ErrorKind::Type, Span::default(), "no uncommitted tool call is waiting")),
         }
     }
 
@@ -315,8 +354,10 @@ pub fn run(program: &Program, sessions: &Sessions, config: &Config, tools: &mut 
     let result = loop {
         match step {
             Ok(Step::Effect(effect)) => {
-                let answer = tools.perform(&effect);
-                step = run.resume(answer);
+                step = run.commit().and_then(|()| {
+                    let answer = tools.perform(&effect);
+                    run.resume(answer)
+                });
             }
             Ok(Step::Hole(_)) => break Err(run.abandon_hole("this run has no model attached")),
             Ok(Step::Done(v)) => break Ok(v),

@@ -35,8 +35,7 @@ fn run_with_fill(plan: &str, fill: &str, label: &Label, host: &mut Recorder<'_>)
                 step = run.fill_unchecked(&fill.module, &names, label);
             }
             Ok(Step::Effect(e)) => {
-                let answer = cordon_runtime::ToolHost::perform(host, &e);
-                step = run.resume(answer);
+                step = run.commit().and_then(|()| run.resume(cordon_runtime::ToolHost::perform(host, &e)));
             }
             Ok(Step::Done(v)) => return Ok(v.value.to_string()),
             Err(e) => return Err(e.kind.code().as_str().to_string()),

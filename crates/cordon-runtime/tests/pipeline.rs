@@ -1,0 +1,73 @@
+//! An admitted effect is only proposed: the boundary's checks changed nothing. The run uses up
+//! its linear arguments, counts it and records it as allowed only when it is committed (the
+//! host is about to perform it); a stage after the boundary may refuse it instead, and then
+//! nothing happened.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::Source;
+use cordon_runtime::{Config, Decision, ErrorKind, Limits, Run, RunError, Sessions, Step, Value};
+
+const POLICY: &str = r#"
+linear type Session
+capability Log {
+  tool log(s: Session, n: Int) -> Session @label(s = untrusted(), n = untrusted(), returns = public())
+}
+entry(l: Log, s: Session) -> Session
+"#;
+
+const PLAN: &str = "let s = l.log(s, 1); l.log(s, 2)";
+
+fn start(limits: Limits) -> Run {
+    let program = Source::new(Some(POLICY), PLAN).checked();
+    Run::start(&program, &Sessions::default(), &Config { limits, ..Config::default() }).unwrap()
+}
+
+fn decisions(run: &Run) -> Vec<String> {
+    run.trace()
+        .iter()
+        .map(|e| match &e.decision {
+            Decision::Allowed => format!("allowed {}", e.detail),
+            Decision::Blocked { code, .. } => format!("blocked {} [{code}]", e.detail),
+            Decision::Returned { .. } => "returned".to_string(),
+            Decision::Failed { .. } => "failed".to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_proposed_effect_is_recorded_only_when_committed() {
+    let mut run = start(Limits::default());
+    let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the first call") };
+    assert!(decisions(&run).is_empty(), "proposing records nothing: {:?}", decisions(&run));
+    assert!(run.resume(Ok(Value::Unit)).is_err(), "an effect must be committed before its answer");
+    run.commit().unwrap();
+    assert!(run.commit().is_err(), "an effect is committed once");
+    let Ok(Step::Effect(_)) = run.resume(Ok(Value::Unit)) else { panic!("expected the second call") };
+    assert_eq!(decisions(&run), ["allowed s: <Session #1>, n: 1", "returned"]);
+}
+
+#[test]
+fn a_refused_effect_uses_up_nothing_and_counts_nothing() {
+    // One tool call allowed: the first is refused by a stage, so it is not charged, and the
+    // run's record shows it blocked with the stage's reason, never allowed.
+    let mut run = start(Limits { max_tool_calls: 1, ..Limits::default() });
+    let Ok(Step::Effect(effect)) = run.proceed() else { panic!("expected the first call") };
+    let e = run.refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "refused by a stage"));
+    assert_eq!(e.message, "refused by a stage");
+    assert_eq!(e.span, effect.span, "the refusal points at the call");
+    assert_eq!(decisions(&run), ["blocked s: <Session #1>, n: 1 [label-flow]"]);
+    assert!(run.commit().is_err() && run.proceed().is_err(), "a refused run is over");
+}
+
+#[test]
+fn the_tool_call_limit_charges_performed_calls_only() {
+    let mut run = start(Limits { max_tool_calls: 1, ..Limits::default() });
+    let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the first call") };
+    run.commit().unwrap();
+    let second = run.resume(Ok(Value::Unit));
+    let Err(e) = second else { panic!("the second call is over the limit: {second:?}") };
+    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+}
