@@ -43,7 +43,6 @@ fn found() -> bool {
     }
     let from_env = env::var("LIBRARY_PATH").unwrap_or_default();
     let dirs = LIBRARY_DIRS.iter().copied().chain(from_env.split(':').filter(|d| !d.is_empty()));
-    dirs.into_iter().any(|dir| {
-        ["libz3.so", "libz3.dylib", "libz3.a"].iter().any(|lib| Path::new(dir).join(lib).exists())
-    })
+    dirs.into_iter()
+        .any(|dir| ["libz3.so", "libz3.dylib", "libz3.a"].iter().any(|lib| Path::new(dir).join(lib).exists()))
 }

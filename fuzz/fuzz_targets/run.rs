@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
 
     // The run itself, with its error rendered and its sessions saved as a host would.
     let config = Config { limits: limits.clone(), user: base.user().to_string() };
-    let report = cordon_runtime::run(&program, &Sessions::default(), &config, &mut base.clone());
+    let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut base.clone());
     if let Err(e) = &report.result {
         let _ = render::human(&e.to_diagnostic(), &sources);
     }

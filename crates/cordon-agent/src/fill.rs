@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use cordon_engine::{Engine, Event as EngineEvent, Holes};
 use cordon_runtime::{
     Config, DcLabel, ErrorKind, Event, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
 };
@@ -359,8 +360,9 @@ fn locate<'f>(checked: &Checked, entered: &'f HashMap<FileId, Entered>, request:
     Some(Located { site: site.clone(), id: site.id.to_string(), depth: 1, parent: None })
 }
 
-/// Runs the checked program `checked` (from `sources`, checked with `options`) to its end:
-/// tool calls are performed by `tools`, holes filled by `filler`. Fills are added to `sources`.
+/// Runs the checked program `checked` (from `sources`, checked with `options`) to its end with
+/// the engine: tool calls are performed by `tools`, holes filled by `filler`. Fills are added
+/// to `sources`.
 pub fn run_request(
     sources: &mut SourceMap,
     checked: &Checked,
@@ -370,7 +372,6 @@ pub fn run_request(
     tools: &mut dyn ToolHost,
     filler: &mut Filler<'_>,
 ) -> RequestOutcome {
-    let mut holes = Vec::new();
     let started = Program::new(checked)
         .map_err(|e| RunError::new(cordon_runtime::ErrorKind::Type, e.span, e.message))
         .and_then(|program| Run::start(&program, sessions, config));
@@ -382,43 +383,14 @@ pub fn run_request(
                 trace: Vec::new(),
                 sessions: sessions.clone(),
                 usage: Usage::default(),
-                holes,
+                holes: Vec::new(),
                 transcript_error: filler.transcript_error.clone(),
             };
         }
     };
-    let mut entered: HashMap<FileId, Entered> = HashMap::new();
-    let mut step = run.proceed();
-    let result = loop {
-        match step {
-            Ok(Step::Effect(effect)) => {
-                filler.log(Kind::Effect, json!({ "tool": format!("{}.{}", effect.capability, effect.tool) }));
-                step = run.commit().and_then(|()| {
-                    let answer = tools.perform(&effect);
-                    run.resume(answer)
-                });
-            }
-            Ok(Step::Hole(request)) => {
-                let filled = fill_reached(sources, checked, options, filler, &entered, &request);
-                if let Some(stats) = filled.stats {
-                    holes.push(stats);
-                }
-                step = match filled.fill {
-                    Ok((fill, label)) => run.fill(&fill.fill, &label).inspect(|_| {
-                        entered.insert(fill_file(&fill.fill), *fill);
-                    }),
-                    Err(Unfilled::Reason(reason)) => Err(run.abandon_hole(&reason)),
-                    Err(Unfilled::NotAsked(error)) => {
-                        // The run ends at the hole all the same; the error says why.
-                        let _ = run.abandon_hole(&error.message);
-                        Err(*error)
-                    }
-                };
-            }
-            Ok(Step::Done(v)) => break Ok(v),
-            Err(e) => break Err(e),
-        }
-    };
+    let mut holes = ModelHoles { sources, checked, options, filler, entered: HashMap::new(), holes: Vec::new() };
+    let result = Engine::new(tools).with_holes(&mut holes).start(&mut run).into_result();
+    let ModelHoles { filler, holes, .. } = holes;
     let trace = run.trace().to_vec();
     for event in &trace {
         filler.log(Kind::Decision, event.to_json());
@@ -430,6 +402,45 @@ pub fn run_request(
         sessions: run.sessions(),
         holes,
         transcript_error: filler.transcript_error.clone(),
+    }
+}
+
+/// The engine's hole filler for one request: asks the model through `filler`, checks each
+/// fill in its hole's scope, and keeps the fills the run entered (their holes are filled in
+/// turn) and how each hole went.
+struct ModelHoles<'r, 'f> {
+    sources: &'r mut SourceMap,
+    checked: &'r Checked,
+    options: &'r CheckOptions,
+    filler: &'r mut Filler<'f>,
+    entered: HashMap<FileId, Entered>,
+    holes: Vec<HoleStats>,
+}
+
+impl Holes for ModelHoles<'_, '_> {
+    fn fill(&mut self, run: &mut Run, request: HoleRequest) -> Result<Step, RunError> {
+        let filled = fill_reached(self.sources, self.checked, self.options, self.filler, &self.entered, &request);
+        if let Some(stats) = filled.stats {
+            self.holes.push(stats);
+        }
+        match filled.fill {
+            Ok((fill, label)) => run.fill(&fill.fill, &label).inspect(|_| {
+                self.entered.insert(fill_file(&fill.fill), *fill);
+            }),
+            Err(Unfilled::Reason(reason)) => Err(run.abandon_hole(&reason)),
+            Err(Unfilled::NotAsked(error)) => {
+                // The run ends at the hole all the same; the error says why.
+                let _ = run.abandon_hole(&error.message);
+                Err(*error)
+            }
+        }
+    }
+
+    /// The transcript records each effect between the holes' prompts and replies.
+    fn event(&mut self, event: &EngineEvent<'_>) {
+        if let EngineEvent::EffectProposed(effect) = event {
+            self.filler.log(Kind::Effect, json!({ "tool": format!("{}.{}", effect.capability, effect.tool) }));
+        }
     }
 }
 

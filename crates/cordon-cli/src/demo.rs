@@ -160,7 +160,7 @@ fn run_plan(env: &str, checked: &cordon_types::Checked, sources: &SourceMap) -> 
         Err(e) => return (Expect::Accepted, vec![e.message], "accepted, but it does not compile".into()),
     };
     let config = Config { user: env.principal().to_string(), ..Config::default() };
-    let report = cordon_runtime::run(&program, &Sessions::default(), &config, env.as_mut());
+    let report = cordon_engine::run(&program, &Sessions::default(), &config, env.as_mut());
     let mut lines: Vec<String> = report
         .trace
         .iter()

@@ -80,7 +80,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         limits: Limits { fuel: args.fuel, max_tool_calls: args.max_tool_calls, ..Limits::default() },
         user: env.principal().to_string(),
     };
-    let report = cordon_runtime::run(&program, &sessions, &config, env.as_mut());
+    let report = cordon_engine::run(&program, &sessions, &config, env.as_mut());
     if let Some(path) = &args.session {
         std::fs::write(path, report.sessions.to_json()).map_err(|error| Error::Write { path: path.clone(), error })?;
     }

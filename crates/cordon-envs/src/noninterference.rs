@@ -78,7 +78,7 @@ pub struct Observation {
 pub fn observe(program: &Program, gh: &GitHub, limits: &Limits) -> Observation {
     let mut host = Recording { gh: gh.clone(), effects: Vec::new() };
     let config = Config { limits: limits.clone(), user: gh.user().to_string() };
-    let report = cordon_runtime::run(program, &Sessions::default(), &config, &mut host);
+    let report = cordon_engine::run(program, &Sessions::default(), &config, &mut host);
     let ending = report.result.map(|_| ()).map_err(|e| format!("{}: {}", e.kind.code().as_str(), e.message));
     let next_facts = format!("{:?}", report.sessions.entry_facts(gh.user()));
     Observation { effects: host.effects, ending, next_facts }

@@ -8,9 +8,10 @@
 mod common;
 
 use common::{Recorder, Source, ending};
+use cordon_engine::Report;
 use cordon_envs::GitHub;
 use cordon_envs::github::POLICY;
-use cordon_runtime::{Config, Program, Report, Scalar, Sessions};
+use cordon_runtime::{Config, Program, Scalar, Sessions};
 
 const BENIGN: &str = include_str!("../../../examples/github/benign.cord");
 const EXFILTRATE_PRIVATE: &str = include_str!("../../../examples/github/exfiltrate_private.cord");
@@ -31,7 +32,7 @@ fn run_on_github(program: &Program, sessions: &Sessions) -> Outcome {
     let mut gh = GitHub::builtin().unwrap();
     let config = Config { user: gh.user().to_string(), ..Config::default() };
     let mut host = Recorder::around(&mut gh);
-    let report = cordon_runtime::run(program, sessions, &config, &mut host);
+    let report = cordon_engine::run(program, sessions, &config, &mut host);
     let calls = host.calls.iter().map(|c| c.tool.clone()).collect();
     drop(host);
     Outcome { gh, report, calls }

@@ -14,9 +14,10 @@
 mod common;
 
 use common::{Recorder, Source};
+use cordon_engine::Report;
 use cordon_envs::GitHub;
 use cordon_envs::github::{DATA, POLICY};
-use cordon_runtime::{Config, DcLabel, Limits, Report, Sessions};
+use cordon_runtime::{Config, DcLabel, Limits, Sessions};
 
 /// The two worlds: the built-in data, where alice's roadmap mentions Initech, and the same data
 /// where it does not.
@@ -32,7 +33,7 @@ fn run(gh: &mut GitHub, plan: &str, sessions: &Sessions, limits: Limits) -> (Rep
     let config = Config { user: gh.user().to_string(), limits };
     let program = Source::new(Some(POLICY), plan).checked();
     let mut host = Recorder::around(gh);
-    let report = cordon_runtime::run(&program, sessions, &config, &mut host);
+    let report = cordon_engine::run(&program, sessions, &config, &mut host);
     let public = host.calls.iter().filter(|c| c.tool == "create_issue" || c.tool == "comment").map(|c| c.to_string());
     (report, public.collect())
 }

@@ -11,9 +11,10 @@
 mod common;
 
 use common::{Recorder, Source};
+use cordon_engine::Report;
 use cordon_envs::Chat;
 use cordon_envs::chat::POLICY;
-use cordon_runtime::{Config, Program, Report, RunError, Sessions};
+use cordon_runtime::{Config, Program, RunError, Sessions};
 use cordon_syntax::SourceMap;
 
 /// Text of #leadership's secrets in the built-in data.
@@ -168,7 +169,7 @@ struct Outcome {
 fn run_on(mut chat: Chat, program: &Program) -> Outcome {
     let config = Config { user: chat.user().to_string(), ..Config::default() };
     let mut host = Recorder::around(&mut chat);
-    let report = cordon_runtime::run(program, &Sessions::default(), &config, &mut host);
+    let report = cordon_engine::run(program, &Sessions::default(), &config, &mut host);
     let calls = host.calls.iter().map(|c| c.tool.clone()).collect();
     drop(host);
     Outcome { chat, report, calls }

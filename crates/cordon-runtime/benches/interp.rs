@@ -19,7 +19,7 @@
 //!   `@label` sink and a `@label(returns)`), to the next `Step::Effect`. The tool host answers
 //!   at once.
 //! - `effect/plan_100_calls`: a whole run of a plan that makes 100 such calls, through
-//!   [`cordon_runtime::run`].
+//!   [`cordon_engine::run`].
 //!
 //! After the criterion benchmarks, the binary measures each program's median once more on both
 //! sides, in the same way (warm-up, then the median of timed iterations), prints the table
@@ -276,7 +276,7 @@ fn bench_effects(c: &mut Criterion) {
     group.throughput(Throughput::Elements(100));
     group.bench_function("plan_100_calls", |bench| {
         bench.iter(|| {
-            let report = cordon_runtime::run(&program, &Sessions::default(), &Config::default(), &mut host);
+            let report = cordon_engine::run(&program, &Sessions::default(), &Config::default(), &mut host);
             assert!(report.result.is_ok());
             report
         })

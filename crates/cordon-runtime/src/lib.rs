@@ -335,34 +335,3 @@ impl Run {
         self.ctx.fuel_used
     }
 }
-
-/// The end of a run driven by [`run`].
-#[derive(Debug)]
-pub struct Report {
-    pub result: Result<Val, RunError>,
-    pub trace: Vec<Event>,
-    pub sessions: Sessions,
-}
-
-/// Runs a program to its end, performing its tool calls with `tools`.
-pub fn run(program: &Program, sessions: &Sessions, config: &Config, tools: &mut dyn ToolHost) -> Report {
-    let mut run = match Run::start(program, sessions, config) {
-        Ok(run) => run,
-        Err(e) => return Report { result: Err(e), trace: Vec::new(), sessions: sessions.clone() },
-    };
-    let mut step = run.proceed();
-    let result = loop {
-        match step {
-            Ok(Step::Effect(effect)) => {
-                step = run.commit().and_then(|()| {
-                    let answer = tools.perform(&effect);
-                    run.resume(answer)
-                });
-            }
-            Ok(Step::Hole(_)) => break Err(run.abandon_hole("this run has no model attached")),
-            Ok(Step::Done(v)) => break Ok(v),
-            Err(e) => break Err(e),
-        }
-    };
-    Report { result, trace: run.trace().to_vec(), sessions: run.sessions() }
-}

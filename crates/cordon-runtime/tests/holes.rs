@@ -108,7 +108,7 @@ fn a_hole_without_a_model_ends_the_run_cleanly() {
     let source = Source::new(Some(POLICY), r#"let n: Int = agent[Int]("count"); to_string(n)"#);
     let program = source.checked();
     let mut host = Recorder::new(|_| Ok(Value::Unit));
-    let report = cordon_runtime::run(&program, &Sessions::default(), &Config::default(), &mut host);
+    let report = cordon_engine::run(&program, &Sessions::default(), &Config::default(), &mut host);
     assert_eq!(report.result.unwrap_err().kind.code().as_str(), "hole-unfilled");
 }
 

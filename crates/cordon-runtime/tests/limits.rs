@@ -13,7 +13,7 @@ use cordon_runtime::{Limits, Program, Sessions, Value};
 /// `says`, in well under a second or two.
 fn assert_limit(program: &Program, limits: Limits, says: &str) {
     let started = Instant::now();
-    let report = cordon_runtime::run(program, &Sessions::default(), &config(limits), &mut no_tools());
+    let report = cordon_engine::run(program, &Sessions::default(), &config(limits), &mut no_tools());
     let elapsed = started.elapsed();
     let Err(e) = report.result else { panic!("ran to the end: {:?}", report.result) };
     assert_eq!(e.kind.code().as_str(), "limit-reached", "{e}");
@@ -54,7 +54,7 @@ fn deep_recursion_within_the_limits_does_not_use_the_host_stack() {
     // A test thread has a small stack; the interpreter's frames live on the heap.
     let plan = "fn down(n: Int) -> Int { if n == 0 { 0 } else { 1 + down(n - 1) } }\ndown(200000)";
     let limits = Limits { max_call_depth: 300_000, ..Limits::default() };
-    let report = cordon_runtime::run(&checked(plan), &Sessions::default(), &config(limits), &mut no_tools());
+    let report = cordon_engine::run(&checked(plan), &Sessions::default(), &config(limits), &mut no_tools());
     assert_eq!(report.result.map(|v| v.value), Ok(Value::Int(200_000)));
 }
 
@@ -95,7 +95,7 @@ fn a_loop_of_tool_calls_reaches_the_tool_call_limit() {
     let program = checked_with(policy, "for i in range(0, 1000) { l.log(i) }");
     let limits = Limits { max_tool_calls: 5, ..Limits::default() };
     let mut host = Recorder::new(|_| Ok(Value::Unit));
-    let report = cordon_runtime::run(&program, &Sessions::default(), &config(limits), &mut host);
+    let report = cordon_engine::run(&program, &Sessions::default(), &config(limits), &mut host);
     let e = report.result.expect_err("the loop must be stopped");
     assert_eq!(e.kind.code().as_str(), "limit-reached");
     assert_eq!(host.seen(), ["log(0)", "log(1)", "log(2)", "log(3)", "log(4)"]);

@@ -201,9 +201,9 @@ fn the_interpreter_never_panics_on_a_checked_program() {
         // Whatever it computes or however it fails, it must return.
         if let Ok(program) = source.check_with(None) {
             counts.reached(ACCEPTED);
-            let _ = cordon_runtime::run(&program, &Sessions::default(), &limits, &mut no_tools());
+            let _ = cordon_engine::run(&program, &Sessions::default(), &limits, &mut no_tools());
         }
-        let _ = cordon_runtime::run(&source.unchecked(), &Sessions::default(), &limits, &mut no_tools());
+        let _ = cordon_engine::run(&source.unchecked(), &Sessions::default(), &limits, &mut no_tools());
         Ok(())
     });
     // The checked half of the property tests only what the checker accepts. The grammar guards
@@ -316,7 +316,7 @@ fn publications(program: &cordon_runtime::Program, secret: i64) -> (Vec<String>,
         "secret" => Ok(Value::Int(secret)),
         _ => Ok(Value::Unit),
     });
-    let report = cordon_runtime::run(program, &Sessions::default(), &config(small_limits()), &mut host);
+    let report = cordon_engine::run(program, &Sessions::default(), &config(small_limits()), &mut host);
     let result = report.result.map(|_| ()).map_err(|e| e.kind.code().as_str().to_string());
     (host.calls_of("publish"), result)
 }

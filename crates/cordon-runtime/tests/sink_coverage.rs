@@ -122,7 +122,7 @@ fn calls(
         checked.set(checked.get() + 1);
         Ok(Value::Unit)
     });
-    let _ = cordon_runtime::run(program, &Sessions::default(), &config(small_limits()), &mut host);
+    let _ = cordon_engine::run(program, &Sessions::default(), &config(small_limits()), &mut host);
     drop(host);
     seen
 }

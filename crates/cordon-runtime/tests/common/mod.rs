@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use cordon_runtime::{Config, Effect, Limits, Program, Report, Sessions, ToolHost, Value};
+use cordon_engine::Report;
+use cordon_runtime::{Config, Effect, Limits, Program, Sessions, ToolHost, Value};
 use cordon_syntax::{SourceMap, render};
 use cordon_types::{CheckOptions, EntryFact, check};
 
@@ -162,7 +163,7 @@ pub fn config(limits: Limits) -> Config {
 
 /// Runs `program` from fresh sessions with the default settings.
 pub fn run(program: &Program, tools: &mut dyn ToolHost) -> Report {
-    cordon_runtime::run(program, &Sessions::default(), &Config::default(), tools)
+    cordon_engine::run(program, &Sessions::default(), &Config::default(), tools)
 }
 
 /// How a run ended: the printed value, or the error's code (`label-flow`, `out-of-range`, ..).
