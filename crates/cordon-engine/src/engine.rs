@@ -75,6 +75,12 @@ pub struct Held {
     next: usize,
 }
 
+/// How an effect left the pipeline: performed (or refused), and the run's next step; or held.
+enum Passed {
+    Performed(Result<Step, RunError>),
+    Held(Held),
+}
+
 /// Drives runs: its hosts perform effects, its stages decide about them first, its hole
 /// filler fills holes, and its observers hear everything.
 pub struct Engine<'a> {
@@ -123,8 +129,10 @@ impl<'a> Engine<'a> {
 
     /// Performs a held effect after the rest of the pipeline agrees, and drives on.
     pub fn release(&mut self, run: &mut Run, held: Held) -> Ending {
-        let step = self.pipeline(run, held.effect, held.next);
-        self.go_on(run, step)
+        match self.pipeline(run, held.effect, held.next) {
+            Passed::Performed(step) => self.drive(run, step),
+            Passed::Held(held) => Ending::Held(held),
+        }
     }
 
     /// Refuses a held effect: the run ends with `e`.
@@ -134,13 +142,6 @@ impl<'a> Engine<'a> {
         self.drive(run, step)
     }
 
-    fn go_on(&mut self, run: &mut Run, step: Result<Result<Step, RunError>, Held>) -> Ending {
-        match step {
-            Ok(step) => self.drive(run, step),
-            Err(held) => Ending::Held(held),
-        }
-    }
-
     /// The loop: every step of every run, for every front end, goes through here.
     fn drive(&mut self, run: &mut Run, mut step: Result<Step, RunError>) -> Ending {
         loop {
@@ -148,8 +149,8 @@ impl<'a> Engine<'a> {
                 Ok(Step::Effect(effect)) => {
                     self.emit(&Event::EffectProposed(&effect));
                     match self.pipeline(run, effect, 0) {
-                        Ok(next) => next,
-                        Err(held) => return Ending::Held(held),
+                        Passed::Performed(next) => next,
+                        Passed::Held(held) => return Ending::Held(held),
                     }
                 }
                 Ok(Step::Hole(hole)) => {
@@ -171,9 +172,8 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Passes `effect` through the stages from `first` on, then commits and performs it. `Err`
-    /// is an effect a stage holds.
-    fn pipeline(&mut self, run: &mut Run, effect: Effect, first: usize) -> Result<Result<Step, RunError>, Held> {
+    /// Passes `effect` through the stages from `first` on, then commits and performs it.
+    fn pipeline(&mut self, run: &mut Run, effect: Effect, first: usize) -> Passed {
         for i in first..self.stages.len() {
             let verdict = self.stages[i].decide(&effect);
             let stage = self.stages[i].name().to_string();
@@ -182,12 +182,12 @@ impl<'a> Engine<'a> {
                 Verdict::Proceed => {}
                 Verdict::Hold { needs } => {
                     self.emit(&Event::Held { effect: &effect, stage: &stage, needs: &needs });
-                    return Err(Held { effect, stage, needs, next: i + 1 });
+                    return Passed::Held(Held { effect, stage, needs, next: i + 1 });
                 }
-                Verdict::Refuse(e) => return Ok(Err(run.refuse(e))),
+                Verdict::Refuse(e) => return Passed::Performed(Err(run.refuse(e))),
             }
         }
-        Ok(self.perform(run, &effect))
+        Passed::Performed(self.perform(run, &effect))
     }
 
     fn perform(&mut self, run: &mut Run, effect: &Effect) -> Result<Step, RunError> {
