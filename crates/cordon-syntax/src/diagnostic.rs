@@ -2,154 +2,83 @@
 
 use crate::span::Span;
 
-/// Stable, kebab-case identifiers of every diagnostic. Never renamed: tests, models and tools
-/// match on them. `docs/language.md` lists them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Code {
-    SyntaxError,
-    NestingTooDeep,
-    UndefinedName,
-    UndefinedType,
-    UndefinedField,
-    UndefinedVariant,
-    UndefinedMethod,
-    DuplicateDefinition,
-    UnknownAnnotation,
-    InvalidAnnotation,
-    HostDeclarationInPlan,
-    StatementInPolicy,
-    TypeMismatch,
-    WrongArgCount,
-    NotCallable,
-    MissingField,
-    CannotInfer,
-    NonExhaustiveMatch,
-    RefinementUnproven,
-    RefinementUnknown,
-    UnsupportedRefinement,
-    LinearUnused,
-    LinearReused,
-    LinearBranchMismatch,
-    LinearCaptured,
-    LinearInLoop,
-    LinearInCollection,
-    LinearNotReturned,
-    ForgedHostValue,
-    CapabilityStored,
-    CapabilityEscapes,
-    MeasureOutsideRefinement,
-    ImplicitLabel,
-    // Run-time errors: a checked program that stopped while running.
-    ArithmeticError,
-    OutOfRange,
-    LimitReached,
-    LabelFlow,
-    RecheckFailed,
-    ForgedValue,
-    ToolFailed,
-    ToolContract,
-    RuntimeTypeError,
-    ConstantCycle,
-    HoleUnfilled,
+/// Declares the codes once: the variant, its stable name and a one-line summary, in order.
+macro_rules! codes {
+    ($( $variant:ident = $name:literal : $summary:literal, )*) => {
+        /// Stable, kebab-case identifiers of every diagnostic. Never renamed: tests, models and
+        /// tools match on them. `docs/diagnostics.md` lists them (a test checks it does).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $( $variant, )*
+        }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( Code::$variant => $name, )*
+                }
+            }
+
+            /// What the code means, in one line.
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $( Code::$variant => $summary, )*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    SyntaxError = "syntax-error": "the text does not parse",
+    NestingTooDeep = "nesting-too-deep": "expressions or types nested deeper than the parser allows",
+    UndefinedName = "undefined-name": "a name that is not in scope",
+    UndefinedType = "undefined-type": "a type that is not declared",
+    UndefinedField = "undefined-field": "a field the record does not have",
+    UndefinedVariant = "undefined-variant": "a variant the enum does not have",
+    UndefinedMethod = "undefined-method": "a method no builtin, function or tool provides",
+    DuplicateDefinition = "duplicate-definition": "a name defined twice in one scope",
+    UnknownAnnotation = "unknown-annotation": "an annotation other than `@approval`, `@card` or `@label`",
+    InvalidAnnotation = "invalid-annotation": "an annotation with a malformed or ill-typed value",
+    HostDeclarationInPlan = "host-declaration-in-plan": "a plan declares what only a policy may",
+    StatementInPolicy = "statement-in-policy": "a policy module with statements to run",
+    TypeMismatch = "type-mismatch": "a value of the wrong type",
+    WrongArgCount = "wrong-arg-count": "a call with too many or too few arguments",
+    NotCallable = "not-callable": "a call of something that is not a function",
+    MissingField = "missing-field": "a record literal without one of its fields",
+    CannotInfer = "cannot-infer": "a type the checker cannot infer: annotate it",
+    NonExhaustiveMatch = "non-exhaustive-match": "a `match` that misses a case",
+    RefinementUnproven = "refinement-unproven": "a refinement the solver cannot prove",
+    RefinementUnknown = "refinement-unknown": "a refinement the solver could not decide in time: a rejection",
+    UnsupportedRefinement = "unsupported-refinement": "a refinement outside the logic the solver reasons in",
+    LinearUnused = "linear-unused": "a linear value not used",
+    LinearReused = "linear-reused": "a linear value used twice",
+    LinearBranchMismatch = "linear-branch-mismatch": "branches that use different linear values",
+    LinearCaptured = "linear-captured": "a closure, `to_labeled` block or fill that uses an outer linear value",
+    LinearInLoop = "linear-in-loop": "a loop body that uses an outer linear value",
+    LinearInCollection = "linear-in-collection": "a list or `Labeled` value holding a linear value",
+    LinearNotReturned = "linear-not-returned": "a linear input the plan does not hand back",
+    ForgedHostValue = "forged-host-value": "a host-made value built by a literal, constructor or cast",
+    CapabilityStored = "capability-stored": "a capability stored in data",
+    CapabilityEscapes = "capability-escapes": "a capability returned or otherwise escaping",
+    MeasureOutsideRefinement = "measure-outside-refinement": "a measure used outside a refinement",
+    ImplicitLabel = "implicit-label": "(warning) a policy relies on a default label",
+    ArithmeticError = "arithmetic-error": "at run time: integer overflow or division by zero",
+    OutOfRange = "out-of-range": "at run time: an index out of range",
+    LimitReached = "limit-reached": "at run time: fuel, memory, depth, time or tool calls ran out",
+    LabelFlow = "label-flow": "at run time: a value or decision that may not flow to its sink",
+    RecheckFailed = "recheck-failed": "at run time: a refinement that does not hold on the real values",
+    ForgedValue = "forged-value": "at run time: a host-made value the host did not make, or reused",
+    ToolFailed = "tool-failed": "at run time: the tool reported a failure",
+    ToolContract = "tool-contract": "at run time: a tool returned something other than it declares",
+    RuntimeTypeError = "runtime-type-error": "at run time: a type error only unchecked code can cause",
+    ConstantCycle = "constant-cycle": "at run time: a constant that depends on itself",
+    HoleUnfilled = "hole-unfilled": "at run time: a hole that got no fill",
 }
 
 impl Code {
-    pub const ALL: &'static [Code] = &[
-        Code::SyntaxError,
-        Code::NestingTooDeep,
-        Code::UndefinedName,
-        Code::UndefinedType,
-        Code::UndefinedField,
-        Code::UndefinedVariant,
-        Code::UndefinedMethod,
-        Code::DuplicateDefinition,
-        Code::UnknownAnnotation,
-        Code::InvalidAnnotation,
-        Code::HostDeclarationInPlan,
-        Code::StatementInPolicy,
-        Code::TypeMismatch,
-        Code::WrongArgCount,
-        Code::NotCallable,
-        Code::MissingField,
-        Code::CannotInfer,
-        Code::NonExhaustiveMatch,
-        Code::RefinementUnproven,
-        Code::RefinementUnknown,
-        Code::UnsupportedRefinement,
-        Code::LinearUnused,
-        Code::LinearReused,
-        Code::LinearBranchMismatch,
-        Code::LinearCaptured,
-        Code::LinearInLoop,
-        Code::LinearInCollection,
-        Code::LinearNotReturned,
-        Code::ForgedHostValue,
-        Code::CapabilityStored,
-        Code::CapabilityEscapes,
-        Code::MeasureOutsideRefinement,
-        Code::ImplicitLabel,
-        Code::ArithmeticError,
-        Code::OutOfRange,
-        Code::LimitReached,
-        Code::LabelFlow,
-        Code::RecheckFailed,
-        Code::ForgedValue,
-        Code::ToolFailed,
-        Code::ToolContract,
-        Code::RuntimeTypeError,
-        Code::ConstantCycle,
-        Code::HoleUnfilled,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::SyntaxError => "syntax-error",
-            Code::NestingTooDeep => "nesting-too-deep",
-            Code::UndefinedName => "undefined-name",
-            Code::UndefinedType => "undefined-type",
-            Code::UndefinedField => "undefined-field",
-            Code::UndefinedVariant => "undefined-variant",
-            Code::UndefinedMethod => "undefined-method",
-            Code::DuplicateDefinition => "duplicate-definition",
-            Code::UnknownAnnotation => "unknown-annotation",
-            Code::InvalidAnnotation => "invalid-annotation",
-            Code::HostDeclarationInPlan => "host-declaration-in-plan",
-            Code::StatementInPolicy => "statement-in-policy",
-            Code::TypeMismatch => "type-mismatch",
-            Code::WrongArgCount => "wrong-arg-count",
-            Code::NotCallable => "not-callable",
-            Code::MissingField => "missing-field",
-            Code::CannotInfer => "cannot-infer",
-            Code::NonExhaustiveMatch => "non-exhaustive-match",
-            Code::RefinementUnproven => "refinement-unproven",
-            Code::RefinementUnknown => "refinement-unknown",
-            Code::UnsupportedRefinement => "unsupported-refinement",
-            Code::LinearUnused => "linear-unused",
-            Code::LinearReused => "linear-reused",
-            Code::LinearBranchMismatch => "linear-branch-mismatch",
-            Code::LinearCaptured => "linear-captured",
-            Code::LinearInLoop => "linear-in-loop",
-            Code::LinearInCollection => "linear-in-collection",
-            Code::LinearNotReturned => "linear-not-returned",
-            Code::ForgedHostValue => "forged-host-value",
-            Code::CapabilityStored => "capability-stored",
-            Code::CapabilityEscapes => "capability-escapes",
-            Code::MeasureOutsideRefinement => "measure-outside-refinement",
-            Code::ImplicitLabel => "implicit-label",
-            Code::ArithmeticError => "arithmetic-error",
-            Code::OutOfRange => "out-of-range",
-            Code::LimitReached => "limit-reached",
-            Code::LabelFlow => "label-flow",
-            Code::RecheckFailed => "recheck-failed",
-            Code::ForgedValue => "forged-value",
-            Code::ToolFailed => "tool-failed",
-            Code::ToolContract => "tool-contract",
-            Code::RuntimeTypeError => "runtime-type-error",
-            Code::ConstantCycle => "constant-cycle",
-            Code::HoleUnfilled => "hole-unfilled",
-        }
-    }
-
     /// The code with this kebab-case name.
     pub fn named(s: &str) -> Option<Code> {
         Code::ALL.iter().copied().find(|c| c.as_str() == s)
