@@ -127,6 +127,26 @@ impl<'a> Engine<'a> {
         self.drive(run, step)
     }
 
+    /// Drives a run from where it waits: a run loaded from a saved one ([`Run::load`]), or one
+    /// whose caller kept it aside. A waiting effect passes the whole pipeline again (a stage
+    /// that held it decides again, now knowing its answer); a waiting hole is filled.
+    pub fn resume(&mut self, run: &mut Run) -> Ending {
+        if let Some(effect) = run.waiting_effect().cloned() {
+            return match self.pipeline(run, effect, 0) {
+                Passed::Performed(step) => self.drive(run, step),
+                Passed::Held(held) => Ending::Held(held),
+            };
+        }
+        if let Some(hole) = run.waiting_hole().cloned() {
+            let step = match &mut self.holes {
+                Some(holes) => holes.fill(run, hole),
+                None => Err(run.abandon_hole("this run has no model attached")),
+            };
+            return self.drive(run, step);
+        }
+        self.start(run)
+    }
+
     /// Performs a held effect after the rest of the pipeline agrees, and drives on.
     pub fn release(&mut self, run: &mut Run, held: Held) -> Ending {
         match self.pipeline(run, held.effect, held.next) {

@@ -108,13 +108,18 @@ fn a_held_effect_waits_intact_and_runs_when_released() {
 #[test]
 fn a_refusal_ends_the_run_and_nothing_is_performed() {
     let mut all = host(Value::Int(1));
-    let mut gate = Gate { on_send: || Verdict::Refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "denied")) };
+    let mut gate =
+        Gate { on_send: || Verdict::Refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "denied")) };
     let mut run = start();
     let Ending::Failed(e) = Engine::new(&mut all).with_stage(&mut gate).start(&mut run) else { panic!("refused") };
     assert_eq!(e.message, "denied");
     assert_eq!(all.performed, ["Log.note"]);
-    let blocked: Vec<&str> =
-        run.trace().iter().filter(|e| matches!(e.decision, Decision::Blocked { .. })).map(|e| e.tool.as_str()).collect();
+    let blocked: Vec<&str> = run
+        .trace()
+        .iter()
+        .filter(|e| matches!(e.decision, Decision::Blocked { .. }))
+        .map(|e| e.tool.as_str())
+        .collect();
     assert_eq!(blocked, ["Mail.send"]);
 }
 

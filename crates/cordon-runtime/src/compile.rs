@@ -21,7 +21,7 @@ use crate::value::{Func, Value};
 /// A compiled body: its index in [`Compiled::codes`]. Frames and functions refer to code by
 /// index so that calls and returns cost no reference counting; the machine borrows the code
 /// from the program it runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CodeId(u32);
 
 impl CodeId {
@@ -478,6 +478,15 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         holes: c.holes,
         globals: c.globals,
     })
+}
+
+impl Compiled {
+    /// Appends a fill's code (its body, functions and holes) after the program's.
+    pub fn extend(&mut self, fill: CompiledFill) {
+        self.codes.extend(fill.codes);
+        self.fns.extend(fill.fns);
+        self.holes.extend(fill.holes);
+    }
 }
 
 /// A fill compiled against a program: the code to append, and the fill's body.

@@ -4,13 +4,14 @@
 use std::rc::Rc;
 
 use cordon_syntax::Span;
+use serde::{Deserialize, Serialize};
 
 use crate::label::Label;
 use crate::value::{Val, Value};
 
 /// One tool call, stopped at the boundary. The interpreter made it and performs nothing; the
 /// host decides, performs the tool and resumes the run with the result.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Effect {
     /// The capability's declared name, e.g. `GitHub`.
     pub capability: Rc<str>,
@@ -47,7 +48,7 @@ impl Effect {
 
 /// A typed hole the run reached: the host asks a model for a fill, checks it against the
 /// hole's type in the hole's scope, and continues the run with it (`Run::fill`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HoleRequest {
     /// The `agent[..](..)` expression (the checker's `HoleSite::span`).
     pub span: Span,

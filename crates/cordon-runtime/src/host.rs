@@ -43,7 +43,7 @@ impl Scalar {
 }
 
 /// The host's state during one run.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct HostState {
     next_id: HostId,
     /// Linear values made and not yet used, with their type.
@@ -54,6 +54,7 @@ pub struct HostState {
     handles: HashMap<HostId, Rc<str>>,
     /// Opaque records a tool returned, exactly as returned.
     records: HashMap<HostId, Value>,
+    #[serde(with = "pairs")]
     measures: HashMap<(Rc<str>, HostId), Scalar>,
     /// For each linear value, what decided its measures: the pc and the arguments of the call
     /// that made it (or the label it was stored with, for one continued from an earlier request).
@@ -202,5 +203,26 @@ impl Sessions {
             }
         }
         Some(facts)
+    }
+}
+
+/// A map whose keys are not strings, written as a list of pairs (JSON objects need string keys).
+mod pairs {
+    use std::collections::HashMap;
+    use std::hash::Hash;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(map: &HashMap<K, V>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter())
+    }
+
+    pub fn deserialize<'de, K, V, D>(d: D) -> Result<HashMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Eq + Hash,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
     }
 }

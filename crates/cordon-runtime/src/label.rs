@@ -192,7 +192,7 @@ impl fmt::Display for DcLabel {
 }
 
 /// Where part of a value's label came from: a tool's result, an `unlabel`, a hole's fill.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     pub what: Rc<str>,
     pub span: Span,
@@ -201,10 +201,10 @@ pub struct Source {
 /// The label a value carries at run time: a DC label and the sources that raised it. Most
 /// values carry the bottom label, which costs nothing: no allocation, and joins with it are a
 /// pointer check.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Label(Option<Rc<LabelData>>);
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct LabelData {
     dc: DcLabel,
     sources: Vec<Source>,

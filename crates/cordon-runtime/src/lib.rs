@@ -32,6 +32,7 @@ pub mod label;
 pub mod limits;
 mod machine;
 mod shape;
+mod snapshot;
 pub mod trace;
 pub mod value;
 
@@ -49,6 +50,7 @@ pub use error::{ErrorKind, RunError};
 pub use host::{Scalar, Sessions, StoredValue};
 pub use label::{DcLabel, Label};
 pub use limits::Limits;
+pub use snapshot::SnapshotError;
 pub use trace::{Decision, Event};
 pub use value::{Val, Value};
 
@@ -60,6 +62,9 @@ use machine::{ConstState, Ctx, Exit, Vm};
 #[derive(Debug, Clone)]
 pub struct Program {
     compiled: Rc<Compiled>,
+    /// The files its policies and plan came from: a saved run compiles them again.
+    policies: Vec<cordon_syntax::FileId>,
+    plan: Option<cordon_syntax::FileId>,
 }
 
 impl Program {
@@ -75,7 +80,11 @@ impl Program {
     }
 
     fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Program, CompileError> {
-        Ok(Program { compiled: Rc::new(compile::compile(policies, plan)?) })
+        Ok(Program {
+            compiled: Rc::new(compile::compile(policies, plan)?),
+            policies: policies.iter().map(|m| m.file).collect(),
+            plan: plan.map(|m| m.file),
+        })
     }
 
     /// The names of the entry's linear parameters and their types: what a host keeps between
@@ -130,6 +139,9 @@ pub enum Step {
 pub struct Run {
     vm: Vm,
     ctx: Ctx,
+    /// The files the run's program was compiled from.
+    policies: Vec<cordon_syntax::FileId>,
+    plan: Option<cordon_syntax::FileId>,
     waiting: Option<Effect>,
     /// Whether the waiting effect was committed (is being performed).
     committed: bool,
@@ -141,6 +153,8 @@ pub struct Run {
     /// What the failure that ended the run may have depended on: the pc at the failure and
     /// every label the pc was raised by before it.
     failure: Option<Label>,
+    /// The fills entered, in order: what a saved run needs to compile its code again.
+    fills: Vec<snapshot::FillRecord>,
 }
 
 impl Run {
@@ -170,6 +184,8 @@ impl Run {
         Ok(Run {
             vm: Vm::start(&compiled, plan, args),
             ctx,
+            policies: program.policies.clone(),
+            plan: program.plan,
             waiting: None,
             committed: false,
             waiting_hole: None,
@@ -177,6 +193,7 @@ impl Run {
             finished: false,
             result: None,
             failure: None,
+            fills: Vec::new(),
         })
     }
 
@@ -295,10 +312,9 @@ impl Run {
                 return Err(self.fail(RunError::new(ErrorKind::Type, e.span, message)));
             }
         };
-        let program = Rc::make_mut(&mut self.ctx.program);
-        program.codes.extend(compiled.codes);
-        program.fns.extend(compiled.fns);
-        program.holes.extend(compiled.holes);
+        let body = compiled.body;
+        Rc::make_mut(&mut self.ctx.program).extend(compiled);
+        self.fills.push(snapshot::FillRecord { site: hole.site, file: fill.file, arg_names: arg_names.to_vec() });
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
         // The fill's label also names its hole, so a refusal can point at the code's origin.
         let label = if label.is_bottom() {
@@ -307,7 +323,7 @@ impl Run {
             let what = "what the model that wrote this code was shown";
             label.join(&Label::new(label.dc(), label::Source { what: what.into(), span: hole.span }))
         };
-        self.vm.enter_fill(&self.ctx.program, compiled.body, scope, hole.args, &label);
+        self.vm.enter_fill(&self.ctx.program, body, scope, hole.args, &label);
         self.proceed()
     }
 
@@ -316,6 +332,16 @@ impl Run {
     pub fn abandon_hole(&mut self, reason: &str) -> RunError {
         let span = self.waiting_hole.take().map_or_else(Span::default, |h| h.span);
         self.fail(RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}")))
+    }
+
+    /// The effect the run waits at, proposed and not yet committed, if any.
+    pub fn waiting_effect(&self) -> Option<&Effect> {
+        self.waiting.as_ref().filter(|_| !self.committed)
+    }
+
+    /// The hole the run waits at, if any.
+    pub fn waiting_hole(&self) -> Option<&HoleRequest> {
+        self.waiting_hole.as_ref()
     }
 
     /// Every decision the boundary made so far.

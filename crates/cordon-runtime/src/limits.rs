@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-#[derive(Clone, Debug)]
+use serde::{Deserialize, Serialize};
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Limits {
     /// Function calls plus loop iterations.
     pub fuel: u64,

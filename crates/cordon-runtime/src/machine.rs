@@ -7,6 +7,8 @@
 //! (`JoinPc`), labelling the joined result with what it depended on.
 
 use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 use cordon_syntax::Span;
@@ -24,7 +26,7 @@ use crate::shape::Shape;
 use crate::trace::Event;
 use crate::value::{Func, Record, Str, Val, Value, Variant};
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 enum OnReturn {
     Push,
     /// The callee was a labelled function value: restore the saved `pc`, label the result.
@@ -33,7 +35,7 @@ enum OnReturn {
     Finish,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Frame {
     code: CodeRef,
     ip: usize,
@@ -43,7 +45,7 @@ struct Frame {
 }
 
 /// The evaluation state of one run (or one predicate the boundary evaluates).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Vm {
     stack: Vec<Val>,
     frames: Vec<Frame>,
@@ -60,7 +62,7 @@ pub enum Exit {
     Hole(HoleRequest),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ConstState {
     Unset,
     Computing,

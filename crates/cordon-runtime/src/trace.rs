@@ -1,24 +1,25 @@
 //! The trace of a run: every tool call the boundary saw, what it decided, and what came back.
 
 use cordon_syntax::Span;
+use serde::{Deserialize, Serialize};
 
 use crate::effect::Effect;
 use crate::error::RunError;
 use crate::value::Val;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Decision {
     /// Admitted and handed to the host.
     Allowed,
     /// Refused at the boundary.
-    Blocked { code: &'static str, reason: String },
+    Blocked { code: cordon_syntax::Code, reason: String },
     /// The tool answered; `label` is empty for the bottom label.
     Returned { label: String },
     /// The tool failed or broke its contract.
     Failed { reason: String },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
     /// `Capability.tool`.
     pub tool: String,
@@ -53,11 +54,7 @@ impl Event {
     }
 
     pub fn blocked(effect: &Effect, e: &RunError) -> Event {
-        Event::new(
-            effect,
-            args_text(effect),
-            Decision::Blocked { code: e.kind.code().as_str(), reason: e.message.clone() },
-        )
+        Event::new(effect, args_text(effect), Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
     }
 
     pub fn returned(effect: &Effect, v: &Val) -> Event {
@@ -75,7 +72,7 @@ impl Event {
         use serde_json::json;
         let (decision, extra) = match &self.decision {
             Decision::Allowed => ("allowed", json!({})),
-            Decision::Blocked { code, reason } => ("blocked", json!({ "code": code, "reason": reason })),
+            Decision::Blocked { code, reason } => ("blocked", json!({ "code": code.as_str(), "reason": reason })),
             Decision::Returned { label } => ("returned", json!({ "label": label })),
             Decision::Failed { reason } => ("failed", json!({ "reason": reason })),
         };

@@ -5,10 +5,12 @@
 use std::fmt;
 use std::rc::Rc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::label::{DcLabel, Label};
 
 /// A value with its label.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Val {
     pub value: Value,
     pub label: Label,
@@ -28,7 +30,8 @@ impl Val {
 
 /// A string value: a thin pointer (`Rc<str>` is two words wide, which would make every
 /// `Value` wider). Reads as a `str`.
-#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct Str(Rc<String>);
 
 impl Str {
@@ -147,7 +150,7 @@ pub type HostId = u64;
 const _: () = assert!(std::mem::size_of::<Value>() == 16);
 const _: () = assert!(std::mem::size_of::<Val>() == 24);
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Value {
     Unit,
     Bool(bool),
@@ -171,7 +174,7 @@ pub enum Value {
     Label(Rc<DcLabel>),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// The declared type's name.
     pub ty: Rc<str>,
@@ -193,7 +196,7 @@ impl Record {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Variant {
     pub enum_name: Rc<str>,
     pub name: Rc<str>,
@@ -209,14 +212,14 @@ impl Variant {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Handle {
     pub ty: Rc<str>,
     pub id: HostId,
 }
 
 /// A function value: a declared function (no captures) or a closure.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Func {
     pub code: crate::compile::CodeRef,
     pub captures: Vec<Val>,

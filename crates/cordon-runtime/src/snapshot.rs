@@ -1,0 +1,219 @@
+//! Saving a run and resuming it later, in another process: an effect a stage holds (an
+//! approval no one has answered yet) may wait hours, across restarts.
+//!
+//! A saved run holds every source file of the request (policies, plan, the fills the run
+//! entered, in the order the host's `SourceMap` had them, so spans stay valid), the machine
+//! (frames and operands, values with their labels), what the host knows (the host-made values
+//! it made, which linear ones are unused, every measure and what decided it), the run's
+//! spending against its limits, its trace, and what it waits for. Its code is compiled again
+//! from the sources when it is loaded.
+//!
+//! A saved run is authenticated with an HMAC-SHA256 under a key only the host has: it holds
+//! labels and host-made values, so a run edited on disk (a label lowered, a session untainted)
+//! is refused, as is one saved by another version of this format.
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use cordon_syntax::{FileId, SourceMap};
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+use crate::Run;
+use crate::compile::{self, Compiled};
+use crate::effect::{Effect, HoleRequest};
+use crate::host::{HostState, Sessions};
+use crate::label::Label;
+use crate::limits::Limits;
+use crate::machine::{ConstState, Ctx, Vm};
+use crate::trace::Event;
+use crate::value::Val;
+
+/// The format's version: a saved run of another version is refused, never guessed at.
+const VERSION: u32 = 1;
+
+/// The length of the authentication tag in front of a saved run.
+const TAG_LEN: usize = 32;
+
+/// A fill the run entered: the hole it filled, its source file, its arguments' names.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct FillRecord {
+    pub site: usize,
+    pub file: FileId,
+    pub arg_names: Vec<String>,
+}
+
+/// Why a saved run cannot be resumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotError {
+    /// The tag does not match: the bytes were changed, or saved under another key.
+    Tampered,
+    /// Saved by another version of the format.
+    Version(u32),
+    /// The bytes do not hold a saved run, or its code no longer compiles.
+    Malformed(String),
+}
+
+impl std::fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SnapshotError::Tampered => {
+                f.write_str("the saved run was changed after it was saved, or saved under another key")
+            }
+            SnapshotError::Version(v) => {
+                write!(f, "the saved run has format version {v}; this Cordon reads version {VERSION}")
+            }
+            SnapshotError::Malformed(why) => write!(f, "the saved run is malformed: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
+#[derive(Serialize, Deserialize)]
+struct Snapshot {
+    version: u32,
+    /// Every file of the request's source map, in order: (name, text).
+    sources: Vec<(String, String)>,
+    policies: Vec<FileId>,
+    plan: Option<FileId>,
+    fills: Vec<FillRecord>,
+    vm: Vm,
+    host: HostState,
+    limits: Limits,
+    user: String,
+    fuel_used: u64,
+    memory_used: u64,
+    tool_calls: u32,
+    /// Wall-clock time the run had used when it was saved.
+    elapsed: Duration,
+    consts: Vec<ConstState>,
+    trace: Vec<Event>,
+    pc_seen: Label,
+    waiting: Option<Effect>,
+    committed: bool,
+    waiting_hole: Option<HoleRequest>,
+    sessions: Sessions,
+    finished: bool,
+    result: Option<Val>,
+    failure: Option<Label>,
+}
+
+fn tag(key: &[u8], body: &[u8]) -> Hmac<Sha256> {
+    // HMAC takes a key of any length.
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap_or_else(|_| unreachable!());
+    mac.update(body);
+    mac
+}
+
+impl Run {
+    /// The run as bytes, authenticated under `key`; `sources` is the source map its program
+    /// and fills were checked from.
+    pub fn save(&self, sources: &SourceMap, key: &[u8]) -> Vec<u8> {
+        let snapshot = Snapshot {
+            version: VERSION,
+            sources: sources.files().map(|(_, f)| (f.name.clone(), f.text.clone())).collect(),
+            policies: self.policies.clone(),
+            plan: self.plan,
+            fills: self.fills.clone(),
+            vm: self.vm.clone(),
+            host: self.ctx.host.clone(),
+            limits: self.ctx.limits.clone(),
+            user: self.ctx.user.to_string(),
+            fuel_used: self.ctx.fuel_used,
+            memory_used: self.ctx.memory_used,
+            tool_calls: self.ctx.tool_calls,
+            elapsed: self.ctx.started.elapsed(),
+            consts: self.ctx.consts.clone(),
+            trace: self.ctx.trace.clone(),
+            pc_seen: self.ctx.pc_seen.clone(),
+            waiting: self.waiting.clone(),
+            committed: self.committed,
+            waiting_hole: self.waiting_hole.clone(),
+            sessions: self.sessions.clone(),
+            finished: self.finished,
+            result: self.result.clone(),
+            failure: self.failure.clone(),
+        };
+        // Serializing plain data to memory cannot fail.
+        let body = serde_json::to_vec(&snapshot).unwrap_or_default();
+        let mut bytes = tag(key, &body).finalize().into_bytes().to_vec();
+        bytes.extend_from_slice(&body);
+        bytes
+    }
+
+    /// A run saved with [`Run::save`] under `key`, ready to go on where it stopped, and the
+    /// source map its spans refer to.
+    pub fn load(bytes: &[u8], key: &[u8]) -> Result<(Run, SourceMap), SnapshotError> {
+        if bytes.len() < TAG_LEN {
+            return Err(SnapshotError::Tampered);
+        }
+        let (expected, body) = bytes.split_at(TAG_LEN);
+        tag(key, body).verify_slice(expected).map_err(|_| SnapshotError::Tampered)?;
+        let s: Snapshot = serde_json::from_slice(body).map_err(|e| SnapshotError::Malformed(e.to_string()))?;
+        if s.version != VERSION {
+            return Err(SnapshotError::Version(s.version));
+        }
+        let mut sources = SourceMap::new();
+        for (name, text) in s.sources {
+            sources.add(name, text);
+        }
+        let program = compile_again(&sources, &s.policies, s.plan, &s.fills)?;
+        let ctx = Ctx {
+            program: Rc::new(program),
+            host: s.host,
+            limits: s.limits,
+            user: s.user.as_str().into(),
+            fuel_used: s.fuel_used,
+            memory_used: s.memory_used,
+            tool_calls: s.tool_calls,
+            started: Instant::now().checked_sub(s.elapsed).unwrap_or_else(Instant::now),
+            consts: s.consts,
+            trace: s.trace,
+            pc_seen: s.pc_seen,
+        };
+        let run = Run {
+            vm: s.vm,
+            ctx,
+            policies: s.policies,
+            plan: s.plan,
+            waiting: s.waiting,
+            committed: s.committed,
+            waiting_hole: s.waiting_hole,
+            sessions: s.sessions,
+            finished: s.finished,
+            result: s.result,
+            failure: s.failure,
+            fills: s.fills,
+        };
+        Ok((run, sources))
+    }
+}
+
+/// Compiles the program and its fills as the run had them. The sources were checked when the
+/// run was made, and the tag says they are those: they are not checked again.
+fn compile_again(
+    sources: &SourceMap,
+    policies: &[FileId],
+    plan: Option<FileId>,
+    fills: &[FillRecord],
+) -> Result<Compiled, SnapshotError> {
+    let parse = |file: FileId| {
+        if file.0 as usize >= sources.files().count() {
+            return Err(SnapshotError::Malformed(format!("no source file {}", file.0)));
+        }
+        Ok(cordon_syntax::parse(file, &sources.file(file).text).module)
+    };
+    let policies = policies.iter().map(|f| parse(*f)).collect::<Result<Vec<_>, _>>()?;
+    let plan = plan.map(parse).transpose()?;
+    let broken =
+        |e: compile::CompileError| SnapshotError::Malformed(format!("its code does not compile: {}", e.message));
+    let mut program = compile::compile(&policies, plan.as_ref()).map_err(broken)?;
+    for fill in fills {
+        let module = parse(fill.file)?;
+        let compiled = compile::compile_fill(&program, fill.site, &module, &fill.arg_names).map_err(broken)?;
+        program.extend(compiled);
+    }
+    Ok(program)
+}
