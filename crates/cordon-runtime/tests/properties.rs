@@ -368,3 +368,78 @@ fn the_public_sink_sees_the_same_arguments_whatever_the_secret() {
     counts.assert_floor(BOTH_ENDED, 25, "ended normally in both runs");
     counts.assert_floor(PUBLISHED, 50, "published something");
 }
+
+// ---------------------------------------------------------------- parking
+
+/// Holds the `n`-th effect it sees (counting from 0).
+struct HoldNth {
+    n: usize,
+    seen: usize,
+}
+
+impl cordon_engine::Stage for HoldNth {
+    fn name(&self) -> &str {
+        "hold"
+    }
+
+    fn decide(&mut self, _effect: &cordon_runtime::Effect) -> cordon_engine::Verdict {
+        self.seen += 1;
+        if self.seen == self.n + 1 {
+            cordon_engine::Verdict::Hold { needs: "a pause".into() }
+        } else {
+            cordon_engine::Verdict::Proceed
+        }
+    }
+}
+
+/// What a watcher sees of a run's end: every call the host performed, how it ended (value and
+/// label, or error), and the trace.
+fn seen_end(calls: Vec<String>, ending: cordon_engine::Ending, run: &cordon_runtime::Run) -> String {
+    let end = match ending {
+        cordon_engine::Ending::Done(v) => format!("{} {}", v.value, cordon_runtime::deep_label(&v)),
+        cordon_engine::Ending::Failed(e) => format!("{}: {}", e.kind.code(), e.message),
+        cordon_engine::Ending::Held(h) => format!("held at {}", h.effect.tool),
+    };
+    format!("{calls:?}\n{end}\n{:?}", run.trace())
+}
+
+/// What `a_run_parked_at_any_effect_resumes_to_the_same_end` counts: cases parked and resumed.
+const PARKED: usize = 0;
+
+#[test]
+fn a_run_parked_at_any_effect_resumes_to_the_same_end() {
+    let cases = (lab_plan(), -3i64..6, 0usize..4);
+    let counts = run_counting(200, cases, |(plan, secret, n), counts| {
+        let source = Source::new(Some(LAB), &plan);
+        let Ok(program) = source.check_with(None) else { return Ok(()) };
+        let answer = move |e: &cordon_runtime::Effect| match &*e.tool {
+            "secret" => Ok(Value::Int(secret)),
+            _ => Ok(Value::Unit),
+        };
+        let limits = config(small_limits());
+        let start = || cordon_runtime::Run::start(&program, &Sessions::default(), &limits).unwrap();
+        let mut host = Recorder::new(answer);
+        let mut run = start();
+        let ending = cordon_engine::Engine::new(&mut host).start(&mut run);
+        let whole = seen_end(host.seen(), ending, &run);
+
+        let mut before = Recorder::new(answer);
+        let mut run = start();
+        let mut hold = HoldNth { n, seen: 0 };
+        let cordon_engine::Ending::Held(_) =
+            cordon_engine::Engine::new(&mut before).with_stage(&mut hold).start(&mut run)
+        else {
+            return Ok(()); // it ended before its n-th effect
+        };
+        let bytes = run.save(&source.sources, b"key");
+        drop(run);
+        let (mut run, _) = cordon_runtime::Run::load(&bytes, b"key").unwrap();
+        let mut after = Recorder::new(answer);
+        let ending = cordon_engine::Engine::new(&mut after).resume(&mut run);
+        let calls: Vec<String> = before.seen().into_iter().chain(after.seen()).collect();
+        prop_assert_eq!(seen_end(calls, ending, &run), whole, "parked at effect {}:\n{}", n, plan);
+        counts.reached(PARKED);
+        Ok(())
+    });
+    counts.assert_floor(PARKED, 40, "were parked, saved, loaded and resumed");
+}
