@@ -29,15 +29,19 @@ use cordon_types::{BindingKind, Checked, HoleBinding, HoleSite};
 use crate::provider::Message;
 use crate::scripted::estimate_tokens;
 
-/// The language reference every prompt starts with: what a model needs to write a fill.
-pub const REFERENCE: &str = r#"You write code in Cordon, a small typed language for agent plans. Your code (a "fill") replaces one typed hole `agent[T](task, args..)` and must have type T. It is type-checked before it runs; if it is rejected you get the diagnostics and try again.
+/// The language reference every prompt starts with: what a model needs to write a fill (its
+/// builtins from `cordon_syntax::builtins`, the one table of them).
+pub static REFERENCE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| REFERENCE_TEXT.replace("{builtins}", &cordon_syntax::builtins::summary()));
+
+const REFERENCE_TEXT: &str = r#"You write code in Cordon, a small typed language for agent plans. Your code (a "fill") replaces one typed hole `agent[T](task, args..)` and must have type T. It is type-checked before it runs; if it is rejected you get the diagnostics and try again.
 
 Syntax:
 - Types: Int, Float, Bool, String, (), (A, B), List[T], Option[T], Result[T, E], records, enums, fn(A) -> B, refinements {v: T | pred}.
 - `let x = e;` `let (a, s) = f(s);` `let x: T = e;` (no mutation, no `return`, no `while`, no null).
 - `if c { a } else { b }`, `match o { Some(v) => .., None => .. }` (exhaustive), `for x in xs { ..; }` (value ()).
 - Closures `|x: Int| x + 1`; method syntax `x.f(a)` means `f(x, a)`; a block's value is its last expression.
-- Builtins: len, is_empty, get(xs, i) -> Option, push, concat, contains, map, filter, fold(xs, init, f), any, all, sum, reverse, range(a, b), first, last; strings: contains, starts_with, ends_with, to_upper, to_lower, trim, split, join, to_string, parse_int; unwrap_or, is_some, is_none, abs, min, max. `+` joins strings.
+- Builtins: {builtins}. `+` joins strings.
 - Declarations allowed in a fill: `fn`, `type`, `enum`, `const`. Holes `agent[T]("task", args..)` may be nested.
 
 Rules:
@@ -152,7 +156,8 @@ pub fn prompt(
         return Err(NotCleared { pc: request.pc.clone(), clearance: clearance.clone() });
     }
     let mut shown = Shown { clearance, pc: &request.pc, label: request.pc.clone(), stats: PromptStats::default() };
-    let system = format!("{REFERENCE}\n\nDeclarations in scope:\n```cordon\n{}```", declarations(sources, checked));
+    let reference = &*REFERENCE;
+    let system = format!("{reference}\n\nDeclarations in scope:\n```cordon\n{}```", declarations(sources, checked));
     let mut user = String::new();
     user.push_str(&format!("Task: {}\n\n", shown.task(&request.task)));
     user.push_str(&format!("Expected type of the fill: {}\n", site.expected));

@@ -488,7 +488,14 @@ pub fn overflow() -> RunError {
 
 #[cfg(test)]
 mod tests {
-    use super::int_to_string;
+    use super::{Builtin, int_to_string};
+
+    #[test]
+    fn every_builtin_of_the_language_has_a_behaviour() {
+        for name in cordon_syntax::builtins::names() {
+            assert!(Builtin::named(name).is_some_and(|b| !b.is_label_fn()), "no run-time `{name}`");
+        }
+    }
 
     #[test]
     fn int_to_string_writes_what_to_string_writes() {

@@ -11,6 +11,7 @@
 //! ```
 
 pub mod ast;
+pub mod builtins;
 pub mod diagnostic;
 pub mod lexer;
 pub mod parser;

@@ -10,49 +10,17 @@ use crate::checker::{Checker, LABEL, LABELED, label_ty, plural};
 use crate::expr::Typed;
 use crate::ty::Ty;
 
-pub const NAMES: &[&str] = &[
-    "len",
-    "is_empty",
-    "get",
-    "push",
-    "concat",
-    "contains",
-    "map",
-    "filter",
-    "fold",
-    "any",
-    "all",
-    "sum",
-    "reverse",
-    "range",
-    "first",
-    "last",
-    "join",
-    "starts_with",
-    "ends_with",
-    "to_upper",
-    "to_lower",
-    "trim",
-    "split",
-    "to_string",
-    "parse_int",
-    "is_some",
-    "is_none",
-    "is_ok",
-    "is_err",
-    "unwrap_or",
-    "unlabel",
-    "abs",
-    "min",
-    "max",
-    "Some",
-    "None",
-    "Ok",
-    "Err",
-];
+/// The constructors of `Option` and `Result`, which name like builtins.
+const CONSTRUCTORS: &[&str] = &["Some", "None", "Ok", "Err"];
 
+/// Is `name` a builtin function (`cordon_syntax::builtins`) or a constructor?
 pub fn is_builtin(name: &str) -> bool {
-    NAMES.contains(&name)
+    cordon_syntax::builtins::is_builtin(name) || CONSTRUCTORS.contains(&name)
+}
+
+/// Every builtin name and constructor, for suggestions.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    cordon_syntax::builtins::names().chain(CONSTRUCTORS.iter().copied())
 }
 
 /// The label functions: callable only in a policy's `@label` values (`join` of two labels is the

@@ -298,7 +298,7 @@ impl Checker<'_> {
     fn undefined_name(&mut self, id: &Ident) {
         let mut names: Vec<String> = self.visible_bindings().map(|b| b.name.clone()).collect();
         names.extend(self.values.keys().cloned());
-        names.extend(crate::builtins::NAMES.iter().map(|s| s.to_string()));
+        names.extend(crate::builtins::names().map(str::to_string));
         let mut d = Diagnostic::error(Code::UndefinedName, id.span, format!("`{}` is not defined", id.name));
         if let Some(s) = suggest(&id.name, names.iter().map(String::as_str)) {
             d = d.with_help(format!("did you mean `{s}`?"));
@@ -1797,7 +1797,7 @@ impl Checker<'_> {
                 Diagnostic::error(Code::UndefinedMethod, method.span, format!("no method `{}` on `{rt}`", method.name));
             if let Some(h) = foreign_hint(&method.name) {
                 d = d.with_help(h);
-            } else if let Some(s) = suggest(&method.name, crate::builtins::NAMES.iter().copied()) {
+            } else if let Some(s) = suggest(&method.name, crate::builtins::names()) {
                 d = d.with_help(format!("did you mean `{s}`?"));
             }
             self.diags.push(d);

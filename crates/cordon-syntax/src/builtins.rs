@@ -1,0 +1,127 @@
+//! The builtin functions as the language defines them: the one list that the checker (which
+//! names it knows), the runtime (a test requires a behaviour for each), the prompt a model reads
+//! and the language reference (a test requires each there) all follow. Adding a builtin starts
+//! here.
+
+/// Where a builtin is listed for a reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Lists,
+    Strings,
+    OptionsAndResults,
+    Numbers,
+    LabeledValues,
+}
+
+impl Group {
+    const ALL: [Group; 5] =
+        [Group::Lists, Group::Strings, Group::OptionsAndResults, Group::Numbers, Group::LabeledValues];
+
+    fn title(self) -> &'static str {
+        match self {
+            Group::Lists => "",
+            Group::Strings => "strings: ",
+            Group::OptionsAndResults => "options and results: ",
+            Group::Numbers => "numbers: ",
+            Group::LabeledValues => "labeled values: ",
+        }
+    }
+}
+
+/// One builtin as a reader sees it. A name may stand in two groups (`contains` takes a list or
+/// a string).
+#[derive(Clone, Copy, Debug)]
+pub struct Builtin {
+    pub name: &'static str,
+    /// How the prompt and the reference show it: the name, or a signature where it helps.
+    pub shown: &'static str,
+    pub group: Group,
+}
+
+const fn b(name: &'static str, shown: &'static str, group: Group) -> Builtin {
+    Builtin { name, shown, group }
+}
+
+use Group::*;
+
+pub const BUILTINS: &[Builtin] = &[
+    b("len", "len", Lists),
+    b("is_empty", "is_empty", Lists),
+    b("get", "get(xs, i) -> Option", Lists),
+    b("push", "push", Lists),
+    b("concat", "concat", Lists),
+    b("contains", "contains", Lists),
+    b("map", "map", Lists),
+    b("filter", "filter", Lists),
+    b("fold", "fold(xs, init, f)", Lists),
+    b("any", "any", Lists),
+    b("all", "all", Lists),
+    b("sum", "sum", Lists),
+    b("reverse", "reverse", Lists),
+    b("range", "range(a, b)", Lists),
+    b("first", "first", Lists),
+    b("last", "last", Lists),
+    b("contains", "contains", Strings),
+    b("starts_with", "starts_with", Strings),
+    b("ends_with", "ends_with", Strings),
+    b("to_upper", "to_upper", Strings),
+    b("to_lower", "to_lower", Strings),
+    b("trim", "trim", Strings),
+    b("split", "split", Strings),
+    b("join", "join", Strings),
+    b("to_string", "to_string", Strings),
+    b("parse_int", "parse_int -> Option", Strings),
+    b("unwrap_or", "unwrap_or", OptionsAndResults),
+    b("is_some", "is_some", OptionsAndResults),
+    b("is_none", "is_none", OptionsAndResults),
+    b("is_ok", "is_ok", OptionsAndResults),
+    b("is_err", "is_err", OptionsAndResults),
+    b("abs", "abs", Numbers),
+    b("min", "min", Numbers),
+    b("max", "max", Numbers),
+    b("unlabel", "unlabel", LabeledValues),
+];
+
+/// Is `name` a builtin function?
+pub fn is_builtin(name: &str) -> bool {
+    BUILTINS.iter().any(|b| b.name == name)
+}
+
+/// Every builtin's name, once, in table order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().enumerate().filter(|(i, b)| !BUILTINS[..*i].iter().any(|a| a.name == b.name)).map(|(_, b)| b.name)
+}
+
+/// The builtins as one line of the prompt's language reference, by group.
+pub fn summary() -> String {
+    let groups: Vec<String> = Group::ALL
+        .iter()
+        .map(|g| {
+            let shown: Vec<&str> = BUILTINS.iter().filter(|b| b.group == *g).map(|b| b.shown).collect();
+            format!("{}{}", g.title(), shown.join(", "))
+        })
+        .collect();
+    groups.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_language_reference_lists_every_builtin() {
+        let reference = include_str!("../../../docs/language.md");
+        for name in names() {
+            assert!(reference.contains(&format!("`{name}")), "docs/language.md does not list `{name}`");
+        }
+    }
+
+    #[test]
+    fn the_summary_shows_every_builtin_by_group() {
+        let line = summary();
+        assert!(line.starts_with("len, is_empty, get(xs, i) -> Option"), "{line}");
+        for b in BUILTINS {
+            assert!(line.contains(b.shown), "{} is missing from: {line}", b.name);
+        }
+    }
+}
