@@ -13,7 +13,8 @@ pub enum Verdict {
     /// Wait: the run stops here, intact, until the caller releases or refuses the effect.
     /// `needs` says what is awaited ("the user's approval of this card").
     Hold { needs: String },
-    /// Do not perform it: the run ends with this diagnostic.
+    /// Do not perform it: the plan gets the refusal where the tool allows one
+    /// (`Result[T, Refused]`), else the run ends with this diagnostic.
     Refuse(RunError),
 }
 
@@ -155,10 +156,11 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Refuses a held effect: the run ends with `e`.
+    /// Refuses a held effect: the plan gets the refusal where its tool allows one
+    /// ([`Run::refuse`]), else the run ends with `e`.
     pub fn refuse(&mut self, run: &mut Run, held: Held, e: RunError) -> Ending {
         let _ = held;
-        let step = Err(run.refuse(e));
+        let step = run.refuse(e);
         self.drive(run, step)
     }
 
@@ -204,7 +206,7 @@ impl<'a> Engine<'a> {
                     self.emit(&Event::Held { effect: &effect, stage: &stage, needs: &needs });
                     return Passed::Held(Held { effect, stage, needs, next: i + 1 });
                 }
-                Verdict::Refuse(e) => return Passed::Performed(Err(run.refuse(e))),
+                Verdict::Refuse(e) => return Passed::Performed(run.refuse(e)),
             }
         }
         Passed::Performed(self.perform(run, &effect))

@@ -54,6 +54,37 @@ pub fn admit(ctx: &mut Ctx, cap: &str, tool: &str, args: Vec<Val>, pc: &Label, s
     }
 }
 
+/// The value a refused call gives the plan, if its tool declares it may be refused: its result
+/// type is `Result[T, Refused]` where `Refused` is a record of `code` and `reason` strings, and
+/// it takes no linear value (whose successor the plan would then lack). The refusal carries the
+/// labels of what chose the call, as its result would have.
+pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val> {
+    let program = ctx.program.clone();
+    let decl = program.tools.iter().find(|t| t.capability == effect.capability && t.name == effect.tool)?;
+    let Shape::Result(_, refused) = &decl.ret else { return None };
+    let Shape::Record(ty) = &**refused else { return None };
+    let Some(TypeDecl::Record { fields, opaque }) = program.decls.types.get(ty) else { return None };
+    let names: Vec<&str> = fields.iter().map(|(n, _)| &**n).collect();
+    if names != ["code", "reason"] || !effect.consumes.is_empty() {
+        return None;
+    }
+    let fields = vec![
+        ("code".into(), Val::plain(Value::str(e.kind.code().as_str()))),
+        ("reason".into(), Val::plain(Value::str(&e.message))),
+    ];
+    let id = opaque.then(|| ctx.host.fresh_id());
+    let record = Value::Record(Rc::new(Record::new(ty.clone(), fields, id)));
+    if let Some(id) = id {
+        ctx.host.register_record(id, record.clone());
+    }
+    let refusal = Value::Variant(Rc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
+    let mut chosen = effect.pc.clone();
+    for (_, a) in &effect.args {
+        chosen.join_mut(&arg_label(ctx, a));
+    }
+    Some(Val { value: refusal, label: chosen })
+}
+
 /// Records that `effect` was refused (by the boundary, or by a stage after it).
 pub fn refused(ctx: &mut Ctx, effect: &Effect, e: &RunError) {
     ctx.trace.push(Event::blocked(effect, e));

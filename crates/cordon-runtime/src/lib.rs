@@ -266,17 +266,28 @@ impl Run {
     }
 
     /// A stage after the boundary refused the waiting tool call: nothing was performed, no
-    /// linear value used up. The run ends with `e`, recorded as the call's refusal.
-    pub fn refuse(&mut self, mut e: RunError) -> RunError {
-        match self.waiting.take() {
-            Some(effect) if !self.committed => {
-                if e.span == Span::default() {
-                    e.span = effect.span;
-                }
-                boundary::refused(&mut self.ctx, &effect, &e);
-                self.fail(e)
+    /// linear value used up, and the refusal is recorded. Where the tool declares that it may be
+    /// refused (its result is `Result[T, Refused]`, `Refused` a record with `code` and `reason`
+    /// strings) and takes no linear value, the plan gets `Err(Refused { .. })` and goes on;
+    /// otherwise the run ends with `e`.
+    pub fn refuse(&mut self, mut e: RunError) -> Result<Step, RunError> {
+        let Some(effect) = self.waiting.take().filter(|_| !self.committed) else {
+            return Err(self.fail(RunError::new(
+                ErrorKind::Type,
+                Span::default(),
+                "no uncommitted tool call is waiting",
+            )));
+        };
+        if e.span == Span::default() {
+            e.span = effect.span;
+        }
+        boundary::refused(&mut self.ctx, &effect, &e);
+        match boundary::refusal_value(&mut self.ctx, &effect, &e) {
+            Some(value) => {
+                self.vm.resume(value);
+                self.proceed()
             }
-            _ => self.fail(RunError::new(ErrorKind::Type, Span::default(), "no uncommitted tool call is waiting")),
+            None => Err(self.fail(e)),
         }
     }
 

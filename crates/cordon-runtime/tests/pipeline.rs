@@ -55,7 +55,9 @@ fn a_refused_effect_uses_up_nothing_and_counts_nothing() {
     // run's record shows it blocked with the stage's reason, never allowed.
     let mut run = start(Limits { max_tool_calls: 1, ..Limits::default() });
     let Ok(Step::Effect(effect)) = run.proceed() else { panic!("expected the first call") };
-    let e = run.refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "refused by a stage"));
+    let Err(e) = run.refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "refused by a stage")) else {
+        panic!("a tool that cannot be refused ends the run when it is")
+    };
     assert_eq!(e.message, "refused by a stage");
     assert_eq!(e.span, effect.span, "the refusal points at the call");
     assert_eq!(decisions(&run), ["blocked s: <Session #1>, n: 1 [label-flow]"]);
@@ -70,4 +72,55 @@ fn the_tool_call_limit_charges_performed_calls_only() {
     let second = run.resume(Ok(Value::Unit));
     let Err(e) = second else { panic!("the second call is over the limit: {second:?}") };
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+}
+
+/// Tools that say they may be refused: the plan gets the refusal as a value and goes on.
+const REFUSABLE: &str = r#"
+type Refused = { code: String, reason: String }
+capability Mail {
+  tool send(to: String) -> Result[Int, Refused] @label(to = endorsed(user()), returns = public())
+}
+entry(m: Mail) -> String
+"#;
+
+#[test]
+fn a_tool_that_may_be_refused_gives_the_plan_the_refusal() {
+    let plan =
+        r#"match m.send("bob") { Ok(n) => "sent " + to_string(n), Err(r) => "not sent: " + r.code + ": " + r.reason }"#;
+    let program = Source::new(Some(REFUSABLE), plan).checked();
+    let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the send") };
+    let step = run.refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "the user said no"));
+    let Ok(Step::Done(v)) = step else { panic!("the plan goes on: {step:?}") };
+    assert_eq!(v.value.to_string(), r#""not sent: label-flow: the user said no""#);
+    assert!(matches!(run.trace()[0].decision, Decision::Blocked { .. }), "the refusal is recorded");
+    // Performed, the same call gives `Ok`.
+    let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the send") };
+    run.commit().unwrap();
+    let ok = Value::Variant(std::rc::Rc::new(cordon_runtime::value::Variant::new(
+        "Result".into(),
+        "Ok".into(),
+        vec![cordon_runtime::Val::plain(Value::Int(3))],
+    )));
+    let Ok(Step::Done(v)) = run.resume(Ok(ok)) else { panic!("the plan finishes") };
+    assert_eq!(v.value.to_string(), r#""sent 3""#);
+}
+
+#[test]
+fn a_refusal_of_a_call_that_takes_a_linear_value_ends_the_run() {
+    // The plan would have no session to go on with: a refusal cannot be a value here.
+    let policy = r#"
+type Refused = { code: String, reason: String }
+linear type Session
+capability Log {
+  tool log(s: Session) -> Result[Session, Refused] @label(s = untrusted(), returns = public())
+}
+entry(l: Log, s: Session) -> Result[Session, Refused]
+"#;
+    let program = Source::new(Some(policy), "l.log(s)").checked();
+    let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the call") };
+    let refused = run.refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "no"));
+    assert!(refused.is_err(), "{refused:?}");
 }
