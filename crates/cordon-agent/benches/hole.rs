@@ -127,7 +127,10 @@ impl Setup {
             let outcome = check_fill(sources, &self.checked, 0, file, &self.options);
             match outcome.fill {
                 Some(fill) => Checking::Accepted(Box::new(fill)),
-                None => Checking::Rejected(format!("{:?}", outcome.diagnostics)),
+                None => Checking::Rejected(cordon_agent::Rejection {
+                    feedback: format!("{:?}", outcome.diagnostics),
+                    first: None,
+                }),
             }
         };
         let mut filler = Filler::new(model);

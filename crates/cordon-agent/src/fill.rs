@@ -203,18 +203,23 @@ impl<'a> Filler<'a> {
             };
             stats.usage += completion.usage;
             self.log(Kind::Reply, json!({ "hole": hole, "text": completion.text, "usage": completion.usage }));
-            let feedback = match extract_code(&completion.text) {
-                Err(problem) => problem,
+            let rejection = match extract_code(&completion.text) {
+                Err(problem) => Rejection { feedback: problem, first: None },
                 Ok(code) => match check(code, attempt) {
                     Checking::Accepted(fill) => {
                         self.log(Kind::Attempt, json!({ "hole": hole, "attempt": attempt, "outcome": "accepted" }));
                         stats.filled = true;
                         return Filled { fill: Ok(fill), stats };
                     }
-                    Checking::Rejected(diagnostics) => diagnostics,
+                    Checking::Rejected(rejection) => rejection,
                 },
             };
-            self.log(Kind::Diagnostics, json!({ "hole": hole, "attempt": attempt, "text": feedback }));
+            let first = rejection
+                .first
+                .as_ref()
+                .map(|p| json!({ "code": p.code.as_str(), "line": p.line, "message": p.message }));
+            let feedback = rejection.feedback;
+            self.log(Kind::Diagnostics, json!({ "hole": hole, "attempt": attempt, "text": feedback, "first": first }));
             self.log(Kind::Attempt, json!({ "hole": hole, "attempt": attempt, "outcome": "rejected" }));
             messages.push(Message::assistant(echo(&completion.text)));
             messages.push(Message::user(format!(
@@ -232,8 +237,25 @@ impl<'a> Filler<'a> {
 pub enum Checking {
     /// The fill checked.
     Accepted(Box<CheckedFill>),
-    /// It did not: the diagnostics, in the form sent back to the model.
-    Rejected(String),
+    /// It did not.
+    Rejected(Rejection),
+}
+
+/// Why a fill was rejected: the diagnostics in the form sent back to the model, and the first
+/// of them as data, for the transcript and whoever reads it (nothing reparses the text).
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    pub feedback: String,
+    pub first: Option<Problem>,
+}
+
+/// One diagnostic of a rejected fill, as data: its code, the fill's line it points at, and its
+/// message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub code: cordon_syntax::Code,
+    pub line: u32,
+    pub message: String,
 }
 
 /// How one hole ended: an accepted fill or why there is none, and its cost.
@@ -303,7 +325,7 @@ pub fn extract_code(reply: &str) -> Result<&str, String> {
 
 /// The diagnostics of a rejected fill, in the concise form, errors first, at most
 /// [`MAX_DIAGNOSTICS`].
-fn concise(outcome: &FillOutcome, sources: &SourceMap) -> String {
+fn rejection(outcome: &FillOutcome, sources: &SourceMap) -> Rejection {
     let mut shown: Vec<&Diagnostic> = outcome.diagnostics.iter().filter(|d| d.is_error()).collect();
     shown.extend(outcome.diagnostics.iter().filter(|d| !d.is_error()));
     let mut out: String = shown.iter().take(MAX_DIAGNOSTICS).map(|d| render::concise(d, sources)).collect();
@@ -313,7 +335,12 @@ fn concise(outcome: &FillOutcome, sources: &SourceMap) -> String {
     if out.is_empty() {
         out.push_str("error: the fill was rejected\n");
     }
-    out
+    let first = shown.first().map(|d| {
+        let span = d.span();
+        let (line, _) = sources.file(span.file).line_col(span.start);
+        Problem { code: d.code, line, message: d.message.clone() }
+    });
+    Rejection { feedback: out, first }
 }
 
 /// The end of a request run by [`run_request`].
@@ -514,7 +541,7 @@ fn fill_reached(
         };
         match outcome.fill {
             Some(fill) => Checking::Accepted(Box::new(fill)),
-            None => Checking::Rejected(concise(&outcome, sources)),
+            None => Checking::Rejected(rejection(&outcome, sources)),
         }
     };
     let filled = filler.fill_hole(&id, &p, &mut check);

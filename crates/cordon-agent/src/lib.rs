@@ -31,8 +31,8 @@ use std::str::FromStr;
 
 pub use anthropic::{Anthropic, AnthropicConfig};
 pub use fill::{
-    Checking, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, Progress, RequestOutcome, TranscriptSink,
-    extract_code, run_request,
+    Checking, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, Problem, Progress, Rejection, RequestOutcome,
+    TranscriptSink, extract_code, run_request,
 };
 pub use http::{HttpConfig, RetryPolicy};
 pub use openai::{OpenAi, OpenAiConfig};

@@ -6,7 +6,7 @@
 //! requests whose holes it fills, one of them after reading an issue with an injected
 //! instruction. The files are built in, so the demo runs from anywhere.
 
-use cordon_agent::{FillConfig, Filler, Kind, RequestOutcome, Scripted, TranscriptError, TranscriptSink};
+use cordon_agent::{FillConfig, Filler, Kind, Problem, RequestOutcome, Scripted, TranscriptError, TranscriptSink};
 use cordon_envs::github::GitHub;
 use cordon_runtime::{Config, Decision, ErrorKind, Event, Program, Sessions};
 use cordon_syntax::{SourceMap, render};
@@ -342,9 +342,10 @@ fn ending(result: &RequestOutcome, attempts: &[Attempt], new_posts: usize, leake
         Ok(_) => (Some(Ends::Runs), "the model's code ran to the end".into()),
         Err(e) => {
             let code = e.kind.code().as_str();
-            let refused = attempts.iter().filter(|a| a.diagnostics.is_some()).collect::<Vec<_>>();
-            let all_unproven =
-                refused.iter().all(|a| a.diagnostics.as_deref().is_some_and(|d| d.contains("refinement-unproven")));
+            let refused = attempts.iter().filter(|a| a.rejected.is_some()).collect::<Vec<_>>();
+            let all_unproven = refused.iter().all(|a| {
+                matches!(&a.rejected, Some(Rejected { first: Some(p), .. }) if p.code == cordon_syntax::Code::RefinementUnproven)
+            });
             match e.kind {
                 ErrorKind::LabelFlow if new_posts == 0 => {
                     (Some(Ends::Blocked), "the fills checked, then a call was stopped at run time (label-flow)".into())
@@ -373,19 +374,26 @@ fn trace_line(event: &Event) -> Option<String> {
     }
 }
 
-/// One reply of the model: the hole, its code, and the diagnostics it got back if rejected.
+/// One reply of the model: the hole, its code, and what it got back if rejected.
 struct Attempt {
     hole: String,
     number: u64,
     code: String,
-    diagnostics: Option<String>,
+    rejected: Option<Rejected>,
+}
+
+/// What a rejected attempt got back: the first diagnostic as data (none when the reply had no
+/// code block to check), and the text the model was sent.
+struct Rejected {
+    first: Option<Problem>,
+    text: String,
 }
 
 impl Attempt {
     /// The attempt as the demo shows it: a heading and the code, indented (or a note when the
     /// same code was shown before), then the first diagnostic if it was rejected.
     fn render(&self, shown: &[String]) -> String {
-        let verdict = if self.diagnostics.is_some() { "rejected" } else { "accepted" };
+        let verdict = if self.rejected.is_some() { "rejected" } else { "accepted" };
         let mut out = format!("   hole {}, attempt {}: {verdict}\n", self.hole, self.number);
         if shown.contains(&self.code) {
             out.push_str("       (the same code as above)\n");
@@ -395,13 +403,14 @@ impl Attempt {
                 out.push('\n');
             }
         }
-        if let Some(first) = self.diagnostics.as_deref().and_then(|d| d.lines().next()) {
-            // `<fill 0.0 attempt 1>:4:34: error[..]: ..`: the line number, then the message.
-            let (line, message) = match first.split_once(">:").and_then(|(_, rest)| rest.split_once(": ")) {
-                Some((at, message)) => (at.split(':').next().unwrap_or_default(), message),
-                None => ("?", first),
-            };
-            out.push_str(&format!("       -> line {line}: {message}\n"));
+        match &self.rejected {
+            Some(Rejected { first: Some(p), .. }) => {
+                out.push_str(&format!("       -> line {}: error[{}]: {}\n", p.line, p.code, p.message));
+            }
+            Some(Rejected { first: None, text }) => {
+                out.push_str(&format!("       -> {}\n", text.lines().next().unwrap_or_default()));
+            }
+            None => {}
         }
         out
     }
@@ -420,7 +429,7 @@ impl TranscriptSink for Recorder {
             Kind::Prompt => {
                 let hole = fields.get("hole").and_then(Json::as_str).unwrap_or_default().to_string();
                 let number = fields.get("attempt").and_then(Json::as_u64).unwrap_or_default();
-                self.attempts.push(Attempt { hole, number, code: String::new(), diagnostics: None });
+                self.attempts.push(Attempt { hole, number, code: String::new(), rejected: None });
             }
             Kind::Reply => {
                 if let Some(last) = self.attempts.last_mut() {
@@ -428,8 +437,15 @@ impl TranscriptSink for Recorder {
                 }
             }
             Kind::Diagnostics => {
+                let first = fields.get("first").and_then(|p| {
+                    Some(Problem {
+                        code: cordon_syntax::Code::named(p.get("code")?.as_str()?)?,
+                        line: u32::try_from(p.get("line")?.as_u64()?).ok()?,
+                        message: p.get("message")?.as_str()?.to_string(),
+                    })
+                });
                 if let Some(last) = self.attempts.last_mut() {
-                    last.diagnostics = Some(text.to_string());
+                    last.rejected = Some(Rejected { first, text: text.to_string() });
                 }
             }
             _ => {}
