@@ -4,28 +4,7 @@ use cordon_runtime::effect::{Effect, HoleRequest, ToolHost};
 use cordon_runtime::{Config, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
 
 use crate::event::{Event, Observer};
-
-/// What a stage says about an effect the boundary admitted.
-#[derive(Debug)]
-pub enum Verdict {
-    /// Go on to the next stage (and, after the last, perform it).
-    Proceed,
-    /// Wait: the run stops here, intact, until the caller releases or refuses the effect.
-    /// `needs` says what is awaited ("the user's approval of this card").
-    Hold { needs: String },
-    /// Do not perform it: the plan gets the refusal where the tool allows one
-    /// (`Result[T, Refused]`), else the run ends with this diagnostic.
-    Refuse(RunError),
-}
-
-/// A step of the effect pipeline after the boundary and before the host: the approval gate,
-/// an outgoing-data check, a credential broker.
-pub trait Stage {
-    /// The stage's name, for events and diagnostics.
-    fn name(&self) -> &str;
-    /// Decides about `effect`; nothing has been performed or used up yet.
-    fn decide(&mut self, effect: &Effect) -> Verdict;
-}
+use crate::stage::{Stage, Verdict};
 
 /// Fills the typed holes a run reaches (with a model, in `cordon-agent`).
 pub trait Holes {

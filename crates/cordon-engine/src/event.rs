@@ -6,7 +6,7 @@ use cordon_runtime::RunError;
 use cordon_runtime::effect::{Effect, HoleRequest};
 use cordon_runtime::value::{Val, Value};
 
-use crate::engine::Verdict;
+use crate::stage::Verdict;
 
 /// One thing that happened in a run.
 #[derive(Debug)]

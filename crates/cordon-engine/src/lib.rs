@@ -35,7 +35,9 @@
 mod engine;
 mod event;
 mod hosts;
+mod stage;
 
-pub use engine::{Ending, Engine, Held, Holes, Report, Stage, Verdict, run};
+pub use engine::{Ending, Engine, Held, Holes, Report, run};
 pub use event::{Event, Observer};
 pub use hosts::Hosts;
+pub use stage::{Stage, Verdict};

@@ -13,11 +13,11 @@ use cordon_syntax::Span;
 
 use crate::builtins::equal;
 use crate::compile::{EntryDecl, ToolDecl};
+use crate::ctx::Ctx;
 use crate::effect::Effect;
 use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
 use crate::label::{DcLabel, Label};
-use crate::machine::{Ctx, result_label};
 use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
@@ -426,6 +426,12 @@ fn mark_linear(ctx: &mut Ctx, v: &Value, decided: &Label) {
         Value::Variant(x) => x.payload.iter().for_each(|p| mark_linear(ctx, &p.value, decided)),
         _ => {}
     }
+}
+
+/// A label for a tool's result: the policy's label, remembering the call it came from.
+fn result_label(dc: DcLabel, effect: &Effect) -> Label {
+    let what = format!("the result of `{}.{}`", effect.capability, effect.tool);
+    Label::new(dc, crate::label::Source { what: what.into(), span: effect.span })
 }
 
 /// Puts a tool result's label on its data. The host-made values in a result tuple (the next

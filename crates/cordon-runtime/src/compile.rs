@@ -15,23 +15,10 @@ use cordon_syntax::ast::{
 };
 
 use crate::builtins::Builtin;
+pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
-use crate::value::{Func, Value};
+use crate::value::{CodeId, CodeRef, Func, Value};
 
-/// A compiled body: its index in [`Compiled::codes`]. Frames and functions refer to code by
-/// index so that calls and returns cost no reference counting; the machine borrows the code
-/// from the program it runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct CodeId(u32);
-
-impl CodeId {
-    #[inline]
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-pub type CodeRef = CodeId;
 pub type FnId = u32;
 pub type ConstId = u32;
 pub type Slot = u16;
@@ -371,13 +358,6 @@ impl Body {
 /// Whether `op` is a comparison (its result is always a Bool).
 fn is_comparison(op: BinOp) -> bool {
     matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
-}
-
-/// A compile error: only code the checker did not see can cause one.
-#[derive(Debug, Clone)]
-pub struct CompileError {
-    pub message: String,
-    pub span: Span,
 }
 
 pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, CompileError> {
@@ -1264,15 +1244,11 @@ impl Compiler {
         code
     }
 
-    pub fn decls(&self) -> &Decls {
-        &self.decls
-    }
-
     /// Ends a body with its `Return` and adds it to the program's code.
     fn finish(&mut self, name: &str, params: u16, mut body: Body) -> CodeId {
         body.ops.push(Op::Return);
         body.spans.push(body.spans.last().copied().unwrap_or_default());
-        let id = CodeId(self.code_base + self.codes.len() as u32);
+        let id = CodeId::new(self.code_base + self.codes.len() as u32);
         self.codes.push(Code {
             name: name.into(),
             params,
@@ -1284,4 +1260,12 @@ impl Compiler {
     }
 }
 
-pub(crate) use Compiler as ShapeCompiler;
+impl crate::shape::Predicates for Compiler {
+    fn decls(&self) -> &Decls {
+        &self.decls
+    }
+
+    fn predicate(&mut self, var: &str, pred: &Expr, scope: &[&str]) -> Res<CodeRef> {
+        Compiler::predicate(self, var, pred, scope)
+    }
+}

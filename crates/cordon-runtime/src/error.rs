@@ -99,3 +99,10 @@ impl fmt::Display for RunError {
 }
 
 impl std::error::Error for RunError {}
+
+/// A compile error: only code the checker did not see can cause one.
+#[derive(Debug, Clone)]
+pub struct CompileError {
+    pub message: String,
+    pub span: Span,
+}

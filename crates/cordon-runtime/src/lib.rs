@@ -25,6 +25,7 @@
 pub mod boundary;
 mod builtins;
 mod compile;
+mod ctx;
 pub mod effect;
 pub mod error;
 pub mod host;
@@ -55,7 +56,8 @@ pub use trace::{Decision, Event};
 pub use value::{Val, Value};
 
 use compile::Compiled;
-use machine::{ConstState, Ctx, Exit, Vm};
+use ctx::{ConstState, Ctx};
+use machine::{Exit, Vm};
 
 /// A program ready to run. Only a program the checker accepted can become one (outside the
 /// runtime's own tests).
@@ -173,6 +175,7 @@ impl Run {
             consts: vec![ConstState::Unset; compiled.consts.len()],
             trace: Vec::new(),
             pc_seen: Label::bottom(),
+            evaluator: machine::eval,
         };
         let Some(plan) = compiled.plan else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "there is no plan to run"));

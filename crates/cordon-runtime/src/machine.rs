@@ -9,22 +9,19 @@
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
-use std::time::Instant;
 
 use cordon_syntax::Span;
 use cordon_syntax::ast::{BinOp, UnOp};
 
 use crate::boundary;
 use crate::builtins::{self, Budget, Builtin, SLOT_BYTES, deep_label, equal, overflow};
-use crate::compile::{Access, CaptureFrom, CodeRef, Compiled, ConstId, MethodTarget, Op, Operand, Pat};
+use crate::compile::{Access, CaptureFrom, Compiled, ConstId, MethodTarget, Op, Operand, Pat};
+use crate::ctx::{ConstState, Ctx};
 use crate::effect::{Effect, HoleRequest};
 use crate::error::{ErrorKind, RunError};
-use crate::host::HostState;
-use crate::label::{DcLabel, Label, Source};
-use crate::limits::Limits;
+use crate::label::{Label, Source};
 use crate::shape::Shape;
-use crate::trace::Event;
-use crate::value::{Func, Record, Str, Val, Value, Variant};
+use crate::value::{CodeRef, Func, Record, Val, Value, Variant};
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 enum OnReturn {
@@ -60,54 +57,6 @@ pub enum Exit {
     Effect(Effect),
     /// A hole; the machine waits for its fill.
     Hole(HoleRequest),
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum ConstState {
-    Unset,
-    Computing,
-    Done(Val),
-}
-
-/// What a run shares between its machine and the boundary: the program, the host's state,
-/// limits and what has been spent, the trace.
-#[derive(Debug)]
-pub struct Ctx {
-    pub program: Rc<Compiled>,
-    pub host: HostState,
-    pub limits: Limits,
-    pub user: Str,
-    pub fuel_used: u64,
-    pub memory_used: u64,
-    pub tool_calls: u32,
-    pub started: Instant,
-    pub consts: Vec<ConstState>,
-    pub trace: Vec<Event>,
-    /// The join of every program-counter label left behind where paths joined: with the pc at
-    /// a failure, what the failure (a limit reached, an overflow) may have depended on.
-    pub pc_seen: Label,
-}
-
-impl Budget for Ctx {
-    fn allocate(&mut self, bytes: u64) -> Result<(), RunError> {
-        self.memory_used = self.memory_used.saturating_add(bytes);
-        if self.memory_used > self.limits.max_memory_bytes {
-            return Err(RunError::new(
-                ErrorKind::Limit,
-                Span::default(),
-                format!("the run allocated more than the memory limit of {} bytes", self.limits.max_memory_bytes),
-            ));
-        }
-        Ok(())
-    }
-
-    fn max_string_bytes(&self) -> usize {
-        self.limits.max_string_bytes
-    }
-
-    fn max_list_len(&self) -> usize {
-        self.limits.max_list_len
-    }
 }
 
 impl Ctx {
@@ -155,17 +104,6 @@ impl Ctx {
             ));
         }
         Ok(())
-    }
-
-    /// Evaluates pure code (a predicate, a label annotation) on `args` to completion.
-    pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
-        let mut vm = Vm::default();
-        vm.enter(&self.program, *code, None, args, OnReturn::Finish);
-        match exec(&mut vm, self)? {
-            Exit::Done(v) => Ok(v),
-            Exit::Effect(e) => Err(RunError::new(ErrorKind::Type, e.span, "a refinement or label cannot call a tool")),
-            Exit::Hole(h) => Err(RunError::new(ErrorKind::Type, h.span, "a refinement or label cannot hold a hole")),
-        }
     }
 }
 
@@ -1250,8 +1188,14 @@ fn bind(pat: &Pat, v: &Val, outer: &Label, slots: &mut [Val], inspected: &mut La
     }
 }
 
-/// A label for a tool's result: the policy's label, remembering the call it came from.
-pub fn result_label(dc: DcLabel, effect: &Effect) -> Label {
-    let what = format!("the result of `{}.{}`", effect.capability, effect.tool);
-    Label::new(dc, Source { what: what.into(), span: effect.span })
+/// Evaluates pure code (a predicate, a label annotation) on `args` to completion: what
+/// [`Ctx::eval`] does, given to each `Ctx` when a run is made.
+pub fn eval(ctx: &mut Ctx, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
+    let mut vm = Vm::default();
+    vm.enter(&ctx.program, *code, None, args, OnReturn::Finish);
+    match exec(&mut vm, ctx)? {
+        Exit::Done(v) => Ok(v),
+        Exit::Effect(e) => Err(RunError::new(ErrorKind::Type, e.span, "a refinement or label cannot call a tool")),
+        Exit::Hole(h) => Err(RunError::new(ErrorKind::Type, h.span, "a refinement or label cannot hold a hole")),
+    }
 }

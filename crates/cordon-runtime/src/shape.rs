@@ -7,7 +7,8 @@ use std::rc::Rc;
 
 use cordon_syntax::ast::{BinOp, Expr, ExprKind, Item, ItemKind, TypeExpr, TypeExprKind, UnOp};
 
-use crate::compile::{CodeRef, CompileError, ShapeCompiler};
+use crate::error::CompileError;
+use crate::value::CodeRef;
 
 #[derive(Clone, Debug)]
 pub enum Shape {
@@ -143,23 +144,31 @@ impl Decls {
     }
 }
 
+/// What resolving a type needs from the compiler: the declared types, and a refinement's
+/// predicate compiled to code.
+pub(crate) trait Predicates {
+    fn decls(&self) -> &Decls;
+    /// Compiles a refinement predicate: slot 0 is the refined value, then `scope`.
+    fn predicate(&mut self, var: &str, pred: &Expr, scope: &[&str]) -> Result<CodeRef, CompileError>;
+}
+
 /// Type nesting beyond this is refused (aliases are checked for cycles by the checker; this
 /// bounds what unchecked code could do).
 const MAX_DEPTH: usize = 64;
 
-pub(crate) fn resolve(c: &mut ShapeCompiler, te: &TypeExpr, scope: &[&str]) -> Result<Shape, CompileError> {
+pub(crate) fn resolve(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str]) -> Result<Shape, CompileError> {
     resolve_at(c, te, scope, 0)
 }
 
-fn resolve_at(c: &mut ShapeCompiler, te: &TypeExpr, scope: &[&str], depth: usize) -> Result<Shape, CompileError> {
+fn resolve_at(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str], depth: usize) -> Result<Shape, CompileError> {
     let err = |m: &str| Err(CompileError { message: m.to_string(), span: te.span });
     if depth > MAX_DEPTH {
         return err("this type is nested too deeply");
     }
-    let sub = |c: &mut ShapeCompiler, t: &TypeExpr| resolve_at(c, t, scope, depth + 1);
+    let sub = |c: &mut dyn Predicates, t: &TypeExpr| resolve_at(c, t, scope, depth + 1);
     Ok(match &te.kind {
         TypeExprKind::Named { name, args } => {
-            let arg = |c: &mut ShapeCompiler, i: usize| match args.get(i) {
+            let arg = |c: &mut dyn Predicates, i: usize| match args.get(i) {
                 Some(t) => resolve_at(c, t, scope, depth + 1),
                 None => Err(CompileError { message: format!("`{}` needs a type argument", name.name), span: te.span }),
             };

@@ -22,11 +22,12 @@ use sha2::Sha256;
 
 use crate::Run;
 use crate::compile::{self, Compiled};
+use crate::ctx::{ConstState, Ctx};
 use crate::effect::{Effect, HoleRequest};
 use crate::host::{HostState, Sessions};
 use crate::label::Label;
 use crate::limits::Limits;
-use crate::machine::{ConstState, Ctx, Vm};
+use crate::machine::{self, Vm};
 use crate::trace::Event;
 use crate::value::Val;
 
@@ -172,6 +173,7 @@ impl Run {
             consts: s.consts,
             trace: s.trace,
             pc_seen: s.pc_seen,
+            evaluator: machine::eval,
         };
         let run = Run {
             vm: s.vm,

@@ -141,6 +141,25 @@ impl fmt::Display for Str {
     }
 }
 
+/// A compiled body: its index in the program's table of code. Frames and functions refer to
+/// code by index so that calls and returns cost no reference counting; the machine borrows the
+/// code from the program it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeId(u32);
+
+impl CodeId {
+    pub(crate) fn new(index: u32) -> CodeId {
+        CodeId(index)
+    }
+
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+pub type CodeRef = CodeId;
+
 /// An identifier the host gave a host-made value (a linear value, an opaque record or handle).
 pub type HostId = u64;
 
@@ -221,14 +240,14 @@ pub struct Handle {
 /// A function value: a declared function (no captures) or a closure.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Func {
-    pub code: crate::compile::CodeRef,
+    pub code: CodeRef,
     pub captures: Vec<Val>,
     /// See [`depth`].
     pub depth: u32,
 }
 
 impl Func {
-    pub fn new(code: crate::compile::CodeRef, captures: Vec<Val>) -> Func {
+    pub fn new(code: CodeRef, captures: Vec<Val>) -> Func {
         let depth = 1 + captures.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
         Func { code, captures, depth }
     }

@@ -1,0 +1,28 @@
+//! The stages of the effect pipeline: what sits between the boundary, which admitted an
+//! effect, and the host that performs it (the approval gate, an outgoing-data check, a
+//! credential broker), and what each may say.
+
+use cordon_runtime::RunError;
+use cordon_runtime::effect::Effect;
+
+/// What a stage says about an effect the boundary admitted.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Go on to the next stage (and, after the last, perform it).
+    Proceed,
+    /// Wait: the run stops here, intact, until the caller releases or refuses the effect.
+    /// `needs` says what is awaited ("the user's approval of this card").
+    Hold { needs: String },
+    /// Do not perform it: the plan gets the refusal where the tool allows one
+    /// (`Result[T, Refused]`), else the run ends with this diagnostic.
+    Refuse(RunError),
+}
+
+/// A step of the effect pipeline after the boundary and before the host: the approval gate,
+/// an outgoing-data check, a credential broker.
+pub trait Stage {
+    /// The stage's name, for events and diagnostics.
+    fn name(&self) -> &str;
+    /// Decides about `effect`; nothing has been performed or used up yet.
+    fn decide(&mut self, effect: &Effect) -> Verdict;
+}

@@ -1,0 +1,78 @@
+//! What a run shares between its machine and the boundary: the program, the host's state,
+//! limits and what has been spent, the trace. The boundary evaluates policy code (refinements,
+//! labels) through [`Ctx::eval`], which the machine provides when a run is made: the boundary
+//! stands below the machine that drives it, and does not reach into it.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use cordon_syntax::Span;
+use serde::{Deserialize, Serialize};
+
+use crate::builtins::Budget;
+use crate::compile::Compiled;
+use crate::error::{ErrorKind, RunError};
+use crate::host::HostState;
+use crate::label::Label;
+use crate::limits::Limits;
+use crate::trace::Event;
+use crate::value::{CodeRef, Str, Val};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum ConstState {
+    Unset,
+    Computing,
+    Done(Val),
+}
+
+/// The state of one run besides its machine.
+#[derive(Debug)]
+pub struct Ctx {
+    pub program: Rc<Compiled>,
+    pub host: HostState,
+    pub limits: Limits,
+    pub user: Str,
+    pub fuel_used: u64,
+    pub memory_used: u64,
+    pub tool_calls: u32,
+    pub started: Instant,
+    pub consts: Vec<ConstState>,
+    pub trace: Vec<Event>,
+    /// The join of every program-counter label left behind where paths joined: with the pc at
+    /// a failure, what the failure (a limit reached, an overflow) may have depended on.
+    pub pc_seen: Label,
+    /// Runs pure code to completion: the machine's evaluator.
+    pub evaluator: Evaluator,
+}
+
+/// How policy code is run to a value: the machine's `eval`.
+pub type Evaluator = fn(&mut Ctx, &CodeRef, Vec<Val>) -> Result<Val, RunError>;
+
+impl Ctx {
+    /// Evaluates pure code (a predicate, a label annotation) on `args` to completion.
+    pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
+        (self.evaluator)(self, code, args)
+    }
+}
+
+impl Budget for Ctx {
+    fn allocate(&mut self, bytes: u64) -> Result<(), RunError> {
+        self.memory_used = self.memory_used.saturating_add(bytes);
+        if self.memory_used > self.limits.max_memory_bytes {
+            return Err(RunError::new(
+                ErrorKind::Limit,
+                Span::default(),
+                format!("the run allocated more than the memory limit of {} bytes", self.limits.max_memory_bytes),
+            ));
+        }
+        Ok(())
+    }
+
+    fn max_string_bytes(&self) -> usize {
+        self.limits.max_string_bytes
+    }
+
+    fn max_list_len(&self) -> usize {
+        self.limits.max_list_len
+    }
+}
