@@ -79,3 +79,14 @@ pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
         _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
     }
 }
+
+/// Reads an environment's data file and loads it with `from_json`; errors name the file.
+pub(crate) fn load_data_file<E>(path: &std::path::Path, from_json: fn(&str) -> Result<E, String>) -> Result<E, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// An environment's state as JSON (its data file's format).
+pub(crate) fn state_as_json(data: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(data).unwrap_or(serde_json::Value::Null)
+}

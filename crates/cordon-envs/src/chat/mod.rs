@@ -51,8 +51,7 @@ impl Chat {
 
     /// Loads a state from a JSON data file.
     pub fn from_path(path: &Path) -> Result<Chat, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Chat::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+        crate::load_data_file(path, Chat::from_json)
     }
 
     /// The member the agent acts for: the principal `user()` in labels.
@@ -67,7 +66,7 @@ impl Chat {
 
     /// The whole state as JSON (the data file's format).
     pub fn state_json(&self) -> serde_json::Value {
-        serde_json::to_value(&self.data).unwrap_or(serde_json::Value::Null)
+        crate::state_as_json(&self.data)
     }
 
     /// The channels the user can see, in the data file's order.

@@ -50,8 +50,7 @@ impl GitHub {
 
     /// Loads a state from a JSON data file.
     pub fn from_path(path: &Path) -> Result<GitHub, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        GitHub::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+        crate::load_data_file(path, GitHub::from_json)
     }
 
     /// The login of the account the agent acts for: the principal `user()` in labels.
@@ -66,7 +65,7 @@ impl GitHub {
 
     /// The whole state as JSON (the data file's format).
     pub fn state_json(&self) -> serde_json::Value {
-        serde_json::to_value(&self.data).unwrap_or(serde_json::Value::Null)
+        crate::state_as_json(&self.data)
     }
 
     /// Does the text of any issue or comment on a public repository contain `needle`? What a
