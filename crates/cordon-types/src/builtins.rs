@@ -6,8 +6,8 @@ use cordon_smt::Term;
 use cordon_syntax::ast::{Expr, Ident};
 use cordon_syntax::{Code, Span};
 
-use crate::checker::{Checker, LABEL, LABELED, label_ty, plural};
-use crate::expr::Typed;
+use crate::state::Typed;
+use crate::state::{Checker, LABEL, LABELED, label_ty, plural};
 use crate::ty::Ty;
 
 /// The constructors of `Option` and `Result`, which name like builtins.

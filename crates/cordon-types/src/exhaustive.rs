@@ -5,7 +5,7 @@
 use cordon_syntax::ast::{Arm, PatternKind};
 use cordon_syntax::{Code, Span};
 
-use crate::checker::Checker;
+use crate::state::Checker;
 use crate::ty::Ty;
 
 /// A pattern reduced to what exhaustiveness needs.

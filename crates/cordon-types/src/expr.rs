@@ -9,23 +9,11 @@ use cordon_syntax::ast::{
 };
 use cordon_syntax::{Code, Diagnostic, Span};
 
-use crate::checker::{
-    Binding, Checker, ClosureFrame, LABEL, LABELED, Lin, Signature, TypeDef, ValueDef, labeled_ty, plural, suggest,
+use crate::state::{
+    Binding, Checker, ClosureFrame, LABEL, LABELED, Lin, Signature, TypeDef, Typed, ValueDef, labeled_ty, plural,
+    suggest,
 };
 use crate::ty::{FnTy, Ty};
-
-/// A checked expression: its type and, when it has one, the logical term for its value.
-#[derive(Clone, Debug)]
-pub struct Typed {
-    pub ty: Ty,
-    pub term: Option<Term>,
-}
-
-impl Typed {
-    pub fn error() -> Typed {
-        Typed { ty: Ty::Error, term: None }
-    }
-}
 
 /// The arguments of a call; a method call's receiver comes first.
 type Args<'e> = Vec<&'e Expr>;
@@ -127,7 +115,7 @@ impl Checker<'_> {
                 }
                 // Solving a variable copies the type: bound it, or doubling it a few times
                 // over would exhaust time and memory.
-                if crate::checker::type_size(&t, crate::checker::MAX_TYPE_SIZE + 1) > crate::checker::MAX_TYPE_SIZE {
+                if crate::state::type_size(&t, crate::state::MAX_TYPE_SIZE + 1) > crate::state::MAX_TYPE_SIZE {
                     let span =
                         self.var_origin.get(*x as usize).copied().unwrap_or(Span::new(cordon_syntax::FileId(0), 0, 0));
                     self.error(Code::NestingTooDeep, span, "the type of this value is too large").help =
@@ -446,7 +434,7 @@ impl Checker<'_> {
         }
         let ty = Ty::Tuple(tys.clone());
         // Types are trees: `(a, a)` doubles its element's, so a few lines could build a huge one.
-        if crate::checker::type_size(&ty, crate::checker::MAX_TYPE_SIZE + 1) > crate::checker::MAX_TYPE_SIZE {
+        if crate::state::type_size(&ty, crate::state::MAX_TYPE_SIZE + 1) > crate::state::MAX_TYPE_SIZE {
             self.error(Code::NestingTooDeep, span, "the type of this tuple is too large").help =
                 Some("declare a record type for the data".into());
             return Typed::error();

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use cordon_syntax::ast::{Expr, ExprKind, Ident, Module};
 use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 
-use crate::checker::{Checker, ClosureFrame, Lin, Role};
-use crate::expr::Typed;
+use crate::state::Typed;
+use crate::state::{Checker, ClosureFrame, Lin, Role};
 use crate::ty::Ty;
 use crate::{CheckOptions, Checked};
 

@@ -23,6 +23,7 @@ mod expr;
 mod holes;
 mod lint;
 mod logic;
+mod state;
 mod ty;
 
 pub use holes::{BindingKind, CheckedFill, FillOutcome, HoleBinding, HoleSite, check_fill, check_nested_fill};
@@ -35,7 +36,7 @@ use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use checker::{Checker, Entry, Lin, Role, ValueDef};
+use state::{Checker, Entry, Lin, Role, ValueDef};
 use ty::Ty;
 
 /// Settings of one check.

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use cordon_smt::{Answer, FuncDecl, Query, Sort, Term};
 use cordon_syntax::{Code, Diagnostic, Span};
 
-use crate::checker::{Binding, Checker, Fact};
+use crate::state::{Binding, Checker, Fact};
 use crate::ty::{Refinement, Ty};
 
 impl Checker<'_> {

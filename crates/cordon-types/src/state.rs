@@ -1,0 +1,418 @@
+//! The checker's state, shared by its passes (declarations in `checker.rs`, expressions in
+//! `expr.rs`, refinements in `logic.rs`, holes in `holes.rs`, builtins in `builtins.rs`): what
+//! names stand for, the bindings and facts in scope, and the helpers every pass uses. It
+//! imports none of the passes.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
+
+use cordon_smt::{FuncDecl, Solver, Term};
+use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, Module, TypeExpr};
+use cordon_syntax::{Diagnostic, SourceMap, Span};
+
+use crate::ty::Ty;
+
+/// What a type name stands for.
+#[derive(Clone, Debug)]
+pub enum TypeDef {
+    Record { fields: Vec<(String, Ty)>, opaque: bool },
+    Enum { variants: Vec<(String, Vec<Ty>)> },
+    Alias(Ty),
+    Linear,
+    Opaque { arity: usize },
+    Capability { tools: Vec<(String, Rc<Signature>)> },
+}
+
+impl TypeDef {
+    /// Types whose values only the host makes: no literal, constructor or cast produces one.
+    pub fn is_host_made(&self) -> bool {
+        matches!(
+            self,
+            TypeDef::Linear
+                | TypeDef::Opaque { .. }
+                | TypeDef::Capability { .. }
+                | TypeDef::Record { opaque: true, .. }
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct TypeInfo {
+    pub def: TypeDef,
+    pub span: Span,
+}
+
+/// The signature of a function, tool or measure. Parameter refinements may mention earlier and
+/// later parameters by name; the result's refinement may mention all of them.
+#[derive(Clone, Debug)]
+pub struct Signature {
+    pub name: String,
+    pub params: Vec<(String, Ty)>,
+    pub ret: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ValueDef {
+    Fn(Rc<Signature>),
+    Measure(Rc<Signature>),
+    /// `checked` is false until the constant's value has been checked against its type: until
+    /// then its refinement is not a fact (a constant cannot prove itself).
+    Const {
+        ty: Ty,
+        term: Option<Term>,
+        checked: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub params: Vec<(String, Ty, Span)>,
+    pub ret: Ty,
+    pub span: Span,
+}
+
+/// The state of a linear binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lin {
+    Live,
+    Consumed(Span),
+}
+
+/// A local variable.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    pub name: String,
+    pub ty: Ty,
+    pub term: Option<Term>,
+    pub span: Span,
+    /// `Some` for values of a linear type.
+    pub lin: Option<Lin>,
+}
+
+/// A fact the solver may use, with the source text it came from.
+#[derive(Clone, Debug)]
+pub struct Fact {
+    pub term: Term,
+    pub origin: String,
+    /// The constants it mentions.
+    pub vars: Vec<String>,
+}
+
+/// The facts known at the current point, a stack (branches pop what they pushed), indexed by
+/// the constants they mention so that an obligation finds its relevant facts without scanning.
+#[derive(Debug, Default)]
+pub struct Facts {
+    list: Vec<Fact>,
+    by_var: HashMap<String, Vec<usize>>,
+    ground: Vec<usize>,
+}
+
+impl Facts {
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn push(&mut self, fact: Fact) {
+        let id = self.list.len();
+        if fact.vars.is_empty() {
+            self.ground.push(id);
+        }
+        for v in &fact.vars {
+            self.by_var.entry(v.clone()).or_default().push(id);
+        }
+        self.list.push(fact);
+    }
+
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.list.len() {
+            return;
+        }
+        for fact in &self.list[len..] {
+            for v in &fact.vars {
+                if let Some(ids) = self.by_var.get_mut(v) {
+                    ids.retain(|&i| i < len);
+                }
+            }
+        }
+        self.ground.retain(|&i| i < len);
+        self.list.truncate(len);
+    }
+
+    pub fn clear(&mut self) {
+        self.truncate(0);
+    }
+
+    /// The facts that share constants with `goal`, transitively, in the order they were added.
+    pub fn relevant(&self, goal_vars: impl IntoIterator<Item = String>) -> Vec<&Fact> {
+        let mut taken = vec![false; self.list.len()];
+        let mut seen_vars: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut work: Vec<String> = goal_vars.into_iter().collect();
+        for &i in &self.ground {
+            taken[i] = true;
+        }
+        while let Some(v) = work.pop() {
+            if !seen_vars.insert(v.clone()) {
+                continue;
+            }
+            for &i in self.by_var.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
+                if !taken[i] {
+                    taken[i] = true;
+                    work.extend(self.list[i].vars.iter().filter(|w| !seen_vars.contains(*w)).cloned());
+                }
+            }
+        }
+        self.list.iter().zip(taken).filter(|(_, t)| *t).map(|(f, _)| f).collect()
+    }
+}
+
+/// Where a closure starts in the scope stack, and whether it captured a capability. The body of
+/// a hole's fill is checked as a closure called on the spot: `fill` marks its frame.
+#[derive(Clone, Debug)]
+pub struct ClosureFrame {
+    pub depth: usize,
+    pub captures_capability: bool,
+    pub fill: bool,
+}
+
+pub struct Checker<'a> {
+    pub sources: &'a SourceMap,
+    pub diags: Vec<Diagnostic>,
+    pub types: HashMap<String, TypeInfo>,
+    pub values: HashMap<String, ValueDef>,
+    pub entry: Option<Entry>,
+    /// Inference variables: their solutions and where they came from.
+    pub subst: Vec<Option<Ty>>,
+    pub var_origin: Vec<Span>,
+    pub scope: Vec<Binding>,
+    /// Lookups do not see bindings below this index (function bodies, refinements).
+    pub barrier: usize,
+    pub closures: Vec<ClosureFrame>,
+    /// Scope depths where enclosing loop bodies start.
+    pub loops: Vec<usize>,
+    /// Checking a refinement predicate: no effects, no fresh values, measures allowed.
+    pub in_refinement: bool,
+    pub facts: Facts,
+    pub funcs: BTreeMap<String, FuncDecl>,
+    pub solver: Solver,
+    /// Solver time this check may still spend.
+    pub solver_budget: std::time::Duration,
+    pub name_counts: HashMap<String, u32>,
+    /// Type names being resolved (alias cycle detection).
+    pub resolving: Vec<(String, Span)>,
+    pub alias_exprs: HashMap<String, TypeExpr>,
+    /// Number of typed holes checked.
+    pub holes: usize,
+    /// What a model filling each hole checked so far may name, in the order they were checked.
+    pub hole_sites: Vec<crate::HoleSite>,
+    /// The fills to check in place of holes, by the hole's span (see [`crate::check_fill`]).
+    pub fills: HashMap<Span, std::sync::Arc<Module>>,
+    /// The holes whose fill was checked.
+    pub filled: HashSet<Span>,
+    /// While declarations are resolved: the list element types to check once they all are.
+    pub pending_lists: Option<Vec<(Ty, Span, Holder)>>,
+    /// The names of functions, constants and measures that repeat an earlier one.
+    pub duplicate_values: HashSet<Span>,
+    /// Bindings made while their type was still being inferred.
+    pub bound_before_inferred: Vec<(Ident, Ty)>,
+    /// Records and enums that hold a linear value, and those that hold a float.
+    pub linear_types: HashSet<String>,
+    pub float_types: HashSet<String>,
+    /// Who wrote the declaration or body being checked: only policies may name `Label`.
+    pub role: Role,
+    /// Who wrote each type alias (aliases are resolved apart from their modules).
+    pub alias_roles: HashMap<String, Role>,
+    /// Checking an `@label` value: the label functions (`secret`, `public`, ..) are callable.
+    pub in_label: bool,
+    /// Scope depths where enclosing `to_labeled` blocks start.
+    pub labeled_blocks: Vec<usize>,
+    /// The declared default of each measure (`measure m(x: T) -> U = literal`).
+    pub measure_defaults: HashMap<String, Term>,
+    /// What the host says holds of the entry's inputs (see [`CheckOptions::entry_facts`]).
+    pub entry_facts: Option<Vec<crate::EntryFact>>,
+}
+
+impl std::fmt::Debug for Checker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checker").field("diags", &self.diags.len()).finish_non_exhaustive()
+    }
+}
+
+/// Items with the role of the module that declares them.
+pub type RoleItems<'m> = Vec<(Role, &'m Item)>;
+
+/// A type whose element type may not be linear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    List,
+    Labeled,
+}
+
+/// Whether a module was written by the deployer or by the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Policy,
+    Plan,
+}
+
+pub const BUILTIN_TYPES: &[&str] = &["Int", "Float", "Bool", "String", "List", "Option", "Result", LABEL, LABELED];
+
+/// The type of labels, usable in policies only (`@label` values).
+pub const LABEL: &str = "Label";
+/// The host-made box `Labeled[T]` that `to_labeled { .. }` returns.
+pub const LABELED: &str = "Labeled";
+
+/// `Label`.
+pub fn label_ty() -> Ty {
+    Ty::Opaque(Rc::from(LABEL), Vec::new())
+}
+
+/// `Labeled[T]`.
+pub fn labeled_ty(inner: Ty) -> Ty {
+    Ty::Opaque(Rc::from(LABELED), vec![inner])
+}
+
+/// A checked expression: its type and, when it has one, the logical term for its value.
+#[derive(Clone, Debug)]
+pub struct Typed {
+    pub ty: Ty,
+    pub term: Option<Term>,
+}
+
+impl Typed {
+    pub fn error() -> Typed {
+        Typed { ty: Ty::Error, term: None }
+    }
+}
+
+/// The most nodes a type may have once its aliases are expanded.
+pub const MAX_TYPE_SIZE: usize = 4096;
+
+/// The number of nodes in a type, counting no further than `limit`.
+pub fn type_size(t: &Ty, limit: usize) -> usize {
+    fn go(t: &Ty, n: &mut usize, limit: usize) {
+        *n += 1;
+        if *n > limit {
+            return;
+        }
+        match t {
+            Ty::Tuple(ts) | Ty::Opaque(_, ts) => ts.iter().for_each(|t| go(t, n, limit)),
+            Ty::List(t) | Ty::Option(t) => go(t, n, limit),
+            Ty::Result(a, b) => {
+                go(a, n, limit);
+                go(b, n, limit);
+            }
+            Ty::Fn(f) => {
+                f.params.iter().for_each(|t| go(t, n, limit));
+                go(&f.ret, n, limit);
+            }
+            Ty::Refined(r) => go(&r.base, n, limit),
+            _ => {}
+        }
+    }
+    let mut n = 0;
+    go(t, &mut n, limit);
+    n
+}
+
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The closest known name, for "did you mean" hints.
+pub fn suggest<'n>(name: &str, candidates: impl Iterator<Item = &'n str>) -> Option<&'n str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(name, c);
+        let limit = (name.len().max(c.len()) / 3).max(1);
+        // Ties go to the alphabetically first name, so hints do not depend on hash order.
+        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    if a.len() > 64 || b.len() > 64 {
+        return usize::MAX;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Does `e` mention the name `n` (as a variable)?
+pub fn mentions(e: &Expr, n: &str) -> bool {
+    let mut found = false;
+    walk_names(e, &mut |id: &Ident, called: bool| {
+        if !called && id.name == n {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Calls `f` on every name in an expression, with whether it is in callee position.
+pub fn walk_names(e: &Expr, f: &mut dyn FnMut(&Ident, bool)) {
+    use ExprKind as K;
+    match &e.kind {
+        K::Name(id) => f(id, false),
+        K::Call { callee, args } => {
+            if let K::Name(id) = &callee.kind {
+                f(id, true);
+            } else {
+                walk_names(callee, f);
+            }
+            args.iter().for_each(|a| walk_names(a, f));
+        }
+        K::MethodCall { receiver, args, .. } => {
+            walk_names(receiver, f);
+            args.iter().for_each(|a| walk_names(a, f));
+        }
+        K::Tuple(es) | K::List(es) => es.iter().for_each(|a| walk_names(a, f)),
+        K::Record { fields, .. } => fields.iter().for_each(|(_, a)| walk_names(a, f)),
+        K::Field { base, .. } | K::TupleField { base, .. } => walk_names(base, f),
+        K::Index { base, index } => {
+            walk_names(base, f);
+            walk_names(index, f);
+        }
+        K::Unary { operand, .. } => walk_names(operand, f),
+        K::Binary { lhs, rhs, .. } => {
+            walk_names(lhs, f);
+            walk_names(rhs, f);
+        }
+        K::If { cond, then, else_ } => {
+            walk_names(cond, f);
+            walk_block(then, f);
+            if let Some(e) = else_ {
+                walk_names(e, f);
+            }
+        }
+        K::Cast { expr, .. } => walk_names(expr, f),
+        K::Block(b) => walk_block(b, f),
+        // Other forms cannot appear in refinements or annotations; the checker rejects them.
+        _ => {}
+    }
+}
+
+fn walk_block(b: &ast::Block, f: &mut dyn FnMut(&Ident, bool)) {
+    for s in &b.stmts {
+        match s {
+            ast::Stmt::Let { value, .. } => walk_names(value, f),
+            ast::Stmt::Expr(e) => walk_names(e, f),
+        }
+    }
+    if let Some(t) = &b.tail {
+        walk_names(t, f);
+    }
+}
