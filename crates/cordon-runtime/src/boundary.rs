@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use cordon_syntax::Span;
 
-use crate::builtins::equal;
+use crate::builtins::{deep_label_within, equal};
 use crate::compile::{EntryDecl, ToolDecl};
 use crate::ctx::Ctx;
 use crate::effect::Effect;
@@ -78,11 +78,7 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
         ctx.host.register_record(id, record.clone());
     }
     let refusal = Value::Variant(Rc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
-    let mut chosen = effect.pc.clone();
-    for (_, a) in &effect.args {
-        chosen.join_mut(&arg_label(ctx, a));
-    }
-    Some(Val { value: refusal, label: chosen })
+    Some(Val { value: refusal, label: chosen(ctx, effect) })
 }
 
 /// Records that `effect` was refused (by the boundary, or by a stage after it).
@@ -172,25 +168,17 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
 /// host's own (the boundary checked they are unchanged), so passing one back says only which one
 /// was chosen: its own label.
 fn arg_label(ctx: &Ctx, arg: &Val) -> Label {
-    let mut label = arg.label.clone();
-    let mut stack: Vec<&Val> = Vec::new();
-    parts(ctx, &arg.value, &mut stack);
-    while let Some(v) = stack.pop() {
-        label.join_mut(&v.label);
-        parts(ctx, &v.value, &mut stack);
-    }
-    label
+    deep_label_within(arg, &|r| r.host.is_none() || !ctx.program.decls.is_opaque_record(&r.ty))
 }
 
-fn parts<'a>(ctx: &Ctx, v: &'a Value, stack: &mut Vec<&'a Val>) {
-    match v {
-        Value::Record(r) if r.host.is_some() && ctx.program.decls.is_opaque_record(&r.ty) => {}
-        Value::Record(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
-        Value::Tuple(items) | Value::List(items) => stack.extend(items.iter()),
-        Value::Variant(x) => stack.extend(x.payload.iter()),
-        Value::Func(f) => stack.extend(f.captures.iter()),
-        _ => {}
+/// What chose a call: the decision to make it and what it was asked. A tool's answer (and a
+/// new session's state, and a refusal) depends on no more and no less.
+fn chosen(ctx: &Ctx, effect: &Effect) -> Label {
+    let mut label = effect.pc.clone();
+    for (_, a) in &effect.args {
+        label.join_mut(&arg_label(ctx, a));
     }
+    label
 }
 
 /// The decision to call (the pc) may not flow to a sink: name what the decision depended on,
@@ -403,10 +391,7 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -
     // What a tool returns depends on what it was asked (a file chosen by untrusted text is
     // untrusted) and on the decision to ask: the arguments' and pc's labels join the policy's.
     // They also decided the measures of any new linear value (is the next session tainted?).
-    let mut chosen = effect.pc.clone();
-    for a in &args {
-        chosen.join_mut(&arg_label(ctx, a));
-    }
+    let chosen = chosen(ctx, effect);
     mark_linear(ctx, &adopted, &chosen);
     let dc = match &decl.returns_label {
         Some(code) => label_value(ctx.eval(code, args.clone())?)?,
@@ -460,10 +445,14 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
         (Shape::Linear(ty), _) => Value::handle(ty.clone(), ctx.host.make_linear(ty)),
         (Shape::Opaque(ty), _) => Value::handle(ty.clone(), ctx.host.make_handle(ty)),
         (Shape::Record(ty), Value::Record(r)) if r.ty == *ty => {
-            let fields = label_fields(ctx, ty, &r.fields)?;
+            let labelled = label_fields(ctx, ty, &r.fields)?;
             if !ctx.program.decls.is_opaque_record(ty) {
-                return Ok(Value::Record(Rc::new(Record::new(r.ty.clone(), fields, None))));
+                return Ok(match labelled {
+                    Some(fields) => Value::Record(Rc::new(Record::new(r.ty.clone(), fields, None))),
+                    None => Value::Record(r),
+                });
             }
+            let fields = labelled.unwrap_or_else(|| r.fields.clone());
             let id = ctx.host.fresh_id();
             let made = Value::Record(Rc::new(Record::new(r.ty.clone(), fields, Some(id))));
             ctx.host.register_record(id, made.clone());
@@ -523,16 +512,20 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
     })
 }
 
-/// Puts on a tool result's record fields the labels their type declares
+/// A record's field: its name and value.
+type Field = (Rc<str>, Val);
+
+/// The fields of a tool result's record with the labels their type declares
 /// (`body: String @label(untrusted())`): who wrote a field, not only who returned the record.
-fn label_fields(ctx: &mut Ctx, ty: &str, fields: &[(Rc<str>, Val)]) -> Result<Vec<(Rc<str>, Val)>, RunError> {
+/// `None` where the type labels no field.
+fn label_fields(ctx: &mut Ctx, ty: &str, fields: &[Field]) -> Result<Option<Vec<Field>>, RunError> {
     let program = ctx.program.clone();
-    let mut out = fields.to_vec();
     let (Some(labels), Some(TypeDecl::Record { fields: declared, .. })) =
         (program.field_labels.get(ty), program.decls.types.get(ty))
     else {
-        return Ok(out);
+        return Ok(None);
     };
+    let mut out = fields.to_vec();
     // The label code reads the fields in declared order; the host may list them in any.
     let mut values = Vec::with_capacity(declared.len());
     for (name, _) in declared {
@@ -552,7 +545,7 @@ fn label_fields(ctx: &mut Ctx, ty: &str, fields: &[(Rc<str>, Val)]) -> Result<Ve
             field.label.join_mut(&Label::new(dc, crate::label::Source { what: what.into(), span: Span::default() }));
         }
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 fn adopt_variant<'s>(
@@ -647,8 +640,8 @@ pub fn sessions_now(
             && let Some(id) = ctx.host.newest_linear(ty)
         {
             let mut label = ctx.host.decided_by(id);
-            if let Some(path) = handed_back.and_then(|v| path_label(&v.value, id)) {
-                label.join_mut(&path.join(&handed_back.map(|v| v.label.clone()).unwrap_or_default()));
+            if let Some(path) = handed_back.and_then(|v| path_label(v, id)) {
+                label.join_mut(&path);
             }
             if let Some(f) = failure {
                 label.join_mut(f);
@@ -660,17 +653,17 @@ pub fn sessions_now(
     out
 }
 
-/// The join of the labels on the way from inside `v` to the handle `id` (the handle's own
-/// included), if `v` holds it.
-fn path_label(v: &Value, id: HostId) -> Option<Label> {
-    let inside = |items: &[Val]| items.iter().find_map(|x| path_label(&x.value, id).map(|l| l.join(&x.label)));
-    match v {
+/// The join of the labels on the way from `v` to the handle `id` inside it (`v`'s and the
+/// handle's own included), if `v` holds it.
+fn path_label(v: &Val, id: HostId) -> Option<Label> {
+    let inside = match &v.value {
         Value::Handle(h) if h.id == id => Some(Label::bottom()),
-        Value::Tuple(items) | Value::List(items) => inside(items),
-        Value::Variant(x) => inside(&x.payload),
-        Value::Record(r) => r.fields.iter().find_map(|(_, x)| path_label(&x.value, id).map(|l| l.join(&x.label))),
+        Value::Tuple(items) | Value::List(items) => items.iter().find_map(|x| path_label(x, id)),
+        Value::Variant(x) => x.payload.iter().find_map(|p| path_label(p, id)),
+        Value::Record(r) => r.fields.iter().find_map(|(_, x)| path_label(x, id)),
         _ => None,
-    }
+    };
+    inside.map(|l| l.join(&v.label))
 }
 
 /// The plan's result may hold only genuine host-made values: the linear values it hands back

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use crate::error::{ErrorKind, RunError};
 use crate::label::{DcLabel, Label};
-use crate::value::{Val, Value};
+use crate::value::{Record, Val, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {
@@ -196,11 +196,17 @@ pub fn check_list_len(len: usize, budget: &mut dyn Budget) -> Result<(), RunErro
 /// The join of the labels of a value and of everything inside it: what comparing or sending
 /// the whole value reveals.
 pub fn deep_label(v: &Val) -> Label {
+    deep_label_within(v, &|_| true)
+}
+
+/// [`deep_label`], looking inside a record only where `enter` says so (the boundary does not
+/// look inside the host's own records: passing one back says only which one it is).
+pub fn deep_label_within(v: &Val, enter: &dyn Fn(&Record) -> bool) -> Label {
     let mut l = v.label.clone();
     if has_parts(&v.value) {
         let mut stack: Vec<&Val> = Vec::new();
-        push_parts(&v.value, &mut stack);
-        join_deep(&mut l, &mut stack);
+        push_parts(&v.value, &mut stack, enter);
+        join_deep(&mut l, &mut stack, enter);
     }
     l
 }
@@ -210,11 +216,11 @@ fn has_parts(v: &Value) -> bool {
     matches!(v, Value::Tuple(_) | Value::List(_) | Value::Record(_) | Value::Variant(_) | Value::Func(_))
 }
 
-fn push_parts<'a>(v: &'a Value, stack: &mut Vec<&'a Val>) {
+fn push_parts<'a>(v: &'a Value, stack: &mut Vec<&'a Val>, enter: &dyn Fn(&Record) -> bool) {
     match v {
         Value::Tuple(items) => stack.extend(items.iter()),
         Value::List(items) => stack.extend(items.iter()),
-        Value::Record(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
+        Value::Record(r) if enter(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
         Value::Variant(x) => stack.extend(x.payload.iter()),
         Value::Labeled(_) => {} // the box hides its content's label; `unlabel` raises it
         Value::Func(f) => stack.extend(f.captures.iter()),
@@ -223,10 +229,10 @@ fn push_parts<'a>(v: &'a Value, stack: &mut Vec<&'a Val>) {
 }
 
 /// Joins into `l` the labels of the values on `stack` and of everything inside them.
-fn join_deep(l: &mut Label, stack: &mut Vec<&Val>) {
+fn join_deep(l: &mut Label, stack: &mut Vec<&Val>, enter: &dyn Fn(&Record) -> bool) {
     while let Some(v) = stack.pop() {
         l.join_mut(&v.label);
-        push_parts(&v.value, stack);
+        push_parts(&v.value, stack, enter);
     }
 }
 
@@ -285,8 +291,8 @@ fn elements_label(xs: &[Val]) -> Label {
     for x in xs {
         l.join_mut(&x.label);
         if has_parts(&x.value) {
-            push_parts(&x.value, &mut stack);
-            join_deep(&mut l, &mut stack);
+            push_parts(&x.value, &mut stack, &|_| true);
+            join_deep(&mut l, &mut stack, &|_| true);
         }
     }
     l

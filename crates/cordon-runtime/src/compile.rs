@@ -9,10 +9,10 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use cordon_syntax::Span;
 use cordon_syntax::ast::{
     Arm, BinOp, Block, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
 };
+use cordon_syntax::{FileId, Span};
 
 use crate::builtins::Builtin;
 pub use crate::error::CompileError;
@@ -280,6 +280,8 @@ pub struct Compiled {
     pub holes: Vec<HoleScope>,
     /// The global names, for compiling fills later.
     globals: Globals,
+    /// The files it was compiled from.
+    pub origin: Origin,
 }
 
 /// What a hole's fill can name: every binding visible at the hole, and where the running code
@@ -361,6 +363,8 @@ fn is_comparison(op: BinOp) -> bool {
 }
 
 pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, CompileError> {
+    let origin =
+        Origin { policies: policies.iter().map(|m| m.file).collect(), plan: plan.map(|m| m.file), fills: Vec::new() };
     let modules: Vec<&Module> = policies.iter().chain(plan).collect();
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
     let decls = Decls::collect(&items);
@@ -457,6 +461,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         plan,
         holes: c.holes,
         globals: c.globals,
+        origin,
     })
 }
 
@@ -466,6 +471,7 @@ impl Compiled {
         self.codes.extend(fill.codes);
         self.fns.extend(fill.fns);
         self.holes.extend(fill.holes);
+        self.origin.fills.push(fill.record);
     }
 }
 
@@ -477,6 +483,25 @@ pub struct CompiledFill {
     pub holes: Vec<HoleScope>,
     /// The body: its parameters are the hole's arguments, its captures the hole's scope.
     pub body: CodeId,
+    /// Where it came from.
+    pub record: FillRecord,
+}
+
+/// The source files a program was compiled from, fills included in the order they were
+/// entered: what a saved run compiles again.
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    pub policies: Vec<FileId>,
+    pub plan: Option<FileId>,
+    pub fills: Vec<FillRecord>,
+}
+
+/// A fill a run entered: the hole it filled, its source file, its arguments' names.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct FillRecord {
+    pub site: usize,
+    pub file: FileId,
+    pub arg_names: Vec<String>,
 }
 
 /// Compiles a model's fill for the hole `site` of `program`. The fill's body is a closure
@@ -543,7 +568,8 @@ pub fn compile_fill(
             }
         }
     }
-    Ok(CompiledFill { codes: c.codes, fns, holes: c.holes, body })
+    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec() };
+    Ok(CompiledFill { codes: c.codes, fns, holes: c.holes, body, record })
 }
 
 /// The value of a literal expression (a measure's default).

@@ -64,9 +64,6 @@ use machine::{Exit, Vm};
 #[derive(Debug, Clone)]
 pub struct Program {
     compiled: Rc<Compiled>,
-    /// The files its policies and plan came from: a saved run compiles them again.
-    policies: Vec<cordon_syntax::FileId>,
-    plan: Option<cordon_syntax::FileId>,
 }
 
 impl Program {
@@ -82,11 +79,7 @@ impl Program {
     }
 
     fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Program, CompileError> {
-        Ok(Program {
-            compiled: Rc::new(compile::compile(policies, plan)?),
-            policies: policies.iter().map(|m| m.file).collect(),
-            plan: plan.map(|m| m.file),
-        })
+        Ok(Program { compiled: Rc::new(compile::compile(policies, plan)?) })
     }
 
     /// The names of the entry's linear parameters and their types: what a host keeps between
@@ -141,9 +134,6 @@ pub enum Step {
 pub struct Run {
     vm: Vm,
     ctx: Ctx,
-    /// The files the run's program was compiled from.
-    policies: Vec<cordon_syntax::FileId>,
-    plan: Option<cordon_syntax::FileId>,
     waiting: Option<Effect>,
     /// Whether the waiting effect was committed (is being performed).
     committed: bool,
@@ -155,8 +145,6 @@ pub struct Run {
     /// What the failure that ended the run may have depended on: the pc at the failure and
     /// every label the pc was raised by before it.
     failure: Option<Label>,
-    /// The fills entered, in order: what a saved run needs to compile its code again.
-    fills: Vec<snapshot::FillRecord>,
 }
 
 impl Run {
@@ -187,8 +175,6 @@ impl Run {
         Ok(Run {
             vm: Vm::start(&compiled, plan, args),
             ctx,
-            policies: program.policies.clone(),
-            plan: program.plan,
             waiting: None,
             committed: false,
             waiting_hole: None,
@@ -196,7 +182,6 @@ impl Run {
             finished: false,
             result: None,
             failure: None,
-            fills: Vec::new(),
         })
     }
 
@@ -328,7 +313,6 @@ impl Run {
         };
         let body = compiled.body;
         Rc::make_mut(&mut self.ctx.program).extend(compiled);
-        self.fills.push(snapshot::FillRecord { site: hole.site, file: fill.file, arg_names: arg_names.to_vec() });
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
         // The fill's label also names its hole, so a refusal can point at the code's origin.
         let label = if label.is_bottom() {

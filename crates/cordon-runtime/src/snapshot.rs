@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
 use crate::Run;
-use crate::compile::{self, Compiled};
+use crate::compile::{self, Compiled, FillRecord};
 use crate::ctx::{ConstState, Ctx};
 use crate::effect::{Effect, HoleRequest};
 use crate::host::{HostState, Sessions};
@@ -36,14 +36,6 @@ const VERSION: u32 = 1;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;
-
-/// A fill the run entered: the hole it filled, its source file, its arguments' names.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct FillRecord {
-    pub site: usize,
-    pub file: FileId,
-    pub arg_names: Vec<String>,
-}
 
 /// Why a saved run cannot be resumed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,9 +107,9 @@ impl Run {
         let snapshot = Snapshot {
             version: VERSION,
             sources: sources.files().map(|(_, f)| (f.name.clone(), f.text.clone())).collect(),
-            policies: self.policies.clone(),
-            plan: self.plan,
-            fills: self.fills.clone(),
+            policies: self.ctx.program.origin.policies.clone(),
+            plan: self.ctx.program.origin.plan,
+            fills: self.ctx.program.origin.fills.clone(),
             vm: self.vm.clone(),
             host: self.ctx.host.clone(),
             limits: self.ctx.limits.clone(),
@@ -178,8 +170,6 @@ impl Run {
         let run = Run {
             vm: s.vm,
             ctx,
-            policies: s.policies,
-            plan: s.plan,
             waiting: s.waiting,
             committed: s.committed,
             waiting_hole: s.waiting_hole,
@@ -187,7 +177,6 @@ impl Run {
             finished: s.finished,
             result: s.result,
             failure: s.failure,
-            fills: s.fills,
         };
         Ok((run, sources))
     }
