@@ -7,9 +7,8 @@
 use std::hint::black_box;
 
 use cordon_engine::{Ending, Engine, Stage, Verdict};
-use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::value::{Record, Val, Value};
-use cordon_runtime::{Config, Program, Run, Sessions};
+use cordon_runtime::{Config, Effect, Json, Program, Run, Sessions, ToolCall, ToolHost};
+use serde_json::json;
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
@@ -22,21 +21,13 @@ const KEY: &[u8] = b"a benchmark's key";
 struct Shop;
 
 impl ToolHost for Shop {
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
-        let order = |id: i64, customer: &str, total: i64| {
-            let fields = vec![
-                ("id".into(), Val::plain(Value::Int(id))),
-                ("customer".into(), Val::plain(Value::str(customer))),
-                ("items".into(), Val::plain(Value::list(vec![Value::Int(42)]))),
-                ("total".into(), Val::plain(Value::Int(total))),
-            ];
-            Value::Record(std::rc::Rc::new(Record::new("Order".into(), fields, None)))
-        };
-        Ok(match &*effect.tool {
-            "orders" => Value::list(vec![order(1, "ann", 1200), order(2, "bo", 5400), order(3, "cy", 800)]),
-            "stock" => Value::Int(12),
-            "refund" => Value::Bool(true),
-            _ => Value::Unit,
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        let order = |id: i64, customer: &str, total: i64| json!({ "id": id, "customer": customer, "items": [42], "total": total });
+        Ok(match call.tool() {
+            "orders" => json!([order(1, "ann", 1200), order(2, "bo", 5400), order(3, "cy", 800)]),
+            "stock" => json!(12),
+            "refund" => json!(true),
+            _ => Json::Null,
         })
     }
 }

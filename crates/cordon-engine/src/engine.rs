@@ -1,6 +1,6 @@
 //! The one loop that drives a run, and the stages an effect passes through.
 
-use cordon_runtime::effect::{Effect, HoleRequest, ToolHost};
+use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
 use cordon_runtime::{Config, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
 
 use crate::event::{Event, Observer};
@@ -193,7 +193,7 @@ impl<'a> Engine<'a> {
 
     fn perform(&mut self, run: &mut Run, effect: &Effect) -> Result<Step, RunError> {
         run.commit()?;
-        let answer = self.hosts.perform(effect);
+        let answer = self.hosts.perform(&ToolCall::new(effect));
         self.emit(&Event::EffectPerformed { effect, answer: &answer });
         run.resume(answer)
     }

@@ -2,9 +2,9 @@
 //! store, a test. Views of a run (the trace a user reads, the demo) are built from these, never
 //! from rendered text.
 
-use cordon_runtime::RunError;
+use cordon_runtime::{Json, RunError};
 use cordon_runtime::effect::{Effect, HoleRequest};
-use cordon_runtime::value::{Val, Value};
+use cordon_runtime::value::Val;
 
 use crate::stage::Verdict;
 
@@ -16,7 +16,7 @@ pub enum Event<'a> {
     /// A stage decided about an effect.
     StageDecided { stage: &'a str, effect: &'a Effect, verdict: &'a Verdict },
     /// The host performed an effect and answered.
-    EffectPerformed { effect: &'a Effect, answer: &'a Result<Value, String> },
+    EffectPerformed { effect: &'a Effect, answer: &'a Result<Json, String> },
     /// The run reached a typed hole.
     HoleReached(&'a HoleRequest),
     /// The run waits at an effect a stage holds.

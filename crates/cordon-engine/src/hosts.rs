@@ -1,8 +1,7 @@
 //! Tool hosts composed per run: each capability is served by the host registered for it, so one
 //! run can act in several environments (a GitHub and a chat workspace, later MCP servers).
 
-use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::value::Value;
+use cordon_runtime::{Json, ToolCall, ToolHost};
 
 /// The hosts of one run, by the capability each serves. Itself a [`ToolHost`]: an effect goes
 /// to the host of its capability, or to the host registered for every capability.
@@ -38,12 +37,12 @@ impl<'a> Hosts<'a> {
 }
 
 impl ToolHost for Hosts<'_> {
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
-        let named = self.by_capability.iter_mut().find(|(c, _)| **c == *effect.capability);
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        let named = self.by_capability.iter_mut().find(|(c, _)| c == call.capability());
         match (named, &mut self.fallback) {
-            (Some((_, host)), _) => host.perform(effect),
-            (None, Some(host)) => host.perform(effect),
-            (None, None) => Err(format!("no host serves the capability `{}`", effect.capability)),
+            (Some((_, host)), _) => host.perform(call),
+            (None, Some(host)) => host.perform(call),
+            (None, None) => Err(format!("no host serves the capability `{}`", call.capability())),
         }
     }
 }

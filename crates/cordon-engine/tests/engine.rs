@@ -4,7 +4,7 @@
 
 use cordon_engine::{Ending, Engine, Event, Hosts, Observer, Stage, Verdict};
 use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::{Config, Decision, ErrorKind, Program, Run, RunError, Sessions, Value};
+use cordon_runtime::{Config, Decision, ErrorKind, Json, Program, Run, RunError, Sessions, ToolCall, Value};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 
@@ -35,17 +35,17 @@ fn start() -> Run {
 /// A host that records the tools it performed and answers `send` with `answer`.
 struct Host {
     performed: Vec<String>,
-    answer: Value,
+    answer: Json,
 }
 
 impl ToolHost for Host {
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
-        self.performed.push(format!("{}.{}", effect.capability, effect.tool));
-        Ok(if &*effect.tool == "send" { self.answer.clone() } else { Value::Unit })
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        self.performed.push(format!("{}.{}", call.capability(), call.tool()));
+        Ok(if call.tool() == "send" { self.answer.clone() } else { Json::Null })
     }
 }
 
-fn host(answer: Value) -> Host {
+fn host(answer: Json) -> Host {
     Host { performed: Vec::new(), answer }
 }
 
@@ -66,7 +66,7 @@ impl Stage for Gate {
 
 #[test]
 fn each_capability_is_served_by_its_own_host() {
-    let (mut mail, mut log) = (host(Value::Int(7)), host(Value::Unit));
+    let (mut mail, mut log) = (host(Json::from(7)), host(Json::Null));
     let mut hosts = Hosts::new().serve("Mail", &mut mail).serve("Log", &mut log);
     let mut run = start();
     let Ending::Done(v) = Engine::new(&mut hosts).start(&mut run) else { panic!("the plan finishes") };
@@ -77,7 +77,7 @@ fn each_capability_is_served_by_its_own_host() {
 
 #[test]
 fn a_capability_no_host_serves_ends_the_run_with_a_clear_error() {
-    let mut log = host(Value::Unit);
+    let mut log = host(Json::Null);
     let mut hosts = Hosts::new().serve("Log", &mut log);
     let mut run = start();
     let Ending::Failed(e) = Engine::new(&mut hosts).start(&mut run) else { panic!("the run fails") };
@@ -87,7 +87,7 @@ fn a_capability_no_host_serves_ends_the_run_with_a_clear_error() {
 
 #[test]
 fn a_held_effect_waits_intact_and_runs_when_released() {
-    let mut all = host(Value::Int(1));
+    let mut all = host(Json::from(1));
     let mut gate = Gate { on_send: || Verdict::Hold { needs: "the user's approval".into() } };
     let mut run = start();
     let ending = Engine::new(&mut all).with_stage(&mut gate).start(&mut run);
@@ -107,7 +107,7 @@ fn a_held_effect_waits_intact_and_runs_when_released() {
 
 #[test]
 fn a_refusal_ends_the_run_and_nothing_is_performed() {
-    let mut all = host(Value::Int(1));
+    let mut all = host(Json::from(1));
     let mut gate =
         Gate { on_send: || Verdict::Refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "denied")) };
     let mut run = start();
@@ -143,7 +143,7 @@ impl Observer for Heard {
 
 #[test]
 fn observers_hear_every_step_in_order() {
-    let mut all = host(Value::Int(3));
+    let mut all = host(Json::from(3));
     let mut gate = Gate { on_send: || Verdict::Proceed };
     let mut heard = Heard::default();
     let mut run = start();

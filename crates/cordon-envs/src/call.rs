@@ -1,39 +1,31 @@
-//! Decoding a tool call's arguments, for every simulated environment's tool host: each error
-//! names the tool and the parameter, and nothing panics on arguments a program could not have
-//! produced. Each environment adds its own record decoders (`impl Call` in its `tools.rs`).
+//! Reading a tool call's arguments, for every simulated environment's tool host: each argument
+//! is decoded from its JSON with serde into the type the host wants (`String`, or a struct with
+//! the fields it reads), and each error names the tool and the parameter. Nothing panics on
+//! arguments a program could not have produced.
 
-use cordon_runtime::effect::Effect;
-use cordon_runtime::value::{Record, Value};
+use cordon_runtime::ToolCall;
+use serde::de::DeserializeOwned;
 
 /// A tool call's arguments, decoded with errors that name the tool and the parameter.
-pub(crate) struct Call<'a> {
-    pub effect: &'a Effect,
+pub(crate) struct Args<'a> {
+    pub call: &'a ToolCall<'a>,
 }
 
-impl<'a> Call<'a> {
+impl Args<'_> {
     pub fn error(&self, param: &str, problem: &str) -> String {
-        format!("{}.{}: the argument `{param}` {problem}", self.effect.capability, self.effect.tool)
+        format!("{}.{}: the argument `{param}` {problem}", self.call.capability(), self.call.tool())
     }
 
-    pub fn arg(&self, param: &str) -> Result<&'a Value, String> {
-        self.effect.arg(param).ok_or_else(|| self.error(param, "is missing"))
+    /// The argument for `param`, of the declared type `ty`, as the `T` this host reads it into.
+    pub fn get<T: DeserializeOwned>(&self, param: &str, ty: &str) -> Result<T, String> {
+        let Some(json) = self.call.arg(param) else {
+            return Err(self.error(param, "is missing"));
+        };
+        T::deserialize(json).map_err(|e| self.error(param, &format!("is not a {ty}: {e}")))
     }
 
-    pub fn str(&self, param: &str) -> Result<&'a str, String> {
-        match self.arg(param)? {
-            Value::Str(s) => Ok(s),
-            other => Err(self.error(param, &format!("should be a String, found {}", other.kind()))),
-        }
-    }
-
-    pub fn record(&self, param: &str, ty: &str) -> Result<&'a Record, String> {
-        match self.arg(param)? {
-            Value::Record(r) if &*r.ty == ty => Ok(r),
-            other => Err(self.error(param, &format!("should be a {ty}, found {}", other.kind()))),
-        }
-    }
-
-    pub fn field(&self, param: &str, record: &'a Record, field: &str) -> Result<&'a Value, String> {
-        record.field(field).map(|v| &v.value).ok_or_else(|| self.error(param, &format!("has no field `{field}`")))
+    /// The `String` argument for `param`.
+    pub fn str(&self, param: &str) -> Result<String, String> {
+        self.get(param, "String")
     }
 }

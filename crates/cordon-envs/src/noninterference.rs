@@ -23,9 +23,8 @@
 
 use std::fmt;
 
-use cordon_runtime::effect::{Effect, ToolHost};
 use cordon_runtime::value::Value;
-use cordon_runtime::{Config, Limits, Program, Sessions};
+use cordon_runtime::{Config, Json, Limits, Program, Sessions, ToolCall, ToolHost};
 
 use crate::github::{Data, FileData, GitHub, IssueData, RepoData};
 
@@ -236,12 +235,12 @@ struct Recording {
 }
 
 impl ToolHost for Recording {
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
-        if PUBLIC_TOOLS.contains(&&*effect.tool) {
-            let args = effect.args.iter().map(|(n, v)| (n.to_string(), identity(&v.value))).collect();
-            self.effects.push(PublicEffect { tool: effect.tool.to_string(), args });
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        if PUBLIC_TOOLS.contains(&call.tool()) {
+            let args = call.effect.args.iter().map(|(n, v)| (n.to_string(), identity(&v.value))).collect();
+            self.effects.push(PublicEffect { tool: call.tool().to_string(), args });
         }
-        self.gh.perform(effect)
+        self.gh.perform(call)
     }
 }
 

@@ -391,7 +391,7 @@ fn a_forged_channel_for_a_channel_alice_is_not_in_is_refused_by_the_host_too() {
         "read_channel",
         vec![("c".into(), cordon_runtime::value::Val::plain(hr))],
     );
-    let err = cordon_runtime::ToolHost::perform(&mut chat, &effect).unwrap_err();
+    let err = cordon_runtime::ToolHost::perform(&mut chat, &cordon_runtime::ToolCall::new(&effect)).unwrap_err();
     assert!(err.contains("no channel `#hr` that alice can see"), "{err}");
 }
 

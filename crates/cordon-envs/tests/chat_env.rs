@@ -3,60 +3,47 @@
 //! arguments.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use std::rc::Rc;
-
 use cordon_envs::chat::{Chat, TICK};
 use cordon_envs::env;
-use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::value::{Val, Value};
+use cordon_runtime::{Effect, Json, ToolCall, ToolHost};
+use serde_json::json;
 
 fn chat() -> Chat {
     Chat::builtin().unwrap()
 }
 
-fn call(tool: &str, args: Vec<(&str, Value)>) -> Effect {
-    Effect::outside_a_run("Chat", tool, args.into_iter().map(|(n, v)| (Rc::from(n), Val::plain(v))).collect())
+/// Performs `tool` with `args` (name, JSON) as the host receives a call.
+fn perform(chat: &mut Chat, tool: &str, args: Vec<(&str, Json)>) -> Result<Json, String> {
+    let effect = Effect::outside_a_run("Chat", tool, Vec::new());
+    chat.perform(&ToolCall { effect: &effect, args: args.into_iter().map(|(n, v)| (n.to_string(), v)).collect() })
 }
 
-fn perform(chat: &mut Chat, tool: &str, args: Vec<(&str, Value)>) -> Result<Value, String> {
-    chat.perform(&call(tool, args))
+fn field(v: &Json, name: &str) -> Json {
+    v.get(name).cloned().unwrap_or_else(|| panic!("no field `{name}` in {v}"))
 }
 
-fn field(v: &Value, name: &str) -> Value {
-    match v {
-        Value::Record(r) => r.field(name).unwrap().value.clone(),
-        other => panic!("not a record: {other}"),
-    }
+/// The names of an object's members, sorted.
+fn field_names(v: &Json) -> Vec<&str> {
+    let mut names: Vec<&str> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().map(String::as_str).collect();
+    names.sort_unstable();
+    names
 }
 
-fn field_names(v: &Value) -> Vec<String> {
-    match v {
-        Value::Record(r) => r.fields.iter().map(|(n, _)| n.to_string()).collect(),
-        other => panic!("not a record: {other}"),
-    }
+fn items(v: &Json) -> Vec<Json> {
+    v.as_array().cloned().unwrap_or_else(|| panic!("not a list: {v}"))
 }
 
-fn items(v: &Value) -> Vec<Value> {
-    match v {
-        Value::List(xs) => xs.iter().map(|x| x.value.clone()).collect(),
-        other => panic!("not a list: {other}"),
-    }
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::Str(s) => s.to_string(),
-        other => panic!("not a string: {other}"),
-    }
+fn text(v: &Json) -> String {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
 }
 
 /// The `Channel` record `list_channels` gives for `#name`.
-fn channel(chat: &mut Chat, name: &str) -> Value {
+fn channel(chat: &mut Chat, name: &str) -> Json {
     let all = items(&perform(chat, "list_channels", vec![]).unwrap());
     all.into_iter().find(|c| text(&field(c, "name")) == name).unwrap_or_else(|| panic!("no #{name}"))
 }
 
-fn read(chat: &mut Chat, name: &str) -> Vec<Value> {
+fn read(chat: &mut Chat, name: &str) -> Vec<Json> {
     let c = channel(chat, name);
     items(&perform(chat, "read_channel", vec![("c", c)]).unwrap())
 }
@@ -110,8 +97,8 @@ fn list_channels_lists_public_channels_and_the_users_private_ones() {
     let all = items(&perform(&mut chat, "list_channels", vec![]).unwrap());
     let names: Vec<String> = all.iter().map(|c| text(&field(c, "name"))).collect();
     assert_eq!(names, ["general", "random", "books", "leadership"], "#hr is private and alice is not in it");
-    assert_eq!(field_names(&all[0]), ["name", "private", "members"], "fields in declaration order");
-    assert_eq!(field(&all[3], "private"), Value::Bool(true));
+    assert_eq!(field_names(&all[0]), ["members", "name", "private"], "the declared fields");
+    assert_eq!(field(&all[3], "private"), json!(true));
     let members: Vec<String> = items(&field(&all[3], "members")).iter().map(text).collect();
     assert_eq!(members, ["alice", "bob", "carol"]);
     assert!(chat.channel("hr").is_none());
@@ -122,14 +109,11 @@ fn read_channel_gives_messages_oldest_first() {
     let mut chat = chat();
     let general = read(&mut chat, "general");
     assert_eq!(general.len(), 7);
-    assert_eq!(field_names(&general[0]), ["channel", "sender", "time", "text"]);
-    assert_eq!(field(&general[0], "channel"), Value::str("general"));
+    assert_eq!(field_names(&general[0]), ["channel", "sender", "text", "time"], "the declared fields");
+    assert_eq!(field(&general[0], "channel"), json!("general"));
     let times: Vec<i64> = general
         .iter()
-        .map(|m| match field(m, "time") {
-            Value::Int(t) => t,
-            other => panic!("{other}"),
-        })
+        .map(|m| field(m, "time").as_i64().unwrap_or_else(|| panic!("not an Int time: {m}")))
         .collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
     assert_eq!(read(&mut chat, "books").len(), 1);
@@ -150,14 +134,14 @@ fn post_message_posts_as_the_user_at_the_hosts_time() {
     let mut chat = chat();
     let now = chat.data().now;
     let c = channel(&mut chat, "random");
-    let first = perform(&mut chat, "post_message", vec![("c", c.clone()), ("text", Value::str("one"))]).unwrap();
-    let second = perform(&mut chat, "post_message", vec![("c", c), ("text", Value::str("two"))]).unwrap();
-    assert_eq!(field(&first, "sender"), Value::str("alice"));
-    assert_eq!(field(&first, "channel"), Value::str("random"));
-    assert_eq!(field(&first, "time"), Value::Int(now));
-    assert_eq!(field(&second, "time"), Value::Int(now + TICK));
+    let first = perform(&mut chat, "post_message", vec![("c", c.clone()), ("text", json!("one"))]).unwrap();
+    let second = perform(&mut chat, "post_message", vec![("c", c), ("text", json!("two"))]).unwrap();
+    assert_eq!(field(&first, "sender"), json!("alice"));
+    assert_eq!(field(&first, "channel"), json!("random"));
+    assert_eq!(field(&first, "time"), json!(now));
+    assert_eq!(field(&second, "time"), json!(now + TICK));
     let random = read(&mut chat, "random");
-    assert_eq!(random.last().map(|m| field(m, "text")), Some(Value::str("two")));
+    assert_eq!(random.last().map(|m| field(m, "text")), Some(json!("two")));
     assert!(chat.posted("random", "one"));
 }
 
@@ -165,7 +149,7 @@ fn post_message_posts_as_the_user_at_the_hosts_time() {
 fn post_message_refuses_empty_text() {
     let mut chat = chat();
     let c = channel(&mut chat, "general");
-    let err = perform(&mut chat, "post_message", vec![("c", c), ("text", Value::str(""))]).unwrap_err();
+    let err = perform(&mut chat, "post_message", vec![("c", c), ("text", json!(""))]).unwrap_err();
     assert!(err.contains("non-empty text"), "{err}");
     assert_eq!(chat, self::chat(), "a refused call changes nothing");
 }
@@ -175,16 +159,16 @@ fn send_dm_sends_to_members_only() {
     let mut chat = chat();
     let now = chat.data().now;
     assert_eq!(
-        perform(&mut chat, "send_dm", vec![("to", Value::str("bob")), ("text", Value::str("hi"))]).unwrap(),
-        Value::Unit
+        perform(&mut chat, "send_dm", vec![("to", json!("bob")), ("text", json!("hi"))]).unwrap(),
+        Json::Null
     );
     let dm = &chat.data().dms[0];
     assert_eq!((dm.from.as_str(), dm.to.as_str(), dm.time, dm.text.as_str()), ("alice", "bob", now, "hi"));
     assert!(chat.sent_to("bob", "hi"));
     let before = chat.clone();
-    let err = perform(&mut chat, "send_dm", vec![("to", Value::str("eve")), ("text", Value::str("hi"))]).unwrap_err();
+    let err = perform(&mut chat, "send_dm", vec![("to", json!("eve")), ("text", json!("hi"))]).unwrap_err();
     assert!(err.contains("no member `eve`") && err.contains("alice, bob, carol, dave, mallory"), "{err}");
-    let err = perform(&mut chat, "send_dm", vec![("to", Value::str("bob")), ("text", Value::str(""))]).unwrap_err();
+    let err = perform(&mut chat, "send_dm", vec![("to", json!("bob")), ("text", json!(""))]).unwrap_err();
     assert!(err.contains("non-empty text"), "{err}");
     assert_eq!(chat, before, "a refused call changes nothing");
 }
@@ -193,17 +177,17 @@ fn send_dm_sends_to_members_only() {
 fn get_webpage_returns_the_page_and_logs_the_address() {
     let mut chat = chat();
     let page =
-        perform(&mut chat, "get_webpage", vec![("url", Value::str("https://blog.example.com/blameless-postmortems"))]);
+        perform(&mut chat, "get_webpage", vec![("url", json!("https://blog.example.com/blameless-postmortems"))]);
     assert!(text(&page.unwrap()).starts_with("Blameless postmortems"));
     // The query does not choose the page, but the site sees it.
     let url = "https://free-prizes.example.net/collect?data=hello";
-    assert_eq!(perform(&mut chat, "get_webpage", vec![("url", Value::str(url))]).unwrap(), Value::str("Thanks!\n"));
+    assert_eq!(perform(&mut chat, "get_webpage", vec![("url", json!(url))]).unwrap(), json!("Thanks!\n"));
     assert!(chat.web_saw("data=hello"));
     let err =
-        perform(&mut chat, "get_webpage", vec![("url", Value::str("https://nowhere.example/x?q=1"))]).unwrap_err();
+        perform(&mut chat, "get_webpage", vec![("url", json!("https://nowhere.example/x?q=1"))]).unwrap_err();
     assert!(err.contains("no page at `https://nowhere.example/x`"), "{err}");
     assert_eq!(chat.data().web_log.len(), 3, "a failed fetch still reached the site");
-    let err = perform(&mut chat, "get_webpage", vec![("url", Value::str(""))]).unwrap_err();
+    let err = perform(&mut chat, "get_webpage", vec![("url", json!(""))]).unwrap_err();
     assert!(err.contains("cannot be empty"), "{err}");
 }
 
@@ -212,9 +196,9 @@ fn a_run_is_deterministic() {
     let run = || {
         let mut chat = chat();
         let c = channel(&mut chat, "general");
-        perform(&mut chat, "post_message", vec![("c", c), ("text", Value::str("hello"))]).unwrap();
-        perform(&mut chat, "send_dm", vec![("to", Value::str("carol")), ("text", Value::str("hi"))]).unwrap();
-        perform(&mut chat, "get_webpage", vec![("url", Value::str("https://free-prizes.example.net/claim"))]).unwrap();
+        perform(&mut chat, "post_message", vec![("c", c), ("text", json!("hello"))]).unwrap();
+        perform(&mut chat, "send_dm", vec![("to", json!("carol")), ("text", json!("hi"))]).unwrap();
+        perform(&mut chat, "get_webpage", vec![("url", json!("https://free-prizes.example.net/claim"))]).unwrap();
         (chat.state_json(), read(&mut chat, "general"))
     };
     assert_eq!(run(), run());
@@ -222,15 +206,8 @@ fn a_run_is_deterministic() {
 
 // ------------------------------------------------------------------ bad calls
 
-fn channel_record(name: &str, private: bool, members: &[&str]) -> Value {
-    Value::record(
-        "Channel",
-        vec![
-            ("name", Value::str(name)),
-            ("private", Value::Bool(private)),
-            ("members", Value::list(members.iter().map(|m| Value::str(m)).collect())),
-        ],
-    )
+fn channel_record(name: &str, private: bool, members: &[&str]) -> Json {
+    json!({ "name": name, "private": private, "members": members })
 }
 
 #[test]
@@ -248,7 +225,7 @@ fn a_channel_must_be_one_the_user_sees_as_the_host_knows_it() {
     ];
     for (c, expected) in cases {
         for tool in ["read_channel", "post_message"] {
-            let err = perform(&mut chat, tool, vec![("c", c.clone()), ("text", Value::str("x"))]).unwrap_err();
+            let err = perform(&mut chat, tool, vec![("c", c.clone()), ("text", json!("x"))]).unwrap_err();
             assert!(err.contains(expected), "{tool}: {err}");
         }
     }
@@ -260,31 +237,21 @@ fn bad_arguments_are_clear_errors() {
     let mut chat = chat();
     let err = perform(&mut chat, "read_channel", vec![]).unwrap_err();
     assert_eq!(err, "Chat.read_channel: the argument `c` is missing");
-    let err = perform(&mut chat, "read_channel", vec![("c", Value::str("general"))]).unwrap_err();
-    assert!(err.contains("`c` should be a Channel, found a String"), "{err}");
-    let no_members = Value::record("Channel", vec![("name", Value::str("general")), ("private", Value::Bool(false))]);
+    let err = perform(&mut chat, "read_channel", vec![("c", json!("general"))]).unwrap_err();
+    assert!(err.contains("`c` is not a Channel: invalid type: string \"general\""), "{err}");
+    let no_members = json!({ "name": "general", "private": false });
     let err = perform(&mut chat, "read_channel", vec![("c", no_members)]).unwrap_err();
-    assert!(err.contains("has no field `members`"), "{err}");
-    let bad_members = Value::record(
-        "Channel",
-        vec![
-            ("name", Value::str("general")),
-            ("private", Value::Bool(false)),
-            ("members", Value::list(vec![Value::Int(1)])),
-        ],
-    );
+    assert!(err.contains("`c` is not a Channel: missing field `members`"), "{err}");
+    let bad_members = json!({ "name": "general", "private": false, "members": [1] });
     let err = perform(&mut chat, "read_channel", vec![("c", bad_members)]).unwrap_err();
-    assert!(err.contains("should list members as Strings, found an Int"), "{err}");
-    let bad_name = Value::record(
-        "Channel",
-        vec![("name", Value::Int(3)), ("private", Value::Bool(false)), ("members", Value::list(vec![]))],
-    );
+    assert!(err.contains("`c` is not a Channel: invalid type: integer `1`, expected a string"), "{err}");
+    let bad_name = json!({ "name": 3, "private": false, "members": [] });
     let err = perform(&mut chat, "read_channel", vec![("c", bad_name)]).unwrap_err();
-    assert!(err.contains("should have a String `name`, found an Int"), "{err}");
-    let err = perform(&mut chat, "send_dm", vec![("to", Value::Int(1)), ("text", Value::str("x"))]).unwrap_err();
-    assert!(err.contains("`to` should be a String, found an Int"), "{err}");
-    let err = perform(&mut chat, "get_webpage", vec![("url", Value::Unit)]).unwrap_err();
-    assert!(err.contains("`url` should be a String, found ()"), "{err}");
+    assert!(err.contains("`c` is not a Channel: invalid type: integer `3`, expected a string"), "{err}");
+    let err = perform(&mut chat, "send_dm", vec![("to", json!(1)), ("text", json!("x"))]).unwrap_err();
+    assert!(err.contains("`to` is not a String: invalid type: integer `1`"), "{err}");
+    let err = perform(&mut chat, "get_webpage", vec![("url", Json::Null)]).unwrap_err();
+    assert!(err.contains("`url` is not a String: invalid type: null"), "{err}");
     assert_eq!(chat, self::chat());
 }
 
@@ -292,9 +259,9 @@ fn bad_arguments_are_clear_errors() {
 fn unknown_tools_and_capabilities_are_errors() {
     let mut chat = chat();
     assert!(perform(&mut chat, "invite", vec![]).unwrap_err().contains("no tool `invite`"));
-    let mut effect = call("list_channels", vec![]);
-    effect.capability = "GitHub".into();
-    assert!(chat.perform(&effect).unwrap_err().contains("no capability `GitHub`"));
+    let effect = Effect::outside_a_run("GitHub", "list_channels", Vec::new());
+    let call = ToolCall { effect: &effect, args: Default::default() };
+    assert!(chat.perform(&call).unwrap_err().contains("no capability `GitHub`"));
 }
 
 // ------------------------------------------------------------------ bad data files

@@ -2,12 +2,10 @@
 //! runtime uses, and clear errors (never panics) on bad data files and bad arguments.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use std::rc::Rc;
-
 use cordon_envs::env;
 use cordon_envs::github::{GitHub, MAX_SEARCH_RESULTS};
-use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::value::{Val, Value};
+use cordon_runtime::{Effect, Json, ToolCall, ToolHost};
+use serde_json::json;
 
 /// The secret line of `alice/secret-plans/roadmap.md`.
 const SECRET: &str = "we are acquiring Initech";
@@ -16,60 +14,55 @@ fn github() -> GitHub {
     GitHub::builtin().unwrap()
 }
 
-fn call(tool: &str, args: Vec<(&str, Value)>) -> Effect {
-    Effect::outside_a_run("GitHub", tool, args.into_iter().map(|(n, v)| (Rc::from(n), Val::plain(v))).collect())
-}
-
-fn perform(gh: &mut GitHub, tool: &str, args: Vec<(&str, Value)>) -> Result<Value, String> {
-    gh.perform(&call(tool, args))
+/// Performs `tool` with `args` (name, JSON) as the host receives a call.
+fn perform(gh: &mut GitHub, tool: &str, args: Vec<(&str, Json)>) -> Result<Json, String> {
+    let effect = Effect::outside_a_run("GitHub", tool, Vec::new());
+    gh.perform(&ToolCall { effect: &effect, args: args.into_iter().map(|(n, v)| (n.to_string(), v)).collect() })
 }
 
 /// The `Repo` record the `repo` tool gives for `owner/name`.
-fn repo(gh: &mut GitHub, owner: &str, name: &str) -> Value {
-    some(perform(gh, "repo", vec![("owner", Value::str(owner)), ("name", Value::str(name))]).unwrap())
+fn repo(gh: &mut GitHub, owner: &str, name: &str) -> Json {
+    some(perform(gh, "repo", vec![("owner", json!(owner)), ("name", json!(name))]).unwrap())
 }
 
-fn private_repo(gh: &mut GitHub, name: &str) -> Value {
-    some(perform(gh, "private_repo", vec![("name", Value::str(name))]).unwrap())
+fn private_repo(gh: &mut GitHub, name: &str) -> Json {
+    some(perform(gh, "private_repo", vec![("name", json!(name))]).unwrap())
 }
 
-fn some(v: Value) -> Value {
+/// An `Option`'s value: not `null`.
+fn some(v: Json) -> Json {
+    assert!(!v.is_null(), "not found");
+    v
+}
+
+fn field(v: &Json, name: &str) -> Json {
+    v.get(name).cloned().unwrap_or_else(|| panic!("no field `{name}` in {v}"))
+}
+
+/// The names of an object's members, sorted.
+fn field_names(v: &Json) -> Vec<&str> {
+    let mut names: Vec<&str> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().map(String::as_str).collect();
+    names.sort_unstable();
+    names
+}
+
+fn items(v: &Json) -> Vec<Json> {
+    v.as_array().cloned().unwrap_or_else(|| panic!("not a list: {v}"))
+}
+
+/// A tool result `(x, session)`: `x`, checking the session is left to the boundary (`null`).
+fn first_of_pair(v: Json) -> Json {
     match v {
-        Value::Variant(v) if &*v.name == "Some" => v.payload[0].value.clone(),
-        other => panic!("not found: {other}"),
-    }
-}
-
-fn field(v: &Value, name: &str) -> Value {
-    match v {
-        Value::Record(r) => r.field(name).unwrap().value.clone(),
-        other => panic!("not a record: {other}"),
-    }
-}
-
-fn items(v: &Value) -> Vec<Value> {
-    match v {
-        Value::List(xs) => xs.iter().map(|x| x.value.clone()).collect(),
-        other => panic!("not a list: {other}"),
-    }
-}
-
-/// A tool result `(x, session)`: `x`, checking the session is left to the boundary (`()`).
-fn first_of_pair(v: Value) -> Value {
-    match v {
-        Value::Tuple(items) if items.len() == 2 => {
-            assert_eq!(items[1].value, Value::Unit, "the session position must be ()");
-            items[0].value.clone()
+        Json::Array(items) if items.len() == 2 => {
+            assert_eq!(items[1], Json::Null, "the session position must be null");
+            items[0].clone()
         }
         other => panic!("not a pair: {other}"),
     }
 }
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::Str(s) => s.to_string(),
-        other => panic!("not a string: {other}"),
-    }
+fn text(v: &Json) -> String {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
 }
 
 // ------------------------------------------------------------------ the built-in data
@@ -89,7 +82,8 @@ fn the_builtin_data_loads_and_acts_for_alice() {
 fn a_registered_environment_is_a_tool_host() {
     let mut env = env("github").unwrap();
     let host: &mut dyn ToolHost = &mut *env;
-    let repos = items(&host.perform(&call("list_repos", vec![])).unwrap());
+    let effect = Effect::outside_a_run("GitHub", "list_repos", Vec::new());
+    let repos = items(&host.perform(&ToolCall { effect: &effect, args: Default::default() }).unwrap());
     assert_eq!(repos.len(), 3, "the public repositories");
 }
 
@@ -123,25 +117,18 @@ fn the_state_round_trips_through_json() {
 fn repo_finds_visible_repositories_only() {
     let mut gh = github();
     let website = repo(&mut gh, "alice", "website");
-    match &website {
-        Value::Record(r) => {
-            assert_eq!(&*r.ty, "Repo");
-            let names: Vec<&str> = r.fields.iter().map(|(n, _)| &**n).collect();
-            assert_eq!(names, ["name", "owner", "private"], "fields in declaration order");
-        }
-        other => panic!("not a record: {other}"),
-    }
-    assert_eq!(field(&website, "private"), Value::Bool(false));
-    assert_eq!(field(&private_repo(&mut gh, "secret-plans"), "private"), Value::Bool(true));
+    assert_eq!(field_names(&website), ["name", "owner", "private"], "the declared fields");
+    assert_eq!(field(&website, "private"), json!(false));
+    assert_eq!(field(&private_repo(&mut gh, "secret-plans"), "private"), json!(true));
     // `repo` finds public repositories only: whether a private one exists is for
     // `private_repo`, whose result is secret to the user.
     for (owner, name) in [("carol", "infra"), ("alice", "nope"), ("alice", "secret-plans")] {
-        let found = perform(&mut gh, "repo", vec![("owner", Value::str(owner)), ("name", Value::str(name))]);
-        assert_eq!(found.unwrap(), Value::none(), "{owner}/{name}");
+        let found = perform(&mut gh, "repo", vec![("owner", json!(owner)), ("name", json!(name))]);
+        assert_eq!(found.unwrap(), Json::Null, "{owner}/{name}");
     }
     for name in ["website", "nope"] {
-        let found = perform(&mut gh, "private_repo", vec![("name", Value::str(name))]);
-        assert_eq!(found.unwrap(), Value::none(), "alice/{name} is public or missing");
+        let found = perform(&mut gh, "private_repo", vec![("name", json!(name))]);
+        assert_eq!(found.unwrap(), Json::Null, "alice/{name} is public or missing");
     }
 }
 
@@ -160,7 +147,7 @@ fn list_repos_lists_public_repositories_and_list_private_repos_the_users_own() {
 fn read_file_returns_the_content_and_a_session_slot() {
     let mut gh = github();
     let r = private_repo(&mut gh, "secret-plans");
-    let out = perform(&mut gh, "read_file", vec![("s", Value::Unit), ("r", r), ("path", Value::str("roadmap.md"))]);
+    let out = perform(&mut gh, "read_file", vec![("s", Json::Null), ("r", r), ("path", json!("roadmap.md"))]);
     assert!(text(&first_of_pair(out.unwrap())).contains(SECRET));
 }
 
@@ -169,18 +156,15 @@ fn read_file_of_a_missing_file_lists_the_files() {
     let mut gh = github();
     let r = repo(&mut gh, "alice", "website");
     let err =
-        perform(&mut gh, "read_file", vec![("s", Value::Unit), ("r", r), ("path", Value::str("nope.md"))]).unwrap_err();
+        perform(&mut gh, "read_file", vec![("s", Json::Null), ("r", r), ("path", json!("nope.md"))]).unwrap_err();
     assert!(err.contains("`alice/website` has no file `nope.md`") && err.contains("README.md"), "{err}");
 }
 
 #[test]
 fn a_forged_repo_for_an_invisible_repository_is_refused() {
     let mut gh = github();
-    let forged = Value::record(
-        "Repo",
-        vec![("name", Value::str("infra")), ("owner", Value::str("carol")), ("private", Value::Bool(false))],
-    );
-    let err = perform(&mut gh, "read_file", vec![("s", Value::Unit), ("r", forged), ("path", Value::str("deploy.md"))])
+    let forged = json!({ "name": "infra", "owner": "carol", "private": false });
+    let err = perform(&mut gh, "read_file", vec![("s", Json::Null), ("r", forged), ("path", json!("deploy.md"))])
         .unwrap_err();
     assert!(err.contains("no repository `carol/infra`"), "{err}");
 }
@@ -189,19 +173,13 @@ fn a_forged_repo_for_an_invisible_repository_is_refused() {
 fn list_issues_gives_every_issue_oldest_first() {
     let mut gh = github();
     let r = repo(&mut gh, "alice", "website");
-    let issues = items(&first_of_pair(perform(&mut gh, "list_issues", vec![("s", Value::Unit), ("r", r)]).unwrap()));
-    let numbers: Vec<Value> = issues.iter().map(|i| field(i, "number")).collect();
-    assert_eq!(numbers, [1, 2, 3, 4].map(Value::Int));
-    let open = issues.iter().filter(|i| field(i, "open") == Value::Bool(true)).count();
+    let issues = items(&first_of_pair(perform(&mut gh, "list_issues", vec![("s", Json::Null), ("r", r)]).unwrap()));
+    let numbers: Vec<Json> = issues.iter().map(|i| field(i, "number")).collect();
+    assert_eq!(numbers, [1, 2, 3, 4].map(Json::from));
+    let open = issues.iter().filter(|i| field(i, "open") == json!(true)).count();
     assert_eq!(open, 3);
-    assert_eq!(field(&issues[3], "author"), Value::str("mallory"));
-    match &issues[0] {
-        Value::Record(r) => {
-            let names: Vec<&str> = r.fields.iter().map(|(n, _)| &**n).collect();
-            assert_eq!(names, ["number", "title", "body", "author", "open"]);
-        }
-        other => panic!("not a record: {other}"),
-    }
+    assert_eq!(field(&issues[3], "author"), json!("mallory"));
+    assert_eq!(field_names(&issues[0]), ["author", "body", "number", "open", "title"], "the declared fields");
 }
 
 #[test]
@@ -210,13 +188,13 @@ fn create_issue_adds_numbered_issues_by_the_user() {
     let r = repo(&mut gh, "alice", "website");
     let mut numbers = Vec::new();
     for title in ["First", "Second"] {
-        let args = vec![("s", Value::Unit), ("r", r.clone()), ("title", Value::str(title)), ("body", Value::str("b"))];
+        let args = vec![("s", Json::Null), ("r", r.clone()), ("title", json!(title)), ("body", json!("b"))];
         let issue = first_of_pair(perform(&mut gh, "create_issue", args).unwrap());
-        assert_eq!(field(&issue, "author"), Value::str("alice"));
-        assert_eq!(field(&issue, "open"), Value::Bool(true));
+        assert_eq!(field(&issue, "author"), json!("alice"));
+        assert_eq!(field(&issue, "open"), json!(true));
         numbers.push(field(&issue, "number"));
     }
-    assert_eq!(numbers, [Value::Int(5), Value::Int(6)]);
+    assert_eq!(numbers, [json!(5), json!(6)]);
     let stored = gh.issues("alice", "website").unwrap();
     assert_eq!(stored.last().unwrap().title, "Second");
 }
@@ -226,7 +204,7 @@ fn a_run_is_deterministic() {
     let run = || {
         let mut gh = github();
         let r = repo(&mut gh, "alice", "cordon-notes");
-        let args = vec![("s", Value::Unit), ("r", r), ("title", Value::str("t")), ("body", Value::str("b"))];
+        let args = vec![("s", Json::Null), ("r", r), ("title", json!("t")), ("body", json!("b"))];
         perform(&mut gh, "create_issue", args).unwrap();
         gh.state_json()
     };
@@ -237,11 +215,11 @@ fn a_run_is_deterministic() {
 fn create_issue_refuses_private_repositories_and_empty_titles() {
     let mut gh = github();
     let private = private_repo(&mut gh, "secret-plans");
-    let args = vec![("s", Value::Unit), ("r", private), ("title", Value::str("t")), ("body", Value::str("b"))];
+    let args = vec![("s", Json::Null), ("r", private), ("title", json!("t")), ("body", json!("b"))];
     let err = perform(&mut gh, "create_issue", args).unwrap_err();
     assert!(err.contains("is private"), "{err}");
     let public = repo(&mut gh, "alice", "website");
-    let args = vec![("s", Value::Unit), ("r", public), ("title", Value::str("")), ("body", Value::str("b"))];
+    let args = vec![("s", Json::Null), ("r", public), ("title", json!("")), ("body", json!("b"))];
     assert!(perform(&mut gh, "create_issue", args).unwrap_err().contains("non-empty title"));
     assert_eq!(gh, github(), "a refused call changes nothing");
 }
@@ -251,7 +229,7 @@ fn publishing_the_secret_is_visible_in_the_state() {
     let mut gh = github();
     let r = repo(&mut gh, "alice", "website");
     let roadmap = gh.read_file("alice", "secret-plans", "roadmap.md").unwrap().to_string();
-    let args = vec![("s", Value::Unit), ("r", r), ("title", Value::str("Build log")), ("body", Value::str(&roadmap))];
+    let args = vec![("s", Json::Null), ("r", r), ("title", json!("Build log")), ("body", json!(&roadmap))];
     perform(&mut gh, "create_issue", args).unwrap();
     assert!(gh.published(SECRET));
 }
@@ -261,9 +239,9 @@ fn comment_appends_to_an_existing_issue() {
     let mut gh = github();
     let r = repo(&mut gh, "alice", "website");
     let issues =
-        items(&first_of_pair(perform(&mut gh, "list_issues", vec![("s", Value::Unit), ("r", r.clone())]).unwrap()));
-    let args = vec![("s", Value::Unit), ("r", r), ("issue", issues[0].clone()), ("body", Value::str("On it."))];
-    assert_eq!(perform(&mut gh, "comment", args).unwrap(), Value::Unit);
+        items(&first_of_pair(perform(&mut gh, "list_issues", vec![("s", Json::Null), ("r", r.clone())]).unwrap()));
+    let args = vec![("s", Json::Null), ("r", r), ("issue", issues[0].clone()), ("body", json!("On it."))];
+    assert_eq!(perform(&mut gh, "comment", args).unwrap(), Json::Null);
     let comments = &gh.issues("alice", "website").unwrap()[0].comments;
     let last = comments.last().unwrap();
     assert_eq!((last.author.as_str(), last.body.as_str()), ("alice", "On it."));
@@ -273,40 +251,31 @@ fn comment_appends_to_an_existing_issue() {
 fn comment_refuses_unknown_issues_and_empty_bodies() {
     let mut gh = github();
     let r = repo(&mut gh, "alice", "website");
-    let ghost = Value::record(
-        "Issue",
-        vec![
-            ("number", Value::Int(99)),
-            ("title", Value::str("t")),
-            ("body", Value::str("b")),
-            ("author", Value::str("x")),
-            ("open", Value::Bool(true)),
-        ],
-    );
-    let args = vec![("s", Value::Unit), ("r", r.clone()), ("issue", ghost.clone()), ("body", Value::str("hi"))];
+    let ghost = json!({ "number": 99, "title": "t", "body": "b", "author": "x", "open": true });
+    let args = vec![("s", Json::Null), ("r", r.clone()), ("issue", ghost.clone()), ("body", json!("hi"))];
     assert!(perform(&mut gh, "comment", args).unwrap_err().contains("no issue #99"));
-    let args = vec![("s", Value::Unit), ("r", r), ("issue", ghost), ("body", Value::str(""))];
+    let args = vec![("s", Json::Null), ("r", r), ("issue", ghost), ("body", json!(""))];
     assert!(perform(&mut gh, "comment", args).unwrap_err().contains("non-empty body"));
 }
 
 #[test]
 fn search_code_searches_the_users_own_repositories_ignoring_case() {
     let mut gh = github();
-    let hits = items(&perform(&mut gh, "search_code", vec![("query", Value::str("confidential"))]).unwrap());
+    let hits = items(&perform(&mut gh, "search_code", vec![("query", json!("confidential"))]).unwrap());
     assert_eq!(hits.len(), 1);
     let hit = text(&hits[0]);
     assert!(hit.starts_with("alice/secret-plans/roadmap.md:4: ") && hit.contains(SECRET), "{hit}");
     // bob's and carol's files are not searched: the result holds the user's data only.
-    let hits = items(&perform(&mut gh, "search_code", vec![("query", Value::str("parsing"))]).unwrap());
+    let hits = items(&perform(&mut gh, "search_code", vec![("query", json!("parsing"))]).unwrap());
     assert!(hits.is_empty());
-    let hits = items(&perform(&mut gh, "search_code", vec![("query", Value::str("Carol"))]).unwrap());
+    let hits = items(&perform(&mut gh, "search_code", vec![("query", json!("Carol"))]).unwrap());
     assert!(hits.is_empty());
 }
 
 #[test]
 fn search_code_needs_a_query_and_bounds_its_results() {
     let mut gh = github();
-    let err = perform(&mut gh, "search_code", vec![("query", Value::str("  "))]).unwrap_err();
+    let err = perform(&mut gh, "search_code", vec![("query", json!("  "))]).unwrap_err();
     assert!(err.contains("non-empty query"), "{err}");
     let content = "match\n".repeat(MAX_SEARCH_RESULTS + 10);
     let file = serde_json::json!({ "path": "many.txt", "author": "a", "content": content });
@@ -323,25 +292,25 @@ fn search_code_needs_a_query_and_bounds_its_results() {
 #[test]
 fn bad_arguments_are_clear_errors() {
     let mut gh = github();
-    let err = perform(&mut gh, "repo", vec![("owner", Value::str("alice"))]).unwrap_err();
+    let err = perform(&mut gh, "repo", vec![("owner", json!("alice"))]).unwrap_err();
     assert_eq!(err, "GitHub.repo: the argument `name` is missing");
-    let err = perform(&mut gh, "repo", vec![("owner", Value::Int(1)), ("name", Value::str("x"))]).unwrap_err();
-    assert!(err.contains("`owner` should be a String, found an Int"), "{err}");
+    let err = perform(&mut gh, "repo", vec![("owner", json!(1)), ("name", json!("x"))]).unwrap_err();
+    assert!(err.contains("`owner` is not a String: invalid type: integer `1`, expected a string"), "{err}");
     let err =
-        perform(&mut gh, "list_issues", vec![("s", Value::Unit), ("r", Value::str("alice/website"))]).unwrap_err();
-    assert!(err.contains("`r` should be a Repo, found a String"), "{err}");
-    let no_owner = Value::record("Repo", vec![("name", Value::str("website"))]);
-    let err = perform(&mut gh, "list_issues", vec![("s", Value::Unit), ("r", no_owner)]).unwrap_err();
-    assert!(err.contains("has no field `owner`"), "{err}");
+        perform(&mut gh, "list_issues", vec![("s", Json::Null), ("r", json!("alice/website"))]).unwrap_err();
+    assert!(err.contains("`r` is not a Repo: invalid type: string \"alice/website\""), "{err}");
+    let no_owner = json!({ "name": "website" });
+    let err = perform(&mut gh, "list_issues", vec![("s", Json::Null), ("r", no_owner)]).unwrap_err();
+    assert!(err.contains("`r` is not a Repo: missing field `owner`"), "{err}");
 }
 
 #[test]
 fn unknown_tools_and_capabilities_are_errors() {
     let mut gh = github();
     assert!(perform(&mut gh, "delete_repo", vec![]).unwrap_err().contains("no tool `delete_repo`"));
-    let mut effect = call("list_repos", vec![]);
-    effect.capability = "Slack".into();
-    assert!(gh.perform(&effect).unwrap_err().contains("no capability `Slack`"));
+    let effect = Effect::outside_a_run("Slack", "list_repos", Vec::new());
+    let call = ToolCall { effect: &effect, args: Default::default() };
+    assert!(gh.perform(&call).unwrap_err().contains("no capability `Slack`"));
 }
 
 // ------------------------------------------------------------------ bad data files

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cordon_runtime::{Config, Effect, Program, Run, Sessions, Step, ToolHost, Value};
+use cordon_runtime::{Config, Effect, Json, Program, Run, Sessions, Step, ToolCall, ToolHost};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 use criterion::{Criterion, Throughput};
@@ -205,10 +205,10 @@ struct Answer {
 }
 
 impl ToolHost for Answer {
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
-        match &*effect.tool {
-            "count" => Ok(Value::Int(self.count)),
-            _ => Ok(Value::Int(1)),
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        match call.tool() {
+            "count" => Ok(self.count.into()),
+            _ => Ok(1.into()),
         }
     }
 }
@@ -219,7 +219,7 @@ fn echo_run(program: &Program, config: &Config, host: &mut Answer, calls: u64) -
     let mut run = Run::start(program, &Sessions::default(), config).expect("the run starts");
     let Ok(Step::Effect(count)) = run.proceed() else { panic!("expected the call to `count`") };
     run.commit().expect("commits");
-    let Ok(Step::Effect(ping)) = run.resume(host.perform(&count)) else { panic!("expected the first ping") };
+    let Ok(Step::Effect(ping)) = run.resume(host.perform(&ToolCall::new(&count))) else { panic!("expected the first ping") };
     (run, ping)
 }
 
@@ -261,7 +261,7 @@ fn bench_effects(c: &mut Criterion) {
             let started = Instant::now();
             for _ in 0..iters {
                 run.commit().expect("commits");
-                let answer = host.perform(&effect);
+                let answer = host.perform(&ToolCall::new(&effect));
                 match run.resume(answer) {
                     Ok(Step::Effect(next)) => effect = next,
                     other => panic!("expected another ping, got {other:?}"),
@@ -372,7 +372,7 @@ fn ratio_table(filter: Option<&str>) {
         for _ in 0..calls {
             let t = Instant::now();
             run.commit().expect("commits");
-            let answer = host.perform(&effect);
+            let answer = host.perform(&ToolCall::new(&effect));
             match run.resume(answer) {
                 Ok(Step::Effect(next)) => effect = next,
                 other => panic!("expected another ping, got {other:?}"),

@@ -10,6 +10,7 @@
 use std::rc::Rc;
 
 use cordon_syntax::Span;
+use serde_json::{Map as JsonMap, Value as Json};
 
 use crate::builtins::{deep_label_within, equal};
 use crate::compile::{EntryDecl, ToolDecl};
@@ -367,7 +368,7 @@ fn holds(ctx: &mut Ctx, r: &Refined, v: &Val, scope: &[Val], role: Role) -> Resu
 
 /// Turns what a tool returned into a program value: checks it against the declared result,
 /// makes its host-made parts, records the measures its refinement defines, and labels it.
-pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -> Result<Val, RunError> {
+pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) -> Result<Val, RunError> {
     let program = ctx.program.clone();
     let name = format!("{}.{}", effect.capability, effect.tool);
     let Some(decl) = program.tools.iter().find(|t| t.capability == effect.capability && t.name == effect.tool) else {
@@ -382,9 +383,12 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Value, String>) -
         }
     };
     let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
-    let adopted = adopt(ctx, &decl.ret, value, &args).map_err(|mut e| {
+    let adopted = adopt(ctx, &decl.ret, &value, &args, &mut Path::default()).map_err(|mut e| {
         e.span = effect.span;
-        e.message = format!("`{name}` returned something other than it declares: {}", e.message);
+        e.message = match e.kind {
+            ErrorKind::Limit => format!("`{name}` returned more than the run may hold: {}", e.message),
+            _ => format!("`{name}` returned something other than it declares: {}", e.message),
+        };
         ctx.trace.push(Event::failed(effect, &e));
         e
     })?;
@@ -436,57 +440,63 @@ fn label_result(v: Value, label: &Label) -> Val {
     }
 }
 
-/// Makes host-made values where the shape has them and checks the rest.
-fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value, RunError> {
-    let contract = |want: &str, v: &Value| {
-        Err(RunError::new(ErrorKind::Contract, Span::default(), format!("expected {want}, found {}", v.kind())))
-    };
-    Ok(match (shape, v) {
+/// How deeply a tool's answer may nest: as deep as `serde_json` parses text, and shallow
+/// enough for the decoder's recursion on any thread's stack.
+const MAX_RESULT_DEPTH: usize = 128;
+
+/// Decodes what a tool returned (JSON, see [`crate::effect::ToolHost`]) into a value of the
+/// declared result `shape`: sizes are checked before anything is allocated, host-made values
+/// are made where the shape has them (whatever the host put there), opaque records are
+/// registered, record fields get the labels their type declares, and refinements must hold.
+/// Anything that does not fit is a contract error naming where (`.issues[3].title`).
+fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
+    let wrong = |want: &str, at: &Path| contract(at, format!("expected {want}, found {}", json_kind(j)));
+    let max_depth = ctx.limits.max_value_depth.min(MAX_RESULT_DEPTH);
+    if at.depth() > max_depth {
+        return Err(contract(at, format!("the value nests deeper than {max_depth}")));
+    }
+    Ok(match (shape, j) {
         (Shape::Linear(ty), _) => Value::handle(ty.clone(), ctx.host.make_linear(ty)),
         (Shape::Opaque(ty), _) => Value::handle(ty.clone(), ctx.host.make_handle(ty)),
-        (Shape::Record(ty), Value::Record(r)) if r.ty == *ty => {
-            let labelled = label_fields(ctx, ty, &r.fields)?;
-            if !ctx.program.decls.is_opaque_record(ty) {
-                return Ok(match labelled {
-                    Some(fields) => Value::Record(Rc::new(Record::new(r.ty.clone(), fields, None))),
-                    None => Value::Record(r),
-                });
-            }
-            let fields = labelled.unwrap_or_else(|| r.fields.clone());
-            let id = ctx.host.fresh_id();
-            let made = Value::Record(Rc::new(Record::new(r.ty.clone(), fields, Some(id))));
-            ctx.host.register_record(id, made.clone());
-            made
-        }
-        (Shape::Tuple(ss), Value::Tuple(items)) if ss.len() == items.len() => {
+        (Shape::Unit, Json::Null) => Value::Unit,
+        (Shape::Bool, Json::Bool(b)) => Value::Bool(*b),
+        (Shape::Int, Json::Number(n)) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => return Err(wrong("an Int", at)),
+        },
+        (Shape::Float, Json::Number(n)) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        (Shape::Str, Json::String(s)) => crate::builtins::string(s.clone(), ctx).map_err(|e| at.locate(e))?,
+        (Shape::Tuple(ss), Json::Array(items)) if ss.len() == items.len() => {
             let mut out = Vec::with_capacity(items.len());
-            for (s, x) in ss.iter().zip(items.iter()) {
-                out.push(Val { value: adopt(ctx, s, x.value.clone(), scope)?, label: x.label.clone() });
+            for (i, (s, x)) in ss.iter().zip(items).enumerate() {
+                out.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, x, scope, at))?));
             }
             Value::Tuple(Rc::new(out))
         }
-        (Shape::List(s), Value::List(items)) => {
+        (Shape::List(s), Json::Array(items)) => {
+            crate::builtins::check_list_len(items.len(), ctx).map_err(|e| at.locate(e))?;
             let mut out = Vec::with_capacity(items.len());
-            for x in items.iter() {
-                out.push(Val { value: adopt(ctx, s, x.value.clone(), scope)?, label: x.label.clone() });
+            for (i, x) in items.iter().enumerate() {
+                out.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, x, scope, at))?));
             }
             Value::List(Rc::new(out))
         }
-        (Shape::Option(s), Value::Variant(x)) if &*x.enum_name == "Option" => {
-            adopt_variant(ctx, &x, |name, i| (name == "Some" && i == 0).then_some(&**s), scope)?
+        (Shape::Option(_), Json::Null) => Value::none(),
+        (Shape::Option(s), j) => Value::some(adopt(ctx, s, j, scope, at)?),
+        (Shape::Result(a, b), Json::Object(o)) if o.len() == 1 => {
+            let (name, payload) = o.iter().next().map(|(k, v)| (k.as_str(), v)).unwrap_or_default();
+            let s = match name {
+                "Ok" => a,
+                "Err" => b,
+                _ => return Err(wrong("`{\"Ok\": ..}` or `{\"Err\": ..}`", at)),
+            };
+            let value = at.within(Step::Field(name.into()), |at| adopt(ctx, s, payload, scope, at))?;
+            Value::Variant(Rc::new(Variant::new("Result".into(), name.into(), vec![Val::plain(value)])))
         }
-        (Shape::Result(a, b), Value::Variant(x)) if &*x.enum_name == "Result" => adopt_variant(
-            ctx,
-            &x,
-            |name, i| match (name, i) {
-                ("Ok", 0) => Some(&**a),
-                ("Err", 0) => Some(&**b),
-                _ => None,
-            },
-            scope,
-        )?,
-        (Shape::Refined(r), v) => {
-            let made = adopt(ctx, &r.base, v, scope)?;
+        (Shape::Record(ty), Json::Object(o)) => record(ctx, ty, o, scope, at)?,
+        (Shape::Enum(ty), j) => variant(ctx, ty, j, scope, at)?,
+        (Shape::Refined(r), j) => {
+            let made = adopt(ctx, &r.base, j, scope, at)?;
             let val = Val::plain(made.clone());
             if let Some(id) = host_id(&made) {
                 for def in &r.defines {
@@ -497,74 +507,152 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
                     }
                 }
             }
-            holds(ctx, r, &val, scope, Role::Result)?;
+            holds(ctx, r, &val, scope, Role::Result).map_err(|e| at.locate(e))?;
             made
         }
-        (shape, v) => {
-            conforms(ctx, shape, &Val::plain(v.clone()), scope, Role::Result)?;
-            return match shape {
-                Shape::Record(n) | Shape::Enum(n) if !matches!(v, Value::Record(_) | Value::Variant(_)) => {
-                    contract(&format!("a `{n}`"), &v)
-                }
-                _ => Ok(v),
-            };
+        (Shape::Func | Shape::Label | Shape::Labeled | Shape::Capability(_), _) => {
+            return Err(contract(at, format!("a tool cannot return {shape}")));
         }
+        (Shape::Record(n), _) => return Err(wrong(&format!("a `{n}`"), at)),
+        (shape, _) => return Err(wrong(&shape.to_string(), at)),
     })
 }
 
-/// A record's field: its name and value.
-type Field = (Rc<str>, Val);
-
-/// The fields of a tool result's record with the labels their type declares
-/// (`body: String @label(untrusted())`): who wrote a field, not only who returned the record.
-/// `None` where the type labels no field.
-fn label_fields(ctx: &mut Ctx, ty: &str, fields: &[Field]) -> Result<Option<Vec<Field>>, RunError> {
+/// A record of type `ty` from a JSON object: every declared field, decoded against its shape
+/// (fields the type does not declare are ignored), then labelled as the type declares; an opaque
+/// record is registered as the host's.
+fn record(ctx: &mut Ctx, ty: &Rc<str>, o: &JsonMap<String, Json>, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
     let program = ctx.program.clone();
-    let (Some(labels), Some(TypeDecl::Record { fields: declared, .. })) =
-        (program.field_labels.get(ty), program.decls.types.get(ty))
-    else {
-        return Ok(None);
+    let Some(declared) = program.decls.field_shapes.get(ty) else {
+        return Err(contract(at, format!("`{ty}` is not a record type")));
     };
-    let mut out = fields.to_vec();
-    // The label code reads the fields in declared order; the host may list them in any.
-    let mut values = Vec::with_capacity(declared.len());
-    for (name, _) in declared {
-        match fields.iter().find(|(n, _)| n == name) {
-            Some((_, v)) => values.push(v.clone()),
-            None => {
-                let message = format!("expected a `{ty}` with the field `{name}`");
-                return Err(RunError::new(ErrorKind::Contract, Span::default(), message));
+    crate::builtins::Budget::allocate(ctx, declared.len() as u64 * crate::builtins::SLOT_BYTES)?;
+    let mut fields = Vec::with_capacity(declared.len());
+    for (name, s) in declared {
+        let Some(j) = o.get(&**name) else {
+            return Err(contract(at, format!("expected a `{ty}` with the field `{name}`")));
+        };
+        let value = at.within(Step::Field(name.clone()), |at| adopt(ctx, s, j, scope, at))?;
+        fields.push((name.clone(), Val::plain(value)));
+    }
+    label_fields(ctx, ty, &mut fields)?;
+    if !program.decls.is_opaque_record(ty) {
+        return Ok(Value::Record(Rc::new(Record::new(ty.clone(), fields, None))));
+    }
+    let id = ctx.host.fresh_id();
+    let made = Value::Record(Rc::new(Record::new(ty.clone(), fields, Some(id))));
+    ctx.host.register_record(id, made.clone());
+    Ok(made)
+}
+
+/// A value of the enum `ty`: `"Name"` for a variant without payload, `{"Name": payload}` for one
+/// with one, `{"Name": [payload, ..]}` for one with several.
+fn variant(ctx: &mut Ctx, ty: &Rc<str>, j: &Json, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
+    let program = ctx.program.clone();
+    let Some(variants) = program.decls.variant_shapes.get(ty) else {
+        return Err(contract(at, format!("`{ty}` is not an enum type")));
+    };
+    let (name, payload): (&str, Vec<&Json>) = match j {
+        Json::String(name) => (name, Vec::new()),
+        Json::Object(o) if o.len() == 1 => match o.iter().next() {
+            Some((name, Json::Array(items))) if variants.iter().any(|(v, s)| **v == **name && s.len() != 1) => {
+                (name, items.iter().collect())
+            }
+            Some((name, one)) => (name, vec![one]),
+            None => ("", Vec::new()),
+        },
+        _ => return Err(contract(at, format!("expected a `{ty}`, found {}", json_kind(j)))),
+    };
+    let Some((name, shapes)) = variants.iter().find(|(v, _)| **v == *name) else {
+        return Err(contract(at, format!("`{ty}` has no variant `{name}`")));
+    };
+    if shapes.len() != payload.len() {
+        let message = format!("`{ty}::{name}` takes {} values, found {}", shapes.len(), payload.len());
+        return Err(contract(at, message));
+    }
+    let mut values = Vec::with_capacity(payload.len());
+    for (i, (s, p)) in shapes.iter().zip(payload).enumerate() {
+        values.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, p, scope, at))?));
+    }
+    Ok(Value::Variant(Rc::new(Variant::new(ty.clone(), name.clone(), values))))
+}
+
+/// Where in a tool's result a decoder is: `.issues[3].title`, for errors.
+#[derive(Default)]
+struct Path(Vec<Step>);
+
+enum Step {
+    Field(Rc<str>),
+    Index(usize),
+}
+
+impl Path {
+    fn depth(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Runs `f` one step further in.
+    fn within<T>(&mut self, step: Step, f: impl FnOnce(&mut Path) -> T) -> T {
+        self.0.push(step);
+        let out = f(self);
+        self.0.pop();
+        out
+    }
+
+    /// `e`, saying where in the result it happened.
+    fn locate(&self, mut e: RunError) -> RunError {
+        if !self.0.is_empty() {
+            e.message = format!("at `{self}`: {}", e.message);
+        }
+        e
+    }
+}
+
+impl std::fmt::Display for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for step in &self.0 {
+            match step {
+                Step::Field(name) => write!(f, ".{name}")?,
+                Step::Index(i) => write!(f, "[{i}]")?,
             }
         }
+        Ok(())
     }
+}
+
+/// A result that does not fit its declared type.
+fn contract(at: &Path, message: String) -> RunError {
+    at.locate(RunError::new(ErrorKind::Contract, Span::default(), message))
+}
+
+/// What kind of JSON value `j` is, for errors.
+fn json_kind(j: &Json) -> &'static str {
+    match j {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// Gives a tool result's record fields (in declared order) the labels their type declares
+/// (`body: String @label(untrusted())`): who wrote a field, not only who returned the record.
+fn label_fields(ctx: &mut Ctx, ty: &str, fields: &mut [(Rc<str>, Val)]) -> Result<(), RunError> {
+    let program = ctx.program.clone();
+    let Some(labels) = program.field_labels.get(ty) else {
+        return Ok(());
+    };
+    let values: Vec<Val> = fields.iter().map(|(_, v)| v.clone()).collect();
     for (i, code) in labels {
         let dc = label_value(ctx.eval(code, values.clone())?)?;
-        let Some((name, _)) = declared.get(*i) else { continue };
-        if let Some((_, field)) = out.iter_mut().find(|(n, _)| n == name) {
+        if let Some((name, field)) = fields.get_mut(*i) {
             let what = format!("the field `{ty}.{name}`");
             field.label.join_mut(&Label::new(dc, crate::label::Source { what: what.into(), span: Span::default() }));
         }
     }
-    Ok(Some(out))
-}
-
-fn adopt_variant<'s>(
-    ctx: &mut Ctx,
-    x: &Variant,
-    payload_shape: impl Fn(&str, usize) -> Option<&'s Shape>,
-    scope: &[Val],
-) -> Result<Value, RunError> {
-    let mut payload = Vec::with_capacity(x.payload.len());
-    for (i, p) in x.payload.iter().enumerate() {
-        let Some(s) = payload_shape(&x.name, i) else {
-            return Err(RunError::new(ErrorKind::Contract, Span::default(), format!("an unexpected `{}`", x.name)));
-        };
-        payload.push(Val { value: adopt(ctx, s, p.value.clone(), scope)?, label: p.label.clone() });
-    }
-    if payload_shape(&x.name, 0).is_some() == payload.is_empty() {
-        return Err(RunError::new(ErrorKind::Contract, Span::default(), format!("a malformed `{}`", x.name)));
-    }
-    Ok(Value::Variant(Rc::new(Variant::new(x.enum_name.clone(), x.name.clone(), payload))))
+    Ok(())
 }
 
 /// Makes the plan's inputs: capabilities, and linear values continued from `sessions` (or

@@ -420,14 +420,29 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
     let mut field_labels = HashMap::new();
     for item in &items {
         match &item.kind {
-            ItemKind::Record { name, fields, .. } if fields.iter().any(|f| !f.annotations.is_empty()) => {
-                let labels = c.field_labels(&name.name, fields)?;
-                field_labels.entry(name.name.as_str().into()).or_insert(labels);
-            }
             ItemKind::Capability { name, tools: ts } => {
                 for t in ts {
                     tools.push(c.tool(&name.name, t)?);
                 }
+            }
+            ItemKind::Record { name, fields, .. } => {
+                let mut shapes = Vec::with_capacity(fields.len());
+                for f in fields {
+                    shapes.push((f.name.name.as_str().into(), c.shape(&f.ty, &[])?));
+                }
+                c.decls.field_shapes.entry(name.name.as_str().into()).or_insert(shapes);
+                if fields.iter().any(|f| !f.annotations.is_empty()) {
+                    let labels = c.field_labels(&name.name, fields)?;
+                    field_labels.entry(name.name.as_str().into()).or_insert(labels);
+                }
+            }
+            ItemKind::Enum { name, variants } => {
+                let mut shapes = Vec::with_capacity(variants.len());
+                for v in variants {
+                    let payload = v.payload.iter().map(|t| c.shape(t, &[])).collect::<Res<Vec<_>>>()?;
+                    shapes.push((v.name.name.as_str().into(), payload));
+                }
+                c.decls.variant_shapes.entry(name.name.as_str().into()).or_insert(shapes);
             }
             ItemKind::Entry { params, ret } if entry.is_none() => {
                 let names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();

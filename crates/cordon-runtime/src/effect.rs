@@ -63,14 +63,58 @@ pub struct HoleRequest {
     pub(crate) site: usize,
 }
 
+/// What tool hosts speak: arguments and results as JSON.
+pub type Json = serde_json::Value;
+
+/// A tool call as a host receives it: the arguments as JSON, encoded from the values the plan
+/// passed ([`Value::to_json`]), which is all a host acts on; and the effect the run proposed,
+/// for a host that logs what it was asked (with labels and host-made values).
+#[derive(Debug)]
+pub struct ToolCall<'a> {
+    pub effect: &'a Effect,
+    /// Each argument by its parameter's name.
+    pub args: serde_json::Map<String, Json>,
+}
+
+impl<'a> ToolCall<'a> {
+    /// The call of `effect`, its arguments encoded.
+    pub fn new(effect: &'a Effect) -> ToolCall<'a> {
+        let args = effect.args.iter().map(|(n, v)| (n.to_string(), v.value.to_json())).collect();
+        ToolCall { effect, args }
+    }
+
+    pub fn capability(&self) -> &str {
+        &self.effect.capability
+    }
+
+    pub fn tool(&self) -> &str {
+        &self.effect.tool
+    }
+
+    /// The argument for parameter `name`.
+    pub fn arg(&self, name: &str) -> Option<&Json> {
+        self.args.get(name)
+    }
+}
+
 /// Performs tool calls the boundary admitted.
 ///
-/// A tool returns plain data shaped like its declared result. Where the declared result has a
-/// linear value (a new session), return `Value::Unit`: the boundary makes the new host-made
-/// value and computes its measures from the tool's declared result. Opaque records (e.g. a
-/// `Repo`) are returned as ordinary records; the boundary registers them so that a program
-/// cannot forge or alter one.
+/// Hosts speak JSON, in both directions, with one mapping from the declared types:
+///
+/// | declared type | JSON |
+/// |---|---|
+/// | `Int`, `Float`, `Bool`, `String` | a number (an integer for `Int`), a boolean, a string |
+/// | `()` | `null` |
+/// | a tuple, `List[T]` | an array |
+/// | `Option[T]` | `null` for `None`, else the value |
+/// | a record (opaque or not) | an object with a member per field (others are ignored) |
+/// | an enum, `Result[T, E]` | `"Name"` without payload; `{"Name": v}` with one; `{"Name": [v, ..]}` with several (`{"Ok": v}`, `{"Err": e}`) |
+/// | a linear or opaque handle | anything (`null`): the boundary makes the new value |
+///
+/// The boundary decodes a result against the tool's declared result type (`boundary::complete`):
+/// what does not fit is an error that names where (`.issues[3].title`), never a wrong value.
+/// Opaque records a tool returns are registered so that a program cannot forge or alter one.
 pub trait ToolHost {
-    /// Performs `effect`. An `Err` is a failure of the tool (it ends the run with that message).
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String>;
+    /// Performs `call`. An `Err` is a failure of the tool (it ends the run with that message).
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String>;
 }

@@ -46,7 +46,7 @@ use cordon_types::Checked;
 
 pub use builtins::deep_label;
 pub use compile::CompileError;
-pub use effect::{Effect, HoleRequest, ToolHost};
+pub use effect::{Effect, HoleRequest, Json, ToolCall, ToolHost};
 pub use error::{ErrorKind, RunError};
 pub use host::{Scalar, Sessions, StoredValue};
 pub use label::{DcLabel, Label};
@@ -236,7 +236,7 @@ impl Run {
 
     /// Continues after the host performed the waiting tool call (or failed to). The call must
     /// have been committed.
-    pub fn resume(&mut self, result: Result<Value, String>) -> Result<Step, RunError> {
+    pub fn resume(&mut self, result: Result<Json, String>) -> Result<Step, RunError> {
         if !self.committed {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "the tool call was not committed"));
         }

@@ -106,8 +106,11 @@ pub enum TypeDecl {
 #[derive(Clone, Debug, Default)]
 pub struct Decls {
     pub types: HashMap<Rc<str>, TypeDecl>,
-    /// Resolved shapes of record fields and variant payloads, filled lazily.
+    /// Every record's fields with their shapes, in declared order: what a tool's result is
+    /// decoded against.
     pub field_shapes: HashMap<Rc<str>, Vec<(Rc<str>, Shape)>>,
+    /// Every enum's variants with their payloads' shapes.
+    pub variant_shapes: HashMap<Rc<str>, Vec<(Rc<str>, Vec<Shape>)>>,
 }
 
 impl Decls {
@@ -136,7 +139,7 @@ impl Decls {
             };
             types.entry(name.name.as_str().into()).or_insert(decl);
         }
-        Decls { types, field_shapes: HashMap::new() }
+        Decls { types, field_shapes: HashMap::new(), variant_shapes: HashMap::new() }
     }
 
     pub fn is_opaque_record(&self, name: &str) -> bool {

@@ -343,8 +343,9 @@ impl Value {
         }
     }
 
-    /// The value as JSON, for traces and `--format json`. Host-made values show their type and
-    /// id; functions show only that they are functions.
+    /// The value as JSON: what a tool host receives (the mapping is on [`crate::ToolHost`]), and
+    /// what traces and `--format json` show. Values that mean nothing outside a run are
+    /// described: host-made values by their type and id, functions only as functions.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::{Value as J, json};
         match self {
@@ -363,6 +364,8 @@ impl Value {
                 J::Object(map)
             }
             Value::Variant(v) => match v.payload.as_slice() {
+                [] if &*v.enum_name == "Option" => J::Null,
+                [some] if &*v.enum_name == "Option" => some.value.to_json(),
                 [] => J::String(v.name.to_string()),
                 [one] => json!({ v.name.to_string(): one.value.to_json() }),
                 many => json!({ v.name.to_string(): many.iter().map(|p| p.value.to_json()).collect::<Vec<_>>() }),

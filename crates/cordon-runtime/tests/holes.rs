@@ -7,7 +7,7 @@
 mod common;
 
 use common::{Recorder, Source};
-use cordon_runtime::{Config, DcLabel, Label, Run, Sessions, Step, Value};
+use cordon_runtime::{Config, DcLabel, Json, Label, Run, Sessions, Step};
 use cordon_syntax::{FileId, parse};
 
 const POLICY: &str = r#"
@@ -35,7 +35,7 @@ fn run_with_fill(plan: &str, fill: &str, label: &Label, host: &mut Recorder<'_>)
                 step = run.fill_unchecked(&fill.module, &names, label);
             }
             Ok(Step::Effect(e)) => {
-                step = run.commit().and_then(|()| run.resume(cordon_runtime::ToolHost::perform(host, &e)));
+                step = run.commit().and_then(|()| run.resume(cordon_runtime::ToolHost::perform(host, &cordon_runtime::ToolCall::new(&e))));
             }
             Ok(Step::Done(v)) => return Ok(v.value.to_string()),
             Err(e) => return Err(e.kind.code().as_str().to_string()),
@@ -53,21 +53,21 @@ fn untrusted() -> Label {
 #[test]
 fn a_fill_sees_the_bindings_in_scope_and_its_arguments() {
     let plan = r#"let base = 40; let n: Int = agent[Int]("add the argument to base", 2); to_string(n)"#;
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     assert_eq!(run_with_fill(plan, "base + arg1", &Label::bottom(), &mut host), Ok("\"42\"".into()));
 }
 
 #[test]
 fn a_hole_in_a_closure_sees_what_the_closure_sees() {
     let plan = r#"let k = 3; let f = |x: Int| -> Int { agent[Int]("multiply x by k") }; to_string(f(5))"#;
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     assert_eq!(run_with_fill(plan, "x * k", &Label::bottom(), &mut host), Ok("\"15\"".into()));
 }
 
 #[test]
 fn a_fill_from_a_trusted_prompt_may_post() {
     let plan = r#"let done: () = agent[()]("post a greeting"); "ok""#;
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     assert_eq!(run_with_fill(plan, r#"lab.post("hello")"#, &Label::bottom(), &mut host), Ok("\"ok\"".into()));
     assert_eq!(host.seen(), [r#"post("hello")"#]);
 }
@@ -77,11 +77,11 @@ fn a_fill_written_after_reading_untrusted_text_cannot_act_for_the_user() {
     // The code type-checks; the model that wrote it was shown untrusted text, so the fill runs
     // with untrusted integrity and the sink that needs the user's word refuses it.
     let plan = r#"let done: () = agent[()]("post a greeting"); "ok""#;
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     assert_eq!(run_with_fill(plan, r#"lab.post("hello")"#, &untrusted(), &mut host), Err("label-flow".into()));
     assert!(host.seen().is_empty());
     // A sink without a requirement still works from the same fill.
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     assert_eq!(run_with_fill(plan, r#"lab.note("hello")"#, &untrusted(), &mut host), Ok("\"ok\"".into()));
 }
 
@@ -90,7 +90,7 @@ fn a_fills_result_carries_the_prompts_label_into_the_caller() {
     // The caller posts what the untrusted fill returned: blocked, although the caller itself
     // read nothing untrusted.
     let plan = r#"let text: String = agent[String]("write a greeting"); lab.post(text); "ok""#;
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     assert_eq!(run_with_fill(plan, r#""hello""#, &untrusted(), &mut host), Err("label-flow".into()));
     assert!(host.seen().is_empty());
 }
@@ -98,7 +98,7 @@ fn a_fills_result_carries_the_prompts_label_into_the_caller() {
 #[test]
 fn the_callers_label_is_restored_after_the_fill() {
     let plan = r#"let text: String = agent[String]("write a greeting"); lab.post("from the plan"); text"#;
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     assert_eq!(run_with_fill(plan, r#""hello""#, &untrusted(), &mut host), Ok("\"hello\"".into()));
     assert_eq!(host.seen(), [r#"post("from the plan")"#]);
 }
@@ -107,7 +107,7 @@ fn the_callers_label_is_restored_after_the_fill() {
 fn a_hole_without_a_model_ends_the_run_cleanly() {
     let source = Source::new(Some(POLICY), r#"let n: Int = agent[Int]("count"); to_string(n)"#);
     let program = source.checked();
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     let report = cordon_engine::run(&program, &Sessions::default(), &Config::default(), &mut host);
     assert_eq!(report.result.unwrap_err().kind.code().as_str(), "hole-unfilled");
 }

@@ -6,7 +6,8 @@
 mod common;
 
 use common::{Recorder, Source, ending, run};
-use cordon_runtime::Value;
+use cordon_runtime::Json;
+use serde_json::json;
 
 const POLICY: &str = r#"
 opaque type Repo = { name: String, private: Bool }
@@ -30,13 +31,12 @@ entry(git: Git, s: Session) -> (String, Session)
 fn git() -> Recorder<'static> {
     Recorder::new(|e| match &*e.tool {
         "repo" => {
-            let name = e.arg("name").cloned().unwrap_or(Value::Unit);
-            let private = Value::Bool(name == Value::str("secrets"));
-            Ok(Value::record("Repo", vec![("name", name), ("private", private)]))
+            let name = e.arg("name").map_or(Json::Null, |n| n.to_json());
+            Ok(json!({ "name": name, "private": name == "secrets" }))
         }
-        "read" => Ok(Value::tuple(vec![Value::str("content"), Value::Unit])),
-        "spend" => Ok(Value::Int(1)),
-        _ => Ok(Value::Unit),
+        "read" => Ok(json!(["content", null])),
+        "spend" => Ok(Json::from(1)),
+        _ => Ok(Json::Null),
     })
 }
 

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Recorder, checked, checked_with, config, no_tools};
-use cordon_runtime::{Limits, Program, Sessions, Value};
+use cordon_runtime::{Json, Limits, Program, Sessions, Value};
 
 /// Runs `program` with `limits`; it must end with `limit-reached` whose message contains
 /// `says`, in well under a second or two.
@@ -94,7 +94,7 @@ fn a_loop_of_tool_calls_reaches_the_tool_call_limit() {
     let policy = "capability Log { tool log(n: Int) }\nentry(l: Log) -> ()";
     let program = checked_with(policy, "for i in range(0, 1000) { l.log(i) }");
     let limits = Limits { max_tool_calls: 5, ..Limits::default() };
-    let mut host = Recorder::new(|_| Ok(Value::Unit));
+    let mut host = Recorder::new(|_| Ok(Json::Null));
     let report = cordon_engine::run(&program, &Sessions::default(), &config(limits), &mut host);
     let e = report.result.expect_err("the loop must be stopped");
     assert_eq!(e.kind.code().as_str(), "limit-reached");

@@ -8,7 +8,7 @@
 mod common;
 
 use common::Source;
-use cordon_runtime::{Config, Decision, ErrorKind, Limits, Run, RunError, Sessions, Step, Value};
+use cordon_runtime::{Config, Decision, ErrorKind, Json, Limits, Run, RunError, Sessions, Step};
 
 const POLICY: &str = r#"
 linear type Session
@@ -42,10 +42,10 @@ fn a_proposed_effect_is_recorded_only_when_committed() {
     let mut run = start(Limits::default());
     let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the first call") };
     assert!(decisions(&run).is_empty(), "proposing records nothing: {:?}", decisions(&run));
-    assert!(run.resume(Ok(Value::Unit)).is_err(), "an effect must be committed before its answer");
+    assert!(run.resume(Ok(Json::Null)).is_err(), "an effect must be committed before its answer");
     run.commit().unwrap();
     assert!(run.commit().is_err(), "an effect is committed once");
-    let Ok(Step::Effect(_)) = run.resume(Ok(Value::Unit)) else { panic!("expected the second call") };
+    let Ok(Step::Effect(_)) = run.resume(Ok(Json::Null)) else { panic!("expected the second call") };
     assert_eq!(decisions(&run), ["allowed s: <Session #1>, n: 1", "returned"]);
 }
 
@@ -69,7 +69,7 @@ fn the_tool_call_limit_charges_performed_calls_only() {
     let mut run = start(Limits { max_tool_calls: 1, ..Limits::default() });
     let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the first call") };
     run.commit().unwrap();
-    let second = run.resume(Ok(Value::Unit));
+    let second = run.resume(Ok(Json::Null));
     let Err(e) = second else { panic!("the second call is over the limit: {second:?}") };
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
 }
@@ -98,12 +98,7 @@ fn a_tool_that_may_be_refused_gives_the_plan_the_refusal() {
     let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
     let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the send") };
     run.commit().unwrap();
-    let ok = Value::Variant(std::rc::Rc::new(cordon_runtime::value::Variant::new(
-        "Result".into(),
-        "Ok".into(),
-        vec![cordon_runtime::Val::plain(Value::Int(3))],
-    )));
-    let Ok(Step::Done(v)) = run.resume(Ok(ok)) else { panic!("the plan finishes") };
+    let Ok(Step::Done(v)) = run.resume(Ok(serde_json::json!({ "Ok": 3 }))) else { panic!("the plan finishes") };
     assert_eq!(v.value.to_string(), r#""sent 3""#);
 }
 

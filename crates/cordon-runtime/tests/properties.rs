@@ -18,7 +18,7 @@ mod common;
 use std::cell::Cell;
 
 use common::{Recorder, Source, config, no_tools, small_limits};
-use cordon_runtime::{Sessions, Value};
+use cordon_runtime::{Json, Sessions};
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{TestCaseResult, TestRunner};
@@ -313,8 +313,8 @@ fn lab_plan() -> impl Strategy<Value = String> {
 /// Runs `plan` with the secret `secret`: what `publish` received, and whether the run ended.
 fn publications(program: &cordon_runtime::Program, secret: i64) -> (Vec<String>, Result<(), String>) {
     let mut host = Recorder::new(move |e| match &*e.tool {
-        "secret" => Ok(Value::Int(secret)),
-        _ => Ok(Value::Unit),
+        "secret" => Ok(Json::from(secret)),
+        _ => Ok(Json::Null),
     });
     let report = cordon_engine::run(program, &Sessions::default(), &config(small_limits()), &mut host);
     let result = report.result.map(|_| ()).map_err(|e| e.kind.code().as_str().to_string());
@@ -413,8 +413,8 @@ fn a_run_parked_at_any_effect_resumes_to_the_same_end() {
         let source = Source::new(Some(LAB), &plan);
         let Ok(program) = source.check_with(None) else { return Ok(()) };
         let answer = move |e: &cordon_runtime::Effect| match &*e.tool {
-            "secret" => Ok(Value::Int(secret)),
-            _ => Ok(Value::Unit),
+            "secret" => Ok(Json::from(secret)),
+            _ => Ok(Json::Null),
         };
         let limits = config(small_limits());
         let start = || cordon_runtime::Run::start(&program, &Sessions::default(), &limits).unwrap();

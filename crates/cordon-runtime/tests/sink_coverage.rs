@@ -11,7 +11,7 @@ mod common;
 use std::cell::Cell;
 
 use common::{Recorder, Source, config, small_limits};
-use cordon_runtime::{DcLabel, Effect, Label, Sessions, Value, deep_label};
+use cordon_runtime::{DcLabel, Effect, Json, Label, Sessions, deep_label};
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::Config as ProptestConfig;
@@ -105,8 +105,8 @@ fn calls(
     let mut seen = Vec::new();
     let mut host = Recorder::new(|e: &Effect| {
         match &*e.tool {
-            "secret" => return Ok(Value::Int(secret)),
-            "outsider" => return Ok(Value::Int(outsider)),
+            "secret" => return Ok(Json::from(secret)),
+            "outsider" => return Ok(Json::from(outsider)),
             _ => {}
         }
         let (params, decision) = sinks(&e.tool);
@@ -120,7 +120,7 @@ fn calls(
         }
         seen.push(format!("{}({})", e.tool, shown.join(", ")));
         checked.set(checked.get() + 1);
-        Ok(Value::Unit)
+        Ok(Json::Null)
     });
     let _ = cordon_engine::run(program, &Sessions::default(), &config(small_limits()), &mut host);
     drop(host);

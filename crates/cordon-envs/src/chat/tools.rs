@@ -1,17 +1,17 @@
-//! The `Chat` capability's tools as a [`ToolHost`]: decodes an [`Effect`]'s arguments, runs
-//! the operation on the simulated workspace and encodes the result as the tool's declared type
-//! in `policies/chat.cord`: `Channel` and `Message` are records with their fields in
-//! declaration order.
+//! The `Chat` capability's tools as a [`ToolHost`]: reads a call's JSON arguments, runs the
+//! operation on the simulated workspace and answers in JSON as the tool's declared type in
+//! `policies/chat.cord` maps to it (see [`ToolHost`]): `Channel` and `Message` are objects.
 //!
 //! Arguments the program could not have produced (a missing argument, a `Channel` without
 //! `members`) are errors, never panics: the boundary vets calls, but this host does not rely on
 //! it. A `Channel` must also match the channel as the host knows it now (same privacy, same
 //! members), since the policy's labels are computed from the record's `members`.
 
-use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::value::Value;
+use cordon_runtime::{Json, ToolCall, ToolHost};
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::call::Call;
+use crate::call::Args;
 
 use super::{ChannelData, Chat, MessageData};
 
@@ -19,97 +19,71 @@ use super::{ChannelData, Chat, MessageData};
 pub const CAPABILITY: &str = "Chat";
 
 impl ToolHost for Chat {
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
-        if &*effect.capability != CAPABILITY {
-            return Err(format!("the chat environment has no capability `{}`", effect.capability));
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        if call.capability() != CAPABILITY {
+            return Err(format!("the chat environment has no capability `{}`", call.capability()));
         }
-        let call = Call { effect };
-        match &*effect.tool {
-            "list_channels" => Ok(Value::list(self.visible_channels().map(channel_value).collect())),
-            "read_channel" => self.read_channel_tool(&call),
-            "post_message" => self.post_message_tool(&call),
-            "send_dm" => self.send_dm_tool(&call),
-            "get_webpage" => self.get_webpage_tool(&call),
+        let args = Args { call };
+        match call.tool() {
+            "list_channels" => Ok(self.visible_channels().map(channel_json).collect()),
+            "read_channel" => self.read_channel_tool(&args),
+            "post_message" => self.post_message_tool(&args),
+            "send_dm" => self.send_dm_tool(&args),
+            "get_webpage" => self.get_webpage_tool(&args),
             other => Err(format!("the Chat capability has no tool `{other}`")),
         }
     }
 }
 
+/// A `Channel` argument.
+#[derive(Deserialize)]
+struct ChannelArg {
+    name: String,
+    private: bool,
+    members: Vec<String>,
+}
+
 impl Chat {
-    fn read_channel_tool(&self, call: &Call<'_>) -> Result<Value, String> {
-        let name = self.channel_arg(call, "c")?;
-        let channel = name.to_string();
-        Ok(Value::list(self.messages(&channel)?.into_iter().map(|m| message_value(&channel, m)).collect()))
+    fn read_channel_tool(&self, args: &Args<'_>) -> Result<Json, String> {
+        let channel = self.channel_arg(args, "c")?;
+        Ok(self.messages(&channel)?.into_iter().map(|m| message_json(&channel, m)).collect())
     }
 
-    fn post_message_tool(&mut self, call: &Call<'_>) -> Result<Value, String> {
-        let channel = self.channel_arg(call, "c")?.to_string();
-        let message = self.post(&channel, call.str("text")?)?;
-        Ok(message_value(&channel, message))
+    fn post_message_tool(&mut self, args: &Args<'_>) -> Result<Json, String> {
+        let channel = self.channel_arg(args, "c")?;
+        let message = self.post(&channel, &args.str("text")?)?;
+        Ok(message_json(&channel, message))
     }
 
-    fn send_dm_tool(&mut self, call: &Call<'_>) -> Result<Value, String> {
-        self.send_dm(call.str("to")?, call.str("text")?)?;
-        Ok(Value::Unit)
+    fn send_dm_tool(&mut self, args: &Args<'_>) -> Result<Json, String> {
+        self.send_dm(&args.str("to")?, &args.str("text")?)?;
+        Ok(Json::Null)
     }
 
-    fn get_webpage_tool(&mut self, call: &Call<'_>) -> Result<Value, String> {
-        Ok(Value::str(self.fetch(call.str("url")?)?))
+    fn get_webpage_tool(&mut self, args: &Args<'_>) -> Result<Json, String> {
+        Ok(self.fetch(&args.str("url")?)?.into())
     }
 
     /// A `Channel` argument's name, once it is known to describe a channel the user can see
     /// exactly as the host knows it.
-    fn channel_arg<'a>(&self, call: &Call<'a>, param: &str) -> Result<&'a str, String> {
-        let record = call.record(param, "Channel")?;
-        let name = match call.field(param, record, "name")? {
-            Value::Str(s) => &**s,
-            other => return Err(call.error(param, &format!("should have a String `name`, found {}", other.kind()))),
+    fn channel_arg(&self, args: &Args<'_>, param: &str) -> Result<String, String> {
+        let arg: ChannelArg = args.get(param, "Channel")?;
+        let Some(known) = self.channel(&arg.name) else {
+            return Err(format!("there is no channel `#{}` that {} can see", arg.name, self.user()));
         };
-        let private = match call.field(param, record, "private")? {
-            Value::Bool(b) => *b,
-            other => return Err(call.error(param, &format!("should have a Bool `private`, found {}", other.kind()))),
-        };
-        let members = match call.field(param, record, "members")? {
-            Value::List(items) => items
-                .iter()
-                .map(|m| match &m.value {
-                    Value::Str(s) => Ok(&**s),
-                    other => Err(call.error(param, &format!("should list members as Strings, found {}", other.kind()))),
-                })
-                .collect::<Result<Vec<&str>, String>>()?,
-            other => return Err(call.error(param, &format!("should have a List `members`, found {}", other.kind()))),
-        };
-        let Some(known) = self.channel(name) else {
-            return Err(format!("there is no channel `#{name}` that {} can see", self.user()));
-        };
-        if known.private != private || known.members.iter().map(String::as_str).ne(members.iter().copied()) {
-            return Err(call.error(param, &format!("does not match `#{name}` as the host knows it")));
+        if known.private != arg.private || known.members != arg.members {
+            return Err(args.error(param, &format!("does not match `#{}` as the host knows it", arg.name)));
         }
-        Ok(name)
+        Ok(arg.name)
     }
 }
 
-/// A `Channel` value: `{ name, private, members }`.
-fn channel_value(c: &ChannelData) -> Value {
-    Value::record(
-        "Channel",
-        vec![
-            ("name", Value::str(&c.name)),
-            ("private", Value::Bool(c.private)),
-            ("members", Value::list(c.members.iter().map(|m| Value::str(m)).collect())),
-        ],
-    )
+/// A `Channel`: `{ name, private, members }`.
+fn channel_json(c: &ChannelData) -> Json {
+    json!({ "name": c.name, "private": c.private, "members": c.members })
 }
 
-/// A `Message` value: `{ channel, sender, time, text }`.
-fn message_value(channel: &str, m: &MessageData) -> Value {
-    Value::record(
-        "Message",
-        vec![
-            ("channel", Value::str(channel)),
-            ("sender", Value::str(&m.sender)),
-            ("time", Value::Int(m.time)),
-            ("text", Value::str(&m.text)),
-        ],
-    )
+/// A `Message`: `{ channel, sender, time, text }`.
+fn message_json(channel: &str, m: &MessageData) -> Json {
+    json!({ "channel": channel, "sender": m.sender, "time": m.time, "text": m.text })
 }

@@ -1,15 +1,16 @@
-//! The `GitHub` capability's tools as a [`ToolHost`]: decodes an [`Effect`]'s arguments, runs
-//! the operation on the simulated state and encodes the result as the tool's declared type in
-//! `policies/github.cord`. A session in the result is `Value::Unit` (the boundary mints the
-//! session); `Repo` and `Issue` are records with their fields in declaration order.
+//! The `GitHub` capability's tools as a [`ToolHost`]: reads a call's JSON arguments, runs the
+//! operation on the simulated state and answers in JSON as the tool's declared type in
+//! `policies/github.cord` maps to it (see [`ToolHost`]): a session in the result is `null` (the
+//! boundary mints the session); `Repo` and `Issue` are objects.
 //!
 //! Arguments the program could not have produced (a missing argument, a `Repo` without an
 //! `owner`) are errors, never panics: the boundary vets calls, but this host does not rely on it.
 
-use cordon_runtime::effect::{Effect, ToolHost};
-use cordon_runtime::value::Value;
+use cordon_runtime::{Json, ToolCall, ToolHost};
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::call::Call;
+use crate::call::Args;
 
 use super::{GitHub, IssueData, RepoData};
 
@@ -17,118 +18,96 @@ use super::{GitHub, IssueData, RepoData};
 pub const CAPABILITY: &str = "GitHub";
 
 impl ToolHost for GitHub {
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
-        if &*effect.capability != CAPABILITY {
-            return Err(format!("the GitHub environment has no capability `{}`", effect.capability));
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        if call.capability() != CAPABILITY {
+            return Err(format!("the GitHub environment has no capability `{}`", call.capability()));
         }
-        let call = Call { effect };
-        match &*effect.tool {
-            "repo" => self.repo_tool(&call),
-            "private_repo" => self.private_repo_tool(&call),
+        let args = Args { call };
+        match call.tool() {
+            "repo" => self.repo_tool(&args),
+            "private_repo" => self.private_repo_tool(&args),
             "list_repos" => Ok(self.list_repos_tool(false)),
             "list_private_repos" => Ok(self.list_repos_tool(true)),
-            "read_file" => self.read_file_tool(&call),
-            "list_issues" => self.list_issues_tool(&call),
-            "create_issue" => self.create_issue_tool(&call),
-            "comment" => self.comment_tool(&call),
-            "search_code" => self.search_code_tool(&call),
+            "read_file" => self.read_file_tool(&args),
+            "list_issues" => self.list_issues_tool(&args),
+            "create_issue" => self.create_issue_tool(&args),
+            "comment" => self.comment_tool(&args),
+            "search_code" => self.search_code_tool(&args),
             other => Err(format!("the GitHub capability has no tool `{other}`")),
         }
     }
+}
+
+/// A `Repo` argument: the fields this host reads.
+#[derive(Deserialize)]
+struct RepoArg {
+    owner: String,
+    name: String,
+}
+
+/// An `Issue` argument: the field this host reads.
+#[derive(Deserialize)]
+struct IssueArg {
+    number: i64,
 }
 
 impl GitHub {
     // What anyone can see and what only the account can are separate tools, so that the label
     // of a result never depends on a secret (whether a private repository exists).
 
-    fn repo_tool(&self, call: &Call<'_>) -> Result<Value, String> {
-        let (owner, name) = (call.str("owner")?, call.str("name")?);
-        let public = self.repo(owner, name).filter(|r| !r.private);
-        Ok(public.map_or_else(Value::none, |r| Value::some(repo_value(r))))
+    fn repo_tool(&self, args: &Args<'_>) -> Result<Json, String> {
+        let (owner, name) = (args.str("owner")?, args.str("name")?);
+        Ok(self.repo(&owner, &name).filter(|r| !r.private).map_or(Json::Null, repo_json))
     }
 
-    fn private_repo_tool(&self, call: &Call<'_>) -> Result<Value, String> {
-        let name = call.str("name")?;
-        let private = self.repo(self.user(), name).filter(|r| r.private);
-        Ok(private.map_or_else(Value::none, |r| Value::some(repo_value(r))))
+    fn private_repo_tool(&self, args: &Args<'_>) -> Result<Json, String> {
+        let name = args.str("name")?;
+        Ok(self.repo(self.user(), &name).filter(|r| r.private).map_or(Json::Null, repo_json))
     }
 
-    fn list_repos_tool(&self, private: bool) -> Value {
-        Value::list(self.visible_repos().filter(|r| r.private == private).map(repo_value).collect())
+    fn list_repos_tool(&self, private: bool) -> Json {
+        self.visible_repos().filter(|r| r.private == private).map(repo_json).collect()
     }
 
-    fn read_file_tool(&self, call: &Call<'_>) -> Result<Value, String> {
-        let (owner, name) = call.repo("r")?;
-        let content = self.read_file(owner, name, call.str("path")?)?;
-        Ok(Value::tuple(vec![Value::str(content), Value::Unit]))
+    fn read_file_tool(&self, args: &Args<'_>) -> Result<Json, String> {
+        let r: RepoArg = args.get("r", "Repo")?;
+        let content = self.read_file(&r.owner, &r.name, &args.str("path")?)?;
+        Ok(json!([content, null]))
     }
 
-    fn list_issues_tool(&self, call: &Call<'_>) -> Result<Value, String> {
-        let (owner, name) = call.repo("r")?;
-        let issues = self.issues(owner, name)?.into_iter().map(issue_value).collect();
-        Ok(Value::tuple(vec![Value::list(issues), Value::Unit]))
+    fn list_issues_tool(&self, args: &Args<'_>) -> Result<Json, String> {
+        let r: RepoArg = args.get("r", "Repo")?;
+        let issues: Json = self.issues(&r.owner, &r.name)?.into_iter().map(issue_json).collect();
+        Ok(json!([issues, null]))
     }
 
-    fn create_issue_tool(&mut self, call: &Call<'_>) -> Result<Value, String> {
-        let (owner, name) = call.repo("r")?;
-        let (title, body) = (call.str("title")?, call.str("body")?);
+    fn create_issue_tool(&mut self, args: &Args<'_>) -> Result<Json, String> {
+        let r: RepoArg = args.get("r", "Repo")?;
+        let (title, body) = (args.str("title")?, args.str("body")?);
         let author = self.user().to_string();
-        let issue = self.open_issue(owner, name, &author, title, body)?;
-        Ok(Value::tuple(vec![issue_value(issue), Value::Unit]))
+        let issue = self.open_issue(&r.owner, &r.name, &author, &title, &body)?;
+        Ok(json!([issue_json(issue), null]))
     }
 
-    fn comment_tool(&mut self, call: &Call<'_>) -> Result<Value, String> {
-        let (owner, name) = call.repo("r")?;
-        let number = call.issue_number("issue")?;
+    fn comment_tool(&mut self, args: &Args<'_>) -> Result<Json, String> {
+        let r: RepoArg = args.get("r", "Repo")?;
+        let issue: IssueArg = args.get("issue", "Issue")?;
         let author = self.user().to_string();
-        self.add_comment(owner, name, number, &author, call.str("body")?)?;
-        Ok(Value::Unit)
+        self.add_comment(&r.owner, &r.name, issue.number, &author, &args.str("body")?)?;
+        Ok(Json::Null)
     }
 
-    fn search_code_tool(&self, call: &Call<'_>) -> Result<Value, String> {
-        let hits = self.search_code(call.str("query")?)?;
-        Ok(Value::list(hits.iter().map(|h| Value::str(h)).collect()))
+    fn search_code_tool(&self, args: &Args<'_>) -> Result<Json, String> {
+        Ok(self.search_code(&args.str("query")?)?.into())
     }
 }
 
-/// A `Repo` value: `{ name, owner, private }`.
-fn repo_value(r: &RepoData) -> Value {
-    Value::record(
-        "Repo",
-        vec![("name", Value::str(&r.name)), ("owner", Value::str(&r.owner)), ("private", Value::Bool(r.private))],
-    )
+/// A `Repo`: `{ name, owner, private }`.
+fn repo_json(r: &RepoData) -> Json {
+    json!({ "name": r.name, "owner": r.owner, "private": r.private })
 }
 
-/// An `Issue` value: `{ number, title, body, author, open }`.
-fn issue_value(i: &IssueData) -> Value {
-    Value::record(
-        "Issue",
-        vec![
-            ("number", Value::Int(i.number)),
-            ("title", Value::str(&i.title)),
-            ("body", Value::str(&i.body)),
-            ("author", Value::str(&i.author)),
-            ("open", Value::Bool(i.open)),
-        ],
-    )
-}
-
-impl<'a> Call<'a> {
-    /// A `Repo` argument's owner and name.
-    fn repo(&self, param: &str) -> Result<(&'a str, &'a str), String> {
-        let record = self.record(param, "Repo")?;
-        match (self.field(param, record, "owner")?, self.field(param, record, "name")?) {
-            (Value::Str(owner), Value::Str(name)) => Ok((owner, name)),
-            _ => Err(self.error(param, "should have String fields `owner` and `name`")),
-        }
-    }
-
-    /// An `Issue` argument's number.
-    fn issue_number(&self, param: &str) -> Result<i64, String> {
-        let record = self.record(param, "Issue")?;
-        match self.field(param, record, "number")? {
-            Value::Int(n) => Ok(*n),
-            other => Err(self.error(param, &format!("should have an Int `number`, found {}", other.kind()))),
-        }
-    }
+/// An `Issue`: `{ number, title, body, author, open }`.
+fn issue_json(i: &IssueData) -> Json {
+    json!({ "number": i.number, "title": i.title, "body": i.body, "author": i.author, "open": i.open })
 }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use cordon_engine::Report;
-use cordon_runtime::{Config, Effect, Limits, Program, Sessions, ToolHost, Value};
+use cordon_runtime::{Config, Effect, Json, Limits, Program, Sessions, ToolCall, ToolHost};
 use cordon_syntax::{SourceMap, render};
 use cordon_types::{CheckOptions, EntryFact, check};
 
@@ -95,7 +95,7 @@ impl std::fmt::Display for Call {
 }
 
 /// How a test host answers a tool call.
-type Answer<'a> = Box<dyn FnMut(&Effect) -> Result<Value, String> + 'a>;
+type Answer<'a> = Box<dyn FnMut(&Effect) -> Result<Json, String> + 'a>;
 
 /// A tool host that records every call it is asked to perform and answers with `answer`.
 pub struct Recorder<'a> {
@@ -104,13 +104,13 @@ pub struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    pub fn new(answer: impl FnMut(&Effect) -> Result<Value, String> + 'a) -> Recorder<'a> {
+    pub fn new(answer: impl FnMut(&Effect) -> Result<Json, String> + 'a) -> Recorder<'a> {
         Recorder { calls: Vec::new(), answer: Box::new(answer) }
     }
 
     /// Records the calls and lets `host` perform them.
     pub fn around(host: &'a mut dyn ToolHost) -> Recorder<'a> {
-        Recorder::new(move |e| host.perform(e))
+        Recorder::new(move |e| host.perform(&ToolCall::new(e)))
     }
 
     /// The calls, as `tool(args)` text.
@@ -131,10 +131,10 @@ impl std::fmt::Debug for Recorder<'_> {
 }
 
 impl ToolHost for Recorder<'_> {
-    fn perform(&mut self, effect: &Effect) -> Result<Value, String> {
-        let args = effect.args.iter().map(|(_, v)| v.value.to_string()).collect();
-        self.calls.push(Call { tool: effect.tool.to_string(), args });
-        (self.answer)(effect)
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        let args = call.effect.args.iter().map(|(_, v)| v.value.to_string()).collect();
+        self.calls.push(Call { tool: call.tool().to_string(), args });
+        (self.answer)(call.effect)
     }
 }
 
