@@ -62,7 +62,7 @@ fn run(plan: &str, provider: &mut dyn Provider, config: FillConfig) -> (RequestO
     let run_config = Config { user: env.principal().to_string(), ..Config::default() };
     let mut transcript = Transcript::new(Vec::new());
     let outcome = {
-        let mut filler = Filler::new(provider).with_config(config).with_transcript(&mut transcript);
+        let mut filler = Filler::new(provider).with_config(config);
         run_request(
             &mut sources,
             &checked,
@@ -71,9 +71,10 @@ fn run(plan: &str, provider: &mut dyn Provider, config: FillConfig) -> (RequestO
             &run_config,
             env.as_mut(),
             &mut filler,
+            &mut transcript,
         )
     };
-    assert_eq!(outcome.transcript_error, None);
+    assert!(transcript.error().is_none(), "{:?}", transcript.error());
     (outcome, String::from_utf8(transcript.into_inner()).unwrap())
 }
 
@@ -111,7 +112,7 @@ fn a_correct_first_reply_runs() {
     assert_eq!(outcome.holes.len(), 1);
     assert_eq!(outcome.holes[0].attempts, 1);
     assert!(outcome.usage.prompt_tokens > 0 && outcome.usage.completion_tokens > 0);
-    for kind in ["\"prompt\"", "\"reply\"", "\"attempt\""] {
+    for kind in ["\"hole_prompted\"", "\"fill_received\"", "\"fill_accepted\""] {
         assert!(transcript.contains(kind), "{kind} missing from {transcript}");
     }
 }
@@ -129,7 +130,7 @@ fn a_type_error_is_fed_back_and_the_second_reply_is_used() {
     let feedback = last_user(second);
     assert!(feedback.contains("error[type-mismatch]"), "{feedback}");
     assert!(feedback.contains("<fill 0 attempt 1>:1:"), "{feedback}");
-    assert!(transcript.contains("\"diagnostics\""), "{transcript}");
+    assert!(transcript.contains("\"fill_rejected\""), "{transcript}");
 }
 
 #[test]

@@ -37,7 +37,7 @@ mod event;
 mod hosts;
 mod stage;
 
-pub use engine::{Ending, Engine, Held, Holes, Report, run};
-pub use event::{Event, Observer};
+pub use engine::{Ending, Engine, Held, Holes, Report, run, run_observed};
+pub use event::{End, Event, Observer, Observers, Problem, RefusedBy, Turn, Usage};
 pub use hosts::Hosts;
 pub use stage::{Stage, Verdict};
