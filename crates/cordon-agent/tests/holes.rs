@@ -5,7 +5,7 @@
 
 use cordon_agent::{
     Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, Scripted, ScriptedReply,
-    Transcript, prompt, run_request,
+    Transcript, prompt, replay, run_request,
 };
 use cordon_runtime::{Config, DcLabel, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
@@ -267,4 +267,38 @@ fn a_secret_never_reaches_the_prompt_of_a_model_not_cleared_for_it() {
     let config = FillConfig { clearance: cleared, ..FillConfig::default() };
     run(&root_plan("Summarize my roadmap"), &mut model, config);
     assert!(last_user(&model.requests[1]).contains("CONFIDENTIAL"));
+}
+
+#[test]
+fn a_transcript_replays_to_the_same_fills_and_the_same_end() {
+    // A rejected reply, a fill that hands the issues to a sub-agent, and the sub-agent's fill,
+    // which checks and is then blocked at run time.
+    let mut model = Recording::new(&[&reply("(42, s)"), &reply(READ_ISSUES), &reply(OPEN_ISSUE)]);
+    let plan = root_plan("Triage alice/website");
+    let (recorded, transcript) = run(&plan, &mut model, FillConfig::default());
+    assert!(result_text(&recorded).starts_with("error[label-flow]"), "{}", result_text(&recorded));
+
+    let mut replayed_model = replay(transcript.as_bytes()).unwrap();
+    assert_eq!(replayed_model.remaining(), 3);
+    let (replayed, again) = run(&plan, &mut replayed_model, FillConfig::default());
+    assert_eq!(replayed_model.remaining(), 0, "every recorded reply was used");
+    assert_eq!(result_text(&replayed), result_text(&recorded));
+    assert_eq!(replayed.holes, recorded.holes);
+    assert_eq!(replayed.trace, recorded.trace);
+    // Event for event, the same request: only the model's name differs.
+    let lines = |t: &str| -> Vec<serde_json::Value> {
+        t.lines()
+            .map(|l| {
+                let mut event: serde_json::Value = serde_json::from_str(l).unwrap();
+                if event["event"] == "hole_prompted" {
+                    event["model"] = "the model".into();
+                }
+                event
+            })
+            .collect()
+    };
+    assert_eq!(lines(&again), lines(&transcript));
+    let rejected: Vec<_> = lines(&again).into_iter().filter(|e| e["event"] == "fill_rejected").collect();
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0]["first"]["code"], "type-mismatch");
 }

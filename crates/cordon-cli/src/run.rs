@@ -168,11 +168,11 @@ impl Observer for Trace {
         use cordon_engine::Event as E;
         let (tool, detail, decision, span) = match *event {
             E::EffectPerformed { effect, .. } => return self.0.push(Event::allowed(effect)),
-            E::EffectRefused { tool, args, at, code, reason, .. } => {
-                (tool, args, Decision::Blocked { code, reason: reason.to_string() }, at)
+            E::EffectRefused { tool, args_text, at, code, reason, .. } => {
+                (tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at)
             }
-            E::EffectReturned { tool, value, label, at } => {
-                (tool, value, Decision::Returned { label: label.into() }, at)
+            E::EffectReturned { tool, value_text, label, at } => {
+                (tool, value_text, Decision::Returned { label: label.into() }, at)
             }
             E::EffectFailed { tool, reason, at } => (tool, "", Decision::Failed { reason: reason.to_string() }, at),
             _ => return,

@@ -232,9 +232,9 @@ impl<'a> Engine<'a> {
                 Decision::Allowed => continue,
                 Decision::Blocked { code, reason } => {
                     let by = refused_by.take().map_or(RefusedBy::Boundary, RefusedBy::Stage);
-                    Event::EffectRefused { tool, args: &record.detail, at, by, code: *code, reason }
+                    Event::EffectRefused { tool, args_text: &record.detail, at, by, code: *code, reason }
                 }
-                Decision::Returned { label } => Event::EffectReturned { tool, value: &record.detail, label, at },
+                Decision::Returned { label } => Event::EffectReturned { tool, value_text: &record.detail, label, at },
                 Decision::Failed { reason } => Event::EffectFailed { tool, reason, at },
             };
             self.observers.event(&event);

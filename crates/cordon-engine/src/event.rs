@@ -67,10 +67,9 @@ pub enum Event<'a> {
         #[serde(flatten, serialize_with = "write::verdict")]
         verdict: &'a Verdict,
     },
-    /// A call was refused and nothing was performed: by the boundary (when it admitted the
-    /// call, or when it checked the arguments' labels) or by a stage. `args` are as the trace
-    /// shows them.
-    EffectRefused { tool: &'a str, args: &'a str, at: Span, by: RefusedBy<'a>, code: Code, reason: &'a str },
+    /// A call was refused and nothing was performed: by the boundary, as the plan made it, or by
+    /// a stage. `args_text` is the arguments as the trace shows them.
+    EffectRefused { tool: &'a str, args_text: &'a str, at: Span, by: RefusedBy<'a>, code: Code, reason: &'a str },
     /// Every stage agreed: the call was committed (linear arguments used up, counted, recorded
     /// as allowed) and its host performed it and answered.
     EffectPerformed {
@@ -80,8 +79,8 @@ pub enum Event<'a> {
         answer: &'a Result<Value, String>,
     },
     /// The boundary checked what the tool returned and labelled it (`label` empty for the
-    /// bottom label); `value` is as the trace shows it.
-    EffectReturned { tool: &'a str, value: &'a str, label: &'a str, at: Span },
+    /// bottom label); `value_text` is the value as the trace shows it.
+    EffectReturned { tool: &'a str, value_text: &'a str, label: &'a str, at: Span },
     /// The tool failed, or returned something other than it declares.
     EffectFailed { tool: &'a str, reason: &'a str, at: Span },
     /// A stage holds an effect: the run waits, intact, for what the stage `needs`.
