@@ -166,18 +166,24 @@ pub(crate) struct Trace(pub Vec<Event>);
 impl Observer for Trace {
     fn event(&mut self, event: &cordon_engine::Event<'_>) {
         use cordon_engine::Event as E;
-        let (tool, detail, decision, span) = match *event {
-            E::EffectPerformed { effect, .. } => return self.0.push(Event::allowed(effect)),
+        let row = |tool: &str, detail: &str, decision, span| Event {
+            tool: tool.to_string(),
+            detail: detail.to_string(),
+            decision,
+            span,
+        };
+        let record = match *event {
+            E::EffectPerformed { effect, .. } => Event::allowed(effect),
             E::EffectRefused { tool, args_text, at, code, reason, .. } => {
-                (tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at)
+                row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at)
             }
             E::EffectReturned { tool, value_text, label, at } => {
-                (tool, value_text, Decision::Returned { label: label.into() }, at)
+                row(tool, value_text, Decision::Returned { label: label.to_string() }, at)
             }
-            E::EffectFailed { tool, reason, at } => (tool, "", Decision::Failed { reason: reason.to_string() }, at),
+            E::EffectFailed { tool, reason, at } => row(tool, "", Decision::Failed { reason: reason.to_string() }, at),
             _ => return,
         };
-        self.0.push(Event { tool: tool.to_string(), detail: detail.to_string(), decision, span });
+        self.0.push(record);
     }
 }
 

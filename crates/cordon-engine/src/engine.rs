@@ -1,4 +1,6 @@
-//! The one loop that drives a run, and the stages an effect passes through.
+//! The one loop that drives a run, and the stages an effect passes through. Each step is told
+//! to the observers as it happens; what only the boundary saw (a call it refused as the plan made
+//! it, the label it gave a tool's answer) is told from the runtime's trace records, as data.
 
 use cordon_runtime::effect::{Effect, HoleRequest, ToolHost};
 use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
