@@ -33,7 +33,8 @@
 use std::hint::black_box;
 use std::io;
 
-use cordon_agent::{Checking, Filler, Prompt, Scripted, ScriptedReply, Transcript, TranscriptSink, prompt};
+use cordon_agent::{Checking, Filler, Prompt, Scripted, ScriptedReply, Transcript, prompt};
+use cordon_engine::{Observer, Observers};
 use cordon_runtime::{Config, DcLabel, HoleRequest, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, Checked, check, check_fill};
@@ -119,7 +120,7 @@ impl Setup {
         mut run: Run,
         request: &HoleRequest,
         model: &mut Scripted,
-        transcript: Option<&mut dyn TranscriptSink>,
+        observer: &mut dyn Observer,
     ) -> bool {
         let p = self.prompt(request);
         let mut check = |code: &str, attempt: u32| {
@@ -133,11 +134,7 @@ impl Setup {
                 }),
             }
         };
-        let mut filler = Filler::new(model);
-        if let Some(t) = transcript {
-            filler = filler.with_transcript(t);
-        }
-        let filled = filler.fill_hole("0", &p, &mut check);
+        let filled = Filler::new(model).fill_hole("0", &p, &mut check, observer);
         let Ok(fill) = filled.fill else { return false };
         matches!(run.fill(&fill, &p.label), Ok(Step::Effect(_)))
     }
@@ -172,7 +169,10 @@ fn report(setup: &Setup) {
     let (run, request) = setup.at_hole();
     let mut model = Scripted::new(vec![ScriptedReply::next(reply(&fill_text(1)))]);
     let mut sources = setup.sources.clone();
-    assert!(setup.per_hole(&mut sources, run, &request, &mut model, None), "the per-hole path must accept the fill");
+    assert!(
+        setup.per_hole(&mut sources, run, &request, &mut model, &mut Observers::new()),
+        "the per-hole path must accept the fill"
+    );
 }
 
 fn hole(c: &mut Criterion) {
@@ -227,7 +227,9 @@ fn hole(c: &mut Criterion) {
                     let model = Scripted::new(vec![ScriptedReply::next(reply(&code))]);
                     (setup.sources.clone(), run, request, model)
                 },
-                |(mut sources, run, request, mut model)| setup.per_hole(&mut sources, run, &request, &mut model, None),
+                |(mut sources, run, request, mut model)| {
+                    setup.per_hole(&mut sources, run, &request, &mut model, &mut Observers::new())
+                },
                 BatchSize::SmallInput,
             )
         });
@@ -243,7 +245,7 @@ fn hole(c: &mut Criterion) {
                 (setup.sources.clone(), run, request, model, Transcript::new(io::sink()))
             },
             |(mut sources, run, request, mut model, mut transcript)| {
-                setup.per_hole(&mut sources, run, &request, &mut model, Some(&mut transcript))
+                setup.per_hole(&mut sources, run, &request, &mut model, &mut transcript)
             },
             BatchSize::SmallInput,
         )

@@ -8,7 +8,8 @@
 //! fill). Diagnostics go back to the model in their concise form as the next message, up to
 //! [`FillConfig::max_attempts`]; a hole that gets no fill ends the run with a hole error the
 //! caller sees as a failure. An accepted fill runs with the label of its prompt. Every prompt,
-//! reply, diagnostic and attempt is written to the transcript, if there is one.
+//! reply, rejection and accepted fill is an [`Event`] told to the engine's observers, in order
+//! with the run's effects (the transcript is one of them).
 //!
 //! A model is a sink whose label is its clearance ([`FillConfig::clearance`]; see
 //! [`crate::prompt`] for what a prompt shows). A hole reached under a program-counter label
@@ -19,19 +20,16 @@
 //! need, with the decisions' sources as related places.
 
 use std::collections::HashMap;
-use std::io::Write;
 
-use cordon_engine::{Engine, Event as EngineEvent, Holes};
+use cordon_engine::{End, Engine, Event, Holes, Observer, Problem, Turn};
 use cordon_runtime::{
-    Config, DcLabel, ErrorKind, Event, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
+    Config, DcLabel, ErrorKind, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
 };
 use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
-use serde_json::{Value as Json, json};
 
 use crate::prompt::{NotCleared, Prompt, prompt};
 use crate::provider::{Message, Provider, Request, Usage};
-use crate::transcript::{Kind, Transcript, TranscriptError};
 
 /// Replies longer than this many bytes are not read for code.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024;
@@ -69,34 +67,10 @@ impl Default for FillConfig {
     }
 }
 
-/// Where transcript records go: any [`Transcript`].
-pub trait TranscriptSink {
-    /// Writes one record.
-    fn write_record(&mut self, kind: Kind, fields: Json) -> Result<(), TranscriptError>;
-}
-
-impl<W: Write> TranscriptSink for Transcript<W> {
-    fn write_record(&mut self, kind: Kind, fields: Json) -> Result<(), TranscriptError> {
-        self.record(kind, fields)
-    }
-}
-
-/// What a [`Filler`] reports before each model call, for a progress line.
-#[derive(Debug, Clone, Copy)]
-pub struct Progress<'a> {
-    /// The model's name.
-    pub model: &'a str,
-    /// The hole's id (`0`, `0.1` for the second hole in the fill of hole `0`, ..).
-    pub hole: &'a str,
-    /// The attempt about to be made, from 1.
-    pub attempt: u32,
-    pub max_attempts: u32,
-}
-
 /// What filling one hole cost and how it ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HoleStats {
-    /// The hole's id (see [`Progress::hole`]).
+    /// The hole's id (`0`, `0.1` for the second hole in the fill of hole `0`, ..).
     pub hole: String,
     /// Replies asked for.
     pub attempts: u32,
@@ -108,14 +82,10 @@ pub struct HoleStats {
     pub filled: bool,
 }
 
-/// Fills holes with one model: the provider, an optional transcript and progress callback,
-/// and the settings.
+/// Fills holes with one model: the provider and the settings.
 pub struct Filler<'a> {
     provider: &'a mut dyn Provider,
-    transcript: Option<&'a mut dyn TranscriptSink>,
-    progress: Option<&'a mut dyn FnMut(&Progress<'_>)>,
     config: FillConfig,
-    transcript_error: Option<String>,
 }
 
 impl std::fmt::Debug for Filler<'_> {
@@ -125,9 +95,9 @@ impl std::fmt::Debug for Filler<'_> {
 }
 
 impl<'a> Filler<'a> {
-    /// A filler asking `provider`, with the default settings and no transcript.
+    /// A filler asking `provider`, with the default settings.
     pub fn new(provider: &'a mut dyn Provider) -> Filler<'a> {
-        Filler { provider, transcript: None, progress: None, config: FillConfig::default(), transcript_error: None }
+        Filler { provider, config: FillConfig::default() }
     }
 
     /// The same filler with these settings.
@@ -136,42 +106,16 @@ impl<'a> Filler<'a> {
         self
     }
 
-    /// The same filler writing every prompt, reply, diagnostic and attempt to `transcript`.
-    pub fn with_transcript(mut self, transcript: &'a mut dyn TranscriptSink) -> Filler<'a> {
-        self.transcript = Some(transcript);
-        self
-    }
-
-    /// The same filler calling `progress` before each model call.
-    pub fn with_progress(mut self, progress: &'a mut dyn FnMut(&Progress<'_>)) -> Filler<'a> {
-        self.progress = Some(progress);
-        self
-    }
-
-    /// Writes a transcript record; the first write error is kept (and later records dropped).
-    fn log(&mut self, kind: Kind, fields: Json) {
-        if self.transcript_error.is_some() {
-            return;
-        }
-        if let Some(t) = self.transcript.as_mut()
-            && let Err(e) = t.write_record(kind, fields)
-        {
-            self.transcript_error = Some(e.to_string());
-        }
-    }
-
-    fn report_progress(&mut self, hole: &str, attempt: u32) {
-        let model = self.provider.name().to_string();
-        let max_attempts = self.config.max_attempts.max(1);
-        if let Some(progress) = self.progress.as_mut() {
-            progress(&Progress { model: &model, hole, attempt, max_attempts });
-        }
-    }
-
-    /// Asks for fills of one hole until one checks or the attempts run out. The prompt's
-    /// messages are the start of the conversation; each rejected reply and its diagnostics are
-    /// added to it.
-    pub fn fill_hole(&mut self, hole: &str, prompt: &Prompt, check: &mut dyn FnMut(&str, u32) -> Checking) -> Filled {
+    /// Asks for fills of one hole until one checks or the attempts run out, telling `observer`
+    /// each prompt, reply and verdict. The prompt's messages are the start of the
+    /// conversation; each rejected reply and its diagnostics are added to it.
+    pub fn fill_hole(
+        &mut self,
+        hole: &str,
+        prompt: &Prompt,
+        check: &mut dyn FnMut(&str, u32) -> Checking,
+        observer: &mut dyn Observer,
+    ) -> Filled {
         let mut messages = prompt.messages.clone();
         let mut stats = HoleStats {
             hole: hole.to_string(),
@@ -180,47 +124,55 @@ impl<'a> Filler<'a> {
             prompt_tokens: prompt.stats.estimated_tokens,
             filled: false,
         };
+        let max_attempts = self.config.max_attempts.max(1);
         let mut last = String::from("no attempt was made");
-        for attempt in 1..=self.config.max_attempts.max(1) {
-            self.report_progress(hole, attempt);
+        for attempt in 1..=max_attempts {
             stats.attempts = attempt;
             let request = Request {
                 messages: messages.clone(),
                 max_tokens: self.config.max_tokens,
                 hole: Some(hole.to_string()),
             };
-            self.log(Kind::Prompt, prompt_record(self.provider.name(), &request, attempt, &prompt.label));
+            let turns: Vec<Turn<'_>> =
+                request.messages.iter().map(|m| Turn { role: m.role.as_str(), content: &m.content }).collect();
+            observer.event(&Event::HolePrompted {
+                hole,
+                attempt,
+                max_attempts,
+                model: self.provider.name(),
+                label: &prompt.label,
+                max_tokens: request.max_tokens,
+                messages: &turns,
+            });
             let completion = match self.provider.complete(&request) {
                 Ok(c) => c,
                 Err(e) => {
+                    observer.event(&Event::ModelFailed { hole, attempt, error: &e.to_string() });
                     let reason = format!("the model gave no answer: {e}");
-                    self.log(
-                        Kind::Attempt,
-                        json!({ "hole": hole, "attempt": attempt, "outcome": "error", "error": reason }),
-                    );
+                    abandoned(observer, Some(hole), attempt, ErrorKind::Hole.code(), &reason);
                     return Filled { fill: Err(reason), stats };
                 }
             };
             stats.usage += completion.usage;
-            self.log(Kind::Reply, json!({ "hole": hole, "text": completion.text, "usage": completion.usage }));
+            observer.event(&Event::FillReceived { hole, attempt, text: &completion.text, usage: completion.usage });
             let rejection = match extract_code(&completion.text) {
                 Err(problem) => Rejection { feedback: problem, first: None },
                 Ok(code) => match check(code, attempt) {
                     Checking::Accepted(fill) => {
-                        self.log(Kind::Attempt, json!({ "hole": hole, "attempt": attempt, "outcome": "accepted" }));
+                        observer.event(&Event::FillAccepted { hole, attempt });
                         stats.filled = true;
                         return Filled { fill: Ok(fill), stats };
                     }
                     Checking::Rejected(rejection) => rejection,
                 },
             };
-            let first = rejection
-                .first
-                .as_ref()
-                .map(|p| json!({ "code": p.code.as_str(), "line": p.line, "message": p.message }));
             let feedback = rejection.feedback;
-            self.log(Kind::Diagnostics, json!({ "hole": hole, "attempt": attempt, "text": feedback, "first": first }));
-            self.log(Kind::Attempt, json!({ "hole": hole, "attempt": attempt, "outcome": "rejected" }));
+            observer.event(&Event::FillRejected {
+                hole,
+                attempt,
+                feedback: &feedback,
+                first: rejection.first.as_ref(),
+            });
             messages.push(Message::assistant(echo(&completion.text)));
             messages.push(Message::user(format!(
                 "Your fill was rejected:\n{feedback}\nFix it and answer again with exactly one ```cordon block."
@@ -228,8 +180,15 @@ impl<'a> Filler<'a> {
             last = feedback;
         }
         let first = last.lines().next().unwrap_or_default().to_string();
-        Filled { fill: Err(format!("no fill checked in {} attempts (last: {first})", stats.attempts)), stats }
+        let reason = format!("no fill checked in {} attempts (last: {first})", stats.attempts);
+        abandoned(observer, Some(hole), stats.attempts, ErrorKind::Hole.code(), &reason);
+        Filled { fill: Err(reason), stats }
     }
+}
+
+/// Tells `observer` that a hole gets no fill.
+fn abandoned(observer: &mut dyn Observer, hole: Option<&str>, attempts: u32, code: cordon_syntax::Code, reason: &str) {
+    observer.event(&Event::HoleAbandoned { hole, attempts, code, reason });
 }
 
 /// What checking one attempt's code said.
@@ -249,15 +208,6 @@ pub struct Rejection {
     pub first: Option<Problem>,
 }
 
-/// One diagnostic of a rejected fill, as data: its code, the fill's line it points at, and its
-/// message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub code: cordon_syntax::Code,
-    pub line: u32,
-    pub message: String,
-}
-
 /// How one hole ended: an accepted fill or why there is none, and its cost.
 #[derive(Debug)]
 pub struct Filled {
@@ -272,20 +222,6 @@ fn echo(reply: &str) -> String {
     } else {
         reply.to_string()
     }
-}
-
-/// The transcript record of a request.
-fn prompt_record(provider: &str, request: &Request, attempt: u32, label: &Label) -> Json {
-    let messages: Vec<Json> =
-        request.messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
-    json!({
-        "hole": request.hole,
-        "provider": provider,
-        "attempt": attempt,
-        "label": label.to_string(),
-        "max_tokens": request.max_tokens,
-        "messages": messages,
-    })
 }
 
 /// The code of a reply: the content of its one fenced block (```` ``` ```` with any info
@@ -347,15 +283,14 @@ fn rejection(outcome: &FillOutcome, sources: &SourceMap) -> Rejection {
 #[derive(Debug)]
 pub struct RequestOutcome {
     pub result: Result<Val, RunError>,
-    pub trace: Vec<Event>,
+    /// Every decision the boundary made.
+    pub trace: Vec<cordon_runtime::Event>,
     /// The sessions to keep for the next request.
     pub sessions: Sessions,
     /// Tokens over all holes.
     pub usage: Usage,
     /// Each hole reached, in order.
     pub holes: Vec<HoleStats>,
-    /// The first transcript write error, if any (later records were dropped).
-    pub transcript_error: Option<String>,
 }
 
 /// An accepted fill the run entered: holes in it are filled with `check_nested_fill`.
@@ -388,8 +323,9 @@ fn locate<'f>(checked: &Checked, entered: &'f HashMap<FileId, Entered>, request:
 }
 
 /// Runs the checked program `checked` (from `sources`, checked with `options`) to its end with
-/// the engine: tool calls are performed by `tools`, holes filled by `filler`. Fills are added
-/// to `sources`.
+/// the engine: tool calls are performed by `tools`, holes filled by `filler`, and `observer`
+/// hears every event, from the request's start to the run's end. Fills are added to `sources`.
+#[expect(clippy::too_many_arguments, reason = "a request's parts, each borrowed from its own owner")]
 pub fn run_request(
     sources: &mut SourceMap,
     checked: &Checked,
@@ -398,37 +334,36 @@ pub fn run_request(
     config: &Config,
     tools: &mut dyn ToolHost,
     filler: &mut Filler<'_>,
+    observer: &mut dyn Observer,
 ) -> RequestOutcome {
+    let plan = checked.plan().map(|m| sources.file(m.file).text.clone()).unwrap_or_default();
     let started = Program::new(checked)
         .map_err(|e| RunError::new(cordon_runtime::ErrorKind::Type, e.span, e.message))
         .and_then(|program| Run::start(&program, sessions, config));
     let mut run = match started {
         Ok(run) => run,
         Err(e) => {
+            observer.event(&Event::RequestStarted { plan: &plan });
+            observer.event(&Event::RunEnded { end: End::Failed { error: &e } });
             return RequestOutcome {
                 result: Err(e),
                 trace: Vec::new(),
                 sessions: sessions.clone(),
                 usage: Usage::default(),
                 holes: Vec::new(),
-                transcript_error: filler.transcript_error.clone(),
             };
         }
     };
     let mut holes = ModelHoles { sources, checked, options, filler, entered: HashMap::new(), holes: Vec::new() };
-    let result = Engine::new(tools).with_holes(&mut holes).start(&mut run).into_result();
-    let ModelHoles { filler, holes, .. } = holes;
-    let trace = run.trace().to_vec();
-    for event in &trace {
-        filler.log(Kind::Decision, event.to_json());
-    }
+    let result =
+        Engine::new(tools).with_holes(&mut holes).with_observer(observer).start_request(&mut run, &plan).into_result();
+    let holes = holes.holes;
     RequestOutcome {
         result,
         usage: holes.iter().fold(Usage::default(), |sum, h| sum + h.usage),
-        trace,
+        trace: run.trace().to_vec(),
         sessions: run.sessions(),
         holes,
-        transcript_error: filler.transcript_error.clone(),
     }
 }
 
@@ -445,8 +380,9 @@ struct ModelHoles<'r, 'f> {
 }
 
 impl Holes for ModelHoles<'_, '_> {
-    fn fill(&mut self, run: &mut Run, request: HoleRequest) -> Result<Step, RunError> {
-        let filled = fill_reached(self.sources, self.checked, self.options, self.filler, &self.entered, &request);
+    fn fill(&mut self, run: &mut Run, request: HoleRequest, observer: &mut dyn Observer) -> Result<Step, RunError> {
+        let filled =
+            fill_reached(self.sources, self.checked, self.options, self.filler, &self.entered, &request, observer);
         if let Some(stats) = filled.stats {
             self.holes.push(stats);
         }
@@ -460,13 +396,6 @@ impl Holes for ModelHoles<'_, '_> {
                 let _ = run.abandon_hole(&error.message);
                 Err(*error)
             }
-        }
-    }
-
-    /// The transcript records each effect between the holes' prompts and replies.
-    fn event(&mut self, event: &EngineEvent<'_>) {
-        if let EngineEvent::EffectProposed(effect) = event {
-            self.filler.log(Kind::Effect, json!({ "tool": format!("{}.{}", effect.capability, effect.tool) }));
         }
     }
 }
@@ -500,29 +429,23 @@ fn fill_reached(
     filler: &mut Filler<'_>,
     entered: &HashMap<FileId, Entered>,
     request: &HoleRequest,
+    observer: &mut dyn Observer,
 ) -> Reached {
     let Some(at) = locate(checked, entered, request) else {
         let reason = "the hole's site is unknown to the host".to_string();
+        abandoned(observer, None, 0, ErrorKind::Hole.code(), &reason);
         return Reached { fill: Err(Unfilled::Reason(reason)), stats: None };
     };
     if at.depth > filler.config.max_depth {
         let reason = format!("holes nest deeper than the limit of {}", filler.config.max_depth);
+        abandoned(observer, Some(&at.id), 0, ErrorKind::Hole.code(), &reason);
         return Reached { fill: Err(Unfilled::Reason(reason)), stats: None };
     }
     let mut p = match prompt(sources, checked, &at.site, request, &filler.config.clearance) {
         Ok(p) => p,
         Err(not_cleared) => {
             let error = not_asked(filler, &not_cleared, request);
-            filler.log(
-                Kind::Attempt,
-                json!({
-                    "hole": at.id,
-                    "attempt": 0,
-                    "outcome": "not asked",
-                    "error": error.kind.code().as_str(),
-                    "message": error.message,
-                }),
-            );
+            abandoned(observer, Some(&at.id), 0, error.kind.code(), &error.message);
             let stats =
                 HoleStats { hole: at.id, attempts: 0, usage: Usage::default(), prompt_tokens: 0, filled: false };
             return Reached { fill: Err(Unfilled::NotAsked(Box::new(error))), stats: Some(stats) };
@@ -544,7 +467,7 @@ fn fill_reached(
             None => Checking::Rejected(rejection(&outcome, sources)),
         }
     };
-    let filled = filler.fill_hole(&id, &p, &mut check);
+    let filled = filler.fill_hole(&id, &p, &mut check, observer);
     let fill = filled
         .fill
         .map(|fill| (Box::new(Entered { fill, label: p.label.clone(), id: id.clone(), depth }), p.label.clone()))

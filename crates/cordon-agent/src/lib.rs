@@ -6,8 +6,8 @@
 //! HTTP providers share one behaviour ([`http`]): timeouts, bounded retries with backoff on 429,
 //! 5xx and connection failures, a reply size cap, and errors that never contain the key.
 //!
-//! A run is recorded as a JSONL [`Transcript`]; [`transcript::replay`] turns one back into a
-//! scripted provider. [`ProviderConfig`] parses the CLI's `--model` spec and [`open`] builds
+//! A request's events are recorded as a versioned JSONL [`Transcript`]; [`transcript::replay`]
+//! turns one back into a scripted provider. [`ProviderConfig`] parses the CLI's `--model` spec and [`open`] builds
 //! the provider it names.
 //!
 //! On top of the providers, [`prompt`] builds a hole's label-aware prompt and [`fill`] runs the
@@ -30,16 +30,17 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 pub use anthropic::{Anthropic, AnthropicConfig};
+pub use cordon_engine::Problem;
 pub use fill::{
-    Checking, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, Problem, Progress, Rejection, RequestOutcome,
-    TranscriptSink, extract_code, run_request,
+    Checking, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, Rejection, RequestOutcome, extract_code,
+    run_request,
 };
 pub use http::{HttpConfig, RetryPolicy};
 pub use openai::{OpenAi, OpenAiConfig};
 pub use prompt::{NotCleared, Prompt, PromptStats, REFERENCE, prompt};
 pub use provider::{Completion, Message, Provider, ProviderError, Request, Role, Usage};
 pub use scripted::{Scripted, ScriptedReply, estimate_tokens};
-pub use transcript::{Kind, Transcript, TranscriptError, replay, replay_file};
+pub use transcript::{Transcript, TranscriptError, VERSION, replay, replay_file};
 
 /// Which provider to open, as parsed from a spec string:
 ///

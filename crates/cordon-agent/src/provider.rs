@@ -4,7 +4,6 @@
 //! server and a scripted replay are interchangeable.
 
 use std::fmt;
-use std::ops::{Add, AddAssign};
 use std::time::Duration;
 
 /// Who a chat message is from.
@@ -67,38 +66,8 @@ pub struct Request {
     pub hole: Option<String>,
 }
 
-/// Tokens used by one request, or summed over several.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Usage {
-    /// Tokens in the prompt.
-    pub prompt_tokens: u64,
-    /// Tokens in the reply.
-    pub completion_tokens: u64,
-}
-
-impl Usage {
-    /// Prompt and reply tokens together.
-    pub fn total(self) -> u64 {
-        self.prompt_tokens.saturating_add(self.completion_tokens)
-    }
-}
-
-impl Add for Usage {
-    type Output = Usage;
-
-    fn add(self, other: Usage) -> Usage {
-        Usage {
-            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
-            completion_tokens: self.completion_tokens.saturating_add(other.completion_tokens),
-        }
-    }
-}
-
-impl AddAssign for Usage {
-    fn add_assign(&mut self, other: Usage) {
-        *self = *self + other;
-    }
-}
+/// Tokens used by one request, or summed over several (the engine's, since its events carry it).
+pub use cordon_engine::Usage;
 
 /// A model's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]

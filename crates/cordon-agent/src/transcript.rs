@@ -1,70 +1,44 @@
-//! JSONL transcripts of a run: one JSON object per line, `{"seq": n, "kind": ..., fields...}`,
-//! with kind one of `prompt`, `reply`, `diagnostics`, `attempt`, `effect`, `decision`, `note`.
-//! [`replay`] turns a transcript back into a [`Scripted`] provider from its `reply` lines
-//! (keeping their hole ids), so a recorded run can be replayed offline.
+//! JSONL transcripts of requests: every [`Event`] of the engine's one stream, one JSON object per
+//! line, `{"v": 1, "seq": n, "event": "<name>", ..fields}` (the fields are the event's own; see
+//! `cordon_engine::Event`). `v` is the format's version, [`VERSION`]; `seq` numbers the lines
+//! from 0, across the requests of one transcript. A [`Transcript`] is an [`Observer`]: give it
+//! to the engine (through `run_request`) and it writes what it hears.
 //!
-//! Each record is flushed as it is written, so a run that stops half-way leaves a readable
-//! transcript. Write errors are returned, never ignored.
+//! [`replay`] turns a transcript back into a [`Scripted`] provider from its `fill_received`
+//! lines (keeping their hole ids), so a recorded run can be replayed offline. It refuses a line
+//! written in a newer format, naming the line, rather than guess what it means.
+//!
+//! Each line is flushed as it is written, so a run that stops half-way leaves a readable
+//! transcript. The first write error is kept and reported ([`Transcript::error`]), never ignored;
+//! nothing is written after it.
 
 use std::fmt;
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use cordon_engine::{Event, Observer};
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::provider::{Completion, Request};
 use crate::scripted::{Scripted, ScriptedReply};
 
-/// What a transcript line records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// A request sent to a model.
-    Prompt,
-    /// A model's reply (what [`replay`] reads).
-    Reply,
-    /// Parse or check diagnostics sent back to the model.
-    Diagnostics,
-    /// The start or outcome of an attempt at filling a hole.
-    Attempt,
-    /// An effect the program performed or tried.
-    Effect,
-    /// A gate or approval decision.
-    Decision,
-    /// Anything else worth keeping.
-    Note,
-}
-
-impl Kind {
-    /// The name written in the `kind` field.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Prompt => "prompt",
-            Kind::Reply => "reply",
-            Kind::Diagnostics => "diagnostics",
-            Kind::Attempt => "attempt",
-            Kind::Effect => "effect",
-            Kind::Decision => "decision",
-            Kind::Note => "note",
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The transcript format's version, written in every line's `v`. A reader refuses a line with a
+/// newer one. It changes when a line's meaning changes, not when an event or field is added.
+pub const VERSION: u64 = 1;
 
 /// Why a transcript could not be written or read.
 #[derive(Debug)]
 pub enum TranscriptError {
     /// Writing or reading failed.
     Io(io::Error),
-    /// A record's fields use a reserved name (`seq`, `kind`).
-    ReservedField(String),
-    /// A line of a transcript being read is not a valid record.
+    /// A line of a transcript being read was written in a newer format than this one reads.
+    Newer {
+        /// The line number, from 1.
+        line: usize,
+        /// Its format version.
+        version: u64,
+    },
+    /// A line of a transcript being read is not a valid line.
     Line {
         /// The line number, from 1.
         line: usize,
@@ -77,9 +51,11 @@ impl fmt::Display for TranscriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TranscriptError::Io(error) => write!(f, "transcript: {error}"),
-            TranscriptError::ReservedField(name) => {
-                write!(f, "transcript record may not have a field named `{name}` (it is reserved)")
-            }
+            TranscriptError::Newer { line, version } => write!(
+                f,
+                "transcript line {line}: written in transcript format {version}, newer than this Cordon reads \
+                 ({VERSION}); replay it with a newer Cordon"
+            ),
             TranscriptError::Line { line, message } => write!(f, "transcript line {line}: {message}"),
         }
     }
@@ -100,13 +76,13 @@ impl From<io::Error> for TranscriptError {
     }
 }
 
-/// One line as written: sequence number and kind first, then the fields.
+/// One line as written: the version and sequence number first, then the event.
 #[derive(Serialize)]
 struct Line<'a> {
+    v: u64,
     seq: u64,
-    kind: Kind,
     #[serde(flatten)]
-    fields: &'a Map<String, Value>,
+    event: &'a Event<'a>,
 }
 
 /// A transcript being written to `W`.
@@ -114,26 +90,19 @@ struct Line<'a> {
 pub struct Transcript<W: Write> {
     out: W,
     seq: u64,
+    /// The first write error; nothing is written after it.
+    error: Option<TranscriptError>,
 }
 
 impl<W: Write> Transcript<W> {
-    /// A transcript writing to `out`, numbering records from 0.
+    /// A transcript writing to `out`, numbering lines from 0.
     pub fn new(out: W) -> Self {
-        Transcript { out, seq: 0 }
+        Transcript { out, seq: 0, error: None }
     }
 
-    /// Write one record. An object's fields are written beside `seq` and `kind`; any other
-    /// value is written as the field `value` (`null` writes no fields).
-    pub fn record(&mut self, kind: Kind, fields: Value) -> Result<(), TranscriptError> {
-        let fields = match fields {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            other => Map::from_iter([("value".to_string(), other)]),
-        };
-        if let Some(reserved) = ["seq", "kind"].into_iter().find(|name| fields.contains_key(*name)) {
-            return Err(TranscriptError::ReservedField(reserved.to_string()));
-        }
-        let line = Line { seq: self.seq, kind, fields: &fields };
+    /// Writes `event` as one line and flushes it.
+    pub fn write(&mut self, event: &Event<'_>) -> Result<(), TranscriptError> {
+        let line = Line { v: VERSION, seq: self.seq, event };
         serde_json::to_writer(&mut self.out, &line).map_err(io::Error::from)?;
         self.out.write_all(b"\n")?;
         self.out.flush()?;
@@ -141,30 +110,12 @@ impl<W: Write> Transcript<W> {
         Ok(())
     }
 
-    /// Record a request sent to `provider`.
-    pub fn prompt(&mut self, provider: &str, request: &Request) -> Result<(), TranscriptError> {
-        let messages: Vec<Value> = request
-            .messages
-            .iter()
-            .map(|message| json!({ "role": message.role.as_str(), "content": message.content }))
-            .collect();
-        self.record(
-            Kind::Prompt,
-            json!({
-                "hole": request.hole,
-                "provider": provider,
-                "max_tokens": request.max_tokens,
-                "messages": messages,
-            }),
-        )
+    /// The first write error, if any: the events after it were not written.
+    pub fn error(&self) -> Option<&TranscriptError> {
+        self.error.as_ref()
     }
 
-    /// Record a model's reply for `hole`, in the form [`replay`] reads.
-    pub fn reply(&mut self, hole: Option<&str>, completion: &Completion) -> Result<(), TranscriptError> {
-        self.record(Kind::Reply, json!({ "hole": hole, "text": completion.text, "usage": completion.usage }))
-    }
-
-    /// How many records have been written.
+    /// How many lines have been written.
     pub fn len(&self) -> u64 {
         self.seq
     }
@@ -180,8 +131,20 @@ impl<W: Write> Transcript<W> {
     }
 }
 
-/// A scripted provider answering with the `reply` records of a transcript, in order and with
-/// their hole ids. Other records are skipped; blank lines are allowed.
+/// Writes each event it hears; after a write error, keeps the error and writes nothing more.
+impl<W: Write> Observer for Transcript<W> {
+    fn event(&mut self, event: &Event<'_>) {
+        if self.error.is_none()
+            && let Err(e) = self.write(event)
+        {
+            self.error = Some(e);
+        }
+    }
+}
+
+/// A scripted provider answering with the `fill_received` lines of a transcript, in order and
+/// with their hole ids. Other lines are skipped, after their version is checked; blank lines
+/// are allowed.
 pub fn replay(reader: impl BufRead) -> Result<Scripted, TranscriptError> {
     let mut replies = Vec::new();
     for (index, line) in reader.lines().enumerate() {
@@ -189,7 +152,7 @@ pub fn replay(reader: impl BufRead) -> Result<Scripted, TranscriptError> {
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(reply) = reply_in(&line).map_err(|message| TranscriptError::Line { line: index + 1, message })? {
+        if let Some(reply) = reply_in(index + 1, &line)? {
             replies.push(reply);
         }
     }
@@ -203,24 +166,30 @@ pub fn replay_file(path: &Path) -> Result<Scripted, TranscriptError> {
     Ok(replay(io::BufReader::new(file))?.with_name(format!("replay:{}", path.display())))
 }
 
-/// The reply a transcript line records, if it is a `reply` record.
-fn reply_in(line: &str) -> Result<Option<ScriptedReply>, String> {
-    let record: Value = serde_json::from_str(line).map_err(|error| format!("not JSON: {error}"))?;
-    let kind = match record.get("kind") {
-        Some(Value::String(kind)) => kind.as_str(),
-        _ => return Err("expected an object with a string `kind`".to_string()),
+/// The reply line `number` records, if it is a `fill_received` line.
+fn reply_in(number: usize, line: &str) -> Result<Option<ScriptedReply>, TranscriptError> {
+    let bad = |message: &str| TranscriptError::Line { line: number, message: message.to_string() };
+    let record: Value = serde_json::from_str(line).map_err(|error| bad(&format!("not JSON: {error}")))?;
+    match record.get("v") {
+        Some(v) if v.as_u64() == Some(VERSION) => {}
+        Some(v) => match v.as_u64() {
+            Some(version) if version > VERSION => return Err(TranscriptError::Newer { line: number, version }),
+            _ => return Err(bad(&format!("`v` must be a format version (this Cordon reads {VERSION}), not {v}"))),
+        },
+        None => return Err(bad("expected an object with a format version `v` (a transcript from before events?)")),
+    }
+    let event = match record.get("event") {
+        Some(Value::String(event)) => event.as_str(),
+        _ => return Err(bad("expected a string `event`")),
     };
-    if kind != Kind::Reply.as_str() {
+    if event != "fill_received" {
         return Ok(None);
     }
-    let text = match record.get("text") {
-        Some(Value::String(text)) => text.clone(),
-        _ => return Err("a `reply` record needs a string `text`".to_string()),
+    let Some(Value::String(hole)) = record.get("hole") else {
+        return Err(bad("a `fill_received` line needs a string `hole`"));
     };
-    let hole = match record.get("hole") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(hole)) => Some(hole.clone()),
-        Some(_) => return Err("a `reply` record's `hole` must be a string or null".to_string()),
+    let Some(Value::String(text)) = record.get("text") else {
+        return Err(bad("a `fill_received` line needs a string `text`"));
     };
-    Ok(Some(ScriptedReply { hole, text }))
+    Ok(Some(ScriptedReply { hole: Some(hole.clone()), text: text.clone() }))
 }

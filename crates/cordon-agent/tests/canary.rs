@@ -24,6 +24,7 @@
 use std::cell::Cell;
 
 use cordon_agent::{Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, run_request};
+use cordon_engine::Observers;
 use cordon_envs::GitHub;
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
 use cordon_syntax::SourceMap;
@@ -113,7 +114,17 @@ fn run(sources: &SourceMap, checked: &cordon_types::Checked, secret: &str, clear
     let outcome = {
         let mut filler = Filler::new(&mut model).with_config(config);
         let options = CheckOptions::default();
-        run_request(&mut sources, checked, &options, &Sessions::default(), &run_config, &mut env, &mut filler)
+        let sessions = Sessions::default();
+        run_request(
+            &mut sources,
+            checked,
+            &options,
+            &sessions,
+            &run_config,
+            &mut env,
+            &mut filler,
+            &mut Observers::new(),
+        )
     };
     Ran { prompts: model.prompts, outcome }
 }

@@ -5,7 +5,7 @@
 
 use cordon_agent::{
     Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, Scripted, ScriptedReply,
-    Transcript, prompt, run_request,
+    Transcript, prompt, replay, run_request,
 };
 use cordon_runtime::{Config, DcLabel, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
@@ -62,7 +62,7 @@ fn run(plan: &str, provider: &mut dyn Provider, config: FillConfig) -> (RequestO
     let run_config = Config { user: env.principal().to_string(), ..Config::default() };
     let mut transcript = Transcript::new(Vec::new());
     let outcome = {
-        let mut filler = Filler::new(provider).with_config(config).with_transcript(&mut transcript);
+        let mut filler = Filler::new(provider).with_config(config);
         run_request(
             &mut sources,
             &checked,
@@ -71,9 +71,10 @@ fn run(plan: &str, provider: &mut dyn Provider, config: FillConfig) -> (RequestO
             &run_config,
             env.as_mut(),
             &mut filler,
+            &mut transcript,
         )
     };
-    assert_eq!(outcome.transcript_error, None);
+    assert!(transcript.error().is_none(), "{:?}", transcript.error());
     (outcome, String::from_utf8(transcript.into_inner()).unwrap())
 }
 
@@ -111,7 +112,7 @@ fn a_correct_first_reply_runs() {
     assert_eq!(outcome.holes.len(), 1);
     assert_eq!(outcome.holes[0].attempts, 1);
     assert!(outcome.usage.prompt_tokens > 0 && outcome.usage.completion_tokens > 0);
-    for kind in ["\"prompt\"", "\"reply\"", "\"attempt\""] {
+    for kind in ["\"hole_prompted\"", "\"fill_received\"", "\"fill_accepted\""] {
         assert!(transcript.contains(kind), "{kind} missing from {transcript}");
     }
 }
@@ -129,7 +130,7 @@ fn a_type_error_is_fed_back_and_the_second_reply_is_used() {
     let feedback = last_user(second);
     assert!(feedback.contains("error[type-mismatch]"), "{feedback}");
     assert!(feedback.contains("<fill 0 attempt 1>:1:"), "{feedback}");
-    assert!(transcript.contains("\"diagnostics\""), "{transcript}");
+    assert!(transcript.contains("\"fill_rejected\""), "{transcript}");
 }
 
 #[test]
@@ -266,4 +267,38 @@ fn a_secret_never_reaches_the_prompt_of_a_model_not_cleared_for_it() {
     let config = FillConfig { clearance: cleared, ..FillConfig::default() };
     run(&root_plan("Summarize my roadmap"), &mut model, config);
     assert!(last_user(&model.requests[1]).contains("CONFIDENTIAL"));
+}
+
+#[test]
+fn a_transcript_replays_to_the_same_fills_and_the_same_end() {
+    // A rejected reply, a fill that hands the issues to a sub-agent, and the sub-agent's fill,
+    // which checks and is then blocked at run time.
+    let mut model = Recording::new(&[&reply("(42, s)"), &reply(READ_ISSUES), &reply(OPEN_ISSUE)]);
+    let plan = root_plan("Triage alice/website");
+    let (recorded, transcript) = run(&plan, &mut model, FillConfig::default());
+    assert!(result_text(&recorded).starts_with("error[label-flow]"), "{}", result_text(&recorded));
+
+    let mut replayed_model = replay(transcript.as_bytes()).unwrap();
+    assert_eq!(replayed_model.remaining(), 3);
+    let (replayed, again) = run(&plan, &mut replayed_model, FillConfig::default());
+    assert_eq!(replayed_model.remaining(), 0, "every recorded reply was used");
+    assert_eq!(result_text(&replayed), result_text(&recorded));
+    assert_eq!(replayed.holes, recorded.holes);
+    assert_eq!(replayed.trace, recorded.trace);
+    // Event for event, the same request: only the model's name differs.
+    let lines = |t: &str| -> Vec<serde_json::Value> {
+        t.lines()
+            .map(|l| {
+                let mut event: serde_json::Value = serde_json::from_str(l).unwrap();
+                if event["event"] == "hole_prompted" {
+                    event["model"] = "the model".into();
+                }
+                event
+            })
+            .collect()
+    };
+    assert_eq!(lines(&again), lines(&transcript));
+    let rejected: Vec<_> = lines(&again).into_iter().filter(|e| e["event"] == "fill_rejected").collect();
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0]["first"]["code"], "type-mismatch");
 }

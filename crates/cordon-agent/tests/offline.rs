@@ -6,9 +6,12 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use cordon_agent::{
-    Completion, Kind, Message, Provider, ProviderConfig, ProviderError, Request, Scripted, ScriptedReply, Transcript,
+    Message, Problem, Provider, ProviderConfig, ProviderError, Request, Scripted, ScriptedReply, Transcript,
     TranscriptError, Usage, open, replay,
 };
+use cordon_engine::{Event, Observer, Turn};
+use cordon_runtime::Label;
+use cordon_syntax::Code;
 use serde_json::{Value, json};
 
 fn ask(hole: Option<&str>) -> Request {
@@ -89,38 +92,58 @@ fn lines(bytes: &[u8]) -> Vec<Value> {
     String::from_utf8(bytes.to_vec()).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
 }
 
+/// The events of one attempt at `hole`: prompted, the reply `text`, and accepted if `accepted`
+/// (else rejected).
+fn attempt(transcript: &mut Transcript<Vec<u8>>, hole: &str, text: &str, accepted: bool) {
+    let label = Label::bottom();
+    let messages = [Turn { role: "user", content: "12345678" }];
+    let usage = Usage { prompt_tokens: 2, completion_tokens: 3 };
+    let (attempt, max_attempts) = (1, 3);
+    let prompted = Event::HolePrompted {
+        hole,
+        attempt,
+        max_attempts,
+        model: "scripted",
+        label: &label,
+        max_tokens: 64,
+        messages: &messages,
+    };
+    transcript.write(&prompted).unwrap();
+    transcript.write(&Event::FillReceived { hole, attempt, text, usage }).unwrap();
+    let verdict = if accepted {
+        Event::FillAccepted { hole, attempt }
+    } else {
+        Event::FillRejected { hole, attempt, feedback: "error: no code block", first: None }
+    };
+    transcript.write(&verdict).unwrap();
+}
+
 #[test]
-fn transcripts_write_one_object_per_line() {
+fn transcripts_write_one_versioned_event_per_line() {
     let mut transcript = Transcript::new(Vec::new());
-    transcript.prompt("scripted", &ask(Some("h1"))).unwrap();
-    let completion = Completion { text: "let x = 1;".into(), usage: Usage { prompt_tokens: 2, completion_tokens: 3 } };
-    transcript.reply(Some("h1"), &completion).unwrap();
-    transcript.record(Kind::Diagnostics, json!({ "hole": "h1", "errors": ["E1: unknown name `y`"] })).unwrap();
-    transcript.record(Kind::Note, json!("just text")).unwrap();
+    attempt(&mut transcript, "h1", "let x = 1;", false);
+    let problem = Problem { code: Code::UndefinedName, line: 2, message: "unknown name `y`".into() };
+    let rejected =
+        Event::FillRejected { hole: "h1", attempt: 2, feedback: "error[undefined-name]: ..", first: Some(&problem) };
+    transcript.write(&rejected).unwrap();
     assert_eq!(transcript.len(), 4);
 
     let written = transcript.into_inner();
     let text = String::from_utf8(written.clone()).unwrap();
-    assert!(text.starts_with(r#"{"seq":0,"kind":"prompt","#), "{text}");
+    assert!(text.starts_with(r#"{"v":1,"seq":0,"event":"hole_prompted","#), "{text}");
     let records = lines(&written);
     assert_eq!(records[0]["messages"][0], json!({ "role": "user", "content": "12345678" }));
+    assert_eq!(records[0]["label"], Label::bottom().to_string(), "a label is written as text");
     assert_eq!(
         records[1],
         json!({
-            "seq": 1, "kind": "reply", "hole": "h1", "text": "let x = 1;",
+            "v": 1, "seq": 1, "event": "fill_received", "hole": "h1", "attempt": 1, "text": "let x = 1;",
             "usage": { "prompt_tokens": 2, "completion_tokens": 3 }
         })
     );
-    assert_eq!(records[2]["kind"], "diagnostics");
-    assert_eq!(records[3], json!({ "seq": 3, "kind": "note", "value": "just text" }));
-}
-
-#[test]
-fn reserved_fields_are_refused() {
-    let mut transcript = Transcript::new(Vec::new());
-    let error = transcript.record(Kind::Note, json!({ "kind": "sneaky" })).unwrap_err();
-    assert!(matches!(error, TranscriptError::ReservedField(ref name) if name == "kind"));
-    assert!(transcript.is_empty());
+    assert_eq!(records[2]["event"], "fill_rejected");
+    assert_eq!(records[2]["first"], Value::Null);
+    assert_eq!(records[3]["first"], json!({ "code": "undefined-name", "line": 2, "message": "unknown name `y`" }));
 }
 
 /// A writer that always fails.
@@ -137,11 +160,19 @@ impl Write for Broken {
 }
 
 #[test]
-fn write_errors_are_returned() {
+fn write_errors_are_returned_and_kept() {
+    let accepted = Event::FillAccepted { hole: "h", attempt: 1 };
     let mut transcript = Transcript::new(Broken);
-    let error = transcript.record(Kind::Note, json!({})).unwrap_err();
+    let error = transcript.write(&accepted).unwrap_err();
     assert!(matches!(error, TranscriptError::Io(_)));
     assert!(error.to_string().contains("disk full"), "{error}");
+    // As an observer it cannot return the error: it keeps the first one and writes no more.
+    let mut transcript = Transcript::new(Broken);
+    assert!(transcript.error().is_none());
+    transcript.event(&accepted);
+    transcript.event(&accepted);
+    assert!(transcript.error().is_some_and(|e| e.to_string().contains("disk full")), "{:?}", transcript.error());
+    assert!(transcript.is_empty());
 }
 
 #[test]
@@ -154,11 +185,8 @@ fn a_recorded_run_replays_offline() {
     ]);
     let mut transcript = Transcript::new(Vec::new());
     for hole in ["a", "a", "b"] {
-        let request = ask(Some(hole));
-        transcript.prompt(model.name(), &request).unwrap();
-        let completion = model.complete(&request).unwrap();
-        transcript.reply(Some(hole), &completion).unwrap();
-        transcript.record(Kind::Attempt, json!({ "hole": hole, "accepted": completion.text != "bad" })).unwrap();
+        let completion = model.complete(&ask(Some(hole))).unwrap();
+        attempt(&mut transcript, hole, &completion.text, completion.text != "bad");
     }
     let recorded = transcript.into_inner();
 
@@ -174,14 +202,44 @@ fn a_recorded_run_replays_offline() {
     assert_eq!(text(&mut opened, Some("a")).unwrap(), "bad");
 }
 
+/// The error replaying `transcript` gives.
+fn replay_error(transcript: &str) -> TranscriptError {
+    replay(io::Cursor::new(transcript)).unwrap_err()
+}
+
 #[test]
 fn replay_reports_bad_lines_by_number() {
-    let transcript = "{\"seq\":0,\"kind\":\"note\"}\n\n{\"kind\":\"reply\"}\n";
-    let error = replay(io::Cursor::new(transcript)).unwrap_err();
+    let error =
+        replay_error("{\"v\":1,\"seq\":0,\"event\":\"run_resumed\"}\n\n{\"v\":1,\"event\":\"fill_received\"}\n");
     assert!(matches!(error, TranscriptError::Line { line: 3, .. }), "{error:?}");
-    assert!(error.to_string().contains("text"), "{error}");
-    let error = replay(io::Cursor::new("not json\n")).unwrap_err();
+    assert!(error.to_string().contains("hole"), "{error}");
+    let error = replay_error("{\"v\":1,\"event\":\"fill_received\",\"hole\":\"0\",\"text\":7}\n");
+    assert!(matches!(error, TranscriptError::Line { line: 1, .. }) && error.to_string().contains("text"), "{error}");
+    let error = replay_error("{\"v\":1,\"event\":\"fill_received\",\"hole\":null,\"text\":\"x\"}\n");
+    assert!(matches!(error, TranscriptError::Line { line: 1, .. }) && error.to_string().contains("hole"), "{error}");
+    let error = replay_error("{\"v\":1,\"event\":[]}\n");
+    assert!(matches!(error, TranscriptError::Line { line: 1, .. }) && error.to_string().contains("event"), "{error}");
+    let error = replay_error("not json\n");
     assert!(matches!(error, TranscriptError::Line { line: 1, .. }), "{error:?}");
+    let error = replay_error("[1, 2]\n");
+    assert!(matches!(error, TranscriptError::Line { line: 1, .. }), "{error:?}");
+}
+
+#[test]
+fn replay_refuses_a_newer_format_naming_the_line() {
+    let newer = "{\"v\":1,\"seq\":0,\"event\":\"run_resumed\"}\n{\"v\":2,\"seq\":1,\"event\":\"something_new\"}\n";
+    let error = replay_error(newer);
+    assert!(matches!(error, TranscriptError::Newer { line: 2, version: 2 }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("line 2") && message.contains("newer"), "{message}");
+    // Not a version at all, or none: a line from before versions, or not a transcript.
+    for bad in [r#"{"v":"1","event":"fill_received"}"#, r#"{"v":0,"event":"run_resumed"}"#, r#"{"v":-1}"#] {
+        let error = replay_error(bad);
+        assert!(matches!(error, TranscriptError::Line { line: 1, .. }), "{bad}: {error:?}");
+        assert!(error.to_string().contains("`v`"), "{error}");
+    }
+    let error = replay_error(r#"{"seq":0,"kind":"reply","hole":"0","text":"x"}"#);
+    assert!(matches!(error, TranscriptError::Line { line: 1, .. }) && error.to_string().contains("`v`"), "{error}");
 }
 
 #[test]

@@ -63,10 +63,21 @@ fn run(plan: &str, provider: &mut dyn Provider, clearance: DcLabel) -> (RequestO
     let mut transcript = Transcript::new(Vec::new());
     let config = FillConfig { clearance, ..FillConfig::default() };
     let outcome = {
-        let mut filler = Filler::new(provider).with_config(config).with_transcript(&mut transcript);
+        let mut filler = Filler::new(provider).with_config(config);
         let options = CheckOptions::default();
-        run_request(&mut sources, &checked, &options, &Sessions::default(), &run_config, env.as_mut(), &mut filler)
+        let sessions = Sessions::default();
+        run_request(
+            &mut sources,
+            &checked,
+            &options,
+            &sessions,
+            &run_config,
+            env.as_mut(),
+            &mut filler,
+            &mut transcript,
+        )
     };
+    assert!(transcript.error().is_none(), "{:?}", transcript.error());
     (outcome, String::from_utf8(transcript.into_inner()).unwrap())
 }
 
@@ -114,7 +125,7 @@ fn a_hole_per_private_line_is_not_asked_of_a_public_model() {
         error.related
     );
     assert!(transcript.contains("label-flow"), "the transcript records it: {transcript}");
-    assert!(!transcript.contains(r#""kind":"prompt""#), "no prompt was recorded: {transcript}");
+    assert!(!transcript.contains(r#""event":"hole_prompted""#), "no prompt was recorded: {transcript}");
     assert_eq!(outcome.holes.len(), 1, "the hole is counted");
     assert!(!outcome.holes[0].filled);
     assert_eq!(outcome.holes[0].attempts, 0);

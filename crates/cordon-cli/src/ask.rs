@@ -9,7 +9,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
-use cordon_agent::{FillConfig, Filler, Progress, ProviderConfig, RequestOutcome, Transcript, TranscriptSink};
+use cordon_agent::{FillConfig, Filler, ProviderConfig, RequestOutcome, Transcript};
+use cordon_engine::{Event, Observers};
 use cordon_runtime::{Config, DcLabel, Decision, Sessions};
 use cordon_syntax::ast::ItemKind;
 use cordon_syntax::{FileId, SourceMap, render};
@@ -54,7 +55,7 @@ pub struct Setup {
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
 
-    /// Write a JSONL transcript of prompts, replies, diagnostics, attempts and decisions here
+    /// Write a JSONL transcript of the requests' events (prompts, replies, fills, effects) here
     #[arg(long, value_name = "FILE")]
     pub transcript: Option<PathBuf>,
 
@@ -158,9 +159,16 @@ impl<'a> Conversation<'a> {
             stdout.push_str(&format!("request: {}; nothing ran\n", render::summary(&outcome.diagnostics)));
             return Ok(Report { stdout, accepted: false });
         };
-        let mut progress = |p: &Progress<'_>| {
-            eprintln!("asking {} for hole {} (attempt {}/{})", p.model, p.hole, p.attempt, p.max_attempts);
+        let mut progress = |event: &Event<'_>| {
+            if let Event::HolePrompted { model, hole, attempt, max_attempts, .. } = *event {
+                eprintln!("asking {model} for hole {hole} (attempt {attempt}/{max_attempts})");
+            }
         };
+        let mut trace = crate::run::Trace::default();
+        let mut observers = Observers::new().with(&mut progress).with(&mut trace);
+        if let Some(t) = self.transcript.as_mut() {
+            observers = observers.with(t);
+        }
         let config = FillConfig {
             max_attempts: self.setup.max_attempts,
             max_depth: self.setup.max_depth,
@@ -168,10 +176,7 @@ impl<'a> Conversation<'a> {
             clearance_names: Clearance::named(self.env.principal()),
             ..FillConfig::default()
         };
-        let mut filler = Filler::new(&mut self.provider).with_config(config).with_progress(&mut progress);
-        if let Some(t) = self.transcript.as_mut() {
-            filler = filler.with_transcript(t as &mut dyn TranscriptSink);
-        }
+        let mut filler = Filler::new(&mut self.provider).with_config(config);
         let run_config = Config { user: self.env.principal().to_string(), ..Config::default() };
         let result = cordon_agent::run_request(
             &mut sources,
@@ -181,12 +186,14 @@ impl<'a> Conversation<'a> {
             &run_config,
             self.env.as_mut(),
             &mut filler,
+            &mut observers,
         );
         self.sessions = result.sessions.clone();
-        if let (Some(path), Some(error)) = (&self.setup.transcript, &result.transcript_error) {
+        let transcript_error = self.transcript.as_ref().and_then(Transcript::error);
+        if let (Some(path), Some(error)) = (&self.setup.transcript, transcript_error) {
             return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
         }
-        Ok(report(&sources, &result))
+        Ok(report(&sources, &result, &trace.0))
     }
 
     /// Writes the sessions to the session file, if there is one.
@@ -250,16 +257,16 @@ fn quote(text: &str) -> String {
 }
 
 /// The trace, the holes and their cost, and the result or error.
-fn report(sources: &SourceMap, outcome: &RequestOutcome) -> Report {
+fn report(sources: &SourceMap, outcome: &RequestOutcome, trace: &[cordon_runtime::Event]) -> Report {
     let mut out = String::new();
     let mut calls = 0;
-    for event in &outcome.trace {
+    for event in trace {
         if matches!(event.decision, Decision::Allowed | Decision::Blocked { .. }) {
             calls += 1;
         }
         out.push_str(&crate::run::trace_line(calls, event, sources));
     }
-    if !outcome.trace.is_empty() {
+    if !trace.is_empty() {
         out.push('\n');
     }
     for hole in &outcome.holes {

@@ -6,12 +6,12 @@
 //! requests whose holes it fills, one of them after reading an issue with an injected
 //! instruction. The files are built in, so the demo runs from anywhere.
 
-use cordon_agent::{FillConfig, Filler, Kind, Problem, RequestOutcome, Scripted, TranscriptError, TranscriptSink};
+use cordon_agent::{FillConfig, Filler, Problem, RequestOutcome, Scripted};
+use cordon_engine::{Event, Observer};
 use cordon_envs::github::GitHub;
-use cordon_runtime::{Config, Decision, ErrorKind, Event, Program, Sessions};
+use cordon_runtime::{Config, ErrorKind, Program, Sessions};
 use cordon_syntax::{SourceMap, render};
 use cordon_types::{CheckOptions, check};
-use serde_json::Value as Json;
 
 use crate::Report;
 
@@ -160,16 +160,9 @@ fn run_plan(env: &str, checked: &cordon_types::Checked, sources: &SourceMap) -> 
         Err(e) => return (Expect::Accepted, vec![e.message], "accepted, but it does not compile".into()),
     };
     let config = Config { user: env.principal().to_string(), ..Config::default() };
-    let report = cordon_engine::run(&program, &Sessions::default(), &config, env.as_mut());
-    let mut lines: Vec<String> = report
-        .trace
-        .iter()
-        .filter_map(|e| match &e.decision {
-            Decision::Allowed => Some(format!("ran      {}", e.tool)),
-            Decision::Blocked { code, .. } => Some(format!("BLOCKED  {} [{code}]", e.tool)),
-            _ => None,
-        })
-        .collect();
+    let mut recorder = Recorder::default();
+    let report = cordon_engine::run_observed(&program, &Sessions::default(), &config, env.as_mut(), &mut recorder);
+    let mut lines = recorder.calls;
     match report.result {
         Ok(v) => {
             lines.push(format!("result: {}", v.value));
@@ -306,7 +299,7 @@ fn ask(request: &Request) -> Result<Asked, String> {
     let config = FillConfig { max_attempts: AGENT_ATTEMPTS, ..FillConfig::default() };
     let run_config = Config { user: gh.user().to_string(), ..Config::default() };
     let result = {
-        let mut filler = Filler::new(&mut model).with_config(config).with_transcript(&mut recorder);
+        let mut filler = Filler::new(&mut model).with_config(config);
         cordon_agent::run_request(
             &mut sources,
             checked,
@@ -315,9 +308,10 @@ fn ask(request: &Request) -> Result<Asked, String> {
             &run_config,
             &mut gh,
             &mut filler,
+            &mut recorder,
         )
     };
-    let mut lines: Vec<String> = result.trace.iter().filter_map(trace_line).collect();
+    let mut lines = recorder.calls;
     let new_posts = public_posts(&gh) - before;
     let leaked = gh.published(SECRET);
     let (got, verdict) = ending(&result, &recorder.attempts, new_posts, leaked);
@@ -365,19 +359,10 @@ fn public_posts(gh: &GitHub) -> usize {
     gh.data().repos.iter().filter(|r| !r.private).flat_map(|r| &r.issues).map(|i| 1 + i.comments.len()).sum()
 }
 
-/// A tool call of the trace as the demo shows it; other events are left out.
-fn trace_line(event: &Event) -> Option<String> {
-    match &event.decision {
-        Decision::Allowed => Some(format!("ran      {}", event.tool)),
-        Decision::Blocked { code, .. } => Some(format!("BLOCKED  {} [{code}]", event.tool)),
-        _ => None,
-    }
-}
-
 /// One reply of the model: the hole, its code, and what it got back if rejected.
 struct Attempt {
     hole: String,
-    number: u64,
+    number: u32,
     code: String,
     rejected: Option<Rejected>,
 }
@@ -416,41 +401,37 @@ impl Attempt {
     }
 }
 
-/// Collects the model's replies and the diagnostics sent back from the filler's transcript.
+/// What the demo shows of a request, from its events: the model's attempts (each reply's code
+/// and, if it was rejected, what the model got back) and each tool call, run or blocked.
 #[derive(Default)]
 struct Recorder {
     attempts: Vec<Attempt>,
+    calls: Vec<String>,
 }
 
-impl TranscriptSink for Recorder {
-    fn write_record(&mut self, kind: Kind, fields: Json) -> Result<(), TranscriptError> {
-        let text = fields.get("text").and_then(Json::as_str).unwrap_or_default();
-        match kind {
-            Kind::Prompt => {
-                let hole = fields.get("hole").and_then(Json::as_str).unwrap_or_default().to_string();
-                let number = fields.get("attempt").and_then(Json::as_u64).unwrap_or_default();
-                self.attempts.push(Attempt { hole, number, code: String::new(), rejected: None });
+impl Observer for Recorder {
+    fn event(&mut self, event: &Event<'_>) {
+        match *event {
+            Event::HolePrompted { hole, attempt, .. } => {
+                let attempt = Attempt { hole: hole.to_string(), number: attempt, code: String::new(), rejected: None };
+                self.attempts.push(attempt);
             }
-            Kind::Reply => {
+            Event::FillReceived { text, .. } => {
                 if let Some(last) = self.attempts.last_mut() {
                     last.code = cordon_agent::extract_code(text).map_or_else(|e| e, str::to_string);
                 }
             }
-            Kind::Diagnostics => {
-                let first = fields.get("first").and_then(|p| {
-                    Some(Problem {
-                        code: cordon_syntax::Code::named(p.get("code")?.as_str()?)?,
-                        line: u32::try_from(p.get("line")?.as_u64()?).ok()?,
-                        message: p.get("message")?.as_str()?.to_string(),
-                    })
-                });
+            Event::FillRejected { feedback, first, .. } => {
                 if let Some(last) = self.attempts.last_mut() {
-                    last.rejected = Some(Rejected { first, text: text.to_string() });
+                    last.rejected = Some(Rejected { first: first.cloned(), text: feedback.to_string() });
                 }
             }
+            Event::EffectPerformed { effect, .. } => {
+                self.calls.push(format!("ran      {}.{}", effect.capability, effect.tool));
+            }
+            Event::EffectRefused { tool, code, .. } => self.calls.push(format!("BLOCKED  {tool} [{code}]")),
             _ => {}
         }
-        Ok(())
     }
 }
 

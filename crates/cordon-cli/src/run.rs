@@ -6,6 +6,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use cordon_engine::Observer;
 use cordon_runtime::{Config, Decision, Event, Limits, Program, Sessions};
 use cordon_syntax::{Diagnostic, SourceMap, render};
 use cordon_types::CheckOptions;
@@ -80,13 +81,14 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         limits: Limits { fuel: args.fuel, max_tool_calls: args.max_tool_calls, ..Limits::default() },
         user: env.principal().to_string(),
     };
-    let report = cordon_engine::run(&program, &sessions, &config, env.as_mut());
+    let mut trace = Trace::default();
+    let report = cordon_engine::run_observed(&program, &sessions, &config, env.as_mut(), &mut trace);
     if let Some(path) = &args.session {
         std::fs::write(path, report.sessions.to_json()).map_err(|error| Error::Write { path: path.clone(), error })?;
     }
     Ok(match report.result {
-        Ok(value) => render_report(args, &sources, Status::Done, &[], &report.trace, Some(&value)),
-        Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], &report.trace, None),
+        Ok(value) => render_report(args, &sources, Status::Done, &[], &trace.0, Some(&value)),
+        Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], &trace.0, None),
     })
 }
 
@@ -154,6 +156,35 @@ fn render_report(
         }
     };
     Report { stdout, accepted }
+}
+
+/// The trace a user reads, as the engine's events tell it: each call allowed (performed) or
+/// blocked, and what it returned or how it failed, as the boundary recorded them.
+#[derive(Default)]
+pub(crate) struct Trace(pub Vec<Event>);
+
+impl Observer for Trace {
+    fn event(&mut self, event: &cordon_engine::Event<'_>) {
+        use cordon_engine::Event as E;
+        let row = |tool: &str, detail: &str, decision, span| Event {
+            tool: tool.to_string(),
+            detail: detail.to_string(),
+            decision,
+            span,
+        };
+        let record = match *event {
+            E::EffectPerformed { effect, .. } => Event::allowed(effect),
+            E::EffectRefused { tool, args_text, at, code, reason, .. } => {
+                row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at)
+            }
+            E::EffectReturned { tool, value_text, label, at } => {
+                row(tool, value_text, Decision::Returned { label: label.to_string() }, at)
+            }
+            E::EffectFailed { tool, reason, at } => row(tool, "", Decision::Failed { reason: reason.to_string() }, at),
+            _ => return,
+        };
+        self.0.push(record);
+    }
 }
 
 /// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.

@@ -59,7 +59,7 @@ fn a_request_is_answered_after_one_retry() {
     assert!(run.stderr.contains("for hole 0 (attempt 2/3)"), "{}", run.stderr);
     let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap();
     assert!(transcript.contains("error[type-mismatch]"), "{transcript}");
-    assert!(transcript.contains("\"outcome\":\"accepted\""), "{transcript}");
+    assert!(transcript.contains("\"event\":\"fill_accepted\""), "{transcript}");
     let session = std::fs::read_to_string(dir.join("session.json")).unwrap();
     assert!(session.contains("\"tainted\": false"), "{session}");
 
@@ -96,8 +96,10 @@ fn a_hole_in_a_branch_on_the_users_secrets_is_not_asked_of_a_public_model() {
     assert!(run.stdout.contains("request: stopped (label-flow)"), "{}", run.stdout);
     assert!(!run.stderr.contains("for hole 0.0"), "the model was asked: {}", run.stderr);
     let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap();
-    assert!(transcript.contains("\"outcome\":\"not asked\""), "{transcript}");
-    let prompts: Vec<&str> = transcript.lines().filter(|l| l.contains("\"kind\":\"prompt\"")).collect();
+    let abandoned: Vec<&str> = transcript.lines().filter(|l| l.contains("\"event\":\"hole_abandoned\"")).collect();
+    assert_eq!(abandoned.len(), 1, "{transcript}");
+    assert!(abandoned[0].contains(r#""hole":"0.0","attempts":0,"code":"label-flow""#), "not asked: {transcript}");
+    let prompts: Vec<&str> = transcript.lines().filter(|l| l.contains("\"event\":\"hole_prompted\"")).collect();
     assert_eq!(prompts.len(), 1, "only the root hole was asked: {transcript}");
     assert!(prompts[0].contains("\"hole\":\"0\","), "{transcript}");
 

@@ -1,20 +1,19 @@
-//! The one loop that drives a run, and the stages an effect passes through.
+//! The one loop that drives a run, and the stages an effect passes through. Each step is told
+//! to the observers as it happens; what only the boundary saw (a call it refused as the plan made
+//! it, the label it gave a tool's answer) is told from the runtime's trace records, as data.
 
 use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
-use cordon_runtime::{Config, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
+use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
 
-use crate::event::{Event, Observer};
+use crate::event::{End, Event, Observer, Observers, RefusedBy};
 use crate::stage::{Stage, Verdict};
 
 /// Fills the typed holes a run reaches (with a model, in `cordon-agent`).
 pub trait Holes {
     /// The run stopped at `hole`: continue it with a fill ([`Run::fill`]) or end it
-    /// ([`Run::abandon_hole`]).
-    fn fill(&mut self, run: &mut Run, hole: HoleRequest) -> Result<Step, RunError>;
-
-    /// Hears every event of the run, as an observer does (a hole filler's transcript records
-    /// the effects between its prompts).
-    fn event(&mut self, _event: &Event<'_>) {}
+    /// ([`Run::abandon_hole`]). What the filler does (prompts, replies, fills) it tells
+    /// `observer`: the engine's observers, so they hear it in order with the run's effects.
+    fn fill(&mut self, run: &mut Run, hole: HoleRequest, observer: &mut dyn Observer) -> Result<Step, RunError>;
 }
 
 /// How a drive of a run stopped.
@@ -67,7 +66,9 @@ pub struct Engine<'a> {
     hosts: &'a mut dyn ToolHost,
     stages: Vec<&'a mut dyn Stage>,
     holes: Option<&'a mut dyn Holes>,
-    observers: Vec<&'a mut dyn Observer>,
+    observers: Observers<'a>,
+    /// How many of the driven run's trace records have been told as events.
+    told: usize,
 }
 
 impl std::fmt::Debug for Engine<'_> {
@@ -81,7 +82,7 @@ impl<'a> Engine<'a> {
     /// An engine whose effects `hosts` perform, with no stages, no hole filler and no
     /// observers.
     pub fn new(hosts: &'a mut dyn ToolHost) -> Engine<'a> {
-        Engine { hosts, stages: Vec::new(), holes: None, observers: Vec::new() }
+        Engine { hosts, stages: Vec::new(), holes: None, observers: Observers::new(), told: 0 }
     }
 
     /// Adds a stage after the ones already there.
@@ -96,6 +97,7 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// Tells `observer` every event, after the observers already there.
     pub fn with_observer(mut self, observer: &'a mut dyn Observer) -> Engine<'a> {
         self.observers.push(observer);
         self
@@ -103,25 +105,33 @@ impl<'a> Engine<'a> {
 
     /// Drives `run` from its start (or from wherever it waits for [`Run::proceed`]).
     pub fn start(&mut self, run: &mut Run) -> Ending {
+        self.told = run.trace().len();
         let step = run.proceed();
         self.drive(run, step)
+    }
+
+    /// Drives a request's run from its start, first telling the observers the request started
+    /// with `plan`, its source text.
+    pub fn start_request(&mut self, run: &mut Run, plan: &str) -> Ending {
+        self.emit(&Event::RequestStarted { plan });
+        self.start(run)
     }
 
     /// Drives a run from where it waits: a run loaded from a saved one ([`Run::load`]), or one
     /// whose caller kept it aside. A waiting effect passes the whole pipeline again (a stage
     /// that held it decides again, now knowing its answer); a waiting hole is filled.
     pub fn resume(&mut self, run: &mut Run) -> Ending {
-        if let Some(effect) = run.waiting_effect().cloned() {
+        self.told = run.trace().len();
+        let effect = run.waiting_effect().cloned();
+        self.emit(&Event::RunResumed { effect: effect.as_ref() });
+        if let Some(effect) = effect {
             return match self.pipeline(run, effect, 0) {
                 Passed::Performed(step) => self.drive(run, step),
                 Passed::Held(held) => Ending::Held(held),
             };
         }
         if let Some(hole) = run.waiting_hole().cloned() {
-            let step = match &mut self.holes {
-                Some(holes) => holes.fill(run, hole),
-                None => Err(run.abandon_hole("this run has no model attached")),
-            };
+            let step = self.fill(run, hole);
             return self.drive(run, step);
         }
         self.start(run)
@@ -129,44 +139,46 @@ impl<'a> Engine<'a> {
 
     /// Performs a held effect after the rest of the pipeline agrees, and drives on.
     pub fn release(&mut self, run: &mut Run, held: Held) -> Ending {
+        self.told = run.trace().len();
+        self.emit(&Event::RunResumed { effect: Some(&held.effect) });
         match self.pipeline(run, held.effect, held.next) {
             Passed::Performed(step) => self.drive(run, step),
             Passed::Held(held) => Ending::Held(held),
         }
     }
 
-    /// Refuses a held effect: the plan gets the refusal where its tool allows one
-    /// ([`Run::refuse`]), else the run ends with `e`.
+    /// Refuses a held effect on behalf of the stage that held it: the plan gets the refusal
+    /// where its tool allows one ([`Run::refuse`]), else the run ends with `e`.
     pub fn refuse(&mut self, run: &mut Run, held: Held, e: RunError) -> Ending {
-        let _ = held;
+        self.told = run.trace().len();
+        self.emit(&Event::RunResumed { effect: Some(&held.effect) });
         let step = run.refuse(e);
+        self.tell_trace(run, Some(&held.stage));
         self.drive(run, step)
     }
 
     /// The loop: every step of every run, for every front end, goes through here.
     fn drive(&mut self, run: &mut Run, mut step: Result<Step, RunError>) -> Ending {
         loop {
+            self.tell_trace(run, None);
             step = match step {
                 Ok(Step::Effect(effect)) => {
-                    self.emit(&Event::EffectProposed(&effect));
+                    self.emit(&Event::EffectProposed { effect: &effect });
                     match self.pipeline(run, effect, 0) {
                         Passed::Performed(next) => next,
                         Passed::Held(held) => return Ending::Held(held),
                     }
                 }
                 Ok(Step::Hole(hole)) => {
-                    self.emit(&Event::HoleReached(&hole));
-                    match &mut self.holes {
-                        Some(holes) => holes.fill(run, hole),
-                        None => Err(run.abandon_hole("this run has no model attached")),
-                    }
+                    self.emit(&Event::HoleReached { hole: &hole });
+                    self.fill(run, hole)
                 }
                 Ok(Step::Done(v)) => {
-                    self.emit(&Event::Finished(&v));
+                    self.emit(&Event::RunEnded { end: End::Done { result: &v } });
                     return Ending::Done(v);
                 }
                 Err(e) => {
-                    self.emit(&Event::Failed(&e));
+                    self.emit(&Event::RunEnded { end: End::Failed { error: &e } });
                     return Ending::Failed(e);
                 }
             };
@@ -182,10 +194,14 @@ impl<'a> Engine<'a> {
             match verdict {
                 Verdict::Proceed => {}
                 Verdict::Hold { needs } => {
-                    self.emit(&Event::Held { effect: &effect, stage: &stage, needs: &needs });
+                    self.emit(&Event::RunHeld { stage: &stage, effect: &effect, needs: &needs });
                     return Passed::Held(Held { effect, stage, needs, next: i + 1 });
                 }
-                Verdict::Refuse(e) => return Passed::Performed(run.refuse(e)),
+                Verdict::Refuse(e) => {
+                    let step = run.refuse(e);
+                    self.tell_trace(run, Some(&stage));
+                    return Passed::Performed(step);
+                }
             }
         }
         Passed::Performed(self.perform(run, &effect))
@@ -198,13 +214,37 @@ impl<'a> Engine<'a> {
         run.resume(answer)
     }
 
+    /// Hands a hole to the hole filler, which tells the observers what it does.
+    fn fill(&mut self, run: &mut Run, hole: HoleRequest) -> Result<Step, RunError> {
+        match &mut self.holes {
+            Some(holes) => holes.fill(run, hole, &mut self.observers),
+            None => Err(run.abandon_hole("this run has no model attached")),
+        }
+    }
+
+    /// Tells the observers what the boundary recorded since they were last told: calls it
+    /// refused (when admitting them, or for the stage `refused_by`: the first refusal recorded
+    /// after a stage refused is that stage's), what tools returned, and tools that failed.
+    fn tell_trace(&mut self, run: &Run, mut refused_by: Option<&str>) {
+        let records = run.trace().get(self.told..).unwrap_or_default();
+        self.told = run.trace().len();
+        for record in records {
+            let (tool, at) = (record.tool.as_str(), record.span);
+            let event = match &record.decision {
+                Decision::Allowed => continue,
+                Decision::Blocked { code, reason } => {
+                    let by = refused_by.take().map_or(RefusedBy::Boundary, RefusedBy::Stage);
+                    Event::EffectRefused { tool, args_text: &record.detail, at, by, code: *code, reason }
+                }
+                Decision::Returned { label } => Event::EffectReturned { tool, value_text: &record.detail, label, at },
+                Decision::Failed { reason } => Event::EffectFailed { tool, reason, at },
+            };
+            self.observers.event(&event);
+        }
+    }
+
     fn emit(&mut self, event: &Event<'_>) {
-        if let Some(holes) = &mut self.holes {
-            holes.event(event);
-        }
-        for o in &mut self.observers {
-            o.event(event);
-        }
+        self.observers.event(event);
     }
 }
 
@@ -221,10 +261,24 @@ pub struct Report {
 /// Runs a program to its end with no stages and no model: its tool calls performed by
 /// `tools`, a hole ending the run.
 pub fn run(program: &Program, sessions: &Sessions, config: &Config, tools: &mut dyn ToolHost) -> Report {
+    run_observed(program, sessions, config, tools, &mut Observers::new())
+}
+
+/// [`run`], telling `observer` every event.
+pub fn run_observed(
+    program: &Program,
+    sessions: &Sessions,
+    config: &Config,
+    tools: &mut dyn ToolHost,
+    observer: &mut dyn Observer,
+) -> Report {
     let mut run = match Run::start(program, sessions, config) {
         Ok(run) => run,
-        Err(e) => return Report { result: Err(e), trace: Vec::new(), sessions: sessions.clone() },
+        Err(e) => {
+            observer.event(&Event::RunEnded { end: End::Failed { error: &e } });
+            return Report { result: Err(e), trace: Vec::new(), sessions: sessions.clone() };
+        }
     };
-    let result = Engine::new(tools).start(&mut run).into_result();
+    let result = Engine::new(tools).with_observer(observer).start(&mut run).into_result();
     Report { result, trace: run.trace().to_vec(), sessions: run.sessions() }
 }

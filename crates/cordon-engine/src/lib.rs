@@ -1,7 +1,8 @@
 //! The engine drives a run: one loop, for every front end (the CLI's `run`, `ask`, `chat` and
 //! `demo`, tests, benchmarks, and later servers). A run proceeds until it stops at an effect or
 //! a hole; the engine passes each effect through the pipeline and the hosts, each hole to
-//! whoever fills holes, and tells its observers what happened.
+//! whoever fills holes, and tells its observers what happened ([`Event`]s, the hole filler's
+//! among them, in one stream).
 //!
 //! The pipeline of an effect, in order:
 //!
@@ -37,7 +38,7 @@ mod event;
 mod hosts;
 mod stage;
 
-pub use engine::{Ending, Engine, Held, Holes, Report, run};
-pub use event::{Event, Observer};
+pub use engine::{Ending, Engine, Held, Holes, Report, run, run_observed};
+pub use event::{End, Event, Observer, Observers, Problem, RefusedBy, Turn, Usage};
 pub use hosts::Hosts;
 pub use stage::{Stage, Verdict};
