@@ -1,0 +1,604 @@
+//! The store in one SQLite file: WAL mode (readers never wait for the writer), a busy timeout
+//! (a second writer waits for the first), and every write in one `BEGIN IMMEDIATE` transaction,
+//! so that an audit row is numbered and chained from the head read under the write lock: two
+//! processes appending never fork the chain.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use serde_json::{Value, json};
+
+use crate::archive::{ArchiveWriter, verify_archive};
+use crate::audit::{
+    Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect, RequestLog,
+    StatusRow, fold, kind,
+};
+use crate::chain::{BadRow, Checkpoint, Fields, Problem, RowHash, Verdict, Verifier, row_hash};
+use crate::grant::{Grant, GrantId, GrantQuery, NewGrant, Scope};
+use crate::request::{NewRequest, Request, RequestId, Status};
+use crate::session::{Holder, SessionInfo, SessionLock};
+use crate::{Store, StoreError, now_ms, schema};
+
+/// How long a writer waits for another to finish before giving up with `StoreError::Busy`.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a commit survives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Any crash of the process (`synchronous = NORMAL`: the write-ahead log is synced at
+    /// checkpoints, not at every commit). The default.
+    SurvivesCrash,
+    /// A power loss too (`synchronous = FULL`: every commit is synced to disk). `--durable`.
+    SurvivesPowerLoss,
+}
+
+/// The SQLite store. One connection, shared by the threads of a process; other processes open
+/// their own.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Opens the store at `path`, creating it (and its directory) if needed, migrating an older
+    /// one.
+    pub fn open(path: &Path, durability: Durability) -> Result<SqliteStore, StoreError> {
+        let opened = || {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+            }
+            let conn = Connection::open(path)?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            schema::prepare(&conn, durability)?;
+            Ok(conn)
+        };
+        match opened() {
+            Ok(conn) => Ok(SqliteStore { path: path.to_path_buf(), conn: Mutex::new(conn) }),
+            Err(cause) => Err(StoreError::Open { path: path.to_path_buf(), cause: Box::new(cause) }),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one row per content, all of one kind and request, in one transaction: for
+    /// importing, and for making large logs fast (benchmarks, tests).
+    pub fn append_many(
+        &self,
+        request: Option<RequestId>,
+        kind: &str,
+        contents: impl IntoIterator<Item = Value>,
+    ) -> Result<Checkpoint, StoreError> {
+        refuse_reserved(kind)?;
+        self.write(|c| {
+            check_request(c, request)?;
+            let mut head = head_in(c)?;
+            let mut insert = c.prepare_cached(INSERT_ROW)?;
+            for content in contents {
+                let content = serde_json::to_string(&content)?;
+                let fields = Fields { at_ms: now_ms(), kind, request: request.map(|r| r.0), content: &content };
+                head = insert_row(&mut insert, &head, &fields)?;
+            }
+            Ok(head)
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock rolled its transaction back: the connection is sound.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` in a write transaction, committed if `f` succeeds.
+    fn write<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let conn = self.conn();
+        let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Runs `f` in a read transaction: every statement sees the same state.
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let conn = self.conn();
+        let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Deferred)?;
+        f(&tx)
+    }
+}
+
+const INSERT_ROW: &str = "INSERT INTO audit (seq, at_ms, kind, request, content, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+const SELECT_ROW: &str = "SELECT seq, at_ms, kind, request, content, hash FROM audit";
+
+fn refuse_reserved(kind: &str) -> Result<(), StoreError> {
+    if kind::RESERVED.contains(&kind) { Err(StoreError::ReservedKind(kind.into())) } else { Ok(()) }
+}
+
+fn check_request(c: &Connection, request: Option<RequestId>) -> Result<(), StoreError> {
+    let Some(id) = request else { return Ok(()) };
+    let found = c.prepare_cached("SELECT 1 FROM requests WHERE id = ?1")?.query_row([id.0], |_| Ok(())).optional()?;
+    found.ok_or(StoreError::NoSuchRequest(id))
+}
+
+fn sql_seq(seq: u64) -> Result<i64, StoreError> {
+    i64::try_from(seq).map_err(|_| StoreError::Corrupt { detail: format!("row number {seq} is out of range") })
+}
+
+/// The row the next one follows: the last row, or where the log starts if it has none.
+fn head_in(c: &Connection) -> Result<Checkpoint, StoreError> {
+    let last = c
+        .prepare_cached("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1")?
+        .query_row([], |r| Ok(checkpoint(r.get(0)?, r.get_ref(1)?)))
+        .optional()?;
+    match last {
+        Some(head) => head.map_err(StoreError::ChainBroken),
+        None => start_in(c),
+    }
+}
+
+/// Where the log starts: the last archived row, or the empty log.
+fn start_in(c: &Connection) -> Result<Checkpoint, StoreError> {
+    let start = c
+        .prepare_cached("SELECT seq, hash FROM audit_start")?
+        .query_row([], |r| Ok(checkpoint(r.get(0)?, r.get_ref(1)?)))
+        .optional()?;
+    start.unwrap_or(Ok(Checkpoint::START)).map_err(StoreError::ChainBroken)
+}
+
+fn checkpoint(seq: i64, hash: ValueRef<'_>) -> Result<Checkpoint, BadRow> {
+    let seq = u64::try_from(seq).map_err(|_| BadRow { seq: 0, problem: Problem::Unexpected { found: seq } })?;
+    let malformed = BadRow { seq, problem: Problem::Malformed { column: "hash" } };
+    let hash: [u8; 32] = hash.as_blob().ok().and_then(|b| b.try_into().ok()).ok_or(malformed)?;
+    Ok(Checkpoint { seq, hash: RowHash(hash) })
+}
+
+/// Chains and inserts the row after `head`; returns the new head.
+fn insert_row(insert: &mut rusqlite::CachedStatement<'_>, head: &Checkpoint, fields: &Fields<'_>) -> Result<Checkpoint, StoreError> {
+    let seq = head.seq + 1;
+    let hash = row_hash(&head.hash, seq, fields);
+    insert.execute(params![sql_seq(seq)?, fields.at_ms, fields.kind, fields.request, fields.content, &hash.0[..]])?;
+    Ok(Checkpoint { seq, hash })
+}
+
+/// Appends one row, chained from the head read inside the caller's write transaction.
+fn append_in(c: &Connection, request: Option<RequestId>, kind: &str, content: &str) -> Result<Checkpoint, StoreError> {
+    let head = head_in(c)?;
+    let fields = Fields { at_ms: now_ms(), kind, request: request.map(|r| r.0), content };
+    insert_row(&mut c.prepare_cached(INSERT_ROW)?, &head, &fields)
+}
+
+/// A stored row's fields and hash, or the column that holds something the log never writes.
+fn stored<'r>(row: &'r rusqlite::Row<'_>) -> Result<(Fields<'r>, &'r [u8]), &'static str> {
+    let col = |i: usize, name: &'static str| row.get_ref(i).map_err(|_| name);
+    let at_ms = col(1, "at_ms")?.as_i64().map_err(|_| "at_ms")?;
+    let kind = col(2, "kind")?.as_str().map_err(|_| "kind")?;
+    let request = match col(3, "request")? {
+        ValueRef::Null => None,
+        ValueRef::Integer(id) => Some(id),
+        _ => return Err("request"),
+    };
+    let content = col(4, "content")?.as_str().map_err(|_| "content")?;
+    let hash = col(5, "hash")?.as_blob().map_err(|_| "hash")?;
+    Ok((Fields { at_ms, kind, request, content }, hash))
+}
+
+/// Verifies the whole log from its start.
+fn verify_in(c: &Connection, start: Checkpoint) -> Result<Verdict, StoreError> {
+    let mut verifier = Verifier::after(start);
+    let mut stmt = c.prepare(&format!("{SELECT_ROW} ORDER BY seq"))?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        if let Err(bad) = verifier.check(row.get(0)?, stored(row)) {
+            return Ok(Verdict::Broken(bad));
+        }
+    }
+    Ok(verifier.finish())
+}
+
+/// Reads rows as `AuditRow`s; one that cannot be is reported as a broken chain.
+fn audit_rows(stmt: &mut rusqlite::Statement<'_>, params: impl rusqlite::Params) -> Result<Vec<AuditRow>, StoreError> {
+    let mut rows = stmt.query(params)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let seq: i64 = row.get(0)?;
+        let bad = |problem| StoreError::ChainBroken(BadRow { seq: u64::try_from(seq).unwrap_or(0), problem });
+        let seq = u64::try_from(seq).map_err(|_| bad(Problem::Unexpected { found: seq }))?;
+        let (fields, hash) = stored(row).map_err(|column| bad(Problem::Malformed { column }))?;
+        let hash: [u8; 32] = hash.try_into().map_err(|_| bad(Problem::Malformed { column: "hash" }))?;
+        out.push(AuditRow {
+            seq,
+            at_ms: fields.at_ms,
+            kind: fields.kind.into(),
+            request: fields.request.map(RequestId),
+            content: fields.content.into(),
+            hash: RowHash(hash),
+        });
+    }
+    Ok(out)
+}
+
+fn request_in(c: &Connection, id: RequestId) -> Result<Option<Request>, StoreError> {
+    let sql = "SELECT id, started_ms, text, principal, session, status FROM requests WHERE id = ?1";
+    Ok(c.query_row(sql, [id.0], request_row).optional()?)
+}
+
+fn request_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Request> {
+    Ok(Request {
+        id: RequestId(r.get(0)?),
+        started_ms: r.get(1)?,
+        text: r.get(2)?,
+        principal: r.get(3)?,
+        session: r.get(4)?,
+        status: Status::parse(r.get_ref(5)?.as_str().unwrap_or("")),
+    })
+}
+
+fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
+    let session: Option<String> = r.get(4)?;
+    Ok(Grant {
+        id: GrantId(r.get(0)?),
+        grant: NewGrant {
+            tool: r.get(1)?,
+            destination: r.get(2)?,
+            label_class: r.get(3)?,
+            scope: session.map_or(Scope::UntilRevoked, Scope::Session),
+            expires_ms: r.get(5)?,
+        },
+        created_ms: r.get(6)?,
+    })
+}
+
+const SELECT_GRANT: &str =
+    "SELECT id, tool, destination, label_class, session, expires_ms, created_ms FROM grants WHERE revoked_ms IS NULL";
+
+fn holder_of(pid: Option<i64>, started: Option<i64>) -> Option<Holder> {
+    // A pid that is no pid (a hostile edit) names no live process: the lock is stale.
+    let pid = u32::try_from(pid?).unwrap_or(0);
+    Some(Holder { pid, started: started.and_then(|s| u64::try_from(s).ok()) })
+}
+
+impl Store for SqliteStore {
+    fn lock_session(&self, name: &str) -> Result<SessionLock, StoreError> {
+        let me = Holder::current();
+        let started = me.started.and_then(|s| i64::try_from(s).ok());
+        self.write(|c| {
+            let sql = "SELECT lock_pid, lock_started, lock_epoch, locked_ms FROM sessions WHERE name = ?1";
+            let row = c
+                .query_row(sql, [name], |r| {
+                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, i64>(2)?, r.get::<_, Option<i64>>(3)?))
+                })
+                .optional()?;
+            let epoch = match row {
+                None => {
+                    let sql = "INSERT INTO sessions (name, lock_pid, lock_started, lock_epoch, locked_ms) \
+                               VALUES (?1, ?2, ?3, 1, ?4)";
+                    c.execute(sql, params![name, me.pid, started, now_ms()])?;
+                    1
+                }
+                Some((pid, held_started, epoch, since)) => {
+                    if let Some(holder) = holder_of(pid, held_started)
+                        && holder.pid != 0
+                        && holder.is_alive()
+                    {
+                        let since_ms = since.unwrap_or(0);
+                        return Err(StoreError::SessionBusy { session: name.into(), pid: holder.pid, since_ms });
+                    }
+                    let sql = "UPDATE sessions SET lock_pid = ?2, lock_started = ?3, lock_epoch = ?4, locked_ms = ?5 \
+                               WHERE name = ?1";
+                    c.execute(sql, params![name, me.pid, started, epoch + 1, now_ms()])?;
+                    epoch + 1
+                }
+            };
+            Ok(SessionLock { session: name.into(), holder: me, epoch })
+        })
+    }
+
+    fn load_session(&self, name: &str) -> Result<Option<Value>, StoreError> {
+        let conn = self.conn();
+        let state: Option<Option<String>> =
+            conn.query_row("SELECT state FROM sessions WHERE name = ?1", [name], |r| r.get(0)).optional()?;
+        Ok(state.flatten().map(|s| serde_json::from_str(&s)).transpose()?)
+    }
+
+    fn save_session(&self, lock: &SessionLock, state: &Value) -> Result<(), StoreError> {
+        let state = serde_json::to_string(state)?;
+        self.write(|c| {
+            let sql = "UPDATE sessions SET state = ?4, updated_ms = ?5 WHERE name = ?1 AND lock_pid = ?2 AND lock_epoch = ?3";
+            let changed = c.execute(sql, params![lock.session, lock.holder.pid, lock.epoch, state, now_ms()])?;
+            if changed == 0 { Err(StoreError::LockLost { session: lock.session.clone() }) } else { Ok(()) }
+        })
+    }
+
+    fn unlock_session(&self, lock: SessionLock) -> Result<(), StoreError> {
+        self.write(|c| {
+            let sql = "UPDATE sessions SET lock_pid = NULL, lock_started = NULL, locked_ms = NULL \
+                       WHERE name = ?1 AND lock_pid = ?2 AND lock_epoch = ?3";
+            let changed = c.execute(sql, params![lock.session, lock.holder.pid, lock.epoch])?;
+            if changed == 0 { Err(StoreError::LockLost { session: lock.session }) } else { Ok(()) }
+        })
+    }
+
+    fn force_unlock_session(&self, name: &str) -> Result<bool, StoreError> {
+        self.write(|c| {
+            let sql = "UPDATE sessions SET lock_pid = NULL, lock_started = NULL, locked_ms = NULL \
+                       WHERE name = ?1 AND lock_pid IS NOT NULL";
+            Ok(c.execute(sql, [name])? > 0)
+        })
+    }
+
+    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT name, updated_ms, lock_pid, lock_started, locked_ms FROM sessions ORDER BY name")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(SessionInfo {
+                name: r.get(0)?,
+                updated_ms: r.get(1)?,
+                held_by: holder_of(r.get(2)?, r.get(3)?),
+                locked_ms: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn add_grant(&self, grant: &NewGrant) -> Result<Grant, StoreError> {
+        self.write(|c| {
+            let created_ms = now_ms();
+            let session = match &grant.scope {
+                Scope::Session(s) => Some(s.as_str()),
+                Scope::UntilRevoked => None,
+            };
+            let sql = "INSERT INTO grants (tool, destination, label_class, session, expires_ms, created_ms) \
+                       VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+            let g = grant;
+            c.execute(sql, params![g.tool, g.destination, g.label_class, session, g.expires_ms, created_ms])?;
+            let grant = Grant { id: GrantId(c.last_insert_rowid()), grant: grant.clone(), created_ms };
+            append_in(c, None, kind::GRANT, &serde_json::to_string(&grant)?)?;
+            Ok(grant)
+        })
+    }
+
+    fn grants(&self) -> Result<Vec<Grant>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare(&format!("{SELECT_GRANT} AND (expires_ms IS NULL OR expires_ms > ?1) ORDER BY id"))?;
+        let rows = stmt.query_map([now_ms()], grant_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn revoke_grant(&self, id: GrantId) -> Result<(), StoreError> {
+        self.write(|c| {
+            let sql = "UPDATE grants SET revoked_ms = ?2 WHERE id = ?1 AND revoked_ms IS NULL";
+            if c.execute(sql, params![id.0, now_ms()])? == 0 {
+                return Err(StoreError::NoSuchGrant(id));
+            }
+            append_in(c, None, kind::REVOKE, &json!({ "grant": id }).to_string())?;
+            Ok(())
+        })
+    }
+
+    fn find_grant(&self, query: &GrantQuery<'_>) -> Result<Option<Grant>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare_cached(&format!("{SELECT_GRANT} AND tool = ?1 AND label_class = ?2 ORDER BY id"))?;
+        let now = now_ms();
+        for grant in stmt.query_map([query.tool, query.label_class], grant_row)? {
+            let grant = grant?;
+            if grant.covers(query, now) {
+                return Ok(Some(grant));
+            }
+        }
+        Ok(None)
+    }
+
+    fn begin_request(&self, request: &NewRequest<'_>) -> Result<RequestId, StoreError> {
+        self.write(|c| {
+            let sql = "INSERT INTO requests (started_ms, text, principal, session, status) VALUES (?1, ?2, ?3, ?4, ?5)";
+            let r = request;
+            c.execute(sql, params![now_ms(), r.text, r.principal, r.session, Status::Running.as_str()])?;
+            let id = RequestId(c.last_insert_rowid());
+            let content = json!({ "text": r.text, "principal": r.principal, "session": r.session });
+            append_in(c, Some(id), kind::REQUEST, &content.to_string())?;
+            Ok(id)
+        })
+    }
+
+    fn set_status(&self, id: RequestId, status: Status) -> Result<(), StoreError> {
+        self.write(|c| {
+            if c.execute("UPDATE requests SET status = ?2 WHERE id = ?1", params![id.0, status.as_str()])? == 0 {
+                return Err(StoreError::NoSuchRequest(id));
+            }
+            append_in(c, Some(id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
+            Ok(())
+        })
+    }
+
+    fn requests(&self, limit: usize) -> Result<Vec<Request>, StoreError> {
+        let conn = self.conn();
+        let sql = "SELECT id, started_ms, text, principal, session, status FROM requests ORDER BY id DESC LIMIT ?1";
+        let mut stmt = conn.prepare(sql)?;
+        let rows = stmt.query_map([i64::try_from(limit).unwrap_or(i64::MAX)], request_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn append_transcript(&self, request: RequestId, event: &Value) -> Result<u64, StoreError> {
+        let event = serde_json::to_string(event)?;
+        self.write(|c| {
+            check_request(c, Some(request))?;
+            let next: i64 = c.query_row(
+                "SELECT coalesce(max(seq), 0) + 1 FROM transcript WHERE request = ?1",
+                [request.0],
+                |r| r.get(0),
+            )?;
+            let sql = "INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)";
+            c.execute(sql, params![request.0, next, now_ms(), event])?;
+            Ok(u64::try_from(next).unwrap_or(0))
+        })
+    }
+
+    fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT event FROM transcript WHERE request = ?1 ORDER BY seq")?;
+        let mut rows = stmt.query([request.0])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(serde_json::from_str(row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?)?);
+        }
+        Ok(out)
+    }
+
+    fn append(&self, request: Option<RequestId>, kind: &str, content: &Value) -> Result<Checkpoint, StoreError> {
+        refuse_reserved(kind)?;
+        let content = serde_json::to_string(content)?;
+        self.write(|c| {
+            check_request(c, request)?;
+            append_in(c, request, kind, &content)
+        })
+    }
+
+    fn begin_effect(&self, request: Option<RequestId>, effect: &EffectIntent) -> Result<PendingEffect, StoreError> {
+        let content = serde_json::to_string(effect)?;
+        self.write(|c| {
+            check_request(c, request)?;
+            let row = append_in(c, request, kind::EFFECT, &content)?;
+            Ok(PendingEffect { seq: row.seq, request })
+        })
+    }
+
+    fn end_effect(&self, effect: PendingEffect, outcome: &Outcome) -> Result<Checkpoint, StoreError> {
+        let content = serde_json::to_string(&OutcomeRow { effect: effect.seq, outcome: outcome.clone() })?;
+        self.write(|c| append_in(c, effect.request, kind::OUTCOME, &content))
+    }
+
+    fn head(&self) -> Result<Checkpoint, StoreError> {
+        self.read(head_in)
+    }
+
+    fn verify(&self) -> Result<Verdict, StoreError> {
+        self.read(|c| verify_in(c, start_in(c)?))
+    }
+
+    fn verify_against(&self, checkpoint: &Checkpoint) -> Result<Verdict, StoreError> {
+        self.read(|c| {
+            let start = start_in(c)?;
+            let verdict = verify_in(c, start)?;
+            let Verdict::Intact { head, .. } = verdict else { return Ok(verdict) };
+            let broken = |seq, problem| Ok(Verdict::Broken(BadRow { seq, problem }));
+            let hash = if checkpoint.seq < start.seq {
+                return broken(checkpoint.seq, Problem::Archived { through: start.seq });
+            } else if checkpoint.seq > head.seq {
+                let problem = Problem::Truncated { head: head.seq, checkpoint: checkpoint.seq };
+                return broken(head.seq + 1, problem);
+            } else if checkpoint.seq == start.seq {
+                Some(start.hash.0.to_vec())
+            } else {
+                let sql = "SELECT hash FROM audit WHERE seq = ?1";
+                c.query_row(sql, [sql_seq(checkpoint.seq)?], |r| r.get::<_, Vec<u8>>(0)).optional()?
+            };
+            if hash.as_deref() != Some(&checkpoint.hash.0[..]) {
+                return broken(checkpoint.seq, Problem::CheckpointMismatch);
+            }
+            Ok(verdict)
+        })
+    }
+
+    fn rows(&self, from: u64, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("{SELECT_ROW} WHERE seq >= ?1 ORDER BY seq LIMIT ?2"))?;
+        audit_rows(&mut stmt, params![sql_seq(from)?, i64::try_from(limit).unwrap_or(i64::MAX)])
+    }
+
+    fn show(&self, request: RequestId) -> Result<RequestLog, StoreError> {
+        self.read(|c| {
+            let found = request_in(c, request)?.ok_or(StoreError::NoSuchRequest(request))?;
+            let mut stmt = c.prepare(&format!("{SELECT_ROW} WHERE request = ?1 ORDER BY seq"))?;
+            let rows = audit_rows(&mut stmt, [request.0])?;
+            Ok(RequestLog { request: found, entries: fold(rows) })
+        })
+    }
+
+    fn unknown_outcomes(&self) -> Result<Vec<Entry>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("{SELECT_ROW} WHERE kind IN (?1, ?2) ORDER BY seq"))?;
+        let rows = audit_rows(&mut stmt, [kind::EFFECT, kind::OUTCOME])?;
+        Ok(fold(rows).into_iter().filter(|e| e.outcome == Some(EffectStatus::Unknown)).collect())
+    }
+
+    fn gc(&self, older_than: Duration) -> Result<GcReport, StoreError> {
+        let cutoff = now_ms().saturating_sub(i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX));
+        self.write(|c| {
+            let old = "request IN (SELECT id FROM requests WHERE started_ms < ?1)";
+            let requests: i64 =
+                c.query_row(&format!("SELECT count(DISTINCT request) FROM transcript WHERE {old}"), [cutoff], |r| {
+                    r.get(0)
+                })?;
+            let events = c.execute(&format!("DELETE FROM transcript WHERE {old}"), [cutoff])?;
+            Ok(GcReport { requests: u64::try_from(requests).unwrap_or(0), events: events as u64 })
+        })
+    }
+
+    fn archive(&self, path: &Path, through: u64) -> Result<Archived, StoreError> {
+        // Write the rows up to `through` to the file, checking their chain on the way.
+        let (start, last) = self.read(|c| {
+            let start = start_in(c)?;
+            let head = head_in(c)?;
+            if through <= start.seq || through > head.seq {
+                return Err(StoreError::NothingToArchive { through, first: start.seq + 1, head: head.seq });
+            }
+            let mut stmt = c.prepare(&format!("{SELECT_ROW} WHERE seq <= ?1 ORDER BY seq"))?;
+            let mut rows = stmt.query([sql_seq(through)?])?;
+            let mut writer = ArchiveWriter::create(path, start)?;
+            let mut verifier = Verifier::after(start);
+            let copied = (|| {
+                while let Some(row) = rows.next()? {
+                    let stored = stored(row);
+                    verifier.check(row.get(0)?, stored).map_err(StoreError::ChainBroken)?;
+                    let Ok((fields, _)) = stored else { continue };
+                    writer.write(&AuditRow {
+                        seq: verifier.head().seq,
+                        at_ms: fields.at_ms,
+                        kind: fields.kind.into(),
+                        request: fields.request.map(RequestId),
+                        content: fields.content.into(),
+                        hash: verifier.head().hash,
+                    })?;
+                }
+                writer.finish()
+            })();
+            if let Err(e) = copied {
+                let _ = std::fs::remove_file(path);
+                return Err(e);
+            }
+            Ok((start, verifier.head()))
+        })?;
+        // Read the file back: only an archive whose chain verifies may replace the rows.
+        let expected = Verdict::Intact { rows: last.seq - start.seq, head: last };
+        let unverified = |reason: String| {
+            let _ = std::fs::remove_file(path);
+            StoreError::ArchiveUnverified { path: path.to_path_buf(), reason }
+        };
+        match verify_archive(path) {
+            Ok(report) if report.after == start && report.verdict == expected => {}
+            Ok(report) => return Err(unverified(format!("{:?}", report.verdict))),
+            Err(e) => return Err(unverified(e.to_string())),
+        }
+        self.write(|c| {
+            let same_row = c
+                .query_row("SELECT hash FROM audit WHERE seq = ?1", [sql_seq(last.seq)?], |r| r.get::<_, Vec<u8>>(0))
+                .optional()?;
+            if start_in(c)? != start || same_row.as_deref() != Some(&last.hash.0[..]) {
+                return Err(StoreError::ArchiveRaced);
+            }
+            c.execute("DELETE FROM audit WHERE seq <= ?1", [sql_seq(last.seq)?])?;
+            c.execute(
+                "INSERT OR REPLACE INTO audit_start (only, seq, hash) VALUES (1, ?1, ?2)",
+                params![sql_seq(last.seq)?, &last.hash.0[..]],
+            )?;
+            append_in(c, None, kind::ARCHIVE, &json!({ "through": last }).to_string())?;
+            Ok(Archived { rows: last.seq - start.seq, through: last })
+        })
+    }
+}
