@@ -59,7 +59,8 @@ impl ArchiveWriter {
 
     /// Flushes the file to disk.
     pub fn finish(self) -> Result<(), StoreError> {
-        let file = self.out.into_inner().map_err(|e| StoreError::Io { path: self.path.clone(), error: e.into_error() })?;
+        let file =
+            self.out.into_inner().map_err(|e| StoreError::Io { path: self.path.clone(), error: e.into_error() })?;
         file.sync_all().map_err(StoreError::io(&self.path))
     }
 }
@@ -81,8 +82,12 @@ pub fn verify_archive(path: &Path) -> Result<ArchiveReport, StoreError> {
             Err(_) => Err(BadRow { seq: verifier.head().seq + 1, problem: Problem::Malformed { column: "line" } }),
             Ok(row) => {
                 let seq = i64::try_from(row.seq).unwrap_or(i64::MAX);
-                let fields =
-                    Fields { at_ms: row.at_ms, kind: &row.kind, request: row.request.map(|r| r.0), content: &row.content };
+                let fields = Fields {
+                    at_ms: row.at_ms,
+                    kind: &row.kind,
+                    request: row.request.map(|r| r.0),
+                    content: &row.content,
+                };
                 verifier.check(seq, Ok((fields, &row.hash.0)))
             }
         };

@@ -108,8 +108,14 @@ pub struct Entry {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum EffectStatus {
-    Performed { seq: u64, result_size: u64 },
-    Failed { seq: u64, error: String },
+    Performed {
+        seq: u64,
+        result_size: u64,
+    },
+    Failed {
+        seq: u64,
+        error: String,
+    },
     /// No outcome row: the process stopped between the two rows (or is still performing it).
     /// The host may or may not have performed the effect.
     Unknown,

@@ -168,7 +168,9 @@ impl fmt::Display for BadRow {
             Problem::Truncated { head, checkpoint } => {
                 write!(f, "rows {seq}..={checkpoint} are gone: the log ends at row {head}, before the checkpoint")
             }
-            Problem::CheckpointMismatch => write!(f, "row {seq} is not the row of the checkpoint: the log was rewritten"),
+            Problem::CheckpointMismatch => {
+                write!(f, "row {seq} is not the row of the checkpoint: the log was rewritten")
+            }
             Problem::Archived { through } => write!(
                 f,
                 "row {seq} was archived (rows up to {through} were): verify the archive against the checkpoint"
@@ -182,7 +184,10 @@ impl fmt::Display for BadRow {
 #[serde(tag = "verdict", rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every row chains to the one before; `rows` were checked, ending at `head`.
-    Intact { rows: u64, head: Checkpoint },
+    Intact {
+        rows: u64,
+        head: Checkpoint,
+    },
     Broken(BadRow),
 }
 

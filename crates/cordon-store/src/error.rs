@@ -14,27 +14,50 @@ use crate::request::RequestId;
 #[non_exhaustive]
 pub enum StoreError {
     /// Opening the store at `path` failed; `cause` says why.
-    Open { path: PathBuf, cause: Box<StoreError> },
+    Open {
+        path: PathBuf,
+        cause: Box<StoreError>,
+    },
     /// The file is not an SQLite database (garbage, encrypted, or truncated in its header).
-    NotADatabase { detail: String },
+    NotADatabase {
+        detail: String,
+    },
     /// An SQLite database, but not one this crate made.
-    Foreign { reason: String },
+    Foreign {
+        reason: String,
+    },
     /// SQLite found the file damaged.
-    Corrupt { detail: String },
+    Corrupt {
+        detail: String,
+    },
     /// The store was written by a newer version of Cordon.
-    TooNew { found: u32, supported: u32 },
+    TooNew {
+        found: u32,
+        supported: u32,
+    },
     /// Another process kept the store busy for longer than the busy timeout.
-    Busy { detail: String },
+    Busy {
+        detail: String,
+    },
     /// Any other database failure.
     Sqlite(rusqlite::Error),
     /// Reading or writing a file.
-    Io { path: PathBuf, error: std::io::Error },
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     /// No path was given and neither `CORDON_STORE`, `XDG_DATA_HOME` nor `HOME` says where.
     NoLocation,
     /// The session is locked by a live process.
-    SessionBusy { session: String, pid: u32, since_ms: i64 },
+    SessionBusy {
+        session: String,
+        pid: u32,
+        since_ms: i64,
+    },
     /// The lock given is no longer the session's (it was broken and taken by another run).
-    LockLost { session: String },
+    LockLost {
+        session: String,
+    },
     NoSuchRequest(RequestId),
     NoSuchGrant(GrantId),
     /// This kind of audit row is written only by its own method (`begin_effect`, ...).
@@ -45,11 +68,21 @@ pub enum StoreError {
     /// malformed head).
     ChainBroken(BadRow),
     /// Archiving: there is nothing up to the given row to archive, or it is past the head.
-    NothingToArchive { through: u64, first: u64, head: u64 },
+    NothingToArchive {
+        through: u64,
+        first: u64,
+        head: u64,
+    },
     /// The archive file is not one this crate writes.
-    NotAnArchive { path: PathBuf, reason: String },
+    NotAnArchive {
+        path: PathBuf,
+        reason: String,
+    },
     /// The archive written did not verify, so no row was removed from the store.
-    ArchiveUnverified { path: PathBuf, reason: String },
+    ArchiveUnverified {
+        path: PathBuf,
+        reason: String,
+    },
     /// The store changed while archiving (another archive ran): nothing was removed.
     ArchiveRaced,
 }
@@ -89,18 +122,15 @@ impl fmt::Display for StoreError {
             }
             StoreError::Json(e) => write!(f, "JSON: {e}"),
             StoreError::ChainBroken(bad) => write!(f, "the audit chain is broken: {bad}"),
-            StoreError::NothingToArchive { through, first, head } => write!(
-                f,
-                "cannot archive through row {through}: the store holds rows {first}..={head}"
-            ),
+            StoreError::NothingToArchive { through, first, head } => {
+                write!(f, "cannot archive through row {through}: the store holds rows {first}..={head}")
+            }
             StoreError::NotAnArchive { path, reason } => {
                 write!(f, "{} is not an audit archive: {reason}", path.display())
             }
-            StoreError::ArchiveUnverified { path, reason } => write!(
-                f,
-                "the archive {} did not verify ({reason}); no row was removed from the store",
-                path.display()
-            ),
+            StoreError::ArchiveUnverified { path, reason } => {
+                write!(f, "the archive {} did not verify ({reason}); no row was removed from the store", path.display())
+            }
             StoreError::ArchiveRaced => {
                 write!(f, "the audit log changed while archiving; no row was removed, try again")
             }

@@ -25,7 +25,9 @@ impl Holder {
         }
         match proc_stat(self.pid) {
             Err(e) => e.kind() != std::io::ErrorKind::NotFound,
-            Ok(stat) => !stat.dead && (self.started.is_none() || stat.started.is_none() || self.started == stat.started),
+            Ok(stat) => {
+                !stat.dead && (self.started.is_none() || stat.started.is_none() || self.started == stat.started)
+            }
         }
     }
 }

@@ -156,7 +156,11 @@ fn checkpoint(seq: i64, hash: ValueRef<'_>) -> Result<Checkpoint, BadRow> {
 }
 
 /// Chains and inserts the row after `head`; returns the new head.
-fn insert_row(insert: &mut rusqlite::CachedStatement<'_>, head: &Checkpoint, fields: &Fields<'_>) -> Result<Checkpoint, StoreError> {
+fn insert_row(
+    insert: &mut rusqlite::CachedStatement<'_>,
+    head: &Checkpoint,
+    fields: &Fields<'_>,
+) -> Result<Checkpoint, StoreError> {
     let seq = head.seq + 1;
     let hash = row_hash(&head.hash, seq, fields);
     insert.execute(params![sql_seq(seq)?, fields.at_ms, fields.kind, fields.request, fields.content, &hash.0[..]])?;
@@ -268,7 +272,12 @@ impl Store for SqliteStore {
             let sql = "SELECT lock_pid, lock_started, lock_epoch, locked_ms FROM sessions WHERE name = ?1";
             let row = c
                 .query_row(sql, [name], |r| {
-                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, i64>(2)?, r.get::<_, Option<i64>>(3)?))
+                    Ok((
+                        r.get::<_, Option<i64>>(0)?,
+                        r.get::<_, Option<i64>>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, Option<i64>>(3)?,
+                    ))
                 })
                 .optional()?;
             let epoch = match row {
@@ -306,7 +315,8 @@ impl Store for SqliteStore {
     fn save_session(&self, lock: &SessionLock, state: &Value) -> Result<(), StoreError> {
         let state = serde_json::to_string(state)?;
         self.write(|c| {
-            let sql = "UPDATE sessions SET state = ?4, updated_ms = ?5 WHERE name = ?1 AND lock_pid = ?2 AND lock_epoch = ?3";
+            let sql =
+                "UPDATE sessions SET state = ?4, updated_ms = ?5 WHERE name = ?1 AND lock_pid = ?2 AND lock_epoch = ?3";
             let changed = c.execute(sql, params![lock.session, lock.holder.pid, lock.epoch, state, now_ms()])?;
             if changed == 0 { Err(StoreError::LockLost { session: lock.session.clone() }) } else { Ok(()) }
         })
@@ -428,11 +438,10 @@ impl Store for SqliteStore {
         let event = serde_json::to_string(event)?;
         self.write(|c| {
             check_request(c, Some(request))?;
-            let next: i64 = c.query_row(
-                "SELECT coalesce(max(seq), 0) + 1 FROM transcript WHERE request = ?1",
-                [request.0],
-                |r| r.get(0),
-            )?;
+            let next: i64 =
+                c.query_row("SELECT coalesce(max(seq), 0) + 1 FROM transcript WHERE request = ?1", [request.0], |r| {
+                    r.get(0)
+                })?;
             let sql = "INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)";
             c.execute(sql, params![request.0, next, now_ms(), event])?;
             Ok(u64::try_from(next).unwrap_or(0))

@@ -55,7 +55,10 @@ fn every_column_is_covered() {
     assert_eq!(verdict_after("UPDATE audit SET at_ms = at_ms + 1 WHERE seq = 4"), broken(4, Problem::HashMismatch));
     assert_eq!(verdict_after("UPDATE audit SET kind = 'note' WHERE seq = 4"), broken(4, Problem::HashMismatch));
     assert_eq!(verdict_after("UPDATE audit SET request = NULL WHERE seq = 4"), broken(4, Problem::HashMismatch));
-    assert_eq!(verdict_after("UPDATE audit SET hash = x'00' WHERE seq = 4"), broken(4, Problem::Malformed { column: "hash" }));
+    assert_eq!(
+        verdict_after("UPDATE audit SET hash = x'00' WHERE seq = 4"),
+        broken(4, Problem::Malformed { column: "hash" })
+    );
 }
 
 #[test]

@@ -50,7 +50,7 @@ pub fn intent(tool: &str, n: u64) -> EffectIntent {
 
 /// Runs this test binary again as a child in `role`: only the test named `child` runs, and it
 /// plays the role.
-pub fn child(role: &str, env: &[(&str, &Path)]) -> Child {
+pub fn spawn_child(role: &str, env: &[(&str, &Path)]) -> Child {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(["--exact", "child", "--nocapture", "--test-threads=1"]).env(ROLE, role);
     for (k, v) in env {
