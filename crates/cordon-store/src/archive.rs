@@ -79,7 +79,10 @@ pub fn verify_archive(path: &Path) -> Result<ArchiveReport, StoreError> {
     for line in lines {
         let line = line.map_err(StoreError::io(path))?;
         let checked = match serde_json::from_str::<AuditRow>(&line) {
-            Err(_) => Err(BadRow { seq: verifier.head().seq + 1, problem: Problem::Malformed { column: "line" } }),
+            Err(_) => Err(BadRow {
+                seq: verifier.head().seq.saturating_add(1),
+                problem: Problem::Malformed { column: "line" },
+            }),
             Ok(row) => {
                 let seq = i64::try_from(row.seq).unwrap_or(i64::MAX);
                 let fields = Fields {

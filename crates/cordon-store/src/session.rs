@@ -4,7 +4,9 @@
 use serde::Serialize;
 
 /// A process, named so that a recycled pid is not mistaken for it: its pid and, where the
-/// system tells (Linux, `/proc`), its start time in clock ticks since boot.
+/// system tells (Linux, `/proc`), its start time in clock ticks since boot. The processes
+/// sharing a store are those of one machine and one pid namespace (SQLite's own locking
+/// assumes one machine too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Holder {
     pub pid: u32,

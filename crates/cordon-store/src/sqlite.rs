@@ -411,7 +411,8 @@ impl Store for SqliteStore {
             c.execute(sql, params![now_ms(), r.text, r.principal, r.session, Status::Running.as_str()])?;
             let id = RequestId(c.last_insert_rowid());
             let content = json!({ "text": r.text, "principal": r.principal, "session": r.session });
-            append_in(c, Some(id), kind::REQUEST, &content.to_string())?;
+            let first = append_in(c, Some(id), kind::REQUEST, &content.to_string())?;
+            c.execute("UPDATE requests SET first_seq = ?2 WHERE id = ?1", params![id.0, sql_seq(first.seq)?])?;
             Ok(id)
         })
     }
@@ -523,8 +524,10 @@ impl Store for SqliteStore {
     fn show(&self, request: RequestId) -> Result<RequestLog, StoreError> {
         self.read(|c| {
             let found = request_in(c, request)?.ok_or(StoreError::NoSuchRequest(request))?;
-            let mut stmt = c.prepare(&format!("{SELECT_ROW} WHERE request = ?1 ORDER BY seq"))?;
-            let rows = audit_rows(&mut stmt, [request.0])?;
+            let first: Option<i64> =
+                c.query_row("SELECT first_seq FROM requests WHERE id = ?1", [request.0], |r| r.get(0))?;
+            let mut stmt = c.prepare(&format!("{SELECT_ROW} WHERE seq >= ?1 AND request = ?2 ORDER BY seq"))?;
+            let rows = audit_rows(&mut stmt, [first.unwrap_or(0), request.0])?;
             Ok(RequestLog { request: found, entries: fold(rows) })
         })
     }

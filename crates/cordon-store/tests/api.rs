@@ -13,7 +13,7 @@ use cordon_store::{
 };
 use serde_json::{Value, json};
 
-fn request(store: &impl Store, text: &str) -> RequestId {
+fn request(store: &dyn Store, text: &str) -> RequestId {
     store.begin_request(&NewRequest { text, principal: "ann", session: Some("work") }).unwrap()
 }
 
@@ -263,4 +263,14 @@ fn an_edited_archive_does_not_verify() {
     );
     std::fs::write(&path, "not json\n").unwrap();
     assert!(matches!(verify_archive(&path), Err(StoreError::NotAnArchive { .. })));
+}
+
+#[test]
+fn an_archive_with_a_hostile_header_is_checked_without_overflow() {
+    let scratch = Scratch::new();
+    let path = scratch.path("audit.jsonl");
+    let header = json!({ "format": "cordon-audit-archive", "version": 1, "after": { "seq": u64::MAX, "hash": "00".repeat(32) } });
+    let row = json!({ "seq": u64::MAX, "at_ms": 0, "kind": "note", "request": null, "content": "1", "hash": "00".repeat(32) });
+    std::fs::write(&path, format!("{header}\n{row}\n")).unwrap();
+    assert!(matches!(verify_archive(&path).unwrap().verdict, Verdict::Broken(_)));
 }

@@ -121,7 +121,9 @@ fn a_second_writer_waits_for_the_first() {
     let scratch = Scratch::new();
     let store = scratch.open();
     let holder = raw(&scratch.db());
-    holder.execute_batch("BEGIN IMMEDIATE; INSERT INTO requests VALUES (99, 0, 't', 'p', NULL, 'running');").unwrap();
+    holder
+        .execute_batch("BEGIN IMMEDIATE; INSERT INTO requests VALUES (99, 0, 't', 'p', NULL, 'running', NULL);")
+        .unwrap();
     let release = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
         holder.execute_batch("COMMIT").unwrap();

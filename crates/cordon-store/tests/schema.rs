@@ -15,12 +15,11 @@ use serde_json::json;
 /// The schema of version 1, as a store written then holds it.
 const V1: &str = "
     CREATE TABLE requests (id INTEGER PRIMARY KEY, started_ms INTEGER NOT NULL, text TEXT NOT NULL,
-        principal TEXT NOT NULL, session TEXT, status TEXT NOT NULL) STRICT;
+        principal TEXT NOT NULL, session TEXT, status TEXT NOT NULL, first_seq INTEGER) STRICT;
     CREATE TABLE transcript (request INTEGER NOT NULL REFERENCES requests (id), seq INTEGER NOT NULL,
         at_ms INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (request, seq)) STRICT;
     CREATE TABLE audit (seq INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, kind TEXT NOT NULL, request INTEGER,
         content TEXT NOT NULL, hash BLOB NOT NULL) STRICT;
-    CREATE INDEX audit_by_request ON audit (request);
     CREATE TABLE audit_start (only INTEGER PRIMARY KEY CHECK (only = 1), seq INTEGER NOT NULL,
         hash BLOB NOT NULL) STRICT;
     PRAGMA application_id = 1129271876;
@@ -57,7 +56,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_log() {
     let scratch = Scratch::new();
     let conn = raw(&scratch.db());
     conn.execute_batch(V1).unwrap();
-    conn.execute("INSERT INTO requests VALUES (1, 5, 'triage', 'ann', NULL, 'done')", []).unwrap();
+    conn.execute("INSERT INTO requests VALUES (1, 5, 'triage', 'ann', NULL, 'done', 1)", []).unwrap();
     let mut prev = Checkpoint::START;
     for (seq, kind, content) in [(1, "request", r#"{"text":"triage"}"#), (2, "hole", r#"{"fill":"x"}"#)] {
         let fields = Fields { at_ms: 5, kind, request: Some(1), content };
