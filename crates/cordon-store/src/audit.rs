@@ -1,0 +1,178 @@
+//! What the audit log holds, and how `show` reads it back.
+//!
+//! Each effect is two rows: `effect` ("about to perform", committed before the host acts) and
+//! `outcome` (performed, with the result's size, or failed). A crash between them leaves an
+//! effect whose outcome is unknown, and `show` says so: the log is never silent about an effect
+//! the host may have performed.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chain::RowHash;
+use crate::request::{Request, RequestId, Status};
+
+/// The kinds of row this crate writes itself; `append` refuses them.
+pub mod kind {
+    /// A request started: its text, principal and session.
+    pub const REQUEST: &str = "request";
+    /// A request's status changed.
+    pub const STATUS: &str = "status";
+    /// An effect is about to be performed.
+    pub const EFFECT: &str = "effect";
+    /// What became of an effect.
+    pub const OUTCOME: &str = "outcome";
+    /// The user granted an approval.
+    pub const GRANT: &str = "grant";
+    /// The user revoked one.
+    pub const REVOKE: &str = "revoke";
+    /// Rows up to here were moved to an archive file.
+    pub const ARCHIVE: &str = "archive";
+
+    pub(crate) const RESERVED: [&str; 7] = [REQUEST, STATUS, EFFECT, OUTCOME, GRANT, REVOKE, ARCHIVE];
+}
+
+/// An effect about to be performed: the `effect` row's content.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EffectIntent {
+    pub tool: String,
+    /// The arguments, as the host shows them (never an uncleared secret).
+    pub args: Value,
+    /// What the gate decided ("allowed", "approved", ..).
+    pub decision: String,
+    /// Who approved it, if someone had to.
+    pub approved_by: Option<String>,
+    /// The labels of what flowed into it.
+    pub labels: Value,
+}
+
+/// What became of an effect.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Performed { result_size: u64 },
+    Failed { error: String },
+}
+
+/// The `outcome` row's content.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct OutcomeRow {
+    pub effect: u64,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// An effect whose "about to perform" row is committed and whose outcome is not yet written.
+/// `end_effect` takes it, so an outcome is written at most once.
+#[must_use = "an effect's outcome must be written with `end_effect`"]
+#[derive(Debug)]
+pub struct PendingEffect {
+    pub(crate) seq: u64,
+    pub(crate) request: Option<RequestId>,
+}
+
+impl PendingEffect {
+    /// The number of its "about to perform" row.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+/// An audit row as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRow {
+    pub seq: u64,
+    pub at_ms: i64,
+    pub kind: String,
+    pub request: Option<RequestId>,
+    /// The JSON text exactly as hashed.
+    pub content: String,
+    pub hash: RowHash,
+}
+
+/// One entry of `show`: a row, with an effect's outcome folded into it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Entry {
+    pub seq: u64,
+    pub at_ms: i64,
+    pub kind: String,
+    pub request: Option<RequestId>,
+    /// The content; a string if the stored text is not JSON.
+    pub content: Value,
+    /// For an `effect` row: what became of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<EffectStatus>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum EffectStatus {
+    Performed {
+        seq: u64,
+        result_size: u64,
+    },
+    Failed {
+        seq: u64,
+        error: String,
+    },
+    /// No outcome row: the process stopped between the two rows (or is still performing it).
+    /// The host may or may not have performed the effect.
+    Unknown,
+}
+
+/// What happened in a request, for `cordon audit show`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RequestLog {
+    pub request: Request,
+    pub entries: Vec<Entry>,
+}
+
+/// Folds each `outcome` row into its `effect` row; every other row stays as it is.
+pub(crate) fn fold(rows: Vec<AuditRow>) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = Vec::with_capacity(rows.len());
+    // Effects still waiting for their outcome: row number to index in `entries`.
+    let mut pending: HashMap<u64, usize> = HashMap::new();
+    for row in rows {
+        let content = serde_json::from_str(&row.content).unwrap_or(Value::String(row.content));
+        if row.kind == kind::OUTCOME
+            && let Ok(out) = serde_json::from_value::<OutcomeRow>(content.clone())
+            && let Some(effect) = pending.remove(&out.effect).and_then(|i| entries.get_mut(i))
+        {
+            effect.outcome = Some(match out.outcome {
+                Outcome::Performed { result_size } => EffectStatus::Performed { seq: row.seq, result_size },
+                Outcome::Failed { error } => EffectStatus::Failed { seq: row.seq, error },
+            });
+            continue;
+        }
+        let outcome = (row.kind == kind::EFFECT).then_some(EffectStatus::Unknown);
+        if outcome.is_some() {
+            pending.insert(row.seq, entries.len());
+        }
+        entries.push(Entry { seq: row.seq, at_ms: row.at_ms, kind: row.kind, request: row.request, content, outcome });
+    }
+    entries
+}
+
+/// A request's status as written in its `status` row.
+#[derive(Serialize)]
+pub(crate) struct StatusRow {
+    pub status: Status,
+}
+
+/// What `gc` removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct GcReport {
+    /// Requests whose transcripts were removed.
+    pub requests: u64,
+    /// Transcript events removed.
+    pub events: u64,
+}
+
+/// What `archive` moved out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Archived {
+    pub rows: u64,
+    /// The last row archived: the new start of the store's chain.
+    pub through: crate::chain::Checkpoint,
+}

@@ -1,0 +1,142 @@
+//! Cordon's durable state: sessions and their locks, approval grants, requests with their
+//! transcripts, and a tamper-evident audit log, in one embedded SQLite file.
+//!
+//! ```no_run
+//! use cordon_store::{Durability, EffectIntent, NewRequest, Outcome, SqliteStore, Store, Verdict, location};
+//!
+//! # fn main() -> Result<(), cordon_store::StoreError> {
+//! // `--store PATH`, else CORDON_STORE, else ~/.local/share/cordon/cordon.db.
+//! let store = SqliteStore::open(&location(None)?, Durability::SurvivesCrash)?;
+//!
+//! // A run takes its session (one run at a time), and saves it when done.
+//! let session = store.lock_session("work")?;
+//! let request = store.begin_request(&NewRequest { text: "triage", principal: "ann", session: Some("work") })?;
+//!
+//! // An effect is written before the host performs it, and its outcome after.
+//! let intent = EffectIntent {
+//!     tool: "comment".into(),
+//!     args: serde_json::json!({ "issue": 7 }),
+//!     decision: "allowed".into(),
+//!     approved_by: None,
+//!     labels: serde_json::json!([]),
+//! };
+//! let effect = store.begin_effect(Some(request), &intent)?;
+//! // ... the host performs it ...
+//! store.end_effect(effect, &Outcome::Performed { result_size: 12 })?;
+//!
+//! store.save_session(&session, &serde_json::json!({ "measures": {} }))?;
+//! store.unlock_session(session)?;
+//!
+//! // Anyone can check that nothing was edited, and keep the head to detect truncation later.
+//! let checkpoint = store.head()?;
+//! assert!(matches!(store.verify_against(&checkpoint)?, Verdict::Intact { .. }));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What the audit log guarantees: every row is chained to the one before by SHA-256
+//! ([`chain`]), so `verify` finds any edit, deletion, insertion or reordering of rows and names
+//! the first bad one. The chain has no secret: whoever can write the file can append rows, or
+//! rewrite everything after some row and hash it again. A checkpoint (`head`) kept elsewhere
+//! closes that: `verify_against` finds a log cut back or rewritten before it.
+
+pub mod archive;
+pub mod audit;
+pub mod chain;
+mod error;
+pub mod grant;
+mod location;
+pub mod request;
+mod schema;
+pub mod session;
+mod sqlite;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use archive::{ArchiveReport, verify_archive};
+pub use audit::{Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, PendingEffect, RequestLog};
+pub use chain::{BadRow, Checkpoint, Problem, RowHash, Verdict};
+pub use error::StoreError;
+pub use grant::{Grant, GrantId, GrantQuery, NewGrant, Scope};
+pub use location::location;
+pub use request::{NewRequest, Request, RequestId, Status};
+pub use schema::VERSION as SCHEMA_VERSION;
+pub use session::{Holder, SessionInfo, SessionLock};
+pub use sqlite::{Durability, SqliteStore};
+
+/// Everything Cordon keeps between runs. SQLite implements it; a PostgreSQL store for a fleet
+/// of machines will too (see ARCHITECTURE.md).
+pub trait Store: Send + Sync {
+    // Sessions: linear, so one run at a time holds each.
+
+    /// Takes the session for this run, creating it if new. Fails with `SessionBusy` while a live
+    /// process holds it; a dead process's lock is taken over.
+    fn lock_session(&self, name: &str) -> Result<SessionLock, StoreError>;
+    /// The session's last saved state, if any. Needs no lock.
+    fn load_session(&self, name: &str) -> Result<Option<Value>, StoreError>;
+    fn save_session(&self, lock: &SessionLock, state: &Value) -> Result<(), StoreError>;
+    fn unlock_session(&self, lock: SessionLock) -> Result<(), StoreError>;
+    /// Frees a session whatever holds it, for systems where a dead holder cannot be detected.
+    /// Returns whether it was locked.
+    fn force_unlock_session(&self, name: &str) -> Result<bool, StoreError>;
+    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError>;
+
+    // Approval grants. Granting and revoking are audited.
+
+    fn add_grant(&self, grant: &NewGrant) -> Result<Grant, StoreError>;
+    /// The grants neither revoked nor expired.
+    fn grants(&self) -> Result<Vec<Grant>, StoreError>;
+    fn revoke_grant(&self, id: GrantId) -> Result<(), StoreError>;
+    /// The oldest live grant covering the effect, if any.
+    fn find_grant(&self, query: &GrantQuery<'_>) -> Result<Option<Grant>, StoreError>;
+
+    // Requests and their transcripts (what was shown to models and what they replied).
+
+    /// Records a request as running, with its audit row.
+    fn begin_request(&self, request: &NewRequest<'_>) -> Result<RequestId, StoreError>;
+    fn set_status(&self, id: RequestId, status: Status) -> Result<(), StoreError>;
+    /// The most recent requests, newest first.
+    fn requests(&self, limit: usize) -> Result<Vec<Request>, StoreError>;
+    /// Appends an event to a request's transcript; returns its number there.
+    fn append_transcript(&self, request: RequestId, event: &Value) -> Result<u64, StoreError>;
+    fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError>;
+
+    // The audit log.
+
+    /// Appends a row of a kind this crate does not reserve (a hole's fill, a diagnostic, ..).
+    fn append(&self, request: Option<RequestId>, kind: &str, content: &Value) -> Result<Checkpoint, StoreError>;
+    /// Commits the "about to perform" row of an effect. Call it before the host acts.
+    fn begin_effect(&self, request: Option<RequestId>, effect: &EffectIntent) -> Result<PendingEffect, StoreError>;
+    /// Commits what became of the effect.
+    fn end_effect(&self, effect: PendingEffect, outcome: &Outcome) -> Result<Checkpoint, StoreError>;
+    /// The last row: a checkpoint to keep elsewhere.
+    fn head(&self) -> Result<Checkpoint, StoreError>;
+    /// Checks the whole chain; a broken one is reported with its first bad row.
+    fn verify(&self) -> Result<Verdict, StoreError>;
+    /// `verify`, and that the log still holds the checkpoint's row, unchanged.
+    fn verify_against(&self, checkpoint: &Checkpoint) -> Result<Verdict, StoreError>;
+    /// Up to `limit` rows from row `from` on.
+    fn rows(&self, from: u64, limit: usize) -> Result<Vec<AuditRow>, StoreError>;
+    /// What happened in a request: its rows, each effect with its outcome (or `Unknown`).
+    fn show(&self, request: RequestId) -> Result<RequestLog, StoreError>;
+    /// Every effect whose outcome was never written.
+    fn unknown_outcomes(&self) -> Result<Vec<Entry>, StoreError>;
+
+    // Retention.
+
+    /// Removes the transcripts of requests started longer than `older_than` ago. Audit rows are
+    /// never removed, only archived.
+    fn gc(&self, older_than: Duration) -> Result<GcReport, StoreError>;
+    /// Moves the audit rows up to `through` into a new JSONL file at `path`, removing them from
+    /// the store only once the file's chain verifies. The log then starts after `through`.
+    fn archive(&self, path: &Path, through: u64) -> Result<Archived, StoreError>;
+}
+
+/// The time now, in Unix milliseconds.
+pub(crate) fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,131 @@
+//! The store's schema, built by migrations, and the checks made on opening a file.
+//!
+//! `PRAGMA user_version` is the schema's version: the number of migrations applied. An older
+//! store is migrated on open, in one transaction; a newer one is refused. Never edit a migration
+//! that has shipped: add another.
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use crate::StoreError;
+use crate::sqlite::Durability;
+
+/// `PRAGMA application_id`: "CORD". Tells a Cordon store from any other SQLite file.
+const APPLICATION_ID: i32 = 0x434f_5244;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: [&str; 2] = [
+    // 1: requests, their transcripts, and the audit log.
+    "CREATE TABLE requests (
+        id INTEGER PRIMARY KEY,
+        started_ms INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        principal TEXT NOT NULL,
+        session TEXT,
+        status TEXT NOT NULL,
+        -- The request's first audit row: its rows are found from there on.
+        first_seq INTEGER
+    ) STRICT;
+    CREATE TABLE transcript (
+        request INTEGER NOT NULL REFERENCES requests (id),
+        seq INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL,
+        event TEXT NOT NULL,
+        PRIMARY KEY (request, seq)
+    ) STRICT;
+    CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY,
+        at_ms INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        request INTEGER,
+        content TEXT NOT NULL,
+        hash BLOB NOT NULL
+    ) STRICT;
+    -- No index on audit.request: a second index page in every commit costs more than a scan
+    -- from the request's first row costs `show`.
+    -- The row the log's first row follows, once rows were archived.
+    CREATE TABLE audit_start (
+        only INTEGER PRIMARY KEY CHECK (only = 1),
+        seq INTEGER NOT NULL,
+        hash BLOB NOT NULL
+    ) STRICT;",
+    // 2: sessions with their locks, and approval grants.
+    "CREATE TABLE sessions (
+        name TEXT PRIMARY KEY,
+        state TEXT,
+        updated_ms INTEGER,
+        lock_pid INTEGER,
+        lock_started INTEGER,
+        lock_epoch INTEGER NOT NULL DEFAULT 0,
+        locked_ms INTEGER
+    ) STRICT;
+    CREATE TABLE grants (
+        id INTEGER PRIMARY KEY,
+        tool TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        label_class TEXT NOT NULL,
+        session TEXT,
+        expires_ms INTEGER,
+        created_ms INTEGER NOT NULL,
+        revoked_ms INTEGER
+    ) STRICT;
+    CREATE INDEX live_grants ON grants (tool, label_class) WHERE revoked_ms IS NULL;",
+];
+
+/// The schema version this crate writes.
+pub const VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Checks that `conn` is a Cordon store (or an empty file), sets it up, and migrates it.
+pub(crate) fn prepare(conn: &Connection, durability: Durability) -> Result<(), StoreError> {
+    // The first read of the file: garbage fails here with "not a database".
+    let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version = user_version(conn)?;
+    if app != APPLICATION_ID {
+        if app != 0 {
+            return Err(StoreError::Foreign { reason: format!("its application id is {app:#x}") });
+        }
+        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+        if tables > 0 || version != 0 {
+            return Err(StoreError::Foreign { reason: "it holds another program's tables".into() });
+        }
+    }
+    if version > VERSION {
+        return Err(StoreError::TooNew { found: version, supported: VERSION });
+    }
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Foreign { reason: format!("it cannot use a write-ahead log (journal mode {mode})") });
+    }
+    let synchronous = match durability {
+        Durability::SurvivesCrash => "NORMAL",
+        Durability::SurvivesPowerLoss => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", synchronous)?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    // Fewer checkpoints (each syncs the file) than the default 1000 pages: the log's appends
+    // are small, frequent commits.
+    conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
+    migrate(conn)
+}
+
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    if user_version(conn)? == VERSION {
+        return Ok(());
+    }
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    // Read again under the write lock: another process may have migrated meanwhile.
+    let from = user_version(&tx)?;
+    let steps = MIGRATIONS.get(from as usize..).ok_or(StoreError::TooNew { found: from, supported: VERSION })?;
+    for step in steps {
+        tx.execute_batch(step)?;
+    }
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.pragma_update(None, "user_version", VERSION)?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn user_version(conn: &Connection) -> Result<u32, StoreError> {
+    let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    // user_version is a signed 32-bit field: a negative one is no version of ours.
+    u32::try_from(v).map_err(|_| StoreError::Foreign { reason: format!("its schema version is {v}") })
+}

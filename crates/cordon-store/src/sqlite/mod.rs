@@ -1,0 +1,449 @@
+//! The store in one SQLite file: WAL mode (readers never wait for the writer), a busy timeout
+//! (a second writer waits for the first), and every write in one `BEGIN IMMEDIATE` transaction,
+//! so that an audit row is numbered and chained from the head read under the write lock: two
+//! processes appending never fork the chain.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use serde_json::{Value, json};
+
+use crate::audit::{
+    Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect, RequestLog,
+    StatusRow, fold, kind,
+};
+use crate::chain::{BadRow, Checkpoint, Fields, Problem, Verdict};
+use crate::grant::{Grant, GrantId, GrantQuery, NewGrant, Scope};
+use crate::request::{NewRequest, Request, RequestId, Status};
+use crate::session::{Holder, SessionInfo, SessionLock};
+use crate::{Store, StoreError, now_ms, schema};
+
+mod log;
+
+use log::{
+    INSERT_ROW, SELECT_ROW, append_in, audit_rows, check_request, head_in, insert_row, refuse_reserved, sql_seq,
+    start_in, verify_in,
+};
+
+/// How long a writer waits for another to finish before giving up with `StoreError::Busy`.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a commit survives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Any crash of the process (`synchronous = NORMAL`: the write-ahead log is synced at
+    /// checkpoints, not at every commit). The default.
+    SurvivesCrash,
+    /// A power loss too (`synchronous = FULL`: every commit is synced to disk). `--durable`.
+    SurvivesPowerLoss,
+}
+
+/// The SQLite store. One connection, shared by the threads of a process; other processes open
+/// their own.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Opens the store at `path`, creating it (and its directory) if needed, migrating an older
+    /// one.
+    pub fn open(path: &Path, durability: Durability) -> Result<SqliteStore, StoreError> {
+        let opened = || {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+            }
+            let conn = Connection::open(path)?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            schema::prepare(&conn, durability)?;
+            Ok(conn)
+        };
+        match opened() {
+            Ok(conn) => Ok(SqliteStore { path: path.to_path_buf(), conn: Mutex::new(conn) }),
+            Err(cause) => Err(StoreError::Open { path: path.to_path_buf(), cause: Box::new(cause) }),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one row per content, all of one kind and request, in one transaction: for
+    /// importing, and for making large logs fast (benchmarks, tests).
+    pub fn append_many(
+        &self,
+        request: Option<RequestId>,
+        kind: &str,
+        contents: impl IntoIterator<Item = Value>,
+    ) -> Result<Checkpoint, StoreError> {
+        refuse_reserved(kind)?;
+        self.write(|c| {
+            check_request(c, request)?;
+            let mut head = head_in(c)?;
+            let mut insert = c.prepare_cached(INSERT_ROW)?;
+            for content in contents {
+                let content = serde_json::to_string(&content)?;
+                let fields = Fields { at_ms: now_ms(), kind, request: request.map(|r| r.0), content: &content };
+                head = insert_row(&mut insert, &head, &fields)?;
+            }
+            Ok(head)
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock rolled its transaction back: the connection is sound.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` in a write transaction, committed if `f` succeeds.
+    fn write<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let conn = self.conn();
+        let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Runs `f` in a read transaction: every statement sees the same state.
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let conn = self.conn();
+        let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Deferred)?;
+        f(&tx)
+    }
+}
+
+fn request_in(c: &Connection, id: RequestId) -> Result<Option<Request>, StoreError> {
+    let sql = "SELECT id, started_ms, text, principal, session, status FROM requests WHERE id = ?1";
+    Ok(c.query_row(sql, [id.0], request_row).optional()?)
+}
+
+fn request_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Request> {
+    Ok(Request {
+        id: RequestId(r.get(0)?),
+        started_ms: r.get(1)?,
+        text: r.get(2)?,
+        principal: r.get(3)?,
+        session: r.get(4)?,
+        status: Status::parse(r.get_ref(5)?.as_str().unwrap_or("")),
+    })
+}
+
+fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
+    let session: Option<String> = r.get(4)?;
+    Ok(Grant {
+        id: GrantId(r.get(0)?),
+        grant: NewGrant {
+            tool: r.get(1)?,
+            destination: r.get(2)?,
+            label_class: r.get(3)?,
+            scope: session.map_or(Scope::UntilRevoked, Scope::Session),
+            expires_ms: r.get(5)?,
+        },
+        created_ms: r.get(6)?,
+    })
+}
+
+const SELECT_GRANT: &str =
+    "SELECT id, tool, destination, label_class, session, expires_ms, created_ms FROM grants WHERE revoked_ms IS NULL";
+
+fn holder_of(pid: Option<i64>, started: Option<i64>) -> Option<Holder> {
+    // A pid that is no pid (a hostile edit) names no live process: the lock is stale.
+    let pid = u32::try_from(pid?).unwrap_or(0);
+    Some(Holder { pid, started: started.and_then(|s| u64::try_from(s).ok()) })
+}
+
+impl Store for SqliteStore {
+    fn lock_session(&self, name: &str) -> Result<SessionLock, StoreError> {
+        let me = Holder::current();
+        let started = me.started.and_then(|s| i64::try_from(s).ok());
+        self.write(|c| {
+            let sql = "SELECT lock_pid, lock_started, lock_epoch, locked_ms FROM sessions WHERE name = ?1";
+            let row = c
+                .query_row(sql, [name], |r| {
+                    Ok((
+                        r.get::<_, Option<i64>>(0)?,
+                        r.get::<_, Option<i64>>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, Option<i64>>(3)?,
+                    ))
+                })
+                .optional()?;
+            let epoch = match row {
+                None => {
+                    let sql = "INSERT INTO sessions (name, lock_pid, lock_started, lock_epoch, locked_ms) \
+                               VALUES (?1, ?2, ?3, 1, ?4)";
+                    c.execute(sql, params![name, me.pid, started, now_ms()])?;
+                    1
+                }
+                Some((pid, held_started, epoch, since)) => {
+                    if let Some(holder) = holder_of(pid, held_started)
+                        && holder.pid != 0
+                        && holder.is_alive()
+                    {
+                        let since_ms = since.unwrap_or(0);
+                        return Err(StoreError::SessionBusy { session: name.into(), pid: holder.pid, since_ms });
+                    }
+                    let sql = "UPDATE sessions SET lock_pid = ?2, lock_started = ?3, lock_epoch = ?4, locked_ms = ?5 \
+                               WHERE name = ?1";
+                    c.execute(sql, params![name, me.pid, started, epoch + 1, now_ms()])?;
+                    epoch + 1
+                }
+            };
+            Ok(SessionLock { session: name.into(), holder: me, epoch })
+        })
+    }
+
+    fn load_session(&self, name: &str) -> Result<Option<Value>, StoreError> {
+        let conn = self.conn();
+        let state: Option<Option<String>> =
+            conn.query_row("SELECT state FROM sessions WHERE name = ?1", [name], |r| r.get(0)).optional()?;
+        Ok(state.flatten().map(|s| serde_json::from_str(&s)).transpose()?)
+    }
+
+    fn save_session(&self, lock: &SessionLock, state: &Value) -> Result<(), StoreError> {
+        let state = serde_json::to_string(state)?;
+        self.write(|c| {
+            let sql =
+                "UPDATE sessions SET state = ?4, updated_ms = ?5 WHERE name = ?1 AND lock_pid = ?2 AND lock_epoch = ?3";
+            let changed = c.execute(sql, params![lock.session, lock.holder.pid, lock.epoch, state, now_ms()])?;
+            if changed == 0 { Err(StoreError::LockLost { session: lock.session.clone() }) } else { Ok(()) }
+        })
+    }
+
+    fn unlock_session(&self, lock: SessionLock) -> Result<(), StoreError> {
+        self.write(|c| {
+            let sql = "UPDATE sessions SET lock_pid = NULL, lock_started = NULL, locked_ms = NULL \
+                       WHERE name = ?1 AND lock_pid = ?2 AND lock_epoch = ?3";
+            let changed = c.execute(sql, params![lock.session, lock.holder.pid, lock.epoch])?;
+            if changed == 0 { Err(StoreError::LockLost { session: lock.session }) } else { Ok(()) }
+        })
+    }
+
+    fn force_unlock_session(&self, name: &str) -> Result<bool, StoreError> {
+        self.write(|c| {
+            let sql = "UPDATE sessions SET lock_pid = NULL, lock_started = NULL, locked_ms = NULL \
+                       WHERE name = ?1 AND lock_pid IS NOT NULL";
+            Ok(c.execute(sql, [name])? > 0)
+        })
+    }
+
+    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT name, updated_ms, lock_pid, lock_started, locked_ms FROM sessions ORDER BY name")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(SessionInfo {
+                name: r.get(0)?,
+                updated_ms: r.get(1)?,
+                held_by: holder_of(r.get(2)?, r.get(3)?),
+                locked_ms: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn add_grant(&self, grant: &NewGrant) -> Result<Grant, StoreError> {
+        self.write(|c| {
+            let created_ms = now_ms();
+            let session = match &grant.scope {
+                Scope::Session(s) => Some(s.as_str()),
+                Scope::UntilRevoked => None,
+            };
+            let sql = "INSERT INTO grants (tool, destination, label_class, session, expires_ms, created_ms) \
+                       VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+            let g = grant;
+            c.execute(sql, params![g.tool, g.destination, g.label_class, session, g.expires_ms, created_ms])?;
+            let grant = Grant { id: GrantId(c.last_insert_rowid()), grant: grant.clone(), created_ms };
+            append_in(c, None, kind::GRANT, &serde_json::to_string(&grant)?)?;
+            Ok(grant)
+        })
+    }
+
+    fn grants(&self) -> Result<Vec<Grant>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare(&format!("{SELECT_GRANT} AND (expires_ms IS NULL OR expires_ms > ?1) ORDER BY id"))?;
+        let rows = stmt.query_map([now_ms()], grant_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn revoke_grant(&self, id: GrantId) -> Result<(), StoreError> {
+        self.write(|c| {
+            let sql = "UPDATE grants SET revoked_ms = ?2 WHERE id = ?1 AND revoked_ms IS NULL";
+            if c.execute(sql, params![id.0, now_ms()])? == 0 {
+                return Err(StoreError::NoSuchGrant(id));
+            }
+            append_in(c, None, kind::REVOKE, &json!({ "grant": id }).to_string())?;
+            Ok(())
+        })
+    }
+
+    fn find_grant(&self, query: &GrantQuery<'_>) -> Result<Option<Grant>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare_cached(&format!("{SELECT_GRANT} AND tool = ?1 AND label_class = ?2 ORDER BY id"))?;
+        let now = now_ms();
+        for grant in stmt.query_map([query.tool, query.label_class], grant_row)? {
+            let grant = grant?;
+            if grant.covers(query, now) {
+                return Ok(Some(grant));
+            }
+        }
+        Ok(None)
+    }
+
+    fn begin_request(&self, request: &NewRequest<'_>) -> Result<RequestId, StoreError> {
+        self.write(|c| {
+            let sql = "INSERT INTO requests (started_ms, text, principal, session, status) VALUES (?1, ?2, ?3, ?4, ?5)";
+            let r = request;
+            c.execute(sql, params![now_ms(), r.text, r.principal, r.session, Status::Running.as_str()])?;
+            let id = RequestId(c.last_insert_rowid());
+            let content = json!({ "text": r.text, "principal": r.principal, "session": r.session });
+            let first = append_in(c, Some(id), kind::REQUEST, &content.to_string())?;
+            c.execute("UPDATE requests SET first_seq = ?2 WHERE id = ?1", params![id.0, sql_seq(first.seq)?])?;
+            Ok(id)
+        })
+    }
+
+    fn set_status(&self, id: RequestId, status: Status) -> Result<(), StoreError> {
+        self.write(|c| {
+            if c.execute("UPDATE requests SET status = ?2 WHERE id = ?1", params![id.0, status.as_str()])? == 0 {
+                return Err(StoreError::NoSuchRequest(id));
+            }
+            append_in(c, Some(id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
+            Ok(())
+        })
+    }
+
+    fn requests(&self, limit: usize) -> Result<Vec<Request>, StoreError> {
+        let conn = self.conn();
+        let sql = "SELECT id, started_ms, text, principal, session, status FROM requests ORDER BY id DESC LIMIT ?1";
+        let mut stmt = conn.prepare(sql)?;
+        let rows = stmt.query_map([i64::try_from(limit).unwrap_or(i64::MAX)], request_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn append_transcript(&self, request: RequestId, event: &Value) -> Result<u64, StoreError> {
+        let event = serde_json::to_string(event)?;
+        self.write(|c| {
+            check_request(c, Some(request))?;
+            let next: i64 =
+                c.query_row("SELECT coalesce(max(seq), 0) + 1 FROM transcript WHERE request = ?1", [request.0], |r| {
+                    r.get(0)
+                })?;
+            let sql = "INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)";
+            c.execute(sql, params![request.0, next, now_ms(), event])?;
+            Ok(u64::try_from(next).unwrap_or(0))
+        })
+    }
+
+    fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT event FROM transcript WHERE request = ?1 ORDER BY seq")?;
+        let mut rows = stmt.query([request.0])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(serde_json::from_str(row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?)?);
+        }
+        Ok(out)
+    }
+
+    fn append(&self, request: Option<RequestId>, kind: &str, content: &Value) -> Result<Checkpoint, StoreError> {
+        refuse_reserved(kind)?;
+        let content = serde_json::to_string(content)?;
+        self.write(|c| {
+            check_request(c, request)?;
+            append_in(c, request, kind, &content)
+        })
+    }
+
+    fn begin_effect(&self, request: Option<RequestId>, effect: &EffectIntent) -> Result<PendingEffect, StoreError> {
+        let content = serde_json::to_string(effect)?;
+        self.write(|c| {
+            check_request(c, request)?;
+            let row = append_in(c, request, kind::EFFECT, &content)?;
+            Ok(PendingEffect { seq: row.seq, request })
+        })
+    }
+
+    fn end_effect(&self, effect: PendingEffect, outcome: &Outcome) -> Result<Checkpoint, StoreError> {
+        let content = serde_json::to_string(&OutcomeRow { effect: effect.seq, outcome: outcome.clone() })?;
+        self.write(|c| append_in(c, effect.request, kind::OUTCOME, &content))
+    }
+
+    fn head(&self) -> Result<Checkpoint, StoreError> {
+        self.read(head_in)
+    }
+
+    fn verify(&self) -> Result<Verdict, StoreError> {
+        self.read(|c| verify_in(c, start_in(c)?))
+    }
+
+    fn verify_against(&self, checkpoint: &Checkpoint) -> Result<Verdict, StoreError> {
+        self.read(|c| {
+            let start = start_in(c)?;
+            let verdict = verify_in(c, start)?;
+            let Verdict::Intact { head, .. } = verdict else { return Ok(verdict) };
+            let broken = |seq, problem| Ok(Verdict::Broken(BadRow { seq, problem }));
+            let hash = if checkpoint.seq < start.seq {
+                return broken(checkpoint.seq, Problem::Archived { through: start.seq });
+            } else if checkpoint.seq > head.seq {
+                let problem = Problem::Truncated { head: head.seq, checkpoint: checkpoint.seq };
+                return broken(head.seq + 1, problem);
+            } else if checkpoint.seq == start.seq {
+                Some(start.hash.0.to_vec())
+            } else {
+                let sql = "SELECT hash FROM audit WHERE seq = ?1";
+                c.query_row(sql, [sql_seq(checkpoint.seq)?], |r| r.get::<_, Vec<u8>>(0)).optional()?
+            };
+            if hash.as_deref() != Some(&checkpoint.hash.0[..]) {
+                return broken(checkpoint.seq, Problem::CheckpointMismatch);
+            }
+            Ok(verdict)
+        })
+    }
+
+    fn rows(&self, from: u64, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("{SELECT_ROW} WHERE seq >= ?1 ORDER BY seq LIMIT ?2"))?;
+        audit_rows(&mut stmt, params![sql_seq(from)?, i64::try_from(limit).unwrap_or(i64::MAX)])
+    }
+
+    fn show(&self, request: RequestId) -> Result<RequestLog, StoreError> {
+        self.read(|c| {
+            let found = request_in(c, request)?.ok_or(StoreError::NoSuchRequest(request))?;
+            let first: Option<i64> =
+                c.query_row("SELECT first_seq FROM requests WHERE id = ?1", [request.0], |r| r.get(0))?;
+            let mut stmt = c.prepare(&format!("{SELECT_ROW} WHERE seq >= ?1 AND request = ?2 ORDER BY seq"))?;
+            let rows = audit_rows(&mut stmt, [first.unwrap_or(0), request.0])?;
+            Ok(RequestLog { request: found, entries: fold(rows) })
+        })
+    }
+
+    fn unknown_outcomes(&self) -> Result<Vec<Entry>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("{SELECT_ROW} WHERE kind IN (?1, ?2) ORDER BY seq"))?;
+        let rows = audit_rows(&mut stmt, [kind::EFFECT, kind::OUTCOME])?;
+        Ok(fold(rows).into_iter().filter(|e| e.outcome == Some(EffectStatus::Unknown)).collect())
+    }
+
+    fn gc(&self, older_than: Duration) -> Result<GcReport, StoreError> {
+        let cutoff = now_ms().saturating_sub(i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX));
+        self.write(|c| {
+            let old = "request IN (SELECT id FROM requests WHERE started_ms < ?1)";
+            let requests: i64 =
+                c.query_row(&format!("SELECT count(DISTINCT request) FROM transcript WHERE {old}"), [cutoff], |r| {
+                    r.get(0)
+                })?;
+            let events = c.execute(&format!("DELETE FROM transcript WHERE {old}"), [cutoff])?;
+            Ok(GcReport { requests: u64::try_from(requests).unwrap_or(0), events: events as u64 })
+        })
+    }
+
+    fn archive(&self, path: &Path, through: u64) -> Result<Archived, StoreError> {
+        log::archive(self, path, through)
+    }
+}
