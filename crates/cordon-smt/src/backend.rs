@@ -14,14 +14,18 @@
 //!   integers, strings, uninterpreted functions and sorts; real or nonlinear arithmetic get
 //!   their own). Z3's default configuration costs about twice as much per check as a solver made
 //!   for the logic, and each extra solver costs milliseconds to set up.
-//! - **A resource limit first, the clock only when needed.** Z3 4.8's `timeout` arms a timer
-//!   thread on every check, about 50 µs a query. Linear queries are first run under a `rlimit`
-//!   (a deterministic count of solver steps) that small queries never reach; a query that
-//!   exhausts it is run again under the `timeout`. Nonlinear queries, whose steps Z3 counts too
-//!   coarsely for that, go straight to the timer.
+//! - **A resource limit first, the clock only when needed.** Linear queries are first run under
+//!   a `rlimit` (a deterministic count of solver steps) that small queries never reach; a query
+//!   that exhausts it is run again under the clock. Nonlinear queries, whose steps Z3 counts too
+//!   coarsely for that, go straight to the clock.
+//! - **The clock is ours.** Z3 4.8's own `timeout` arms a timer thread on every check and, on a
+//!   loaded machine, loses it: a check under a 1 ms limit was seen still running after ten
+//!   minutes. A check under the clock runs beside a watchdog thread that interrupts the thread's
+//!   Z3 context at the deadline, and again every few milliseconds until Z3 returns, so no check
+//!   outlives its limit by more than Z3 takes to notice an interrupt.
 //!
-//! Z3's parameters are set once, when a session's solver is made, and are only `rlimit` and
-//! `timeout`; each limit gets its own session rather than one session switching between them.
+//! Z3's parameters are set once, when a session's solver is made, and are only `rlimit`; each
+//! limit gets its own session rather than one session switching between them.
 //! Care is due: with Z3 4.8.12, merely setting `smt.random_seed` on an incremental solver (it
 //! made checks three times faster) let facts from popped scopes leak into later queries, which
 //! were then "proved". The brute-force property test in `tests/solver.rs` catches that within a
@@ -30,9 +34,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use z3::ast::Bool;
 use z3::{Params, SatResult};
 
 use crate::counterexample;
@@ -148,31 +153,65 @@ fn trivially_valid(query: &Query) -> bool {
 /// Decides a well-sorted query: under the step limit first if it is linear and the time limit
 /// allows, then (if that was not enough) under the clock.
 fn decide(ws: &WellSorted<'_>, timeout_ms: u32) -> Result<Answer, Internal> {
-    let mut encoder = Encoder::new(ws)?;
-    let mut formulas = Vec::with_capacity(ws.query.hypotheses.len() + 1);
-    for hypothesis in &ws.query.hypotheses {
-        formulas.push(encoder.formula(hypothesis)?);
-    }
-    formulas.push(encoder.formula(&ws.query.goal)?.not());
-
     let logic = Logic::of(ws.theories);
-    let clock = if timeout_ms == 0 { Limit::None } else { Limit::Millis(timeout_ms) };
+    if timeout_ms == 0 {
+        return with_session(logic, Limit::None, |s| s.decide(ws));
+    }
     // Z3 does not bound the work of nonlinear arithmetic by `rlimit` reliably (a query allowed
-    // 50 000 steps ran for 16 s), so those queries go straight to the timer.
-    let steps_first = clock != Limit::None && !ws.theories.nonlinear && timeout_ms >= FAST_PATH_MIN_TIMEOUT_MS;
+    // 50 000 steps ran for 16 s), so those queries go straight to the clock.
     let start = Instant::now();
-    if steps_first {
-        let answer = with_session(logic, Limit::Steps(FAST_RLIMIT), |s| s.decide(&formulas, ws, &mut encoder))?;
+    if !ws.theories.nonlinear && timeout_ms >= FAST_PATH_MIN_TIMEOUT_MS {
+        let answer = with_session(logic, Limit::Steps(FAST_RLIMIT), |s| s.decide(ws))?;
         if !matches!(answer, Answer::Unknown { .. }) {
             return Ok(answer);
         }
     }
-    let answer = with_session(logic, clock, |s| s.decide(&formulas, ws, &mut encoder))?;
-    Ok(match answer {
-        Answer::Unknown { reason } if timeout_ms > 0 && start.elapsed() >= Duration::from_millis(timeout_ms.into()) => {
+    Ok(match within(Duration::from_millis(timeout_ms.into()), logic, ws)? {
+        Answer::Unknown { reason } if start.elapsed() >= Duration::from_millis(timeout_ms.into()) => {
             Answer::Unknown { reason: format!("timeout after {timeout_ms} ms (z3: {reason})") }
         }
         answer => answer,
+    })
+}
+
+/// How often the watchdog interrupts Z3 again once a check is past its deadline.
+const INTERRUPT_AGAIN: Duration = Duration::from_millis(5);
+
+/// Decides `ws` under the clock: on a thread of its own, with a fresh Z3 context, beside a
+/// watchdog that interrupts that context once `limit` has passed and again every
+/// [`INTERRUPT_AGAIN`] until Z3 returns (an interrupt that lands before Z3 looks for one is not
+/// the end of it). An interrupted check is `unknown` whatever Z3 answered, and its context is
+/// dropped with its thread: an interrupted Z3 4.8 was seen to answer `sat` with a model that
+/// breaks the hypotheses, and to give wrong answers on that context afterwards.
+fn within(limit: Duration, logic: Logic, ws: &WellSorted<'_>) -> Result<Answer, Internal> {
+    std::thread::scope(|scope| {
+        let checker = scope.spawn(|| {
+            let context = z3::Context::thread_local();
+            let handle = context.handle();
+            // The clock starts once the solver is made, as Z3's own timer would.
+            let mut session = Session::new(logic, Limit::None);
+            let interrupted = AtomicBool::new(false);
+            let answer = std::thread::scope(|inner| {
+                let (done, finished) = mpsc::channel::<()>();
+                let interrupted = &interrupted;
+                inner.spawn(move || {
+                    let mut wait = limit;
+                    while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(wait) {
+                        interrupted.store(true, Ordering::SeqCst);
+                        handle.interrupt();
+                        wait = INTERRUPT_AGAIN;
+                    }
+                });
+                let answer = session.decide(ws);
+                drop(done);
+                answer
+            });
+            match interrupted.load(Ordering::SeqCst) {
+                true => Ok(Answer::Unknown { reason: "interrupted".to_owned() }),
+                false => answer,
+            }
+        });
+        checker.join().unwrap_or_else(|_| Err("internal error: the solver's thread panicked".to_owned()))
     })
 }
 
@@ -235,8 +274,6 @@ enum Limit {
     None,
     /// Z3's `rlimit`: a count of solver steps, the same on every run.
     Steps(u32),
-    /// Z3's `timeout`, in milliseconds.
-    Millis(u32),
 }
 
 /// A long-lived incremental Z3 solver for one logic and limit; each query runs in its own scope.
@@ -247,34 +284,32 @@ struct Session {
 impl Session {
     fn new(logic: Logic, limit: Limit) -> Session {
         let solver = z3::Solver::new_for_logic(logic.name()).unwrap_or_default();
-        let (name, value) = match limit {
-            Limit::None => return Session { solver },
-            Limit::Steps(steps) => ("rlimit", steps),
-            Limit::Millis(ms) => ("timeout", ms),
+        let Limit::Steps(steps) = limit else {
+            return Session { solver };
         };
         let mut params = Params::new();
-        params.set_u32(name, value);
+        params.set_u32("rlimit", steps);
         solver.set_params(&params);
         Session { solver }
     }
 
-    /// Asserts `formulas` (the hypotheses and the negated goal) in a fresh scope and reads the
-    /// answer.
-    fn decide(
-        &mut self,
-        formulas: &[Bool],
-        ws: &WellSorted<'_>,
-        encoder: &mut Encoder<'_, '_>,
-    ) -> Result<Answer, Internal> {
+    /// Asserts the query's hypotheses and its negated goal in a fresh scope and reads the answer.
+    fn decide(&mut self, ws: &WellSorted<'_>) -> Result<Answer, Internal> {
+        let mut encoder = Encoder::new(ws)?;
+        let mut formulas = Vec::with_capacity(ws.query.hypotheses.len() + 1);
+        for hypothesis in &ws.query.hypotheses {
+            formulas.push(encoder.formula(hypothesis)?);
+        }
+        formulas.push(encoder.formula(&ws.query.goal)?.not());
         self.solver.push();
-        for formula in formulas {
+        for formula in &formulas {
             self.solver.assert(formula);
         }
         let answer = match self.solver.check() {
             SatResult::Unsat => Ok(Answer::Valid),
             SatResult::Sat => match self.solver.get_model() {
                 Some(model) => {
-                    counterexample::read(&model, ws, encoder).map(|cx| Answer::Invalid { counterexample: cx })
+                    counterexample::read(&model, ws, &mut encoder).map(|cx| Answer::Invalid { counterexample: cx })
                 }
                 None => Err("internal error: Z3 gave no model".to_owned()),
             },
