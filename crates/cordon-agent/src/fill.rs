@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 
-use cordon_engine::{End, Engine, Event, Holes, Observer, Problem, Turn};
+use cordon_engine::{End, Engine, Event, Holes, Observer, Problem, Stages, Turn};
 use cordon_runtime::{
     Config, DcLabel, ErrorKind, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
 };
@@ -159,7 +159,7 @@ impl<'a> Filler<'a> {
                 Err(problem) => Rejection { feedback: problem, first: None },
                 Ok(code) => match check(code, attempt) {
                     Checking::Accepted(fill) => {
-                        observer.event(&Event::FillAccepted { hole, attempt });
+                        observer.event(&Event::FillAccepted { hole, attempt, code });
                         stats.filled = true;
                         return Filled { fill: Ok(fill), stats };
                     }
@@ -323,8 +323,9 @@ fn locate<'f>(checked: &Checked, entered: &'f HashMap<FileId, Entered>, request:
 }
 
 /// Runs the checked program `checked` (from `sources`, checked with `options`) to its end with
-/// the engine: tool calls are performed by `tools`, holes filled by `filler`, and `observer`
-/// hears every event, from the request's start to the run's end. Fills are added to `sources`.
+/// the engine: tool calls pass `stages` and are performed by `tools`, holes are filled by
+/// `filler`, and `observer` hears every event, from the request's start to the run's end. Fills
+/// are added to `sources`.
 #[expect(clippy::too_many_arguments, reason = "a request's parts, each borrowed from its own owner")]
 pub fn run_request(
     sources: &mut SourceMap,
@@ -334,6 +335,7 @@ pub fn run_request(
     config: &Config,
     tools: &mut dyn ToolHost,
     filler: &mut Filler<'_>,
+    mut stages: Stages<'_>,
     observer: &mut dyn Observer,
 ) -> RequestOutcome {
     let plan = checked.plan().map(|m| sources.file(m.file).text.clone()).unwrap_or_default();
@@ -356,7 +358,12 @@ pub fn run_request(
     };
     let mut holes = ModelHoles { sources, checked, options, filler, entered: HashMap::new(), holes: Vec::new() };
     let result =
-        Engine::new(tools).with_holes(&mut holes).with_observer(observer).start_request(&mut run, &plan).into_result();
+        Engine::new(tools)
+            .with_stages(stages.reborrow())
+            .with_holes(&mut holes)
+            .with_observer(observer)
+            .start_request(&mut run, &plan)
+            .into_result();
     let holes = holes.holes;
     RequestOutcome {
         result,

@@ -16,15 +16,14 @@ use std::fmt;
 use std::io::{self, BufRead, Write};
 use std::path::Path;
 
-use cordon_engine::{Event, Observer};
-use serde::Serialize;
+use cordon_engine::{Event, Observer, TranscriptLine};
 use serde_json::Value;
 
 use crate::scripted::{Scripted, ScriptedReply};
 
 /// The transcript format's version, written in every line's `v`. A reader refuses a line with a
 /// newer one. It changes when a line's meaning changes, not when an event or field is added.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = cordon_engine::TRANSCRIPT_VERSION;
 
 /// Why a transcript could not be written or read.
 #[derive(Debug)]
@@ -76,15 +75,6 @@ impl From<io::Error> for TranscriptError {
     }
 }
 
-/// One line as written: the version and sequence number first, then the event.
-#[derive(Serialize)]
-struct Line<'a> {
-    v: u64,
-    seq: u64,
-    #[serde(flatten)]
-    event: &'a Event<'a>,
-}
-
 /// A transcript being written to `W`.
 #[derive(Debug)]
 pub struct Transcript<W: Write> {
@@ -102,8 +92,7 @@ impl<W: Write> Transcript<W> {
 
     /// Writes `event` as one line and flushes it.
     pub fn write(&mut self, event: &Event<'_>) -> Result<(), TranscriptError> {
-        let line = Line { v: VERSION, seq: self.seq, event };
-        serde_json::to_writer(&mut self.out, &line).map_err(io::Error::from)?;
+        serde_json::to_writer(&mut self.out, &TranscriptLine::new(self.seq, event)).map_err(io::Error::from)?;
         self.out.write_all(b"\n")?;
         self.out.flush()?;
         self.seq += 1;

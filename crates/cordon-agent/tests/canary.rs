@@ -24,7 +24,7 @@
 use std::cell::Cell;
 
 use cordon_agent::{Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, run_request};
-use cordon_engine::Observers;
+use cordon_engine::{Observers, Stages};
 use cordon_envs::GitHub;
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
 use cordon_syntax::SourceMap;
@@ -123,6 +123,7 @@ fn run(sources: &SourceMap, checked: &cordon_types::Checked, secret: &str, clear
             &run_config,
             &mut env,
             &mut filler,
+            Stages::new(),
             &mut Observers::new(),
         )
     };

@@ -7,6 +7,7 @@ use cordon_agent::{
     Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, Scripted, ScriptedReply,
     Transcript, prompt, replay, run_request,
 };
+use cordon_engine::Stages;
 use cordon_runtime::{Config, DcLabel, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
@@ -71,6 +72,7 @@ fn run(plan: &str, provider: &mut dyn Provider, config: FillConfig) -> (RequestO
             &run_config,
             env.as_mut(),
             &mut filler,
+            Stages::new(),
             &mut transcript,
         )
     };

@@ -8,6 +8,7 @@ use cordon_agent::{
     Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, Scripted, ScriptedReply,
     Transcript, run_request,
 };
+use cordon_engine::Stages;
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
@@ -74,6 +75,7 @@ fn run(plan: &str, provider: &mut dyn Provider, clearance: DcLabel) -> (RequestO
             &run_config,
             env.as_mut(),
             &mut filler,
+            Stages::new(),
             &mut transcript,
         )
     };

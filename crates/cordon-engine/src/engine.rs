@@ -6,7 +6,7 @@ use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
 use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
 
 use crate::event::{End, Event, Observer, Observers, RefusedBy};
-use crate::stage::{Stage, Verdict};
+use crate::stage::{Stage, Stages, Verdict};
 
 /// Fills the typed holes a run reaches (with a model, in `cordon-agent`).
 pub trait Holes {
@@ -64,7 +64,7 @@ enum Passed {
 /// filler fills holes, and its observers hear everything.
 pub struct Engine<'a> {
     hosts: &'a mut dyn ToolHost,
-    stages: Vec<&'a mut dyn Stage>,
+    stages: Stages<'a>,
     holes: Option<&'a mut dyn Holes>,
     observers: Observers<'a>,
     /// How many of the driven run's trace records have been told as events.
@@ -73,8 +73,7 @@ pub struct Engine<'a> {
 
 impl std::fmt::Debug for Engine<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let stages: Vec<&str> = self.stages.iter().map(|s| s.name()).collect();
-        f.debug_struct("Engine").field("stages", &stages).field("holes", &self.holes.is_some()).finish()
+        f.debug_struct("Engine").field("stages", &self.stages).field("holes", &self.holes.is_some()).finish()
     }
 }
 
@@ -82,12 +81,35 @@ impl<'a> Engine<'a> {
     /// An engine whose effects `hosts` perform, with no stages, no hole filler and no
     /// observers.
     pub fn new(hosts: &'a mut dyn ToolHost) -> Engine<'a> {
-        Engine { hosts, stages: Vec::new(), holes: None, observers: Observers::new(), told: 0 }
+        Engine { hosts, stages: Stages::new(), holes: None, observers: Observers::new(), told: 0 }
     }
 
-    /// Adds a stage after the ones already there.
+    /// Adds a stage after the ones already there (and before the last stage, if there is one).
     pub fn with_stage(mut self, stage: &'a mut dyn Stage) -> Engine<'a> {
         self.stages.push(stage);
+        self
+    }
+
+    /// Makes `stage` the pipeline's last stage: it decides after every stage added with
+    /// [`Engine::with_stage`], before or after this call, and right before the effect is
+    /// committed and performed. For the stage that records an effect as about to be performed
+    /// (`cordon-audit`'s): a later stage could still hold or refuse it. One last stage; a second
+    /// call replaces the first.
+    pub fn with_last_stage(mut self, stage: &'a mut dyn Stage) -> Engine<'a> {
+        self.stages.set_last(stage);
+        self
+    }
+
+    /// Adds `stages` (those added in order after the ones already there; a last one, if
+    /// `stages` has it, as the last).
+    pub fn with_stages(mut self, stages: Stages<'a>) -> Engine<'a> {
+        let Stages { added, last } = stages;
+        for stage in added {
+            self.stages.push(stage);
+        }
+        if let Some(last) = last {
+            self.stages.set_last(last);
+        }
         self
     }
 
@@ -187,12 +209,13 @@ impl<'a> Engine<'a> {
 
     /// Passes `effect` through the stages from `first` on, then commits and performs it.
     fn pipeline(&mut self, run: &mut Run, effect: Effect, first: usize) -> Passed {
-        for i in first..self.stages.len() {
-            let verdict = self.stages[i].decide(&effect);
-            let stage = self.stages[i].name().to_string();
+        let mut i = first;
+        while let Some(stage) = self.stages.get(i) {
+            let verdict = stage.decide(&effect);
+            let stage = stage.name().to_string();
             self.emit(&Event::StageDecided { stage: &stage, effect: &effect, verdict: &verdict });
             match verdict {
-                Verdict::Proceed => {}
+                Verdict::Proceed => i += 1,
                 Verdict::Hold { needs } => {
                     self.emit(&Event::RunHeld { stage: &stage, effect: &effect, needs: &needs });
                     return Passed::Held(Held { effect, stage, needs, next: i + 1 });

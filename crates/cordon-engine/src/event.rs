@@ -46,8 +46,9 @@ pub enum Event<'a> {
     /// The reply was rejected: `feedback` went back to the model; `first` is its first problem
     /// as data (none when the reply had no code to check).
     FillRejected { hole: &'a str, attempt: u32, feedback: &'a str, first: Option<&'a Problem> },
-    /// The reply's code checked as the hole's fill: the run goes on with it.
-    FillAccepted { hole: &'a str, attempt: u32 },
+    /// The reply's code checked as the hole's fill: the run goes on with `code`, the reply's
+    /// code block.
+    FillAccepted { hole: &'a str, attempt: u32, code: &'a str },
     /// The model gave no answer (the provider failed).
     ModelFailed { hole: &'a str, attempt: u32, error: &'a str },
     /// The hole gets no fill and the run ends: the model failed, the attempts ran out, holes
@@ -101,6 +102,29 @@ pub enum Event<'a> {
         #[serde(flatten)]
         end: End<'a>,
     },
+}
+
+/// The transcript format's version: the `v` of every [`TranscriptLine`]. A reader refuses a
+/// line with a newer one. It changes when a line's meaning changes, not when an event or field is
+/// added (`docs/transcripts.md`).
+pub const TRANSCRIPT_VERSION: u64 = 1;
+
+/// An event as a line of a transcript, `{"v": 1, "seq": n, "event": "<name>", ..fields}`: how
+/// a JSONL transcript (`cordon-agent`) and the store's transcript table (`cordon-audit`) both
+/// write events.
+#[derive(Debug, Serialize)]
+pub struct TranscriptLine<'a> {
+    v: u64,
+    seq: u64,
+    #[serde(flatten)]
+    event: &'a Event<'a>,
+}
+
+impl<'a> TranscriptLine<'a> {
+    /// `event` as line `seq` (numbered from 0) of a transcript.
+    pub fn new(seq: u64, event: &'a Event<'a>) -> TranscriptLine<'a> {
+        TranscriptLine { v: TRANSCRIPT_VERSION, seq, event }
+    }
 }
 
 /// How a run ended.

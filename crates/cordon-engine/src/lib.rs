@@ -39,6 +39,6 @@ mod hosts;
 mod stage;
 
 pub use engine::{Ending, Engine, Held, Holes, Report, run, run_observed};
-pub use event::{End, Event, Observer, Observers, Problem, RefusedBy, Turn, Usage};
+pub use event::{End, Event, Observer, Observers, Problem, RefusedBy, TRANSCRIPT_VERSION, TranscriptLine, Turn, Usage};
 pub use hosts::Hosts;
-pub use stage::{Stage, Verdict};
+pub use stage::{Stage, Stages, Verdict};

@@ -26,3 +26,69 @@ pub trait Stage {
     /// Decides about `effect`; nothing has been performed or used up yet.
     fn decide(&mut self, effect: &Effect) -> Verdict;
 }
+
+/// The stages of a pipeline: those added in order, then the last one, which decides after every
+/// other however they were added (the audit log's, which must see only effects that no stage
+/// will still hold or refuse). For drivers that build their engine themselves
+/// (`cordon_agent::run_request`): the front end says which stages, the driver passes them on.
+#[derive(Default)]
+pub struct Stages<'a> {
+    pub(crate) added: Vec<&'a mut dyn Stage>,
+    pub(crate) last: Option<&'a mut dyn Stage>,
+}
+
+impl<'a> Stages<'a> {
+    /// No stages: every effect the boundary admits is performed.
+    pub fn new() -> Stages<'a> {
+        Stages::default()
+    }
+
+    /// Adds `stage` after the ones already added (and before the last one).
+    pub fn with(mut self, stage: &'a mut dyn Stage) -> Stages<'a> {
+        self.added.push(stage);
+        self
+    }
+
+    /// Makes `stage` the last one, replacing any before.
+    pub fn with_last(mut self, stage: &'a mut dyn Stage) -> Stages<'a> {
+        self.last = Some(stage);
+        self
+    }
+
+    /// The same stages, borrowed for a shorter while (for an engine that lives in a callee).
+    pub fn reborrow(&mut self) -> Stages<'_> {
+        Stages {
+            added: self.added.iter_mut().map(|s| &mut **s as &mut dyn Stage).collect(),
+            last: self.last.as_deref_mut().map(|s| s as &mut dyn Stage),
+        }
+    }
+
+    pub(crate) fn push(&mut self, stage: &'a mut dyn Stage) {
+        self.added.push(stage);
+    }
+
+    pub(crate) fn set_last(&mut self, stage: &'a mut dyn Stage) {
+        self.last = Some(stage);
+    }
+
+    /// Stage `i` of the pipeline: the added ones in order, then the last one.
+    pub(crate) fn get(&mut self, i: usize) -> Option<&mut (dyn Stage + 'a)> {
+        let added = self.added.len();
+        match self.added.get_mut(i) {
+            Some(stage) => Some(&mut **stage),
+            None if i == added => self.last.as_deref_mut(),
+            None => None,
+        }
+    }
+
+    /// The stages' names, in the order they decide.
+    pub fn names(&self) -> Vec<&str> {
+        self.added.iter().chain(&self.last).map(|s| s.name()).collect()
+    }
+}
+
+impl std::fmt::Debug for Stages<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}

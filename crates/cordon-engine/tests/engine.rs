@@ -135,6 +135,44 @@ fn a_refusal_ends_the_run_and_nothing_is_performed() {
     assert_eq!(blocked, ["Mail.send"]);
 }
 
+/// A stage that lets everything through and notes what it was asked about.
+#[derive(Default)]
+struct Seen(Vec<String>);
+
+impl Stage for Seen {
+    fn name(&self) -> &str {
+        "seen"
+    }
+
+    fn decide(&mut self, effect: &Effect) -> Verdict {
+        self.0.push(effect.tool.to_string());
+        Verdict::Proceed
+    }
+}
+
+#[test]
+fn the_last_stage_decides_after_every_other_and_only_on_what_they_let_through() {
+    let mut all = host(json!(1));
+    let mut last = Seen::default();
+    let mut gate = Gate { on_send: || Verdict::Hold { needs: "the user's approval".into() } };
+    let mut run = start();
+    // Added first, it still decides after the gate added next.
+    let ending = Engine::new(&mut all).with_last_stage(&mut last).with_stage(&mut gate).start(&mut run);
+    let Ending::Held(held) = ending else { panic!("the send is held: {ending:?}") };
+    assert_eq!(last.0, ["note"], "the held send never reached the last stage");
+    let mut gate = Gate { on_send: || panic!("a released effect is not asked again") };
+    let mut heard = Heard::default();
+    let ending = Engine::new(&mut all)
+        .with_last_stage(&mut last)
+        .with_stage(&mut gate)
+        .with_observer(&mut heard)
+        .release(&mut run, held);
+    assert!(matches!(ending, Ending::Done(_)), "{ending:?}");
+    assert_eq!(last.0, ["note", "send", "note"]);
+    let stages: Vec<&str> = heard.named("stage_decided").iter().map(|e| e["stage"].as_str().unwrap()).collect();
+    assert_eq!(stages, ["seen", "gate", "seen"], "released after the gate: only the last stage is left");
+}
+
 /// Records the events it hears as JSON, as a transcript would write them.
 #[derive(Default)]
 struct Heard(Vec<Json>);
@@ -223,7 +261,7 @@ impl Holes for OneFill {
         observer.event(&Event::FillReceived { hole, attempt, text: FILL, usage: Usage::default() });
         let file = self.sources.add("<fill>", FILL);
         let outcome = check_fill(&self.sources, &self.checked, 0, file, &CheckOptions::default());
-        observer.event(&Event::FillAccepted { hole, attempt });
+        observer.event(&Event::FillAccepted { hole, attempt, code: FILL });
         run.fill(&outcome.fill.expect("the fill checks"), &label)
     }
 }

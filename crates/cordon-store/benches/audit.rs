@@ -18,6 +18,7 @@ fn intent(n: u64) -> EffectIntent {
         decision: "allowed".into(),
         approved_by: None,
         labels: json!(["public", "user"]),
+        stages: Vec::new(),
     }
 }
 

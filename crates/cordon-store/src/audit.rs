@@ -45,6 +45,21 @@ pub struct EffectIntent {
     pub approved_by: Option<String>,
     /// The labels of what flowed into it.
     pub labels: Value,
+    /// What each stage of the pipeline before the audit said about it, in order (the approval
+    /// gate's hold and, once approved, its proceed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageDecision>,
+}
+
+/// A stage's decision about an effect, as the audit log keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageDecision {
+    pub stage: String,
+    /// `proceed` or `hold` (an effect a stage refused is never about to be performed).
+    pub verdict: String,
+    /// What a held effect waited for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs: Option<String>,
 }
 
 /// What became of an effect.

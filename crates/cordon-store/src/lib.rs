@@ -19,6 +19,7 @@
 //!     decision: "allowed".into(),
 //!     approved_by: None,
 //!     labels: serde_json::json!([]),
+//!     stages: Vec::new(),
 //! };
 //! let effect = store.begin_effect(Some(request), &intent)?;
 //! // ... the host performs it ...
@@ -57,7 +58,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use archive::{ArchiveReport, verify_archive};
-pub use audit::{Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, PendingEffect, RequestLog};
+pub use audit::{
+    Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, PendingEffect, RequestLog, StageDecision,
+};
 pub use chain::{BadRow, Checkpoint, Problem, RowHash, Verdict};
 pub use error::StoreError;
 pub use grant::{Grant, GrantId, GrantQuery, NewGrant, Scope};

@@ -107,6 +107,12 @@ pub(crate) fn prepare(conn: &Connection, durability: Durability) -> Result<(), S
     migrate(conn)
 }
 
+/// Sets up a fresh in-memory database: the same schema, with no file and so no write-ahead log.
+pub(crate) fn prepare_in_memory(conn: &Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "foreign_keys", true)?;
+    migrate(conn)
+}
+
 fn migrate(conn: &Connection) -> Result<(), StoreError> {
     if user_version(conn)? == VERSION {
         return Ok(());

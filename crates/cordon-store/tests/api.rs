@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::{Scratch, intent, raw};
 use cordon_store::{
-    ArchiveReport, Checkpoint, EffectStatus, GrantId, GrantQuery, NewGrant, NewRequest, Outcome, Problem, RequestId,
-    Scope, Status, Store, StoreError, Verdict, verify_archive,
+    ArchiveReport, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, NewGrant, NewRequest, Outcome, Problem,
+    RequestId, Scope, SqliteStore, StageDecision, Status, Store, StoreError, Verdict, verify_archive,
 };
 use serde_json::{Value, json};
 
@@ -142,6 +142,34 @@ fn show_tells_each_effects_outcome_and_unknown_ones_as_unknown() {
 
     let unknown: Vec<u64> = store.unknown_outcomes().unwrap().iter().map(|e| e.seq).collect();
     assert_eq!(unknown, [crashed_seq]);
+}
+
+#[test]
+fn an_effect_keeps_what_each_stage_decided() {
+    let store = Scratch::new().open();
+    let held = StageDecision { stage: "gate".into(), verdict: "hold".into(), needs: Some("approval".into()) };
+    let approved = StageDecision { stage: "gate".into(), verdict: "proceed".into(), needs: None };
+    let staged = EffectIntent { stages: vec![held, approved], ..intent("comment", 1) };
+    let effect = store.begin_effect(None, &staged).unwrap();
+    let row = store.rows(effect.seq(), 1).unwrap().remove(0);
+    let stored: EffectIntent = serde_json::from_str(&row.content).unwrap();
+    assert_eq!(stored, staged);
+    assert!(row.content.contains(r#""stages":[{"stage":"gate","verdict":"hold","needs":"approval"},"#), "{}", row.content);
+    // No stage before the audit: the row is as it was before stages were recorded.
+    let plain = store.begin_effect(None, &intent("comment", 2)).unwrap();
+    assert!(!store.rows(plain.seq(), 1).unwrap()[0].content.contains("stages"));
+    store.end_effect(effect, &Outcome::Performed { result_size: 1 }).unwrap();
+    store.end_effect(plain, &Outcome::Performed { result_size: 1 }).unwrap();
+}
+
+#[test]
+fn a_store_in_memory_is_a_store() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let id = request(&store, "triage");
+    let effect = store.begin_effect(Some(id), &intent("comment", 1)).unwrap();
+    store.end_effect(effect, &Outcome::Performed { result_size: 2 }).unwrap();
+    assert!(matches!(store.verify().unwrap(), Verdict::Intact { rows: 3, .. }));
+    assert_eq!(store.path(), std::path::Path::new(":memory:"));
 }
 
 #[test]

@@ -36,6 +36,7 @@ fn child() {
             decision: "allowed".into(),
             approved_by: None,
             labels: json!([]),
+            stages: Vec::new(),
         };
         let effect = store.begin_effect(None, &intent).unwrap();
         // The action takes a while, and its only trace is the report, written in one call.

@@ -67,6 +67,15 @@ impl SqliteStore {
         }
     }
 
+    /// A store in memory, gone when it is dropped: the same schema, chain and checks, for a
+    /// demo or a test that must write no file. Only this process sees it.
+    pub fn open_in_memory() -> Result<SqliteStore, StoreError> {
+        let conn = Connection::open_in_memory()?;
+        schema::prepare_in_memory(&conn)?;
+        Ok(SqliteStore { path: PathBuf::from(":memory:"), conn: Mutex::new(conn) })
+    }
+
+    /// Where the store is (`:memory:` for one in memory).
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -45,6 +45,7 @@ pub fn intent(tool: &str, n: u64) -> EffectIntent {
         decision: "allowed".into(),
         approved_by: None,
         labels: json!(["public"]),
+        stages: Vec::new(),
     }
 }
 

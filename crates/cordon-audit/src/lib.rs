@@ -1,0 +1,341 @@
+//! A request's record in the store, written as the engine drives it. The engine knows nothing
+//! of the store and the store nothing of the engine; this crate joins them, for every front end
+//! (the CLI's `run`, `ask`, `chat` and `demo`, later a server):
+//!
+//! - the **audit stage** ([`AuditStage`]), the pipeline's last stage: it commits an effect's
+//!   "about to perform" row (`Store::begin_effect`) and only then lets the engine perform it. If
+//!   the row cannot be written, the effect is refused and nothing is performed;
+//! - the **recorder** ([`Recorder`]), an observer: the effect's outcome after its host answered
+//!   (`end_effect`: performed with the size of the answer, or failed), every event of the
+//!   request as a transcript line (the JSON of a JSONL transcript's line,
+//!   [`TranscriptLine`](cordon_engine::TranscriptLine)), and audit rows for what else a reader
+//!   of the log needs: each accepted fill with its code, each abandoned hole, each refused call,
+//!   and the request's status.
+//!
+//! Both are views of one [`Recording`] of one request. After any write to the store fails, no
+//! further effect of the request is performed, and [`Recording::finish`] returns the first
+//! failure.
+//!
+//! ```
+//! use cordon_audit::Recording;
+//! use cordon_engine::{Ending, Engine, Hosts};
+//! use cordon_runtime::{Config, Program, Run, Sessions};
+//! use cordon_store::{NewRequest, SqliteStore, Status, Store};
+//! use cordon_syntax::SourceMap;
+//! use cordon_types::{CheckOptions, check};
+//!
+//! let mut sources = SourceMap::new();
+//! let plan = sources.add("plan.cord", "1 + 1");
+//! let checked = check(&sources, &[], Some(plan), &CheckOptions::default()).program.expect("checks");
+//! let program = Program::new(&checked).expect("compiles");
+//! let mut run = Run::start(&program, &Sessions::default(), &Config::default()).expect("starts");
+//!
+//! let store = SqliteStore::open_in_memory().expect("opens");
+//! let request = NewRequest { text: "add", principal: "alice", session: None };
+//! let recording = Recording::begin(&store, &request).expect("recorded");
+//! let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
+//! let mut no_tools = Hosts::new();
+//! let ending = Engine::new(&mut no_tools)
+//!     .with_last_stage(&mut stage)
+//!     .with_observer(&mut recorder)
+//!     .start_request(&mut run, "1 + 1");
+//! assert!(matches!(ending, Ending::Done(_)));
+//! let id = recording.finish().expect("every write succeeded");
+//! assert_eq!(store.show(id).expect("shown").request.status, Some(Status::Done));
+//! assert_eq!(store.transcript(id).expect("read")[0]["event"], "request_started");
+//! ```
+
+use std::cell::RefCell;
+use std::fmt;
+
+use cordon_engine::{End, Event, Observer, RefusedBy, Stage, TranscriptLine, Verdict};
+use cordon_runtime::effect::Effect;
+use cordon_runtime::{ErrorKind, RunError, deep_label};
+use cordon_store::{
+    EffectIntent, NewRequest, Outcome, PendingEffect, RequestId, StageDecision, Status, Store, StoreError,
+};
+use serde_json::{Map, Value, json};
+
+/// The audit stage's name, in events and diagnostics.
+pub const STAGE: &str = "audit";
+
+/// The kinds of audit row this crate writes besides the store's own (`request`, `status`,
+/// `effect`, `outcome`).
+pub mod kind {
+    /// A hole's accepted fill: the hole, the attempt, the code that ran.
+    pub const FILL: &str = "fill";
+    /// A hole that got no fill: the hole, the attempts, the code of why.
+    pub const HOLE_ABANDONED: &str = "hole-abandoned";
+    /// A call refused by the boundary or a stage: nothing was performed. The row names the
+    /// tool, who refused and the diagnostic's code, never the arguments' values: a refused
+    /// call's arguments are what may not go there (a secret, an outsider's text), and the log
+    /// keeps its rows for good. The transcript, which `gc` removes, has them.
+    pub const REFUSED: &str = "refused";
+}
+
+/// Why a request's record is incomplete.
+#[derive(Debug)]
+pub enum RecordError {
+    /// A write to the store failed. No effect was performed after it.
+    Store(StoreError),
+    /// The engine performed an effect that has no "about to perform" row: the audit stage was
+    /// not the engine's last stage. A bug in the front end, reported, never ignored.
+    Unaudited { tool: String },
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::Store(e) => write!(f, "the store could not record the request: {e}"),
+            RecordError::Unaudited { tool } => write!(
+                f,
+                "`{tool}` was performed without its audit row: the audit stage is not the engine's last stage"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RecordError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RecordError::Store(e) => Some(e),
+            RecordError::Unaudited { .. } => None,
+        }
+    }
+}
+
+/// One request being recorded in a store.
+pub struct Recording<'s> {
+    store: &'s dyn Store,
+    request: RequestId,
+    state: RefCell<State>,
+}
+
+impl fmt::Debug for Recording<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recording").field("request", &self.request).finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// The next transcript line's number.
+    line: u64,
+    /// What the stages before the audit said about the effect in the pipeline.
+    decisions: Vec<StageDecision>,
+    /// The effect whose "about to perform" row is committed and whose outcome is not, with its
+    /// tool.
+    pending: Option<(PendingEffect, String)>,
+    /// The first failure; no effect is performed after it.
+    failure: Option<RecordError>,
+}
+
+impl State {
+    fn fail(&mut self, error: RecordError) {
+        self.failure.get_or_insert(error);
+    }
+
+    /// Keeps the first store error, if `result` is one.
+    fn check<T>(&mut self, result: Result<T, StoreError>) -> Option<T> {
+        result.map_err(|e| self.fail(RecordError::Store(e))).ok()
+    }
+}
+
+impl<'s> Recording<'s> {
+    /// Records `request` as running, with its audit row.
+    pub fn begin(store: &'s dyn Store, request: &NewRequest<'_>) -> Result<Recording<'s>, StoreError> {
+        let request = store.begin_request(request)?;
+        Ok(Recording { store, request, state: RefCell::new(State::default()) })
+    }
+
+    /// The request's number in the store.
+    pub fn request(&self) -> RequestId {
+        self.request
+    }
+
+    /// The stage to give the engine as its last ([`Engine::with_last_stage`]).
+    ///
+    /// [`Engine::with_last_stage`]: cordon_engine::Engine::with_last_stage
+    pub fn stage(&self) -> AuditStage<'_> {
+        AuditStage(self)
+    }
+
+    /// The observer to give the engine.
+    pub fn recorder(&self) -> Recorder<'_> {
+        Recorder(self)
+    }
+
+    /// Ends the recording. An effect whose row was written but which the host was never asked
+    /// to perform (the run stopped between the two) gets a `failed` outcome saying so. Returns
+    /// the request's number, or the first failure: the record is then incomplete, and no effect
+    /// was performed after the failure.
+    pub fn finish(self) -> Result<RequestId, RecordError> {
+        let mut state = self.state.into_inner();
+        if let Some((pending, tool)) = state.pending.take() {
+            let outcome = Outcome::Failed { error: format!("not performed: the run stopped before `{tool}` was") };
+            let written = self.store.end_effect(pending, &outcome);
+            state.check(written);
+        }
+        match state.failure {
+            Some(failure) => Err(failure),
+            None => Ok(self.request),
+        }
+    }
+
+    fn append(&self, state: &mut State, kind: &str, content: &Value) {
+        let written = self.store.append(Some(self.request), kind, content);
+        state.check(written);
+    }
+
+    fn set_status(&self, state: &mut State, status: Status) {
+        let written = self.store.set_status(self.request, status);
+        state.check(written);
+    }
+
+    /// Writes the outcome of the effect waiting for one.
+    fn end_effect(&self, state: &mut State, tool: &str, outcome: &Outcome) {
+        match state.pending.take() {
+            Some((pending, _)) => {
+                let written = self.store.end_effect(pending, outcome);
+                state.check(written);
+            }
+            None => state.fail(RecordError::Unaudited { tool: tool.to_string() }),
+        }
+    }
+}
+
+/// The audit log's stage: the pipeline's last. It commits an effect's "about to perform" row
+/// and answers proceed, or, if the row cannot be written (or an earlier write of the request
+/// failed), refuses: nothing is performed.
+#[derive(Debug)]
+pub struct AuditStage<'r>(&'r Recording<'r>);
+
+impl Stage for AuditStage<'_> {
+    fn name(&self) -> &str {
+        STAGE
+    }
+
+    fn decide(&mut self, effect: &Effect) -> Verdict {
+        let recording = self.0;
+        let mut state = recording.state.borrow_mut();
+        let refuse = |why: String| {
+            Verdict::Refuse(RunError::new(ErrorKind::Tool, effect.span, format!("not performed: {why}")))
+        };
+        if let Some(failure) = &state.failure {
+            return refuse(format!("the request's record is incomplete, so no effect may be performed ({failure})"));
+        }
+        if let Some((pending, tool)) = state.pending.take() {
+            // The engine asked about another effect before telling what became of this one.
+            let outcome = Outcome::Failed { error: format!("no answer from the host was recorded for `{tool}`") };
+            let written = recording.store.end_effect(pending, &outcome);
+            state.check(written);
+        }
+        let intent = intent(effect, std::mem::take(&mut state.decisions));
+        match recording.store.begin_effect(Some(recording.request), &intent) {
+            Ok(pending) => {
+                state.pending = Some((pending, intent.tool));
+                Verdict::Proceed
+            }
+            Err(e) => {
+                let verdict = refuse(format!("its audit row could not be written: {e}"));
+                state.fail(RecordError::Store(e));
+                verdict
+            }
+        }
+    }
+}
+
+/// What the "about to perform" row says: the tool, its arguments by name, the labels of those
+/// that carry one and of the decision to call, what the stages before decided.
+fn intent(effect: &Effect, stages: Vec<StageDecision>) -> EffectIntent {
+    let mut args = Map::new();
+    let mut labels = Map::new();
+    for (name, v) in &effect.args {
+        args.insert(name.to_string(), v.value.to_json());
+        let label = deep_label(v);
+        if !label.is_bottom() {
+            labels.insert(name.to_string(), Value::String(label.to_string()));
+        }
+    }
+    let mut all = Map::new();
+    if !labels.is_empty() {
+        all.insert("args".into(), Value::Object(labels));
+    }
+    if !effect.pc.is_bottom() {
+        all.insert("pc".into(), Value::String(effect.pc.to_string()));
+    }
+    EffectIntent {
+        tool: format!("{}.{}", effect.capability, effect.tool),
+        args: Value::Object(args),
+        // Every stage let it through; a gate that asks someone will say who in `approved_by`.
+        decision: "allowed".into(),
+        approved_by: None,
+        labels: Value::Object(all),
+        stages,
+    }
+}
+
+/// The recording's observer: outcomes, transcript lines, and the audit rows of fills, holes,
+/// refusals and the request's status.
+#[derive(Debug)]
+pub struct Recorder<'r>(&'r Recording<'r>);
+
+impl Observer for Recorder<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        let recording = self.0;
+        let mut state = recording.state.borrow_mut();
+        let state = &mut *state;
+        match *event {
+            Event::EffectProposed { .. } => state.decisions.clear(),
+            Event::StageDecided { stage, verdict, .. } if stage != STAGE => {
+                let (verdict, needs) = match verdict {
+                    Verdict::Proceed => ("proceed", None),
+                    Verdict::Hold { needs } => ("hold", Some(needs.clone())),
+                    Verdict::Refuse(_) => ("refuse", None),
+                };
+                state.decisions.push(StageDecision { stage: stage.to_string(), verdict: verdict.into(), needs });
+            }
+            Event::EffectPerformed { effect, answer } => {
+                let outcome = match answer {
+                    Ok(json) => Outcome::Performed { result_size: json.to_string().len() as u64 },
+                    Err(error) => Outcome::Failed { error: error.clone() },
+                };
+                recording.end_effect(state, &format!("{}.{}", effect.capability, effect.tool), &outcome);
+            }
+            Event::EffectRefused { tool, by, code, .. } => {
+                let by = match by {
+                    RefusedBy::Boundary => json!("boundary"),
+                    RefusedBy::Stage(stage) => json!({ "stage": stage }),
+                };
+                recording.append(state, kind::REFUSED, &json!({ "tool": tool, "by": by, "code": code }));
+            }
+            Event::FillAccepted { hole, attempt, code } => {
+                recording.append(state, kind::FILL, &json!({ "hole": hole, "attempt": attempt, "code": code }));
+            }
+            Event::HoleAbandoned { hole, attempts, code, reason } => {
+                let content = json!({ "hole": hole, "attempts": attempts, "code": code, "reason": reason });
+                recording.append(state, kind::HOLE_ABANDONED, &content);
+            }
+            Event::RunHeld { .. } => recording.set_status(state, Status::Waiting),
+            Event::RunResumed { .. } => recording.set_status(state, Status::Running),
+            Event::RunEnded { ref end } => {
+                if let Some((pending, tool)) = state.pending.take() {
+                    // The row is written and the run ended before the host was asked.
+                    let outcome = Outcome::Failed { error: format!("not performed: the run ended before `{tool}` was") };
+                    let written = recording.store.end_effect(pending, &outcome);
+                    state.check(written);
+                }
+                let status = match end {
+                    End::Done { .. } => Status::Done,
+                    End::Failed { .. } => Status::Failed,
+                };
+                recording.set_status(state, status);
+            }
+            _ => {}
+        }
+        let line = serde_json::to_value(TranscriptLine::new(state.line, event));
+        let written = line.map_err(StoreError::from).and_then(|line| recording.store.append_transcript(recording.request, &line));
+        state.line += 1;
+        state.check(written);
+    }
+}
