@@ -1,7 +1,9 @@
 //! `cordon ask "request"`: one request through a root hole. The plan is
 //! `agent[<entry's return type>]("<request>", <entry's linear parameters>)`; it is checked
 //! against the policy (with what the session file says about the session), then run against a
-//! simulated environment, the model filling its holes with checked code.
+//! simulated environment, the model filling its holes with checked code. The request is
+//! recorded in the store like a `cordon run`: its transcript, and the audit log's rows, each
+//! effect's committed before the environment performs it, each accepted fill's code.
 //! Prints the trace and the result like `cordon run`, and what the holes cost.
 
 use std::fs::File;
@@ -10,12 +12,15 @@ use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 use cordon_agent::{FillConfig, Filler, ProviderConfig, RequestOutcome, Transcript};
-use cordon_engine::{Event, Observers};
+use cordon_audit::Recording;
+use cordon_engine::{Event, Observers, Stages};
 use cordon_runtime::{Config, DcLabel, Decision, Sessions};
+use cordon_store::{NewRequest, RequestId, SqliteStore};
 use cordon_syntax::ast::ItemKind;
 use cordon_syntax::{FileId, SourceMap, render};
 use cordon_types::CheckOptions;
 
+use crate::store::{SessionFile, StoreArgs, store_error};
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
@@ -31,6 +36,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let mut conversation = Conversation::open(&args.setup, read)?;
     let report = conversation.ask(&args.request)?;
     conversation.save()?;
+    conversation.close()?;
     Ok(report)
 }
 
@@ -51,7 +57,8 @@ pub struct Setup {
     #[arg(long, value_name = "SPEC")]
     pub model: String,
 
-    /// Keep the sessions in this file between requests (read if it exists, written after)
+    /// Keep the sessions in this file between requests (read if it exists, written after;
+    /// kept in the store too, where one run at a time may hold it)
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
 
@@ -71,6 +78,9 @@ pub struct Setup {
     /// (for a model the user trusts with their data, e.g. one running on their machine)
     #[arg(long, value_enum, default_value_t = Clearance::Public)]
     pub clearance: Clearance,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// A model's clearance: showing it a value is a flow of that value to it.
@@ -110,6 +120,9 @@ pub struct Conversation<'a> {
     sessions: Sessions,
     transcript: Option<Transcript<File>>,
     requests: usize,
+    store: SqliteStore,
+    /// The session file, and the store's session of it, held until the conversation closes.
+    session: Option<SessionFile>,
 }
 
 impl<'a> Conversation<'a> {
@@ -125,12 +138,15 @@ impl<'a> Conversation<'a> {
         if policies.is_empty() {
             policies.push((format!("<{} policy>", env.name()), env.policy().to_string()));
         }
-        let sessions = match &setup.session {
-            Some(path) if path.exists() => {
-                let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
-                Sessions::from_json(&text).map_err(Error::Usage)?
+        // Before anything runs: a store that cannot be opened, or a session another run holds,
+        // stops here.
+        let store = setup.store.open()?;
+        let (session, sessions) = match &setup.session {
+            Some(path) => {
+                let (file, sessions) = SessionFile::take(&store, path, read)?;
+                (Some(file), sessions)
             }
-            _ => Sessions::default(),
+            None => (None, Sessions::default()),
         };
         let transcript = match &setup.transcript {
             Some(path) => {
@@ -139,7 +155,7 @@ impl<'a> Conversation<'a> {
             }
             None => None,
         };
-        Ok(Conversation { setup, env, provider, policies, sessions, transcript, requests: 0 })
+        Ok(Conversation { setup, env, provider, policies, sessions, transcript, requests: 0, store, session })
     }
 
     /// Runs one request through a root hole: checks it with what the sessions say, runs it,
@@ -157,15 +173,22 @@ impl<'a> Conversation<'a> {
         let Some(checked) = outcome.program.as_ref() else {
             let mut stdout: String = outcome.diagnostics.iter().map(|d| render::human(d, &sources) + "\n").collect();
             stdout.push_str(&format!("request: {}; nothing ran\n", render::summary(&outcome.diagnostics)));
-            return Ok(Report { stdout, accepted: false });
+            return Ok(Report { stdout, accepted: false, error: None });
         };
+        let recorded = NewRequest {
+            text: request,
+            principal: self.env.principal(),
+            session: self.session.as_ref().map(SessionFile::name),
+        };
+        let recording = Recording::begin(&self.store, &recorded).map_err(|error| store_error(&self.store, error))?;
+        let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         let mut progress = |event: &Event<'_>| {
             if let Event::HolePrompted { model, hole, attempt, max_attempts, .. } = *event {
                 eprintln!("asking {model} for hole {hole} (attempt {attempt}/{max_attempts})");
             }
         };
         let mut trace = crate::run::Trace::default();
-        let mut observers = Observers::new().with(&mut progress).with(&mut trace);
+        let mut observers = Observers::new().with(&mut recorder).with(&mut progress).with(&mut trace);
         if let Some(t) = self.transcript.as_mut() {
             observers = observers.with(t);
         }
@@ -186,23 +209,35 @@ impl<'a> Conversation<'a> {
             &run_config,
             self.env.as_mut(),
             &mut filler,
+            Stages::new().with_last(&mut stage),
             &mut observers,
         );
+        drop(observers);
+        let recorded = recording.finish();
         self.sessions = result.sessions.clone();
         let transcript_error = self.transcript.as_ref().and_then(Transcript::error);
         if let (Some(path), Some(error)) = (&self.setup.transcript, transcript_error) {
             return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
         }
-        Ok(report(&sources, &result, &trace.0))
+        let mut report = report(&sources, &result, &trace.0, recorded.as_ref().ok().copied());
+        report.error = recorded.err().map(Error::Record);
+        Ok(report)
     }
 
-    /// Writes the sessions to the session file, if there is one.
+    /// Writes the sessions to the session file and the store's session, if there is one.
     pub fn save(&self) -> Result<(), Error> {
-        if let Some(path) = &self.setup.session {
-            std::fs::write(path, self.sessions.to_json())
-                .map_err(|error| Error::Write { path: path.clone(), error })?;
+        match &self.session {
+            Some(session) => session.save(&self.store, &self.sessions),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Gives the session back for the next run.
+    pub fn close(self) -> Result<(), Error> {
+        match self.session {
+            Some(session) => session.release(&self.store),
+            None => Ok(()),
+        }
     }
 }
 
@@ -257,7 +292,12 @@ fn quote(text: &str) -> String {
 }
 
 /// The trace, the holes and their cost, and the result or error.
-fn report(sources: &SourceMap, outcome: &RequestOutcome, trace: &[cordon_runtime::Event]) -> Report {
+fn report(
+    sources: &SourceMap,
+    outcome: &RequestOutcome,
+    trace: &[cordon_runtime::Event],
+    request: Option<RequestId>,
+) -> Report {
     let mut out = String::new();
     let mut calls = 0;
     for event in trace {
@@ -304,7 +344,10 @@ fn report(sources: &SourceMap, outcome: &RequestOutcome, trace: &[cordon_runtime
         "tokens: {} prompt + {} reply\n",
         outcome.usage.prompt_tokens, outcome.usage.completion_tokens
     ));
-    Report { stdout: out, accepted }
+    if let Some(id) = request {
+        out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));
+    }
+    Report { stdout: out, accepted, error: None }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! `cordon chat`: requests typed one per line, each run like `cordon ask`, over one
 //! environment and one session: what a request does to the world and to the session (a taint)
-//! is there for the next. An empty line is skipped; `/quit` or the end of input stops.
+//! is there for the next. An empty line is skipped; `/quit` or the end of input stops. Each
+//! request is recorded in the store; the session file's session in the store is held until the
+//! chat ends.
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;
@@ -41,7 +43,12 @@ pub fn run(
         write!(output, "{}", report.stdout).map_err(write_error)?;
         // Kept after every request, so that stopping at any point loses nothing.
         conversation.save()?;
+        if let Some(error) = report.error {
+            // The store failed: no further request may run unrecorded.
+            return Err(error);
+        }
     }
     writeln!(output).map_err(write_error)?;
-    Ok(Report { stdout: String::new(), accepted: all_ran })
+    conversation.close()?;
+    Ok(Report { stdout: String::new(), accepted: all_ran, error: None })
 }

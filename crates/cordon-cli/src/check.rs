@@ -55,6 +55,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     Ok(Report {
         stdout: render_outcome(args.format, &sources, &subject(args), &outcome.diagnostics),
         accepted: outcome.accepted(),
+        error: None,
     })
 }
 

@@ -4,12 +4,16 @@
 //! against the simulated GitHub: the safe one to the end, the ones only labels can see through
 //! stopped at the boundary. The last story puts a (scripted) model in the loop: `cordon ask`
 //! requests whose holes it fills, one of them after reading an issue with an injected
-//! instruction. The files are built in, so the demo runs from anywhere.
+//! instruction. The files are built in, so the demo runs from anywhere. Every run is recorded
+//! as `cordon run` and `cordon ask` record theirs, in a store in memory (the demo writes no
+//! file), whose audit log the last section verifies.
 
 use cordon_agent::{FillConfig, Filler, Problem, RequestOutcome, Scripted};
-use cordon_engine::{Event, Observer};
+use cordon_audit::Recording;
+use cordon_engine::{Engine, Event, Observer, Observers, Stages};
 use cordon_envs::github::GitHub;
-use cordon_runtime::{Config, ErrorKind, Program, Sessions};
+use cordon_runtime::{Config, ErrorKind, Program, Run, Sessions};
+use cordon_store::{EffectStatus, NewRequest, SqliteStore, Store, Verdict};
 use cordon_syntax::{SourceMap, render};
 use cordon_types::{CheckOptions, check};
 
@@ -102,6 +106,13 @@ const STORIES: &[Story] = &[
 pub fn run() -> Report {
     let mut out =
         String::from("Cordon checks a plan completely before any of it runs, then checks every effect it makes.\n");
+    let store = match SqliteStore::open_in_memory() {
+        Ok(store) => store,
+        Err(e) => {
+            out.push_str(&format!("\nThe demo could not open its store in memory: {e}\n"));
+            return Report { stdout: out, accepted: false, error: None };
+        }
+    };
     let mut all_as_expected = true;
     for (i, story) in STORIES.iter().enumerate() {
         out.push_str(&format!("\n{}. {}\n", i + 1, story.title));
@@ -126,7 +137,7 @@ pub fn run() -> Report {
             }
             let mut verdict = summary;
             if let (Some(env), Some(checked)) = (story.env, outcome.program.as_ref()) {
-                let (ran, run_lines, run_verdict) = run_plan(env, checked, &sources);
+                let (ran, run_lines, run_verdict) = run_plan(env, checked, &sources, plan.path, &store);
                 got = ran;
                 lines = run_lines;
                 verdict = run_verdict;
@@ -139,18 +150,25 @@ pub fn run() -> Report {
             }
         }
     }
-    all_as_expected &= agent_story(STORIES.len() + 1, &mut out);
+    all_as_expected &= agent_story(STORIES.len() + 1, &mut out, &store);
+    all_as_expected &= audit_story(STORIES.len() + 2, &mut out, &store);
     out.push_str(if all_as_expected {
         "\nEvery safe plan was accepted (and ran, where there is an environment); every unsafe one, written\nby hand or by a model, was rejected before it ran or stopped at the boundary.\n"
     } else {
         "\nSome outcomes differ from what the examples expect: this is a bug.\n"
     });
-    Report { stdout: out, accepted: all_as_expected }
+    Report { stdout: out, accepted: all_as_expected, error: None }
 }
 
-/// Runs an accepted plan in a fresh environment: what happened, the lines to show (tool calls
-/// and the run-time diagnostic), and a one-line verdict.
-fn run_plan(env: &str, checked: &cordon_types::Checked, sources: &SourceMap) -> (Expect, Vec<String>, String) {
+/// Runs an accepted plan in a fresh environment, recorded in `store`: what happened, the lines
+/// to show (tool calls and the run-time diagnostic), and a one-line verdict.
+fn run_plan(
+    env: &str,
+    checked: &cordon_types::Checked,
+    sources: &SourceMap,
+    path: &str,
+    store: &SqliteStore,
+) -> (Expect, Vec<String>, String) {
     let mut env = match cordon_envs::env(env) {
         Ok(env) => env,
         Err(e) => return (Expect::Accepted, vec![e], "accepted, but the environment is missing".into()),
@@ -160,10 +178,30 @@ fn run_plan(env: &str, checked: &cordon_types::Checked, sources: &SourceMap) -> 
         Err(e) => return (Expect::Accepted, vec![e.message], "accepted, but it does not compile".into()),
     };
     let config = Config { user: env.principal().to_string(), ..Config::default() };
+    let mut run = match Run::start(&program, &Sessions::default(), &config) {
+        Ok(run) => run,
+        Err(e) => return (Expect::Accepted, vec![e.message], "accepted, but it does not start".into()),
+    };
+    let request = NewRequest { text: path, principal: env.principal(), session: None };
+    let recording = match Recording::begin(store, &request) {
+        Ok(recording) => recording,
+        Err(e) => return (Expect::Accepted, vec![e.to_string()], "accepted, but the store failed".into()),
+    };
     let mut recorder = Recorder::default();
-    let report = cordon_engine::run_observed(&program, &Sessions::default(), &config, env.as_mut(), &mut recorder);
+    let plan = checked.plan().map(|m| sources.file(m.file).text.as_str()).unwrap_or_default();
+    let ending = {
+        let (mut stage, mut audit) = (recording.stage(), recording.recorder());
+        Engine::new(env.as_mut())
+            .with_last_stage(&mut stage)
+            .with_observer(&mut audit)
+            .with_observer(&mut recorder)
+            .start_request(&mut run, plan)
+    };
+    if let Err(e) = recording.finish() {
+        return (Expect::Accepted, vec![e.to_string()], "accepted, but the store failed".into());
+    }
     let mut lines = recorder.calls;
-    match report.result {
+    match ending.into_result() {
         Ok(v) => {
             lines.push(format!("result: {}", v.value));
             (Expect::Runs, lines, "accepted, and ran to the end".into())
@@ -234,7 +272,7 @@ const REQUESTS: &[Request] = &[
 
 /// Tells the agent story: each request runs through `cordon_agent::run_request` with its
 /// scripted model on a fresh GitHub. True when each request ends as expected.
-fn agent_story(number: usize, out: &mut String) -> bool {
+fn agent_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
     out.push_str(&format!("\n{number}. An agent and an injected issue\n"));
     for line in wrap(AGENT_INTRO, 88) {
         out.push_str(&format!("   {line}\n"));
@@ -250,7 +288,7 @@ fn agent_story(number: usize, out: &mut String) -> bool {
         for line in wrap(request.about, 88) {
             out.push_str(&format!("   # {line}\n"));
         }
-        let (as_expected, lines) = match ask(request) {
+        let (as_expected, lines) = match ask(request, store) {
             Ok(asked) => {
                 for attempt in &asked.attempts {
                     out.push_str(&attempt.render(&shown));
@@ -273,6 +311,53 @@ fn agent_story(number: usize, out: &mut String) -> bool {
     all_as_expected
 }
 
+const AUDIT_INTRO: &str = "Every run above was recorded as `cordon run` and `cordon ask` record theirs: each tool \
+     call's row was written to the audit log \"about to perform\" before the simulated GitHub performed it, and its \
+     outcome after; refused calls, the model's accepted fills and each request's end are there too, each row chained \
+     to the one before by SHA-256, so an edit anywhere is found. The demo's store is in memory; `cordon run`, `ask` \
+     and `chat` keep theirs in ~/.local/share/cordon/cordon.db (or --store PATH).";
+
+/// Tells what the audit log holds after the other stories, and verifies it.
+fn audit_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
+    out.push_str(&format!("\n{number}. The audit log\n"));
+    for line in wrap(AUDIT_INTRO, 88) {
+        out.push_str(&format!("   {line}\n"));
+    }
+    let counted = (|| {
+        let requests = store.requests(usize::MAX)?;
+        let (mut performed, mut refused, mut fills) = (0, 0, 0);
+        for request in &requests {
+            for entry in store.show(request.id)?.entries {
+                match (entry.kind.as_str(), &entry.outcome) {
+                    ("effect", Some(EffectStatus::Performed { .. })) => performed += 1,
+                    ("refused", _) => refused += 1,
+                    ("fill", _) => fills += 1,
+                    _ => {}
+                }
+            }
+        }
+        Ok::<_, cordon_store::StoreError>((requests.len(), performed, refused, fills, store.verify()?))
+    })();
+    out.push_str("\n   $ cordon audit verify\n");
+    match counted {
+        Ok((requests, performed, refused, fills, Verdict::Intact { rows, head })) => {
+            out.push_str(&format!(
+                "   => intact: {rows} rows: {requests} requests, {performed} calls performed, {refused} refused, \
+                 {fills} fills\n     head {head}\n"
+            ));
+            true
+        }
+        Ok((.., Verdict::Broken(bad))) => {
+            out.push_str(&format!("   => BROKEN: {bad}  (UNEXPECTED)\n"));
+            false
+        }
+        Err(e) => {
+            out.push_str(&format!("   => the store failed: {e}  (UNEXPECTED)\n"));
+            false
+        }
+    }
+}
+
 /// What one request did: the model's attempts, how it ended, the verdict, and the lines to
 /// show (trace, result or diagnostic, what was published).
 struct Asked {
@@ -282,8 +367,8 @@ struct Asked {
     lines: Vec<String>,
 }
 
-/// Runs one request of the agent story as `cordon ask` would.
-fn ask(request: &Request) -> Result<Asked, String> {
+/// Runs one request of the agent story as `cordon ask` would, recorded in `store`.
+fn ask(request: &Request, store: &SqliteStore) -> Result<Asked, String> {
     let mut gh = GitHub::builtin()?;
     let before = public_posts(&gh);
     let mut model = Scripted::from_json(request.script.1).map_err(|e| e.to_string())?.with_name("scripted");
@@ -298,7 +383,10 @@ fn ask(request: &Request) -> Result<Asked, String> {
     let mut recorder = Recorder::default();
     let config = FillConfig { max_attempts: AGENT_ATTEMPTS, ..FillConfig::default() };
     let run_config = Config { user: gh.user().to_string(), ..Config::default() };
+    let new = NewRequest { text: request.request, principal: gh.user(), session: None };
+    let recording = Recording::begin(store, &new).map_err(|e| e.to_string())?;
     let result = {
+        let (mut stage, mut audit) = (recording.stage(), recording.recorder());
         let mut filler = Filler::new(&mut model).with_config(config);
         cordon_agent::run_request(
             &mut sources,
@@ -308,9 +396,11 @@ fn ask(request: &Request) -> Result<Asked, String> {
             &run_config,
             &mut gh,
             &mut filler,
-            &mut recorder,
+            Stages::new().with_last(&mut stage),
+            &mut Observers::new().with(&mut audit).with(&mut recorder),
         )
     };
+    recording.finish().map_err(|e| e.to_string())?;
     let mut lines = recorder.calls;
     let new_posts = public_posts(&gh) - before;
     let leaked = gh.published(SECRET);
@@ -487,12 +577,16 @@ mod tests {
         assert_eq!(report.stdout.matches("ran to the end").count(), 4, "{}", report.stdout);
         assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 4, "{}", report.stdout);
         assert_eq!(report.stdout.matches("=> rejected").count(), 6, "{}", report.stdout);
+        // Eight runs recorded (five plans, three requests), their log intact.
+        assert!(report.stdout.contains("=> intact: "), "{}", report.stdout);
+        assert!(report.stdout.contains(" rows: 8 requests, "), "{}", report.stdout);
     }
 
     #[test]
     fn the_agent_story_ends_each_request_as_expected() {
         let mut out = String::new();
-        assert!(super::agent_story(4, &mut out), "{out}");
+        let store = super::SqliteStore::open_in_memory().expect("a store in memory");
+        assert!(super::agent_story(4, &mut out, &store), "{out}");
         let verdicts: Vec<&str> = out.lines().filter(|l| l.starts_with("   => ")).collect();
         assert_eq!(
             verdicts,

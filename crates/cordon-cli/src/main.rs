@@ -2,19 +2,23 @@
 //! module and returns a [`Report`] (what to print, how to exit) or an [`Error`]. This crate is
 //! the only one in the workspace that prints.
 //!
-//! Exit codes: 0 accepted, 1 rejected, 2 usage or IO error (clap's usage errors exit 2 too).
+//! Exit codes: 0 accepted, 1 rejected, 2 usage, IO or store error (clap's usage errors exit 2
+//! too).
 
 mod ask;
+mod audit;
 mod chat;
 mod check;
 mod demo;
 mod run;
+mod store;
 
 use std::fmt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use cordon_store::StoreError;
 
 #[derive(Debug, Parser)]
 #[command(name = "cordon", version, about = "Check agent plans against policies before they run")]
@@ -35,8 +39,15 @@ enum Command {
     Ask(ask::Args),
     /// Requests typed one per line, each run like `ask`, over one environment and session
     Chat(chat::Args),
-    /// Check the seed examples offline and show what Cordon says about each
+    /// Check the seed examples offline and show what Cordon says about each (in a store in
+    /// memory: the demo writes no file)
     Demo,
+    /// The audit log: verify its chain, show what a request did, print its head
+    #[command(subcommand)]
+    Audit(audit::Command),
+    /// The store itself: remove old transcripts
+    #[command(subcommand)]
+    Store(store::Command),
 }
 
 /// What a subcommand has to say: text for stdout and whether the program was accepted.
@@ -44,6 +55,9 @@ enum Command {
 pub struct Report {
     pub stdout: String,
     pub accepted: bool,
+    /// A host-side failure that came after the output was made (the store could not record
+    /// the whole request): printed after it, exit 2.
+    pub error: Option<Error>,
 }
 
 /// A host-side failure (not a problem in the checked program): printed on stderr, exit 2.
@@ -59,6 +73,14 @@ pub enum Error {
     },
     /// A bad argument or input file, with a message that says what is wrong.
     Usage(String),
+    /// The store (at `path`, where it is known) failed.
+    Store {
+        path: Option<PathBuf>,
+        error: cordon_store::StoreError,
+    },
+    /// A request's record in the store is incomplete; no effect was performed after the
+    /// failure.
+    Record(cordon_audit::RecordError),
 }
 
 impl fmt::Display for Error {
@@ -67,6 +89,12 @@ impl fmt::Display for Error {
             Error::Read { path, error } => write!(f, "cannot read `{}`: {error}", path.display()),
             Error::Write { path, error } => write!(f, "cannot write `{}`: {error}", path.display()),
             Error::Usage(message) => f.write_str(message),
+            // Opening says where itself.
+            Error::Store { path: None, error } | Error::Store { error: error @ StoreError::Open { .. }, .. } => {
+                write!(f, "{error}")
+            }
+            Error::Store { path: Some(path), error } => write!(f, "the store at {}: {error}", path.display()),
+            Error::Record(error) => write!(f, "{error}; no effect was performed after that"),
         }
     }
 }
@@ -82,8 +110,15 @@ fn main() -> ExitCode {
             chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin.lock(), &mut std::io::stdout())
         }
         Command::Demo => Ok(demo::run()),
+        Command::Audit(command) => audit::run(command),
+        Command::Store(command) => store::run(command),
     };
     match result {
+        Ok(Report { stdout, error: Some(error), .. }) => {
+            print!("{stdout}");
+            eprintln!("cordon: {error}");
+            ExitCode::from(2)
+        }
         Ok(report) => {
             print!("{}", report.stdout);
             ExitCode::from(if report.accepted { 0 } else { 1 })

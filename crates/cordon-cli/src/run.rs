@@ -1,17 +1,23 @@
 //! `cordon run`: check a plan, and only if it is accepted, run it against a simulated
-//! environment, printing the result and the trace of every tool call and decision. With
+//! environment, printing the result and the trace of every tool call and decision. The run is
+//! recorded in the store: the request, its transcript, and the audit log's rows, each effect's
+//! committed before the environment performs it (the audit stage is the pipeline's last). With
 //! `--session FILE` the linear values the plan hands back (and their measures) are kept for the
-//! next run, so a session tainted by one request stays tainted in the next.
+//! next run, so a session tainted by one request stays tainted in the next; the store's session
+//! of that file is locked while the run holds it.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-use cordon_engine::Observer;
-use cordon_runtime::{Config, Decision, Event, Limits, Program, Sessions};
+use cordon_audit::Recording;
+use cordon_engine::{End, Engine, Observer};
+use cordon_runtime::{Config, Decision, Event, Limits, Program, Run, Sessions};
+use cordon_store::{NewRequest, RequestId};
 use cordon_syntax::{Diagnostic, SourceMap, render};
 use cordon_types::CheckOptions;
 
 use crate::check::Format;
+use crate::store::{SessionFile, StoreArgs, store_error};
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
@@ -24,7 +30,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME", default_value = "github")]
     pub env: String,
 
-    /// Keep the plan's sessions in this file between runs (read if it exists, written after)
+    /// Keep the plan's sessions in this file between runs (read if it exists, written after;
+    /// kept in the store too, where one run at a time may hold it)
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
 
@@ -39,6 +46,9 @@ pub struct Args {
     /// Tool calls the run may make
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_tool_calls)]
     pub max_tool_calls: u32,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// The plan to run
     pub plan: PathBuf,
@@ -63,33 +73,67 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     if policies.is_empty() {
         policies.push(sources.add(format!("<{} policy>", env.name()), env.policy()));
     }
-    let sessions = match &args.session {
-        Some(path) if path.exists() => {
-            let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
-            Sessions::from_json(&text).map_err(Error::Usage)?
+    // Before anything runs: a store that cannot be opened, or a session another run holds,
+    // stops the run here.
+    let store = args.store.open()?;
+    let (session, sessions) = match &args.session {
+        Some(path) => {
+            let (file, sessions) = SessionFile::take(&store, path, read)?;
+            (Some(file), sessions)
         }
-        _ => Sessions::default(),
+        None => (None, Sessions::default()),
     };
 
     let options = CheckOptions { entry_facts: sessions.entry_facts(env.principal()), ..CheckOptions::default() };
     let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
     let Some(checked) = outcome.program.as_ref() else {
-        return Ok(render_report(args, &sources, Status::Rejected, &outcome.diagnostics, &[], None));
+        if let Some(session) = session {
+            session.release(&store)?;
+        }
+        return Ok(render_report(args, &sources, Status::Rejected, &outcome.diagnostics, &[], None, None));
     };
     let program = Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
     let config = Config {
         limits: Limits { fuel: args.fuel, max_tool_calls: args.max_tool_calls, ..Limits::default() },
         user: env.principal().to_string(),
     };
+
+    let text = args.plan.display().to_string();
+    let request = NewRequest { text: &text, principal: env.principal(), session: session.as_ref().map(|s| s.name()) };
+    let recording = Recording::begin(&store, &request).map_err(|error| store_error(&store, error))?;
     let mut trace = Trace::default();
-    let report = cordon_engine::run_observed(&program, &sessions, &config, env.as_mut(), &mut trace);
-    if let Some(path) = &args.session {
-        std::fs::write(path, report.sessions.to_json()).map_err(|error| Error::Write { path: path.clone(), error })?;
+    let (result, sessions) = {
+        let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
+        match Run::start(&program, &sessions, &config) {
+            Ok(mut run) => {
+                let ending = Engine::new(env.as_mut())
+                    .with_last_stage(&mut stage)
+                    .with_observer(&mut recorder)
+                    .with_observer(&mut trace)
+                    .start_request(&mut run, &sources.file(plan).text);
+                (ending.into_result(), run.sessions())
+            }
+            Err(e) => {
+                recorder.event(&cordon_engine::Event::RequestStarted { plan: &sources.file(plan).text });
+                recorder.event(&cordon_engine::Event::RunEnded { end: End::Failed { error: &e } });
+                (Err(e), sessions)
+            }
+        }
+    };
+    let recorded = recording.finish();
+    // What the run did to its sessions is kept whatever became of the record (a taint is never
+    // forgotten).
+    if let Some(session) = session {
+        session.save(&store, &sessions)?;
+        session.release(&store)?;
     }
-    Ok(match report.result {
-        Ok(value) => render_report(args, &sources, Status::Done, &[], &trace.0, Some(&value)),
-        Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], &trace.0, None),
-    })
+    let request = recorded.as_ref().ok().copied();
+    let mut report = match result {
+        Ok(value) => render_report(args, &sources, Status::Done, &[], &trace.0, Some(&value), request),
+        Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], &trace.0, None, request),
+    };
+    report.error = recorded.err().map(Error::Record);
+    Ok(report)
 }
 
 fn render_report(
@@ -99,6 +143,7 @@ fn render_report(
     diagnostics: &[Diagnostic],
     trace: &[Event],
     value: Option<&cordon_runtime::Val>,
+    request: Option<RequestId>,
 ) -> Report {
     let subject = args.plan.display().to_string();
     let accepted = matches!(status, Status::Done);
@@ -111,6 +156,7 @@ fn render_report(
                 "trace": trace.iter().map(Event::to_json).collect::<Vec<_>>(),
                 "result": value.map(|v| v.value.to_json()),
                 "label": value.map(|v| cordon_runtime::deep_label(v).to_string()),
+                "request": request,
             });
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
         }
@@ -151,11 +197,14 @@ fn render_report(
                 ),
                 Status::Done => "ran to the end".to_string(),
             };
+            if let Some(id) = request {
+                out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));
+            }
             out.push_str(&format!("{subject}: {summary}\n"));
             out
         }
     };
-    Report { stdout, accepted }
+    Report { stdout, accepted, error: None }
 }
 
 /// The trace a user reads, as the engine's events tell it: each call allowed (performed) or
