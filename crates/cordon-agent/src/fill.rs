@@ -357,13 +357,12 @@ pub fn run_request(
         }
     };
     let mut holes = ModelHoles { sources, checked, options, filler, entered: HashMap::new(), holes: Vec::new() };
-    let result =
-        Engine::new(tools)
-            .with_stages(stages.reborrow())
-            .with_holes(&mut holes)
-            .with_observer(observer)
-            .start_request(&mut run, &plan)
-            .into_result();
+    let result = Engine::new(tools)
+        .with_stages(stages.reborrow())
+        .with_holes(&mut holes)
+        .with_observer(observer)
+        .start_request(&mut run, &plan)
+        .into_result();
     let holes = holes.holes;
     RequestOutcome {
         result,

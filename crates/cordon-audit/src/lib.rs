@@ -218,9 +218,8 @@ impl Stage for AuditStage<'_> {
     fn decide(&mut self, effect: &Effect) -> Verdict {
         let recording = self.0;
         let mut state = recording.state.borrow_mut();
-        let refuse = |why: String| {
-            Verdict::Refuse(RunError::new(ErrorKind::Tool, effect.span, format!("not performed: {why}")))
-        };
+        let refuse =
+            |why: String| Verdict::Refuse(RunError::new(ErrorKind::Tool, effect.span, format!("not performed: {why}")));
         if let Some(failure) = &state.failure {
             return refuse(format!("the request's record is incomplete, so no effect may be performed ({failure})"));
         }
@@ -321,7 +320,8 @@ impl Observer for Recorder<'_> {
             Event::RunEnded { ref end } => {
                 if let Some((pending, tool)) = state.pending.take() {
                     // The row is written and the run ended before the host was asked.
-                    let outcome = Outcome::Failed { error: format!("not performed: the run ended before `{tool}` was") };
+                    let outcome =
+                        Outcome::Failed { error: format!("not performed: the run ended before `{tool}` was") };
                     let written = recording.store.end_effect(pending, &outcome);
                     state.check(written);
                 }
@@ -334,7 +334,8 @@ impl Observer for Recorder<'_> {
             _ => {}
         }
         let line = serde_json::to_value(TranscriptLine::new(state.line, event));
-        let written = line.map_err(StoreError::from).and_then(|line| recording.store.append_transcript(recording.request, &line));
+        let written =
+            line.map_err(StoreError::from).and_then(|line| recording.store.append_transcript(recording.request, &line));
         state.line += 1;
         state.check(written);
     }

@@ -114,7 +114,9 @@ fn verified(verdict: &Verdict, checkpoint: Option<&Checkpoint>) -> Report {
             }
             Report { stdout, accepted: true, error: None }
         }
-        Verdict::Broken(bad) => Report { stdout: format!("BROKEN at row {}: {bad}\n", bad.seq), accepted: false, error: None },
+        Verdict::Broken(bad) => {
+            Report { stdout: format!("BROKEN at row {}: {bad}\n", bad.seq), accepted: false, error: None }
+        }
     }
 }
 
@@ -157,7 +159,11 @@ fn describe(entry: &Entry) -> (String, Vec<String>) {
                     .iter()
                     .map(|s| {
                         let needs = s["needs"].as_str().map(|n| format!(" ({n})")).unwrap_or_default();
-                        format!("{} {}{needs}", s["stage"].as_str().unwrap_or("?"), s["verdict"].as_str().unwrap_or("?"))
+                        format!(
+                            "{} {}{needs}",
+                            s["stage"].as_str().unwrap_or("?"),
+                            s["verdict"].as_str().unwrap_or("?")
+                        )
                     })
                     .collect();
                 more.push(format!("stages: {}", said.join(", ")));
@@ -217,8 +223,7 @@ fn utc(ms: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s, milli) =
-        (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
+    let (h, m, s, milli) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
     format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02}.{milli:03}")
 }
 

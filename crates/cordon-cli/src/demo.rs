@@ -577,9 +577,11 @@ mod tests {
         assert_eq!(report.stdout.matches("ran to the end").count(), 4, "{}", report.stdout);
         assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 4, "{}", report.stdout);
         assert_eq!(report.stdout.matches("=> rejected").count(), 6, "{}", report.stdout);
-        // Eight runs recorded (five plans, three requests), their log intact.
+        // Nine runs recorded (the six GitHub plans that check, three requests), four calls
+        // refused, the log intact.
         assert!(report.stdout.contains("=> intact: "), "{}", report.stdout);
-        assert!(report.stdout.contains(" rows: 8 requests, "), "{}", report.stdout);
+        assert!(report.stdout.contains(" rows: 9 requests, "), "{}", report.stdout);
+        assert!(report.stdout.contains(", 4 refused, "), "{}", report.stdout);
     }
 
     #[test]

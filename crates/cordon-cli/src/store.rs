@@ -83,8 +83,7 @@ impl SessionFile {
         let imported = (|| {
             let sessions = if path.exists() {
                 let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
-                Sessions::from_json(&text)
-                    .map_err(|e| Error::Usage(format!("the session file `{}` {e}", path.display())))?
+                Sessions::from_json(&text).map_err(|e| Error::Usage(format!("`{}`: {e}", path.display())))?
             } else {
                 Sessions::default()
             };

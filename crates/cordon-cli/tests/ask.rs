@@ -27,8 +27,14 @@ fn scripted(name: &str) -> String {
     format!("scripted:{}", path.display())
 }
 
+/// Runs `cordon` in `dir`, with the store there (never the user's).
 fn cordon(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_cordon")).args(args).current_dir(dir).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .current_dir(dir)
+        .env("CORDON_STORE", dir.join("cordon.db"))
+        .output()
+        .unwrap();
     Output {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8(output.stdout).unwrap(),

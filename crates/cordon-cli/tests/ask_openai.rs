@@ -20,9 +20,13 @@ fn ask_works_against_an_openai_compatible_server_given_its_url() {
         "usage": { "prompt_tokens": 1500, "completion_tokens": 80 }
     });
     let server = MockServer::start(vec![Reply::json(200, reply)]);
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-ask-openai");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
         .args(["ask", "--env", "github", "--model"])
         .arg(format!("openai:local-model@{}/v1", server.url()))
+        .env("CORDON_STORE", dir.join("cordon.db"))
         .arg("How many open issues does alice/website have?")
         .output()
         .unwrap();

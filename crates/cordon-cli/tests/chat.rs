@@ -3,15 +3,20 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 #[test]
 fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_taint.json");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
         .args(["chat", "--env", "github", "--max-attempts", "1", "--model"])
         .arg(format!("scripted:{}", fixture.display()))
+        .arg("--store")
+        .arg(dir.join("cordon.db"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -23,7 +23,13 @@ fn cordon(test: &str, files: &[(&str, &str)], args: &[&str]) -> Run {
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_cordon")).args(args).current_dir(&dir).output().unwrap();
+    // The store, should a command open one, is the test's (never the user's).
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .current_dir(&dir)
+        .env("CORDON_STORE", dir.join("cordon.db"))
+        .output()
+        .unwrap();
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8(output.stdout).unwrap(),
@@ -53,8 +59,12 @@ fn non_utf8_plan_exits_2() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli").join("non_utf8");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("plan.cord"), [0xff, 0xfe, b'\n']).unwrap();
-    let output =
-        Command::new(env!("CARGO_BIN_EXE_cordon")).args(["check", "plan.cord"]).current_dir(&dir).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["check", "plan.cord"])
+        .current_dir(&dir)
+        .env("CORDON_STORE", dir.join("cordon.db"))
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2), "{output:?}");
 }
 

@@ -26,8 +26,14 @@ fn example(name: &str) -> String {
     root.join(name).display().to_string()
 }
 
+/// Runs `cordon` in `dir`, with the store there (never the user's).
 fn cordon(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_cordon")).args(args).current_dir(dir).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .current_dir(dir)
+        .env("CORDON_STORE", dir.join("cordon.db"))
+        .output()
+        .unwrap();
     Output { code: output.status.code().unwrap_or(-1), stdout: String::from_utf8(output.stdout).unwrap() }
 }
 

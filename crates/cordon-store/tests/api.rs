@@ -154,7 +154,11 @@ fn an_effect_keeps_what_each_stage_decided() {
     let row = store.rows(effect.seq(), 1).unwrap().remove(0);
     let stored: EffectIntent = serde_json::from_str(&row.content).unwrap();
     assert_eq!(stored, staged);
-    assert!(row.content.contains(r#""stages":[{"stage":"gate","verdict":"hold","needs":"approval"},"#), "{}", row.content);
+    assert!(
+        row.content.contains(r#""stages":[{"stage":"gate","verdict":"hold","needs":"approval"},"#),
+        "{}",
+        row.content
+    );
     // No stage before the audit: the row is as it was before stages were recorded.
     let plain = store.begin_effect(None, &intent("comment", 2)).unwrap();
     assert!(!store.rows(plain.seq(), 1).unwrap()[0].content.contains("stages"));
