@@ -12,7 +12,12 @@
 //!   secret (another canary, more lines), the prompts are the same, up to where either run
 //!   stops (a run may stop earlier on one secret, e.g. when a limit is reached);
 //! - at the user's clearance the same plans run, and the canary does reach some prompts (so the
-//!   secret is within reach of the holes, and the first property is not vacuous).
+//!   secret is within reach of the holes, and the first property is not vacuous);
+//! - each run is recorded in a store (in memory) as `cordon ask` records it: at public
+//!   clearance neither the audit log nor the store's transcript of what the models were shown
+//!   and wrote holds the canary (the plans read it, and the transcript's record of what the
+//!   tools returned holds it, as it should: it is the user's data, kept for the user), and at
+//!   the user's clearance the stored prompts do hold it.
 //!
 //! The test counts the plans that asked a public model something, the plans that reached a
 //! hole under a secret program counter (not asked), the plans that showed a public model a
@@ -24,9 +29,11 @@
 use std::cell::Cell;
 
 use cordon_agent::{Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, run_request};
-use cordon_engine::{Observers, Stages};
+use cordon_audit::Recording;
+use cordon_engine::Stages;
 use cordon_envs::GitHub;
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
+use cordon_store::{NewRequest, SqliteStore, Store};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 use proptest::prelude::*;
@@ -91,11 +98,18 @@ fn leaks(prompt: &str, canary: &str) -> bool {
     windows(canary).iter().any(|w| prompt.contains(w.as_str()))
 }
 
-/// What one run showed the model and how it ended.
+/// What one run showed the model, how it ended, and what the store kept of it.
 struct Ran {
     prompts: Vec<String>,
     outcome: RequestOutcome,
+    /// Every audit row's content, and the transcript lines of what the models were shown and
+    /// wrote.
+    stored: Vec<String>,
 }
+
+/// The transcript's events about models: prompts, replies, fills.
+const MODEL_EVENTS: [&str; 6] =
+    ["hole_prompted", "fill_received", "fill_rejected", "fill_accepted", "model_failed", "hole_abandoned"];
 
 impl Ran {
     /// Whether the run ended at a hole the model was not asked (the pc did not flow).
@@ -111,7 +125,11 @@ fn run(sources: &SourceMap, checked: &cordon_types::Checked, secret: &str, clear
     let run_config = Config { user: env.user().to_string(), ..Config::default() };
     let mut model = Oracle::default();
     let config = FillConfig { clearance, max_attempts: 1, ..FillConfig::default() };
+    let store = SqliteStore::open_in_memory().unwrap();
+    let request = NewRequest { text: "canary", principal: "alice", session: None };
+    let recording = Recording::begin(&store, &request).unwrap();
     let outcome = {
+        let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         let mut filler = Filler::new(&mut model).with_config(config);
         let options = CheckOptions::default();
         let sessions = Sessions::default();
@@ -123,11 +141,16 @@ fn run(sources: &SourceMap, checked: &cordon_types::Checked, secret: &str, clear
             &run_config,
             &mut env,
             &mut filler,
-            Stages::new(),
-            &mut Observers::new(),
+            Stages::new().with_last(&mut stage),
+            &mut recorder,
         )
     };
-    Ran { prompts: model.prompts, outcome }
+    let id = recording.finish().unwrap();
+    let mut stored: Vec<String> = store.rows(1, usize::MAX).unwrap().into_iter().map(|r| r.content).collect();
+    let lines = store.transcript(id).unwrap();
+    let about_models = lines.iter().filter(|l| MODEL_EVENTS.iter().any(|e| l["event"] == *e));
+    stored.extend(about_models.map(|l| l.to_string()));
+    Ran { prompts: model.prompts, outcome, stored }
 }
 
 // ---------------------------------------------------------------- a grammar of plans with holes
@@ -275,6 +298,8 @@ struct Counts {
     hidden: Cell<usize>,
     /// A user-cleared model saw the canary.
     seen_when_cleared: Cell<usize>,
+    /// The store kept a prompt to a user-cleared model that held the canary.
+    stored_when_cleared: Cell<usize>,
 }
 
 fn bump(c: &Cell<usize>) {
@@ -306,6 +331,9 @@ fn no_prompt_at_public_clearance_holds_the_canary() {
             if leaks(prompt, &canary) {
                 return Err(TestCaseError::fail(format!("the canary `{canary}` reached a public prompt:\n{prompt}")));
             }
+        }
+        if let Some(row) = first.stored.iter().find(|row| leaks(row, &canary)) {
+            return Err(TestCaseError::fail(format!("the store kept the canary `{canary}` of a public run:\n{row}")));
         }
         let second = run(&sources, &checked, &other_secret_file(&other), public.clone());
         for prompt in &second.prompts {
@@ -340,6 +368,9 @@ fn no_prompt_at_public_clearance_holds_the_canary() {
         if cleared.prompts.iter().any(|p| leaks(p, &canary)) {
             bump(&counts.seen_when_cleared);
         }
+        if cleared.stored.iter().any(|row| leaks(row, &canary)) {
+            bump(&counts.stored_when_cleared);
+        }
         Ok(())
     });
     if let Err(error) = result {
@@ -355,4 +386,5 @@ fn no_prompt_at_public_clearance_holds_the_canary() {
     at_least("reached a hole under a secret pc", &counts.not_asked, cases / 8);
     at_least("asked a public model a hole with a hidden task or argument", &counts.hidden, cases / 10);
     at_least("showed a cleared model the canary", &counts.seen_when_cleared, cases / 4);
+    at_least("kept a cleared model's prompt with the canary in the store", &counts.stored_when_cleared, cases / 4);
 }

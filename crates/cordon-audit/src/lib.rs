@@ -12,6 +12,12 @@
 //!   of the log needs: each accepted fill with its code, each abandoned hole, each refused call,
 //!   and the request's status.
 //!
+//! Transcript lines are written in batches, one transaction each: the lines so far right before
+//! an effect's row (so what led to an effect is stored before it is performed), and the rest
+//! when the run ends or waits. A crash loses at most the lines since the last effect; the
+//! audit log loses nothing. Per effect that is three commits (the lines, the row, the outcome)
+//! rather than one per event.
+//!
 //! Both are views of one [`Recording`] of one request. After any write to the store fails, no
 //! further effect of the request is performed, and [`Recording::finish`] returns the first
 //! failure.
@@ -121,6 +127,8 @@ impl fmt::Debug for Recording<'_> {
 struct State {
     /// The next transcript line's number.
     line: u64,
+    /// Transcript lines not written yet.
+    lines: Vec<Value>,
     /// What the stages before the audit said about the effect in the pipeline.
     decisions: Vec<StageDecision>,
     /// The effect whose "about to perform" row is committed and whose outcome is not, with its
@@ -170,7 +178,8 @@ impl<'s> Recording<'s> {
     /// the request's number, or the first failure: the record is then incomplete, and no effect
     /// was performed after the failure.
     pub fn finish(self) -> Result<RequestId, RecordError> {
-        let mut state = self.state.into_inner();
+        let mut state = self.state.take();
+        self.flush(&mut state);
         if let Some((pending, tool)) = state.pending.take() {
             let outcome = Outcome::Failed { error: format!("not performed: the run stopped before `{tool}` was") };
             let written = self.store.end_effect(pending, &outcome);
@@ -179,6 +188,18 @@ impl<'s> Recording<'s> {
         match state.failure {
             Some(failure) => Err(failure),
             None => Ok(self.request),
+        }
+    }
+
+    /// Writes the transcript lines not written yet, in one transaction. Lines that could not be
+    /// written stay for the next try.
+    fn flush(&self, state: &mut State) {
+        if state.lines.is_empty() {
+            return;
+        }
+        let written = self.store.append_transcript_batch(self.request, &state.lines);
+        if state.check(written).is_some() {
+            state.lines.clear();
         }
     }
 
@@ -220,6 +241,8 @@ impl Stage for AuditStage<'_> {
         let mut state = recording.state.borrow_mut();
         let refuse =
             |why: String| Verdict::Refuse(RunError::new(ErrorKind::Tool, effect.span, format!("not performed: {why}")));
+        // What led to the effect is stored before it is performed.
+        recording.flush(&mut state);
         if let Some(failure) = &state.failure {
             return refuse(format!("the request's record is incomplete, so no effect may be performed ({failure})"));
         }
@@ -284,6 +307,11 @@ impl Observer for Recorder<'_> {
         let recording = self.0;
         let mut state = recording.state.borrow_mut();
         let state = &mut *state;
+        match serde_json::to_value(TranscriptLine::new(state.line, event)) {
+            Ok(line) => state.lines.push(line),
+            Err(e) => state.fail(RecordError::Store(StoreError::from(e))),
+        }
+        state.line += 1;
         match *event {
             Event::EffectProposed { .. } => state.decisions.clear(),
             Event::StageDecided { stage, verdict, .. } if stage != STAGE => {
@@ -315,7 +343,10 @@ impl Observer for Recorder<'_> {
                 let content = json!({ "hole": hole, "attempts": attempts, "code": code, "reason": reason });
                 recording.append(state, kind::HOLE_ABANDONED, &content);
             }
-            Event::RunHeld { .. } => recording.set_status(state, Status::Waiting),
+            Event::RunHeld { .. } => {
+                recording.set_status(state, Status::Waiting);
+                recording.flush(state);
+            }
             Event::RunResumed { .. } => recording.set_status(state, Status::Running),
             Event::RunEnded { ref end } => {
                 if let Some((pending, tool)) = state.pending.take() {
@@ -330,13 +361,9 @@ impl Observer for Recorder<'_> {
                     End::Failed { .. } => Status::Failed,
                 };
                 recording.set_status(state, status);
+                recording.flush(state);
             }
             _ => {}
         }
-        let line = serde_json::to_value(TranscriptLine::new(state.line, event));
-        let written =
-            line.map_err(StoreError::from).and_then(|line| recording.store.append_transcript(recording.request, &line));
-        state.line += 1;
-        state.check(written);
     }
 }

@@ -59,6 +59,14 @@ impl ToolHost for Host<'_> {
         assert_eq!(row.kind, "effect", "the last row before {tool} is performed");
         let intent: EffectIntent = serde_json::from_str(&row.content).unwrap();
         assert_eq!(intent.tool, tool);
+        // And the transcript up to the call's proposal (or the run's resumption at it) and the
+        // decisions of the stages before the audit.
+        let request = self.store.requests(1).unwrap()[0].id;
+        let transcript = self.store.transcript(request).unwrap();
+        let last = transcript.last().unwrap();
+        let event = last["event"].as_str().unwrap();
+        assert!(["effect_proposed", "stage_decided", "run_resumed"].contains(&event), "{last}");
+        assert_eq!(last["tool"], tool.as_str());
         self.performed.push(tool);
         Ok(match call.tool() {
             "send" => json!(7),

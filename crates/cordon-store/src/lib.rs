@@ -104,7 +104,12 @@ pub trait Store: Send + Sync {
     /// The most recent requests, newest first.
     fn requests(&self, limit: usize) -> Result<Vec<Request>, StoreError>;
     /// Appends an event to a request's transcript; returns its number there.
-    fn append_transcript(&self, request: RequestId, event: &Value) -> Result<u64, StoreError>;
+    fn append_transcript(&self, request: RequestId, event: &Value) -> Result<u64, StoreError> {
+        self.append_transcript_batch(request, std::slice::from_ref(event))
+    }
+    /// Appends events to a request's transcript in one transaction (all or none); returns the
+    /// last one's number there (the one before them if `events` is empty).
+    fn append_transcript_batch(&self, request: RequestId, events: &[Value]) -> Result<u64, StoreError>;
     fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError>;
 
     // The audit log.

@@ -84,6 +84,11 @@ fn requests_keep_their_transcripts_and_status() {
     assert_eq!(store.append_transcript(first, &json!({ "reply": "r" })).unwrap(), 2);
     assert_eq!(store.transcript(first).unwrap(), [json!({ "prompt": "p" }), json!({ "reply": "r" })]);
     assert_eq!(store.transcript(second).unwrap(), Vec::<Value>::new());
+    // Several at once, numbered on.
+    assert_eq!(store.append_transcript_batch(first, &[json!(3), json!(4)]).unwrap(), 4);
+    assert_eq!(store.append_transcript_batch(first, &[]).unwrap(), 4);
+    assert_eq!(store.transcript(first).unwrap()[2..], [json!(3), json!(4)]);
+    assert_eq!(store.append_transcript_batch(second, &[json!(1)]).unwrap(), 1);
     store.set_status(first, Status::Done).unwrap();
 
     let listed = store.requests(10).unwrap();

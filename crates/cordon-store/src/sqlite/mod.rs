@@ -335,17 +335,22 @@ impl Store for SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    fn append_transcript(&self, request: RequestId, event: &Value) -> Result<u64, StoreError> {
-        let event = serde_json::to_string(event)?;
+    fn append_transcript_batch(&self, request: RequestId, events: &[Value]) -> Result<u64, StoreError> {
+        let events = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
         self.write(|c| {
             check_request(c, Some(request))?;
-            let next: i64 =
-                c.query_row("SELECT coalesce(max(seq), 0) + 1 FROM transcript WHERE request = ?1", [request.0], |r| {
-                    r.get(0)
-                })?;
-            let sql = "INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)";
-            c.execute(sql, params![request.0, next, now_ms(), event])?;
-            Ok(u64::try_from(next).unwrap_or(0))
+            let last: i64 = c
+                .prepare_cached("SELECT coalesce(max(seq), 0) FROM transcript WHERE request = ?1")?
+                .query_row([request.0], |r| r.get(0))?;
+            let mut insert =
+                c.prepare_cached("INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)")?;
+            let at_ms = now_ms();
+            let mut seq = last;
+            for event in &events {
+                seq += 1;
+                insert.execute(params![request.0, seq, at_ms, event])?;
+            }
+            Ok(u64::try_from(seq).unwrap_or(0))
         })
     }
 
