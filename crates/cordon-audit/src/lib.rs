@@ -173,18 +173,16 @@ impl<'s> Recording<'s> {
         Recorder(self)
     }
 
-    /// Ends the recording. An effect whose row was written but which the host was never asked
-    /// to perform (the run stopped between the two) gets a `failed` outcome saying so. Returns
-    /// the request's number, or the first failure: the record is then incomplete, and no effect
-    /// was performed after the failure.
+    /// Ends the recording: writes the transcript lines not written yet. Returns the request's
+    /// number, or the first failure: the record is then incomplete, and no effect was performed
+    /// after the failure.
     pub fn finish(self) -> Result<RequestId, RecordError> {
         let mut state = self.state.take();
         self.flush(&mut state);
-        if let Some((pending, tool)) = state.pending.take() {
-            let outcome = Outcome::Failed { error: format!("not performed: the run stopped before `{tool}` was") };
-            let written = self.store.end_effect(pending, &outcome);
-            state.check(written);
-        }
+        // An effect still waiting for its outcome here was never told of by the engine (the
+        // recorder was not among its observers): whether it was performed is not known, and the
+        // log says so.
+        drop(state.pending.take());
         match state.failure {
             Some(failure) => Err(failure),
             None => Ok(self.request),
@@ -246,12 +244,9 @@ impl Stage for AuditStage<'_> {
         if let Some(failure) = &state.failure {
             return refuse(format!("the request's record is incomplete, so no effect may be performed ({failure})"));
         }
-        if let Some((pending, tool)) = state.pending.take() {
-            // The engine asked about another effect before telling what became of this one.
-            let outcome = Outcome::Failed { error: format!("no answer from the host was recorded for `{tool}`") };
-            let written = recording.store.end_effect(pending, &outcome);
-            state.check(written);
-        }
+        // An effect before this one whose outcome was never told stays unknown in the log: the
+        // recorder was not among the engine's observers.
+        drop(state.pending.take());
         let intent = intent(effect, std::mem::take(&mut state.decisions));
         match recording.store.begin_effect(Some(recording.request), &intent) {
             Ok(pending) => {
@@ -350,7 +345,8 @@ impl Observer for Recorder<'_> {
             Event::RunResumed { .. } => recording.set_status(state, Status::Running),
             Event::RunEnded { ref end } => {
                 if let Some((pending, tool)) = state.pending.take() {
-                    // The row is written and the run ended before the host was asked.
+                    // The row is written and the run ended before the host was asked: the engine
+                    // tells every performed effect before anything else.
                     let outcome =
                         Outcome::Failed { error: format!("not performed: the run ended before `{tool}` was") };
                     let written = recording.store.end_effect(pending, &outcome);

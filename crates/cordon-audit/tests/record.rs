@@ -76,6 +76,15 @@ impl ToolHost for Host<'_> {
     }
 }
 
+/// Performs every call without looking at the store.
+struct Blind;
+
+impl ToolHost for Blind {
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Value, String> {
+        Ok(if call.tool() == "send" { json!(7) } else { Value::Null })
+    }
+}
+
 /// Hears every event as a transcript line, numbered from 0.
 #[derive(Default)]
 struct Lines(Vec<Value>);
@@ -263,18 +272,28 @@ fn the_row_keeps_what_the_stages_before_decided() {
 }
 
 #[test]
+fn without_the_recorder_an_outcome_is_unknown_never_guessed() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let recording = Recording::begin(&store, &new_request("send hi")).unwrap();
+    let mut stage = recording.stage();
+    let mut run = start(PLAN);
+    // The front end forgot the recorder: the rows are written, the outcomes never told.
+    let ending = Engine::new(&mut Blind).with_last_stage(&mut stage).start(&mut run);
+    assert!(matches!(ending, Ending::Done(_)), "{ending:?}");
+    let id = recording.finish().unwrap();
+    assert_eq!(
+        brief(&store, id),
+        ["request", "effect Log.note unknown", "effect Mail.send unknown", "effect Log.note unknown"]
+    );
+}
+
+#[test]
 fn an_effect_performed_without_its_row_is_reported() {
     let store = SqliteStore::open_in_memory().unwrap();
     let recording = Recording::begin(&store, &new_request("send hi")).unwrap();
     let mut recorder = recording.recorder();
     let mut run = start("log.note(\"x\"); 1");
-    // The front end forgot the stage (and its host does not look for the row).
-    struct Blind;
-    impl ToolHost for Blind {
-        fn perform(&mut self, _: &ToolCall<'_>) -> Result<Value, String> {
-            Ok(Value::Null)
-        }
-    }
+    // The front end forgot the stage.
     let ending = Engine::new(&mut Blind).with_observer(&mut recorder).start(&mut run);
     assert!(matches!(ending, Ending::Done(_)), "{ending:?}");
     let Err(RecordError::Unaudited { tool }) = recording.finish() else { panic!("reported") };
