@@ -20,9 +20,10 @@ pub struct Args {
     #[arg(long = "policy", value_name = "FILE")]
     pub policies: Vec<PathBuf>,
 
-    /// The simulated environment whose tools the plan calls
-    #[arg(long, value_name = "NAME", default_value = "github")]
-    pub env: String,
+    /// The simulated environment whose tools the plan calls; repeat for several in one run
+    /// (`--env github --env chat`), each serving its own capability
+    #[arg(long = "env", value_name = "NAME", default_value = "github")]
+    pub envs: Vec<String>,
 
     /// Keep the plan's sessions in this file between runs (read if it exists, written after)
     #[arg(long, value_name = "FILE")]
@@ -52,7 +53,7 @@ enum Status {
 }
 
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
-    let mut env = cordon_envs::env(&args.env).map_err(Error::Usage)?;
+    let mut env = cordon_envs::World::open(&args.envs).map_err(Error::Usage)?;
     let mut sources = SourceMap::new();
     let mut load = |path: &Path| {
         let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
@@ -61,7 +62,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let mut policies = args.policies.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
     let plan = load(&args.plan)?;
     if policies.is_empty() {
-        policies.push(sources.add(format!("<{} policy>", env.name()), env.policy()));
+        policies.extend(env.policies().into_iter().map(|(name, text)| sources.add(name, text)));
     }
     let sessions = match &args.session {
         Some(path) if path.exists() => {
@@ -82,7 +83,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         user: env.principal().to_string(),
     };
     let mut trace = Trace::default();
-    let report = cordon_engine::run_observed(&program, &sessions, &config, env.as_mut(), &mut trace);
+    let report = cordon_engine::run_observed(&program, &sessions, &config, &mut env.hosts(), &mut trace);
     if let Some(path) = &args.session {
         std::fs::write(path, report.sessions.to_json()).map_err(|error| Error::Write { path: path.clone(), error })?;
     }

@@ -416,7 +416,6 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         consts.push(ConstDecl { name: name.name.as_str().into(), init });
     }
     let mut tools = Vec::new();
-    let mut entry = None;
     let mut field_labels = HashMap::new();
     for item in &items {
         match &item.kind {
@@ -444,17 +443,21 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
                 }
                 c.decls.variant_shapes.entry(name.name.as_str().into()).or_insert(shapes);
             }
-            ItemKind::Entry { params, ret } if entry.is_none() => {
-                let names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
-                let mut shapes = Vec::new();
-                for p in params {
-                    shapes.push((p.name.name.as_str().into(), c.shape(&p.ty, &names)?));
-                }
-                entry = Some(EntryDecl { params: shapes, ret: c.shape(ret, &names)? });
-            }
             _ => {}
         }
     }
+    let declared = cordon_syntax::entry::of(policies).map_err(|(span, message)| CompileError { message, span })?;
+    let entry = match &declared {
+        Some(Item { kind: ItemKind::Entry { params, ret }, .. }) => {
+            let names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
+            let mut shapes = Vec::new();
+            for p in params {
+                shapes.push((p.name.name.as_str().into(), c.shape(&p.ty, &names)?));
+            }
+            Some(EntryDecl { params: shapes, ret: c.shape(ret, &names)? })
+        }
+        _ => None,
+    };
     let plan = match plan {
         Some(m) => {
             let names: Vec<String> =

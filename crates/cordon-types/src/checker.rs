@@ -154,7 +154,10 @@ impl<'a> Checker<'a> {
                 .filter(move |item| !(*role == Role::Plan && is_host_declaration(&item.kind)))
                 .map(move |item| (*role, item))
         });
-        let items: Vec<(Role, &Item)> = items.collect();
+        // The entry is declared once, composed from the policies' entries (`cordon_syntax::entry`).
+        let items: Vec<(Role, &Item)> = items.filter(|(_, item)| !matches!(item.kind, ItemKind::Entry { .. })).collect();
+        let policies = modules.iter().filter(|(role, _)| *role == Role::Policy).map(|(_, m)| *m);
+        let entry = cordon_syntax::entry::of(policies);
         // Which of two values with one name is the duplicate follows the source order.
         let mut seen: HashSet<&str> = HashSet::new();
         for (_, item) in &items {
@@ -186,6 +189,13 @@ impl<'a> Checker<'a> {
             self.declare_item(item);
         }
         self.role = Role::Policy;
+        match entry {
+            Ok(Some(item)) => self.declare_item(&item),
+            Ok(None) => {}
+            Err((span, message)) => {
+                self.error(Code::DuplicateDefinition, span, message);
+            }
+        }
         self.compute_type_properties();
         // A constant is shared by every use: it cannot stand for a value used only once.
         for (_, module) in modules {
@@ -331,10 +341,6 @@ impl<'a> Checker<'a> {
                 self.define_value(name, ValueDef::Const { ty, term, checked: false });
             }
             ItemKind::Entry { params, ret } => {
-                if self.entry.is_some() {
-                    self.error(Code::DuplicateDefinition, item.span, "the entry is already declared");
-                    return;
-                }
                 let name = Ident { name: "entry".into(), span: item.span };
                 let sig = self.resolve_signature(&name, params, Some(ret), true);
                 self.entry = Some(Entry {
