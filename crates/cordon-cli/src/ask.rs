@@ -214,7 +214,7 @@ fn root_plan(sources: &SourceMap, policies: &[FileId], request: &str) -> String 
     let task = quote(request);
     let modules: Vec<Module> =
         policies.iter().map(|&file| cordon_syntax::parse(file, &sources.file(file).text).module).collect();
-    let Ok(Some(Item { kind: ItemKind::Entry { params, ret }, .. })) = cordon_syntax::entry::of(&modules) else {
+    let (Some(Item { kind: ItemKind::Entry { params, ret }, .. }), _) = cordon_syntax::entry::of(&modules) else {
         return format!("agent[String]({task})");
     };
     let linear: Vec<&str> =

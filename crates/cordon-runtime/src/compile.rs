@@ -446,7 +446,10 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
             _ => {}
         }
     }
-    let declared = cordon_syntax::entry::of(policies).map_err(|(span, message)| CompileError { message, span })?;
+    let declared = match cordon_syntax::entry::of(policies) {
+        (_, Some((span, message))) => return Err(CompileError { message, span }),
+        (declared, None) => declared,
+    };
     let entry = match &declared {
         Some(Item { kind: ItemKind::Entry { params, ret }, .. }) => {
             let names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();

@@ -12,20 +12,27 @@ use crate::ast::{Ident, Item, ItemKind, Module, TypeExpr, TypeExprKind};
 use crate::span::Span;
 
 /// The entry of a program whose policies are `policies`: the one declared, the composition of
-/// several, or none. An error says why the entries cannot be composed, and where.
-pub fn of<'m>(policies: impl IntoIterator<Item = &'m Module>) -> Result<Option<Item>, (Span, String)> {
+/// several, or none; and, if something is wrong, where and why (an entry declared twice in one
+/// module, entries that cannot be composed). With a problem, the entry is the first one
+/// declared, so that what follows is checked against it rather than against nothing.
+pub fn of<'m>(policies: impl IntoIterator<Item = &'m Module>) -> (Option<Item>, Option<(Span, String)>) {
     let mut entries: Vec<&Item> = Vec::new();
+    let mut problem = None;
     for module in policies {
         let mut declared = module.items.iter().filter(|item| matches!(item.kind, ItemKind::Entry { .. }));
         entries.extend(declared.next());
         if let Some(again) = declared.next() {
-            return Err((again.span, "the entry is already declared in this module".to_string()));
+            problem = problem.or(Some((again.span, "the entry is already declared in this module".to_string())));
         }
     }
-    match entries.as_slice() {
-        [] => Ok(None),
-        [one] => Ok(Some((*one).clone())),
-        many => compose(many).map(Some),
+    let first = entries.first().map(|e| (*e).clone());
+    match (entries.as_slice(), problem) {
+        (_, Some(problem)) => (first, Some(problem)),
+        ([] | [_], None) => (first, None),
+        (many, None) => match compose(many) {
+            Ok(entry) => (Some(entry), None),
+            Err(problem) => (first, Some(problem)),
+        },
     }
 }
 
@@ -86,13 +93,13 @@ mod tests {
             })
             .collect();
         match of(&modules) {
-            Ok(Some(Item { kind: ItemKind::Entry { params, ret }, .. })) => {
+            (_, Some((_, message))) => Err(message),
+            (Some(Item { kind: ItemKind::Entry { params, ret }, .. }), None) => {
                 let params: Vec<String> =
                     params.iter().map(|p| format!("{}: {}", p.name.name, sources.slice(p.ty.span))).collect();
                 Ok(format!("({}) -> {}", params.join(", "), shown(&ret, &sources)))
             }
-            Ok(_) => Ok("none".into()),
-            Err((_, message)) => Err(message),
+            _ => Ok("none".into()),
         }
     }
 

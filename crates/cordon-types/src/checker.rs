@@ -189,12 +189,12 @@ impl<'a> Checker<'a> {
             self.declare_item(item);
         }
         self.role = Role::Policy;
-        match entry {
-            Ok(Some(item)) => self.declare_item(&item),
-            Ok(None) => {}
-            Err((span, message)) => {
-                self.error(Code::DuplicateDefinition, span, message);
-            }
+        let (entry, problem) = entry;
+        if let Some((span, message)) = problem {
+            self.error(Code::DuplicateDefinition, span, message);
+        }
+        if let Some(item) = entry {
+            self.declare_item(&item);
         }
         self.compute_type_properties();
         // A constant is shared by every use: it cannot stand for a value used only once.
