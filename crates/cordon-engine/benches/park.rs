@@ -30,7 +30,7 @@ impl ToolHost for Shop {
                 ("items".into(), Val::plain(Value::list(vec![Value::Int(42)]))),
                 ("total".into(), Val::plain(Value::Int(total))),
             ];
-            Value::Record(std::rc::Rc::new(Record::new("Order".into(), fields, None)))
+            Value::Record(std::sync::Arc::new(Record::new("Order".into(), fields, None)))
         };
         Ok(match &*effect.tool {
             "orders" => Value::list(vec![order(1, "ann", 1200), order(2, "bo", 5400), order(3, "cy", 800)]),

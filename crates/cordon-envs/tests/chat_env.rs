@@ -3,7 +3,7 @@
 //! arguments.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_envs::chat::{Chat, TICK};
 use cordon_envs::env;
@@ -15,7 +15,7 @@ fn chat() -> Chat {
 }
 
 fn call(tool: &str, args: Vec<(&str, Value)>) -> Effect {
-    Effect::outside_a_run("Chat", tool, args.into_iter().map(|(n, v)| (Rc::from(n), Val::plain(v))).collect())
+    Effect::outside_a_run("Chat", tool, args.into_iter().map(|(n, v)| (Arc::from(n), Val::plain(v))).collect())
 }
 
 fn perform(chat: &mut Chat, tool: &str, args: Vec<(&str, Value)>) -> Result<Value, String> {

@@ -2,7 +2,7 @@
 //! runtime uses, and clear errors (never panics) on bad data files and bad arguments.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_envs::env;
 use cordon_envs::github::{GitHub, MAX_SEARCH_RESULTS};
@@ -17,7 +17,7 @@ fn github() -> GitHub {
 }
 
 fn call(tool: &str, args: Vec<(&str, Value)>) -> Effect {
-    Effect::outside_a_run("GitHub", tool, args.into_iter().map(|(n, v)| (Rc::from(n), Val::plain(v))).collect())
+    Effect::outside_a_run("GitHub", tool, args.into_iter().map(|(n, v)| (Arc::from(n), Val::plain(v))).collect())
 }
 
 fn perform(gh: &mut GitHub, tool: &str, args: Vec<(&str, Value)>) -> Result<Value, String> {

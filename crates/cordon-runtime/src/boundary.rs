@@ -7,7 +7,7 @@
 //! refinement defines, and labels it. Entry arguments are made here too, and the sessions a
 //! plan hands back are collected here.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::Span;
 
@@ -73,11 +73,11 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
         ("reason".into(), Val::plain(Value::str(&e.message))),
     ];
     let id = opaque.then(|| ctx.host.fresh_id());
-    let record = Value::Record(Rc::new(Record::new(ty.clone(), fields, id)));
+    let record = Value::Record(Arc::new(Record::new(ty.clone(), fields, id)));
     if let Some(id) = id {
         ctx.host.register_record(id, record.clone());
     }
-    let refusal = Value::Variant(Rc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
+    let refusal = Value::Variant(Arc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
     Some(Val { value: refusal, label: chosen(ctx, effect) })
 }
 
@@ -429,7 +429,7 @@ fn label_result(v: Value, label: &Label) -> Val {
                 .iter()
                 .map(|x| if matches!(x.value, Value::Handle(_)) { x.clone() } else { x.clone().with_label(label) })
                 .collect();
-            Val::plain(Value::Tuple(Rc::new(items)))
+            Val::plain(Value::Tuple(Arc::new(items)))
         }
         Value::Handle(_) => Val::plain(v),
         v => Val { value: v, label: label.clone() },
@@ -448,13 +448,13 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
             let labelled = label_fields(ctx, ty, &r.fields)?;
             if !ctx.program.decls.is_opaque_record(ty) {
                 return Ok(match labelled {
-                    Some(fields) => Value::Record(Rc::new(Record::new(r.ty.clone(), fields, None))),
+                    Some(fields) => Value::Record(Arc::new(Record::new(r.ty.clone(), fields, None))),
                     None => Value::Record(r),
                 });
             }
             let fields = labelled.unwrap_or_else(|| r.fields.clone());
             let id = ctx.host.fresh_id();
-            let made = Value::Record(Rc::new(Record::new(r.ty.clone(), fields, Some(id))));
+            let made = Value::Record(Arc::new(Record::new(r.ty.clone(), fields, Some(id))));
             ctx.host.register_record(id, made.clone());
             made
         }
@@ -463,14 +463,14 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
             for (s, x) in ss.iter().zip(items.iter()) {
                 out.push(Val { value: adopt(ctx, s, x.value.clone(), scope)?, label: x.label.clone() });
             }
-            Value::Tuple(Rc::new(out))
+            Value::Tuple(Arc::new(out))
         }
         (Shape::List(s), Value::List(items)) => {
             let mut out = Vec::with_capacity(items.len());
             for x in items.iter() {
                 out.push(Val { value: adopt(ctx, s, x.value.clone(), scope)?, label: x.label.clone() });
             }
-            Value::List(Rc::new(out))
+            Value::List(Arc::new(out))
         }
         (Shape::Option(s), Value::Variant(x)) if &*x.enum_name == "Option" => {
             adopt_variant(ctx, &x, |name, i| (name == "Some" && i == 0).then_some(&**s), scope)?
@@ -513,7 +513,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
 }
 
 /// A record's field: its name and value.
-type Field = (Rc<str>, Val);
+type Field = (Arc<str>, Val);
 
 /// The fields of a tool result's record with the labels their type declares
 /// (`body: String @label(untrusted())`): who wrote a field, not only who returned the record.
@@ -564,7 +564,7 @@ fn adopt_variant<'s>(
     if payload_shape(&x.name, 0).is_some() == payload.is_empty() {
         return Err(RunError::new(ErrorKind::Contract, Span::default(), format!("a malformed `{}`", x.name)));
     }
-    Ok(Value::Variant(Rc::new(Variant::new(x.enum_name.clone(), x.name.clone(), payload))))
+    Ok(Value::Variant(Arc::new(Variant::new(x.enum_name.clone(), x.name.clone(), payload))))
 }
 
 /// Makes the plan's inputs: capabilities, and linear values continued from `sessions` (or

@@ -6,7 +6,7 @@
 //! raised where control depends on a value (`RaisePc`) and restored where the paths join
 //! (`JoinPc`), labelling the joined result with what it depended on.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +37,7 @@ struct Frame {
     code: CodeRef,
     ip: usize,
     base: usize,
-    func: Option<Rc<Func>>,
+    func: Option<Arc<Func>>,
     on_return: OnReturn,
 }
 
@@ -119,7 +119,7 @@ impl Vm {
         &mut self,
         program: &Compiled,
         code: CodeRef,
-        func: Option<Rc<Func>>,
+        func: Option<Arc<Func>>,
         args: Vec<Val>,
         on_return: OnReturn,
     ) {
@@ -131,7 +131,7 @@ impl Vm {
     /// Enters `code`, which has `slots` slots, with its arguments already on the stack from
     /// `base` up.
     #[inline(always)]
-    fn enter_at(&mut self, slots: u16, code: CodeRef, func: Option<Rc<Func>>, base: usize, on_return: OnReturn) {
+    fn enter_at(&mut self, slots: u16, code: CodeRef, func: Option<Arc<Func>>, base: usize, on_return: OnReturn) {
         // Most bodies have slots beyond their parameters only for `let`s and loops.
         if self.stack.len() != base + slots as usize {
             self.fill_slots(base + slots as usize);
@@ -156,7 +156,7 @@ impl Vm {
     pub fn enter_fill(&mut self, program: &Compiled, body: CodeRef, scope: Vec<Val>, args: Vec<Val>, label: &Label) {
         self.pc_stack.push(self.pc.clone());
         self.pc.join_mut(label);
-        let func = Rc::new(Func::new(body, scope));
+        let func = Arc::new(Func::new(body, scope));
         self.enter(program, body, Some(func), args, OnReturn::PushJoinPc);
     }
 }
@@ -416,13 +416,13 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let n = *n as usize;
                     tri!(ctx.allocate(n as u64 * SLOT_BYTES));
                     let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
-                    vm.stack.push(Val::plain(Value::Tuple(Rc::new(items))));
+                    vm.stack.push(Val::plain(Value::Tuple(Arc::new(items))));
                 }
                 Op::MakeList(n) => {
                     let n = *n as usize;
                     tri!(builtins::check_list_len(n, ctx));
                     let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
-                    vm.stack.push(Val::plain(Value::List(Rc::new(items))));
+                    vm.stack.push(Val::plain(Value::List(Arc::new(items))));
                 }
                 Op::MakeRecord { ty, fields } => {
                     tri!(ctx.allocate(fields.len() as u64 * SLOT_BYTES));
@@ -430,13 +430,13 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let fields = fields.iter().cloned().zip(values).collect();
                     let record = Record::new(ty.clone(), fields, None);
                     tri!(ctx.check_depth(record.depth));
-                    vm.stack.push(Val::plain(Value::Record(Rc::new(record))));
+                    vm.stack.push(Val::plain(Value::Record(Arc::new(record))));
                 }
                 Op::MakeVariant { enum_name, name, arity } => {
                     let payload: Vec<Val> = vm.stack.drain(vm.stack.len() - *arity as usize..).collect();
                     let v = Variant::new(enum_name.clone(), name.clone(), payload);
                     tri!(ctx.check_depth(v.depth));
-                    vm.stack.push(Val::plain(Value::Variant(Rc::new(v))));
+                    vm.stack.push(Val::plain(Value::Variant(Arc::new(v))));
                 }
                 Op::Field(name) => {
                     let v = pop!();
@@ -613,7 +613,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.allocate(values.len() as u64 * SLOT_BYTES));
                     let func = Func::new(*body, values);
                     tri!(ctx.check_depth(func.depth));
-                    vm.stack.push(Val::plain(Value::Func(Rc::new(func))));
+                    vm.stack.push(Val::plain(Value::Func(Arc::new(func))));
                 }
                 Op::Match { pat, fail: to } => {
                     let Some(v) = vm.stack.last().cloned() else {
@@ -668,7 +668,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             format!("a list grew over the limit of {max} elements")
                         ));
                     }
-                    Rc::make_mut(xs).push(v);
+                    Arc::make_mut(xs).push(v);
                 }
                 Op::FilterInto { acc, elem } => {
                     let keep = pop!();
@@ -682,7 +682,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         let Value::List(xs) = &mut slot.value else {
                             fail!(type_error(Span::default(), "an accumulator that is not a list"))
                         };
-                        Rc::make_mut(xs).push(x);
+                        Arc::make_mut(xs).push(x);
                     }
                 }
                 Op::Accumulate { acc, all } => {
@@ -729,7 +729,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let inner_pc = std::mem::replace(&mut vm.pc, saved);
                     ctx.pc_seen.join_mut(&inner_pc);
                     tri!(ctx.allocate(SLOT_BYTES));
-                    vm.stack.push(Val::plain(Value::Labeled(Rc::new(v.with_label(&inner_pc)))));
+                    vm.stack.push(Val::plain(Value::Labeled(Arc::new(v.with_label(&inner_pc)))));
                 }
                 Op::Return => {
                     let result = pop!();
@@ -826,7 +826,7 @@ fn call_value(vm: &mut Vm, ctx: &mut Ctx, callee: &Val, at: usize) -> Result<(),
 /// What calling a function value needs: its code, the function if it has captures (the frame
 /// keeps it), and its label. Nothing else is cloned.
 #[inline(always)]
-fn callee_parts(callee: &Val) -> Result<(CodeRef, Option<Rc<Func>>, Label), RunError> {
+fn callee_parts(callee: &Val) -> Result<(CodeRef, Option<Arc<Func>>, Label), RunError> {
     let Value::Func(f) = &callee.value else {
         return Err(type_error(Span::default(), format!("cannot call {}", callee.value.kind())));
     };
@@ -840,7 +840,7 @@ fn call_func(
     vm: &mut Vm,
     ctx: &mut Ctx,
     code: CodeRef,
-    func: Option<Rc<Func>>,
+    func: Option<Arc<Func>>,
     label: &Label,
     at: usize,
 ) -> Result<(), RunError> {
@@ -869,7 +869,7 @@ fn enter_checked(
     vm: &mut Vm,
     ctx: &mut Ctx,
     code: CodeRef,
-    func: Option<Rc<Func>>,
+    func: Option<Arc<Func>>,
     at: usize,
     on_return: OnReturn,
 ) -> Result<(), RunError> {

@@ -12,7 +12,7 @@
 //! labels and host-made values, so a run edited on disk (a label lowered, a session untainted)
 //! is refused, as is one saved by another version of this format.
 
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_syntax::{FileId, SourceMap};
@@ -154,7 +154,7 @@ impl Run {
         }
         let program = compile_again(&sources, &s.policies, s.plan, &s.fills)?;
         let ctx = Ctx {
-            program: Rc::new(program),
+            program: Arc::new(program),
             host: s.host,
             limits: s.limits,
             user: s.user.as_str().into(),

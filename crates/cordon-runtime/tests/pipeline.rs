@@ -98,7 +98,7 @@ fn a_tool_that_may_be_refused_gives_the_plan_the_refusal() {
     let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
     let Ok(Step::Effect(_)) = run.proceed() else { panic!("expected the send") };
     run.commit().unwrap();
-    let ok = Value::Variant(std::rc::Rc::new(cordon_runtime::value::Variant::new(
+    let ok = Value::Variant(std::sync::Arc::new(cordon_runtime::value::Variant::new(
         "Result".into(),
         "Ok".into(),
         vec![cordon_runtime::Val::plain(Value::Int(3))],
