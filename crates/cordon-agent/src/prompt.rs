@@ -240,7 +240,7 @@ impl Shown<'_> {
             }
             Value::Record(r) => {
                 out.push_str(&format!("{} {{ ", r.ty));
-                for (i, (name, v)) in r.fields.iter().enumerate() {
+                for (i, (name, v)) in r.fields().enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }

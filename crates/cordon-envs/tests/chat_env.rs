@@ -31,7 +31,7 @@ fn field(v: &Value, name: &str) -> Value {
 
 fn field_names(v: &Value) -> Vec<String> {
     match v {
-        Value::Record(r) => r.fields.iter().map(|(n, _)| n.to_string()).collect(),
+        Value::Record(r) => r.fields().map(|(n, _)| n.to_string()).collect(),
         other => panic!("not a record: {other}"),
     }
 }

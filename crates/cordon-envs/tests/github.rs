@@ -126,7 +126,7 @@ fn repo_finds_visible_repositories_only() {
     match &website {
         Value::Record(r) => {
             assert_eq!(&*r.ty, "Repo");
-            let names: Vec<&str> = r.fields.iter().map(|(n, _)| &**n).collect();
+            let names: Vec<&str> = r.fields().map(|(n, _)| &**n).collect();
             assert_eq!(names, ["name", "owner", "private"], "fields in declaration order");
         }
         other => panic!("not a record: {other}"),
@@ -197,7 +197,7 @@ fn list_issues_gives_every_issue_oldest_first() {
     assert_eq!(field(&issues[3], "author"), Value::str("mallory"));
     match &issues[0] {
         Value::Record(r) => {
-            let names: Vec<&str> = r.fields.iter().map(|(n, _)| &**n).collect();
+            let names: Vec<&str> = r.fields().map(|(n, _)| &**n).collect();
             assert_eq!(names, ["number", "title", "body", "author", "open"]);
         }
         other => panic!("not a record: {other}"),

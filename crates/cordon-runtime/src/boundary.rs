@@ -287,7 +287,7 @@ fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunEr
                     return forged(format!("this `{}` was not made by the host", r.ty));
                 }
             }
-            r.fields.iter().try_for_each(|(_, f)| genuine(ctx, &f.value, consumed))
+            r.values().iter().try_for_each(|f| genuine(ctx, &f.value, consumed))
         }
         Value::Tuple(items) => items.iter().try_for_each(|x| genuine(ctx, &x.value, consumed)),
         Value::List(items) => items.iter().try_for_each(|x| genuine(ctx, &x.value, consumed)),
@@ -445,16 +445,18 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
         (Shape::Linear(ty), _) => Value::handle(ty.clone(), ctx.host.make_linear(ty)),
         (Shape::Opaque(ty), _) => Value::handle(ty.clone(), ctx.host.make_handle(ty)),
         (Shape::Record(ty), Value::Record(r)) if r.ty == *ty => {
-            let labelled = label_fields(ctx, ty, &r.fields)?;
+            let labelled = label_fields(ctx, ty, &r)?;
             if !ctx.program.decls.is_opaque_record(ty) {
                 return Ok(match labelled {
-                    Some(fields) => Value::Record(Arc::new(Record::new(r.ty.clone(), fields, None))),
+                    Some(values) => {
+                        Value::Record(Arc::new(Record::with_names(r.ty.clone(), r.names().clone(), values, None)))
+                    }
                     None => Value::Record(r),
                 });
             }
-            let fields = labelled.unwrap_or_else(|| r.fields.clone());
+            let values = labelled.unwrap_or_else(|| r.values().to_vec());
             let id = ctx.host.fresh_id();
-            let made = Value::Record(Arc::new(Record::new(r.ty.clone(), fields, Some(id))));
+            let made = Value::Record(Arc::new(Record::with_names(r.ty.clone(), r.names().clone(), values, Some(id))));
             ctx.host.register_record(id, made.clone());
             made
         }
@@ -512,25 +514,22 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, v: Value, scope: &[Val]) -> Result<Value,
     })
 }
 
-/// A record's field: its name and value.
-type Field = (Arc<str>, Val);
-
-/// The fields of a tool result's record with the labels their type declares
-/// (`body: String @label(untrusted())`): who wrote a field, not only who returned the record.
-/// `None` where the type labels no field.
-fn label_fields(ctx: &mut Ctx, ty: &str, fields: &[Field]) -> Result<Option<Vec<Field>>, RunError> {
+/// The field values of a tool result's record (in its order) with the labels their type
+/// declares (`body: String @label(untrusted())`): who wrote a field, not only who returned the
+/// record. `None` where the type labels no field.
+fn label_fields(ctx: &mut Ctx, ty: &str, record: &Record) -> Result<Option<Vec<Val>>, RunError> {
     let program = ctx.program.clone();
     let (Some(labels), Some(TypeDecl::Record { fields: declared, .. })) =
         (program.field_labels.get(ty), program.decls.types.get(ty))
     else {
         return Ok(None);
     };
-    let mut out = fields.to_vec();
+    let mut out = record.values().to_vec();
     // The label code reads the fields in declared order; the host may list them in any.
     let mut values = Vec::with_capacity(declared.len());
     for (name, _) in declared {
-        match fields.iter().find(|(n, _)| n == name) {
-            Some((_, v)) => values.push(v.clone()),
+        match record.field(name) {
+            Some(v) => values.push(v.clone()),
             None => {
                 let message = format!("expected a `{ty}` with the field `{name}`");
                 return Err(RunError::new(ErrorKind::Contract, Span::default(), message));
@@ -540,7 +539,7 @@ fn label_fields(ctx: &mut Ctx, ty: &str, fields: &[Field]) -> Result<Option<Vec<
     for (i, code) in labels {
         let dc = label_value(ctx.eval(code, values.clone())?)?;
         let Some((name, _)) = declared.get(*i) else { continue };
-        if let Some((_, field)) = out.iter_mut().find(|(n, _)| n == name) {
+        if let Some(field) = record.names().iter().position(|n| n == name).and_then(|at| out.get_mut(at)) {
             let what = format!("the field `{ty}.{name}`");
             field.label.join_mut(&Label::new(dc, crate::label::Source { what: what.into(), span: Span::default() }));
         }
@@ -660,7 +659,7 @@ fn path_label(v: &Val, id: HostId) -> Option<Label> {
         Value::Handle(h) if h.id == id => Some(Label::bottom()),
         Value::Tuple(items) | Value::List(items) => items.iter().find_map(|x| path_label(x, id)),
         Value::Variant(x) => x.payload.iter().find_map(|p| path_label(p, id)),
-        Value::Record(r) => r.fields.iter().find_map(|(_, x)| path_label(x, id)),
+        Value::Record(r) => r.values().iter().find_map(|x| path_label(x, id)),
         _ => None,
     };
     inside.map(|l| l.join(&v.label))

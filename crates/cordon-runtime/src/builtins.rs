@@ -220,7 +220,7 @@ fn push_parts<'a>(v: &'a Value, stack: &mut Vec<&'a Val>, enter: &dyn Fn(&Record
     match v {
         Value::Tuple(items) => stack.extend(items.iter()),
         Value::List(items) => stack.extend(items.iter()),
-        Value::Record(r) if enter(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
+        Value::Record(r) if enter(r) => stack.extend(r.values()),
         Value::Variant(x) => stack.extend(x.payload.iter()),
         Value::Labeled(_) => {} // the box hides its content's label; `unlabel` raises it
         Value::Func(f) => stack.extend(f.captures.iter()),
@@ -248,8 +248,8 @@ pub fn equal(a: &Value, b: &Value) -> bool {
         }
         (Value::Record(x), Value::Record(y)) => {
             x.ty == y.ty
-                && x.fields.len() == y.fields.len()
-                && x.fields.iter().all(|(n, v)| y.field(n).is_some_and(|w| equal(&v.value, &w.value)))
+                && x.values().len() == y.values().len()
+                && x.fields().all(|(n, v)| y.field(n).is_some_and(|w| equal(&v.value, &w.value)))
         }
         (Value::Variant(x), Value::Variant(y)) => {
             x.enum_name == y.enum_name

@@ -64,6 +64,9 @@ pub enum Pat {
 pub enum Op {
     Push(Value),
     Load(Slot),
+    /// `Load` from a slot that is not read again before it is stored to (a loop's element, a
+    /// fold's accumulator): the value moves out, `()` stays, and no reference count changes.
+    Take(Slot),
     Store(Slot),
     LoadCapture(u16),
     LoadFn(FnId),
@@ -1024,7 +1027,7 @@ impl Compiler {
         let (list, index, elem) = self.loop_slots(iter, span)?;
         let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
-        self.emit(Op::Load(elem), span);
+        self.emit(Op::Take(elem), span);
         self.bind_pattern(pat, pat.span)?;
         self.block(body)?;
         self.emit(Op::Pop, span);
@@ -1173,10 +1176,12 @@ impl Compiler {
         self.emit(Op::Store(f), span);
         let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+        // The accumulator is stored again after the call, and only `filter` reads the element
+        // again (to keep it).
         if b == Builtin::Fold {
-            self.emit(Op::Load(acc), span);
+            self.emit(Op::Take(acc), span);
         }
-        self.emit(Op::Load(elem), span);
+        self.emit(if b == Builtin::Filter { Op::Load(elem) } else { Op::Take(elem) }, span);
         self.emit(Op::CallSlot { slot: f, argc: if b == Builtin::Fold { 2 } else { 1 } }, span);
         match b {
             Builtin::Map => self.emit(Op::PushInto(acc), span),
@@ -1187,7 +1192,7 @@ impl Compiler {
         };
         self.emit(Op::Loop(start), span);
         self.patch(next);
-        self.emit(Op::Load(acc), span);
+        self.emit(Op::Take(acc), span);
         self.emit(Op::JoinPc, span);
         Ok(())
     }

@@ -216,8 +216,11 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
             match op {
                 Op::Push(v) => vm.stack.push(Val::plain(clone_value(v))),
                 Op::Load(s) => {
-                    let v = &vm.stack[base + *s as usize];
-                    let v = Val { value: clone_value(&v.value), label: v.label.clone() };
+                    let v = clone_val(&vm.stack[base + *s as usize]);
+                    vm.stack.push(v);
+                }
+                Op::Take(s) => {
+                    let v = std::mem::replace(&mut vm.stack[base + *s as usize], Val::plain(Value::Unit));
                     vm.stack.push(v);
                 }
                 Op::Store(s) => {
@@ -426,9 +429,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 }
                 Op::MakeRecord { ty, fields } => {
                     tri!(ctx.allocate(fields.len() as u64 * SLOT_BYTES));
-                    let values = vm.stack.drain(vm.stack.len() - fields.len()..);
-                    let fields = fields.iter().cloned().zip(values).collect();
-                    let record = Record::new(ty.clone(), fields, None);
+                    let values = vm.stack.split_off(vm.stack.len() - fields.len());
+                    let record = Record::with_names(ty.clone(), fields.clone(), values, None);
                     tri!(ctx.check_depth(record.depth));
                     vm.stack.push(Val::plain(Value::Record(Arc::new(record))));
                 }
@@ -639,9 +641,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "a loop index that is not an Int"))
                     };
                     let next = match &vm.stack[l].value {
-                        Value::List(xs) => {
-                            xs.get(k as usize).map(|x| Val { value: clone_value(&x.value), label: x.label.clone() })
-                        }
+                        Value::List(xs) => xs.get(k as usize).map(clone_val),
                         other => fail!(type_error(Span::default(), format!("cannot loop over {}", other.kind()))),
                     };
                     match next {
@@ -675,7 +675,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let Value::Bool(k) = keep.value else {
                         fail!(type_error(Span::default(), "a filter must return a Bool"))
                     };
-                    let x = vm.stack[base + *elem as usize].clone();
+                    let x = clone_val(&vm.stack[base + *elem as usize]);
                     let slot = &mut vm.stack[base + *acc as usize];
                     slot.label.join_mut(&keep.label);
                     if k {
@@ -813,6 +813,19 @@ fn clone_value(v: &Value) -> Value {
         Value::Bool(b) => Value::Bool(*b),
         Value::Unit => Value::Unit,
         other => other.clone(),
+    }
+}
+
+/// `Val::clone`, with the scalars the hot paths mostly load copied inline, each variant built
+/// whole.
+#[inline(always)]
+fn clone_val(v: &Val) -> Val {
+    let label = v.label.clone();
+    match v.value {
+        Value::Int(i) => Val { value: Value::Int(i), label },
+        Value::Bool(b) => Val { value: Value::Bool(b), label },
+        Value::Unit => Val { value: Value::Unit, label },
+        ref other => Val { value: other.clone(), label },
     }
 }
 

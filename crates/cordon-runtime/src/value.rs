@@ -194,11 +194,16 @@ pub enum Value {
     Label(Arc<DcLabel>),
 }
 
+/// A record: its fields' names, shared by every record the same code makes (so making one
+/// counts one reference for all its names), and their values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "RecordData", from = "RecordData")]
 pub struct Record {
     /// The declared type's name.
     pub ty: Arc<str>,
-    pub fields: Vec<(Arc<str>, Val)>,
+    names: Arc<[Arc<str>]>,
+    /// In the order of `names`.
+    values: Vec<Val>,
     /// Set for opaque records a tool made: the host's registration of this exact value.
     pub host: Option<HostId>,
     /// See [`depth`].
@@ -207,12 +212,57 @@ pub struct Record {
 
 impl Record {
     pub fn new(ty: Arc<str>, fields: Vec<(Arc<str>, Val)>, host: Option<HostId>) -> Record {
-        let depth = 1 + fields.iter().map(|(_, v)| depth(&v.value)).max().unwrap_or(0);
-        Record { ty, fields, host, depth }
+        let (names, values): (Vec<Arc<str>>, Vec<Val>) = fields.into_iter().unzip();
+        Record::with_names(ty, names.into(), values, host)
+    }
+
+    /// A record with the field names another record or a constructor's code already holds;
+    /// `values` in their order (a name without a value is left out).
+    pub fn with_names(ty: Arc<str>, names: Arc<[Arc<str>]>, values: Vec<Val>, host: Option<HostId>) -> Record {
+        let depth = 1 + values.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
+        Record { ty, names, values, host, depth }
+    }
+
+    /// Each field's name and value, in order.
+    pub fn fields(&self) -> impl ExactSizeIterator<Item = (&Arc<str>, &Val)> {
+        self.names.iter().zip(&self.values)
+    }
+
+    /// The field names, shared (for [`Record::with_names`]).
+    pub fn names(&self) -> &Arc<[Arc<str>]> {
+        &self.names
+    }
+
+    /// The field values, in the order of the names.
+    pub fn values(&self) -> &[Val] {
+        &self.values
     }
 
     pub fn field(&self, name: &str) -> Option<&Val> {
-        self.fields.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+        self.fields().find(|(n, _)| &***n == name).map(|(_, v)| v)
+    }
+}
+
+/// A record as it is saved: each field with its name, as the record was first laid out.
+#[derive(Serialize, Deserialize)]
+struct RecordData {
+    ty: Arc<str>,
+    fields: Vec<(Arc<str>, Val)>,
+    host: Option<HostId>,
+    depth: u32,
+}
+
+impl From<Record> for RecordData {
+    fn from(r: Record) -> RecordData {
+        let fields = r.names.iter().cloned().zip(r.values).collect();
+        RecordData { ty: r.ty, fields, host: r.host, depth: r.depth }
+    }
+}
+
+impl From<RecordData> for Record {
+    fn from(r: RecordData) -> Record {
+        let (names, values): (Vec<Arc<str>>, Vec<Val>) = r.fields.into_iter().unzip();
+        Record { ty: r.ty, names: names.into(), values, host: r.host, depth: r.depth }
     }
 }
 
@@ -358,7 +408,7 @@ impl Value {
             Value::List(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
             Value::Record(r) => {
                 let mut map = serde_json::Map::new();
-                for (n, v) in &r.fields {
+                for (n, v) in r.fields() {
                     map.insert(n.to_string(), v.value.to_json());
                 }
                 J::Object(map)
@@ -407,7 +457,7 @@ impl fmt::Display for Value {
             }
             Value::Record(r) => {
                 write!(f, "{} {{ ", r.ty)?;
-                for (i, (n, v)) in r.fields.iter().enumerate() {
+                for (i, (n, v)) in r.fields().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
