@@ -171,14 +171,19 @@ pub enum Op {
         elem: Slot,
         exit: u32,
     },
-    /// Pops a value and appends it to the list in `slot`.
-    PushInto(Slot),
-    /// Pops a Bool; appends the element in `elem` to the list in `acc` if it is true. The
-    /// list's label takes the Bool's (which elements are kept depends on it).
-    FilterInto {
+    /// Starts a list that `map` or `filter` builds, outside any value until `ListEnd` (so
+    /// appending to it needs no unique access to a shared list); its label is kept in `acc`.
+    ListStart(Slot),
+    /// Pops a value and appends it to the list being built.
+    ListPush,
+    /// Pops a Bool; appends the element in `elem` to the list being built if it is true. The
+    /// list's label (in `acc`) takes the Bool's: which elements are kept depends on it.
+    ListPushIf {
         acc: Slot,
         elem: Slot,
     },
+    /// Pushes the list being built, with the label in `acc`.
+    ListEnd(Slot),
     /// Pops a Bool into the running `any` (`all` when `all`) in `acc`.
     Accumulate {
         acc: Slot,
@@ -1162,18 +1167,18 @@ impl Compiler {
                 self.emit(Op::Store(acc), span);
                 self.expr(rest[1])?;
             }
-            _ => {
-                let init = match b {
-                    Builtin::Any => Value::Bool(false),
-                    Builtin::All => Value::Bool(true),
-                    _ => Value::List(Arc::new(Vec::new())),
-                };
-                self.emit(Op::Push(init), span);
+            Builtin::Any | Builtin::All => {
+                self.emit(Op::Push(Value::Bool(b == Builtin::All)), span);
                 self.emit(Op::Store(acc), span);
                 self.expr(rest[0])?;
             }
+            _ => self.expr(rest[0])?,
         }
         self.emit(Op::Store(f), span);
+        let builds_list = matches!(b, Builtin::Map | Builtin::Filter);
+        if builds_list {
+            self.emit(Op::ListStart(acc), span);
+        }
         let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
         // The accumulator is stored again after the call, and only `filter` reads the element
@@ -1184,15 +1189,15 @@ impl Compiler {
         self.emit(if b == Builtin::Filter { Op::Load(elem) } else { Op::Take(elem) }, span);
         self.emit(Op::CallSlot { slot: f, argc: if b == Builtin::Fold { 2 } else { 1 } }, span);
         match b {
-            Builtin::Map => self.emit(Op::PushInto(acc), span),
-            Builtin::Filter => self.emit(Op::FilterInto { acc, elem }, span),
+            Builtin::Map => self.emit(Op::ListPush, span),
+            Builtin::Filter => self.emit(Op::ListPushIf { acc, elem }, span),
             Builtin::Any => self.emit(Op::Accumulate { acc, all: false }, span),
             Builtin::All => self.emit(Op::Accumulate { acc, all: true }, span),
             _ => self.emit(Op::Store(acc), span),
         };
         self.emit(Op::Loop(start), span);
         self.patch(next);
-        self.emit(Op::Take(acc), span);
+        self.emit(if builds_list { Op::ListEnd(acc) } else { Op::Take(acc) }, span);
         self.emit(Op::JoinPc, span);
         Ok(())
     }

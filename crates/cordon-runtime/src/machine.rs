@@ -48,6 +48,9 @@ pub struct Vm {
     frames: Vec<Frame>,
     pub(crate) pc: Label,
     pc_stack: Vec<Label>,
+    /// The lists `map` and `filter` are building, innermost last: a call inside one's loop
+    /// starts and ends its own before it returns.
+    lists: Vec<Vec<Val>>,
 }
 
 #[derive(Debug)]
@@ -654,12 +657,16 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => ip = *exit as usize,
                     }
                 }
-                Op::PushInto(slot) => {
+                Op::ListStart(acc) => {
+                    overwrite(&mut vm.stack[base + *acc as usize], Val::plain(Value::Unit));
+                    vm.lists.push(Vec::new());
+                }
+                Op::ListPush => {
                     let v = pop!();
                     tri!(ctx.allocate(SLOT_BYTES));
                     let max = ctx.limits.max_list_len;
-                    let Value::List(xs) = &mut vm.stack[base + *slot as usize].value else {
-                        fail!(type_error(Span::default(), "an accumulator that is not a list"))
+                    let Some(xs) = vm.lists.last_mut() else {
+                        fail!(type_error(Span::default(), "no list is being built"))
                     };
                     if xs.len() >= max {
                         fail!(RunError::new(
@@ -668,22 +675,28 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             format!("a list grew over the limit of {max} elements")
                         ));
                     }
-                    Arc::make_mut(xs).push(v);
+                    xs.push(v);
                 }
-                Op::FilterInto { acc, elem } => {
+                Op::ListPushIf { acc, elem } => {
                     let keep = pop!();
                     let Value::Bool(k) = keep.value else {
                         fail!(type_error(Span::default(), "a filter must return a Bool"))
                     };
-                    let x = clone_val(&vm.stack[base + *elem as usize]);
-                    let slot = &mut vm.stack[base + *acc as usize];
-                    slot.label.join_mut(&keep.label);
+                    vm.stack[base + *acc as usize].label.join_mut(&keep.label);
                     if k {
-                        let Value::List(xs) = &mut slot.value else {
-                            fail!(type_error(Span::default(), "an accumulator that is not a list"))
+                        let x = clone_val(&vm.stack[base + *elem as usize]);
+                        let Some(xs) = vm.lists.last_mut() else {
+                            fail!(type_error(Span::default(), "no list is being built"))
                         };
-                        Arc::make_mut(xs).push(x);
+                        xs.push(x);
                     }
+                }
+                Op::ListEnd(acc) => {
+                    let Some(items) = vm.lists.pop() else {
+                        fail!(type_error(Span::default(), "no list is being built"))
+                    };
+                    let label = std::mem::take(&mut vm.stack[base + *acc as usize].label);
+                    vm.stack.push(Val { value: Value::List(Arc::new(items)), label });
                 }
                 Op::Accumulate { acc, all } => {
                     let b = pop!();
