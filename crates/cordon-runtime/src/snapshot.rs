@@ -33,7 +33,8 @@ use crate::value::Val;
 
 /// The format's version: a saved run of another version is refused, never guessed at. The
 /// machine's frames point into compiled code, so a change to what the compiler emits is a new
-/// version too (2: `map` and `filter` build their lists on the operand stack).
+/// version too (2: `map` and `filter` build their lists in the machine, `Take` moves out of
+/// slots).
 const VERSION: u32 = 2;
 
 /// The length of the authentication tag in front of a saved run.

@@ -217,8 +217,8 @@ impl Record {
     }
 
     /// A record with the field names another record or a constructor's code already holds;
-    /// `values` in their order (a name without a value is left out).
-    pub fn with_names(ty: Arc<str>, names: Arc<[Arc<str>]>, values: Vec<Val>, host: Option<HostId>) -> Record {
+    /// `values` in their order, one for each.
+    pub(crate) fn with_names(ty: Arc<str>, names: Arc<[Arc<str>]>, values: Vec<Val>, host: Option<HostId>) -> Record {
         let depth = 1 + values.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
         Record { ty, names, values, host, depth }
     }
@@ -229,7 +229,7 @@ impl Record {
     }
 
     /// The field names, shared (for [`Record::with_names`]).
-    pub fn names(&self) -> &Arc<[Arc<str>]> {
+    pub(crate) fn names(&self) -> &Arc<[Arc<str>]> {
         &self.names
     }
 
