@@ -7,7 +7,7 @@
 //! refinement defines, and labels it. Entry arguments are made here too, and the sessions a
 //! plan hands back are collected here.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::Span;
 use serde_json::{Map as JsonMap, Value as Json};
@@ -74,11 +74,11 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
         ("reason".into(), Val::plain(Value::str(&e.message))),
     ];
     let id = opaque.then(|| ctx.host.fresh_id());
-    let record = Value::Record(Rc::new(Record::new(ty.clone(), fields, id)));
+    let record = Value::Record(Arc::new(Record::new(ty.clone(), fields, id)));
     if let Some(id) = id {
         ctx.host.register_record(id, record.clone());
     }
-    let refusal = Value::Variant(Rc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
+    let refusal = Value::Variant(Arc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
     Some(Val { value: refusal, label: chosen(ctx, effect) })
 }
 
@@ -288,7 +288,7 @@ fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunEr
                     return forged(format!("this `{}` was not made by the host", r.ty));
                 }
             }
-            r.fields.iter().try_for_each(|(_, f)| genuine(ctx, &f.value, consumed))
+            r.values().iter().try_for_each(|f| genuine(ctx, &f.value, consumed))
         }
         Value::Tuple(items) => items.iter().try_for_each(|x| genuine(ctx, &x.value, consumed)),
         Value::List(items) => items.iter().try_for_each(|x| genuine(ctx, &x.value, consumed)),
@@ -433,7 +433,7 @@ fn label_result(v: Value, label: &Label) -> Val {
                 .iter()
                 .map(|x| if matches!(x.value, Value::Handle(_)) { x.clone() } else { x.clone().with_label(label) })
                 .collect();
-            Val::plain(Value::Tuple(Rc::new(items)))
+            Val::plain(Value::Tuple(Arc::new(items)))
         }
         Value::Handle(_) => Val::plain(v),
         v => Val { value: v, label: label.clone() },
@@ -471,7 +471,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
             for (i, (s, x)) in ss.iter().zip(items).enumerate() {
                 out.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, x, scope, at))?));
             }
-            Value::Tuple(Rc::new(out))
+            Value::Tuple(Arc::new(out))
         }
         (Shape::List(s), Json::Array(items)) => {
             crate::builtins::check_list_len(items.len(), ctx).map_err(|e| at.locate(e))?;
@@ -479,7 +479,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
             for (i, x) in items.iter().enumerate() {
                 out.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, x, scope, at))?));
             }
-            Value::List(Rc::new(out))
+            Value::List(Arc::new(out))
         }
         (Shape::Option(_), Json::Null) => Value::none(),
         (Shape::Option(s), j) => Value::some(adopt(ctx, s, j, scope, at)?),
@@ -491,7 +491,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
                 _ => return Err(wrong("`{\"Ok\": ..}` or `{\"Err\": ..}`", at)),
             };
             let value = at.within(Step::Field(name.into()), |at| adopt(ctx, s, payload, scope, at))?;
-            Value::Variant(Rc::new(Variant::new("Result".into(), name.into(), vec![Val::plain(value)])))
+            Value::Variant(Arc::new(Variant::new("Result".into(), name.into(), vec![Val::plain(value)])))
         }
         (Shape::Record(ty), Json::Object(o)) => record(ctx, ty, o, scope, at)?,
         (Shape::Enum(ty), j) => variant(ctx, ty, j, scope, at)?,
@@ -521,7 +521,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
 /// A record of type `ty` from a JSON object: every declared field, decoded against its shape
 /// (fields the type does not declare are ignored), then labelled as the type declares; an opaque
 /// record is registered as the host's.
-fn record(ctx: &mut Ctx, ty: &Rc<str>, o: &JsonMap<String, Json>, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
+fn record(ctx: &mut Ctx, ty: &Arc<str>, o: &JsonMap<String, Json>, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
     let program = ctx.program.clone();
     let Some(declared) = program.decls.field_shapes.get(ty) else {
         return Err(contract(at, format!("`{ty}` is not a record type")));
@@ -537,17 +537,17 @@ fn record(ctx: &mut Ctx, ty: &Rc<str>, o: &JsonMap<String, Json>, scope: &[Val],
     }
     label_fields(ctx, ty, &mut fields)?;
     if !program.decls.is_opaque_record(ty) {
-        return Ok(Value::Record(Rc::new(Record::new(ty.clone(), fields, None))));
+        return Ok(Value::Record(Arc::new(Record::new(ty.clone(), fields, None))));
     }
     let id = ctx.host.fresh_id();
-    let made = Value::Record(Rc::new(Record::new(ty.clone(), fields, Some(id))));
+    let made = Value::Record(Arc::new(Record::new(ty.clone(), fields, Some(id))));
     ctx.host.register_record(id, made.clone());
     Ok(made)
 }
 
 /// A value of the enum `ty`: `"Name"` for a variant without payload, `{"Name": payload}` for one
 /// with one, `{"Name": [payload, ..]}` for one with several.
-fn variant(ctx: &mut Ctx, ty: &Rc<str>, j: &Json, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
+fn variant(ctx: &mut Ctx, ty: &Arc<str>, j: &Json, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
     let program = ctx.program.clone();
     let Some(variants) = program.decls.variant_shapes.get(ty) else {
         return Err(contract(at, format!("`{ty}` is not an enum type")));
@@ -574,7 +574,7 @@ fn variant(ctx: &mut Ctx, ty: &Rc<str>, j: &Json, scope: &[Val], at: &mut Path) 
     for (i, (s, p)) in shapes.iter().zip(payload).enumerate() {
         values.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, p, scope, at))?));
     }
-    Ok(Value::Variant(Rc::new(Variant::new(ty.clone(), name.clone(), values))))
+    Ok(Value::Variant(Arc::new(Variant::new(ty.clone(), name.clone(), values))))
 }
 
 /// Where in a tool's result a decoder is: `.issues[3].title`, for errors.
@@ -582,7 +582,7 @@ fn variant(ctx: &mut Ctx, ty: &Rc<str>, j: &Json, scope: &[Val], at: &mut Path) 
 struct Path(Vec<Step>);
 
 enum Step {
-    Field(Rc<str>),
+    Field(Arc<str>),
     Index(usize),
 }
 
@@ -639,7 +639,7 @@ fn json_kind(j: &Json) -> &'static str {
 
 /// Gives a tool result's record fields (in declared order) the labels their type declares
 /// (`body: String @label(untrusted())`): who wrote a field, not only who returned the record.
-fn label_fields(ctx: &mut Ctx, ty: &str, fields: &mut [(Rc<str>, Val)]) -> Result<(), RunError> {
+fn label_fields(ctx: &mut Ctx, ty: &str, fields: &mut [(Arc<str>, Val)]) -> Result<(), RunError> {
     let program = ctx.program.clone();
     let Some(labels) = program.field_labels.get(ty) else {
         return Ok(());
@@ -748,7 +748,7 @@ fn path_label(v: &Val, id: HostId) -> Option<Label> {
         Value::Handle(h) if h.id == id => Some(Label::bottom()),
         Value::Tuple(items) | Value::List(items) => items.iter().find_map(|x| path_label(x, id)),
         Value::Variant(x) => x.payload.iter().find_map(|p| path_label(p, id)),
-        Value::Record(r) => r.fields.iter().find_map(|(_, x)| path_label(x, id)),
+        Value::Record(r) => r.values().iter().find_map(|x| path_label(x, id)),
         _ => None,
     };
     inside.map(|l| l.join(&v.label))

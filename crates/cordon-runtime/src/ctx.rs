@@ -3,7 +3,7 @@
 //! labels) through [`Ctx::eval`], which the machine provides when a run is made: the boundary
 //! stands below the machine that drives it, and does not reach into it.
 
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use cordon_syntax::Span;
@@ -28,7 +28,7 @@ pub enum ConstState {
 /// The state of one run besides its machine.
 #[derive(Debug)]
 pub struct Ctx {
-    pub program: Rc<Compiled>,
+    pub program: Arc<Compiled>,
     pub host: HostState,
     pub limits: Limits,
     pub user: Str,

@@ -1,7 +1,7 @@
 //! What crosses from a program to the world: a tool call as plain data, and the trait of the
 //! things that perform tool calls (simulated environments, MCP servers, HTTP APIs).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::Span;
 use serde::{Deserialize, Serialize};
@@ -14,10 +14,10 @@ use crate::value::{Val, Value};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Effect {
     /// The capability's declared name, e.g. `GitHub`.
-    pub capability: Rc<str>,
-    pub tool: Rc<str>,
+    pub capability: Arc<str>,
+    pub tool: Arc<str>,
     /// Each argument with its parameter's name; labels included.
-    pub args: Vec<(Rc<str>, Val)>,
+    pub args: Vec<(Arc<str>, Val)>,
     /// The program-counter label at the call: what the decision to call depended on.
     pub pc: Label,
     /// Where in the program the call is.
@@ -29,7 +29,7 @@ pub struct Effect {
 impl Effect {
     /// A call made outside any run, public and from nowhere in particular: to drive a tool host
     /// directly (its own tests, a host composed of others).
-    pub fn outside_a_run(capability: &str, tool: &str, args: Vec<(Rc<str>, Val)>) -> Effect {
+    pub fn outside_a_run(capability: &str, tool: &str, args: Vec<(Arc<str>, Val)>) -> Effect {
         Effect {
             capability: capability.into(),
             tool: tool.into(),
@@ -56,7 +56,7 @@ pub struct HoleRequest {
     /// The hole's arguments after the task.
     pub args: Vec<Val>,
     /// Every binding visible at the hole with its value: for the prompt, where labels allow.
-    pub scope: Vec<(Rc<str>, Val)>,
+    pub scope: Vec<(Arc<str>, Val)>,
     /// The program-counter label at the hole.
     pub pc: Label,
     /// The hole's index in the running program.

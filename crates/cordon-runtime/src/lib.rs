@@ -37,7 +37,7 @@ mod snapshot;
 pub mod trace;
 pub mod value;
 
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use cordon_syntax::Span;
@@ -63,7 +63,7 @@ use machine::{Exit, Vm};
 /// runtime's own tests).
 #[derive(Debug, Clone)]
 pub struct Program {
-    compiled: Rc<Compiled>,
+    compiled: Arc<Compiled>,
 }
 
 impl Program {
@@ -79,7 +79,7 @@ impl Program {
     }
 
     fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Program, CompileError> {
-        Ok(Program { compiled: Rc::new(compile::compile(policies, plan)?) })
+        Ok(Program { compiled: Arc::new(compile::compile(policies, plan)?) })
     }
 
     /// The names of the entry's linear parameters and their types: what a host keeps between
@@ -312,7 +312,7 @@ impl Run {
             }
         };
         let body = compiled.body;
-        Rc::make_mut(&mut self.ctx.program).extend(compiled);
+        Arc::make_mut(&mut self.ctx.program).extend(compiled);
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
         // The fill's label also names its hole, so a refusal can point at the code's origin.
         let label = if label.is_bottom() {
