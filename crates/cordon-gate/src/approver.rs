@@ -288,3 +288,18 @@ impl<R: BufRead, W: Write> Approver for Terminal<R, W> {
         true
     }
 }
+
+/// An approver borrowed: the caller keeps it, to look at what it was shown afterwards.
+impl<A: Approver + ?Sized> Approver for &mut A {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn review(&mut self, card: &Card) -> Reply {
+        (**self).review(card)
+    }
+
+    fn speaks_for_user(&self) -> bool {
+        (**self).speaks_for_user()
+    }
+}

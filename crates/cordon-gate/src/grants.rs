@@ -72,3 +72,14 @@ pub(crate) fn now_ms() -> i64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
+
+/// Grants borrowed: the caller keeps them, to look at them afterwards.
+impl<G: Grants + ?Sized> Grants for &G {
+    fn find(&self, query: &GrantQuery<'_>) -> Result<Option<Grant>, StoreError> {
+        (**self).find(query)
+    }
+
+    fn add(&self, grant: &NewGrant) -> Result<Grant, StoreError> {
+        (**self).add(grant)
+    }
+}
