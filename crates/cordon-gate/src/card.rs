@@ -65,6 +65,9 @@ pub enum Origin {
     /// The user vouches for it: the user's request, or the plan's own text written while the
     /// model had seen nothing else.
     Request,
+    /// Everyone vouches for it, and it came from a tool: the host's own facts (a product's
+    /// merchant, an order's amount, a message's sender).
+    Host,
     /// Only these principals vouch for it (a tool's facts, a merchant's message, an author's
     /// review), written as a formula: `mallory`, `shop`.
     VouchedBy { who: String },
@@ -103,7 +106,10 @@ impl Shown {
     /// A text with the label `label`.
     pub fn labelled(text: String, label: &Label, user: &str) -> Shown {
         let dc = label.dc();
-        let origin = origin(&dc, user);
+        let mut origin = origin(&dc, user);
+        if origin == Origin::Request && dc.integrity.is_false() && !label.sources().is_empty() {
+            origin = Origin::Host;
+        }
         let sources = label.sources().iter().map(|s| s.what.to_string()).collect();
         Shown { text, label: dc, origin, sources }
     }
@@ -117,7 +123,8 @@ impl Shown {
     pub fn origin_words(&self) -> String {
         let what = match &self.origin {
             Origin::Request => "the user's request".to_string(),
-            Origin::VouchedBy { who } => format!("data written by {who}"),
+            Origin::Host => "the host's own facts".to_string(),
+            Origin::VouchedBy { who } => format!("data written by {}", words(who)),
             Origin::Nobody => "data no one vouches for".to_string(),
         };
         if self.sources.is_empty() || self.origin == Origin::Request {
@@ -140,7 +147,12 @@ pub fn origin(dc: &DcLabel, user: &str) -> Origin {
 }
 
 pub(crate) fn secrecy_words(f: &Formula) -> String {
-    if f.is_true() { "public".into() } else { format!("secret to {f}") }
+    if f.is_true() { "public".into() } else { format!("secret to {}", words(&f.to_string())) }
+}
+
+/// A formula over principals in words: `a | b` is "a or b", `a & b` "a and b".
+pub(crate) fn words(formula: &str) -> String {
+    formula.replace(" | ", " or ").replace(" & ", " and ")
 }
 
 pub(crate) fn integrity_words(f: &Formula) -> String {
@@ -149,7 +161,7 @@ pub(crate) fn integrity_words(f: &Formula) -> String {
     } else if f.is_true() {
         "no one".into()
     } else {
-        f.to_string()
+        words(&f.to_string())
     }
 }
 
@@ -248,9 +260,10 @@ impl Card {
             out.shown(&escape(key), v);
         }
         if let Some(c) = &self.content {
-            let lines = c.text.lines().count().max(1);
+            let lines = c.text.split('\n').count();
             let bytes = c.text.len();
-            out.raw(format!("content ({lines} lines, {bytes} bytes, shown whole):"));
+            let s = |n: usize| if n == 1 { "" } else { "s" };
+            out.raw(format!("content ({lines} line{}, {bytes} byte{}, shown whole):", s(lines), s(bytes)));
             for line in c.text.split('\n') {
                 out.wrapped("  | ", "  | ", &escape(line));
             }

@@ -413,7 +413,11 @@ impl<'a> Gate<'a> {
         let carried = f.carried.dc();
         let mut meaning = Vec::new();
         if !f.sink.secrecy.implies(&carried.secrecy) {
-            let to = if f.sink.secrecy.is_true() { "anyone".to_string() } else { f.sink.secrecy.to_string() };
+            let to = if f.sink.secrecy.is_true() {
+                "anyone".to_string()
+            } else {
+                crate::card::words(&f.sink.secrecy.to_string())
+            };
             meaning.push(format!("you release data that is {} to {to}", secrecy_words(&carried.secrecy)));
         }
         if !carried.integrity.implies(&f.sink.integrity) {
