@@ -3,7 +3,7 @@
 //! tested in `crates/cordon-gate/tests/`.)
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_envs::{Environment, Shop, env};
+use cordon_envs::{Shop, env};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check, lint};
 
