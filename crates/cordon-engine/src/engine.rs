@@ -106,6 +106,7 @@ impl<'a> Engine<'a> {
     /// Drives `run` from its start (or from wherever it waits for [`Run::proceed`]).
     pub fn start(&mut self, run: &mut Run) -> Ending {
         self.told = run.trace().len();
+        self.defer_flows(run);
         let step = run.proceed();
         self.drive(run, step)
     }
@@ -122,6 +123,7 @@ impl<'a> Engine<'a> {
     /// that held it decides again, now knowing its answer); a waiting hole is filled.
     pub fn resume(&mut self, run: &mut Run) -> Ending {
         self.told = run.trace().len();
+        self.defer_flows(run);
         let effect = run.waiting_effect().cloned();
         self.emit(&Event::RunResumed { effect: effect.as_ref() });
         if let Some(effect) = effect {
@@ -140,6 +142,7 @@ impl<'a> Engine<'a> {
     /// Performs a held effect after the rest of the pipeline agrees, and drives on.
     pub fn release(&mut self, run: &mut Run, held: Held) -> Ending {
         self.told = run.trace().len();
+        self.defer_flows(run);
         self.emit(&Event::RunResumed { effect: Some(&held.effect) });
         match self.pipeline(run, held.effect, held.next) {
             Passed::Performed(step) => self.drive(run, step),
@@ -155,6 +158,12 @@ impl<'a> Engine<'a> {
         let step = run.refuse(e);
         self.tell_trace(run, Some(&held.stage));
         self.drive(run, step)
+    }
+
+    /// Lets the boundary propose calls that fail only label checks when a stage may put them to
+    /// the user; otherwise it refuses them itself, as always.
+    fn defer_flows(&self, run: &mut Run) {
+        run.defer_label_flows(self.stages.iter().any(|s| s.approves_flows()));
     }
 
     /// The loop: every step of every run, for every front end, goes through here.
@@ -193,6 +202,13 @@ impl<'a> Engine<'a> {
             self.emit(&Event::StageDecided { stage: &stage, effect: &effect, verdict: &verdict });
             match verdict {
                 Verdict::Proceed => {}
+                Verdict::Endorse { by } => {
+                    if let Err(e) = run.approve_flows(&by) {
+                        let step = run.refuse(e);
+                        self.tell_trace(run, Some(&stage));
+                        return Passed::Performed(step);
+                    }
+                }
                 Verdict::Hold { needs } => {
                     self.emit(&Event::RunHeld { stage: &stage, effect: &effect, needs: &needs });
                     return Passed::Held(Held { effect, stage, needs, next: i + 1 });
@@ -208,6 +224,12 @@ impl<'a> Engine<'a> {
     }
 
     fn perform(&mut self, run: &mut Run, effect: &Effect) -> Result<Step, RunError> {
+        // A call that failed label checks no stage endorsed: refused as the boundary would.
+        if let Some(e) = run.unapproved_flows() {
+            let step = run.refuse(e);
+            self.tell_trace(run, None);
+            return step;
+        }
         run.commit()?;
         let answer = self.hosts.perform(&ToolCall::new(effect));
         self.emit(&Event::EffectPerformed { effect, answer: &answer });

@@ -12,11 +12,13 @@ mod call;
 pub mod chat;
 pub mod github;
 pub mod noninterference;
+pub mod shop;
 
 use cordon_runtime::effect::ToolHost;
 
 pub use chat::Chat;
 pub use github::GitHub;
+pub use shop::Shop;
 
 /// A simulated environment: a tool host with a principal and an inspectable state.
 pub trait Environment: ToolHost {
@@ -80,14 +82,37 @@ impl Environment for Chat {
     }
 }
 
+impl Environment for Shop {
+    fn name(&self) -> &'static str {
+        "shop"
+    }
+
+    fn capability(&self) -> &'static str {
+        shop::CAPABILITY
+    }
+
+    fn principal(&self) -> &str {
+        self.user()
+    }
+
+    fn policy(&self) -> &'static str {
+        shop::POLICY
+    }
+
+    fn state_json(&self) -> serde_json::Value {
+        Shop::state_json(self)
+    }
+}
+
 /// The names [`env`] knows.
-pub const NAMES: &[&str] = &["github", "chat"];
+pub const NAMES: &[&str] = &["github", "chat", "shop"];
 
 /// A fresh environment with its built-in data, by name.
 pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
     match name {
         "github" => Ok(Box::new(GitHub::builtin()?)),
         "chat" => Ok(Box::new(Chat::builtin()?)),
+        "shop" => Ok(Box::new(Shop::builtin()?)),
         _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
     }
 }

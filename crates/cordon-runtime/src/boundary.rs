@@ -15,7 +15,7 @@ use serde_json::{Map as JsonMap, Value as Json};
 use crate::builtins::{deep_label_within, equal};
 use crate::compile::{EntryDecl, ToolDecl};
 use crate::ctx::Ctx;
-use crate::effect::Effect;
+use crate::effect::{Effect, Flow};
 use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
 use crate::label::{DcLabel, Label};
@@ -39,10 +39,12 @@ pub fn admit(ctx: &mut Ctx, cap: &str, tool: &str, args: Vec<Val>, pc: &Label, s
         pc: pc.clone(),
         span,
         consumes: Vec::new(),
+        flows: Vec::new(),
     };
     match check_call(ctx, decl, &effect) {
-        Ok(consumes) => {
+        Ok((consumes, flows)) => {
             effect.consumes = consumes;
+            effect.flows = flows;
             Ok(effect)
         }
         Err(mut e) => {
@@ -97,8 +99,9 @@ pub fn commit(ctx: &mut Ctx, effect: &Effect) {
     ctx.trace.push(Event::allowed(effect));
 }
 
-/// Everything `admit` checks, changing nothing; returns the linear values the call uses up.
-fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<HostId>, RunError> {
+/// Everything `admit` checks, changing nothing; returns the linear values the call uses up, and
+/// the label checks it failed where the run defers those to a stage.
+fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<HostId>, Vec<Flow>), RunError> {
     let name = format!("{}.{}", decl.capability, decl.name);
     if effect.args.len() != decl.params.len() {
         return Err(RunError::new(
@@ -122,8 +125,8 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Hos
         conforms(ctx, shape, arg, &args, Role::Argument)
             .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
     }
-    check_sinks(ctx, decl, effect, &name)?;
-    Ok(consumed)
+    let flows = check_sinks(ctx, decl, effect, &name)?;
+    Ok((consumed, flows))
 }
 
 /// Every argument and the decision to call have a sink, declared or default, and the call goes
@@ -131,7 +134,10 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Hos
 /// written in a branch on a secret is as chosen by the secret as a value computed from it.
 /// The default sink of a parameter is public and vouched for by the user (a policy that forgets
 /// a sink gets safety, not a leak); the decision's default is the meet of the parameters'.
-fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> Result<(), RunError> {
+/// Every failure is found, in a fixed order (the decision's sink, then each argument's own
+/// label and the decision, parameter by parameter); the first is the refusal, unless the run
+/// defers label failures to a stage, which then gets them all.
+fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> Result<Vec<Flow>, RunError> {
     let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
     let default = DcLabel::endorsed(&ctx.user);
     let mut sinks = Vec::with_capacity(decl.sinks.len());
@@ -141,6 +147,7 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
             None => default.clone(),
         });
     }
+    let mut flows = Vec::new();
     // The bottom pc (a decision that depended on nothing) flows to every sink.
     if !effect.pc.is_bottom() {
         let decision = match &decl.decision_sink {
@@ -148,20 +155,35 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
             None => sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default),
         };
         if !effect.pc.flows_to(&decision) {
-            return Err(decision_error(name, &effect.pc, &decision));
+            flows.push(Flow { param: None, value: None, carried: effect.pc.clone(), sink: decision });
         }
     }
     for ((pname, arg), sink) in effect.args.iter().zip(&sinks) {
         let own = arg_label(ctx, arg);
         if !own.flows_to(sink) {
-            return Err(flow_error(name, pname, arg, &own, sink));
+            flows.push(Flow { param: Some(pname.to_string()), value: Some(arg.clone()), carried: own, sink: sink.clone() });
         }
         if !effect.pc.flows_to(sink) {
-            return Err(decision_error(name, &effect.pc, sink)
-                .with_note(format!("the argument `{pname}` was chosen under that decision, and its sink is {sink}")));
+            flows.push(Flow { param: Some(pname.to_string()), value: None, carried: effect.pc.clone(), sink: sink.clone() });
         }
     }
-    Ok(())
+    match flows.first() {
+        Some(first) if !ctx.defer_label_flows => Err(flow_refusal(name, first)),
+        _ => Ok(flows),
+    }
+}
+
+/// The refusal of a call for one label check it failed: what the boundary says when it refuses
+/// the call itself. `name` is `Capability.tool`.
+pub fn flow_refusal(name: &str, flow: &Flow) -> RunError {
+    match (&flow.param, &flow.value) {
+        (None, _) => decision_error(name, &flow.carried, &flow.sink),
+        (Some(pname), Some(arg)) => flow_error(name, pname, arg, &flow.carried, &flow.sink),
+        (Some(pname), None) => decision_error(name, &flow.carried, &flow.sink).with_note(format!(
+            "the argument `{pname}` was chosen under that decision, and its sink is {}",
+            flow.sink
+        )),
+    }
 }
 
 /// What passing `arg` to a tool reveals, and so what the tool's answer depends on: its label and

@@ -245,6 +245,11 @@ pub struct ToolDecl {
     /// `@label(pc = ..)`: the sink of the decision to call. Without it, the meet of the
     /// parameters' sinks.
     pub decision_sink: Option<CodeRef>,
+    /// `@approval(..)`: the tool's tier, constant or chosen on the arguments. Without it, the
+    /// tool needs no approval.
+    pub approval: Option<crate::approval::TierCode>,
+    /// `@card(key = ..)`: each field a card shows, in order, as code over the parameters.
+    pub card: Vec<(String, CodeRef)>,
     pub span: Span,
 }
 
@@ -1251,6 +1256,21 @@ impl Compiler {
                 }
             }
         }
+        let mut approval = None;
+        let mut card = Vec::new();
+        for a in &t.annotations {
+            match (a.name.name.as_str(), a.args.as_slice()) {
+                ("approval", [arg]) => approval = Some(self.tier(&arg.value, &names)?),
+                ("card", args) => {
+                    for arg in args {
+                        let Some(key) = &arg.key else { continue };
+                        let code = self.body_code(&format!("@card({})", key.name), &names, |c| c.expr(&arg.value))?;
+                        card.push((key.name.clone(), code));
+                    }
+                }
+                _ => {}
+            }
+        }
         Ok(ToolDecl {
             capability: capability.into(),
             name: t.name.name.as_str().into(),
@@ -1259,8 +1279,41 @@ impl Compiler {
             returns_label,
             sinks,
             decision_sink,
+            approval,
+            card,
             span: t.span,
         })
+    }
+
+    /// An approval tier (`ask`, or `if amount > 100 { ask_always } else { ask }`): the
+    /// conditions become code over the parameters.
+    fn tier(&mut self, e: &Expr, params: &[&str]) -> Res<crate::approval::TierCode> {
+        use crate::approval::{Tier, TierCode};
+        use cordon_syntax::ast::ExprKind;
+        let tail = |e: &Expr| match &e.kind {
+            ExprKind::Block(b) if b.stmts.is_empty() => b.tail.as_deref().cloned(),
+            ExprKind::If { .. } => Some(e.clone()),
+            _ => None,
+        };
+        match &e.kind {
+            ExprKind::Name(id) => match Tier::from_name(&id.name) {
+                Some(t) => Ok(TierCode::Is(t)),
+                None => self.err(id.span, format!("`{}` is not an approval tier", id.name)),
+            },
+            ExprKind::If { cond, then, else_: Some(otherwise) } => {
+                let Some(then) = then.tail.as_deref().filter(|_| then.stmts.is_empty()) else {
+                    return self.err(then.span, "a tier's branch holds one tier");
+                };
+                let Some(otherwise) = tail(otherwise) else {
+                    return self.err(otherwise.span, "a tier's branch holds one tier");
+                };
+                let cond = self.body_code("@approval(if ..)", params, |c| c.expr(cond))?;
+                let then = Box::new(self.tier(then, params)?);
+                let otherwise = Box::new(self.tier(&otherwise, params)?);
+                Ok(TierCode::If { cond, then, otherwise })
+            }
+            _ => self.err(e.span, "`@approval` takes a tier, or `if cond { tier } else { tier }`"),
+        }
     }
 
     /// The labels a record type gives its fields (`body: String @label(untrusted())`): code

@@ -43,6 +43,9 @@ pub struct Ctx {
     pub pc_seen: Label,
     /// Runs pure code to completion: the machine's evaluator.
     pub evaluator: Evaluator,
+    /// Whether a call that fails only label checks is proposed with its failures marked
+    /// (`Effect::flows`) for a stage to put to the user, instead of refused here.
+    pub defer_label_flows: bool,
 }
 
 /// How policy code is run to a value: the machine's `eval`.

@@ -24,6 +24,24 @@ pub struct Effect {
     pub span: Span,
     /// The linear values the call uses up when it is performed.
     pub(crate) consumes: Vec<crate::value::HostId>,
+    /// The label checks this call failed, when the run lets a stage approve them (see
+    /// [`crate::Run::defer_label_flows`]); empty otherwise. A call with any is performed only
+    /// after [`crate::Run::approve_flows`], else refused as the boundary would have.
+    #[serde(default)]
+    pub flows: Vec<Flow>,
+}
+
+/// A label check a call failed: a value (or the decision to call) that may not flow to its
+/// sink. Only the user's approval, for this call, lets it through.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    /// The parameter whose sink it is; `None` for the decision's own sink (`@label(pc = ..)`).
+    pub param: Option<String>,
+    /// The argument, when the argument's own label is what may not flow.
+    pub value: Option<Val>,
+    /// What may not flow: the argument's label, or the decision's (the pc).
+    pub carried: Label,
+    pub sink: crate::label::DcLabel,
 }
 
 impl Effect {
@@ -37,6 +55,7 @@ impl Effect {
             pc: Label::bottom(),
             span: Span::default(),
             consumes: Vec::new(),
+            flows: Vec::new(),
         }
     }
 

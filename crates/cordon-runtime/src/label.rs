@@ -183,6 +183,14 @@ impl DcLabel {
     pub fn flows_to(&self, to: &DcLabel) -> bool {
         to.secrecy.implies(&self.secrecy) && self.integrity.implies(&to.integrity)
     }
+
+    /// May data labelled `self` flow where `to` is allowed, on the word of `principal` (DC
+    /// labels' flow with a privilege)? `principal` may release what is secret to it (and to no
+    /// one else) and vouch for data in its own name; nothing else.
+    pub fn flows_to_with(&self, to: &DcLabel, principal: &str) -> bool {
+        let p = Formula::principal(principal);
+        to.secrecy.and(&p).implies(&self.secrecy) && self.integrity.and(&p).implies(&to.integrity)
+    }
 }
 
 impl fmt::Display for DcLabel {

@@ -110,6 +110,7 @@ pub struct Decls {
     /// decoded against.
     pub field_shapes: HashMap<Arc<str>, Vec<(Arc<str>, Shape)>>,
     /// Every enum's variants with their payloads' shapes.
+    #[expect(clippy::type_complexity, reason = "read in one place, where the shape is plain")]
     pub variant_shapes: HashMap<Arc<str>, Vec<(Arc<str>, Vec<Shape>)>>,
 }
 

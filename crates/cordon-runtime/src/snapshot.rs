@@ -169,12 +169,14 @@ impl Run {
             trace: s.trace,
             pc_seen: s.pc_seen,
             evaluator: machine::eval,
+            defer_label_flows: false,
         };
         let run = Run {
             vm: s.vm,
             ctx,
             waiting: s.waiting,
             committed: s.committed,
+            flows_approved_by: None,
             waiting_hole: s.waiting_hole,
             sessions: s.sessions,
             finished: s.finished,
