@@ -240,7 +240,7 @@ impl Shown<'_> {
             }
             Value::Record(r) => {
                 out.push_str(&format!("{} {{ ", r.ty));
-                for (i, (name, v)) in r.fields.iter().enumerate() {
+                for (i, (name, v)) in r.fields().enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
@@ -369,7 +369,7 @@ fn arguments(shown: &mut Shown<'_>, args: &[HoleBinding], values: &[Val]) -> Str
 }
 
 /// The bindings visible at the hole, innermost last, with their values where allowed.
-fn bindings(shown: &mut Shown<'_>, bindings: &[HoleBinding], scope: &[(std::rc::Rc<str>, Val)]) -> String {
+fn bindings(shown: &mut Shown<'_>, bindings: &[HoleBinding], scope: &[(std::sync::Arc<str>, Val)]) -> String {
     if bindings.is_empty() {
         return String::new();
     }
@@ -451,7 +451,7 @@ mod tests {
     }
 
     fn boxed(inner: Val) -> Val {
-        Val::plain(Value::Labeled(std::rc::Rc::new(inner)))
+        Val::plain(Value::Labeled(std::sync::Arc::new(inner)))
     }
 
     /// The value as a model cleared for `clearance` is shown it at a hole reached under `pc`,
@@ -465,7 +465,7 @@ mod tests {
     fn a_box_is_opened_only_where_its_content_may_flow() {
         let public = DcLabel::untrusted();
         let alice = DcLabel::secret("alice").join(&public);
-        let list = Val::plain(Value::List(std::rc::Rc::new(vec![
+        let list = Val::plain(Value::List(std::sync::Arc::new(vec![
             boxed(secret(Value::str("the plan"))),
             boxed(Val::plain(Value::str("a note"))),
             Val::plain(Value::handle("Session".into(), 7)),
@@ -506,7 +506,7 @@ mod tests {
     fn rendering_stops_early_on_huge_values() {
         let items: Vec<Val> = (0..100_000).map(|i| Val::plain(Value::Int(i))).collect();
         let (text, _) =
-            show(&Val::plain(Value::List(std::rc::Rc::new(items))), &DcLabel::untrusted(), &Label::bottom());
+            show(&Val::plain(Value::List(std::sync::Arc::new(items))), &DcLabel::untrusted(), &Label::bottom());
         assert!(text.ends_with("… (more not shown)"), "{}", &text[text.len() - 40..]);
         assert!(text.chars().count() < MAX_VALUE_CHARS + 40);
     }

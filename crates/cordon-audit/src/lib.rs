@@ -131,6 +131,9 @@ struct State {
     lines: Vec<Value>,
     /// What the stages before the audit said about the effect in the pipeline.
     decisions: Vec<StageDecision>,
+    /// Who vouched for the label checks the effect in the pipeline failed, if a stage says
+    /// someone did (the gate, with the user's yes to a label card).
+    endorsed_by: Option<String>,
     /// The effect whose "about to perform" row is committed and whose outcome is not, with its
     /// tool.
     pending: Option<(PendingEffect, String)>,
@@ -247,7 +250,7 @@ impl Stage for AuditStage<'_> {
         // An effect before this one whose outcome was never told stays unknown in the log: the
         // recorder was not among the engine's observers.
         drop(state.pending.take());
-        let intent = intent(effect, std::mem::take(&mut state.decisions));
+        let intent = intent(effect, std::mem::take(&mut state.decisions), state.endorsed_by.take());
         match recording.store.begin_effect(Some(recording.request), &intent) {
             Ok(pending) => {
                 state.pending = Some((pending, intent.tool));
@@ -263,8 +266,9 @@ impl Stage for AuditStage<'_> {
 }
 
 /// What the "about to perform" row says: the tool, its arguments by name, the labels of those
-/// that carry one and of the decision to call, what the stages before decided.
-fn intent(effect: &Effect, stages: Vec<StageDecision>) -> EffectIntent {
+/// that carry one and of the decision to call, what the stages before decided, and who
+/// approved the label checks it failed, if anyone did.
+fn intent(effect: &Effect, stages: Vec<StageDecision>, endorsed_by: Option<String>) -> EffectIntent {
     let mut args = Map::new();
     let mut labels = Map::new();
     for (name, v) in &effect.args {
@@ -284,9 +288,9 @@ fn intent(effect: &Effect, stages: Vec<StageDecision>) -> EffectIntent {
     EffectIntent {
         tool: format!("{}.{}", effect.capability, effect.tool),
         args: Value::Object(args),
-        // Every stage let it through; a gate that asks someone will say who in `approved_by`.
-        decision: "allowed".into(),
-        approved_by: None,
+        // Every stage let it through; the labels did too, or whom a stage named vouched for it.
+        decision: if endorsed_by.is_some() { "approved" } else { "allowed" }.into(),
+        approved_by: endorsed_by,
         labels: Value::Object(all),
         stages,
     }
@@ -308,10 +312,17 @@ impl Observer for Recorder<'_> {
         }
         state.line += 1;
         match *event {
-            Event::EffectProposed { .. } => state.decisions.clear(),
+            Event::EffectProposed { .. } => {
+                state.decisions.clear();
+                state.endorsed_by = None;
+            }
             Event::StageDecided { stage, verdict, .. } if stage != STAGE => {
                 let (verdict, needs) = match verdict {
                     Verdict::Proceed => ("proceed", None),
+                    Verdict::Endorse { by } => {
+                        state.endorsed_by = Some(by.clone());
+                        ("endorse", None)
+                    }
                     Verdict::Hold { needs } => ("hold", Some(needs.clone())),
                     Verdict::Refuse(_) => ("refuse", None),
                 };
@@ -325,6 +336,12 @@ impl Observer for Recorder<'_> {
                 recording.end_effect(state, &format!("{}.{}", effect.capability, effect.tool), &outcome);
             }
             Event::EffectRefused { tool, by, code, .. } => {
+                if let Some((pending, _)) = state.pending.take() {
+                    // Refused after its row was written: not performed.
+                    let outcome = Outcome::Failed { error: format!("not performed: refused [{code}]") };
+                    let written = recording.store.end_effect(pending, &outcome);
+                    state.check(written);
+                }
                 let by = match by {
                     RefusedBy::Boundary => json!("boundary"),
                     RefusedBy::Stage(stage) => json!({ "stage": stage }),

@@ -288,6 +288,46 @@ fn without_the_recorder_an_outcome_is_unknown_never_guessed() {
 }
 
 #[test]
+fn a_call_the_user_vouched_for_says_who_approved_it() {
+    /// Puts label failures to the user, who says yes.
+    struct Yes;
+    impl Stage for Yes {
+        fn name(&self) -> &str {
+            "gate"
+        }
+        fn decide(&mut self, effect: &Effect) -> Verdict {
+            if effect.flows.is_empty() { Verdict::Proceed } else { Verdict::Endorse { by: Config::default().user } }
+        }
+        fn approves_flows(&self) -> bool {
+            true
+        }
+    }
+    let store = SqliteStore::open_in_memory().unwrap();
+    let recording = Recording::begin(&store, &new_request("leak")).unwrap();
+    let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
+    let mut gate = Yes;
+    let mut host = Host { store: &store, performed: Vec::new() };
+    let mut run = start(LEAK);
+    let ending = Engine::new(&mut host)
+        .with_stage(&mut gate)
+        .with_last_stage(&mut stage)
+        .with_observer(&mut recorder)
+        .start(&mut run);
+    assert!(matches!(ending, Ending::Done(_)), "{ending:?}");
+    assert_eq!(host.performed, ["Log.fetch", "Mail.send"]);
+    let id = recording.finish().unwrap();
+    let log = store.show(id).unwrap();
+    let send: EffectIntent = serde_json::from_value(log.entries[2].content.clone()).unwrap();
+    assert_eq!(
+        (send.decision.as_str(), send.approved_by.as_deref()),
+        ("approved", Some(Config::default().user.as_str()))
+    );
+    assert_eq!(send.stages, [StageDecision { stage: "gate".into(), verdict: "endorse".into(), needs: None }]);
+    let fetch: EffectIntent = serde_json::from_value(log.entries[1].content.clone()).unwrap();
+    assert_eq!((fetch.decision.as_str(), fetch.approved_by), ("allowed", None));
+}
+
+#[test]
 fn an_effect_performed_without_its_row_is_reported() {
     let store = SqliteStore::open_in_memory().unwrap();
     let recording = Recording::begin(&store, &new_request("send hi")).unwrap();

@@ -16,7 +16,7 @@ use cordon_audit::Recording;
 use cordon_engine::{Event, Observers, Stages};
 use cordon_runtime::{Config, DcLabel, Decision, Sessions};
 use cordon_store::{NewRequest, RequestId, SqliteStore};
-use cordon_syntax::ast::ItemKind;
+use cordon_syntax::ast::{Item, ItemKind, Module, TypeExpr, TypeExprKind};
 use cordon_syntax::{FileId, SourceMap, render};
 use cordon_types::CheckOptions;
 
@@ -48,9 +48,10 @@ pub struct Setup {
     #[arg(long = "policy", value_name = "FILE")]
     pub policies: Vec<PathBuf>,
 
-    /// The simulated environment whose tools the plan calls
-    #[arg(long, value_name = "NAME", default_value = "github")]
-    pub env: String,
+    /// The simulated environment whose tools the plan calls; repeat for several (`--env github
+    /// --env chat`), each serving its own capability
+    #[arg(long = "env", value_name = "NAME", default_value = "github")]
+    pub envs: Vec<String>,
 
     /// The model: openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], scripted:PATH or
     /// replay:PATH
@@ -113,7 +114,7 @@ impl Clearance {
 /// state (the environment's, and the sessions').
 pub struct Conversation<'a> {
     setup: &'a Setup,
-    env: Box<dyn cordon_envs::Environment>,
+    env: cordon_envs::World,
     provider: Box<dyn cordon_agent::Provider + Send>,
     /// The policy modules, as read once.
     policies: Vec<(String, String)>,
@@ -127,7 +128,7 @@ pub struct Conversation<'a> {
 
 impl<'a> Conversation<'a> {
     pub fn open(setup: &'a Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation<'a>, Error> {
-        let env = cordon_envs::env(&setup.env).map_err(Error::Usage)?;
+        let env = cordon_envs::World::open(&setup.envs).map_err(Error::Usage)?;
         let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?;
         let provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
         let mut policies = Vec::new();
@@ -136,7 +137,7 @@ impl<'a> Conversation<'a> {
             policies.push((path.display().to_string(), text));
         }
         if policies.is_empty() {
-            policies.push((format!("<{} policy>", env.name()), env.policy().to_string()));
+            policies.extend(env.policies().into_iter().map(|(name, text)| (name, text.to_string())));
         }
         // Before anything runs: a store that cannot be opened, or a session another run holds,
         // stops here.
@@ -207,7 +208,7 @@ impl<'a> Conversation<'a> {
             &options,
             &self.sessions,
             &run_config,
-            self.env.as_mut(),
+            &mut self.env.hosts(),
             &mut filler,
             Stages::new().with_last(&mut stage),
             &mut observers,
@@ -241,35 +242,46 @@ impl<'a> Conversation<'a> {
     }
 }
 
-/// `agent[T]("request", s, ..)`: `T` the return type of the policies' `entry` (as written),
-/// the arguments its linear parameters. Without an `entry`, `agent[String]("request")`.
+/// `agent[T]("request", s, ..)`: `T` the return type of the policies' `entry` (as written, or
+/// composed from several: `cordon_syntax::entry`), the arguments its linear parameters. Without
+/// an `entry`, `agent[String]("request")`.
 fn root_plan(sources: &SourceMap, policies: &[FileId], request: &str) -> String {
     let task = quote(request);
-    for &file in policies {
-        let parsed = cordon_syntax::parse(file, &sources.file(file).text);
-        for item in &parsed.module.items {
-            if let ItemKind::Entry { params, ret } = &item.kind {
-                let linear: Vec<&str> = params
-                    .iter()
-                    .filter(|p| is_linear(&parsed.module, sources.slice(p.ty.span)))
-                    .map(|p| p.name.name.as_str())
-                    .collect();
-                let args: String = linear.iter().map(|n| format!(", {n}")).collect();
-                return format!("agent[{}]({task}{args})", sources.slice(ret.span));
-            }
-        }
-    }
-    format!("agent[String]({task})")
+    let modules: Vec<Module> =
+        policies.iter().map(|&file| cordon_syntax::parse(file, &sources.file(file).text).module).collect();
+    let (Some(Item { kind: ItemKind::Entry { params, ret }, .. }), _) = cordon_syntax::entry::of(&modules) else {
+        return format!("agent[String]({task})");
+    };
+    let linear: Vec<&str> =
+        params.iter().filter(|p| is_linear(&modules, &p.ty)).map(|p| p.name.name.as_str()).collect();
+    let args: String = linear.iter().map(|n| format!(", {n}")).collect();
+    format!("agent[{}]({task}{args})", type_text(sources, &ret))
 }
 
-/// Whether the parameter type text names a `linear type` of `module` (directly, or refined:
+/// A type as written: named types and tuples rebuilt (a composed entry's result is not written
+/// anywhere as a whole), anything else as its source text.
+fn type_text(sources: &SourceMap, t: &TypeExpr) -> String {
+    let list = |ts: &[TypeExpr]| ts.iter().map(|t| type_text(sources, t)).collect::<Vec<_>>().join(", ");
+    match &t.kind {
+        TypeExprKind::Named { name, args } if args.is_empty() => name.name.clone(),
+        TypeExprKind::Named { name, args } => format!("{}[{}]", name.name, list(args)),
+        TypeExprKind::Tuple(items) => format!("({})", list(items)),
+        _ => sources.slice(t.span).to_string(),
+    }
+}
+
+/// Whether `ty` names a `linear type` one of `modules` declares (directly, or refined:
 /// `{s: Session | ..}`).
-fn is_linear(module: &cordon_syntax::ast::Module, ty: &str) -> bool {
-    let base = match ty.trim().strip_prefix('{').and_then(|t| t.split_once(':')) {
-        Some((_, rest)) => rest.split('|').next().unwrap_or_default(),
-        None => ty,
+fn is_linear(modules: &[Module], ty: &TypeExpr) -> bool {
+    let base = match &ty.kind {
+        TypeExprKind::Refined { base, .. } => base,
+        _ => ty,
     };
-    module.items.iter().any(|i| matches!(&i.kind, ItemKind::Linear { name } if name.name == base.trim()))
+    let TypeExprKind::Named { name: ty_name, .. } = &base.kind else { return false };
+    modules
+        .iter()
+        .flat_map(|m| &m.items)
+        .any(|i| matches!(&i.kind, ItemKind::Linear { name } if name.name == ty_name.name))
 }
 
 /// A Cordon string literal holding `text`.
@@ -376,5 +388,9 @@ mod tests {
         assert_eq!(root_plan(&sources, &[policy], "hi"), r#"agent[(String, Session)]("hi", s)"#);
         let bare = sources.add("q.cord", "capability C { tool t() }");
         assert_eq!(root_plan(&sources, &[bare], "hi"), r#"agent[String]("hi")"#);
+        // Several environments: the composed entry's type and every linear value.
+        let chat = sources.add("c.cord", cordon_envs::chat::POLICY);
+        assert_eq!(root_plan(&sources, &[chat, policy], "hi"), r#"agent[(String, Session)]("hi", s)"#);
+        assert_eq!(root_plan(&sources, &[chat], "hi"), r#"agent[String]("hi")"#);
     }
 }

@@ -26,9 +26,10 @@ pub struct Args {
     #[arg(long = "policy", value_name = "FILE")]
     pub policies: Vec<PathBuf>,
 
-    /// The simulated environment whose tools the plan calls
-    #[arg(long, value_name = "NAME", default_value = "github")]
-    pub env: String,
+    /// The simulated environment whose tools the plan calls; repeat for several in one run
+    /// (`--env github --env chat`), each serving its own capability
+    #[arg(long = "env", value_name = "NAME", default_value = "github")]
+    pub envs: Vec<String>,
 
     /// Keep the plan's sessions in this file between runs (read if it exists, written after;
     /// kept in the store too, where one run at a time may hold it)
@@ -62,7 +63,7 @@ enum Status {
 }
 
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
-    let mut env = cordon_envs::env(&args.env).map_err(Error::Usage)?;
+    let mut env = cordon_envs::World::open(&args.envs).map_err(Error::Usage)?;
     let mut sources = SourceMap::new();
     let mut load = |path: &Path| {
         let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
@@ -71,7 +72,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let mut policies = args.policies.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
     let plan = load(&args.plan)?;
     if policies.is_empty() {
-        policies.push(sources.add(format!("<{} policy>", env.name()), env.policy()));
+        policies.extend(env.policies().into_iter().map(|(name, text)| sources.add(name, text)));
     }
     // Before anything runs: a store that cannot be opened, or a session another run holds,
     // stops the run here.
@@ -106,7 +107,8 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         match Run::start(&program, &sessions, &config) {
             Ok(mut run) => {
-                let ending = Engine::new(env.as_mut())
+                let mut hosts = env.hosts();
+                let ending = Engine::new(&mut hosts)
                     .with_last_stage(&mut stage)
                     .with_observer(&mut recorder)
                     .with_observer(&mut trace)

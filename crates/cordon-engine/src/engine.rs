@@ -128,6 +128,7 @@ impl<'a> Engine<'a> {
     /// Drives `run` from its start (or from wherever it waits for [`Run::proceed`]).
     pub fn start(&mut self, run: &mut Run) -> Ending {
         self.told = run.trace().len();
+        self.defer_flows(run);
         let step = run.proceed();
         self.drive(run, step)
     }
@@ -144,6 +145,7 @@ impl<'a> Engine<'a> {
     /// that held it decides again, now knowing its answer); a waiting hole is filled.
     pub fn resume(&mut self, run: &mut Run) -> Ending {
         self.told = run.trace().len();
+        self.defer_flows(run);
         let effect = run.waiting_effect().cloned();
         self.emit(&Event::RunResumed { effect: effect.as_ref() });
         if let Some(effect) = effect {
@@ -162,6 +164,7 @@ impl<'a> Engine<'a> {
     /// Performs a held effect after the rest of the pipeline agrees, and drives on.
     pub fn release(&mut self, run: &mut Run, held: Held) -> Ending {
         self.told = run.trace().len();
+        self.defer_flows(run);
         self.emit(&Event::RunResumed { effect: Some(&held.effect) });
         match self.pipeline(run, held.effect, held.next) {
             Passed::Performed(step) => self.drive(run, step),
@@ -177,6 +180,12 @@ impl<'a> Engine<'a> {
         let step = run.refuse(e);
         self.tell_trace(run, Some(&held.stage));
         self.drive(run, step)
+    }
+
+    /// Lets the boundary propose calls that fail only label checks when a stage may put them to
+    /// the user; otherwise it refuses them itself, as always.
+    fn defer_flows(&self, run: &mut Run) {
+        run.defer_label_flows(self.stages.iter().any(|s| s.approves_flows()));
     }
 
     /// The loop: every step of every run, for every front end, goes through here.
@@ -210,12 +219,27 @@ impl<'a> Engine<'a> {
     /// Passes `effect` through the stages from `first` on, then commits and performs it.
     fn pipeline(&mut self, run: &mut Run, effect: Effect, first: usize) -> Passed {
         let mut i = first;
-        while let Some(stage) = self.stages.get(i) {
+        loop {
+            // The last stage sees only calls that will be performed if it agrees.
+            if self.stages.is_last(i)
+                && let Some(step) = self.refuse_unendorsed(run)
+            {
+                return Passed::Performed(step);
+            }
+            let Some(stage) = self.stages.get(i) else { break };
             let verdict = stage.decide(&effect);
             let stage = stage.name().to_string();
             self.emit(&Event::StageDecided { stage: &stage, effect: &effect, verdict: &verdict });
             match verdict {
                 Verdict::Proceed => i += 1,
+                Verdict::Endorse { by } => {
+                    if let Err(e) = run.approve_flows(&by) {
+                        let step = run.refuse(e);
+                        self.tell_trace(run, Some(&stage));
+                        return Passed::Performed(step);
+                    }
+                    i += 1;
+                }
                 Verdict::Hold { needs } => {
                     self.emit(&Event::RunHeld { stage: &stage, effect: &effect, needs: &needs });
                     return Passed::Held(Held { effect, stage, needs, next: i + 1 });
@@ -230,7 +254,19 @@ impl<'a> Engine<'a> {
         Passed::Performed(self.perform(run, &effect))
     }
 
+    /// Refuses, as the boundary would have, a call that failed label checks and that no stage
+    /// endorsed.
+    fn refuse_unendorsed(&mut self, run: &mut Run) -> Option<Result<Step, RunError>> {
+        let e = run.unapproved_flows()?;
+        let step = run.refuse(e);
+        self.tell_trace(run, None);
+        Some(step)
+    }
+
     fn perform(&mut self, run: &mut Run, effect: &Effect) -> Result<Step, RunError> {
+        if let Some(step) = self.refuse_unendorsed(run) {
+            return step;
+        }
         run.commit()?;
         let answer = self.hosts.perform(&ToolCall::new(effect));
         self.emit(&Event::EffectPerformed { effect, answer: &answer });

@@ -304,6 +304,10 @@ mod write {
         let mut map = s.serialize_map(Some(3))?;
         match verdict {
             Verdict::Proceed => map.serialize_entry("verdict", "proceed")?,
+            Verdict::Endorse { by } => {
+                map.serialize_entry("verdict", "endorse")?;
+                map.serialize_entry("by", by)?;
+            }
             Verdict::Hold { needs } => {
                 map.serialize_entry("verdict", "hold")?;
                 map.serialize_entry("needs", needs)?;

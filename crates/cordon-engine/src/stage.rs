@@ -10,6 +10,12 @@ use cordon_runtime::effect::Effect;
 pub enum Verdict {
     /// Go on to the next stage (and, after the last, perform it).
     Proceed,
+    /// Go on, and the label checks the boundary found failed on this call ([`Effect::flows`])
+    /// are approved by the principal `by`, for this call only: the run performs it only if `by`
+    /// may approve each (the user vouches for the user; only a value's owner releases it),
+    /// and refuses it as the boundary would have otherwise. Only a stage that put the values to
+    /// that principal says this.
+    Endorse { by: String },
     /// Wait: the run stops here, intact, until the caller releases or refuses the effect.
     /// `needs` says what is awaited ("the user's approval of this card").
     Hold { needs: String },
@@ -25,6 +31,14 @@ pub trait Stage {
     fn name(&self) -> &str;
     /// Decides about `effect`; nothing has been performed or used up yet.
     fn decide(&mut self, effect: &Effect) -> Verdict;
+
+    /// Whether this stage may put calls that fail only label checks to the user (and answer
+    /// [`Verdict::Endorse`]). When some stage may, the engine has the boundary propose such
+    /// calls with their failures marked instead of refusing them; a call no stage endorsed is
+    /// then refused exactly as the boundary would have. No, by default.
+    fn approves_flows(&self) -> bool {
+        false
+    }
 }
 
 /// The stages of a pipeline: those added in order, then the last one, which decides after every
@@ -81,9 +95,19 @@ impl<'a> Stages<'a> {
         }
     }
 
+    /// Whether stage `i` is the last one (one given as last, not merely the last added).
+    pub(crate) fn is_last(&self, i: usize) -> bool {
+        i == self.added.len() && self.last.is_some()
+    }
+
+    /// Every stage, in the order they decide.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(dyn Stage + 'a)> {
+        self.added.iter().chain(&self.last).map(|s| &**s)
+    }
+
     /// The stages' names, in the order they decide.
     pub fn names(&self) -> Vec<&str> {
-        self.added.iter().chain(&self.last).map(|s| s.name()).collect()
+        self.iter().map(|s| s.name()).collect()
     }
 }
 

@@ -173,6 +173,40 @@ fn the_last_stage_decides_after_every_other_and_only_on_what_they_let_through() 
     assert_eq!(stages, ["seen", "gate", "seen"], "released after the gate: only the last stage is left");
 }
 
+/// May put label failures to the user, but endorses nothing; notes what it was asked about.
+#[derive(Default)]
+struct Lenient(Vec<String>);
+
+impl Stage for Lenient {
+    fn name(&self) -> &str {
+        "lenient"
+    }
+
+    fn decide(&mut self, effect: &Effect) -> Verdict {
+        self.0.push(effect.tool.to_string());
+        Verdict::Proceed
+    }
+
+    fn approves_flows(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_call_no_stage_endorsed_is_refused_before_the_last_stage_sees_it() {
+    let mut all = host(json!(1));
+    let mut last = Seen::default();
+    let mut lenient = Lenient::default();
+    // The outsider's text goes to a sink that needs the user's word.
+    let mut run = start_plan(r#"let t = log.fetch(); mail.send("bob", t)"#);
+    let ending = Engine::new(&mut all).with_stage(&mut lenient).with_last_stage(&mut last).start(&mut run);
+    let Ending::Failed(e) = ending else { panic!("refused: {ending:?}") };
+    assert_eq!(e.kind, ErrorKind::LabelFlow);
+    assert_eq!(lenient.0, ["fetch", "send"], "the boundary proposed the send, its label failure marked");
+    assert_eq!(last.0, ["fetch"], "the last stage never saw the send");
+    assert_eq!(all.performed, ["Log.fetch"]);
+}
+
 /// Records the events it hears as JSON, as a transcript would write them.
 #[derive(Default)]
 struct Heard(Vec<Json>);

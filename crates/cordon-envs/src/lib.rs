@@ -3,7 +3,8 @@
 //!
 //! Each environment implements [`ToolHost`] for the tools of one policy module and exposes its
 //! state so that a test can check what a run did (did a secret get published?). [`env`] finds
-//! an environment by name, for `cordon run --env NAME`. [`noninterference`] runs a program
+//! an environment by name, for `cordon run --env NAME`; a [`World`] is several at once
+//! (`--env github --env chat`), each serving its own capability. [`noninterference`] runs a program
 //! against two GitHub states that differ only in protected data and compares what each run
 //! published (for property tests and the `run` fuzz target).
 
@@ -11,16 +12,21 @@ mod call;
 pub mod chat;
 pub mod github;
 pub mod noninterference;
+pub mod shop;
 
 use cordon_runtime::effect::ToolHost;
 
 pub use chat::Chat;
 pub use github::GitHub;
+pub use shop::Shop;
 
 /// A simulated environment: a tool host with a principal and an inspectable state.
 pub trait Environment: ToolHost {
     /// The name `env` finds it by.
     fn name(&self) -> &'static str;
+
+    /// The capability whose tools it performs.
+    fn capability(&self) -> &'static str;
 
     /// The principal the agent acts for (`user()` in the policy's labels).
     fn principal(&self) -> &str;
@@ -35,6 +41,10 @@ pub trait Environment: ToolHost {
 impl Environment for GitHub {
     fn name(&self) -> &'static str {
         "github"
+    }
+
+    fn capability(&self) -> &'static str {
+        github::CAPABILITY
     }
 
     fn principal(&self) -> &str {
@@ -55,6 +65,10 @@ impl Environment for Chat {
         "chat"
     }
 
+    fn capability(&self) -> &'static str {
+        chat::CAPABILITY
+    }
+
     fn principal(&self) -> &str {
         self.user()
     }
@@ -68,15 +82,97 @@ impl Environment for Chat {
     }
 }
 
+impl Environment for Shop {
+    fn name(&self) -> &'static str {
+        "shop"
+    }
+
+    fn capability(&self) -> &'static str {
+        shop::CAPABILITY
+    }
+
+    fn principal(&self) -> &str {
+        self.user()
+    }
+
+    fn policy(&self) -> &'static str {
+        shop::POLICY
+    }
+
+    fn state_json(&self) -> serde_json::Value {
+        Shop::state_json(self)
+    }
+}
+
 /// The names [`env`] knows.
-pub const NAMES: &[&str] = &["github", "chat"];
+pub const NAMES: &[&str] = &["github", "chat", "shop"];
 
 /// A fresh environment with its built-in data, by name.
 pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
     match name {
         "github" => Ok(Box::new(GitHub::builtin()?)),
         "chat" => Ok(Box::new(Chat::builtin()?)),
+        "shop" => Ok(Box::new(Shop::builtin()?)),
         _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
+    }
+}
+
+/// Several environments in one run, all acting for one principal: each serves its own
+/// capability, and each policy declares its part of the entry (composed as
+/// `cordon_syntax::entry` says).
+pub struct World {
+    envs: Vec<Box<dyn Environment>>,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.envs.iter().map(|e| e.name())).finish()
+    }
+}
+
+impl World {
+    /// The environments named, fresh, in order: at least one, none twice, one principal.
+    pub fn open(names: &[String]) -> Result<World, String> {
+        let mut envs: Vec<Box<dyn Environment>> = Vec::with_capacity(names.len());
+        for name in names {
+            let next = env(name)?;
+            if envs.iter().any(|e| e.name() == next.name()) {
+                return Err(format!("the environment `{name}` is named twice"));
+            }
+            if let Some(first) = envs.first().filter(|e| e.principal() != next.principal()) {
+                return Err(format!(
+                    "`{}` acts for {} and `{name}` for {}: one run acts for one principal",
+                    first.name(),
+                    first.principal(),
+                    next.principal()
+                ));
+            }
+            envs.push(next);
+        }
+        if envs.is_empty() {
+            return Err(format!("name an environment; the environments are: {}", NAMES.join(", ")));
+        }
+        Ok(World { envs })
+    }
+
+    /// The principal every environment acts for.
+    pub fn principal(&self) -> &str {
+        self.envs.first().map_or("", |e| e.principal())
+    }
+
+    /// Each environment's policy, as a file name to show and its source.
+    pub fn policies(&self) -> Vec<(String, &'static str)> {
+        self.envs.iter().map(|e| (format!("<{} policy>", e.name()), e.policy())).collect()
+    }
+
+    /// The environments as the tool hosts of one run, each serving its capability.
+    pub fn hosts(&mut self) -> cordon_engine::Hosts<'_> {
+        let mut hosts = cordon_engine::Hosts::new();
+        for env in &mut self.envs {
+            let capability = env.capability();
+            hosts = hosts.serve(capability, env.as_mut());
+        }
+        hosts
     }
 }
 

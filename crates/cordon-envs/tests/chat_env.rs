@@ -8,33 +8,16 @@ use cordon_envs::env;
 use cordon_runtime::{Effect, Json, ToolCall, ToolHost};
 use serde_json::json;
 
+mod json;
+use json::{field, field_names, items, text};
+
 fn chat() -> Chat {
     Chat::builtin().unwrap()
 }
 
 /// Performs `tool` with `args` (name, JSON) as the host receives a call.
 fn perform(chat: &mut Chat, tool: &str, args: Vec<(&str, Json)>) -> Result<Json, String> {
-    let effect = Effect::outside_a_run("Chat", tool, Vec::new());
-    chat.perform(&ToolCall { effect: &effect, args: args.into_iter().map(|(n, v)| (n.to_string(), v)).collect() })
-}
-
-fn field(v: &Json, name: &str) -> Json {
-    v.get(name).cloned().unwrap_or_else(|| panic!("no field `{name}` in {v}"))
-}
-
-/// The names of an object's members, sorted.
-fn field_names(v: &Json) -> Vec<&str> {
-    let mut names: Vec<&str> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().map(String::as_str).collect();
-    names.sort_unstable();
-    names
-}
-
-fn items(v: &Json) -> Vec<Json> {
-    v.as_array().cloned().unwrap_or_else(|| panic!("not a list: {v}"))
-}
-
-fn text(v: &Json) -> String {
-    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
+    json::perform(chat, "Chat", tool, args)
 }
 
 /// The `Channel` record `list_channels` gives for `#name`.

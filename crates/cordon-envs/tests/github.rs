@@ -7,6 +7,9 @@ use cordon_envs::github::{GitHub, MAX_SEARCH_RESULTS};
 use cordon_runtime::{Effect, Json, ToolCall, ToolHost};
 use serde_json::json;
 
+mod json;
+use json::{field, field_names, items, text};
+
 /// The secret line of `alice/secret-plans/roadmap.md`.
 const SECRET: &str = "we are acquiring Initech";
 
@@ -16,8 +19,7 @@ fn github() -> GitHub {
 
 /// Performs `tool` with `args` (name, JSON) as the host receives a call.
 fn perform(gh: &mut GitHub, tool: &str, args: Vec<(&str, Json)>) -> Result<Json, String> {
-    let effect = Effect::outside_a_run("GitHub", tool, Vec::new());
-    gh.perform(&ToolCall { effect: &effect, args: args.into_iter().map(|(n, v)| (n.to_string(), v)).collect() })
+    json::perform(gh, "GitHub", tool, args)
 }
 
 /// The `Repo` record the `repo` tool gives for `owner/name`.
@@ -35,21 +37,6 @@ fn some(v: Json) -> Json {
     v
 }
 
-fn field(v: &Json, name: &str) -> Json {
-    v.get(name).cloned().unwrap_or_else(|| panic!("no field `{name}` in {v}"))
-}
-
-/// The names of an object's members, sorted.
-fn field_names(v: &Json) -> Vec<&str> {
-    let mut names: Vec<&str> = v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().map(String::as_str).collect();
-    names.sort_unstable();
-    names
-}
-
-fn items(v: &Json) -> Vec<Json> {
-    v.as_array().cloned().unwrap_or_else(|| panic!("not a list: {v}"))
-}
-
 /// A tool result `(x, session)`: `x`, checking the session is left to the boundary (`null`).
 fn first_of_pair(v: Json) -> Json {
     match v {
@@ -59,10 +46,6 @@ fn first_of_pair(v: Json) -> Json {
         }
         other => panic!("not a pair: {other}"),
     }
-}
-
-fn text(v: &Json) -> String {
-    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
 }
 
 // ------------------------------------------------------------------ the built-in data

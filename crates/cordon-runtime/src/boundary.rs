@@ -7,7 +7,7 @@
 //! refinement defines, and labels it. Entry arguments are made here too, and the sessions a
 //! plan hands back are collected here.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::Span;
 use serde_json::{Map as JsonMap, Value as Json};
@@ -15,7 +15,7 @@ use serde_json::{Map as JsonMap, Value as Json};
 use crate::builtins::{deep_label_within, equal};
 use crate::compile::{EntryDecl, ToolDecl};
 use crate::ctx::Ctx;
-use crate::effect::Effect;
+use crate::effect::{Effect, Flow};
 use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
 use crate::label::{DcLabel, Label};
@@ -39,10 +39,12 @@ pub fn admit(ctx: &mut Ctx, cap: &str, tool: &str, args: Vec<Val>, pc: &Label, s
         pc: pc.clone(),
         span,
         consumes: Vec::new(),
+        flows: Vec::new(),
     };
     match check_call(ctx, decl, &effect) {
-        Ok(consumes) => {
+        Ok((consumes, flows)) => {
             effect.consumes = consumes;
+            effect.flows = flows;
             Ok(effect)
         }
         Err(mut e) => {
@@ -74,11 +76,11 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
         ("reason".into(), Val::plain(Value::str(&e.message))),
     ];
     let id = opaque.then(|| ctx.host.fresh_id());
-    let record = Value::Record(Rc::new(Record::new(ty.clone(), fields, id)));
+    let record = Value::Record(Arc::new(Record::new(ty.clone(), fields, id)));
     if let Some(id) = id {
         ctx.host.register_record(id, record.clone());
     }
-    let refusal = Value::Variant(Rc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
+    let refusal = Value::Variant(Arc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
     Some(Val { value: refusal, label: chosen(ctx, effect) })
 }
 
@@ -97,8 +99,9 @@ pub fn commit(ctx: &mut Ctx, effect: &Effect) {
     ctx.trace.push(Event::allowed(effect));
 }
 
-/// Everything `admit` checks, changing nothing; returns the linear values the call uses up.
-fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<HostId>, RunError> {
+/// Everything `admit` checks, changing nothing; returns the linear values the call uses up, and
+/// the label checks it failed where the run defers those to a stage.
+fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<HostId>, Vec<Flow>), RunError> {
     let name = format!("{}.{}", decl.capability, decl.name);
     if effect.args.len() != decl.params.len() {
         return Err(RunError::new(
@@ -122,8 +125,8 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Hos
         conforms(ctx, shape, arg, &args, Role::Argument)
             .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
     }
-    check_sinks(ctx, decl, effect, &name)?;
-    Ok(consumed)
+    let flows = check_sinks(ctx, decl, effect, &name)?;
+    Ok((consumed, flows))
 }
 
 /// Every argument and the decision to call have a sink, declared or default, and the call goes
@@ -131,7 +134,10 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Hos
 /// written in a branch on a secret is as chosen by the secret as a value computed from it.
 /// The default sink of a parameter is public and vouched for by the user (a policy that forgets
 /// a sink gets safety, not a leak); the decision's default is the meet of the parameters'.
-fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> Result<(), RunError> {
+/// Every failure is found, in a fixed order (the decision's sink, then each argument's own
+/// label and the decision, parameter by parameter); the first is the refusal, unless the run
+/// defers label failures to a stage, which then gets them all.
+fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> Result<Vec<Flow>, RunError> {
     let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
     let default = DcLabel::endorsed(&ctx.user);
     let mut sinks = Vec::with_capacity(decl.sinks.len());
@@ -141,6 +147,7 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
             None => default.clone(),
         });
     }
+    let mut flows = Vec::new();
     // The bottom pc (a decision that depended on nothing) flows to every sink.
     if !effect.pc.is_bottom() {
         let decision = match &decl.decision_sink {
@@ -148,20 +155,35 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
             None => sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default),
         };
         if !effect.pc.flows_to(&decision) {
-            return Err(decision_error(name, &effect.pc, &decision));
+            flows.push(Flow { param: None, value: None, carried: effect.pc.clone(), sink: decision });
         }
     }
     for ((pname, arg), sink) in effect.args.iter().zip(&sinks) {
         let own = arg_label(ctx, arg);
         if !own.flows_to(sink) {
-            return Err(flow_error(name, pname, arg, &own, sink));
+            flows.push(Flow { param: Some(pname.to_string()), value: Some(arg.clone()), carried: own, sink: sink.clone() });
         }
         if !effect.pc.flows_to(sink) {
-            return Err(decision_error(name, &effect.pc, sink)
-                .with_note(format!("the argument `{pname}` was chosen under that decision, and its sink is {sink}")));
+            flows.push(Flow { param: Some(pname.to_string()), value: None, carried: effect.pc.clone(), sink: sink.clone() });
         }
     }
-    Ok(())
+    match flows.first() {
+        Some(first) if !ctx.defer_label_flows => Err(flow_refusal(name, first)),
+        _ => Ok(flows),
+    }
+}
+
+/// The refusal of a call for one label check it failed: what the boundary says when it refuses
+/// the call itself. `name` is `Capability.tool`.
+pub fn flow_refusal(name: &str, flow: &Flow) -> RunError {
+    match (&flow.param, &flow.value) {
+        (None, _) => decision_error(name, &flow.carried, &flow.sink),
+        (Some(pname), Some(arg)) => flow_error(name, pname, arg, &flow.carried, &flow.sink),
+        (Some(pname), None) => decision_error(name, &flow.carried, &flow.sink).with_note(format!(
+            "the argument `{pname}` was chosen under that decision, and its sink is {}",
+            flow.sink
+        )),
+    }
 }
 
 /// What passing `arg` to a tool reveals, and so what the tool's answer depends on: its label and
@@ -288,7 +310,7 @@ fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunEr
                     return forged(format!("this `{}` was not made by the host", r.ty));
                 }
             }
-            r.fields.iter().try_for_each(|(_, f)| genuine(ctx, &f.value, consumed))
+            r.values().iter().try_for_each(|f| genuine(ctx, &f.value, consumed))
         }
         Value::Tuple(items) => items.iter().try_for_each(|x| genuine(ctx, &x.value, consumed)),
         Value::List(items) => items.iter().try_for_each(|x| genuine(ctx, &x.value, consumed)),
@@ -433,7 +455,7 @@ fn label_result(v: Value, label: &Label) -> Val {
                 .iter()
                 .map(|x| if matches!(x.value, Value::Handle(_)) { x.clone() } else { x.clone().with_label(label) })
                 .collect();
-            Val::plain(Value::Tuple(Rc::new(items)))
+            Val::plain(Value::Tuple(Arc::new(items)))
         }
         Value::Handle(_) => Val::plain(v),
         v => Val { value: v, label: label.clone() },
@@ -471,7 +493,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
             for (i, (s, x)) in ss.iter().zip(items).enumerate() {
                 out.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, x, scope, at))?));
             }
-            Value::Tuple(Rc::new(out))
+            Value::Tuple(Arc::new(out))
         }
         (Shape::List(s), Json::Array(items)) => {
             crate::builtins::check_list_len(items.len(), ctx).map_err(|e| at.locate(e))?;
@@ -479,7 +501,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
             for (i, x) in items.iter().enumerate() {
                 out.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, x, scope, at))?));
             }
-            Value::List(Rc::new(out))
+            Value::List(Arc::new(out))
         }
         (Shape::Option(_), Json::Null) => Value::none(),
         (Shape::Option(s), j) => Value::some(adopt(ctx, s, j, scope, at)?),
@@ -491,7 +513,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
                 _ => return Err(wrong("`{\"Ok\": ..}` or `{\"Err\": ..}`", at)),
             };
             let value = at.within(Step::Field(name.into()), |at| adopt(ctx, s, payload, scope, at))?;
-            Value::Variant(Rc::new(Variant::new("Result".into(), name.into(), vec![Val::plain(value)])))
+            Value::Variant(Arc::new(Variant::new("Result".into(), name.into(), vec![Val::plain(value)])))
         }
         (Shape::Record(ty), Json::Object(o)) => record(ctx, ty, o, scope, at)?,
         (Shape::Enum(ty), j) => variant(ctx, ty, j, scope, at)?,
@@ -521,7 +543,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
 /// A record of type `ty` from a JSON object: every declared field, decoded against its shape
 /// (fields the type does not declare are ignored), then labelled as the type declares; an opaque
 /// record is registered as the host's.
-fn record(ctx: &mut Ctx, ty: &Rc<str>, o: &JsonMap<String, Json>, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
+fn record(ctx: &mut Ctx, ty: &Arc<str>, o: &JsonMap<String, Json>, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
     let program = ctx.program.clone();
     let Some(declared) = program.decls.field_shapes.get(ty) else {
         return Err(contract(at, format!("`{ty}` is not a record type")));
@@ -537,17 +559,17 @@ fn record(ctx: &mut Ctx, ty: &Rc<str>, o: &JsonMap<String, Json>, scope: &[Val],
     }
     label_fields(ctx, ty, &mut fields)?;
     if !program.decls.is_opaque_record(ty) {
-        return Ok(Value::Record(Rc::new(Record::new(ty.clone(), fields, None))));
+        return Ok(Value::Record(Arc::new(Record::new(ty.clone(), fields, None))));
     }
     let id = ctx.host.fresh_id();
-    let made = Value::Record(Rc::new(Record::new(ty.clone(), fields, Some(id))));
+    let made = Value::Record(Arc::new(Record::new(ty.clone(), fields, Some(id))));
     ctx.host.register_record(id, made.clone());
     Ok(made)
 }
 
 /// A value of the enum `ty`: `"Name"` for a variant without payload, `{"Name": payload}` for one
 /// with one, `{"Name": [payload, ..]}` for one with several.
-fn variant(ctx: &mut Ctx, ty: &Rc<str>, j: &Json, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
+fn variant(ctx: &mut Ctx, ty: &Arc<str>, j: &Json, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
     let program = ctx.program.clone();
     let Some(variants) = program.decls.variant_shapes.get(ty) else {
         return Err(contract(at, format!("`{ty}` is not an enum type")));
@@ -574,7 +596,7 @@ fn variant(ctx: &mut Ctx, ty: &Rc<str>, j: &Json, scope: &[Val], at: &mut Path) 
     for (i, (s, p)) in shapes.iter().zip(payload).enumerate() {
         values.push(Val::plain(at.within(Step::Index(i), |at| adopt(ctx, s, p, scope, at))?));
     }
-    Ok(Value::Variant(Rc::new(Variant::new(ty.clone(), name.clone(), values))))
+    Ok(Value::Variant(Arc::new(Variant::new(ty.clone(), name.clone(), values))))
 }
 
 /// Where in a tool's result a decoder is: `.issues[3].title`, for errors.
@@ -582,7 +604,7 @@ fn variant(ctx: &mut Ctx, ty: &Rc<str>, j: &Json, scope: &[Val], at: &mut Path) 
 struct Path(Vec<Step>);
 
 enum Step {
-    Field(Rc<str>),
+    Field(Arc<str>),
     Index(usize),
 }
 
@@ -639,7 +661,7 @@ fn json_kind(j: &Json) -> &'static str {
 
 /// Gives a tool result's record fields (in declared order) the labels their type declares
 /// (`body: String @label(untrusted())`): who wrote a field, not only who returned the record.
-fn label_fields(ctx: &mut Ctx, ty: &str, fields: &mut [(Rc<str>, Val)]) -> Result<(), RunError> {
+fn label_fields(ctx: &mut Ctx, ty: &str, fields: &mut [(Arc<str>, Val)]) -> Result<(), RunError> {
     let program = ctx.program.clone();
     let Some(labels) = program.field_labels.get(ty) else {
         return Ok(());
@@ -748,7 +770,7 @@ fn path_label(v: &Val, id: HostId) -> Option<Label> {
         Value::Handle(h) if h.id == id => Some(Label::bottom()),
         Value::Tuple(items) | Value::List(items) => items.iter().find_map(|x| path_label(x, id)),
         Value::Variant(x) => x.payload.iter().find_map(|p| path_label(p, id)),
-        Value::Record(r) => r.fields.iter().find_map(|(_, x)| path_label(x, id)),
+        Value::Record(r) => r.values().iter().find_map(|x| path_label(x, id)),
         _ => None,
     };
     inside.map(|l| l.join(&v.label))

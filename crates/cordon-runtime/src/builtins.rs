@@ -2,7 +2,7 @@
 //! of a list depends on the list (its spine label), `contains` and `sum` on every element.
 //! Sizes are checked before anything is allocated.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::error::{ErrorKind, RunError};
 use crate::label::{DcLabel, Label};
@@ -220,7 +220,7 @@ fn push_parts<'a>(v: &'a Value, stack: &mut Vec<&'a Val>, enter: &dyn Fn(&Record
     match v {
         Value::Tuple(items) => stack.extend(items.iter()),
         Value::List(items) => stack.extend(items.iter()),
-        Value::Record(r) if enter(r) => stack.extend(r.fields.iter().map(|(_, v)| v)),
+        Value::Record(r) if enter(r) => stack.extend(r.values()),
         Value::Variant(x) => stack.extend(x.payload.iter()),
         Value::Labeled(_) => {} // the box hides its content's label; `unlabel` raises it
         Value::Func(f) => stack.extend(f.captures.iter()),
@@ -248,8 +248,8 @@ pub fn equal(a: &Value, b: &Value) -> bool {
         }
         (Value::Record(x), Value::Record(y)) => {
             x.ty == y.ty
-                && x.fields.len() == y.fields.len()
-                && x.fields.iter().all(|(n, v)| y.field(n).is_some_and(|w| equal(&v.value, &w.value)))
+                && x.values().len() == y.values().len()
+                && x.fields().all(|(n, v)| y.field(n).is_some_and(|w| equal(&v.value, &w.value)))
         }
         (Value::Variant(x), Value::Variant(y)) => {
             x.enum_name == y.enum_name
@@ -257,13 +257,13 @@ pub fn equal(a: &Value, b: &Value) -> bool {
                 && x.payload.len() == y.payload.len()
                 && x.payload.iter().zip(&y.payload).all(|(a, b)| equal(&a.value, &b.value))
         }
-        (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
-        (Value::Labeled(x), Value::Labeled(y)) => Rc::ptr_eq(x, y),
+        (Value::Func(x), Value::Func(y)) => Arc::ptr_eq(x, y),
+        (Value::Labeled(x), Value::Labeled(y)) => Arc::ptr_eq(x, y),
         _ => a == b,
     }
 }
 
-fn list_of(v: &Val) -> Option<&Rc<Vec<Val>>> {
+fn list_of(v: &Val) -> Option<&Arc<Vec<Val>>> {
     match &v.value {
         Value::List(xs) => Some(xs),
         _ => None,
@@ -329,13 +329,13 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             let mut v = Vec::with_capacity(list.len() + 1);
             v.extend(list.iter().cloned());
             v.push(x.clone());
-            Ok(Val { value: Value::List(Rc::new(v)), label: xs.label.clone() })
+            Ok(Val { value: Value::List(Arc::new(v)), label: xs.label.clone() })
         }
         (Concat, [a, c]) => match (&a.value, &c.value) {
             (Value::List(x), Value::List(y)) => {
                 check_list_len(x.len() + y.len(), budget)?;
                 let v: Vec<Val> = x.iter().chain(y.iter()).cloned().collect();
-                plain(Value::List(Rc::new(v)))
+                plain(Value::List(Arc::new(v)))
             }
             (Value::Str(x), Value::Str(y)) => {
                 check_string_len(x.len() + y.len(), budget)?;
@@ -363,7 +363,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         (Reverse, [xs]) => {
             let Some(list) = list_of(xs) else { return bad() };
             check_list_len(list.len(), budget)?;
-            plain(Value::List(Rc::new(list.iter().rev().cloned().collect())))
+            plain(Value::List(Arc::new(list.iter().rev().cloned().collect())))
         }
         (Range, [a, c]) => {
             let (Value::Int(a), Value::Int(c)) = (&a.value, &c.value) else { return bad() };
@@ -371,7 +371,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             let len = usize::try_from(len).unwrap_or(usize::MAX);
             check_list_len(len, budget)?;
             let v: Vec<Val> = (*a..*c.max(a)).map(|i| Val::plain(Value::Int(i))).collect();
-            plain(Value::List(Rc::new(v)))
+            plain(Value::List(Arc::new(v)))
         }
         (First | Last, [xs]) => {
             let Some(list) = list_of(xs) else { return bad() };
@@ -383,7 +383,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         }
         (Join, [xs, sep]) => {
             if let (Value::Label(a), Value::Label(c)) = (&xs.value, &sep.value) {
-                return plain(Value::Label(Rc::new(a.join(c))));
+                return plain(Value::Label(Arc::new(a.join(c))));
             }
             let (Some(list), Some(sep)) = (list_of(xs), str_of(sep)) else { return bad() };
             let mut len = sep.len().saturating_mul(list.len());
@@ -420,7 +420,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 if sep.is_empty() { s.split_terminator("").skip(1).collect() } else { s.split(sep).collect() };
             check_list_len(parts.len(), budget)?;
             budget.allocate(s.len() as u64)?;
-            plain(Value::List(Rc::new(parts.into_iter().map(|p| Val::plain(Value::str(p))).collect())))
+            plain(Value::List(Arc::new(parts.into_iter().map(|p| Val::plain(Value::str(p))).collect())))
         }
         (ToString, [x]) => match &x.value {
             Value::Int(i) => plain(string(int_to_string(*i), budget)?),
@@ -468,12 +468,12 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             };
             plain(if pick_first { x.value.clone() } else { y.value.clone() })
         }
-        (Public, []) => plain(Value::Label(Rc::new(DcLabel::bottom()))),
-        (Untrusted, []) => plain(Value::Label(Rc::new(DcLabel::untrusted()))),
+        (Public, []) => plain(Value::Label(Arc::new(DcLabel::bottom()))),
+        (Untrusted, []) => plain(Value::Label(Arc::new(DcLabel::untrusted()))),
         (Secret | Endorsed, [p]) => {
             let Some(p) = str_of(p) else { return bad() };
             let l = if b == Secret { DcLabel::secret(p) } else { DcLabel::endorsed(p) };
-            plain(Value::Label(Rc::new(l)))
+            plain(Value::Label(Arc::new(l)))
         }
         (Readers, [ps]) => {
             let Value::List(items) = &ps.value else { return bad() };
@@ -482,7 +482,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 let Some(p) = str_of(p) else { return bad() };
                 names.push(p);
             }
-            plain(Value::Label(Rc::new(DcLabel::readers(&names))))
+            plain(Value::Label(Arc::new(DcLabel::readers(&names))))
         }
         _ => bad(),
     }

@@ -7,7 +7,7 @@
 //! cleanly instead of misbehaving.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::ast::{
     Arm, BinOp, Block, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
@@ -26,7 +26,7 @@ pub type Slot = u16;
 /// A compiled function body, closure body, constant initialiser, predicate or the plan.
 #[derive(Clone, Debug)]
 pub struct Code {
-    pub name: Rc<str>,
+    pub name: Arc<str>,
     pub params: u16,
     /// Frame slots: parameters first, then every local the body binds.
     pub slots: u16,
@@ -48,14 +48,14 @@ pub enum Pat {
     Wild,
     Bind(Slot),
     Int(i64),
-    Str(Rc<str>),
+    Str(Arc<str>),
     Bool(bool),
     Unit,
     Tuple(Vec<Pat>),
     /// `enum_name` is `Option`/`Result` for the builtin variants.
     Variant {
-        enum_name: Rc<str>,
-        name: Rc<str>,
+        enum_name: Arc<str>,
+        name: Arc<str>,
         args: Vec<Pat>,
     },
 }
@@ -64,6 +64,9 @@ pub enum Pat {
 pub enum Op {
     Push(Value),
     Load(Slot),
+    /// `Load` from a slot that is not read again before it is stored to (a loop's element, a
+    /// fold's accumulator): the value moves out, `()` stays, and no reference count changes.
+    Take(Slot),
     Store(Slot),
     LoadCapture(u16),
     LoadFn(FnId),
@@ -104,19 +107,19 @@ pub enum Op {
     MakeTuple(u16),
     MakeList(u32),
     MakeRecord {
-        ty: Rc<str>,
-        fields: Rc<[Rc<str>]>,
+        ty: Arc<str>,
+        fields: Arc<[Arc<str>]>,
     },
     MakeVariant {
-        enum_name: Rc<str>,
-        name: Rc<str>,
+        enum_name: Arc<str>,
+        name: Arc<str>,
         arity: u16,
     },
-    Field(Rc<str>),
+    Field(Arc<str>),
     /// `Load` then `Field`.
     LoadField {
         slot: Slot,
-        name: Rc<str>,
+        name: Arc<str>,
     },
     TupleField(u32),
     Index,
@@ -139,27 +142,27 @@ pub enum Op {
     /// A method call: a tool if the receiver is a capability, else `otherwise` with the
     /// receiver as first argument.
     Method {
-        name: Rc<str>,
+        name: Arc<str>,
         argc: u16,
         otherwise: MethodTarget,
     },
     /// A measure application (in refinement predicates): the host's value for it.
     Measure {
-        name: Rc<str>,
+        name: Arc<str>,
         argc: u16,
     },
     MakeClosure {
         code: CodeRef,
-        captures: Rc<[CaptureFrom]>,
+        captures: Arc<[CaptureFrom]>,
     },
     /// Tests the value on top against the pattern without popping it; binds on success, jumps
     /// on failure.
     Match {
-        pat: Rc<Pat>,
+        pat: Arc<Pat>,
         fail: u32,
     },
     /// Pops a value and binds it to an irrefutable pattern.
-    Destructure(Rc<Pat>),
+    Destructure(Arc<Pat>),
     /// Steps a loop over the list in slot `list`: stores the next element in `elem`, or jumps
     /// to `exit` when there is none.
     IterNext {
@@ -168,14 +171,19 @@ pub enum Op {
         elem: Slot,
         exit: u32,
     },
-    /// Pops a value and appends it to the list in `slot`.
-    PushInto(Slot),
-    /// Pops a Bool; appends the element in `elem` to the list in `acc` if it is true. The
-    /// list's label takes the Bool's (which elements are kept depends on it).
-    FilterInto {
+    /// Starts a list that `map` or `filter` builds, outside any value until `ListEnd` (so
+    /// appending to it needs no unique access to a shared list); its label is kept in `acc`.
+    ListStart(Slot),
+    /// Pops a value and appends it to the list being built.
+    ListPush,
+    /// Pops a Bool; appends the element in `elem` to the list being built if it is true. The
+    /// list's label (in `acc`) takes the Bool's: which elements are kept depends on it.
+    ListPushIf {
         acc: Slot,
         elem: Slot,
     },
+    /// Pushes the list being built, with the label in `acc`.
+    ListEnd(Slot),
     /// Pops a Bool into the running `any` (`all` when `all`) in `acc`.
     Accumulate {
         acc: Slot,
@@ -192,7 +200,7 @@ pub enum Op {
         argc: u16,
     },
     /// Ends the run with an error: code that checked programs cannot reach.
-    Fail(Rc<str>),
+    Fail(Arc<str>),
 }
 
 /// Where an operand of a fused binary operation comes from.
@@ -224,9 +232,9 @@ pub enum MethodTarget {
 /// annotations (compiled to code over the parameters).
 #[derive(Clone, Debug)]
 pub struct ToolDecl {
-    pub capability: Rc<str>,
-    pub name: Rc<str>,
-    pub params: Vec<(Rc<str>, Shape)>,
+    pub capability: Arc<str>,
+    pub name: Arc<str>,
+    pub params: Vec<(Arc<str>, Shape)>,
     pub ret: Shape,
     /// `@label(returns = ..)`: code over the parameters. Without it, the result gets the
     /// closed default (secret to the user, vouched for by no one).
@@ -237,26 +245,31 @@ pub struct ToolDecl {
     /// `@label(pc = ..)`: the sink of the decision to call. Without it, the meet of the
     /// parameters' sinks.
     pub decision_sink: Option<CodeRef>,
+    /// `@approval(..)`: the tool's tier, constant or chosen on the arguments. Without it, the
+    /// tool needs no approval.
+    pub approval: Option<crate::approval::TierCode>,
+    /// `@card(key = ..)`: each field a card shows, in order, as code over the parameters.
+    pub card: Vec<(String, CodeRef)>,
     pub span: Span,
 }
 
 #[derive(Clone, Debug)]
 pub struct ConstDecl {
-    pub name: Rc<str>,
+    pub name: Arc<str>,
     pub init: CodeRef,
 }
 
 #[derive(Clone, Debug)]
 pub struct MeasureDecl {
-    pub name: Rc<str>,
+    pub name: Arc<str>,
     /// The type of the measure's (first) parameter.
-    pub of: Option<Rc<str>>,
+    pub of: Option<Arc<str>>,
     pub default: Option<Value>,
 }
 
 #[derive(Clone, Debug)]
 pub struct EntryDecl {
-    pub params: Vec<(Rc<str>, Shape)>,
+    pub params: Vec<(Arc<str>, Shape)>,
     pub ret: Shape,
 }
 
@@ -267,12 +280,12 @@ pub struct Compiled {
     /// Every body, indexed by [`CodeId`].
     pub codes: Vec<Code>,
     pub decls: Decls,
-    pub fns: Vec<Rc<Func>>,
+    pub fns: Vec<Arc<Func>>,
     pub consts: Vec<ConstDecl>,
     pub tools: Vec<ToolDecl>,
     /// The labels record types give their fields in tool results, by type name.
-    pub field_labels: HashMap<Rc<str>, Vec<(usize, CodeRef)>>,
-    pub measures: HashMap<Rc<str>, MeasureDecl>,
+    pub field_labels: HashMap<Arc<str>, Vec<(usize, CodeRef)>>,
+    pub measures: HashMap<Arc<str>, MeasureDecl>,
     pub entry: Option<EntryDecl>,
     /// The plan's body; its first slots are the entry's parameters.
     pub plan: Option<CodeRef>,
@@ -289,7 +302,7 @@ pub struct Compiled {
 #[derive(Clone, Debug)]
 pub struct HoleScope {
     pub span: Span,
-    pub names: Vec<(Rc<str>, Access)>,
+    pub names: Vec<(Arc<str>, Access)>,
 }
 
 impl Compiled {
@@ -408,7 +421,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
     for d in &fn_decls {
         let names: Vec<&str> = d.params.iter().map(|p| p.name.name.as_str()).collect();
         let code = c.body_code(&d.name.name, &names, |c| c.block(&d.body))?;
-        fns.push(Rc::new(Func::new(code, Vec::new())));
+        fns.push(Arc::new(Func::new(code, Vec::new())));
     }
     let mut consts = Vec::new();
     for (name, value) in const_items {
@@ -416,7 +429,6 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         consts.push(ConstDecl { name: name.name.as_str().into(), init });
     }
     let mut tools = Vec::new();
-    let mut entry = None;
     let mut field_labels = HashMap::new();
     for item in &items {
         match &item.kind {
@@ -444,17 +456,24 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
                 }
                 c.decls.variant_shapes.entry(name.name.as_str().into()).or_insert(shapes);
             }
-            ItemKind::Entry { params, ret } if entry.is_none() => {
-                let names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
-                let mut shapes = Vec::new();
-                for p in params {
-                    shapes.push((p.name.name.as_str().into(), c.shape(&p.ty, &names)?));
-                }
-                entry = Some(EntryDecl { params: shapes, ret: c.shape(ret, &names)? });
-            }
             _ => {}
         }
     }
+    let declared = match cordon_syntax::entry::of(policies) {
+        (_, Some((span, message))) => return Err(CompileError { message, span }),
+        (declared, None) => declared,
+    };
+    let entry = match &declared {
+        Some(Item { kind: ItemKind::Entry { params, ret }, .. }) => {
+            let names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
+            let mut shapes = Vec::new();
+            for p in params {
+                shapes.push((p.name.name.as_str().into(), c.shape(&p.ty, &names)?));
+            }
+            Some(EntryDecl { params: shapes, ret: c.shape(ret, &names)? })
+        }
+        _ => None,
+    };
     let plan = match plan {
         Some(m) => {
             let names: Vec<String> =
@@ -494,7 +513,7 @@ impl Compiled {
 #[derive(Debug)]
 pub struct CompiledFill {
     pub codes: Vec<Code>,
-    pub fns: Vec<Rc<Func>>,
+    pub fns: Vec<Arc<Func>>,
     pub holes: Vec<HoleScope>,
     /// The body: its parameters are the hole's arguments, its captures the hole's scope.
     pub body: CodeId,
@@ -563,7 +582,7 @@ pub fn compile_fill(
     for d in &fn_decls {
         let names: Vec<&str> = d.params.iter().map(|p| p.name.name.as_str()).collect();
         let code = c.body_code(&d.name.name, &names, |c| c.block(&d.body))?;
-        fns.push(Rc::new(Func::new(code, Vec::new())));
+        fns.push(Arc::new(Func::new(code, Vec::new())));
     }
     let mut body = Body::new(true);
     body.captures = scope.names.iter().map(|(n, a)| (n.to_string(), *a)).collect();
@@ -761,7 +780,7 @@ impl Compiler {
 
     /// Every name visible here, innermost binding of each, with how to reach it: what a hole's
     /// fill may name. Inside a closure, reaching a name captures it.
-    fn visible_names(&mut self) -> Vec<(Rc<str>, Access)> {
+    fn visible_names(&mut self) -> Vec<(Arc<str>, Access)> {
         let mut names: Vec<String> = Vec::new();
         for b in self.bodies.iter().rev() {
             let here = b.scope.iter().rev().map(|(n, _)| n).chain(b.captures.iter().map(|(n, _)| n));
@@ -776,7 +795,7 @@ impl Compiler {
             }
         }
         let top = self.bodies.len() - 1;
-        names.into_iter().filter_map(|n| self.resolve(top, &n).map(|a| (Rc::from(n.as_str()), a))).collect()
+        names.into_iter().filter_map(|n| self.resolve(top, &n).map(|a| (Arc::from(n.as_str()), a))).collect()
     }
 
     fn is_local(&mut self, name: &str) -> bool {
@@ -816,7 +835,7 @@ impl Compiler {
             return Ok(());
         }
         let p = self.pattern(pat)?;
-        self.emit(Op::Destructure(Rc::new(p)), span);
+        self.emit(Op::Destructure(Arc::new(p)), span);
         Ok(())
     }
 
@@ -830,7 +849,7 @@ impl Compiler {
             PatternKind::Unit => Pat::Unit,
             PatternKind::Tuple(ps) => Pat::Tuple(ps.iter().map(|p| self.pattern(p)).collect::<Res<_>>()?),
             PatternKind::Variant { enum_name, name, args } => {
-                let enum_name: Rc<str> = match (enum_name, name.name.as_str()) {
+                let enum_name: Arc<str> = match (enum_name, name.name.as_str()) {
                     (Some(e), _) => e.name.as_str().into(),
                     (None, "Some" | "None") => "Option".into(),
                     (None, "Ok" | "Err") => "Result".into(),
@@ -891,7 +910,7 @@ impl Compiler {
                 for (_, v) in fields {
                     self.expr(v)?;
                 }
-                let names: Rc<[Rc<str>]> = fields.iter().map(|(n, _)| n.name.as_str().into()).collect();
+                let names: Arc<[Arc<str>]> = fields.iter().map(|(n, _)| n.name.as_str().into()).collect();
                 self.emit(Op::MakeRecord { ty: name.name.as_str().into(), fields: names }, span);
             }
             ExprKind::Field { base, name } => {
@@ -944,7 +963,7 @@ impl Compiler {
                 let result = self.expr(body);
                 let b = self.bodies.pop().expect("pushed above");
                 result?;
-                let captures: Rc<[CaptureFrom]> = b
+                let captures: Arc<[CaptureFrom]> = b
                     .captures
                     .iter()
                     .map(|(_, a)| match a {
@@ -1010,7 +1029,7 @@ impl Compiler {
         for arm in arms {
             let depth = self.body().scope.len();
             let pat = self.pattern(&arm.pat)?;
-            let fail = self.emit(Op::Match { pat: Rc::new(pat), fail: 0 }, arm.span);
+            let fail = self.emit(Op::Match { pat: Arc::new(pat), fail: 0 }, arm.span);
             let mut guard_fail = None;
             if let Some(g) = &arm.guard {
                 self.expr(g)?;
@@ -1039,7 +1058,7 @@ impl Compiler {
         let (list, index, elem) = self.loop_slots(iter, span)?;
         let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
-        self.emit(Op::Load(elem), span);
+        self.emit(Op::Take(elem), span);
         self.bind_pattern(pat, pat.span)?;
         self.block(body)?;
         self.emit(Op::Pop, span);
@@ -1174,35 +1193,37 @@ impl Compiler {
                 self.emit(Op::Store(acc), span);
                 self.expr(rest[1])?;
             }
-            _ => {
-                let init = match b {
-                    Builtin::Any => Value::Bool(false),
-                    Builtin::All => Value::Bool(true),
-                    _ => Value::List(Rc::new(Vec::new())),
-                };
-                self.emit(Op::Push(init), span);
+            Builtin::Any | Builtin::All => {
+                self.emit(Op::Push(Value::Bool(b == Builtin::All)), span);
                 self.emit(Op::Store(acc), span);
                 self.expr(rest[0])?;
             }
+            _ => self.expr(rest[0])?,
         }
         self.emit(Op::Store(f), span);
+        let builds_list = matches!(b, Builtin::Map | Builtin::Filter);
+        if builds_list {
+            self.emit(Op::ListStart(acc), span);
+        }
         let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+        // The accumulator is stored again after the call, and only `filter` reads the element
+        // again (to keep it).
         if b == Builtin::Fold {
-            self.emit(Op::Load(acc), span);
+            self.emit(Op::Take(acc), span);
         }
-        self.emit(Op::Load(elem), span);
+        self.emit(if b == Builtin::Filter { Op::Load(elem) } else { Op::Take(elem) }, span);
         self.emit(Op::CallSlot { slot: f, argc: if b == Builtin::Fold { 2 } else { 1 } }, span);
         match b {
-            Builtin::Map => self.emit(Op::PushInto(acc), span),
-            Builtin::Filter => self.emit(Op::FilterInto { acc, elem }, span),
+            Builtin::Map => self.emit(Op::ListPush, span),
+            Builtin::Filter => self.emit(Op::ListPushIf { acc, elem }, span),
             Builtin::Any => self.emit(Op::Accumulate { acc, all: false }, span),
             Builtin::All => self.emit(Op::Accumulate { acc, all: true }, span),
             _ => self.emit(Op::Store(acc), span),
         };
         self.emit(Op::Loop(start), span);
         self.patch(next);
-        self.emit(Op::Load(acc), span);
+        self.emit(if builds_list { Op::ListEnd(acc) } else { Op::Take(acc) }, span);
         self.emit(Op::JoinPc, span);
         Ok(())
     }
@@ -1235,6 +1256,21 @@ impl Compiler {
                 }
             }
         }
+        let mut approval = None;
+        let mut card = Vec::new();
+        for a in &t.annotations {
+            match (a.name.name.as_str(), a.args.as_slice()) {
+                ("approval", [arg]) => approval = Some(self.tier(&arg.value, &names)?),
+                ("card", args) => {
+                    for arg in args {
+                        let Some(key) = &arg.key else { continue };
+                        let code = self.body_code(&format!("@card({})", key.name), &names, |c| c.expr(&arg.value))?;
+                        card.push((key.name.clone(), code));
+                    }
+                }
+                _ => {}
+            }
+        }
         Ok(ToolDecl {
             capability: capability.into(),
             name: t.name.name.as_str().into(),
@@ -1243,8 +1279,41 @@ impl Compiler {
             returns_label,
             sinks,
             decision_sink,
+            approval,
+            card,
             span: t.span,
         })
+    }
+
+    /// An approval tier (`ask`, or `if amount > 100 { ask_always } else { ask }`): the
+    /// conditions become code over the parameters.
+    fn tier(&mut self, e: &Expr, params: &[&str]) -> Res<crate::approval::TierCode> {
+        use crate::approval::{Tier, TierCode};
+        use cordon_syntax::ast::ExprKind;
+        let tail = |e: &Expr| match &e.kind {
+            ExprKind::Block(b) if b.stmts.is_empty() => b.tail.as_deref().cloned(),
+            ExprKind::If { .. } => Some(e.clone()),
+            _ => None,
+        };
+        match &e.kind {
+            ExprKind::Name(id) => match Tier::from_name(&id.name) {
+                Some(t) => Ok(TierCode::Is(t)),
+                None => self.err(id.span, format!("`{}` is not an approval tier", id.name)),
+            },
+            ExprKind::If { cond, then, else_: Some(otherwise) } => {
+                let Some(then) = then.tail.as_deref().filter(|_| then.stmts.is_empty()) else {
+                    return self.err(then.span, "a tier's branch holds one tier");
+                };
+                let Some(otherwise) = tail(otherwise) else {
+                    return self.err(otherwise.span, "a tier's branch holds one tier");
+                };
+                let cond = self.body_code("@approval(if ..)", params, |c| c.expr(cond))?;
+                let then = Box::new(self.tier(then, params)?);
+                let otherwise = Box::new(self.tier(&otherwise, params)?);
+                Ok(TierCode::If { cond, then, otherwise })
+            }
+            _ => self.err(e.span, "`@approval` takes a tier, or `if cond { tier } else { tier }`"),
+        }
     }
 
     /// The labels a record type gives its fields (`body: String @label(untrusted())`): code

@@ -3,7 +3,7 @@
 //! labels) through [`Ctx::eval`], which the machine provides when a run is made: the boundary
 //! stands below the machine that drives it, and does not reach into it.
 
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use cordon_syntax::Span;
@@ -28,7 +28,7 @@ pub enum ConstState {
 /// The state of one run besides its machine.
 #[derive(Debug)]
 pub struct Ctx {
-    pub program: Rc<Compiled>,
+    pub program: Arc<Compiled>,
     pub host: HostState,
     pub limits: Limits,
     pub user: Str,
@@ -43,6 +43,9 @@ pub struct Ctx {
     pub pc_seen: Label,
     /// Runs pure code to completion: the machine's evaluator.
     pub evaluator: Evaluator,
+    /// Whether a call that fails only label checks is proposed with its failures marked
+    /// (`Effect::flows`) for a stage to put to the user, instead of refused here.
+    pub defer_label_flows: bool,
 }
 
 /// How policy code is run to a value: the machine's `eval`.

@@ -1,7 +1,7 @@
 //! What crosses from a program to the world: a tool call as plain data, and the trait of the
 //! things that perform tool calls (simulated environments, MCP servers, HTTP APIs).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::Span;
 use serde::{Deserialize, Serialize};
@@ -14,22 +14,40 @@ use crate::value::{Val, Value};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Effect {
     /// The capability's declared name, e.g. `GitHub`.
-    pub capability: Rc<str>,
-    pub tool: Rc<str>,
+    pub capability: Arc<str>,
+    pub tool: Arc<str>,
     /// Each argument with its parameter's name; labels included.
-    pub args: Vec<(Rc<str>, Val)>,
+    pub args: Vec<(Arc<str>, Val)>,
     /// The program-counter label at the call: what the decision to call depended on.
     pub pc: Label,
     /// Where in the program the call is.
     pub span: Span,
     /// The linear values the call uses up when it is performed.
     pub(crate) consumes: Vec<crate::value::HostId>,
+    /// The label checks this call failed, when the run lets a stage approve them (see
+    /// [`crate::Run::defer_label_flows`]); empty otherwise. A call with any is performed only
+    /// after [`crate::Run::approve_flows`], else refused as the boundary would have.
+    #[serde(default)]
+    pub flows: Vec<Flow>,
+}
+
+/// A label check a call failed: a value (or the decision to call) that may not flow to its
+/// sink. Only the user's approval, for this call, lets it through.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    /// The parameter whose sink it is; `None` for the decision's own sink (`@label(pc = ..)`).
+    pub param: Option<String>,
+    /// The argument, when the argument's own label is what may not flow.
+    pub value: Option<Val>,
+    /// What may not flow: the argument's label, or the decision's (the pc).
+    pub carried: Label,
+    pub sink: crate::label::DcLabel,
 }
 
 impl Effect {
     /// A call made outside any run, public and from nowhere in particular: to drive a tool host
     /// directly (its own tests, a host composed of others).
-    pub fn outside_a_run(capability: &str, tool: &str, args: Vec<(Rc<str>, Val)>) -> Effect {
+    pub fn outside_a_run(capability: &str, tool: &str, args: Vec<(Arc<str>, Val)>) -> Effect {
         Effect {
             capability: capability.into(),
             tool: tool.into(),
@@ -37,6 +55,7 @@ impl Effect {
             pc: Label::bottom(),
             span: Span::default(),
             consumes: Vec::new(),
+            flows: Vec::new(),
         }
     }
 
@@ -56,7 +75,7 @@ pub struct HoleRequest {
     /// The hole's arguments after the task.
     pub args: Vec<Val>,
     /// Every binding visible at the hole with its value: for the prompt, where labels allow.
-    pub scope: Vec<(Rc<str>, Val)>,
+    pub scope: Vec<(Arc<str>, Val)>,
     /// The program-counter label at the hole.
     pub pc: Label,
     /// The hole's index in the running program.

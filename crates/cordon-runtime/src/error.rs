@@ -42,6 +42,8 @@ pub enum ErrorKind {
     Cycle,
     /// A hole, with no model attached.
     Hole,
+    /// The approval gate refused the call: its tool is `deny`, or no one approved it.
+    ApprovalDenied,
 }
 
 impl ErrorKind {
@@ -59,6 +61,7 @@ impl ErrorKind {
             ErrorKind::Type => Code::RuntimeTypeError,
             ErrorKind::Cycle => Code::ConstantCycle,
             ErrorKind::Hole => Code::HoleUnfilled,
+            ErrorKind::ApprovalDenied => Code::ApprovalDenied,
         }
     }
 }

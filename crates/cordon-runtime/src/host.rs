@@ -4,7 +4,7 @@
 //! back, with their measures, for the next request.
 
 use std::collections::{BTreeMap, HashMap};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::Span;
 use cordon_types::{EntryFact, FactValue};
@@ -47,15 +47,15 @@ impl Scalar {
 pub struct HostState {
     next_id: HostId,
     /// Linear values made and not yet used, with their type.
-    live: HashMap<HostId, Rc<str>>,
+    live: HashMap<HostId, Arc<str>>,
     /// Every linear value made, used or not, with its type.
-    linear: HashMap<HostId, Rc<str>>,
+    linear: HashMap<HostId, Arc<str>>,
     /// Host-made values without fields, with their type.
-    handles: HashMap<HostId, Rc<str>>,
+    handles: HashMap<HostId, Arc<str>>,
     /// Opaque records a tool returned, exactly as returned.
     records: HashMap<HostId, Value>,
     #[serde(with = "pairs")]
-    measures: HashMap<(Rc<str>, HostId), Scalar>,
+    measures: HashMap<(Arc<str>, HostId), Scalar>,
     /// For each linear value, what decided its measures: the pc and the arguments of the call
     /// that made it (or the label it was stored with, for one continued from an earlier request).
     decided_by: HashMap<HostId, Label>,
@@ -67,14 +67,14 @@ impl HostState {
         self.next_id
     }
 
-    pub fn make_linear(&mut self, ty: &Rc<str>) -> HostId {
+    pub fn make_linear(&mut self, ty: &Arc<str>) -> HostId {
         let id = self.fresh_id();
         self.live.insert(id, ty.clone());
         self.linear.insert(id, ty.clone());
         id
     }
 
-    pub fn make_handle(&mut self, ty: &Rc<str>) -> HostId {
+    pub fn make_handle(&mut self, ty: &Arc<str>) -> HostId {
         let id = self.fresh_id();
         self.handles.insert(id, ty.clone());
         id
@@ -107,7 +107,7 @@ impl HostState {
         self.live.remove(&id);
     }
 
-    pub fn set_measure(&mut self, measure: &Rc<str>, id: HostId, value: Scalar) {
+    pub fn set_measure(&mut self, measure: &Arc<str>, id: HostId, value: Scalar) {
         self.measures.insert((measure.clone(), id), value);
     }
 

@@ -8,7 +8,7 @@
 //! implies `l2`'s. Values at run time carry a [`Label`]: a DC label plus where it came from.
 
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::Span;
 use serde::{Deserialize, Serialize};
@@ -183,6 +183,14 @@ impl DcLabel {
     pub fn flows_to(&self, to: &DcLabel) -> bool {
         to.secrecy.implies(&self.secrecy) && self.integrity.implies(&to.integrity)
     }
+
+    /// May data labelled `self` flow where `to` is allowed, on the word of `principal` (DC
+    /// labels' flow with a privilege)? `principal` may release what is secret to it (and to no
+    /// one else) and vouch for data in its own name; nothing else.
+    pub fn flows_to_with(&self, to: &DcLabel, principal: &str) -> bool {
+        let p = Formula::principal(principal);
+        to.secrecy.and(&p).implies(&self.secrecy) && self.integrity.and(&p).implies(&to.integrity)
+    }
 }
 
 impl fmt::Display for DcLabel {
@@ -194,7 +202,7 @@ impl fmt::Display for DcLabel {
 /// Where part of a value's label came from: a tool's result, an `unlabel`, a hole's fill.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
-    pub what: Rc<str>,
+    pub what: Arc<str>,
     pub span: Span,
 }
 
@@ -202,7 +210,7 @@ pub struct Source {
 /// values carry the bottom label, which costs nothing: no allocation, and joins with it are a
 /// pointer check.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Label(Option<Rc<LabelData>>);
+pub struct Label(Option<Arc<LabelData>>);
 
 #[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct LabelData {
@@ -222,7 +230,7 @@ impl Label {
         if dc.is_bottom() {
             return Label(None);
         }
-        Label(Some(Rc::new(LabelData { dc, sources: vec![source] })))
+        Label(Some(Arc::new(LabelData { dc, sources: vec![source] })))
     }
 
     pub fn is_bottom(&self) -> bool {
@@ -242,13 +250,13 @@ impl Label {
         match (&self.0, &other.0) {
             (None, _) => other.clone(),
             (_, None) => self.clone(),
-            (Some(a), Some(b)) if Rc::ptr_eq(a, b) => self.clone(),
+            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => self.clone(),
             (Some(a), Some(b)) => Label::join_slow(a, b),
         }
     }
 
     #[inline(never)]
-    fn join_slow(a: &Rc<LabelData>, b: &Rc<LabelData>) -> Label {
+    fn join_slow(a: &Arc<LabelData>, b: &Arc<LabelData>) -> Label {
         let covers =
             |x: &LabelData, y: &LabelData| y.dc.flows_to(&x.dc) && y.sources.iter().all(|s| x.sources.contains(s));
         if covers(a, b) {
@@ -263,7 +271,7 @@ impl Label {
                 sources.push(s.clone());
             }
         }
-        Label(Some(Rc::new(LabelData { dc: a.dc.join(&b.dc), sources })))
+        Label(Some(Arc::new(LabelData { dc: a.dc.join(&b.dc), sources })))
     }
 
     #[inline]

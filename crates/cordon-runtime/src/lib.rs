@@ -22,6 +22,7 @@
 //! knows (measures, host-made values, sessions), `label` the DC labels, `shape` the types the
 //! boundary checks against, `limits` the host's limits, `trace` the record of decisions.
 
+pub mod approval;
 pub mod boundary;
 mod builtins;
 mod compile;
@@ -37,16 +38,17 @@ mod snapshot;
 pub mod trace;
 pub mod value;
 
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use cordon_syntax::Span;
 use cordon_syntax::ast::Module;
 use cordon_types::Checked;
 
+pub use approval::{CardField, Tier};
 pub use builtins::deep_label;
 pub use compile::CompileError;
-pub use effect::{Effect, HoleRequest, Json, ToolCall, ToolHost};
+pub use effect::{Effect, Flow, HoleRequest, Json, ToolCall, ToolHost};
 pub use error::{ErrorKind, RunError};
 pub use host::{Scalar, Sessions, StoredValue};
 pub use label::{DcLabel, Label};
@@ -63,7 +65,7 @@ use machine::{Exit, Vm};
 /// runtime's own tests).
 #[derive(Debug, Clone)]
 pub struct Program {
-    compiled: Rc<Compiled>,
+    compiled: Arc<Compiled>,
 }
 
 impl Program {
@@ -79,7 +81,7 @@ impl Program {
     }
 
     fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Program, CompileError> {
-        Ok(Program { compiled: Rc::new(compile::compile(policies, plan)?) })
+        Ok(Program { compiled: Arc::new(compile::compile(policies, plan)?) })
     }
 
     /// The names of the entry's linear parameters and their types: what a host keeps between
@@ -137,6 +139,8 @@ pub struct Run {
     waiting: Option<Effect>,
     /// Whether the waiting effect was committed (is being performed).
     committed: bool,
+    /// Who approved the waiting effect's failed label checks (`Effect::flows`), if anyone did.
+    flows_approved_by: Option<String>,
     waiting_hole: Option<HoleRequest>,
     sessions: Sessions,
     finished: bool,
@@ -164,6 +168,7 @@ impl Run {
             trace: Vec::new(),
             pc_seen: Label::bottom(),
             evaluator: machine::eval,
+            defer_label_flows: false,
         };
         let Some(plan) = compiled.plan else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "there is no plan to run"));
@@ -177,6 +182,7 @@ impl Run {
             ctx,
             waiting: None,
             committed: false,
+            flows_approved_by: None,
             waiting_hole: None,
             sessions: sessions.clone(),
             finished: false,
@@ -223,10 +229,14 @@ impl Run {
     /// counted and recorded as allowed. Call it once, right before the host performs the
     /// effect, after every stage agreed; [`Run::resume`] then takes the host's answer.
     pub fn commit(&mut self) -> Result<(), RunError> {
+        if let Some(e) = self.unapproved_flows() {
+            return Err(e);
+        }
         match &self.waiting {
             Some(effect) if !self.committed => {
                 boundary::commit(&mut self.ctx, effect);
                 self.committed = true;
+                self.flows_approved_by = None;
                 Ok(())
             }
             Some(_) => Err(RunError::new(ErrorKind::Type, Span::default(), "the tool call is already committed")),
@@ -269,7 +279,13 @@ impl Run {
         if e.span == Span::default() {
             e.span = effect.span;
         }
+        self.flows_approved_by = None;
         boundary::refused(&mut self.ctx, &effect, &e);
+        // A call the labels refused ends the run when it is not performed, as it does when the
+        // boundary refuses it itself: no refusal value the plan could go on with.
+        if !effect.flows.is_empty() {
+            return Err(self.fail(e));
+        }
         match boundary::refusal_value(&mut self.ctx, &effect, &e) {
             Some(value) => {
                 self.vm.resume(value);
@@ -312,7 +328,7 @@ impl Run {
             }
         };
         let body = compiled.body;
-        Rc::make_mut(&mut self.ctx.program).extend(compiled);
+        Arc::make_mut(&mut self.ctx.program).extend(compiled);
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
         // The fill's label also names its hole, so a refusal can point at the code's origin.
         let label = if label.is_bottom() {
@@ -330,6 +346,43 @@ impl Run {
     pub fn abandon_hole(&mut self, reason: &str) -> RunError {
         let span = self.waiting_hole.take().map_or_else(Span::default, |h| h.span);
         self.fail(RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}")))
+    }
+
+    /// Lets a stage after the boundary put a call that fails only label checks to the user:
+    /// such a call is proposed with its failures in [`Effect::flows`], and performed only if
+    /// [`Run::approve_flows`] is called for it; otherwise it is refused exactly as the boundary
+    /// would have. Off by default (and then the boundary refuses such calls itself).
+    pub fn defer_label_flows(&mut self, on: bool) {
+        self.ctx.defer_label_flows = on;
+    }
+
+    /// `principal` approves the waiting effect's failed label checks, for this call only: it
+    /// vouches for the values in its own name, or releases what is secret to it alone. Fails,
+    /// changing nothing, where the principal may not (another's secret, a sink that needs
+    /// someone else to vouch): the error is the boundary's refusal, with a note saying why.
+    pub fn approve_flows(&mut self, principal: &str) -> Result<(), RunError> {
+        let Some(effect) = self.waiting_effect() else {
+            return Err(RunError::new(ErrorKind::Type, Span::default(), "no uncommitted tool call is waiting"));
+        };
+        let name = format!("{}.{}", effect.capability, effect.tool);
+        if let Some(flow) = effect.flows.iter().find(|f| !f.carried.dc().flows_to_with(&f.sink, principal)) {
+            let mut e = boundary::flow_refusal(&name, flow)
+                .with_note(format!("`{principal}` may not vouch for or release this: only its owner may"));
+            e.span = effect.span;
+            return Err(e);
+        }
+        self.flows_approved_by = Some(principal.to_string());
+        Ok(())
+    }
+
+    /// The refusal the waiting effect gets if it is performed as it is: its first failed label
+    /// check, unless someone approved them. `None` when it may be performed.
+    pub fn unapproved_flows(&self) -> Option<RunError> {
+        let effect = self.waiting_effect()?;
+        let first = effect.flows.first().filter(|_| self.flows_approved_by.is_none())?;
+        let mut e = boundary::flow_refusal(&format!("{}.{}", effect.capability, effect.tool), first);
+        e.span = effect.span;
+        Some(e)
     }
 
     /// The effect the run waits at, proposed and not yet committed, if any.

@@ -6,7 +6,7 @@
 //! raised where control depends on a value (`RaisePc`) and restored where the paths join
 //! (`JoinPc`), labelling the joined result with what it depended on.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +37,7 @@ struct Frame {
     code: CodeRef,
     ip: usize,
     base: usize,
-    func: Option<Rc<Func>>,
+    func: Option<Arc<Func>>,
     on_return: OnReturn,
 }
 
@@ -48,6 +48,9 @@ pub struct Vm {
     frames: Vec<Frame>,
     pub(crate) pc: Label,
     pc_stack: Vec<Label>,
+    /// The lists `map` and `filter` are building, innermost last: a call inside one's loop
+    /// starts and ends its own before it returns.
+    lists: Vec<Vec<Val>>,
 }
 
 #[derive(Debug)]
@@ -119,7 +122,7 @@ impl Vm {
         &mut self,
         program: &Compiled,
         code: CodeRef,
-        func: Option<Rc<Func>>,
+        func: Option<Arc<Func>>,
         args: Vec<Val>,
         on_return: OnReturn,
     ) {
@@ -131,7 +134,7 @@ impl Vm {
     /// Enters `code`, which has `slots` slots, with its arguments already on the stack from
     /// `base` up.
     #[inline(always)]
-    fn enter_at(&mut self, slots: u16, code: CodeRef, func: Option<Rc<Func>>, base: usize, on_return: OnReturn) {
+    fn enter_at(&mut self, slots: u16, code: CodeRef, func: Option<Arc<Func>>, base: usize, on_return: OnReturn) {
         // Most bodies have slots beyond their parameters only for `let`s and loops.
         if self.stack.len() != base + slots as usize {
             self.fill_slots(base + slots as usize);
@@ -156,7 +159,7 @@ impl Vm {
     pub fn enter_fill(&mut self, program: &Compiled, body: CodeRef, scope: Vec<Val>, args: Vec<Val>, label: &Label) {
         self.pc_stack.push(self.pc.clone());
         self.pc.join_mut(label);
-        let func = Rc::new(Func::new(body, scope));
+        let func = Arc::new(Func::new(body, scope));
         self.enter(program, body, Some(func), args, OnReturn::PushJoinPc);
     }
 }
@@ -216,8 +219,11 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
             match op {
                 Op::Push(v) => vm.stack.push(Val::plain(clone_value(v))),
                 Op::Load(s) => {
-                    let v = &vm.stack[base + *s as usize];
-                    let v = Val { value: clone_value(&v.value), label: v.label.clone() };
+                    let v = clone_val(&vm.stack[base + *s as usize]);
+                    vm.stack.push(v);
+                }
+                Op::Take(s) => {
+                    let v = std::mem::replace(&mut vm.stack[base + *s as usize], Val::plain(Value::Unit));
                     vm.stack.push(v);
                 }
                 Op::Store(s) => {
@@ -416,27 +422,26 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let n = *n as usize;
                     tri!(ctx.allocate(n as u64 * SLOT_BYTES));
                     let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
-                    vm.stack.push(Val::plain(Value::Tuple(Rc::new(items))));
+                    vm.stack.push(Val::plain(Value::Tuple(Arc::new(items))));
                 }
                 Op::MakeList(n) => {
                     let n = *n as usize;
                     tri!(builtins::check_list_len(n, ctx));
                     let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
-                    vm.stack.push(Val::plain(Value::List(Rc::new(items))));
+                    vm.stack.push(Val::plain(Value::List(Arc::new(items))));
                 }
                 Op::MakeRecord { ty, fields } => {
                     tri!(ctx.allocate(fields.len() as u64 * SLOT_BYTES));
-                    let values = vm.stack.drain(vm.stack.len() - fields.len()..);
-                    let fields = fields.iter().cloned().zip(values).collect();
-                    let record = Record::new(ty.clone(), fields, None);
+                    let values = vm.stack.split_off(vm.stack.len() - fields.len());
+                    let record = Record::with_names(ty.clone(), fields.clone(), values, None);
                     tri!(ctx.check_depth(record.depth));
-                    vm.stack.push(Val::plain(Value::Record(Rc::new(record))));
+                    vm.stack.push(Val::plain(Value::Record(Arc::new(record))));
                 }
                 Op::MakeVariant { enum_name, name, arity } => {
                     let payload: Vec<Val> = vm.stack.drain(vm.stack.len() - *arity as usize..).collect();
                     let v = Variant::new(enum_name.clone(), name.clone(), payload);
                     tri!(ctx.check_depth(v.depth));
-                    vm.stack.push(Val::plain(Value::Variant(Rc::new(v))));
+                    vm.stack.push(Val::plain(Value::Variant(Arc::new(v))));
                 }
                 Op::Field(name) => {
                     let v = pop!();
@@ -613,7 +618,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.allocate(values.len() as u64 * SLOT_BYTES));
                     let func = Func::new(*body, values);
                     tri!(ctx.check_depth(func.depth));
-                    vm.stack.push(Val::plain(Value::Func(Rc::new(func))));
+                    vm.stack.push(Val::plain(Value::Func(Arc::new(func))));
                 }
                 Op::Match { pat, fail: to } => {
                     let Some(v) = vm.stack.last().cloned() else {
@@ -639,9 +644,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "a loop index that is not an Int"))
                     };
                     let next = match &vm.stack[l].value {
-                        Value::List(xs) => {
-                            xs.get(k as usize).map(|x| Val { value: clone_value(&x.value), label: x.label.clone() })
-                        }
+                        Value::List(xs) => xs.get(k as usize).map(clone_val),
                         other => fail!(type_error(Span::default(), format!("cannot loop over {}", other.kind()))),
                     };
                     match next {
@@ -654,12 +657,16 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => ip = *exit as usize,
                     }
                 }
-                Op::PushInto(slot) => {
+                Op::ListStart(acc) => {
+                    overwrite(&mut vm.stack[base + *acc as usize], Val::plain(Value::Unit));
+                    vm.lists.push(Vec::new());
+                }
+                Op::ListPush => {
                     let v = pop!();
                     tri!(ctx.allocate(SLOT_BYTES));
                     let max = ctx.limits.max_list_len;
-                    let Value::List(xs) = &mut vm.stack[base + *slot as usize].value else {
-                        fail!(type_error(Span::default(), "an accumulator that is not a list"))
+                    let Some(xs) = vm.lists.last_mut() else {
+                        fail!(type_error(Span::default(), "no list is being built"))
                     };
                     if xs.len() >= max {
                         fail!(RunError::new(
@@ -668,22 +675,28 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             format!("a list grew over the limit of {max} elements")
                         ));
                     }
-                    Rc::make_mut(xs).push(v);
+                    xs.push(v);
                 }
-                Op::FilterInto { acc, elem } => {
+                Op::ListPushIf { acc, elem } => {
                     let keep = pop!();
                     let Value::Bool(k) = keep.value else {
                         fail!(type_error(Span::default(), "a filter must return a Bool"))
                     };
-                    let x = vm.stack[base + *elem as usize].clone();
-                    let slot = &mut vm.stack[base + *acc as usize];
-                    slot.label.join_mut(&keep.label);
+                    vm.stack[base + *acc as usize].label.join_mut(&keep.label);
                     if k {
-                        let Value::List(xs) = &mut slot.value else {
-                            fail!(type_error(Span::default(), "an accumulator that is not a list"))
+                        let x = clone_val(&vm.stack[base + *elem as usize]);
+                        let Some(xs) = vm.lists.last_mut() else {
+                            fail!(type_error(Span::default(), "no list is being built"))
                         };
-                        Rc::make_mut(xs).push(x);
+                        xs.push(x);
                     }
+                }
+                Op::ListEnd(acc) => {
+                    let Some(items) = vm.lists.pop() else {
+                        fail!(type_error(Span::default(), "no list is being built"))
+                    };
+                    let label = std::mem::take(&mut vm.stack[base + *acc as usize].label);
+                    vm.stack.push(Val { value: Value::List(Arc::new(items)), label });
                 }
                 Op::Accumulate { acc, all } => {
                     let b = pop!();
@@ -729,7 +742,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let inner_pc = std::mem::replace(&mut vm.pc, saved);
                     ctx.pc_seen.join_mut(&inner_pc);
                     tri!(ctx.allocate(SLOT_BYTES));
-                    vm.stack.push(Val::plain(Value::Labeled(Rc::new(v.with_label(&inner_pc)))));
+                    vm.stack.push(Val::plain(Value::Labeled(Arc::new(v.with_label(&inner_pc)))));
                 }
                 Op::Return => {
                     let result = pop!();
@@ -816,6 +829,19 @@ fn clone_value(v: &Value) -> Value {
     }
 }
 
+/// `Val::clone`, with the scalars the hot paths mostly load copied inline, each variant built
+/// whole.
+#[inline(always)]
+fn clone_val(v: &Val) -> Val {
+    let label = v.label.clone();
+    match v.value {
+        Value::Int(i) => Val { value: Value::Int(i), label },
+        Value::Bool(b) => Val { value: Value::Bool(b), label },
+        Value::Unit => Val { value: Value::Unit, label },
+        ref other => Val { value: other.clone(), label },
+    }
+}
+
 /// Calls a function value on the arguments on the stack from `at` up. A labelled function
 /// raises `pc` for the call; the result takes the label (`OnReturn::PushJoinPc`).
 fn call_value(vm: &mut Vm, ctx: &mut Ctx, callee: &Val, at: usize) -> Result<(), RunError> {
@@ -826,7 +852,7 @@ fn call_value(vm: &mut Vm, ctx: &mut Ctx, callee: &Val, at: usize) -> Result<(),
 /// What calling a function value needs: its code, the function if it has captures (the frame
 /// keeps it), and its label. Nothing else is cloned.
 #[inline(always)]
-fn callee_parts(callee: &Val) -> Result<(CodeRef, Option<Rc<Func>>, Label), RunError> {
+fn callee_parts(callee: &Val) -> Result<(CodeRef, Option<Arc<Func>>, Label), RunError> {
     let Value::Func(f) = &callee.value else {
         return Err(type_error(Span::default(), format!("cannot call {}", callee.value.kind())));
     };
@@ -840,7 +866,7 @@ fn call_func(
     vm: &mut Vm,
     ctx: &mut Ctx,
     code: CodeRef,
-    func: Option<Rc<Func>>,
+    func: Option<Arc<Func>>,
     label: &Label,
     at: usize,
 ) -> Result<(), RunError> {
@@ -869,7 +895,7 @@ fn enter_checked(
     vm: &mut Vm,
     ctx: &mut Ctx,
     code: CodeRef,
-    func: Option<Rc<Func>>,
+    func: Option<Arc<Func>>,
     at: usize,
     on_return: OnReturn,
 ) -> Result<(), RunError> {

@@ -3,7 +3,7 @@
 //! keeps its predicate compiled, and the measures its conjuncts define (`tainted(s2) == e`).
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_syntax::ast::{BinOp, Expr, ExprKind, Item, ItemKind, TypeExpr, TypeExprKind, UnOp};
 
@@ -21,17 +21,17 @@ pub enum Shape {
     List(Box<Shape>),
     Option(Box<Shape>),
     Result(Box<Shape>, Box<Shape>),
-    Record(Rc<str>),
-    Enum(Rc<str>),
+    Record(Arc<str>),
+    Enum(Arc<str>),
     /// A `linear type`: made by the host, used once.
-    Linear(Rc<str>),
+    Linear(Arc<str>),
     /// An `opaque type` without fields, e.g. `Trusted[Bib]`.
-    Opaque(Rc<str>),
-    Capability(Rc<str>),
+    Opaque(Arc<str>),
+    Capability(Arc<str>),
     Func,
     Label,
     Labeled,
-    Refined(Rc<Refined>),
+    Refined(Arc<Refined>),
 }
 
 /// Shapes print as the types they come from, e.g. `(String, List[Int])`.
@@ -69,7 +69,7 @@ impl std::fmt::Display for Shape {
 
 #[derive(Debug)]
 pub struct Refined {
-    pub var: Rc<str>,
+    pub var: Arc<str>,
     pub base: Shape,
     /// The predicate: slot 0 is the value, then the scope's names.
     pub pred: CodeRef,
@@ -81,7 +81,7 @@ pub struct Refined {
 
 #[derive(Debug)]
 pub struct MeasureDef {
-    pub measure: Rc<str>,
+    pub measure: Arc<str>,
     /// Code over the same slots as the predicate.
     pub value: CodeRef,
 }
@@ -91,11 +91,11 @@ pub struct MeasureDef {
 pub enum TypeDecl {
     /// `opaque` records are made only by tools.
     Record {
-        fields: Vec<(Rc<str>, TypeExpr)>,
+        fields: Vec<(Arc<str>, TypeExpr)>,
         opaque: bool,
     },
     Enum {
-        variants: Vec<(Rc<str>, Vec<TypeExpr>)>,
+        variants: Vec<(Arc<str>, Vec<TypeExpr>)>,
     },
     Linear,
     Opaque,
@@ -105,13 +105,13 @@ pub enum TypeDecl {
 
 #[derive(Clone, Debug, Default)]
 pub struct Decls {
-    pub types: HashMap<Rc<str>, TypeDecl>,
+    pub types: HashMap<Arc<str>, TypeDecl>,
     /// Every record's fields with their shapes, in declared order: what a tool's result is
     /// decoded against.
-    pub field_shapes: HashMap<Rc<str>, Vec<(Rc<str>, Shape)>>,
+    pub field_shapes: HashMap<Arc<str>, Vec<(Arc<str>, Shape)>>,
     /// Every enum's variants with their payloads' shapes.
-    #[expect(clippy::type_complexity, reason = "a map of names to named lists, read in one place")]
-    pub variant_shapes: HashMap<Rc<str>, Vec<(Rc<str>, Vec<Shape>)>>,
+    #[expect(clippy::type_complexity, reason = "read in one place, where the shape is plain")]
+    pub variant_shapes: HashMap<Arc<str>, Vec<(Arc<str>, Vec<Shape>)>>,
 }
 
 impl Decls {
@@ -187,7 +187,7 @@ fn resolve_at(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str], depth: usiz
                 "Option" => Shape::Option(Box::new(arg(c, 0)?)),
                 "Result" => Shape::Result(Box::new(arg(c, 0)?), Box::new(arg(c, 1)?)),
                 other => {
-                    let n: Rc<str> = other.into();
+                    let n: Arc<str> = other.into();
                     match c.decls().types.get(other) {
                         Some(TypeDecl::Record { .. }) => Shape::Record(n),
                         Some(TypeDecl::Enum { .. }) => Shape::Enum(n),
@@ -222,7 +222,7 @@ fn resolve_at(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str], depth: usiz
                     defines.push(MeasureDef { measure: measure.into(), value: code });
                 }
             }
-            Shape::Refined(Rc::new(Refined {
+            Shape::Refined(Arc::new(Refined {
                 var: var.name.as_str().into(),
                 base,
                 pred: compiled,

@@ -12,7 +12,7 @@
 //! labels and host-made values, so a run edited on disk (a label lowered, a session untainted)
 //! is refused, as is one saved by another version of this format.
 
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_syntax::{FileId, SourceMap};
@@ -31,8 +31,11 @@ use crate::machine::{self, Vm};
 use crate::trace::Event;
 use crate::value::Val;
 
-/// The format's version: a saved run of another version is refused, never guessed at.
-const VERSION: u32 = 1;
+/// The format's version: a saved run of another version is refused, never guessed at. The
+/// machine's frames point into compiled code, so a change to what the compiler emits is a new
+/// version too (2: `map` and `filter` build their lists in the machine, `Take` moves out of
+/// slots).
+const VERSION: u32 = 2;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;
@@ -154,7 +157,7 @@ impl Run {
         }
         let program = compile_again(&sources, &s.policies, s.plan, &s.fills)?;
         let ctx = Ctx {
-            program: Rc::new(program),
+            program: Arc::new(program),
             host: s.host,
             limits: s.limits,
             user: s.user.as_str().into(),
@@ -166,12 +169,14 @@ impl Run {
             trace: s.trace,
             pc_seen: s.pc_seen,
             evaluator: machine::eval,
+            defer_label_flows: false,
         };
         let run = Run {
             vm: s.vm,
             ctx,
             waiting: s.waiting,
             committed: s.committed,
+            flows_approved_by: None,
             waiting_hole: s.waiting_hole,
             sessions: s.sessions,
             finished: s.finished,

@@ -1,9 +1,10 @@
 //! Run-time values. Every value the interpreter handles is a [`Val`]: a [`Value`] and the
-//! [`Label`] it carries. Values are immutable and shared (`Rc`); the interpreter is
-//! single-threaded, and one run never shares values with another.
+//! [`Label`] it carries. Values are immutable and shared (`Arc`), so a run and its values are
+//! `Send`: a parked run can be finished on another thread. One run never shares values with
+//! another, and a run is driven by one thread at a time.
 
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -28,11 +29,11 @@ impl Val {
     }
 }
 
-/// A string value: a thin pointer (`Rc<str>` is two words wide, which would make every
+/// A string value: a thin pointer (`Arc<str>` is two words wide, which would make every
 /// `Value` wider). Reads as a `str`.
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Str(Rc<String>);
+pub struct Str(Arc<String>);
 
 impl Str {
     pub fn as_str(&self) -> &str {
@@ -41,22 +42,22 @@ impl Str {
 
     /// Does nothing else refer to this string?
     pub fn is_unique(&self) -> bool {
-        Rc::strong_count(&self.0) == 1 && Rc::weak_count(&self.0) == 0
+        Arc::strong_count(&self.0) == 1 && Arc::weak_count(&self.0) == 0
     }
 
     /// Appends `t`, in place if nothing else refers to this string (else to a copy).
     pub fn append(&mut self, t: &str) {
-        Rc::make_mut(&mut self.0).push_str(t);
+        Arc::make_mut(&mut self.0).push_str(t);
     }
 
     /// Prepends `t`, in place if nothing else refers to this string (else to a copy).
     pub fn prepend(&mut self, t: &str) {
-        Rc::make_mut(&mut self.0).insert_str(0, t);
+        Arc::make_mut(&mut self.0).insert_str(0, t);
     }
 
     /// The text, without copying it if nothing else refers to it.
     pub fn into_string(self) -> String {
-        Rc::try_unwrap(self.0).unwrap_or_else(|s| s.as_str().to_string())
+        Arc::try_unwrap(self.0).unwrap_or_else(|s| s.as_str().to_string())
     }
 }
 
@@ -83,31 +84,31 @@ impl AsRef<str> for Str {
 
 impl From<String> for Str {
     fn from(s: String) -> Str {
-        Str(Rc::new(s))
+        Str(Arc::new(s))
     }
 }
 
 impl From<&str> for Str {
     fn from(s: &str) -> Str {
-        Str(Rc::new(s.to_string()))
+        Str(Arc::new(s.to_string()))
     }
 }
 
-impl From<&Rc<str>> for Str {
-    fn from(s: &Rc<str>) -> Str {
+impl From<&Arc<str>> for Str {
+    fn from(s: &Arc<str>) -> Str {
         Str::from(&**s)
     }
 }
 
-impl From<Rc<str>> for Str {
-    fn from(s: Rc<str>) -> Str {
+impl From<Arc<str>> for Str {
+    fn from(s: Arc<str>) -> Str {
         Str::from(&*s)
     }
 }
 
-impl From<&Str> for Rc<str> {
-    fn from(s: &Str) -> Rc<str> {
-        Rc::from(s.as_str())
+impl From<&Str> for Arc<str> {
+    fn from(s: &Str) -> Arc<str> {
+        Arc::from(s.as_str())
     }
 }
 
@@ -123,8 +124,8 @@ impl PartialEq<&str> for Str {
     }
 }
 
-impl PartialEq<Rc<str>> for Str {
-    fn eq(&self, other: &Rc<str>) -> bool {
+impl PartialEq<Arc<str>> for Str {
+    fn eq(&self, other: &Arc<str>) -> bool {
         self.as_str() == &**other
     }
 }
@@ -176,28 +177,33 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(Str),
-    Tuple(Rc<Vec<Val>>),
-    List(Rc<Vec<Val>>),
-    Record(Rc<Record>),
+    Tuple(Arc<Vec<Val>>),
+    List(Arc<Vec<Val>>),
+    Record(Arc<Record>),
     /// An enum variant, `Some`/`None` (enum `Option`) and `Ok`/`Err` (enum `Result`) included.
-    Variant(Rc<Variant>),
+    Variant(Arc<Variant>),
     /// A function or closure.
-    Func(Rc<Func>),
+    Func(Arc<Func>),
     /// A host-made value with no fields: a linear value or an opaque handle.
-    Handle(Rc<Handle>),
+    Handle(Arc<Handle>),
     /// A capability: the name of its declaration.
     Capability(Str),
     /// The box `to_labeled` makes: its content keeps its own label.
-    Labeled(Rc<Val>),
+    Labeled(Arc<Val>),
     /// A label, as policy annotations compute them.
-    Label(Rc<DcLabel>),
+    Label(Arc<DcLabel>),
 }
 
+/// A record: its fields' names, shared by every record the same code makes (so making one
+/// counts one reference for all its names), and their values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "RecordData", from = "RecordData")]
 pub struct Record {
     /// The declared type's name.
-    pub ty: Rc<str>,
-    pub fields: Vec<(Rc<str>, Val)>,
+    pub ty: Arc<str>,
+    names: Arc<[Arc<str>]>,
+    /// In the order of `names`.
+    values: Vec<Val>,
     /// Set for opaque records a tool made: the host's registration of this exact value.
     pub host: Option<HostId>,
     /// See [`depth`].
@@ -205,27 +211,67 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn new(ty: Rc<str>, fields: Vec<(Rc<str>, Val)>, host: Option<HostId>) -> Record {
-        let depth = 1 + fields.iter().map(|(_, v)| depth(&v.value)).max().unwrap_or(0);
-        Record { ty, fields, host, depth }
+    pub fn new(ty: Arc<str>, fields: Vec<(Arc<str>, Val)>, host: Option<HostId>) -> Record {
+        let (names, values): (Vec<Arc<str>>, Vec<Val>) = fields.into_iter().unzip();
+        Record::with_names(ty, names.into(), values, host)
+    }
+
+    /// A record with the field names another record or a constructor's code already holds;
+    /// `values` in their order, one for each.
+    pub(crate) fn with_names(ty: Arc<str>, names: Arc<[Arc<str>]>, values: Vec<Val>, host: Option<HostId>) -> Record {
+        let depth = 1 + values.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
+        Record { ty, names, values, host, depth }
+    }
+
+    /// Each field's name and value, in order.
+    pub fn fields(&self) -> impl ExactSizeIterator<Item = (&Arc<str>, &Val)> {
+        self.names.iter().zip(&self.values)
+    }
+
+    /// The field values, in the order of the names.
+    pub fn values(&self) -> &[Val] {
+        &self.values
     }
 
     pub fn field(&self, name: &str) -> Option<&Val> {
-        self.fields.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+        self.fields().find(|(n, _)| &***n == name).map(|(_, v)| v)
+    }
+}
+
+/// A record as it is saved: each field with its name, as the record was first laid out.
+#[derive(Serialize, Deserialize)]
+struct RecordData {
+    ty: Arc<str>,
+    fields: Vec<(Arc<str>, Val)>,
+    host: Option<HostId>,
+    depth: u32,
+}
+
+impl From<Record> for RecordData {
+    fn from(r: Record) -> RecordData {
+        let fields = r.names.iter().cloned().zip(r.values).collect();
+        RecordData { ty: r.ty, fields, host: r.host, depth: r.depth }
+    }
+}
+
+impl From<RecordData> for Record {
+    fn from(r: RecordData) -> Record {
+        let (names, values): (Vec<Arc<str>>, Vec<Val>) = r.fields.into_iter().unzip();
+        Record { ty: r.ty, names: names.into(), values, host: r.host, depth: r.depth }
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Variant {
-    pub enum_name: Rc<str>,
-    pub name: Rc<str>,
+    pub enum_name: Arc<str>,
+    pub name: Arc<str>,
     pub payload: Vec<Val>,
     /// See [`depth`].
     pub depth: u32,
 }
 
 impl Variant {
-    pub fn new(enum_name: Rc<str>, name: Rc<str>, payload: Vec<Val>) -> Variant {
+    pub fn new(enum_name: Arc<str>, name: Arc<str>, payload: Vec<Val>) -> Variant {
         let depth = 1 + payload.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
         Variant { enum_name, name, payload, depth }
     }
@@ -233,7 +279,7 @@ impl Variant {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Handle {
-    pub ty: Rc<str>,
+    pub ty: Arc<str>,
     pub id: HostId,
 }
 
@@ -279,20 +325,20 @@ impl Value {
         Value::Str(s.into())
     }
 
-    pub fn handle(ty: Rc<str>, id: HostId) -> Value {
-        Value::Handle(Rc::new(Handle { ty, id }))
+    pub fn handle(ty: Arc<str>, id: HostId) -> Value {
+        Value::Handle(Arc::new(Handle { ty, id }))
     }
 
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Rc::new(items.into_iter().map(Val::plain).collect()))
+        Value::List(Arc::new(items.into_iter().map(Val::plain).collect()))
     }
 
     pub fn tuple(items: Vec<Value>) -> Value {
-        Value::Tuple(Rc::new(items.into_iter().map(Val::plain).collect()))
+        Value::Tuple(Arc::new(items.into_iter().map(Val::plain).collect()))
     }
 
     pub fn record(ty: &str, fields: Vec<(&str, Value)>) -> Value {
-        Value::Record(Rc::new(Record::new(
+        Value::Record(Arc::new(Record::new(
             ty.into(),
             fields.into_iter().map(|(n, v)| (n.into(), Val::plain(v))).collect(),
             None,
@@ -300,7 +346,7 @@ impl Value {
     }
 
     pub fn variant(enum_name: &str, name: &str, payload: Vec<Value>) -> Value {
-        Value::Variant(Rc::new(Variant::new(
+        Value::Variant(Arc::new(Variant::new(
             enum_name.into(),
             name.into(),
             payload.into_iter().map(Val::plain).collect(),
@@ -358,7 +404,7 @@ impl Value {
             Value::List(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
             Value::Record(r) => {
                 let mut map = serde_json::Map::new();
-                for (n, v) in &r.fields {
+                for (n, v) in r.fields() {
                     map.insert(n.to_string(), v.value.to_json());
                 }
                 J::Object(map)
@@ -409,7 +455,7 @@ impl fmt::Display for Value {
             }
             Value::Record(r) => {
                 write!(f, "{} {{ ", r.ty)?;
-                for (i, (n, v)) in r.fields.iter().enumerate() {
+                for (i, (n, v)) in r.fields().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }

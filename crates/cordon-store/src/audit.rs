@@ -55,7 +55,8 @@ pub struct EffectIntent {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageDecision {
     pub stage: String,
-    /// `proceed` or `hold` (an effect a stage refused is never about to be performed).
+    /// `proceed`, `endorse` (the label checks it failed approved; who did is the effect's
+    /// `approved_by`) or `hold` (an effect a stage refused is never about to be performed).
     pub verdict: String,
     /// What a held effect waited for.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -76,6 +76,7 @@ codes! {
     RuntimeTypeError = "runtime-type-error": "at run time: a type error only unchecked code can cause",
     ConstantCycle = "constant-cycle": "at run time: a constant that depends on itself",
     HoleUnfilled = "hole-unfilled": "at run time: a hole that got no fill",
+    ApprovalDenied = "approval-denied": "at run time: a call the approval gate refused (a `deny` tool, or no one approved it)",
 }
 
 impl Code {

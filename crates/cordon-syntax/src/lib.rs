@@ -13,6 +13,7 @@
 pub mod ast;
 pub mod builtins;
 pub mod diagnostic;
+pub mod entry;
 pub mod lexer;
 pub mod parser;
 pub mod render;

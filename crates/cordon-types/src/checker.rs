@@ -154,7 +154,10 @@ impl<'a> Checker<'a> {
                 .filter(move |item| !(*role == Role::Plan && is_host_declaration(&item.kind)))
                 .map(move |item| (*role, item))
         });
-        let items: Vec<(Role, &Item)> = items.collect();
+        // The entry is declared once, composed from the policies' entries (`cordon_syntax::entry`).
+        let items: Vec<(Role, &Item)> = items.filter(|(_, item)| !matches!(item.kind, ItemKind::Entry { .. })).collect();
+        let policies = modules.iter().filter(|(role, _)| *role == Role::Policy).map(|(_, m)| *m);
+        let entry = cordon_syntax::entry::of(policies);
         // Which of two values with one name is the duplicate follows the source order.
         let mut seen: HashSet<&str> = HashSet::new();
         for (_, item) in &items {
@@ -186,6 +189,13 @@ impl<'a> Checker<'a> {
             self.declare_item(item);
         }
         self.role = Role::Policy;
+        let (entry, problem) = entry;
+        if let Some((span, message)) = problem {
+            self.error(Code::DuplicateDefinition, span, message);
+        }
+        if let Some(item) = entry {
+            self.declare_item(&item);
+        }
         self.compute_type_properties();
         // A constant is shared by every use: it cannot stand for a value used only once.
         for (_, module) in modules {
@@ -331,10 +341,6 @@ impl<'a> Checker<'a> {
                 self.define_value(name, ValueDef::Const { ty, term, checked: false });
             }
             ItemKind::Entry { params, ret } => {
-                if self.entry.is_some() {
-                    self.error(Code::DuplicateDefinition, item.span, "the entry is already declared");
-                    return;
-                }
                 let name = Ident { name: "entry".into(), span: item.span };
                 let sig = self.resolve_signature(&name, params, Some(ret), true);
                 self.entry = Some(Entry {
@@ -660,7 +666,10 @@ impl<'a> Checker<'a> {
 
     fn check_annotation(&mut self, a: &Annotation, params: &[Param], sig: &Signature) {
         let param_names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
-        let keyed = |c: &mut Checker<'_>, allowed: &[&str], allow_params: bool| {
+        // `@label` keys are its own and the parameters'; `@card` keys are any name (its own
+        // keys mean something to the gate; others are extra fields the card shows).
+        let keyed = |c: &mut Checker<'_>, allowed: &[&str], any_key: bool| {
+            let allow_params = !any_key;
             let mut seen: Vec<String> = Vec::new();
             for arg in &a.args {
                 let Some(key) = &arg.key else {
@@ -671,7 +680,9 @@ impl<'a> Checker<'a> {
                     );
                     continue;
                 };
-                if !(allowed.contains(&key.name.as_str()) || (allow_params && param_names.contains(&key.name.as_str())))
+                if !(any_key
+                    || allowed.contains(&key.name.as_str())
+                    || (allow_params && param_names.contains(&key.name.as_str())))
                 {
                     c.error(
                         Code::InvalidAnnotation,
@@ -697,25 +708,32 @@ impl<'a> Checker<'a> {
             }
         };
         match a.name.name.as_str() {
-            "approval" => {
-                const TIERS: &[&str] = &["deny", "ask_always", "ask", "none"];
-                let tier = match a.args.as_slice() {
-                    [arg] if arg.key.is_none() => match &arg.value.kind {
-                        ExprKind::Name(id) if TIERS.contains(&id.name.as_str()) => Some(()),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                if tier.is_none() {
+            "approval" => match a.args.as_slice() {
+                [arg] if arg.key.is_none() => self.check_tier(&arg.value, &sig.params),
+                _ => {
                     self.error(
                         Code::InvalidAnnotation,
                         a.span,
                         "`@approval` takes one of `deny`, `ask_always`, `ask`, `none`",
                     );
                 }
+            },
+            "card" => {
+                keyed(self, &[], true);
+                for arg in &a.args {
+                    let Some(key) = &arg.key else { continue };
+                    let near = CARD_KEYS.iter().find(|k| **k != key.name && near_miss(k, &key.name));
+                    if let Some(meant) = near {
+                        self.error(
+                            Code::InvalidAnnotation,
+                            key.span,
+                            format!("`@card` has no key `{}`; the card's own keys are {}", key.name, CARD_KEYS.join(", ")),
+                        )
+                        .help = Some(format!("did you mean `{meant}`? Other keys name extra fields the card shows"));
+                    }
+                }
             }
-            "card" => keyed(self, &["action", "destination", "content", "recipients"], false),
-            "label" => keyed(self, &["returns", "pc"], true),
+            "label" => keyed(self, &["returns", "pc"], false),
             other => {
                 let mut d =
                     Diagnostic::error(Code::UnknownAnnotation, a.span, format!("unknown annotation `@{other}`"));
@@ -753,6 +771,37 @@ impl<'a> Checker<'a> {
     /// over the tool's data parameters and may call builtins only.
     fn check_card_value(&mut self, e: &Expr, params: &[(String, Ty)]) {
         self.check_annotation_expr(e, params, "a card shows values", None);
+    }
+
+    /// An approval tier: `deny`, `ask_always`, `ask` or `none`, or `if cond { tier } else
+    /// tier` whose conditions are booleans computed from the tool's arguments (as a card's
+    /// values are), so the tier of a call is decided on its real values.
+    fn check_tier(&mut self, e: &Expr, params: &[(String, Ty)]) {
+        match &e.kind {
+            ExprKind::Name(id) if TIERS.contains(&id.name.as_str()) => {}
+            ExprKind::If { cond, then, else_: Some(otherwise) } => {
+                self.check_annotation_expr(cond, params, "an approval tier is computed from the arguments", Some(&Ty::Bool));
+                match (then.stmts.as_slice(), &then.tail) {
+                    ([], Some(tail)) => self.check_tier(tail, params),
+                    _ => self.tier_error(then.span),
+                }
+                match &otherwise.kind {
+                    ExprKind::Block(b) if b.stmts.is_empty() && b.tail.is_some() => {
+                        if let Some(tail) = &b.tail {
+                            self.check_tier(tail, params);
+                        }
+                    }
+                    ExprKind::If { .. } => self.check_tier(otherwise, params),
+                    _ => self.tier_error(otherwise.span),
+                }
+            }
+            _ => self.tier_error(e.span),
+        }
+    }
+
+    fn tier_error(&mut self, span: Span) {
+        self.error(Code::InvalidAnnotation, span, "`@approval` takes one of `deny`, `ask_always`, `ask`, `none`")
+            .help = Some("or a choice on the arguments: `if amount > 100 { ask_always } else { ask }`".into());
     }
 
     /// A `@label` value is a `Label` computed from the tool's arguments: it is type checked over
@@ -980,4 +1029,27 @@ fn is_host_declaration(kind: &ItemKind) -> bool {
             | ItemKind::Entry { .. }
             | ItemKind::Record { opaque: true, .. }
     )
+}
+
+/// The approval tiers, as `@approval` names them.
+const TIERS: &[&str] = &["deny", "ask_always", "ask", "none"];
+
+/// The keys of `@card` that mean something to the gate; any other key is an extra field.
+const CARD_KEYS: &[&str] = &["action", "destination", "content", "recipients"];
+
+/// Is `key` a likely misspelling of `meant` (one edit away, or a missing or extra `s`)? A
+/// misspelt `recipients` would silently become an extra field that the intent check does not
+/// look at.
+fn near_miss(meant: &str, key: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (meant.chars().collect(), key.chars().collect());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut row = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            row[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(row[j] + 1);
+        }
+        prev = row;
+    }
+    prev.last().is_some_and(|d| *d <= 2)
 }

@@ -1,0 +1,59 @@
+//! `cordon run` in several environments at once (`--env github --env chat`): each serves its
+//! own capability, the policies' entries are composed into one, and a mistaken combination is a
+//! clear usage error.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A fresh directory for one test.
+fn workdir(test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-world").join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `cordon` in `dir` (with its store there): the exit code, stdout and stderr.
+fn cordon(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .current_dir(dir)
+        .env("CORDON_STORE", dir.join("cordon.db"))
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (output.status.code().unwrap_or(-1), text(output.stdout), text(output.stderr))
+}
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/world/issues_to_general.cord").display().to_string()
+}
+
+#[test]
+fn a_plan_acts_in_two_environments_in_one_run() {
+    let (code, stdout, stderr) = cordon(&workdir("two"), &["run", "--env", "github", "--env", "chat", &example()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("allowed  GitHub.list_issues("), "{stdout}");
+    assert!(stdout.contains("allowed  Chat.post_message("), "{stdout}");
+    assert!(stdout.contains("result: (\"Posted the count to #general.\", <Session"), "{stdout}");
+}
+
+#[test]
+fn a_plan_for_two_environments_does_not_check_against_one() {
+    let (code, stdout, _) = cordon(&workdir("one"), &["run", "--env", "github", &example()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("error[undefined-name]"), "{stdout}");
+    assert!(stdout.contains("nothing ran"), "{stdout}");
+}
+
+#[test]
+fn an_environment_named_twice_or_unknown_is_a_usage_error() {
+    let dir = workdir("twice");
+    let (code, _, stderr) = cordon(&dir, &["run", "--env", "chat", "--env", "chat", &example()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("the environment `chat` is named twice"), "{stderr}");
+    let (code, _, stderr) = cordon(&dir, &["run", "--env", "github", "--env", "slack", &example()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("there is no environment `slack`"), "{stderr}");
+}

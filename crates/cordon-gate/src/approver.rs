@@ -1,0 +1,305 @@
+//! Who answers a card. Every approver is behind one trait, and none of them reads anything a
+//! model wrote or a tool returned: the terminal reads a person's keys, the scripted approver a
+//! file the host was given, and the other two answer the same whatever they are shown.
+//!
+//! - [`Terminal`]: the card on a terminal, paged; `y`, `n` or `always`. A terminal that closes
+//!   (end of input, a read error) before an answer is a denial.
+//! - [`Scripted`]: answers from a file, in order (tests, demos). A missing answer is a denial.
+//! - [`DenyAll`] (`--approve none`): denies every card; the default when there is no terminal.
+//! - [`ApproveAll`] (`--approve all`): approves every card without showing it; for benchmarks
+//!   only (the caller must print [`ApproveAll::WARNING`]). It never vouches for or releases a
+//!   value the labels refused, and never makes a grant.
+
+use std::fmt;
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::card::Card;
+
+/// A person's answer to a card.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Yes,
+    No,
+    /// Yes, and do not ask again for this tool, these destinations and this label class (a
+    /// grant). Where no grant may be made (`ask_always`, a flagged card, a label approval) it
+    /// counts as `Yes` for this call only.
+    Always,
+}
+
+impl Answer {
+    /// `y`/`yes`, `n`/`no`, `a`/`always` (any case, surrounding spaces ignored).
+    pub fn parse(text: &str) -> Option<Answer> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Some(Answer::Yes),
+            "n" | "no" => Some(Answer::No),
+            "a" | "always" => Some(Answer::Always),
+            _ => None,
+        }
+    }
+}
+
+/// What an approver says about a card.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    Answer(Answer),
+    /// The answer will come later (a card sent to a phone, a web page): the gate holds the run,
+    /// and the host gives the answer with [`crate::Gate::answer`] and resumes the run.
+    Later,
+}
+
+/// Answers cards.
+pub trait Approver {
+    /// Its name, for the gate's records (`terminal`, `scripted`, `none`, `all`).
+    fn name(&self) -> &str;
+
+    /// Shows `card` and answers it.
+    fn review(&mut self, card: &Card) -> Reply;
+
+    /// Whether its answers are the user's own (a person at the terminal, or a script standing
+    /// in for one): only such an approver may vouch for or release values the labels refused.
+    fn speaks_for_user(&self) -> bool {
+        false
+    }
+}
+
+/// Denies every card (`--approve none`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DenyAll;
+
+impl Approver for DenyAll {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn review(&mut self, _card: &Card) -> Reply {
+        Reply::Answer(Answer::No)
+    }
+}
+
+/// Approves every card it is shown, once, without showing it (`--approve all`). For
+/// benchmarks only.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ApproveAll;
+
+impl ApproveAll {
+    /// What the front end must print before a run with it.
+    pub const WARNING: &'static str = "warning: --approve all approves every card without showing it (benchmarks only); \
+         `deny` tools and calls the labels refuse are still refused";
+}
+
+impl Approver for ApproveAll {
+    fn name(&self) -> &str {
+        "all"
+    }
+
+    fn review(&mut self, _card: &Card) -> Reply {
+        Reply::Answer(Answer::Yes)
+    }
+}
+
+/// A file of scripted answers could not be used.
+#[derive(Debug)]
+pub struct ScriptError {
+    pub message: String,
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ScriptError {}
+
+/// Answers from a script, in order: one answer a line (`yes`, `no`, `always`), optionally
+/// after the tool it is meant for (`Shop.pay yes`); blank lines and lines starting with `#` are
+/// skipped. A card whose tool is not the one the next line names is denied (and that line used
+/// up); a card after the last line is denied.
+#[derive(Debug, Clone, Default)]
+pub struct Scripted {
+    answers: Vec<(Option<String>, Answer)>,
+    next: usize,
+    /// Every card shown, rendered at 80 columns, with the answer given.
+    pub shown: Vec<(String, Answer)>,
+}
+
+impl Scripted {
+    /// Parses a script; an unreadable line is an error naming it.
+    pub fn parse(text: &str) -> Result<Scripted, ScriptError> {
+        let mut answers = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (tool, answer) = match line.rsplit_once(char::is_whitespace) {
+                Some((tool, answer)) => (Some(tool.trim().to_string()), answer),
+                None => (None, line),
+            };
+            let Some(answer) = Answer::parse(answer) else {
+                let message = format!("line {}: expected `yes`, `no` or `always` (after a tool, optionally), found `{line}`", i + 1);
+                return Err(ScriptError { message });
+            };
+            answers.push((tool, answer));
+        }
+        Ok(Scripted { answers, next: 0, shown: Vec::new() })
+    }
+
+    /// Reads and parses a script file.
+    pub fn from_file(path: &Path) -> Result<Scripted, ScriptError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ScriptError { message: format!("cannot read the answers in {}: {e}", path.display()) })?;
+        Scripted::parse(&text).map_err(|e| ScriptError { message: format!("{}: {}", path.display(), e.message) })
+    }
+
+    /// The answers not used yet.
+    pub fn remaining(&self) -> usize {
+        self.answers.len().saturating_sub(self.next)
+    }
+}
+
+impl Approver for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn review(&mut self, card: &Card) -> Reply {
+        let answer = match self.answers.get(self.next) {
+            Some((Some(tool), _)) if *tool != card.tool => Answer::No,
+            Some((_, answer)) => *answer,
+            None => Answer::No,
+        };
+        self.next += 1;
+        self.shown.push((card.render(80), answer));
+        Reply::Answer(answer)
+    }
+
+    fn speaks_for_user(&self) -> bool {
+        true
+    }
+}
+
+/// A card on a terminal: the card, a page at a time, then a prompt for `y`, `n` or `always`.
+/// Only `n` is taken before the last page: approval comes after everything was shown. The end
+/// of input or a read error, at any point, is a denial, and so are three unreadable answers.
+#[derive(Debug)]
+pub struct Terminal<R, W> {
+    input: R,
+    output: W,
+    /// Columns.
+    pub width: usize,
+    /// Lines per page.
+    pub rows: usize,
+}
+
+/// Standard input is not a terminal, so no one can be asked there.
+#[derive(Debug)]
+pub struct NotATerminal;
+
+impl fmt::Display for NotATerminal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("standard input is not a terminal: no one can answer a card here (use --approve FILE or --approve none)")
+    }
+}
+
+impl std::error::Error for NotATerminal {}
+
+impl<R: BufRead, W: Write> Terminal<R, W> {
+    /// Reads answers from `input` and writes cards to `output`, 80 columns by 24 rows.
+    pub fn new(input: R, output: W) -> Terminal<R, W> {
+        Terminal { input, output, width: 80, rows: 24 }
+    }
+
+    /// Reads one line; `None` at the end of input or on an error (the terminal closed).
+    fn read_line(&mut self) -> Option<String> {
+        let mut line = String::new();
+        match self.input.read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    }
+
+    fn ask(&mut self, card: &Card) -> Option<Answer> {
+        let text = card.render(self.width);
+        let lines: Vec<&str> = text.lines().collect();
+        let page = self.rows.saturating_sub(2).max(4);
+        let pages: Vec<&[&str]> = lines.chunks(page).collect();
+        for (i, chunk) in pages.iter().enumerate() {
+            for line in *chunk {
+                writeln!(self.output, "{line}").ok()?;
+            }
+            if i + 1 < pages.len() {
+                let shown = (i + 1) * page;
+                write!(self.output, "-- {shown} of {} lines: Enter for more, n to deny -- ", lines.len()).ok()?;
+                self.output.flush().ok()?;
+                if Answer::parse(&self.read_line()?) == Some(Answer::No) {
+                    return Some(Answer::No);
+                }
+            }
+        }
+        let choices = if card.grantable { "[y]es / [n]o / [a]lways" } else { "[y]es / [n]o" };
+        for _ in 0..3 {
+            write!(self.output, "approve {}? {choices}: ", crate::card::escape(&card.tool)).ok()?;
+            self.output.flush().ok()?;
+            match Answer::parse(&self.read_line()?) {
+                Some(Answer::Always) if !card.grantable => return Some(Answer::Yes),
+                Some(answer) => return Some(answer),
+                None => writeln!(self.output, "please answer y or n{}", if card.grantable { " or always" } else { "" }).ok()?,
+            }
+        }
+        Some(Answer::No)
+    }
+}
+
+impl Terminal<std::io::StdinLock<'static>, std::io::Stderr> {
+    /// The terminal of this process: answers from standard input, cards on standard error.
+    /// Fails when standard input is not a terminal.
+    pub fn stdio() -> Result<Self, NotATerminal> {
+        use std::io::IsTerminal;
+        if !std::io::stdin().is_terminal() {
+            return Err(NotATerminal);
+        }
+        Ok(Terminal::new(std::io::stdin().lock(), std::io::stderr()))
+    }
+}
+
+impl<R: BufRead, W: Write> Approver for Terminal<R, W> {
+    fn name(&self) -> &str {
+        "terminal"
+    }
+
+    fn review(&mut self, card: &Card) -> Reply {
+        let answer = self.ask(card).unwrap_or(Answer::No);
+        let said = match answer {
+            Answer::Yes => "approved",
+            Answer::No => "denied",
+            Answer::Always => "approved, and remembered",
+        };
+        // The terminal may be gone; the answer stands either way.
+        let _ = writeln!(self.output, "{said}");
+        Reply::Answer(answer)
+    }
+
+    fn speaks_for_user(&self) -> bool {
+        true
+    }
+}
+
+/// An approver borrowed: the caller keeps it, to look at what it was shown afterwards.
+impl<A: Approver + ?Sized> Approver for &mut A {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn review(&mut self, card: &Card) -> Reply {
+        (**self).review(card)
+    }
+
+    fn speaks_for_user(&self) -> bool {
+        (**self).speaks_for_user()
+    }
+}

@@ -1,0 +1,462 @@
+//! Approval cards: what a person is shown before a call is performed, built by the host from the
+//! call's real argument values (never by the model) and rendered outside the model.
+//!
+//! A card shows the action, the destination, the full content, every recipient and the extra
+//! fields the policy's `@card` lists, and what only Cordon knows about each: its label (secret to
+//! whom, vouched for by whom) and where it came from (the user's request, a tool's result, text
+//! an outsider wrote), read from the value's label and the sources recorded with it. It also
+//! shows what the decision to make the call depended on, the intent check's flags, and, for a
+//! call the labels refused, each value to vouch for or release and what approving means.
+//!
+//! [`Card::render`] writes it for a terminal of a given width: every line fits, long content
+//! is wrapped and shown whole (a terminal approver pages it; nothing is cut), and control,
+//! invisible and direction-changing characters are escaped, so what is shown is what is sent.
+
+use cordon_runtime::label::{DcLabel, Formula};
+use cordon_runtime::{CardField, Effect, Label, Program, RunError, Tier, Val, Value, deep_label};
+use serde::Serialize;
+
+/// One approval card.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Card {
+    /// Its number in this gate (from 1): what an asynchronous answer names.
+    pub id: u64,
+    /// `Capability.tool`.
+    pub tool: String,
+    pub tier: Tier,
+    /// `@card(action = ..)`, else the tool's name.
+    pub action: String,
+    pub destination: Option<Shown>,
+    pub recipients: Vec<Shown>,
+    pub content: Option<Shown>,
+    /// The other fields `@card` lists, by key; every argument by name when the tool has no
+    /// `@card`.
+    pub fields: Vec<(String, Shown)>,
+    /// What the decision to make this call depended on, when anything did.
+    pub decided_by: Vec<String>,
+    /// Values the labels refused for this call, which approving vouches for or releases.
+    pub flows: Vec<FlowShown>,
+    /// What the intent check found wrong (each needs the person's attention).
+    pub flags: Vec<String>,
+    /// Whether "always" may be answered: a grant would be remembered for this tool, these
+    /// destinations and this label class.
+    pub grantable: bool,
+    /// The label class of the call's data, as grants name it.
+    pub label_class: String,
+}
+
+/// A value as a card shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Shown {
+    /// The value: a string as it is, anything else as the language writes it.
+    pub text: String,
+    /// What the value carries, joined with what the decision to call depended on.
+    #[serde(serialize_with = "display")]
+    pub label: DcLabel,
+    pub origin: Origin,
+    /// Where its label came from (`the result of \`Shop.reviews\``, `the field \`Review.text\``).
+    pub sources: Vec<String>,
+}
+
+/// Where a value came from, read from its integrity: who vouches for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Origin {
+    /// The user vouches for it: the user's request, or the plan's own text written while the
+    /// model had seen nothing else.
+    Request,
+    /// Everyone vouches for it, and it came from a tool: the host's own facts (a product's
+    /// merchant, an order's amount, a message's sender).
+    Host,
+    /// Only these principals vouch for it (a tool's facts, a merchant's message, an author's
+    /// review), written as a formula: `mallory`, `shop`.
+    VouchedBy { who: String },
+    /// No one vouches for it (a web page, a tool result the policy does not vouch for).
+    Nobody,
+}
+
+/// A value the labels refused for this call, and what approving it means.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowShown {
+    /// The parameter, or `None` for the decision to make the call at all.
+    pub param: Option<String>,
+    pub value: Shown,
+    /// The sink it may not flow to.
+    #[serde(serialize_with = "display")]
+    pub sink: DcLabel,
+    /// What approving means, in words: "you vouch for ..", "you release .. to ..".
+    pub meaning: String,
+}
+
+fn display<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+impl Shown {
+    /// `v` as shown on a card: its label joined with `pc` (a value chosen under a decision is
+    /// as chosen by what the decision depended on).
+    pub fn of(v: &Val, pc: &Label, user: &str) -> Shown {
+        let text = match &v.value {
+            Value::Str(s) => s.as_str().to_string(),
+            other => other.to_string(),
+        };
+        Shown::labelled(text, &deep_label(v).join(pc), user)
+    }
+
+    /// A text with the label `label`.
+    pub fn labelled(text: String, label: &Label, user: &str) -> Shown {
+        let dc = label.dc();
+        let mut origin = origin(&dc, user);
+        if origin == Origin::Request && dc.integrity.is_false() && !label.sources().is_empty() {
+            origin = Origin::Host;
+        }
+        let sources = label.sources().iter().map(|s| s.what.to_string()).collect();
+        Shown { text, label: dc, origin, sources }
+    }
+
+    /// "secret to alice" or "public", "vouched for by ..": the label in words.
+    pub fn label_words(&self) -> String {
+        format!("{}; vouched for by {}", secrecy_words(&self.label.secrecy), integrity_words(&self.label.integrity))
+    }
+
+    /// Where it came from, in words.
+    pub fn origin_words(&self) -> String {
+        let what = match &self.origin {
+            Origin::Request => "the user's request".to_string(),
+            Origin::Host => "the host's own facts".to_string(),
+            Origin::VouchedBy { who } => format!("data written by {}", words(who)),
+            Origin::Nobody => "data no one vouches for".to_string(),
+        };
+        if self.sources.is_empty() || self.origin == Origin::Request {
+            what
+        } else {
+            format!("{what} ({})", self.sources.join("; "))
+        }
+    }
+}
+
+/// Who vouches for data labelled `dc`, as an [`Origin`].
+pub fn origin(dc: &DcLabel, user: &str) -> Origin {
+    if dc.integrity.implies(&Formula::principal(user)) {
+        Origin::Request
+    } else if dc.integrity.is_true() {
+        Origin::Nobody
+    } else {
+        Origin::VouchedBy { who: dc.integrity.to_string() }
+    }
+}
+
+pub(crate) fn secrecy_words(f: &Formula) -> String {
+    if f.is_true() { "public".into() } else { format!("secret to {}", words(&f.to_string())) }
+}
+
+/// A formula over principals in words: `a | b` is "a or b", `a & b` "a and b".
+pub(crate) fn words(formula: &str) -> String {
+    formula.replace(" | ", " or ").replace(" & ", " and ")
+}
+
+pub(crate) fn integrity_words(f: &Formula) -> String {
+    if f.is_false() {
+        "everyone (the plan's own text or the host's facts)".into()
+    } else if f.is_true() {
+        "no one".into()
+    } else {
+        words(&f.to_string())
+    }
+}
+
+/// The label class of a call's data, as grants are keyed: `public`, or `secret:` and who the
+/// data is secret to. A grant for public data does not cover secret data, nor one person's
+/// secret another's.
+pub fn label_class(effect: &Effect) -> String {
+    let mut label = effect.pc.clone();
+    for (_, v) in &effect.args {
+        label.join_mut(&deep_label(v));
+    }
+    let secrecy = label.dc().secrecy;
+    if secrecy.is_true() { "public".into() } else { format!("secret:{secrecy}") }
+}
+
+impl Card {
+    /// The card for `effect`, whose tier is `tier`: its fields computed by the policy's `@card`
+    /// on the real arguments. `user` is the principal the agent acts for.
+    pub(crate) fn build(program: &Program, effect: &Effect, tier: Tier, user: &str) -> Result<Card, RunError> {
+        let fields = program.card(effect)?;
+        let mut card = Card {
+            id: 0,
+            tool: format!("{}.{}", effect.capability, effect.tool),
+            tier,
+            action: effect.tool.to_string(),
+            destination: None,
+            recipients: Vec::new(),
+            content: None,
+            fields: Vec::new(),
+            decided_by: effect.pc.sources().iter().map(|s| s.what.to_string()).collect(),
+            flows: Vec::new(),
+            flags: Vec::new(),
+            grantable: false,
+            label_class: label_class(effect),
+        };
+        if fields.is_empty() {
+            // No `@card`: every argument, so nothing the call carries goes unseen.
+            for (name, v) in &effect.args {
+                if !matches!(v.value, Value::Capability(_)) {
+                    card.fields.push((name.to_string(), Shown::of(v, &effect.pc, user)));
+                }
+            }
+            return Ok(card);
+        }
+        for CardField { key, value } in fields {
+            match key.as_str() {
+                "action" => {
+                    card.action = match &value.value {
+                        Value::Str(s) => s.as_str().to_string(),
+                        other => other.to_string(),
+                    }
+                }
+                "destination" => card.destination = Some(Shown::of(&value, &effect.pc, user)),
+                "content" => card.content = Some(Shown::of(&value, &effect.pc, user)),
+                "recipients" => match &value.value {
+                    Value::List(items) => {
+                        let outer = value.label.join(&effect.pc);
+                        card.recipients.extend(items.iter().map(|r| Shown::of(r, &outer, user)));
+                    }
+                    _ => card.recipients.push(Shown::of(&value, &effect.pc, user)),
+                },
+                _ => card.fields.push((key, Shown::of(&value, &effect.pc, user))),
+            }
+        }
+        Ok(card)
+    }
+
+    /// Where the call goes, as grants match it: the destination and every recipient.
+    pub fn destinations(&self) -> Vec<&str> {
+        self.destination.iter().chain(&self.recipients).map(|s| s.text.as_str()).collect()
+    }
+
+    /// The card as text for a terminal `width` columns wide (at least 40): every line fits,
+    /// nothing is left out, and every character that is not plain printable text is escaped.
+    pub fn render(&self, width: usize) -> String {
+        let width = width.max(40);
+        let mut out = Lines { width, lines: Vec::new() };
+        let what = match self.tier {
+            Tier::AskAlways => "asked every time",
+            Tier::Ask => "may be remembered",
+            Tier::Deny => "never performed",
+            Tier::None => "label check",
+        };
+        let title = format!("== approve? {} [{} - {what}] ", escape(&self.tool), self.tier);
+        let fill = width.saturating_sub(title.chars().count());
+        out.raw(format!("{title}{}", "=".repeat(fill)));
+        out.field("action", &escape(&self.action));
+        if let Some(d) = &self.destination {
+            out.shown("destination", d);
+        }
+        for (i, r) in self.recipients.iter().enumerate() {
+            let key = if self.recipients.len() == 1 { "recipient".to_string() } else { format!("recipient {}", i + 1) };
+            out.shown(&key, r);
+        }
+        for (key, v) in &self.fields {
+            out.shown(&escape(key), v);
+        }
+        if let Some(c) = &self.content {
+            let lines = c.text.split('\n').count();
+            let bytes = c.text.len();
+            let s = |n: usize| if n == 1 { "" } else { "s" };
+            out.raw(format!("content ({lines} line{}, {bytes} byte{}, shown whole):", s(lines), s(bytes)));
+            for line in c.text.split('\n') {
+                out.wrapped("  | ", "  | ", &escape(line));
+            }
+            out.wrapped("  ", "  ", &format!("label: {}", c.label_words()));
+            out.wrapped("  ", "  ", &format!("from: {}", c.origin_words()));
+        }
+        if !self.decided_by.is_empty() {
+            out.wrapped("decided by   ", "             ", &escape(&self.decided_by.join("; ")));
+        }
+        out.wrapped("data         ", "             ", &format!("label class `{}`", escape(&self.label_class)));
+        if !self.flows.is_empty() {
+            out.raw("the labels refused this call; approving it, for this call only:".into());
+            for f in &self.flows {
+                let what = f.param.as_deref().map_or("the decision to call".to_string(), |p| format!("`{}`", escape(p)));
+                out.wrapped("  - ", "    ", &format!("{what} = {}", escape(&f.value.text)));
+                out.wrapped("    ", "    ", &format!("from: {}", escape(&f.value.origin_words())));
+                out.wrapped("    ", "    ", &format!("means: {}", escape(&f.meaning)));
+            }
+        }
+        for flag in &self.flags {
+            out.wrapped("!! ", "   ", &escape(flag));
+        }
+        let always = if self.grantable {
+            format!(
+                ", always = yes, and do not ask again for {} to {} with {} data",
+                escape(&self.tool),
+                escape(&self.destinations().join(", ")).if_empty("anywhere"),
+                escape(&self.label_class)
+            )
+        } else {
+            String::new()
+        };
+        out.wrapped("", "", &format!("answer: y = yes, n = no{always}"));
+        out.lines.join("\n")
+    }
+}
+
+trait IfEmpty {
+    fn if_empty(self, other: &str) -> String;
+}
+
+impl IfEmpty for String {
+    fn if_empty(self, other: &str) -> String {
+        if self.is_empty() { other.to_string() } else { self }
+    }
+}
+
+/// Lines of a card being rendered, each at most `width` characters.
+struct Lines {
+    width: usize,
+    lines: Vec<String>,
+}
+
+const KEY_WIDTH: usize = 13;
+
+impl Lines {
+    fn raw(&mut self, line: String) {
+        self.wrapped("", "", &line);
+    }
+
+    /// `key  value`, then the value's label and origin on lines of their own.
+    fn shown(&mut self, key: &str, v: &Shown) {
+        self.field(key, &escape(&v.text));
+        let pad = " ".repeat(KEY_WIDTH);
+        self.wrapped(&pad, &pad, &format!("label: {}", v.label_words()));
+        self.wrapped(&pad, &pad, &format!("from: {}", escape(&v.origin_words())));
+    }
+
+    fn field(&mut self, key: &str, text: &str) {
+        let pad = " ".repeat(KEY_WIDTH);
+        let first = if key.chars().count() < KEY_WIDTH {
+            format!("{key}{}", " ".repeat(KEY_WIDTH - key.chars().count()))
+        } else {
+            self.wrapped("", "", key);
+            pad.clone()
+        };
+        // A value with line breaks (escaped already) is wrapped like any other text.
+        self.wrapped(&first, &pad, text);
+    }
+
+    /// `text` after `first` on its first line and `rest` on the others, broken at spaces where
+    /// it can be and inside words where it must: nothing is dropped.
+    fn wrapped(&mut self, first: &str, rest: &str, text: &str) {
+        let mut prefix = first;
+        let mut line = String::new();
+        let mut used = 0;
+        let room = |prefix: &str| self.width.saturating_sub(prefix.chars().count()).max(10);
+        let mut any = false;
+        for word in split_keeping_spaces(text) {
+            let n = word.chars().count();
+            if used + n > room(prefix) && used > 0 {
+                self.lines.push(format!("{prefix}{}", line.trim_end()));
+                any = true;
+                prefix = rest;
+                line.clear();
+                used = 0;
+                if word.trim().is_empty() {
+                    continue;
+                }
+            }
+            if n > room(prefix) {
+                // A word longer than a line: broken into pieces that fit.
+                for c in word.chars() {
+                    if used == room(prefix) {
+                        self.lines.push(format!("{prefix}{line}"));
+                        any = true;
+                        prefix = rest;
+                        line.clear();
+                        used = 0;
+                    }
+                    line.push(c);
+                    used += 1;
+                }
+                continue;
+            }
+            line.push_str(word);
+            used += n;
+        }
+        if !line.is_empty() || !any {
+            self.lines.push(format!("{prefix}{}", line.trim_end()));
+        }
+    }
+}
+
+/// `text` split after each run of spaces, so joining the pieces gives it back.
+fn split_keeping_spaces(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_space = false;
+    for (i, c) in text.char_indices() {
+        if c == ' ' {
+            in_space = true;
+        } else if in_space {
+            out.push(&text[start..i]);
+            start = i;
+            in_space = false;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// `text` with every character a terminal would not show as itself escaped: control characters
+/// (line breaks too: a card keeps its own layout), invisible and direction-changing characters,
+/// and the backslash itself, so an escape in the text cannot pass for one of these.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() || invisible(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Characters that change how text around them looks, or show nothing: zero-width ones,
+/// direction marks and overrides, the byte-order mark, tag characters, the replacement
+/// character that stands for bytes that were not text.
+fn invisible(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E
+        | 0x200B..=0x200F | 0x2028..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
+        | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFD | 0xE0000..=0xE007F)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_what_a_terminal_would_hide_or_obey() {
+        assert_eq!(escape("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(escape("pay \u{202e}olleh"), "pay \\u{202e}olleh");
+        assert_eq!(escape("x\\u{1b}"), "x\\\\u{1b}");
+        assert_eq!(escape("tab\there\r\n"), "tab\\there\\r\\n");
+        assert_eq!(escape("zero\u{200b}width"), "zero\\u{200b}width");
+        assert_eq!(escape("naïve café"), "naïve café");
+    }
+
+    #[test]
+    fn wrapping_keeps_every_character_and_fits() {
+        let text = format!("{} {} end", "word ".repeat(40), "x".repeat(200));
+        let mut lines = Lines { width: 80, lines: Vec::new() };
+        lines.wrapped("  | ", "  | ", &text);
+        assert!(lines.lines.iter().all(|l| l.chars().count() <= 80), "{:#?}", lines.lines);
+        let back: String = lines.lines.iter().map(|l| l.trim_start_matches("  | ")).collect::<Vec<_>>().join(" ");
+        assert_eq!(back.replace(' ', ""), text.replace(' ', ""));
+    }
+}

@@ -1,0 +1,485 @@
+//! The gate: the stage every effect passes after the boundary admitted it and before the host
+//! performs it. It decides in three values, never a bool ([`Decision`]): allow, needs approval,
+//! deny; asks the approver when a card is needed; and answers the engine.
+
+use cordon_engine::{Stage, Verdict};
+use cordon_runtime::{Effect, ErrorKind, Program, RunError, Tier, deep_label};
+use cordon_store::{GrantId, GrantQuery, NewGrant, Scope};
+use serde::Serialize;
+
+use crate::approver::{Answer, Approver, Reply};
+use crate::card::{Card, FlowShown, Shown, integrity_words, secrecy_words};
+use crate::grants::{Grants, MemoryGrants};
+use crate::intent::{IntentCheck, ProvenanceRules};
+
+/// What the rules say about a call before anyone is asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Performed without a card: no tier, or a grant covers it and nothing is flagged.
+    Allow,
+    /// A card first; `grantable` when "always" may be answered.
+    NeedsApproval { grantable: bool },
+    /// Never performed (`@approval(deny)`), whoever approves.
+    Deny,
+}
+
+/// The rules, as a pure function of what the gate found: the tier; whether the labels refused
+/// the call (and the user could approve that); whether the intent check flagged the card; and
+/// whether a live grant covers it. Deny beats everything; `ask_always` ignores grants; a
+/// flagged card or a label approval needs a card even under a grant, and never makes one.
+pub fn rule(tier: Tier, flows: bool, flagged: bool, granted: bool) -> Decision {
+    match tier {
+        Tier::Deny => Decision::Deny,
+        Tier::AskAlways => Decision::NeedsApproval { grantable: false },
+        Tier::Ask if granted && !flagged && !flows => Decision::Allow,
+        Tier::Ask => Decision::NeedsApproval { grantable: !flagged && !flows },
+        Tier::None if flows => Decision::NeedsApproval { grantable: false },
+        Tier::None => Decision::Allow,
+    }
+}
+
+/// How many calls the gate decided, and how: the number of cards is the run's security budget
+/// (every card is a person's attention); label cards are what utility costs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    pub decided: u64,
+    /// Performed without a card (no tier, or a grant).
+    pub allowed: u64,
+    /// Refused by `@approval(deny)`.
+    pub denied: u64,
+    pub cards: u64,
+    /// Cards for calls the labels refused.
+    pub label_cards: u64,
+    pub approved: u64,
+    /// Cards answered no (or by no one).
+    pub refused: u64,
+    pub grants_used: u64,
+    pub grants_made: u64,
+    /// Cards the intent check flagged.
+    pub flagged: u64,
+    /// Calls held for an answer that comes later.
+    pub held: u64,
+    /// Calls refused because something failed (a tier or card that could not be computed, a
+    /// grant store that could not be read or written).
+    pub errors: u64,
+}
+
+/// One decision, for the trace and the JSON output.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Record {
+    pub tool: String,
+    pub at: cordon_syntax::Span,
+    pub tier: Option<Tier>,
+    pub decision: Option<Decision>,
+    /// What happened: `allowed`, `granted`, `approved`, `refused`, `denied`, `held`, `error`.
+    pub outcome: &'static str,
+    pub card: Option<Card>,
+    /// Who answered the card (`terminal`, `scripted`, `none`, `all`).
+    pub approver: Option<String>,
+    pub answer: Option<Answer>,
+    pub grant_used: Option<GrantId>,
+    pub grants_made: Vec<GrantId>,
+    /// Why it was refused, when it was.
+    pub reason: Option<String>,
+}
+
+/// A card waiting for an answer that comes later: which call, and the answer once given.
+#[derive(Debug)]
+struct Pending {
+    key: String,
+    card: u64,
+    answer: Option<Answer>,
+}
+
+/// The approval gate: a [`Stage`].
+pub struct Gate<'a> {
+    program: Program,
+    user: String,
+    request: String,
+    approver: Box<dyn Approver + 'a>,
+    intent: Box<dyn IntentCheck + 'a>,
+    grants: Box<dyn Grants + 'a>,
+    session: Option<String>,
+    scope: Scope,
+    grant_ttl_ms: Option<i64>,
+    cards: u64,
+    pending: Option<Pending>,
+    stats: Stats,
+    records: Vec<Record>,
+}
+
+impl std::fmt::Debug for Gate<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("user", &self.user)
+            .field("approver", &self.approver.name())
+            .field("intent", &self.intent.name())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl<'a> Gate<'a> {
+    /// A gate for runs of `program` on behalf of `user` (the principal `user()` of its
+    /// labels), asking `approver`. Grants are kept in memory and the intent check is
+    /// [`ProvenanceRules`] with nothing trusted, until told otherwise.
+    pub fn new(program: &Program, user: &str, approver: Box<dyn Approver + 'a>) -> Gate<'a> {
+        Gate {
+            program: program.clone(),
+            user: user.to_string(),
+            request: String::new(),
+            approver,
+            intent: Box::new(ProvenanceRules::new()),
+            grants: Box::new(MemoryGrants::new()),
+            session: None,
+            scope: Scope::UntilRevoked,
+            grant_ttl_ms: None,
+            cards: 0,
+            pending: None,
+            stats: Stats::default(),
+            records: Vec::new(),
+        }
+    }
+
+    /// The user's original request, as the user typed it: all the intent check knows of the
+    /// user's intent.
+    pub fn with_request(mut self, request: &str) -> Gate<'a> {
+        self.request = request.to_string();
+        self
+    }
+
+    /// Finds and keeps grants in `grants` (a store's, to persist across runs).
+    pub fn with_grants(mut self, grants: Box<dyn Grants + 'a>) -> Gate<'a> {
+        self.grants = grants;
+        self
+    }
+
+    /// Checks intent with `intent` instead of the default rules.
+    pub fn with_intent(mut self, intent: Box<dyn IntentCheck + 'a>) -> Gate<'a> {
+        self.intent = intent;
+        self
+    }
+
+    /// Runs in the session `name`: session-scoped grants of other sessions do not apply, and
+    /// grants answered "always" are kept for this session only.
+    pub fn in_session(mut self, name: &str) -> Gate<'a> {
+        self.session = Some(name.to_string());
+        self.scope = Scope::Session(name.to_string());
+        self
+    }
+
+    /// Grants answered "always" are kept until revoked (the default outside a session).
+    pub fn remember_until_revoked(mut self) -> Gate<'a> {
+        self.scope = Scope::UntilRevoked;
+        self
+    }
+
+    /// Grants answered "always" expire after `ms` milliseconds.
+    pub fn grants_expire_after_ms(mut self, ms: i64) -> Gate<'a> {
+        self.grant_ttl_ms = Some(ms);
+        self
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Every decision so far, in order.
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    /// The card waiting for an answer that comes later, if any.
+    pub fn pending_card(&self) -> Option<u64> {
+        self.pending.as_ref().filter(|p| p.answer.is_none()).map(|p| p.card)
+    }
+
+    /// Gives the answer to the held card `card`; then resume the run (`Engine::resume`) and
+    /// the gate decides with it. An answer for any other card is refused.
+    pub fn answer(&mut self, card: u64, answer: Answer) -> Result<(), String> {
+        match &mut self.pending {
+            Some(p) if p.card == card && p.answer.is_none() => {
+                p.answer = Some(answer);
+                Ok(())
+            }
+            _ => Err(format!("no card {card} is waiting for an answer")),
+        }
+    }
+
+    /// Decides about `effect`: the verdict for the engine, and what the gate records.
+    fn judge(&mut self, effect: &Effect) -> (Verdict, Record) {
+        let mut record = Record {
+            tool: format!("{}.{}", effect.capability, effect.tool),
+            at: effect.span,
+            tier: None,
+            decision: None,
+            outcome: "error",
+            card: None,
+            approver: None,
+            answer: None,
+            grant_used: None,
+            grants_made: Vec::new(),
+            reason: None,
+        };
+        let tier = match self.program.tier(effect) {
+            Ok(t) => t,
+            Err(e) => return self.failed(record, effect, "its approval tier could not be computed", &e.to_string()),
+        };
+        record.tier = Some(tier);
+        // Label cards only where the approver speaks for the user and the user may approve
+        // every failed check; otherwise the gate lets it go on, and the run refuses it as the
+        // boundary would have.
+        let flows = !effect.flows.is_empty();
+        let approvable = flows
+            && self.approver.speaks_for_user()
+            && effect.flows.iter().all(|f| f.carried.dc().flows_to_with(&f.sink, &self.user));
+        if tier == Tier::Deny {
+            record.decision = Some(Decision::Deny);
+            let reason = format!(
+                "`{}` is never performed: the policy marks it `@approval(deny)`, and no approval can change that",
+                record.tool
+            );
+            return self.refuse(record, effect, reason, "denied");
+        }
+        if flows && !approvable {
+            record.outcome = "unapprovable";
+            record.reason = Some("the labels refused this call and the user may not approve it".into());
+            return (Verdict::Proceed, record);
+        }
+        if tier == Tier::None && !flows {
+            record.decision = Some(Decision::Allow);
+            record.outcome = "allowed";
+            return (Verdict::Proceed, record);
+        }
+        let mut card = match Card::build(&self.program, effect, tier, &self.user) {
+            Ok(c) => c,
+            Err(e) => return self.failed(record, effect, "its approval card could not be built", &e.to_string()),
+        };
+        if flows {
+            card.flows = effect.flows.iter().map(|f| self.flow_shown(effect, f)).collect();
+        }
+        card.flags = self.intent.check(&self.request, &card);
+        let flagged = !card.flags.is_empty();
+        let mut granted = None;
+        if tier == Tier::Ask && !flagged && !flows {
+            match self.find_grant(&card) {
+                Ok(g) => granted = g,
+                Err(e) => return self.failed(record, effect, "the grant store could not be read", &e),
+            }
+        }
+        let decision = rule(tier, flows, flagged, granted.is_some());
+        record.decision = Some(decision);
+        match decision {
+            Decision::Deny => unreachable_deny(self, record, effect),
+            Decision::Allow => {
+                record.outcome = if granted.is_some() { "granted" } else { "allowed" };
+                record.grant_used = granted;
+                (Verdict::Proceed, record)
+            }
+            Decision::NeedsApproval { grantable } => {
+                card.grantable = grantable;
+                self.ask(record, effect, card, flows)
+            }
+        }
+    }
+
+    /// Shows `card` and acts on the answer.
+    fn ask(&mut self, mut record: Record, effect: &Effect, mut card: Card, flows: bool) -> (Verdict, Record) {
+        let key = effect_key(effect);
+        let answered = match &self.pending {
+            Some(p) if p.key == key => p.answer.map(|a| (p.card, a)),
+            _ => None,
+        };
+        let answer = match answered {
+            Some((id, answer)) => {
+                card.id = id;
+                self.pending = None;
+                answer
+            }
+            None => {
+                self.cards += 1;
+                card.id = self.cards;
+                self.stats.cards += 1;
+                self.stats.label_cards += u64::from(flows);
+                self.stats.flagged += u64::from(!card.flags.is_empty());
+                match self.approver.review(&card) {
+                    Reply::Answer(a) => a,
+                    Reply::Later => {
+                        self.pending = Some(Pending { key, card: card.id, answer: None });
+                        let needs = format!("the user's answer to card {} ({})", card.id, card.tool);
+                        record.outcome = "held";
+                        record.card = Some(card);
+                        record.approver = Some(self.approver.name().to_string());
+                        return (Verdict::Hold { needs }, record);
+                    }
+                }
+            }
+        };
+        record.approver = Some(self.approver.name().to_string());
+        record.answer = Some(answer);
+        let verdict = match answer {
+            Answer::No => {
+                let reason = format!("`{}` was not approved: {} answered no", card.tool, self.approver.name());
+                record.card = Some(card);
+                return self.refuse(record, effect, reason, "refused");
+            }
+            Answer::Always if card.grantable => match self.make_grants(&card) {
+                Ok(ids) => {
+                    record.grants_made = ids;
+                    Verdict::Proceed
+                }
+                Err(e) => {
+                    record.card = Some(card);
+                    return self.failed(record, effect, "the approval could not be remembered", &e);
+                }
+            },
+            Answer::Yes | Answer::Always => Verdict::Proceed,
+        };
+        let verdict = match verdict {
+            Verdict::Proceed if flows => Verdict::Endorse { by: self.user.clone() },
+            v => v,
+        };
+        record.outcome = "approved";
+        record.card = Some(card);
+        (verdict, record)
+    }
+
+    fn refuse(&mut self, mut record: Record, effect: &Effect, reason: String, outcome: &'static str) -> (Verdict, Record) {
+        record.outcome = outcome;
+        record.reason = Some(reason.clone());
+        let e = RunError::new(ErrorKind::ApprovalDenied, effect.span, reason);
+        (Verdict::Refuse(e), record)
+    }
+
+    /// Something the gate needs failed: nothing is performed.
+    fn failed(&mut self, record: Record, effect: &Effect, what: &str, why: &str) -> (Verdict, Record) {
+        self.stats.errors += 1;
+        let reason = format!("`{}.{}` was not performed: {what}: {why}", effect.capability, effect.tool);
+        self.refuse(record, effect, reason, "error")
+    }
+
+    /// A grant covering every destination of the card (the tool, each destination and
+    /// recipient, the label class of the call's data), if one does.
+    fn find_grant(&self, card: &Card) -> Result<Option<GrantId>, String> {
+        let destinations = card.destinations();
+        let destinations = if destinations.is_empty() { vec![""] } else { destinations };
+        let mut found = None;
+        for destination in destinations {
+            let query = GrantQuery {
+                tool: &card.tool,
+                destination,
+                label_class: &card.label_class,
+                session: self.session.as_deref(),
+            };
+            match self.grants.find(&query).map_err(|e| e.to_string())? {
+                Some(g) => found = found.or(Some(g.id)),
+                None => return Ok(None),
+            }
+        }
+        Ok(found)
+    }
+
+    /// Remembers "always" for the card's tool, each of its destinations (exactly: a
+    /// destination with a `*` in it would stand for more than was shown, so none is made for
+    /// it) and its label class.
+    fn make_grants(&mut self, card: &Card) -> Result<Vec<GrantId>, String> {
+        let destinations = card.destinations();
+        let destinations = if destinations.is_empty() { vec![""] } else { destinations };
+        let expires_ms = self.grant_ttl_ms.map(|ttl| crate::grants::now_ms().saturating_add(ttl));
+        let mut ids = Vec::new();
+        for destination in destinations.into_iter().filter(|d| !d.contains('*')) {
+            let grant = NewGrant {
+                tool: card.tool.clone(),
+                destination: destination.to_string(),
+                label_class: card.label_class.clone(),
+                scope: self.scope.clone(),
+                expires_ms,
+            };
+            ids.push(self.grants.add(&grant).map_err(|e| e.to_string())?.id);
+        }
+        Ok(ids)
+    }
+
+    /// A failed label check as the card shows it, with what approving it means.
+    fn flow_shown(&self, effect: &Effect, f: &cordon_runtime::Flow) -> FlowShown {
+        let value = match &f.value {
+            Some(v) => Shown::labelled(display(v), &f.carried, &self.user),
+            None => {
+                let sources: Vec<String> = effect.pc.sources().iter().map(|s| s.what.to_string()).collect();
+                Shown::labelled(format!("(the decision, which depended on {})", sources.join("; ")), &f.carried, &self.user)
+            }
+        };
+        let carried = f.carried.dc();
+        let mut meaning = Vec::new();
+        if !f.sink.secrecy.implies(&carried.secrecy) {
+            let to = if f.sink.secrecy.is_true() {
+                "anyone".to_string()
+            } else {
+                crate::card::words(&f.sink.secrecy.to_string())
+            };
+            meaning.push(format!("you release data that is {} to {to}", secrecy_words(&carried.secrecy)));
+        }
+        if !carried.integrity.implies(&f.sink.integrity) {
+            meaning.push(format!(
+                "you vouch for data vouched for by {} as your own",
+                integrity_words(&carried.integrity)
+            ));
+        }
+        FlowShown { param: f.param.clone(), value, sink: f.sink.clone(), meaning: meaning.join("; and ") }
+    }
+}
+
+/// The rules never answer `Deny` past the tier check, which refuses first; kept total all the
+/// same: deny.
+fn unreachable_deny(gate: &mut Gate<'_>, record: Record, effect: &Effect) -> (Verdict, Record) {
+    let reason = format!("`{}.{}` is never performed", effect.capability, effect.tool);
+    gate.refuse(record, effect, reason, "denied")
+}
+
+/// A value's text on a card.
+fn display(v: &cordon_runtime::Val) -> String {
+    match &v.value {
+        cordon_runtime::Value::Str(s) => s.as_str().to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// What identifies a call across a hold: the tool, its place and its arguments.
+fn effect_key(effect: &Effect) -> String {
+    let mut key = format!("{}.{}@{:?}", effect.capability, effect.tool, effect.span);
+    for (name, v) in &effect.args {
+        key.push_str(&format!("|{name}={}|{}", v.value.to_json(), deep_label(v)));
+    }
+    key
+}
+
+impl Stage for Gate<'_> {
+    fn name(&self) -> &str {
+        "gate"
+    }
+
+    fn decide(&mut self, effect: &Effect) -> Verdict {
+        let (verdict, record) = self.judge(effect);
+        self.stats.decided += 1;
+        match record.outcome {
+            "allowed" => self.stats.allowed += 1,
+            "granted" => {
+                self.stats.allowed += 1;
+                self.stats.grants_used += 1;
+            }
+            "approved" => self.stats.approved += 1,
+            "refused" => self.stats.refused += 1,
+            "denied" => self.stats.denied += 1,
+            "held" => self.stats.held += 1,
+            _ => {}
+        }
+        self.stats.grants_made += record.grants_made.len() as u64;
+        self.records.push(record);
+        verdict
+    }
+
+    fn approves_flows(&self) -> bool {
+        self.approver.speaks_for_user()
+    }
+}

@@ -1,0 +1,127 @@
+//! The intent check: does this call match what the user asked for? It runs outside the acting
+//! model and sees only the user's original request and the card, never the plan's data or the
+//! model's reasoning, so text injected into what the model read cannot argue with it.
+//!
+//! The default, [`ProvenanceRules`], is deterministic: every destination and every recipient
+//! must come from the request (the user vouches for it, or the request names it), from a source
+//! the policy trusts, or from the trusted contacts; anything else is flagged ("the recipient
+//! `mallory@evil.example` came from data written by mallory (the field `Review.text`)"). A
+//! flagged card is shown even where a grant would have covered the call, and cannot make a
+//! grant. A card that asks to vouch for or release values the labels refused is always flagged.
+
+use cordon_runtime::label::Formula;
+
+use crate::card::{Card, Origin, Shown, escape};
+
+/// Checks a card against the user's request.
+pub trait IntentCheck {
+    /// Its name, for the gate's records.
+    fn name(&self) -> &str;
+
+    /// What does not match the request, one sentence each; empty when everything does.
+    fn check(&self, request: &str, card: &Card) -> Vec<String>;
+}
+
+/// The default intent check: where each destination and recipient came from.
+#[derive(Debug, Clone, Default)]
+pub struct ProvenanceRules {
+    /// Principals whose data may choose where a call goes (a merchant directory the host keeps).
+    pub trusted: Vec<String>,
+    /// Destinations and recipients the user trusts whoever names them.
+    pub contacts: Vec<String>,
+}
+
+impl ProvenanceRules {
+    pub fn new() -> ProvenanceRules {
+        ProvenanceRules::default()
+    }
+
+    /// Trusts what `principal` vouches for to choose destinations.
+    pub fn trust(mut self, principal: &str) -> ProvenanceRules {
+        self.trusted.push(principal.to_string());
+        self
+    }
+
+    /// Trusts `contact` as a destination or recipient, whoever named it.
+    pub fn contact(mut self, contact: &str) -> ProvenanceRules {
+        self.contacts.push(contact.to_string());
+        self
+    }
+
+    fn acceptable(&self, request: &str, v: &Shown) -> bool {
+        match &v.origin {
+            Origin::Request | Origin::Host => true,
+            _ if self.contacts.contains(&v.text) => true,
+            _ if named_in(request, &v.text) => true,
+            Origin::VouchedBy { .. } => self.trusted.iter().any(|t| v.label.integrity.implies(&Formula::principal(t))),
+            Origin::Nobody => false,
+        }
+    }
+}
+
+impl IntentCheck for ProvenanceRules {
+    fn name(&self) -> &str {
+        "provenance"
+    }
+
+    fn check(&self, request: &str, card: &Card) -> Vec<String> {
+        let mut flags = Vec::new();
+        let roles = card.destination.iter().map(|d| ("destination", d)).chain(card.recipients.iter().map(|r| ("recipient", r)));
+        for (role, v) in roles {
+            if !self.acceptable(request, v) {
+                flags.push(format!("the {role} `{}` came from {}", escape(&v.text), v.origin_words()));
+            }
+        }
+        if !card.flows.is_empty() {
+            let n = card.flows.len();
+            flags.push(format!(
+                "the labels refused this call: approving it vouches for or releases {n} value{} for this call only",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        flags
+    }
+}
+
+/// Does the request name `text` on its own (not inside a longer word, address or name)?
+/// Matching ignores case; texts shorter than 3 characters never match.
+pub fn named_in(request: &str, text: &str) -> bool {
+    if text.chars().count() < 3 {
+        return false;
+    }
+    let (hay, needle) = (request.to_lowercase(), text.to_lowercase());
+    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '@' | '.' | '_' | '-' | '+' | '/' | ':');
+    let mut from = 0;
+    while let Some(i) = hay.get(from..).and_then(|h| h.find(&needle)) {
+        let start = from + i;
+        let end = start + needle.len();
+        let before = hay[..start].chars().next_back();
+        // A trailing full stop ends a sentence, not an address.
+        let after = hay[end..].chars().next();
+        let after_ok = match after {
+            None => true,
+            Some('.') => hay[end + 1..].chars().next().is_none_or(|c| !part_of_name(c)),
+            Some(c) => !part_of_name(c),
+        };
+        if before.is_none_or(|c| !part_of_name(c)) && after_ok {
+            return true;
+        }
+        from = start + needle.len().max(1);
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_in;
+
+    #[test]
+    fn a_request_names_whole_addresses_only() {
+        assert!(named_in("pay tea-house.example 12 euros", "tea-house.example"));
+        assert!(named_in("Write to Bob@Example.com.", "bob@example.com"));
+        assert!(!named_in("write to bob@example.com.evil", "bob@example.com"));
+        assert!(!named_in("write to evilbob@example.com", "bob@example.com"));
+        assert!(!named_in("a b c", "b"));
+        assert!(!named_in("", "anything"));
+    }
+}

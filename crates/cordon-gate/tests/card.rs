@@ -1,0 +1,91 @@
+//! Cards show the real values with their labels and where they came from, fit 80 columns,
+//! show long content whole and escape what a terminal would hide or obey.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+use cordon_engine::{Engine, Hosts};
+use cordon_envs::Shop;
+use cordon_gate::{Gate, Scripted};
+use cordon_runtime::{Config, Program, Run, Sessions};
+use cordon_syntax::SourceMap;
+use cordon_types::{CheckOptions, check};
+
+/// The cards `plan` shows on the shop, answered by `answers`, rendered at 80 columns.
+fn cards(plan: &str, answers: &str, request: &str) -> Vec<String> {
+    let mut sources = SourceMap::new();
+    let policy = sources.add("shop.cord", cordon_envs::shop::POLICY);
+    let plan = sources.add("plan.cord", plan);
+    let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
+    let Some(checked) = outcome.program else { panic!("{:#?}", outcome.diagnostics) };
+    let program = Program::new(&checked).unwrap();
+    let mut shop = Shop::builtin().unwrap();
+    let mut approver = Scripted::parse(answers).unwrap();
+    {
+        let mut gate = Gate::new(&program, "ann", Box::new(&mut approver)).with_request(request);
+        let config = Config { user: "ann".into(), ..Config::default() };
+        let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
+        let mut hosts = Hosts::all(&mut shop);
+        let _ = Engine::new(&mut hosts).with_stage(&mut gate).start(&mut run);
+    }
+    approver.shown.iter().map(|(card, _)| card.clone()).collect()
+}
+
+fn fits(cards: &[String]) {
+    for card in cards {
+        for line in card.lines() {
+            assert!(line.chars().count() <= 80, "a line longer than 80 columns: {line:?}");
+        }
+    }
+}
+
+#[test]
+fn a_payment_card_shows_the_real_values_and_labels() {
+    let plan = r#"
+match shop.accounts().first() {
+  Some(a) => match shop.pay(a, "tea-house", 1200, "tea for the office\nsecond line") { Ok(_) => "paid", Err(r) => r.code },
+  None => "no account",
+}
+"#;
+    let shown = cards(plan, "yes", "pay tea-house 12.00 for the office tea");
+    fits(&shown);
+    insta::assert_snapshot!(shown.join("\n\n"));
+}
+
+#[test]
+fn a_label_card_says_where_the_recipient_came_from_and_what_approving_means() {
+    let plan = r#"
+match shop.search("kettle").first() {
+  Some(kettle) => {
+    let warned = shop.reviews(kettle).any(|r| r.text.contains("refunds-desk"));
+    let to = if warned { "refunds-desk" } else { "kitchenware" };
+    match shop.message_merchant(to, "please send the warranty terms") { Ok(_) => "sent", Err(r) => r.code }
+  }
+  None => "no kettle",
+}
+"#;
+    let shown = cards(plan, "no", "ask the kettle's seller about its warranty");
+    fits(&shown);
+    insta::assert_snapshot!(shown.join("\n\n"));
+}
+
+#[test]
+fn long_and_hostile_content_is_shown_whole_and_escaped() {
+    let long = "lorem ipsum dolor sit amet ".repeat(40);
+    let plan = format!(
+        r#"match shop.message_merchant("tea-house", "{long}\u{{1b}}[2J\u{{202e}}evil\u{{200b}} {}") {{ Ok(_) => "sent", Err(r) => r.code }}"#,
+        "x".repeat(300)
+    );
+    let shown = cards(&plan, "no", "write to tea-house");
+    fits(&shown);
+    let card = &shown[0];
+    assert!(card.contains("\\u{1b}[2J") && card.contains("\\u{202e}evil\\u{200b}"), "{card}");
+    assert!(!card.contains('\u{1b}') && !card.contains('\u{202e}'), "a control character reached the card");
+    // Nothing was cut: every character of the content is on the card, in order.
+    let content: String = card
+        .lines()
+        .filter_map(|l| l.strip_prefix("  | "))
+        .collect::<Vec<_>>()
+        .join("")
+        .replace(' ', "");
+    let expected = format!("{long}\\u{{1b}}[2J\\u{{202e}}evil\\u{{200b}} {}", "x".repeat(300)).replace(' ', "");
+    assert_eq!(content, expected);
+}
