@@ -14,13 +14,15 @@ use clap::ValueEnum;
 use cordon_agent::{FillConfig, Filler, ProviderConfig, RequestOutcome, Transcript};
 use cordon_audit::Recording;
 use cordon_engine::{Event, Observers, Stages};
-use cordon_runtime::{Config, DcLabel, Decision, Sessions};
+use cordon_gate::{Gate, StoreGrants};
+use cordon_runtime::{Config, DcLabel, Decision, Program, Sessions};
 use cordon_store::{NewRequest, RequestId, SqliteStore};
 use cordon_syntax::ast::{Item, ItemKind, Module, TypeExpr, TypeExprKind};
 use cordon_syntax::{FileId, SourceMap, render};
 use cordon_types::CheckOptions;
 
 use crate::store::{SessionFile, StoreArgs, store_error};
+use crate::approve::ApproveArgs;
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
@@ -82,6 +84,9 @@ pub struct Setup {
 
     #[command(flatten)]
     pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub approve: ApproveArgs,
 }
 
 /// A model's clearance: showing it a value is a flow of that value to it.
@@ -181,6 +186,13 @@ impl<'a> Conversation<'a> {
             principal: self.env.principal(),
             session: self.session.as_ref().map(SessionFile::name),
         };
+        let program = Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
+        let mut gate = Gate::new(&program, self.env.principal(), self.setup.approve.approver()?)
+            .with_request(request)
+            .with_grants(Box::new(StoreGrants(&self.store)));
+        if let Some(session) = &self.session {
+            gate = gate.in_session(session.name());
+        }
         let recording = Recording::begin(&self.store, &recorded).map_err(|error| store_error(&self.store, error))?;
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         let mut progress = |event: &Event<'_>| {
@@ -210,7 +222,7 @@ impl<'a> Conversation<'a> {
             &run_config,
             &mut self.env.hosts(),
             &mut filler,
-            Stages::new().with_last(&mut stage),
+            Stages::new().with(&mut gate).with_last(&mut stage),
             &mut observers,
         );
         drop(observers);

@@ -5,6 +5,7 @@
 //! Exit codes: 0 accepted, 1 rejected, 2 usage, IO or store error (clap's usage errors exit 2
 //! too).
 
+mod approve;
 mod ask;
 mod audit;
 mod chat;
@@ -48,6 +49,9 @@ enum Command {
     /// The store itself: remove old transcripts
     #[command(subcommand)]
     Store(store::Command),
+    /// The approvals the gate remembers: list them, revoke one
+    #[command(subcommand)]
+    Approvals(approve::Command),
 }
 
 /// What a subcommand has to say: text for stdout and whether the program was accepted.
@@ -112,6 +116,7 @@ fn main() -> ExitCode {
         Command::Demo => Ok(demo::run()),
         Command::Audit(command) => audit::run(command),
         Command::Store(command) => store::run(command),
+        Command::Approvals(command) => approve::run(command),
     };
     match result {
         Ok(Report { stdout, error: Some(error), .. }) => {

@@ -11,11 +11,13 @@ use std::path::{Path, PathBuf};
 
 use cordon_audit::Recording;
 use cordon_engine::{End, Engine, Observer};
+use cordon_gate::{Gate, StoreGrants};
 use cordon_runtime::{Config, Decision, Event, Limits, Program, Run, Sessions};
 use cordon_store::{NewRequest, RequestId};
 use cordon_syntax::{Diagnostic, SourceMap, render};
 use cordon_types::CheckOptions;
 
+use crate::approve::ApproveArgs;
 use crate::check::Format;
 use crate::store::{SessionFile, StoreArgs, store_error};
 use crate::{Error, Report};
@@ -50,6 +52,9 @@ pub struct Args {
 
     #[command(flatten)]
     pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub approve: ApproveArgs,
 
     /// The plan to run
     pub plan: PathBuf,
@@ -91,7 +96,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         if let Some(session) = session {
             session.release(&store)?;
         }
-        return Ok(render_report(args, &sources, Status::Rejected, &outcome.diagnostics, &[], None, None));
+        return Ok(render_report(args, &sources, Status::Rejected, &outcome.diagnostics, Ran::nothing()));
     };
     let program = Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
     let config = Config {
@@ -103,12 +108,18 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let request = NewRequest { text: &text, principal: env.principal(), session: session.as_ref().map(|s| s.name()) };
     let recording = Recording::begin(&store, &request).map_err(|error| store_error(&store, error))?;
     let mut trace = Trace::default();
+    let mut gate = Gate::new(&program, env.principal(), args.approve.approver()?)
+        .with_grants(Box::new(StoreGrants(&store)));
+    if let Some(session) = &session {
+        gate = gate.in_session(session.name());
+    }
     let (result, sessions) = {
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         match Run::start(&program, &sessions, &config) {
             Ok(mut run) => {
                 let mut hosts = env.hosts();
                 let ending = Engine::new(&mut hosts)
+                    .with_stage(&mut gate)
                     .with_last_stage(&mut stage)
                     .with_observer(&mut recorder)
                     .with_observer(&mut trace)
@@ -130,23 +141,33 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         session.release(&store)?;
     }
     let request = recorded.as_ref().ok().copied();
-    let mut report = match result {
-        Ok(value) => render_report(args, &sources, Status::Done, &[], &trace.0, Some(&value), request),
-        Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], &trace.0, None, request),
+    let ran = |value| Ran { trace: &trace.0, value, request, gate: Some(&gate) };
+    let mut report = match &result {
+        Ok(value) => render_report(args, &sources, Status::Done, &[], ran(Some(value))),
+        Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], ran(None)),
     };
     report.error = recorded.err().map(Error::Record);
     Ok(report)
 }
 
-fn render_report(
-    args: &Args,
-    sources: &SourceMap,
-    status: Status,
-    diagnostics: &[Diagnostic],
-    trace: &[Event],
-    value: Option<&cordon_runtime::Val>,
+/// What a run did, for its report: the trace, the plan's value, the request it was recorded as,
+/// and the gate's decisions.
+struct Ran<'a> {
+    trace: &'a [Event],
+    value: Option<&'a cordon_runtime::Val>,
     request: Option<RequestId>,
-) -> Report {
+    gate: Option<&'a Gate<'a>>,
+}
+
+impl Ran<'_> {
+    /// A plan that never ran.
+    fn nothing() -> Ran<'static> {
+        Ran { trace: &[], value: None, request: None, gate: None }
+    }
+}
+
+fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: &[Diagnostic], ran: Ran<'_>) -> Report {
+    let Ran { trace, value, request, gate } = ran;
     let subject = args.plan.display().to_string();
     let accepted = matches!(status, Status::Done);
     let stdout = match args.format {
@@ -159,6 +180,7 @@ fn render_report(
                 "result": value.map(|v| v.value.to_json()),
                 "label": value.map(|v| cordon_runtime::deep_label(v).to_string()),
                 "request": request,
+                "approvals": gate.map(|g| g.records()),
             });
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
         }
@@ -199,6 +221,12 @@ fn render_report(
                 ),
                 Status::Done => "ran to the end".to_string(),
             };
+            if let Some(stats) = gate.map(Gate::stats).filter(|s| s.cards + s.denied + s.grants_used > 0) {
+                out.push_str(&format!(
+                    "approvals: {} card(s), {} approved, {} refused, {} denied by policy, {} grant(s) used\n",
+                    stats.cards, stats.approved, stats.refused, stats.denied, stats.grants_used
+                ));
+            }
             if let Some(id) = request {
                 out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));
             }
