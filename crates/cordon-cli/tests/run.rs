@@ -37,9 +37,18 @@ fn cordon(dir: &Path, args: &[&str]) -> Output {
     Output { code: output.status.code().unwrap_or(-1), stdout: String::from_utf8(output.stdout).unwrap() }
 }
 
+/// `--approve FILE` with a file in `dir` that says yes to every card: the person at the gate
+/// approves opening the issue (the gate's own rules are tested in `gate.rs`).
+fn yes(dir: &Path) -> String {
+    let path = dir.join("yes.txt");
+    std::fs::write(&path, "yes\n".repeat(8)).unwrap();
+    path.display().to_string()
+}
+
 #[test]
 fn the_benign_example_runs_to_the_end() {
-    let run = cordon(&workdir("benign"), &["run", &example("benign.cord")]);
+    let dir = workdir("benign");
+    let run = cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("allowed  GitHub.create_issue("), "{}", run.stdout);
     assert!(run.stdout.contains("ran to the end"), "{}", run.stdout);
@@ -76,7 +85,7 @@ fn json_output_is_one_document_with_status_trace_and_diagnostics() {
     assert_eq!(json["trace"][4]["code"], "label-flow");
     assert_eq!(json["diagnostics"]["diagnostics"][0]["code"], "label-flow");
 
-    let run = cordon(&dir, &["run", "--format", "json", &example("benign.cord")]);
+    let run = cordon(&dir, &["run", "--format", "json", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(run.code, 0, "{run:?}");
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(json["status"], "done");
@@ -112,6 +121,6 @@ fn a_session_file_keeps_the_taint_between_runs() {
     );
 
     // Without the session file the same plan runs.
-    let fresh = cordon(&dir, &["run", &example("benign.cord")]);
+    let fresh = cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(fresh.code, 0, "{fresh:?}");
 }

@@ -48,6 +48,15 @@ fn cordon(dir: &Path, args: &[&str]) -> Output {
     }
 }
 
+/// `--approve FILE` with a file in `dir` that says yes to every card: the person at the gate
+/// approves what these plans publish (the gate's own rules are tested in `gate.rs`). Plans that
+/// try to leak run without it, so their calls stay refused.
+fn yes(dir: &Path) -> String {
+    let path = dir.join("yes.txt");
+    std::fs::write(&path, "yes\n".repeat(8)).unwrap();
+    path.display().to_string()
+}
+
 fn open(dir: &Path) -> SqliteStore {
     SqliteStore::open(&dir.join("cordon.db"), Durability::SurvivesCrash).unwrap()
 }
@@ -73,7 +82,7 @@ fn kinds(store: &SqliteStore) -> Vec<String> {
 #[test]
 fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
     let dir = workdir("run_recorded");
-    let run = cordon(&dir, &["run", &example("benign.cord")]);
+    let run = cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("recorded as request 1 (`cordon audit show --request 1`)"), "{}", run.stdout);
     let store = open(&dir);
@@ -123,7 +132,7 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
 #[test]
 fn audit_show_lists_the_effects_of_a_request() {
     let dir = workdir("show");
-    assert_eq!(cordon(&dir, &["run", &example("benign.cord")]).code, 0);
+    assert_eq!(cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]).code, 0);
     assert_eq!(cordon(&dir, &["run", &example("exfiltrate_via_search.cord")]).code, 1);
 
     let show = cordon(&dir, &["audit", "show", "--request", "1", "--format", "json"]);
@@ -186,7 +195,7 @@ fn an_effect_without_its_outcome_is_shown_as_unknown() {
 #[test]
 fn audit_verify_passes_then_names_the_row_an_edit_broke() {
     let dir = workdir("verify");
-    assert_eq!(cordon(&dir, &["run", &example("benign.cord")]).code, 0);
+    assert_eq!(cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]).code, 0);
     let verify = cordon(&dir, &["audit", "verify"]);
     assert_eq!(verify.code, 0, "{verify:?}");
     assert!(verify.stdout.starts_with("intact: 8 rows, head 8:"), "{}", verify.stdout);
@@ -254,7 +263,7 @@ fn an_effect_whose_row_cannot_be_written_is_not_performed() {
          BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;",
     )
     .unwrap();
-    let run = cordon(&dir, &["run", &example("benign.cord")]);
+    let run = cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(!run.stdout.contains("allowed"), "nothing was performed: {}", run.stdout);
     assert!(run.stdout.contains("BLOCKED  GitHub.repo("), "{}", run.stdout);
@@ -273,7 +282,12 @@ fn two_processes_on_one_store_both_finish_and_the_chain_verifies() {
     let children: Vec<_> = plans
         .iter()
         .map(|plan| {
-            command(&dir, &["run", &example(plan)]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+            let approve = if plan.starts_with("exfiltrate") { "none".to_string() } else { yes(&dir) };
+            command(&dir, &["run", "--approve", &approve, &example(plan)])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
         })
         .collect();
     for (child, plan) in children.into_iter().zip(plans) {
@@ -327,13 +341,13 @@ fn a_session_file_round_trips_through_the_stores_session() {
     assert_eq!(listed[0].held_by, None, "given back after the run");
 
     // The next run reads the taint: refused before it runs.
-    let second = cordon(&dir, &["run", "--session", "./session.json", &example("benign.cord")]);
+    let second = cordon(&dir, &["run", "--session", "./session.json", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(second.code, 1, "{second:?}");
     assert!(second.stdout.contains("refinement-unproven"), "{}", second.stdout);
 
     // The file is what the session holds: a user who deletes it starts afresh.
     std::fs::remove_file(dir.join("session.json")).unwrap();
-    let fresh = cordon(&dir, &["run", "--session", "session.json", &example("benign.cord")]);
+    let fresh = cordon(&dir, &["run", "--session", "session.json", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(fresh.code, 0, "{fresh:?}");
     let state = store.load_session(&name).unwrap().unwrap();
     assert_eq!(state["values"]["s"]["measures"]["tainted"], false, "{state}");
@@ -342,12 +356,12 @@ fn a_session_file_round_trips_through_the_stores_session() {
 #[test]
 fn a_session_another_run_holds_is_refused_with_the_stores_error() {
     let dir = workdir("session_busy");
-    assert_eq!(cordon(&dir, &["run", "--session", "session.json", &example("benign.cord")]).code, 0);
+    assert_eq!(cordon(&dir, &["run", "--session", "session.json", "--approve", &yes(&dir), &example("benign.cord")]).code, 0);
     let before = std::fs::read_to_string(dir.join("session.json")).unwrap();
     let store = open(&dir);
     // This test's process is the other run.
     let lock = store.lock_session(&session_name(&dir, "session.json")).unwrap();
-    let run = cordon(&dir, &["run", "--session", "session.json", &example("benign.cord")]);
+    let run = cordon(&dir, &["run", "--session", "session.json", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("is in use by another run"), "{}", run.stderr);
     assert!(run.stderr.contains(&format!("process {}", std::process::id())), "{}", run.stderr);
@@ -356,7 +370,7 @@ fn a_session_another_run_holds_is_refused_with_the_stores_error() {
     assert_eq!(std::fs::read_to_string(dir.join("session.json")).unwrap(), before, "the file is untouched");
 
     store.unlock_session(lock).unwrap();
-    let run = cordon(&dir, &["run", "--session", "session.json", &example("benign.cord")]);
+    let run = cordon(&dir, &["run", "--session", "session.json", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(run.code, 0, "{run:?}");
 }
 
@@ -385,7 +399,7 @@ fn a_request_to_a_model_records_its_fills() {
 #[test]
 fn gc_removes_old_transcripts_and_keeps_every_audit_row() {
     let dir = workdir("gc");
-    assert_eq!(cordon(&dir, &["run", &example("benign.cord")]).code, 0);
+    assert_eq!(cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]).code, 0);
     let kept = cordon(&dir, &["store", "gc", "--older-than", "30d"]);
     assert_eq!(kept.code, 0, "{kept:?}");
     assert_eq!(kept.stdout, "removed the transcripts of 0 requests (0 events); audit rows are kept\n");
