@@ -4,7 +4,8 @@
 //! against the simulated GitHub: the safe one to the end, the ones only labels can see through
 //! stopped at the boundary. The last story puts a (scripted) model in the loop: `cordon ask`
 //! requests whose holes it fills, one of them after reading an issue with an injected
-//! instruction. The files are built in, so the demo runs from anywhere. Every run is recorded
+//! instruction. Then the approval gate on the bank and shop, a script answering its cards. The
+//! files are built in, so the demo runs from anywhere. Every run is recorded
 //! as `cordon run` and `cordon ask` record theirs, in a store in memory (the demo writes no
 //! file), whose audit log the last section verifies.
 
@@ -12,6 +13,7 @@ use cordon_agent::{FillConfig, Filler, Problem, RequestOutcome, Scripted};
 use cordon_audit::Recording;
 use cordon_engine::{Engine, Event, Observer, Observers, Stages};
 use cordon_envs::github::GitHub;
+use cordon_gate::{Approver, Gate, Reply, StoreGrants};
 use cordon_runtime::{Config, ErrorKind, Program, Run, Sessions};
 use cordon_store::{EffectStatus, NewRequest, SqliteStore, Store, Verdict};
 use cordon_syntax::{SourceMap, render};
@@ -151,7 +153,8 @@ pub fn run() -> Report {
         }
     }
     all_as_expected &= agent_story(STORIES.len() + 1, &mut out, &store);
-    all_as_expected &= audit_story(STORIES.len() + 2, &mut out, &store);
+    all_as_expected &= gate_story(STORIES.len() + 2, &mut out, &store);
+    all_as_expected &= audit_story(STORIES.len() + 3, &mut out, &store);
     out.push_str(if all_as_expected {
         "\nEvery safe plan was accepted (and ran, where there is an environment); every unsafe one, written\nby hand or by a model, was rejected before it ran or stopped at the boundary.\n"
     } else {
@@ -316,6 +319,131 @@ const AUDIT_INTRO: &str = "Every run above was recorded as `cordon run` and `cor
      outcome after; refused calls, the model's accepted fills and each request's end are there too, each row chained \
      to the one before by SHA-256, so an edit anywhere is found. The demo's store is in memory; `cordon run`, `ask` \
      and `chat` keep theirs in ~/.local/share/cordon/cordon.db (or --store PATH).";
+
+const GATE_INTRO: &str = "Every call passes the approval gate before the host acts. The bank and shop's policy \
+     says what each tool needs: `transfer` is `@approval(deny)`, never done whoever approves; `pay` is \
+     `@approval(ask_always)`, a card every time; `message_merchant` is `@approval(ask)`, a card unless the person \
+     answered \"always\" for this tool, merchant and kind of data. Cards are built by Cordon from the real values, \
+     never by the model; here a script stands in for the person at the terminal (`--approve FILE`).";
+
+/// One run of the gate story: the plan, what the person answers, and the result it must give.
+struct Approval {
+    path: &'static str,
+    text: &'static str,
+    answers: &'static str,
+    result: &'static str,
+    about: &'static str,
+}
+
+const APPROVALS: &[Approval] = &[
+    Approval {
+        path: "examples/shop/pay_tea_house.cord",
+        text: include_str!("../../../examples/shop/pay_tea_house.cord"),
+        answers: "yes",
+        result: "\"Paid the tea house.\"",
+        about: "a payment: the card below is shown, the person answers yes",
+    },
+    Approval {
+        path: "examples/shop/move_savings.cord",
+        text: include_str!("../../../examples/shop/move_savings.cord"),
+        answers: "yes",
+        result: "\"Not moved: approval-denied.\"",
+        about: "a transfer: refused before any card, though the person would say yes",
+    },
+    Approval {
+        path: "examples/shop/message_tea_house.cord",
+        text: include_str!("../../../examples/shop/message_tea_house.cord"),
+        answers: "always",
+        result: "\"Sent.\"",
+        about: "a message to a merchant: the person answers always, which makes a grant",
+    },
+    Approval {
+        path: "examples/shop/message_tea_house.cord",
+        text: include_str!("../../../examples/shop/message_tea_house.cord"),
+        answers: "",
+        result: "\"Sent.\"",
+        about: "the same message again, with no one to ask: the grant answers",
+    },
+];
+
+/// Runs the shop plans through the gate with scripted answers, grants kept in `store`.
+fn gate_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
+    out.push_str(&format!("\n{number}. The approval gate\n"));
+    for line in wrap(GATE_INTRO, 88) {
+        out.push_str(&format!("   {line}\n"));
+    }
+    let mut all_as_expected = true;
+    for (i, case) in APPROVALS.iter().enumerate() {
+        out.push_str(&format!("\n   $ cordon run --env shop --approve answers.txt {}\n   # {}\n", case.path, case.about));
+        let (shown, got) = match approve(case, store) {
+            Ok(ran) => ran,
+            Err(e) => (Vec::new(), format!("failed: {e}")),
+        };
+        let as_expected = got.starts_with(&format!("result: {}", case.result));
+        all_as_expected &= as_expected;
+        if i == 0 {
+            for card in &shown {
+                out.extend(card.lines().map(|l| format!("     {l}\n")));
+            }
+        }
+        out.push_str(&format!("   => {got}{}\n", if as_expected { "" } else { "  (UNEXPECTED)" }));
+    }
+    all_as_expected
+}
+
+/// Runs one case of the gate story: the cards the person was shown, and the result with the
+/// gate's counts.
+fn approve(case: &Approval, store: &SqliteStore) -> Result<(Vec<String>, String), String> {
+    let mut shop = cordon_envs::shop::Shop::builtin()?;
+    let mut sources = SourceMap::new();
+    let policy = sources.add("policies/shop.cord", cordon_envs::shop::POLICY);
+    let file = sources.add(case.path, case.text);
+    let outcome = check(&sources, &[policy], Some(file), &CheckOptions::default());
+    let checked = outcome.program.as_ref().ok_or_else(|| render::summary(&outcome.diagnostics))?;
+    let program = Program::new(checked).map_err(|e| e.message)?;
+    let config = Config { user: shop.user().to_string(), ..Config::default() };
+    let mut run = Run::start(&program, &Sessions::default(), &config).map_err(|e| e.message)?;
+    let answers = cordon_gate::Scripted::parse(case.answers).map_err(|e| e.message)?;
+    let mut person = Showing { answers, shown: Vec::new() };
+    let user = shop.user().to_string();
+    let ending = {
+        let mut gate = Gate::new(&program, &user, Box::new(&mut person)).with_grants(Box::new(StoreGrants(store)));
+        let ending = Engine::new(&mut shop).with_stage(&mut gate).start(&mut run);
+        let s = gate.stats();
+        let counts = format!(
+            "{} card(s), {} approved, {} denied by policy, {} grant(s) made, {} used",
+            s.cards, s.approved, s.denied, s.grants_made, s.grants_used
+        );
+        (ending.into_result(), counts)
+    };
+    let got = match ending {
+        (Ok(v), counts) => format!("result: {}  (gate: {counts})", v.value),
+        (Err(e), counts) => format!("stopped ({})  (gate: {counts})", e.kind.code().as_str()),
+    };
+    Ok((person.shown, got))
+}
+
+/// The person at the gate, as the demo's script plays them: answers from the script, and every
+/// card they were shown, rendered as the terminal would.
+struct Showing {
+    answers: cordon_gate::Scripted,
+    shown: Vec<String>,
+}
+
+impl Approver for &mut Showing {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn review(&mut self, card: &cordon_gate::Card) -> Reply {
+        self.shown.push(card.render(84));
+        self.answers.review(card)
+    }
+
+    fn speaks_for_user(&self) -> bool {
+        true
+    }
+}
 
 /// Tells what the audit log holds after the other stories, and verifies it.
 fn audit_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
@@ -565,6 +693,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)] // a test may fail loudly
 mod tests {
     #[test]
     fn every_verdict_is_the_expected_one() {
@@ -582,6 +711,27 @@ mod tests {
         assert!(report.stdout.contains("=> intact: "), "{}", report.stdout);
         assert!(report.stdout.contains(" rows: 9 requests, "), "{}", report.stdout);
         assert!(report.stdout.contains(", 4 refused, "), "{}", report.stdout);
+    }
+
+    #[test]
+    fn the_gate_story_asks_denies_and_remembers() {
+        let Ok(store) = cordon_store::SqliteStore::open_in_memory() else { panic!("no store in memory") };
+        let mut out = String::new();
+        assert!(super::gate_story(5, &mut out, &store), "{out}");
+        let results: Vec<&str> = out.lines().filter(|l| l.starts_with("   => ")).collect();
+        assert_eq!(
+            results,
+            [
+                "   => result: \"Paid the tea house.\"  (gate: 1 card(s), 1 approved, 0 denied by policy, 0 grant(s) made, 0 used)",
+                "   => result: \"Not moved: approval-denied.\"  (gate: 0 card(s), 0 approved, 1 denied by policy, 0 grant(s) made, 0 used)",
+                "   => result: \"Sent.\"  (gate: 1 card(s), 1 approved, 0 denied by policy, 1 grant(s) made, 0 used)",
+                "   => result: \"Sent.\"  (gate: 0 card(s), 0 approved, 0 denied by policy, 0 grant(s) made, 1 used)",
+            ],
+            "{out}"
+        );
+        // The card shows the real values, built by Cordon.
+        assert!(out.contains("== approve? Shop.pay [ask_always - asked every time]"), "{out}");
+        assert!(out.contains("destination  tea-house") && out.contains("amount       1200"), "{out}");
     }
 
     #[test]
