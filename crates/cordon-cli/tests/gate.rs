@@ -3,37 +3,24 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
+
+use common::answers;
 
 /// A fresh directory for one test, with its own store.
 fn workdir(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-gate").join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::workdir("cli-gate", test)
 }
 
-/// Runs `cordon` in `dir` with its store there: the exit code and stdout.
+/// Runs `cordon` in `dir`: the exit code, and stdout then stderr.
 fn cordon(dir: &Path, args: &[&str]) -> (i32, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .current_dir(dir)
-        .env("CORDON_STORE", dir.join("cordon.db"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap() + &String::from_utf8(output.stderr).unwrap();
-    (output.status.code().unwrap_or(-1), stdout)
+    let run = common::cordon(dir, args);
+    (run.code, run.stdout + &run.stderr)
 }
 
 fn example(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop").join(name).display().to_string()
-}
-
-/// A file of approver answers in `dir`.
-fn answers(dir: &Path, text: &str) -> String {
-    let path = dir.join("answers.txt");
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    common::example(&format!("shop/{name}"))
 }
 
 #[test]

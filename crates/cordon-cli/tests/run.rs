@@ -2,48 +2,20 @@
 //! session file that keeps a taint from one run to the next.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-/// What one run of `cordon` did.
-#[derive(Debug)]
-struct Output {
-    code: i32,
-    stdout: String,
-}
+use common::{cordon, workdir as dir_of, yes};
 
 /// A fresh directory for one test.
-fn workdir(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-run").join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn workdir(test: &str) -> std::path::PathBuf {
+    dir_of("cli-run", test)
 }
 
-/// The path of an example plan.
+/// The path of a GitHub example plan.
 fn example(name: &str) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/github");
-    root.join(name).display().to_string()
+    common::example(&format!("github/{name}"))
 }
 
-/// Runs `cordon` in `dir`, with the store there (never the user's).
-fn cordon(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .current_dir(dir)
-        .env("CORDON_STORE", dir.join("cordon.db"))
-        .output()
-        .unwrap();
-    Output { code: output.status.code().unwrap_or(-1), stdout: String::from_utf8(output.stdout).unwrap() }
-}
-
-/// `--approve FILE` with a file in `dir` that says yes to every card: the person at the gate
-/// approves opening the issue (the gate's own rules are tested in `gate.rs`).
-fn yes(dir: &Path) -> String {
-    let path = dir.join("yes.txt");
-    std::fs::write(&path, "yes\n".repeat(8)).unwrap();
-    path.display().to_string()
-}
 
 #[test]
 fn the_benign_example_runs_to_the_end() {

@@ -7,54 +7,23 @@
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use cordon_store::{Durability, EffectIntent, NewRequest, SqliteStore, Status, Store};
 use serde_json::Value;
 
-#[derive(Debug)]
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
+
+use common::{command, cordon, workdir as dir_of, yes};
 
 /// A fresh directory for one test.
 fn workdir(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-store").join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    dir_of("cli-store", test)
 }
 
+/// The path of a GitHub example plan.
 fn example(name: &str) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/github");
-    root.join(name).display().to_string()
-}
-
-/// `cordon args` in `dir`, with `dir/cordon.db` as the store unless the arguments name one.
-fn command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
-    command.args(args).current_dir(dir).env("CORDON_STORE", dir.join("cordon.db"));
-    command
-}
-
-fn cordon(dir: &Path, args: &[&str]) -> Output {
-    let output = command(dir, args).output().unwrap();
-    Output {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
-}
-
-/// `--approve FILE` with a file in `dir` that says yes to every card: the person at the gate
-/// approves what these plans publish (the gate's own rules are tested in `gate.rs`). Plans that
-/// try to leak run without it, so their calls stay refused.
-fn yes(dir: &Path) -> String {
-    let path = dir.join("yes.txt");
-    std::fs::write(&path, "yes\n".repeat(8)).unwrap();
-    path.display().to_string()
+    common::example(&format!("github/{name}"))
 }
 
 fn open(dir: &Path) -> SqliteStore {

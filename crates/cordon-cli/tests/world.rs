@@ -4,30 +4,22 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
 
 /// A fresh directory for one test.
 fn workdir(test: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-world").join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::workdir("cli-world", test)
 }
 
 /// Runs `cordon` in `dir` (with its store there): the exit code, stdout and stderr.
 fn cordon(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .current_dir(dir)
-        .env("CORDON_STORE", dir.join("cordon.db"))
-        .output()
-        .unwrap();
-    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
-    (output.status.code().unwrap_or(-1), text(output.stdout), text(output.stderr))
+    let run = common::cordon(dir, args);
+    (run.code, run.stdout, run.stderr)
 }
 
 fn example() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/world/issues_to_general.cord").display().to_string()
+    common::example("world/issues_to_general.cord")
 }
 
 #[test]

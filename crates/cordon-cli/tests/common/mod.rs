@@ -1,0 +1,58 @@
+//! What the CLI's end-to-end tests share: a fresh directory per test, `cordon` run there with
+//! a store of its own (never the user's), the example plans, and answer files for the gate.
+#![allow(dead_code, clippy::unwrap_used)] // each test binary uses some of these; a test may fail loudly
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one run of `cordon` did.
+#[derive(Debug)]
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// A fresh directory for the test `test` of the group `group`.
+pub fn workdir(group: &str, test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(group).join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `cordon args` in `dir`, with `dir/cordon.db` as the store unless the arguments name one.
+pub fn command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
+    command.args(args).current_dir(dir).env("CORDON_STORE", dir.join("cordon.db"));
+    command
+}
+
+/// Runs `cordon args` in `dir` to its end.
+pub fn cordon(dir: &Path, args: &[&str]) -> Output {
+    let output = command(dir, args).output().unwrap();
+    Output {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// The path of an example plan, `examples/<path>`.
+pub fn example(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(path).display().to_string()
+}
+
+/// `--approve FILE` with a file in `dir` holding `text`, the approver's answers.
+pub fn answers(dir: &Path, text: &str) -> String {
+    let path = dir.join("answers.txt");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// `--approve FILE` with a file that says yes to every card: the person at the gate approves
+/// what a plan publishes (the gate's own rules are tested in `gate.rs`). Plans that try to leak
+/// run without it, so their calls stay refused.
+pub fn yes(dir: &Path) -> String {
+    answers(dir, &"yes\n".repeat(8))
+}
