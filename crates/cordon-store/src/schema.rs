@@ -76,14 +76,22 @@ pub const VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// Checks that `conn` is a Cordon store (or an empty file), sets it up, and migrates it.
 pub(crate) fn prepare(conn: &Connection, durability: Durability) -> Result<(), StoreError> {
-    // The first read of the file: garbage fails here with "not a database".
-    let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-    let version = user_version(conn)?;
+    // The first read of the file: garbage fails here with "not a database". The three reads
+    // are one transaction, so they see one state of the file: another process creating the
+    // store at the same moment is seen before its tables or after its whole setup, never with
+    // tables and no application id.
+    let (app, version, tables) = {
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
+        let app: i32 = tx.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+        let version = user_version(&tx)?;
+        let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+        tx.commit()?;
+        (app, version, tables)
+    };
     if app != APPLICATION_ID {
         if app != 0 {
             return Err(StoreError::Foreign { reason: format!("its application id is {app:#x}") });
         }
-        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
         if tables > 0 || version != 0 {
             return Err(StoreError::Foreign { reason: "it holds another program's tables".into() });
         }

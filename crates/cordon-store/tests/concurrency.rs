@@ -209,3 +209,24 @@ fn a_lock_taken_over_is_lost_to_its_old_holder() {
     assert_eq!(store.load_session("work").unwrap(), Some(json!(2)));
     assert!(!store.force_unlock_session("work").unwrap());
 }
+
+#[test]
+fn threads_creating_one_new_store_at_once_all_open_it() {
+    // Each opener reads the file's setup as one state: none may see the tables another is
+    // creating without the application id that comes with them.
+    for round in 0..20 {
+        let scratch = Scratch::new();
+        let path = scratch.db();
+        let barrier = std::sync::Barrier::new(6);
+        std::thread::scope(|s| {
+            for _ in 0..6 {
+                s.spawn(|| {
+                    barrier.wait();
+                    if let Err(e) = SqliteStore::open(&path, Durability::SurvivesCrash) {
+                        panic!("round {round}: {e}");
+                    }
+                });
+            }
+        });
+    }
+}

@@ -58,7 +58,18 @@ impl SqliteStore {
             }
             let conn = Connection::open(path)?;
             conn.busy_timeout(BUSY_TIMEOUT)?;
-            schema::prepare(&conn, durability)?;
+            // Setting a new store up (its write-ahead log, its tables) can find another process
+            // doing the same: SQLite then answers "locked" at once rather than waiting, so this
+            // waits and tries again, as long as the busy timeout.
+            let started = std::time::Instant::now();
+            loop {
+                match schema::prepare(&conn, durability) {
+                    Err(StoreError::Busy { .. }) if started.elapsed() < BUSY_TIMEOUT => {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    done => break done?,
+                }
+            }
             Ok(conn)
         };
         match opened() {
