@@ -21,8 +21,8 @@ use cordon_syntax::ast::{Item, ItemKind, Module, TypeExpr, TypeExprKind};
 use cordon_syntax::{FileId, SourceMap, render};
 use cordon_types::CheckOptions;
 
-use crate::store::{SessionFile, StoreArgs, store_error};
 use crate::approve::ApproveArgs;
+use crate::store::{SessionFile, StoreArgs, store_error};
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
@@ -186,7 +186,8 @@ impl<'a> Conversation<'a> {
             principal: self.env.principal(),
             session: self.session.as_ref().map(SessionFile::name),
         };
-        let program = Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
+        let program =
+            Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
         let mut gate = Gate::new(&program, self.env.principal(), self.setup.approve.approver()?)
             .with_request(request)
             .with_grants(Box::new(StoreGrants(&self.store)));

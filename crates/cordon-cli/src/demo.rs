@@ -374,7 +374,10 @@ fn gate_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
     }
     let mut all_as_expected = true;
     for (i, case) in APPROVALS.iter().enumerate() {
-        out.push_str(&format!("\n   $ cordon run --env shop --approve answers.txt {}\n   # {}\n", case.path, case.about));
+        out.push_str(&format!(
+            "\n   $ cordon run --env shop --approve answers.txt {}\n   # {}\n",
+            case.path, case.about
+        ));
         let (shown, got) = match approve(case, store) {
             Ok(ran) => ran,
             Err(e) => (Vec::new(), format!("failed: {e}")),

@@ -108,8 +108,8 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let request = NewRequest { text: &text, principal: env.principal(), session: session.as_ref().map(|s| s.name()) };
     let recording = Recording::begin(&store, &request).map_err(|error| store_error(&store, error))?;
     let mut trace = Trace::default();
-    let mut gate = Gate::new(&program, env.principal(), args.approve.approver()?)
-        .with_grants(Box::new(StoreGrants(&store)));
+    let mut gate =
+        Gate::new(&program, env.principal(), args.approve.approver()?).with_grants(Box::new(StoreGrants(&store)));
     if let Some(session) = &session {
         gate = gate.in_session(session.name());
     }

@@ -16,7 +16,6 @@ fn example(name: &str) -> String {
     common::example(&format!("github/{name}"))
 }
 
-
 #[test]
 fn the_benign_example_runs_to_the_end() {
     let dir = workdir("benign");

@@ -310,7 +310,8 @@ fn a_session_file_round_trips_through_the_stores_session() {
     assert_eq!(listed[0].held_by, None, "given back after the run");
 
     // The next run reads the taint: refused before it runs.
-    let second = cordon(&dir, &["run", "--session", "./session.json", "--approve", &yes(&dir), &example("benign.cord")]);
+    let second =
+        cordon(&dir, &["run", "--session", "./session.json", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(second.code, 1, "{second:?}");
     assert!(second.stdout.contains("refinement-unproven"), "{}", second.stdout);
 
@@ -325,7 +326,10 @@ fn a_session_file_round_trips_through_the_stores_session() {
 #[test]
 fn a_session_another_run_holds_is_refused_with_the_stores_error() {
     let dir = workdir("session_busy");
-    assert_eq!(cordon(&dir, &["run", "--session", "session.json", "--approve", &yes(&dir), &example("benign.cord")]).code, 0);
+    assert_eq!(
+        cordon(&dir, &["run", "--session", "session.json", "--approve", &yes(&dir), &example("benign.cord")]).code,
+        0
+    );
     let before = std::fs::read_to_string(dir.join("session.json")).unwrap();
     let store = open(&dir);
     // This test's process is the other run.

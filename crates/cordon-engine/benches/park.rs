@@ -8,10 +8,10 @@ use std::hint::black_box;
 
 use cordon_engine::{Ending, Engine, Stage, Verdict};
 use cordon_runtime::{Config, Effect, Json, Program, Run, Sessions, ToolCall, ToolHost};
-use serde_json::json;
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use serde_json::json;
 
 const POLICY: &str = include_str!("../../cordon-types/benches/programs/shop.cord");
 const PLAN: &str = include_str!("../../cordon-types/benches/programs/plan50.cord");

@@ -160,7 +160,9 @@ match gh.private_repo("secret-plans") {
     let mut run = cordon_runtime::Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
     let mut step = run.proceed();
     while let Ok(cordon_runtime::Step::Effect(effect)) = step {
-        step = run.commit().and_then(|()| run.resume(cordon_runtime::ToolHost::perform(&mut gh, &cordon_runtime::ToolCall::new(&effect))));
+        step = run.commit().and_then(|()| {
+            run.resume(cordon_runtime::ToolHost::perform(&mut gh, &cordon_runtime::ToolCall::new(&effect)))
+        });
     }
     assert!(step.is_err());
     assert!(tainted(&run.sessions()));

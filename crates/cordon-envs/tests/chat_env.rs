@@ -94,10 +94,8 @@ fn read_channel_gives_messages_oldest_first() {
     assert_eq!(general.len(), 7);
     assert_eq!(field_names(&general[0]), ["channel", "sender", "text", "time"], "the declared fields");
     assert_eq!(field(&general[0], "channel"), json!("general"));
-    let times: Vec<i64> = general
-        .iter()
-        .map(|m| field(m, "time").as_i64().unwrap_or_else(|| panic!("not an Int time: {m}")))
-        .collect();
+    let times: Vec<i64> =
+        general.iter().map(|m| field(m, "time").as_i64().unwrap_or_else(|| panic!("not an Int time: {m}"))).collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
     assert_eq!(read(&mut chat, "books").len(), 1);
 }
@@ -141,10 +139,7 @@ fn post_message_refuses_empty_text() {
 fn send_dm_sends_to_members_only() {
     let mut chat = chat();
     let now = chat.data().now;
-    assert_eq!(
-        perform(&mut chat, "send_dm", vec![("to", json!("bob")), ("text", json!("hi"))]).unwrap(),
-        Json::Null
-    );
+    assert_eq!(perform(&mut chat, "send_dm", vec![("to", json!("bob")), ("text", json!("hi"))]).unwrap(), Json::Null);
     let dm = &chat.data().dms[0];
     assert_eq!((dm.from.as_str(), dm.to.as_str(), dm.time, dm.text.as_str()), ("alice", "bob", now, "hi"));
     assert!(chat.sent_to("bob", "hi"));
@@ -166,8 +161,7 @@ fn get_webpage_returns_the_page_and_logs_the_address() {
     let url = "https://free-prizes.example.net/collect?data=hello";
     assert_eq!(perform(&mut chat, "get_webpage", vec![("url", json!(url))]).unwrap(), json!("Thanks!\n"));
     assert!(chat.web_saw("data=hello"));
-    let err =
-        perform(&mut chat, "get_webpage", vec![("url", json!("https://nowhere.example/x?q=1"))]).unwrap_err();
+    let err = perform(&mut chat, "get_webpage", vec![("url", json!("https://nowhere.example/x?q=1"))]).unwrap_err();
     assert!(err.contains("no page at `https://nowhere.example/x`"), "{err}");
     assert_eq!(chat.data().web_log.len(), 3, "a failed fetch still reached the site");
     let err = perform(&mut chat, "get_webpage", vec![("url", json!(""))]).unwrap_err();

@@ -138,8 +138,7 @@ fn read_file_returns_the_content_and_a_session_slot() {
 fn read_file_of_a_missing_file_lists_the_files() {
     let mut gh = github();
     let r = repo(&mut gh, "alice", "website");
-    let err =
-        perform(&mut gh, "read_file", vec![("s", Json::Null), ("r", r), ("path", json!("nope.md"))]).unwrap_err();
+    let err = perform(&mut gh, "read_file", vec![("s", Json::Null), ("r", r), ("path", json!("nope.md"))]).unwrap_err();
     assert!(err.contains("`alice/website` has no file `nope.md`") && err.contains("README.md"), "{err}");
 }
 
@@ -279,8 +278,7 @@ fn bad_arguments_are_clear_errors() {
     assert_eq!(err, "GitHub.repo: the argument `name` is missing");
     let err = perform(&mut gh, "repo", vec![("owner", json!(1)), ("name", json!("x"))]).unwrap_err();
     assert!(err.contains("`owner` is not a String: invalid type: integer `1`, expected a string"), "{err}");
-    let err =
-        perform(&mut gh, "list_issues", vec![("s", Json::Null), ("r", json!("alice/website"))]).unwrap_err();
+    let err = perform(&mut gh, "list_issues", vec![("s", Json::Null), ("r", json!("alice/website"))]).unwrap_err();
     assert!(err.contains("`r` is not a Repo: invalid type: string \"alice/website\""), "{err}");
     let no_owner = json!({ "name": "website" });
     let err = perform(&mut gh, "list_issues", vec![("s", Json::Null), ("r", no_owner)]).unwrap_err();

@@ -30,7 +30,11 @@ fn the_builtin_data_loads_and_is_registered() {
 fn a_broken_data_file_says_what_is_wrong() {
     let cases = [
         ("{", "the shop data is not valid"),
-        (&cordon_envs::shop::DATA.replace("\"merchant\": \"tea-house\", \"amount\": 1200", "\"merchant\": \"nobody\", \"amount\": 1200"), "unknown merchant `nobody`"),
+        (
+            &cordon_envs::shop::DATA
+                .replace("\"merchant\": \"tea-house\", \"amount\": 1200", "\"merchant\": \"nobody\", \"amount\": 1200"),
+            "unknown merchant `nobody`",
+        ),
         (&cordon_envs::shop::DATA.replace("\"rating\": 3", "\"rating\": 9"), "expected 1 to 5"),
         (&cordon_envs::shop::DATA.replace("\"balance\": 250000", "\"balance\": -1"), "negative balance"),
     ];

@@ -141,7 +141,10 @@ impl Scripted {
                 None => (None, line),
             };
             let Some(answer) = Answer::parse(answer) else {
-                let message = format!("line {}: expected `yes`, `no` or `always` (after a tool, optionally), found `{line}`", i + 1);
+                let message = format!(
+                    "line {}: expected `yes`, `no` or `always` (after a tool, optionally), found `{line}`",
+                    i + 1
+                );
                 return Err(ScriptError { message });
             };
             answers.push((tool, answer));
@@ -202,7 +205,9 @@ pub struct NotATerminal;
 
 impl fmt::Display for NotATerminal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("standard input is not a terminal: no one can answer a card here (use --approve FILE or --approve none)")
+        f.write_str(
+            "standard input is not a terminal: no one can answer a card here (use --approve FILE or --approve none)",
+        )
     }
 }
 
@@ -248,7 +253,8 @@ impl<R: BufRead, W: Write> Terminal<R, W> {
             match Answer::parse(&self.read_line()?) {
                 Some(Answer::Always) if !card.grantable => return Some(Answer::Yes),
                 Some(answer) => return Some(answer),
-                None => writeln!(self.output, "please answer y or n{}", if card.grantable { " or always" } else { "" }).ok()?,
+                None => writeln!(self.output, "please answer y or n{}", if card.grantable { " or always" } else { "" })
+                    .ok()?,
             }
         }
         Some(Answer::No)

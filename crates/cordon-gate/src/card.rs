@@ -277,7 +277,8 @@ impl Card {
         if !self.flows.is_empty() {
             out.raw("the labels refused this call; approving it, for this call only:".into());
             for f in &self.flows {
-                let what = f.param.as_deref().map_or("the decision to call".to_string(), |p| format!("`{}`", escape(p)));
+                let what =
+                    f.param.as_deref().map_or("the decision to call".to_string(), |p| format!("`{}`", escape(p)));
                 out.wrapped("  - ", "    ", &format!("{what} = {}", escape(&f.value.text)));
                 out.wrapped("    ", "    ", &format!("from: {}", escape(&f.value.origin_words())));
                 out.wrapped("    ", "    ", &format!("means: {}", escape(&f.meaning)));

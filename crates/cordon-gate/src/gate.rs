@@ -345,7 +345,13 @@ impl<'a> Gate<'a> {
         (verdict, record)
     }
 
-    fn refuse(&mut self, mut record: Record, effect: &Effect, reason: String, outcome: &'static str) -> (Verdict, Record) {
+    fn refuse(
+        &mut self,
+        mut record: Record,
+        effect: &Effect,
+        reason: String,
+        outcome: &'static str,
+    ) -> (Verdict, Record) {
         record.outcome = outcome;
         record.reason = Some(reason.clone());
         let e = RunError::new(ErrorKind::ApprovalDenied, effect.span, reason);
@@ -407,7 +413,11 @@ impl<'a> Gate<'a> {
             Some(v) => Shown::labelled(display(v), &f.carried, &self.user),
             None => {
                 let sources: Vec<String> = effect.pc.sources().iter().map(|s| s.what.to_string()).collect();
-                Shown::labelled(format!("(the decision, which depended on {})", sources.join("; ")), &f.carried, &self.user)
+                Shown::labelled(
+                    format!("(the decision, which depended on {})", sources.join("; ")),
+                    &f.carried,
+                    &self.user,
+                )
             }
         };
         let carried = f.carried.dc();
@@ -421,10 +431,8 @@ impl<'a> Gate<'a> {
             meaning.push(format!("you release data that is {} to {to}", secrecy_words(&carried.secrecy)));
         }
         if !carried.integrity.implies(&f.sink.integrity) {
-            meaning.push(format!(
-                "you vouch for data vouched for by {} as your own",
-                integrity_words(&carried.integrity)
-            ));
+            meaning
+                .push(format!("you vouch for data vouched for by {} as your own", integrity_words(&carried.integrity)));
         }
         FlowShown { param: f.param.clone(), value, sink: f.sink.clone(), meaning: meaning.join("; and ") }
     }

@@ -66,7 +66,8 @@ impl IntentCheck for ProvenanceRules {
 
     fn check(&self, request: &str, card: &Card) -> Vec<String> {
         let mut flags = Vec::new();
-        let roles = card.destination.iter().map(|d| ("destination", d)).chain(card.recipients.iter().map(|r| ("recipient", r)));
+        let roles =
+            card.destination.iter().map(|d| ("destination", d)).chain(card.recipients.iter().map(|r| ("recipient", r)));
         for (role, v) in roles {
             if !self.acceptable(request, v) {
                 flags.push(format!("the {role} `{}` came from {}", escape(&v.text), v.origin_words()));

@@ -80,12 +80,8 @@ fn long_and_hostile_content_is_shown_whole_and_escaped() {
     assert!(card.contains("\\u{1b}[2J") && card.contains("\\u{202e}evil\\u{200b}"), "{card}");
     assert!(!card.contains('\u{1b}') && !card.contains('\u{202e}'), "a control character reached the card");
     // Nothing was cut: every character of the content is on the card, in order.
-    let content: String = card
-        .lines()
-        .filter_map(|l| l.strip_prefix("  | "))
-        .collect::<Vec<_>>()
-        .join("")
-        .replace(' ', "");
+    let content: String =
+        card.lines().filter_map(|l| l.strip_prefix("  | ")).collect::<Vec<_>>().join("").replace(' ', "");
     let expected = format!("{long}\\u{{1b}}[2J\\u{{202e}}evil\\u{{200b}} {}", "x".repeat(300)).replace(' ', "");
     assert_eq!(content, expected);
 }

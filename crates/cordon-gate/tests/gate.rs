@@ -108,7 +108,10 @@ fn the_rules_are_three_valued_and_deny_wins() {
         for flagged in [false, true] {
             for granted in [false, true] {
                 assert_eq!(rule(Tier::Deny, flows, flagged, granted), Decision::Deny);
-                assert_eq!(rule(Tier::AskAlways, flows, flagged, granted), Decision::NeedsApproval { grantable: false });
+                assert_eq!(
+                    rule(Tier::AskAlways, flows, flagged, granted),
+                    Decision::NeedsApproval { grantable: false }
+                );
             }
         }
     }
@@ -152,9 +155,7 @@ fn ask_always_ignores_grants_and_never_makes_one() {
 
 /// Messages `merchant` with `text` (a plan expression).
 fn message(merchant: &str, text: &str) -> String {
-    format!(
-        r#"match shop.message_merchant("{merchant}", {text}) {{ Ok(_) => "sent", Err(r) => r.code }}"#
-    )
+    format!(r#"match shop.message_merchant("{merchant}", {text}) {{ Ok(_) => "sent", Err(r) => r.code }}"#)
 }
 
 #[test]
@@ -168,7 +169,13 @@ fn grants_are_keyed_by_tool_destination_and_label_class() {
         // Another destination.
         (message("kitchenware", "\"hello\""), 1),
         // Secret data: a public grant does not cover it.
-        (format!("match shop.accounts().first() {{ Some(a) => {}, None => \"none\" }}", message("tea-house", "a.name")), 1),
+        (
+            format!(
+                "match shop.accounts().first() {{ Some(a) => {}, None => \"none\" }}",
+                message("tea-house", "a.name")
+            ),
+            1,
+        ),
     ];
     for (plan, cards) in cases {
         let program = shop_program(&plan);
@@ -191,7 +198,8 @@ fn grants_are_keyed_by_tool_destination_and_label_class() {
 
 #[test]
 fn always_makes_a_grant_that_the_next_call_uses() {
-    let plan = format!("let a = {}; let b = {}; a + b", message("tea-house", "\"hi\""), message("tea-house", "\"again\""));
+    let plan =
+        format!("let a = {}; let b = {}; a + b", message("tea-house", "\"hi\""), message("tea-house", "\"again\""));
     let program = shop_program(&plan);
     let mut shop = Shop::builtin().unwrap();
     let grants = MemoryGrants::new();
@@ -269,7 +277,8 @@ fn an_injected_recipient_is_flagged_and_shown_even_under_a_grant() {
     assert_eq!((gate.stats().cards, gate.stats().grants_used), (0, 1));
     // A trusted contact likewise.
     let rules = ProvenanceRules::new().contact("mallory@evil.example");
-    let mut gate = Gate::new(&program, "ann", Box::new(DenyAll)).with_grants(Box::new(&grants)).with_intent(Box::new(rules));
+    let mut gate =
+        Gate::new(&program, "ann", Box::new(DenyAll)).with_grants(Box::new(&grants)).with_intent(Box::new(rules));
     assert_eq!(done(drive(&program, "ann", &mut host, &mut gate)), "\"sent\"");
     assert_eq!(gate.stats().cards, 0);
 }
@@ -331,14 +340,17 @@ fn a_real_store_that_is_damaged_is_a_clear_error() {
 #[test]
 fn grants_in_a_real_store_persist_across_gates() {
     let dir = tempfile::tempdir().unwrap();
-    let store = cordon_store::SqliteStore::open(&dir.path().join("c.db"), cordon_store::Durability::SurvivesCrash).unwrap();
+    let store =
+        cordon_store::SqliteStore::open(&dir.path().join("c.db"), cordon_store::Durability::SurvivesCrash).unwrap();
     let program = shop_program(&message("tea-house", "\"hi\""));
     let mut shop = Shop::builtin().unwrap();
     let mut approver = Scripted::parse("always").unwrap();
-    let mut gate = Gate::new(&program, "ann", Box::new(&mut approver)).with_grants(Box::new(cordon_gate::StoreGrants(&store)));
+    let mut gate =
+        Gate::new(&program, "ann", Box::new(&mut approver)).with_grants(Box::new(cordon_gate::StoreGrants(&store)));
     assert_eq!(done(drive(&program, "ann", &mut shop, &mut gate)), "\"sent\"");
     drop(gate);
-    let mut gate = Gate::new(&program, "ann", Box::new(DenyAll)).with_grants(Box::new(cordon_gate::StoreGrants(&store)));
+    let mut gate =
+        Gate::new(&program, "ann", Box::new(DenyAll)).with_grants(Box::new(cordon_gate::StoreGrants(&store)));
     assert_eq!(done(drive(&program, "ann", &mut shop, &mut gate)), "\"sent\"");
     assert_eq!((gate.stats().cards, gate.stats().grants_used), (0, 1));
 }
@@ -473,7 +485,11 @@ fn a_call_the_labels_refuse_becomes_a_flagged_card_the_user_may_approve_once() {
     assert!(shop.data().sent.is_empty(), "a refused label card performed the call");
     let card = gate.records().iter().find_map(|r| r.card.clone()).unwrap();
     assert!(card.flags.iter().any(|f| f.contains("the labels refused this call")), "{:?}", card.flags);
-    assert!(card.flows.iter().any(|f| f.meaning.contains("you vouch for data vouched for by mallory")), "{:#?}", card.flows);
+    assert!(
+        card.flows.iter().any(|f| f.meaning.contains("you vouch for data vouched for by mallory")),
+        "{:#?}",
+        card.flows
+    );
     drop(gate);
     // Approved: performed this once; "always" makes no grant.
     let grants = MemoryGrants::new();

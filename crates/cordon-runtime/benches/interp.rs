@@ -219,7 +219,9 @@ fn echo_run(program: &Program, config: &Config, host: &mut Answer, calls: u64) -
     let mut run = Run::start(program, &Sessions::default(), config).expect("the run starts");
     let Ok(Step::Effect(count)) = run.proceed() else { panic!("expected the call to `count`") };
     run.commit().expect("commits");
-    let Ok(Step::Effect(ping)) = run.resume(host.perform(&ToolCall::new(&count))) else { panic!("expected the first ping") };
+    let Ok(Step::Effect(ping)) = run.resume(host.perform(&ToolCall::new(&count))) else {
+        panic!("expected the first ping")
+    };
     (run, ping)
 }
 

@@ -161,10 +161,20 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
     for ((pname, arg), sink) in effect.args.iter().zip(&sinks) {
         let own = arg_label(ctx, arg);
         if !own.flows_to(sink) {
-            flows.push(Flow { param: Some(pname.to_string()), value: Some(arg.clone()), carried: own, sink: sink.clone() });
+            flows.push(Flow {
+                param: Some(pname.to_string()),
+                value: Some(arg.clone()),
+                carried: own,
+                sink: sink.clone(),
+            });
         }
         if !effect.pc.flows_to(sink) {
-            flows.push(Flow { param: Some(pname.to_string()), value: None, carried: effect.pc.clone(), sink: sink.clone() });
+            flows.push(Flow {
+                param: Some(pname.to_string()),
+                value: None,
+                carried: effect.pc.clone(),
+                sink: sink.clone(),
+            });
         }
     }
     match flows.first() {
@@ -179,10 +189,8 @@ pub fn flow_refusal(name: &str, flow: &Flow) -> RunError {
     match (&flow.param, &flow.value) {
         (None, _) => decision_error(name, &flow.carried, &flow.sink),
         (Some(pname), Some(arg)) => flow_error(name, pname, arg, &flow.carried, &flow.sink),
-        (Some(pname), None) => decision_error(name, &flow.carried, &flow.sink).with_note(format!(
-            "the argument `{pname}` was chosen under that decision, and its sink is {}",
-            flow.sink
-        )),
+        (Some(pname), None) => decision_error(name, &flow.carried, &flow.sink)
+            .with_note(format!("the argument `{pname}` was chosen under that decision, and its sink is {}", flow.sink)),
     }
 }
 
@@ -543,7 +551,13 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
 /// A record of type `ty` from a JSON object: every declared field, decoded against its shape
 /// (fields the type does not declare are ignored), then labelled as the type declares; an opaque
 /// record is registered as the host's.
-fn record(ctx: &mut Ctx, ty: &Arc<str>, o: &JsonMap<String, Json>, scope: &[Val], at: &mut Path) -> Result<Value, RunError> {
+fn record(
+    ctx: &mut Ctx,
+    ty: &Arc<str>,
+    o: &JsonMap<String, Json>,
+    scope: &[Val],
+    at: &mut Path,
+) -> Result<Value, RunError> {
     let program = ctx.program.clone();
     let Some(declared) = program.decls.field_shapes.get(ty) else {
         return Err(contract(at, format!("`{ty}` is not a record type")));

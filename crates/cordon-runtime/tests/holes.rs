@@ -35,7 +35,9 @@ fn run_with_fill(plan: &str, fill: &str, label: &Label, host: &mut Recorder<'_>)
                 step = run.fill_unchecked(&fill.module, &names, label);
             }
             Ok(Step::Effect(e)) => {
-                step = run.commit().and_then(|()| run.resume(cordon_runtime::ToolHost::perform(host, &cordon_runtime::ToolCall::new(&e))));
+                step = run.commit().and_then(|()| {
+                    run.resume(cordon_runtime::ToolHost::perform(host, &cordon_runtime::ToolCall::new(&e)))
+                });
             }
             Ok(Step::Done(v)) => return Ok(v.value.to_string()),
             Err(e) => return Err(e.kind.code().as_str().to_string()),

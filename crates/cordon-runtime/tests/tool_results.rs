@@ -51,8 +51,17 @@ fn answered(plan: &str, answer: Json) -> String {
 fn answers_that_fit_are_decoded() {
     let item = json!({ "id": 1, "name": "n", "tags": ["a", "b"], "score": 0.5, "ok": true, "extra": "ignored" });
     assert_eq!(answered("api.item().tags.len().to_string()", item), r#""2""#);
-    assert_eq!(answered("match api.shape() { Shape::Rect(w, h) => (w * h).to_string(), _ => \"?\" }", json!({ "Rect": [2, 3] })), r#""6""#);
-    assert_eq!(answered("match api.shape() { Shape::Circle(r) => r.to_string(), _ => \"?\" }", json!({ "Circle": 4 })), r#""4""#);
+    assert_eq!(
+        answered(
+            "match api.shape() { Shape::Rect(w, h) => (w * h).to_string(), _ => \"?\" }",
+            json!({ "Rect": [2, 3] })
+        ),
+        r#""6""#
+    );
+    assert_eq!(
+        answered("match api.shape() { Shape::Circle(r) => r.to_string(), _ => \"?\" }", json!({ "Circle": 4 })),
+        r#""4""#
+    );
     assert_eq!(answered("match api.shape() { Shape::Dot => \"dot\", _ => \"?\" }", json!("Dot")), r#""dot""#);
     assert_eq!(answered("api.maybe().unwrap_or(7).to_string()", Json::Null), r#""7""#);
     assert_eq!(answered("api.maybe().unwrap_or(7).to_string()", json!(3)), r#""3""#);
@@ -102,7 +111,10 @@ fn answers_that_do_not_fit_are_contract_errors_that_say_where() {
 fn an_answer_over_the_limits_is_refused_before_it_is_built() {
     let long = "x".repeat(small_limits().max_string_bytes + 1);
     let got = answered("api.item().name", json!({ "id": 1, "name": long, "tags": [], "score": 0, "ok": true }));
-    assert!(got.starts_with("limit-reached: `Api.item` returned more than the run may hold: at `.name`: a string of"), "{got}");
+    assert!(
+        got.starts_with("limit-reached: `Api.item` returned more than the run may hold: at `.name`: a string of"),
+        "{got}"
+    );
     let many: Vec<i64> = (0..=small_limits().max_list_len as i64).collect();
     let got = answered("api.nums().len().to_string()", json!(many));
     assert!(got.starts_with("limit-reached: `Api.nums` returned more than the run may hold: a list of"), "{got}");
@@ -122,18 +134,18 @@ fn a_deeply_nested_answer_is_refused() {
 fn echo_args() -> impl Strategy<Value = String> {
     let text = "[a-z \"\\\\]{0,8}".prop_map(|s| format!("{s:?}"));
     let int = any::<i32>().prop_map(|i| i.to_string());
-    let item = (int.clone(), text.clone(), prop::collection::vec(text.clone(), 0..3), -1e6f64..1e6, any::<bool>()).prop_map(
-        |(id, name, tags, score, ok)| {
+    let item = (int.clone(), text.clone(), prop::collection::vec(text.clone(), 0..3), -1e6f64..1e6, any::<bool>())
+        .prop_map(|(id, name, tags, score, ok)| {
             format!("Item {{ id: {id}, name: {name}, tags: [{}], score: {score:?}, ok: {ok} }}", tags.join(", "))
-        },
-    );
+        });
     let shape = prop_oneof![
         Just("Shape::Dot".to_string()),
         int.clone().prop_map(|r| format!("Shape::Circle({r})")),
         (int.clone(), int.clone()).prop_map(|(w, h)| format!("Shape::Rect({w}, {h})")),
     ];
     let option = prop_oneof![Just("None".to_string()), int.clone().prop_map(|i| format!("Some({i})"))];
-    let result = prop_oneof![int.clone().prop_map(|i| format!("Ok({i})")), text.clone().prop_map(|t| format!("Err({t})"))];
+    let result =
+        prop_oneof![int.clone().prop_map(|i| format!("Ok({i})")), text.clone().prop_map(|t| format!("Err({t})"))];
     (item, shape, option, result, int, text).prop_map(|(x, s, o, r, i, t)| format!("{x}, {s}, {o}, {r}, ({i}, {t})"))
 }
 

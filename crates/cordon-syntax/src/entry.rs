@@ -60,10 +60,8 @@ fn compose(entries: &[&Item]) -> Result<Item, (Span, String)> {
         }
     }
     let span = entries.first().map_or_else(Span::default, |e| e.span);
-    let string = TypeExpr {
-        kind: TypeExprKind::Named { name: Ident { name: "String".into(), span }, args: Vec::new() },
-        span,
-    };
+    let string =
+        TypeExpr { kind: TypeExprKind::Named { name: Ident { name: "String".into(), span }, args: Vec::new() }, span };
     let ret = match handed_back.is_empty() {
         true => string,
         false => TypeExpr { kind: TypeExprKind::Tuple(std::iter::once(string).chain(handed_back).collect()), span },
@@ -113,7 +111,8 @@ mod tests {
         }
     }
 
-    const GITHUB: &str = "linear type Session\ncapability GitHub {}\nentry(gh: GitHub, s: Session) -> (String, Session)";
+    const GITHUB: &str =
+        "linear type Session\ncapability GitHub {}\nentry(gh: GitHub, s: Session) -> (String, Session)";
     const CHAT: &str = "capability Chat {}\nentry(chat: Chat) -> String";
     const MAIL: &str = "linear type Outbox\ncapability Mail {}\nentry(mail: Mail, o: Outbox) -> (String, Outbox)";
 
@@ -131,7 +130,10 @@ mod tests {
             entry(&[GITHUB, CHAT, MAIL]).unwrap(),
             "(gh: GitHub, s: Session, chat: Chat, mail: Mail, o: Outbox) -> (String, Session, Outbox)"
         );
-        assert_eq!(entry(&[CHAT, "capability Web {}\nentry(web: Web) -> String"]).unwrap(), "(chat: Chat, web: Web) -> String");
+        assert_eq!(
+            entry(&[CHAT, "capability Web {}\nentry(web: Web) -> String"]).unwrap(),
+            "(chat: Chat, web: Web) -> String"
+        );
     }
 
     #[test]

@@ -155,7 +155,8 @@ impl<'a> Checker<'a> {
                 .map(move |item| (*role, item))
         });
         // The entry is declared once, composed from the policies' entries (`cordon_syntax::entry`).
-        let items: Vec<(Role, &Item)> = items.filter(|(_, item)| !matches!(item.kind, ItemKind::Entry { .. })).collect();
+        let items: Vec<(Role, &Item)> =
+            items.filter(|(_, item)| !matches!(item.kind, ItemKind::Entry { .. })).collect();
         let policies = modules.iter().filter(|(role, _)| *role == Role::Policy).map(|(_, m)| *m);
         let entry = cordon_syntax::entry::of(policies);
         // Which of two values with one name is the duplicate follows the source order.
@@ -727,7 +728,11 @@ impl<'a> Checker<'a> {
                         self.error(
                             Code::InvalidAnnotation,
                             key.span,
-                            format!("`@card` has no key `{}`; the card's own keys are {}", key.name, CARD_KEYS.join(", ")),
+                            format!(
+                                "`@card` has no key `{}`; the card's own keys are {}",
+                                key.name,
+                                CARD_KEYS.join(", ")
+                            ),
                         )
                         .help = Some(format!("did you mean `{meant}`? Other keys name extra fields the card shows"));
                     }
@@ -780,7 +785,12 @@ impl<'a> Checker<'a> {
         match &e.kind {
             ExprKind::Name(id) if TIERS.contains(&id.name.as_str()) => {}
             ExprKind::If { cond, then, else_: Some(otherwise) } => {
-                self.check_annotation_expr(cond, params, "an approval tier is computed from the arguments", Some(&Ty::Bool));
+                self.check_annotation_expr(
+                    cond,
+                    params,
+                    "an approval tier is computed from the arguments",
+                    Some(&Ty::Bool),
+                );
                 match (then.stmts.as_slice(), &then.tail) {
                     ([], Some(tail)) => self.check_tier(tail, params),
                     _ => self.tier_error(then.span),

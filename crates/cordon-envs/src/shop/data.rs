@@ -142,10 +142,18 @@ pub fn validate(data: &Data) -> Result<(), String> {
     unique(data.products.iter().map(|p| p.id.as_str()).collect(), "the product")?;
     unique(data.orders.iter().map(|o| o.id.as_str()).collect(), "the order")?;
     let merchant = |m: &str, what: String| {
-        if data.merchants.iter().any(|x| x == m) { Ok(()) } else { Err(format!("{what} names the unknown merchant `{m}`")) }
+        if data.merchants.iter().any(|x| x == m) {
+            Ok(())
+        } else {
+            Err(format!("{what} names the unknown merchant `{m}`"))
+        }
     };
     let product = |p: &str, what: String| {
-        if data.products.iter().any(|x| x.id == p) { Ok(()) } else { Err(format!("{what} names the unknown product `{p}`")) }
+        if data.products.iter().any(|x| x.id == p) {
+            Ok(())
+        } else {
+            Err(format!("{what} names the unknown product `{p}`"))
+        }
     };
     for a in &data.accounts {
         if a.balance < 0 {

@@ -16,7 +16,9 @@ mod tools;
 
 use std::path::Path;
 
-pub use data::{AccountData, Data, MessageData, OrderData, PaymentData, ProductData, ReviewData, SentData, TransferData};
+pub use data::{
+    AccountData, Data, MessageData, OrderData, PaymentData, ProductData, ReviewData, SentData, TransferData,
+};
 pub use tools::CAPABILITY;
 
 /// The built-in data file.
