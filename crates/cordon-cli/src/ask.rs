@@ -15,7 +15,7 @@ use cordon_agent::{FillConfig, Filler, ProviderConfig, RequestOutcome, Transcrip
 use cordon_audit::Recording;
 use cordon_engine::{Event, Observers, Stages};
 use cordon_gate::{Gate, StoreGrants};
-use cordon_runtime::{Config, DcLabel, Decision, Program, Sessions};
+use cordon_runtime::{Config, DcLabel, Program, Sessions};
 use cordon_store::{NewRequest, RequestId, SqliteStore};
 use cordon_syntax::ast::{Item, ItemKind, Module, TypeExpr, TypeExprKind};
 use cordon_syntax::{FileId, SourceMap, render};
@@ -233,7 +233,7 @@ impl<'a> Conversation<'a> {
         if let (Some(path), Some(error)) = (&self.setup.transcript, transcript_error) {
             return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
         }
-        let mut report = report(&sources, &result, &trace.0, recorded.as_ref().ok().copied());
+        let mut report = report(&sources, &result, &trace.render(Some(&gate), &sources), recorded.as_ref().ok().copied());
         report.error = recorded.err().map(Error::Record);
         Ok(report)
     }
@@ -316,24 +316,9 @@ fn quote(text: &str) -> String {
     out
 }
 
-/// The trace, the holes and their cost, and the result or error.
-fn report(
-    sources: &SourceMap,
-    outcome: &RequestOutcome,
-    trace: &[cordon_runtime::Event],
-    request: Option<RequestId>,
-) -> Report {
-    let mut out = String::new();
-    let mut calls = 0;
-    for event in trace {
-        if matches!(event.decision, Decision::Allowed | Decision::Blocked { .. }) {
-            calls += 1;
-        }
-        out.push_str(&crate::run::trace_line(calls, event, sources));
-    }
-    if !trace.is_empty() {
-        out.push('\n');
-    }
+/// The trace (as `Trace::render` wrote it), the holes and their cost, and the result or error.
+fn report(sources: &SourceMap, outcome: &RequestOutcome, trace: &str, request: Option<RequestId>) -> Report {
+    let mut out = trace.to_string();
     for hole in &outcome.holes {
         if !hole.filled && hole.attempts == 0 {
             out.push_str(&format!("hole {}: not asked (the model is not cleared for it)\n", hole.hole));

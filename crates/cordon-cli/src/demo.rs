@@ -4,10 +4,13 @@
 //! against the simulated GitHub: the safe one to the end, the ones only labels can see through
 //! stopped at the boundary. The last story puts a (scripted) model in the loop: `cordon ask`
 //! requests whose holes it fills, one of them after reading an issue with an injected
-//! instruction. Then the approval gate on the bank and shop, a script answering its cards. The
-//! files are built in, so the demo runs from anywhere. Every run is recorded
-//! as `cordon run` and `cordon ask` record theirs, in a store in memory (the demo writes no
-//! file), whose audit log the last section verifies.
+//! instruction. Then the approval gate on the bank and shop, a script answering its cards: a
+//! payment approved, a transfer no approval can allow, a grant made and used, and a payee an
+//! outsider's review chose, refused by the labels and offered as a flagged card. Every run
+//! goes through the gate as in `cordon run`; where no one is asked, the labels' refusals
+//! stand. The files are built in, so the demo runs from anywhere. Every run is recorded as
+//! `cordon run` and `cordon ask` record theirs, in a store in memory (the demo writes no file),
+//! whose audit log the last section verifies.
 
 use cordon_agent::{FillConfig, Filler, Problem, RequestOutcome, Scripted};
 use cordon_audit::Recording;
@@ -36,6 +39,9 @@ struct Plan {
     path: &'static str,
     text: &'static str,
     expect: Expect,
+    /// What the person at the gate answers, one card a line (`--approve FILE`); `None` when no
+    /// one is asked (`--approve none`: every card denied, and the labels' refusals stand).
+    answers: Option<&'static str>,
 }
 
 struct Story {
@@ -55,7 +61,10 @@ macro_rules! file {
 
 macro_rules! plan {
     ($path:literal, $expect:expr) => {
-        Plan { path: $path, text: include_str!(concat!("../../../", $path)), expect: $expect }
+        plan!($path, $expect, None)
+    };
+    ($path:literal, $expect:expr, $answers:expr) => {
+        Plan { path: $path, text: include_str!(concat!("../../../", $path)), expect: $expect, answers: $answers }
     };
 }
 
@@ -76,17 +85,19 @@ const STORIES: &[Story] = &[
         intro: "Reading a private repository taints the linear session; `create_issue` needs an untainted one. \
                 What the types cannot see, labels stop at run time: secrets cannot reach a public issue, \
                 and outsiders' text cannot drive one, neither what it says nor where it goes. An issue's \
-                number and author are GitHub's facts, so acting on them is the user's choice.",
+                number and author are GitHub's facts, so acting on them is the user's choice. Opening an \
+                issue or commenting asks the user first (a scripted yes here); where the labels refuse a \
+                call, no one is asked (`--approve none`), so the refusal stands.",
         policy: file!("policies/github.cord"),
         env: Some("github"),
         plans: &[
-            plan!("examples/github/benign.cord", Expect::Runs),
+            plan!("examples/github/benign.cord", Expect::Runs, Some("yes")),
             plan!("examples/github/exfiltrate_private.cord", Expect::Rejected),
             plan!("examples/github/reuse_session.cord", Expect::Rejected),
             plan!("examples/github/exfiltrate_via_search.cord", Expect::Blocked),
             plan!("examples/github/injected_issue.cord", Expect::Blocked),
-            plan!("examples/github/comment_on_issue.cord", Expect::Runs),
-            plan!("examples/github/thank_newest_author.cord", Expect::Runs),
+            plan!("examples/github/comment_on_issue.cord", Expect::Runs, Some("yes")),
+            plan!("examples/github/thank_newest_author.cord", Expect::Runs, Some("yes")),
             plan!("examples/github/outsider_picks_target.cord", Expect::Blocked),
         ],
     },
@@ -126,7 +137,11 @@ pub fn run() -> Report {
             let policy = sources.add(story.policy.0, story.policy.1);
             let file = sources.add(plan.path, plan.text);
             let outcome = check(&sources, &[policy], Some(file), &CheckOptions::default());
-            let command = if story.env.is_some() && outcome.accepted() { "run --env github" } else { "check" };
+            let command = match (story.env, plan.answers) {
+                (Some(env), Some(_)) if outcome.accepted() => format!("run --env {env} --approve answers.txt"),
+                (Some(env), None) if outcome.accepted() => format!("run --env {env} --approve none"),
+                _ => "check".to_string(),
+            };
             out.push_str(&format!("\n   $ cordon {command} --policy {} {}\n", story.policy.0, plan.path));
             for line in wrap(&describe(plan.text), 88) {
                 out.push_str(&format!("   # {line}\n"));
@@ -139,7 +154,7 @@ pub fn run() -> Report {
             }
             let mut verdict = summary;
             if let (Some(env), Some(checked)) = (story.env, outcome.program.as_ref()) {
-                let (ran, run_lines, run_verdict) = run_plan(env, checked, &sources, plan.path, &store);
+                let (ran, run_lines, run_verdict) = run_plan(env, checked, &sources, plan, &store);
                 got = ran;
                 lines = run_lines;
                 verdict = run_verdict;
@@ -163,48 +178,26 @@ pub fn run() -> Report {
     Report { stdout: out, accepted: all_as_expected, error: None }
 }
 
-/// Runs an accepted plan in a fresh environment, recorded in `store`: what happened, the lines
-/// to show (tool calls and the run-time diagnostic), and a one-line verdict.
+/// Runs an accepted plan of a story in a fresh environment: what happened, the lines to show
+/// (tool calls and the run-time diagnostic), and a one-line verdict.
 fn run_plan(
     env: &str,
     checked: &cordon_types::Checked,
     sources: &SourceMap,
-    path: &str,
+    plan: &Plan,
     store: &SqliteStore,
 ) -> (Expect, Vec<String>, String) {
-    let mut env = match cordon_envs::env(env) {
-        Ok(env) => env,
-        Err(e) => return (Expect::Accepted, vec![e], "accepted, but the environment is missing".into()),
+    let text = checked.plan().map(|m| sources.file(m.file).text.as_str()).unwrap_or_default();
+    let ran = Person::new(plan.answers).and_then(|person| execute(env, checked, text, plan.path, person, store));
+    let ran = match ran {
+        Ok(ran) => ran,
+        Err(e) => return (Expect::Accepted, vec![e], "accepted, but it could not run".into()),
     };
-    let program = match Program::new(checked) {
-        Ok(p) => p,
-        Err(e) => return (Expect::Accepted, vec![e.message], "accepted, but it does not compile".into()),
-    };
-    let config = Config { user: env.principal().to_string(), ..Config::default() };
-    let mut run = match Run::start(&program, &Sessions::default(), &config) {
-        Ok(run) => run,
-        Err(e) => return (Expect::Accepted, vec![e.message], "accepted, but it does not start".into()),
-    };
-    let request = NewRequest { text: path, principal: env.principal(), session: None };
-    let recording = match Recording::begin(store, &request) {
-        Ok(recording) => recording,
-        Err(e) => return (Expect::Accepted, vec![e.to_string()], "accepted, but the store failed".into()),
-    };
-    let mut recorder = Recorder::default();
-    let plan = checked.plan().map(|m| sources.file(m.file).text.as_str()).unwrap_or_default();
-    let ending = {
-        let (mut stage, mut audit) = (recording.stage(), recording.recorder());
-        Engine::new(env.as_mut())
-            .with_last_stage(&mut stage)
-            .with_observer(&mut audit)
-            .with_observer(&mut recorder)
-            .start_request(&mut run, plan)
-    };
-    if let Err(e) = recording.finish() {
-        return (Expect::Accepted, vec![e.to_string()], "accepted, but the store failed".into());
+    let mut lines = ran.calls;
+    if ran.gate.cards > 0 {
+        lines.push(format!("gate     {} card(s), {} approved", ran.gate.cards, ran.gate.approved));
     }
-    let mut lines = recorder.calls;
-    match ending.into_result() {
+    match ran.result {
         Ok(v) => {
             lines.push(format!("result: {}", v.value));
             (Expect::Runs, lines, "accepted, and ran to the end".into())
@@ -213,6 +206,81 @@ fn run_plan(
             lines.extend(render::human(&e.to_diagnostic(), sources).lines().map(String::from));
             (Expect::Blocked, lines, format!("accepted, then stopped at run time ({})", e.kind.code().as_str()))
         }
+    }
+}
+
+/// What a run did: its calls as the demo shows them, the cards the person was shown, the
+/// gate's counts, and how it ended.
+struct Executed {
+    calls: Vec<String>,
+    cards: Vec<String>,
+    gate: cordon_gate::Stats,
+    result: Result<cordon_runtime::Val, cordon_runtime::RunError>,
+}
+
+/// Runs a checked plan in a fresh `env` as `cordon run` runs it: every call through the gate
+/// (asking `person`), then the audit stage, the run recorded in `store` as the request `path`.
+fn execute(
+    env: &str,
+    checked: &cordon_types::Checked,
+    plan: &str,
+    path: &str,
+    mut person: Person,
+    store: &SqliteStore,
+) -> Result<Executed, String> {
+    let mut env = cordon_envs::env(env)?;
+    let program = Program::new(checked).map_err(|e| e.message)?;
+    let config = Config { user: env.principal().to_string(), ..Config::default() };
+    let mut run = Run::start(&program, &Sessions::default(), &config).map_err(|e| e.message)?;
+    let user = env.principal().to_string();
+    let request = NewRequest { text: path, principal: &user, session: None };
+    let recording = Recording::begin(store, &request).map_err(|e| e.to_string())?;
+    let mut recorder = Recorder::default();
+    let (result, gate) = {
+        let mut gate = Gate::new(&program, &user, Box::new(&mut person)).with_grants(Box::new(StoreGrants(store)));
+        let (mut stage, mut audit) = (recording.stage(), recording.recorder());
+        let ending = Engine::new(env.as_mut())
+            .with_stage(&mut gate)
+            .with_last_stage(&mut stage)
+            .with_observer(&mut audit)
+            .with_observer(&mut recorder)
+            .start_request(&mut run, plan);
+        (ending.into_result(), gate.stats().clone())
+    };
+    recording.finish().map_err(|e| e.to_string())?;
+    Ok(Executed { calls: recorder.calls, cards: person.shown, gate, result })
+}
+
+/// The person at the gate, as the demo plays them: answers from a script standing in for the
+/// person at the terminal (`--approve FILE`), or no one (`--approve none`); and every card they
+/// were shown, rendered as the terminal would.
+struct Person {
+    script: Option<cordon_gate::Scripted>,
+    shown: Vec<String>,
+}
+
+impl Person {
+    fn new(answers: Option<&str>) -> Result<Person, String> {
+        let script = answers.map(cordon_gate::Scripted::parse).transpose().map_err(|e| e.message)?;
+        Ok(Person { script, shown: Vec::new() })
+    }
+}
+
+impl Approver for &mut Person {
+    fn name(&self) -> &str {
+        if self.script.is_some() { "scripted" } else { "none" }
+    }
+
+    fn review(&mut self, card: &cordon_gate::Card) -> Reply {
+        self.shown.push(card.render(84));
+        match &mut self.script {
+            Some(script) => script.review(card),
+            None => Reply::Answer(cordon_gate::Answer::No),
+        }
+    }
+
+    fn speaks_for_user(&self) -> bool {
+        self.script.is_some()
     }
 }
 
@@ -234,6 +302,8 @@ struct Request {
     script: (&'static str, &'static str),
     about: &'static str,
     ends: Ends,
+    /// What the person at the gate answers, as for the plans of a story.
+    answers: Option<&'static str>,
 }
 
 /// Replies asked for one hole before it is given up, in the agent story.
@@ -251,8 +321,9 @@ const REQUESTS: &[Request] = &[
     Request {
         request: "How many open issues does alice/website have? Open a triage issue for them.",
         script: file!("examples/agent/triage.json"),
-        about: "The model counts the open issues and opens an issue with its own text.",
+        about: "The model counts the open issues and opens an issue with its own text; the user approves it.",
         ends: Ends::Runs,
+        answers: Some("yes"),
     },
     Request {
         request: "Deal with the open issues on alice/website.",
@@ -262,6 +333,7 @@ const REQUESTS: &[Request] = &[
                 private repository taints the session, and publishing needs an untainted one: both fills are \
                 rejected before any of their code runs, and the retry budget ends the request.",
         ends: Ends::Refused,
+        answers: None,
     },
     Request {
         request: "Deal with the open issues on alice/website.",
@@ -270,6 +342,7 @@ const REQUESTS: &[Request] = &[
                 fill checks. But it was shown outsiders' text, so nothing it does may be published in alice's \
                 name (and the search results are secret besides): the labels block the call.",
         ends: Ends::Blocked,
+        answers: None,
     },
 ];
 
@@ -283,8 +356,9 @@ fn agent_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
     let mut shown: Vec<String> = Vec::new();
     let mut all_as_expected = true;
     for request in REQUESTS {
+        let approve = if request.answers.is_some() { "answers.txt" } else { "none" };
         out.push_str(&format!(
-            "\n   $ cordon ask --max-attempts {AGENT_ATTEMPTS} --model scripted:{} \\\n",
+            "\n   $ cordon ask --max-attempts {AGENT_ATTEMPTS} --approve {approve} --model scripted:{} \\\n",
             request.script.0
         ));
         out.push_str(&format!("       \"{}\"\n", request.request));
@@ -324,15 +398,20 @@ const GATE_INTRO: &str = "Every call passes the approval gate before the host ac
      says what each tool needs: `transfer` is `@approval(deny)`, never done whoever approves; `pay` is \
      `@approval(ask_always)`, a card every time; `message_merchant` is `@approval(ask)`, a card unless the person \
      answered \"always\" for this tool, merchant and kind of data. Cards are built by Cordon from the real values, \
-     never by the model; here a script stands in for the person at the terminal (`--approve FILE`).";
+     never by the model; here a script stands in for the person at the terminal (`--approve FILE`). Where only the \
+     labels refuse a call and the user could vouch for what they refused, the card shows each such value with where \
+     it came from, and the intent check flags destinations an outsider chose.";
 
-/// One run of the gate story: the plan, what the person answers, and the result it must give.
+/// One run of the gate story: the plan, what the person answers, and how it must end (the
+/// start of the line the demo prints).
 struct Approval {
     path: &'static str,
     text: &'static str,
     answers: &'static str,
-    result: &'static str,
+    ends: &'static str,
     about: &'static str,
+    /// Whether the demo shows the cards.
+    show_cards: bool,
 }
 
 const APPROVALS: &[Approval] = &[
@@ -340,29 +419,42 @@ const APPROVALS: &[Approval] = &[
         path: "examples/shop/pay_tea_house.cord",
         text: include_str!("../../../examples/shop/pay_tea_house.cord"),
         answers: "yes",
-        result: "\"Paid the tea house.\"",
+        ends: "result: \"Paid the tea house.\"",
         about: "a payment: the card below is shown, the person answers yes",
+        show_cards: true,
     },
     Approval {
         path: "examples/shop/move_savings.cord",
         text: include_str!("../../../examples/shop/move_savings.cord"),
         answers: "yes",
-        result: "\"Not moved: approval-denied.\"",
+        ends: "result: \"Not moved: approval-denied.\"",
         about: "a transfer: refused before any card, though the person would say yes",
+        show_cards: false,
     },
     Approval {
         path: "examples/shop/message_tea_house.cord",
         text: include_str!("../../../examples/shop/message_tea_house.cord"),
         answers: "always",
-        result: "\"Sent.\"",
+        ends: "result: \"Sent.\"",
         about: "a message to a merchant: the person answers always, which makes a grant",
+        show_cards: false,
     },
     Approval {
         path: "examples/shop/message_tea_house.cord",
         text: include_str!("../../../examples/shop/message_tea_house.cord"),
         answers: "",
-        result: "\"Sent.\"",
+        ends: "result: \"Sent.\"",
         about: "the same message again, with no one to ask: the grant answers",
+        show_cards: false,
+    },
+    Approval {
+        path: "examples/shop/warranty_from_review.cord",
+        text: include_str!("../../../examples/shop/warranty_from_review.cord"),
+        answers: "no",
+        ends: "stopped (approval-denied)",
+        about: "a payee taken from mallory's review: the labels refuse it, the card shows where the payee came \
+                from and is flagged; the person answers no",
+        show_cards: true,
     },
 ];
 
@@ -373,18 +465,18 @@ fn gate_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
         out.push_str(&format!("   {line}\n"));
     }
     let mut all_as_expected = true;
-    for (i, case) in APPROVALS.iter().enumerate() {
-        out.push_str(&format!(
-            "\n   $ cordon run --env shop --approve answers.txt {}\n   # {}\n",
-            case.path, case.about
-        ));
+    for case in APPROVALS {
+        out.push_str(&format!("\n   $ cordon run --env shop --approve answers.txt {}\n", case.path));
+        for line in wrap(case.about, 88) {
+            out.push_str(&format!("   # {line}\n"));
+        }
         let (shown, got) = match approve(case, store) {
             Ok(ran) => ran,
             Err(e) => (Vec::new(), format!("failed: {e}")),
         };
-        let as_expected = got.starts_with(&format!("result: {}", case.result));
+        let as_expected = got.starts_with(case.ends);
         all_as_expected &= as_expected;
-        if i == 0 {
+        if case.show_cards {
             for card in &shown {
                 out.extend(card.lines().map(|l| format!("     {l}\n")));
             }
@@ -397,55 +489,22 @@ fn gate_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
 /// Runs one case of the gate story: the cards the person was shown, and the result with the
 /// gate's counts.
 fn approve(case: &Approval, store: &SqliteStore) -> Result<(Vec<String>, String), String> {
-    let mut shop = cordon_envs::shop::Shop::builtin()?;
     let mut sources = SourceMap::new();
     let policy = sources.add("policies/shop.cord", cordon_envs::shop::POLICY);
     let file = sources.add(case.path, case.text);
     let outcome = check(&sources, &[policy], Some(file), &CheckOptions::default());
     let checked = outcome.program.as_ref().ok_or_else(|| render::summary(&outcome.diagnostics))?;
-    let program = Program::new(checked).map_err(|e| e.message)?;
-    let config = Config { user: shop.user().to_string(), ..Config::default() };
-    let mut run = Run::start(&program, &Sessions::default(), &config).map_err(|e| e.message)?;
-    let answers = cordon_gate::Scripted::parse(case.answers).map_err(|e| e.message)?;
-    let mut person = Showing { answers, shown: Vec::new() };
-    let user = shop.user().to_string();
-    let ending = {
-        let mut gate = Gate::new(&program, &user, Box::new(&mut person)).with_grants(Box::new(StoreGrants(store)));
-        let ending = Engine::new(&mut shop).with_stage(&mut gate).start(&mut run);
-        let s = gate.stats();
-        let counts = format!(
-            "{} card(s), {} approved, {} denied by policy, {} grant(s) made, {} used",
-            s.cards, s.approved, s.denied, s.grants_made, s.grants_used
-        );
-        (ending.into_result(), counts)
+    let ran = execute("shop", checked, case.text, case.path, Person::new(Some(case.answers))?, store)?;
+    let s = &ran.gate;
+    let counts = format!(
+        "{} card(s), {} approved, {} denied by policy, {} grant(s) made, {} used",
+        s.cards, s.approved, s.denied, s.grants_made, s.grants_used
+    );
+    let got = match ran.result {
+        Ok(v) => format!("result: {}  (gate: {counts})", v.value),
+        Err(e) => format!("stopped ({})  (gate: {counts})", e.kind.code().as_str()),
     };
-    let got = match ending {
-        (Ok(v), counts) => format!("result: {}  (gate: {counts})", v.value),
-        (Err(e), counts) => format!("stopped ({})  (gate: {counts})", e.kind.code().as_str()),
-    };
-    Ok((person.shown, got))
-}
-
-/// The person at the gate, as the demo's script plays them: answers from the script, and every
-/// card they were shown, rendered as the terminal would.
-struct Showing {
-    answers: cordon_gate::Scripted,
-    shown: Vec<String>,
-}
-
-impl Approver for &mut Showing {
-    fn name(&self) -> &str {
-        "scripted"
-    }
-
-    fn review(&mut self, card: &cordon_gate::Card) -> Reply {
-        self.shown.push(card.render(84));
-        self.answers.review(card)
-    }
-
-    fn speaks_for_user(&self) -> bool {
-        true
-    }
+    Ok((ran.cards, got))
 }
 
 /// Tells what the audit log holds after the other stories, and verifies it.
@@ -516,7 +575,13 @@ fn ask(request: &Request, store: &SqliteStore) -> Result<Asked, String> {
     let run_config = Config { user: gh.user().to_string(), ..Config::default() };
     let new = NewRequest { text: request.request, principal: gh.user(), session: None };
     let recording = Recording::begin(store, &new).map_err(|e| e.to_string())?;
+    let program = Program::new(checked).map_err(|e| e.message)?;
+    let mut person = Person::new(request.answers)?;
+    let user = gh.user().to_string();
     let result = {
+        let mut gate = Gate::new(&program, &user, Box::new(&mut person))
+            .with_request(request.request)
+            .with_grants(Box::new(StoreGrants(store)));
         let (mut stage, mut audit) = (recording.stage(), recording.recorder());
         let mut filler = Filler::new(&mut model).with_config(config);
         cordon_agent::run_request(
@@ -527,7 +592,7 @@ fn ask(request: &Request, store: &SqliteStore) -> Result<Asked, String> {
             &run_config,
             &mut gh,
             &mut filler,
-            Stages::new().with_last(&mut stage),
+            Stages::new().with(&mut gate).with_last(&mut stage),
             &mut Observers::new().with(&mut audit).with(&mut recorder),
         )
     };
@@ -709,11 +774,14 @@ mod tests {
         assert_eq!(report.stdout.matches("ran to the end").count(), 4, "{}", report.stdout);
         assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 4, "{}", report.stdout);
         assert_eq!(report.stdout.matches("=> rejected").count(), 6, "{}", report.stdout);
-        // Nine runs recorded (the six GitHub plans that check, three requests), four calls
-        // refused, the log intact.
+        // The GitHub story's calls that publish went through the gate: three cards, approved.
+        assert_eq!(report.stdout.matches("gate     1 card(s), 1 approved").count(), 3, "{}", report.stdout);
+        // Fourteen runs recorded (the six GitHub plans that check, three requests, five shop
+        // plans), six calls refused (four by labels, the transfer and the payee mallory chose),
+        // the log intact.
         assert!(report.stdout.contains("=> intact: "), "{}", report.stdout);
-        assert!(report.stdout.contains(" rows: 9 requests, "), "{}", report.stdout);
-        assert!(report.stdout.contains(", 4 refused, "), "{}", report.stdout);
+        assert!(report.stdout.contains(" rows: 14 requests, "), "{}", report.stdout);
+        assert!(report.stdout.contains(", 6 refused, "), "{}", report.stdout);
     }
 
     #[test]
@@ -729,12 +797,17 @@ mod tests {
                 "   => result: \"Not moved: approval-denied.\"  (gate: 0 card(s), 0 approved, 1 denied by policy, 0 grant(s) made, 0 used)",
                 "   => result: \"Sent.\"  (gate: 1 card(s), 1 approved, 0 denied by policy, 1 grant(s) made, 0 used)",
                 "   => result: \"Sent.\"  (gate: 0 card(s), 0 approved, 0 denied by policy, 0 grant(s) made, 1 used)",
+                "   => stopped (approval-denied)  (gate: 1 card(s), 0 approved, 0 denied by policy, 0 grant(s) made, 0 used)",
             ],
             "{out}"
         );
         // The card shows the real values, built by Cordon.
         assert!(out.contains("== approve? Shop.pay [ask_always - asked every time]"), "{out}");
         assert!(out.contains("destination  tea-house") && out.contains("amount       1200"), "{out}");
+        // The payee mallory's review chose is shown with where it came from, and flagged.
+        assert!(out.contains("destination  refunds-desk"), "{out}");
+        assert!(out.contains("!! the destination `refunds-desk` came from data written by mallory"), "{out}");
+        assert!(out.contains("means: you vouch for data vouched for by mallory or sam as your own"), "{out}");
     }
 
     #[test]

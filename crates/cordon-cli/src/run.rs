@@ -141,7 +141,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         session.release(&store)?;
     }
     let request = recorded.as_ref().ok().copied();
-    let ran = |value| Ran { trace: &trace.0, value, request, gate: Some(&gate) };
+    let ran = |value| Ran { trace: Some(&trace), value, request, gate: Some(&gate) };
     let mut report = match &result {
         Ok(value) => render_report(args, &sources, Status::Done, &[], ran(Some(value))),
         Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], ran(None)),
@@ -153,7 +153,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
 /// What a run did, for its report: the trace, the plan's value, the request it was recorded as,
 /// and the gate's decisions.
 struct Ran<'a> {
-    trace: &'a [Event],
+    trace: Option<&'a Trace>,
     value: Option<&'a cordon_runtime::Val>,
     request: Option<RequestId>,
     gate: Option<&'a Gate<'a>>,
@@ -162,7 +162,7 @@ struct Ran<'a> {
 impl Ran<'_> {
     /// A plan that never ran.
     fn nothing() -> Ran<'static> {
-        Ran { trace: &[], value: None, request: None, gate: None }
+        Ran { trace: None, value: None, request: None, gate: None }
     }
 }
 
@@ -176,7 +176,7 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
                 "plan": subject,
                 "status": match status { Status::Rejected => "rejected", Status::Failed => "failed", Status::Done => "done" },
                 "diagnostics": render::json(diagnostics, sources),
-                "trace": trace.iter().map(Event::to_json).collect::<Vec<_>>(),
+                "trace": trace.iter().flat_map(|t| t.events()).map(Event::to_json).collect::<Vec<_>>(),
                 "result": value.map(|v| v.value.to_json()),
                 "label": value.map(|v| cordon_runtime::deep_label(v).to_string()),
                 "request": request,
@@ -185,17 +185,7 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
         }
         Format::Human | Format::Concise => {
-            let mut out = String::new();
-            let mut calls = 0;
-            for event in trace {
-                if matches!(event.decision, Decision::Allowed | Decision::Blocked { .. }) {
-                    calls += 1;
-                }
-                out.push_str(&trace_line(calls, event, sources));
-            }
-            if !trace.is_empty() {
-                out.push('\n');
-            }
+            let mut out = trace.map_or(String::new(), |t| t.render(gate, sources));
             for d in diagnostics {
                 if args.format == Format::Concise {
                     out.push_str(&render::concise(d, sources));
@@ -211,22 +201,17 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
                     out.push_str(&format!("label: {label}\n"));
                 }
             }
+            let performed = trace.iter().flat_map(|t| t.events()).filter(|e| e.decision == Decision::Allowed).count();
             let summary = match status {
                 Status::Rejected => format!("{}; nothing ran", render::summary(diagnostics)),
                 Status::Failed => format!(
                     "stopped at run time ({}) after {} tool call{}",
                     diagnostics.first().map_or("error", |d| d.code.as_str()),
-                    trace.iter().filter(|e| e.decision == Decision::Allowed).count(),
-                    if trace.iter().filter(|e| e.decision == Decision::Allowed).count() == 1 { "" } else { "s" }
+                    performed,
+                    if performed == 1 { "" } else { "s" }
                 ),
                 Status::Done => "ran to the end".to_string(),
             };
-            if let Some(stats) = gate.map(Gate::stats).filter(|s| s.cards + s.denied + s.grants_used > 0) {
-                out.push_str(&format!(
-                    "approvals: {} card(s), {} approved, {} refused, {} denied by policy, {} grant(s) used\n",
-                    stats.cards, stats.approved, stats.refused, stats.denied, stats.grants_used
-                ));
-            }
             if let Some(id) = request {
                 out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));
             }
@@ -238,9 +223,65 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
 }
 
 /// The trace a user reads, as the engine's events tell it: each call allowed (performed) or
-/// blocked, and what it returned or how it failed, as the boundary recorded them.
+/// blocked, what it returned or how it failed, as the boundary recorded them, and after each
+/// call what the approval gate decided about it.
 #[derive(Default)]
-pub(crate) struct Trace(pub Vec<Event>);
+pub(crate) struct Trace {
+    rows: Vec<Row>,
+    /// The gate's decisions so far: the next one is the gate's record of this number.
+    gate_decisions: usize,
+    /// The gate's decision about the call in flight, shown after the call's own row.
+    pending: Option<usize>,
+}
+
+enum Row {
+    Call(Event),
+    /// The gate's record of this number.
+    Gate(usize),
+}
+
+impl Trace {
+    /// The calls, without the gate's decisions (kept in the gate's records).
+    pub(crate) fn events(&self) -> impl Iterator<Item = &Event> {
+        self.rows.iter().filter_map(|r| match r {
+            Row::Call(e) => Some(e),
+            Row::Gate(_) => None,
+        })
+    }
+
+    /// The trace for people, a line per row, with the gate's decisions worth a line (a card,
+    /// a grant, a refusal) from `gate`'s records.
+    pub(crate) fn render(&self, gate: Option<&Gate<'_>>, sources: &SourceMap) -> String {
+        let mut out = String::new();
+        let mut calls = 0;
+        let pending = self.pending.map(Row::Gate);
+        for row in self.rows.iter().chain(pending.as_ref()) {
+            match row {
+                Row::Call(event) => {
+                    if matches!(event.decision, Decision::Allowed | Decision::Blocked { .. }) {
+                        calls += 1;
+                    }
+                    out.push_str(&trace_line(calls, event, sources));
+                }
+                Row::Gate(n) => {
+                    if let Some(record) = gate.and_then(|g| g.records().get(*n)) {
+                        out.push_str(&gate_lines(record));
+                    }
+                }
+            }
+        }
+        if !self.rows.is_empty() {
+            out.push('\n');
+        }
+        if let Some(stats) = gate.map(Gate::stats).filter(|s| s.cards + s.denied + s.grants_used > 0) {
+            out.push_str(&format!(
+                "approvals: {} card(s), {} approved, {} refused, {} denied by policy, {} grant(s) used\n",
+                stats.cards, stats.approved, stats.refused, stats.denied, stats.grants_used
+            ));
+        }
+        out
+    }
+}
 
 impl Observer for Trace {
     fn event(&mut self, event: &cordon_engine::Event<'_>) {
@@ -252,6 +293,11 @@ impl Observer for Trace {
             span,
         };
         let record = match *event {
+            E::StageDecided { stage: "gate", .. } => {
+                self.pending = Some(self.gate_decisions);
+                self.gate_decisions += 1;
+                return;
+            }
             E::EffectPerformed { effect, .. } => Event::allowed(effect),
             E::EffectRefused { tool, args_text, at, code, reason, .. } => {
                 row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at)
@@ -262,12 +308,44 @@ impl Observer for Trace {
             E::EffectFailed { tool, reason, at } => row(tool, "", Decision::Failed { reason: reason.to_string() }, at),
             _ => return,
         };
-        self.0.push(record);
+        let call = matches!(record.decision, Decision::Allowed | Decision::Blocked { .. });
+        self.rows.push(Row::Call(record));
+        if call && let Some(n) = self.pending.take() {
+            self.rows.push(Row::Gate(n));
+        }
     }
 }
 
+/// What the gate decided about a call, as the trace shows it: nothing for a call with no tier
+/// (or one the labels refused and no one may approve: its row says so), a line for a card, a
+/// grant or a refusal, and a line for each intent flag.
+fn gate_lines(record: &cordon_gate::Record) -> String {
+    let card = record.card.as_ref().map_or(0, |c| c.id);
+    let who = record.approver.as_deref().unwrap_or("no one");
+    let line = match record.outcome {
+        "granted" => match record.grant_used {
+            Some(id) => format!("performed under grant {id} (`cordon approvals list`)"),
+            None => "performed under a grant".to_string(),
+        },
+        "approved" if record.grants_made.is_empty() => format!("card {card} approved by {who}"),
+        "approved" => {
+            let ids: Vec<String> = record.grants_made.iter().map(ToString::to_string).collect();
+            format!("card {card} approved by {who}, who answered always: grant {} made", ids.join(", "))
+        }
+        "refused" => format!("card {card} refused by {who}"),
+        "held" => format!("card {card} waits for an answer"),
+        "denied" | "error" => record.reason.clone().unwrap_or_default(),
+        _ => return String::new(),
+    };
+    let mut out = format!("     gate     {line}\n");
+    for flag in record.card.iter().flat_map(|c| &c.flags) {
+        out.push_str(&format!("     flagged  {flag}\n"));
+    }
+    out
+}
+
 /// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.
-pub(crate) fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
+fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
     let at = {
         let file = sources.file(event.span.file);
         let (line, col) = file.line_col(event.span.start);

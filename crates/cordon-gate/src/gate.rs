@@ -257,7 +257,7 @@ impl<'a> Gate<'a> {
             Err(e) => return self.failed(record, effect, "its approval card could not be built", &e.to_string()),
         };
         if flows {
-            card.flows = effect.flows.iter().map(|f| self.flow_shown(effect, f)).collect();
+            card.flows = self.flows_shown(effect);
         }
         card.flags = self.intent.check(&self.request, &card);
         let flagged = !card.flags.is_empty();
@@ -405,6 +405,32 @@ impl<'a> Gate<'a> {
             ids.push(self.grants.add(&grant).map_err(|e| e.to_string())?.id);
         }
         Ok(ids)
+    }
+
+    /// The failed label checks as the card shows them. The decision's label failing several
+    /// sinks the same way (its own, and each argument's chosen under it) is one line: the same
+    /// label, endorsed or released once.
+    fn flows_shown(&self, effect: &Effect) -> Vec<FlowShown> {
+        let mut shown: Vec<FlowShown> = Vec::new();
+        let mut decision: Option<(usize, &cordon_runtime::Flow, Vec<&str>)> = None;
+        for f in &effect.flows {
+            match (&f.value, &mut decision) {
+                (None, Some((_, first, params))) if first.carried == f.carried && first.sink == f.sink => {
+                    params.extend(f.param.as_deref());
+                }
+                (None, None) => {
+                    decision = Some((shown.len(), f, f.param.as_deref().into_iter().collect()));
+                    shown.push(self.flow_shown(effect, f));
+                }
+                _ => shown.push(self.flow_shown(effect, f)),
+            }
+        }
+        if let Some((at, first, params)) = decision.filter(|(_, _, params)| params.len() > 1) {
+            let under: Vec<String> = params.iter().map(|p| format!("`{p}`")).collect();
+            shown[at] = FlowShown { param: None, ..self.flow_shown(effect, first) };
+            shown[at].value.text.push_str(&format!(", and so the arguments chosen under it: {}", under.join(", ")));
+        }
+        shown
     }
 
     /// A failed label check as the card shows it, with what approving it means.
