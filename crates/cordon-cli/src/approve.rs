@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 
-use cordon_gate::{ApproveAll, Approver, DenyAll, Scripted, Terminal};
-use cordon_store::{GrantId, Scope, Store};
+use cordon_gate::{ApproveAll, Approver, DenyAll, Gate, Scripted, StoreGrants, Terminal};
+use cordon_runtime::Program;
+use cordon_store::{GrantId, Scope, SqliteStore, Store};
 
 use crate::store::{StoreArgs, store_error};
 use crate::{Error, Report};
@@ -20,9 +21,33 @@ pub struct ApproveArgs {
     /// asked
     #[arg(long = "approve", value_name = "none|all|FILE")]
     pub approve: Option<String>,
+
+    /// How long an "always" answer lasts: `30m`, `12h`, `7d` (minutes, hours, days). Without
+    /// it, until revoked (or, with `--session`, for that session)
+    #[arg(long = "grants-expire-after", value_name = "DURATION", value_parser = duration_ms)]
+    pub grants_expire_after: Option<i64>,
 }
 
 impl ApproveArgs {
+    /// The gate for runs of `program` on behalf of `user`: asking the approver the flag names,
+    /// keeping grants in `store`, for the session `session` if there is one.
+    pub fn gate<'a>(
+        &self,
+        program: &Program,
+        user: &str,
+        store: &'a SqliteStore,
+        session: Option<&str>,
+    ) -> Result<Gate<'a>, Error> {
+        let mut gate = Gate::new(program, user, self.approver()?).with_grants(Box::new(StoreGrants(store)));
+        if let Some(name) = session {
+            gate = gate.in_session(name);
+        }
+        if let Some(ms) = self.grants_expire_after {
+            gate = gate.grants_expire_after_ms(ms);
+        }
+        Ok(gate)
+    }
+
     /// The approver the flag names.
     pub fn approver(&self) -> Result<Box<dyn Approver>, Error> {
         Ok(match self.approve.as_deref() {
@@ -71,7 +96,7 @@ pub fn run(command: &Command) -> Result<Report, Error> {
                     Scope::Session(name) => format!("session {name}"),
                     Scope::UntilRevoked => "until revoked".to_string(),
                 };
-                let expires = g.grant.expires_ms.map_or(String::new(), |ms| format!(", expires at {ms} ms"));
+                let expires = g.grant.expires_ms.map_or(String::new(), |ms| format!(", expires {}", utc(ms)));
                 stdout.push_str(&format!(
                     "{:>4}  {}  to {}  for {} data  ({scope}{expires})\n",
                     g.id, g.grant.tool, g.grant.destination, g.grant.label_class
@@ -86,6 +111,60 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             let store = store.open_existing()?;
             store.revoke_grant(GrantId(*id)).map_err(|error| store_error(&store, error))?;
             Ok(Report { stdout: format!("revoked grant {id}\n"), accepted: true, error: None })
+        }
+    }
+}
+
+/// A duration as `--grants-expire-after` takes it (`30m`, `12h`, `7d`), in milliseconds.
+fn duration_ms(text: &str) -> Result<i64, String> {
+    let unit_ms: i64 = match text.chars().last() {
+        Some('m') => 60_000,
+        Some('h') => 3_600_000,
+        Some('d') => 86_400_000,
+        _ => return Err(format!("expected a number of minutes, hours or days (`30m`, `12h`, `7d`), found `{text}`")),
+    };
+    let count: i64 = text[..text.len() - 1]
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("expected a positive whole number before the unit, found `{text}`"))?;
+    count.checked_mul(unit_ms).ok_or_else(|| format!("`{text}` is too long a time"))
+}
+
+/// A time in milliseconds since 1970 as a UTC date and minute: `2026-12-01 09:30 UTC`.
+fn utc(ms: i64) -> String {
+    let (days, minute_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000) / 60_000);
+    // Days since 1970-01-01 to a civil date (proleptic Gregorian), by eras of 400 years.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", minute_of_day / 60, minute_of_day % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_as_utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00 UTC");
+        assert_eq!(utc(1_796_117_400_000), "2026-12-01 09:30 UTC");
+        assert_eq!(utc(-60_000), "1969-12-31 23:59 UTC");
+    }
+
+    #[test]
+    fn durations_need_a_unit_and_a_positive_count() {
+        assert_eq!(duration_ms("30m"), Ok(1_800_000));
+        assert_eq!(duration_ms("7d"), Ok(604_800_000));
+        for bad in ["", "30", "m", "-3h", "0d", "1.5h", "9999999999999999d"] {
+            assert!(duration_ms(bad).is_err(), "{bad}");
         }
     }
 }

@@ -14,7 +14,6 @@ use clap::ValueEnum;
 use cordon_agent::{FillConfig, Filler, ProviderConfig, RequestOutcome, Transcript};
 use cordon_audit::Recording;
 use cordon_engine::{Event, Observers, Stages};
-use cordon_gate::{Gate, StoreGrants};
 use cordon_runtime::{Config, DcLabel, Program, Sessions};
 use cordon_store::{NewRequest, RequestId, SqliteStore};
 use cordon_syntax::ast::{Item, ItemKind, Module, TypeExpr, TypeExprKind};
@@ -188,12 +187,9 @@ impl<'a> Conversation<'a> {
         };
         let program =
             Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
-        let mut gate = Gate::new(&program, self.env.principal(), self.setup.approve.approver()?)
-            .with_request(request)
-            .with_grants(Box::new(StoreGrants(&self.store)));
-        if let Some(session) = &self.session {
-            gate = gate.in_session(session.name());
-        }
+        let session = self.session.as_ref().map(SessionFile::name);
+        let mut gate =
+            self.setup.approve.gate(&program, self.env.principal(), &self.store, session)?.with_request(request);
         let recording = Recording::begin(&self.store, &recorded).map_err(|error| store_error(&self.store, error))?;
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         let mut progress = |event: &Event<'_>| {

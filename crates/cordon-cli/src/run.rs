@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use cordon_audit::Recording;
 use cordon_engine::{End, Engine, Observer};
-use cordon_gate::{Gate, StoreGrants};
+use cordon_gate::Gate;
 use cordon_runtime::{Config, Decision, Event, Limits, Program, Run, Sessions};
 use cordon_store::{NewRequest, RequestId};
 use cordon_syntax::{Diagnostic, SourceMap, render};
@@ -108,11 +108,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let request = NewRequest { text: &text, principal: env.principal(), session: session.as_ref().map(|s| s.name()) };
     let recording = Recording::begin(&store, &request).map_err(|error| store_error(&store, error))?;
     let mut trace = Trace::default();
-    let mut gate =
-        Gate::new(&program, env.principal(), args.approve.approver()?).with_grants(Box::new(StoreGrants(&store)));
-    if let Some(session) = &session {
-        gate = gate.in_session(session.name());
-    }
+    let mut gate = args.approve.gate(&program, env.principal(), &store, session.as_ref().map(SessionFile::name))?;
     let (result, sessions) = {
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         match Run::start(&program, &sessions, &config) {

@@ -80,3 +80,54 @@ fn a_broken_answer_file_is_a_usage_error_and_nothing_runs() {
     assert_eq!(code, 2, "{out}");
     assert!(!out.contains("allowed"), "{out}");
 }
+
+#[test]
+fn a_grant_may_expire_and_the_list_says_when() {
+    let dir = workdir("expiry");
+    let always = answers(&dir, "always\n");
+    let plan = example("message_tea_house.cord");
+    let (_, out) =
+        cordon(&dir, &["run", "--env", "shop", "--approve", &always, "--grants-expire-after", "2h", &plan]);
+    assert!(out.contains("grant 1 made"), "{out}");
+    let (_, out) = cordon(&dir, &["approvals", "list"]);
+    assert!(out.contains("(until revoked, expires 20") && out.contains(" UTC)"), "{out}");
+    let (code, out) = cordon(&dir, &["run", "--env", "shop", "--grants-expire-after", "2 hours", &plan]);
+    assert_eq!(code, 2, "a duration it cannot read is a usage error: {out}");
+}
+
+#[test]
+fn the_trace_shows_each_decision_after_its_call() {
+    let dir = workdir("trace");
+    let yes = answers(&dir, "yes\n");
+    let (_, out) = cordon(&dir, &["run", "--env", "shop", "--approve", &yes, &example("pay_tea_house.cord")]);
+    let performed = out.find("allowed  Shop.pay(").unwrap();
+    let decided = out.find("gate     card 1 approved by scripted").unwrap();
+    assert!(performed < decided, "{out}");
+    let (_, out) = cordon(&dir, &["run", "--env", "shop", "--approve", &yes, &example("move_savings.cord")]);
+    assert!(out.contains("gate     `Shop.transfer` is never performed"), "{out}");
+}
+
+#[test]
+fn a_payee_an_outsider_chose_is_a_flagged_card_and_no_grant() {
+    let dir = workdir("flagged");
+    let plan = example("warranty_from_review.cord");
+    // No one to ask: the labels' refusal stands.
+    let (code, out) = cordon(&dir, &["run", "--env", "shop", "--approve", "none", &plan]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("BLOCKED  Shop.pay(") && out.contains("[label-flow]"), "{out}");
+    assert!(!out.contains("allowed  Shop.pay("), "{out}");
+    // A person is asked, the card is flagged; "always" is a yes for this call only.
+    let always = answers(&dir, "always\n");
+    let (code, out) = cordon(&dir, &["run", "--env", "shop", "--approve", &always, "--format", "json", &plan]);
+    assert_eq!(code, 0, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let pay = &json["approvals"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(pay["tool"], "Shop.pay");
+    assert_eq!(pay["outcome"], "approved");
+    assert!(pay["grants_made"].as_array().unwrap().is_empty(), "{pay}");
+    let flags = pay["card"]["flags"].as_array().unwrap();
+    assert!(flags.iter().any(|f| f.as_str().unwrap().contains("`refunds-desk` came from data written by mallory")));
+    assert_eq!(json["result"], "Paid refunds-desk for the warranty.");
+    let (_, out) = cordon(&dir, &["approvals", "list"]);
+    assert!(out.contains("no grants"), "{out}");
+}
