@@ -13,11 +13,13 @@
 //! On top of the providers, [`prompt`] builds a hole's label-aware prompt and [`fill`] runs the
 //! check-and-retry loop: it extracts the code of a reply, checks it in the hole's place, sends
 //! diagnostics back, and drives a whole request ([`run_request`]) through tool calls and
-//! (nested) holes.
+//! (nested) holes. [`ModelIntent`] asks a model that is not the acting one whether an approval
+//! card matches the user's request, for the gate's intent check.
 
 pub mod anthropic;
 pub mod fill;
 pub mod http;
+pub mod intent;
 pub mod openai;
 pub mod prompt;
 pub mod provider;
@@ -36,6 +38,7 @@ pub use fill::{
     run_request,
 };
 pub use http::{HttpConfig, RetryPolicy};
+pub use intent::ModelIntent;
 pub use openai::{OpenAi, OpenAiConfig};
 pub use prompt::{NotCleared, Prompt, PromptStats, REFERENCE, prompt};
 pub use provider::{Completion, Message, Provider, ProviderError, Request, Role, Usage};

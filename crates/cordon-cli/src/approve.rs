@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 
-use cordon_gate::{ApproveAll, Approver, DenyAll, Gate, Scripted, StoreGrants, Terminal};
+use cordon_agent::{ModelIntent, ProviderConfig};
+use cordon_gate::{ApproveAll, Approver, DenyAll, Gate, ProvenanceRules, Scripted, StoreGrants, Terminal};
 use cordon_runtime::Program;
 use cordon_store::{GrantId, Scope, SqliteStore, Store};
 
@@ -26,6 +27,12 @@ pub struct ApproveArgs {
     /// it, until revoked (or, with `--session`, for that session)
     #[arg(long = "grants-expire-after", value_name = "DURATION", value_parser = duration_ms)]
     pub grants_expire_after: Option<i64>,
+
+    /// A second opinion on each card from a model that is not the acting one (same forms as
+    /// `--model`): it is sent only your request and the card, and can flag a card (which then
+    /// needs your answer even under a grant), never clear one
+    #[arg(long = "intent-model", value_name = "MODEL")]
+    pub intent_model: Option<String>,
 }
 
 impl ApproveArgs {
@@ -44,6 +51,11 @@ impl ApproveArgs {
         }
         if let Some(ms) = self.grants_expire_after {
             gate = gate.grants_expire_after_ms(ms);
+        }
+        if let Some(spec) = &self.intent_model {
+            let config = ProviderConfig::parse(spec).map_err(|e| Error::Usage(format!("--intent-model: {e}")))?;
+            let provider = cordon_agent::open(&config).map_err(|e| Error::Usage(format!("--intent-model: {e}")))?;
+            gate = gate.with_intent(Box::new(ModelIntent::new(provider, ProvenanceRules::new())));
         }
         Ok(gate)
     }

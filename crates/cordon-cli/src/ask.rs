@@ -229,7 +229,8 @@ impl<'a> Conversation<'a> {
         if let (Some(path), Some(error)) = (&self.setup.transcript, transcript_error) {
             return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
         }
-        let mut report = report(&sources, &result, &trace.render(Some(&gate), &sources), recorded.as_ref().ok().copied());
+        let mut report =
+            report(&sources, &result, &trace.render(Some(&gate), &sources), recorded.as_ref().ok().copied());
         report.error = recorded.err().map(Error::Record);
         Ok(report)
     }

@@ -328,6 +328,7 @@ fn gate_lines(record: &cordon_gate::Record) -> String {
             let ids: Vec<String> = record.grants_made.iter().map(ToString::to_string).collect();
             format!("card {card} approved by {who}, who answered always: grant {} made", ids.join(", "))
         }
+        "refused" if who == "none" => format!("card {card} refused: no one to ask (`--approve none`)"),
         "refused" => format!("card {card} refused by {who}"),
         "held" => format!("card {card} waits for an answer"),
         "denied" | "error" => record.reason.clone().unwrap_or_default(),

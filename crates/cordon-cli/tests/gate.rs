@@ -86,8 +86,7 @@ fn a_grant_may_expire_and_the_list_says_when() {
     let dir = workdir("expiry");
     let always = answers(&dir, "always\n");
     let plan = example("message_tea_house.cord");
-    let (_, out) =
-        cordon(&dir, &["run", "--env", "shop", "--approve", &always, "--grants-expire-after", "2h", &plan]);
+    let (_, out) = cordon(&dir, &["run", "--env", "shop", "--approve", &always, "--grants-expire-after", "2h", &plan]);
     assert!(out.contains("grant 1 made"), "{out}");
     let (_, out) = cordon(&dir, &["approvals", "list"]);
     assert!(out.contains("(until revoked, expires 20") && out.contains(" UTC)"), "{out}");
@@ -130,4 +129,22 @@ fn a_payee_an_outsider_chose_is_a_flagged_card_and_no_grant() {
     assert_eq!(json["result"], "Paid refunds-desk for the warranty.");
     let (_, out) = cordon(&dir, &["approvals", "list"]);
     assert!(out.contains("no grants"), "{out}");
+}
+
+#[test]
+fn an_intent_model_flag_overrides_a_grant() {
+    let dir = workdir("intent-model");
+    let plan = example("message_tea_house.cord");
+    let always = answers(&dir, "always\n");
+    let (_, out) = cordon(&dir, &["run", "--env", "shop", "--approve", &always, &plan]);
+    assert!(out.contains("grant 1 made"), "{out}");
+    let script = dir.join("checker.json");
+    std::fs::write(&script, r#"{"replies": [{"text": "FLAG: the request asked for no message"}]}"#).unwrap();
+    let model = format!("scripted:{}", script.display());
+    let (_, out) = cordon(&dir, &["run", "--env", "shop", "--approve", "none", "--intent-model", &model, &plan]);
+    assert!(out.contains("result: \"Not sent: approval-denied.\""), "the grant no longer answers: {out}");
+    assert!(out.contains("flagged it: the request asked for no message"), "{out}");
+    assert!(out.contains("card 1 refused: no one to ask (`--approve none`)"), "{out}");
+    let (code, out) = cordon(&dir, &["run", "--env", "shop", "--intent-model", "nonsense", &plan]);
+    assert_eq!(code, 2, "{out}");
 }

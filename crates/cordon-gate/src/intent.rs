@@ -19,7 +19,7 @@ pub trait IntentCheck {
     fn name(&self) -> &str;
 
     /// What does not match the request, one sentence each; empty when everything does.
-    fn check(&self, request: &str, card: &Card) -> Vec<String>;
+    fn check(&mut self, request: &str, card: &Card) -> Vec<String>;
 }
 
 /// The default intent check: where each destination and recipient came from.
@@ -64,7 +64,7 @@ impl IntentCheck for ProvenanceRules {
         "provenance"
     }
 
-    fn check(&self, request: &str, card: &Card) -> Vec<String> {
+    fn check(&mut self, request: &str, card: &Card) -> Vec<String> {
         let mut flags = Vec::new();
         let roles =
             card.destination.iter().map(|d| ("destination", d)).chain(card.recipients.iter().map(|r| ("recipient", r)));
