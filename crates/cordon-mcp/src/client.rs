@@ -1,0 +1,178 @@
+//! A connection to one MCP server (stdio): started with a clean environment, its tools listed,
+//! each call bounded by a timeout and a size limit, the child process reaped when the
+//! connection ends. Synchronous to its caller: the connection owns a small runtime for the SDK.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use tokio::io::AsyncReadExt;
+
+use crate::config::Server;
+
+/// The most of a server's standard error kept, to explain why it failed.
+const STDERR_TAIL: usize = 2000;
+
+/// A running server.
+pub struct Connection {
+    name: String,
+    runtime: tokio::runtime::Runtime,
+    service: Option<RunningService<RoleClient, ()>>,
+    tools: Vec<Tool>,
+    timeout: Duration,
+    stderr: Arc<Mutex<String>>,
+    /// The server's process id, while it runs.
+    pid: Option<u32>,
+    /// Why the server can no longer be asked anything, once it cannot.
+    dead: Option<String>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").field("name", &self.name).field("tools", &self.tools.len()).finish()
+    }
+}
+
+impl Connection {
+    /// Starts the server `name` as `server` says, initializes it and lists its tools, each
+    /// within the server's timeout.
+    pub fn start(name: &str, server: &Server) -> Result<Connection, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the MCP client for `{name}`: {e}"))?;
+        let mut command = tokio::process::Command::new(&server.command);
+        command.args(&server.args).env_clear().kill_on_drop(true);
+        for var in std::iter::once("PATH").chain(server.env.iter().map(String::as_str)) {
+            if let Some(value) = std::env::var_os(var) {
+                command.env(var, value);
+            }
+        }
+        if let Some(cwd) = &server.cwd {
+            command.current_dir(cwd);
+        }
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let timeout = server.timeout();
+        let started = runtime.block_on(async {
+            let (transport, err) = TokioChildProcess::builder(command)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start the MCP server `{name}` (`{}`): {e}", server.command))?;
+            if let Some(mut err) = err {
+                let tail = stderr.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n) = err.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        keep_tail(&tail, &String::from_utf8_lossy(&buf[..n]));
+                    }
+                });
+            }
+            let pid = transport.id();
+            let service = tokio::time::timeout(timeout, ().serve(transport))
+                .await
+                .map_err(|_| format!("the MCP server `{name}` did not finish starting within {timeout:?}"))?
+                .map_err(|e| format!("the MCP server `{name}` failed to start: {e}"))?;
+            let tools = tokio::time::timeout(timeout, service.list_all_tools())
+                .await
+                .map_err(|_| format!("the MCP server `{name}` did not list its tools within {timeout:?}"))?
+                .map_err(|e| format!("the MCP server `{name}` could not list its tools: {e}"))?;
+            Ok::<_, String>((service, tools, pid))
+        });
+        let (service, tools, pid) = match started {
+            Ok(started) => started,
+            Err(e) => return Err(with_stderr(e, &stderr)),
+        };
+        Ok(Connection {
+            name: name.to_string(),
+            runtime,
+            service: Some(service),
+            tools,
+            timeout,
+            stderr,
+            pid,
+            dead: None,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// The tools the server listed when it started.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Calls `tool` with `arguments`, within the timeout. A server that timed out or broke
+    /// the connection is not asked again: every later call fails at once with the same reason.
+    pub fn call(&mut self, tool: &str, arguments: JsonObject) -> Result<CallToolResult, String> {
+        if let Some(dead) = &self.dead {
+            return Err(dead.clone());
+        }
+        let Some(service) = &self.service else { return Err(format!("the MCP server `{}` was shut down", self.name)) };
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let timeout = self.timeout;
+        let answer = self.runtime.block_on(async { tokio::time::timeout(timeout, service.call_tool(params)).await });
+        match answer {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) if matches!(e, rmcp::ServiceError::McpError(_)) => {
+                Err(format!("the MCP server `{}` refused `{tool}`: {e}", self.name))
+            }
+            Ok(Err(e)) => Err(self.died(format!("the MCP server `{}` failed during `{tool}`: {e}", self.name))),
+            Err(_) => {
+                Err(self.died(format!("the MCP server `{}` did not answer `{tool}` within {timeout:?}", self.name)))
+            }
+        }
+    }
+
+    /// Marks the server dead (and stops it): `reason`, with what it last wrote to stderr.
+    fn died(&mut self, reason: String) -> String {
+        let reason = with_stderr(reason, &self.stderr);
+        self.dead = Some(reason.clone());
+        self.shutdown();
+        reason
+    }
+
+    /// Stops the server: closes the connection and kills the process if it has not exited.
+    pub fn shutdown(&mut self) {
+        if let Some(service) = self.service.take() {
+            let _ =
+                self.runtime.block_on(async { tokio::time::timeout(Duration::from_secs(2), service.cancel()).await });
+        }
+        self.pid = None;
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn keep_tail(tail: &Mutex<String>, text: &str) {
+    if let Ok(mut tail) = tail.lock() {
+        tail.push_str(text);
+        if tail.len() > STDERR_TAIL {
+            let cut = tail.len() - STDERR_TAIL;
+            let cut = (cut..tail.len()).find(|&i| tail.is_char_boundary(i)).unwrap_or(tail.len());
+            tail.drain(..cut);
+        }
+    }
+}
+
+fn with_stderr(reason: String, stderr: &Mutex<String>) -> String {
+    let tail = stderr.lock().map(|t| t.trim().to_string()).unwrap_or_default();
+    if tail.is_empty() { reason } else { format!("{reason}; it wrote: {}", tail.replace('\n', " | ")) }
+}

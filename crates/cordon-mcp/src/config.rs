@@ -1,0 +1,126 @@
+//! `cordon.toml`: the MCP servers a user has, by name. Looked up as `--config PATH`, else
+//! `./cordon.toml`, else `~/.config/cordon/cordon.toml`.
+//!
+//! ```toml
+//! [servers.files]
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+//! env = ["HOME"]          # variables passed through from Cordon's own environment
+//! cwd = "/home/me"
+//! capability = "Files"    # the policy's capability these tools serve (default: `Files` from `files`)
+//! timeout_secs = 30       # for starting, listing and each call
+//! ```
+//!
+//! A server process gets an empty environment but `PATH` and the variables `env` names: a
+//! server is someone else's code, and Cordon's environment may hold keys it has no business
+//! with.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub servers: BTreeMap<String, Server>,
+}
+
+/// One server: a command to start (stdio).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Server {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Names of variables passed through from Cordon's environment (besides `PATH`).
+    #[serde(default)]
+    pub env: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// The capability of the policy its tools serve; by default the server's name with its
+    /// first letter in upper case.
+    pub capability: Option<String>,
+    /// Seconds to wait for the server to start, list its tools, or answer one call.
+    pub timeout_secs: Option<u64>,
+}
+
+/// How long a server may take, unless its entry says.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Server {
+    pub fn timeout(&self) -> Duration {
+        self.timeout_secs.map_or(DEFAULT_TIMEOUT, Duration::from_secs)
+    }
+
+    /// The capability its tools serve in a policy.
+    pub fn capability(&self, name: &str) -> String {
+        self.capability.clone().unwrap_or_else(|| {
+            let mut chars = name.chars();
+            chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+        })
+    }
+}
+
+impl Config {
+    /// Parses a config file's text; errors say what is wrong and where.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Reads `path`; errors name it.
+    pub fn read(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The config `--config` names, else the first of `./cordon.toml` and
+    /// `~/.config/cordon/cordon.toml` that exists, else an empty one.
+    pub fn find(explicit: Option<&Path>) -> Result<(Config, Option<PathBuf>), String> {
+        if let Some(path) = explicit {
+            return Ok((Config::read(path)?, Some(path.to_path_buf())));
+        }
+        let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config/cordon/cordon.toml"));
+        for path in std::iter::once(PathBuf::from("cordon.toml")).chain(home) {
+            if path.is_file() {
+                return Ok((Config::read(&path)?, Some(path)));
+            }
+        }
+        Ok((Config::default(), None))
+    }
+
+    /// The server `name`; the error lists the ones there are.
+    pub fn server(&self, name: &str) -> Result<&Server, String> {
+        self.servers.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.servers.keys().map(String::as_str).collect();
+            if known.is_empty() {
+                format!("no MCP server `{name}`: the config lists none (add `[servers.{name}]` to cordon.toml)")
+            } else {
+                format!("no MCP server `{name}` in the config; it lists: {}", known.join(", "))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_lists_servers_and_refuses_what_it_does_not_know() {
+        let config = Config::parse(
+            "[servers.files]\ncommand = \"npx\"\nargs = [\"-y\", \"x\"]\nenv = [\"HOME\"]\ntimeout_secs = 5\n",
+        )
+        .unwrap_or_default();
+        let files = config.server("files").map_err(|e| e.to_string());
+        assert_eq!(
+            files.map(|s| (s.capability("files"), s.timeout())),
+            Ok(("Files".to_string(), Duration::from_secs(5)))
+        );
+        assert!(config.server("mail").is_err_and(|e| e.contains("it lists: files")));
+        assert!(Config::parse("[servers.x]\ncommand = 1\n").is_err());
+        assert!(Config::parse("[servers.x]\ncommand = \"a\"\nsecret = \"k\"\n").is_err());
+    }
+}

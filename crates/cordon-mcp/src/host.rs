@@ -1,0 +1,220 @@
+//! A server's tools as the tools of one capability of a policy.
+//!
+//! Only what the policy declares can be called: the policy gives each tool its Cordon
+//! signature, labels and approval tier, and the checker refuses a call to anything else. At
+//! start every declared tool must be one the server lists, and every declared parameter one of
+//! its properties (names meet as [`crate::names`] says); a declared tool the server lacks, or a
+//! property the server requires that the policy leaves out, is an error before anything runs.
+//!
+//! Arguments are the plan's values as JSON, an absent optional (`None`) left out. A result is
+//! taken as the declared type says: `()` ignores it; `String` takes the text the server wrote
+//! (or its structured content, if that is a string); any other type takes the structured
+//! content, or the text parsed as JSON, and the runtime's boundary decodes it against the
+//! declared type, so a result that does not fit is a run-time error, never a wrong value. A
+//! result the server marks as an error, or larger than the limit, is a failure of the tool.
+//! What the result may be trusted for is the policy's `@label(returns = ..)`; by default it is
+//! vouched for by no one, whatever the server claims.
+
+use std::collections::BTreeMap;
+
+use cordon_runtime::{Json, ToolCall, ToolHost};
+use cordon_syntax::ast::{ItemKind, Module, Tool, TypeExprKind};
+use rmcp::model::{CallToolResult, JsonObject};
+
+use crate::client::Connection;
+use crate::names;
+
+/// The largest result taken from a server, in bytes of JSON.
+pub const MAX_RESULT_BYTES: usize = 1 << 20;
+
+/// The longest error text kept from a server.
+const MAX_ERROR_CHARS: usize = 500;
+
+/// A server serving one capability.
+#[derive(Debug)]
+pub struct McpHost {
+    connection: Connection,
+    capability: String,
+    tools: BTreeMap<String, Bound>,
+}
+
+/// A declared tool bound to the server's.
+#[derive(Debug)]
+struct Bound {
+    server_tool: String,
+    args: Vec<Arg>,
+    returns: Returns,
+}
+
+#[derive(Debug)]
+struct Arg {
+    param: String,
+    property: String,
+    required: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Returns {
+    Nothing,
+    Text,
+    Json,
+}
+
+impl McpHost {
+    /// Binds the tools of `connection` to the capability `capability` as `policies` declare
+    /// it; every mismatch is an error naming the tool and what differs.
+    pub fn bind(connection: Connection, capability: &str, policies: &[Module]) -> Result<McpHost, String> {
+        let server = connection.name().to_string();
+        let declared = policies
+            .iter()
+            .flat_map(|m| &m.items)
+            .find_map(|item| match &item.kind {
+                ItemKind::Capability { name, tools } if name.name == capability => Some(tools),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                format!(
+                    "the MCP server `{server}` serves the capability `{capability}`, but no policy declares it \
+                     (`cordon mcp import {server}` writes a starter policy)"
+                )
+            })?;
+        let mut tools = BTreeMap::new();
+        for tool in declared {
+            tools.insert(tool.name.name.clone(), bind_tool(&connection, capability, tool)?);
+        }
+        Ok(McpHost { connection, capability: capability.to_string(), tools })
+    }
+
+    /// The capability it serves.
+    pub fn capability(&self) -> &str {
+        &self.capability
+    }
+}
+
+/// Binds the declared `tool` to the server's tool of that name.
+fn bind_tool(connection: &Connection, capability: &str, tool: &Tool) -> Result<Bound, String> {
+    let server = connection.name();
+    let wanted = &tool.name.name;
+    let offered: Vec<&str> = connection.tools().iter().map(|t| t.name.as_ref()).collect();
+    let found = match names::find(wanted, offered.iter().copied()) {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            return Err(format!(
+                "the policy declares `{capability}.{wanted}`, but the MCP server `{server}` has no such tool \
+                 (it has: {})",
+                offered.join(", ")
+            ));
+        }
+        Err(several) => {
+            return Err(format!(
+                "`{capability}.{wanted}` could be any of the MCP server `{server}`'s tools {}: name one exactly",
+                several.join(", ")
+            ));
+        }
+    };
+    let Some(server_tool) = connection.tools().iter().find(|t| t.name == found) else {
+        return Err(format!("the MCP server `{server}` lost its tool `{found}`"));
+    };
+    let schema = &server_tool.input_schema;
+    let properties: Vec<&str> = schema
+        .get("properties")
+        .and_then(Json::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Json::as_array)
+        .map(|r| r.iter().filter_map(Json::as_str).collect())
+        .unwrap_or_default();
+    let mut args = Vec::new();
+    for param in &tool.params {
+        let name = &param.name.name;
+        let property = match names::find(name, properties.iter().copied()) {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                return Err(format!(
+                    "`{capability}.{wanted}` declares the parameter `{name}`, which the MCP server `{server}`'s \
+                     `{found}` does not take (it takes: {})",
+                    if properties.is_empty() { "nothing".to_string() } else { properties.join(", ") }
+                ));
+            }
+            Err(several) => {
+                return Err(format!(
+                    "the parameter `{name}` of `{capability}.{wanted}` could be any of {}: name one exactly",
+                    several.join(", ")
+                ));
+            }
+        };
+        args.push(Arg { param: name.clone(), property: property.to_string(), required: required.contains(&property) });
+    }
+    if let Some(missing) = required.iter().find(|r| !args.iter().any(|a| a.property == **r)) {
+        return Err(format!(
+            "the MCP server `{server}`'s `{found}` requires `{missing}`, which `{capability}.{wanted}` does not declare"
+        ));
+    }
+    let returns = match tool.ret.as_ref().map(|t| &t.kind) {
+        None => Returns::Nothing,
+        Some(TypeExprKind::Tuple(items)) if items.is_empty() => Returns::Nothing,
+        Some(TypeExprKind::Named { name, args }) if name.name == "String" && args.is_empty() => Returns::Text,
+        Some(TypeExprKind::Refined { base, .. }) if matches!(&base.kind, TypeExprKind::Named { name, .. } if name.name == "String") => {
+            Returns::Text
+        }
+        Some(_) => Returns::Json,
+    };
+    Ok(Bound { server_tool: found.to_string(), args, returns })
+}
+
+impl ToolHost for McpHost {
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        let Some(bound) = self.tools.get(call.tool()) else {
+            return Err(format!(
+                "`{}.{}` is not bound to the MCP server `{}`",
+                call.capability(),
+                call.tool(),
+                self.connection.name()
+            ));
+        };
+        let mut arguments = JsonObject::new();
+        for arg in &bound.args {
+            match call.args.get(&arg.param) {
+                None | Some(Json::Null) if !arg.required => {}
+                Some(value) => {
+                    arguments.insert(arg.property.clone(), value.clone());
+                }
+                None => return Err(format!("`{}` was called without `{}`", call.tool(), arg.param)),
+            }
+        }
+        let result = self.connection.call(&bound.server_tool, arguments)?;
+        take(&bound.server_tool, bound.returns, result)
+    }
+}
+
+/// The result of `tool` as the declared type takes it.
+fn take(tool: &str, returns: Returns, result: CallToolResult) -> Result<Json, String> {
+    let size = serde_json::to_vec(&result).map(|v| v.len()).unwrap_or(usize::MAX);
+    if size > MAX_RESULT_BYTES {
+        return Err(format!("`{tool}` answered {size} bytes, more than the limit of {MAX_RESULT_BYTES}"));
+    }
+    let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+    let text = text.join("\n");
+    if result.is_error == Some(true) {
+        let shown: String = text.chars().take(MAX_ERROR_CHARS).collect();
+        return Err(format!("`{tool}` failed: {shown}"));
+    }
+    match returns {
+        Returns::Nothing => Ok(Json::Null),
+        Returns::Text => match result.structured_content {
+            Some(Json::String(s)) => Ok(Json::String(s)),
+            _ if !text.is_empty() || result.content.is_empty() => Ok(Json::String(text)),
+            _ => Err(format!(
+                "`{tool}` answered no text (only images, audio or resources), which a `String` cannot hold"
+            )),
+        },
+        Returns::Json => match result.structured_content {
+            Some(json) => Ok(json),
+            None => serde_json::from_str(&text).map_err(|e| {
+                format!("`{tool}` answered text that is not JSON ({e}); declare its result `String` to take the text")
+            }),
+        },
+    }
+}

@@ -1,0 +1,17 @@
+//! Cordon and the Model Context Protocol.
+//!
+//! - [`config`]: `cordon.toml`, the servers a user has.
+//! - [`client`]: a connection to one server (stdio), with timeouts, size limits and a reaped
+//!   child process.
+//! - [`host`]: a server's tools as the tools of one capability of a policy, only those the
+//!   policy declares, arguments and results through the declared types.
+//! - [`names`]: how Cordon names meet MCP names.
+
+pub mod client;
+pub mod config;
+pub mod host;
+pub mod names;
+
+pub use client::Connection;
+pub use config::{Config, Server};
+pub use host::McpHost;

@@ -1,0 +1,200 @@
+//! Tools of real MCP servers behind a typed policy, against `@modelcontextprotocol/server-everything`
+//! (npm, pinned): only declared tools, arguments and results through the declared types, the
+//! default label on results, a declared tool the server lacks refused at start; and hostile
+//! servers (garbage, silence, deep schemas, huge results, a server that lies or dies) each
+//! giving a clear error within the timeout, with the child process reaped.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cordon_engine::{Engine, Hosts};
+use cordon_mcp::{Config, Connection, McpHost, Server};
+use cordon_runtime::{Config as RunConfig, Program, Run, Sessions, deep_label};
+use cordon_syntax::SourceMap;
+use cordon_types::{CheckOptions, check};
+
+#[path = "common/servers.rs"]
+mod servers;
+
+fn everything() -> Server {
+    let bin = servers::npm_server(Path::new(env!("CARGO_TARGET_TMPDIR")), "mcp-server-everything");
+    server(bin.to_str().unwrap(), &[], 30)
+}
+
+fn server(command: &str, args: &[&str], timeout_secs: u64) -> Server {
+    let text = format!(
+        "[servers.s]\ncommand = {command:?}\nargs = {args:?}\ntimeout_secs = {timeout_secs}\n",
+        args = args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    );
+    Config::parse(&text).unwrap().servers.remove("s").unwrap()
+}
+
+fn hostile(mode: &str, timeout_secs: u64) -> Server {
+    let script: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile_server.py");
+    server("python3", &[script.to_str().unwrap(), mode], timeout_secs)
+}
+
+const POLICY: &str = r#"
+/// The weather in a city, as the server reports it.
+type Weather = { temperature: Float, conditions: String, humidity: Float }
+
+/// Tools of the everything server.
+capability Everything {
+  /// Echoes a message.
+  tool echo(message: String) -> String
+    @label(message = untrusted())
+  /// Adds two numbers, in words.
+  tool get_sum(a: Int, b: Int) -> String
+    @label(a = untrusted(), b = untrusted())
+  /// The weather in one of three cities, as structured content.
+  tool get_structured_content(location: String) -> Weather
+    @label(location = untrusted())
+  /// Waits `duration` seconds.
+  tool trigger_long_running_operation(duration: Int, steps: Int) -> String
+    @label(duration = untrusted(), steps = untrusted())
+}
+
+entry(everything: Everything) -> String
+"#;
+
+/// Checks `plan` against `policy`, binds `server` to `capability` and runs the plan: its
+/// value and label as text, or the run's error.
+fn run(policy: &str, capability: &str, server: &Server, plan: &str) -> Result<(String, String), String> {
+    let mut sources = SourceMap::new();
+    let policy_file = sources.add("policy.cord", policy);
+    let plan = sources.add("plan.cord", plan);
+    let outcome = check(&sources, &[policy_file], Some(plan), &CheckOptions::default());
+    let Some(checked) = outcome.program else { return Err(format!("rejected: {:?}", outcome.diagnostics)) };
+    let program = Program::new(&checked).unwrap();
+    let modules = vec![cordon_syntax::parse(policy_file, policy).module];
+    let connection = Connection::start("s", server)?;
+    let mut host = McpHost::bind(connection, capability, &modules)?;
+    let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
+    let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
+    let mut hosts = Hosts::new().serve(capability, &mut host);
+    let ending = Engine::new(&mut hosts).start(&mut run);
+    ending.into_result().map(|v| (v.value.to_string(), deep_label(&v).to_string())).map_err(|e| e.message)
+}
+
+#[test]
+fn a_declared_tool_runs_and_its_result_is_vouched_for_by_no_one() {
+    let (value, label) = run(POLICY, "Everything", &everything(), r#"everything.echo("hi")"#).unwrap();
+    assert_eq!(value, "\"Echo: hi\"");
+    assert!(label.ends_with("integrity: true>"), "by default no one vouches for a server's result: {label}");
+}
+
+#[test]
+fn names_meet_and_structured_content_is_decoded_into_the_declared_record() {
+    let server = everything();
+    let (value, _) = run(POLICY, "Everything", &server, "everything.get_sum(2, 3)").unwrap();
+    assert!(value.contains('5'), "{value}");
+    let plan = r#"let w = everything.get_structured_content("Chicago"); w.conditions"#;
+    let (value, _) = run(POLICY, "Everything", &server, plan).unwrap();
+    assert!(!value.is_empty() && value.starts_with('"'), "{value}");
+}
+
+#[test]
+fn a_result_that_does_not_fit_the_declared_type_is_an_error_not_a_value() {
+    let policy = POLICY.replace("-> Weather", "-> List[Int]");
+    let error =
+        run(&policy, "Everything", &everything(), r#"to_string(everything.get_structured_content("Chicago").len())"#)
+            .unwrap_err();
+    assert!(error.contains("get_structured_content"), "{error}");
+}
+
+#[test]
+fn only_what_the_policy_declares_can_be_called() {
+    // The server has `get-env`; the policy does not declare it, so no plan can call it.
+    let error = run(POLICY, "Everything", &everything(), "everything.get_env()").unwrap_err();
+    assert!(error.starts_with("rejected"), "{error}");
+}
+
+#[test]
+fn a_declared_tool_the_server_lacks_is_an_error_at_start() {
+    let policy = POLICY.replace("tool echo(", "tool shout(");
+    let error = run(&policy, "Everything", &everything(), "\"x\"").unwrap_err();
+    assert!(
+        error.contains("`Everything.shout`") && error.contains("has no such tool") && error.contains("echo"),
+        "{error}"
+    );
+    let policy =
+        POLICY.replace("tool echo(message: String)", "tool echo(text: String)").replace("message = ", "text = ");
+    let error = run(&policy, "Everything", &everything(), "\"x\"").unwrap_err();
+    assert!(error.contains("`text`") && error.contains("does not take"), "{error}");
+    let policy = POLICY.replace("tool get_sum(a: Int, b: Int)", "tool get_sum(a: Int)");
+    let error = run(&policy.replace("b = untrusted()", ""), "Everything", &everything(), "\"x\"").unwrap_err();
+    assert!(error.contains("requires `b`"), "{error}");
+}
+
+#[test]
+fn a_server_that_does_not_answer_in_time_ends_the_run_and_is_reaped() {
+    let mut quick = everything();
+    quick.timeout_secs = Some(2);
+    let plan = "everything.trigger_long_running_operation(20, 1)";
+    let started = Instant::now();
+    let error = run(POLICY, "Everything", &quick, plan).unwrap_err();
+    assert!(error.contains("did not answer") && error.contains("within"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+}
+
+#[test]
+fn the_server_process_is_gone_after_the_connection() {
+    let mut connection = Connection::start("s", &everything()).unwrap();
+    let pid = connection.pid().unwrap();
+    assert!(Path::new(&format!("/proc/{pid}")).exists());
+    connection.shutdown();
+    drop(connection);
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        !Path::new(&format!("/proc/{pid}")).exists()
+    });
+    assert!(gone, "the server process {pid} is still there (or a zombie)");
+}
+
+const HOSTILE_POLICY: &str = r#"
+capability Web {
+  tool fetch(url: String) -> String
+    @label(url = untrusted())
+}
+entry(web: Web) -> String
+"#;
+
+fn hostile_run(mode: &str, timeout_secs: u64) -> Result<(String, String), String> {
+    run(HOSTILE_POLICY, "Web", &hostile(mode, timeout_secs), r#"web.fetch("https://example.com")"#)
+}
+
+#[test]
+fn hostile_servers_get_clear_errors_within_the_timeout() {
+    let started = Instant::now();
+    let cases: &[(&str, &[&str])] = &[
+        // The SDK skips a line that is not JSON-RPC, so garbage is silence.
+        ("garbage", &["did not finish starting within"]),
+        ("silent", &["did not finish starting within"]),
+        ("deep", &["could not list its tools"]),
+        ("huge", &["more than the limit"]),
+        ("die", &["failed during `fetch`"]),
+        ("error", &["`fetch` failed: no such page"]),
+        ("slow", &["did not answer `fetch` within"]),
+    ];
+    for (mode, expected) in cases {
+        let error = hostile_run(mode, 2).unwrap_err();
+        for e in *expected {
+            assert!(error.contains(e), "{mode}: {error}");
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_server_cannot_raise_the_integrity_of_what_it_returns() {
+    let (value, label) = hostile_run("liar", 5).unwrap();
+    assert!(value.contains("written by the user"), "{value}");
+    assert!(label.ends_with("integrity: true>"), "the server's claims change nothing: {label}");
+}
+
+#[test]
+fn a_command_that_does_not_exist_is_a_clear_error() {
+    let error = Connection::start("s", &server("/nonexistent/mcp-server", &[], 2)).unwrap_err();
+    assert!(error.contains("cannot start the MCP server `s`"), "{error}");
+}
