@@ -36,16 +36,18 @@ pub struct ApproveArgs {
 }
 
 impl ApproveArgs {
-    /// The gate for runs of `program` on behalf of `user`: asking the approver the flag names,
-    /// keeping grants in `store`, for the session `session` if there is one.
+    /// The gate for runs of `program` on behalf of `user`, asking `approver` (the one the flag
+    /// names, or one kept across runs), keeping grants in `store`, for the session `session`
+    /// if there is one.
     pub fn gate<'a>(
         &self,
         program: &Program,
         user: &str,
+        approver: Box<dyn Approver + 'a>,
         store: &'a SqliteStore,
         session: Option<&str>,
     ) -> Result<Gate<'a>, Error> {
-        let mut gate = Gate::new(program, user, self.approver()?).with_grants(Box::new(StoreGrants(store)));
+        let mut gate = Gate::new(program, user, approver).with_grants(Box::new(StoreGrants(store)));
         if let Some(name) = session {
             gate = gate.in_session(name);
         }
@@ -60,14 +62,22 @@ impl ApproveArgs {
         Ok(gate)
     }
 
-    /// The approver the flag names.
+    /// The approver the flag names; without the flag, the person at the terminal (or no one,
+    /// without a terminal).
     pub fn approver(&self) -> Result<Box<dyn Approver>, Error> {
+        if self.approve.is_none()
+            && let Ok(terminal) = Terminal::stdio()
+        {
+            return Ok(Box::new(terminal));
+        }
+        Ok(self.unattended()?)
+    }
+
+    /// The approver the flag names where no terminal may be asked (`cordon mcp serve`, whose
+    /// stdin is the protocol's): without the flag, no one.
+    pub fn unattended(&self) -> Result<Box<dyn Approver + Send>, Error> {
         Ok(match self.approve.as_deref() {
-            None => match Terminal::stdio() {
-                Ok(terminal) => Box::new(terminal),
-                Err(_) => Box::new(DenyAll),
-            },
-            Some("none") => Box::new(DenyAll),
+            None | Some("none") => Box::new(DenyAll),
             Some("all") => {
                 eprintln!("{}", ApproveAll::WARNING);
                 Box::new(ApproveAll)

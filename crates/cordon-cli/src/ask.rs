@@ -22,6 +22,7 @@ use cordon_types::CheckOptions;
 
 use crate::approve::ApproveArgs;
 use crate::store::{SessionFile, StoreArgs, store_error};
+use crate::tools::{ToolArgs, Tools};
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
@@ -45,14 +46,8 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
 /// the sessions that carry from one request to the next.
 #[derive(Debug, clap::Args)]
 pub struct Setup {
-    /// A policy module; repeat for several. Defaults to the environment's own policy
-    #[arg(long = "policy", value_name = "FILE")]
-    pub policies: Vec<PathBuf>,
-
-    /// The simulated environment whose tools the plan calls; repeat for several (`--env github
-    /// --env chat`), each serving its own capability
-    #[arg(long = "env", value_name = "NAME", default_value = "github")]
-    pub envs: Vec<String>,
+    #[command(flatten)]
+    pub tools: ToolArgs,
 
     /// The model: openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], scripted:PATH or
     /// replay:PATH
@@ -118,10 +113,8 @@ impl Clearance {
 /// state (the environment's, and the sessions').
 pub struct Conversation<'a> {
     setup: &'a Setup,
-    env: cordon_envs::World,
+    env: Tools,
     provider: Box<dyn cordon_agent::Provider + Send>,
-    /// The policy modules, as read once.
-    policies: Vec<(String, String)>,
     sessions: Sessions,
     transcript: Option<Transcript<File>>,
     requests: usize,
@@ -132,17 +125,9 @@ pub struct Conversation<'a> {
 
 impl<'a> Conversation<'a> {
     pub fn open(setup: &'a Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation<'a>, Error> {
-        let env = cordon_envs::World::open(&setup.envs).map_err(Error::Usage)?;
         let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?;
         let provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
-        let mut policies = Vec::new();
-        for path in &setup.policies {
-            let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
-            policies.push((path.display().to_string(), text));
-        }
-        if policies.is_empty() {
-            policies.extend(env.policies().into_iter().map(|(name, text)| (name, text.to_string())));
-        }
+        let env = setup.tools.open(read)?;
         // Before anything runs: a store that cannot be opened, or a session another run holds,
         // stops here.
         let store = setup.store.open()?;
@@ -160,7 +145,7 @@ impl<'a> Conversation<'a> {
             }
             None => None,
         };
-        Ok(Conversation { setup, env, provider, policies, sessions, transcript, requests: 0, store, session })
+        Ok(Conversation { setup, env, provider, sessions, transcript, requests: 0, store, session })
     }
 
     /// Runs one request through a root hole: checks it with what the sessions say, runs it,
@@ -169,7 +154,7 @@ impl<'a> Conversation<'a> {
         self.requests += 1;
         let mut sources = SourceMap::new();
         let policies: Vec<FileId> =
-            self.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
+            self.env.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
         let plan_text = root_plan(&sources, &policies, request);
         let plan = sources.add(format!("<request {}>", self.requests), plan_text);
         let options =
@@ -188,8 +173,12 @@ impl<'a> Conversation<'a> {
         let program =
             Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
         let session = self.session.as_ref().map(SessionFile::name);
-        let mut gate =
-            self.setup.approve.gate(&program, self.env.principal(), &self.store, session)?.with_request(request);
+        let approver = self.setup.approve.approver()?;
+        let mut gate = self
+            .setup
+            .approve
+            .gate(&program, self.env.principal(), approver, &self.store, session)?
+            .with_request(request);
         let recording = Recording::begin(&self.store, &recorded).map_err(|error| store_error(&self.store, error))?;
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         let mut progress = |event: &Event<'_>| {

@@ -11,8 +11,10 @@ mod audit;
 mod chat;
 mod check;
 mod demo;
+mod mcp;
 mod run;
 mod store;
+mod tools;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -52,6 +54,10 @@ enum Command {
     /// The approvals the gate remembers: list them, revoke one
     #[command(subcommand)]
     Approvals(approve::Command),
+    /// The Model Context Protocol: import a server's tools as a policy, serve Cordon to
+    /// another agent
+    #[command(subcommand)]
+    Mcp(mcp::Command),
 }
 
 /// What a subcommand has to say: text for stdout and whether the program was accepted.
@@ -117,6 +123,7 @@ fn main() -> ExitCode {
         Command::Audit(command) => audit::run(command),
         Command::Store(command) => store::run(command),
         Command::Approvals(command) => approve::run(command),
+        Command::Mcp(command) => mcp::run(command),
     };
     match result {
         Ok(Report { stdout, error: Some(error), .. }) => {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use cordon_audit::Recording;
 use cordon_engine::{End, Engine, Observer};
-use cordon_gate::Gate;
+use cordon_gate::{Approver, Gate};
 use cordon_runtime::{Config, Decision, Event, Limits, Program, Run, Sessions};
 use cordon_store::{NewRequest, RequestId};
 use cordon_syntax::{Diagnostic, SourceMap, render};
@@ -20,18 +20,13 @@ use cordon_types::CheckOptions;
 use crate::approve::ApproveArgs;
 use crate::check::Format;
 use crate::store::{SessionFile, StoreArgs, store_error};
+use crate::tools::ToolArgs;
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A policy module; repeat for several. Defaults to the environment's own policy
-    #[arg(long = "policy", value_name = "FILE")]
-    pub policies: Vec<PathBuf>,
-
-    /// The simulated environment whose tools the plan calls; repeat for several in one run
-    /// (`--env github --env chat`), each serving its own capability
-    #[arg(long = "env", value_name = "NAME", default_value = "github")]
-    pub envs: Vec<String>,
+    #[command(flatten)]
+    pub tools: ToolArgs,
 
     /// Keep the plan's sessions in this file between runs (read if it exists, written after;
     /// kept in the store too, where one run at a time may hold it)
@@ -68,17 +63,21 @@ enum Status {
 }
 
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
-    let mut env = cordon_envs::World::open(&args.envs).map_err(Error::Usage)?;
+    run_with(args, read, args.approve.approver()?)
+}
+
+/// `run`, with `approver` answering the gate's cards (one kept across runs, as `cordon mcp
+/// serve` keeps it).
+pub fn run_with(
+    args: &Args,
+    read: &dyn Fn(&Path) -> io::Result<String>,
+    approver: Box<dyn Approver + '_>,
+) -> Result<Report, Error> {
+    let plan_text = read(&args.plan).map_err(|error| Error::Read { path: args.plan.clone(), error })?;
+    let mut env = args.tools.open(read)?;
     let mut sources = SourceMap::new();
-    let mut load = |path: &Path| {
-        let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
-        Ok::<_, Error>(sources.add(path.display().to_string(), text))
-    };
-    let mut policies = args.policies.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
-    let plan = load(&args.plan)?;
-    if policies.is_empty() {
-        policies.extend(env.policies().into_iter().map(|(name, text)| sources.add(name, text)));
-    }
+    let policies: Vec<_> = env.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
+    let plan = sources.add(args.plan.display().to_string(), plan_text);
     // Before anything runs: a store that cannot be opened, or a session another run holds,
     // stops the run here.
     let store = args.store.open()?;
@@ -108,7 +107,8 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let request = NewRequest { text: &text, principal: env.principal(), session: session.as_ref().map(|s| s.name()) };
     let recording = Recording::begin(&store, &request).map_err(|error| store_error(&store, error))?;
     let mut trace = Trace::default();
-    let mut gate = args.approve.gate(&program, env.principal(), &store, session.as_ref().map(SessionFile::name))?;
+    let mut gate =
+        args.approve.gate(&program, env.principal(), approver, &store, session.as_ref().map(SessionFile::name))?;
     let (result, sessions) = {
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         match Run::start(&program, &sessions, &config) {

@@ -2,6 +2,8 @@
 //! `./cordon.toml`, else `~/.config/cordon/cordon.toml`.
 //!
 //! ```toml
+//! user = "ann"            # whom runs act for (default: $USER)
+//!
 //! [servers.files]
 //! command = "npx"
 //! args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
@@ -25,6 +27,9 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Whom the runs act for (the principal `user()` of the policies' labels), where no
+    /// simulated environment says; by default `$USER`.
+    pub user: Option<String>,
     #[serde(default)]
     pub servers: BTreeMap<String, Server>,
 }

@@ -5,11 +5,13 @@
 //!   child process.
 //! - [`host`]: a server's tools as the tools of one capability of a policy, only those the
 //!   policy declares, arguments and results through the declared types.
+//! - [`import`]: a starter policy for a server's tools, from their JSON Schemas.
 //! - [`names`]: how Cordon names meet MCP names.
 
 pub mod client;
 pub mod config;
 pub mod host;
+pub mod import;
 pub mod names;
 
 pub use client::Connection;

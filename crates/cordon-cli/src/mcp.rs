@@ -1,0 +1,291 @@
+//! `cordon mcp`: Cordon and the Model Context Protocol.
+//!
+//! - `cordon mcp import SERVER` connects to a server of the config, lists its tools and prints
+//!   a starter policy for them (`cordon_mcp::import`).
+//! - `cordon mcp serve` is an MCP server on stdio giving another agent (Claude Code, Codex,
+//!   Cursor, any MCP client) Cordon as its code-execution tool: `check` a plan, `run` it (every
+//!   call through the labels, the gate and the audit log, as `cordon run`), and `describe` the
+//!   language and the policies. Resources: the language reference and each policy. The
+//!   sessions a plan hands back persist for the MCP session (one server process), in a session
+//!   file kept in the store. No one can answer a card over MCP: the gate denies every card
+//!   unless `--approve FILE` says otherwise.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cordon_gate::Approver;
+use cordon_mcp::{Config, Connection};
+use cordon_syntax::{SourceMap, render};
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServiceExt};
+use serde_json::json;
+
+use crate::approve::ApproveArgs;
+use crate::check::Format;
+use crate::store::StoreArgs;
+use crate::tools::ToolArgs;
+use crate::{Error, Report};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Connect to a server of the config, list its tools, and print a starter policy for them
+    Import {
+        /// The server's name in the config
+        server: String,
+        /// The config listing MCP servers (default: ./cordon.toml, else
+        /// ~/.config/cordon/cordon.toml)
+        #[arg(long = "config", value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Serve Cordon over MCP on stdio: tools `check`, `run` and `describe`
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub tools: ToolArgs,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub approve: ApproveArgs,
+
+    /// Keep the plans' sessions in this file (default: one file for this server process, in
+    /// the temporary directory, removed when it stops)
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+}
+
+pub fn run(command: &Command) -> Result<Report, Error> {
+    match command {
+        Command::Import { server, config } => {
+            let (config, _) = Config::find(config.as_deref()).map_err(Error::Usage)?;
+            let entry = config.server(server).map_err(Error::Usage)?;
+            let connection = Connection::start(server, entry).map_err(Error::Usage)?;
+            let stdout = cordon_mcp::import::policy(server, &entry.capability(server), connection.tools());
+            Ok(Report { stdout, accepted: true, error: None })
+        }
+        Command::Serve(args) => serve(args),
+    }
+}
+
+/// Serves until the client closes stdin.
+fn serve(args: &ServeArgs) -> Result<Report, Error> {
+    // The tools and policies are checked once, before the first request: a broken policy or a
+    // server that does not match is an error at start, not a failure of every call.
+    let policies = args.tools.open(&|p| std::fs::read_to_string(p))?.policies;
+    let temporary = args.session.is_none();
+    let session = args
+        .session
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("cordon-mcp-session-{}.json", std::process::id())));
+    let approver = Arc::new(Mutex::new(args.approve.unattended()?));
+    let server = Cordon { args: ServeArgs { session: Some(session.clone()), ..args.clone() }, policies, approver };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start the MCP server: {e}")))?;
+    let served = runtime.block_on(async {
+        let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
+        service.waiting().await.map_err(|e| e.to_string())
+    });
+    if temporary {
+        let _ = std::fs::remove_file(&session);
+    }
+    served.map_err(|e| Error::Usage(format!("the MCP connection failed: {e}")))?;
+    Ok(Report { stdout: String::new(), accepted: true, error: None })
+}
+
+/// The server: what it was started with, the policies' text, and who answers cards (one for
+/// the whole MCP session, so a file of answers is read in order across runs).
+#[derive(Clone)]
+struct Cordon {
+    args: ServeArgs,
+    policies: Vec<(String, String)>,
+    approver: Arc<Mutex<Box<dyn Approver + Send>>>,
+}
+
+impl std::fmt::Debug for Cordon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cordon").field("args", &self.args).finish()
+    }
+}
+
+const CHECK: &str = "Type-check a Cordon plan against the policies without running it. Cordon is a small \
+typed language for agent plans: call `describe` first for the language and the tools you may call. Returns \
+`accepted`, or the diagnostics in the concise form (line:column, code, message, how to fix it).";
+
+const RUN: &str = "Check a Cordon plan and, if it is accepted, run it: every tool call goes through \
+information-flow labels, the approval gate (cards no one answers here are denied) and the audit log. \
+Returns JSON: status (rejected, failed, done), result, the trace of calls, diagnostics. A plan is a sequence \
+of `let` bindings and expressions; its last expression is its answer. Call `describe` for the language.";
+
+const DESCRIBE: &str = "The Cordon language reference and the policies: the capabilities, tools, types and \
+labels a plan may use, and the entry (the values a plan starts with). Read this before writing a plan.";
+
+fn plan_schema() -> serde_json::Map<String, serde_json::Value> {
+    let schema = json!({
+        "type": "object",
+        "properties": { "plan": { "type": "string", "description": "The plan's source code, in Cordon" } },
+        "required": ["plan"],
+    });
+    schema.as_object().cloned().unwrap_or_default()
+}
+
+impl Cordon {
+    fn tools() -> Vec<Tool> {
+        let empty = json!({"type": "object", "properties": {}}).as_object().cloned().unwrap_or_default();
+        vec![
+            Tool::new("check", CHECK, plan_schema()),
+            Tool::new("run", RUN, plan_schema()),
+            Tool::new("describe", DESCRIBE, empty),
+        ]
+    }
+
+    /// The language reference and every policy, as the `describe` tool gives them.
+    fn describe(&self) -> String {
+        let mut out = format!(
+            "# The Cordon language\n\nOver MCP you write a whole plan, not a fill: the entry's parameters are in \
+             scope by name, and the plan's last expression is its answer (of the entry's type).\n\n{}\n",
+            cordon_agent::REFERENCE.as_str()
+        );
+        for (name, text) in &self.policies {
+            out.push_str(&format!("\n# Policy {name}\n\n{text}\n"));
+        }
+        out
+    }
+
+    fn check(&self, plan: &str) -> CallToolResult {
+        let mut sources = SourceMap::new();
+        let policies: Vec<_> = self.policies.iter().map(|(n, t)| sources.add(n.clone(), t.clone())).collect();
+        let file = sources.add("plan.cord", plan);
+        let outcome = cordon_types::check(&sources, &policies, Some(file), &cordon_types::CheckOptions::default());
+        let text = if outcome.accepted() {
+            "accepted".to_string()
+        } else {
+            let mut text: String = outcome.diagnostics.iter().map(|d| render::concise(d, &sources)).collect();
+            text.push_str(&format!("plan.cord: {}\n", render::summary(&outcome.diagnostics)));
+            text
+        };
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(json!({
+            "accepted": outcome.accepted(),
+            "diagnostics": render::json(&outcome.diagnostics, &sources),
+        }));
+        result
+    }
+
+    fn run(&self, plan: &str) -> CallToolResult {
+        let args = crate::run::Args {
+            tools: self.args.tools.clone(),
+            session: self.args.session.clone(),
+            format: Format::Json,
+            fuel: cordon_runtime::Limits::default().fuel,
+            max_tool_calls: cordon_runtime::Limits::default().max_tool_calls,
+            store: self.args.store.clone(),
+            approve: self.args.approve.clone(),
+            plan: PathBuf::from(PLAN),
+        };
+        let read = |path: &Path| -> io::Result<String> {
+            if path == Path::new(PLAN) { Ok(plan.to_string()) } else { std::fs::read_to_string(path) }
+        };
+        let Ok(mut approver) = self.approver.lock() else {
+            return CallToolResult::error(vec![ContentBlock::text("an earlier run failed while asking for approval")]);
+        };
+        let approver: &mut (dyn Approver + Send) = &mut **approver;
+        match crate::run::run_with(&args, &read, Box::new(approver)) {
+            Ok(report) => match serde_json::from_str::<serde_json::Value>(&report.stdout) {
+                Ok(json) => CallToolResult::structured(json),
+                Err(_) => CallToolResult::success(vec![ContentBlock::text(report.stdout)]),
+            },
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+        }
+    }
+}
+
+/// The name a plan sent over MCP has in diagnostics and the store.
+const PLAN: &str = "<mcp plan>";
+
+impl ServerHandler for Cordon {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new("cordon", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Cordon checks and runs agent plans written in its small typed language. Call `describe` for the \
+                 language and the tools, `check` to type-check a plan, `run` to run it.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(Cordon::tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let plan = request.arguments.as_ref().and_then(|a| a.get("plan")).and_then(|p| p.as_str()).map(str::to_string);
+        let this = self.clone();
+        let name = request.name.to_string();
+        // Checking and running block (a run may start MCP servers of its own): off the
+        // protocol's thread.
+        let result = tokio::task::spawn_blocking(move || match (name.as_str(), plan) {
+            ("describe", _) => CallToolResult::success(vec![ContentBlock::text(this.describe())]),
+            ("check", Some(plan)) => this.check(&plan),
+            ("run", Some(plan)) => this.run(&plan),
+            ("check" | "run", None) => {
+                CallToolResult::error(vec![ContentBlock::text("give the plan's source as `plan`")])
+            }
+            (other, _) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "there is no tool `{other}`; the tools are check, run and describe"
+            ))]),
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut resources = vec![Resource::new("cordon://reference", "The Cordon language reference")];
+        for (i, (name, _)) in self.policies.iter().enumerate() {
+            resources.push(Resource::new(format!("cordon://policy/{i}"), format!("Policy {name}")));
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.as_str();
+        let text = match uri.strip_prefix("cordon://policy/") {
+            _ if uri == "cordon://reference" => cordon_agent::REFERENCE.to_string(),
+            Some(i) => match i.parse::<usize>().ok().and_then(|i| self.policies.get(i)) {
+                Some((_, text)) => text.clone(),
+                None => return Err(ErrorData::resource_not_found(format!("no resource {uri}"), None)),
+            },
+            None => return Err(ErrorData::resource_not_found(format!("no resource {uri}"), None)),
+        };
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri)]).into())
+    }
+}

@@ -1,0 +1,160 @@
+//! `cordon` and the Model Context Protocol, end to end with peers no one on the project wrote:
+//! `cordon mcp serve` driven by the official Python SDK's stdio client (PyPI, pinned), and
+//! `cordon run --mcp` and `cordon mcp import` against `@modelcontextprotocol/server-everything`
+//! (npm, pinned).
+#![allow(clippy::unwrap_used)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+mod common;
+#[path = "../../cordon-mcp/tests/common/servers.rs"]
+mod servers;
+
+use common::{cordon, example, workdir};
+
+fn tmp() -> &'static Path {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// The Python SDK's client against `cordon mcp serve args`, fed `plans`: what it saw.
+fn python_client(dir: &Path, args: &[&str], plans: &serde_json::Value) -> serde_json::Value {
+    let python = servers::python_mcp(tmp());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py");
+    let mut child = std::process::Command::new(python)
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_cordon"))
+        .args(["mcp", "serve"])
+        .args(args)
+        .current_dir(dir)
+        .env("CORDON_STORE", dir.join("cordon.db"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(plans.to_string().as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(&stdout).unwrap()
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Reads the private roadmap and hands the session back: it is tainted from then on.
+const TAINT: &str = r#"match gh.private_repo("secret-plans") {
+  Some(secret) => {
+    let (data, s) = gh.read_file(s, secret, "roadmap.md");
+    ("Read it.", s)
+  },
+  None => ("No secret-plans repository.", s),
+}"#;
+
+#[test]
+fn another_agent_checks_and_runs_plans_through_the_python_sdk() {
+    let dir = workdir("cli-mcp", "serve");
+    // Yes to the benign plan's issue; no to the card offering to vouch for mallory's text.
+    let answers = common::answers(&dir, "yes\nno\n");
+    let plans = serde_json::json!({
+        "bad": "let x = 1 / 0; x",
+        "good": read(&example("github/benign.cord")),
+        "blocked": read(&example("github/injected_issue.cord")),
+    });
+    let seen = python_client(&dir, &["--env", "github", "--approve", &answers], &plans);
+    assert_eq!(seen["server"], "cordon");
+    let tools = seen["tools"].as_object().unwrap();
+    assert_eq!(tools.keys().collect::<Vec<_>>(), ["check", "describe", "run"]);
+    assert!(tools["check"].as_str().unwrap().contains("call `describe` first"), "{seen}");
+    assert_eq!(seen["resources"][0], "cordon://reference");
+    assert!(seen["reference_chars"].as_u64().unwrap() > 1000, "{seen}");
+    let describe = seen["describe"].as_str().unwrap();
+    assert!(describe.contains("capability GitHub") && describe.contains("entry(gh: GitHub, s: Session)"), "{describe}");
+    assert!(seen["check_bad"]["text"].as_str().unwrap().contains("error[refinement-unproven]"), "{seen}");
+    assert_eq!(seen["check_bad"]["structured"]["accepted"], false);
+    assert_eq!(seen["check_good"], "accepted");
+    assert_eq!(seen["run_good"]["status"], "done", "{}", seen["run_good"]);
+    assert!(seen["run_good"]["result"].to_string().contains("opened #5"), "{}", seen["run_good"]);
+    let blocked = &seen["run_blocked"];
+    assert_eq!(blocked["status"], "failed", "{blocked}");
+    assert_eq!(blocked["diagnostics"]["diagnostics"][0]["code"], "approval-denied", "{blocked}");
+    let card = &blocked["approvals"].as_array().unwrap().last().unwrap()["card"];
+    assert!(card["flows"][0]["meaning"].as_str().unwrap().contains("vouched for by mallory"), "{card}");
+    assert!(seen["unknown"].as_str().unwrap().contains("there is no tool `nope`"), "{seen}");
+}
+
+#[test]
+fn sessions_persist_for_the_mcp_session() {
+    let dir = workdir("cli-mcp", "session");
+    let yes = common::yes(&dir);
+    // The first run reads the private roadmap and so taints the session; in the same MCP
+    // session the benign plan, which checks on a fresh session, is then rejected.
+    let plans = serde_json::json!({ "bad": "1", "good": TAINT, "blocked": read(&example("github/benign.cord")) });
+    let seen = python_client(&dir, &["--env", "github", "--approve", &yes], &plans);
+    assert_eq!(seen["run_good"]["status"], "done", "{}", seen["run_good"]);
+    let after = &seen["run_blocked"];
+    assert_eq!(after["status"], "rejected", "{after}");
+    assert_eq!(after["diagnostics"]["diagnostics"][0]["code"], "refinement-unproven", "{after}");
+}
+
+/// A config naming the everything server, and a policy declaring two of its tools.
+fn everything_setup(dir: &Path) {
+    let bin = servers::npm_server(tmp(), "mcp-server-everything");
+    std::fs::write(
+        dir.join("cordon.toml"),
+        format!("user = \"ann\"\n[servers.everything]\ncommand = {:?}\n", bin.display().to_string()),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("everything.cord"),
+        "capability Everything {\n  tool echo(message: String) -> String\n    @label(message = untrusted(), returns = public())\n  \
+         tool get_sum(a: Int, b: Int) -> String\n    @label(a = untrusted(), b = untrusted(), returns = public())\n}\n\
+         entry(everything: Everything) -> String\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn run_calls_a_real_server_through_the_policy() {
+    let dir = workdir("cli-mcp", "run");
+    everything_setup(&dir);
+    std::fs::write(dir.join("plan.cord"), "everything.echo(everything.get_sum(2, 3))").unwrap();
+    let out = cordon(&dir, &["run", "--mcp", "everything", "--policy", "everything.cord", "plan.cord"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("allowed  Everything.get_sum(a: 2, b: 3)"), "{}", out.stdout);
+    assert!(out.stdout.contains("result: \"Echo: The sum of 2 and 3 is 5."), "{}", out.stdout);
+    // Without a policy, or naming a server the config lacks: a usage error, nothing runs.
+    let out = cordon(&dir, &["run", "--mcp", "everything", "plan.cord"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--mcp needs a --policy"), "{}", out.stderr);
+    let out = cordon(&dir, &["run", "--mcp", "mail", "--policy", "everything.cord", "plan.cord"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no MCP server `mail` in the config; it lists: everything"), "{}", out.stderr);
+}
+
+#[test]
+fn import_writes_a_policy_that_checks_and_asks_before_writes() {
+    let dir = workdir("cli-mcp", "import");
+    everything_setup(&dir);
+    let out = cordon(&dir, &["mcp", "import", "everything"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let policy = out.stdout;
+    assert!(policy.contains("capability Everything {"), "{policy}");
+    assert!(policy.contains("tool echo(message: String) -> String"), "{policy}");
+    assert!(policy.contains("tool get_sum(a: Float, b: Float) -> String"), "{policy}");
+    assert!(policy.contains("/// The server says (untrusted):"), "{policy}");
+    assert!(policy.contains("returns = untrusted()"), "{policy}");
+    // toggle-simulated-logging is not read-only: it asks first.
+    let toggle = policy.split("tool toggle_simulated_logging").nth(1).unwrap();
+    assert!(toggle.split("tool ").next().unwrap().contains("@approval(ask)"), "{policy}");
+    std::fs::write(dir.join("imported.cord"), &policy).unwrap();
+    let checked = cordon(&dir, &["check", "--policy", "imported.cord"]);
+    assert!(!checked.stdout.contains("error"), "the imported policy checks: {}\n{policy}", checked.stdout);
+    // And it binds: a plan on it runs against the server.
+    std::fs::write(dir.join("plan.cord"), "everything.echo(\"hi\")").unwrap();
+    let out = cordon(&dir, &["run", "--mcp", "everything", "--policy", "imported.cord", "plan.cord"]);
+    assert!(out.stdout.contains("result: \"Echo: hi\""), "{}{}", out.stdout, out.stderr);
+}
