@@ -34,6 +34,12 @@ const MAX_ERROR_CHARS: usize = 500;
 #[derive(Debug)]
 pub struct McpHost {
     connection: Connection,
+    binding: Binding,
+}
+
+/// How the tools a policy declares for a capability meet a server's tools.
+#[derive(Debug)]
+pub struct Binding {
     capability: String,
     tools: BTreeMap<String, Bound>,
 }
@@ -64,7 +70,25 @@ impl McpHost {
     /// Binds the tools of `connection` to the capability `capability` as `policies` declare
     /// it; every mismatch is an error naming the tool and what differs.
     pub fn bind(connection: Connection, capability: &str, policies: &[Module]) -> Result<McpHost, String> {
-        let server = connection.name().to_string();
+        let binding = Binding::new(connection.name(), connection.tools(), capability, policies)?;
+        Ok(McpHost { connection, binding })
+    }
+
+    /// The capability it serves.
+    pub fn capability(&self) -> &str {
+        &self.binding.capability
+    }
+}
+
+impl Binding {
+    /// Binds the server `server`'s `tools` to the capability `capability` as `policies`
+    /// declare it.
+    pub fn new(
+        server: &str,
+        tools: &[rmcp::model::Tool],
+        capability: &str,
+        policies: &[Module],
+    ) -> Result<Binding, String> {
         let declared = policies
             .iter()
             .flat_map(|m| &m.items)
@@ -78,24 +102,18 @@ impl McpHost {
                      (`cordon mcp import {server}` writes a starter policy)"
                 )
             })?;
-        let mut tools = BTreeMap::new();
+        let mut bound = BTreeMap::new();
         for tool in declared {
-            tools.insert(tool.name.name.clone(), bind_tool(&connection, capability, tool)?);
+            bound.insert(tool.name.name.clone(), bind_tool(server, tools, capability, tool)?);
         }
-        Ok(McpHost { connection, capability: capability.to_string(), tools })
-    }
-
-    /// The capability it serves.
-    pub fn capability(&self) -> &str {
-        &self.capability
+        Ok(Binding { capability: capability.to_string(), tools: bound })
     }
 }
 
 /// Binds the declared `tool` to the server's tool of that name.
-fn bind_tool(connection: &Connection, capability: &str, tool: &Tool) -> Result<Bound, String> {
-    let server = connection.name();
+fn bind_tool(server: &str, tools: &[rmcp::model::Tool], capability: &str, tool: &Tool) -> Result<Bound, String> {
     let wanted = &tool.name.name;
-    let offered: Vec<&str> = connection.tools().iter().map(|t| t.name.as_ref()).collect();
+    let offered: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     let found = match names::find(wanted, offered.iter().copied()) {
         Ok(Some(found)) => found,
         Ok(None) => {
@@ -112,7 +130,7 @@ fn bind_tool(connection: &Connection, capability: &str, tool: &Tool) -> Result<B
             ));
         }
     };
-    let Some(server_tool) = connection.tools().iter().find(|t| t.name == found) else {
+    let Some(server_tool) = tools.iter().find(|t| t.name == found) else {
         return Err(format!("the MCP server `{server}` lost its tool `{found}`"));
     };
     let schema = &server_tool.input_schema;
@@ -166,7 +184,7 @@ fn bind_tool(connection: &Connection, capability: &str, tool: &Tool) -> Result<B
 
 impl ToolHost for McpHost {
     fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
-        let Some(bound) = self.tools.get(call.tool()) else {
+        let Some(bound) = self.binding.tools.get(call.tool()) else {
             return Err(format!(
                 "`{}.{}` is not bound to the MCP server `{}`",
                 call.capability(),
@@ -211,10 +229,27 @@ fn take(tool: &str, returns: Returns, result: CallToolResult) -> Result<Json, St
             )),
         },
         Returns::Json => match result.structured_content {
-            Some(json) => Ok(json),
-            None => serde_json::from_str(&text).map_err(|e| {
+            Some(json) => Ok(cordon_names(json)),
+            None => serde_json::from_str(&text).map(cordon_names).map_err(|e| {
                 format!("`{tool}` answered text that is not JSON ({e}); declare its result `String` to take the text")
             }),
         },
+    }
+}
+
+/// `json` with every object key as a plan names it ([`names::cordon_name`]: `type` → `type_`,
+/// `a-b` → `a_b`), so a record declared as `cordon mcp import` writes it reads the result; of
+/// two keys with one name, the first is kept.
+fn cordon_names(json: Json) -> Json {
+    match json {
+        Json::Object(map) => {
+            let mut out = serde_json::Map::with_capacity(map.len());
+            for (key, value) in map {
+                out.entry(names::cordon_name(&key)).or_insert_with(|| cordon_names(value));
+            }
+            Json::Object(out)
+        }
+        Json::Array(items) => Json::Array(items.into_iter().map(cordon_names).collect()),
+        other => other,
     }
 }

@@ -29,20 +29,32 @@ pub fn policy(server: &str, capability: &str, tools: &[Tool]) -> String {
     let mut types = Types::default();
     let mut body = String::new();
     for tool in tools {
-        let name = names::identifier(&tool.name);
+        let name = names::cordon_name(&tool.name);
         let type_name = pascal(&name);
         if let Some(description) = &tool.description {
             doc(&mut body, "  ", description);
         }
         let schema = Json::Object((*tool.input_schema).clone());
         let required = required(&schema);
+        let properties = properties(&schema);
+        // Two properties with one identifier (`a-b`, `a.b`) cannot be told apart by a plan.
+        let clash =
+            |p: &str| properties.iter().filter(|(q, _)| names::cordon_name(q) == names::cordon_name(p)).count() > 1;
+        if properties.iter().any(|(p, _)| required.contains(p) && clash(p)) {
+            let _ = writeln!(
+                body,
+                "  // `{}` is left out: it requires properties whose names Cordon cannot tell apart\n",
+                tool.name.replace('\n', " ")
+            );
+            continue;
+        }
         let mut params = Vec::new();
-        for (property, prop_schema) in properties(&schema) {
+        for (property, prop_schema) in properties.iter().filter(|(p, _)| !clash(p)) {
             let mut ty = types.of(prop_schema, &format!("{type_name}{}", pascal(&names::identifier(property))), 0);
-            if !required.contains(&property) {
+            if !required.contains(property) {
                 ty = format!("Option[{ty}]");
             }
-            params.push((unkeyword(names::identifier(property)), ty));
+            params.push((names::cordon_name(property), ty));
         }
         let returns = match &tool.output_schema {
             Some(out) => types.of(&Json::Object((**out).clone()), &format!("{type_name}Result"), 0),
@@ -133,10 +145,13 @@ impl Types {
         let name = self.fresh(name);
         let required = required(schema);
         let mut fields = Vec::new();
-        for (property, prop_schema) in properties(schema) {
-            let field = unkeyword(names::identifier(property));
+        let properties = properties(schema);
+        let clash =
+            |p: &str| properties.iter().filter(|(q, _)| names::cordon_name(q) == names::cordon_name(p)).count() > 1;
+        for (property, prop_schema) in properties.iter().filter(|(p, _)| !clash(p)) {
+            let field = names::cordon_name(property);
             let mut ty = self.of(prop_schema, &format!("{name}{}", pascal(&field)), depth + 1);
-            if !required.contains(&property) {
+            if !required.contains(property) {
                 ty = format!("Option[{ty}]");
             }
             fields.push(format!("{field}: {ty}"));
@@ -154,7 +169,7 @@ impl Types {
         let fits = |v: &&str| {
             v.chars().next().is_some_and(char::is_alphabetic)
                 && v.chars().all(|c| c.is_alphanumeric() || c == '_')
-                && cordon_syntax::lexer::TokenKind::keyword(v).is_none()
+                && names::cordon_name(v) == *v
         };
         if variants.is_empty() || variants.len() != values.len() || !variants.iter().all(fits) {
             let shown: Vec<String> = values.iter().map(|v| v.to_string().replace("*/", "* /")).collect();
@@ -189,20 +204,16 @@ fn required(schema: &Json) -> Vec<&String> {
     properties(schema).into_iter().map(|(k, _)| k).filter(|k| listed.contains(&k.as_str())).collect()
 }
 
-/// `get_sum` → `GetSum`.
+/// `get_sum` → `GetSum`; a name that would start with a digit gets a `T` first (`_3d` → `T3d`).
 fn pascal(name: &str) -> String {
-    name.split('_')
+    let joined: String = name
+        .split('_')
         .map(|w| {
             let mut c = w.chars();
             c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
         })
-        .collect()
-}
-
-/// A name that is a keyword gets a `_` after it (`type_`); binding finds the property by its
-/// normal form all the same.
-fn unkeyword(name: String) -> String {
-    if cordon_syntax::lexer::TokenKind::keyword(&name).is_some() { format!("{name}_") } else { name }
+        .collect();
+    if joined.starts_with(|c: char| c.is_alphabetic()) { joined } else { format!("T{joined}") }
 }
 
 /// The server's description as a doc comment, marked as its words; control characters dropped.

@@ -16,4 +16,4 @@ pub mod names;
 
 pub use client::Connection;
 pub use config::{Config, Server};
-pub use host::McpHost;
+pub use host::{Binding, McpHost};

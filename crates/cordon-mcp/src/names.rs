@@ -28,19 +28,36 @@ pub fn normal(name: &str) -> String {
     out.trim_matches('_').to_string()
 }
 
-/// A Cordon identifier for an MCP name: its normal form, made a valid identifier (`_` first if
-/// it starts with a digit; `tool` if nothing is left).
+/// A Cordon identifier for an MCP name: each run of other characters a `_`, case kept
+/// (`get-sum` → `get_sum`, `includeImage` stays), `_` first if it starts with a digit,
+/// `unnamed` if nothing is left.
 pub fn identifier(name: &str) -> String {
-    let n = normal(name);
-    match n.chars().next() {
+    let mut out = String::with_capacity(name.len() + 1);
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let out = out.trim_matches('_');
+    match out.chars().next() {
         None => "unnamed".to_string(),
-        Some(c) if c.is_ascii_digit() => format!("_{n}"),
-        Some(_) => n,
+        Some(c) if c.is_ascii_digit() => format!("_{out}"),
+        Some(_) => out.to_string(),
     }
 }
 
-/// The one name of `candidates` that `wanted` names: exactly, else in normal form. `Err` lists
-/// the candidates when two share the normal form.
+/// The name a plan uses for an MCP name, as `cordon mcp import` writes it and results are
+/// read: its [`identifier`], with a `_` after it if that is a keyword (`type` → `type_`).
+pub fn cordon_name(name: &str) -> String {
+    let id = identifier(name);
+    if cordon_syntax::lexer::TokenKind::keyword(&id).is_some() { format!("{id}_") } else { id }
+}
+
+/// The one name of `candidates` that `wanted` names: exactly; else the one whose
+/// [`cordon_name`] it is; else the one with its normal form. `Err` lists the candidates when
+/// several match at the first step that matches any.
 pub fn find<'a>(
     wanted: &str,
     candidates: impl IntoIterator<Item = &'a str> + Clone,
@@ -49,12 +66,16 @@ pub fn find<'a>(
         return Ok(Some(exact));
     }
     let n = normal(wanted);
-    let same: Vec<&str> = candidates.into_iter().filter(|c| normal(c) == n).collect();
-    match same.as_slice() {
-        [] => Ok(None),
-        [one] => Ok(Some(one)),
-        _ => Err(same),
+    let steps: [&dyn Fn(&str) -> bool; 2] = [&|c| cordon_name(c) == wanted, &|c| normal(c) == n];
+    for matches in steps {
+        let same: Vec<&str> = candidates.clone().into_iter().filter(|c| matches(c)).collect();
+        match same.as_slice() {
+            [] => continue,
+            [one] => return Ok(Some(one)),
+            _ => return Err(same),
+        }
     }
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -69,9 +90,17 @@ mod tests {
         assert_eq!(normal("GET.Sum--x"), "get_sum_x");
         assert_eq!(identifier("3d-print"), "_3d_print");
         assert_eq!(identifier("--"), "unnamed");
+        assert_eq!(identifier("includeImage"), "includeImage");
         assert_eq!(find("get_sum", ["echo", "get-sum"]), Ok(Some("get-sum")));
         assert_eq!(find("messageType", ["messageType"]), Ok(Some("messageType")));
+        assert_eq!(find("message_type", ["messageType"]), Ok(Some("messageType")));
         assert_eq!(find("x", ["a-x", "b"]), Ok(None));
-        assert_eq!(find("a_b", ["a-b", "aB"]), Err(vec!["a-b", "aB"]));
+        // What import writes binds back: `a-b` is `a_b`, `aB` itself.
+        assert_eq!(find("a_b", ["a-b", "aB"]), Ok(Some("a-b")));
+        assert_eq!(find("aB", ["a-b", "aB"]), Ok(Some("aB")));
+        assert_eq!(find("a_b", ["a-b", "a.b"]), Err(vec!["a-b", "a.b"]));
+        assert_eq!(find("A_B", ["a-b", "aB"]), Err(vec!["a-b", "aB"]));
+        assert_eq!(cordon_name("type"), "type_");
+        assert_eq!(find("type_", ["type", "kind"]), Ok(Some("type")));
     }
 }
