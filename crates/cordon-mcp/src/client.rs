@@ -1,18 +1,22 @@
-//! A connection to one MCP server (stdio): started with a clean environment, its tools listed,
-//! each call bounded by a timeout and a size limit, the child process reaped when the
-//! connection ends. Synchronous to its caller: the connection owns a small runtime for the SDK.
+//! A connection to one MCP server: a child process on stdio (started with a clean environment,
+//! reaped when the connection ends) or a streamable HTTP endpoint. Its tools are listed once;
+//! starting, listing and each call are bounded by a timeout, and a result by a size limit.
+//! Synchronous to its caller: the connection owns a small runtime for the SDK.
 
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use http::{HeaderName, HeaderValue};
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 
-use crate::config::Server;
+use crate::config::{Server, Transport};
 
 /// The most of a server's standard error kept, to explain why it failed.
 const STDERR_TAIL: usize = 2000;
@@ -38,52 +42,46 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// Starts the server `name` as `server` says, initializes it and lists its tools, each
-    /// within the server's timeout.
+    /// Starts (or, over HTTP, reaches) the server `name` as `server` says, initializes it and
+    /// lists its tools, each within the server's timeout.
     pub fn start(name: &str, server: &Server) -> Result<Connection, String> {
+        let transport = server.transport(name)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the MCP client for `{name}`: {e}"))?;
-        let mut command = tokio::process::Command::new(&server.command);
-        command.args(&server.args).env_clear().kill_on_drop(true);
-        for var in std::iter::once("PATH").chain(server.env.iter().map(String::as_str)) {
-            if let Some(value) = std::env::var_os(var) {
-                command.env(var, value);
-            }
-        }
-        if let Some(cwd) = &server.cwd {
-            command.current_dir(cwd);
-        }
         let stderr = Arc::new(Mutex::new(String::new()));
         let timeout = server.timeout();
         let started = runtime.block_on(async {
-            let (transport, err) = TokioChildProcess::builder(command)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot start the MCP server `{name}` (`{}`): {e}", server.command))?;
-            if let Some(mut err) = err {
-                let tail = stderr.clone();
-                tokio::spawn(async move {
-                    let mut buf = [0u8; 1024];
-                    while let Ok(n) = err.read(&mut buf).await {
-                        if n == 0 {
-                            break;
-                        }
-                        keep_tail(&tail, &String::from_utf8_lossy(&buf[..n]));
+            match transport {
+                Transport::Stdio { command } => {
+                    let (transport, err) = TokioChildProcess::builder(child(command, server))
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .map_err(|e| format!("cannot start the MCP server `{name}` (`{command}`): {e}"))?;
+                    if let Some(err) = err {
+                        tokio::spawn(keep_tail(err, stderr.clone()));
                     }
-                });
+                    let pid = transport.id();
+                    let (service, tools) = connect(name, transport, timeout).await?;
+                    Ok((service, tools, pid))
+                }
+                Transport::Http { url } => {
+                    let mut headers = HashMap::new();
+                    for (key, value) in server.header_values(name)? {
+                        let bad =
+                            |what: &str| format!("the MCP server `{name}`'s header `{key}` is not a valid {what}");
+                        headers.insert(
+                            HeaderName::try_from(key.as_str()).map_err(|_| bad("name"))?,
+                            HeaderValue::try_from(value.as_str()).map_err(|_| bad("value"))?,
+                        );
+                    }
+                    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+                    let (service, tools) =
+                        connect(name, StreamableHttpClientTransport::from_config(config), timeout).await?;
+                    Ok((service, tools, None))
+                }
             }
-            let pid = transport.id();
-            let service = tokio::time::timeout(timeout, ().serve(transport))
-                .await
-                .map_err(|_| format!("the MCP server `{name}` did not finish starting within {timeout:?}"))?
-                .map_err(|e| format!("the MCP server `{name}` failed to start: {e}"))?;
-            let tools = tokio::time::timeout(timeout, service.list_all_tools())
-                .await
-                .map_err(|_| format!("the MCP server `{name}` did not list its tools within {timeout:?}"))?
-                .map_err(|e| format!("the MCP server `{name}` could not list its tools: {e}"))?;
-            Ok::<_, String>((service, tools, pid))
         });
         let (service, tools, pid) = match started {
             Ok(started) => started,
@@ -161,13 +159,57 @@ impl Drop for Connection {
     }
 }
 
-fn keep_tail(tail: &Mutex<String>, text: &str) {
-    if let Ok(mut tail) = tail.lock() {
-        tail.push_str(text);
-        if tail.len() > STDERR_TAIL {
-            let cut = tail.len() - STDERR_TAIL;
-            let cut = (cut..tail.len()).find(|&i| tail.is_char_boundary(i)).unwrap_or(tail.len());
-            tail.drain(..cut);
+/// The server's process: its arguments, an empty environment but `PATH` and the variables
+/// the config passes through, its folder; killed if the connection is dropped.
+fn child(command: &str, server: &Server) -> tokio::process::Command {
+    let mut child = tokio::process::Command::new(command);
+    child.args(&server.args).env_clear().kill_on_drop(true);
+    for var in std::iter::once("PATH").chain(server.env.iter().map(String::as_str)) {
+        if let Some(value) = std::env::var_os(var) {
+            child.env(var, value);
+        }
+    }
+    if let Some(cwd) = &server.cwd {
+        child.current_dir(cwd);
+    }
+    child
+}
+
+/// Initializes the server over `transport` and lists its tools, each within `timeout`.
+async fn connect<T, E, A>(
+    name: &str,
+    transport: T,
+    timeout: Duration,
+) -> Result<(RunningService<RoleClient, ()>, Vec<Tool>), String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let service = tokio::time::timeout(timeout, ().serve(transport))
+        .await
+        .map_err(|_| format!("the MCP server `{name}` did not finish starting within {timeout:?}"))?
+        .map_err(|e| format!("the MCP server `{name}` failed to start: {e}"))?;
+    let tools = tokio::time::timeout(timeout, service.list_all_tools())
+        .await
+        .map_err(|_| format!("the MCP server `{name}` did not list its tools within {timeout:?}"))?
+        .map_err(|e| format!("the MCP server `{name}` could not list its tools: {e}"))?;
+    Ok((service, tools))
+}
+
+/// Keeps the last of what the server writes to stderr, to explain why it failed.
+async fn keep_tail(mut err: tokio::process::ChildStderr, tail: Arc<Mutex<String>>) {
+    let mut buf = [0u8; 1024];
+    while let Ok(n) = err.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        if let Ok(mut tail) = tail.lock() {
+            tail.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if tail.len() > STDERR_TAIL {
+                let cut = tail.len() - STDERR_TAIL;
+                let cut = (cut..tail.len()).find(|&i| tail.is_char_boundary(i)).unwrap_or(tail.len());
+                tail.drain(..cut);
+            }
         }
     }
 }

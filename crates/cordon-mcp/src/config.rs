@@ -4,6 +4,10 @@
 //! ```toml
 //! user = "ann"            # whom runs act for (default: $USER)
 //!
+//! [servers.search]
+//! url = "https://mcp.example.com/mcp"   # streamable HTTP instead of a command
+//! headers = { Authorization = "${SEARCH_TOKEN}" }
+//!
 //! [servers.files]
 //! command = "npx"
 //! args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
@@ -34,13 +38,19 @@ pub struct Config {
     pub servers: BTreeMap<String, Server>,
 }
 
-/// One server: a command to start (stdio).
+/// One server: a command to start (stdio), or a URL to reach (streamable HTTP).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Server {
-    pub command: String,
+    pub command: Option<String>,
     #[serde(default)]
     pub args: Vec<String>,
+    /// The server's streamable HTTP endpoint: `https://..`, or `http://` to a loopback address.
+    pub url: Option<String>,
+    /// Headers sent with every HTTP request; a value `${NAME}` is the variable `NAME` of
+    /// Cordon's environment, so a key need not be written in the file.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     /// Names of variables passed through from Cordon's environment (besides `PATH`).
     #[serde(default)]
     pub env: Vec<String>,
@@ -52,10 +62,53 @@ pub struct Server {
     pub timeout_secs: Option<u64>,
 }
 
+/// How a server is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport<'a> {
+    Stdio { command: &'a str },
+    Http { url: &'a str },
+}
+
 /// How long a server may take, unless its entry says.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Server {
+    /// The command or the URL: exactly one of them.
+    pub fn transport(&self, name: &str) -> Result<Transport<'_>, String> {
+        match (&self.command, &self.url) {
+            (Some(command), None) => Ok(Transport::Stdio { command }),
+            (None, Some(url)) => {
+                let rest = url.strip_prefix("http://").map(|r| r.split(['/', '?']).next().unwrap_or_default());
+                let host = rest.map(|h| h.rsplit_once(':').map_or(h, |(host, _)| host));
+                match host {
+                    None if url.starts_with("https://") => Ok(Transport::Http { url }),
+                    Some("127.0.0.1" | "localhost" | "[::1]") => Ok(Transport::Http { url }),
+                    Some(_) => Err(format!(
+                        "the MCP server `{name}`'s url is plain http to another machine: use https (headers may carry keys)"
+                    )),
+                    None => {
+                        Err(format!("the MCP server `{name}`'s url must start with https:// (or http:// to loopback)"))
+                    }
+                }
+            }
+            (Some(_), Some(_)) => Err(format!("the MCP server `{name}` has both a command and a url: give one")),
+            (None, None) => Err(format!("the MCP server `{name}` needs a command (stdio) or a url (streamable HTTP)")),
+        }
+    }
+
+    /// The headers, each `${NAME}` value read from the environment.
+    pub fn header_values(&self, name: &str) -> Result<Vec<(String, String)>, String> {
+        self.headers
+            .iter()
+            .map(|(key, value)| match value.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
+                Some(var) => std::env::var(var).map(|v| (key.clone(), v)).map_err(|_| {
+                    format!("the MCP server `{name}`'s header `{key}` needs the variable `{var}`, which is not set")
+                }),
+                None => Ok((key.clone(), value.clone())),
+            })
+            .collect()
+    }
+
     pub fn timeout(&self) -> Duration {
         self.timeout_secs.map_or(DEFAULT_TIMEOUT, Duration::from_secs)
     }
@@ -127,5 +180,17 @@ mod tests {
         assert!(config.server("mail").is_err_and(|e| e.contains("it lists: files")));
         assert!(Config::parse("[servers.x]\ncommand = 1\n").is_err());
         assert!(Config::parse("[servers.x]\ncommand = \"a\"\nsecret = \"k\"\n").is_err());
+        let transport = |text: &str| {
+            Config::parse(text).unwrap_or_default().servers["x"].transport("x").map_err(|e| e.to_string()).map(|_| ())
+        };
+        assert_eq!(transport("[servers.x]\nurl = \"https://mcp.example.com/mcp\"\n"), Ok(()));
+        assert_eq!(transport("[servers.x]\nurl = \"http://127.0.0.1:8080/mcp\"\n"), Ok(()));
+        assert!(
+            transport("[servers.x]\nurl = \"http://mcp.example.com/mcp\"\n").is_err_and(|e| e.contains("plain http"))
+        );
+        assert!(transport("[servers.x]\nurl = \"http://127.0.0.1.evil.com/mcp\"\n").is_err());
+        assert!(transport("[servers.x]\nurl = \"ftp://x\"\n").is_err());
+        assert!(transport("[servers.x]\n").is_err_and(|e| e.contains("needs a command")));
+        assert!(transport("[servers.x]\ncommand = \"a\"\nurl = \"https://b\"\n").is_err_and(|e| e.contains("both")));
     }
 }

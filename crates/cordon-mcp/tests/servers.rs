@@ -198,3 +198,103 @@ fn a_command_that_does_not_exist_is_a_clear_error() {
     let error = Connection::start("s", &server("/nonexistent/mcp-server", &[], 2)).unwrap_err();
     assert!(error.contains("cannot start the MCP server `s`"), "{error}");
 }
+
+const FILES_POLICY: &str = r#"
+/// What the filesystem server answers: the text.
+type Text = { content: String }
+
+capability Files {
+  tool read_text_file(path: String) -> Text
+    @label(path = untrusted(), returns = secret(user()))
+  tool write_file(path: String, content: String) -> Text
+    @label(path = untrusted(), content = secret(user()).join(untrusted()), returns = secret(user()))
+}
+
+entry(files: Files) -> String
+"#;
+
+#[test]
+fn the_filesystem_server_reads_and_writes_under_its_root_only() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-files-root");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("notes.txt"), "buy tea").unwrap();
+    let root = root.canonicalize().unwrap();
+    let bin = servers::npm_server(Path::new(env!("CARGO_TARGET_TMPDIR")), "mcp-server-filesystem");
+    let files = server(bin.to_str().unwrap(), &[root.to_str().unwrap()], 30);
+    let notes = root.join("notes.txt").display().to_string();
+    let copy = root.join("copy.txt").display().to_string();
+    let plan = format!(
+        "let t = files.read_text_file({notes:?}); let w = files.write_file({copy:?}, t.content + \"!\"); t.content"
+    );
+    let (value, label) = run(FILES_POLICY, "Files", &files, &plan).unwrap();
+    assert_eq!(value, "\"buy tea\"");
+    assert!(label.contains("secrecy: ann"), "the policy's label on what was read: {label}");
+    assert_eq!(std::fs::read_to_string(root.join("copy.txt")).unwrap(), "buy tea!");
+    // The server's own root holds: outside it is a failure of the tool, and the run ends.
+    let error = run(FILES_POLICY, "Files", &files, r#"files.read_text_file("/etc/passwd").content"#).unwrap_err();
+    assert!(error.contains("`read_text_file` failed") && error.contains("Access denied"), "{error}");
+}
+
+/// The everything server on streamable HTTP at a free loopback port; killed when dropped.
+struct HttpEverything {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpEverything {
+    fn start() -> HttpEverything {
+        let bin = servers::npm_server(Path::new(env!("CARGO_TARGET_TMPDIR")), "mcp-server-everything");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = std::process::Command::new(bin)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(30), "the HTTP server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_server_on_streamable_http_serves_the_same_tools() {
+    let http = HttpEverything::start();
+    let text =
+        format!("[servers.s]\nurl = {:?}\ntimeout_secs = 30\nheaders = {{ X-Trace = \"cordon-test\" }}\n", http.url);
+    let server = Config::parse(&text).unwrap().servers.remove("s").unwrap();
+    let (value, label) = run(POLICY, "Everything", &server, r#"everything.echo("over http")"#).unwrap();
+    assert_eq!(value, "\"Echo: over http\"");
+    assert!(label.ends_with("integrity: true>"), "{label}");
+    // A header naming a variable that is not set: an error before anything is sent.
+    let text = format!(
+        "[servers.s]\nurl = {:?}\nheaders = {{ Authorization = \"${{CORDON_TEST_UNSET_TOKEN}}\" }}\n",
+        http.url
+    );
+    let server = Config::parse(&text).unwrap().servers.remove("s").unwrap();
+    let error = Connection::start("s", &server).unwrap_err();
+    assert!(error.contains("`CORDON_TEST_UNSET_TOKEN`, which is not set"), "{error}");
+}
+
+#[test]
+fn an_http_server_that_is_not_there_is_a_clear_error_within_the_timeout() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let text = format!("[servers.s]\nurl = \"http://127.0.0.1:{port}/mcp\"\ntimeout_secs = 3\n");
+    let server = Config::parse(&text).unwrap().servers.remove("s").unwrap();
+    let started = Instant::now();
+    let error = Connection::start("s", &server).unwrap_err();
+    assert!(error.contains("the MCP server `s`"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
