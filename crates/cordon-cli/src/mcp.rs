@@ -5,10 +5,10 @@
 //! - `cordon mcp serve` is an MCP server on stdio giving another agent (Claude Code, Codex,
 //!   Cursor, any MCP client) Cordon as its code-execution tool: `check` a plan, `run` it (every
 //!   call through the labels, the gate and the audit log, as `cordon run`), and `describe` the
-//!   language and the policies. Resources: the language reference and each policy. The
-//!   sessions a plan hands back persist for the MCP session (one server process), in a session
-//!   file kept in the store. No one can answer a card over MCP: the gate denies every card
-//!   unless `--approve FILE` says otherwise.
+//!   language and the policies. Resources: the language reference and each policy. On stdio,
+//!   or on streamable HTTP at a loopback address (`--http`). The sessions a plan hands back
+//!   persist for the MCP session, in a session file of its own kept in the store. No one can
+//!   answer a card over MCP: the gate denies every card unless `--approve FILE` says otherwise.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -59,10 +59,14 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub approve: ApproveArgs,
 
-    /// Keep the plans' sessions in this file (default: one file for this server process, in
-    /// the temporary directory, removed when it stops)
+    /// Keep the plans' sessions in this file (default: one file per MCP session, in the
+    /// temporary directory, removed when a stdio server stops)
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
+
+    /// Serve streamable HTTP on this loopback address (`127.0.0.1:8080`) instead of stdio
+    #[arg(long = "http", value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
 }
 
 pub fn run(command: &Command) -> Result<Report, Error> {
@@ -78,32 +82,63 @@ pub fn run(command: &Command) -> Result<Report, Error> {
     }
 }
 
-/// Serves until the client closes stdin.
+/// Serves until the client closes stdin (or, over HTTP, until the process is stopped).
 fn serve(args: &ServeArgs) -> Result<Report, Error> {
+    if let Some(addr) = args.http.filter(|a| !a.ip().is_loopback()) {
+        return Err(Error::Usage(format!(
+            "--http {addr}: serve on a loopback address only (127.0.0.1 or [::1]); the server has no authentication"
+        )));
+    }
     // The tools and policies are checked once, before the first request: a broken policy or a
     // server that does not match is an error at start, not a failure of every call.
     let policies = args.tools.open(&|p| std::fs::read_to_string(p))?.policies;
-    let temporary = args.session.is_none();
-    let session = args
-        .session
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("cordon-mcp-session-{}.json", std::process::id())));
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
-    let server = Cordon { args: ServeArgs { session: Some(session.clone()), ..args.clone() }, policies, approver };
+    let base = Cordon { args: args.clone(), policies, approver };
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+        .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| Error::Usage(format!("cannot start the MCP server: {e}")))?;
-    let served = runtime.block_on(async {
-        let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
-        service.waiting().await.map_err(|e| e.to_string())
-    });
-    if temporary {
-        let _ = std::fs::remove_file(&session);
-    }
+    let served = match args.http {
+        None => {
+            let server = base.for_session();
+            let session = server.args.session.clone();
+            let served = runtime.block_on(async {
+                let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
+                service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
+            });
+            if let (None, Some(session)) = (&args.session, session) {
+                let _ = std::fs::remove_file(session);
+            }
+            served
+        }
+        Some(addr) => runtime.block_on(serve_http(base, addr)),
+    };
     served.map_err(|e| Error::Usage(format!("the MCP connection failed: {e}")))?;
     Ok(Report { stdout: String::new(), accepted: true, error: None })
+}
+
+/// Streamable HTTP on `addr`: each MCP session gets its own sessions file.
+async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), String> {
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::StreamableHttpService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+    let service = TowerToHyperService::new(StreamableHttpService::new(
+        move || Ok(base.for_session()),
+        LocalSessionManager::default().into(),
+        Default::default(),
+    ));
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    eprintln!("cordon: serving MCP on http://{addr}/ (stop with Ctrl-C)");
+    loop {
+        let (stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
+        let service = service.clone();
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
 }
 
 /// The server: what it was started with, the policies' text, and who answers cards (one for
@@ -143,6 +178,18 @@ fn plan_schema() -> serde_json::Map<String, serde_json::Value> {
 }
 
 impl Cordon {
+    /// The server for one MCP session: the sessions file `--session` names, else one of its own.
+    fn for_session(&self) -> Cordon {
+        static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let mut this = self.clone();
+        if this.args.session.is_none() {
+            let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let file = format!("cordon-mcp-session-{}-{n}.json", std::process::id());
+            this.args.session = Some(std::env::temp_dir().join(file));
+        }
+        this
+    }
+
     fn tools() -> Vec<Tool> {
         let empty = json!({"type": "object", "properties": {}}).as_object().cloned().unwrap_or_default();
         vec![

@@ -18,15 +18,25 @@ fn tmp() -> &'static Path {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
 }
 
-/// The Python SDK's client against `cordon mcp serve args`, fed `plans`: what it saw.
-fn python_client(dir: &Path, args: &[&str], plans: &serde_json::Value) -> serde_json::Value {
+/// How the Python SDK's client reaches `cordon mcp serve`.
+enum Via<'a> {
+    /// It starts `cordon mcp serve ARGS` on stdio.
+    Stdio(&'a [&'a str]),
+    /// The server listens here.
+    Http(&'a str),
+}
+
+/// The Python SDK's client against `cordon mcp serve`, fed `plans`: what it saw.
+fn python_client(dir: &Path, via: Via<'_>, plans: &serde_json::Value) -> serde_json::Value {
     let python = servers::python_mcp(tmp());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py");
-    let mut child = std::process::Command::new(python)
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_cordon"))
-        .args(["mcp", "serve"])
-        .args(args)
+    let mut client = std::process::Command::new(python);
+    client.arg(script);
+    match via {
+        Via::Stdio(args) => client.arg(env!("CARGO_BIN_EXE_cordon")).args(["mcp", "serve"]).args(args),
+        Via::Http(url) => client.arg(url),
+    };
+    let mut child = client
         .current_dir(dir)
         .env("CORDON_STORE", dir.join("cordon.db"))
         .stdin(Stdio::piped())
@@ -39,6 +49,38 @@ fn python_client(dir: &Path, args: &[&str], plans: &serde_json::Value) -> serde_
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_str(&stdout).unwrap()
+}
+
+/// `cordon mcp serve --http` at a free loopback port, with `args`; stopped when dropped.
+struct HttpServe {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServe {
+    fn start(dir: &Path, args: &[&str]) -> HttpServe {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = common::command(dir, &["mcp", "serve", "--http", &addr])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(30), "cordon mcp serve --http did not start");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        HttpServe { child, url: format!("http://{addr}/") }
+    }
+}
+
+impl Drop for HttpServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn read(path: &str) -> String {
@@ -54,17 +96,10 @@ const TAINT: &str = r#"match gh.private_repo("secret-plans") {
   None => ("No secret-plans repository.", s),
 }"#;
 
-#[test]
-fn another_agent_checks_and_runs_plans_through_the_python_sdk() {
-    let dir = workdir("cli-mcp", "serve");
-    // Yes to the benign plan's issue; no to the card offering to vouch for mallory's text.
-    let answers = common::answers(&dir, "yes\nno\n");
-    let plans = serde_json::json!({
-        "bad": "let x = 1 / 0; x",
-        "good": read(&example("github/benign.cord")),
-        "blocked": read(&example("github/injected_issue.cord")),
-    });
-    let seen = python_client(&dir, &["--env", "github", "--approve", &answers], &plans);
+/// What another agent saw must be: the tools, the reference, a bad plan's diagnostics, a
+/// good plan run, an injected one refused when the card offering to vouch for mallory's text is
+/// answered no.
+fn assert_served(seen: &serde_json::Value) {
     assert_eq!(seen["server"], "cordon");
     let tools = seen["tools"].as_object().unwrap();
     assert_eq!(tools.keys().collect::<Vec<_>>(), ["check", "describe", "run"]);
@@ -86,6 +121,39 @@ fn another_agent_checks_and_runs_plans_through_the_python_sdk() {
     assert!(seen["unknown"].as_str().unwrap().contains("there is no tool `nope`"), "{seen}");
 }
 
+fn agent_plans() -> serde_json::Value {
+    serde_json::json!({
+        "bad": "let x = 1 / 0; x",
+        "good": read(&example("github/benign.cord")),
+        "blocked": read(&example("github/injected_issue.cord")),
+    })
+}
+
+#[test]
+fn another_agent_checks_and_runs_plans_through_the_python_sdk() {
+    let dir = workdir("cli-mcp", "serve");
+    // Yes to the benign plan's issue; no to the card offering to vouch for mallory's text.
+    let answers = common::answers(&dir, "yes\nno\n");
+    let seen = python_client(&dir, Via::Stdio(&["--env", "github", "--approve", &answers]), &agent_plans());
+    assert_served(&seen);
+}
+
+#[test]
+fn another_agent_does_the_same_over_streamable_http() {
+    let dir = workdir("cli-mcp", "serve-http");
+    let answers = common::answers(&dir, "yes\nno\n");
+    let server = HttpServe::start(&dir, &["--env", "github", "--approve", &answers]);
+    assert_served(&python_client(&dir, Via::Http(&server.url), &agent_plans()));
+}
+
+#[test]
+fn serve_refuses_an_address_other_machines_can_reach() {
+    let dir = workdir("cli-mcp", "serve-public");
+    let out = cordon(&dir, &["mcp", "serve", "--http", "0.0.0.0:0", "--env", "github"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("loopback address only"), "{}", out.stderr);
+}
+
 #[test]
 fn sessions_persist_for_the_mcp_session() {
     let dir = workdir("cli-mcp", "session");
@@ -93,7 +161,7 @@ fn sessions_persist_for_the_mcp_session() {
     // The first run reads the private roadmap and so taints the session; in the same MCP
     // session the benign plan, which checks on a fresh session, is then rejected.
     let plans = serde_json::json!({ "bad": "1", "good": TAINT, "blocked": read(&example("github/benign.cord")) });
-    let seen = python_client(&dir, &["--env", "github", "--approve", &yes], &plans);
+    let seen = python_client(&dir, Via::Stdio(&["--env", "github", "--approve", &yes]), &plans);
     assert_eq!(seen["run_good"]["status"], "done", "{}", seen["run_good"]);
     let after = &seen["run_blocked"];
     assert_eq!(after["status"], "rejected", "{after}");
