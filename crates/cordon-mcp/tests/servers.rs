@@ -173,6 +173,7 @@ fn hostile_servers_get_clear_errors_within_the_timeout() {
         ("silent", &["did not finish starting within"]),
         ("deep", &["could not list its tools"]),
         ("huge", &["more than the limit"]),
+        ("giant", &["the MCP server `s`", "`fetch`"]),
         ("die", &["failed during `fetch`"]),
         ("error", &["`fetch` failed: no such page"]),
         ("slow", &["did not answer `fetch` within"]),
