@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use cordon_gate::Approver;
 use cordon_mcp::{Config, Connection};
+use cordon_runtime::Sessions;
 use cordon_syntax::{SourceMap, render};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -91,9 +92,9 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     }
     // The tools and policies are checked once, before the first request: a broken policy or a
     // server that does not match is an error at start, not a failure of every call.
-    let policies = args.tools.open(&|p| std::fs::read_to_string(p))?.policies;
+    let tools = args.tools.open(&|p| std::fs::read_to_string(p))?;
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
-    let base = Cordon { args: args.clone(), policies, approver };
+    let base = Cordon { args: args.clone(), principal: tools.principal().to_string(), policies: tools.policies, approver };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -146,6 +147,8 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
 #[derive(Clone)]
 struct Cordon {
     args: ServeArgs,
+    /// Whom the runs act for.
+    principal: String,
     policies: Vec<(String, String)>,
     approver: Arc<Mutex<Box<dyn Approver + Send>>>,
 }
@@ -216,7 +219,14 @@ impl Cordon {
         let mut sources = SourceMap::new();
         let policies: Vec<_> = self.policies.iter().map(|(n, t)| sources.add(n.clone(), t.clone())).collect();
         let file = sources.add("plan.cord", plan);
-        let outcome = cordon_types::check(&sources, &policies, Some(file), &cordon_types::CheckOptions::default());
+        // What the MCP session's sessions say (a taint from an earlier run), as `run` checks.
+        let sessions = self.args.session.as_deref().and_then(|path| std::fs::read_to_string(path).ok());
+        let sessions = sessions.and_then(|text| Sessions::from_json(&text).ok()).unwrap_or_default();
+        let options = cordon_types::CheckOptions {
+            entry_facts: sessions.entry_facts(&self.principal),
+            ..cordon_types::CheckOptions::default()
+        };
+        let outcome = cordon_types::check(&sources, &policies, Some(file), &options);
         let text = if outcome.accepted() {
             "accepted".to_string()
         } else {

@@ -166,6 +166,9 @@ fn sessions_persist_for_the_mcp_session() {
     let after = &seen["run_blocked"];
     assert_eq!(after["status"], "rejected", "{after}");
     assert_eq!(after["diagnostics"]["diagnostics"][0]["code"], "refinement-unproven", "{after}");
+    // `check` knows it too, as `run` does.
+    let checked = seen["check_blocked_after"].as_str().unwrap();
+    assert!(checked.contains("error[refinement-unproven]"), "{checked}");
 }
 
 /// A config naming the everything server, and a policy declaring two of its tools.
