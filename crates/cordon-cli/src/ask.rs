@@ -21,6 +21,7 @@ use cordon_syntax::{FileId, SourceMap, render};
 use cordon_types::CheckOptions;
 
 use crate::approve::ApproveArgs;
+use crate::dirs::DirArgs;
 use crate::store::{SessionFile, StoreArgs, store_error};
 use crate::{Error, Report};
 
@@ -50,9 +51,13 @@ pub struct Setup {
     pub policies: Vec<PathBuf>,
 
     /// The simulated environment whose tools the plan calls; repeat for several (`--env github
-    /// --env chat`), each serving its own capability
-    #[arg(long = "env", value_name = "NAME", default_value = "github")]
+    /// --env chat`), each serving its own capability. `github` unless an environment or a
+    /// directory is named
+    #[arg(long = "env", value_name = "NAME")]
     pub envs: Vec<String>,
+
+    #[command(flatten)]
+    pub dirs: DirArgs,
 
     /// The model: openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], scripted:PATH or
     /// replay:PATH
@@ -132,7 +137,7 @@ pub struct Conversation<'a> {
 
 impl<'a> Conversation<'a> {
     pub fn open(setup: &'a Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation<'a>, Error> {
-        let env = cordon_envs::World::open(&setup.envs).map_err(Error::Usage)?;
+        let env = crate::dirs::world(&setup.envs, &setup.dirs)?;
         let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?;
         let provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
         let mut policies = Vec::new();

@@ -11,6 +11,7 @@ mod audit;
 mod chat;
 mod check;
 mod demo;
+mod dirs;
 mod run;
 mod store;
 

@@ -19,6 +19,7 @@ use cordon_types::CheckOptions;
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
+use crate::dirs::DirArgs;
 use crate::store::{SessionFile, StoreArgs, store_error};
 use crate::{Error, Report};
 
@@ -29,9 +30,13 @@ pub struct Args {
     pub policies: Vec<PathBuf>,
 
     /// The simulated environment whose tools the plan calls; repeat for several in one run
-    /// (`--env github --env chat`), each serving its own capability
-    #[arg(long = "env", value_name = "NAME", default_value = "github")]
+    /// (`--env github --env chat`), each serving its own capability. `github` unless an
+    /// environment or a directory is named
+    #[arg(long = "env", value_name = "NAME")]
     pub envs: Vec<String>,
+
+    #[command(flatten)]
+    pub dirs: DirArgs,
 
     /// Keep the plan's sessions in this file between runs (read if it exists, written after;
     /// kept in the store too, where one run at a time may hold it)
@@ -68,7 +73,7 @@ enum Status {
 }
 
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
-    let mut env = cordon_envs::World::open(&args.envs).map_err(Error::Usage)?;
+    let mut env = crate::dirs::world(&args.envs, &args.dirs)?;
     let mut sources = SourceMap::new();
     let mut load = |path: &Path| {
         let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
