@@ -397,6 +397,9 @@ fn refusal(shown: &str, e: io::Error) -> Refusal {
         io::ErrorKind::AlreadyExists => "exists",
         io::ErrorKind::DirectoryNotEmpty => "not-empty",
         io::ErrorKind::InvalidFilename => "bad-path",
+        _ if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Refusal::new("bad-path", format!("`{shown}` goes through too many symlinks (a loop?)"));
+        }
         _ => "io-error",
     };
     Refusal::new(code, format!("`{shown}`: {e}"))
