@@ -29,7 +29,7 @@
 //! included. A file is read only if it is a regular file with one link; a write replaces the
 //! file whole through a rename, never writing through a symlink, a hard link or a device.
 //! Sizes are bounded and each run has a quota ([`FsLimits`]). Every refusal is an
-//! `Err(Refused { code, reason })` the plan may handle, naming the path by its root's name
+//! `Err(FsError { code, reason })` the plan may handle, naming the path by its root's name
 //! (never where the root is on disk), and changes nothing.
 //!
 //! # Labels

@@ -1,7 +1,7 @@
 //! The `Fs` capability's tools as a [`ToolHost`]: reads a call's JSON arguments, runs the
 //! operation and answers in JSON as the tool's declared type in `policies/fs.cord` maps to it.
 //! A refusal is an answer, `{"Err": {"code": .., "reason": ..}}`, which the plan gets as
-//! `Err(Refused { .. })` and may handle; an argument a checked plan could not have sent is a
+//! `Err(FsError { .. })` and may handle; an argument a checked plan could not have sent is a
 //! tool failure naming the tool and the parameter, never a panic.
 
 use cordon_runtime::{Json, ToolCall, ToolHost};
@@ -38,7 +38,7 @@ impl ToolHost for Fs {
     }
 }
 
-/// A `Result[T, Refused]` answer.
+/// A `Result[T, FsError]` answer.
 fn answer<T: Serialize>(result: Result<T, Refusal>) -> Result<Json, String> {
     Ok(match result {
         Ok(value) => json!({ "Ok": value }),

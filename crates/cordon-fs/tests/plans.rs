@@ -127,7 +127,7 @@ fn paths_out_of_a_dir_come_back_as_refusals() {
     let scene = Scene::new();
     let plan = with_roots(
         r#"
-    let code = |r: Result[String, Refused]| match r { Ok(t) => "READ " + t, Err(e) => e.code };
+    let code = |r: Result[String, FsError]| match r { Ok(t) => "READ " + t, Err(e) => e.code };
     code(fs.read(notes, "../outside/secret.txt")) + " " + code(fs.read(notes, "escape")) + " "
       + code(fs.read(notes, "/etc/passwd"))"#,
     );
