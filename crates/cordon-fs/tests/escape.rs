@@ -359,12 +359,12 @@ fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 fn devices_pipes_and_sockets_are_refused_without_blocking() {
     let scene = Scene::new();
     let root_path = scene.root();
-    rustix::fs::mknodat(rustix::fs::CWD, &root_path.join("fifo"), rustix::fs::FileType::Fifo, 0o644.into(), 0).unwrap();
+    rustix::fs::mknodat(rustix::fs::CWD, root_path.join("fifo"), rustix::fs::FileType::Fifo, 0o644.into(), 0).unwrap();
     let _socket = std::os::unix::net::UnixListener::bind(root_path.join("sock")).unwrap();
     // A device node needs privilege (CI runs as root); a symlink to one is out of the root.
     let device = rustix::fs::mknodat(
         rustix::fs::CWD,
-        &root_path.join("null"),
+        root_path.join("null"),
         rustix::fs::FileType::CharacterDevice,
         0o666.into(),
         rustix::fs::makedev(1, 3),
