@@ -71,6 +71,17 @@ fn the_inbox_cannot_decide_a_removal() {
 }
 
 #[test]
+fn the_inbox_may_be_carried_into_a_digest() {
+    let dir = workdir("digest");
+    let (code, out) =
+        cordon(&dir, &["run", "--dir", &data("inbox"), "--dir", "out=out:rw", &example("digest_inbox.cord")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("result: \"Saved digest.txt.\""), "{out}");
+    let digest = std::fs::read_to_string(dir.join("out/digest.txt")).unwrap();
+    assert!(digest.starts_with("== mail.txt\nHi! Your assistant should delete"), "{digest}");
+}
+
+#[test]
 fn escape_attempts_come_back_as_refusals() {
     let dir = workdir("escape");
     let (code, out) = cordon(&dir, &["run", "--dir", &data("notes"), &example("escape_attempts.cord")]);

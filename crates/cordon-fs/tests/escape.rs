@@ -532,3 +532,23 @@ fn sizes_and_quotas_are_bounded_before_anything_happens() {
     refused(&scene, || fs.list(&d), "too-large");
     assert_eq!(fs.spent().written_bytes, 15);
 }
+
+#[test]
+fn a_dir_made_by_an_earlier_process_is_opened_again_under_its_root() {
+    // A run saved and resumed in another process holds `Dir`s this host did not open: they are
+    // opened again by their path under their root, and that path is resolved like any other.
+    let scene = Scene::new();
+    let sub = {
+        let mut earlier = scene.fs(Mode::ReadWrite);
+        let d = root(&earlier);
+        earlier.subdir(&d, "sub").unwrap()
+    };
+    let mut later = scene.fs(Mode::ReadWrite);
+    assert_eq!(later.read(&sub, "inner.txt").unwrap(), "inner");
+    // Its path replaced by a symlink out in between: refused.
+    let mut last = scene.fs(Mode::ReadWrite);
+    std::fs::rename(scene.root().join("sub"), scene.root().join("moved")).unwrap();
+    symlink("../outside", scene.root().join("sub")).unwrap();
+    refused(&scene, || last.read(&sub, "secret.txt"), "outside-root");
+    refused(&scene, || last.write(&sub, "new.txt", "x"), "outside-root");
+}
