@@ -218,12 +218,13 @@ impl Fs {
         let shown = if d.path.is_empty() { d.root.clone() } else { format!("{}/{}", d.root, d.path) };
         let max = self.limits.max_entries;
         let mut out = Vec::new();
-        for entry in self.dir(d)?.entries().map_err(|e| refusal(&shown, e))? {
-            let entry = entry.map_err(|e| refusal(&shown, e))?;
-            let Ok(name) = entry.file_name().into_string() else { continue };
-            if out.len() == max {
+        // Names left out count too: a directory of a million unnamable files is as large.
+        for (seen, entry) in self.dir(d)?.entries().map_err(|e| refusal(&shown, e))?.enumerate() {
+            if seen == max {
                 return Err(Refusal::new("too-large", format!("`{shown}` holds more than {max} names")));
             }
+            let entry = entry.map_err(|e| refusal(&shown, e))?;
+            let Ok(name) = entry.file_name().into_string() else { continue };
             let kind = entry.file_type().map_err(|e| refusal(&shown, e))?;
             let (kind, size) = if kind.is_file() {
                 ("file", entry.metadata().map(|m| m.len()).unwrap_or(0))

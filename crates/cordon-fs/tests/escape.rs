@@ -431,6 +431,10 @@ fn names_that_are_not_utf8_are_left_out_and_cannot_be_reached() {
     // The nearest a plan's string can come is the replacement character: another name.
     refused(&scene, || fs.read(&d, "bad\u{FFFD}.txt"), "not-found");
     refused(&scene, || fs.remove(&d, "bad\u{FFFD}.txt"), "not-found");
+    // Names left out still count toward a listing's bound.
+    let mut small = scene.fs_with(Mode::ReadWrite, FsLimits { max_entries: 3, ..FsLimits::default() });
+    let d = root(&small);
+    refused(&scene, || small.list(&d), "too-large");
     // A file whose content is not UTF-8 is not text.
     std::fs::write(scene.root().join("binary"), b"\xff\xfe\x00").unwrap();
     refused(&scene, || fs.read(&d, "binary"), "not-text");
