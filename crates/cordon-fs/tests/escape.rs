@@ -556,3 +556,18 @@ fn a_dir_made_by_an_earlier_process_is_opened_again_under_its_root() {
     refused(&scene, || last.read(&sub, "secret.txt"), "outside-root");
     refused(&scene, || last.write(&sub, "new.txt", "x"), "outside-root");
 }
+
+#[test]
+fn the_root_is_the_directory_opened_at_the_start() {
+    // Replacing the granted path itself while the run holds it changes nothing it reaches.
+    let scene = Scene::new();
+    let mut fs = scene.fs(Mode::ReadWrite);
+    let d = root(&fs);
+    std::fs::rename(scene.root(), scene.tmp.path().join("moved")).unwrap();
+    symlink("outside", scene.root()).unwrap();
+    assert_eq!(fs.read(&d, "notes.txt").unwrap(), "inside");
+    refused(&scene, || fs.read(&d, "secret.txt"), "not-found");
+    fs.write(&d, "new.txt", "new").unwrap();
+    assert_eq!(std::fs::read_to_string(scene.tmp.path().join("moved/new.txt")).unwrap(), "new");
+    assert!(!scene.outside().join("new.txt").exists());
+}
