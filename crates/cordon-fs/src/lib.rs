@@ -15,7 +15,8 @@
 //!
 //! Read-only is in the types: `write` and `remove` take `{d: Dir | d.writable}`, so a plan must
 //! show the checker that its `Dir` is writable (`if d.writable { .. }`), `read_only` returns
-//! `{r: Dir | !r.writable ..}`, and a plan that writes through it is rejected before it runs
+//! `{r: Dir | !r.writable ..}` and `subdir` a `Dir` as writable as its parent, so a plan that
+//! writes through a read-only `Dir` or anything under it is rejected before it runs
 //! (`refinement-unproven`). The boundary checks the refinement again on the real value, and the
 //! host checks a third time against its own record of each root's grant.
 //!

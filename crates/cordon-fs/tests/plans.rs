@@ -147,6 +147,16 @@ fn writing_through_a_read_only_dir_is_a_type_error() {
     assert_eq!(run(&scene, &unasked, true).ending, "rejected: refinement-unproven");
     let remove = with_roots(r#"match fs.remove(notes, "todo.txt") { Ok(_) => "removed", Err(e) => e.code }"#);
     assert_eq!(run(&scene, &remove, true).ending, "rejected: refinement-unproven");
+    // A subdirectory is as writable as its parent, and the checker knows it.
+    let fenced_sub = with_roots(
+        r#"match fs.subdir(fs.read_only(out), "sub") { Ok(s) => match fs.write(s, "x.txt", "x") { Ok(_) => "wrote", Err(e) => e.code }, Err(e) => e.code }"#,
+    );
+    assert_eq!(run(&scene, &fenced_sub, true).ending, "rejected: refinement-unproven");
+    std::fs::create_dir(scene.path("out/sub")).unwrap();
+    let writable_sub = with_roots(
+        r#"if out.writable { match fs.subdir(out, "sub") { Ok(s) => match fs.write(s, "x.txt", "x") { Ok(_) => "wrote", Err(e) => e.code }, Err(e) => e.code } } else { "no" }"#,
+    );
+    assert_eq!(run(&scene, &writable_sub, true).ending, "\"wrote\"");
     // Asking is enough: a read-only root answers no, and nothing is written.
     let asked = with_roots(
         r#"if notes.writable { match fs.write(notes, "x.txt", "x") { Ok(_) => "wrote", Err(e) => e.code } } else { "read-only" }"#,
@@ -161,6 +171,7 @@ fn writing_through_a_read_only_dir_is_a_type_error() {
         assert!(!outcome.calls.contains(&"write".to_string()), "{outcome:?}");
     }
     assert!(!scene.path("notes/x.txt").exists() && !scene.path("out/x.txt").exists());
+    assert!(scene.path("out/sub/x.txt").exists());
 }
 
 #[test]
