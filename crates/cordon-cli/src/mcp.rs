@@ -94,7 +94,8 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     // server that does not match is an error at start, not a failure of every call.
     let tools = args.tools.open(&|p| std::fs::read_to_string(p))?;
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
-    let base = Cordon { args: args.clone(), principal: tools.principal().to_string(), policies: tools.policies, approver };
+    let base =
+        Cordon { args: args.clone(), principal: tools.principal().to_string(), policies: tools.policies, approver };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

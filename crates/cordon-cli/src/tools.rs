@@ -1,12 +1,15 @@
-//! What a run's tools are: the policies (`--policy`), the simulated environments (`--env`), and
-//! real MCP servers (`--mcp`, from `cordon.toml` or `--config`). Each environment and each
-//! server serves one capability; a server's tools are bound to the capability as the policies
-//! declare it, before anything runs. Without `--env` or `--mcp`, the run uses the simulated
-//! GitHub.
+//! What a run's tools are: the policies (`--policy`), the simulated environments (`--env`), the
+//! directories the user grants (`--dir`, served as the `Fs` capability), and real MCP servers
+//! (`--mcp`, from `cordon.toml` or `--config`). Each environment and each server serves one
+//! capability; a server's tools are bound to the capability as the policies declare it, before
+//! anything runs. Without `--env`, `--dir` or `--mcp`, the run uses the simulated GitHub. All of
+//! them act for one principal: the environments', else the config's `user`, else `user`.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
+use cordon_envs::World;
+use cordon_fs::{Fs, FsLimits, Grant};
 use cordon_mcp::{Config, Connection, McpHost};
 
 use crate::Error;
@@ -19,10 +22,15 @@ pub struct ToolArgs {
     pub policies: Vec<PathBuf>,
 
     /// A simulated environment whose tools the plan calls; repeat for several (`--env github
-    /// --env chat`), each serving its own capability. `github` when neither `--env` nor
+    /// --env chat`), each serving its own capability. `github` when no `--env`, `--dir` or
     /// `--mcp` is given
     #[arg(long = "env", value_name = "NAME")]
     pub envs: Vec<String>,
+
+    /// A directory the plan may use, as NAME=PATH (read-only) or NAME=PATH:rw; repeat for
+    /// several. The plan reaches it as `fs.root("NAME")`, and nothing outside it
+    #[arg(long = "dir", value_name = "NAME=PATH[:rw]", value_parser = Grant::parse)]
+    pub dirs: Vec<Grant>,
 
     /// A real MCP server, by its name in the config; repeat for several. Its tools serve the
     /// capability its entry names, as a `--policy` declares them
@@ -36,7 +44,7 @@ pub struct ToolArgs {
 
 /// A run's tools, open.
 pub struct Tools {
-    world: Option<cordon_envs::World>,
+    world: World,
     servers: Vec<McpHost>,
     principal: String,
     /// The policy modules: each file's name and text.
@@ -58,12 +66,26 @@ impl ToolArgs {
             let text = read(path).map_err(|error| Error::Read { path: path.clone(), error })?;
             policies.push((path.display().to_string(), text));
         }
-        let envs = if self.envs.is_empty() && self.servers.is_empty() {
-            vec!["github".to_string()]
+        let config = if self.servers.is_empty() {
+            Config::default()
         } else {
-            self.envs.clone()
+            Config::find(self.config.as_deref()).map_err(Error::Usage)?.0
         };
-        let world = if envs.is_empty() { None } else { Some(cordon_envs::World::open(&envs).map_err(Error::Usage)?) };
+        let nothing_named = self.envs.is_empty() && self.dirs.is_empty() && self.servers.is_empty();
+        let mut world = match nothing_named {
+            true => World::open(&["github".to_string()]),
+            false if self.envs.is_empty() => Ok(World::empty()),
+            false => World::open(&self.envs),
+        }
+        .map_err(Error::Usage)?;
+        let principal = match world.principal() {
+            "" => config.user.clone().unwrap_or_else(|| cordon_fs::DEFAULT_PRINCIPAL.to_string()),
+            p => p.to_string(),
+        };
+        if !self.dirs.is_empty() {
+            let fs = Fs::open(&self.dirs, &principal, FsLimits::default()).map_err(Error::Usage)?;
+            world.add(Box::new(fs)).map_err(Error::Usage)?;
+        }
         if policies.is_empty() {
             if !self.servers.is_empty() {
                 return Err(Error::Usage(
@@ -71,15 +93,8 @@ impl ToolArgs {
                         .into(),
                 ));
             }
-            if let Some(world) = &world {
-                policies.extend(world.policies().into_iter().map(|(name, text)| (name, text.to_string())));
-            }
+            policies.extend(world.policies().into_iter().map(|(name, text)| (name, text.to_string())));
         }
-        let config = if self.servers.is_empty() {
-            Config::default()
-        } else {
-            Config::find(self.config.as_deref()).map_err(Error::Usage)?.0
-        };
         let modules: Vec<cordon_syntax::ast::Module> = {
             let mut sources = cordon_syntax::SourceMap::new();
             policies
@@ -96,27 +111,20 @@ impl ToolArgs {
             let connection = Connection::start(name, server).map_err(Error::Usage)?;
             servers.push(McpHost::bind(connection, &server.capability(name), &modules).map_err(Error::Usage)?);
         }
-        let principal = match &world {
-            Some(world) => world.principal().to_string(),
-            None => config.user.clone().or_else(|| std::env::var("USER").ok()).unwrap_or_else(|| "user".to_string()),
-        };
         Ok(Tools { world, servers, principal, policies })
     }
 }
 
 impl Tools {
     /// The principal every tool acts for: the environments', else the config's `user`, else
-    /// `$USER`.
+    /// `user`.
     pub fn principal(&self) -> &str {
         &self.principal
     }
 
     /// The tool hosts of one run, each serving its capability.
     pub fn hosts(&mut self) -> cordon_engine::Hosts<'_> {
-        let mut hosts = match &mut self.world {
-            Some(world) => world.hosts(),
-            None => cordon_engine::Hosts::new(),
-        };
+        let mut hosts = self.world.hosts();
         for server in &mut self.servers {
             let capability = server.capability().to_string();
             hosts = hosts.serve(&capability, server);

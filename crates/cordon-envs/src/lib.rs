@@ -133,29 +133,41 @@ impl std::fmt::Debug for World {
 impl World {
     /// The environments named, fresh, in order: at least one, none twice, one principal.
     pub fn open(names: &[String]) -> Result<World, String> {
-        let mut envs: Vec<Box<dyn Environment>> = Vec::with_capacity(names.len());
-        for name in names {
-            let next = env(name)?;
-            if envs.iter().any(|e| e.name() == next.name()) {
-                return Err(format!("the environment `{name}` is named twice"));
-            }
-            if let Some(first) = envs.first().filter(|e| e.principal() != next.principal()) {
-                return Err(format!(
-                    "`{}` acts for {} and `{name}` for {}: one run acts for one principal",
-                    first.name(),
-                    first.principal(),
-                    next.principal()
-                ));
-            }
-            envs.push(next);
-        }
-        if envs.is_empty() {
+        if names.is_empty() {
             return Err(format!("name an environment; the environments are: {}", NAMES.join(", ")));
         }
-        Ok(World { envs })
+        let mut world = World::empty();
+        for name in names {
+            world.add(env(name)?)?;
+        }
+        Ok(world)
     }
 
-    /// The principal every environment acts for.
+    /// A world with no environment yet, for [`World::add`].
+    pub fn empty() -> World {
+        World { envs: Vec::new() }
+    }
+
+    /// Adds an environment, fresh or made elsewhere (the filesystem with the directories the
+    /// user granted): none twice, one principal.
+    pub fn add(&mut self, next: Box<dyn Environment>) -> Result<(), String> {
+        let name = next.name();
+        if self.envs.iter().any(|e| e.name() == name) {
+            return Err(format!("the environment `{name}` is named twice"));
+        }
+        if let Some(first) = self.envs.first().filter(|e| e.principal() != next.principal()) {
+            return Err(format!(
+                "`{}` acts for {} and `{name}` for {}: one run acts for one principal",
+                first.name(),
+                first.principal(),
+                next.principal()
+            ));
+        }
+        self.envs.push(next);
+        Ok(())
+    }
+
+    /// The principal every environment acts for (`""` in an empty world).
     pub fn principal(&self) -> &str {
         self.envs.first().map_or("", |e| e.principal())
     }

@@ -2,7 +2,7 @@
 //! `./cordon.toml`, else `~/.config/cordon/cordon.toml`.
 //!
 //! ```toml
-//! user = "ann"            # whom runs act for (default: $USER)
+//! user = "ann"            # whom runs act for (default: user)
 //!
 //! [servers.search]
 //! url = "https://mcp.example.com/mcp"   # streamable HTTP instead of a command
@@ -32,7 +32,7 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Whom the runs act for (the principal `user()` of the policies' labels), where no
-    /// simulated environment says; by default `$USER`.
+    /// simulated environment says; by default `user`.
     pub user: Option<String>,
     #[serde(default)]
     pub servers: BTreeMap<String, Server>,
