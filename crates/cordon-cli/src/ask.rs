@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
-use cordon_agent::{FillConfig, Filler, ProviderConfig, RequestOutcome, Transcript};
+use cordon_agent::{FillConfig, Filler, HttpConfig, ProviderConfig, ProviderError, RequestOutcome, Transcript};
 use cordon_audit::Recording;
 use cordon_engine::{Event, Observers, Stages};
 use cordon_gate::{Gate, StoreGrants};
@@ -38,8 +38,12 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let mut conversation = Conversation::open(&args.setup, read)?;
     let report = conversation.ask(&args.request)?;
     conversation.save()?;
+    let finished = conversation.finish();
     conversation.close()?;
-    Ok(report)
+    match finished {
+        Err(error) if report.error.is_none() => Ok(Report { error: Some(error), ..report }),
+        _ => Ok(report),
+    }
 }
 
 /// What `cordon ask` and `cordon chat` share: the environment, the model, the policies, and
@@ -59,6 +63,11 @@ pub struct Setup {
     /// replay:PATH
     #[arg(long, value_name = "SPEC")]
     pub model: String,
+
+    /// Allow a plain `http://` base URL to another machine (the key and the prompts would
+    /// cross the network unencrypted); loopback needs no flag
+    #[arg(long)]
+    pub allow_insecure_http: bool,
 
     /// Keep the sessions in this file between requests (read if it exists, written after;
     /// kept in the store too, where one run at a time may hold it)
@@ -134,7 +143,8 @@ pub struct Conversation<'a> {
 impl<'a> Conversation<'a> {
     pub fn open(setup: &'a Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation<'a>, Error> {
         let env = cordon_envs::World::open(&setup.envs).map_err(Error::Usage)?;
-        let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?;
+        let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..HttpConfig::default() };
+        let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?.with_http(http);
         let provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
         let mut policies = Vec::new();
         for path in &setup.policies {
@@ -234,7 +244,9 @@ impl<'a> Conversation<'a> {
             return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
         }
         let mut report = report(&sources, &result, &trace.0, recorded.as_ref().ok().copied());
-        report.error = recorded.err().map(Error::Record);
+        if let Err(error) = recorded {
+            report.error = Some(Error::Record(error));
+        }
         Ok(report)
     }
 
@@ -244,6 +256,11 @@ impl<'a> Conversation<'a> {
             Some(session) => session.save(&self.store, &self.sessions),
             None => Ok(()),
         }
+    }
+
+    /// The model is asked no more: a replayed transcript with replies left over says so here.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        self.provider.finish().map_err(|e| Error::Usage(e.to_string()))
     }
 
     /// Gives the session back for the next run.
@@ -350,14 +367,27 @@ fn report(
         ));
     }
     let accepted = outcome.result.is_ok();
+    let mut error = None;
     match &outcome.result {
         Ok(v) => {
-            out.push_str(&format!("result: {}\n", v.value));
+            out.push_str(&answer(v));
             let label = cordon_runtime::deep_label(v);
             if !label.is_bottom() {
-                out.push_str(&format!("label: {label}\n"));
+                out.push_str(&format!("label: {}\n", label.dc().describe()));
             }
             out.push_str("request: ran to the end\n");
+        }
+        // No fill: the model could not be reached, or none of its fills checked. An error, for
+        // stderr, not an answer.
+        Err(e) if e.kind == cordon_runtime::ErrorKind::Hole => {
+            let code = match outcome.model_error() {
+                None => 1,
+                Some(ProviderError::Mismatch(_) | ProviderError::Config(_) | ProviderError::Exhausted { .. }) => 2,
+                Some(_) => 3,
+            };
+            let diagnostic = render::human(&e.to_diagnostic(), sources);
+            out.push_str(&format!("request: stopped ({})\n", e.kind.code().as_str()));
+            error = Some(Error::Unanswered { diagnostic, code });
         }
         Err(e) => {
             out.push_str(&render::human(&e.to_diagnostic(), sources));
@@ -372,7 +402,33 @@ fn report(
     if let Some(id) = request {
         out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));
     }
-    Report { stdout: out, accepted, error: None }
+    Report { stdout: out, accepted, error }
+}
+
+/// The plan's value for a person: its text as text (not a quoted, escaped string), and what
+/// else it hands back (a session kept for the next request) on lines of their own.
+fn answer(v: &cordon_runtime::Val) -> String {
+    use cordon_runtime::Value;
+    let parts: Vec<&cordon_runtime::Val> = match &v.value {
+        Value::Tuple(items) => items.iter().collect(),
+        _ => vec![v],
+    };
+    let mut text = String::new();
+    let mut kept = String::new();
+    for part in parts {
+        match &part.value {
+            Value::Str(s) => text.push_str(&format!("{}\n", s.trim_end_matches('\n'))),
+            Value::Handle(_) => kept.push_str(&format!("kept for the next request: {}\n", part.value)),
+            other => text.push_str(&format!("{other}\n")),
+        }
+    }
+    let mut out = match text.lines().count() {
+        0 => String::new(),
+        1 => format!("answer: {text}"),
+        _ => format!("answer:\n{}", text.lines().map(|l| format!("  {l}\n")).collect::<String>()),
+    };
+    out.push_str(&kept);
+    out
 }
 
 #[cfg(test)]

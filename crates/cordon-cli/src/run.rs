@@ -208,7 +208,7 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
                 out.push_str(&format!("result: {}\n", v.value));
                 let label = cordon_runtime::deep_label(v);
                 if !label.is_bottom() {
-                    out.push_str(&format!("label: {label}\n"));
+                    out.push_str(&format!("label: {}\n", label.dc().describe()));
                 }
             }
             let summary = match status {
