@@ -989,11 +989,13 @@ impl Checker<'_> {
             }
             let mut arm_lit = None;
             if let Some(st) = &s.term
-                && let Some(lit) = literal_term(&arm.pat)
+                && let (Some(cond), exact) = self.pattern_condition(&arm.pat, &sty, st)
             {
-                let eq = Term::Eq(Box::new(st.clone()), Box::new(lit));
-                self.add_fact(eq.clone(), format!("{} matched {}", self.text(scrutinee.span), self.text(arm.pat.span)));
-                arm_lit = Some(eq);
+                let matched = format!("{} matched {}", self.text(scrutinee.span), self.text(arm.pat.span));
+                self.add_fact(cond.clone(), matched);
+                // Only a condition that says exactly when the pattern matches may be negated
+                // for the arms after it.
+                arm_lit = exact.then_some(cond);
             }
             let before = self.diags.len();
             self.bind_pattern(&arm.pat, &sty, s.term.clone(), true);
@@ -1367,8 +1369,17 @@ impl Checker<'_> {
                             t
                         }
                         Some(ctx) if crate::logic::has_refinement(&t) => {
+                            // An argument the caller passes has the caller's type: what it says
+                            // of the value proves the annotation (`map` over a list of
+                            // `{v: Int | v != 0}` with `|x: {v: Int | v != 0}| ..`).
                             let g = ctx.clone();
-                            self.prove_refinements(None, &g, &t, te.span);
+                            let mark = self.facts.len();
+                            let value = self.fresh(&g, &p.name.name);
+                            self.prove_refinements(value.as_ref(), &g, &t, te.span);
+                            self.facts.truncate(mark);
+                            // The caller sees its own parameter type: the annotation was proved
+                            // from it here (or reported here, once).
+                            outer = Some(g);
                             t
                         }
                         _ => t,
@@ -1951,6 +1962,44 @@ fn allowed_in_refinement(k: &ExprKind) -> bool {
 }
 
 /// The term a literal pattern matches, for facts in its arm.
+impl Checker<'_> {
+    /// What matching `p` against `term` (of type `ty`) says, from the literals in it, also
+    /// inside tuples (`(0, _)` says `term.0 == 0`); and whether that is exactly when it matches
+    /// (its other parts are bindings and wildcards), so that an arm after it may assume its
+    /// negation.
+    fn pattern_condition(&mut self, p: &Pattern, ty: &Ty, term: &Term) -> (Option<Term>, bool) {
+        if let Some(lit) = literal_term(p) {
+            return (Some(Term::Eq(Box::new(term.clone()), Box::new(lit))), true);
+        }
+        match &p.kind {
+            PatternKind::Wild | PatternKind::Bind(_) => (None, true),
+            PatternKind::Tuple(ps) => {
+                let ty = self.resolve(ty);
+                let Ty::Tuple(parts) = ty.base().clone() else { return (None, false) };
+                if parts.len() != ps.len() {
+                    return (None, false);
+                }
+                let (mut conds, mut exact) = (Vec::new(), true);
+                for (i, (p, t)) in ps.iter().zip(&parts).enumerate() {
+                    let Some(sub) = self.tuple_field(term, ty.base(), i, t) else {
+                        exact = false;
+                        continue;
+                    };
+                    let (cond, sub_exact) = self.pattern_condition(p, t, &sub);
+                    conds.extend(cond);
+                    exact &= sub_exact;
+                }
+                match conds.len() {
+                    0 => (None, exact),
+                    1 => (conds.pop(), exact),
+                    _ => (Some(Term::And(conds)), exact),
+                }
+            }
+            _ => (None, false),
+        }
+    }
+}
+
 fn literal_term(p: &Pattern) -> Option<Term> {
     match &p.kind {
         PatternKind::Int(n) => Some(Term::Int(*n)),
