@@ -315,10 +315,18 @@ pub fn extract(reply: &str) -> Result<Extracted<'_>, String> {
     }
 }
 
-/// The diagnostics of a rejected fill, in the concise form, errors first, at most
-/// [`MAX_DIAGNOSTICS`].
+/// Errors that most often follow from another one (a value left unused because the line that
+/// would use it is wrong): shown after the other errors, so the first one, which the hole's
+/// summary quotes, is the cause.
+const CONSEQUENCES: &[cordon_syntax::Code] = &[cordon_syntax::Code::LinearUnused];
+
+/// The diagnostics of a rejected fill, in the concise form, at most [`MAX_DIAGNOSTICS`]:
+/// errors first (those that often follow from another after the rest), then warnings.
 fn rejection(outcome: &FillOutcome, sources: &SourceMap) -> Rejection {
-    let mut shown: Vec<&Diagnostic> = outcome.diagnostics.iter().filter(|d| d.is_error()).collect();
+    let consequence = |d: &&Diagnostic| CONSEQUENCES.contains(&d.code);
+    let errors = || outcome.diagnostics.iter().filter(|d| d.is_error());
+    let mut shown: Vec<&Diagnostic> = errors().filter(|d| !consequence(d)).collect();
+    shown.extend(errors().filter(consequence));
     shown.extend(outcome.diagnostics.iter().filter(|d| !d.is_error()));
     let mut out: String = shown.iter().take(MAX_DIAGNOSTICS).map(|d| render::concise(d, sources)).collect();
     if shown.len() > MAX_DIAGNOSTICS {

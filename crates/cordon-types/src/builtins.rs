@@ -171,8 +171,19 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         return Typed::error();
     }
     if c.is_linear(&ft) || c.is_second_class(&ft) {
+        let help = match (name, &ft) {
+            ("unwrap_or" | "is_some" | "is_none", Ty::Option(_)) => {
+                "builtins work on plain data, not linear values; take it apart with `match o { Some(x) => .., None => .. }`"
+            }
+            ("unwrap_or" | "is_ok" | "is_err", Ty::Result(..)) => {
+                "builtins work on plain data, not linear values; take it apart with `match r { Ok(x) => .., Err(e) => .. }`"
+            }
+            _ => "builtins work on plain data, not linear values or capabilities",
+        };
         c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` cannot take a value of type `{ft}`")).help =
-            Some("builtins work on plain data, not linear values or capabilities".into());
+            Some(help.into());
+        // The other arguments are used all the same, so a linear one is not also reported unused.
+        c.infer_after_error(rest.iter().copied());
         return Typed::error();
     }
     let sh = match shape(c, name, &ft, &kept, span) {

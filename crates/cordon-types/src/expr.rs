@@ -1583,9 +1583,11 @@ impl Checker<'_> {
         let Some(payload) = self.variant(&ty.name, &variants, variant) else {
             return Typed::error();
         };
+        let written = args.is_some();
         let args = args.unwrap_or(&[]);
-        if payload.len() != args.len() {
-            self.error(
+        let arity_error = payload.len() != args.len();
+        if arity_error {
+            let error = self.error(
                 Code::WrongArgCount,
                 span,
                 format!(
@@ -1597,6 +1599,12 @@ impl Checker<'_> {
                     args.len()
                 ),
             );
+            if !written {
+                error.help = Some(format!(
+                    "a variant with a payload is not a function: write `{}::{}(..)` with its payload",
+                    ty.name, variant.name
+                ));
+            }
         }
         for (i, a) in args.iter().enumerate() {
             let t = match payload.get(i) {
@@ -1604,6 +1612,11 @@ impl Checker<'_> {
                 None => self.infer(a),
             };
             self.store(&t, a.span);
+        }
+        if arity_error {
+            // No value was made: nothing downstream (a linear enum left unused) is reported
+            // for it.
+            return Typed::error();
         }
         self.fresh_typed(Ty::Enum(Rc::from(ty.name.as_str())), "_variant")
     }
