@@ -1530,6 +1530,7 @@ impl Checker<'_> {
         }
         let extra = args.get(1..).unwrap_or(&[]);
         let typed: Vec<Typed> = extra.iter().map(|a| self.infer(a)).collect();
+        self.check_hole_can_be_filled(e.span, &ty, &typed);
         // The fill reaches every capability in scope: a closure around the hole holds them,
         // and a function the hole makes may hold them too.
         let capability_in_scope = self.visible_bindings().any(|b| self.is_second_class(&b.ty));
@@ -1550,6 +1551,54 @@ impl Checker<'_> {
         self.holes += 1;
         let term = self.fresh(&hole_ty, "_hole");
         Typed { ty: hole_ty, term }
+    }
+
+    /// A hole whose type holds a linear value its fill could never have: none is passed in, and
+    /// no tool in scope makes one from nothing (a tool that takes one to give one back needs
+    /// one to start with). No fill could check, so the plan is rejected here, not after the
+    /// model was asked.
+    fn check_hole_can_be_filled(&mut self, span: Span, ty: &Ty, args: &[Typed]) {
+        // The linear types every value of `ty` holds (an `Option[Session]` may be `None`).
+        fn required(t: &Ty, out: &mut Vec<Rc<str>>) {
+            match t {
+                Ty::Linear(name) if !out.contains(name) => out.push(name.clone()),
+                Ty::Refined(r) => required(&r.base, out),
+                Ty::Tuple(ts) => ts.iter().for_each(|t| required(t, out)),
+                _ => {}
+            }
+        }
+        let mut wanted: Vec<Rc<str>> = Vec::new();
+        required(&self.resolve(ty), &mut wanted);
+        let holds = |t: &Ty, name: &Rc<str>| t.any_part(&mut |p| matches!(p, Ty::Linear(n) if n == name));
+        let capabilities: Vec<Rc<str>> = self
+            .visible_bindings()
+            .filter_map(|b| match self.resolve(&b.ty).base() {
+                Ty::Cap(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        for name in wanted {
+            if args.iter().any(|a| holds(&self.resolve(&a.ty), &name)) {
+                continue;
+            }
+            let minted = capabilities.iter().any(|cap| match self.types.get(&**cap).map(|i| &i.def) {
+                Some(TypeDef::Capability { tools }) => tools.iter().any(|(_, sig)| {
+                    holds(&sig.ret, &name) && !sig.params.iter().any(|(_, p)| holds(p, &name))
+                }),
+                _ => false,
+            });
+            if minted {
+                continue;
+            }
+            self.error(
+                Code::ForgedHostValue,
+                span,
+                format!("no fill could give this hole a `{name}`: none is passed in, and no tool in scope makes one"),
+            )
+            .help = Some(format!(
+                "pass the `{name}` the fill should use as an argument: `agent[T](\"task\", s)`, and give it back in `T`"
+            ));
+        }
     }
 
     // ---------------------------------------------------------------- calls
