@@ -627,13 +627,15 @@ mod tests {
     #[test]
     fn an_example_and_the_fill_give_the_fill_and_say_which() {
         let reply = "For example:\n```rust\nlet x = 1;\n```\nThe fill:\n```cordon extra words\n1 + 2\n```\n";
-        let extracted = extract(reply).unwrap();
-        assert_eq!(extracted.code, "1 + 2\n");
-        assert_eq!(
-            extracted.note.as_deref(),
-            Some("note: the reply has 2 code blocks; the fill checked is block 2 of 2, the one tagged `cordon`")
-        );
-        assert_eq!(extract("```\nx\n```").unwrap().note, None);
+        let expected = Extracted {
+            code: "1 + 2\n",
+            note: Some(
+                "note: the reply has 2 code blocks; the fill checked is block 2 of 2, the one tagged `cordon`"
+                    .to_string(),
+            ),
+        };
+        assert_eq!(extract(reply), Ok(expected));
+        assert_eq!(extract("```\nx\n```"), Ok(Extracted { code: "x\n", note: None }));
     }
 
     /// The problem with a reply that has no usable code.

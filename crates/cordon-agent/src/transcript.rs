@@ -251,7 +251,7 @@ fn difference(recorded: &[(String, String)], now: &[Message]) -> Option<String> 
 /// after their version is checked; blank lines are allowed.
 pub fn replay(reader: impl BufRead) -> Result<Replay, TranscriptError> {
     let mut recorded = Vec::new();
-    let mut prompted: Option<(String, u64, Vec<(String, String)>)> = None;
+    let mut prompted: Option<Prompted> = None;
     for (index, line) in reader.lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
@@ -286,6 +286,9 @@ pub fn replay_file(path: &Path) -> Result<Replay, TranscriptError> {
         .map_err(|error| io::Error::new(error.kind(), format!("cannot open {}: {error}", path.display())))?;
     Ok(replay(io::BufReader::new(file))?.with_name(format!("replay:{}", path.display())))
 }
+
+/// A `hole_prompted` line's hole, attempt and conversation.
+type Prompted = (String, u64, Vec<(String, String)>);
 
 /// What a transcript line holds, for a replay.
 enum Line {

@@ -334,3 +334,17 @@ fn an_example_block_and_the_fill_are_told_apart() {
     assert!(feedback.contains("error[type-mismatch]"), "{feedback}");
     assert!(feedback.contains("the fill checked is block 2 of 2, the one tagged `cordon`"), "{feedback}");
 }
+
+#[test]
+fn a_prompt_states_what_is_known_of_a_session_and_what_is_not() {
+    // The first hole gets the fresh session (known untainted); the second gets whatever the
+    // first fill gave back, of which nothing is known.
+    let plan = "let (a, s) = agent[(String, Session)](\"first\", s);\nagent[(String, Session)](\"second\", s)";
+    let mut model = Recording::new(&[&reply(r#"("a", s)"#), &reply(r#"("b", s)"#)]);
+    let (outcome, _) = run(plan, &mut model, FillConfig::default());
+    assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
+    let first = &model.requests[0].messages[1].content;
+    assert!(first.contains("  s: {s: Session | !tainted(s)}  (linear: use exactly once)\n"), "{first}");
+    let second = &model.requests[1].messages[1].content;
+    insta::assert_snapshot!("second_hole_prompt", second);
+}

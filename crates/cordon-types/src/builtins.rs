@@ -208,7 +208,10 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
     for (a, p) in rest.iter().zip(&sh.rest) {
         let t = c.check(a, p);
         if c.is_linear(&t.ty) {
-            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value"));
+            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value")).help = Some(format!(
+                "to use it once per element, thread it through a recursive `fn` that takes it and gives it back: {}",
+                crate::RECURSION_HINT
+            ));
         }
         // Only the functions `map`, `filter`, ... call are passed down; `unwrap_or` gives its
         // default back; every other argument becomes part of data.

@@ -302,7 +302,20 @@ impl Checker<'_> {
             id.span,
             format!("the measure `{}` exists only in refinements", id.name),
         )
-        .help = Some("a measure has no value at run time; the policy's tools report what you may know".into());
+        .help = Some(
+            "a measure has no value at run time, so a plan cannot test it; what is known of it is in the types (a \
+             binding `{s: Session | tainted(s)}` is tainted) and the tools' signatures say how it changes"
+                .into(),
+        );
+    }
+
+    /// The arguments of a measure used outside a refinement, checked for their own mistakes; a
+    /// measure only reads its argument, so a linear one is not used up (no cascade of
+    /// `linear-reused` after the one mistake).
+    fn measure_args_after_error<'e>(&mut self, args: impl IntoIterator<Item = &'e Expr>) {
+        let before = self.lin_state();
+        self.infer_after_error(args);
+        self.lin_restore(&before);
     }
 
     pub fn forged(&mut self, span: Span, name: &str) {
@@ -342,7 +355,11 @@ impl Checker<'_> {
         }
         if captured {
             self.error(Code::LinearCaptured, span, format!("a closure cannot capture the linear value `{name}`"))
-                .help = Some("pass it as an argument instead".into());
+                .help = Some(format!(
+                "pass it as an argument instead; to use it once per element of a list (not in `map` or `fold`), \
+                 thread it through a recursive `fn`: {}",
+                crate::RECURSION_HINT
+            ));
             self.scope[i].lin = Some(Lin::Consumed(span));
             return Typed { ty, term };
         }
@@ -365,7 +382,11 @@ impl Checker<'_> {
                     format!("the linear value `{name}` would be used on every iteration"),
                 )
                 .with_primary_label("used inside the loop")
-                .with_help("a linear value is used exactly once; use it before or after the loop"),
+                .with_help(format!(
+                    "a linear value is used exactly once; use it before or after the loop, or thread it through a \
+                     recursive `fn` that takes it and gives it back: {}",
+                    crate::RECURSION_HINT
+                )),
             );
             return Typed { ty, term };
         }
@@ -1582,9 +1603,9 @@ impl Checker<'_> {
                 continue;
             }
             let minted = capabilities.iter().any(|cap| match self.types.get(&**cap).map(|i| &i.def) {
-                Some(TypeDef::Capability { tools }) => tools.iter().any(|(_, sig)| {
-                    holds(&sig.ret, &name) && !sig.params.iter().any(|(_, p)| holds(p, &name))
-                }),
+                Some(TypeDef::Capability { tools }) => tools
+                    .iter()
+                    .any(|(_, sig)| holds(&sig.ret, &name) && !sig.params.iter().any(|(_, p)| holds(p, &name))),
                 _ => false,
             });
             if minted {
@@ -1695,7 +1716,7 @@ impl Checker<'_> {
                             return self.call_measure(&sig, &argv, span);
                         }
                         self.measure_misuse(id);
-                        self.infer_after_error(argv.iter().copied());
+                        self.measure_args_after_error(argv.iter().copied());
                         return Typed::error();
                     }
                     _ => {}
@@ -1833,8 +1854,7 @@ impl Checker<'_> {
         }
         if let Some(ValueDef::Measure(_)) = self.values.get(&method.name) {
             self.measure_misuse(method);
-            self.infer(receiver);
-            self.infer_after_error(args);
+            self.measure_args_after_error(std::iter::once(receiver).chain(args.iter()));
             return Typed::error();
         }
         let argv: Args<'_> = std::iter::once(receiver).chain(args.iter()).collect();
