@@ -28,7 +28,7 @@ use cordon_runtime::{
 use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 
-use crate::prompt::{NotCleared, Prompt, prompt};
+use crate::prompt::{Earlier, NotCleared, Prompt, add_history, prompt};
 use crate::provider::{Message, Provider, ProviderError, Request, Usage};
 
 /// Replies longer than this many bytes are not read for code.
@@ -52,6 +52,9 @@ pub struct FillConfig {
     /// Names for the clearances the host offers, least first (the CLI's `public` and `user`):
     /// a hole not asked for want of clearance names the least of them that would do.
     pub clearance_names: Vec<(String, DcLabel)>,
+    /// The conversation so far, shown (as labels allow) in the prompt of the request's root
+    /// hole.
+    pub history: Vec<Earlier>,
 }
 
 impl Default for FillConfig {
@@ -63,6 +66,7 @@ impl Default for FillConfig {
             clearance: DcLabel::untrusted(),
             max_tokens: 4096,
             clearance_names: Vec::new(),
+            history: Vec::new(),
         }
     }
 }
@@ -536,6 +540,8 @@ fn fill_reached(
     };
     if let Some(parent) = at.parent {
         p.label.join_mut(&parent.label);
+    } else if at.depth == 1 {
+        add_history(&mut p, &filler.config.history, request, &filler.config.clearance);
     }
     let (id, depth, site) = (at.id.clone(), at.depth, at.site.id);
     let parent = at.parent.map(|e| e.fill.clone());

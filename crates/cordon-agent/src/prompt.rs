@@ -176,6 +176,47 @@ pub fn prompt(
     Ok(Prompt { messages, label: shown.label, stats })
 }
 
+/// An earlier request of the same conversation, and the answer the user was shown (with its
+/// label).
+#[derive(Debug, Clone)]
+pub struct Earlier {
+    /// The user's request, as typed.
+    pub request: String,
+    /// The answer, as the plan returned it.
+    pub answer: Val,
+}
+
+/// At most this many earlier requests are shown.
+pub const MAX_HISTORY: usize = 8;
+
+/// Adds the conversation so far (the last [`MAX_HISTORY`] requests) to the prompt of a
+/// request's root hole, so a follow-up can refer to an earlier answer. A request is the user's
+/// own text; an answer is shown only where its label, joined with the pc at the hole, flows to
+/// the model's clearance (`<hidden>` elsewhere), and what is shown joins the prompt's label,
+/// as every value in a prompt does.
+pub fn add_history(prompt: &mut Prompt, history: &[Earlier], request: &HoleRequest, clearance: &DcLabel) {
+    if history.is_empty() {
+        return;
+    }
+    let mut shown = Shown { clearance, pc: &request.pc, label: prompt.label.clone(), stats: PromptStats::default() };
+    let mut text =
+        String::from("Earlier in this conversation (the user's requests and the answers they were shown):\n");
+    let skip = history.len().saturating_sub(MAX_HISTORY);
+    for (i, earlier) in history.iter().enumerate().skip(skip) {
+        text.push_str(&format!("  {}. request: {}\n", i + 1, cut(&earlier.request)));
+        text.push_str(&format!("     answer: {}\n", shown.task(&earlier.answer)));
+    }
+    text.push('\n');
+    if let Some(user) = prompt.messages.iter_mut().find(|m| m.role == crate::provider::Role::User) {
+        user.content.insert_str(0, &text);
+    }
+    prompt.label = shown.label;
+    prompt.stats.shown += shown.stats.shown;
+    prompt.stats.hidden += shown.stats.hidden;
+    prompt.stats.chars = prompt.messages.iter().map(|m| m.content.chars().count()).sum();
+    prompt.stats.estimated_tokens = prompt.messages.iter().map(|m| estimate_tokens(&m.content)).sum();
+}
+
 /// What a prompt showed so far: the join of the pc and the labels shown, and the counts.
 struct Shown<'a> {
     clearance: &'a DcLabel,

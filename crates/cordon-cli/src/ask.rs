@@ -11,7 +11,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
-use cordon_agent::{FillConfig, Filler, HttpConfig, ProviderConfig, ProviderError, RequestOutcome, Transcript};
+use cordon_agent::{
+    Earlier, FillConfig, Filler, HttpConfig, ProviderConfig, ProviderError, RequestOutcome, Transcript,
+};
 use cordon_audit::Recording;
 use cordon_engine::{Event, Observers, Stages};
 use cordon_gate::{Gate, StoreGrants};
@@ -135,6 +137,8 @@ pub struct Conversation<'a> {
     sessions: Sessions,
     transcript: Option<Transcript<File>>,
     requests: usize,
+    /// The requests so far and their answers, for the next request's prompt (`cordon chat`).
+    history: Vec<Earlier>,
     store: SqliteStore,
     /// The session file, and the store's session of it, held until the conversation closes.
     session: Option<SessionFile>,
@@ -171,7 +175,18 @@ impl<'a> Conversation<'a> {
             }
             None => None,
         };
-        Ok(Conversation { setup, env, provider, policies, sessions, transcript, requests: 0, store, session })
+        Ok(Conversation {
+            setup,
+            env,
+            provider,
+            policies,
+            sessions,
+            transcript,
+            requests: 0,
+            history: Vec::new(),
+            store,
+            session,
+        })
     }
 
     /// Runs one request through a root hole: checks it with what the sessions say, runs it,
@@ -221,6 +236,7 @@ impl<'a> Conversation<'a> {
             max_depth: self.setup.max_depth,
             clearance: self.setup.clearance.label(self.env.principal()),
             clearance_names: Clearance::named(self.env.principal()),
+            history: self.history.clone(),
             ..FillConfig::default()
         };
         let mut filler = Filler::new(&mut self.provider).with_config(config);
@@ -239,6 +255,9 @@ impl<'a> Conversation<'a> {
         drop(observers);
         let recorded = recording.finish();
         self.sessions = result.sessions.clone();
+        if let Ok(v) = &result.result {
+            self.history.push(Earlier { request: request.to_string(), answer: answer_part(v) });
+        }
         let transcript_error = self.transcript.as_ref().and_then(Transcript::error);
         if let (Some(path), Some(error)) = (&self.setup.transcript, transcript_error) {
             return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
@@ -403,6 +422,18 @@ fn report(
         out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));
     }
     Report { stdout: out, accepted, error }
+}
+
+/// The answer in a plan's value (its first part, when the entry hands more back), with its
+/// label joined with the whole value's own (what decided which tuple it is): what the next
+/// request's prompt may show of it.
+fn answer_part(v: &cordon_runtime::Val) -> cordon_runtime::Val {
+    if let cordon_runtime::Value::Tuple(items) = &v.value
+        && let Some(first) = items.first()
+    {
+        return cordon_runtime::Val { value: first.value.clone(), label: first.label.join(&v.label) };
+    }
+    v.clone()
 }
 
 /// The plan's value for a person: its text as text (not a quoted, escaped string), and what

@@ -3,8 +3,9 @@
 //! is there for the next. A one-line hint says how to stop; an empty line is skipped; `/help`
 //! lists the commands; `/quit` (or `quit`, `exit`, `/exit` alone on a line) or the end of input
 //! stops, and never goes to the model. A request's answer goes to stdout and, when it got no
-//! answer, why to stderr; the chat goes on. Each request is recorded in the store; the session
-//! file's session in the store is held until the chat ends.
+//! answer, why to stderr; the chat goes on. The requests so far and their answers go into the
+//! next request's prompt (as labels allow: `cordon_agent::add_history`). Each request is
+//! recorded in the store; the session file's session in the store is held until the chat ends.
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;

@@ -39,6 +39,49 @@ fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
 
 /// Runs `cordon chat` on `requests` with the scripted replies of `fixture`: stdout, stderr.
 fn chat(test: &str, fixture: &str, requests: &str) -> (String, String) {
+    let (stdout, stderr, _) = chat_with(test, fixture, requests, &[]);
+    (stdout, stderr)
+}
+
+/// The prompts' user messages of a chat's transcript, in order.
+fn prompts(transcript: &str) -> Vec<String> {
+    transcript
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "hole_prompted")
+        .map(|v| v["messages"][1]["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_follow_up_sees_the_earlier_answers_the_labels_allow() {
+    let (_, _, transcript) =
+        chat_with("history", "chat_history.json", "When is the meeting?\nWhen was that again?\n", &[]);
+    let asked = prompts(&transcript);
+    assert_eq!(asked.len(), 2, "{transcript}");
+    assert!(!asked[0].contains("Earlier in this conversation"), "{}", asked[0]);
+    assert!(
+        asked[1].starts_with(
+            "Earlier in this conversation (the user's requests and the answers they were shown):\n  1. request: \
+             When is the meeting?\n     answer: The meeting is on Tuesday.\n"
+        ),
+        "{}",
+        asked[1]
+    );
+    // Hostile: an answer secret to the user (from the private roadmap) is not shown to a model
+    // cleared for public data, though the user saw it; with the user's clearance it is.
+    let requests = "How long is the roadmap?\nSay hello in a new issue on alice/website.\n";
+    let (_, _, transcript) = chat_with("history_secret", "chat_taint.json", requests, &[]);
+    let second = &prompts(&transcript)[1];
+    assert!(second.contains("  1. request: How long is the roadmap?\n     answer: <hidden>\n"), "{second}");
+    assert!(!second.contains("The roadmap has"), "{second}");
+    let (_, _, transcript) = chat_with("history_user", "chat_taint.json", requests, &["--clearance", "user"]);
+    let second = &prompts(&transcript)[1];
+    assert!(second.contains("     answer: The roadmap has "), "{second}");
+}
+
+/// [`chat`] with more arguments, also giving the transcript.
+fn chat_with(test: &str, fixture: &str, requests: &str, more: &[&str]) -> (String, String, String) {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join(test);
     let _ = std::fs::remove_dir_all(&dir);
@@ -48,6 +91,9 @@ fn chat(test: &str, fixture: &str, requests: &str) -> (String, String) {
         .arg(format!("scripted:{}", fixture.display()))
         .arg("--store")
         .arg(dir.join("cordon.db"))
+        .arg("--transcript")
+        .arg(dir.join("transcript.jsonl"))
+        .args(more)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -55,7 +101,8 @@ fn chat(test: &str, fixture: &str, requests: &str) -> (String, String) {
         .unwrap();
     child.stdin.take().unwrap().write_all(requests.as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
-    (String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap())
+    let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap_or_default();
+    (String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap(), transcript)
 }
 
 #[test]
