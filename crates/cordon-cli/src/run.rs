@@ -256,8 +256,8 @@ impl Observer for Trace {
             E::EffectRefused { tool, args_text, at, code, reason, .. } => {
                 row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at)
             }
-            E::EffectReturned { tool, value_text, label, at } => {
-                row(tool, value_text, Decision::Returned { label: label.to_string() }, at)
+            E::EffectReturned { tool, value_text, label, words, at } => {
+                row(tool, value_text, Decision::Returned { label: label.to_string(), words: words.to_string() }, at)
             }
             E::EffectFailed { tool, reason, at } => row(tool, "", Decision::Failed { reason: reason.to_string() }, at),
             _ => return,
@@ -278,8 +278,8 @@ pub(crate) fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String
         Decision::Blocked { code, .. } => {
             format!("{n:>3}. BLOCKED  {}({})  [{code}] at {at}\n", event.tool, event.detail)
         }
-        Decision::Returned { label } if label.is_empty() => format!("     returned {}\n", event.detail),
-        Decision::Returned { label } => format!("     returned {}  label {label}\n", event.detail),
+        Decision::Returned { label, .. } if label.is_empty() => format!("     returned {}\n", event.detail),
+        Decision::Returned { words, .. } => format!("     returned {}  ({words})\n", event.detail),
         Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
     }
 }
