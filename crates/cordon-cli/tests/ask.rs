@@ -120,6 +120,8 @@ fn fills_that_never_check_are_an_error_on_stderr_and_exit_1() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("no fill checked in 1 attempt (last:"), "{}", run.stderr);
     assert!(!run.stdout.contains("error["), "{}", run.stdout);
+    let shown = cordon(&dir, &["audit", "show"]);
+    assert!(shown.stdout.contains("hole 0 after 1 attempt [hole-unfilled]"), "{}", shown.stdout);
 }
 
 #[test]
