@@ -477,6 +477,23 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_is_printed_as_text_and_the_session_apart() {
+        use cordon_runtime::value::Handle;
+        use cordon_runtime::{Val, Value};
+        use std::sync::Arc;
+        let session = Val::plain(Value::Handle(Arc::new(Handle { ty: "Session".into(), id: 7 })));
+        let two_lines = Val::plain(Value::str("Two issues:\n- a \"quoted\" one\n- another"));
+        let value = Val::plain(Value::Tuple(Arc::new(vec![two_lines, session.clone()])));
+        assert_eq!(
+            answer(&value),
+            "answer:\n  Two issues:\n  - a \"quoted\" one\n  - another\nkept for the next request: <Session #7>\n"
+        );
+        let one = Val::plain(Value::Tuple(Arc::new(vec![Val::plain(Value::str("3 open issues.")), session])));
+        assert_eq!(answer(&one), "answer: 3 open issues.\nkept for the next request: <Session #7>\n");
+        assert_eq!(answer(&Val::plain(Value::Int(42))), "answer: 42\n");
+    }
+
+    #[test]
     fn requests_become_string_literals() {
         assert_eq!(quote("say \"hi\"\n\\"), r#""say \"hi\"\n\\""#);
     }
