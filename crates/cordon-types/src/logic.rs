@@ -420,11 +420,17 @@ impl Checker<'_> {
                         d = d.with_note(format!("counterexample: {}", shown.join(", ")));
                     }
                     match self.measure_in(conjunct) {
-                        // No `if` can test a measure: say what can satisfy it.
+                        // No `if` can test a measure: say what can satisfy it, and whether this
+                        // value never will.
+                        Some(measure) if self.known(&Term::Not(Box::new(conjunct.clone()))) => d.with_help(format!(
+                            "this value is known not to satisfy it, and `{measure}` is a measure, which no `if` can \
+                             change: use a value the tools gave back with it (see their signatures), or do without \
+                             this call and return the answer to the user"
+                        )),
                         Some(measure) => d.with_help(format!(
-                            "`{measure}` is a measure, which no `if` can test: pass a value whose type says it \
-                             (only the tools' results do; for a tainted session, one that never read private data), \
-                             or do without this call and return the answer to the user"
+                            "`{measure}` is a measure, which no `if` can test: pass a value whose type says it (only \
+                             the tools' results can, see their signatures), or do without this call and return the \
+                             answer to the user"
                         )),
                         None => d.with_help("check it first with `if`, or pass a value known to satisfy it"),
                     }

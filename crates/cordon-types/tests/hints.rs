@@ -38,3 +38,16 @@ fn loops_closures_and_folds_over_a_session_point_at_the_recursive_pattern() {
         assert!(help.contains("recursive `fn`") && help.contains(RECURSION_HINT), "{plan}: {help}");
     }
 }
+
+#[test]
+fn a_failed_measure_obligation_says_what_would_satisfy_it() {
+    // Known tainted (it read a private repository): no `if` can change that.
+    let known = "match gh.private_repo(\"plans\") {\n  Some(r) => if r.private {\n    let (t, s) = gh.read_file(s, r, \"a\");\n    let (i, s) = gh.create_issue(s, r, \"x\", t);\n    (\"posted\", s)\n  } else { (\"public\", s) },\n  None => (\"none\", s),\n}";
+    let help = help_of(known);
+    assert!(help.starts_with("this value is known not to satisfy it, and `tainted` is a measure"), "{help}");
+    assert!(help.contains("return the answer to the user"), "{help}");
+    // Not known either way (a fill gave it back): only a value whose type says it will do.
+    let unknown = "let (a, s) = agent[(String, Session)](\"x\", s);\nmatch gh.repo(\"alice\", \"website\") {\n  Some(r) => if r.private { (a, s) } else {\n    let (i, s) = gh.create_issue(s, r, \"x\", a);\n    (a, s)\n  },\n  None => (a, s),\n}";
+    let help = help_of(unknown);
+    assert!(help.starts_with("`tainted` is a measure, which no `if` can test"), "{help}");
+}
