@@ -275,8 +275,7 @@ impl Checker<'_> {
     /// what the facts at the hole decide of the value's measures (`{s: Session | tainted(s)}`,
     /// `{s: Session | !tainted(s)}`), or by the bare type when they decide nothing. A value of
     /// a type with measures is shown with what is known of them even when its type says nothing
-    /// (a session the host kept, known tainted).
-    /// Also the measures nothing decides.
+    /// (a session the host kept, known tainted). Returned with it: the measures nothing decides.
     fn shown_type(&mut self, name: &str, ty: &Ty, term: Option<&Term>) -> (String, Vec<String>) {
         let names_others = matches!(ty, Ty::Refined(r) if !r.env.is_empty());
         let base = ty.base().clone();
@@ -295,13 +294,14 @@ impl Checker<'_> {
     /// `m(name)` or `!m(name)` for each boolean measure over `linear` that the facts decide for
     /// `term`; and `m(name)` for each they do not.
     fn known_measures(&mut self, name: &str, linear: &str, term: &Term) -> (Vec<String>, Vec<String>) {
+        let over_it = |p: &Ty| matches!(p.base(), Ty::Linear(n) | Ty::Opaque(n, _) if &**n == linear);
         let mut measures: Vec<String> = self
             .values
             .iter()
             .filter_map(|(m, def)| match def {
                 ValueDef::Measure(sig)
                     if matches!(sig.ret.base(), Ty::Bool)
-                        && matches!(sig.params.as_slice(), [(_, p)] if matches!(p.base(), Ty::Linear(n) | Ty::Opaque(n, _) if &**n == linear)) =>
+                        && matches!(sig.params.as_slice(), [(_, p)] if over_it(p)) =>
                 {
                     Some(m.clone())
                 }
