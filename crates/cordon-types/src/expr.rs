@@ -304,7 +304,7 @@ impl Checker<'_> {
         )
         .help = Some(
             "a measure has no value at run time, so a plan cannot test it; what is known of it is in the types (a \
-             binding `{s: Session | tainted(s)}` is tainted) and the tools' signatures say how it changes"
+             binding of type `{x: T | m(x)}` has it) and the tools' signatures say how it changes"
                 .into(),
         );
     }
@@ -2043,7 +2043,6 @@ fn allowed_in_refinement(k: &ExprKind) -> bool {
     )
 }
 
-/// The term a literal pattern matches, for facts in its arm.
 impl Checker<'_> {
     /// What matching `p` against `term` (of type `ty`) says, from the literals in it, also
     /// inside tuples (`(0, _)` says `term.0 == 0`); and whether that is exactly when it matches
@@ -2082,6 +2081,7 @@ impl Checker<'_> {
     }
 }
 
+/// The term a literal pattern matches, for facts in its arm.
 fn literal_term(p: &Pattern) -> Option<Term> {
     match &p.kind {
         PatternKind::Int(n) => Some(Term::Int(*n)),
