@@ -28,8 +28,8 @@ use cordon_runtime::{
 use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 
-use crate::prompt::{NotCleared, Prompt, prompt};
-use crate::provider::{Message, Provider, Request, Usage};
+use crate::prompt::{Earlier, NotCleared, Prompt, add_history, prompt};
+use crate::provider::{Message, Provider, ProviderError, Request, Usage};
 
 /// Replies longer than this many bytes are not read for code.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024;
@@ -52,6 +52,9 @@ pub struct FillConfig {
     /// Names for the clearances the host offers, least first (the CLI's `public` and `user`):
     /// a hole not asked for want of clearance names the least of them that would do.
     pub clearance_names: Vec<(String, DcLabel)>,
+    /// The conversation so far, shown (as labels allow) in the prompt of the request's root
+    /// hole.
+    pub history: Vec<Earlier>,
 }
 
 impl Default for FillConfig {
@@ -63,6 +66,7 @@ impl Default for FillConfig {
             clearance: DcLabel::untrusted(),
             max_tokens: 4096,
             clearance_names: Vec::new(),
+            history: Vec::new(),
         }
     }
 }
@@ -80,6 +84,8 @@ pub struct HoleStats {
     pub prompt_tokens: u64,
     /// Whether a fill was accepted.
     pub filled: bool,
+    /// Why the model gave no answer, when that ended the hole.
+    pub model_error: Option<ProviderError>,
 }
 
 /// Fills holes with one model: the provider and the settings.
@@ -123,6 +129,7 @@ impl<'a> Filler<'a> {
             usage: Usage::default(),
             prompt_tokens: prompt.stats.estimated_tokens,
             filled: false,
+            model_error: None,
         };
         let max_attempts = self.config.max_attempts.max(1);
         let mut last = String::from("no attempt was made");
@@ -150,20 +157,26 @@ impl<'a> Filler<'a> {
                     observer.event(&Event::ModelFailed { hole, attempt, error: &e.to_string() });
                     let reason = format!("the model gave no answer: {e}");
                     abandoned(observer, Some(hole), attempt, ErrorKind::Hole.code(), &reason);
+                    stats.model_error = Some(e);
                     return Filled { fill: Err(reason), stats };
                 }
             };
             stats.usage += completion.usage;
             observer.event(&Event::FillReceived { hole, attempt, text: &completion.text, usage: completion.usage });
-            let rejection = match extract_code(&completion.text) {
+            let rejection = match extract(&completion.text) {
                 Err(problem) => Rejection { feedback: problem, first: None },
-                Ok(code) => match check(code, attempt) {
+                Ok(Extracted { code, note }) => match check(code, attempt) {
                     Checking::Accepted(fill) => {
                         observer.event(&Event::FillAccepted { hole, attempt, code });
                         stats.filled = true;
                         return Filled { fill: Ok(fill), stats };
                     }
-                    Checking::Rejected(rejection) => rejection,
+                    Checking::Rejected(mut rejection) => {
+                        if let Some(note) = note {
+                            rejection.feedback = format!("{}{note}\n", rejection.feedback);
+                        }
+                        rejection
+                    }
                 },
             };
             let feedback = rejection.feedback;
@@ -180,7 +193,8 @@ impl<'a> Filler<'a> {
             last = feedback;
         }
         let first = last.lines().next().unwrap_or_default().to_string();
-        let reason = format!("no fill checked in {} attempts (last: {first})", stats.attempts);
+        let plural = if stats.attempts == 1 { "" } else { "s" };
+        let reason = format!("no fill checked in {} attempt{plural} (last: {first})", stats.attempts);
         abandoned(observer, Some(hole), stats.attempts, ErrorKind::Hole.code(), &reason);
         Filled { fill: Err(reason), stats }
     }
@@ -224,45 +238,99 @@ fn echo(reply: &str) -> String {
     }
 }
 
+/// The language tag a fill's code block carries (```` ```cordon ````).
+pub const FILL_TAG: &str = "cordon";
+
+/// The code a reply holds, and which of its blocks that was when it had several.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extracted<'a> {
+    /// The block's content.
+    pub code: &'a str,
+    /// Which block was taken, when the reply had more than one (told to the model with any
+    /// diagnostics, so it knows what was checked).
+    pub note: Option<String>,
+}
+
 /// The code of a reply: the content of its one fenced block (```` ``` ```` with any info
-/// string such as `cordon`); prose around it is ignored. No block, several blocks, an
-/// unclosed block or a reply over [`MAX_REPLY_BYTES`] is a problem, described for the model.
+/// string such as `cordon`); prose around it is ignored. [`extract`] says more.
 pub fn extract_code(reply: &str) -> Result<&str, String> {
+    extract(reply).map(|extracted| extracted.code)
+}
+
+/// The code of a reply. A reply with one fenced block gives that block, whatever its tag. A
+/// reply with several (an example and the fill, say) gives the one tagged [`FILL_TAG`], and
+/// says so; several blocks of which none or more than one is tagged `cordon` are a problem,
+/// never a guess: the host does not choose between two plans. No block, an unclosed block or a
+/// reply over [`MAX_REPLY_BYTES`] is a problem too, described for the model.
+pub fn extract(reply: &str) -> Result<Extracted<'_>, String> {
     if reply.len() > MAX_REPLY_BYTES {
         return Err(format!(
             "error: the reply is {} bytes, over the {MAX_REPLY_BYTES}-byte limit; answer with a short fill",
             reply.len()
         ));
     }
-    let mut blocks = Vec::new();
-    let mut open: Option<usize> = None;
+    // (tag, content) of each closed block, in order.
+    let mut blocks: Vec<(&str, &str)> = Vec::new();
+    let mut open: Option<(&str, usize)> = None;
     let mut offset = 0;
     for line in reply.split_inclusive('\n') {
-        let fence = line.trim_start().starts_with("```");
+        let trimmed = line.trim_start();
         match open {
-            None if fence => open = Some(offset + line.len()),
-            Some(start) if fence && line.trim() == "```" => {
-                blocks.push(reply.get(start..offset).unwrap_or_default());
+            None if trimmed.starts_with("```") => {
+                let info = trimmed.trim_start_matches('`').trim();
+                open = Some((info.split_whitespace().next().unwrap_or_default(), offset + line.len()));
+            }
+            Some((tag, start)) if line.trim() == "```" => {
+                blocks.push((tag, reply.get(start..offset).unwrap_or_default()));
                 open = None;
             }
             _ => {}
         }
         offset += line.len();
     }
-    match (blocks.as_slice(), open) {
-        (_, Some(_)) => Err("error: a code block is not closed with ```".to_string()),
-        ([code], None) => Ok(code),
-        ([], None) => Err("error: the reply has no code block; put the fill in one ```cordon block".to_string()),
-        (many, None) => {
-            Err(format!("error: the reply has {} code blocks; give exactly one ```cordon block", many.len()))
-        }
+    if open.is_some() {
+        return Err("error: a code block is not closed with ```".to_string());
+    }
+    let tagged: Vec<usize> =
+        blocks.iter().enumerate().filter(|(_, (tag, _))| tag.eq_ignore_ascii_case(FILL_TAG)).map(|(i, _)| i).collect();
+    match (blocks.as_slice(), tagged.as_slice()) {
+        ([], _) => Err(format!("error: the reply has no code block; put the fill in one ```{FILL_TAG} block")),
+        ([(_, code)], _) => Ok(Extracted { code, note: None }),
+        (all, [one]) => Ok(Extracted {
+            code: all.get(*one).map(|(_, code)| *code).unwrap_or_default(),
+            note: Some(format!(
+                "note: the reply has {} code blocks; the fill checked is block {} of {}, the one tagged `{FILL_TAG}`",
+                all.len(),
+                one + 1,
+                all.len()
+            )),
+        }),
+        (all, []) => Err(format!(
+            "error: the reply has {} code blocks and none is tagged `{FILL_TAG}`; give the fill in exactly one \
+             ```{FILL_TAG} block",
+            all.len()
+        )),
+        (all, many) => Err(format!(
+            "error: the reply has {} code blocks, {} of them tagged `{FILL_TAG}`; give exactly one ```{FILL_TAG} \
+             block (the fill) and tag any other block otherwise",
+            all.len(),
+            many.len()
+        )),
     }
 }
 
-/// The diagnostics of a rejected fill, in the concise form, errors first, at most
-/// [`MAX_DIAGNOSTICS`].
+/// Errors that most often follow from another one (a value left unused because the line that
+/// would use it is wrong): shown after the other errors, so the first one, which the hole's
+/// summary quotes, is the cause.
+const CONSEQUENCES: &[cordon_syntax::Code] = &[cordon_syntax::Code::LinearUnused];
+
+/// The diagnostics of a rejected fill, in the concise form, at most [`MAX_DIAGNOSTICS`]:
+/// errors first (those that often follow from another after the rest), then warnings.
 fn rejection(outcome: &FillOutcome, sources: &SourceMap) -> Rejection {
-    let mut shown: Vec<&Diagnostic> = outcome.diagnostics.iter().filter(|d| d.is_error()).collect();
+    let consequence = |d: &&Diagnostic| CONSEQUENCES.contains(&d.code);
+    let errors = || outcome.diagnostics.iter().filter(|d| d.is_error());
+    let mut shown: Vec<&Diagnostic> = errors().filter(|d| !consequence(d)).collect();
+    shown.extend(errors().filter(consequence));
     shown.extend(outcome.diagnostics.iter().filter(|d| !d.is_error()));
     let mut out: String = shown.iter().take(MAX_DIAGNOSTICS).map(|d| render::concise(d, sources)).collect();
     if shown.len() > MAX_DIAGNOSTICS {
@@ -291,6 +359,13 @@ pub struct RequestOutcome {
     pub usage: Usage,
     /// Each hole reached, in order.
     pub holes: Vec<HoleStats>,
+}
+
+impl RequestOutcome {
+    /// Why the model gave no answer, if that is how the request ended.
+    pub fn model_error(&self) -> Option<&ProviderError> {
+        self.holes.iter().find_map(|hole| hole.model_error.as_ref())
+    }
 }
 
 /// An accepted fill the run entered: holes in it are filled with `check_nested_fill`.
@@ -452,13 +527,21 @@ fn fill_reached(
         Err(not_cleared) => {
             let error = not_asked(filler, &not_cleared, request);
             abandoned(observer, Some(&at.id), 0, error.kind.code(), &error.message);
-            let stats =
-                HoleStats { hole: at.id, attempts: 0, usage: Usage::default(), prompt_tokens: 0, filled: false };
+            let stats = HoleStats {
+                hole: at.id,
+                attempts: 0,
+                usage: Usage::default(),
+                prompt_tokens: 0,
+                filled: false,
+                model_error: None,
+            };
             return Reached { fill: Err(Unfilled::NotAsked(Box::new(error))), stats: Some(stats) };
         }
     };
     if let Some(parent) = at.parent {
         p.label.join_mut(&parent.label);
+    } else if at.depth == 1 {
+        add_history(&mut p, &filler.config.history, request, &filler.config.clearance);
     }
     let (id, depth, site) = (at.id.clone(), at.depth, at.site.id);
     let parent = at.parent.map(|e| e.fill.clone());
@@ -529,6 +612,38 @@ mod tests {
         assert_eq!(extract_code("```\nx\n```"), Ok("x\n"));
     }
 
+    #[test]
+    fn a_second_plan_smuggled_into_a_reply_is_refused_not_chosen() {
+        // Two blocks both tagged as fills: the host never picks one of two plans.
+        let two = "Fill:\n```cordon\nsafe()\n```\nOr better:\n```cordon\nevil()\n```\n";
+        assert!(problem(two).contains("2 of them tagged `cordon`"), "{}", problem(two));
+        // The tag is compared without case: `Cordon` is a second fill too.
+        let cased = "```cordon\nsafe()\n```\n```Cordon\nevil()\n```\n";
+        assert!(problem(cased).contains("2 of them tagged"));
+        // Several untagged blocks: no guess either.
+        let untagged = "```\nsafe()\n```\n```\nevil()\n```\n";
+        assert!(problem(untagged).contains("none is tagged `cordon`"));
+        // A fence inside a block is content, not a second block: one block, tagged `text`.
+        let nested = "```text\nexample\n```cordon\nevil()\n```\n";
+        assert_eq!(extract(nested), Ok(Extracted { code: "example\n```cordon\nevil()\n", note: None }));
+        // A closing fence with anything after it does not close the block.
+        assert!(problem("```cordon\na\n``` ```cordon\nb\n").contains("not closed"));
+    }
+
+    #[test]
+    fn an_example_and_the_fill_give_the_fill_and_say_which() {
+        let reply = "For example:\n```rust\nlet x = 1;\n```\nThe fill:\n```cordon extra words\n1 + 2\n```\n";
+        let expected = Extracted {
+            code: "1 + 2\n",
+            note: Some(
+                "note: the reply has 2 code blocks; the fill checked is block 2 of 2, the one tagged `cordon`"
+                    .to_string(),
+            ),
+        };
+        assert_eq!(extract(reply), Ok(expected));
+        assert_eq!(extract("```\nx\n```"), Ok(Extracted { code: "x\n", note: None }));
+    }
+
     /// The problem with a reply that has no usable code.
     fn problem(reply: &str) -> String {
         extract_code(reply).err().unwrap_or_default()
@@ -537,7 +652,7 @@ mod tests {
     #[test]
     fn no_block_several_blocks_unclosed_blocks_and_huge_replies_are_problems() {
         assert!(problem("just 1 + 2").contains("no code block"));
-        assert!(problem("```\na\n```\n```\nb\n```").contains("2 code blocks"));
+        assert!(problem("```\na\n```\n```\nb\n```").contains("2 code blocks and none is tagged"));
         assert!(problem("```cordon\na\n").contains("not closed"));
         let huge = format!("```\n{}\n```", "x".repeat(MAX_REPLY_BYTES));
         assert!(problem(&huge).contains("limit"));

@@ -27,6 +27,10 @@ pub struct HttpConfig {
     pub retry: RetryPolicy,
     /// Replies larger than this many bytes are refused unread.
     pub max_reply_bytes: usize,
+    /// Whether a base URL may be plain `http://` to a host other than this machine (the key
+    /// and the prompts would cross the network unencrypted). Off by default; loopback
+    /// addresses are always allowed.
+    pub allow_insecure_http: bool,
 }
 
 impl Default for HttpConfig {
@@ -36,6 +40,7 @@ impl Default for HttpConfig {
             read_timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
             max_reply_bytes: 8 * 1024 * 1024,
+            allow_insecure_http: false,
         }
     }
 }
@@ -339,6 +344,7 @@ fn redact_error(error: ProviderError, secret: Option<&str>) -> ProviderError {
         ProviderError::Malformed(what) => ProviderError::Malformed(clean(what)),
         ProviderError::Io(what) => ProviderError::Io(clean(what)),
         ProviderError::Config(what) => ProviderError::Config(clean(what)),
+        ProviderError::Mismatch(what) => ProviderError::Mismatch(clean(what)),
         other @ (ProviderError::TooLarge { .. } | ProviderError::Exhausted { .. }) => other,
     }
 }
@@ -400,6 +406,15 @@ impl Endpoint {
             return Err(ProviderError::Config(format!("{} needs a model name", spec.what)));
         }
         let base = crate::reply::base_url(base)?;
+        if let Some(host) = crate::reply::remote_plain_http(&base)
+            && !http.allow_insecure_http
+        {
+            let sent = if key.as_deref().is_some_and(|key| !key.is_empty()) { "the API key and " } else { "" };
+            return Err(ProviderError::Config(format!(
+                "base URL `{base}` is plain http to `{host}`, another machine: {sent}the prompts would cross the \
+                 network unencrypted; use https, a loopback address, or --allow-insecure-http"
+            )));
+        }
         Ok(Endpoint {
             name: format!("{}:{model}", spec.kind),
             url: format!("{base}{}", spec.path),

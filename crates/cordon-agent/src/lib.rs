@@ -7,8 +7,8 @@
 //! 5xx and connection failures, a reply size cap, and errors that never contain the key.
 //!
 //! A request's events are recorded as a versioned JSONL [`Transcript`]; [`transcript::replay`]
-//! turns one back into a scripted provider. [`ProviderConfig`] parses the CLI's `--model` spec and [`open`] builds
-//! the provider it names.
+//! turns one back into a provider that answers only the run it was recorded for.
+//! [`ProviderConfig`] parses the CLI's `--model` spec and [`open`] builds the provider it names.
 //!
 //! On top of the providers, [`prompt`] builds a hole's label-aware prompt and [`fill`] runs the
 //! check-and-retry loop: it extracts the code of a reply, checks it in the hole's place, sends
@@ -34,16 +34,16 @@ use std::str::FromStr;
 pub use anthropic::{Anthropic, AnthropicConfig};
 pub use cordon_engine::Problem;
 pub use fill::{
-    Checking, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, Rejection, RequestOutcome, extract_code,
-    run_request,
+    Checking, Extracted, FILL_TAG, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, Rejection, RequestOutcome,
+    extract, extract_code, run_request,
 };
 pub use http::{HttpConfig, RetryPolicy};
 pub use intent::ModelIntent;
 pub use openai::{OpenAi, OpenAiConfig};
-pub use prompt::{NotCleared, Prompt, PromptStats, REFERENCE, prompt};
+pub use prompt::{Earlier, MAX_HISTORY, NotCleared, Prompt, PromptStats, REFERENCE, add_history, prompt};
 pub use provider::{Completion, Message, Provider, ProviderError, Request, Role, Usage};
 pub use scripted::{Scripted, ScriptedReply, estimate_tokens};
-pub use transcript::{Transcript, TranscriptError, VERSION, replay, replay_file};
+pub use transcript::{Replay, Transcript, TranscriptError, VERSION, replay, replay_file};
 
 /// Which provider to open, as parsed from a spec string:
 ///

@@ -85,6 +85,12 @@ pub trait Provider {
 
     /// Ask the model. Implementations handle their own retries; an error here is final.
     fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError>;
+
+    /// Called when the caller is done asking. A provider whose replies were fixed in advance
+    /// and not all asked for (a replayed transcript recorded for a longer run) says so here.
+    fn finish(&mut self) -> Result<(), ProviderError> {
+        Ok(())
+    }
 }
 
 impl<P: Provider + ?Sized> Provider for Box<P> {
@@ -95,6 +101,10 @@ impl<P: Provider + ?Sized> Provider for Box<P> {
     fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
         (**self).complete(request)
     }
+
+    fn finish(&mut self) -> Result<(), ProviderError> {
+        (**self).finish()
+    }
 }
 
 impl<P: Provider + ?Sized> Provider for &mut P {
@@ -104,6 +114,10 @@ impl<P: Provider + ?Sized> Provider for &mut P {
 
     fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
         (**self).complete(request)
+    }
+
+    fn finish(&mut self) -> Result<(), ProviderError> {
+        (**self).finish()
     }
 }
 
@@ -144,6 +158,9 @@ pub enum ProviderError {
     Io(String),
     /// The provider is misconfigured (bad spec, missing key, bad URL, bad script file).
     Config(String),
+    /// A replayed transcript does not fit the run replaying it: it was recorded for another
+    /// request (a prompt differs) or a longer run (replies left over). Says where.
+    Mismatch(String),
     /// A scripted provider has no reply left for this request.
     Exhausted {
         /// The hole that asked, if any.
@@ -172,6 +189,7 @@ impl fmt::Display for ProviderError {
             }
             ProviderError::Io(what) => write!(f, "{what}"),
             ProviderError::Config(what) => write!(f, "provider configuration: {what}"),
+            ProviderError::Mismatch(what) => write!(f, "replay: {what}"),
             ProviderError::Exhausted { hole: Some(hole) } => {
                 write!(f, "scripted provider has no reply left for hole `{hole}`")
             }

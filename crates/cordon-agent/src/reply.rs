@@ -63,3 +63,56 @@ pub(crate) fn base_url(url: &str) -> Result<String, ProviderError> {
         }
     }
 }
+
+/// The host of `base` when it is plain `http://` to a host that is not this machine's loopback
+/// (`localhost`, `127.0.0.0/8`, `::1`); `None` for https, for loopback and for what does not
+/// parse (refused elsewhere). The URL is read by the same parser the HTTP client uses, so
+/// `http://127.0.0.1@evil.example` or `http://localhost.evil.example` is the remote host it is.
+pub(crate) fn remote_plain_http(base: &str) -> Option<String> {
+    let url = url::Url::parse(base).ok()?;
+    if url.scheme() != "http" {
+        return None;
+    }
+    let loopback = match url.host()? {
+        url::Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
+    };
+    (!loopback).then(|| url.host_str().unwrap_or_default().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_is_remote_unless_it_is_this_machine() {
+        // Hostile first: each of these reaches another machine.
+        for remote in [
+            "http://10.0.0.5:8000/v1",
+            "http://api.example.com/v1",
+            "http://127.0.0.1.evil.example/v1",
+            "http://localhost.evil.example/v1",
+            "http://127.0.0.1@evil.example/v1",
+            "http://localhost:80@evil.example",
+            "HTTP://EVIL.EXAMPLE/v1",
+            "http://[2001:db8::1]:8080/v1",
+            "http://0x7f000001.evil.example",
+        ] {
+            assert!(remote_plain_http(remote).is_some(), "{remote} reaches another machine");
+        }
+        assert_eq!(remote_plain_http("http://127.0.0.1@evil.example/v1").as_deref(), Some("evil.example"));
+        for local in [
+            "http://127.0.0.1:11434/v1",
+            "http://127.8.9.10/v1",
+            "http://localhost:8000",
+            "http://LOCALHOST:8000",
+            "http://[::1]:8080/v1",
+            "http://2130706433/v1",
+            "https://api.example.com/v1",
+            "https://10.0.0.5/v1",
+        ] {
+            assert_eq!(remote_plain_http(local), None, "{local} stays on this machine or is encrypted");
+        }
+    }
+}

@@ -304,3 +304,47 @@ fn a_transcript_replays_to_the_same_fills_and_the_same_end() {
     assert_eq!(rejected.len(), 1);
     assert_eq!(rejected[0]["first"]["code"], "type-mismatch");
 }
+
+#[test]
+fn the_cause_comes_before_the_values_it_left_unused() {
+    // `s2` on line 1 is reported unused, but the mistakes are on the lines after it; the
+    // summary quotes the first of those.
+    let fill = "let s2 = s;\nlet m: Int = \"many\";\n(\"done\", s)";
+    let mut model = Recording::new(&[&reply(fill)]);
+    let config = FillConfig { max_attempts: 1, ..FillConfig::default() };
+    let (outcome, transcript) = run(&root_plan("Answer"), &mut model, config);
+    let text = result_text(&outcome);
+    assert!(text.contains("(last: <fill 0 attempt 1>:2:"), "{text}");
+    let rejected = transcript.lines().find(|l| l.contains("\"fill_rejected\"")).unwrap();
+    let value: serde_json::Value = serde_json::from_str(rejected).unwrap();
+    let feedback = value["feedback"].as_str().unwrap();
+    let first = feedback.find("error[").unwrap();
+    let unused = feedback.find("error[linear-unused]").unwrap_or(usize::MAX);
+    assert!(first < unused && !feedback[first..].starts_with("error[linear-unused]"), "{feedback}");
+}
+
+#[test]
+fn an_example_block_and_the_fill_are_told_apart() {
+    let two = format!("For example:\n```text\nnot code\n```\n{}", reply("(42, s)"));
+    let mut model = Recording::new(&[&two, &reply(r#"("ok", s)"#)]);
+    let (outcome, _) = run(&root_plan("Answer"), &mut model, FillConfig::default());
+    assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
+    // The tagged block was checked, and the model is told which block that was.
+    let feedback = last_user(&model.requests[1]);
+    assert!(feedback.contains("error[type-mismatch]"), "{feedback}");
+    assert!(feedback.contains("the fill checked is block 2 of 2, the one tagged `cordon`"), "{feedback}");
+}
+
+#[test]
+fn a_prompt_states_what_is_known_of_a_session_and_what_is_not() {
+    // The first hole gets the fresh session (known untainted); the second gets whatever the
+    // first fill gave back, of which nothing is known.
+    let plan = "let (a, s) = agent[(String, Session)](\"first\", s);\nagent[(String, Session)](\"second\", s)";
+    let mut model = Recording::new(&[&reply(r#"("a", s)"#), &reply(r#"("b", s)"#)]);
+    let (outcome, _) = run(plan, &mut model, FillConfig::default());
+    assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
+    let first = &model.requests[0].messages[1].content;
+    assert!(first.contains("  s: {s: Session | !tainted(s)}  (linear: use exactly once)\n"), "{first}");
+    let second = &model.requests[1].messages[1].content;
+    insta::assert_snapshot!("second_hole_prompt", second);
+}

@@ -26,6 +26,7 @@ fn fast_http() -> HttpConfig {
             max_retry_after: Duration::from_millis(150),
         },
         max_reply_bytes: 8 * 1024 * 1024,
+        allow_insecure_http: false,
     }
 }
 
@@ -313,4 +314,31 @@ fn bad_base_urls_are_configuration_errors() {
     assert!(matches!(OpenAi::with_api_key(config, None), Err(ProviderError::Config(_))));
     let config = OpenAiConfig { base_url: "http://127.0.0.1:1/v1".into(), ..OpenAiConfig::new(" ") };
     assert!(matches!(OpenAi::with_api_key(config, None), Err(ProviderError::Config(_))));
+}
+
+#[test]
+fn a_key_is_never_sent_over_plain_http_to_another_machine() {
+    // Hostile first: a base URL that sends the key, unencrypted, to a remote host, including
+    // ones dressed up as loopback.
+    for base in ["http://10.0.0.5:8000/v1", "http://127.0.0.1@evil.example/v1", "http://localhost.evil.example"] {
+        let config = OpenAiConfig { base_url: base.into(), http: fast_http(), ..OpenAiConfig::new("m") };
+        let Err(ProviderError::Config(message)) = OpenAi::with_api_key(config, Some("sk-secret".into())) else {
+            panic!("{base} was accepted");
+        };
+        assert!(message.contains("plain http") && message.contains("the API key"), "{message}");
+        assert!(message.contains("--allow-insecure-http") && !message.contains("sk-secret"), "{message}");
+        let config = AnthropicConfig { base_url: base.into(), http: fast_http(), ..AnthropicConfig::new("m") };
+        assert!(matches!(Anthropic::with_api_key(config, Some("k".into())), Err(ProviderError::Config(_))));
+        // Without a key the prompts would still cross the network in clear text.
+        let config = OpenAiConfig { base_url: base.into(), http: fast_http(), ..OpenAiConfig::new("m") };
+        assert!(matches!(OpenAi::with_api_key(config, None), Err(ProviderError::Config(_))));
+    }
+    // Asked for in so many words, it is allowed; so are loopback and https, always.
+    let http = HttpConfig { allow_insecure_http: true, ..fast_http() };
+    let config = OpenAiConfig { base_url: "http://10.0.0.5:8000/v1".into(), http, ..OpenAiConfig::new("m") };
+    assert!(OpenAi::with_api_key(config, Some("k".into())).is_ok());
+    for base in ["http://127.0.0.1:11434/v1", "http://localhost:8000/v1", "http://[::1]:1/v1", "https://10.0.0.5/v1"] {
+        let config = OpenAiConfig { base_url: base.into(), http: fast_http(), ..OpenAiConfig::new("m") };
+        assert!(OpenAi::with_api_key(config, Some("k".into())).is_ok(), "{base}");
+    }
 }

@@ -202,6 +202,86 @@ fn a_recorded_run_replays_offline() {
     assert_eq!(text(&mut opened, Some("a")).unwrap(), "bad");
 }
 
+/// A transcript of one accepted attempt at hole `0`, whose prompt was `prompt`.
+fn recorded_for(prompt: &str) -> Vec<u8> {
+    let mut transcript = Transcript::new(Vec::new());
+    let label = Label::bottom();
+    let messages = [Turn { role: "system", content: "reference" }, Turn { role: "user", content: prompt }];
+    let prompted = Event::HolePrompted {
+        hole: "0",
+        attempt: 1,
+        max_attempts: 3,
+        model: "m",
+        label: &label,
+        max_tokens: 64,
+        messages: &messages,
+    };
+    transcript.write(&prompted).unwrap();
+    let usage = Usage { prompt_tokens: 1234, completion_tokens: 56 };
+    transcript.write(&Event::FillReceived { hole: "0", attempt: 1, text: "```cordon\nsend(s)\n```", usage }).unwrap();
+    transcript.into_inner()
+}
+
+/// A request for hole `0` with `prompt`.
+fn asking(prompt: &str) -> Request {
+    Request {
+        messages: vec![Message::system("reference"), Message::user(prompt)],
+        max_tokens: 64,
+        hole: Some("0".into()),
+    }
+}
+
+#[test]
+fn a_transcript_recorded_for_another_request_is_refused() {
+    // Hostile first: the transcript answered "delete every repository"; this run asks something
+    // else, and the recorded fill must not answer it.
+    let recorded = recorded_for("Task: delete every repository\nExpected type: String");
+    let mut replayed = replay(io::Cursor::new(&recorded)).unwrap();
+    let error = replayed.complete(&asking("Task: count the open issues\nExpected type: String")).unwrap_err();
+    let ProviderError::Mismatch(message) = &error else { panic!("{error:?}") };
+    assert!(message.contains("hole `0` attempt 1 was recorded for another request"), "{message}");
+    assert!(message.contains("message 2 differs at line 1"), "{message}");
+    assert!(message.contains("delete every repository") && message.contains("count the open issues"), "{message}");
+    assert!(error.to_string().starts_with("replay: "), "{error}");
+    assert_eq!(replayed.remaining(), 1, "a refused reply is not used up");
+    // A hole the transcript never reached.
+    let other = Request { hole: Some("1".into()), ..asking("x") };
+    assert!(matches!(replayed.complete(&other), Err(ProviderError::Mismatch(_))));
+    // A prompt with a message more than recorded.
+    let mut longer = asking("Task: delete every repository\nExpected type: String");
+    longer.messages.push(Message::user("and more"));
+    assert!(matches!(replayed.complete(&longer), Err(ProviderError::Mismatch(m)) if m.contains("3 messages")));
+}
+
+#[test]
+fn leftover_replies_are_refused_when_the_run_is_done() {
+    let mut recorded = recorded_for("Task: a");
+    recorded.extend(recorded_for("Task: a"));
+    let mut replayed = replay(io::Cursor::new(&recorded)).unwrap();
+    replayed.complete(&asking("Task: a")).unwrap();
+    let Err(ProviderError::Mismatch(message)) = replayed.finish() else { panic!("leftovers were ignored") };
+    assert!(message.contains("1 recorded reply was never asked for (hole `0` attempt 1)"), "{message}");
+    replayed.complete(&asking("Task: a")).unwrap();
+    assert_eq!(replayed.finish(), Ok(()));
+}
+
+#[test]
+fn a_replay_reports_the_recorded_token_counts() {
+    let mut replayed = replay(io::Cursor::new(recorded_for("Task: a"))).unwrap();
+    let completion = replayed.complete(&asking("Task: a")).unwrap();
+    assert_eq!(completion.usage, Usage { prompt_tokens: 1234, completion_tokens: 56 }, "not an estimate");
+}
+
+#[test]
+fn a_reply_without_its_prompt_is_refused() {
+    let line = r#"{"v":1,"seq":0,"event":"fill_received","hole":"0","attempt":1,"text":"x","usage":{"prompt_tokens":1,"completion_tokens":1}}"#;
+    let error = replay_error(line);
+    assert!(
+        matches!(error, TranscriptError::Line { line: 1, .. }) && error.to_string().contains("hole_prompted"),
+        "{error}"
+    );
+}
+
 /// The error replaying `transcript` gives.
 fn replay_error(transcript: &str) -> TranscriptError {
     replay(io::Cursor::new(transcript)).unwrap_err()

@@ -11,7 +11,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
-use cordon_agent::{FillConfig, Filler, ProviderConfig, RequestOutcome, Transcript};
+use cordon_agent::{
+    Earlier, FillConfig, Filler, HttpConfig, ProviderConfig, ProviderError, RequestOutcome, Transcript,
+};
 use cordon_audit::Recording;
 use cordon_engine::{Event, Observers, Stages};
 use cordon_runtime::{Config, DcLabel, Program, Sessions};
@@ -38,8 +40,12 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let mut conversation = Conversation::open(&args.setup, read)?;
     let report = conversation.ask(&args.request)?;
     conversation.save()?;
+    let finished = conversation.finish();
     conversation.close()?;
-    Ok(report)
+    match finished {
+        Err(error) if report.error.is_none() => Ok(Report { error: Some(error), ..report }),
+        _ => Ok(report),
+    }
 }
 
 /// What `cordon ask` and `cordon chat` share: the environment, the model, the policies, and
@@ -53,6 +59,11 @@ pub struct Setup {
     /// replay:PATH
     #[arg(long, value_name = "SPEC")]
     pub model: String,
+
+    /// Allow a plain `http://` base URL to another machine (the key and the prompts would
+    /// cross the network unencrypted); loopback needs no flag
+    #[arg(long)]
+    pub allow_insecure_http: bool,
 
     /// Keep the sessions in this file between requests (read if it exists, written after;
     /// kept in the store too, where one run at a time may hold it)
@@ -118,6 +129,8 @@ pub struct Conversation<'a> {
     sessions: Sessions,
     transcript: Option<Transcript<File>>,
     requests: usize,
+    /// The requests so far and their answers, for the next request's prompt (`cordon chat`).
+    history: Vec<Earlier>,
     store: SqliteStore,
     /// The session file, and the store's session of it, held until the conversation closes.
     session: Option<SessionFile>,
@@ -125,7 +138,8 @@ pub struct Conversation<'a> {
 
 impl<'a> Conversation<'a> {
     pub fn open(setup: &'a Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation<'a>, Error> {
-        let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?;
+        let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..HttpConfig::default() };
+        let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?.with_http(http);
         let provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
         let env = setup.tools.open(read)?;
         // Before anything runs: a store that cannot be opened, or a session another run holds,
@@ -145,7 +159,17 @@ impl<'a> Conversation<'a> {
             }
             None => None,
         };
-        Ok(Conversation { setup, env, provider, sessions, transcript, requests: 0, store, session })
+        Ok(Conversation {
+            setup,
+            env,
+            provider,
+            sessions,
+            transcript,
+            requests: 0,
+            history: Vec::new(),
+            store,
+            session,
+        })
     }
 
     /// Runs one request through a root hole: checks it with what the sessions say, runs it,
@@ -196,6 +220,7 @@ impl<'a> Conversation<'a> {
             max_depth: self.setup.max_depth,
             clearance: self.setup.clearance.label(self.env.principal()),
             clearance_names: Clearance::named(self.env.principal()),
+            history: self.history.clone(),
             ..FillConfig::default()
         };
         let mut filler = Filler::new(&mut self.provider).with_config(config);
@@ -214,13 +239,18 @@ impl<'a> Conversation<'a> {
         drop(observers);
         let recorded = recording.finish();
         self.sessions = result.sessions.clone();
+        if let Ok(v) = &result.result {
+            self.history.push(Earlier { request: request.to_string(), answer: answer_part(v) });
+        }
         let transcript_error = self.transcript.as_ref().and_then(Transcript::error);
         if let (Some(path), Some(error)) = (&self.setup.transcript, transcript_error) {
             return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
         }
         let mut report =
             report(&sources, &result, &trace.render(Some(&gate), &sources), recorded.as_ref().ok().copied());
-        report.error = recorded.err().map(Error::Record);
+        if let Err(error) = recorded {
+            report.error = Some(Error::Record(error));
+        }
         Ok(report)
     }
 
@@ -230,6 +260,11 @@ impl<'a> Conversation<'a> {
             Some(session) => session.save(&self.store, &self.sessions),
             None => Ok(()),
         }
+    }
+
+    /// The model is asked no more: a replayed transcript with replies left over says so here.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        self.provider.finish().map_err(|e| Error::Usage(e.to_string()))
     }
 
     /// Gives the session back for the next run.
@@ -321,14 +356,27 @@ fn report(sources: &SourceMap, outcome: &RequestOutcome, trace: &str, request: O
         ));
     }
     let accepted = outcome.result.is_ok();
+    let mut error = None;
     match &outcome.result {
         Ok(v) => {
-            out.push_str(&format!("result: {}\n", v.value));
+            out.push_str(&answer(v));
             let label = cordon_runtime::deep_label(v);
             if !label.is_bottom() {
-                out.push_str(&format!("label: {label}\n"));
+                out.push_str(&format!("label: {}\n", label.dc().describe()));
             }
             out.push_str("request: ran to the end\n");
+        }
+        // No fill: the model could not be reached, or none of its fills checked. An error, for
+        // stderr, not an answer.
+        Err(e) if e.kind == cordon_runtime::ErrorKind::Hole => {
+            let code = match outcome.model_error() {
+                None => 1,
+                Some(ProviderError::Mismatch(_) | ProviderError::Config(_) | ProviderError::Exhausted { .. }) => 2,
+                Some(_) => 3,
+            };
+            let diagnostic = render::human(&e.to_diagnostic(), sources);
+            out.push_str(&format!("request: stopped ({})\n", e.kind.code().as_str()));
+            error = Some(Error::Unanswered { diagnostic, code });
         }
         Err(e) => {
             out.push_str(&render::human(&e.to_diagnostic(), sources));
@@ -343,7 +391,45 @@ fn report(sources: &SourceMap, outcome: &RequestOutcome, trace: &str, request: O
     if let Some(id) = request {
         out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));
     }
-    Report { stdout: out, accepted, error: None }
+    Report { stdout: out, accepted, error }
+}
+
+/// The answer in a plan's value (its first part, when the entry hands more back), with its
+/// label joined with the whole value's own (what decided which tuple it is): what the next
+/// request's prompt may show of it.
+fn answer_part(v: &cordon_runtime::Val) -> cordon_runtime::Val {
+    if let cordon_runtime::Value::Tuple(items) = &v.value
+        && let Some(first) = items.first()
+    {
+        return cordon_runtime::Val { value: first.value.clone(), label: first.label.join(&v.label) };
+    }
+    v.clone()
+}
+
+/// The plan's value for a person: its text as text (not a quoted, escaped string), and what
+/// else it hands back (a session kept for the next request) on lines of their own.
+fn answer(v: &cordon_runtime::Val) -> String {
+    use cordon_runtime::Value;
+    let parts: Vec<&cordon_runtime::Val> = match &v.value {
+        Value::Tuple(items) => items.iter().collect(),
+        _ => vec![v],
+    };
+    let mut text = String::new();
+    let mut kept = String::new();
+    for part in parts {
+        match &part.value {
+            Value::Str(s) => text.push_str(&format!("{}\n", s.trim_end_matches('\n'))),
+            Value::Handle(_) => kept.push_str(&format!("kept for the next request: {}\n", part.value)),
+            other => text.push_str(&format!("{other}\n")),
+        }
+    }
+    let mut out = match text.lines().count() {
+        0 => String::new(),
+        1 => format!("answer: {text}"),
+        _ => format!("answer:\n{}", text.lines().map(|l| format!("  {l}\n")).collect::<String>()),
+    };
+    out.push_str(&kept);
+    out
 }
 
 #[cfg(test)]
@@ -358,6 +444,23 @@ mod tests {
         assert!(alices.flows_to(&Clearance::User.label("alice")));
         assert!(!bobs.flows_to(&Clearance::User.label("alice")));
         assert!(DcLabel::untrusted().flows_to(&Clearance::Public.label("alice")));
+    }
+
+    #[test]
+    fn an_answer_is_printed_as_text_and_the_session_apart() {
+        use cordon_runtime::value::Handle;
+        use cordon_runtime::{Val, Value};
+        use std::sync::Arc;
+        let session = Val::plain(Value::Handle(Arc::new(Handle { ty: "Session".into(), id: 7 })));
+        let two_lines = Val::plain(Value::str("Two issues:\n- a \"quoted\" one\n- another"));
+        let value = Val::plain(Value::Tuple(Arc::new(vec![two_lines, session.clone()])));
+        assert_eq!(
+            answer(&value),
+            "answer:\n  Two issues:\n  - a \"quoted\" one\n  - another\nkept for the next request: <Session #7>\n"
+        );
+        let one = Val::plain(Value::Tuple(Arc::new(vec![Val::plain(Value::str("3 open issues.")), session])));
+        assert_eq!(answer(&one), "answer: 3 open issues.\nkept for the next request: <Session #7>\n");
+        assert_eq!(answer(&Val::plain(Value::Int(42))), "answer: 42\n");
     }
 
     #[test]

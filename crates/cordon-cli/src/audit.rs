@@ -195,7 +195,8 @@ fn describe(entry: &Entry) -> (String, Vec<String>) {
         }
         "hole-abandoned" => {
             let hole = c["hole"].as_str().unwrap_or("?");
-            (format!("hole {hole} after {} attempts [{}]", c["attempts"], text("code")), vec![text("reason")])
+            let plural = if c["attempts"] == 1 { "" } else { "s" };
+            (format!("hole {hole} after {} attempt{plural} [{}]", c["attempts"], text("code")), vec![text("reason")])
         }
         _ => (short(c), Vec::new()),
     }

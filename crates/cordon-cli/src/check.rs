@@ -143,9 +143,10 @@ mod tests {
         let expected = [
             "plan.cord:1:14: error[type-mismatch]: expected `Int`, found `String`",
             "  | let x: Int = \"a\";",
-            "  ^ expected `Int`",
+            "  |              ^^^ expected `Int`",
             "plan.cord:2:9: error[syntax-error]: expected an expression, found `;`",
             "  | let y = ;",
+            "  |         ^",
             "plan.cord: rejected: 2 errors",
             "",
         ];

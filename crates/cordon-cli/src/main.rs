@@ -2,8 +2,8 @@
 //! module and returns a [`Report`] (what to print, how to exit) or an [`Error`]. This crate is
 //! the only one in the workspace that prints.
 //!
-//! Exit codes: 0 accepted, 1 rejected, 2 usage, IO or store error (clap's usage errors exit 2
-//! too).
+//! Exit codes: 0 accepted, 1 rejected (or no fill checked), 2 usage, IO or store error (clap's
+//! usage errors exit 2 too), 3 the model could not be reached. Errors go to stderr.
 
 mod approve;
 mod ask;
@@ -91,6 +91,23 @@ pub enum Error {
     /// A request's record in the store is incomplete; no effect was performed after the
     /// failure.
     Record(cordon_audit::RecordError),
+    /// A request got no answer: a hole has no fill. `diagnostic` says why; `code` is the exit
+    /// code (1 no fill checked, 2 the model spec or transcript does not fit, 3 the model could
+    /// not be reached).
+    Unanswered {
+        diagnostic: String,
+        code: u8,
+    },
+}
+
+impl Error {
+    /// The process's exit code for this error.
+    fn exit_code(&self) -> u8 {
+        match self {
+            Error::Unanswered { code, .. } => *code,
+            _ => 2,
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -105,6 +122,7 @@ impl fmt::Display for Error {
             }
             Error::Store { path: Some(path), error } => write!(f, "the store at {}: {error}", path.display()),
             Error::Record(error) => write!(f, "{error}; no effect was performed after that"),
+            Error::Unanswered { diagnostic, .. } => f.write_str(diagnostic.trim_end()),
         }
     }
 }
@@ -128,8 +146,11 @@ fn main() -> ExitCode {
     match result {
         Ok(Report { stdout, error: Some(error), .. }) => {
             print!("{stdout}");
-            eprintln!("cordon: {error}");
-            ExitCode::from(2)
+            match error {
+                Error::Unanswered { .. } => eprintln!("{error}"),
+                _ => eprintln!("cordon: {error}"),
+            }
+            ExitCode::from(error.exit_code())
         }
         Ok(report) => {
             print!("{}", report.stdout);

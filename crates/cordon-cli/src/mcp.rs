@@ -46,7 +46,7 @@ pub enum Command {
         config: Option<PathBuf>,
     },
     /// Serve Cordon over MCP on stdio: tools `check`, `run` and `describe`
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
 }
 
 #[derive(Debug, Clone, clap::Args)]

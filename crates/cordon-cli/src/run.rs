@@ -194,7 +194,7 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
                 out.push_str(&format!("result: {}\n", v.value));
                 let label = cordon_runtime::deep_label(v);
                 if !label.is_bottom() {
-                    out.push_str(&format!("label: {label}\n"));
+                    out.push_str(&format!("label: {}\n", label.dc().describe()));
                 }
             }
             let performed = trace.iter().flat_map(|t| t.events()).filter(|e| e.decision == Decision::Allowed).count();
@@ -298,8 +298,8 @@ impl Observer for Trace {
             E::EffectRefused { tool, args_text, at, code, reason, .. } => {
                 row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at)
             }
-            E::EffectReturned { tool, value_text, label, at } => {
-                row(tool, value_text, Decision::Returned { label: label.to_string() }, at)
+            E::EffectReturned { tool, value_text, label, words, at } => {
+                row(tool, value_text, Decision::Returned { label: label.to_string(), words: words.to_string() }, at)
             }
             E::EffectFailed { tool, reason, at } => row(tool, "", Decision::Failed { reason: reason.to_string() }, at),
             _ => return,
@@ -353,8 +353,8 @@ fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
         Decision::Blocked { code, .. } => {
             format!("{n:>3}. BLOCKED  {}({})  [{code}] at {at}\n", event.tool, event.detail)
         }
-        Decision::Returned { label } if label.is_empty() => format!("     returned {}\n", event.detail),
-        Decision::Returned { label } => format!("     returned {}  label {label}\n", event.detail),
+        Decision::Returned { label, .. } if label.is_empty() => format!("     returned {}\n", event.detail),
+        Decision::Returned { words, .. } => format!("     returned {}  ({words})\n", event.detail),
         Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
     }
 }

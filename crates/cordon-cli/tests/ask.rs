@@ -60,7 +60,13 @@ fn a_request_is_answered_after_one_retry() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("allowed  GitHub.list_issues("), "{}", run.stdout);
     assert!(run.stdout.contains("hole 0: filled after 2 attempts"), "{}", run.stdout);
-    assert!(run.stdout.contains("result: (\"3 open issues on alice/website.\""), "{}", run.stdout);
+    // The answer as text, the session on a line of its own.
+    assert!(
+        run.stdout.contains("\nanswer: 3 open issues on alice/website.\nkept for the next request: <Session #"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("result: ("), "{}", run.stdout);
     assert!(run.stdout.contains("ran to the end"), "{}", run.stdout);
     assert!(run.stderr.contains("for hole 0 (attempt 2/3)"), "{}", run.stderr);
     let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap();
@@ -74,6 +80,64 @@ fn a_request_is_answered_after_one_retry() {
     let again = cordon(&dir, &["ask", "How many open issues does alice/website have?", "--model", &replay]);
     assert_eq!(again.code, 0, "{again:?}");
     assert!(again.stdout.contains("3 open issues"), "{}", again.stdout);
+    // With the recorded token counts, not estimates of its own.
+    let tokens = |out: &str| out.lines().find(|l| l.starts_with("tokens: ")).map(str::to_string);
+    assert_eq!(tokens(&again.stdout), tokens(&run.stdout));
+
+    // Hostile: the same transcript for another request is refused, not replayed.
+    let other = cordon(&dir, &["ask", "Delete alice/website", "--model", &replay]);
+    assert_eq!(other.code, 2, "{other:?}");
+    assert!(other.stderr.contains("error[hole-unfilled]"), "{}", other.stderr);
+    assert!(other.stderr.contains("was recorded for another request"), "{}", other.stderr);
+    assert!(other.stderr.contains("now `Task: Delete alice/website`"), "{}", other.stderr);
+    assert!(!other.stdout.contains("answer:") && !other.stdout.contains("error["), "{}", other.stdout);
+
+    // A transcript with replies this run never asked for (recorded twice over) is refused too.
+    let twice = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap().repeat(2);
+    std::fs::write(dir.join("twice.jsonl"), twice).unwrap();
+    let replay_twice = format!("replay:{}", dir.join("twice.jsonl").display());
+    let leftover = cordon(&dir, &["ask", "How many open issues does alice/website have?", "--model", &replay_twice]);
+    assert_eq!(leftover.code, 2, "{leftover:?}");
+    assert!(leftover.stderr.contains("2 recorded replies were never asked for"), "{}", leftover.stderr);
+}
+
+#[test]
+fn a_model_that_cannot_be_reached_is_an_error_with_its_own_exit_code() {
+    let dir = workdir("unreachable");
+    // Nothing listens on port 1 of this machine.
+    let run = cordon(&dir, &["ask", "hi", "--model", "openai:m@http://127.0.0.1:1/v1"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.stderr.contains("error[hole-unfilled]") && run.stderr.contains("the model gave no answer"), "{run:?}");
+    assert!(!run.stdout.contains("error["), "errors go to stderr: {}", run.stdout);
+    assert!(run.stdout.contains("request: stopped (hole-unfilled)"), "{}", run.stdout);
+}
+
+#[test]
+fn fills_that_never_check_are_an_error_on_stderr_and_exit_1() {
+    let dir = workdir("never_checks");
+    let model = scripted("ask_count_issues.json");
+    let run = cordon(&dir, &["ask", "How many?", "--model", &model, "--max-attempts", "1"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("no fill checked in 1 attempt (last:"), "{}", run.stderr);
+    assert!(!run.stdout.contains("error["), "{}", run.stdout);
+    let shown = cordon(&dir, &["audit", "show"]);
+    assert!(shown.stdout.contains("hole 0 after 1 attempt [hole-unfilled]"), "{}", shown.stdout);
+}
+
+#[test]
+fn a_key_is_not_sent_over_plain_http_to_another_machine() {
+    let dir = workdir("insecure_http");
+    // Hostile first: a base URL that looks local but names another host.
+    for base in ["http://10.1.2.3:8000/v1", "http://127.0.0.1@example.com/v1"] {
+        let model = format!("openai:m@{base}");
+        let run = cordon(&dir, &["ask", "hi", "--model", &model]);
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(run.stderr.contains("plain http") && run.stderr.contains("--allow-insecure-http"), "{}", run.stderr);
+        assert!(!run.stderr.contains("asking "), "nothing was sent: {}", run.stderr);
+    }
+    // It can be asked for in so many words (the provider's tests show it then connects).
+    let parsed = cordon(&dir, &["ask", "--help"]);
+    assert!(parsed.stdout.contains("--allow-insecure-http"), "{}", parsed.stdout);
 }
 
 #[test]

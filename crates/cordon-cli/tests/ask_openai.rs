@@ -32,7 +32,7 @@ fn ask_works_against_an_openai_compatible_server_given_its_url() {
         .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.contains("result: (\"3 open issues\""), "{stdout}");
+    assert!(stdout.contains("answer: 3 open issues\n"), "{stdout}");
     assert!(stdout.contains("tokens: 1500 prompt + 80 reply"), "{stdout}");
     let requests = server.requests();
     assert_eq!(requests.len(), 1);

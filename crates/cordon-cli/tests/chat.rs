@@ -26,11 +26,95 @@ fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
     child.stdin.take().unwrap().write_all(requests.as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
-    // The first request reads the private roadmap and runs to the end.
-    assert!(stdout.contains("The roadmap has"), "{stdout}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    // The first request reads the private roadmap and runs to the end; its label in words.
+    assert!(stdout.contains("answer: The roadmap has"), "{stdout}");
+    assert!(stdout.contains("label: secret to alice, vouched for by "), "{stdout}");
     // The second one's fill cannot check: the session it would post with is tainted, and the
-    // checker was told so before it checked.
-    assert!(stdout.contains("refinement-unproven"), "{stdout}");
-    assert!(!stdout.contains("opened #"), "{stdout}");
+    // checker was told so before it checked. Why is an error, on stderr.
+    assert!(stderr.contains("error[hole-unfilled]") && stderr.contains("refinement-unproven"), "{stderr}");
+    assert!(!stdout.contains("opened #") && !stdout.contains("error["), "{stdout}");
     assert_eq!(output.status.code(), Some(1), "{stdout}");
+}
+
+/// Runs `cordon chat` on `requests` with the scripted replies of `fixture`: stdout, stderr.
+fn chat(test: &str, fixture: &str, requests: &str) -> (String, String) {
+    let (stdout, stderr, _) = chat_with(test, fixture, requests, &[]);
+    (stdout, stderr)
+}
+
+/// The prompts' user messages of a chat's transcript, in order.
+fn prompts(transcript: &str) -> Vec<String> {
+    transcript
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "hole_prompted")
+        .map(|v| v["messages"][1]["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_follow_up_sees_the_earlier_answers_the_labels_allow() {
+    let (_, _, transcript) =
+        chat_with("history", "chat_history.json", "When is the meeting?\nWhen was that again?\n", &[]);
+    let asked = prompts(&transcript);
+    assert_eq!(asked.len(), 2, "{transcript}");
+    assert!(!asked[0].contains("Earlier in this conversation"), "{}", asked[0]);
+    assert!(
+        asked[1].starts_with(
+            "Earlier in this conversation (the user's requests and the answers they were shown):\n  1. request: \
+             When is the meeting?\n     answer: The meeting is on Tuesday.\n"
+        ),
+        "{}",
+        asked[1]
+    );
+    // Hostile: an answer secret to the user (from the private roadmap) is not shown to a model
+    // cleared for public data, though the user saw it; with the user's clearance it is.
+    let requests = "How long is the roadmap?\nSay hello in a new issue on alice/website.\n";
+    let (_, _, transcript) = chat_with("history_secret", "chat_taint.json", requests, &[]);
+    let second = &prompts(&transcript)[1];
+    assert!(second.contains("  1. request: How long is the roadmap?\n     answer: <hidden>\n"), "{second}");
+    assert!(!second.contains("The roadmap has"), "{second}");
+    let (_, _, transcript) = chat_with("history_user", "chat_taint.json", requests, &["--clearance", "user"]);
+    let second = &prompts(&transcript)[1];
+    assert!(second.contains("     answer: The roadmap has "), "{second}");
+}
+
+/// [`chat`] with more arguments, also giving the transcript.
+fn chat_with(test: &str, fixture: &str, requests: &str, more: &[&str]) -> (String, String, String) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["chat", "--env", "github", "--max-attempts", "1", "--model"])
+        .arg(format!("scripted:{}", fixture.display()))
+        .arg("--store")
+        .arg(dir.join("cordon.db"))
+        .arg("--transcript")
+        .arg(dir.join("transcript.jsonl"))
+        .args(more)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(requests.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap_or_default();
+    (String::from_utf8(output.stdout).unwrap(), String::from_utf8(output.stderr).unwrap(), transcript)
+}
+
+#[test]
+fn the_chat_says_how_to_stop_and_quit_words_never_reach_the_model() {
+    let (stdout, stderr) = chat("hint", "chat_taint.json", "/help\nexit\nHow long is the roadmap?\n");
+    assert!(stdout.starts_with("Type a request and press Enter; /help for commands, /quit"), "{stdout}");
+    assert!(stdout.contains("  /quit   stop (so do `quit`, `exit` and Ctrl-D)"), "{stdout}");
+    // `exit` stopped the chat: the model was never asked, not even for the line after it.
+    assert!(!stderr.contains("asking "), "{stderr}");
+    assert!(!stdout.contains("hole 0"), "{stdout}");
+    for word in ["quit", "QUIT", "/exit"] {
+        let (_, stderr) = chat("quit", "chat_taint.json", &format!("{word}\nHow long is the roadmap?\n"));
+        assert!(!stderr.contains("asking "), "{word}: {stderr}");
+    }
 }

@@ -41,6 +41,10 @@ fn exfiltrating_search_results_is_blocked_at_run_time() {
     assert!(run.stdout.contains("BLOCKED  GitHub.create_issue("), "{}", run.stdout);
     assert!(run.stdout.contains("[label-flow]"), "{}", run.stdout);
     assert!(run.stdout.contains("stopped at run time (label-flow) after 2 tool calls"), "{}", run.stdout);
+    // Labels in words for people.
+    assert!(run.stdout.contains("Initech"), "{}", run.stdout);
+    assert!(run.stdout.contains("  (secret to alice, vouched for by alice)\n"), "{}", run.stdout);
+    assert!(!run.stdout.contains("label <secrecy"), "{}", run.stdout);
 }
 
 #[test]
@@ -54,6 +58,8 @@ fn json_output_is_one_document_with_status_trace_and_diagnostics() {
         json["trace"].as_array().unwrap().iter().map(|e| e["decision"].as_str().unwrap()).collect();
     assert_eq!(decisions, ["allowed", "returned", "allowed", "returned", "blocked"]);
     assert_eq!(json["trace"][4]["code"], "label-flow");
+    // JSON keeps the formula.
+    assert_eq!(json["trace"][3]["label"], "<secrecy: alice, integrity: alice>");
     assert_eq!(json["diagnostics"]["diagnostics"][0]["code"], "label-flow");
 
     let run = cordon(&dir, &["run", "--format", "json", "--approve", &yes(&dir), &example("benign.cord")]);

@@ -295,7 +295,9 @@ impl<'a> Engine<'a> {
                     let by = refused_by.take().map_or(RefusedBy::Boundary, RefusedBy::Stage);
                     Event::EffectRefused { tool, args_text: &record.detail, at, by, code: *code, reason }
                 }
-                Decision::Returned { label } => Event::EffectReturned { tool, value_text: &record.detail, label, at },
+                Decision::Returned { label, words } => {
+                    Event::EffectReturned { tool, value_text: &record.detail, label, words, at }
+                }
                 Decision::Failed { reason } => Event::EffectFailed { tool, reason, at },
             };
             self.observers.event(&event);

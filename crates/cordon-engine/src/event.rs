@@ -80,8 +80,9 @@ pub enum Event<'a> {
         answer: &'a Result<Json, String>,
     },
     /// The boundary checked what the tool returned and labelled it (`label` empty for the
-    /// bottom label); `value_text` is the value as the trace shows it.
-    EffectReturned { tool: &'a str, value_text: &'a str, label: &'a str, at: Span },
+    /// bottom label, `words` the same label for people); `value_text` is the value as the trace
+    /// shows it.
+    EffectReturned { tool: &'a str, value_text: &'a str, label: &'a str, words: &'a str, at: Span },
     /// The tool failed, or returned something other than it declares.
     EffectFailed { tool: &'a str, reason: &'a str, at: Span },
     /// A stage holds an effect: the run waits, intact, for what the stage `needs`.

@@ -199,6 +199,40 @@ impl fmt::Display for DcLabel {
     }
 }
 
+impl DcLabel {
+    /// The label in words, for people: "public, vouched for by no one", "secret to alice,
+    /// vouched for by alice". (Machines read the formula: [`fmt::Display`].)
+    pub fn describe(&self) -> String {
+        let secrecy = match &self.secrecy {
+            s if s.is_true() => "public".to_string(),
+            s if s.is_false() => "secret beyond anyone's release".to_string(),
+            s => format!("secret to {}", s.in_words()),
+        };
+        let integrity = match &self.integrity {
+            i if i.is_true() => "no one".to_string(),
+            i if i.is_false() => "everyone (the plan's own)".to_string(),
+            i => i.in_words(),
+        };
+        format!("{secrecy}, vouched for by {integrity}")
+    }
+}
+
+impl Formula {
+    /// A formula other than `true` and `false` in words: "alice", "alice or bob", "alice and
+    /// (bob or carol)".
+    fn in_words(&self) -> String {
+        let clause = |c: &Vec<String>| c.join(" or ");
+        match self.clauses.as_slice() {
+            [one] => clause(one),
+            many => many
+                .iter()
+                .map(|c| if c.len() > 1 { format!("({})", clause(c)) } else { clause(c) })
+                .collect::<Vec<_>>()
+                .join(" and "),
+        }
+    }
+}
+
 /// Where part of a value's label came from: a tool's result, an `unlabel`, a hole's fill.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
@@ -301,6 +335,20 @@ mod tests {
 
     fn f(clauses: &[&[&str]]) -> Formula {
         Formula::normalize(clauses.iter().map(|c| c.iter().map(|s| s.to_string()).collect()).collect())
+    }
+
+    #[test]
+    fn labels_read_in_words() {
+        assert_eq!(DcLabel::untrusted().describe(), "public, vouched for by no one");
+        let alices = DcLabel::secret("alice").join(&DcLabel::endorsed("alice"));
+        assert_eq!(alices.describe(), "secret to alice, vouched for by alice");
+        assert_eq!(DcLabel::bottom().describe(), "public, vouched for by everyone (the plan's own)");
+        assert_eq!(
+            DcLabel::readers(&["bob", "alice"]).describe(),
+            "secret to alice or bob, vouched for by everyone (the plan's own)"
+        );
+        let both = DcLabel { secrecy: f(&[&["a"], &["b", "c"]]), integrity: f(&[&["a"], &["b"]]) };
+        assert_eq!(both.describe(), "secret to a and (b or c), vouched for by a and b");
     }
 
     #[test]

@@ -14,7 +14,12 @@ pub enum Decision {
     /// Refused at the boundary.
     Blocked { code: cordon_syntax::Code, reason: String },
     /// The tool answered; `label` is empty for the bottom label.
-    Returned { label: String },
+    Returned {
+        label: String,
+        /// The same label in words, for people ("public, vouched for by bob"); empty with it.
+        #[serde(default)]
+        words: String,
+    },
     /// The tool failed or broke its contract.
     Failed { reason: String },
 }
@@ -60,7 +65,11 @@ impl Event {
     pub fn returned(effect: &Effect, v: &Val) -> Event {
         Event::new(effect, shorten(v.value.to_string()), {
             let label = crate::builtins::deep_label(v);
-            Decision::Returned { label: if label.is_bottom() { String::new() } else { label.to_string() } }
+            let dc = label.dc();
+            match label.is_bottom() {
+                true => Decision::Returned { label: String::new(), words: String::new() },
+                false => Decision::Returned { label: dc.to_string(), words: dc.describe() },
+            }
         })
     }
 
@@ -73,7 +82,7 @@ impl Event {
         let (decision, extra) = match &self.decision {
             Decision::Allowed => ("allowed", json!({})),
             Decision::Blocked { code, reason } => ("blocked", json!({ "code": code.as_str(), "reason": reason })),
-            Decision::Returned { label } => ("returned", json!({ "label": label })),
+            Decision::Returned { label, .. } => ("returned", json!({ "label": label })),
             Decision::Failed { reason } => ("failed", json!({ "reason": reason })),
         };
         let mut v = json!({ "tool": self.tool, "decision": decision, "detail": self.detail });

@@ -301,6 +301,12 @@ impl<'a> Parser<'a> {
     }
 
     /// Whether the current token is the first character of its line (not indented).
+    /// Whether a line ends between the previous token and this one.
+    fn after_newline(&self) -> bool {
+        let (end, start) = (self.prev_span.end as usize, self.tok().span.start as usize);
+        self.text.get(end..start).is_some_and(|gap| gap.contains('\n'))
+    }
+
     fn at_line_start(&self) -> bool {
         self.line_starts.binary_search(&self.tok().span.start).is_ok()
     }
@@ -1028,6 +1034,12 @@ impl<'a> Parser<'a> {
         loop {
             let kind = self.peek();
             if !matches!(kind, TokenKind::Dot | TokenKind::LParen | TokenKind::LBracket) {
+                break;
+            }
+            // A `(` or `[` that starts a line starts something new (a tuple, a list), as in
+            // many languages: a statement before it that lacks its `;` is reported on its own
+            // line, not read as a call or an index across lines.
+            if matches!(kind, TokenKind::LParen | TokenKind::LBracket) && self.after_newline() {
                 break;
             }
             if !self.deepen_chain() {

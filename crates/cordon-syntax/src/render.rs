@@ -77,13 +77,13 @@ pub fn human(d: &Diagnostic, sources: &SourceMap) -> String {
 }
 
 /// A compact report for models, every line ending in `\n`: the location and message on one
-/// line, then the primary source line (trimmed), the primary label, each secondary label with
-/// its location, the notes and the help.
+/// line, then the primary source line (without its indentation) with carets under the span and
+/// the primary label, each secondary label with its location, the notes and the help.
 ///
 /// ```text
 /// plan.cord:3:14: error[type-mismatch]: expected `Int`, found `String`
 ///   | let x: Int = "a";
-///   ^ expected `Int`
+///   |              ^^^ expected `Int`
 ///   - plan.cord:3:8: expected because of this
 ///   note: ...
 ///   help: ...
@@ -100,17 +100,34 @@ pub fn concise(d: &Diagnostic, sources: &SourceMap) -> String {
         d.code.as_str(),
         one_line(&d.message)
     );
+    let primary_message = primary.and_then(|i| d.labels.get(i)).map(|l| one_line(&l.message)).unwrap_or_default();
+    let mut caret_drawn = false;
     if let Some(file) = at.file {
-        let line = one_line(file.line(at.line));
-        let line = line.trim();
-        if !line.is_empty() {
-            let _ = writeln!(out, "  | {line}");
+        // The line without its indentation, and the caret under the span's columns in it.
+        let full = one_line(file.line(at.line));
+        let text = full.trim_end();
+        let indent = text.chars().take_while(|c| c.is_whitespace()).count();
+        let shown = text.trim_start();
+        if !shown.is_empty() {
+            let _ = writeln!(out, "  | {shown}");
+            let length = shown.chars().count();
+            let column = usize::try_from(at.column).unwrap_or(usize::MAX).saturating_sub(1).saturating_sub(indent);
+            let column = column.min(length);
+            let width = if at.end_line == at.line {
+                usize::try_from(at.end_column.saturating_sub(at.column)).unwrap_or(1)
+            } else {
+                length - column
+            };
+            let carets = "^".repeat(width.clamp(1, (length - column).max(1)));
+            let message = if primary_message.is_empty() { String::new() } else { format!(" {primary_message}") };
+            let _ = writeln!(out, "  | {}{carets}{message}", " ".repeat(column));
+            caret_drawn = true;
         }
     }
     for (i, label) in d.labels.iter().enumerate() {
         let message = one_line(&label.message);
         if Some(i) == primary {
-            if !message.is_empty() {
+            if !message.is_empty() && !caret_drawn {
                 let _ = writeln!(out, "  ^ {message}");
             }
         } else if message.is_empty() {

@@ -1743,3 +1743,17 @@ proptest! {
         let _ = parse_checked(&src);
     }
 }
+
+#[test]
+fn a_paren_or_bracket_that_starts_a_line_is_not_a_call_or_an_index() {
+    // The missing `;` is reported on the line that lacks it, not on the next one.
+    check_err("let ys = xs.map(|x| x + 1)\n(ys, s)", &[(1, "syntax-error")]);
+    check_message("let ys = xs.map(|x| x + 1)\n(ys, s)", "expected `;`, found `(`", None);
+    check_err("let ys = xs\n[0]", &[(1, "syntax-error")]);
+    // With the `;`, the tuple is the result.
+    check("let ys = xs.map(|x| x + 1);\n  (ys, s)", &r_module(&parse_ok("let ys = xs.map(|x| x + 1); (ys, s)")));
+    // On one line, or with the `(` on the callee's line, calls and indexes are as before.
+    check_expr("f\n  .g(1)", "(method f g 1)");
+    check_expr("f(\n1,\n(2, 3))", &r_expr(&parse_ok("f(1, (2, 3))").body.tail.unwrap()));
+    check_expr("xs[\n0]", &r_expr(&parse_ok("xs[0]").body.tail.unwrap()));
+}

@@ -71,15 +71,25 @@ struct Shape {
     ret: Ty,
 }
 
-fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, span: Span) -> Result<Shape, &'static str> {
+/// `first` is the first argument's type without refinements; `kept` the same type with the
+/// refinements of its elements kept (`List[{v: Int | v != 0}]`): what `map`, `filter`, `fold`,
+/// `any`, `all`, `reverse`, `get`, `first` and `last` hand on, so a closure or a pattern over
+/// the elements knows what the list's type says of them. Functions that take new elements
+/// (`push`, `concat`, `contains`) use `first`: their result says nothing of the elements.
+fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, &'static str> {
     let s = |rest: Vec<Ty>, ret: Ty| Ok(Shape { rest, ret });
     let num = matches!(first, Ty::Int | Ty::Float);
+    // The element type with its refinements, where `kept` is the same list.
+    let elem = |t: &Ty| match kept {
+        Ty::List(k) => (**k).clone(),
+        _ => t.clone(),
+    };
     match (name, first) {
         ("len", Ty::List(_) | Ty::Str) => s(vec![], Ty::Int),
         ("len", _) => Err("a `String` or a `List`"),
         ("is_empty", Ty::List(_) | Ty::Str) => s(vec![], Ty::Bool),
         ("is_empty", _) => Err("a `String` or a `List`"),
-        ("get", Ty::List(t)) => s(vec![Ty::Int], Ty::option((**t).clone())),
+        ("get", Ty::List(t)) => s(vec![Ty::Int], Ty::option(elem(t))),
         ("push", Ty::List(t)) => s(vec![(**t).clone()], first.clone()),
         ("concat", Ty::List(_)) => s(vec![first.clone()], first.clone()),
         ("concat", Ty::Str) => s(vec![Ty::Str], Ty::Str),
@@ -87,18 +97,18 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, span: Span) -> Result<Shap
         ("contains" | "starts_with" | "ends_with", Ty::Str) => s(vec![Ty::Str], Ty::Bool),
         ("map", Ty::List(t)) => {
             let u = c.new_var(span);
-            s(vec![Ty::local_func(vec![(**t).clone()], u.clone())], Ty::list(u))
+            s(vec![Ty::local_func(vec![elem(t)], u.clone())], Ty::list(u))
         }
-        ("filter", Ty::List(t)) => s(vec![Ty::local_func(vec![(**t).clone()], Ty::Bool)], first.clone()),
-        ("any" | "all", Ty::List(t)) => s(vec![Ty::local_func(vec![(**t).clone()], Ty::Bool)], Ty::Bool),
+        ("filter", Ty::List(t)) => s(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::list(elem(t))),
+        ("any" | "all", Ty::List(t)) => s(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::Bool),
         ("fold", Ty::List(t)) => {
             let u = c.new_var(span);
-            s(vec![u.clone(), Ty::local_func(vec![u.clone(), (**t).clone()], u.clone())], u)
+            s(vec![u.clone(), Ty::local_func(vec![u.clone(), elem(t)], u.clone())], u)
         }
         ("sum", Ty::List(t)) if matches!(**t, Ty::Int) => s(vec![], Ty::Int),
         ("sum", _) => Err("a `List[Int]`"),
-        ("reverse", Ty::List(_)) => s(vec![], first.clone()),
-        ("first" | "last", Ty::List(t)) => s(vec![], Ty::option((**t).clone())),
+        ("reverse", Ty::List(t)) => s(vec![], Ty::list(elem(t))),
+        ("first" | "last", Ty::List(t)) => s(vec![], Ty::option(elem(t))),
         ("join", Ty::List(t)) if matches!(**t, Ty::Str) => s(vec![Ty::Str], Ty::Str),
         ("join", Ty::Opaque(n, _)) if &**n == LABEL => s(vec![label_ty()], label_ty()),
         ("unlabel", Ty::Opaque(n, args)) if &**n == LABELED && args.len() == 1 => s(vec![], args[0].clone()),
@@ -149,7 +159,8 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         return Typed::error();
     };
     let first = c.infer(first_expr);
-    let ft = c.resolve(&first.ty).base().strip();
+    let kept = c.resolve(&first.ty).base().clone();
+    let ft = kept.strip();
     if ft.is_error() {
         c.infer_after_error(rest.iter().copied());
         return Typed::error();
@@ -160,11 +171,22 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         return Typed::error();
     }
     if c.is_linear(&ft) || c.is_second_class(&ft) {
+        let help = match (name, &ft) {
+            ("unwrap_or" | "is_some" | "is_none", Ty::Option(_)) => {
+                "builtins work on plain data, not linear values; take it apart with `match o { Some(x) => .., None => .. }`"
+            }
+            ("unwrap_or" | "is_ok" | "is_err", Ty::Result(..)) => {
+                "builtins work on plain data, not linear values; take it apart with `match r { Ok(x) => .., Err(e) => .. }`"
+            }
+            _ => "builtins work on plain data, not linear values or capabilities",
+        };
         c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` cannot take a value of type `{ft}`")).help =
-            Some("builtins work on plain data, not linear values or capabilities".into());
+            Some(help.into());
+        // The other arguments are used all the same, so a linear one is not also reported unused.
+        c.infer_after_error(rest.iter().copied());
         return Typed::error();
     }
-    let sh = match shape(c, name, &ft, span) {
+    let sh = match shape(c, name, &ft, &kept, span) {
         Ok(sh) => sh,
         Err(wanted) => {
             c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` needs {wanted}, found `{ft}`"));
@@ -186,7 +208,10 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
     for (a, p) in rest.iter().zip(&sh.rest) {
         let t = c.check(a, p);
         if c.is_linear(&t.ty) {
-            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value"));
+            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value")).help = Some(format!(
+                "to use it once per element, thread it through a recursive `fn` that takes it and gives it back: {}",
+                crate::RECURSION_HINT
+            ));
         }
         // Only the functions `map`, `filter`, ... call are passed down; `unwrap_or` gives its
         // default back; every other argument becomes part of data.

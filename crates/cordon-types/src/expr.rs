@@ -302,7 +302,20 @@ impl Checker<'_> {
             id.span,
             format!("the measure `{}` exists only in refinements", id.name),
         )
-        .help = Some("a measure has no value at run time; the policy's tools report what you may know".into());
+        .help = Some(
+            "a measure has no value at run time, so a plan cannot test it; what is known of it is in the types (a \
+             binding of type `{x: T | m(x)}` has it) and the tools' signatures say how it changes"
+                .into(),
+        );
+    }
+
+    /// The arguments of a measure used outside a refinement, checked for their own mistakes; a
+    /// measure only reads its argument, so a linear one is not used up (no cascade of
+    /// `linear-reused` after the one mistake).
+    fn measure_args_after_error<'e>(&mut self, args: impl IntoIterator<Item = &'e Expr>) {
+        let before = self.lin_state();
+        self.infer_after_error(args);
+        self.lin_restore(&before);
     }
 
     pub fn forged(&mut self, span: Span, name: &str) {
@@ -342,7 +355,11 @@ impl Checker<'_> {
         }
         if captured {
             self.error(Code::LinearCaptured, span, format!("a closure cannot capture the linear value `{name}`"))
-                .help = Some("pass it as an argument instead".into());
+                .help = Some(format!(
+                "pass it as an argument instead; to use it once per element of a list (not in `map` or `fold`), \
+                 thread it through a recursive `fn`: {}",
+                crate::RECURSION_HINT
+            ));
             self.scope[i].lin = Some(Lin::Consumed(span));
             return Typed { ty, term };
         }
@@ -365,7 +382,11 @@ impl Checker<'_> {
                     format!("the linear value `{name}` would be used on every iteration"),
                 )
                 .with_primary_label("used inside the loop")
-                .with_help("a linear value is used exactly once; use it before or after the loop"),
+                .with_help(format!(
+                    "a linear value is used exactly once; use it before or after the loop, or thread it through a \
+                     recursive `fn` that takes it and gives it back: {}",
+                    crate::RECURSION_HINT
+                )),
             );
             return Typed { ty, term };
         }
@@ -989,11 +1010,13 @@ impl Checker<'_> {
             }
             let mut arm_lit = None;
             if let Some(st) = &s.term
-                && let Some(lit) = literal_term(&arm.pat)
+                && let (Some(cond), exact) = self.pattern_condition(&arm.pat, &sty, st)
             {
-                let eq = Term::Eq(Box::new(st.clone()), Box::new(lit));
-                self.add_fact(eq.clone(), format!("{} matched {}", self.text(scrutinee.span), self.text(arm.pat.span)));
-                arm_lit = Some(eq);
+                let matched = format!("{} matched {}", self.text(scrutinee.span), self.text(arm.pat.span));
+                self.add_fact(cond.clone(), matched);
+                // Only a condition that says exactly when the pattern matches may be negated
+                // for the arms after it.
+                arm_lit = exact.then_some(cond);
             }
             let before = self.diags.len();
             self.bind_pattern(&arm.pat, &sty, s.term.clone(), true);
@@ -1367,8 +1390,17 @@ impl Checker<'_> {
                             t
                         }
                         Some(ctx) if crate::logic::has_refinement(&t) => {
+                            // An argument the caller passes has the caller's type: what it says
+                            // of the value proves the annotation (`map` over a list of
+                            // `{v: Int | v != 0}` with `|x: {v: Int | v != 0}| ..`).
                             let g = ctx.clone();
-                            self.prove_refinements(None, &g, &t, te.span);
+                            let mark = self.facts.len();
+                            let value = self.fresh(&g, &p.name.name);
+                            self.prove_refinements(value.as_ref(), &g, &t, te.span);
+                            self.facts.truncate(mark);
+                            // The caller sees its own parameter type: the annotation was proved
+                            // from it here (or reported here, once).
+                            outer = Some(g);
                             t
                         }
                         _ => t,
@@ -1519,6 +1551,7 @@ impl Checker<'_> {
         }
         let extra = args.get(1..).unwrap_or(&[]);
         let typed: Vec<Typed> = extra.iter().map(|a| self.infer(a)).collect();
+        self.check_hole_can_be_filled(e.span, &ty, &typed);
         // The fill reaches every capability in scope: a closure around the hole holds them,
         // and a function the hole makes may hold them too.
         let capability_in_scope = self.visible_bindings().any(|b| self.is_second_class(&b.ty));
@@ -1539,6 +1572,54 @@ impl Checker<'_> {
         self.holes += 1;
         let term = self.fresh(&hole_ty, "_hole");
         Typed { ty: hole_ty, term }
+    }
+
+    /// A hole whose type holds a linear value its fill could never have: none is passed in, and
+    /// no tool in scope makes one from nothing (a tool that takes one to give one back needs
+    /// one to start with). No fill could check, so the plan is rejected here, not after the
+    /// model was asked.
+    fn check_hole_can_be_filled(&mut self, span: Span, ty: &Ty, args: &[Typed]) {
+        // The linear types every value of `ty` holds (an `Option[Session]` may be `None`).
+        fn required(t: &Ty, out: &mut Vec<Rc<str>>) {
+            match t {
+                Ty::Linear(name) if !out.contains(name) => out.push(name.clone()),
+                Ty::Refined(r) => required(&r.base, out),
+                Ty::Tuple(ts) => ts.iter().for_each(|t| required(t, out)),
+                _ => {}
+            }
+        }
+        let mut wanted: Vec<Rc<str>> = Vec::new();
+        required(&self.resolve(ty), &mut wanted);
+        let holds = |t: &Ty, name: &Rc<str>| t.any_part(&mut |p| matches!(p, Ty::Linear(n) if n == name));
+        let capabilities: Vec<Rc<str>> = self
+            .visible_bindings()
+            .filter_map(|b| match self.resolve(&b.ty).base() {
+                Ty::Cap(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        for name in wanted {
+            if args.iter().any(|a| holds(&self.resolve(&a.ty), &name)) {
+                continue;
+            }
+            let minted = capabilities.iter().any(|cap| match self.types.get(&**cap).map(|i| &i.def) {
+                Some(TypeDef::Capability { tools }) => tools
+                    .iter()
+                    .any(|(_, sig)| holds(&sig.ret, &name) && !sig.params.iter().any(|(_, p)| holds(p, &name))),
+                _ => false,
+            });
+            if minted {
+                continue;
+            }
+            self.error(
+                Code::ForgedHostValue,
+                span,
+                format!("no fill could give this hole a `{name}`: none is passed in, and no tool in scope makes one"),
+            )
+            .help = Some(format!(
+                "pass the `{name}` the fill should use as an argument: `agent[T](\"task\", s)`, and give it back in `T`"
+            ));
+        }
     }
 
     // ---------------------------------------------------------------- calls
@@ -1572,9 +1653,11 @@ impl Checker<'_> {
         let Some(payload) = self.variant(&ty.name, &variants, variant) else {
             return Typed::error();
         };
+        let written = args.is_some();
         let args = args.unwrap_or(&[]);
-        if payload.len() != args.len() {
-            self.error(
+        let arity_error = payload.len() != args.len();
+        if arity_error {
+            let error = self.error(
                 Code::WrongArgCount,
                 span,
                 format!(
@@ -1586,6 +1669,12 @@ impl Checker<'_> {
                     args.len()
                 ),
             );
+            if !written {
+                error.help = Some(format!(
+                    "a variant with a payload is not a function: write `{}::{}(..)` with its payload",
+                    ty.name, variant.name
+                ));
+            }
         }
         for (i, a) in args.iter().enumerate() {
             let t = match payload.get(i) {
@@ -1593,6 +1682,11 @@ impl Checker<'_> {
                 None => self.infer(a),
             };
             self.store(&t, a.span);
+        }
+        if arity_error {
+            // No value was made: nothing downstream (a linear enum left unused) is reported
+            // for it.
+            return Typed::error();
         }
         self.fresh_typed(Ty::Enum(Rc::from(ty.name.as_str())), "_variant")
     }
@@ -1622,7 +1716,7 @@ impl Checker<'_> {
                             return self.call_measure(&sig, &argv, span);
                         }
                         self.measure_misuse(id);
-                        self.infer_after_error(argv.iter().copied());
+                        self.measure_args_after_error(argv.iter().copied());
                         return Typed::error();
                     }
                     _ => {}
@@ -1760,8 +1854,7 @@ impl Checker<'_> {
         }
         if let Some(ValueDef::Measure(_)) = self.values.get(&method.name) {
             self.measure_misuse(method);
-            self.infer(receiver);
-            self.infer_after_error(args);
+            self.measure_args_after_error(std::iter::once(receiver).chain(args.iter()));
             return Typed::error();
         }
         let argv: Args<'_> = std::iter::once(receiver).chain(args.iter()).collect();
@@ -1948,6 +2041,44 @@ fn allowed_in_refinement(k: &ExprKind) -> bool {
             | ExprKind::Binary { .. }
             | ExprKind::Error
     )
+}
+
+impl Checker<'_> {
+    /// What matching `p` against `term` (of type `ty`) says, from the literals in it, also
+    /// inside tuples (`(0, _)` says `term.0 == 0`); and whether that is exactly when it matches
+    /// (its other parts are bindings and wildcards), so that an arm after it may assume its
+    /// negation.
+    fn pattern_condition(&mut self, p: &Pattern, ty: &Ty, term: &Term) -> (Option<Term>, bool) {
+        if let Some(lit) = literal_term(p) {
+            return (Some(Term::Eq(Box::new(term.clone()), Box::new(lit))), true);
+        }
+        match &p.kind {
+            PatternKind::Wild | PatternKind::Bind(_) => (None, true),
+            PatternKind::Tuple(ps) => {
+                let ty = self.resolve(ty);
+                let Ty::Tuple(parts) = ty.base().clone() else { return (None, false) };
+                if parts.len() != ps.len() {
+                    return (None, false);
+                }
+                let (mut conds, mut exact) = (Vec::new(), true);
+                for (i, (p, t)) in ps.iter().zip(&parts).enumerate() {
+                    let Some(sub) = self.tuple_field(term, ty.base(), i, t) else {
+                        exact = false;
+                        continue;
+                    };
+                    let (cond, sub_exact) = self.pattern_condition(p, t, &sub);
+                    conds.extend(cond);
+                    exact &= sub_exact;
+                }
+                match conds.len() {
+                    0 => (None, exact),
+                    1 => (conds.pop(), exact),
+                    _ => (Some(Term::And(conds)), exact),
+                }
+            }
+            _ => (None, false),
+        }
+    }
 }
 
 /// The term a literal pattern matches, for facts in its arm.

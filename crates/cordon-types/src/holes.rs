@@ -15,11 +15,12 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use cordon_smt::Term;
 use cordon_syntax::ast::{Expr, ExprKind, Ident, Module};
 use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 
 use crate::state::Typed;
-use crate::state::{Checker, ClosureFrame, Lin, Role};
+use crate::state::{Checker, ClosureFrame, Lin, Role, ValueDef};
 use crate::ty::Ty;
 use crate::{CheckOptions, Checked};
 
@@ -46,6 +47,9 @@ pub struct HoleBinding {
     pub name: String,
     pub ty: String,
     pub kind: BindingKind,
+    /// The measures of the value that nothing at the hole decides (`tainted(s)`): a tool that
+    /// needs one of them either way cannot take it.
+    pub undecided: Vec<String>,
 }
 
 /// What a binding holds, for prompts.
@@ -233,27 +237,27 @@ impl Checker<'_> {
             return;
         }
         let bindings = self.bindings_at_hole(params);
-        let args = params.iter().map(|(n, t)| self.hole_binding(n, &t.ty)).collect();
+        let args = params.iter().map(|(n, t)| self.hole_binding(n, &t.ty, t.term.as_ref())).collect();
         let expected = self.resolve(expected).to_string();
         self.hole_sites.push(HoleSite { id: self.hole_sites.len(), span, expected, bindings, args });
     }
 
     /// The visible bindings a fill may name, innermost last: not shadowed (by an inner binding
     /// or an argument), and not linear values already used.
-    fn bindings_at_hole(&self, params: &[(String, Typed)]) -> Vec<HoleBinding> {
-        let mut seen: HashSet<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
-        let mut out = Vec::new();
+    fn bindings_at_hole(&mut self, params: &[(String, Typed)]) -> Vec<HoleBinding> {
+        let mut seen: HashSet<String> = params.iter().map(|(n, _)| n.clone()).collect();
+        let mut visible = Vec::new();
         for b in self.visible_bindings().rev() {
-            if !seen.insert(&b.name) || matches!(b.lin, Some(Lin::Consumed(_))) {
+            if !seen.insert(b.name.clone()) || matches!(b.lin, Some(Lin::Consumed(_))) {
                 continue;
             }
-            out.push(self.hole_binding(&b.name, &b.ty));
+            visible.push((b.name.clone(), b.ty.clone(), b.term.clone()));
         }
-        out.reverse();
-        out
+        visible.reverse();
+        visible.iter().map(|(name, ty, term)| self.hole_binding(name, ty, term.as_ref())).collect()
     }
 
-    fn hole_binding(&self, name: &str, ty: &Ty) -> HoleBinding {
+    fn hole_binding(&mut self, name: &str, ty: &Ty, term: Option<&Term>) -> HoleBinding {
         let ty = self.resolve(ty);
         let kind = match ty.base() {
             Ty::Cap(_) => BindingKind::Capability,
@@ -261,7 +265,62 @@ impl Checker<'_> {
             t if self.is_linear(t) => BindingKind::Linear,
             _ => BindingKind::Data,
         };
-        HoleBinding { name: name.to_string(), ty: ty.to_string(), kind }
+        let (ty, undecided) = self.shown_type(name, &ty, term);
+        HoleBinding { name: name.to_string(), ty, kind, undecided }
+    }
+
+    /// A binding's type as a prompt shows it: with what is known of it in words the fill can
+    /// read. A refinement that names other values (`{s2: Session | tainted(s2) == (r.private ||
+    /// tainted(s))}`, from a tool's signature whose parameters are not in scope) is replaced by
+    /// what the facts at the hole decide of the value's measures (`{s: Session | tainted(s)}`,
+    /// `{s: Session | !tainted(s)}`), or by the bare type when they decide nothing. A value of
+    /// a type with measures is shown with what is known of them even when its type says nothing
+    /// (a session the host kept, known tainted). Returned with it: the measures nothing decides.
+    fn shown_type(&mut self, name: &str, ty: &Ty, term: Option<&Term>) -> (String, Vec<String>) {
+        let names_others = matches!(ty, Ty::Refined(r) if !r.env.is_empty());
+        let base = ty.base().clone();
+        let (known, undecided) = match (&base, term) {
+            (Ty::Linear(linear) | Ty::Opaque(linear, _), Some(term)) => self.known_measures(name, linear, term),
+            _ => (Vec::new(), Vec::new()),
+        };
+        let shown = match (known.is_empty(), names_others) {
+            (false, _) => format!("{{{name}: {base} | {}}}", known.join(" && ")),
+            (true, true) => base.to_string(),
+            (true, false) => ty.to_string(),
+        };
+        (shown, undecided)
+    }
+
+    /// `m(name)` or `!m(name)` for each boolean measure over `linear` that the facts decide for
+    /// `term`; and `m(name)` for each they do not.
+    fn known_measures(&mut self, name: &str, linear: &str, term: &Term) -> (Vec<String>, Vec<String>) {
+        let over_it = |p: &Ty| matches!(p.base(), Ty::Linear(n) | Ty::Opaque(n, _) if &**n == linear);
+        let mut measures: Vec<String> = self
+            .values
+            .iter()
+            .filter_map(|(m, def)| match def {
+                ValueDef::Measure(sig)
+                    if matches!(sig.ret.base(), Ty::Bool)
+                        && matches!(sig.params.as_slice(), [(_, p)] if over_it(p)) =>
+                {
+                    Some(m.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        measures.sort();
+        let (mut known, mut undecided) = (Vec::new(), Vec::new());
+        for m in measures {
+            let holds = Term::App(m.clone(), vec![term.clone()]);
+            if self.known(&holds) {
+                known.push(format!("{m}({name})"));
+            } else if self.known(&Term::Not(Box::new(holds))) {
+                known.push(format!("!{m}({name})"));
+            } else {
+                undecided.push(format!("{m}({name})"));
+            }
+        }
+        (known, undecided)
     }
 
     /// Checks a fill in its hole's place: as the body of a closure called on the spot with the

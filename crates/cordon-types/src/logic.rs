@@ -362,6 +362,16 @@ impl Checker<'_> {
         self.prove_conjuncts(goal, texts, span, &obligation);
     }
 
+    /// The first measure `term` applies, if any.
+    fn measure_in(&self, term: &Term) -> Option<String> {
+        if let Term::App(name, _) = term
+            && matches!(self.values.get(name), Some(crate::state::ValueDef::Measure(_)))
+        {
+            return Some(name.clone());
+        }
+        term.children().into_iter().find_map(|t| self.measure_in(t))
+    }
+
     /// Proves a built-in obligation (an index in bounds, a divisor not 0).
     pub fn prove_goal(&mut self, goal: Term, texts: Vec<String>, span: Span, label: &str) {
         let texts = texts.into_iter().map(|t| format!("`{t}`")).collect();
@@ -409,7 +419,21 @@ impl Checker<'_> {
                     if !shown.is_empty() {
                         d = d.with_note(format!("counterexample: {}", shown.join(", ")));
                     }
-                    d.with_help("check it first with `if`, or pass a value known to satisfy it")
+                    match self.measure_in(conjunct) {
+                        // No `if` can test a measure: say what can satisfy it, and whether this
+                        // value never will.
+                        Some(measure) if self.known(&Term::Not(Box::new(conjunct.clone()))) => d.with_help(format!(
+                            "this value is known not to satisfy it, and `{measure}` is a measure, which no `if` can \
+                             change: use a value the tools gave back with it (see their signatures), or do without \
+                             this call and return the answer to the user"
+                        )),
+                        Some(measure) => d.with_help(format!(
+                            "`{measure}` is a measure, which no `if` can test: pass a value whose type says it (only \
+                             the tools' results can, see their signatures), or do without this call and return the \
+                             answer to the user"
+                        )),
+                        None => d.with_help("check it first with `if`, or pass a value known to satisfy it"),
+                    }
                 }
                 Answer::Unknown { reason } => Diagnostic::error(
                     Code::RefinementUnknown,
@@ -437,6 +461,20 @@ impl Checker<'_> {
             return false;
         }
         let query = Query { funcs: self.funcs.values().cloned().collect(), hypotheses, goal: Term::Bool(false) };
+        let start = std::time::Instant::now();
+        let answer = self.solver.check(&query);
+        self.solver_budget = self.solver_budget.saturating_sub(start.elapsed());
+        matches!(answer, Answer::Valid)
+    }
+
+    /// Whether the facts prove `goal` (for what a prompt may state as known). A timeout or an
+    /// exhausted budget counts as not known.
+    pub fn known(&mut self, goal: &Term) -> bool {
+        if self.solver_budget.is_zero() {
+            return false;
+        }
+        let (hypotheses, _) = self.relevant_facts(goal);
+        let query = Query { funcs: self.funcs.values().cloned().collect(), hypotheses, goal: goal.clone() };
         let start = std::time::Instant::now();
         let answer = self.solver.check(&query);
         self.solver_budget = self.solver_budget.saturating_sub(start.elapsed());

@@ -109,7 +109,7 @@ fn expect_fill(
 }
 
 fn binding(name: &str, ty: &str, kind: BindingKind) -> HoleBinding {
-    HoleBinding { name: name.into(), ty: ty.into(), kind }
+    HoleBinding { name: name.into(), ty: ty.into(), kind, undecided: Vec::new() }
 }
 
 /// (hole, expected type, bindings, arguments)
@@ -122,10 +122,14 @@ fn expect_sites(p: &Program, cases: &[SiteCase<'_>]) {
         let site = &sites[*hole];
         assert_eq!(site.id, *hole);
         assert_eq!(site.expected, *expected, "hole {hole}");
+        // What the measures leave undecided is the business of its own test.
+        let shown = |bs: &[HoleBinding]| -> Vec<HoleBinding> {
+            bs.iter().map(|b| HoleBinding { undecided: Vec::new(), ..b.clone() }).collect()
+        };
         let want: Vec<HoleBinding> = bindings.iter().map(|(n, t, k)| binding(n, t, *k)).collect();
-        assert_eq!(site.bindings, want, "bindings of hole {hole}");
+        assert_eq!(shown(&site.bindings), want, "bindings of hole {hole}");
         let want: Vec<HoleBinding> = args.iter().map(|(n, t, k)| binding(n, t, *k)).collect();
-        assert_eq!(site.args, want, "arguments of hole {hole}");
+        assert_eq!(shown(&site.args), want, "arguments of hole {hole}");
         assert!(p.sources.slice(site.span).starts_with("agent["), "hole {hole}: {:?}", p.sources.slice(site.span));
     }
 }
@@ -140,7 +144,8 @@ fn github_hole_sites() {
                 0,
                 "({n: Int | n >= 0}, Session)",
                 &[("gh", "GitHub", Capability), ("limit", "Int", Data)],
-                &[("s", "Session", Linear)],
+                // A fresh input: the measure's default is known.
+                &[("s", "{s: Session | !tainted(s)}", Linear)],
             ),
             (
                 1,
@@ -149,6 +154,38 @@ fn github_hole_sites() {
                 &[("n", "{n: Int | n >= 0}", Data)],
             ),
         ],
+    );
+}
+
+#[test]
+fn bindings_show_what_is_known_of_their_measures_in_names_in_scope() {
+    // A session a tool gave back: its type names the tool's parameters (`r`, `s`), which the
+    // hole cannot see; what the facts decide is shown instead, or that nothing is.
+    let plan = r#"match gh.private_repo("plans") {
+  Some(r) => if r.private {
+    let (text, s2) = gh.read_file(s, r, "a.md");
+    agent[(String, Session)]("known tainted", s2)
+  } else {
+    let (text, s2) = gh.read_file(s, r, "a.md");
+    agent[(String, Session)]("known clean", s2)
+  },
+  None => {
+    let (x, s) = agent[(String, Session)]("unknown", s);
+    agent[(String, Session)]("after a fill", s)
+  },
+}
+"#;
+    let p = program(Some(GITHUB), plan);
+    let args: Vec<(String, Vec<String>)> =
+        p.checked.holes().iter().map(|site| (site.args[0].ty.clone(), site.args[0].undecided.clone())).collect();
+    assert_eq!(
+        args,
+        [
+            ("{s2: Session | tainted(s2)}".to_string(), vec![]),
+            ("{s2: Session | !tainted(s2)}".to_string(), vec![]),
+            ("{s: Session | !tainted(s)}".to_string(), vec![]),
+            ("Session".to_string(), vec!["tainted(s)".to_string()]),
+        ]
     );
 }
 
