@@ -108,8 +108,16 @@ impl ToolArgs {
                 return Err(Error::Usage(format!("the MCP server `{name}` is named twice")));
             }
             let server = config.server(name).map_err(Error::Usage)?;
+            let capability = server.capability(name);
+            let served = world.capabilities().contains(&capability.as_str())
+                || servers.iter().any(|s: &McpHost| s.capability() == capability);
+            if served {
+                return Err(Error::Usage(format!(
+                    "the MCP server `{name}` would serve `{capability}`, which another environment or server serves"
+                )));
+            }
             let connection = Connection::start(name, server).map_err(Error::Usage)?;
-            servers.push(McpHost::bind(connection, &server.capability(name), &modules).map_err(Error::Usage)?);
+            servers.push(McpHost::bind(connection, &capability, &modules).map_err(Error::Usage)?);
         }
         Ok(Tools { world, servers, principal, policies })
     }

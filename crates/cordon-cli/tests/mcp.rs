@@ -204,6 +204,20 @@ fn run_calls_a_real_server_through_the_policy() {
     let out = cordon(&dir, &["run", "--mcp", "mail", "--policy", "everything.cord", "plan.cord"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("no MCP server `mail` in the config; it lists: everything"), "{}", out.stderr);
+    // Two servers for one capability: which would answer? Neither; nothing runs.
+    let config = std::fs::read_to_string(dir.join("cordon.toml")).unwrap();
+    let command = config.lines().find(|l| l.starts_with("command = ")).unwrap();
+    let twice = format!("{config}\n[servers.again]\ncapability = \"Everything\"\n{command}\n");
+    std::fs::write(dir.join("twice.toml"), twice).unwrap();
+    let args =
+        ["run", "--config", "twice.toml", "--mcp", "everything", "--mcp", "again", "--policy", "everything.cord"];
+    let out = cordon(&dir, &[&args[..], &["plan.cord"]].concat());
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("would serve `Everything`, which another environment or server serves"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -248,10 +248,12 @@ fn an_effect_whose_row_cannot_be_written_is_not_performed() {
 fn two_processes_on_one_store_both_finish_and_the_chain_verifies() {
     let dir = workdir("concurrent");
     let plans = ["benign.cord", "comment_on_issue.cord", "thank_newest_author.cord", "exfiltrate_via_search.cord"];
+    // One answers file, written before any child reads it.
+    let yes = yes(&dir);
     let children: Vec<_> = plans
         .iter()
         .map(|plan| {
-            let approve = if plan.starts_with("exfiltrate") { "none".to_string() } else { yes(&dir) };
+            let approve = if plan.starts_with("exfiltrate") { "none".to_string() } else { yes.clone() };
             command(&dir, &["run", "--approve", &approve, &example(plan)])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())

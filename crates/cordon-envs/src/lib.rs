@@ -177,6 +177,11 @@ impl World {
         self.envs.iter().map(|e| (format!("<{} policy>", e.name()), e.policy())).collect()
     }
 
+    /// The capabilities the environments serve.
+    pub fn capabilities(&self) -> Vec<&'static str> {
+        self.envs.iter().map(|e| e.capability()).collect()
+    }
+
     /// The environments as the tool hosts of one run, each serving its capability.
     pub fn hosts(&mut self) -> cordon_engine::Hosts<'_> {
         let mut hosts = cordon_engine::Hosts::new();
