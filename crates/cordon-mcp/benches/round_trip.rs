@@ -2,7 +2,8 @@
 //! `server-everything`'s `echo`): `direct`, the SDK's call with no Cordon in between (what any
 //! MCP client pays), and `through_cordon`, a checked plan's call as Cordon makes it (a run
 //! started, the boundary's label checks, arguments encoded to JSON, the call, the result
-//! decoded against the declared type and labelled). The difference is Cordon's overhead.
+//! decoded against the declared type and labelled), then `direct_again`, the SDK's call once
+//! more. The difference is Cordon's overhead; the two `direct` figures show the server's drift.
 //!
 //! `cargo bench -p cordon-mcp --bench round_trip`
 #![allow(clippy::unwrap_used, clippy::panic)] // a benchmark may fail loudly
@@ -63,6 +64,10 @@ fn round_trip(c: &mut Criterion) {
             Engine::new(&mut hosts).start(&mut run).into_result().unwrap()
         })
     });
+    // The direct call once more, after: the server's own drift shows as a difference between
+    // the two `direct` figures.
+    let mut connection = host.into_connection();
+    group.bench_function("direct_again", |b| b.iter(|| call(&mut connection)));
     group.finish();
 }
 

@@ -78,6 +78,11 @@ impl McpHost {
     pub fn capability(&self) -> &str {
         &self.binding.capability
     }
+
+    /// The connection, no longer bound.
+    pub fn into_connection(self) -> Connection {
+        self.connection
+    }
 }
 
 impl Binding {
