@@ -231,7 +231,8 @@ fn import_writes_a_policy_that_checks_and_asks_before_writes() {
     assert!(policy.contains("tool echo(message: String) -> String"), "{policy}");
     assert!(policy.contains("tool get_sum(a: Float, b: Float) -> String"), "{policy}");
     assert!(policy.contains("/// The server says (untrusted):"), "{policy}");
-    assert!(policy.contains("returns = untrusted()"), "{policy}");
+    assert!(policy.contains("returns = secret(user()).join(untrusted())"), "{policy}");
+    assert!(policy.lines().all(|l| l.chars().count() <= 100), "lines wrapped: {policy}");
     // toggle-simulated-logging is not read-only: it asks first.
     let toggle = policy.split("tool toggle_simulated_logging").nth(1).unwrap();
     assert!(toggle.split("tool ").next().unwrap().contains("@approval(ask)"), "{policy}");

@@ -3,9 +3,9 @@
 //! arrays → lists, optional → `Option`, integers → `Int`, numbers → `Float`; what Cordon cannot
 //! say, such as unions or free-form objects, becomes `String` with a comment). Each tool's
 //! description is kept as its doc comment, marked as the server's words. The conservative
-//! defaults are written out: results vouched for by no one, arguments and the decision to call
-//! only what is public and vouched for by the user, and `@approval(ask)` on any tool whose
-//! annotations or name say it writes, deletes or sends.
+//! defaults are written out: results secret to the user and vouched for by no one, arguments
+//! and the decision to call only what is public and vouched for by the user, and
+//! `@approval(ask)` on any tool whose annotations or name say it writes, deletes or sends.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -61,22 +61,23 @@ pub fn policy(server: &str, capability: &str, tools: &[Tool]) -> String {
             None => "String".to_string(),
         };
         let list: Vec<String> = params.iter().map(|(p, t)| format!("{p}: {t}")).collect();
-        let _ = writeln!(body, "  tool {name}({}) -> {returns}", list.join(", "));
+        body.push_str(&joined(&format!("  tool {name}("), &list, &format!(") -> {returns}"), "    "));
         let mut labels: Vec<String> = params.iter().map(|(p, _)| format!("{p} = endorsed(user())")).collect();
         labels.push("pc = endorsed(user())".into());
-        labels.push("returns = untrusted()".into());
-        let _ = writeln!(body, "    @label({})", labels.join(", "));
+        labels.push("returns = secret(user()).join(untrusted())".into());
+        body.push_str(&joined("    @label(", &labels, ")", "           "));
         if writes(tool) {
             let _ = writeln!(body, "    @approval(ask)");
         }
         body.push('\n');
     }
     let mut out = format!(
-        "// A starter policy for the MCP server `{server}`, written by `cordon mcp import {server}`.\n\
+        "// A starter policy for the MCP server `{server}`,\n// written by `cordon mcp import {server}`.\n\
          // Read it before you use it: the doc comments are the server's own words (untrusted),\n\
-         // and the labels are the conservative defaults: no one vouches for what a tool returns;\n\
-         // arguments, and the decision to call, may only be public data the user vouches for;\n\
-         // tools that may write, delete or send ask first. Loosen what your tasks need.\n\n"
+         // and the labels are the conservative defaults: what a tool returns is secret to the user\n\
+         // and vouched for by no one; arguments, and the decision to call, may only be public data\n\
+         // the user vouches for; tools that may write, delete or send ask first. Loosen what your\n\
+         // tasks need.\n\n"
     );
     out.push_str(&types.decls);
     let _ = writeln!(out, "/// The tools of the MCP server `{server}`.\ncapability {capability} {{");
@@ -159,7 +160,8 @@ impl Types {
         if let Some(d) = schema.get("description").and_then(Json::as_str) {
             doc(&mut self.decls, "", d);
         }
-        let _ = writeln!(self.decls, "type {name} = {{ {} }}\n", fields.join(", "));
+        self.decls.push_str(&joined(&format!("type {name} = {{ "), &fields, " }", "  "));
+        self.decls.push('\n');
         name
     }
 
@@ -176,7 +178,9 @@ impl Types {
             return format!("String /* one of {} */", shown.join(", "));
         }
         let name = self.fresh(name);
-        let _ = writeln!(self.decls, "enum {name} {{ {} }}\n", variants.join(", "));
+        let variants: Vec<String> = variants.iter().map(|v| v.to_string()).collect();
+        self.decls.push_str(&joined(&format!("enum {name} {{ "), &variants, " }", "  "));
+        self.decls.push('\n');
         name
     }
 
@@ -216,11 +220,71 @@ fn pascal(name: &str) -> String {
     if joined.starts_with(|c: char| c.is_alphabetic()) { joined } else { format!("T{joined}") }
 }
 
-/// The server's description as a doc comment, marked as its words; control characters dropped.
+/// The longest line written, in characters, where words allow.
+const WIDTH: usize = 100;
+
+/// `open`, the `items` joined by `, `, then `close`, as one line, or wrapped at [`WIDTH`] with
+/// `indent` before each continuation.
+fn joined(open: &str, items: &[String], close: &str, indent: &str) -> String {
+    let one = format!("{open}{}{close}\n", items.join(", "));
+    if one.chars().count() <= WIDTH + 1 {
+        return one;
+    }
+    let mut out = String::new();
+    let mut line = open.to_string();
+    // The close goes on a line of its own (at the open's indentation) when it would not fit
+    // after the last item even on a fresh line.
+    let last_fits = items.last().is_none_or(|item| indent.len() + item.chars().count() + close.len() <= WIDTH);
+    let margin: String = open.chars().take_while(|c| *c == ' ').collect();
+    for (i, item) in items.iter().enumerate() {
+        let piece = match i + 1 < items.len() {
+            true => format!("{item},"),
+            false if last_fits => format!("{item}{close}"),
+            false => format!("{item}\n{margin}{}", close.trim_start()),
+        };
+        let width = piece.lines().next().map_or(0, |l| l.chars().count());
+        if line != indent && line.chars().count() + 1 + width > WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.to_string();
+        }
+        if line != open && line != indent {
+            line.push(' ');
+        }
+        line.push_str(&piece);
+    }
+    if items.is_empty() {
+        line.push_str(close);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// The server's description as a doc comment, marked as its words, wrapped at [`WIDTH`];
+/// control characters dropped; at most 20 lines.
 fn doc(out: &mut String, indent: &str, text: &str) {
     let clean: String = text.chars().map(|c| if c.is_control() && c != '\n' { ' ' } else { c }).collect();
     let _ = writeln!(out, "{indent}/// The server says (untrusted):");
-    for line in clean.lines().map(str::trim).filter(|l| !l.is_empty()).take(20) {
-        let _ = writeln!(out, "{indent}/// > {line}");
+    let prefix = format!("{indent}/// > ");
+    let mut lines = Vec::new();
+    for paragraph in clean.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let mut line = String::new();
+        for word in paragraph.split_whitespace() {
+            if !line.is_empty() && prefix.len() + line.chars().count() + 1 + word.chars().count() > WIDTH {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+    }
+    for line in lines.iter().take(20) {
+        let _ = writeln!(out, "{prefix}{line}");
+    }
+    if lines.len() > 20 {
+        let _ = writeln!(out, "{prefix}(and {} more lines)", lines.len() - 20);
     }
 }

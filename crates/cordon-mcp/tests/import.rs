@@ -51,9 +51,10 @@ fn each_schema_form_becomes_its_cordon_type() {
     let text = policy("srv", "Srv", &[tool("search-things", input, None)]);
     assert!(text.contains("enum SearchThingsLevel { low, high }"), "{text}");
     assert!(text.contains("type SearchThingsWhere = { city: String }"), "{text}");
-    // Properties in the order the schema's object gives them (by name).
+    // Properties in the order the schema's object gives them (by name); lines wrapped.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        text.contains(
+        flat.contains(
             "tool search_things(any: String /* a union or untyped value Cordon cannot express */, exact: Bool, \
              free: String /* an object with any fields: Cordon has no type for it yet */, level: SearchThingsLevel, \
              limit: Int, mode: String /* one of \"read-only\", \"all\" */, query: String, score: Float, \
