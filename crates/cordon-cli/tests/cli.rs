@@ -110,7 +110,7 @@ fn version() {
 fn help_lists_the_options() {
     let run = cordon("help", &[], &["check", "--help"]);
     assert_eq!(run.code, 0, "{run:?}");
-    for option in ["--policy", "--format", "--solver-timeout-ms", "[PLAN]"] {
+    for option in ["--policy", "--format", "--solver-timeout-ms", "--check-timeout-ms", "[PLAN]"] {
         assert!(run.stdout.contains(option), "{option} missing from\n{}", run.stdout);
     }
 }
