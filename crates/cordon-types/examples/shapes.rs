@@ -1,4 +1,4 @@
-//! Checks each generated plan shape of `benches/shapes.rs` once per size and prints the time,
+//! Checks each generated plan shape of `benches/shapes/mod.rs` once per size and prints the time,
 //! the time per line, the solver's counters and the process's peak memory so far:
 //!
 //! ```text
@@ -9,7 +9,7 @@
 //! at larger sizes. The criterion benchmark (`benches/check.rs`, `check/shapes`) gives medians;
 //! this gives one-shot figures for sizes too slow to benchmark.
 
-#[path = "../benches/shapes.rs"]
+#[path = "../benches/shapes/mod.rs"]
 mod shapes;
 
 use std::time::{Duration, Instant};

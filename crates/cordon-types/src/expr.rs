@@ -810,7 +810,8 @@ impl Checker<'_> {
                     self.error(Code::UnsupportedRefinement, lhs.span.to(rhs.span), what);
                     return Typed::error();
                 }
-                let term = match (term, op, &l, &r) {
+                let divisor = r.as_ref().map(|t| self.facts.normalize(t));
+                let term = match (term, op, &l, &divisor) {
                     (Some(t), ..) => Some(t),
                     (None, BinOp::Div | BinOp::Rem, Some(a), Some(Term::Int(c)))
                         if *c != 0 && *c != i64::MIN && !self.in_refinement && matches!(ty, Ty::Int) =>
@@ -819,8 +820,22 @@ impl Checker<'_> {
                     }
                     // Outside the logic (a product of two values, a division by a value): a
                     // value the solver knows nothing of. Its name says so, so that no
-                    // counterexample is offered through it (see `logic.rs`).
-                    _ => self.fresh(&ty, UNMODELLED),
+                    // counterexample is offered through it (see `logic.rs`), and a fact with
+                    // no content (`0 * (a + b) <= 0 * v`) ties it to its operands, so that an
+                    // obligation about them finds it.
+                    _ => {
+                        let v = self.fresh(&ty, UNMODELLED);
+                        if let (Some(v), Some(a), Some(b), Ty::Int) = (&v, &l, &r, &ty) {
+                            let zero = || Box::new(Term::Int(0));
+                            let tie = Term::Le(
+                                Box::new(Term::Mul(zero(), Box::new(Term::Add(vec![a.clone(), b.clone()])))),
+                                Box::new(Term::Mul(zero(), Box::new(v.clone()))),
+                            );
+                            let origin = self.text(lhs.span.to(rhs.span)).to_string();
+                            self.add_fact(tie, origin);
+                        }
+                        v
+                    }
                 };
                 Typed { ty, term }
             }

@@ -553,7 +553,7 @@ struct Obligation {
 
 /// Names the counterexample after source names: `Repo.private(r)` reads `r.private`.
 fn readable(n: &str) -> String {
-    readable_with(n, &source_names)
+    readable_with(n, source_names)
 }
 
 /// [`readable`], naming constants with `name`.

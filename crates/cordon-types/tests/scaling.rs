@@ -1,10 +1,10 @@
-//! The regression guard for linear checking (issue 10): each plan shape of `benches/shapes.rs`,
+//! The regression guard for linear checking (issue 10): each plan shape of `benches/shapes/mod.rs`,
 //! checked at two sizes four times apart, must ask the solver a number of queries, and send it a
 //! number of hypotheses, that grow at most linearly. An obligation that carried every fact
 //! connected to it (the quadratic behaviour this guards against) sends sixteen times the
 //! hypotheses at four times the length. Counts, not clocks: the same on every machine.
 
-#[path = "../benches/shapes.rs"]
+#[path = "../benches/shapes/mod.rs"]
 mod shapes;
 
 use cordon_syntax::SourceMap;
@@ -47,8 +47,7 @@ fn every_shape_asks_the_solver_linearly_in_its_length() {
             assert!(l <= 5 * s.max(1), "{name}: {what} grew from {s} at {SMALL} lines to {l} at {LARGE}: not linear");
         }
         // And each query stays small: its facts are those near its goal, not the whole plan.
-        if large.solver_calls > 0 {
-            let per_query = large.solver_hypotheses / large.solver_calls;
+        if let Some(per_query) = large.solver_hypotheses.checked_div(large.solver_calls) {
             assert!(per_query <= 16, "{name}: {per_query} hypotheses per query at {LARGE} lines");
         }
     }

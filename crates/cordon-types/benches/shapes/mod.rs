@@ -1,5 +1,6 @@
 //! Generated plans of the shapes whose checking time must grow linearly with their length (issue
-//! 10), shared by the `check` benchmark and the regression guard in `tests/scaling.rs`.
+//! 10), shared by the `check` benchmark, the regression guard in `tests/scaling.rs` and the
+//! `shapes` example.
 //!
 //! Each generator returns a plan of exactly the requested number of lines (at least a small
 //! minimum), accepted by the checker, where every line or block adds refinement obligations:
@@ -14,10 +15,13 @@
 #![allow(dead_code)]
 
 /// The policy the [`session`] plans are checked against.
-pub const GITHUB: &str = include_str!("../../../policies/github.cord");
+pub const GITHUB: &str = include_str!("../../../../policies/github.cord");
 
-/// The shapes, by name, each with whether it needs the GitHub policy.
-pub const SHAPES: [(&str, fn(usize) -> String, bool); 4] = [
+/// A shape: its name, its generator and whether it needs the GitHub policy.
+pub type Shape = (&'static str, fn(usize) -> String, bool);
+
+/// The shapes.
+pub const SHAPES: [Shape; 4] = [
     ("session", session, true),
     ("let_chain", let_chain, false),
     ("branches", branches, false),
