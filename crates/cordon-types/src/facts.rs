@@ -71,6 +71,8 @@ pub struct Facts {
     aliases: HashMap<Term, Term>,
     /// What each fact changed, with the fact's index.
     undo: Vec<(usize, Undo)>,
+    /// Index entries [`Facts::relevant`] has looked at, in all: the work of choosing facts.
+    examined: std::cell::Cell<u64>,
 }
 
 impl Facts {
@@ -245,6 +247,11 @@ impl Facts {
         self.defines.truncate(len);
     }
 
+    /// Index entries looked at to choose facts, since the stack was made.
+    pub fn examined(&self) -> u64 {
+        self.examined.get()
+    }
+
     pub fn clear(&mut self) {
         self.truncate(0);
     }
@@ -303,6 +310,7 @@ impl Facts {
                 continue;
             }
             for &(i, _) in self.by_var.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
+                self.examined.set(self.examined.get() + 1);
                 if taken.contains(&i) {
                     continue;
                 }

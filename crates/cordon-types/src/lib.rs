@@ -16,6 +16,7 @@
 //! assert_eq!(outcome.diagnostics[0].code.as_str(), "refinement-unproven");
 //! ```
 
+mod arith;
 mod builtins;
 mod checker;
 mod exhaustive;
@@ -104,8 +105,11 @@ pub struct Outcome {
     /// a plan when obligations carry more facts than they need (the scaling guard counts these).
     pub solver_calls: u64,
     pub solver_hypotheses: u64,
-    /// Obligations proved by folding them with the known values, without a query.
+    /// Obligations proved by folding them with the known values, or from the bounds nearest to
+    /// them, without a query.
     pub folded: u64,
+    /// Facts looked at to choose those an obligation carries, in all.
+    pub facts_examined: u64,
     /// Typed holes in the plan.
     pub holes: usize,
     /// The checked program: `Some` if and only if it is accepted.
@@ -178,6 +182,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
             solver_calls: 0,
             solver_hypotheses: 0,
             folded: 0,
+            facts_examined: 0,
             holes: 0,
             program: None,
         };
@@ -197,6 +202,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         solver_calls: report.solver_calls,
         solver_hypotheses: report.solver_hypotheses,
         folded: report.folded,
+        facts_examined: report.facts_examined,
         holes: report.holes,
         program,
     }
@@ -210,6 +216,7 @@ struct Report {
     solver_calls: u64,
     solver_hypotheses: u64,
     folded: u64,
+    facts_examined: u64,
     /// The number of holes checked, and what each offers its fill.
     holes: usize,
     sites: Vec<HoleSite>,
@@ -273,6 +280,7 @@ fn check_modules(
         solver_calls: stats.solver_calls,
         solver_hypotheses: stats.hypotheses,
         folded: checker.folded,
+        facts_examined: checker.facts.examined(),
         holes: checker.holes,
         sites: std::mem::take(&mut checker.hole_sites),
         filled: std::mem::take(&mut checker.filled),

@@ -374,7 +374,7 @@ impl Checker<'_> {
         for (i, conjunct) in conjuncts.iter().enumerate() {
             let text = if conjuncts.len() == 1 { whole.clone() } else { texts.get(i).cloned().unwrap_or_default() };
             let goal = self.facts.normalize(conjunct);
-            if goal == Term::Bool(true) {
+            if goal == Term::Bool(true) || self.implied_by_bounds(&goal) {
                 self.folded += 1;
                 continue;
             }
@@ -485,6 +485,16 @@ impl Checker<'_> {
             }
         }
         (answer, shown, total)
+    }
+
+    /// Whether the facts nearest to `goal` prove it by [`crate::arith::implied`], without a query.
+    fn implied_by_bounds(&self, goal: &Term) -> bool {
+        let mut names: HashSet<String> = HashSet::new();
+        vars_of(goal, &mut names);
+        let (facts, _) = self.facts.relevant(names, NEAR_FACTS[0], false);
+        let hypotheses: Vec<&Term> = facts.iter().map(|f| &f.term).collect();
+        let is_int = |f: &str| self.funcs.get(f).is_some_and(|d| d.ret == Sort::Int);
+        crate::arith::implied(goal, &hypotheses, &is_int)
     }
 
     /// A query of `goal` from `hypotheses`, declaring the functions they apply.
