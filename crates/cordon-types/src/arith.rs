@@ -81,9 +81,38 @@ fn at_least_zero(t: &Term, is_int: &dyn Fn(&str) -> bool) -> Option<Vec<Sum>> {
 }
 
 /// Whether `goal` follows from `hypotheses` by the fast path (`false`: not found here; the
-/// solver may still prove it).
+/// solver may still prove it): it is one of them, or each of its `sum >= 0` forms is a constant
+/// that holds, or a hypothesis (or the sum of two) plus a constant that is not negative
+/// (`a != b` holds if `a - b >= 1` or `b - a >= 1` does).
 pub fn implied(goal: &Term, hypotheses: &[&Term], is_int: &dyn Fn(&str) -> bool) -> bool {
+    if hypotheses.contains(&goal) {
+        return true;
+    }
+    let known = known(hypotheses, is_int);
+    if let Term::Not(inner) = goal
+        && let Term::Eq(a, b) = &**inner
+    {
+        let above = Term::Le(Box::new(Term::Add(vec![(**b).clone(), Term::Int(1)])), a.clone());
+        let below = Term::Le(Box::new(Term::Add(vec![(**a).clone(), Term::Int(1)])), b.clone());
+        return [above, below].iter().any(|g| follows(g, &known, is_int));
+    }
+    follows(goal, &known, is_int)
+}
+
+fn follows(goal: &Term, known: &[Sum], is_int: &dyn Fn(&str) -> bool) -> bool {
     let Some(goals) = at_least_zero(goal, is_int) else { return false };
+    let covers = |h: &Sum, g: &Sum| h.atoms == g.atoms && g.constant >= h.constant;
+    goals.iter().all(|g| {
+        (g.atoms.is_empty() && g.constant >= 0)
+            || known.iter().any(|h| covers(h, g))
+            || known.iter().enumerate().any(|(i, h1)| {
+                known[i + 1..].iter().any(|h2| h1.clone().add(h2.clone()).is_some_and(|h| covers(&h, g)))
+            })
+    })
+}
+
+/// The hypotheses' `sum >= 0` forms, each once.
+fn known(hypotheses: &[&Term], is_int: &dyn Fn(&str) -> bool) -> Vec<Sum> {
     let mut known: Vec<Sum> = Vec::new();
     for h in hypotheses {
         let conjuncts: Vec<&Term> = match h {
@@ -91,10 +120,12 @@ pub fn implied(goal: &Term, hypotheses: &[&Term], is_int: &dyn Fn(&str) -> bool)
             h => vec![*h],
         };
         for c in conjuncts {
-            known.extend(at_least_zero(c, is_int).into_iter().flatten());
+            for s in at_least_zero(c, is_int).into_iter().flatten() {
+                if !known.contains(&s) {
+                    known.push(s);
+                }
+            }
         }
     }
-    goals.iter().all(|g| {
-        (g.atoms.is_empty() && g.constant >= 0) || known.iter().any(|h| h.atoms == g.atoms && g.constant >= h.constant)
-    })
+    known
 }

@@ -49,6 +49,7 @@ enum Undo {
     Activated(usize),
     Mentioned(String),
     Defined(String),
+    Present(Term),
 }
 
 /// The facts known at the current point (see the module's documentation).
@@ -65,6 +66,8 @@ pub struct Facts {
     defined: HashMap<String, usize>,
     /// Every constant some fact mentions.
     mentioned: HashSet<String>,
+    /// The facts on the stack: one pushed again is not kept twice (the one below outlives it).
+    present: HashSet<Term>,
     /// Atoms whose value is known.
     values: HashMap<Term, Term>,
     /// Atoms that are other names of a term (`x == t` for a new `x`; `(T).1(p) == s`).
@@ -80,14 +83,16 @@ impl Facts {
         self.list.len()
     }
 
-    /// Pushes `term` normalized with what is known; returns `false` if it folded to `true` (and so
-    /// was not kept).
+    /// Pushes `term` normalized with what is known; returns `false` if it folded to `true` or is
+    /// on the stack already (and so was not kept).
     pub fn push(&mut self, original: &Term, origin: String) -> bool {
         let term = self.normalize(original);
-        if term == Term::Bool(true) {
+        if term == Term::Bool(true) || self.present.contains(&term) {
             return false;
         }
         let id = self.list.len();
+        self.present.insert(term.clone());
+        self.undo.push((id, Undo::Present(term.clone())));
         let mut set = HashSet::new();
         vars_of(&term, &mut set);
         let mut vars: Vec<String> = set.into_iter().collect();
@@ -216,6 +221,9 @@ impl Facts {
                 }
                 Undo::Defined(x) => {
                     self.defined.remove(&x);
+                }
+                Undo::Present(t) => {
+                    self.present.remove(&t);
                 }
                 Undo::Activated(def) => {
                     inputs.extend(self.list.get(def).map(|f| f.vars.clone()).unwrap_or_default());
@@ -415,6 +423,12 @@ pub fn fold(t: Term) -> Term {
             (T::Int(x), T::Int(y)) => T::Bool(x == y),
             (T::Bool(x), T::Bool(y)) => T::Bool(x == y),
             (T::Str(x), T::Str(y)) => T::Bool(x == y),
+            // A join holding a non-empty literal is not empty.
+            (T::StrConcat(parts), T::Str(e)) | (T::Str(e), T::StrConcat(parts))
+                if e.is_empty() && parts.iter().any(|p| matches!(p, T::Str(s) if !s.is_empty())) =>
+            {
+                T::Bool(false)
+            }
             (T::Bool(true), t) | (t, T::Bool(true)) => t,
             (T::Bool(false), t) | (t, T::Bool(false)) => fold(T::Not(Box::new(t))),
             (a, b) => T::Eq(Box::new(a), Box::new(b)),

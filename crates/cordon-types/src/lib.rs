@@ -47,7 +47,7 @@ pub struct CheckOptions {
     /// Time Z3 may spend on one refinement obligation before the obligation is rejected.
     pub solver_timeout_ms: u32,
     /// Wall-clock time the whole check may take, type checking and solver together. Once it is
-    /// spent the obligations left are rejected without asking (`refinement-unknown`) and the
+    /// spent the solver is not asked (what only it could prove is `refinement-unknown`) and the
     /// check stops at the next statement with one `check-timeout` error that says where the
     /// time went, so no program can keep the checker busy for long. `0`: spent from the start.
     pub check_timeout_ms: u32,

@@ -498,7 +498,10 @@ impl Checker<'_> {
     }
 
     /// A query of `goal` from `hypotheses`, declaring the functions they apply.
-    fn query(&self, hypotheses: Vec<Term>, goal: Term) -> Query {
+    fn query(&self, mut hypotheses: Vec<Term>, goal: Term) -> Query {
+        // The same fact may be known several times (a list's length is not negative).
+        let mut seen: HashSet<Term> = HashSet::new();
+        hypotheses.retain(|h| seen.insert(h.clone()));
         let mut used: BTreeSet<&str> = BTreeSet::new();
         for t in hypotheses.iter().chain([&goal]) {
             t.walk(&mut |t| {
