@@ -863,7 +863,7 @@ impl<'a> Checker<'a> {
             Some(t) => self.check(e, t),
             None => self.infer(e),
         };
-        self.scope.truncate(depth);
+        self.truncate_scope(depth);
         self.barrier = barrier;
         self.facts.truncate(facts);
     }

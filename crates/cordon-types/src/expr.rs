@@ -1161,7 +1161,7 @@ impl Checker<'_> {
     /// Pops bindings down to `depth`, reporting linear values never used.
     pub fn end_scope(&mut self, depth: usize) {
         while self.scope.len() > depth {
-            let Some(b) = self.scope.pop() else { break };
+            let Some(b) = self.pop_scope() else { break };
             if b.lin == Some(Lin::Live) {
                 self.error(Code::LinearUnused, b.span, format!("the linear value `{}` is never used", b.name)).help =
                     Some("a linear value must be used exactly once: pass it on or return it".into());

@@ -209,7 +209,7 @@ impl Checker<'_> {
         self.in_refinement = true;
         let typed = self.check(&r.pred, &Ty::Bool);
         self.in_refinement = saved_mode;
-        self.scope.truncate(saved_len);
+        self.truncate_scope(saved_len);
         self.barrier = saved_barrier;
         self.closures = saved_closures;
         self.loops = saved_loops;

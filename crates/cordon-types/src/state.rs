@@ -113,8 +113,9 @@ pub struct Checker<'a> {
     /// The indices in `scope` of the bindings made linear, in order (entries at or above the
     /// scope's length are stale), so linear state is found without scanning the scope.
     pub linear: Vec<usize>,
-    /// For each name, the indices in `scope` of its bindings, in order (entries at or above
-    /// the scope's length are stale), so a name is found without scanning the scope.
+    /// For each name, the indices in `scope` of its bindings, in order, so a name is found
+    /// without scanning the scope (kept exact by [`Checker::push_scope`] and
+    /// [`Checker::pop_scope`]).
     pub by_name: HashMap<String, Vec<usize>>,
     /// Lookups do not see bindings below this index (function bodies, refinements).
     pub barrier: usize,
@@ -218,24 +219,28 @@ impl Checker<'_> {
             }
             self.linear.push(at);
         }
-        let indices = self.by_name.entry(b.name.clone()).or_default();
-        while indices.last().is_some_and(|&i| i >= at) {
+        self.by_name.entry(b.name.clone()).or_default().push(at);
+        self.scope.push(b);
+    }
+
+    /// Pops the innermost binding off the scope.
+    pub fn pop_scope(&mut self) -> Option<Binding> {
+        let b = self.scope.pop()?;
+        if let Some(indices) = self.by_name.get_mut(&b.name) {
             indices.pop();
         }
-        indices.push(at);
-        self.scope.push(b);
+        Some(b)
+    }
+
+    /// Pops bindings down to `depth`.
+    pub fn truncate_scope(&mut self, depth: usize) {
+        while self.scope.len() > depth && self.pop_scope().is_some() {}
     }
 
     /// The innermost visible binding of `name`, by its index in the scope.
     pub fn lookup(&self, name: &str) -> Option<usize> {
-        let indices = self.by_name.get(name)?;
-        indices
-            .iter()
-            .rev()
-            .copied()
-            .skip_while(|&i| i >= self.scope.len())
-            .take_while(|&i| i >= self.barrier)
-            .find(|&i| self.scope.get(i).is_some_and(|b| b.name == name))
+        let &i = self.by_name.get(name)?.last()?;
+        (i >= self.barrier).then_some(i)
     }
 }
 
