@@ -436,7 +436,7 @@ impl Checker<'_> {
     }
 
     /// Whether the facts known about `vars` contradict each other (the solver proves `false`
-    /// from them). A timeout or an exhausted budget counts as no contradiction found.
+    /// from them). A timeout or a spent check time counts as no contradiction found.
     pub fn facts_contradict(&mut self, vars: HashSet<String>) -> bool {
         let (facts, _) = self.facts.relevant(vars, usize::MAX, false);
         let hypotheses: Vec<Term> = facts.into_iter().map(|f| f.term.clone()).collect();
