@@ -34,10 +34,20 @@ pub struct Fact {
     pub origin: String,
     /// The constants it mentions.
     pub vars: Vec<String>,
-    /// The fact as it was pushed, before it was normalized, and its constants: what a
+    /// The fact as it was pushed, if normalizing changed it, and its constants: what a
     /// diagnostic explains a failed obligation with.
-    pub original: Term,
-    pub original_vars: Vec<String>,
+    original: Option<(Term, Vec<String>)>,
+}
+
+impl Fact {
+    /// The fact as it was pushed, before it was normalized.
+    pub fn original(&self) -> &Term {
+        self.original.as_ref().map_or(&self.term, |(t, _)| t)
+    }
+
+    fn original_vars(&self) -> &[String] {
+        self.original.as_ref().map_or(&self.vars, |(_, v)| v)
+    }
 }
 
 /// What pushing a fact changed, to be undone when it is popped.
@@ -129,16 +139,14 @@ impl Facts {
             self.ground.push(id);
         }
         self.defines.push(defines);
-        let original_vars = if term == *original {
-            vars.clone()
-        } else {
+        let original = (term != *original).then(|| {
             let mut set = HashSet::new();
             vars_of(original, &mut set);
             let mut vars: Vec<String> = set.into_iter().collect();
             vars.sort();
-            vars
-        };
-        self.list.push(Fact { term, origin, vars, original: original.clone(), original_vars });
+            (original.clone(), vars)
+        });
+        self.list.push(Fact { term, origin, vars, original });
         true
     }
 
@@ -329,7 +337,7 @@ impl Facts {
                 taken.insert(i);
                 order.push(i);
                 if let Some(f) = self.list.get(i) {
-                    let vars = if original { &f.original_vars } else { &f.vars };
+                    let vars = if original { f.original_vars() } else { &f.vars };
                     work.extend(vars.iter().filter(|w| !seen.contains(*w)).cloned());
                 }
             }

@@ -461,7 +461,7 @@ impl Checker<'_> {
             let (facts, complete) = self.facts.relevant(names.clone(), limit, original);
             let (hypotheses, origins): (Vec<Term>, Vec<String>) = facts
                 .into_iter()
-                .map(|f| (if original { f.original.clone() } else { f.term.clone() }, f.origin.clone()))
+                .map(|f| (if original { f.original().clone() } else { f.term.clone() }, f.origin.clone()))
                 .unzip();
             let query = self.query(hypotheses, goal.clone());
             let answer = self.ask(&query);

@@ -105,16 +105,19 @@ let m{i} = match s{i} {{
 /// lets and the result.
 pub fn blocks(lines: usize) -> String {
     let mut out = BLOCKS_HEADER.to_string();
+    let mut count = BLOCKS_HEADER.lines().count();
     let block_lines = block(0).lines().count();
     let mut n = 0;
     // Keep one line for the result.
-    while n == 0 || out.lines().count() + block_lines < lines {
+    while n == 0 || count + block_lines < lines {
         out.push_str(&block(n));
+        count += block_lines;
         n += 1;
     }
     let mut pad = 0;
-    while out.lines().count() + 1 < lines {
+    while count + 1 < lines {
         out.push_str(&format!("let pad{pad} = m{} + {pad};\n", n - 1));
+        count += 1;
         pad += 1;
     }
     out.push_str(&format!("m{}\n", n - 1));
