@@ -24,6 +24,10 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = CheckOptions::default().solver_timeout_ms)]
     pub solver_timeout_ms: u32,
 
+    /// Wall-clock time the whole check may take (type checking and solver) before it is rejected
+    #[arg(long, value_name = "N", default_value_t = CheckOptions::default().check_timeout_ms)]
+    pub check_timeout_ms: u32,
+
     /// The plan to check; without it only the policy modules are checked
     #[arg(required_unless_present = "policies")]
     pub plan: Option<PathBuf>,
@@ -46,7 +50,11 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let policies = args.policies.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
     let plan = args.plan.as_deref().map(&mut load).transpose()?;
 
-    let options = CheckOptions { solver_timeout_ms: args.solver_timeout_ms, ..CheckOptions::default() };
+    let options = CheckOptions {
+        solver_timeout_ms: args.solver_timeout_ms,
+        check_timeout_ms: args.check_timeout_ms,
+        ..CheckOptions::default()
+    };
     let mut outcome = cordon_types::check(&sources, &policies, plan, &options);
     // Policy modules checked alone are being written: say where they rely on default labels.
     if plan.is_none() {
@@ -174,6 +182,7 @@ mod tests {
             policies: vec![PathBuf::from("policy.cord")],
             format: Format::Human,
             solver_timeout_ms: 1,
+            check_timeout_ms: 1,
             plan: Some(PathBuf::from("missing.cord")),
         };
         let read = |path: &Path| {
@@ -193,6 +202,7 @@ mod tests {
             policies: vec![PathBuf::from("a.cord"), PathBuf::from("b.cord")],
             format: Format::Human,
             solver_timeout_ms: 1,
+            check_timeout_ms: 1,
             plan: None,
         };
         assert_eq!(subject(&args), "a.cord, b.cord");

@@ -88,6 +88,17 @@ fn bad_timeout_exits_2() {
 }
 
 #[test]
+fn a_check_out_of_time_is_rejected_saying_where_the_time_went() {
+    let plan = "let a = 1;\nlet b = a + 1;\nb\n";
+    let run = cordon("check_timeout", &[("plan.cord", plan)], &["check", "--check-timeout-ms", "0", "plan.cord"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("error[check-timeout]"), "{run:?}");
+    assert!(run.stdout.contains("time went:"), "{run:?}");
+    let run = cordon("check_in_time", &[("plan.cord", plan)], &["check", "--check-timeout-ms", "20000", "plan.cord"]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
 fn nothing_to_check_exits_2() {
     let run = cordon("nothing_to_check", &[], &["check"]);
     assert_eq!(run.code, 2, "{run:?}");
@@ -110,7 +121,7 @@ fn version() {
 fn help_lists_the_options() {
     let run = cordon("help", &[], &["check", "--help"]);
     assert_eq!(run.code, 0, "{run:?}");
-    for option in ["--policy", "--format", "--solver-timeout-ms", "[PLAN]"] {
+    for option in ["--policy", "--format", "--solver-timeout-ms", "--check-timeout-ms", "[PLAN]"] {
         assert!(run.stdout.contains(option), "{option} missing from\n{}", run.stdout);
     }
 }

@@ -84,6 +84,8 @@ pub struct SolverStats {
     /// Queries that were handed to Z3 (not answered by the cache, the sort check, or because the
     /// goal is `true` or one of the hypotheses).
     pub solver_calls: u64,
+    /// The hypotheses of the queries handed to Z3, summed.
+    pub hypotheses: u64,
 }
 
 impl Solver {
@@ -125,6 +127,7 @@ impl Solver {
             return Answer::Valid;
         }
         self.stats.solver_calls += 1;
+        self.stats.hypotheses += query.hypotheses.len() as u64;
         decide(&ws, self.timeout_ms).unwrap_or_else(|reason| Answer::Unknown { reason })
     }
 }

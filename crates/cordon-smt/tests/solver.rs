@@ -171,7 +171,7 @@ fn trivial_goals_do_not_reach_z3() {
     let mut solver = Solver::new(TIMEOUT_MS);
     assert_eq!(solver.check(&query(vec![gt(int("x"), n(0))], gt(int("x"), n(0)))), Answer::Valid);
     assert_eq!(solver.check(&query(vec![], Term::Bool(true))), Answer::Valid);
-    assert_eq!(solver.stats(), SolverStats { queries: 2, cache_hits: 0, solver_calls: 0 });
+    assert_eq!(solver.stats(), SolverStats { queries: 2, cache_hits: 0, solver_calls: 0, hypotheses: 0 });
 }
 
 // ---- integers are mathematical ---------------------------------------------------------------
@@ -395,11 +395,11 @@ fn answers_are_cached_by_query() {
     assert!(matches!(solver.check(&q2), Answer::Invalid { .. }));
     assert!(matches!(solver.check(&q2), Answer::Invalid { .. }));
     assert_eq!(solver.check(&q1), Answer::Valid);
-    assert_eq!(solver.stats(), SolverStats { queries: 5, cache_hits: 3, solver_calls: 2 });
+    assert_eq!(solver.stats(), SolverStats { queries: 5, cache_hits: 3, solver_calls: 2, hypotheses: 2 });
 
     solver.clear_cache();
     assert_eq!(solver.check(&q1), Answer::Valid);
-    assert_eq!(solver.stats(), SolverStats { queries: 6, cache_hits: 3, solver_calls: 3 });
+    assert_eq!(solver.stats(), SolverStats { queries: 6, cache_hits: 3, solver_calls: 3, hypotheses: 3 });
 }
 
 #[test]
@@ -488,7 +488,7 @@ fn ill_sorted_answers_are_cached_and_not_counted_as_solver_calls() {
     let q = query(vec![], lt(s("a"), s("b")));
     assert!(matches!(solver.check(&q), Answer::Unknown { .. }));
     assert!(matches!(solver.check(&q), Answer::Unknown { .. }));
-    assert_eq!(solver.stats(), SolverStats { queries: 2, cache_hits: 1, solver_calls: 0 });
+    assert_eq!(solver.stats(), SolverStats { queries: 2, cache_hits: 1, solver_calls: 0, hypotheses: 0 });
 }
 
 #[test]

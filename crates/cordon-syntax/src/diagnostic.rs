@@ -64,6 +64,7 @@ codes! {
     CapabilityStored = "capability-stored": "a capability stored in data",
     CapabilityEscapes = "capability-escapes": "a capability returned or otherwise escaping",
     MeasureOutsideRefinement = "measure-outside-refinement": "a measure used outside a refinement",
+    CheckTimeout = "check-timeout": "the check ran out of its time (`--check-timeout-ms`): a rejection",
     ImplicitLabel = "implicit-label": "(warning) a policy relies on a default label",
     ArithmeticError = "arithmetic-error": "at run time: integer overflow or division by zero",
     OutOfRange = "out-of-range": "at run time: an index out of range",

@@ -6,8 +6,10 @@
 //!   The Z3 solvers themselves are pooled per thread by `cordon-smt`, so they are made once.
 //! - `check/50_lines_new_thread`: the same on a new thread each time, so the Z3 solvers are
 //!   made anew too: what the first check in a process costs.
-//! - `check/scaling/{20,200,2000}`: generated plans of that many lines, made of repeated
-//!   blocks; the time per line should stay roughly flat.
+//! - `check/shapes/{session,let_chain,branches,blocks}/{20,200,2000,20000}`: generated plans of
+//!   that many lines, of the shapes in `shapes/mod.rs` (a linear session threaded through a tool
+//!   call per line, a chain of refined lets, sequential ifs on one variable, blocks of guarded
+//!   calls); the time per line must stay flat (`tests/scaling.rs` guards the query counts).
 //! - `check/fill_github`: checking a model's fill of the first hole of a plan against
 //!   `policies/github.cord` ([`check_fill`]: parse the fill, check the plan's body again with the
 //!   fill in the hole's place); what a hole adds to a model's latency besides its prompt.
@@ -28,6 +30,8 @@ use std::process::{Command, Stdio};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, Outcome, check, check_fill};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+mod shapes;
 
 const POLICY: &str = include_str!("programs/shop.cord");
 const PLAN50: &str = include_str!("programs/plan50.cord");
@@ -71,8 +75,6 @@ fn fifty_lines(c: &mut Criterion) {
     });
 }
 
-const GITHUB: &str = include_str!("../../../policies/github.cord");
-
 const GITHUB_PLAN: &str = r#"let limit = 10;
 let (n, s) = agent[({n: Int | n >= 0}, Session)]("count the open issues of alice/website", s);
 let answer = if n > limit { "many" } else { agent[{t: String | t != ""}]("say how many", n) };
@@ -89,7 +91,7 @@ const GITHUB_FILL: &str = r#"match gh.repo("alice", "website") {
 
 fn fill(c: &mut Criterion) {
     let mut sources = SourceMap::new();
-    let policy = sources.add("github.cord", GITHUB);
+    let policy = sources.add("github.cord", shapes::GITHUB);
     let plan = sources.add("plan.cord", GITHUB_PLAN);
     let options = CheckOptions::default();
     let program = check(&sources, &[policy], Some(plan), &options).program.expect("the plan is accepted");
@@ -100,73 +102,41 @@ fn fill(c: &mut Criterion) {
     });
 }
 
-/// Functions the generated blocks call: each has a refined parameter or result.
-const SCALING_HEADER: &str = "\
-fn safe_div(x: Int, d: {v: Int | v != 0}) -> Int { x / d }
-fn bucket(n: {n: Int | n >= 0}) -> String { if n < 10 { \"small\" } else { \"large\" } }
-enum Size { Small, Large(Int) }
-";
-
-/// One block: lets, an if-guarded call of a refined function, a guarded list index and a
-/// match; every name is numbered so that no two solver queries are alike.
-fn scaling_block(i: usize) -> String {
-    format!(
-        "\
-let a{i} = {i} * 3 + 1;
-let b{i} = a{i} - {i};
-let q{i} = if b{i} != 0 {{ safe_div(a{i} * 7, b{i}) }} else {{ 0 }};
-let xs{i} = [a{i}, b{i}, q{i}];
-let y{i} = if xs{i}.len() > 2 {{ xs{i}[2] }} else {{ 0 }};
-let l{i} = if y{i} >= 0 {{ bucket(y{i}) }} else {{ \"negative\" }};
-let s{i} = if y{i} > 100 {{ Size::Large(y{i}) }} else {{ Size::Small }};
-let m{i} = match s{i} {{
-  Size::Small => q{i} + l{i}.len(),
-  Size::Large(v) => v + a{i},
-}};
-"
-    )
+/// Checks a generated plan of a shape (`shapes/mod.rs`), with the GitHub policy if it needs it.
+fn check_shape(plan: &str, github: bool) -> Outcome {
+    let mut sources = SourceMap::new();
+    let policies: Vec<_> = github.then(|| sources.add("github.cord", shapes::GITHUB)).into_iter().collect();
+    let file = sources.add("plan.cord", plan);
+    check(&sources, &policies, Some(file), &CheckOptions::default())
 }
 
-/// A plan of exactly `lines` lines (at least the header, one block and the result).
-fn scaling_program(lines: usize) -> String {
-    let mut out = SCALING_HEADER.to_string();
-    let block_lines = scaling_block(0).lines().count();
-    let mut blocks = 0;
-    // Keep one line for the result.
-    while blocks == 0 || out.lines().count() + block_lines < lines {
-        out.push_str(&scaling_block(blocks));
-        blocks += 1;
-    }
-    let mut pad = 0;
-    while out.lines().count() + 1 < lines {
-        out.push_str(&format!("let pad{pad} = m{} + {pad};\n", blocks - 1));
-        pad += 1;
-    }
-    out.push_str(&format!("m{}\n", blocks - 1));
-    out
-}
-
-fn scaling(c: &mut Criterion) {
-    let mut group = c.benchmark_group("check/scaling");
-    for lines in [20usize, 200, 2000] {
-        let plan = scaling_program(lines);
-        assert_eq!(plan.lines().count(), lines);
-        let outcome = assert_accepted(&format!("the {lines}-line generated plan"), None, &plan);
-        eprintln!(
-            "check/scaling/{lines}: {} lines, {} solver queries ({} answered from the cache)",
-            plan.lines().count(),
-            outcome.solver_queries,
-            outcome.solver_cache_hits
-        );
-        if lines >= 2000 {
-            group.sample_size(10);
+/// Each shape of `shapes/mod.rs` at 20, 200, 2,000 and 20,000 lines; criterion reports the
+/// time per line as the throughput's inverse.
+fn shapes(c: &mut Criterion) {
+    for (name, generate, github) in shapes::SHAPES {
+        let mut group = c.benchmark_group(format!("check/shapes/{name}"));
+        for lines in [20usize, 200, 2000, 20_000] {
+            let plan = generate(lines);
+            assert_eq!(plan.lines().count(), lines);
+            let outcome = check_shape(&plan, github);
+            assert!(outcome.accepted(), "the {lines}-line {name} plan must be accepted: {:?}", outcome.diagnostics);
+            eprintln!(
+                "check/shapes/{name}/{lines}: {} obligations ({} folded, {} queries to z3 with {} hypotheses)",
+                outcome.solver_queries + outcome.folded,
+                outcome.folded,
+                outcome.solver_calls,
+                outcome.solver_hypotheses
+            );
+            if lines >= 2000 {
+                group.sample_size(10);
+            }
+            group.throughput(Throughput::Elements(lines as u64));
+            group.bench_with_input(BenchmarkId::from_parameter(lines), &plan, |b, plan| {
+                b.iter(|| check_shape(black_box(plan), github))
+            });
         }
-        group.throughput(Throughput::Elements(plan.lines().count() as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(lines), &plan, |b, plan| {
-            b.iter(|| check_text(None, black_box(plan)))
-        });
+        group.finish();
     }
-    group.finish();
 }
 
 /// `target/release/cordon`: this benchmark runs as `target/release/deps/check-HASH`.
@@ -222,5 +192,5 @@ fn process(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, fifty_lines, fill, scaling, process);
+criterion_group!(benches, fifty_lines, fill, shapes, process);
 criterion_main!(benches);

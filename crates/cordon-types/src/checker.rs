@@ -14,7 +14,7 @@ use cordon_syntax::{Code, Diagnostic, MAX_NESTING, SourceMap, Span};
 use crate::CheckOptions;
 use crate::state::{
     BUILTIN_TYPES, Binding, Checker, Entry, Facts, Holder, LABEL, LABELED, MAX_TYPE_SIZE, Role, RoleItems, Signature,
-    TypeDef, TypeInfo, ValueDef, label_ty, labeled_ty, mentions, plural, suggest, type_size, walk_names,
+    TypeDef, TypeInfo, ValueDef, label_ty, labeled_ty, plural, suggest, type_size, walk_names,
 };
 use crate::ty::{FnTy, Refinement, Ty};
 
@@ -36,7 +36,13 @@ impl<'a> Checker<'a> {
             facts: Facts::default(),
             funcs: BTreeMap::new(),
             solver: Solver::new(options.solver_timeout_ms),
-            solver_budget: std::time::Duration::from_millis(u64::from(options.solver_budget_ms)),
+            folded: 0,
+            linear: Vec::new(),
+            by_name: HashMap::new(),
+            deadline: std::time::Instant::now() + std::time::Duration::from_millis(u64::from(options.check_timeout_ms)),
+            started: std::time::Instant::now(),
+            solver_time: std::time::Duration::ZERO,
+            timed_out: None,
             name_counts: HashMap::new(),
             resolving: Vec::new(),
             alias_exprs: HashMap::new(),
@@ -636,11 +642,21 @@ impl<'a> Checker<'a> {
         let mut env: Vec<(String, Ty, Option<Term>)> =
             params.iter().map(|(n, t)| (n.clone(), t.clone(), None)).collect();
         // In a local annotation the predicate may also mention bindings in scope: captured now.
-        let captured: Vec<(String, Ty, Option<Term>)> = self
-            .visible_bindings()
-            .filter(|b| b.term.is_some() && mentions(pred, &b.name) && !params.iter().any(|(p, _)| *p == b.name))
-            .map(|b| (b.name.clone(), b.ty.clone(), b.term.clone()))
+        let mut names: Vec<String> = Vec::new();
+        walk_names(pred, &mut |id: &Ident, called: bool| {
+            if !called && !names.contains(&id.name) {
+                names.push(id.name.clone());
+            }
+        });
+        let mut found: Vec<usize> = names
+            .iter()
+            .filter(|n| !params.iter().any(|(p, _)| p == *n))
+            .filter_map(|n| self.lookup(n))
+            .filter(|&i| self.scope[i].term.is_some())
             .collect();
+        found.sort_unstable();
+        let captured: Vec<(String, Ty, Option<Term>)> =
+            found.into_iter().map(|i| &self.scope[i]).map(|b| (b.name.clone(), b.ty.clone(), b.term.clone())).collect();
         env.extend(captured);
         let refinement = Refinement {
             base,
@@ -841,13 +857,13 @@ impl<'a> Checker<'a> {
         self.barrier = depth;
         let data: Vec<&(String, Ty)> = params.iter().filter(|(_, t)| !self.is_second_class(t)).collect();
         for (name, ty) in data {
-            self.scope.push(Binding { name: name.clone(), ty: ty.clone(), term: None, span: e.span, lin: None });
+            self.push_scope(Binding { name: name.clone(), ty: ty.clone(), term: None, span: e.span, lin: None });
         }
         match expected {
             Some(t) => self.check(e, t),
             None => self.infer(e),
         };
-        self.scope.truncate(depth);
+        self.truncate_scope(depth);
         self.barrier = barrier;
         self.facts.truncate(facts);
     }

@@ -3,12 +3,13 @@
 
 use std::rc::Rc;
 
-use cordon_smt::Term;
+use cordon_smt::{Sort, Term};
 use cordon_syntax::ast::{
     BinOp, Block, ClosureParam, Expr, ExprKind, Ident, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
 };
 use cordon_syntax::{Code, Diagnostic, Span};
 
+use crate::logic::UNMODELLED;
 use crate::state::{
     Binding, Checker, ClosureFrame, LABEL, LABELED, Lin, Signature, TypeDef, Typed, ValueDef, labeled_ty, plural,
     suggest,
@@ -324,10 +325,6 @@ impl Checker<'_> {
                 .with_primary_label("only the policy's tools return these")
                 .with_help(format!("get a `{name}` from a tool that returns one")),
         );
-    }
-
-    pub fn lookup(&self, name: &str) -> Option<usize> {
-        (self.barrier..self.scope.len()).rev().find(|&i| self.scope[i].name == name)
     }
 
     fn use_binding(&mut self, i: usize, span: Span) -> Typed {
@@ -834,10 +831,59 @@ impl Checker<'_> {
                     self.error(Code::UnsupportedRefinement, lhs.span.to(rhs.span), what);
                     return Typed::error();
                 }
-                let term = term.or_else(|| self.fresh(&ty, "_n"));
+                let divisor = r.as_ref().map(|t| self.facts.normalize(t));
+                let term = match (term, op, &l, &divisor) {
+                    (Some(t), ..) => Some(t),
+                    (None, BinOp::Div | BinOp::Rem, Some(a), Some(Term::Int(c)))
+                        if *c != 0 && *c != i64::MIN && !self.in_refinement && matches!(ty, Ty::Int) =>
+                    {
+                        self.divide(a, *c, op == BinOp::Div, lhs.span.to(rhs.span))
+                    }
+                    // Outside the logic (a product of two values, a division by a value): a
+                    // value the solver knows nothing of. Its name says so, so that no
+                    // counterexample is offered through it (see `logic.rs`), and a fact with
+                    // no content (`0 * (a + b) <= 0 * v`) ties it to its operands, so that an
+                    // obligation about them finds it.
+                    _ => {
+                        let v = self.fresh(&ty, UNMODELLED);
+                        if let (Some(v), Some(a), Some(b), Ty::Int) = (&v, &l, &r, &ty) {
+                            let zero = || Box::new(Term::Int(0));
+                            let tie = Term::Le(
+                                Box::new(Term::Mul(zero(), Box::new(Term::Add(vec![a.clone(), b.clone()])))),
+                                Box::new(Term::Mul(zero(), Box::new(v.clone()))),
+                            );
+                            let origin = self.text(lhs.span.to(rhs.span)).to_string();
+                            self.add_fact(tie, origin);
+                        }
+                        v
+                    }
+                };
                 Typed { ty, term }
             }
         }
+    }
+
+    /// `a / c` (`quotient`) or `a % c` by a constant `c` other than 0, as the runtime computes
+    /// them (rounding toward zero, the remainder taking the sign of `a`), in linear arithmetic:
+    /// `a == c * q + r` with `0 <= r < |c|` for `a >= 0` and `-|c| < r <= 0` for `a < 0`.
+    fn divide(&mut self, a: &Term, c: i64, quotient: bool, span: Span) -> Option<Term> {
+        let q = Term::Var(self.fresh_name("_quotient"), Sort::Int);
+        let r = Term::Var(self.fresh_name("_remainder"), Sort::Int);
+        let int = |n: i64| Box::new(Term::Int(n));
+        let b = |t: &Term| Box::new(t.clone());
+        let abs = c.abs();
+        let whole = Term::Eq(b(a), Box::new(Term::Add(vec![Term::Mul(int(c), b(&q)), r.clone()])));
+        let non_negative = Term::Implies(
+            Box::new(Term::Le(int(0), b(a))),
+            Box::new(Term::And(vec![Term::Le(int(0), b(&r)), Term::Lt(b(&r), int(abs))])),
+        );
+        let negative = Term::Implies(
+            Box::new(Term::Lt(b(a), int(0))),
+            Box::new(Term::And(vec![Term::Lt(int(-abs), b(&r)), Term::Le(b(&r), int(0))])),
+        );
+        let origin = self.text(span).to_string();
+        self.add_fact(Term::And(vec![whole, non_negative, negative]), origin);
+        Some(if quotient { q } else { r })
     }
 
     /// Checks both operands have the same numeric type (or are both strings, where `strings`:
@@ -883,8 +929,12 @@ impl Checker<'_> {
 
     // ---------------------------------------------------------------- control flow
 
+    /// The state of every linear binding in scope, by its index in the scope. Only the bindings
+    /// made linear are looked at (see [`Checker::linear`]), not the whole scope.
+    /// Bindings below the barrier cannot be reached, so cannot change: they are left out.
     pub(crate) fn lin_state(&self) -> Vec<(usize, Lin)> {
-        self.scope.iter().enumerate().filter_map(|(i, b)| b.lin.map(|l| (i, l))).collect()
+        let from = self.linear.partition_point(|&i| i < self.barrier);
+        self.linear[from..].iter().filter_map(|&i| self.scope.get(i).and_then(|b| b.lin).map(|l| (i, l))).collect()
     }
 
     pub(crate) fn lin_restore(&mut self, state: &[(usize, Lin)]) {
@@ -898,13 +948,14 @@ impl Checker<'_> {
     /// Branches must consume the same linear values; reports the first that differs and
     /// leaves every such value consumed.
     fn lin_join(&mut self, states: &[Vec<(usize, Lin)>], span: Span, what: &str) {
-        let mut indices: Vec<usize> = states.iter().flatten().map(|(i, _)| *i).collect();
-        indices.sort_unstable();
-        indices.dedup();
+        let mut by_index: std::collections::BTreeMap<usize, Vec<Option<Lin>>> = std::collections::BTreeMap::new();
+        for (path, state) in states.iter().enumerate() {
+            for &(i, l) in state {
+                by_index.entry(i).or_insert_with(|| vec![None; states.len()])[path] = Some(l);
+            }
+        }
         let mut reported = false;
-        for i in indices {
-            let on_paths: Vec<Option<Lin>> =
-                states.iter().map(|s| s.iter().find(|(j, _)| *j == i).map(|(_, l)| *l)).collect();
+        for (i, on_paths) in by_index {
             // No longer tracked on some path (an error was reported there): stays untracked.
             if on_paths.iter().any(Option::is_none) {
                 if let Some(b) = self.scope.get_mut(i) {
@@ -1133,7 +1184,7 @@ impl Checker<'_> {
     /// Pops bindings down to `depth`, reporting linear values never used.
     pub fn end_scope(&mut self, depth: usize) {
         while self.scope.len() > depth {
-            let Some(b) = self.scope.pop() else { break };
+            let Some(b) = self.pop_scope() else { break };
             if b.lin == Some(Lin::Live) {
                 self.error(Code::LinearUnused, b.span, format!("the linear value `{}` is never used", b.name)).help =
                     Some("a linear value must be used exactly once: pass it on or return it".into());
@@ -1142,6 +1193,13 @@ impl Checker<'_> {
     }
 
     fn check_stmt(&mut self, s: &Stmt) {
+        let span = match s {
+            Stmt::Let { pat, .. } => pat.span,
+            Stmt::Expr(e) => e.span,
+        };
+        if self.out_of_time(span) {
+            return;
+        }
         match s {
             Stmt::Let { pat, ty, value, .. } => {
                 let t = match ty {
@@ -1200,7 +1258,7 @@ impl Checker<'_> {
             self.bound_before_inferred.push((id.clone(), ty.clone()));
         }
         let lin = self.is_linear(&ty).then_some(Lin::Live);
-        self.scope.push(Binding { name: id.name.clone(), ty, term, span: id.span, lin });
+        self.push_scope(Binding { name: id.name.clone(), ty, term, span: id.span, lin });
     }
 
     /// Binds the names of a pattern matched against a value of type `ty`.

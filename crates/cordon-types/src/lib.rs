@@ -16,10 +16,12 @@
 //! assert_eq!(outcome.diagnostics[0].code.as_str(), "refinement-unproven");
 //! ```
 
+mod arith;
 mod builtins;
 mod checker;
 mod exhaustive;
 mod expr;
+mod facts;
 mod holes;
 mod lint;
 mod logic;
@@ -44,9 +46,11 @@ use ty::Ty;
 pub struct CheckOptions {
     /// Time Z3 may spend on one refinement obligation before the obligation is rejected.
     pub solver_timeout_ms: u32,
-    /// Time Z3 may spend on all of one check's obligations; once it is spent, the obligations
-    /// left are rejected without asking, so no program can keep the checker busy for long.
-    pub solver_budget_ms: u32,
+    /// Wall-clock time the whole check may take, type checking and solver together. Once it is
+    /// spent the solver is not asked (what only it could prove is `refinement-unknown`) and the
+    /// check stops at the next statement with one `check-timeout` error that says where the
+    /// time went, so no program can keep the checker busy for long. `0`: spent from the start.
+    pub check_timeout_ms: u32,
     /// What holds of the entry's inputs when a plan is checked against the policy's `entry`.
     /// `None` (a plain `cordon check`): the inputs are as on a fresh session, so every measure
     /// with a default has that value on every host-made input. `Some`: exactly these facts
@@ -57,7 +61,7 @@ pub struct CheckOptions {
 
 impl Default for CheckOptions {
     fn default() -> CheckOptions {
-        CheckOptions { solver_timeout_ms: 2000, solver_budget_ms: 20_000, entry_facts: None }
+        CheckOptions { solver_timeout_ms: 2000, check_timeout_ms: 20_000, entry_facts: None }
     }
 }
 
@@ -102,6 +106,15 @@ pub struct Outcome {
     /// Solver queries asked and answered from the cache.
     pub solver_queries: u64,
     pub solver_cache_hits: u64,
+    /// Queries handed to Z3, and the hypotheses they carried in all: what grows faster than
+    /// a plan when obligations carry more facts than they need (the scaling guard counts these).
+    pub solver_calls: u64,
+    pub solver_hypotheses: u64,
+    /// Obligations proved by folding them with the known values, or from the bounds nearest to
+    /// them, without a query.
+    pub folded: u64,
+    /// Facts looked at to choose those an obligation carries, in all.
+    pub facts_examined: u64,
     /// Typed holes in the plan.
     pub holes: usize,
     /// The checked program: `Some` if and only if it is accepted.
@@ -167,7 +180,17 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
     // A tree with syntax errors is incomplete: checking it would report their echoes. Every
     // syntax error is reported; type errors come once the program parses.
     if diagnostics.iter().any(Diagnostic::is_error) {
-        return Outcome { diagnostics, solver_queries: 0, solver_cache_hits: 0, holes: 0, program: None };
+        return Outcome {
+            diagnostics,
+            solver_queries: 0,
+            solver_cache_hits: 0,
+            solver_calls: 0,
+            solver_hypotheses: 0,
+            folded: 0,
+            facts_examined: 0,
+            holes: 0,
+            program: None,
+        };
     }
     let report = check_modules(sources, &policies, plan.as_ref(), &[], options);
     diagnostics.extend(report.diagnostics);
@@ -181,6 +204,10 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         diagnostics,
         solver_queries: report.solver_queries,
         solver_cache_hits: report.solver_cache_hits,
+        solver_calls: report.solver_calls,
+        solver_hypotheses: report.solver_hypotheses,
+        folded: report.folded,
+        facts_examined: report.facts_examined,
         holes: report.holes,
         program,
     }
@@ -191,6 +218,10 @@ struct Report {
     diagnostics: Vec<Diagnostic>,
     solver_queries: u64,
     solver_cache_hits: u64,
+    solver_calls: u64,
+    solver_hypotheses: u64,
+    folded: u64,
+    facts_examined: u64,
     /// The number of holes checked, and what each offers its fill.
     holes: usize,
     sites: Vec<HoleSite>,
@@ -242,11 +273,19 @@ fn check_modules(
         checker.check_plan(module);
     }
     checker.report_uninferred();
+    // What was found after the time ran out is the echo of statements left unchecked.
+    if let Some(at) = checker.timed_out {
+        checker.diags.truncate(at);
+    }
     let stats = checker.solver.stats();
     Report {
         diagnostics: std::mem::take(&mut checker.diags),
         solver_queries: stats.queries,
         solver_cache_hits: stats.cache_hits,
+        solver_calls: stats.solver_calls,
+        solver_hypotheses: stats.hypotheses,
+        folded: checker.folded,
+        facts_examined: checker.facts.examined(),
         holes: checker.holes,
         sites: std::mem::take(&mut checker.hole_sites),
         filled: std::mem::take(&mut checker.filled),
@@ -319,6 +358,8 @@ impl Checker<'_> {
     /// Each body starts with no bindings and no facts.
     fn begin_body(&mut self) {
         self.scope.clear();
+        self.linear.clear();
+        self.by_name.clear();
         self.facts.clear();
         self.barrier = 0;
     }

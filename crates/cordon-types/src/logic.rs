@@ -3,13 +3,14 @@
 //! become `refinement-unproven` / `refinement-unknown` diagnostics with the failing conjunct, the
 //! facts used and a counterexample.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::rc::Rc;
 
 use cordon_smt::{Answer, FuncDecl, Query, Sort, Term};
 use cordon_syntax::{Code, Diagnostic, Span};
 
-use crate::state::{Binding, Checker, Fact};
+pub use crate::facts::vars_of;
+use crate::state::{Binding, Checker};
 use crate::ty::{Refinement, Ty};
 
 impl Checker<'_> {
@@ -63,11 +64,7 @@ impl Checker<'_> {
 
     pub fn add_fact(&mut self, term: Term, origin: impl Into<String>) {
         if term != Term::Bool(true) {
-            let mut vars = HashSet::new();
-            vars_of(&term, &mut vars);
-            let mut vars: Vec<String> = vars.into_iter().collect();
-            vars.sort();
-            self.facts.push(Fact { term, origin: origin.into(), vars });
+            self.facts.push(&term, origin.into());
         }
     }
 
@@ -200,9 +197,9 @@ impl Checker<'_> {
         let saved_loops = std::mem::take(&mut self.loops);
         self.barrier = saved_len;
         for (n, t, term) in env {
-            self.scope.push(Binding { name: n.clone(), ty: t.clone(), term: term.clone(), span: r.span, lin: None });
+            self.push_scope(Binding { name: n.clone(), ty: t.clone(), term: term.clone(), span: r.span, lin: None });
         }
-        self.scope.push(Binding {
+        self.push_scope(Binding {
             name: r.var.clone(),
             ty: r.base.clone(),
             term: Some(value.clone()),
@@ -212,7 +209,7 @@ impl Checker<'_> {
         self.in_refinement = true;
         let typed = self.check(&r.pred, &Ty::Bool);
         self.in_refinement = saved_mode;
-        self.scope.truncate(saved_len);
+        self.truncate_scope(saved_len);
         self.barrier = saved_barrier;
         self.closures = saved_closures;
         self.loops = saved_loops;
@@ -386,21 +383,20 @@ impl Checker<'_> {
         let whole = texts.join(" and ");
         for (i, conjunct) in conjuncts.iter().enumerate() {
             let text = if conjuncts.len() == 1 { whole.clone() } else { texts.get(i).cloned().unwrap_or_default() };
-            let (hypotheses, origins) = self.relevant_facts(conjunct);
-            let query = Query { funcs: self.funcs.values().cloned().collect(), hypotheses, goal: conjunct.clone() };
-            let facts_note = if origins.is_empty() {
-                "facts used: none are known here".to_string()
-            } else {
-                format!("facts used: {}", origins.join("; "))
+            let goal = self.facts.normalize(conjunct);
+            if goal == Term::Bool(true) || self.implied_by_bounds(&goal) {
+                self.folded += 1;
+                continue;
+            }
+            // A goal that folded to something else is asked as folded; if that does not prove
+            // it, the answer and its notes come from the goal as written, so they name the
+            // facts that decide it (a goal folded to `false` mentions nothing).
+            let (answer, origins, total) = match self.decide(&goal, 0, false) {
+                (Answer::Valid, ..) => (Answer::Valid, Vec::new(), 0),
+                _ if goal != *conjunct => self.decide(conjunct, usize::MAX - 1, true),
+                decided => decided,
             };
-            let answer = if self.solver_budget.is_zero() {
-                Answer::Unknown { reason: "this check's solver budget is spent".into() }
-            } else {
-                let start = std::time::Instant::now();
-                let answer = self.solver.check(&query);
-                self.solver_budget = self.solver_budget.saturating_sub(start.elapsed());
-                answer
-            };
+            let facts_note = facts_note(&origins, total);
             let mut d = match answer {
                 Answer::Valid => continue,
                 Answer::Invalid { counterexample } => {
@@ -409,14 +405,24 @@ impl Checker<'_> {
                         .with_note(facts_note);
                     // Only what names source values: not internal constants, not the solver's
                     // anonymous elements of uninterpreted sorts.
-                    let shown: Vec<String> = counterexample
+                    let kept: Vec<&(String, String)> = counterexample
                         .iter()
                         .filter(|(n, v)| {
                             !n.starts_with('_') && !n.contains("(_") && !n.contains("((") && !is_arbitrary(v)
                         })
-                        .map(|(n, v)| format!("{} = {v}", readable(n)))
                         .collect();
-                    if !shown.is_empty() {
+                    let shown: Vec<String> = readable_all(kept.iter().map(|(n, _)| n.as_str()))
+                        .into_iter()
+                        .zip(&kept)
+                        .map(|(n, (_, v))| format!("{n} = {v}"))
+                        .collect();
+                    // A value the logic does not model (`a * b`, `a / b`) took whatever value the
+                    // solver liked: values read through it could break the facts listed.
+                    if counterexample.iter().any(|(n, _)| n.starts_with(UNMODELLED)) {
+                        d = d.with_note(
+                            "no counterexample shown: it would rest on a product or division of two values, which the checker does not model",
+                        );
+                    } else if !shown.is_empty() {
                         d = d.with_note(format!("counterexample: {}", shown.join(", ")));
                     }
                     match self.measure_in(conjunct) {
@@ -454,46 +460,123 @@ impl Checker<'_> {
     }
 
     /// Whether the facts known about `vars` contradict each other (the solver proves `false`
-    /// from them). A timeout or an exhausted budget counts as no contradiction found.
+    /// from them). A timeout or a spent check time counts as no contradiction found.
     pub fn facts_contradict(&mut self, vars: HashSet<String>) -> bool {
-        let hypotheses: Vec<Term> = self.facts.relevant(vars).into_iter().map(|f| f.term.clone()).collect();
-        if hypotheses.is_empty() || self.solver_budget.is_zero() {
+        let (facts, _) = self.facts.relevant(vars, usize::MAX, false);
+        let hypotheses: Vec<Term> = facts.into_iter().map(|f| f.term.clone()).collect();
+        if hypotheses.is_empty() {
             return false;
         }
-        let query = Query { funcs: self.funcs.values().cloned().collect(), hypotheses, goal: Term::Bool(false) };
-        let start = std::time::Instant::now();
-        let answer = self.solver.check(&query);
-        self.solver_budget = self.solver_budget.saturating_sub(start.elapsed());
-        matches!(answer, Answer::Valid)
+        let query = self.query(hypotheses, Term::Bool(false));
+        matches!(self.ask(&query), Answer::Valid)
     }
 
-    /// Whether the facts prove `goal` (for what a prompt may state as known). A timeout or an
-    /// exhausted budget counts as not known.
+    /// Whether the facts prove `goal` (for what a prompt may state as known). A timeout or a
+    /// spent check time counts as not known.
     pub fn known(&mut self, goal: &Term) -> bool {
-        if self.solver_budget.is_zero() {
-            return false;
-        }
-        let (hypotheses, _) = self.relevant_facts(goal);
-        let query = Query { funcs: self.funcs.values().cloned().collect(), hypotheses, goal: goal.clone() };
-        let start = std::time::Instant::now();
-        let answer = self.solver.check(&query);
-        self.solver_budget = self.solver_budget.saturating_sub(start.elapsed());
-        matches!(answer, Answer::Valid)
+        let goal = self.facts.normalize(goal);
+        goal == Term::Bool(true)
+            || self.implied_by_bounds(&goal)
+            || matches!(self.decide(&goal, 0, false).0, Answer::Valid)
     }
 
-    /// The facts that share constants with the goal, transitively, and where they came from.
-    fn relevant_facts(&self, goal: &Term) -> (Vec<Term>, Vec<String>) {
+    /// Decides `goal` (normalized) from the facts: first from the few nearest to it, then from
+    /// more, and only if those do not prove it from every fact connected to it (see
+    /// [`NEAR_FACTS`]). Returns the answer, where the facts it used came from (at most
+    /// [`MAX_ORIGINS`] of them) and how many places there were.
+    /// Only limits above `least` are tried.
+    /// With `original`, the facts as they were pushed (see [`crate::facts::Fact::original`]).
+    fn decide(&mut self, goal: &Term, least: usize, original: bool) -> (Answer, Vec<String>, usize) {
         let mut names: HashSet<String> = HashSet::new();
         vars_of(goal, &mut names);
-        let mut hyps = Vec::new();
-        let mut origins: Vec<String> = Vec::new();
-        for f in self.facts.relevant(names) {
-            hyps.push(f.term.clone());
-            if !f.origin.is_empty() && !origins.contains(&f.origin) && !f.origin.starts_with("a list's length") {
-                origins.push(f.origin.clone());
+        let mut result = (Answer::Valid, Vec::new());
+        for limit in NEAR_FACTS.into_iter().chain([usize::MAX]).filter(|&l| l > least) {
+            let (facts, complete) = self.facts.relevant(names.clone(), limit, original);
+            let (hypotheses, origins): (Vec<Term>, Vec<String>) = facts
+                .into_iter()
+                .map(|f| (if original { f.original().clone() } else { f.term.clone() }, f.origin.clone()))
+                .unzip();
+            let query = self.query(hypotheses, goal.clone());
+            let answer = self.ask(&query);
+            let done = complete || answer == Answer::Valid;
+            result = (answer, origins);
+            if done {
+                break;
             }
         }
-        (hyps, origins)
+        let (answer, origins) = result;
+        let mut shown: Vec<String> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut total = 0;
+        for o in &origins {
+            if o.is_empty() || o.starts_with("a list's length") || !seen.insert(o) {
+                continue;
+            }
+            total += 1;
+            if shown.len() < MAX_ORIGINS {
+                shown.push(o.clone());
+            }
+        }
+        (answer, shown, total)
+    }
+
+    /// Whether the facts nearest to `goal` prove it by [`crate::arith::implied`], without a query.
+    fn implied_by_bounds(&self, goal: &Term) -> bool {
+        let mut names: HashSet<String> = HashSet::new();
+        vars_of(goal, &mut names);
+        let (facts, _) = self.facts.relevant(names, NEAR_FACTS[0], false);
+        let hypotheses: Vec<&Term> = facts.iter().map(|f| &f.term).collect();
+        let is_int = |f: &str| self.funcs.get(f).is_some_and(|d| d.ret == Sort::Int);
+        crate::arith::implied(goal, &hypotheses, &is_int)
+    }
+
+    /// A query of `goal` from `hypotheses`, declaring the functions they apply.
+    fn query(&self, mut hypotheses: Vec<Term>, goal: Term) -> Query {
+        // The same fact may be known several times (a list's length is not negative).
+        let mut seen: HashSet<Term> = HashSet::new();
+        hypotheses.retain(|h| seen.insert(h.clone()));
+        let mut used: BTreeSet<&str> = BTreeSet::new();
+        for t in hypotheses.iter().chain([&goal]) {
+            t.walk(&mut |t| {
+                if let Term::App(f, _) = t {
+                    used.insert(f);
+                }
+            });
+        }
+        let funcs = used.into_iter().filter_map(|f| self.funcs.get(f).cloned()).collect();
+        Query { funcs, hypotheses, goal }
+    }
+
+    /// Asks the solver if this check's time is not spent; `Unknown` saying so if it is.
+    fn ask(&mut self, query: &Query) -> Answer {
+        let start = std::time::Instant::now();
+        if start >= self.deadline {
+            let ms = self.deadline.duration_since(self.started).as_millis();
+            return Answer::Unknown { reason: format!("this check's time ({ms} ms) is spent") };
+        }
+        let answer = self.solver.check(query);
+        self.solver_time += start.elapsed();
+        answer
+    }
+}
+
+/// The name of values outside the logic (a product of two values, a division by a value).
+pub const UNMODELLED: &str = "_unmodelled";
+
+/// How many of the facts nearest to a goal the first queries about it carry. Most obligations
+/// follow from a handful of facts; a query's cost grows with its facts, and a plan's facts with
+/// its length, so asking with every connected fact first would make checking quadratic.
+const NEAR_FACTS: [usize; 2] = [8, 64];
+
+/// The most places a diagnostic's "facts used" note names.
+pub const MAX_ORIGINS: usize = 12;
+
+/// "facts used: a; b; c", or with more than were shown, "(12 shown of 480)".
+fn facts_note(shown: &[String], total: usize) -> String {
+    match (shown.is_empty(), total > shown.len()) {
+        (true, _) => "facts used: none are known here".to_string(),
+        (false, false) => format!("facts used: {}", shown.join("; ")),
+        (false, true) => format!("facts used ({} shown of {total}): {}", shown.len(), shown.join("; ")),
     }
 }
 
@@ -516,19 +599,67 @@ struct Obligation {
 
 /// Names the counterexample after source names: `Repo.private(r)` reads `r.private`.
 fn readable(n: &str) -> String {
-    let n = n.to_string();
-    if let Some((func, arg)) = n.strip_suffix(')').and_then(|s| s.split_once('(')) {
-        if let Some((_, field)) = func.rsplit_once('.')
-            && !func.starts_with("len[")
-            && !arg.contains(',')
-        {
-            return format!("{arg}.{field}");
-        }
-        if func.starts_with("len[") {
-            return format!("len({arg})");
+    readable_with(n, source_names)
+}
+
+/// [`readable`], naming constants with `name`.
+fn readable_with(n: &str, name: impl Fn(&str) -> String) -> String {
+    let Some((func, args)) = n.strip_suffix(')').and_then(|s| s.split_once('(')) else {
+        return name(n);
+    };
+    let args: Vec<String> = args.split(", ").map(&name).collect();
+    if let Some((_, field)) = func.rsplit_once('.')
+        && !func.starts_with("len[")
+        && args.len() == 1
+    {
+        return format!("{}.{field}", args[0]);
+    }
+    if func.starts_with("len[") {
+        return format!("len({})", args.join(", "));
+    }
+    format!("{func}({})", args.join(", "))
+}
+
+/// The counterexample's names as the source writes them: `n#2` (the second binding named `n`)
+/// reads `n`, unless another binding of `n` is named too; then each says which it is
+/// (`n (binding 2)`).
+fn readable_all<'n>(names: impl Iterator<Item = &'n str>) -> Vec<String> {
+    let names: Vec<&str> = names.collect();
+    let source: Vec<String> = names.iter().map(|n| readable(n)).collect();
+    let with_ordinals: Vec<String> = names.iter().map(|n| readable_with(n, ordinal)).collect();
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let versions: HashSet<&str> =
+                names.iter().enumerate().filter(|(j, _)| source[*j] == source[i]).map(|(_, m)| *m).collect();
+            if versions.len() > 1 { with_ordinals[i].clone() } else { source[i].clone() }
+        })
+        .collect()
+}
+
+/// `n#2` reads `n (binding 2)`, `n` reads `n (binding 1)`.
+fn ordinal(n: &str) -> String {
+    match n.split_once('#') {
+        Some((base, k)) if k.bytes().all(|b| b.is_ascii_digit()) => format!("{base} (binding {k})"),
+        _ => format!("{n} (binding 1)"),
+    }
+}
+
+/// `n#2` (the second binding named `n`) reads `n`, as the source names it.
+fn source_names(n: &str) -> String {
+    let mut out = String::with_capacity(n.len());
+    let mut chars = n.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '#' && chars.peek().is_some_and(char::is_ascii_digit) {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+        } else {
+            out.push(c);
         }
     }
-    n
+    out
 }
 
 /// The source text of each top-level `&&` conjunct of a predicate.
@@ -545,14 +676,6 @@ fn conjunct_texts(pred: &cordon_syntax::ast::Expr, c: &Checker<'_>) -> Vec<Strin
     let mut out = Vec::new();
     go(pred, c, &mut out);
     out
-}
-
-pub fn vars_of(t: &Term, out: &mut HashSet<String>) {
-    t.walk(&mut |t| {
-        if let Term::Var(n, _) = t {
-            out.insert(n.clone());
-        }
-    });
 }
 
 fn as_refinement(t: &Ty) -> Option<Rc<Refinement>> {

@@ -10,6 +10,7 @@ use cordon_smt::{FuncDecl, Solver, Term};
 use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, Module, TypeExpr};
 use cordon_syntax::{Diagnostic, SourceMap, Span};
 
+pub use crate::facts::Facts;
 use crate::ty::Ty;
 
 /// What a type name stands for.
@@ -90,82 +91,6 @@ pub struct Binding {
     pub lin: Option<Lin>,
 }
 
-/// A fact the solver may use, with the source text it came from.
-#[derive(Clone, Debug)]
-pub struct Fact {
-    pub term: Term,
-    pub origin: String,
-    /// The constants it mentions.
-    pub vars: Vec<String>,
-}
-
-/// The facts known at the current point, a stack (branches pop what they pushed), indexed by
-/// the constants they mention so that an obligation finds its relevant facts without scanning.
-#[derive(Debug, Default)]
-pub struct Facts {
-    list: Vec<Fact>,
-    by_var: HashMap<String, Vec<usize>>,
-    ground: Vec<usize>,
-}
-
-impl Facts {
-    pub fn len(&self) -> usize {
-        self.list.len()
-    }
-
-    pub fn push(&mut self, fact: Fact) {
-        let id = self.list.len();
-        if fact.vars.is_empty() {
-            self.ground.push(id);
-        }
-        for v in &fact.vars {
-            self.by_var.entry(v.clone()).or_default().push(id);
-        }
-        self.list.push(fact);
-    }
-
-    pub fn truncate(&mut self, len: usize) {
-        if len >= self.list.len() {
-            return;
-        }
-        for fact in &self.list[len..] {
-            for v in &fact.vars {
-                if let Some(ids) = self.by_var.get_mut(v) {
-                    ids.retain(|&i| i < len);
-                }
-            }
-        }
-        self.ground.retain(|&i| i < len);
-        self.list.truncate(len);
-    }
-
-    pub fn clear(&mut self) {
-        self.truncate(0);
-    }
-
-    /// The facts that share constants with `goal`, transitively, in the order they were added.
-    pub fn relevant(&self, goal_vars: impl IntoIterator<Item = String>) -> Vec<&Fact> {
-        let mut taken = vec![false; self.list.len()];
-        let mut seen_vars: std::collections::HashSet<String> = std::collections::HashSet::new();
-        let mut work: Vec<String> = goal_vars.into_iter().collect();
-        for &i in &self.ground {
-            taken[i] = true;
-        }
-        while let Some(v) = work.pop() {
-            if !seen_vars.insert(v.clone()) {
-                continue;
-            }
-            for &i in self.by_var.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
-                if !taken[i] {
-                    taken[i] = true;
-                    work.extend(self.list[i].vars.iter().filter(|w| !seen_vars.contains(*w)).cloned());
-                }
-            }
-        }
-        self.list.iter().zip(taken).filter(|(_, t)| *t).map(|(f, _)| f).collect()
-    }
-}
-
 /// Where a closure starts in the scope stack, and whether it captured a capability. The body of
 /// a hole's fill is checked as a closure called on the spot: `fill` marks its frame.
 #[derive(Clone, Debug)]
@@ -185,6 +110,13 @@ pub struct Checker<'a> {
     pub subst: Vec<Option<Ty>>,
     pub var_origin: Vec<Span>,
     pub scope: Vec<Binding>,
+    /// The indices in `scope` of the bindings made linear, in order (entries at or above the
+    /// scope's length are stale), so linear state is found without scanning the scope.
+    pub linear: Vec<usize>,
+    /// For each name, the indices in `scope` of its bindings, in order, so a name is found
+    /// without scanning the scope (kept exact by [`Checker::push_scope`] and
+    /// [`Checker::pop_scope`]).
+    pub by_name: HashMap<String, Vec<usize>>,
     /// Lookups do not see bindings below this index (function bodies, refinements).
     pub barrier: usize,
     pub closures: Vec<ClosureFrame>,
@@ -195,8 +127,15 @@ pub struct Checker<'a> {
     pub facts: Facts,
     pub funcs: BTreeMap<String, FuncDecl>,
     pub solver: Solver,
-    /// Solver time this check may still spend.
-    pub solver_budget: std::time::Duration,
+    /// Obligations that folded to `true` with the known values, without a query.
+    pub folded: u64,
+    /// When this check's time (`CheckOptions::check_timeout_ms`) runs out.
+    pub deadline: std::time::Instant,
+    pub started: std::time::Instant,
+    /// Time spent in the solver so far.
+    pub solver_time: std::time::Duration,
+    /// Once the time ran out: how many diagnostics there were, the `check-timeout` error last.
+    pub timed_out: Option<usize>,
     pub name_counts: HashMap<String, u32>,
     /// Type names being resolved (alias cycle detection).
     pub resolving: Vec<(String, Span)>,
@@ -235,6 +174,73 @@ pub struct Checker<'a> {
 impl std::fmt::Debug for Checker<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Checker").field("diags", &self.diags.len()).finish_non_exhaustive()
+    }
+}
+
+impl Checker<'_> {
+    /// Whether this check's time has run out; the first time it is found so, reports
+    /// `check-timeout` at `span` with where the time went.
+    pub fn out_of_time(&mut self, span: Span) -> bool {
+        if self.timed_out.is_some() {
+            return true;
+        }
+        let now = std::time::Instant::now();
+        if now < self.deadline {
+            return false;
+        }
+        let took = now.duration_since(self.started).as_millis();
+        let stats = self.solver.stats();
+        let solver = self.solver_time.as_millis();
+        self.diags.push(
+            Diagnostic::error(
+                cordon_syntax::Code::CheckTimeout,
+                span,
+                format!("the check ran out of time here, after {took} ms: rejected, never assumed"),
+            )
+            .with_note(format!(
+                "time went: {solver} ms in the solver ({} queries, {} answered from the cache), {} ms in type checking",
+                stats.queries,
+                stats.cache_hits,
+                took.saturating_sub(solver)
+            ))
+            .with_help("split the plan, or allow more time with `--check-timeout-ms`"),
+        );
+        self.timed_out = Some(self.diags.len());
+        true
+    }
+
+    /// Pushes a binding onto the scope, indexing it by name (and as linear if it is).
+    pub fn push_scope(&mut self, b: Binding) {
+        let at = self.scope.len();
+        if b.lin.is_some() {
+            // Entries at or above this index name bindings that were popped.
+            while self.linear.last().is_some_and(|&i| i >= at) {
+                self.linear.pop();
+            }
+            self.linear.push(at);
+        }
+        self.by_name.entry(b.name.clone()).or_default().push(at);
+        self.scope.push(b);
+    }
+
+    /// Pops the innermost binding off the scope.
+    pub fn pop_scope(&mut self) -> Option<Binding> {
+        let b = self.scope.pop()?;
+        if let Some(indices) = self.by_name.get_mut(&b.name) {
+            indices.pop();
+        }
+        Some(b)
+    }
+
+    /// Pops bindings down to `depth`.
+    pub fn truncate_scope(&mut self, depth: usize) {
+        while self.scope.len() > depth && self.pop_scope().is_some() {}
+    }
+
+    /// The innermost visible binding of `name`, by its index in the scope.
+    pub fn lookup(&self, name: &str) -> Option<usize> {
+        let &i = self.by_name.get(name)?.last()?;
+        (i >= self.barrier).then_some(i)
     }
 }
 
@@ -349,17 +355,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
-}
-
-/// Does `e` mention the name `n` (as a variable)?
-pub fn mentions(e: &Expr, n: &str) -> bool {
-    let mut found = false;
-    walk_names(e, &mut |id: &Ident, called: bool| {
-        if !called && id.name == n {
-            found = true;
-        }
-    });
-    found
 }
 
 /// Calls `f` on every name in an expression, with whether it is in callee position.

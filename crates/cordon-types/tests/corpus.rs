@@ -48,8 +48,8 @@ fn run_case(path: &Path) -> Result<(), String> {
     if let Some(ms) = text.lines().find_map(|l| l.strip_prefix("//@ solver-timeout-ms:")) {
         options.solver_timeout_ms = ms.trim().parse().map_err(|e| format!("bad solver timeout: {e}"))?;
     }
-    if let Some(ms) = text.lines().find_map(|l| l.strip_prefix("//@ solver-budget-ms:")) {
-        options.solver_budget_ms = ms.trim().parse().map_err(|e| format!("bad solver budget: {e}"))?;
+    if let Some(ms) = text.lines().find_map(|l| l.strip_prefix("//@ check-timeout-ms:")) {
+        options.check_timeout_ms = ms.trim().parse().map_err(|e| format!("bad check timeout: {e}"))?;
     }
     let outcome = check(&sources, &policies, Some(plan), &options);
     let mut got = Expectations::new();
