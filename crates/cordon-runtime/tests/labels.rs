@@ -126,6 +126,64 @@ fn operators_join_the_labels_of_their_operands() {
 }
 
 #[test]
+fn string_builtins_and_f_strings_carry_every_input_label() {
+    assert_checked(&[
+        row(r#"let s = lab.secret(); lab.publish(f"{s}".len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.note(f"secret is {s}")"#, OK, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(f"re: {t}")"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(f"{t.len()} characters")"#, BLOCKED, &[]),
+        row(r#"lab.post(f"{1 + 1} plain")"#, OK, &[r#"post("2 plain")"#]),
+        // Where a pattern is found, or whether, depends on the pattern too.
+        row(r#"let s = lab.secret(); lab.publish("abc".find(to_string(s)).unwrap_or(0))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post("x".replace("x", t))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post("plain".replace(t, "y"))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(t.slice(0, 0))"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish("abcdefgh".slice(0, max(0, min(s, 8))).len())"#, BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); lab.publish([1, 2, 3, 4, 5, 6, 7, 8].slice(0, max(0, min(s, 8))).len())",
+            BLOCKED,
+            &[],
+        ),
+        row("let s = lab.secret(); lab.publish([s, 1].slice(1, 2).sum())", OK, &["publish(1)"]),
+        row(r#"let s = lab.secret(); lab.publish("a".repeat(max(0, s)).len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish("a".pad_left(s, " ").len())"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(t.words().join(" "))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(to_string(t.lines().len()))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(t.pad_left(3, "0"))"#, BLOCKED, &[]),
+    ]);
+}
+
+#[test]
+fn a_sorted_list_carries_every_element_or_key_it_compared() {
+    assert_checked(&[
+        // The order of public elements depends on the secret one.
+        row("let s = lab.secret(); lab.publish([5, s, 1].sort()[0])", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([5, s, 1].sort().len())", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([5, 9, 1].sort_by(|x| if x == s { 0 } else { x })[0])", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([5, 9, 1].sort_by(|x| x - s)[0])", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([5, 9, 1].min_by(|x| x * s).unwrap_or(0))", BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); lab.publish([5, 9, 1].max_by(|x| if x == s { 99 } else { x }).unwrap_or(0))",
+            BLOCKED,
+            &[],
+        ),
+        row("let s = lab.secret(); lab.publish([5, s, 5].unique().len())", BLOCKED, &[]),
+        row("let s = lab.secret(); for x in [5, s, 1].sort() { lab.publish(1) }", BLOCKED, &[]),
+        // Sorting public data by a public key stays public.
+        row("lab.publish([5, 9, 1].sort_by(|x| -x)[0])", OK, &["publish(9)"]),
+        row("lab.publish([5, 9, 1].sort()[2])", OK, &["publish(9)"]),
+        // Pairing, numbering and cutting do not compare: a public part stays public.
+        row("let s = lab.secret(); lab.publish([s, 1].enumerate()[1].0)", OK, &["publish(1)"]),
+        row("let s = lab.secret(); lab.publish([s, 1].enumerate()[0].1)", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([1, 2].zip([s, s]).len())", OK, &["publish(2)"]),
+        row("let s = lab.secret(); lab.publish([1, 2].zip([s, s])[0].1)", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([s, 1].skip(1).sum())", OK, &["publish(1)"]),
+        row("let s = lab.secret(); lab.publish([1, 2, 3].take(s).len())", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([1, 2, 3].skip(s).len())", BLOCKED, &[]),
+    ]);
+}
+
+#[test]
 fn branching_on_a_secret_raises_the_program_counter_label_until_the_paths_join() {
     assert_checked(&[
         // The argument is a literal; the decision to call depended on the secret.

@@ -1184,6 +1184,7 @@ impl<'a> Parser<'a> {
             T::Match => self.match_expr(),
             T::For => self.for_expr(),
             T::Agent => self.hole(),
+            T::FStrStart => self.fstring(),
             T::Pipe | T::PipePipe => self.closure(),
             T::Amp | T::AmpAmp => self.reference(),
             _ => {
@@ -1205,6 +1206,63 @@ impl<'a> Parser<'a> {
         };
         let span = self.bump();
         self.mk(kind, span)
+    }
+
+    /// `f"text {expr} text"`, read as `["text ", expr.to_string(), " text"].join("")`: one
+    /// list however many parts, so a long f-string nests no deeper than a short one.
+    fn fstring(&mut self) -> Expr {
+        let start = self.bump().start;
+        let mut parts = Vec::new();
+        loop {
+            match self.peek() {
+                TokenKind::Str(s) => {
+                    let s = s.clone();
+                    let span = self.bump();
+                    if !s.is_empty() {
+                        parts.push(self.mk(ExprKind::Str(s), span));
+                    }
+                }
+                TokenKind::LBrace => {
+                    let open = self.bump();
+                    let no_record = mem::replace(&mut self.no_record, false);
+                    let e = self.expr();
+                    self.no_record = no_record;
+                    if self.at(&TokenKind::Colon) {
+                        let at = self.tok().span;
+                        self.report(|_| {
+                            syntax(at, "an f-string has no format specs")
+                                .with_primary_label("not a format spec")
+                                .with_help("format the value first: `{to_string(x).pad_left(5, \" \")}`")
+                        });
+                        self.skip_to_close(&TokenKind::RBrace);
+                    } else {
+                        self.close(TokenKind::RBrace, open);
+                    }
+                    let method = Ident { name: "to_string".into(), span: e.span };
+                    let span = e.span;
+                    parts.push(self.mk(ExprKind::MethodCall { receiver: Box::new(e), method, args: vec![] }, span));
+                }
+                TokenKind::FStrEnd => {
+                    self.bump();
+                    break;
+                }
+                _ => {
+                    self.error_expected("the rest of the f-string");
+                    break;
+                }
+            }
+        }
+        let span = self.span_from(start);
+        match parts.len() {
+            0 => self.mk(ExprKind::Str(String::new()), span),
+            1 if matches!(parts[0].kind, ExprKind::Str(_)) => Expr { span, ..parts.remove(0) },
+            _ => {
+                let list = self.mk(ExprKind::List(parts), span);
+                let sep = self.mk(ExprKind::Str(String::new()), span);
+                let method = Ident { name: "join".into(), span };
+                self.mk(ExprKind::MethodCall { receiver: Box::new(list), method, args: vec![sep] }, span)
+            }
+        }
     }
 
     fn list_expr(&mut self) -> Expr {
