@@ -234,6 +234,20 @@ fn loops_and_higher_order_builtins_carry_what_decided_how_often_and_which_way() 
         row("let s = lab.secret(); lab.publish(if [1, 7].all(|x| x != s) { 1 } else { 0 })", BLOCKED, &[]),
         row("let s = lab.secret(); if [1, 7].contains(s) { lab.publish(1) }", BLOCKED, &[]),
         row("let s = lab.secret(); lab.publish([1, 2].map(|x| x * 2).sum())", OK, &["publish(6)"]),
+        // A loop that threads state: the state carries what each iteration added to it.
+        row("let s = lab.secret(); let n = 0; lab.publish(for x in [1, s] with n { n + x })", BLOCKED, &[]),
+        row("let s = lab.secret(); let n = 0; lab.publish(for x in [1, 2] with n { n + x })", OK, &["publish(3)"]),
+        row("let s = lab.secret(); let n = 0; lab.publish(for x in range(0, s) with n { n })", BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); let n = 0; let m = for x in [s] with n { lab.publish(1); n }; ()",
+            OK,
+            &["publish(1)"],
+        ),
+        row(
+            "let s = lab.secret(); let n = 0; let m = for x in [s] with n { if x > 0 { lab.publish(1) }; n }; ()",
+            BLOCKED,
+            &[],
+        ),
     ]);
 }
 

@@ -1666,13 +1666,39 @@ impl<'a> Parser<'a> {
             return self.error_expr(start);
         }
         let iter = self.cond();
+        let state = if self.at_word("with") {
+            self.bump();
+            Some(self.ident("the name of the value the loop threads after `with`"))
+        } else {
+            None
+        };
         if !self.at(&TokenKind::LBrace) {
             self.error_expected("`{` after the iterator");
             return self.error_expr(start);
         }
         let body = self.block();
         let span = self.span_from(start);
-        self.mk(ExprKind::For { pat, iter: Box::new(iter), body }, span)
+        match state {
+            Some(state) => self.threaded_for(pat, iter, state, body, span),
+            None => self.mk(ExprKind::For { pat, iter: Box::new(iter), body }, span),
+        }
+    }
+
+    /// `for pat in xs with s { body }`, whose value is the last `s`: read as
+    /// `xs.fold(s, |s, item| { let pat = item; body })`, so the state (a linear session, say) is
+    /// handed from each iteration to the next and checked as `fold`'s accumulator.
+    fn threaded_for(&mut self, pat: Pattern, iter: Expr, state: Ident, body: Block, span: Span) -> Expr {
+        let item = Ident { name: "for_item".into(), span: pat.span };
+        let value = self.mk(ExprKind::Name(item.clone()), pat.span);
+        let mut stmts = vec![Stmt::Let { pat, ty: None, value: Box::new(value), span: body.span }];
+        stmts.extend(body.stmts);
+        let block = Block { stmts, tail: body.tail, span: body.span };
+        let body = self.mk(ExprKind::Block(block), span);
+        let params = vec![ClosureParam { name: state.clone(), ty: None }, ClosureParam { name: item, ty: None }];
+        let closure = self.mk(ExprKind::Closure { params, ret: None, body: Box::new(body) }, span);
+        let init = self.mk(ExprKind::Name(state), span);
+        let method = Ident { name: "fold".into(), span };
+        self.mk(ExprKind::MethodCall { receiver: Box::new(iter), method, args: vec![init, closure] }, span)
     }
 
     /// `agent[T](task, args..)` or `agent(task, args..)`.

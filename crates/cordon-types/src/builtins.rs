@@ -232,13 +232,14 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
     }
     let mut terms = vec![first.term.clone()];
     let mut returns_capability = false;
-    for (a, p) in rest.iter().zip(&sh.rest) {
+    for (i, (a, p)) in rest.iter().zip(&sh.rest).enumerate() {
         let t = c.check(a, p);
-        if c.is_linear(&t.ty) {
-            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value")).help = Some(format!(
-                "to use it once per element, thread it through a recursive `fn` that takes it and gives it back: {}",
-                crate::RECURSION_HINT
-            ));
+        // `fold`'s accumulator may be linear: the function consumes each one and gives the next
+        // back (checked like any function with a linear parameter), and `fold` gives the last.
+        let threaded = name == "fold" && i == 0;
+        if c.is_linear(&t.ty) && !threaded {
+            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value")).help =
+                Some(format!("to use it once per element, thread it through the loop: {}", crate::RECURSION_HINT));
         }
         // Only the functions `map`, `filter`, ... call are passed down; `unwrap_or` gives its
         // default back; every other argument becomes part of data.

@@ -356,8 +356,8 @@ impl Checker<'_> {
         if captured {
             self.error(Code::LinearCaptured, span, format!("a closure cannot capture the linear value `{name}`"))
                 .help = Some(format!(
-                "pass it as an argument instead; to use it once per element of a list (not in `map` or `fold`), \
-                 thread it through a recursive `fn`: {}",
+                "pass it as an argument instead; to use it once per element of a list, thread it through the \
+                 loop: {}",
                 crate::RECURSION_HINT
             ));
             self.scope[i].lin = Some(Lin::Consumed(span));
@@ -383,8 +383,8 @@ impl Checker<'_> {
                 )
                 .with_primary_label("used inside the loop")
                 .with_help(format!(
-                    "a linear value is used exactly once; use it before or after the loop, or thread it through a \
-                     recursive `fn` that takes it and gives it back: {}",
+                    "a linear value is used exactly once; use it before or after the loop, or thread it through \
+                     the loop with `with`: {}",
                     crate::RECURSION_HINT
                 )),
             );
