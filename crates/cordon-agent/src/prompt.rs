@@ -44,7 +44,7 @@ Syntax:
 - `let x = e;` `let (a, s) = f(s);` `let x: T = e;` (no mutation, no `return`, no `while`, no null).
 - `if c { a } else { b }`, `match o { Some(v) => .., None => .. }` (exhaustive), `for x in xs { ..; }` (value ()).
 - Closures `|x: Int| x + 1`; method syntax `x.f(a)` means `f(x, a)`; a block's value is its last expression. A `(` or `[` that starts a line starts a new expression, so end each statement with `;`.
-- Builtins: {builtins}. `+` joins strings; `f"{n} open in {repo.name}"` puts Ints, Floats, Bools and Strings in text. `slice` (of a string's characters or a list) needs a proof of `0 <= a && a <= b && b <= len(s)`, `repeat` of `n >= 0`.
+- Builtins: {builtins}. `+` joins strings; `f"{n} open in {repo.name}"` puts Ints, Floats, Bools and Strings in text. `slice` (of a string's characters or a list) needs a proof of `0 <= a && a <= b && b <= len(s)`, `repeat` of `n >= 0`. Patterns are the Rust `regex` crate's syntax (a backslash is `\\` in a string).
 - Declarations allowed in a fill: `fn`, `type`, `enum`, `const`. Holes `agent[T]("task", args..)` may be nested.
 
 Rules:

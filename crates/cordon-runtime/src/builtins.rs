@@ -5,6 +5,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use cordon_syntax::pattern;
+
 use crate::error::{ErrorKind, RunError};
 use crate::label::{DcLabel, Label};
 use crate::value::{Record, Val, Value};
@@ -53,6 +55,9 @@ pub enum Builtin {
     Take,
     Skip,
     Unique,
+    Matches,
+    FindAll,
+    Captures,
     IsSome,
     IsNone,
     IsOk,
@@ -116,6 +121,9 @@ impl Builtin {
             "take" => Take,
             "skip" => Skip,
             "unique" => Unique,
+            "matches" => Matches,
+            "find_all" => FindAll,
+            "captures" => Captures,
             "is_some" => IsSome,
             "is_none" => IsNone,
             "is_ok" => IsOk,
@@ -628,6 +636,41 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             let part = if b == Take { list.get(..n) } else { list.get(n..) }.unwrap_or(&[]);
             check_list_len(part.len(), budget)?;
             plain(Value::List(Arc::new(part.to_vec())))
+        }
+        (Matches | FindAll | Captures, [s, p]) => {
+            let (Some(s), Some(p)) = (str_of(s), str_of(p)) else { return bad() };
+            if s.len() > pattern::MAX_INPUT_BYTES {
+                return Err(RunError::new(
+                    ErrorKind::Limit,
+                    Default::default(),
+                    format!("a pattern is matched against at most {} bytes, not {}", pattern::MAX_INPUT_BYTES, s.len()),
+                ));
+            }
+            let re = pattern::compile(p).map_err(|why| {
+                RunError::new(ErrorKind::InvalidPattern, Default::default(), format!("invalid pattern: {why}"))
+            })?;
+            match b {
+                Matches => plain(Value::Bool(re.is_match(s))),
+                FindAll => {
+                    let mut found = Vec::new();
+                    for m in re.find_iter(s) {
+                        check_list_len(found.len() + 1, budget)?;
+                        found.push(Val::plain(Value::str(m.as_str())));
+                    }
+                    budget.allocate(s.len() as u64)?;
+                    plain(Value::List(Arc::new(found)))
+                }
+                _ => match re.captures(s) {
+                    Some(groups) => {
+                        check_list_len(groups.len(), budget)?;
+                        budget.allocate(s.len() as u64)?;
+                        let parts =
+                            groups.iter().map(|g| Val::plain(Value::str(g.map_or("", |g| g.as_str())))).collect();
+                        plain(Value::some(Value::List(Arc::new(parts))))
+                    }
+                    None => plain(Value::none()),
+                },
+            }
         }
         (IsSome | IsNone | IsOk | IsErr, [x]) => {
             let Value::Variant(v) = &x.value else { return bad() };

@@ -184,6 +184,17 @@ fn a_sorted_list_carries_every_element_or_key_it_compared() {
 }
 
 #[test]
+fn regular_expressions_carry_the_labels_of_the_text_and_the_pattern() {
+    assert_checked(&[
+        row(r#"let t = lab.untrusted_text(); lab.post(t.find_all("[A-Z]+").join(" "))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); if t.matches("IGNORE") { lab.post("flagged") }"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(if "abc".matches(to_string(s)) { 1 } else { 0 })"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish("a7".captures(f"a({s})").is_some().to_string().len())"#, BLOCKED, &[]),
+        row(r#"lab.post("v1.2".captures("v(\\d+)").unwrap_or([]).join(""))"#, OK, &[r#"post("v11")"#]),
+    ]);
+}
+
+#[test]
 fn branching_on_a_secret_raises_the_program_counter_label_until_the_paths_join() {
     assert_checked(&[
         // The argument is a literal; the decision to call depended on the secret.

@@ -94,6 +94,13 @@ fn string_builtins_refuse_huge_results_before_building_them() {
 }
 
 #[test]
+fn regular_expressions_refuse_huge_inputs_and_match_lists() {
+    assert_limit(&checked(r#""a".repeat(2000000).matches("b")"#), Limits::default(), "at most 1048576 bytes");
+    let few = Limits { max_list_len: 1000, ..Limits::default() };
+    assert_limit(&checked(r#""ab".repeat(10000).find_all("")"#), few, "over the limit of 1000");
+}
+
+#[test]
 fn deeply_nested_values_are_refused_before_they_can_overflow_the_host_stack() {
     let plan =
         "enum Chain { End, Link(Chain) }\nrange(0, 100000).fold(Chain::End, |c, i| Chain::Link(c)) == Chain::End";

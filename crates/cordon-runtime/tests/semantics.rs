@@ -195,6 +195,31 @@ fn collection_builtins_sort_pair_and_cut_lists() {
 }
 
 #[test]
+fn regular_expressions_match_in_linear_time_and_refuse_bad_patterns() {
+    assert_checked(&[
+        (r#""ann@example.com".matches("^[a-z]+@example\\.com$")"#, "true"),
+        (r#""ann@example.com.evil".matches("^[a-z]+@example\\.com$")"#, "false"),
+        (r#""a1 b22 c333".find_all("[0-9]+")"#, r#"["1", "22", "333"]"#),
+        (r#""no digits".find_all("[0-9]+")"#, "[]"),
+        (r#""日本 語".find_all("\\w+")"#, r#"["日本", "語"]"#),
+        (r#""2024-05-06".captures("(\\d+)-(\\d+)-(\\d+)")"#, r#"Some(["2024-05-06", "2024", "05", "06"])"#),
+        (r#""x".captures("(a)?x")"#, r#"Some(["x", ""])"#),
+        (r#""x".captures("y")"#, "None"),
+        // A pattern that backtracking engines take exponential time on.
+        (r#""aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!".matches("^(a+)+$")"#, "false"),
+    ]);
+    assert_table(
+        &[
+            (r#"let p = "("; "x".matches(p)"#, "invalid-pattern"),
+            (r#"let p = "(a)\\1"; "aa".matches(p)"#, "invalid-pattern"),
+            (r#"let p = "a".repeat(1001); "a".matches(p)"#, "invalid-pattern"),
+            (r#"let p = "\\w{1000}".repeat(3); "a".find_all(p)"#, "invalid-pattern"),
+        ],
+        Source::checked,
+    );
+}
+
+#[test]
 fn options_and_results_are_ordinary_enums() {
     assert_checked(&[
         ("let none: Option[Int] = None; Some(1).is_some() && none.is_none()", "true"),

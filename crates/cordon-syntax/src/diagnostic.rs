@@ -64,6 +64,7 @@ codes! {
     CapabilityStored = "capability-stored": "a capability stored in data",
     CapabilityEscapes = "capability-escapes": "a capability returned or otherwise escaping",
     MeasureOutsideRefinement = "measure-outside-refinement": "a measure used outside a refinement",
+    InvalidPattern = "invalid-pattern": "a regular expression that does not parse or is over the size limits",
     ImplicitLabel = "implicit-label": "(warning) a policy relies on a default label",
     ArithmeticError = "arithmetic-error": "at run time: integer overflow or division by zero",
     OutOfRange = "out-of-range": "at run time: an index out of range",

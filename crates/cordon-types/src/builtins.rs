@@ -3,7 +3,7 @@
 //! the label functions (`public`, `secret`, ..) that only `@label` annotations may call.
 
 use cordon_smt::Term;
-use cordon_syntax::ast::{Expr, Ident};
+use cordon_syntax::ast::{Expr, ExprKind, Ident};
 use cordon_syntax::{Code, Span};
 
 use crate::state::Typed;
@@ -124,6 +124,9 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("lines" | "words", Ty::Str) => s(vec![], Ty::list(Ty::Str)),
         ("repeat", Ty::Str) => s(vec![Ty::Int], Ty::Str),
         ("pad_left" | "pad_right", Ty::Str) => s(vec![Ty::Int, Ty::Str], Ty::Str),
+        ("matches", Ty::Str) => s(vec![Ty::Str], Ty::Bool),
+        ("find_all", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
+        ("captures", Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::list(Ty::Str))),
         ("slice", _) => Err("a `String` or a `List`"),
         ("sort" | "unique", Ty::List(t)) if orderable(c, t) => s(vec![], Ty::list(elem(t))),
         ("sort" | "unique", _) => Err("a `List` of `Int`, `Float`, `String` or `Bool` values (or tuples of them)"),
@@ -157,7 +160,7 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("concat" | "contains", _) => Err("a `List` or a `String`"),
         (
             "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "find" | "replace"
-            | "lines" | "words" | "repeat" | "pad_left" | "pad_right",
+            | "lines" | "words" | "repeat" | "pad_left" | "pad_right" | "matches" | "find_all" | "captures",
             _,
         ) => Err("a `String`"),
         ("is_some" | "is_none", _) => Err("an `Option`"),
@@ -334,6 +337,18 @@ fn preconditions(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Te
             let goal = term(1).map(|n| le(Term::Int(0), n));
             let texts = vec![format!("{} >= 0", text(c, 1))];
             prove(c, goal, texts, at(1), "`repeat` needs a count of 0 or more");
+        }
+        // A literal pattern is compiled here, so a mistake in it is found before the run.
+        "matches" | "find_all" | "captures" => {
+            if let Some(ExprKind::Str(p)) = args.get(1).map(|a| &a.kind)
+                && let Err(why) = cordon_syntax::pattern::compile(p)
+            {
+                c.error(Code::InvalidPattern, at(1), format!("invalid pattern: {why}")).help = Some(
+                    "patterns use the `regex` crate's syntax (no backreferences or look-around); write `\\\\` for a \
+                     backslash in a string"
+                        .into(),
+                );
+            }
         }
         "pad_left" | "pad_right" => {
             let goal = term(2).map(|f| Term::Eq(Box::new(Term::StrLen(Box::new(f))), Box::new(Term::Int(1))));
