@@ -55,6 +55,8 @@ pub enum Builtin {
     Take,
     Skip,
     Unique,
+    GroupBy,
+    CountBy,
     Matches,
     FindAll,
     Captures,
@@ -121,6 +123,8 @@ impl Builtin {
             "take" => Take,
             "skip" => Skip,
             "unique" => Unique,
+            "group_by" => GroupBy,
+            "count_by" => CountBy,
             "matches" => Matches,
             "find_all" => FindAll,
             "captures" => Captures,
@@ -165,7 +169,7 @@ impl Builtin {
     /// Builtins that order a list by a key function (`sort_by(xs, key)`): compiled to a loop
     /// computing the keys, then applied to `[keys, xs]`.
     pub fn is_keyed(self) -> bool {
-        matches!(self, Builtin::SortBy | Builtin::MinBy | Builtin::MaxBy)
+        matches!(self, Builtin::SortBy | Builtin::MinBy | Builtin::MaxBy | Builtin::GroupBy | Builtin::CountBy)
     }
 }
 
@@ -584,6 +588,36 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 Some(v) => Ok(Val { value: Value::some(v.value.clone()), label: label.join(&v.label) }),
                 None => Ok(Val { value: Value::none(), label }),
             }
+        }
+        (GroupBy | CountBy, [keys, xs]) => {
+            let (Some(keys_list), Some(list)) = (list_of(keys), list_of(xs)) else { return bad() };
+            let order = ordered(keys_list, list).ok_or_else(|| type_error(b, args))?;
+            // Equal keys are neighbours in sorted order, each run in the list's order (a stable
+            // sort); the groups come in the order their first elements do.
+            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+            for &i in &order {
+                let same = groups.last().and_then(|(first, _)| keys_list.get(*first)).zip(keys_list.get(i));
+                match groups.last_mut() {
+                    Some((_, members)) if same.is_some_and(|(a, k)| equal(&a.value, &k.value)) => members.push(i),
+                    _ => groups.push((i, vec![i])),
+                }
+            }
+            groups.sort_by_key(|(first, _)| *first);
+            check_list_len(groups.len(), budget)?;
+            budget.allocate(groups.len() as u64 * 2 * SLOT_BYTES)?;
+            let mut out = Vec::with_capacity(groups.len());
+            for (first, members) in groups {
+                let Some(key) = keys_list.get(first) else { return bad() };
+                let second = if b == CountBy {
+                    Val::plain(Value::Int(members.len() as i64))
+                } else {
+                    check_list_len(members.len(), budget)?;
+                    Val::plain(Value::List(Arc::new(members.iter().filter_map(|&i| list.get(i).cloned()).collect())))
+                };
+                out.push(Val::plain(Value::Tuple(Arc::new(vec![key.clone(), second]))));
+            }
+            // Which groups there are, their order and their sizes depend on every key.
+            Ok(Val { value: Value::List(Arc::new(out)), label: label.join(&elements_label(keys_list)) })
         }
         (Unique, [xs]) => {
             let Some(list) = list_of(xs) else { return bad() };

@@ -195,6 +195,24 @@ fn regular_expressions_carry_the_labels_of_the_text_and_the_pattern() {
 }
 
 #[test]
+fn groups_and_counts_carry_every_key() {
+    assert_checked(&[
+        row("let s = lab.secret(); lab.publish([1, 2, 7].count_by(|x| x == s).len())", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([1, 2, 7].group_by(|x| x < s).map(|g| g.1.len()).sum())", BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); lab.publish(match [s, 2].count_by(|x| x > 100).first() { Some(p) => p.1, None => 0 })",
+            BLOCKED,
+            &[],
+        ),
+        row(
+            "lab.publish(match [1, 2, 7].count_by(|x| x > 1).last() { Some(p) => p.1, None => 0 })",
+            OK,
+            &["publish(2)"],
+        ),
+    ]);
+}
+
+#[test]
 fn branching_on_a_secret_raises_the_program_counter_label_until_the_paths_join() {
     assert_checked(&[
         // The argument is a literal; the decision to call depended on the secret.

@@ -220,6 +220,20 @@ fn regular_expressions_match_in_linear_time_and_refuse_bad_patterns() {
 }
 
 #[test]
+fn group_by_and_count_by_keep_first_appearance_order() {
+    assert_checked(&[
+        (
+            r#"["ann", "al", "bob", "cy", "dan"].group_by(|n| n.len())"#,
+            r#"[(3, ["ann", "bob", "dan"]), (2, ["al", "cy"])]"#,
+        ),
+        (r#"["ann", "al", "bob"].group_by(|n| n.starts_with("a"))"#, r#"[(true, ["ann", "al"]), (false, ["bob"])]"#),
+        ("[3, 1, 3, 3, 2].count_by(|x| x)", "[(3, 3), (1, 1), (2, 1)]"),
+        ("[1, 2, 3, 4].count_by(|x| x % 2 == 0)", "[(false, 2), (true, 2)]"),
+        ("let xs: List[Int] = []; xs.group_by(|x| x)", "[]"),
+    ]);
+}
+
+#[test]
 fn options_and_results_are_ordinary_enums() {
     assert_checked(&[
         ("let none: Option[Int] = None; Some(1).is_some() && none.is_none()", "true"),

@@ -66,6 +66,8 @@ pub const BUILTINS: &[Builtin] = &[
     b("min_by", "min_by(xs, key) -> Option", Lists),
     b("max_by", "max_by", Lists),
     b("unique", "unique", Lists),
+    b("group_by", "group_by(xs, key) -> List[(K, List[T])]", Lists),
+    b("count_by", "count_by(xs, key) -> List[(K, Int)]", Lists),
     b("enumerate", "enumerate -> List[(Int, T)]", Lists),
     b("zip", "zip", Lists),
     b("take", "take(xs, n)", Lists),

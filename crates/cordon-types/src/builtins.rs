@@ -138,13 +138,24 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
             let k = c.new_var(span);
             s(vec![Ty::local_func(vec![elem(t)], k)], Ty::option(elem(t)))
         }
+        ("group_by", Ty::List(t)) => {
+            let k = c.new_var(span);
+            let f = Ty::local_func(vec![elem(t)], k.clone());
+            s(vec![f], Ty::list(Ty::Tuple(vec![k, Ty::list(elem(t))])))
+        }
+        ("count_by", Ty::List(t)) => {
+            let k = c.new_var(span);
+            s(vec![Ty::local_func(vec![elem(t)], k.clone())], Ty::list(Ty::Tuple(vec![k, Ty::Int])))
+        }
         ("enumerate", Ty::List(t)) => s(vec![], Ty::list(Ty::Tuple(vec![Ty::Int, elem(t)]))),
         ("zip", Ty::List(t)) => {
             let u = c.new_var(span);
             s(vec![Ty::list(u.clone())], Ty::list(Ty::Tuple(vec![elem(t), u])))
         }
         ("take" | "skip", Ty::List(t)) => s(vec![Ty::Int], Ty::list(elem(t))),
-        ("sort_by" | "min_by" | "max_by" | "enumerate" | "zip" | "take" | "skip", _) => Err("a `List`"),
+        ("sort_by" | "min_by" | "max_by" | "group_by" | "count_by" | "enumerate" | "zip" | "take" | "skip", _) => {
+            Err("a `List`")
+        }
         ("to_string", Ty::Int | Ty::Float | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
         ("to_string", _) => Err("an `Int`, `Float`, `Bool` or `String`"),
         ("is_some" | "is_none", Ty::Option(_)) => s(vec![], Ty::Bool),
@@ -256,7 +267,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         terms.push(t.term);
     }
     preconditions(c, name, &ft, &terms, args);
-    if matches!(name, "sort_by" | "min_by" | "max_by")
+    if matches!(name, "sort_by" | "min_by" | "max_by" | "group_by" | "count_by")
         && let (Some(key), Some(f)) = (rest.first(), sh.rest.first())
         && let Ty::Fn(f) = c.resolve(f).base()
     {
@@ -427,7 +438,7 @@ fn result_facts(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Ter
     let fact = match name {
         "push" => Term::Eq(Box::new(len_r), Box::new(Term::Add(vec![len_a, Term::Int(1)]))),
         "map" | "reverse" | "sort" | "sort_by" | "enumerate" => Term::Eq(Box::new(len_r), Box::new(len_a)),
-        "filter" | "unique" | "take" | "skip" => Term::Le(Box::new(len_r), Box::new(len_a)),
+        "filter" | "unique" | "take" | "skip" | "group_by" | "count_by" => Term::Le(Box::new(len_r), Box::new(len_a)),
         "concat" => {
             let Some(Some(b)) = terms.get(1) else { return };
             let Some(len_b) = c.length(b, first) else { return };
