@@ -40,7 +40,7 @@ pub static REFERENCE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| 
 const REFERENCE_TEXT: &str = r#"You write code in Cordon, a small typed language for agent plans. Your code (a "fill") replaces one typed hole `agent[T](task, args..)` and must have type T. It is type-checked before it runs; if it is rejected you get the diagnostics and try again.
 
 Syntax:
-- Types: Int, Float, Bool, String, (), (A, B), List[T], Option[T], Result[T, E], records, enums, fn(A) -> B, refinements {v: T | pred}.
+- Types: Int, Float, Bool, String, (), (A, B), List[T], Map[K, V], Option[T], Result[T, E], records, enums, fn(A) -> B, refinements {v: T | pred}.
 - `let x = e;` `let (a, s) = f(s);` `let x: T = e;` (no mutation, no `return`, no `while`, no null).
 - `if c { a } else { b }`, `match o { Some(v) => .., None => .. }` (exhaustive), `for x in xs { ..; }` (value ()).
 - Closures `|x: Int| x + 1`; method syntax `x.f(a)` means `f(x, a)`; a block's value is its last expression. A `(` or `[` that starts a line starts a new expression, so end each statement with `;`.
@@ -293,6 +293,12 @@ impl Shown<'_> {
                     self.render(&v.value, out, depth + 1);
                 }
                 out.push_str(" }");
+            }
+            // A `Map` shows as the code that makes it.
+            Value::Variant(v) if &*v.enum_name == "Map" => {
+                out.push_str("map_from(");
+                self.render_seq(&v.payload, out, depth);
+                out.push(')');
             }
             Value::Variant(v) => {
                 if !matches!(&*v.enum_name, "Option" | "Result") {

@@ -9,7 +9,7 @@ use cordon_syntax::pattern;
 
 use crate::error::{ErrorKind, RunError};
 use crate::label::{DcLabel, Label};
-use crate::value::{Record, Val, Value};
+use crate::value::{Record, Val, Value, Variant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {
@@ -57,6 +57,13 @@ pub enum Builtin {
     Unique,
     GroupBy,
     CountBy,
+    MapFrom,
+    Insert,
+    Remove,
+    Keys,
+    Values,
+    Entries,
+    ContainsKey,
     Matches,
     FindAll,
     Captures,
@@ -125,6 +132,13 @@ impl Builtin {
             "unique" => Unique,
             "group_by" => GroupBy,
             "count_by" => CountBy,
+            "map_from" => MapFrom,
+            "insert" => Insert,
+            "remove" => Remove,
+            "keys" => Keys,
+            "values" => Values,
+            "entries" => Entries,
+            "contains_key" => ContainsKey,
             "matches" => Matches,
             "find_all" => FindAll,
             "captures" => Captures,
@@ -359,6 +373,10 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
     let plain = |v: Value| Ok(Val { value: v, label: label.clone() });
     let bad = || Err(type_error(b, args));
     match (b, args) {
+        (Len | IsEmpty, [m]) if map_of(m).is_some() => {
+            let n = map_of(m).map_or(0, |e| e.len());
+            plain(if b == Len { Value::Int(n as i64) } else { Value::Bool(n == 0) })
+        }
         (Len, [x]) => match &x.value {
             Value::List(xs) => plain(Value::Int(xs.len() as i64)),
             Value::Str(s) => plain(Value::Int(s.chars().count() as i64)),
@@ -369,6 +387,90 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             Value::Str(s) => plain(Value::Bool(s.is_empty())),
             _ => bad(),
         },
+        (MapFrom, [pairs]) => {
+            let Some(list) = list_of(pairs) else { return bad() };
+            let mut keys = Vec::with_capacity(list.len());
+            for p in list.iter() {
+                let Some((k, _)) = pair(p) else { return bad() };
+                keys.push(k.clone());
+            }
+            let order = ordered(&keys, list).ok_or_else(|| type_error(b, args))?;
+            // In sorted order equal keys are neighbours, the latest last (a stable sort): it wins.
+            let mut entries: Vec<Val> = Vec::with_capacity(list.len());
+            let mut last_key: Option<&Val> = None;
+            for &i in &order {
+                let (Some(p), Some(k)) = (list.get(i), keys.get(i)) else { return bad() };
+                match (last_key, entries.last_mut()) {
+                    (Some(prev), Some(slot)) if equal(&prev.value, &k.value) => *slot = p.clone(),
+                    _ => entries.push(p.clone()),
+                }
+                last_key = Some(k);
+            }
+            check_list_len(entries.len(), budget)?;
+            // Which entries there are, and in which order, depends on every key.
+            Ok(map_val(entries, label.join(&elements_label(&keys))))
+        }
+        (Get, [m, k]) if map_of(m).is_some() => {
+            let Some(entries) = map_of(m) else { return bad() };
+            let label = label.join(&deep_label(k));
+            match search(entries, k)? {
+                Ok(at) => match entries.get(at).and_then(|e| pair(e).map(|(_, v)| (e, v))) {
+                    Some((e, v)) => {
+                        Ok(Val { value: Value::some(v.value.clone()), label: label.join(&e.label).join(&v.label) })
+                    }
+                    None => bad(),
+                },
+                Err(_) => plain(Value::none()),
+            }
+        }
+        (ContainsKey, [m, k]) => {
+            let Some(entries) = map_of(m) else { return bad() };
+            Ok(Val { value: Value::Bool(search(entries, k)?.is_ok()), label: label.join(&deep_label(k)) })
+        }
+        (Insert, [m, k, v]) => {
+            let Some(entries) = map_of(m) else { return bad() };
+            let entry = Val::plain(Value::Tuple(Arc::new(vec![k.clone(), v.clone()])));
+            let mut out: Vec<Val> = entries.to_vec();
+            match search(entries, k)? {
+                Ok(at) => {
+                    if let Some(slot) = out.get_mut(at) {
+                        *slot = entry;
+                    }
+                }
+                Err(at) => {
+                    check_list_len(out.len() + 1, budget)?;
+                    out.insert(at.min(out.len()), entry);
+                }
+            }
+            budget.allocate(out.len() as u64 * SLOT_BYTES)?;
+            // Where the entry goes depends on the key; what it holds does not change the others.
+            Ok(map_val(out, m.label.join(&deep_label(k))))
+        }
+        (Remove, [m, k]) => {
+            let Some(entries) = map_of(m) else { return bad() };
+            let mut out: Vec<Val> = entries.to_vec();
+            if let Ok(at) = search(entries, k)?
+                && at < out.len()
+            {
+                out.remove(at);
+            }
+            budget.allocate(out.len() as u64 * SLOT_BYTES)?;
+            Ok(map_val(out, m.label.join(&deep_label(k))))
+        }
+        (Keys | Values | Entries, [m]) => {
+            let Some(entries) = map_of(m) else { return bad() };
+            check_list_len(entries.len(), budget)?;
+            let mut out = Vec::with_capacity(entries.len());
+            for e in entries.iter() {
+                let Some((k, v)) = pair(e) else { return bad() };
+                out.push(match b {
+                    Keys => Val { value: k.value.clone(), label: e.label.join(&k.label) },
+                    Values => Val { value: v.value.clone(), label: e.label.join(&v.label) },
+                    _ => e.clone(),
+                });
+            }
+            plain(Value::List(Arc::new(out)))
+        }
         (Get, [xs, i]) => {
             let (Some(list), Value::Int(i)) = (list_of(xs), &i.value) else { return bad() };
             match usize::try_from(*i).ok().and_then(|i| list.get(i)) {
@@ -800,6 +902,51 @@ fn ordered(keys: &[Val], items: &[Val]) -> Option<Vec<usize>> {
         }
     });
     (!unordered).then_some(order)
+}
+
+/// A `Map` at run time: the variant `Map::Map` (no program can name it) holding the entries,
+/// `(key, value)` tuples in the order of their keys, each key once.
+fn map_val(entries: Vec<Val>, label: Label) -> Val {
+    let list = Val::plain(Value::List(Arc::new(entries)));
+    Val { value: Value::Variant(Arc::new(Variant::new("Map".into(), "Map".into(), vec![list]))), label }
+}
+
+/// The entries of a `Map`.
+fn map_of(v: &Val) -> Option<&Arc<Vec<Val>>> {
+    match &v.value {
+        Value::Variant(x) if &*x.enum_name == "Map" => match x.payload.first().map(|p| &p.value) {
+            Some(Value::List(entries)) => Some(entries),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The key and the value of an entry (or of any pair).
+fn pair(v: &Val) -> Option<(&Val, &Val)> {
+    match &v.value {
+        Value::Tuple(parts) => match parts.as_slice() {
+            [k, v] => Some((k, v)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Where `key` is among a map's entries (`Ok`), or where it would go (`Err`).
+fn search(entries: &[Val], key: &Val) -> Result<Result<usize, usize>, RunError> {
+    let mut bad = false;
+    let at = entries.binary_search_by(|e| match pair(e).and_then(|(k, _)| compare(&k.value, &key.value)) {
+        Some(o) => o,
+        None => {
+            bad = true;
+            Ordering::Equal
+        }
+    });
+    if bad {
+        return Err(RunError::new(ErrorKind::Type, Default::default(), "a map key that cannot be ordered"));
+    }
+    Ok(at)
 }
 
 fn out_of_range(message: String) -> RunError {

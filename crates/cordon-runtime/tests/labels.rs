@@ -213,6 +213,31 @@ fn groups_and_counts_carry_every_key() {
 }
 
 #[test]
+fn a_map_carries_every_key_and_each_value_its_own() {
+    assert_checked(&[
+        // Which keys there are depends on every key; the values are their own.
+        row(r#"let s = lab.secret(); lab.publish(map_from([(s, 1), (3, 2)]).len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, s), (3, 2)]).len())"#, OK, &["publish(2)"]),
+        row(
+            r#"let s = lab.secret(); lab.publish(map_from([(1, s), (3, 2)]).get(3).unwrap_or(0))"#,
+            OK,
+            &["publish(2)"],
+        ),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, s), (3, 2)]).get(1).unwrap_or(0))"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5)]).get(s).unwrap_or(0))"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5)]).insert(s, 0).len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5), (7, 1)]).remove(s).len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5)]).insert(2, s).keys().len())"#, OK, &["publish(2)"]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5)]).insert(2, s).values().sum())"#, BLOCKED, &[]),
+        row(
+            r#"let s = lab.secret(); lab.publish(if map_from([(1, 5)]).contains_key(s) { 1 } else { 0 })"#,
+            BLOCKED,
+            &[],
+        ),
+    ]);
+}
+
+#[test]
 fn branching_on_a_secret_raises_the_program_counter_label_until_the_paths_join() {
     assert_checked(&[
         // The argument is a literal; the decision to call depended on the secret.

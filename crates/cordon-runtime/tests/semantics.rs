@@ -234,6 +234,30 @@ fn group_by_and_count_by_keep_first_appearance_order() {
 }
 
 #[test]
+fn maps_are_persistent_and_ordered_by_key() {
+    assert_checked(&[
+        (r#"let m = map_from([("b", 2), ("a", 1), ("b", 3)]); m.entries()"#, r#"[("a", 1), ("b", 3)]"#),
+        (
+            r#"let m = map_from([("b", 2), ("a", 1)]); (m.get("a"), m.get("z"), m.len(), m.contains_key("b"))"#,
+            "(Some(1), None, 2, true)",
+        ),
+        (
+            r#"let m = map_from([("b", 2)]); let n = m.insert("a", 0).insert("b", 5); (m.entries(), n.entries())"#,
+            r#"([("b", 2)], [("a", 0), ("b", 5)])"#,
+        ),
+        (
+            r#"let m = map_from([(1, "x"), (2, "y")]); (m.remove(1).keys(), m.remove(9).values(), m.keys())"#,
+            r#"([2], ["x", "y"], [1, 2])"#,
+        ),
+        (r#"let m: Map[String, Int] = map_from(["a", "b", "a"].count_by(|w| w)); m.get("a").unwrap_or(0)"#, "2"),
+        (r#"let xs: List[(String, Int)] = []; let m = map_from(xs); (m.is_empty(), m.len())"#, "(true, 0)"),
+        (r#"map_from([((2, "b"), 1), ((1, "z"), 2)]).keys()"#, r#"[(1, "z"), (2, "b")]"#),
+        (r#"map_from([(1, 2)]) == map_from([(1, 3)]).insert(1, 2)"#, "true"),
+        (r#"map_from([("b", 2), ("a", 1)])"#, r#"map_from([("a", 1), ("b", 2)])"#),
+    ]);
+}
+
+#[test]
 fn options_and_results_are_ordinary_enums() {
     assert_checked(&[
         ("let none: Option[Int] = None; Some(1).is_some() && none.is_none()", "true"),

@@ -10,12 +10,13 @@ pub enum Group {
     Strings,
     OptionsAndResults,
     Numbers,
+    Maps,
     LabeledValues,
 }
 
 impl Group {
-    const ALL: [Group; 5] =
-        [Group::Lists, Group::Strings, Group::OptionsAndResults, Group::Numbers, Group::LabeledValues];
+    const ALL: [Group; 6] =
+        [Group::Lists, Group::Strings, Group::Maps, Group::OptionsAndResults, Group::Numbers, Group::LabeledValues];
 
     fn title(self) -> &'static str {
         match self {
@@ -23,6 +24,7 @@ impl Group {
             Group::Strings => "strings: ",
             Group::OptionsAndResults => "options and results: ",
             Group::Numbers => "numbers: ",
+            Group::Maps => "maps (`Map[K, V]`, keys ordered): ",
             Group::LabeledValues => "labeled values: ",
         }
     }
@@ -93,6 +95,14 @@ pub const BUILTINS: &[Builtin] = &[
     b("matches", "matches(s, pattern)", Strings),
     b("find_all", "find_all(s, pattern) -> List[String]", Strings),
     b("captures", "captures(s, pattern) -> Option[List[String]]", Strings),
+    b("map_from", "map_from(pairs: List[(K, V)])", Maps),
+    b("get", "get(m, k) -> Option[V]", Maps),
+    b("insert", "insert(m, k, v)", Maps),
+    b("remove", "remove(m, k)", Maps),
+    b("contains_key", "contains_key", Maps),
+    b("keys", "keys", Maps),
+    b("values", "values", Maps),
+    b("entries", "entries -> List[(K, V)]", Maps),
     b("unwrap_or", "unwrap_or", OptionsAndResults),
     b("is_some", "is_some", OptionsAndResults),
     b("is_none", "is_none", OptionsAndResults),

@@ -85,10 +85,26 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         _ => t.clone(),
     };
     match (name, first) {
-        ("len", Ty::List(_) | Ty::Str) => s(vec![], Ty::Int),
-        ("len", _) => Err("a `String` or a `List`"),
-        ("is_empty", Ty::List(_) | Ty::Str) => s(vec![], Ty::Bool),
-        ("is_empty", _) => Err("a `String` or a `List`"),
+        ("len", Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Int),
+        ("len", _) => Err("a `String`, a `List` or a `Map`"),
+        ("is_empty", Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Bool),
+        ("is_empty", _) => Err("a `String`, a `List` or a `Map`"),
+        ("get", Ty::Map(k, v)) => s(vec![(**k).clone()], Ty::option((**v).clone())),
+        ("contains_key", Ty::Map(k, _)) => s(vec![(**k).clone()], Ty::Bool),
+        ("insert", Ty::Map(k, v)) => s(vec![(**k).clone(), (**v).clone()], first.clone()),
+        ("remove", Ty::Map(k, _)) => s(vec![(**k).clone()], first.clone()),
+        ("keys", Ty::Map(k, _)) => s(vec![], Ty::list((**k).clone())),
+        ("values", Ty::Map(_, v)) => s(vec![], Ty::list((**v).clone())),
+        ("entries", Ty::Map(k, v)) => s(vec![], Ty::list(Ty::Tuple(vec![(**k).clone(), (**v).clone()]))),
+        ("map_from", Ty::List(t)) => match &**t {
+            Ty::Tuple(kv) if kv.len() == 2 && kv.first().is_some_and(|k| orderable(c, k)) => {
+                let (k, v) = (kv[0].clone(), kv[1].clone());
+                s(vec![], Ty::Map(Box::new(k), Box::new(v)))
+            }
+            _ => Err("a `List` of `(key, value)` pairs whose keys can be ordered"),
+        },
+        ("map_from", _) => Err("a `List` of `(key, value)` pairs"),
+        ("contains_key" | "insert" | "remove" | "keys" | "values" | "entries", _) => Err("a `Map`"),
         ("get", Ty::List(t)) => s(vec![Ty::Int], Ty::option(elem(t))),
         ("push", Ty::List(t)) => s(vec![(**t).clone()], first.clone()),
         ("concat", Ty::List(_)) => s(vec![first.clone()], first.clone()),
@@ -316,7 +332,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
 }
 
 /// Can values of `t` be ordered (`<`, `sort`)? Numbers, strings and Booleans, and tuples of them.
-fn orderable(c: &Checker<'_>, t: &Ty) -> bool {
+pub fn orderable(c: &Checker<'_>, t: &Ty) -> bool {
     match c.resolve(t).base() {
         Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::Error => true,
         Ty::Tuple(ts) => ts.iter().all(|t| orderable(c, t)),
@@ -431,13 +447,16 @@ fn result_facts(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Ter
         c.add_fact(fact, "the length of `slice`'s result".to_string());
         return;
     }
-    if !matches!(first, Ty::List(_)) {
+    if !matches!(first, Ty::List(_) | Ty::Map(..)) {
         return;
     }
     let (Some(len_a), Some(len_r)) = (c.length(a, first), c.length(result, ret)) else { return };
     let fact = match name {
         "push" => Term::Eq(Box::new(len_r), Box::new(Term::Add(vec![len_a, Term::Int(1)]))),
-        "map" | "reverse" | "sort" | "sort_by" | "enumerate" => Term::Eq(Box::new(len_r), Box::new(len_a)),
+        "map" | "reverse" | "sort" | "sort_by" | "enumerate" | "keys" | "values" | "entries" => {
+            Term::Eq(Box::new(len_r), Box::new(len_a))
+        }
+        "remove" | "map_from" => Term::Le(Box::new(len_r), Box::new(len_a)),
         "filter" | "unique" | "take" | "skip" | "group_by" | "count_by" => Term::Le(Box::new(len_r), Box::new(len_a)),
         "concat" => {
             let Some(Some(b)) = terms.get(1) else { return };

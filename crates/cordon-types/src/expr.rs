@@ -139,7 +139,7 @@ impl Checker<'_> {
                 let (x, y) = ((**x).clone(), (**y).clone());
                 self.unify(&x, &y)
             }
-            (Ty::Result(x1, x2), Ty::Result(y1, y2)) => {
+            (Ty::Result(x1, x2), Ty::Result(y1, y2)) | (Ty::Map(x1, x2), Ty::Map(y1, y2)) => {
                 let (x1, x2, y1, y2) = ((**x1).clone(), (**x2).clone(), (**y1).clone(), (**y2).clone());
                 self.unify(&x1, &y1) && self.unify(&x2, &y2)
             }
