@@ -1690,9 +1690,10 @@ impl<'a> Parser<'a> {
     fn threaded_for(&mut self, pat: Pattern, iter: Expr, state: Ident, body: Block, span: Span) -> Expr {
         let item = Ident { name: "for_item".into(), span: pat.span };
         let value = self.mk(ExprKind::Name(item.clone()), pat.span);
-        let mut stmts = vec![Stmt::Let { pat, ty: None, value: Box::new(value), span: body.span }];
+        // The binding and the body cover the whole loop, so every span stays inside its parent's.
+        let mut stmts = vec![Stmt::Let { pat, ty: None, value: Box::new(value), span }];
         stmts.extend(body.stmts);
-        let block = Block { stmts, tail: body.tail, span: body.span };
+        let block = Block { stmts, tail: body.tail, span };
         let body = self.mk(ExprKind::Block(block), span);
         let params = vec![ClosureParam { name: state.clone(), ty: None }, ClosureParam { name: item, ty: None }];
         let closure = self.mk(ExprKind::Closure { params, ret: None, body: Box::new(body) }, span);
