@@ -5,7 +5,8 @@
 //!   `proceed` until `Done`; checking and compiling happen once, outside the timing). The
 //!   programs are loop-, list-, call- and string-heavy: a fold over `range(0, 200_000)`,
 //!   `map`+`filter`+`sum` over 100k elements, naive recursive `fib(22)`, building and scanning
-//!   50k records, and joining 50k strings.
+//!   50k records, joining 50k strings, sorting 100k integers by a key, and counting 100k keys
+//!   into a `Map`.
 //! - `cpython/<program>`: the same computation in Python, run by `python3 -c`; the script times
 //!   each iteration with `time.perf_counter_ns` after a warm-up and prints the median, so the
 //!   interpreter's start-up is not counted. Each program has two Python versions: `mirror`
@@ -148,6 +149,37 @@ def run():
     return len(', '.join(['item' + str(i) for i in range(0, 50000)]))
 ",
         expect: "538888",
+    },
+    Bench {
+        name: "sort_by_take",
+        cordon: "range(0, 100000).map(|i: Int| i * 7919 % 100003).sort_by(|x: Int| -x).take(3)",
+        mirror: "
+def run():
+    xs = list(map(lambda i: i * 7919 % 100003, list(range(0, 100000))))
+    return sorted(xs, key=lambda x: -x)[:3]
+",
+        idiomatic: "
+def run():
+    return sorted([i * 7919 % 100003 for i in range(0, 100000)], reverse=True)[:3]
+",
+        expect: "[100002, 100001, 100000]",
+    },
+    Bench {
+        name: "count_by_map_get",
+        cordon: "map_from(range(0, 100000).count_by(|i: Int| i * i % 97)).get(4).unwrap_or(0)",
+        mirror: "
+def run():
+    counts = {}
+    for k in map(lambda i: i * i % 97, list(range(0, 100000))):
+        counts[k] = counts.get(k, 0) + 1
+    return counts.get(4, 0)
+",
+        idiomatic: "
+import collections
+def run():
+    return collections.Counter(i * i % 97 for i in range(0, 100000))[4]
+",
+        expect: "2061",
     },
 ];
 

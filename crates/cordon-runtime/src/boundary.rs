@@ -365,6 +365,16 @@ fn conforms(ctx: &mut Ctx, shape: &Shape, v: &Val, scope: &[Val], role: Role) ->
             ("Err", [p]) => conforms(ctx, b, p, scope, role),
             _ => mismatch("a Result"),
         },
+        (Shape::Map(k, w), Value::Variant(x)) if &*x.enum_name == "Map" => match x.payload.first().map(|p| &p.value) {
+            Some(Value::List(entries)) => entries.iter().try_for_each(|e| match &e.value {
+                Value::Tuple(kv) => match kv.as_slice() {
+                    [a, b] => conforms(ctx, k, a, scope, role).and_then(|()| conforms(ctx, w, b, scope, role)),
+                    _ => mismatch("a Map"),
+                },
+                _ => mismatch("a Map"),
+            }),
+            _ => mismatch("a Map"),
+        },
         (Shape::Record(n), Value::Record(r)) if r.ty == *n => Ok(()),
         (Shape::Enum(n), Value::Variant(x)) if x.enum_name == *n => Ok(()),
         (Shape::Linear(n) | Shape::Opaque(n), Value::Handle(h)) if h.ty == *n => Ok(()),

@@ -2,11 +2,14 @@
 //! of a list depends on the list (its spine label), `contains` and `sum` on every element.
 //! Sizes are checked before anything is allocated.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
+
+use cordon_syntax::pattern;
 
 use crate::error::{ErrorKind, RunError};
 use crate::label::{DcLabel, Label};
-use crate::value::{Record, Val, Value};
+use crate::value::{Record, Val, Value, Variant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {
@@ -35,6 +38,35 @@ pub enum Builtin {
     Split,
     ToString,
     ParseInt,
+    Find,
+    Replace,
+    Slice,
+    Lines,
+    Words,
+    Repeat,
+    PadLeft,
+    PadRight,
+    Sort,
+    SortBy,
+    MinBy,
+    MaxBy,
+    Enumerate,
+    Zip,
+    Take,
+    Skip,
+    Unique,
+    GroupBy,
+    CountBy,
+    MapFrom,
+    Insert,
+    Remove,
+    Keys,
+    Values,
+    Entries,
+    ContainsKey,
+    Matches,
+    FindAll,
+    Captures,
     IsSome,
     IsNone,
     IsOk,
@@ -81,6 +113,35 @@ impl Builtin {
             "split" => Split,
             "to_string" => ToString,
             "parse_int" => ParseInt,
+            "find" => Find,
+            "replace" => Replace,
+            "slice" => Slice,
+            "lines" => Lines,
+            "words" => Words,
+            "repeat" => Repeat,
+            "pad_left" => PadLeft,
+            "pad_right" => PadRight,
+            "sort" => Sort,
+            "sort_by" => SortBy,
+            "min_by" => MinBy,
+            "max_by" => MaxBy,
+            "enumerate" => Enumerate,
+            "zip" => Zip,
+            "take" => Take,
+            "skip" => Skip,
+            "unique" => Unique,
+            "group_by" => GroupBy,
+            "count_by" => CountBy,
+            "map_from" => MapFrom,
+            "insert" => Insert,
+            "remove" => Remove,
+            "keys" => Keys,
+            "values" => Values,
+            "entries" => Entries,
+            "contains_key" => ContainsKey,
+            "matches" => Matches,
+            "find_all" => FindAll,
+            "captures" => Captures,
             "is_some" => IsSome,
             "is_none" => IsNone,
             "is_ok" => IsOk,
@@ -116,7 +177,13 @@ impl Builtin {
     }
 
     pub fn is_higher_order(self) -> bool {
-        matches!(self, Builtin::Map | Builtin::Filter | Builtin::Fold | Builtin::Any | Builtin::All)
+        matches!(self, Builtin::Map | Builtin::Filter | Builtin::Fold | Builtin::Any | Builtin::All) || self.is_keyed()
+    }
+
+    /// Builtins that order a list by a key function (`sort_by(xs, key)`): compiled to a loop
+    /// computing the keys, then applied to `[keys, xs]`.
+    pub fn is_keyed(self) -> bool {
+        matches!(self, Builtin::SortBy | Builtin::MinBy | Builtin::MaxBy | Builtin::GroupBy | Builtin::CountBy)
     }
 }
 
@@ -306,6 +373,10 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
     let plain = |v: Value| Ok(Val { value: v, label: label.clone() });
     let bad = || Err(type_error(b, args));
     match (b, args) {
+        (Len | IsEmpty, [m]) if map_of(m).is_some() => {
+            let n = map_of(m).map_or(0, |e| e.len());
+            plain(if b == Len { Value::Int(n as i64) } else { Value::Bool(n == 0) })
+        }
         (Len, [x]) => match &x.value {
             Value::List(xs) => plain(Value::Int(xs.len() as i64)),
             Value::Str(s) => plain(Value::Int(s.chars().count() as i64)),
@@ -316,6 +387,90 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             Value::Str(s) => plain(Value::Bool(s.is_empty())),
             _ => bad(),
         },
+        (MapFrom, [pairs]) => {
+            let Some(list) = list_of(pairs) else { return bad() };
+            let mut keys = Vec::with_capacity(list.len());
+            for p in list.iter() {
+                let Some((k, _)) = pair(p) else { return bad() };
+                keys.push(k.clone());
+            }
+            let order = ordered(&keys, list).ok_or_else(|| type_error(b, args))?;
+            // In sorted order equal keys are neighbours, the latest last (a stable sort): it wins.
+            let mut entries: Vec<Val> = Vec::with_capacity(list.len());
+            let mut last_key: Option<&Val> = None;
+            for &i in &order {
+                let (Some(p), Some(k)) = (list.get(i), keys.get(i)) else { return bad() };
+                match (last_key, entries.last_mut()) {
+                    (Some(prev), Some(slot)) if equal(&prev.value, &k.value) => *slot = p.clone(),
+                    _ => entries.push(p.clone()),
+                }
+                last_key = Some(k);
+            }
+            check_list_len(entries.len(), budget)?;
+            // Which entries there are, and in which order, depends on every key.
+            Ok(map_val(entries, label.join(&elements_label(&keys))))
+        }
+        (Get, [m, k]) if map_of(m).is_some() => {
+            let Some(entries) = map_of(m) else { return bad() };
+            let label = label.join(&deep_label(k));
+            match search(entries, k)? {
+                Ok(at) => match entries.get(at).and_then(|e| pair(e).map(|(_, v)| (e, v))) {
+                    Some((e, v)) => {
+                        Ok(Val { value: Value::some(v.value.clone()), label: label.join(&e.label).join(&v.label) })
+                    }
+                    None => bad(),
+                },
+                Err(_) => plain(Value::none()),
+            }
+        }
+        (ContainsKey, [m, k]) => {
+            let Some(entries) = map_of(m) else { return bad() };
+            Ok(Val { value: Value::Bool(search(entries, k)?.is_ok()), label: label.join(&deep_label(k)) })
+        }
+        (Insert, [m, k, v]) => {
+            let Some(entries) = map_of(m) else { return bad() };
+            let entry = Val::plain(Value::Tuple(Arc::new(vec![k.clone(), v.clone()])));
+            let mut out: Vec<Val> = entries.to_vec();
+            match search(entries, k)? {
+                Ok(at) => {
+                    if let Some(slot) = out.get_mut(at) {
+                        *slot = entry;
+                    }
+                }
+                Err(at) => {
+                    check_list_len(out.len() + 1, budget)?;
+                    out.insert(at.min(out.len()), entry);
+                }
+            }
+            budget.allocate(out.len() as u64 * SLOT_BYTES)?;
+            // Where the entry goes depends on the key; what it holds does not change the others.
+            Ok(map_val(out, m.label.join(&deep_label(k))))
+        }
+        (Remove, [m, k]) => {
+            let Some(entries) = map_of(m) else { return bad() };
+            let mut out: Vec<Val> = entries.to_vec();
+            if let Ok(at) = search(entries, k)?
+                && at < out.len()
+            {
+                out.remove(at);
+            }
+            budget.allocate(out.len() as u64 * SLOT_BYTES)?;
+            Ok(map_val(out, m.label.join(&deep_label(k))))
+        }
+        (Keys | Values | Entries, [m]) => {
+            let Some(entries) = map_of(m) else { return bad() };
+            check_list_len(entries.len(), budget)?;
+            let mut out = Vec::with_capacity(entries.len());
+            for e in entries.iter() {
+                let Some((k, v)) = pair(e) else { return bad() };
+                out.push(match b {
+                    Keys => Val { value: k.value.clone(), label: e.label.join(&k.label) },
+                    Values => Val { value: v.value.clone(), label: e.label.join(&v.label) },
+                    _ => e.clone(),
+                });
+            }
+            plain(Value::List(Arc::new(out)))
+        }
         (Get, [xs, i]) => {
             let (Some(list), Value::Int(i)) = (list_of(xs), &i.value) else { return bad() };
             match usize::try_from(*i).ok().and_then(|i| list.get(i)) {
@@ -436,6 +591,223 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 Err(_) => Value::none(),
             })
         }
+        (Find, [s, t]) => {
+            let (Some(s), Some(t)) = (str_of(s), str_of(t)) else { return bad() };
+            plain(match s.find(t) {
+                Some(at) => Value::some(Value::Int(char_count(s.get(..at).unwrap_or(""))?)),
+                None => Value::none(),
+            })
+        }
+        (Replace, [s, from, to]) => {
+            let (Some(s), Some(from), Some(to)) = (str_of(s), str_of(from), str_of(to)) else { return bad() };
+            // The result's size is known before it is built: an empty pattern matches at every
+            // character boundary, as `str::replace` replaces it.
+            let n = s.matches(from).count();
+            let len = (s.len() - n.saturating_mul(from.len()).min(s.len())).saturating_add(n.saturating_mul(to.len()));
+            check_string_len(len, budget)?;
+            plain(string(s.replace(from, to), budget)?)
+        }
+        (Slice, [x, a, c]) => {
+            let (Value::Int(a), Value::Int(c)) = (&a.value, &c.value) else { return bad() };
+            match &x.value {
+                Value::Str(s) => {
+                    let (from, to) = char_range(s, *a, *c)?;
+                    plain(string(s.get(from..to).unwrap_or("").to_string(), budget)?)
+                }
+                Value::List(xs) => {
+                    let (from, to) = bounds(xs.len(), *a, *c)?;
+                    let part = xs.get(from..to).unwrap_or(&[]);
+                    check_list_len(part.len(), budget)?;
+                    plain(Value::List(Arc::new(part.to_vec())))
+                }
+                _ => bad(),
+            }
+        }
+        (Lines | Words, [s]) => {
+            let Some(s) = str_of(s) else { return bad() };
+            let parts: Vec<&str> = if b == Lines { s.lines().collect() } else { s.split_whitespace().collect() };
+            check_list_len(parts.len(), budget)?;
+            budget.allocate(s.len() as u64)?;
+            plain(Value::List(Arc::new(parts.into_iter().map(|p| Val::plain(Value::str(p))).collect())))
+        }
+        (Repeat, [s, n]) => {
+            let (Some(s), Value::Int(n)) = (str_of(s), &n.value) else { return bad() };
+            let Ok(n) = usize::try_from(*n) else {
+                return Err(out_of_range(format!("`repeat` needs a count of 0 or more, not {n}")));
+            };
+            check_string_len(s.len().saturating_mul(n), budget)?;
+            plain(string(s.repeat(n), budget)?)
+        }
+        (PadLeft | PadRight, [s, width, fill]) => {
+            let (Some(s), Value::Int(width), Some(fill)) = (str_of(s), &width.value, str_of(fill)) else {
+                return bad();
+            };
+            let mut fills = fill.chars();
+            let (Some(fill), None) = (fills.next(), fills.next()) else {
+                return Err(out_of_range(
+                    format!("the fill of `{b:?}` must be one character, not {fill:?}").to_lowercase(),
+                ));
+            };
+            let have = s.chars().count();
+            let extra = usize::try_from(*width).unwrap_or(0).saturating_sub(have);
+            check_string_len(s.len().saturating_add(extra.saturating_mul(fill.len_utf8())), budget)?;
+            let padding: String = std::iter::repeat_n(fill, extra).collect();
+            let out = if b == PadLeft { padding + s } else { format!("{s}{padding}") };
+            plain(string(out, budget)?)
+        }
+        (Sort, [xs]) => {
+            let Some(list) = list_of(xs) else { return bad() };
+            let order = ordered(list, list).ok_or_else(|| type_error(b, args))?;
+            check_list_len(list.len(), budget)?;
+            let sorted: Vec<Val> = order.iter().filter_map(|&i| list.get(i).cloned()).collect();
+            // Where each element lands depends on every element.
+            Ok(Val { value: Value::List(Arc::new(sorted)), label: label.join(&elements_label(list)) })
+        }
+        (SortBy | MinBy | MaxBy, [keys, xs]) => {
+            // Compiled from `sort_by(xs, key)`: the keys were computed by a loop, in order.
+            let (Some(keys_list), Some(list)) = (list_of(keys), list_of(xs)) else { return bad() };
+            if keys_list.len() != list.len() {
+                return bad();
+            }
+            let order = ordered(keys_list, list).ok_or_else(|| type_error(b, args))?;
+            let label = label.join(&elements_label(keys_list));
+            if b == SortBy {
+                check_list_len(list.len(), budget)?;
+                let sorted: Vec<Val> = order.iter().filter_map(|&i| list.get(i).cloned()).collect();
+                return Ok(Val { value: Value::List(Arc::new(sorted)), label });
+            }
+            // The first of the smallest keys, or the first of the largest.
+            let pick = if b == MinBy {
+                order.first().copied()
+            } else {
+                let last = order.last().and_then(|&i| keys_list.get(i));
+                order.iter().copied().find(|&i| {
+                    let (Some(k), Some(l)) = (keys_list.get(i), last) else { return false };
+                    compare(&k.value, &l.value) == Some(Ordering::Equal)
+                })
+            };
+            match pick.and_then(|i| list.get(i)) {
+                Some(v) => Ok(Val { value: Value::some(v.value.clone()), label: label.join(&v.label) }),
+                None => Ok(Val { value: Value::none(), label }),
+            }
+        }
+        (GroupBy | CountBy, [keys, xs]) => {
+            let (Some(keys_list), Some(list)) = (list_of(keys), list_of(xs)) else { return bad() };
+            let order = ordered(keys_list, list).ok_or_else(|| type_error(b, args))?;
+            // Equal keys are neighbours in sorted order, each run in the list's order (a stable
+            // sort); the groups come in the order their first elements do.
+            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+            for &i in &order {
+                let same = groups.last().and_then(|(first, _)| keys_list.get(*first)).zip(keys_list.get(i));
+                match groups.last_mut() {
+                    Some((_, members)) if same.is_some_and(|(a, k)| equal(&a.value, &k.value)) => members.push(i),
+                    _ => groups.push((i, vec![i])),
+                }
+            }
+            groups.sort_by_key(|(first, _)| *first);
+            check_list_len(groups.len(), budget)?;
+            budget.allocate(groups.len() as u64 * 2 * SLOT_BYTES)?;
+            let mut out = Vec::with_capacity(groups.len());
+            for (first, members) in groups {
+                let Some(key) = keys_list.get(first) else { return bad() };
+                let second = if b == CountBy {
+                    Val::plain(Value::Int(members.len() as i64))
+                } else {
+                    check_list_len(members.len(), budget)?;
+                    Val::plain(Value::List(Arc::new(members.iter().filter_map(|&i| list.get(i).cloned()).collect())))
+                };
+                out.push(Val::plain(Value::Tuple(Arc::new(vec![key.clone(), second]))));
+            }
+            // Which groups there are, their order and their sizes depend on every key.
+            Ok(Val { value: Value::List(Arc::new(out)), label: label.join(&elements_label(keys_list)) })
+        }
+        (Unique, [xs]) => {
+            let Some(list) = list_of(xs) else { return bad() };
+            let order = ordered(list, list).ok_or_else(|| type_error(b, args))?;
+            // In sorted order equal elements are neighbours, the first of them (a stable sort)
+            // the earliest; keep those, in their original order.
+            let mut keep = vec![false; list.len()];
+            let mut prev: Option<usize> = None;
+            for &i in &order {
+                let same =
+                    prev.and_then(|p| list.get(p)).zip(list.get(i)).is_some_and(|(p, x)| equal(&p.value, &x.value));
+                if !same {
+                    if let Some(k) = keep.get_mut(i) {
+                        *k = true;
+                    }
+                    prev = Some(i);
+                }
+            }
+            let kept: Vec<Val> = list.iter().zip(&keep).filter(|(_, k)| **k).map(|(x, _)| x.clone()).collect();
+            check_list_len(kept.len(), budget)?;
+            // Which elements stay depends on every element.
+            Ok(Val { value: Value::List(Arc::new(kept)), label: label.join(&elements_label(list)) })
+        }
+        (Enumerate, [xs]) => {
+            let Some(list) = list_of(xs) else { return bad() };
+            check_list_len(list.len(), budget)?;
+            budget.allocate(list.len() as u64 * 2 * SLOT_BYTES)?;
+            let pairs: Vec<Val> = list
+                .iter()
+                .enumerate()
+                .map(|(i, x)| Val::plain(Value::Tuple(Arc::new(vec![Val::plain(Value::Int(i as i64)), x.clone()]))))
+                .collect();
+            plain(Value::List(Arc::new(pairs)))
+        }
+        (Zip, [xs, ys]) => {
+            let (Some(xs), Some(ys)) = (list_of(xs), list_of(ys)) else { return bad() };
+            let n = xs.len().min(ys.len());
+            check_list_len(n, budget)?;
+            budget.allocate(n as u64 * 2 * SLOT_BYTES)?;
+            let pairs: Vec<Val> = xs
+                .iter()
+                .zip(ys.iter())
+                .map(|(x, y)| Val::plain(Value::Tuple(Arc::new(vec![x.clone(), y.clone()]))))
+                .collect();
+            plain(Value::List(Arc::new(pairs)))
+        }
+        (Take | Skip, [xs, n]) => {
+            let (Some(list), Value::Int(n)) = (list_of(xs), &n.value) else { return bad() };
+            let n = usize::try_from(*n).unwrap_or(0).min(list.len());
+            let part = if b == Take { list.get(..n) } else { list.get(n..) }.unwrap_or(&[]);
+            check_list_len(part.len(), budget)?;
+            plain(Value::List(Arc::new(part.to_vec())))
+        }
+        (Matches | FindAll | Captures, [s, p]) => {
+            let (Some(s), Some(p)) = (str_of(s), str_of(p)) else { return bad() };
+            if s.len() > pattern::MAX_INPUT_BYTES {
+                return Err(RunError::new(
+                    ErrorKind::Limit,
+                    Default::default(),
+                    format!("a pattern is matched against at most {} bytes, not {}", pattern::MAX_INPUT_BYTES, s.len()),
+                ));
+            }
+            let re = pattern::compile(p).map_err(|why| {
+                RunError::new(ErrorKind::InvalidPattern, Default::default(), format!("invalid pattern: {why}"))
+            })?;
+            match b {
+                Matches => plain(Value::Bool(re.is_match(s))),
+                FindAll => {
+                    let mut found = Vec::new();
+                    for m in re.find_iter(s) {
+                        check_list_len(found.len() + 1, budget)?;
+                        found.push(Val::plain(Value::str(m.as_str())));
+                    }
+                    budget.allocate(s.len() as u64)?;
+                    plain(Value::List(Arc::new(found)))
+                }
+                _ => match re.captures(s) {
+                    Some(groups) => {
+                        check_list_len(groups.len(), budget)?;
+                        budget.allocate(s.len() as u64)?;
+                        let parts =
+                            groups.iter().map(|g| Val::plain(Value::str(g.map_or("", |g| g.as_str())))).collect();
+                        plain(Value::some(Value::List(Arc::new(parts))))
+                    }
+                    None => plain(Value::none()),
+                },
+            }
+        }
         (IsSome | IsNone | IsOk | IsErr, [x]) => {
             let Value::Variant(v) = &x.value else { return bad() };
             let want = match b {
@@ -486,6 +858,122 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         }
         _ => bad(),
     }
+}
+
+/// How two values are ordered, as `<` orders them (numbers, strings by Unicode scalar values,
+/// `false` before `true`), tuples part by part; `None` for values that have no order.
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Float(x), Value::Float(y)) => Some(x.total_cmp(y)),
+        (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {
+            for (p, q) in x.iter().zip(y.iter()) {
+                match compare(&p.value, &q.value)? {
+                    Ordering::Equal => {}
+                    o => return Some(o),
+                }
+            }
+            Some(Ordering::Equal)
+        }
+        _ => None,
+    }
+}
+
+/// The positions of `items` in the order of `keys` (one key per item), stable: equal keys keep
+/// their order. `None` if two keys have no order.
+fn ordered(keys: &[Val], items: &[Val]) -> Option<Vec<usize>> {
+    if keys.len() != items.len() {
+        return None;
+    }
+    if let Some(k0) = keys.first()
+        && keys.iter().any(|k| compare(&k0.value, &k.value).is_none())
+    {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    let mut unordered = false;
+    order.sort_by(|&i, &j| match keys.get(i).zip(keys.get(j)).and_then(|(a, b)| compare(&a.value, &b.value)) {
+        Some(o) => o,
+        None => {
+            unordered = true;
+            Ordering::Equal
+        }
+    });
+    (!unordered).then_some(order)
+}
+
+/// A `Map` at run time: the variant `Map::Map` (no program can name it) holding the entries,
+/// `(key, value)` tuples in the order of their keys, each key once.
+fn map_val(entries: Vec<Val>, label: Label) -> Val {
+    let list = Val::plain(Value::List(Arc::new(entries)));
+    Val { value: Value::Variant(Arc::new(Variant::new("Map".into(), "Map".into(), vec![list]))), label }
+}
+
+/// The entries of a `Map`.
+fn map_of(v: &Val) -> Option<&Arc<Vec<Val>>> {
+    match &v.value {
+        Value::Variant(x) if &*x.enum_name == "Map" => match x.payload.first().map(|p| &p.value) {
+            Some(Value::List(entries)) => Some(entries),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The key and the value of an entry (or of any pair).
+fn pair(v: &Val) -> Option<(&Val, &Val)> {
+    match &v.value {
+        Value::Tuple(parts) => match parts.as_slice() {
+            [k, v] => Some((k, v)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Where `key` is among a map's entries (`Ok`), or where it would go (`Err`).
+fn search(entries: &[Val], key: &Val) -> Result<Result<usize, usize>, RunError> {
+    let mut bad = false;
+    let at = entries.binary_search_by(|e| match pair(e).and_then(|(k, _)| compare(&k.value, &key.value)) {
+        Some(o) => o,
+        None => {
+            bad = true;
+            Ordering::Equal
+        }
+    });
+    if bad {
+        return Err(RunError::new(ErrorKind::Type, Default::default(), "a map key that cannot be ordered"));
+    }
+    Ok(at)
+}
+
+fn out_of_range(message: String) -> RunError {
+    RunError::new(ErrorKind::OutOfRange, Default::default(), message)
+}
+
+/// The number of characters in `s`, as an `Int`.
+fn char_count(s: &str) -> Result<i64, RunError> {
+    i64::try_from(s.chars().count()).map_err(|_| overflow())
+}
+
+/// `a..b` as positions in a sequence of `len`, if `0 <= a <= b <= len`.
+fn bounds(len: usize, a: i64, b: i64) -> Result<(usize, usize), RunError> {
+    match (usize::try_from(a), usize::try_from(b)) {
+        (Ok(from), Ok(to)) if from <= to && to <= len => Ok((from, to)),
+        _ => Err(out_of_range(format!("`slice` from {a} to {b} is out of range for a length of {len}"))),
+    }
+}
+
+/// The characters `a..b` of `s` as byte offsets.
+fn char_range(s: &str, a: i64, b: i64) -> Result<(usize, usize), RunError> {
+    let len = s.chars().count();
+    let (from, to) = bounds(len, a, b)?;
+    let mut offsets = s.char_indices().map(|(i, _)| i).chain(std::iter::once(s.len()));
+    let start = offsets.nth(from).unwrap_or(s.len());
+    let end = if to == from { start } else { offsets.nth(to - from - 1).unwrap_or(s.len()) };
+    Ok((start, end))
 }
 
 pub fn overflow() -> RunError {

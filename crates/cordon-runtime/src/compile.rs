@@ -1185,6 +1185,25 @@ impl Compiler {
             return self.err(span, "wrong number of arguments");
         }
         let (list, index, elem) = self.loop_slots(list_expr, span)?;
+        if b.is_keyed() {
+            // The keys, as `map` computes them; then the builtin orders the list by them.
+            let (acc, f) = (self.new_slot(), self.new_slot());
+            self.expr(rest[0])?;
+            self.emit(Op::Store(f), span);
+            self.emit(Op::ListStart(acc), span);
+            let start = self.target();
+            let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+            self.emit(Op::Take(elem), span);
+            self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
+            self.emit(Op::ListPush, span);
+            self.emit(Op::Loop(start), span);
+            self.patch(next);
+            self.emit(Op::ListEnd(acc), span);
+            self.emit(Op::JoinPc, span);
+            self.emit(Op::Load(list), span);
+            self.emit(Op::Builtin { builtin: b, argc: 2 }, span);
+            return Ok(());
+        }
         let acc = self.new_slot();
         let f = self.new_slot();
         match b {

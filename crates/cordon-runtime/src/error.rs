@@ -44,6 +44,8 @@ pub enum ErrorKind {
     Hole,
     /// The approval gate refused the call: its tool is `deny`, or no one approved it.
     ApprovalDenied,
+    /// A regular expression that does not parse or is over the size limits.
+    InvalidPattern,
 }
 
 impl ErrorKind {
@@ -62,6 +64,7 @@ impl ErrorKind {
             ErrorKind::Cycle => Code::ConstantCycle,
             ErrorKind::Hole => Code::HoleUnfilled,
             ErrorKind::ApprovalDenied => Code::ApprovalDenied,
+            ErrorKind::InvalidPattern => Code::InvalidPattern,
         }
     }
 }

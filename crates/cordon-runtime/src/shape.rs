@@ -32,6 +32,8 @@ pub enum Shape {
     Label,
     Labeled,
     Refined(Arc<Refined>),
+    /// `Map[K, V]`: made by a plan (hosts neither take nor return one).
+    Map(Box<Shape>, Box<Shape>),
 }
 
 /// Shapes print as the types they come from, e.g. `(String, List[Int])`.
@@ -56,6 +58,7 @@ impl std::fmt::Display for Shape {
             Shape::List(s) => write!(f, "List[{s}]"),
             Shape::Option(s) => write!(f, "Option[{s}]"),
             Shape::Result(a, b) => write!(f, "Result[{a}, {b}]"),
+            Shape::Map(a, b) => write!(f, "Map[{a}, {b}]"),
             Shape::Record(n) | Shape::Enum(n) | Shape::Linear(n) | Shape::Opaque(n) | Shape::Capability(n) => {
                 f.write_str(n)
             }
@@ -186,6 +189,7 @@ fn resolve_at(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str], depth: usiz
                 "List" => Shape::List(Box::new(arg(c, 0)?)),
                 "Option" => Shape::Option(Box::new(arg(c, 0)?)),
                 "Result" => Shape::Result(Box::new(arg(c, 0)?), Box::new(arg(c, 1)?)),
+                "Map" => Shape::Map(Box::new(arg(c, 0)?), Box::new(arg(c, 1)?)),
                 other => {
                     let n: Arc<str> = other.into();
                     match c.decls().types.get(other) {

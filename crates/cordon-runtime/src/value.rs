@@ -411,6 +411,7 @@ impl Value {
             }
             Value::Variant(v) => match v.payload.as_slice() {
                 [] if &*v.enum_name == "Option" => J::Null,
+                [entries] if &*v.enum_name == "Map" => entries.value.to_json(),
                 [some] if &*v.enum_name == "Option" => some.value.to_json(),
                 [] => J::String(v.name.to_string()),
                 [one] => json!({ v.name.to_string(): one.value.to_json() }),
@@ -462,6 +463,12 @@ impl fmt::Display for Value {
                     write!(f, "{n}: {}", v.value)?;
                 }
                 f.write_str(" }")
+            }
+            // A `Map` prints as the code that makes it.
+            Value::Variant(v) if &*v.enum_name == "Map" => {
+                f.write_str("map_from(")?;
+                seq(f, &v.payload)?;
+                f.write_str(")")
             }
             Value::Variant(v) => {
                 if !matches!(&*v.enum_name, "Option" | "Result") {

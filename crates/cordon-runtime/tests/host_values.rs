@@ -121,6 +121,50 @@ fn a_stale_session_handed_back_by_the_plan_is_forged() {
 }
 
 #[test]
+fn a_loop_threads_one_session_through_every_iteration() {
+    let plan = r#"let repos = ["a", "b", "c"].map(|n| git.repo(n));
+                  let s = for r in repos with s { let (x, s) = git.read(s, r); s };
+                  ("read", s)"#;
+    let source = Source::new(Some(POLICY), plan);
+    let mut host = git();
+    let report = run(&source.checked(), &mut host);
+    assert_eq!(ending(&report), r#"("read", <Session #7>)"#);
+    assert_eq!(host.calls_of("read").len(), 3, "{:?}", host.calls);
+}
+
+#[test]
+fn a_loop_that_reuses_its_state_is_forged_at_run_time() {
+    // Without the checker: every iteration reads with the session the loop started with.
+    let plan = r#"let repos = ["a", "b"].map(|n| git.repo(n));
+                  let first = s;
+                  let s2 = for r in repos with s { let (x, t2) = git.read(first, r); t2 };
+                  ("read", s2)"#;
+    let source = Source::new(Some(POLICY), plan);
+    assert!(source.check_with(None).is_err(), "the checker accepts\n{plan}");
+    let mut host = git();
+    let report = run(&source.unchecked(), &mut host);
+    assert_eq!(ending(&report), "forged-value", "{:?}", report.result);
+    assert_eq!(host.calls_of("read").len(), 1, "{:?}", host.calls);
+}
+
+#[test]
+fn a_session_tainted_in_a_loop_is_refused_after_it() {
+    // The checker knows nothing of the session after the loop; without it, the boundary sees
+    // that the second iteration's private read tainted it.
+    let plan = r#"let repos = ["a", "secrets"].map(|n| git.repo(n));
+                  let s = for r in repos with s { let (x, s) = git.read(s, r); s };
+                  let s = git.publish(s, git.repo("a"), "summary");
+                  ("posted", s)"#;
+    let source = Source::new(Some(POLICY), plan);
+    let refused = source.check_with(None).err().unwrap_or_default();
+    assert!(refused.contains(&"refinement-unproven".to_string()), "{refused:?}");
+    let mut host = git();
+    let report = run(&source.unchecked(), &mut host);
+    assert_eq!(ending(&report), "recheck-failed");
+    assert!(host.calls_of("publish").is_empty(), "{:?}", host.calls);
+}
+
+#[test]
 fn a_refined_parameter_is_rechecked_on_the_real_values() {
     // The checker refuses to publish with a session tainted by a private read; without it, the
     // boundary evaluates `!tainted(s)` on the host's own record of the session.

@@ -126,6 +126,118 @@ fn operators_join_the_labels_of_their_operands() {
 }
 
 #[test]
+fn string_builtins_and_f_strings_carry_every_input_label() {
+    assert_checked(&[
+        row(r#"let s = lab.secret(); lab.publish(f"{s}".len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.note(f"secret is {s}")"#, OK, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(f"re: {t}")"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(f"{t.len()} characters")"#, BLOCKED, &[]),
+        row(r#"lab.post(f"{1 + 1} plain")"#, OK, &[r#"post("2 plain")"#]),
+        // Where a pattern is found, or whether, depends on the pattern too.
+        row(r#"let s = lab.secret(); lab.publish("abc".find(to_string(s)).unwrap_or(0))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post("x".replace("x", t))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post("plain".replace(t, "y"))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(t.slice(0, 0))"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish("abcdefgh".slice(0, max(0, min(s, 8))).len())"#, BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); lab.publish([1, 2, 3, 4, 5, 6, 7, 8].slice(0, max(0, min(s, 8))).len())",
+            BLOCKED,
+            &[],
+        ),
+        row("let s = lab.secret(); lab.publish([s, 1].slice(1, 2).sum())", OK, &["publish(1)"]),
+        row(r#"let s = lab.secret(); lab.publish("a".repeat(max(0, s)).len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish("a".pad_left(s, " ").len())"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(t.words().join(" "))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(to_string(t.lines().len()))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); lab.post(t.pad_left(3, "0"))"#, BLOCKED, &[]),
+    ]);
+}
+
+#[test]
+fn a_sorted_list_carries_every_element_or_key_it_compared() {
+    assert_checked(&[
+        // The order of public elements depends on the secret one.
+        row("let s = lab.secret(); lab.publish([5, s, 1].sort()[0])", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([5, s, 1].sort().len())", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([5, 9, 1].sort_by(|x| if x == s { 0 } else { x })[0])", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([5, 9, 1].sort_by(|x| x - s)[0])", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([5, 9, 1].min_by(|x| x * s).unwrap_or(0))", BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); lab.publish([5, 9, 1].max_by(|x| if x == s { 99 } else { x }).unwrap_or(0))",
+            BLOCKED,
+            &[],
+        ),
+        row("let s = lab.secret(); lab.publish([5, s, 5].unique().len())", BLOCKED, &[]),
+        row("let s = lab.secret(); for x in [5, s, 1].sort() { lab.publish(1) }", BLOCKED, &[]),
+        // Sorting public data by a public key stays public.
+        row("lab.publish([5, 9, 1].sort_by(|x| -x)[0])", OK, &["publish(9)"]),
+        row("lab.publish([5, 9, 1].sort()[2])", OK, &["publish(9)"]),
+        // Pairing, numbering and cutting do not compare: a public part stays public.
+        row("let s = lab.secret(); lab.publish([s, 1].enumerate()[1].0)", OK, &["publish(1)"]),
+        row("let s = lab.secret(); lab.publish([s, 1].enumerate()[0].1)", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([1, 2].zip([s, s]).len())", OK, &["publish(2)"]),
+        row("let s = lab.secret(); lab.publish([1, 2].zip([s, s])[0].1)", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([s, 1].skip(1).sum())", OK, &["publish(1)"]),
+        row("let s = lab.secret(); lab.publish([1, 2, 3].take(s).len())", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([1, 2, 3].skip(s).len())", BLOCKED, &[]),
+    ]);
+}
+
+#[test]
+fn regular_expressions_carry_the_labels_of_the_text_and_the_pattern() {
+    assert_checked(&[
+        row(r#"let t = lab.untrusted_text(); lab.post(t.find_all("[A-Z]+").join(" "))"#, BLOCKED, &[]),
+        row(r#"let t = lab.untrusted_text(); if t.matches("IGNORE") { lab.post("flagged") }"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(if "abc".matches(to_string(s)) { 1 } else { 0 })"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish("a7".captures(f"a({s})").is_some().to_string().len())"#, BLOCKED, &[]),
+        row(r#"lab.post("v1.2".captures("v(\\d+)").unwrap_or([]).join(""))"#, OK, &[r#"post("v11")"#]),
+    ]);
+}
+
+#[test]
+fn groups_and_counts_carry_every_key() {
+    assert_checked(&[
+        row("let s = lab.secret(); lab.publish([1, 2, 7].count_by(|x| x == s).len())", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish([1, 2, 7].group_by(|x| x < s).map(|g| g.1.len()).sum())", BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); lab.publish(match [s, 2].count_by(|x| x > 100).first() { Some(p) => p.1, None => 0 })",
+            BLOCKED,
+            &[],
+        ),
+        row(
+            "lab.publish(match [1, 2, 7].count_by(|x| x > 1).last() { Some(p) => p.1, None => 0 })",
+            OK,
+            &["publish(2)"],
+        ),
+    ]);
+}
+
+#[test]
+fn a_map_carries_every_key_and_each_value_its_own() {
+    assert_checked(&[
+        // Which keys there are depends on every key; the values are their own.
+        row(r#"let s = lab.secret(); lab.publish(map_from([(s, 1), (3, 2)]).len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, s), (3, 2)]).len())"#, OK, &["publish(2)"]),
+        row(
+            r#"let s = lab.secret(); lab.publish(map_from([(1, s), (3, 2)]).get(3).unwrap_or(0))"#,
+            OK,
+            &["publish(2)"],
+        ),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, s), (3, 2)]).get(1).unwrap_or(0))"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5)]).get(s).unwrap_or(0))"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5)]).insert(s, 0).len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5), (7, 1)]).remove(s).len())"#, BLOCKED, &[]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5)]).insert(2, s).keys().len())"#, OK, &["publish(2)"]),
+        row(r#"let s = lab.secret(); lab.publish(map_from([(1, 5)]).insert(2, s).values().sum())"#, BLOCKED, &[]),
+        row(
+            r#"let s = lab.secret(); lab.publish(if map_from([(1, 5)]).contains_key(s) { 1 } else { 0 })"#,
+            BLOCKED,
+            &[],
+        ),
+    ]);
+}
+
+#[test]
 fn branching_on_a_secret_raises_the_program_counter_label_until_the_paths_join() {
     assert_checked(&[
         // The argument is a literal; the decision to call depended on the secret.
@@ -176,6 +288,20 @@ fn loops_and_higher_order_builtins_carry_what_decided_how_often_and_which_way() 
         row("let s = lab.secret(); lab.publish(if [1, 7].all(|x| x != s) { 1 } else { 0 })", BLOCKED, &[]),
         row("let s = lab.secret(); if [1, 7].contains(s) { lab.publish(1) }", BLOCKED, &[]),
         row("let s = lab.secret(); lab.publish([1, 2].map(|x| x * 2).sum())", OK, &["publish(6)"]),
+        // A loop that threads state: the state carries what each iteration added to it.
+        row("let s = lab.secret(); let n = 0; lab.publish(for x in [1, s] with n { n + x })", BLOCKED, &[]),
+        row("let s = lab.secret(); let n = 0; lab.publish(for x in [1, 2] with n { n + x })", OK, &["publish(3)"]),
+        row("let s = lab.secret(); let n = 0; lab.publish(for x in range(0, s) with n { n })", BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); let n = 0; let m = for x in [s] with n { lab.publish(1); n }; ()",
+            OK,
+            &["publish(1)"],
+        ),
+        row(
+            "let s = lab.secret(); let n = 0; let m = for x in [s] with n { if x > 0 { lab.publish(1) }; n }; ()",
+            BLOCKED,
+            &[],
+        ),
     ]);
 }
 

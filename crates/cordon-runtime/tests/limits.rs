@@ -76,6 +76,31 @@ fn a_huge_range_is_refused_before_it_is_allocated() {
 }
 
 #[test]
+fn string_builtins_refuse_huge_results_before_building_them() {
+    let huge = [
+        r#""ab".repeat(9223372036854775807)"#,
+        r#""ab".repeat(100000000)"#,
+        r#""x".pad_left(9223372036854775807, " ")"#,
+        r#""x".pad_right(100000000, "é")"#,
+        r#""aaaa".repeat(1000000).replace("a", "bbbbbbbbbb")"#,
+        r#""abc".repeat(1000000).replace("", "xxxxxx")"#,
+    ];
+    for plan in huge {
+        assert_limit(&checked(plan), Limits::default(), "over the limit of");
+    }
+    // Within the size limit, the memory limit still counts what was built.
+    let small = Limits { max_memory_bytes: 1 << 20, ..Limits::default() };
+    assert_limit(&checked(r#""ab".repeat(1000000)"#), small, "memory limit");
+}
+
+#[test]
+fn regular_expressions_refuse_huge_inputs_and_match_lists() {
+    assert_limit(&checked(r#""a".repeat(2000000).matches("b")"#), Limits::default(), "at most 1048576 bytes");
+    let few = Limits { max_list_len: 1000, ..Limits::default() };
+    assert_limit(&checked(r#""ab".repeat(10000).find_all("")"#), few, "over the limit of 1000");
+}
+
+#[test]
 fn deeply_nested_values_are_refused_before_they_can_overflow_the_host_stack() {
     let plan =
         "enum Chain { End, Link(Chain) }\nrange(0, 100000).fold(Chain::End, |c, i| Chain::Link(c)) == Chain::End";

@@ -153,10 +153,18 @@ fn string(depth: u32) -> BoxedStrategy<String> {
     prop_oneof![
         leaf,
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("({a} + {c})")),
-        i.prop_map(|a| format!("to_string({a})")),
+        i.clone().prop_map(|a| format!("to_string({a})")),
         s.clone().prop_map(|a| format!("{a}.to_upper()")),
         s.clone().prop_map(|a| format!("{a}.trim()")),
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("{a}.split(\",\").join({c})")),
+        (s.clone(), s.clone(), s.clone()).prop_map(|(a, c, d)| format!("{a}.replace({c}, {d})")),
+        (s.clone(), i.clone()).prop_map(|(a, c)| format!("f\"{{{a}}}={{{c}}}\"")),
+        (s.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.repeat(min(max({c}, 0), 3))")),
+        (s.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.pad_right({c}, \"é\")")),
+        s.clone().prop_map(|a| format!("{a}.words().join(\"_\")")),
+        (s.clone(), i.clone(), i.clone()).prop_map(|(a, c, d)| {
+            format!("{{ let u = {a}; let j = {c}; let k = {d}; if 0 <= j && j <= k && k <= u.len() {{ u.slice(j, k) }} else {{ u }} }}")
+        }),
         l.prop_map(|a| format!("{a}.map(|x| to_string(x)).join(\",\")")),
         (b, s.clone(), s).prop_map(|(c, a, d)| format!("if {c} {{ {a} }} else {{ {d} }}")),
     ]
@@ -177,8 +185,13 @@ fn list(depth: u32) -> BoxedStrategy<String> {
         (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.map(|x| x + {c})")),
         (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.filter(|x| x > {c})")),
         (l.clone(), l.clone()).prop_map(|(a, c)| format!("{a}.concat({c})")),
-        (l.clone(), i).prop_map(|(a, c)| format!("{a}.push({c})")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.push({c})")),
         l.clone().prop_map(|a| format!("{a}.reverse()")),
+        l.clone().prop_map(|a| format!("{a}.sort()")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.sort_by(|x| x * {c})")),
+        l.clone().prop_map(|a| format!("{a}.unique()")),
+        (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.take({c}).concat({a}.skip({c}))")),
+        (l.clone(), l.clone()).prop_map(|(a, c)| format!("{a}.zip({c}).map(|p| p.0 - p.1)")),
         (b, l.clone(), l).prop_map(|(c, a, d)| format!("if {c} {{ {a} }} else {{ {d} }}")),
     ]
     .prop_map(|e| format!("({e})"))
@@ -255,6 +268,21 @@ fn lab_int(depth: u32) -> BoxedStrategy<String> {
         }),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("{{ let k = {a}; let f = |i: Int| i * k; f({b}) }}")),
         e.clone().prop_map(|a| format!("unlabel(to_labeled {{ {a} }})")),
+        // Ordering, cutting and pairing lists; strings built and searched.
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, {b}].sort()[1]")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, 1].sort_by(|i| i * {b})[0]")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, 2, p].max_by(|i| i - {b}).unwrap_or(0)")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, {b}, 1].unique().len()")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, 1].take({b}).sum()")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[p, {a}, 1].skip({b}).len()")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p].zip([{b}, 1])[1].0")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("len(f\"{{{a}}}:{{{b}}}\")")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("map_from([({a}, 1), (p, {b})]).get(p).unwrap_or(0)")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("map_from([(1, {a})]).insert({b}, 2).len()")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("map_from([(p, {a})]).remove({b}).values().sum()")),
+        e.clone().prop_map(|a| format!("\"-10123\".find(to_string({a})).unwrap_or(-1)")),
+        e.clone().prop_map(|a| format!("len(\"abcdef\".slice(0, min(max({a}, 0), 6)))")),
+        e.clone().prop_map(|a| format!("len(\"ab\".pad_left(min({a}, 9), \"*\"))")),
         (c, e).prop_map(|(c, a)| format!("{{ let box = to_labeled {{ if {c} {{ 1 }} else {{ 2 }} }}; {a} }}")),
     ]
     .prop_map(|e| format!("({e})"))
@@ -297,6 +325,8 @@ fn lab_stmts(depth: u32) -> BoxedStrategy<String> {
             "match {a} {{ 0 => {{ {b} }}, i if i > 2 => {{ {c} }}, _ => {{ {d} }} }};"
         )),
         (e.clone(), body.clone()).prop_map(|(a, b)| format!("let ys = [{a}, 1].map(|i| {{ {b} i }});")),
+        (e.clone(), body.clone())
+            .prop_map(|(a, b)| format!("let q = 0; let q = for i in [{a}, 2] with q {{ {b} q + i }}; lab.publish(q);")),
         (c, body.clone(), body.clone()).prop_map(|(c, a, b)| {
             format!("let g = if {c} {{ |u: ()| {{ {a} }} }} else {{ |u: ()| {{ {b} }} }}; g(());")
         }),

@@ -79,6 +79,53 @@ fn strings_count_characters_and_compare_by_content() {
 }
 
 #[test]
+fn string_builtins_work_on_characters_not_bytes() {
+    assert_checked(&[
+        (r#""hello".find("l")"#, "Some(2)"),
+        (r#""héllo wörld".find("w")"#, "Some(6)"),
+        (r#""abc".find("")"#, "Some(0)"),
+        (r#""abc".find("x")"#, "None"),
+        (r#""a-b-c".replace("-", "+")"#, r#""a+b+c""#),
+        (r#""ab".replace("", ".")"#, r#"".a.b.""#),
+        (r#""日本日本".replace("本", "")"#, r#""日日""#),
+        (r#""héllo".slice(1, 4)"#, r#""éll""#),
+        (r#""héllo".slice(5, 5)"#, r#""""#),
+        (r#""日本語".slice(0, 3)"#, r#""日本語""#),
+        (r#"let s = "abcdef"; if s.len() >= 3 { s.slice(s.len() - 3, s.len()) } else { s }"#, r#""def""#),
+        ("[1, 2, 3, 4].slice(1, 3)", "[2, 3]"),
+        (r#""a\nb\r\nc\n".lines()"#, r#"["a", "b", "c"]"#),
+        (r#""  two  words\t here ".words()"#, r#"["two", "words", "here"]"#),
+        (r#""".words()"#, "[]"),
+        (r#""ab".repeat(3)"#, r#""ababab""#),
+        (r#""ab".repeat(0)"#, r#""""#),
+        (r#""7".pad_left(3, "0")"#, r#""007""#),
+        (r#""é".pad_right(3, "·")"#, r#""é··""#),
+        (r#""long".pad_left(2, " ")"#, r#""long""#),
+        (r#""long".pad_left(-5, " ")"#, r#""long""#),
+        // f-strings: each `{expr}` is the expression's `to_string`; `{{` and `}}` are braces.
+        (r#"let n = 3; let repo = "cordon"; f"{n} open issues in {repo}""#, r#""3 open issues in cordon""#),
+        (r#"f"{1 + 2}{true}{1.5}""#, r#""3true1.5""#),
+        (r#"f"{{literal}} {"nested"}""#, r#""{literal} nested""#),
+        (r#"f"""#, r#""""#),
+        (r#"f"plain""#, r#""plain""#),
+        (r#"let xs = ["a", "b"]; f"[{xs.join(", ")}] {f"{xs.len()}"}""#, r#""[a, b] 2""#),
+        (r#"f"{ {let x = 2; x * 2} }é\n""#, r#""4é\n""#),
+    ]);
+    assert_table(
+        &[
+            (r#""abc".slice(2, 1)"#, "out-of-range"),
+            (r#""abc".slice(-1, 2)"#, "out-of-range"),
+            (r#""日本".slice(0, 3)"#, "out-of-range"),
+            ("[1, 2].slice(0, 9223372036854775807)", "out-of-range"),
+            (r#""ab".repeat(-1)"#, "out-of-range"),
+            (r#""ab".pad_left(5, "")"#, "out-of-range"),
+            (r#""ab".pad_left(5, "xy")"#, "out-of-range"),
+        ],
+        Source::unchecked,
+    );
+}
+
+#[test]
 fn list_builtins_compute_what_their_names_say() {
     assert_checked(&[
         ("[1, 2, 3].len()", "3"),
@@ -108,6 +155,105 @@ fn list_builtins_compute_what_their_names_say() {
         ("[[1, 2], [3]].map(|xs| xs.sum())", "[3, 3]"),
         ("let total = 0; for x in [1, 2, 3] { let t = total + x; }; total", "0"),
         ("[(1, \"a\"), (2, \"b\")].map(|p| p.1)", r#"["a", "b"]"#),
+    ]);
+}
+
+#[test]
+fn collection_builtins_sort_pair_and_cut_lists() {
+    assert_checked(&[
+        ("[3, 1, 2].sort()", "[1, 2, 3]"),
+        (r#"["b", "é", "a", "B"].sort()"#, r#"["B", "a", "b", "é"]"#),
+        ("[(2, \"b\"), (1, \"z\"), (2, \"a\")].sort()", r#"[(1, "z"), (2, "a"), (2, "b")]"#),
+        ("[2.5, -1.0, 0.5].sort()", "[-1.0, 0.5, 2.5]"),
+        ("[true, false].sort()", "[false, true]"),
+        // Stable: equal keys keep their order.
+        (r#"["bb", "a", "cc", "d"].sort_by(|s| s.len())"#, r#"["a", "d", "bb", "cc"]"#),
+        (r#"["bb", "a", "cc", "d"].sort_by(|s| -s.len())"#, r#"["bb", "cc", "a", "d"]"#),
+        (r#"["bb", "a", "cc", "d"].min_by(|s| s.len())"#, r#"Some("a")"#),
+        (r#"["bb", "a", "cc", "d"].max_by(|s| s.len())"#, r#"Some("bb")"#),
+        ("let xs: List[Int] = []; xs.max_by(|x| x)", "None"),
+        ("let xs: List[Int] = []; xs.sort()", "[]"),
+        ("[3, 1, 3, 2, 1].unique()", "[3, 1, 2]"),
+        (r#"["a", "b"].enumerate()"#, r#"[(0, "a"), (1, "b")]"#),
+        (r#"[1, 2, 3].zip(["a", "b"])"#, r#"[(1, "a"), (2, "b")]"#),
+        ("[1, 2, 3].take(2)", "[1, 2]"),
+        ("[1, 2, 3].take(9)", "[1, 2, 3]"),
+        ("[1, 2, 3].take(-1)", "[]"),
+        ("[1, 2, 3].skip(2)", "[3]"),
+        ("[1, 2, 3].skip(9)", "[]"),
+        ("[1, 2, 3].skip(-4)", "[1, 2, 3]"),
+        ("[5, 3, 4].sort().take(2).sum()", "7"),
+    ]);
+    assert_table(
+        &[
+            ("[[1], [2]].sort()", "runtime-type-error"),
+            ("[1, 2].sort_by(|x| [x])", "runtime-type-error"),
+            ("[(1, 2)].unique()", "[(1, 2)]"),
+        ],
+        Source::unchecked,
+    );
+}
+
+#[test]
+fn regular_expressions_match_in_linear_time_and_refuse_bad_patterns() {
+    assert_checked(&[
+        (r#""ann@example.com".matches("^[a-z]+@example\\.com$")"#, "true"),
+        (r#""ann@example.com.evil".matches("^[a-z]+@example\\.com$")"#, "false"),
+        (r#""a1 b22 c333".find_all("[0-9]+")"#, r#"["1", "22", "333"]"#),
+        (r#""no digits".find_all("[0-9]+")"#, "[]"),
+        (r#""日本 語".find_all("\\w+")"#, r#"["日本", "語"]"#),
+        (r#""2024-05-06".captures("(\\d+)-(\\d+)-(\\d+)")"#, r#"Some(["2024-05-06", "2024", "05", "06"])"#),
+        (r#""x".captures("(a)?x")"#, r#"Some(["x", ""])"#),
+        (r#""x".captures("y")"#, "None"),
+        // A pattern that backtracking engines take exponential time on.
+        (r#""aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!".matches("^(a+)+$")"#, "false"),
+    ]);
+    assert_table(
+        &[
+            (r#"let p = "("; "x".matches(p)"#, "invalid-pattern"),
+            (r#"let p = "(a)\\1"; "aa".matches(p)"#, "invalid-pattern"),
+            (r#"let p = "a".repeat(1001); "a".matches(p)"#, "invalid-pattern"),
+            (r#"let p = "\\w{1000}".repeat(3); "a".find_all(p)"#, "invalid-pattern"),
+        ],
+        Source::checked,
+    );
+}
+
+#[test]
+fn group_by_and_count_by_keep_first_appearance_order() {
+    assert_checked(&[
+        (
+            r#"["ann", "al", "bob", "cy", "dan"].group_by(|n| n.len())"#,
+            r#"[(3, ["ann", "bob", "dan"]), (2, ["al", "cy"])]"#,
+        ),
+        (r#"["ann", "al", "bob"].group_by(|n| n.starts_with("a"))"#, r#"[(true, ["ann", "al"]), (false, ["bob"])]"#),
+        ("[3, 1, 3, 3, 2].count_by(|x| x)", "[(3, 3), (1, 1), (2, 1)]"),
+        ("[1, 2, 3, 4].count_by(|x| x % 2 == 0)", "[(false, 2), (true, 2)]"),
+        ("let xs: List[Int] = []; xs.group_by(|x| x)", "[]"),
+    ]);
+}
+
+#[test]
+fn maps_are_persistent_and_ordered_by_key() {
+    assert_checked(&[
+        (r#"let m = map_from([("b", 2), ("a", 1), ("b", 3)]); m.entries()"#, r#"[("a", 1), ("b", 3)]"#),
+        (
+            r#"let m = map_from([("b", 2), ("a", 1)]); (m.get("a"), m.get("z"), m.len(), m.contains_key("b"))"#,
+            "(Some(1), None, 2, true)",
+        ),
+        (
+            r#"let m = map_from([("b", 2)]); let n = m.insert("a", 0).insert("b", 5); (m.entries(), n.entries())"#,
+            r#"([("b", 2)], [("a", 0), ("b", 5)])"#,
+        ),
+        (
+            r#"let m = map_from([(1, "x"), (2, "y")]); (m.remove(1).keys(), m.remove(9).values(), m.keys())"#,
+            r#"([2], ["x", "y"], [1, 2])"#,
+        ),
+        (r#"let m: Map[String, Int] = map_from(["a", "b", "a"].count_by(|w| w)); m.get("a").unwrap_or(0)"#, "2"),
+        (r#"let xs: List[(String, Int)] = []; let m = map_from(xs); (m.is_empty(), m.len())"#, "(true, 0)"),
+        (r#"map_from([((2, "b"), 1), ((1, "z"), 2)]).keys()"#, r#"[(1, "z"), (2, "b")]"#),
+        (r#"map_from([(1, 2)]) == map_from([(1, 3)]).insert(1, 2)"#, "true"),
+        (r#"map_from([("b", 2), ("a", 1)])"#, r#"map_from([("a", 1), ("b", 2)])"#),
     ]);
 }
 

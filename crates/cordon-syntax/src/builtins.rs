@@ -10,12 +10,13 @@ pub enum Group {
     Strings,
     OptionsAndResults,
     Numbers,
+    Maps,
     LabeledValues,
 }
 
 impl Group {
-    const ALL: [Group; 5] =
-        [Group::Lists, Group::Strings, Group::OptionsAndResults, Group::Numbers, Group::LabeledValues];
+    const ALL: [Group; 6] =
+        [Group::Lists, Group::Strings, Group::Maps, Group::OptionsAndResults, Group::Numbers, Group::LabeledValues];
 
     fn title(self) -> &'static str {
         match self {
@@ -23,6 +24,7 @@ impl Group {
             Group::Strings => "strings: ",
             Group::OptionsAndResults => "options and results: ",
             Group::Numbers => "numbers: ",
+            Group::Maps => "maps (`Map[K, V]`, keys ordered): ",
             Group::LabeledValues => "labeled values: ",
         }
     }
@@ -61,6 +63,17 @@ pub const BUILTINS: &[Builtin] = &[
     b("range", "range(a, b)", Lists),
     b("first", "first", Lists),
     b("last", "last", Lists),
+    b("sort", "sort", Lists),
+    b("sort_by", "sort_by(xs, key)", Lists),
+    b("min_by", "min_by(xs, key) -> Option", Lists),
+    b("max_by", "max_by", Lists),
+    b("unique", "unique", Lists),
+    b("group_by", "group_by(xs, key) -> List[(K, List[T])]", Lists),
+    b("count_by", "count_by(xs, key) -> List[(K, Int)]", Lists),
+    b("enumerate", "enumerate -> List[(Int, T)]", Lists),
+    b("zip", "zip", Lists),
+    b("take", "take(xs, n)", Lists),
+    b("skip", "skip", Lists),
     b("contains", "contains", Strings),
     b("starts_with", "starts_with", Strings),
     b("ends_with", "ends_with", Strings),
@@ -71,6 +84,25 @@ pub const BUILTINS: &[Builtin] = &[
     b("join", "join", Strings),
     b("to_string", "to_string", Strings),
     b("parse_int", "parse_int -> Option", Strings),
+    b("find", "find(s, t) -> Option", Strings),
+    b("replace", "replace(s, from, to)", Strings),
+    b("slice", "slice(s, a, b)", Strings),
+    b("lines", "lines", Strings),
+    b("words", "words", Strings),
+    b("repeat", "repeat(s, n)", Strings),
+    b("pad_left", "pad_left(s, width, fill)", Strings),
+    b("pad_right", "pad_right", Strings),
+    b("matches", "matches(s, pattern)", Strings),
+    b("find_all", "find_all(s, pattern) -> List[String]", Strings),
+    b("captures", "captures(s, pattern) -> Option[List[String]]", Strings),
+    b("map_from", "map_from(pairs: List[(K, V)])", Maps),
+    b("get", "get(m, k) -> Option[V]", Maps),
+    b("insert", "insert(m, k, v)", Maps),
+    b("remove", "remove(m, k)", Maps),
+    b("contains_key", "contains_key", Maps),
+    b("keys", "keys", Maps),
+    b("values", "values", Maps),
+    b("entries", "entries -> List[(K, V)]", Maps),
     b("unwrap_or", "unwrap_or", OptionsAndResults),
     b("is_some", "is_some", OptionsAndResults),
     b("is_none", "is_none", OptionsAndResults),

@@ -65,6 +65,7 @@ codes! {
     CapabilityEscapes = "capability-escapes": "a capability returned or otherwise escaping",
     MeasureOutsideRefinement = "measure-outside-refinement": "a measure used outside a refinement",
     CheckTimeout = "check-timeout": "the check ran out of its time (`--check-timeout-ms`): a rejection",
+    InvalidPattern = "invalid-pattern": "a regular expression that does not parse or is over the size limits",
     ImplicitLabel = "implicit-label": "(warning) a policy relies on a default label",
     ArithmeticError = "arithmetic-error": "at run time: integer overflow or division by zero",
     OutOfRange = "out-of-range": "at run time: an index out of range",

@@ -18,6 +18,11 @@ pub enum TokenKind {
     Float(f64),
     /// A string literal with its escapes resolved.
     Str(String),
+    /// `f"`: an interpolated string begins. Its parts follow: a `Str` (the text, possibly
+    /// empty), then any number of `{` expression-tokens `}` `Str`, then [`TokenKind::FStrEnd`].
+    FStrStart,
+    /// The `"` that ends an interpolated string.
+    FStrEnd,
 
     // Keywords.
     Let,
@@ -115,6 +120,8 @@ impl TokenKind {
         use TokenKind::*;
         Some(match self {
             Ident | Int(_) | Float(_) | Str(_) | Error | Eof => return None,
+            FStrStart => "f\"",
+            FStrEnd => "\"",
             Let => "let",
             Fn => "fn",
             If => "if",
@@ -265,6 +272,7 @@ pub fn lex(file: FileId, text: &str) -> Lexed {
         docs: Vec::new(),
         pending_doc: None,
         errors: Vec::new(),
+        holes: Vec::new(),
     };
     lexer.run();
     Lexed { tokens: lexer.tokens, docs: lexer.docs, errors: lexer.errors }
@@ -294,6 +302,9 @@ struct Lexer<'a> {
     docs: Vec<(usize, String)>,
     pending_doc: Option<String>,
     errors: Vec<LexError>,
+    /// The interpolations `{..}` of f-strings being read, innermost last: where the f-string
+    /// began, and how many `{` are open inside the interpolation (its `}` is the one at zero).
+    holes: Vec<(usize, u32)>,
 }
 
 impl Lexer<'_> {
@@ -307,10 +318,35 @@ impl Lexer<'_> {
                 b'/' if self.byte(1) == Some(b'/') => self.line_comment(),
                 b'/' if self.byte(1) == Some(b'*') => self.block_comment(),
                 b'"' => self.string(),
+                b'{' if !self.holes.is_empty() => {
+                    if let Some(top) = self.holes.last_mut() {
+                        top.1 += 1;
+                    }
+                    self.punct_or_unknown();
+                }
+                b'}' if self.holes.last().is_some_and(|h| h.1 > 0) => {
+                    if let Some(top) = self.holes.last_mut() {
+                        top.1 -= 1;
+                    }
+                    self.punct_or_unknown();
+                }
+                b'}' if !self.holes.is_empty() => {
+                    let start = self.pos;
+                    self.pos += 1;
+                    self.push(TokenKind::RBrace, start);
+                    if let Some((fstart, _)) = self.holes.pop() {
+                        self.fstring_text(fstart);
+                    }
+                }
+                b'f' if self.byte(1) == Some(b'"') => self.fstring(),
                 b'0'..=b'9' => self.number(),
                 b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.ident(),
                 _ => self.punct_or_unknown(),
             }
+        }
+        if let Some(&(fstart, _)) = self.holes.first() {
+            self.error(fstart, fstart + 2, LexErrorKind::UnterminatedString);
+            self.push(TokenKind::Error, self.pos);
         }
         self.push(TokenKind::Eof, self.pos);
     }
@@ -405,6 +441,66 @@ impl Lexer<'_> {
                     let run = self.pos;
                     while let Some(b) = self.byte(0) {
                         if b == b'"' || b == b'\\' {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                    value.push_str(self.text.get(run..self.pos).unwrap_or(""));
+                }
+            }
+        }
+    }
+
+    /// At `f"`: an interpolated string.
+    fn fstring(&mut self) {
+        let start = self.pos;
+        self.pos += 2;
+        self.push(TokenKind::FStrStart, start);
+        self.fstring_text(start);
+    }
+
+    /// Reads an f-string's text up to its end (pushing `Str`, `FStrEnd`) or to an
+    /// interpolation's `{` (pushing `Str`, `{`; the main loop reads the expression and comes
+    /// back at its `}`). `{{` and `}}` are a literal brace.
+    fn fstring_text(&mut self, fstart: usize) {
+        let start = self.pos;
+        let mut value = String::new();
+        loop {
+            match self.byte(0) {
+                None => {
+                    self.error(fstart, fstart + 2, LexErrorKind::UnterminatedString);
+                    self.push(TokenKind::Error, start);
+                    return;
+                }
+                Some(b'"') => {
+                    self.push(TokenKind::Str(value), start);
+                    let end = self.pos;
+                    self.pos += 1;
+                    self.push(TokenKind::FStrEnd, end);
+                    return;
+                }
+                Some(b'\\') => self.escape(&mut value),
+                Some(b'{') if self.byte(1) == Some(b'{') => {
+                    value.push('{');
+                    self.pos += 2;
+                }
+                Some(b'}') if self.byte(1) == Some(b'}') => {
+                    value.push('}');
+                    self.pos += 2;
+                }
+                Some(b'{') => {
+                    self.push(TokenKind::Str(value), start);
+                    let open = self.pos;
+                    self.pos += 1;
+                    self.push(TokenKind::LBrace, open);
+                    self.holes.push((fstart, 0));
+                    return;
+                }
+                Some(_) => {
+                    // Up to the next ASCII quote, backslash or brace: a char boundary.
+                    let run = self.pos;
+                    while let Some(b) = self.byte(0) {
+                        if matches!(b, b'"' | b'\\' | b'{' | b'}') && self.pos > run {
                             break;
                         }
                         self.pos += 1;

@@ -16,6 +16,7 @@ pub mod diagnostic;
 pub mod entry;
 pub mod lexer;
 pub mod parser;
+pub mod pattern;
 pub mod render;
 pub mod span;
 

@@ -1184,6 +1184,7 @@ impl<'a> Parser<'a> {
             T::Match => self.match_expr(),
             T::For => self.for_expr(),
             T::Agent => self.hole(),
+            T::FStrStart => self.fstring(),
             T::Pipe | T::PipePipe => self.closure(),
             T::Amp | T::AmpAmp => self.reference(),
             _ => {
@@ -1205,6 +1206,63 @@ impl<'a> Parser<'a> {
         };
         let span = self.bump();
         self.mk(kind, span)
+    }
+
+    /// `f"text {expr} text"`, read as `["text ", expr.to_string(), " text"].join("")`: one
+    /// list however many parts, so a long f-string nests no deeper than a short one.
+    fn fstring(&mut self) -> Expr {
+        let start = self.bump().start;
+        let mut parts = Vec::new();
+        loop {
+            match self.peek() {
+                TokenKind::Str(s) => {
+                    let s = s.clone();
+                    let span = self.bump();
+                    if !s.is_empty() {
+                        parts.push(self.mk(ExprKind::Str(s), span));
+                    }
+                }
+                TokenKind::LBrace => {
+                    let open = self.bump();
+                    let no_record = mem::replace(&mut self.no_record, false);
+                    let e = self.expr();
+                    self.no_record = no_record;
+                    if self.at(&TokenKind::Colon) {
+                        let at = self.tok().span;
+                        self.report(|_| {
+                            syntax(at, "an f-string has no format specs")
+                                .with_primary_label("not a format spec")
+                                .with_help("format the value first: `{to_string(x).pad_left(5, \" \")}`")
+                        });
+                        self.skip_to_close(&TokenKind::RBrace);
+                    } else {
+                        self.close(TokenKind::RBrace, open);
+                    }
+                    let method = Ident { name: "to_string".into(), span: e.span };
+                    let span = e.span;
+                    parts.push(self.mk(ExprKind::MethodCall { receiver: Box::new(e), method, args: vec![] }, span));
+                }
+                TokenKind::FStrEnd => {
+                    self.bump();
+                    break;
+                }
+                _ => {
+                    self.error_expected("the rest of the f-string");
+                    break;
+                }
+            }
+        }
+        let span = self.span_from(start);
+        match parts.len() {
+            0 => self.mk(ExprKind::Str(String::new()), span),
+            1 if matches!(parts[0].kind, ExprKind::Str(_)) => Expr { span, ..parts.remove(0) },
+            _ => {
+                let list = self.mk(ExprKind::List(parts), span);
+                let sep = self.mk(ExprKind::Str(String::new()), span);
+                let method = Ident { name: "join".into(), span };
+                self.mk(ExprKind::MethodCall { receiver: Box::new(list), method, args: vec![sep] }, span)
+            }
+        }
     }
 
     fn list_expr(&mut self) -> Expr {
@@ -1608,13 +1666,40 @@ impl<'a> Parser<'a> {
             return self.error_expr(start);
         }
         let iter = self.cond();
+        let state = if self.at_word("with") {
+            self.bump();
+            Some(self.ident("the name of the value the loop threads after `with`"))
+        } else {
+            None
+        };
         if !self.at(&TokenKind::LBrace) {
             self.error_expected("`{` after the iterator");
             return self.error_expr(start);
         }
         let body = self.block();
         let span = self.span_from(start);
-        self.mk(ExprKind::For { pat, iter: Box::new(iter), body }, span)
+        match state {
+            Some(state) => self.threaded_for(pat, iter, state, body, span),
+            None => self.mk(ExprKind::For { pat, iter: Box::new(iter), body }, span),
+        }
+    }
+
+    /// `for pat in xs with s { body }`, whose value is the last `s`: read as
+    /// `xs.fold(s, |s, item| { let pat = item; body })`, so the state (a linear session, say) is
+    /// handed from each iteration to the next and checked as `fold`'s accumulator.
+    fn threaded_for(&mut self, pat: Pattern, iter: Expr, state: Ident, body: Block, span: Span) -> Expr {
+        let item = Ident { name: "for_item".into(), span: pat.span };
+        let value = self.mk(ExprKind::Name(item.clone()), pat.span);
+        // The binding and the body cover the whole loop, so every span stays inside its parent's.
+        let mut stmts = vec![Stmt::Let { pat, ty: None, value: Box::new(value), span }];
+        stmts.extend(body.stmts);
+        let block = Block { stmts, tail: body.tail, span };
+        let body = self.mk(ExprKind::Block(block), span);
+        let params = vec![ClosureParam { name: state.clone(), ty: None }, ClosureParam { name: item, ty: None }];
+        let closure = self.mk(ExprKind::Closure { params, ret: None, body: Box::new(body) }, span);
+        let init = self.mk(ExprKind::Name(state), span);
+        let method = Ident { name: "fold".into(), span };
+        self.mk(ExprKind::MethodCall { receiver: Box::new(iter), method, args: vec![init, closure] }, span)
     }
 
     /// `agent[T](task, args..)` or `agent(task, args..)`.

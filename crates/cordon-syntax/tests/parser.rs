@@ -1720,6 +1720,14 @@ const VOCABULARY: &[&str] = &[
     "return",
     "0.1",
     "#",
+    "f\"",
+    "f\"a{",
+    "}b\"",
+    "f\"{x}\"",
+    "{{",
+    "}}",
+    "\\",
+    "with",
 ];
 
 proptest! {
@@ -1743,6 +1751,30 @@ proptest! {
         let src = words.join(" ");
         let _ = parse_checked(&src);
     }
+}
+
+#[test]
+fn an_f_string_is_a_list_of_its_parts_joined() {
+    check_expr(r#"f"a{x}b""#, &r_expr(&parse_ok(r#"["a", x.to_string(), "b"].join("")"#).body.tail.unwrap()));
+    check_expr(r#"f"{{}}{ {1} }""#, &r_expr(&parse_ok(r#"["{}", {1}.to_string()].join("")"#).body.tail.unwrap()));
+    check_expr(r#"f"plain""#, &r_expr(&parse_ok(r#""plain""#).body.tail.unwrap()));
+    check_expr(r#"f"""#, &r_expr(&parse_ok(r#""""#).body.tail.unwrap()));
+    check_err(r#"f"a{x"#, &[(1, "syntax-error")]);
+    check_err(r#"f"a{x}"#, &[(1, "syntax-error")]);
+    check_message(
+        r#"f"{x:>5}""#,
+        "an f-string has no format specs",
+        Some(r#"format the value first: `{to_string(x).pad_left(5, " ")}`"#),
+    );
+}
+
+#[test]
+fn a_loop_with_a_state_is_a_fold() {
+    let looped = parse_ok("for x in xs with s { g(s, x) }").body.tail.unwrap();
+    let folded = parse_ok("xs.fold(s, |s, for_item| { let x = for_item; g(s, x) })").body.tail.unwrap();
+    check_expr("for x in xs with s { g(s, x) }", &r_expr(&folded));
+    assert!(matches!(looped.kind, cordon_syntax::ast::ExprKind::MethodCall { .. }));
+    check_err("for x in xs with { s }", &[(1, "syntax-error")]);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! the label functions (`public`, `secret`, ..) that only `@label` annotations may call.
 
 use cordon_smt::Term;
-use cordon_syntax::ast::{Expr, Ident};
+use cordon_syntax::ast::{Expr, ExprKind, Ident};
 use cordon_syntax::{Code, Span};
 
 use crate::state::Typed;
@@ -85,10 +85,26 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         _ => t.clone(),
     };
     match (name, first) {
-        ("len", Ty::List(_) | Ty::Str) => s(vec![], Ty::Int),
-        ("len", _) => Err("a `String` or a `List`"),
-        ("is_empty", Ty::List(_) | Ty::Str) => s(vec![], Ty::Bool),
-        ("is_empty", _) => Err("a `String` or a `List`"),
+        ("len", Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Int),
+        ("len", _) => Err("a `String`, a `List` or a `Map`"),
+        ("is_empty", Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Bool),
+        ("is_empty", _) => Err("a `String`, a `List` or a `Map`"),
+        ("get", Ty::Map(k, v)) => s(vec![(**k).clone()], Ty::option((**v).clone())),
+        ("contains_key", Ty::Map(k, _)) => s(vec![(**k).clone()], Ty::Bool),
+        ("insert", Ty::Map(k, v)) => s(vec![(**k).clone(), (**v).clone()], first.clone()),
+        ("remove", Ty::Map(k, _)) => s(vec![(**k).clone()], first.clone()),
+        ("keys", Ty::Map(k, _)) => s(vec![], Ty::list((**k).clone())),
+        ("values", Ty::Map(_, v)) => s(vec![], Ty::list((**v).clone())),
+        ("entries", Ty::Map(k, v)) => s(vec![], Ty::list(Ty::Tuple(vec![(**k).clone(), (**v).clone()]))),
+        ("map_from", Ty::List(t)) => match &**t {
+            Ty::Tuple(kv) if kv.len() == 2 && kv.first().is_some_and(|k| orderable(c, k)) => {
+                let (k, v) = (kv[0].clone(), kv[1].clone());
+                s(vec![], Ty::Map(Box::new(k), Box::new(v)))
+            }
+            _ => Err("a `List` of `(key, value)` pairs whose keys can be ordered"),
+        },
+        ("map_from", _) => Err("a `List` of `(key, value)` pairs"),
+        ("contains_key" | "insert" | "remove" | "keys" | "values" | "entries", _) => Err("a `Map`"),
         ("get", Ty::List(t)) => s(vec![Ty::Int], Ty::option(elem(t))),
         ("push", Ty::List(t)) => s(vec![(**t).clone()], first.clone()),
         ("concat", Ty::List(_)) => s(vec![first.clone()], first.clone()),
@@ -117,6 +133,45 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("to_upper" | "to_lower" | "trim", Ty::Str) => s(vec![], Ty::Str),
         ("split", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
         ("parse_int", Ty::Str) => s(vec![], Ty::option(Ty::Int)),
+        ("find", Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::Int)),
+        ("replace", Ty::Str) => s(vec![Ty::Str, Ty::Str], Ty::Str),
+        ("slice", Ty::Str) => s(vec![Ty::Int, Ty::Int], Ty::Str),
+        ("slice", Ty::List(t)) => s(vec![Ty::Int, Ty::Int], Ty::list(elem(t))),
+        ("lines" | "words", Ty::Str) => s(vec![], Ty::list(Ty::Str)),
+        ("repeat", Ty::Str) => s(vec![Ty::Int], Ty::Str),
+        ("pad_left" | "pad_right", Ty::Str) => s(vec![Ty::Int, Ty::Str], Ty::Str),
+        ("matches", Ty::Str) => s(vec![Ty::Str], Ty::Bool),
+        ("find_all", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
+        ("captures", Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::list(Ty::Str))),
+        ("slice", _) => Err("a `String` or a `List`"),
+        ("sort" | "unique", Ty::List(t)) if orderable(c, t) => s(vec![], Ty::list(elem(t))),
+        ("sort" | "unique", _) => Err("a `List` of `Int`, `Float`, `String` or `Bool` values (or tuples of them)"),
+        ("sort_by", Ty::List(t)) => {
+            let k = c.new_var(span);
+            s(vec![Ty::local_func(vec![elem(t)], k)], Ty::list(elem(t)))
+        }
+        ("min_by" | "max_by", Ty::List(t)) => {
+            let k = c.new_var(span);
+            s(vec![Ty::local_func(vec![elem(t)], k)], Ty::option(elem(t)))
+        }
+        ("group_by", Ty::List(t)) => {
+            let k = c.new_var(span);
+            let f = Ty::local_func(vec![elem(t)], k.clone());
+            s(vec![f], Ty::list(Ty::Tuple(vec![k, Ty::list(elem(t))])))
+        }
+        ("count_by", Ty::List(t)) => {
+            let k = c.new_var(span);
+            s(vec![Ty::local_func(vec![elem(t)], k.clone())], Ty::list(Ty::Tuple(vec![k, Ty::Int])))
+        }
+        ("enumerate", Ty::List(t)) => s(vec![], Ty::list(Ty::Tuple(vec![Ty::Int, elem(t)]))),
+        ("zip", Ty::List(t)) => {
+            let u = c.new_var(span);
+            s(vec![Ty::list(u.clone())], Ty::list(Ty::Tuple(vec![elem(t), u])))
+        }
+        ("take" | "skip", Ty::List(t)) => s(vec![Ty::Int], Ty::list(elem(t))),
+        ("sort_by" | "min_by" | "max_by" | "group_by" | "count_by" | "enumerate" | "zip" | "take" | "skip", _) => {
+            Err("a `List`")
+        }
         ("to_string", Ty::Int | Ty::Float | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
         ("to_string", _) => Err("an `Int`, `Float`, `Bool` or `String`"),
         ("is_some" | "is_none", Ty::Option(_)) => s(vec![], Ty::Bool),
@@ -130,9 +185,11 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
             Err("a `List`")
         }
         ("concat" | "contains", _) => Err("a `List` or a `String`"),
-        ("starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int", _) => {
-            Err("a `String`")
-        }
+        (
+            "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "find" | "replace"
+            | "lines" | "words" | "repeat" | "pad_left" | "pad_right" | "matches" | "find_all" | "captures",
+            _,
+        ) => Err("a `String`"),
         ("is_some" | "is_none", _) => Err("an `Option`"),
         ("is_ok" | "is_err", _) => Err("a `Result`"),
         _ => Err("a different value"),
@@ -205,13 +262,14 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
     }
     let mut terms = vec![first.term.clone()];
     let mut returns_capability = false;
-    for (a, p) in rest.iter().zip(&sh.rest) {
+    for (i, (a, p)) in rest.iter().zip(&sh.rest).enumerate() {
         let t = c.check(a, p);
-        if c.is_linear(&t.ty) {
-            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value")).help = Some(format!(
-                "to use it once per element, thread it through a recursive `fn` that takes it and gives it back: {}",
-                crate::RECURSION_HINT
-            ));
+        // `fold`'s accumulator may be linear: the function consumes each one and gives the next
+        // back (checked like any function with a linear parameter), and `fold` gives the last.
+        let threaded = name == "fold" && i == 0;
+        if c.is_linear(&t.ty) && !threaded {
+            c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value")).help =
+                Some(format!("to use it once per element, thread it through the loop: {}", crate::RECURSION_HINT));
         }
         // Only the functions `map`, `filter`, ... call are passed down; `unwrap_or` gives its
         // default back; every other argument becomes part of data.
@@ -223,6 +281,19 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
             }
         }
         terms.push(t.term);
+    }
+    preconditions(c, name, &ft, &terms, args);
+    if matches!(name, "sort_by" | "min_by" | "max_by" | "group_by" | "count_by")
+        && let (Some(key), Some(f)) = (rest.first(), sh.rest.first())
+        && let Ty::Fn(f) = c.resolve(f).base()
+    {
+        let k = c.resolve(&f.ret).base().strip();
+        if !k.is_error() && !orderable(c, &k) {
+            c.error(Code::TypeMismatch, key.span, format!("`{name}` needs a key that can be ordered, found `{k}`"))
+                .help = Some(
+                "a key is an `Int`, `Float`, `String` or `Bool`, or a tuple of them: `|x| (x.priority, x.name)`".into(),
+            );
+        }
     }
     let ret = c.resolve(&sh.ret);
     let ret = if returns_capability { c.second_class(&ret) } else { ret };
@@ -248,11 +319,80 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
             let fresh = c.fresh(&ret, "_builtin");
             if let Some(r) = &fresh {
                 result_facts(c, name, &ft, &terms, r, &ret);
+                if name == "zip"
+                    && let (Some(Some(b)), Some(bt)) = (terms.get(1), sh.rest.first())
+                {
+                    zip_length(c, &ft, &terms, b, bt, r, &ret);
+                }
             }
             fresh
         }
     };
     Typed { ty: ret, term }
+}
+
+/// Can values of `t` be ordered (`<`, `sort`)? Numbers, strings and Booleans, and tuples of them.
+pub fn orderable(c: &Checker<'_>, t: &Ty) -> bool {
+    match c.resolve(t).base() {
+        Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::Error => true,
+        Ty::Tuple(ts) => ts.iter().all(|t| orderable(c, t)),
+        _ => false,
+    }
+}
+
+/// What a builtin needs of its arguments, proved at the call like a refined parameter:
+/// `slice(x, a, b)` needs `0 <= a <= b <= len(x)`, `repeat(s, n)` needs `n >= 0`, the fill of
+/// `pad_left`/`pad_right` is one character.
+fn preconditions(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>], args: &[&Expr]) {
+    let at = |i: usize| args.get(i).map_or(Span::default(), |a| a.span);
+    let text = |c: &Checker<'_>, i: usize| c.text(at(i)).to_string();
+    let term = |i: usize| terms.get(i).cloned().flatten();
+    let le = |a: Term, b: Term| Term::Le(Box::new(a), Box::new(b));
+    match name {
+        "slice" => {
+            let (x, a, b) = (text(c, 0), text(c, 1), text(c, 2));
+            let goal = match (term(0), term(1), term(2)) {
+                (Some(xs), Some(from), Some(to)) => c
+                    .length(&xs, first)
+                    .map(|len| Term::And(vec![le(Term::Int(0), from.clone()), le(from, to.clone()), le(to, len)])),
+                _ => None,
+            };
+            let texts = vec![format!("0 <= {a}"), format!("{a} <= {b}"), format!("{b} <= len({x})")];
+            prove(c, goal, texts, at(1), "`slice(x, a, b)` needs `0 <= a && a <= b && b <= len(x)`");
+        }
+        "repeat" => {
+            let goal = term(1).map(|n| le(Term::Int(0), n));
+            let texts = vec![format!("{} >= 0", text(c, 1))];
+            prove(c, goal, texts, at(1), "`repeat` needs a count of 0 or more");
+        }
+        // A literal pattern is compiled here, so a mistake in it is found before the run.
+        "matches" | "find_all" | "captures" => {
+            if let Some(ExprKind::Str(p)) = args.get(1).map(|a| &a.kind)
+                && let Err(why) = cordon_syntax::pattern::compile(p)
+            {
+                c.error(Code::InvalidPattern, at(1), format!("invalid pattern: {why}")).help = Some(
+                    "patterns use the `regex` crate's syntax (no backreferences or look-around); write `\\\\` for a \
+                     backslash in a string"
+                        .into(),
+                );
+            }
+        }
+        "pad_left" | "pad_right" => {
+            let goal = term(2).map(|f| Term::Eq(Box::new(Term::StrLen(Box::new(f))), Box::new(Term::Int(1))));
+            let texts = vec![format!("len({}) == 1", text(c, 2))];
+            prove(c, goal, texts, at(2), "the fill must be one character");
+        }
+        _ => {}
+    }
+}
+
+fn prove(c: &mut Checker<'_>, goal: Option<Term>, texts: Vec<String>, span: Span, why: &str) {
+    match goal {
+        Some(goal) => c.prove_goal(goal, texts, span, why),
+        None => {
+            c.error(Code::RefinementUnproven, span, format!("cannot prove {}", texts.join(" and ")));
+        }
+    }
 }
 
 /// The exact term of a result where logic can say it.
@@ -285,17 +425,39 @@ fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term
     }
 }
 
+/// `len(zip(xs, ys)) == min(len(xs), len(ys))`.
+fn zip_length(c: &mut Checker<'_>, first: &Ty, terms: &[Option<Term>], ys: &Term, ys_ty: &Ty, result: &Term, ret: &Ty) {
+    let Some(Some(xs)) = terms.first() else { return };
+    let (Some(a), Some(b), Some(r)) = (c.length(xs, first), c.length(ys, ys_ty), c.length(result, ret)) else {
+        return;
+    };
+    let min = Term::Ite(Box::new(Term::Le(Box::new(a.clone()), Box::new(b.clone()))), Box::new(a), Box::new(b));
+    c.add_fact(Term::Eq(Box::new(r), Box::new(min)), "the length of `zip`'s result".to_string());
+}
+
 /// Facts about a fresh result: list lengths.
 fn result_facts(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>], result: &Term, ret: &Ty) {
     let Some(Some(a)) = terms.first() else { return };
-    if !matches!(first, Ty::List(_)) {
+    if name == "slice" {
+        let (Some(Some(from)), Some(Some(to)), Some(len_r)) = (terms.get(1), terms.get(2), c.length(result, ret))
+        else {
+            return;
+        };
+        let fact = Term::Eq(Box::new(len_r), Box::new(Term::Sub(Box::new(to.clone()), Box::new(from.clone()))));
+        c.add_fact(fact, "the length of `slice`'s result".to_string());
+        return;
+    }
+    if !matches!(first, Ty::List(_) | Ty::Map(..)) {
         return;
     }
     let (Some(len_a), Some(len_r)) = (c.length(a, first), c.length(result, ret)) else { return };
     let fact = match name {
         "push" => Term::Eq(Box::new(len_r), Box::new(Term::Add(vec![len_a, Term::Int(1)]))),
-        "map" | "reverse" => Term::Eq(Box::new(len_r), Box::new(len_a)),
-        "filter" => Term::Le(Box::new(len_r), Box::new(len_a)),
+        "map" | "reverse" | "sort" | "sort_by" | "enumerate" | "keys" | "values" | "entries" => {
+            Term::Eq(Box::new(len_r), Box::new(len_a))
+        }
+        "remove" | "map_from" => Term::Le(Box::new(len_r), Box::new(len_a)),
+        "filter" | "unique" | "take" | "skip" | "group_by" | "count_by" => Term::Le(Box::new(len_r), Box::new(len_a)),
         "concat" => {
             let Some(Some(b)) = terms.get(1) else { return };
             let Some(len_b) = c.length(b, first) else { return };

@@ -478,6 +478,16 @@ impl<'a> Checker<'a> {
             }
             None => Ty::Unit,
         };
+        if host {
+            // A host speaks JSON, which has no `Map` mapping yet.
+            let spans = params.iter().map(|p| p.ty.span).chain(ret.map(|t| t.span));
+            for ((_, ty), span) in resolved.iter().chain(std::iter::once(&(String::new(), ret_ty.clone()))).zip(spans) {
+                if ty.any_part(&mut |t| matches!(t, Ty::Map(..))) {
+                    self.error(Code::TypeMismatch, span, "a tool cannot take or return a `Map`").help =
+                        Some("use a `List[(K, V)]`: a plan makes a `Map` of it with `map_from`".into());
+                }
+            }
+        }
         Signature { name: name.name.clone(), params: resolved, ret: ret_ty, span: name.span }
     }
 
@@ -581,6 +591,21 @@ impl<'a> Checker<'a> {
                 self.check_data_type(&a, args[0].span);
                 self.check_data_type(&b, args[1].span);
                 return Ty::Result(Box::new(a), Box::new(b));
+            }
+            "Map" => {
+                if !arity(self, 2) {
+                    return Ty::Error;
+                }
+                let k = self.resolve_type(&args[0], params);
+                let v = self.resolve_type(&args[1], params);
+                if !crate::builtins::orderable(self, &k) {
+                    self.error(Code::TypeMismatch, args[0].span, format!("a `Map`'s keys can be ordered, not `{k}`"))
+                        .help = Some("a key is an `Int`, `Float`, `String` or `Bool`, or a tuple of them".into());
+                }
+                self.defer_element_check(v.clone(), span, Holder::List);
+                self.check_data_type(&k, args[0].span);
+                self.check_data_type(&v, args[1].span);
+                return Ty::Map(Box::new(k), Box::new(v));
             }
             _ => {}
         }
@@ -881,6 +906,7 @@ impl<'a> Checker<'a> {
             Ty::List(t) => Ty::list(self.resolve(t)),
             Ty::Option(t) => Ty::option(self.resolve(t)),
             Ty::Result(a, b) => Ty::Result(Box::new(self.resolve(a)), Box::new(self.resolve(b))),
+            Ty::Map(a, b) => Ty::Map(Box::new(self.resolve(a)), Box::new(self.resolve(b))),
             Ty::Opaque(n, ts) => Ty::Opaque(n.clone(), ts.iter().map(|t| self.resolve(t)).collect()),
             Ty::Fn(f) => Ty::Fn(Rc::new(FnTy {
                 params: f.params.iter().map(|t| self.resolve(t)).collect(),
@@ -1011,6 +1037,7 @@ fn scan(t: &Ty, p: Property, names: &mut Vec<Rc<str>>) -> bool {
         }
         Ty::Option(t) => scan(t, p, names),
         Ty::List(t) => p == Property::Float && scan(t, p, names),
+        Ty::Map(a, b) => p == Property::Float && (scan(a, p, names) || scan(b, p, names)),
         Ty::Result(a, b) => {
             let a = scan(a, p, names);
             scan(b, p, names) || a

@@ -140,7 +140,7 @@ impl Checker<'_> {
                 let (x, y) = ((**x).clone(), (**y).clone());
                 self.unify(&x, &y)
             }
-            (Ty::Result(x1, x2), Ty::Result(y1, y2)) => {
+            (Ty::Result(x1, x2), Ty::Result(y1, y2)) | (Ty::Map(x1, x2), Ty::Map(y1, y2)) => {
                 let (x1, x2, y1, y2) = ((**x1).clone(), (**x2).clone(), (**y1).clone(), (**y2).clone());
                 self.unify(&x1, &y1) && self.unify(&x2, &y2)
             }
@@ -353,8 +353,8 @@ impl Checker<'_> {
         if captured {
             self.error(Code::LinearCaptured, span, format!("a closure cannot capture the linear value `{name}`"))
                 .help = Some(format!(
-                "pass it as an argument instead; to use it once per element of a list (not in `map` or `fold`), \
-                 thread it through a recursive `fn`: {}",
+                "pass it as an argument instead; to use it once per element of a list, thread it through the \
+                 loop: {}",
                 crate::RECURSION_HINT
             ));
             self.scope[i].lin = Some(Lin::Consumed(span));
@@ -380,8 +380,8 @@ impl Checker<'_> {
                 )
                 .with_primary_label("used inside the loop")
                 .with_help(format!(
-                    "a linear value is used exactly once; use it before or after the loop, or thread it through a \
-                     recursive `fn` that takes it and gives it back: {}",
+                    "a linear value is used exactly once; use it before or after the loop, or thread it through \
+                     the loop with `with`: {}",
                     crate::RECURSION_HINT
                 )),
             );

@@ -93,10 +93,11 @@ impl FactValue {
     }
 }
 
-/// The recursive pattern that threads a linear value through a list, quoted by the diagnostics
+/// The loop that threads a linear value through a list (its body's value is the next `s`, the
+/// loop's value the last), quoted by the diagnostics
 /// of loops, closures and `fold`s that would use one (and shown in the language reference).
-pub const RECURSION_HINT: &str = "`fn go(gh: GitHub, s: Session, xs: List[Repo], i: Int) -> Session { if i >= 0 && \
-     i < xs.len() { let (_, s) = gh.read_file(s, xs[i], \"README.md\"); go(gh, s, xs, i + 1) } else { s } }`";
+pub const RECURSION_HINT: &str =
+    "`let s = for r in repos with s { let (_, s) = gh.read_file(s, r, \"README.md\"); s };`";
 
 /// The result of checking: every diagnostic, sorted by position; the program is accepted if
 /// and only if none is an error. A program with syntax errors gets only those.

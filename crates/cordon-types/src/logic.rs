@@ -125,7 +125,7 @@ impl Checker<'_> {
     pub fn length(&mut self, base: &Term, t: &Ty) -> Option<Term> {
         match self.resolve(t).base() {
             Ty::Str => Some(Term::StrLen(Box::new(base.clone()))),
-            Ty::List(_) => {
+            Ty::List(_) | Ty::Map(..) => {
                 let sort = self.sort_of(t)?;
                 let name = format!("len[{}]", self.resolve(t).strip());
                 self.declare(&name, vec![sort], Sort::Int);
@@ -234,6 +234,7 @@ impl Checker<'_> {
             Ty::List(t) => Ty::list(self.close(t, args)),
             Ty::Option(t) => Ty::option(self.close(t, args)),
             Ty::Result(a, b) => Ty::Result(Box::new(self.close(a, args)), Box::new(self.close(b, args))),
+            Ty::Map(a, b) => Ty::Map(Box::new(self.close(a, args)), Box::new(self.close(b, args))),
             Ty::Opaque(n, ts) => Ty::Opaque(n.clone(), ts.iter().map(|t| self.close(t, args)).collect()),
             Ty::Fn(f) => Ty::Fn(Rc::new(crate::ty::FnTy {
                 params: f.params.iter().map(|t| self.close(t, args)).collect(),
@@ -283,7 +284,7 @@ impl Checker<'_> {
             }
             // A refinement on either side counts: a refined function parameter on the value's
             // side is an obligation the expected type would forget.
-            Ty::List(_) | Ty::Option(_) | Ty::Result(..) | Ty::Fn(_) | Ty::Opaque(..)
+            Ty::List(_) | Ty::Option(_) | Ty::Result(..) | Ty::Map(..) | Ty::Fn(_) | Ty::Opaque(..)
                 if (has_refinement(&expected) || has_refinement(got))
                     && !self.refinements_agree(got, &expected, true) =>
             {
@@ -325,7 +326,7 @@ impl Checker<'_> {
                 gs.len() == es.len() && gs.iter().zip(es).all(|(g, e)| self.refinements_agree(g, e, covariant))
             }
             (Ty::List(g), Ty::List(e)) | (Ty::Option(g), Ty::Option(e)) => self.refinements_agree(g, e, covariant),
-            (Ty::Result(g1, g2), Ty::Result(e1, e2)) => {
+            (Ty::Result(g1, g2), Ty::Result(e1, e2)) | (Ty::Map(g1, g2), Ty::Map(e1, e2)) => {
                 self.refinements_agree(g1, e1, covariant) && self.refinements_agree(g2, e2, covariant)
             }
             (Ty::Fn(g), Ty::Fn(e)) => {

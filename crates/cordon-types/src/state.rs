@@ -261,7 +261,8 @@ pub enum Role {
     Plan,
 }
 
-pub const BUILTIN_TYPES: &[&str] = &["Int", "Float", "Bool", "String", "List", "Option", "Result", LABEL, LABELED];
+pub const BUILTIN_TYPES: &[&str] =
+    &["Int", "Float", "Bool", "String", "List", "Option", "Result", "Map", LABEL, LABELED];
 
 /// The type of labels, usable in policies only (`@label` values).
 pub const LABEL: &str = "Label";
@@ -304,7 +305,7 @@ pub fn type_size(t: &Ty, limit: usize) -> usize {
         match t {
             Ty::Tuple(ts) | Ty::Opaque(_, ts) => ts.iter().for_each(|t| go(t, n, limit)),
             Ty::List(t) | Ty::Option(t) => go(t, n, limit),
-            Ty::Result(a, b) => {
+            Ty::Result(a, b) | Ty::Map(a, b) => {
                 go(a, n, limit);
                 go(b, n, limit);
             }

@@ -20,6 +20,8 @@ pub enum Ty {
     List(Box<Ty>),
     Option(Box<Ty>),
     Result(Box<Ty>, Box<Ty>),
+    /// `Map[K, V]`: persistent, its keys ordered (so `K` is a type `<` orders).
+    Map(Box<Ty>, Box<Ty>),
     /// A named record or enum declared in a policy or the plan.
     Record(Rc<str>),
     Enum(Rc<str>),
@@ -103,6 +105,7 @@ impl Ty {
             Ty::List(t) => Ty::list(t.strip()),
             Ty::Option(t) => Ty::option(t.strip()),
             Ty::Result(a, b) => Ty::Result(Box::new(a.strip()), Box::new(b.strip())),
+            Ty::Map(a, b) => Ty::Map(Box::new(a.strip()), Box::new(b.strip())),
             Ty::Opaque(n, args) => Ty::Opaque(n.clone(), args.iter().map(Ty::strip).collect()),
             t => t.clone(),
         }
@@ -117,7 +120,7 @@ impl Ty {
             Ty::Refined(r) => r.base.any_part(pred),
             Ty::Tuple(ts) | Ty::Opaque(_, ts) => ts.iter().any(|t| t.any_part(pred)),
             Ty::List(t) | Ty::Option(t) => t.any_part(pred),
-            Ty::Result(a, b) => a.any_part(pred) || b.any_part(pred),
+            Ty::Result(a, b) | Ty::Map(a, b) => a.any_part(pred) || b.any_part(pred),
             Ty::Fn(f) => f.params.iter().any(|t| t.any_part(pred)) || f.ret.any_part(pred),
             _ => false,
         }
@@ -152,6 +155,7 @@ impl fmt::Display for Ty {
             Ty::List(t) => write!(f, "List[{t}]"),
             Ty::Option(t) => write!(f, "Option[{t}]"),
             Ty::Result(a, b) => write!(f, "Result[{a}, {b}]"),
+            Ty::Map(a, b) => write!(f, "Map[{a}, {b}]"),
             Ty::Record(n) | Ty::Enum(n) | Ty::Linear(n) | Ty::Cap(n) => f.write_str(n),
             Ty::Opaque(n, args) if args.is_empty() => f.write_str(n),
             Ty::Opaque(n, args) => {

@@ -1,14 +1,14 @@
-//! The code the diagnostics quote as a fix checks: the recursive pattern that threads a session
-//! through a list (`RECURSION_HINT`, quoted by `linear-in-loop`, closures and `fold`).
+//! The code the diagnostics quote as a fix checks: the loop that threads a session through a
+//! list (`RECURSION_HINT`, quoted by `linear-in-loop`, closures and builtins).
 #![allow(clippy::unwrap_used)]
 
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, RECURSION_HINT, check};
 
 #[test]
-fn the_recursive_pattern_the_diagnostics_quote_checks() {
+fn the_threading_loop_the_diagnostics_quote_checks() {
     let hint = RECURSION_HINT.trim_matches('`');
-    let plan = format!("{hint}\nlet s = go(gh, s, gh.list_repos(), 0);\n(\"read\", s)\n");
+    let plan = format!("let repos = gh.list_repos();\n{hint}\n(\"read\", s)\n");
     let mut sources = SourceMap::new();
     let policy = sources.add("policies/github.cord", include_str!("../../../policies/github.cord"));
     let plan = sources.add("plan.cord", plan);
@@ -27,16 +27,22 @@ fn help_of(plan: &str) -> String {
 }
 
 #[test]
-fn loops_closures_and_folds_over_a_session_point_at_the_recursive_pattern() {
+fn loops_and_closures_over_a_session_point_at_the_threading_loop() {
     let in_loop = "for r in gh.list_repos() { let (t, s2) = gh.read_file(s, r, \"a\"); }\n(\"x\", s)";
-    let in_fold = "let s = gh.list_repos().fold(s, |s, r| s);\n(\"x\", s)";
     let in_map = "let xs = gh.list_repos().map(|r| gh.read_file(s, r, \"a\").0);\n(\"x\", s)";
+    let in_fold = "let n = gh.list_repos().fold(0, |n, r| { let (t, s2) = gh.read_file(s, r, \"a\"); n });\n(\"x\", s)";
     // FIXME: the loop and the closure count as the value's use, so the tuple after them is
     // also reported (`linear-reused`); only the first error's help is looked at here.
-    for plan in [in_loop, in_fold, in_map] {
+    for plan in [in_loop, in_map, in_fold] {
         let help = help_of(plan);
-        assert!(help.contains("recursive `fn`") && help.contains(RECURSION_HINT), "{plan}: {help}");
+        assert!(help.contains("thread it through") && help.contains(RECURSION_HINT), "{plan}: {help}");
     }
+    // A `fold` whose accumulator is the session is that loop, and checks.
+    let mut sources = SourceMap::new();
+    let policy = sources.add("policies/github.cord", include_str!("../../../policies/github.cord"));
+    let plan = sources.add("plan.cord", "let s = gh.list_repos().fold(s, |s, r| s);\n(\"x\", s)");
+    let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
+    assert!(outcome.program.is_some(), "{:?}", outcome.diagnostics);
 }
 
 #[test]
