@@ -399,7 +399,12 @@ impl<'a> Checker<'a> {
 
     fn define_value(&mut self, name: &Ident, def: ValueDef) {
         if self.duplicate_values.contains(&name.span) {
-            self.error(Code::DuplicateDefinition, name.span, format!("`{}` is already defined", name.name));
+            let message = if crate::builtins::is_builtin(&name.name) {
+                format!("`{}` is a builtin; give yours another name", name.name)
+            } else {
+                format!("`{}` is already defined", name.name)
+            };
+            self.error(Code::DuplicateDefinition, name.span, message);
             return;
         }
         self.values.insert(name.name.clone(), def);

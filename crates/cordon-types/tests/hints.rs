@@ -57,3 +57,12 @@ fn a_failed_measure_obligation_says_what_would_satisfy_it() {
     let help = help_of(unknown);
     assert!(help.starts_with("`tainted` is a measure, which no `if` can test"), "{help}");
 }
+
+#[test]
+fn a_function_named_like_a_builtin_is_told_so() {
+    let mut sources = SourceMap::new();
+    let plan = sources.add("plan.cord", "fn sort(xs: List[Int]) -> List[Int] { xs }\nsort([2, 1]).len()");
+    let outcome = check(&sources, &[], Some(plan), &CheckOptions::default());
+    let first = outcome.diagnostics.iter().find(|d| d.is_error()).map(|d| d.message.clone()).unwrap_or_default();
+    assert_eq!(first, "`sort` is a builtin; give yours another name");
+}
