@@ -77,7 +77,7 @@ fn subject(args: &Args) -> String {
 
 /// The whole of stdout: the diagnostics in `format`, then (except for JSON, which must parse)
 /// a summary line such as `plan.cord: rejected: 2 errors`.
-fn render_outcome(format: Format, sources: &SourceMap, subject: &str, diagnostics: &[Diagnostic]) -> String {
+pub(crate) fn render_outcome(format: Format, sources: &SourceMap, subject: &str, diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
     match format {
         Format::Json => {

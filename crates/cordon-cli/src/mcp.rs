@@ -228,12 +228,9 @@ impl Cordon {
             ..cordon_types::CheckOptions::default()
         };
         let outcome = cordon_types::check(&sources, &policies, Some(file), &options);
-        let text = if outcome.accepted() {
-            "accepted".to_string()
-        } else {
-            let mut text: String = outcome.diagnostics.iter().map(|d| render::concise(d, &sources)).collect();
-            text.push_str(&format!("plan.cord: {}\n", render::summary(&outcome.diagnostics)));
-            text
+        let text = match outcome.accepted() {
+            true => "accepted".to_string(),
+            false => crate::check::render_outcome(Format::Concise, &sources, "plan.cord", &outcome.diagnostics),
         };
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(json!({
