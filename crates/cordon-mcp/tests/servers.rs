@@ -299,3 +299,26 @@ fn an_http_server_that_is_not_there_is_a_clear_error_within_the_timeout() {
     assert!(error.contains("the MCP server `s`"), "{error}");
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
 }
+
+#[test]
+fn a_server_sees_no_variable_of_cordons_environment_the_config_does_not_name() {
+    const POLICY: &str = r#"
+capability Everything {
+  tool get_env() -> String
+    @label(pc = untrusted())
+}
+entry(everything: Everything) -> String
+"#;
+    // This test process stands in for Cordon: cargo gives it `CARGO_MANIFEST_DIR`, a variable
+    // a server has no business with unless the config passes it through.
+    let name = "CARGO_MANIFEST_DIR";
+    let value = std::env::var(name).unwrap();
+    let mut server = everything();
+    server.env.clear();
+    let (seen, _) = run(POLICY, "Everything", &server, "everything.get_env()").unwrap();
+    assert!(!seen.contains(name) && !seen.contains(&value), "{seen}");
+    assert!(seen.contains("PATH"), "PATH is passed, to find interpreters: {seen}");
+    server.env = vec![name.to_string()];
+    let (seen, _) = run(POLICY, "Everything", &server, "everything.get_env()").unwrap();
+    assert!(seen.contains(name), "a variable the config names is passed: {seen}");
+}
