@@ -225,7 +225,7 @@ fn decision_error(tool: &str, pc: &Label, sink: &DcLabel) -> RunError {
     for s in pc.sources() {
         explain(&mut e, s, format!("the decision to make this call depends on {}", s.what));
     }
-    e.notes.push(describe_flow(pc, sink));
+    e.notes.push(describe_flow(&pc.dc(), sink));
     e
 }
 
@@ -252,17 +252,16 @@ fn flow_error(tool: &str, param: &str, arg: &Val, carried: &Label, sink: &DcLabe
     for s in carried.sources() {
         explain(&mut e, s, format!("`{param}` depends on {}", s.what));
     }
-    e.notes.push(describe_flow(carried, sink));
+    e.notes.push(describe_flow(&carried.dc(), sink));
     e
 }
 
 /// Says in words why a label may not flow to a sink.
-fn describe_flow(carried: &Label, sink: &DcLabel) -> String {
-    let dc = carried.dc();
+pub fn describe_flow(dc: &DcLabel, sink: &DcLabel) -> String {
     if !sink.secrecy.implies(&dc.secrecy) {
         format!("the data is secret to {}; this sink is readable by {}", dc.secrecy, readers(sink))
     } else {
-        format!("the data is vouched for by {}; this sink needs data vouched for by {}", vouchers(&dc), sink.integrity)
+        format!("the data is vouched for by {}; this sink needs data vouched for by {}", vouchers(dc), sink.integrity)
     }
 }
 

@@ -1,7 +1,11 @@
 //! Runs the conformance corpus: every program under `tests/corpus/accept` must check without
 //! errors, and every program under `tests/corpus/reject` must give exactly the errors marked on
-//! its lines with `//~ ERROR code`. See `tests/corpus/README.md` for the format.
+//! its lines with `//~ ERROR code`. A case is checked as `cordon check` checks a plan: the
+//! checker's rules, then the static label analysis's (`cordon_flow::check`), so every accept
+//! case is also one the labels must not refuse before it runs. See `tests/corpus/README.md` for
+//! the format.
 
+#[path = "../../cordon-types/tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;
@@ -10,7 +14,7 @@ use std::path::{Path, PathBuf};
 use common::{cord_files, repo_root, split_corpus_file};
 
 use cordon_syntax::{Code, SourceMap};
-use cordon_types::{CheckOptions, check};
+use cordon_types::CheckOptions;
 
 /// (line, code) pairs, counted.
 type Expectations = BTreeMap<(u32, String), usize>;
@@ -51,7 +55,8 @@ fn run_case(path: &Path) -> Result<(), String> {
     if let Some(ms) = text.lines().find_map(|l| l.strip_prefix("//@ check-timeout-ms:")) {
         options.check_timeout_ms = ms.trim().parse().map_err(|e| format!("bad check timeout: {e}"))?;
     }
-    let outcome = check(&sources, &policies, Some(plan), &options);
+    let user = text.lines().find_map(|l| l.strip_prefix("//@ user:")).map_or("user", str::trim);
+    let (outcome, _) = cordon_flow::check(&sources, &policies, Some(plan), &options, user);
     let mut got = Expectations::new();
     let mut foreign = Vec::new();
     for d in outcome.diagnostics.iter().filter(|d| d.is_error()) {

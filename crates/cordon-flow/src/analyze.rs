@@ -1,0 +1,1156 @@
+//! The abstract interpreter: walks a checked plan as the machine would run it, with abstract
+//! values ([`crate::abs`]) for run-time ones, and records every tool call the plan may make.
+//!
+//! It follows the run time's label rules (`cordon-runtime`'s compiler and machine), always on
+//! the safe side: a branch, a `match` or a loop raises the program-counter label by what it
+//! depends on until the paths meet, and the value there carries it; a labelled closure raises
+//! it for its call; `unlabel` raises it for good; a field, a component or an index joins its
+//! container's label; a builtin's result carries at most everything it was given. Where the
+//! run time would pick a path the analysis cannot predict, it takes every path and joins them.
+//! Loops run their body to a fixed point of the state they carry (an accumulator, the
+//! program-counter label) with nothing recorded, then once more recording. A recursive
+//! function is analysed once with nothing known of its arguments, its calls counted as
+//! unbounded. A typed hole is code no one has seen yet: its result may be anything, and it may
+//! call any tool of the capabilities in its scope.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use cordon_runtime::{DcLabel, Tier};
+use cordon_syntax::ast::{
+    Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, Tool, TypeExpr,
+    TypeExprKind, UnOp,
+};
+use cordon_syntax::{SourceMap, Span};
+
+use crate::abs::{top, Abs, Bounds, Closure, Kind, Origin, Origins};
+use crate::{Count, Destination, HoleReach, Param, Site, Verdict};
+
+/// How many abstract steps an analysis may take before it gives up (and says so): far above
+/// any plan a model writes, well below a stall.
+const MAX_STEPS: u64 = 2_000_000;
+
+/// How many times a loop's body is run for its fixed point before what it carries is widened
+/// to "anything".
+const MAX_ROUNDS: usize = 6;
+
+/// How deep named functions may call each other before the analysis gives up.
+const MAX_CALL_DEPTH: usize = 64;
+
+pub(crate) enum Stop {
+    /// A function turned out to be recursive: analyse again, knowing it.
+    Restart,
+    /// Too many steps, or calls too deep.
+    TooBig,
+}
+
+type Res<T = Abs> = Result<T, Stop>;
+
+/// What the policies and the plan declare, by name.
+pub(crate) struct Decls<'a> {
+    pub tools: HashMap<(Arc<str>, Arc<str>), &'a Tool>,
+    pub types: HashMap<&'a str, &'a ItemKind>,
+    pub fns: HashMap<&'a str, &'a FnDecl>,
+    pub consts: HashMap<&'a str, &'a Expr>,
+}
+
+impl<'a> Decls<'a> {
+    pub fn of(modules: &[&'a Module]) -> Decls<'a> {
+        let mut d = Decls { tools: HashMap::new(), types: HashMap::new(), fns: HashMap::new(), consts: HashMap::new() };
+        for m in modules {
+            for item in &m.items {
+                match &item.kind {
+                    ItemKind::Capability { name, tools } => {
+                        for t in tools {
+                            d.tools.insert((name.name.as_str().into(), t.name.name.as_str().into()), t);
+                        }
+                    }
+                    ItemKind::Record { name, .. }
+                    | ItemKind::TypeAlias { name, .. }
+                    | ItemKind::Enum { name, .. }
+                    | ItemKind::Linear { name }
+                    | ItemKind::Opaque { name, .. } => {
+                        d.types.insert(name.name.as_str(), &item.kind);
+                    }
+                    ItemKind::Fn(f) => {
+                        d.fns.insert(f.name.name.as_str(), f);
+                    }
+                    ItemKind::Const { name, value, .. } => {
+                        d.consts.insert(name.name.as_str(), value);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        d
+    }
+
+    fn is_capability(&self, name: &str) -> bool {
+        self.tools.keys().any(|(c, _)| &**c == name)
+    }
+}
+
+/// One call site's record so far.
+pub(crate) struct SiteAcc {
+    pub site: Site,
+}
+
+pub(crate) struct Analyzer<'a> {
+    pub decls: &'a Decls<'a>,
+    pub sources: &'a SourceMap,
+    pub user: Arc<str>,
+    scope: Vec<(Arc<str>, Abs)>,
+    pc: Bounds,
+    /// How many times the code being analysed may run, per run of the plan.
+    mult: Count,
+    recording: bool,
+    /// The conditions around the code being analysed, as the source says them.
+    conds: Vec<String>,
+    pub sites: BTreeMap<(u32, u32, u32), SiteAcc>,
+    pub holes: BTreeMap<(u32, u32, u32), HoleReach>,
+    calling: Vec<&'a str>,
+    pub recursive: HashSet<&'a str>,
+    /// Inside a recursive function analysed with nothing known: calls back into the functions
+    /// being analysed return anything instead of restarting.
+    top_mode: u32,
+    consts: HashMap<&'a str, Abs>,
+    /// Functions already analysed as a fill might call them: with nothing known.
+    top_done: HashSet<&'a str>,
+    steps: u64,
+}
+
+fn key(span: Span) -> (u32, u32, u32) {
+    (span.file.0, span.start, span.end)
+}
+
+impl<'a> Analyzer<'a> {
+    pub fn new(decls: &'a Decls<'a>, sources: &'a SourceMap, user: &str, recursive: HashSet<&'a str>) -> Analyzer<'a> {
+        Analyzer {
+            decls,
+            sources,
+            user: user.into(),
+            scope: Vec::new(),
+            pc: Bounds::bottom(),
+            mult: Count::AtMost(1),
+            recording: true,
+            conds: Vec::new(),
+            sites: BTreeMap::new(),
+            holes: BTreeMap::new(),
+            calling: Vec::new(),
+            recursive,
+            top_mode: 0,
+            consts: HashMap::new(),
+            top_done: HashSet::new(),
+            steps: 0,
+        }
+    }
+
+    pub fn bind(&mut self, name: &str, v: Abs) {
+        self.scope.push((name.into(), v));
+    }
+
+    pub fn set_pc(&mut self, pc: Bounds) {
+        self.pc = pc;
+    }
+
+    fn line(&self, span: Span) -> u32 {
+        self.sources.file(span.file).line_col(span.start).0
+    }
+
+    fn text(&self, span: Span) -> String {
+        let t: String = self.sources.file(span.file).slice(span).split_whitespace().collect::<Vec<_>>().join(" ");
+        if t.chars().count() > 48 { format!("{}…", t.chars().take(47).collect::<String>()) } else { t }
+    }
+
+    fn step(&mut self) -> Res<()> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS { Err(Stop::TooBig) } else { Ok(()) }
+    }
+
+    fn lookup(&mut self, name: &str) -> Res<Option<Abs>> {
+        if let Some((_, v)) = self.scope.iter().rev().find(|(n, _)| &**n == name) {
+            return Ok(Some(v.clone()));
+        }
+        if let Some(v) = self.consts.get(name) {
+            return Ok(Some(v.clone()));
+        }
+        if let Some((k, e)) = self.decls.consts.get_key_value(name) {
+            let saved = std::mem::take(&mut self.scope);
+            let v = self.expr(e);
+            self.scope = saved;
+            let v = v?;
+            self.consts.insert(k, v.clone());
+            return Ok(Some(v));
+        }
+        if let Some((k, _)) = self.decls.fns.get_key_value(name) {
+            return Ok(Some(Abs::plain(Kind::Func((*k).into()))));
+        }
+        if name == "None" {
+            return Ok(Some(Abs::literal(Kind::Variant { name: Some("None".into()), payload: Vec::new() })));
+        }
+        Ok(None)
+    }
+
+    pub fn block(&mut self, b: &Block) -> Res {
+        let depth = self.scope.len();
+        let result = self.block_inner(b);
+        self.scope.truncate(depth);
+        result
+    }
+
+    fn block_inner(&mut self, b: &Block) -> Res {
+        for s in &b.stmts {
+            match s {
+                Stmt::Let { pat, value, .. } => {
+                    let v = self.expr(value)?;
+                    self.bind_pattern(pat, &v, &Bounds::bottom());
+                }
+                Stmt::Expr(e) => {
+                    self.expr(e)?;
+                }
+            }
+        }
+        match &b.tail {
+            Some(t) => self.expr(t),
+            None => Ok(Abs::plain(Kind::Unit)),
+        }
+    }
+
+    /// Binds a pattern's names to the parts of `v` (each part joined with the labels of what
+    /// holds it, `outer`, as the machine's `bind` does).
+    fn bind_pattern(&mut self, pat: &Pattern, v: &Abs, outer: &Bounds) {
+        let here = outer.join(&v.label);
+        match &pat.kind {
+            PatternKind::Bind(id) => self.bind(&id.name, v.clone().raised(outer)),
+            PatternKind::Tuple(ps) => {
+                for (i, p) in ps.iter().enumerate() {
+                    let part = match &v.kind {
+                        Kind::Tuple(xs) => xs.get(i).cloned(),
+                        _ => None,
+                    };
+                    let part = part.unwrap_or_else(|| Abs::unknown(v.label.clone(), v.origins.clone()));
+                    self.bind_pattern(p, &part, &here);
+                }
+            }
+            PatternKind::Variant { args, .. } => {
+                for (i, p) in args.iter().enumerate() {
+                    let part = match &v.kind {
+                        Kind::Variant { payload, .. } => payload.get(i).cloned(),
+                        _ => None,
+                    };
+                    let part = part.unwrap_or_else(|| Abs::unknown(v.label.clone(), v.origins.clone()));
+                    self.bind_pattern(p, &part, &here);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn expr(&mut self, e: &Expr) -> Res {
+        self.step()?;
+        Ok(match &e.kind {
+            ExprKind::Int(i) => Abs::literal(Kind::Int(*i)),
+            ExprKind::Float(_) => Abs::literal(Kind::Unknown),
+            ExprKind::Str(s) => Abs::literal(Kind::Str(s.as_str().into())),
+            ExprKind::Bool(b) => Abs::literal(Kind::Bool(*b)),
+            ExprKind::Unit => Abs::plain(Kind::Unit),
+            ExprKind::Name(id) => self.lookup(&id.name)?.unwrap_or_else(Abs::any),
+            ExprKind::Path { variant, .. } => {
+                Abs::literal(Kind::Variant { name: Some(variant.name.as_str().into()), payload: Vec::new() })
+            }
+            ExprKind::Tuple(items) => {
+                let xs = items.iter().map(|x| self.expr(x)).collect::<Res<Vec<_>>>()?;
+                Abs::plain(Kind::Tuple(xs))
+            }
+            ExprKind::List(items) => {
+                let xs = items.iter().map(|x| self.expr(x)).collect::<Res<Vec<_>>>()?;
+                let elem = xs.iter().skip(1).fold(xs.first().cloned(), |a, x| a.map(|a| a.either(x)));
+                let elem = elem.unwrap_or_else(|| Abs::plain(Kind::Unknown));
+                Abs::literal(Kind::List { elem: Box::new(elem), len: Some(items.len() as u64) })
+            }
+            ExprKind::Record { fields, .. } => {
+                let fields = fields
+                    .iter()
+                    .map(|(n, x)| Ok((n.name.as_str().into(), self.expr(x)?)))
+                    .collect::<Res<Vec<_>>>()?;
+                Abs::plain(Kind::Record { opaque: false, fields })
+            }
+            ExprKind::Field { base, name } => self.expr(base)?.field(&name.name),
+            ExprKind::TupleField { base, index, .. } => self.expr(base)?.component(*index as usize),
+            ExprKind::Index { base, index } => {
+                let xs = self.expr(base)?;
+                let i = self.expr(index)?;
+                xs.element().raised(&xs.label.join(&i.label))
+            }
+            ExprKind::Call { callee, args } => self.call(callee, args, e.span)?,
+            ExprKind::MethodCall { receiver, method, args } => self.method(receiver, &method.name, args, e.span)?,
+            ExprKind::Unary { op, operand } => {
+                let v = self.expr(operand)?;
+                let kind = match (op, &v.kind) {
+                    (UnOp::Not, Kind::Bool(b)) => Kind::Bool(!b),
+                    (UnOp::Neg, Kind::Int(i)) if *i != i64::MIN => Kind::Int(-i),
+                    _ => Kind::Unknown,
+                };
+                Abs::new(kind, v.label.clone(), v.origins)
+            }
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
+                let l = self.expr(lhs)?;
+                match l.as_bool() {
+                    Some(false) => l,
+                    Some(true) => self.expr(rhs)?.raised(&l.label),
+                    None => self.branch(&l, lhs.span, |a| a.expr(rhs), |_| Ok(Abs::literal(Kind::Bool(false))))?,
+                }
+            }
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
+                let l = self.expr(lhs)?;
+                match l.as_bool() {
+                    Some(true) => l,
+                    Some(false) => self.expr(rhs)?.raised(&l.label),
+                    None => self.branch(&l, lhs.span, |_| Ok(Abs::literal(Kind::Bool(true))), |a| a.expr(rhs))?,
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let l = self.expr(lhs)?;
+                let r = self.expr(rhs)?;
+                binary(*op, &l, &r)
+            }
+            ExprKind::If { cond, then, else_ } => {
+                let c = self.expr(cond)?;
+                let then_ = |a: &mut Analyzer<'a>| a.block(then);
+                let else_ = |a: &mut Analyzer<'a>| match else_ {
+                    Some(x) => a.expr(x),
+                    None => Ok(Abs::plain(Kind::Unit)),
+                };
+                match c.as_bool() {
+                    // A known condition: the run takes that path only (the value carries no
+                    // label, or the branch would still raise the pc by it).
+                    Some(true) if c.label.is_bottom() => then_(self)?,
+                    Some(false) if c.label.is_bottom() => else_(self)?,
+                    _ => self.branch(&c, cond.span, then_, else_)?,
+                }
+            }
+            ExprKind::Match { scrutinee, arms } => self.match_(scrutinee, arms)?,
+            ExprKind::For { pat, iter, body } => {
+                let xs = self.expr(iter)?;
+                let cond = format!("for each {} in {}", self.text(pat.span), self.text(iter.span));
+                let (_, pc) = self.in_loop(&xs, cond, None, |a, elem, _| {
+                    let depth = a.scope.len();
+                    a.bind_pattern(pat, &elem, &Bounds::bottom());
+                    let r = a.block(body);
+                    a.scope.truncate(depth);
+                    r.map(|_| None)
+                })?;
+                Abs::plain(Kind::Unit).raised(&pc)
+            }
+            ExprKind::Block(b) => self.block(b)?,
+            ExprKind::Closure { params, body, .. } => {
+                let env = self.scope.clone();
+                Abs::plain(Kind::Closure(Arc::new(Closure { params: params.clone(), body: (**body).clone(), env })))
+            }
+            ExprKind::Cast { expr, .. } => {
+                let v = self.expr(expr)?;
+                Abs::unknown(v.label.clone(), v.origins)
+            }
+            ExprKind::Hole { args, .. } => {
+                for a in args {
+                    self.expr(a)?;
+                }
+                let v = self.hole(e.span);
+                if self.recording {
+                    self.open_reach()?;
+                }
+                v
+            }
+            ExprKind::ToLabeled(b) => {
+                let saved = self.pc.clone();
+                let inner = self.block(b)?;
+                let inner_pc = std::mem::replace(&mut self.pc, saved);
+                Abs::plain(Kind::Labeled(Box::new(inner.raised(&inner_pc))))
+            }
+            ExprKind::Error => Abs::any(),
+        })
+    }
+}
+
+/// A binary operation: known values folded where the policies' label expressions need them
+/// (`d.root == "public"`), the operands' labels joined.
+fn binary(op: BinOp, l: &Abs, r: &Abs) -> Abs {
+    let label = l.label.join(&r.label);
+    let origins = l.origins.union(&r.origins);
+    let kind = match (op, &l.kind, &r.kind) {
+        (BinOp::Eq, Kind::Str(a), Kind::Str(b)) => Kind::Bool(a == b),
+        (BinOp::Ne, Kind::Str(a), Kind::Str(b)) => Kind::Bool(a != b),
+        (BinOp::Eq, Kind::Int(a), Kind::Int(b)) => Kind::Bool(a == b),
+        (BinOp::Ne, Kind::Int(a), Kind::Int(b)) => Kind::Bool(a != b),
+        (BinOp::Eq, Kind::Bool(a), Kind::Bool(b)) => Kind::Bool(a == b),
+        (BinOp::Ne, Kind::Bool(a), Kind::Bool(b)) => Kind::Bool(a != b),
+        (BinOp::Lt, Kind::Int(a), Kind::Int(b)) => Kind::Bool(a < b),
+        (BinOp::Le, Kind::Int(a), Kind::Int(b)) => Kind::Bool(a <= b),
+        (BinOp::Gt, Kind::Int(a), Kind::Int(b)) => Kind::Bool(a > b),
+        (BinOp::Ge, Kind::Int(a), Kind::Int(b)) => Kind::Bool(a >= b),
+        (BinOp::Add, Kind::Int(a), Kind::Int(b)) => a.checked_add(*b).map_or(Kind::Unknown, Kind::Int),
+        (BinOp::Sub, Kind::Int(a), Kind::Int(b)) => a.checked_sub(*b).map_or(Kind::Unknown, Kind::Int),
+        _ => Kind::Unknown,
+    };
+    // Comparing or combining whole values reveals everything inside them.
+    let label = Bounds { lo: label.lo, hi: l.deep(true).hi.join(&r.deep(true).hi) };
+    Abs::new(kind, label, origins)
+}
+
+/// The higher-order builtins: compiled to loops that call their function argument.
+fn is_higher_order(name: &str) -> bool {
+    matches!(name, "map" | "filter" | "fold" | "any" | "all") || is_keyed(name)
+}
+
+fn is_keyed(name: &str) -> bool {
+    matches!(name, "sort_by" | "min_by" | "max_by" | "group_by" | "count_by")
+}
+
+/// Builtins whose result is a list of the elements they were given.
+fn keeps_elements(name: &str) -> bool {
+    matches!(name, "take" | "skip" | "reverse" | "sort" | "unique" | "slice" | "concat" | "push")
+}
+
+fn label_fn(name: &str) -> bool {
+    matches!(name, "secret" | "endorsed" | "readers" | "public" | "untrusted" | "user")
+}
+
+/// The annotation `@name(..)` of a declaration, if it has one.
+fn annotation<'x>(annotations: &'x [Annotation], name: &str) -> Option<&'x Annotation> {
+    annotations.iter().find(|a| a.name.name == name)
+}
+
+/// The value given for `key` in an annotation (`@label(body = ..)`).
+fn keyed<'x>(a: Option<&'x Annotation>, key: &str) -> Option<&'x Expr> {
+    a?.args.iter().find(|x| x.key.as_ref().is_some_and(|k| k.name == key)).map(|x| &x.value)
+}
+
+impl<'a> Analyzer<'a> {
+    /// `if`/`&&`/`||`: each path that may run, with the program-counter label raised by the
+    /// condition's; the value where they meet carries the program-counter label they reached.
+    fn branch(
+        &mut self,
+        c: &Abs,
+        cond: Span,
+        then: impl FnOnce(&mut Analyzer<'a>) -> Res,
+        else_: impl FnOnce(&mut Analyzer<'a>) -> Res,
+    ) -> Res {
+        let saved = self.pc.clone();
+        let raised = saved.join(&c.label);
+        let text = self.text(cond);
+        let mut paths: Vec<(Abs, Bounds)> = Vec::new();
+        if c.as_bool() != Some(false) {
+            self.pc = raised.clone();
+            self.conds.push(text.clone());
+            let v = then(self)?;
+            self.conds.pop();
+            paths.push((v, self.pc.clone()));
+        }
+        if c.as_bool() != Some(true) {
+            self.pc = raised;
+            self.conds.push(format!("not ({text})"));
+            let v = else_(self)?;
+            self.conds.pop();
+            paths.push((v, self.pc.clone()));
+        }
+        self.pc = saved;
+        Ok(meet_paths(paths))
+    }
+
+    fn match_(&mut self, scrutinee: &Expr, arms: &[cordon_syntax::ast::Arm]) -> Res {
+        let s = self.expr(scrutinee)?;
+        let saved = self.pc.clone();
+        // Matching looks inside the value (a variant, a literal in a tuple): every part counts.
+        let raised = Bounds { lo: saved.lo.join(&s.label.lo), hi: saved.hi.join(&s.deep(true).hi) };
+        let scrut = self.text(scrutinee.span);
+        let mut paths = Vec::new();
+        for arm in arms {
+            if let (PatternKind::Variant { name, .. }, Kind::Variant { name: Some(known), .. }) = (&arm.pat.kind, &s.kind)
+                && name.name != **known
+            {
+                continue;
+            }
+            self.pc = raised.clone();
+            let depth = self.scope.len();
+            self.bind_pattern(&arm.pat, &s, &Bounds::bottom());
+            let mut cond = format!("{scrut} matches {}", self.text(arm.pat.span));
+            if let Some(g) = &arm.guard {
+                let gv = self.expr(g)?;
+                self.pc = self.pc.join(&gv.label);
+                cond = format!("{cond} if {}", self.text(g.span));
+            }
+            self.conds.push(cond);
+            let v = self.expr(&arm.body)?;
+            self.conds.pop();
+            self.scope.truncate(depth);
+            paths.push((v, self.pc.clone()));
+        }
+        self.pc = saved;
+        if paths.is_empty() {
+            return Ok(Abs::plain(Kind::Unit));
+        }
+        Ok(meet_paths(paths))
+    }
+
+    /// A loop over `xs` (a `for`, or a builtin that calls a function per element): the body
+    /// runs with the program-counter label raised by the list's, as many times as it has
+    /// elements. The body gets an element and the state carried so far (`init` for the
+    /// first), and gives the state after it. Returns the state after the loop and the
+    /// program-counter label the loop reached (which its value carries).
+    fn in_loop(
+        &mut self,
+        xs: &Abs,
+        cond: String,
+        init: Option<Abs>,
+        mut body: impl FnMut(&mut Analyzer<'a>, Abs, Option<Abs>) -> Res<Option<Abs>>,
+    ) -> Res<(Option<Abs>, Bounds)> {
+        let saved_pc = self.pc.clone();
+        let saved_mult = self.mult;
+        let start = saved_pc.join(&xs.label);
+        self.pc = start.clone();
+        self.mult = self.mult.times(match &xs.kind {
+            Kind::List { len: Some(n), .. } => Count::AtMost(*n),
+            _ => Count::Unbounded,
+        });
+        self.conds.push(cond);
+        let elem = xs.element();
+        let merge = |acc: &Option<Abs>, out: Option<Abs>| match (acc, out) {
+            (None, o) => o,
+            (Some(a), Some(o)) => Some(a.either(&o)),
+            (Some(a), None) => Some(a.clone()),
+        };
+        let recording = std::mem::replace(&mut self.recording, false);
+        let mut acc = init;
+        for round in 0.. {
+            let pc0 = self.pc.clone();
+            let out = body(self, elem.clone(), acc.clone())?;
+            let next = merge(&acc, out);
+            let stable = self.pc == pc0
+                && match (&acc, &next) {
+                    (Some(a), Some(b)) => a.same(b),
+                    (None, None) => true,
+                    _ => false,
+                };
+            acc = next;
+            if stable {
+                break;
+            }
+            if round + 1 >= MAX_ROUNDS {
+                acc = acc.map(|a| Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: top() }, a.origins_deep()));
+                self.pc.hi = top();
+                break;
+            }
+        }
+        self.recording = recording;
+        if recording {
+            // Once more, recording, in the state the fixed point reached (its lower bound the
+            // first round's: the first round runs before anything was raised).
+            self.pc.lo = start.lo.clone();
+            let out = body(self, elem, acc.clone())?;
+            acc = merge(&acc, out);
+        }
+        self.conds.pop();
+        self.mult = saved_mult;
+        let inside = Bounds { lo: start.lo, hi: self.pc.hi.clone() };
+        self.pc = saved_pc;
+        Ok((acc, inside))
+    }
+
+    fn is_local(&self, name: &str) -> bool {
+        self.scope.iter().any(|(n, _)| &**n == name)
+    }
+
+    fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Res {
+        match &callee.kind {
+            ExprKind::Path { variant, .. } => {
+                let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                return Ok(Abs::plain(Kind::Variant { name: Some(variant.name.as_str().into()), payload }));
+            }
+            ExprKind::Name(id) if !self.is_local(&id.name) => {
+                let name = id.name.as_str();
+                if let Some((k, _)) = self.decls.fns.get_key_value(name) {
+                    let k: &'a str = k;
+                    let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                    return self.call_fn(k, argv);
+                }
+                if matches!(name, "Some" | "Ok" | "Err") {
+                    let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                    return Ok(Abs::plain(Kind::Variant { name: Some(name.into()), payload }));
+                }
+                if is_higher_order(name) && !args.is_empty() {
+                    let xs = self.expr(&args[0])?;
+                    let rest = args[1..].iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                    return self.higher_order(name, xs, rest, span);
+                }
+                if label_fn(name) || cordon_syntax::builtins::is_builtin(name) {
+                    let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                    return self.builtin(name, argv, span);
+                }
+                if self.lookup(name)?.is_none() {
+                    // A measure (only in refinements): the host's value, public.
+                    for a in args {
+                        self.expr(a)?;
+                    }
+                    return Ok(Abs::plain(Kind::Unknown));
+                }
+            }
+            _ => {}
+        }
+        let f = self.expr(callee)?;
+        let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+        self.call_value(f, argv, span)
+    }
+
+    fn method(&mut self, receiver: &Expr, name: &str, args: &[Expr], span: Span) -> Res {
+        let r = self.expr(receiver)?;
+        let is_fn = self.decls.fns.contains_key(name);
+        if is_higher_order(name) && !is_fn {
+            let rest = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+            return self.higher_order(name, r, rest, span);
+        }
+        let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+        if let Kind::Capability(cap) = &r.kind
+            && let Some(tool) = self.decls.tools.get(&(cap.clone(), name.into()))
+        {
+            return self.tool_call(cap.clone(), tool, argv, span);
+        }
+        let all: Vec<Abs> = std::iter::once(r).chain(argv).collect();
+        if (label_fn(name) || cordon_syntax::builtins::is_builtin(name) || matches!(name, "join" | "meet")) && !is_fn {
+            return self.builtin(name, all, span);
+        }
+        match self.decls.fns.get_key_value(name) {
+            Some((k, _)) => self.call_fn(k, all),
+            None => Ok(Abs::any()),
+        }
+    }
+
+    /// Calls a function value: a closure runs in the scope it was made in, a labelled one with
+    /// the program-counter label raised by its label for the call.
+    fn call_value(&mut self, f: Abs, args: Vec<Abs>, span: Span) -> Res {
+        let raise = !f.label.is_bottom();
+        let saved = self.pc.clone();
+        if raise {
+            self.pc = self.pc.join(&f.label);
+        }
+        let result = match &f.kind {
+            Kind::Closure(c) => {
+                let outer = std::mem::replace(&mut self.scope, c.env.clone());
+                for (p, a) in c.params.iter().zip(args) {
+                    self.bind(&p.name.name, a);
+                }
+                let r = self.expr(&c.body);
+                self.scope = outer;
+                r?
+            }
+            Kind::Func(name) => match self.decls.fns.get_key_value(&**name) {
+                Some((k, _)) => self.call_fn(k, args)?,
+                None => Abs::any(),
+            },
+            // Code no one has seen (a function a fill made): as open as a hole.
+            _ => self.hole(span),
+        };
+        if raise {
+            let inside = std::mem::replace(&mut self.pc, saved);
+            return Ok(result.raised(&inside));
+        }
+        Ok(result)
+    }
+
+    /// Calls a named function: its body analysed with these arguments. A recursive one is
+    /// analysed once with nothing known (see [`Analyzer::analyze_open`]).
+    fn call_fn(&mut self, name: &'a str, args: Vec<Abs>) -> Res {
+        if self.calling.contains(&name) {
+            if self.top_mode > 0 {
+                return Ok(Abs::any());
+            }
+            self.recursive.insert(name);
+            return Err(Stop::Restart);
+        }
+        if self.recursive.contains(name) {
+            self.analyze_open(name)?;
+            return Ok(Abs::unknown(Bounds { lo: self.pc.lo.clone(), hi: top() }, Origins::default()));
+        }
+        if self.calling.len() >= MAX_CALL_DEPTH {
+            return Err(Stop::TooBig);
+        }
+        let Some(f) = self.decls.fns.get(name) else { return Ok(Abs::any()) };
+        self.calling.push(name);
+        let outer = std::mem::take(&mut self.scope);
+        for (p, a) in f.params.iter().zip(args) {
+            self.bind(&p.name.name, a);
+        }
+        let r = self.block(&f.body);
+        self.scope = outer;
+        self.calling.pop();
+        r
+    }
+
+    /// Analyses a function as if called with any arguments of its parameters' types, under
+    /// any program-counter label, any number of times: how a recursive function, or one a
+    /// fill may call, is summarised. Once per analysis.
+    fn analyze_open(&mut self, name: &'a str) -> Res<()> {
+        if !self.top_done.insert(name) {
+            return Ok(());
+        }
+        let Some(f) = self.decls.fns.get(name) else { return Ok(()) };
+        let params: Vec<(String, Abs)> = f.params.iter().map(|p| (p.name.name.clone(), self.any_of(&p.ty))).collect();
+        let scope = std::mem::replace(&mut self.scope, Vec::new());
+        let pc = std::mem::replace(&mut self.pc, Bounds::any());
+        let mult = std::mem::replace(&mut self.mult, Count::Unbounded);
+        let conds = std::mem::replace(&mut self.conds, vec![format!("in `{name}`, with any arguments")]);
+        let recording = std::mem::replace(&mut self.recording, true);
+        for (n, v) in params {
+            self.bind(&n, v);
+        }
+        self.top_mode += 1;
+        self.calling.push(name);
+        let r = self.block(&f.body);
+        self.calling.pop();
+        self.top_mode -= 1;
+        self.scope = scope;
+        self.pc = pc;
+        self.mult = mult;
+        self.conds = conds;
+        self.recording = recording;
+        r.map(|_| ())
+    }
+
+    /// Anything of type `ty`: a capability is the one of that name (the only value of its
+    /// type); anything else is unknown.
+    fn any_of(&self, ty: &TypeExpr) -> Abs {
+        match &ty.kind {
+            TypeExprKind::Named { name, .. } if self.decls.is_capability(&name.name) => {
+                Abs::plain(Kind::Capability(name.name.as_str().into()))
+            }
+            TypeExprKind::Refined { base, .. } => self.any_of(base),
+            _ => Abs::any(),
+        }
+    }
+
+    /// A typed hole: the fill may call any tool of the capabilities in scope and any of the
+    /// plan's functions and closures in scope, with anything; its result may be anything,
+    /// and carries at least the program-counter label here.
+    fn hole(&mut self, span: Span) -> Abs {
+        let line = self.line(span);
+        if self.recording {
+            let mut caps: Vec<String> = Vec::new();
+            for (_, v) in &self.scope {
+                let mut seen = |v: &Abs| {
+                    if let Kind::Capability(c) = &v.kind
+                        && !caps.contains(&c.to_string())
+                    {
+                        caps.push(c.to_string());
+                    }
+                };
+                seen(v);
+                if let Kind::Closure(c) = &v.kind {
+                    c.env.iter().for_each(|(_, v)| seen(v));
+                }
+            }
+            caps.sort();
+            self.holes
+                .entry(key(span))
+                .and_modify(|h| h.pc = h.pc.either(&self.pc))
+                .or_insert(HoleReach { span, line, capabilities: caps, pc: self.pc.clone() });
+        }
+        Abs::unknown(Bounds { lo: self.pc.lo.clone(), hi: top() }, Origins::one(Origin::Fill { line }))
+    }
+
+    /// What a fill can reach besides tools: the plan's functions and the closures in scope,
+    /// each analysed with anything. Called where a hole is, after the hole itself.
+    fn open_reach(&mut self) -> Res<()> {
+        let names: Vec<&'a str> = self.decls.fns.keys().copied().collect();
+        for n in names {
+            if !self.calling.contains(&n) {
+                self.analyze_open(n)?;
+            }
+        }
+        let closures: Vec<Arc<Closure>> = self
+            .scope
+            .iter()
+            .filter_map(|(_, v)| match &v.kind {
+                Kind::Closure(c) => Some(c.clone()),
+                _ => None,
+            })
+            .collect();
+        for c in closures {
+            let f = Abs::new(Kind::Closure(c.clone()), Bounds::any(), Origins::default());
+            let saved = (std::mem::replace(&mut self.mult, Count::Unbounded), std::mem::replace(&mut self.pc, Bounds::any()));
+            let args = c.params.iter().map(|_| Abs::any()).collect();
+            let r = self.call_value(f, args, c.body.span);
+            (self.mult, self.pc) = saved;
+            r?;
+        }
+        Ok(())
+    }
+}
+
+/// Paths that meet (`if`, `match`): the value is one of theirs, and carries the
+/// program-counter label each reached.
+fn meet_paths(paths: Vec<(Abs, Bounds)>) -> Abs {
+    let mut it = paths.into_iter();
+    let Some((first, pc)) = it.next() else { return Abs::plain(Kind::Unit) };
+    let (v, pc) = it.fold((first, pc), |(v, pc), (w, qc)| (v.either(&w), pc.either(&qc)));
+    v.raised(&pc)
+}
+
+impl<'a> Analyzer<'a> {
+    /// A first-order builtin: the result carries at least its first argument's label (every
+    /// builtin joins it) and at most everything it was given.
+    fn builtin(&mut self, name: &str, args: Vec<Abs>, span: Span) -> Res {
+        let label_arg = |i: usize| match args.get(i).map(|a| &a.kind) {
+            Some(Kind::Label(b)) => b.clone(),
+            _ => Bounds::any(),
+        };
+        let exact = |l: DcLabel| Ok(Abs::plain(Kind::Label(Bounds::exactly(l))));
+        match (name, args.len()) {
+            ("user", 0) => return Ok(Abs::plain(Kind::Str(self.user.clone()))),
+            ("public", 0) => return exact(DcLabel::bottom()),
+            ("untrusted", 0) => return exact(DcLabel::untrusted()),
+            ("secret" | "endorsed", 1) => {
+                let l = match args[0].as_str() {
+                    Some(p) if name == "secret" => Bounds::exactly(DcLabel::secret(p)),
+                    Some(p) => Bounds::exactly(DcLabel::endorsed(p)),
+                    // Someone not known here: anyone's secret, or vouched for by anyone.
+                    None if name == "secret" => Bounds {
+                        lo: DcLabel::bottom(),
+                        hi: DcLabel { secrecy: top().secrecy, integrity: DcLabel::bottom().integrity },
+                    },
+                    None => Bounds { lo: DcLabel::bottom(), hi: DcLabel::untrusted() },
+                };
+                return Ok(Abs::plain(Kind::Label(l)));
+            }
+            ("readers", 1) => {
+                let known: Option<Vec<&str>> = match &args[0].kind {
+                    Kind::List { elem, len: Some(1) } => elem.as_str().map(|p| vec![p]),
+                    Kind::List { len: Some(0), .. } => Some(Vec::new()),
+                    _ => None,
+                };
+                let l = match known {
+                    Some(ps) => Bounds::exactly(DcLabel::readers(&ps)),
+                    None => Bounds {
+                        lo: DcLabel::bottom(),
+                        hi: DcLabel { secrecy: top().secrecy, integrity: DcLabel::bottom().integrity },
+                    },
+                };
+                return Ok(Abs::plain(Kind::Label(l)));
+            }
+            ("join", 2) if matches!(args[0].kind, Kind::Label(_)) => {
+                return Ok(Abs::plain(Kind::Label(label_arg(0).join(&label_arg(1)))));
+            }
+            ("meet", 2) if matches!(args[0].kind, Kind::Label(_)) => {
+                let (a, b) = (label_arg(0), label_arg(1));
+                return Ok(Abs::plain(Kind::Label(Bounds { lo: a.lo.meet(&b.lo), hi: a.hi.meet(&b.hi) })));
+            }
+            ("unlabel", 1) => {
+                let b = &args[0];
+                let inner = match &b.kind {
+                    Kind::Labeled(inner) => (**inner).clone().raised(&b.label),
+                    // A box whose content is not known: its label may be anything.
+                    _ => Abs::unknown(Bounds { lo: b.label.lo.clone(), hi: top() }, b.origins.clone()),
+                };
+                // `unlabel` raises the program-counter label by the content's, for good.
+                self.pc = self.pc.join(&inner.label);
+                return Ok(inner);
+            }
+            _ => {}
+        }
+        let Some(first) = args.first() else {
+            return Ok(Abs::plain(Kind::Unknown));
+        };
+        let own_lo = first.label.lo.clone();
+        let everything = args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.deep(true).hi));
+        let origins = args.iter().fold(Origins::default(), |o, a| o.union(&a.origins_deep()));
+        let label = Bounds { lo: own_lo, hi: everything };
+        let _ = span;
+        Ok(match name {
+            "unwrap_or" if args.len() == 2 => match &first.kind {
+                Kind::Variant { payload, .. } if payload.len() == 1 => {
+                    payload[0].either(&args[1]).raised(&Bounds { lo: first.label.lo.clone(), hi: first.label.hi.clone() })
+                }
+                _ => Abs::unknown(label, origins),
+            },
+            "get" | "first" | "last" if matches!(first.kind, Kind::List { .. }) => {
+                let own = args.iter().fold(Bounds::bottom(), |l, a| l.join(&a.label));
+                Abs::new(Kind::Variant { name: None, payload: vec![first.element()] }, own, origins)
+            }
+            "range" if args.len() == 2 => {
+                let len = match (&args[0].kind, &args[1].kind) {
+                    (Kind::Int(a), Kind::Int(b)) => Some(b.saturating_sub(*a).max(0) as u64),
+                    _ => None,
+                };
+                let elem = Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: everything_of(&args) }, Origins::default());
+                Abs::new(Kind::List { elem: Box::new(elem), len }, label, origins)
+            }
+            n if keeps_elements(n) && matches!(first.kind, Kind::List { .. }) => {
+                let mut elem = first.element();
+                if let Some(other) = args.get(1).filter(|_| n == "concat") {
+                    elem = elem.either(&other.element());
+                }
+                if let Some(x) = args.get(1).filter(|_| n == "push") {
+                    elem = elem.either(x);
+                }
+                Abs::new(Kind::List { elem: Box::new(elem), len: None }, label, origins)
+            }
+            _ => Abs::unknown(label, origins),
+        })
+    }
+
+    /// `map`, `filter`, `fold`, `any`, `all` and the keyed builtins: a loop calling the
+    /// function argument on each element.
+    fn higher_order(&mut self, name: &str, xs: Abs, rest: Vec<Abs>, span: Span) -> Res {
+        let cond = format!("for each element, in `{name}`");
+        let (f, init) = match (name, rest.as_slice()) {
+            ("fold", [init, f]) => (f.clone(), Some(init.clone())),
+            (_, [f]) => (f.clone(), None),
+            _ => return Ok(Abs::any()),
+        };
+        let (acc, pc) = self.in_loop(&xs, cond, init, |a, elem, acc| {
+            let args = match (&acc, name) {
+                (Some(acc), "fold") => vec![acc.clone(), elem],
+                _ => vec![elem],
+            };
+            a.call_value(f.clone(), args, span).map(Some)
+        })?;
+        let len = match &xs.kind {
+            Kind::List { len, .. } => *len,
+            _ => None,
+        };
+        let out = acc.unwrap_or_else(|| Abs::plain(Kind::Unknown));
+        Ok(match name {
+            "map" => Abs::new(Kind::List { elem: Box::new(out), len }, Bounds::bottom(), Origins::default()).raised(&pc),
+            "fold" => out.raised(&pc),
+            "filter" => {
+                let label = xs.label.join(&out.deep(true)).join(&pc);
+                Abs::new(Kind::List { elem: Box::new(xs.element()), len: None }, label, xs.origins.clone())
+            }
+            "sort_by" | "min_by" | "max_by" => {
+                let label = Bounds { lo: xs.label.lo.clone(), hi: xs.deep(true).hi.join(&out.deep(true).hi) }.join(&pc);
+                let list = Kind::List { elem: Box::new(xs.element()), len };
+                if name == "sort_by" {
+                    Abs::new(list, label, xs.origins.clone())
+                } else {
+                    Abs::new(Kind::Variant { name: None, payload: vec![xs.element()] }, label, xs.origins.clone())
+                }
+            }
+            // `any`, `all`, `group_by`, `count_by`: computed from everything.
+            _ => {
+                let label = Bounds { lo: xs.label.lo.clone(), hi: xs.deep(true).hi.join(&out.deep(true).hi) }.join(&pc);
+                Abs::unknown(label, xs.origins_deep().union(&out.origins))
+            }
+        })
+    }
+}
+
+fn everything_of(args: &[Abs]) -> DcLabel {
+    args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.deep(true).hi))
+}
+
+impl<'a> Analyzer<'a> {
+    /// A tool call: its sinks and result label computed from the policy's annotations on
+    /// these arguments, each argument and the decision judged against its sink, the call
+    /// recorded; the result shaped as the tool declares it and labelled as the boundary
+    /// labels it (the policy's result label joined with what chose the call).
+    fn tool_call(&mut self, cap: Arc<str>, tool: &'a Tool, args: Vec<Abs>, span: Span) -> Res {
+        let params: Vec<(String, Abs)> =
+            tool.params.iter().zip(&args).map(|(p, a)| (p.name.name.clone(), a.clone())).collect();
+        let labels = annotation(&tool.annotations, "label");
+        let default = Bounds::exactly(DcLabel::endorsed(&self.user));
+        let mut sinks = Vec::with_capacity(params.len());
+        for (name, _) in &params {
+            sinks.push(match keyed(labels, name) {
+                Some(e) => self.label_expr(e, &params)?,
+                None => default.clone(),
+            });
+        }
+        let decision_sink = match keyed(labels, "pc") {
+            Some(e) => self.label_expr(e, &params)?,
+            None => sinks
+                .iter()
+                .cloned()
+                .reduce(|a, b| Bounds { lo: a.lo.meet(&b.lo), hi: a.hi.meet(&b.hi) })
+                .unwrap_or(default),
+        };
+        let returns = match keyed(labels, "returns") {
+            Some(e) => self.label_expr(e, &params)?,
+            None => Bounds::exactly(DcLabel::closed(&self.user)),
+        };
+        let carried: Vec<Bounds> = args.iter().map(|a| a.deep(false)).collect();
+        let chosen = carried.iter().fold(self.pc.clone(), |l, c| l.join(c));
+        let name = format!("{cap}.{}", tool.name.name);
+        if self.recording {
+            let tiers = self.tiers(annotation(&tool.annotations, "approval").and_then(|a| a.args.first()).map(|a| &a.value), &params)?;
+            let destination = match keyed(annotation(&tool.annotations, "card"), "destination") {
+                None => Destination::None,
+                Some(e) => {
+                    let v = self.value_expr(e, &params)?;
+                    match v.as_str() {
+                        Some(s) => Destination::Known(s.to_string()),
+                        None => Destination::Computed,
+                    }
+                }
+            };
+            let mut ps = Vec::with_capacity(params.len());
+            for (((pname, a), sink), c) in params.iter().zip(&sinks).zip(&carried) {
+                ps.push(Param {
+                    name: pname.clone(),
+                    carried: c.clone(),
+                    origins: a.origins_deep(),
+                    sink: sink.clone(),
+                    verdict: Verdict::of(c, sink),
+                    decision: Verdict::of(&self.pc, sink),
+                });
+            }
+            let site = Site {
+                capability: cap.to_string(),
+                tool: tool.name.name.clone(),
+                span,
+                line: self.line(span),
+                conditions: self.conds.clone(),
+                count: self.mult,
+                params: ps,
+                pc: self.pc.clone(),
+                decision_sink: decision_sink.clone(),
+                decision: Verdict::of(&self.pc, &decision_sink),
+                tiers,
+                destination,
+            };
+            match self.sites.get_mut(&key(span)) {
+                Some(acc) => acc.site.merge(site),
+                None => {
+                    self.sites.insert(key(span), SiteAcc { site });
+                }
+            }
+        }
+        let line = self.line(span);
+        let label = chosen.join(&returns);
+        Ok(self.result_of(tool.ret.as_ref(), &label, Origins::one(Origin::Result { tool: name, line })))
+    }
+
+    /// A label expression of the policy (`@label(body = ..)`), evaluated on the call's
+    /// arguments: bounds on the label it gives.
+    fn label_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res<Bounds> {
+        let v = self.value_expr(e, params)?;
+        Ok(match v.kind {
+            Kind::Label(b) => b,
+            _ => Bounds::any(),
+        })
+    }
+
+    /// Evaluates policy code on the call's arguments, recording nothing.
+    fn value_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res {
+        let scope = std::mem::replace(&mut self.scope, params.iter().map(|(n, a)| (n.as_str().into(), a.clone())).collect());
+        let pc = std::mem::replace(&mut self.pc, Bounds::bottom());
+        let recording = std::mem::replace(&mut self.recording, false);
+        let v = self.expr(e);
+        self.scope = scope;
+        self.pc = pc;
+        self.recording = recording;
+        v
+    }
+
+    /// The least and the most strict approval tier `@approval(..)` may give these arguments.
+    fn tiers(&mut self, e: Option<&Expr>, params: &[(String, Abs)]) -> Res<(Tier, Tier)> {
+        let Some(e) = e else { return Ok((Tier::None, Tier::None)) };
+        Ok(match &e.kind {
+            ExprKind::Name(id) => match Tier::from_name(&id.name) {
+                Some(t) => (t, t),
+                None => (Tier::None, Tier::Deny),
+            },
+            ExprKind::If { cond, then, else_ } => {
+                let c = self.value_expr(cond, params)?;
+                let then_ = then.tail.as_deref();
+                match (c.as_bool(), else_) {
+                    (Some(true), _) => self.tiers(then_, params)?,
+                    (Some(false), Some(x)) => self.tiers(Some(x), params)?,
+                    (_, Some(x)) => {
+                        let (a, b) = (self.tiers(then_, params)?, self.tiers(Some(x), params)?);
+                        (a.0.min(b.0), a.1.max(b.1))
+                    }
+                    _ => (Tier::None, Tier::Deny),
+                }
+            }
+            ExprKind::Block(b) if b.stmts.is_empty() => self.tiers(b.tail.as_deref(), params)?,
+            _ => (Tier::None, Tier::Deny),
+        })
+    }
+
+    /// A tool's result as the boundary makes it: shaped as declared, each record field
+    /// labelled as its type says, and the call's label on the value (on each component of a
+    /// tuple but the host-made ones, which stay unlabelled).
+    fn result_of(&mut self, ty: Option<&TypeExpr>, label: &Bounds, origins: Origins) -> Abs {
+        let Some(ty) = ty else { return Abs::plain(Kind::Unit) };
+        let shaped = self.shape(ty, 0, &origins);
+        match shaped.kind {
+            Kind::Tuple(items) => Abs::new(
+                Kind::Tuple(
+                    items.into_iter().map(|x| if matches!(x.kind, Kind::Handle(_)) { x } else { x.raised(label) }).collect(),
+                ),
+                Bounds::bottom(),
+                origins,
+            ),
+            Kind::Handle(_) => shaped,
+            _ => shaped.raised(label),
+        }
+    }
+
+    /// A value of type `ty` as a tool returns it, before the call's label: the parts the type
+    /// declares, every record field with its declared label, unknown values otherwise.
+    fn shape(&mut self, ty: &TypeExpr, depth: usize, origins: &Origins) -> Abs {
+        let unknown = || Abs::unknown(Bounds::bottom(), origins.clone());
+        if depth > 12 {
+            return Abs::unknown(Bounds::any(), origins.clone());
+        }
+        let mut part = |a: &mut Self, t: &TypeExpr| a.shape(t, depth + 1, origins);
+        match &ty.kind {
+            TypeExprKind::Tuple(ts) if ts.is_empty() => Abs::plain(Kind::Unit),
+            TypeExprKind::Tuple(ts) => {
+                let items = ts.iter().map(|t| part(self, t)).collect();
+                Abs::new(Kind::Tuple(items), Bounds::bottom(), origins.clone())
+            }
+            TypeExprKind::Refined { base, .. } => self.shape(base, depth, origins),
+            TypeExprKind::Fn { .. } | TypeExprKind::Error => Abs::unknown(Bounds::any(), origins.clone()),
+            TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
+                ("Int" | "String" | "Bool" | "Float", _) => unknown(),
+                ("List", [t]) => {
+                    let elem = part(self, t);
+                    Abs::new(Kind::List { elem: Box::new(elem), len: None }, Bounds::bottom(), origins.clone())
+                }
+                ("Option", [t]) => {
+                    let p = part(self, t);
+                    Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
+                }
+                ("Result", [t, e]) => {
+                    let p = part(self, t).either(&part(self, e));
+                    Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
+                }
+                (n, _) => match self.decls.types.get(n).copied() {
+                    Some(ItemKind::Record { fields, opaque, .. }) => {
+                        let env: Vec<(String, Abs)> =
+                            fields.iter().map(|f| (f.name.name.clone(), part(self, &f.ty))).collect();
+                        let mut out = Vec::with_capacity(fields.len());
+                        for (f, (fname, v)) in fields.iter().zip(&env) {
+                            let label = match annotation(&f.annotations, "label").and_then(|a| a.args.first()) {
+                                Some(a) => self.label_expr(&a.value, &env).unwrap_or_else(|_| Bounds::any()),
+                                None => Bounds::bottom(),
+                            };
+                            out.push((fname.as_str().into(), v.clone().raised(&label)));
+                        }
+                        Abs::new(Kind::Record { opaque: *opaque, fields: out }, Bounds::bottom(), origins.clone())
+                    }
+                    Some(ItemKind::TypeAlias { ty, .. }) => self.shape(ty, depth + 1, origins),
+                    Some(ItemKind::Linear { .. } | ItemKind::Opaque { .. }) => {
+                        Abs::new(Kind::Handle(n.into()), Bounds::bottom(), origins.clone())
+                    }
+                    Some(ItemKind::Enum { variants, .. }) => {
+                        let payloads: Vec<Abs> =
+                            variants.iter().flat_map(|v| v.payload.iter()).map(|t| part(self, t)).collect();
+                        let hi = payloads.iter().fold(DcLabel::bottom(), |l, p| l.join(&p.deep(true).hi));
+                        Abs::unknown(Bounds { lo: DcLabel::bottom(), hi }, origins.clone())
+                    }
+                    _ => Abs::unknown(Bounds::any(), origins.clone()),
+                },
+            },
+        }
+    }
+}

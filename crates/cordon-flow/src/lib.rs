@@ -1,0 +1,270 @@
+//! What a checked plan may do with which data, before any of it runs.
+//!
+//! [`analyze`] runs a static label analysis over a checked program: an abstract interpretation
+//! of the run time's label rules ([`analyze`](crate::analyze) has them) that gives, at every
+//! tool call the plan may make, bounds on the label of each argument and of the decision to
+//! call, the sink each must flow to, how many times at most the call is made, under which
+//! conditions, and where its arguments come from. The bounds are two-sided: `hi` is above every
+//! label the run time can give (the summary never claims less than a run does), `lo` is below
+//! every one (so a call whose `lo` already fails its sink fails it on every run that reaches it).
+//!
+//! From the summary: [`Summary::diagnostics`] are the check-time errors (a call that must break
+//! its sink, `label-flow`; a call to a `@approval(deny)` tool, `approval-denied`), and
+//! [`Summary::render`] is the effect summary a person reads (`cordon check --effects`).
+
+mod abs;
+mod analyze;
+mod report;
+
+use std::collections::HashSet;
+
+use cordon_runtime::Tier;
+use cordon_syntax::ast::{ItemKind, Module, TypeExprKind};
+use cordon_syntax::{FileId, SourceMap, Span};
+use cordon_types::{CheckOptions, Checked, Outcome};
+use serde::Serialize;
+
+pub use abs::{Bounds, Origin, Origins};
+use abs::{Abs, Kind};
+use analyze::{Analyzer, Decls, Stop};
+
+/// How many times a call may be made in one run of the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Count {
+    AtMost(u64),
+    /// As many times as a list from elsewhere has elements, or a recursion goes: up to the
+    /// run's tool-call limit.
+    Unbounded,
+}
+
+impl Count {
+    fn times(self, other: Count) -> Count {
+        match (self, other) {
+            (Count::AtMost(0), _) | (_, Count::AtMost(0)) => Count::AtMost(0),
+            (Count::AtMost(a), Count::AtMost(b)) => a.checked_mul(b).map_or(Count::Unbounded, Count::AtMost),
+            _ => Count::Unbounded,
+        }
+    }
+
+    fn plus(self, other: Count) -> Count {
+        match (self, other) {
+            (Count::AtMost(a), Count::AtMost(b)) => a.checked_add(b).map_or(Count::Unbounded, Count::AtMost),
+            _ => Count::Unbounded,
+        }
+    }
+
+    /// Does `n` calls stay within this count?
+    pub fn allows(self, n: u64) -> bool {
+        match self {
+            Count::AtMost(m) => n <= m,
+            Count::Unbounded => true,
+        }
+    }
+}
+
+/// Whether a label flows to its sink, as far as the analysis can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// On every run: its upper bound flows to the sink's lower bound.
+    Allowed,
+    /// Depends on what the run meets: the run time decides.
+    May,
+    /// On no run: its lower bound does not flow to the sink's upper bound.
+    Must,
+}
+
+impl Verdict {
+    fn of(carried: &Bounds, sink: &Bounds) -> Verdict {
+        if carried.hi.flows_to(&sink.lo) {
+            Verdict::Allowed
+        } else if !carried.lo.flows_to(&sink.hi) {
+            Verdict::Must
+        } else {
+            Verdict::May
+        }
+    }
+
+    /// A call reached on several paths: definite only where every path agrees.
+    fn either(self, other: Verdict) -> Verdict {
+        if self == other { self } else { Verdict::May }
+    }
+}
+
+/// Where an approval card says the call goes (`@card(destination = ..)`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Destination {
+    /// The tool's card names none.
+    None,
+    /// Fixed by the plan: the same on every run.
+    Known(String),
+    /// Computed at run time.
+    Computed,
+}
+
+/// One argument of a call.
+#[derive(Clone, Debug, Serialize)]
+pub struct Param {
+    pub name: String,
+    /// The argument's label (with everything inside it that the boundary counts).
+    pub carried: Bounds,
+    pub origins: Origins,
+    /// The parameter's sink.
+    pub sink: Bounds,
+    /// The argument against its sink.
+    pub verdict: Verdict,
+    /// The decision to call (the program-counter label) against this parameter's sink.
+    pub decision: Verdict,
+}
+
+/// A tool call the plan may make.
+#[derive(Clone, Debug, Serialize)]
+pub struct Site {
+    pub capability: String,
+    pub tool: String,
+    #[serde(skip)]
+    pub span: Span,
+    pub line: u32,
+    /// The conditions it is made under, innermost last, as the source says them.
+    pub conditions: Vec<String>,
+    pub count: Count,
+    pub params: Vec<Param>,
+    /// The decision's label (the program-counter label at the call).
+    pub pc: Bounds,
+    pub decision_sink: Bounds,
+    pub decision: Verdict,
+    /// The least and the most strict approval tier it may need.
+    pub tiers: (Tier, Tier),
+    pub destination: Destination,
+}
+
+impl Site {
+    /// The same call reached again (a function called twice): counts add up, bounds widen.
+    fn merge(&mut self, other: Site) {
+        self.count = self.count.plus(other.count);
+        if self.conditions != other.conditions {
+            let common = self.conditions.iter().zip(&other.conditions).take_while(|(a, b)| a == b).count();
+            self.conditions.truncate(common);
+            self.conditions.push("(reached on several paths)".into());
+        }
+        for (p, q) in self.params.iter_mut().zip(other.params) {
+            p.carried = p.carried.either(&q.carried);
+            p.origins = p.origins.union(&q.origins);
+            p.sink = p.sink.either(&q.sink);
+            p.verdict = p.verdict.either(q.verdict);
+            p.decision = p.decision.either(q.decision);
+        }
+        self.pc = self.pc.either(&other.pc);
+        self.decision_sink = self.decision_sink.either(&other.decision_sink);
+        self.decision = self.decision.either(other.decision);
+        self.tiers = (self.tiers.0.min(other.tiers.0), self.tiers.1.max(other.tiers.1));
+        if self.destination != other.destination {
+            self.destination = Destination::Computed;
+        }
+    }
+
+    /// The worst of its arguments' and its decision's verdicts.
+    pub fn verdict(&self) -> Verdict {
+        self.params.iter().flat_map(|p| [p.verdict, p.decision]).fold(self.decision, Verdict::max)
+    }
+
+    /// `GitHub.create_issue`.
+    pub fn name(&self) -> String {
+        format!("{}.{}", self.capability, self.tool)
+    }
+}
+
+/// A typed hole: code no one has seen yet, which may call any tool of these capabilities.
+#[derive(Clone, Debug, Serialize)]
+pub struct HoleReach {
+    #[serde(skip)]
+    pub span: Span,
+    pub line: u32,
+    pub capabilities: Vec<String>,
+    /// The program-counter label at the hole: what its fill runs under, at least.
+    pub pc: Bounds,
+}
+
+/// What a plan may do: every tool call, in source order, and every hole.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub calls: Vec<Site>,
+    pub holes: Vec<HoleReach>,
+    /// `false` if the plan was too large to analyse: then nothing is claimed.
+    pub complete: bool,
+}
+
+/// Checks a plan as `cordon check` does: the checker's rules, then the labels' ([`analyze`]'s
+/// errors, for the principal `user`). The program is accepted only if neither gives an error;
+/// the summary is there when the checker accepted it.
+pub fn check(
+    sources: &SourceMap,
+    policies: &[FileId],
+    plan: Option<FileId>,
+    options: &CheckOptions,
+    user: &str,
+) -> (Outcome, Option<Summary>) {
+    let mut outcome = cordon_types::check(sources, policies, plan, options);
+    let Some(checked) = &outcome.program else { return (outcome, None) };
+    let summary = analyze(checked, sources, user);
+    let errors = summary.diagnostics();
+    if !errors.is_empty() {
+        outcome.diagnostics.extend(errors);
+        outcome.diagnostics.sort_by_key(|d| (d.span().file, d.span().start));
+        outcome.program = None;
+    }
+    (outcome, Some(summary))
+}
+
+/// Analyses a checked program's plan for the principal `user` (whom `user()` names).
+pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
+    let Some(plan) = checked.plan() else {
+        return Summary { calls: Vec::new(), holes: Vec::new(), complete: true };
+    };
+    let modules: Vec<&Module> = checked.policies().iter().chain(std::iter::once(plan)).collect();
+    let decls = Decls::of(&modules);
+    let (entry, _) = cordon_syntax::entry::of(checked.policies());
+    let params: Vec<(String, Abs)> = match entry.map(|e| e.kind) {
+        Some(ItemKind::Entry { params, .. }) => params
+            .iter()
+            .map(|p| {
+                let origins = Origins::one(Origin::Input { name: p.name.name.clone() });
+                // The host gives capabilities and linear values.
+                let kind = match base_name(&p.ty) {
+                    Some(n) if decls.tools.keys().any(|(c, _)| &**c == n) => Kind::Capability(n.into()),
+                    Some(n) => Kind::Handle(n.into()),
+                    None => Kind::Unknown,
+                };
+                (p.name.name.clone(), Abs::new(kind, Bounds::bottom(), origins))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut recursive = HashSet::new();
+    loop {
+        let mut a = Analyzer::new(&decls, sources, user, recursive.clone());
+        for (n, v) in &params {
+            a.bind(n, v.clone());
+        }
+        match a.block(&plan.body) {
+            Ok(_) => {
+                let calls = a.sites.into_values().map(|s| s.site).collect();
+                let holes = a.holes.into_values().collect();
+                return Summary { calls, holes, complete: true };
+            }
+            Err(Stop::Restart) => recursive = a.recursive,
+            Err(Stop::TooBig) => return Summary { calls: Vec::new(), holes: Vec::new(), complete: false },
+        }
+    }
+}
+
+/// The name of a named type, under any refinement.
+fn base_name(ty: &cordon_syntax::ast::TypeExpr) -> Option<&str> {
+    match &ty.kind {
+        TypeExprKind::Named { name, .. } => Some(&name.name),
+        TypeExprKind::Refined { base, .. } => base_name(base),
+        _ => None,
+    }
+}

@@ -1,0 +1,190 @@
+//! What the summary says to people and to models: the effect summary as text, and the
+//! check-time errors (a call that must break its sink, a call the policy always denies).
+
+use std::fmt::Write;
+
+use cordon_runtime::Tier;
+use cordon_runtime::boundary::describe_flow;
+use cordon_syntax::{Code, Diagnostic};
+
+use crate::{Count, Destination, Origin, Origins, Site, Summary, Verdict};
+
+/// At most this many errors per call: the first tells the model what to change.
+const MAX_ERRORS_PER_CALL: usize = 2;
+
+impl Summary {
+    /// The check-time errors: every call the policy denies whoever approves
+    /// (`approval-denied`), and every argument or decision whose label fails its sink on
+    /// every run that reaches the call (`label-flow`), in the shape the run time would give.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for site in &self.calls {
+            let name = site.name();
+            if site.tiers.0 == Tier::Deny {
+                out.push(
+                    Diagnostic::error(
+                        Code::ApprovalDenied,
+                        site.span,
+                        format!("`{name}` is never performed: the policy denies it, whoever approves"),
+                    )
+                    .with_primary_label("denied by `@approval(deny)`")
+                    .with_help("leave this call out; tell the user what they would have to do themselves"),
+                );
+                continue;
+            }
+            let mut errors = Vec::new();
+            if site.decision == Verdict::Must {
+                errors.push(decision_error(&name, site, &site.pc.lo, &site.decision_sink.hi));
+            }
+            for p in &site.params {
+                if p.verdict == Verdict::Must {
+                    let message = format!(
+                        "`{name}` would be blocked: the argument `{}` carries {}, which may not flow to {}",
+                        p.name, p.carried.lo, p.sink.hi
+                    );
+                    let mut d = Diagnostic::error(Code::LabelFlow, site.span, message)
+                        .with_primary_label(format!("`{}` is {}", p.name, p.carried.lo.describe()))
+                        .with_note(describe_flow(&p.carried.lo, &p.sink.hi));
+                    if !p.origins.known.is_empty() {
+                        d = d.with_note(format!("`{}` comes from {}", p.name, origins_in_words(&p.origins)));
+                    }
+                    errors.push(d.with_help(
+                        "this call is refused on every run that reaches it: send only what this sink may carry, or return it to the user",
+                    ));
+                } else if p.decision == Verdict::Must && site.decision != Verdict::Must {
+                    errors.push(
+                        decision_error(&name, site, &site.pc.lo, &p.sink.hi)
+                            .with_note(format!("the argument `{}` is chosen under that decision", p.name)),
+                    );
+                }
+            }
+            out.extend(errors.into_iter().take(MAX_ERRORS_PER_CALL));
+        }
+        out
+    }
+
+    /// The effect summary, for a person, at most 80 columns wide.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        if !self.complete {
+            s.push_str("The plan is too large to summarise: the run time checks each call as it comes.\n");
+            return s;
+        }
+        if self.calls.is_empty() && self.holes.is_empty() {
+            s.push_str("The plan calls no tool.\n");
+            return s;
+        }
+        for site in &self.calls {
+            let _ = writeln!(s, "line {}: {}, {}{}", site.line, site.name(), count_in_words(site.count), tier_in_words(site.tiers));
+            for c in &site.conditions {
+                let _ = writeln!(s, "  when {c}");
+            }
+            if let Destination::Known(d) = &site.destination {
+                let _ = writeln!(s, "  to {d}");
+            }
+            for p in &site.params {
+                let verdict = match p.verdict.max(p.decision) {
+                    Verdict::Allowed => "",
+                    Verdict::May => "  (may be refused)",
+                    Verdict::Must => "  (refused)",
+                };
+                let _ = writeln!(s, "  {}: {}{verdict}", p.name, origins_in_words(&p.origins));
+                if p.verdict != Verdict::Allowed {
+                    let _ = writeln!(s, "    is at most {}", p.carried.hi.describe());
+                    let _ = writeln!(s, "    may go where {}", sink_in_words(&p.sink.lo));
+                }
+            }
+            if !site.pc.is_bottom() {
+                let _ = writeln!(s, "  the decision depends on data at most {}", site.pc.hi.describe());
+            }
+        }
+        for h in &self.holes {
+            let caps = if h.capabilities.is_empty() { "no tool".to_string() } else { h.capabilities.join(", ") };
+            let _ = writeln!(s, "line {}: a hole; its fill may call any tool of: {caps}", h.line);
+        }
+        let may = self.calls.iter().filter(|c| c.verdict() == Verdict::May).count();
+        let must = self.calls.iter().filter(|c| c.verdict() == Verdict::Must).count();
+        let _ = writeln!(
+            s,
+            "{} call site{}: {} within every sink, {may} decided at run time, {must} refused",
+            self.calls.len(),
+            if self.calls.len() == 1 { "" } else { "s" },
+            self.calls.len() - may - must
+        );
+        s
+    }
+}
+
+fn decision_error(name: &str, site: &Site, pc: &cordon_runtime::DcLabel, sink: &cordon_runtime::DcLabel) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        Code::LabelFlow,
+        site.span,
+        format!("`{name}` would be blocked: the decision to make this call depends on data labelled {pc}, which may not flow to {sink}"),
+    )
+    .with_primary_label("decided by data the sink may not see")
+    .with_note(describe_flow(pc, sink));
+    if !site.conditions.is_empty() {
+        d = d.with_note(format!("the call is made when {}", site.conditions.join(", and ")));
+    }
+    d.with_help("decide whether to call from the user's request and the plan's own values, not from what a tool returned")
+}
+
+fn count_in_words(c: Count) -> String {
+    match c {
+        Count::AtMost(1) => "at most once".into(),
+        Count::AtMost(n) => format!("at most {n} times"),
+        Count::Unbounded => "any number of times".into(),
+    }
+}
+
+fn tier_in_words((least, most): (Tier, Tier)) -> String {
+    let one = |t: Tier| match t {
+        Tier::None => "",
+        Tier::Ask => "asks first",
+        Tier::AskAlways => "asks every time",
+        Tier::Deny => "denied",
+    };
+    match (least, most) {
+        (Tier::None, Tier::None) => String::new(),
+        (a, b) if a == b => format!(", {}", one(a)),
+        (_, b) => format!(", may {}", one(b).replace("asks", "ask").replace("denied", "be denied")),
+    }
+}
+
+fn sink_in_words(sink: &cordon_runtime::DcLabel) -> String {
+    let readers = if sink.secrecy.is_true() { "anyone may read it".to_string() } else { format!("{} may read it", sink.secrecy) };
+    let vouch = if sink.integrity.is_true() {
+        "no one need vouch for it".to_string()
+    } else if sink.integrity.is_false() {
+        "only the plan's own values".to_string()
+    } else {
+        format!("{} must vouch for it", sink.integrity)
+    };
+    format!("{readers} and {vouch}")
+}
+
+/// "the plan's text, the input `s` and the result of `GitHub.read_file` (line 9)".
+pub fn origins_in_words(o: &Origins) -> String {
+    if o.known.is_empty() {
+        return "nothing in particular".into();
+    }
+    let words: Vec<String> = o
+        .known
+        .iter()
+        .map(|x| match x {
+            Origin::Literal => "the plan's text".to_string(),
+            Origin::Input { name } => format!("the input `{name}`"),
+            Origin::Result { tool, line } => format!("the result of `{tool}` (line {line})"),
+            Origin::Fill { line } => format!("a model's fill (line {line})"),
+        })
+        .collect();
+    let mut s = match words.as_slice() {
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    };
+    if o.more {
+        s.push_str(" and more");
+    }
+    s
+}
