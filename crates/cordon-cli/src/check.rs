@@ -1,5 +1,6 @@
-//! `cordon check`: read the policy modules and the plan, type-check them, and render the
-//! diagnostics in the chosen format. File reading goes through the `read` function the caller
+//! `cordon check`: read the policy modules and the plan, check them (types, refinements,
+//! linearity, and the labels' static analysis), and render the diagnostics in the chosen
+//! format; with `--effects`, the effect summary: what the plan may do with which data. File reading goes through the `read` function the caller
 //! passes, so that tests can serve files from memory.
 
 use std::io;
@@ -28,6 +29,15 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = CheckOptions::default().check_timeout_ms)]
     pub check_timeout_ms: u32,
 
+    /// Also print what the plan may do: each tool it may call, where, when, how often, with
+    /// which data (in JSON, under `effects`)
+    #[arg(long)]
+    pub effects: bool,
+
+    /// The principal the plan acts for: whom `user()` names in the policies' labels
+    #[arg(long, value_name = "NAME", default_value = "user")]
+    pub user: String,
+
     /// The plan to check; without it only the policy modules are checked
     #[arg(required_unless_present = "policies")]
     pub plan: Option<PathBuf>,
@@ -55,16 +65,23 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         check_timeout_ms: args.check_timeout_ms,
         ..CheckOptions::default()
     };
-    let mut outcome = cordon_types::check(&sources, &policies, plan, &options);
+    let (mut outcome, summary) = cordon_flow::check(&sources, &policies, plan, &options, &args.user);
     // Policy modules checked alone are being written: say where they rely on default labels.
     if plan.is_none() {
         outcome.diagnostics.extend(cordon_types::lint(&sources, &policies));
     }
-    Ok(Report {
-        stdout: render_outcome(args.format, &sources, &subject(args), &outcome.diagnostics),
-        accepted: outcome.accepted(),
-        error: None,
-    })
+    let effects = summary.filter(|_| args.effects);
+    let mut stdout = render_outcome(args.format, &sources, &subject(args), &outcome.diagnostics);
+    if let Some(summary) = &effects {
+        if args.format == Format::Json {
+            let mut value = render::json(&outcome.diagnostics, &sources);
+            value["effects"] = serde_json::to_value(summary).unwrap_or_default();
+            stdout = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string()) + "\n";
+        } else {
+            stdout = format!("{}\n{stdout}", summary.render());
+        }
+    }
+    Ok(Report { stdout, accepted: outcome.accepted(), error: None })
 }
 
 /// What the summary line is about: the plan, or the policy modules when there is none.

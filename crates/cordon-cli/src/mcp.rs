@@ -227,7 +227,7 @@ impl Cordon {
             entry_facts: sessions.entry_facts(&self.principal),
             ..cordon_types::CheckOptions::default()
         };
-        let outcome = cordon_types::check(&sources, &policies, Some(file), &options);
+        let (outcome, _) = cordon_flow::check(&sources, &policies, Some(file), &options, &self.principal);
         let text = match outcome.accepted() {
             true => "accepted".to_string(),
             false => crate::check::render_outcome(Format::Concise, &sources, "plan.cord", &outcome.diagnostics),

@@ -90,7 +90,7 @@ pub fn run_with(
     };
 
     let options = CheckOptions { entry_facts: sessions.entry_facts(env.principal()), ..CheckOptions::default() };
-    let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
+    let (outcome, _) = cordon_flow::check(&sources, &policies, Some(plan), &options, env.principal());
     let Some(checked) = outcome.program.as_ref() else {
         if let Some(session) = session {
             session.release(&store)?;

@@ -599,3 +599,100 @@ fn whether_a_private_repository_exists_is_refused() {
         Protected::Secret,
     );
 }
+
+// ---------------------------------------------------------------- the static summary is sound
+
+/// Runs `plan` and holds every call the boundary proposes (label failures deferred, so the
+/// calls it would refuse are seen too) against the static summary (`cordon_flow::analyze`):
+/// the call is one the summary lists, made no more often than it says; its decision label and
+/// each argument's own label lie within the summary's bounds; an argument or decision the
+/// summary calls within its sink fails no check, and one it says must fail does fail. A call
+/// that fails a check is then refused, as the boundary would have.
+fn check_summary(plan: &str) -> Result<bool, String> {
+    use cordon_runtime::boundary::flow_refusal;
+    use cordon_runtime::{Config, Run, Sessions, Step, ToolCall, ToolHost};
+    use cordon_syntax::SourceMap;
+
+    let mut sources = SourceMap::new();
+    let policy = sources.add("github.cord", POLICY);
+    let file = sources.add("plan.cord", plan);
+    let outcome = cordon_types::check(&sources, &[policy], Some(file), &cordon_types::CheckOptions::default());
+    let Some(checked) = outcome.program.as_ref() else { return Ok(false) };
+    let mut gh = builtin();
+    let summary = cordon_flow::analyze(checked, &sources, gh.user());
+    if !summary.complete {
+        return Err("the summary gave up on a generated plan".into());
+    }
+    let program = Program::new(checked).map_err(|e| e.message)?;
+    let config = Config { limits: limits(), user: gh.user().to_string() };
+    let mut run = Run::start(&program, &Sessions::default(), &config).map_err(|e| e.message)?;
+    run.defer_label_flows(true);
+    let mut seen: std::collections::HashMap<(u32, u32), u64> = std::collections::HashMap::new();
+    let mut step = run.proceed();
+    while let Ok(Step::Effect(effect)) = step {
+        let at = format!("the call of `{}` at {}..{}", effect.tool, effect.span.start, effect.span.end);
+        let site = summary
+            .calls
+            .iter()
+            .find(|s| s.span == effect.span)
+            .ok_or_else(|| format!("{at} is not in the summary"))?;
+        let n = seen.entry((effect.span.start, effect.span.end)).or_default();
+        *n += 1;
+        if !site.count.allows(*n) {
+            return Err(format!("{at} was made {n} times; the summary says {:?}", site.count));
+        }
+        let pc = effect.pc.dc();
+        if !pc.flows_to(&site.pc.hi) || !site.pc.lo.flows_to(&pc) {
+            return Err(format!("{at}: the decision's label {pc} is outside {:?}", site.pc));
+        }
+        for ((name, arg), p) in effect.args.iter().zip(&site.params) {
+            let own = arg.label.dc();
+            if !own.flows_to(&p.carried.hi) || !p.carried.lo.flows_to(&own) {
+                return Err(format!("{at}: `{name}` is labelled {own}, outside {:?}", p.carried));
+            }
+            let failed = effect.flows.iter().any(|f| f.param.as_deref() == Some(&**name) && f.value.is_some());
+            match (p.verdict, failed) {
+                (cordon_flow::Verdict::Allowed, true) => {
+                    return Err(format!("{at}: `{name}` failed its sink; the summary said it flows"));
+                }
+                (cordon_flow::Verdict::Must, false) => {
+                    return Err(format!("{at}: `{name}` flowed; the summary said it must fail"));
+                }
+                _ => {}
+            }
+        }
+        let decision_failed = effect.flows.iter().any(|f| f.value.is_none());
+        let decision = site.params.iter().map(|p| p.decision).fold(site.decision, cordon_flow::Verdict::max);
+        if decision == cordon_flow::Verdict::Allowed && decision_failed {
+            return Err(format!("{at}: the decision failed a sink; the summary said it flows"));
+        }
+        step = match effect.flows.first() {
+            Some(flow) => run.refuse(flow_refusal(&format!("GitHub.{}", effect.tool), flow)),
+            None => {
+                run.commit().map_err(|e| e.message)?;
+                let answer = gh.perform(&ToolCall::new(&effect));
+                run.resume(answer)
+            }
+        };
+    }
+    Ok(true)
+}
+
+/// Soundness of the static label analysis against the run time, on the same random plans.
+#[test]
+fn the_static_summary_bounds_every_call_the_run_makes() {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(CASES);
+    let config =
+        ProptestConfig { cases, max_shrink_iters: 400, failure_persistence: None, ..ProptestConfig::default() };
+    let checked = Cell::new(0u32);
+    let result = TestRunner::new(config).run(&plan(), |Plan(plan)| -> TestCaseResult {
+        if check_summary(&plan).map_err(TestCaseError::fail)? {
+            bump(&checked);
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    assert!(checked.get() * 100 >= 80 * cases, "only {} of {cases} plans were checked", checked.get());
+}

@@ -125,12 +125,21 @@ pub enum Kind {
     Unit,
     Tuple(Vec<Abs>),
     /// A record; `opaque` ones are the host's (the boundary looks at their own label only).
-    Record { opaque: bool, fields: Vec<(Arc<str>, Abs)> },
+    Record {
+        opaque: bool,
+        fields: Vec<(Arc<str>, Abs)>,
+    },
     /// A list: every element within `elem`, `len` elements if known.
-    List { elem: Box<Abs>, len: Option<u64> },
+    List {
+        elem: Box<Abs>,
+        len: Option<u64>,
+    },
     /// A variant of an enum (or `Option`/`Result`): `name` if known, each payload's bounds
     /// (joined over the variants it may be, when not known).
-    Variant { name: Option<Arc<str>>, payload: Vec<Abs> },
+    Variant {
+        name: Option<Arc<str>>,
+        payload: Vec<Abs>,
+    },
     /// A label value (in a policy's `@label`): bounds on the label it is.
     Label(Bounds),
     /// A capability, by its declared name.

@@ -23,7 +23,7 @@ use cordon_syntax::ast::{
 };
 use cordon_syntax::{SourceMap, Span};
 
-use crate::abs::{top, Abs, Bounds, Closure, Kind, Origin, Origins};
+use crate::abs::{Abs, Bounds, Closure, Kind, Origin, Origins, top};
 use crate::{Count, Destination, HoleReach, Param, Site, Verdict};
 
 /// How many abstract steps an analysis may take before it gives up (and says so): far above
@@ -269,10 +269,8 @@ impl<'a> Analyzer<'a> {
                 Abs::literal(Kind::List { elem: Box::new(elem), len: Some(items.len() as u64) })
             }
             ExprKind::Record { fields, .. } => {
-                let fields = fields
-                    .iter()
-                    .map(|(n, x)| Ok((n.name.as_str().into(), self.expr(x)?)))
-                    .collect::<Res<Vec<_>>>()?;
+                let fields =
+                    fields.iter().map(|(n, x)| Ok((n.name.as_str().into(), self.expr(x)?))).collect::<Res<Vec<_>>>()?;
                 Abs::plain(Kind::Record { opaque: false, fields })
             }
             ExprKind::Field { base, name } => self.expr(base)?.field(&name.name),
@@ -298,7 +296,7 @@ impl<'a> Analyzer<'a> {
                 match l.as_bool() {
                     Some(false) => l,
                     Some(true) => self.expr(rhs)?.raised(&l.label),
-                    None => self.branch(&l, lhs.span, |a| a.expr(rhs), |_| Ok(Abs::literal(Kind::Bool(false))))?,
+                    None => self.branch(&l, lhs, |a| a.expr(rhs), |_| Ok(Abs::literal(Kind::Bool(false))))?,
                 }
             }
             ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
@@ -306,7 +304,7 @@ impl<'a> Analyzer<'a> {
                 match l.as_bool() {
                     Some(true) => l,
                     Some(false) => self.expr(rhs)?.raised(&l.label),
-                    None => self.branch(&l, lhs.span, |_| Ok(Abs::literal(Kind::Bool(true))), |a| a.expr(rhs))?,
+                    None => self.branch(&l, lhs, |_| Ok(Abs::literal(Kind::Bool(true))), |a| a.expr(rhs))?,
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
@@ -326,7 +324,7 @@ impl<'a> Analyzer<'a> {
                     // label, or the branch would still raise the pc by it).
                     Some(true) if c.label.is_bottom() => then_(self)?,
                     Some(false) if c.label.is_bottom() => else_(self)?,
-                    _ => self.branch(&c, cond.span, then_, else_)?,
+                    _ => self.branch(&c, cond, then_, else_)?,
                 }
             }
             ExprKind::Match { scrutinee, arms } => self.match_(scrutinee, arms)?,
@@ -431,25 +429,30 @@ impl<'a> Analyzer<'a> {
     fn branch(
         &mut self,
         c: &Abs,
-        cond: Span,
+        cond: &Expr,
         then: impl FnOnce(&mut Analyzer<'a>) -> Res,
         else_: impl FnOnce(&mut Analyzer<'a>) -> Res,
     ) -> Res {
         let saved = self.pc.clone();
         let raised = saved.join(&c.label);
-        let text = self.text(cond);
+        let text = self.text(cond.span);
+        let depth = self.scope.len();
         let mut paths: Vec<(Abs, Bounds)> = Vec::new();
         if c.as_bool() != Some(false) {
             self.pc = raised.clone();
             self.conds.push(text.clone());
+            self.assume(cond, true);
             let v = then(self)?;
+            self.scope.truncate(depth);
             self.conds.pop();
             paths.push((v, self.pc.clone()));
         }
         if c.as_bool() != Some(true) {
             self.pc = raised;
             self.conds.push(format!("not ({text})"));
+            self.assume(cond, false);
             let v = else_(self)?;
+            self.scope.truncate(depth);
             self.conds.pop();
             paths.push((v, self.pc.clone()));
         }
@@ -457,15 +460,57 @@ impl<'a> Analyzer<'a> {
         Ok(meet_paths(paths))
     }
 
+    /// What a path knows from its condition: `r.private` is false on the path of
+    /// `!r.private`, `c.name` is `"general"` on the path of `c.name == "general"`. Known as a
+    /// new binding of `r` that shadows it on that path only; labels stay as they were.
+    fn assume(&mut self, cond: &Expr, holds: bool) {
+        let field_of = |e: &Expr| match &e.kind {
+            ExprKind::Field { base, name } => match &base.kind {
+                ExprKind::Name(x) => Some((x.name.clone(), name.name.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (target, value) = match &cond.kind {
+            ExprKind::Unary { op: UnOp::Not, operand } => return self.assume(operand, !holds),
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } if holds => {
+                self.assume(lhs, true);
+                return self.assume(rhs, true);
+            }
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } if !holds => {
+                self.assume(lhs, false);
+                return self.assume(rhs, false);
+            }
+            ExprKind::Field { .. } => (field_of(cond), Kind::Bool(holds)),
+            ExprKind::Binary { op: BinOp::Eq, lhs, rhs } if holds => match (&rhs.kind, &lhs.kind) {
+                (ExprKind::Str(s), _) => (field_of(lhs), Kind::Str(s.as_str().into())),
+                (_, ExprKind::Str(s)) => (field_of(rhs), Kind::Str(s.as_str().into())),
+                _ => return,
+            },
+            _ => return,
+        };
+        let Some((var, field)) = target else { return };
+        let Some((_, v)) = self.scope.iter().rev().find(|(n, _)| **n == *var) else { return };
+        let mut v = v.clone();
+        if let Kind::Record { fields, .. } = &mut v.kind
+            && let Some((_, f)) = fields.iter_mut().find(|(n, _)| **n == *field)
+        {
+            f.kind = value;
+            self.bind(&var, v);
+        }
+    }
+
     fn match_(&mut self, scrutinee: &Expr, arms: &[cordon_syntax::ast::Arm]) -> Res {
         let s = self.expr(scrutinee)?;
         let saved = self.pc.clone();
-        // Matching looks inside the value (a variant, a literal in a tuple): every part counts.
-        let raised = Bounds { lo: saved.lo.join(&s.label.lo), hi: saved.hi.join(&s.deep(true).hi) };
+        // Matching reads the value's own label, and the labels of the parts its patterns test
+        // (a variant inside a tuple, a literal); an arm is tried after those before it failed.
+        let raised = arms.iter().fold(saved.join(&s.label), |l, arm| l.join(&inspected(&arm.pat, &s)));
         let scrut = self.text(scrutinee.span);
         let mut paths = Vec::new();
         for arm in arms {
-            if let (PatternKind::Variant { name, .. }, Kind::Variant { name: Some(known), .. }) = (&arm.pat.kind, &s.kind)
+            if let (PatternKind::Variant { name, .. }, Kind::Variant { name: Some(known), .. }) =
+                (&arm.pat.kind, &s.kind)
                 && name.name != **known
             {
                 continue;
@@ -748,10 +793,12 @@ impl<'a> Analyzer<'a> {
                 }
             }
             caps.sort();
-            self.holes
-                .entry(key(span))
-                .and_modify(|h| h.pc = h.pc.either(&self.pc))
-                .or_insert(HoleReach { span, line, capabilities: caps, pc: self.pc.clone() });
+            self.holes.entry(key(span)).and_modify(|h| h.pc = h.pc.either(&self.pc)).or_insert(HoleReach {
+                span,
+                line,
+                capabilities: caps,
+                pc: self.pc.clone(),
+            });
         }
         Abs::unknown(Bounds { lo: self.pc.lo.clone(), hi: top() }, Origins::one(Origin::Fill { line }))
     }
@@ -775,13 +822,32 @@ impl<'a> Analyzer<'a> {
             .collect();
         for c in closures {
             let f = Abs::new(Kind::Closure(c.clone()), Bounds::any(), Origins::default());
-            let saved = (std::mem::replace(&mut self.mult, Count::Unbounded), std::mem::replace(&mut self.pc, Bounds::any()));
+            let saved =
+                (std::mem::replace(&mut self.mult, Count::Unbounded), std::mem::replace(&mut self.pc, Bounds::any()));
             let args = c.params.iter().map(|_| Abs::any()).collect();
             let r = self.call_value(f, args, c.body.span);
             (self.mult, self.pc) = saved;
             r?;
         }
         Ok(())
+    }
+}
+
+/// The labels a pattern reads when it is matched against `v` (the machine's `bind`): each
+/// part it tests with a literal or a variant, with the labels of what holds it. Bound and
+/// ignored parts are not read.
+fn inspected(pat: &Pattern, v: &Abs) -> Bounds {
+    match (&pat.kind, &v.kind) {
+        (PatternKind::Wild | PatternKind::Bind(_) | PatternKind::Unit | PatternKind::Error, _) => Bounds::bottom(),
+        (PatternKind::Tuple(ps), Kind::Tuple(xs)) => {
+            let inner = ps.iter().zip(xs).fold(Bounds::bottom(), |l, (p, x)| l.join(&inspected(p, x)));
+            if inner.is_bottom() { inner } else { inner.join(&v.label) }
+        }
+        (PatternKind::Variant { args, .. }, Kind::Variant { payload, .. }) => {
+            args.iter().zip(payload).fold(v.label.clone(), |l, (p, x)| l.join(&inspected(p, x)))
+        }
+        // A literal, or a shape not known here: everything inside may be read.
+        _ => v.deep(true),
     }
 }
 
@@ -865,9 +931,9 @@ impl<'a> Analyzer<'a> {
         let _ = span;
         Ok(match name {
             "unwrap_or" if args.len() == 2 => match &first.kind {
-                Kind::Variant { payload, .. } if payload.len() == 1 => {
-                    payload[0].either(&args[1]).raised(&Bounds { lo: first.label.lo.clone(), hi: first.label.hi.clone() })
-                }
+                Kind::Variant { payload, .. } if payload.len() == 1 => payload[0]
+                    .either(&args[1])
+                    .raised(&Bounds { lo: first.label.lo.clone(), hi: first.label.hi.clone() }),
                 _ => Abs::unknown(label, origins),
             },
             "get" | "first" | "last" if matches!(first.kind, Kind::List { .. }) => {
@@ -918,7 +984,9 @@ impl<'a> Analyzer<'a> {
         };
         let out = acc.unwrap_or_else(|| Abs::plain(Kind::Unknown));
         Ok(match name {
-            "map" => Abs::new(Kind::List { elem: Box::new(out), len }, Bounds::bottom(), Origins::default()).raised(&pc),
+            "map" => {
+                Abs::new(Kind::List { elem: Box::new(out), len }, Bounds::bottom(), Origins::default()).raised(&pc)
+            }
             "fold" => out.raised(&pc),
             "filter" => {
                 let label = xs.label.join(&out.deep(true)).join(&pc);
@@ -979,7 +1047,10 @@ impl<'a> Analyzer<'a> {
         let chosen = carried.iter().fold(self.pc.clone(), |l, c| l.join(c));
         let name = format!("{cap}.{}", tool.name.name);
         if self.recording {
-            let tiers = self.tiers(annotation(&tool.annotations, "approval").and_then(|a| a.args.first()).map(|a| &a.value), &params)?;
+            let tiers = self.tiers(
+                annotation(&tool.annotations, "approval").and_then(|a| a.args.first()).map(|a| &a.value),
+                &params,
+            )?;
             let destination = match keyed(annotation(&tool.annotations, "card"), "destination") {
                 None => Destination::None,
                 Some(e) => {
@@ -1039,7 +1110,8 @@ impl<'a> Analyzer<'a> {
 
     /// Evaluates policy code on the call's arguments, recording nothing.
     fn value_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res {
-        let scope = std::mem::replace(&mut self.scope, params.iter().map(|(n, a)| (n.as_str().into(), a.clone())).collect());
+        let scope =
+            std::mem::replace(&mut self.scope, params.iter().map(|(n, a)| (n.as_str().into(), a.clone())).collect());
         let pc = std::mem::replace(&mut self.pc, Bounds::bottom());
         let recording = std::mem::replace(&mut self.recording, false);
         let v = self.expr(e);
@@ -1084,7 +1156,10 @@ impl<'a> Analyzer<'a> {
         match shaped.kind {
             Kind::Tuple(items) => Abs::new(
                 Kind::Tuple(
-                    items.into_iter().map(|x| if matches!(x.kind, Kind::Handle(_)) { x } else { x.raised(label) }).collect(),
+                    items
+                        .into_iter()
+                        .map(|x| if matches!(x.kind, Kind::Handle(_)) { x } else { x.raised(label) })
+                        .collect(),
                 ),
                 Bounds::bottom(),
                 origins,

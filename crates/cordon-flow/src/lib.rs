@@ -24,8 +24,8 @@ use cordon_syntax::{FileId, SourceMap, Span};
 use cordon_types::{CheckOptions, Checked, Outcome};
 use serde::Serialize;
 
-pub use abs::{Bounds, Origin, Origins};
 use abs::{Abs, Kind};
+pub use abs::{Bounds, Origin, Origins};
 use analyze::{Analyzer, Decls, Stop};
 
 /// How many times a call may be made in one run of the plan.

@@ -75,7 +75,14 @@ impl Summary {
             return s;
         }
         for site in &self.calls {
-            let _ = writeln!(s, "line {}: {}, {}{}", site.line, site.name(), count_in_words(site.count), tier_in_words(site.tiers));
+            let _ = writeln!(
+                s,
+                "line {}: {}, {}{}",
+                site.line,
+                site.name(),
+                count_in_words(site.count),
+                tier_in_words(site.tiers)
+            );
             for c in &site.conditions {
                 let _ = writeln!(s, "  when {c}");
             }
@@ -83,19 +90,16 @@ impl Summary {
                 let _ = writeln!(s, "  to {d}");
             }
             for p in &site.params {
-                let verdict = match p.verdict.max(p.decision) {
-                    Verdict::Allowed => "",
-                    Verdict::May => "  (may be refused)",
-                    Verdict::Must => "  (refused)",
-                };
-                let _ = writeln!(s, "  {}: {}{verdict}", p.name, origins_in_words(&p.origins));
+                let _ = writeln!(s, "  {}: {}{}", p.name, origins_in_words(&p.origins), verdict_in_words(p.verdict));
                 if p.verdict != Verdict::Allowed {
                     let _ = writeln!(s, "    is at most {}", p.carried.hi.describe());
                     let _ = writeln!(s, "    may go where {}", sink_in_words(&p.sink.lo));
                 }
             }
             if !site.pc.is_bottom() {
-                let _ = writeln!(s, "  the decision depends on data at most {}", site.pc.hi.describe());
+                let decision = site.params.iter().map(|p| p.decision).fold(site.decision, Verdict::max);
+                let _ = writeln!(s, "  the decision to call{}", verdict_in_words(decision));
+                let _ = writeln!(s, "    depends on data at most {}", site.pc.hi.describe());
             }
         }
         for h in &self.holes {
@@ -126,7 +130,17 @@ fn decision_error(name: &str, site: &Site, pc: &cordon_runtime::DcLabel, sink: &
     if !site.conditions.is_empty() {
         d = d.with_note(format!("the call is made when {}", site.conditions.join(", and ")));
     }
-    d.with_help("decide whether to call from the user's request and the plan's own values, not from what a tool returned")
+    d.with_help(
+        "decide whether to call from the user's request and the plan's own values, not from what a tool returned",
+    )
+}
+
+fn verdict_in_words(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Allowed => "",
+        Verdict::May => "  (may be refused)",
+        Verdict::Must => "  (refused)",
+    }
 }
 
 fn count_in_words(c: Count) -> String {
@@ -152,7 +166,8 @@ fn tier_in_words((least, most): (Tier, Tier)) -> String {
 }
 
 fn sink_in_words(sink: &cordon_runtime::DcLabel) -> String {
-    let readers = if sink.secrecy.is_true() { "anyone may read it".to_string() } else { format!("{} may read it", sink.secrecy) };
+    let readers =
+        if sink.secrecy.is_true() { "anyone may read it".to_string() } else { format!("{} may read it", sink.secrecy) };
     let vouch = if sink.integrity.is_true() {
         "no one need vouch for it".to_string()
     } else if sink.integrity.is_false() {
