@@ -183,7 +183,7 @@ impl<'a> Conversation<'a> {
         let plan = sources.add(format!("<request {}>", self.requests), plan_text);
         let options =
             CheckOptions { entry_facts: self.sessions.entry_facts(self.env.principal()), ..CheckOptions::default() };
-        let outcome = cordon_types::check(&sources, &policies, Some(plan), &options);
+        let (outcome, _) = cordon_flow::check(&sources, &policies, Some(plan), &options, self.env.principal());
         let Some(checked) = outcome.program.as_ref() else {
             let mut stdout: String = outcome.diagnostics.iter().map(|d| render::human(d, &sources) + "\n").collect();
             stdout.push_str(&format!("request: {}; nothing ran\n", render::summary(&outcome.diagnostics)));

@@ -200,6 +200,8 @@ mod tests {
             format: Format::Human,
             solver_timeout_ms: 1,
             check_timeout_ms: 1,
+            effects: false,
+            user: "user".into(),
             plan: Some(PathBuf::from("missing.cord")),
         };
         let read = |path: &Path| {
@@ -220,6 +222,8 @@ mod tests {
             format: Format::Human,
             solver_timeout_ms: 1,
             check_timeout_ms: 1,
+            effects: false,
+            user: "user".into(),
             plan: None,
         };
         assert_eq!(subject(&args), "a.cord, b.cord");

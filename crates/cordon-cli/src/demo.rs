@@ -20,7 +20,7 @@ use cordon_gate::{Approver, Gate, Reply, StoreGrants};
 use cordon_runtime::{Config, ErrorKind, Program, Run, Sessions};
 use cordon_store::{EffectStatus, NewRequest, SqliteStore, Store, Verdict};
 use cordon_syntax::{SourceMap, render};
-use cordon_types::{CheckOptions, check};
+use cordon_types::CheckOptions;
 
 use crate::Report;
 
@@ -94,7 +94,7 @@ const STORIES: &[Story] = &[
             plan!("examples/github/benign.cord", Expect::Runs, Some("yes")),
             plan!("examples/github/exfiltrate_private.cord", Expect::Rejected),
             plan!("examples/github/reuse_session.cord", Expect::Rejected),
-            plan!("examples/github/exfiltrate_via_search.cord", Expect::Blocked),
+            plan!("examples/github/exfiltrate_via_search.cord", Expect::Rejected),
             plan!("examples/github/injected_issue.cord", Expect::Blocked),
             plan!("examples/github/comment_on_issue.cord", Expect::Runs, Some("yes")),
             plan!("examples/github/thank_newest_author.cord", Expect::Runs, Some("yes")),
@@ -136,7 +136,8 @@ pub fn run() -> Report {
             let mut sources = SourceMap::new();
             let policy = sources.add(story.policy.0, story.policy.1);
             let file = sources.add(plan.path, plan.text);
-            let outcome = check(&sources, &[policy], Some(file), &CheckOptions::default());
+            let user = principal(story.env);
+            let (outcome, _) = cordon_flow::check(&sources, &[policy], Some(file), &CheckOptions::default(), &user);
             let command = match (story.env, plan.answers) {
                 (Some(env), Some(_)) if outcome.accepted() => format!("run --env {env} --approve answers.txt"),
                 (Some(env), None) if outcome.accepted() => format!("run --env {env} --approve none"),
@@ -216,6 +217,11 @@ struct Executed {
     cards: Vec<String>,
     gate: cordon_gate::Stats,
     result: Result<cordon_runtime::Val, cordon_runtime::RunError>,
+}
+
+/// Whom a story's plans act for: its environment's principal, as `cordon run` checks them.
+fn principal(env: Option<&str>) -> String {
+    env.and_then(|e| cordon_envs::env(e).ok()).map_or_else(|| "user".to_string(), |e| e.principal().to_string())
 }
 
 /// Runs a checked plan in a fresh `env` as `cordon run` runs it: every call through the gate
@@ -427,8 +433,9 @@ const APPROVALS: &[Approval] = &[
         path: "examples/shop/move_savings.cord",
         text: include_str!("../../../examples/shop/move_savings.cord"),
         answers: "yes",
-        ends: "result: \"Not moved: approval-denied.\"",
-        about: "a transfer: refused before any card, though the person would say yes",
+        ends: "rejected before anything ran (approval-denied)",
+        about: "a transfer: the policy denies it whoever approves, so the plan is refused before any of it runs; \
+                no one is asked, though the person would say yes",
         show_cards: false,
     },
     Approval {
@@ -492,8 +499,12 @@ fn approve(case: &Approval, store: &SqliteStore) -> Result<(Vec<String>, String)
     let mut sources = SourceMap::new();
     let policy = sources.add("policies/shop.cord", cordon_envs::shop::POLICY);
     let file = sources.add(case.path, case.text);
-    let outcome = check(&sources, &[policy], Some(file), &CheckOptions::default());
-    let checked = outcome.program.as_ref().ok_or_else(|| render::summary(&outcome.diagnostics))?;
+    let (outcome, _) =
+        cordon_flow::check(&sources, &[policy], Some(file), &CheckOptions::default(), &principal(Some("shop")));
+    let Some(checked) = outcome.program.as_ref() else {
+        let code = outcome.diagnostics.iter().find(|d| d.is_error()).map_or("", |d| d.code.as_str());
+        return Ok((Vec::new(), format!("rejected before anything ran ({code})")));
+    };
     let ran = execute("shop", checked, case.text, case.path, Person::new(Some(case.answers))?, store)?;
     let s = &ran.gate;
     let counts = format!(
@@ -566,7 +577,7 @@ fn ask(request: &Request, store: &SqliteStore) -> Result<Asked, String> {
     let policy = sources.add(cordon_envs::github::POLICY_PATH, cordon_envs::github::POLICY);
     let plan = sources.add("<request>", format!("agent[(String, Session)](\"{}\", s)", request.request));
     let options = CheckOptions::default();
-    let outcome = check(&sources, &[policy], Some(plan), &options);
+    let (outcome, _) = cordon_flow::check(&sources, &[policy], Some(plan), &options, gh.user());
     let Some(checked) = outcome.program.as_ref() else {
         return Err(format!("the request's plan does not check: {}", render::summary(&outcome.diagnostics)));
     };
@@ -767,21 +778,27 @@ mod tests {
     fn every_verdict_is_the_expected_one() {
         let report = super::run();
         assert!(report.accepted, "{}", report.stdout);
-        assert_eq!(report.stdout.matches("=> accepted").count(), 8, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("=> accepted").count(), 7, "{}", report.stdout);
         // Three plans of the GitHub story (a triage issue, a comment on #1, thanks to the
-        // newest author) and one request of the agent story run to the end; three plans and
-        // one request are stopped by labels.
+        // newest author) and one request of the agent story run to the end; two plans and one
+        // request are stopped by labels at run time.
         assert_eq!(report.stdout.matches("ran to the end").count(), 4, "{}", report.stdout);
-        assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 4, "{}", report.stdout);
-        assert_eq!(report.stdout.matches("=> rejected").count(), 6, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 3, "{}", report.stdout);
+        // Refused before anything ran: by the checker, and by the labels' static analysis (the
+        // search results posted, the transfer the policy denies).
+        assert_eq!(report.stdout.matches("=> rejected").count(), 8, "{}", report.stdout);
+        assert!(
+            report.stdout.contains("error[label-flow]: `GitHub.create_issue` would be blocked"),
+            "{}",
+            report.stdout
+        );
         // The GitHub story's calls that publish went through the gate: three cards, approved.
         assert_eq!(report.stdout.matches("gate     1 card(s), 1 approved").count(), 3, "{}", report.stdout);
-        // Fourteen runs recorded (the six GitHub plans that check, three requests, five shop
-        // plans), six calls refused (four by labels, the transfer and the payee mallory chose),
-        // the log intact.
+        // Twelve runs recorded (the five GitHub plans that check, three requests, four shop
+        // plans), four calls refused (three by labels, the payee mallory chose), the log intact.
         assert!(report.stdout.contains("=> intact: "), "{}", report.stdout);
-        assert!(report.stdout.contains(" rows: 14 requests, "), "{}", report.stdout);
-        assert!(report.stdout.contains(", 6 refused, "), "{}", report.stdout);
+        assert!(report.stdout.contains(" rows: 12 requests, "), "{}", report.stdout);
+        assert!(report.stdout.contains(", 4 refused, "), "{}", report.stdout);
     }
 
     #[test]
@@ -794,7 +811,7 @@ mod tests {
             results,
             [
                 "   => result: \"Paid the tea house.\"  (gate: 1 card(s), 1 approved, 0 denied by policy, 0 grant(s) made, 0 used)",
-                "   => result: \"Not moved: approval-denied.\"  (gate: 0 card(s), 0 approved, 1 denied by policy, 0 grant(s) made, 0 used)",
+                "   => rejected before anything ran (approval-denied)",
                 "   => result: \"Sent.\"  (gate: 1 card(s), 1 approved, 0 denied by policy, 1 grant(s) made, 0 used)",
                 "   => result: \"Sent.\"  (gate: 0 card(s), 0 approved, 0 denied by policy, 0 grant(s) made, 1 used)",
                 "   => stopped (approval-denied)  (gate: 1 card(s), 0 approved, 0 denied by policy, 0 grant(s) made, 0 used)",

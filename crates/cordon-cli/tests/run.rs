@@ -35,22 +35,43 @@ fn exfiltrating_a_private_file_is_rejected_before_anything_runs() {
 }
 
 #[test]
-fn exfiltrating_search_results_is_blocked_at_run_time() {
+fn exfiltrating_search_results_is_rejected_before_anything_runs() {
+    // Every path that reaches the post carries the search's secret: the labels' static
+    // analysis refuses the plan before its reads run.
     let run = cordon(&workdir("exfiltrate_via_search"), &["run", &example("exfiltrate_via_search.cord")]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("error[label-flow]: `GitHub.create_issue` would be blocked: the argument `body`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("comes from the plan's text and the result of `GitHub.search_code` (line 14)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("nothing ran"), "{}", run.stdout);
+    assert!(!run.stdout.contains("allowed"), "{}", run.stdout);
+}
+
+#[test]
+fn copying_an_outsiders_issue_is_blocked_at_run_time() {
+    // Whether the newest issue is the user's own is known only at run time: the boundary
+    // decides, with the real labels.
+    let run = cordon(&workdir("injected_issue"), &["run", &example("injected_issue.cord")]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("BLOCKED  GitHub.create_issue("), "{}", run.stdout);
     assert!(run.stdout.contains("[label-flow]"), "{}", run.stdout);
     assert!(run.stdout.contains("stopped at run time (label-flow) after 2 tool calls"), "{}", run.stdout);
     // Labels in words for people.
-    assert!(run.stdout.contains("Initech"), "{}", run.stdout);
-    assert!(run.stdout.contains("  (secret to alice, vouched for by alice)\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("  (public, vouched for by bob or carol or dave or mallory)\n"), "{}", run.stdout);
     assert!(!run.stdout.contains("label <secrecy"), "{}", run.stdout);
 }
 
 #[test]
 fn json_output_is_one_document_with_status_trace_and_diagnostics() {
     let dir = workdir("json");
-    let run = cordon(&dir, &["run", "--format", "json", &example("exfiltrate_via_search.cord")]);
+    let run = cordon(&dir, &["run", "--format", "json", &example("injected_issue.cord")]);
     assert_eq!(run.code, 1, "{run:?}");
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(json["status"], "failed");
@@ -59,7 +80,7 @@ fn json_output_is_one_document_with_status_trace_and_diagnostics() {
     assert_eq!(decisions, ["allowed", "returned", "allowed", "returned", "blocked"]);
     assert_eq!(json["trace"][4]["code"], "label-flow");
     // JSON keeps the formula.
-    assert_eq!(json["trace"][3]["label"], "<secrecy: alice, integrity: alice>");
+    assert_eq!(json["trace"][3]["label"], "<secrecy: true, integrity: bob | carol | dave | mallory>");
     assert_eq!(json["diagnostics"]["diagnostics"][0]["code"], "label-flow");
 
     let run = cordon(&dir, &["run", "--format", "json", "--approve", &yes(&dir), &example("benign.cord")]);

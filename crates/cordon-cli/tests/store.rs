@@ -80,7 +80,7 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
     assert_eq!(decided, 3, "the audit stage decided each effect");
 
     // A blocked call is a `refused` row; the run's end is `failed`.
-    let blocked = cordon(&dir, &["run", "--format", "json", &example("exfiltrate_via_search.cord")]);
+    let blocked = cordon(&dir, &["run", "--format", "json", &example("injected_issue.cord")]);
     assert_eq!(blocked.code, 1, "{blocked:?}");
     let json: Value = serde_json::from_str(&blocked.stdout).unwrap();
     assert_eq!(json["request"], 2);
@@ -90,7 +90,7 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
             "request",
             "effect GitHub.repo",
             "outcome",
-            "effect GitHub.search_code",
+            "effect GitHub.list_issues",
             "outcome",
             "refused GitHub.create_issue",
             "status failed"
@@ -102,7 +102,7 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
 fn audit_show_lists_the_effects_of_a_request() {
     let dir = workdir("show");
     assert_eq!(cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]).code, 0);
-    assert_eq!(cordon(&dir, &["run", &example("exfiltrate_via_search.cord")]).code, 1);
+    assert_eq!(cordon(&dir, &["run", &example("injected_issue.cord")]).code, 1);
 
     let show = cordon(&dir, &["audit", "show", "--request", "1", "--format", "json"]);
     assert_eq!(show.code, 0, "{show:?}");
@@ -126,11 +126,12 @@ fn audit_show_lists_the_effects_of_a_request() {
     let show = cordon(&dir, &["audit", "show"]);
     assert_eq!(show.code, 0, "{show:?}");
     assert!(show.stdout.starts_with("request 2: failed\n"), "{}", show.stdout);
-    assert!(show.stdout.contains("GitHub.search_code(query: \"confidential\")"), "{}", show.stdout);
+    assert!(show.stdout.contains("GitHub.list_issues(r: {\"name\":\"website\""), "{}", show.stdout);
     assert!(show.stdout.contains("performed: a "), "{}", show.stdout);
     assert!(show.stdout.contains("refused        GitHub.create_issue by the boundary [label-flow]"), "{}", show.stdout);
-    // The log never holds a refused call's arguments: here, the secret it would have posted.
-    assert!(!show.stdout.contains("Initech"), "{}", show.stdout);
+    // The log never holds a refused call's arguments: here, the injected text it would have
+    // posted.
+    assert!(!show.stdout.contains("IMPORTANT NOTE"), "{}", show.stdout);
 
     let missing = cordon(&dir, &["audit", "show", "--request", "9"]);
     assert_eq!(missing.code, 2, "{missing:?}");
@@ -247,13 +248,13 @@ fn an_effect_whose_row_cannot_be_written_is_not_performed() {
 #[test]
 fn two_processes_on_one_store_both_finish_and_the_chain_verifies() {
     let dir = workdir("concurrent");
-    let plans = ["benign.cord", "comment_on_issue.cord", "thank_newest_author.cord", "exfiltrate_via_search.cord"];
+    let plans = ["benign.cord", "comment_on_issue.cord", "thank_newest_author.cord", "injected_issue.cord"];
     // One answers file, written before any child reads it.
     let yes = yes(&dir);
     let children: Vec<_> = plans
         .iter()
         .map(|plan| {
-            let approve = if plan.starts_with("exfiltrate") { "none".to_string() } else { yes.clone() };
+            let approve = if plan.starts_with("injected") { "none".to_string() } else { yes.clone() };
             command(&dir, &["run", "--approve", &approve, &example(plan)])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
@@ -263,7 +264,7 @@ fn two_processes_on_one_store_both_finish_and_the_chain_verifies() {
         .collect();
     for (child, plan) in children.into_iter().zip(plans) {
         let output = child.wait_with_output().unwrap();
-        let expected = if plan.starts_with("exfiltrate") { 1 } else { 0 };
+        let expected = if plan.starts_with("injected") { 1 } else { 0 };
         assert_eq!(output.status.code(), Some(expected), "{plan}: {}", String::from_utf8_lossy(&output.stderr));
     }
     let verify = cordon(&dir, &["audit", "verify"]);

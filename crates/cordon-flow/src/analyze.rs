@@ -149,10 +149,6 @@ impl<'a> Analyzer<'a> {
         self.scope.push((name.into(), v));
     }
 
-    pub fn set_pc(&mut self, pc: Bounds) {
-        self.pc = pc;
-    }
-
     fn line(&self, span: Span) -> u32 {
         self.sources.file(span.file).line_col(span.start).0
     }
@@ -1176,7 +1172,7 @@ impl<'a> Analyzer<'a> {
         if depth > 12 {
             return Abs::unknown(Bounds::any(), origins.clone());
         }
-        let mut part = |a: &mut Self, t: &TypeExpr| a.shape(t, depth + 1, origins);
+        let part = |a: &mut Self, t: &TypeExpr| a.shape(t, depth + 1, origins);
         match &ty.kind {
             TypeExprKind::Tuple(ts) if ts.is_empty() => Abs::plain(Kind::Unit),
             TypeExprKind::Tuple(ts) => {

@@ -9,8 +9,9 @@ use cordon_syntax::{Code, Diagnostic};
 
 use crate::{Count, Destination, Origin, Origins, Site, Summary, Verdict};
 
-/// At most this many errors per call: the first tells the model what to change.
-const MAX_ERRORS_PER_CALL: usize = 2;
+/// One error per call, the one the boundary would give first (the decision's sink, then each
+/// argument's): it tells the model what to change.
+const MAX_ERRORS_PER_CALL: usize = 1;
 
 impl Summary {
     /// The check-time errors: every call the policy denies whoever approves
