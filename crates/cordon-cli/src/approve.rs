@@ -33,6 +33,12 @@ pub struct ApproveArgs {
     /// needs your answer even under a grant), never clear one
     #[arg(long = "intent-model", value_name = "MODEL")]
     pub intent_model: Option<String>,
+
+    /// Before the run, one card for the whole plan: the calls that ask (`ask`) which its
+    /// effect summary proves within their sinks and bounded in number; a yes lets each go
+    /// without its own card while it stays inside what the card said
+    #[arg(long = "approve-plan")]
+    pub whole_plan: bool,
 }
 
 impl ApproveArgs {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use cordon_audit::Recording;
 use cordon_engine::{End, Engine, Observer};
-use cordon_gate::{Approver, Gate};
+use cordon_gate::{Approver, Gate, PlanApproval};
 use cordon_runtime::{Config, Decision, Event, Limits, Program, Run, Sessions};
 use cordon_store::{NewRequest, RequestId};
 use cordon_syntax::{Diagnostic, SourceMap, render};
@@ -90,7 +90,7 @@ pub fn run_with(
     };
 
     let options = CheckOptions { entry_facts: sessions.entry_facts(env.principal()), ..CheckOptions::default() };
-    let (outcome, _) = cordon_flow::check(&sources, &policies, Some(plan), &options, env.principal());
+    let (outcome, summary) = cordon_flow::check(&sources, &policies, Some(plan), &options, env.principal());
     let Some(checked) = outcome.program.as_ref() else {
         if let Some(session) = session {
             session.release(&store)?;
@@ -109,6 +109,9 @@ pub fn run_with(
     let mut trace = Trace::default();
     let mut gate =
         args.approve.gate(&program, env.principal(), approver, &store, session.as_ref().map(SessionFile::name))?;
+    if let Some(summary) = summary.as_ref().filter(|_| args.approve.whole_plan) {
+        gate.approve_plan(PlanApproval::of(summary));
+    }
     let (result, sessions) = {
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         match Run::start(&program, &sessions, &config) {
@@ -249,6 +252,15 @@ impl Trace {
     /// a grant, a refusal) from `gate`'s records.
     pub(crate) fn render(&self, gate: Option<&Gate<'_>>, sources: &SourceMap) -> String {
         let mut out = String::new();
+        if let Some(record) = gate.and_then(Gate::plan_decision) {
+            let card = record.card.as_ref();
+            let (id, covered) = card.map_or((0, 0), |c| (c.id, c.fields.len()));
+            let who = record.approver.as_deref().unwrap_or("no one");
+            let said = if record.outcome == "approved" { "approved" } else { "refused" };
+            out.push_str(&format!(
+                "     gate     card {id}, the plan ({covered} call(s) without their own card), {said} by {who}\n"
+            ));
+        }
         let mut calls = 0;
         let pending = self.pending.map(Row::Gate);
         for row in self.rows.iter().chain(pending.as_ref()) {
@@ -271,8 +283,17 @@ impl Trace {
         }
         if let Some(stats) = gate.map(Gate::stats).filter(|s| s.cards + s.denied + s.grants_used > 0) {
             out.push_str(&format!(
-                "approvals: {} card(s), {} approved, {} refused, {} denied by policy, {} grant(s) used\n",
-                stats.cards, stats.approved, stats.refused, stats.denied, stats.grants_used
+                "approvals: {} card(s), {} approved, {} refused, {} denied by policy, {} grant(s) used{}\n",
+                stats.cards,
+                stats.approved,
+                stats.refused,
+                stats.denied,
+                stats.grants_used,
+                if stats.plan_covered > 0 {
+                    format!(", {} call(s) under the plan's approval", stats.plan_covered)
+                } else {
+                    String::new()
+                }
             ));
         }
         out
@@ -331,6 +352,7 @@ fn gate_lines(record: &cordon_gate::Record) -> String {
         "refused" if who == "none" => format!("card {card} refused: no one to ask (`--approve none`)"),
         "refused" => format!("card {card} refused by {who}"),
         "held" => format!("card {card} waits for an answer"),
+        "plan" => "performed under the plan's approval".to_string(),
         "denied" | "error" => record.reason.clone().unwrap_or_default(),
         _ => return String::new(),
     };

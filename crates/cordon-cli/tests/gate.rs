@@ -148,3 +148,26 @@ fn an_intent_model_flag_overrides_a_grant() {
     let (code, out) = cordon(&dir, &["run", "--env", "shop", "--intent-model", "nonsense", &plan]);
     assert_eq!(code, 2, "{out}");
 }
+
+#[test]
+fn approving_the_whole_plan_asks_once_for_its_bounded_safe_calls() {
+    let dir = workdir("whole_plan");
+    let plan = common::example("github/weekly_triage.cord");
+    let one = answers(&dir, "yes\n");
+    let (code, out) = cordon(&dir, &["run", "--env", "github", "--approve-plan", "--approve", &one, &plan]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("gate     card 1, the plan (4 call(s) without their own card), approved by scripted"),
+        "{out}"
+    );
+    assert_eq!(out.matches("gate     performed under the plan's approval").count(), 4, "{out}");
+    assert!(out.contains("approvals: 1 card(s), 1 approved, 0 refused, 0 denied by policy, 0 grant(s) used, 4 call(s) under the plan's approval"), "{out}");
+    // Without it, a card a call; with the plan's card refused, the same.
+    let four = answers(&dir, "yes\nyes\nyes\nyes\n");
+    let (_, out) = cordon(&dir, &["run", "--env", "github", "--approve", &four, &plan]);
+    assert!(out.contains("approvals: 4 card(s), 4 approved"), "{out}");
+    let no_then_four = answers(&dir, "no\nyes\nyes\nyes\nyes\n");
+    let (_, out) = cordon(&dir, &["run", "--env", "github", "--approve-plan", "--approve", &no_then_four, &plan]);
+    assert!(out.contains("the plan (4 call(s) without their own card), refused by scripted"), "{out}");
+    assert!(out.contains("approvals: 5 card(s), 4 approved, 1 refused"), "{out}");
+}

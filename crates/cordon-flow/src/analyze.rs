@@ -1047,11 +1047,17 @@ impl<'a> Analyzer<'a> {
                 annotation(&tool.annotations, "approval").and_then(|a| a.args.first()).map(|a| &a.value),
                 &params,
             )?;
-            let destination = match keyed(annotation(&tool.annotations, "card"), "destination") {
+            // Where the card says the call goes: its destination, else its one recipient.
+            let card = annotation(&tool.annotations, "card");
+            let destination = match keyed(card, "destination").or_else(|| keyed(card, "recipients")) {
                 None => Destination::None,
                 Some(e) => {
                     let v = self.value_expr(e, &params)?;
-                    match v.as_str() {
+                    let known = match &v.kind {
+                        Kind::List { elem, len: Some(1) } => elem.as_str(),
+                        _ => v.as_str(),
+                    };
+                    match known {
                         Some(s) => Destination::Known(s.to_string()),
                         None => Destination::Computed,
                     }

@@ -27,6 +27,7 @@ use serde::Serialize;
 use abs::{Abs, Kind};
 pub use abs::{Bounds, Origin, Origins};
 use analyze::{Analyzer, Decls, Stop};
+pub use report::origins_in_words;
 
 /// How many times a call may be made in one run of the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -180,7 +180,7 @@ pub fn label_class(effect: &Effect) -> String {
 impl Card {
     /// The card for `effect`, whose tier is `tier`: its fields computed by the policy's `@card`
     /// on the real arguments. `user` is the principal the agent acts for.
-    pub(crate) fn build(program: &Program, effect: &Effect, tier: Tier, user: &str) -> Result<Card, RunError> {
+    pub fn build(program: &Program, effect: &Effect, tier: Tier, user: &str) -> Result<Card, RunError> {
         let fields = program.card(effect)?;
         let mut card = Card {
             id: 0,

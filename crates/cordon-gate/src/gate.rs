@@ -11,6 +11,7 @@ use crate::approver::{Answer, Approver, Reply};
 use crate::card::{Card, FlowShown, Shown, integrity_words, secrecy_words};
 use crate::grants::{Grants, MemoryGrants};
 use crate::intent::{IntentCheck, ProvenanceRules};
+use crate::plan::PlanApproval;
 
 /// What the rules say about a call before anyone is asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -56,6 +57,8 @@ pub struct Stats {
     pub refused: u64,
     pub grants_used: u64,
     pub grants_made: u64,
+    /// Performed without their own card, under the approval of the whole plan.
+    pub plan_covered: u64,
     /// Cards the intent check flagged.
     pub flagged: u64,
     /// Calls held for an answer that comes later.
@@ -72,7 +75,8 @@ pub struct Record {
     pub at: cordon_syntax::Span,
     pub tier: Option<Tier>,
     pub decision: Option<Decision>,
-    /// What happened: `allowed`, `granted`, `approved`, `refused`, `denied`, `held`, `error`.
+    /// What happened: `allowed`, `granted`, `plan` (covered by the plan's approval),
+    /// `approved`, `refused`, `denied`, `held`, `error`.
     pub outcome: &'static str,
     pub card: Option<Card>,
     /// Who answered the card (`terminal`, `scripted`, `none`, `all`).
@@ -104,6 +108,9 @@ pub struct Gate<'a> {
     scope: Scope,
     grant_ttl_ms: Option<i64>,
     cards: u64,
+    /// The calls the person approved with the whole plan, and the card that asked.
+    plan: PlanApproval,
+    plan_decision: Option<Record>,
     pending: Option<Pending>,
     stats: Stats,
     records: Vec<Record>,
@@ -136,6 +143,8 @@ impl<'a> Gate<'a> {
             scope: Scope::UntilRevoked,
             grant_ttl_ms: None,
             cards: 0,
+            plan: PlanApproval::default(),
+            plan_decision: None,
             pending: None,
             stats: Stats::default(),
             records: Vec::new(),
@@ -261,6 +270,11 @@ impl<'a> Gate<'a> {
         }
         card.flags = self.intent.check(&self.request, &card);
         let flagged = !card.flags.is_empty();
+        if tier == Tier::Ask && !flagged && !flows && self.plan.take(effect, &card) {
+            record.decision = Some(Decision::Allow);
+            record.outcome = "plan";
+            return (Verdict::Proceed, record);
+        }
         let mut granted = None;
         if tier == Tier::Ask && !flagged && !flows {
             match self.find_grant(&card) {
@@ -282,6 +296,49 @@ impl<'a> Gate<'a> {
                 self.ask(record, effect, card, flows)
             }
         }
+    }
+
+    /// The answer to the plan's card, if one was asked ([`Gate::approve_plan`]).
+    pub fn plan_decision(&self) -> Option<&Record> {
+        self.plan_decision.as_ref()
+    }
+
+    /// Asks the approver, before the run, to approve the calls `plan` covers at once; `true`
+    /// if they did. A plan with nothing to cover asks nothing. An answer that would come later
+    /// is a no: nothing has run yet, so each call will ask for itself.
+    pub fn approve_plan(&mut self, plan: PlanApproval) -> bool {
+        if plan.is_empty() {
+            return false;
+        }
+        let mut card = plan.card(&self.user);
+        self.cards += 1;
+        card.id = self.cards;
+        self.stats.cards += 1;
+        let answer = match self.approver.review(&card) {
+            Reply::Answer(a) => a,
+            Reply::Later => Answer::No,
+        };
+        let approved = answer != Answer::No;
+        if approved {
+            self.stats.approved += 1;
+            self.plan = plan;
+        } else {
+            self.stats.refused += 1;
+        }
+        self.plan_decision = Some(Record {
+            tool: card.tool.clone(),
+            at: cordon_syntax::Span::default(),
+            tier: Some(card.tier),
+            decision: Some(Decision::NeedsApproval { grantable: false }),
+            outcome: if approved { "approved" } else { "refused" },
+            card: Some(card),
+            approver: Some(self.approver.name().to_string()),
+            answer: Some(answer),
+            grant_used: None,
+            grants_made: Vec::new(),
+            reason: None,
+        });
+        approved
     }
 
     /// Shows `card` and acts on the answer.
@@ -501,6 +558,10 @@ impl Stage for Gate<'_> {
             "granted" => {
                 self.stats.allowed += 1;
                 self.stats.grants_used += 1;
+            }
+            "plan" => {
+                self.stats.allowed += 1;
+                self.stats.plan_covered += 1;
             }
             "approved" => self.stats.approved += 1,
             "refused" => self.stats.refused += 1,

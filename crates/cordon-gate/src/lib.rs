@@ -23,6 +23,11 @@
 //!   user as a card showing each offending value, where it came from and what approving means;
 //!   a yes vouches for or releases exactly those values for this call (`Verdict::Endorse`),
 //!   only where the user may (the runtime checks it again), and never makes a grant.
+//! - **A whole plan at once** ([`PlanApproval`], from the plan's effect summary): before the run,
+//!   one card lists the `ask` calls the summary proves within their sinks and bounds in number;
+//!   a yes ([`Gate::approve_plan`]) lets each such call go without its own card while it stays
+//!   inside what the card said (the same place in the plan, at most as often, to the same
+//!   destination, labels within the summary's bounds, not flagged); everything else asks.
 //!
 //! Invariants: nothing is performed without a decision (an error anywhere is a refusal); deny
 //! beats every approval; no card, answer or grant is ever written by the model or read from a
@@ -62,9 +67,11 @@ mod card;
 mod gate;
 mod grants;
 mod intent;
+mod plan;
 
 pub use approver::{Answer, ApproveAll, Approver, DenyAll, NotATerminal, Reply, ScriptError, Scripted, Terminal};
 pub use card::{Card, FlowShown, Origin, Shown, escape, label_class, origin};
 pub use gate::{Decision, Gate, Record, Stats, rule};
 pub use grants::{Grants, MemoryGrants, StoreGrants};
 pub use intent::{IntentCheck, ProvenanceRules, named_in};
+pub use plan::PlanApproval;
