@@ -55,6 +55,9 @@ pub struct FillConfig {
     /// The conversation so far, shown (as labels allow) in the prompt of the request's root
     /// hole.
     pub history: Vec<Earlier>,
+    /// The principal the run acts for (whom `user()` names in the policy's labels): each
+    /// accepted fill's calls are judged for them before it runs (`cordon_flow::analyze_fill`).
+    pub user: String,
 }
 
 impl Default for FillConfig {
@@ -67,6 +70,7 @@ impl Default for FillConfig {
             max_tokens: 4096,
             clearance_names: Vec::new(),
             history: Vec::new(),
+            user: "user".to_string(),
         }
     }
 }
@@ -545,15 +549,21 @@ fn fill_reached(
     }
     let (id, depth, site) = (at.id.clone(), at.depth, at.site.id);
     let parent = at.parent.map(|e| e.fill.clone());
+    let (prompt_label, user) = (p.label.clone(), filler.config.user.clone());
     let mut check = |code: &str, attempt: u32| {
         let file = sources.add(format!("<fill {id} attempt {attempt}>"), code);
         let outcome = match &parent {
             Some(parent) => check_nested_fill(sources, checked, parent, site, file, options),
             None => check_fill(sources, checked, site, file, options),
         };
-        match outcome.fill {
-            Some(fill) => Checking::Accepted(Box::new(fill)),
-            None => Checking::Rejected(rejection(&outcome, sources)),
+        let Some(fill) = outcome.fill else { return Checking::Rejected(rejection(&outcome, sources)) };
+        // The labels, before the fill runs: a call it would make that is refused on every path
+        // goes back to the model like a type error.
+        let refused = cordon_flow::analyze_fill(checked, &fill, request, &prompt_label, sources, &user).diagnostics();
+        if refused.is_empty() {
+            Checking::Accepted(Box::new(fill))
+        } else {
+            Checking::Rejected(rejection(&FillOutcome { diagnostics: refused, fill: None }, sources))
         }
     };
     let filled = filler.fill_hole(&id, &p, &mut check, observer);

@@ -221,6 +221,7 @@ impl<'a> Conversation<'a> {
             clearance: self.setup.clearance.label(self.env.principal()),
             clearance_names: Clearance::named(self.env.principal()),
             history: self.history.clone(),
+            user: self.env.principal().to_string(),
             ..FillConfig::default()
         };
         let mut filler = Filler::new(&mut self.provider).with_config(config);

@@ -582,7 +582,7 @@ fn ask(request: &Request, store: &SqliteStore) -> Result<Asked, String> {
         return Err(format!("the request's plan does not check: {}", render::summary(&outcome.diagnostics)));
     };
     let mut recorder = Recorder::default();
-    let config = FillConfig { max_attempts: AGENT_ATTEMPTS, ..FillConfig::default() };
+    let config = FillConfig { max_attempts: AGENT_ATTEMPTS, user: gh.user().to_string(), ..FillConfig::default() };
     let run_config = Config { user: gh.user().to_string(), ..Config::default() };
     let new = NewRequest { text: request.request, principal: gh.user(), session: None };
     let recording = Recording::begin(store, &new).map_err(|e| e.to_string())?;

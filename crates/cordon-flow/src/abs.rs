@@ -185,6 +185,53 @@ impl Abs {
         Abs::unknown(Bounds::any(), Origins::default())
     }
 
+    /// A run-time value exactly as it is: its label (both bounds), its parts, its scalars
+    /// known. `opaque` says which record types are the host's. A function value (whose code
+    /// the analysis cannot see again) is unknown, and calling it is as open as a hole.
+    pub fn of_val(v: &cordon_runtime::Val, opaque: &dyn Fn(&str) -> bool, origins: &Origins) -> Abs {
+        use cordon_runtime::Value;
+        let label = Bounds::exactly(v.label.dc());
+        let of = |x: &cordon_runtime::Val| Abs::of_val(x, opaque, origins);
+        let kind = match &v.value {
+            Value::Unit => Kind::Unit,
+            Value::Bool(b) => Kind::Bool(*b),
+            Value::Int(i) => Kind::Int(*i),
+            Value::Float(_) => Kind::Unknown,
+            Value::Str(s) => Kind::Str(s.as_str().into()),
+            Value::Tuple(xs) => Kind::Tuple(xs.iter().map(of).collect()),
+            Value::List(xs) => {
+                let elem = xs.iter().map(of).reduce(|a, b| a.either(&b)).unwrap_or_else(|| Abs::plain(Kind::Unknown));
+                Kind::List { elem: Box::new(elem), len: Some(xs.len() as u64) }
+            }
+            Value::Record(r) => {
+                Kind::Record { opaque: opaque(&r.ty), fields: r.fields().map(|(n, x)| (n.clone(), of(x))).collect() }
+            }
+            Value::Variant(x) => {
+                Kind::Variant { name: Some(x.name.clone()), payload: x.payload.iter().map(of).collect() }
+            }
+            Value::Func(_) => return Abs::unknown(Bounds { lo: label.lo, hi: top() }, origins.clone()),
+            Value::Handle(h) => Kind::Handle(h.ty.clone()),
+            Value::Capability(c) => Kind::Capability(c.as_str().into()),
+            Value::Labeled(inner) => Kind::Labeled(Box::new(of(inner))),
+            Value::Label(l) => Kind::Label(Bounds::exactly((**l).clone())),
+        };
+        Abs { label, origins: origins.clone(), kind }
+    }
+
+    /// The same value, it and every part of it from `origins` (a tool's result).
+    pub fn from(mut self, origins: &Origins) -> Abs {
+        self.origins = origins.clone();
+        let all = |xs: &mut Vec<Abs>| xs.iter_mut().for_each(|x| *x = x.clone().from(origins));
+        match &mut self.kind {
+            Kind::Tuple(xs) | Kind::Variant { payload: xs, .. } => all(xs),
+            Kind::Record { fields, .. } => fields.iter_mut().for_each(|(_, x)| *x = x.clone().from(origins)),
+            Kind::List { elem, .. } => **elem = (**elem).clone().from(origins),
+            Kind::Labeled(inner) => **inner = (**inner).clone().from(origins),
+            _ => {}
+        }
+        self
+    }
+
     /// The same value with its own label joined with `l` (`with_label` at run time).
     pub fn raised(mut self, l: &Bounds) -> Abs {
         if !l.is_bottom() {

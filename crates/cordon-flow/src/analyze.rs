@@ -90,6 +90,54 @@ impl<'a> Decls<'a> {
     }
 }
 
+/// The names in scope, innermost last: each name's bindings as a stack, so that looking a name
+/// up costs the same however long the plan.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scope {
+    names: Vec<Arc<str>>,
+    values: HashMap<Arc<str>, Vec<Abs>>,
+}
+
+impl Scope {
+    fn of(bindings: impl IntoIterator<Item = (Arc<str>, Abs)>) -> Scope {
+        let mut s = Scope::default();
+        for (n, v) in bindings {
+            s.push(n, v);
+        }
+        s
+    }
+
+    fn push(&mut self, name: Arc<str>, v: Abs) {
+        self.names.push(name.clone());
+        self.values.entry(name).or_default().push(v);
+    }
+
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    fn truncate(&mut self, len: usize) {
+        while self.names.len() > len {
+            let Some(name) = self.names.pop() else { break };
+            if let Some(stack) = self.values.get_mut(&name) {
+                stack.pop();
+                if stack.is_empty() {
+                    self.values.remove(&name);
+                }
+            }
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&Abs> {
+        self.values.get(name).and_then(|v| v.last())
+    }
+
+    /// The innermost binding of each name.
+    fn visible(&self) -> impl Iterator<Item = (&Arc<str>, &Abs)> {
+        self.values.iter().filter_map(|(n, v)| v.last().map(|v| (n, v)))
+    }
+}
+
 /// One call site's record so far.
 pub(crate) struct SiteAcc {
     pub site: Site,
@@ -99,8 +147,12 @@ pub(crate) struct Analyzer<'a> {
     pub decls: &'a Decls<'a>,
     pub sources: &'a SourceMap,
     pub user: Arc<str>,
-    scope: Vec<(Arc<str>, Abs)>,
+    scope: Scope,
     pc: Bounds,
+    /// The shape of each tool's result, with its fields' labels (computed once per tool).
+    shapes: HashMap<(Arc<str>, Arc<str>), Abs>,
+    /// The policy's label expressions that name no parameter, by where they are: computed once.
+    constant_labels: HashMap<(u32, u32, u32), Bounds>,
     /// How many times the code being analysed may run, per run of the plan.
     mult: Count,
     recording: bool,
@@ -129,7 +181,9 @@ impl<'a> Analyzer<'a> {
             decls,
             sources,
             user: user.into(),
-            scope: Vec::new(),
+            scope: Scope::default(),
+            shapes: HashMap::new(),
+            constant_labels: HashMap::new(),
             pc: Bounds::bottom(),
             mult: Count::AtMost(1),
             recording: true,
@@ -145,8 +199,13 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// Starts the analysis under `pc` (a fill's, at its hole).
+    pub fn raise_pc(&mut self, pc: &Bounds) {
+        self.pc = self.pc.join(pc);
+    }
+
     pub fn bind(&mut self, name: &str, v: Abs) {
-        self.scope.push((name.into(), v));
+        self.scope.push(name.into(), v);
     }
 
     fn line(&self, span: Span) -> u32 {
@@ -164,7 +223,7 @@ impl<'a> Analyzer<'a> {
     }
 
     fn lookup(&mut self, name: &str) -> Res<Option<Abs>> {
-        if let Some((_, v)) = self.scope.iter().rev().find(|(n, _)| &**n == name) {
+        if let Some(v) = self.scope.get(name) {
             return Ok(Some(v.clone()));
         }
         if let Some(v) = self.consts.get(name) {
@@ -338,7 +397,18 @@ impl<'a> Analyzer<'a> {
             }
             ExprKind::Block(b) => self.block(b)?,
             ExprKind::Closure { params, body, .. } => {
-                let env = self.scope.clone();
+                // What it captures: the names its body mentions that are in scope here.
+                // (everything, if it holds a hole: a fill may name anything in scope).
+                let mut mentioned = HashSet::new();
+                names_in(body, &mut mentioned);
+                let env = if mentioned.contains("*") {
+                    self.scope.visible().map(|(n, v)| (n.clone(), v.clone())).collect()
+                } else {
+                    mentioned
+                        .into_iter()
+                        .filter_map(|n| self.scope.get(&n).map(|v| (Arc::<str>::from(n.as_str()), v.clone())))
+                        .collect()
+                };
                 Abs::plain(Kind::Closure(Arc::new(Closure { params: params.clone(), body: (**body).clone(), env })))
             }
             ExprKind::Cast { expr, .. } => {
@@ -486,7 +556,7 @@ impl<'a> Analyzer<'a> {
             _ => return,
         };
         let Some((var, field)) = target else { return };
-        let Some((_, v)) = self.scope.iter().rev().find(|(n, _)| **n == *var) else { return };
+        let Some(v) = self.scope.get(&var) else { return };
         let mut v = v.clone();
         if let Kind::Record { fields, .. } = &mut v.kind
             && let Some((_, f)) = fields.iter_mut().find(|(n, _)| **n == *field)
@@ -598,7 +668,7 @@ impl<'a> Analyzer<'a> {
     }
 
     fn is_local(&self, name: &str) -> bool {
-        self.scope.iter().any(|(n, _)| &**n == name)
+        self.scope.get(name).is_some()
     }
 
     fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Res {
@@ -675,7 +745,7 @@ impl<'a> Analyzer<'a> {
         }
         let result = match &f.kind {
             Kind::Closure(c) => {
-                let outer = std::mem::replace(&mut self.scope, c.env.clone());
+                let outer = std::mem::replace(&mut self.scope, Scope::of(c.env.iter().cloned()));
                 for (p, a) in c.params.iter().zip(args) {
                     self.bind(&p.name.name, a);
                 }
@@ -735,7 +805,7 @@ impl<'a> Analyzer<'a> {
         }
         let Some(f) = self.decls.fns.get(name) else { return Ok(()) };
         let params: Vec<(String, Abs)> = f.params.iter().map(|p| (p.name.name.clone(), self.any_of(&p.ty))).collect();
-        let scope = std::mem::replace(&mut self.scope, Vec::new());
+        let scope = std::mem::take(&mut self.scope);
         let pc = std::mem::replace(&mut self.pc, Bounds::any());
         let mult = std::mem::replace(&mut self.mult, Count::Unbounded);
         let conds = std::mem::replace(&mut self.conds, vec![format!("in `{name}`, with any arguments")]);
@@ -775,7 +845,7 @@ impl<'a> Analyzer<'a> {
         let line = self.line(span);
         if self.recording {
             let mut caps: Vec<String> = Vec::new();
-            for (_, v) in &self.scope {
+            for (_, v) in self.scope.visible() {
                 let mut seen = |v: &Abs| {
                     if let Kind::Capability(c) = &v.kind
                         && !caps.contains(&c.to_string())
@@ -810,7 +880,7 @@ impl<'a> Analyzer<'a> {
         }
         let closures: Vec<Arc<Closure>> = self
             .scope
-            .iter()
+            .visible()
             .filter_map(|(_, v)| match &v.kind {
                 Kind::Closure(c) => Some(c.clone()),
                 _ => None,
@@ -1040,6 +1110,7 @@ impl<'a> Analyzer<'a> {
             None => Bounds::exactly(DcLabel::closed(&self.user)),
         };
         let carried: Vec<Bounds> = args.iter().map(|a| a.deep(false)).collect();
+        let cap = cap.clone();
         let chosen = carried.iter().fold(self.pc.clone(), |l, c| l.join(c));
         let name = format!("{cap}.{}", tool.name.name);
         if self.recording {
@@ -1097,23 +1168,35 @@ impl<'a> Analyzer<'a> {
         }
         let line = self.line(span);
         let label = chosen.join(&returns);
-        Ok(self.result_of(tool.ret.as_ref(), &label, Origins::one(Origin::Result { tool: name, line })))
+        let key = (cap, tool.name.name.as_str().into());
+        Ok(self.result_of(key, tool.ret.as_ref(), &label, Origins::one(Origin::Result { tool: name, line })))
     }
 
     /// A label expression of the policy (`@label(body = ..)`), evaluated on the call's
     /// arguments: bounds on the label it gives.
     fn label_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res<Bounds> {
+        // A label that names no parameter (`secret(user())`) is the same at every call.
+        let key = (e.span.file.0, e.span.start, e.span.end);
+        if let Some(b) = self.constant_labels.get(&key) {
+            return Ok(b.clone());
+        }
         let v = self.value_expr(e, params)?;
-        Ok(match v.kind {
+        let b = match v.kind {
             Kind::Label(b) => b,
             _ => Bounds::any(),
-        })
+        };
+        let mut named = HashSet::new();
+        names_in(e, &mut named);
+        if !params.iter().any(|(p, _)| named.contains(p)) {
+            self.constant_labels.insert(key, b.clone());
+        }
+        Ok(b)
     }
 
     /// Evaluates policy code on the call's arguments, recording nothing.
     fn value_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res {
         let scope =
-            std::mem::replace(&mut self.scope, params.iter().map(|(n, a)| (n.as_str().into(), a.clone())).collect());
+            std::mem::replace(&mut self.scope, Scope::of(params.iter().map(|(n, a)| (n.as_str().into(), a.clone()))));
         let pc = std::mem::replace(&mut self.pc, Bounds::bottom());
         let recording = std::mem::replace(&mut self.recording, false);
         let v = self.expr(e);
@@ -1152,9 +1235,23 @@ impl<'a> Analyzer<'a> {
     /// A tool's result as the boundary makes it: shaped as declared, each record field
     /// labelled as its type says, and the call's label on the value (on each component of a
     /// tuple but the host-made ones, which stay unlabelled).
-    fn result_of(&mut self, ty: Option<&TypeExpr>, label: &Bounds, origins: Origins) -> Abs {
+    fn result_of(
+        &mut self,
+        tool: (Arc<str>, Arc<str>),
+        ty: Option<&TypeExpr>,
+        label: &Bounds,
+        origins: Origins,
+    ) -> Abs {
         let Some(ty) = ty else { return Abs::plain(Kind::Unit) };
-        let shaped = self.shape(ty, 0, &origins);
+        let shaped = match self.shapes.get(&tool) {
+            Some(s) => s.clone(),
+            None => {
+                let s = self.shape(ty, 0, &Origins::default());
+                self.shapes.insert(tool, s.clone());
+                s
+            }
+        };
+        let shaped = shaped.from(&origins);
         match shaped.kind {
             Kind::Tuple(items) => Abs::new(
                 Kind::Tuple(
@@ -1229,5 +1326,81 @@ impl<'a> Analyzer<'a> {
                 },
             },
         }
+    }
+}
+
+/// Every name an expression mentions (a superset of the names a closure captures: what it
+/// binds itself is counted too, which only captures more).
+fn names_in(e: &Expr, out: &mut HashSet<String>) {
+    let block = |b: &Block, out: &mut HashSet<String>| {
+        for st in &b.stmts {
+            match st {
+                Stmt::Let { value, .. } => names_in(value, out),
+                Stmt::Expr(x) => names_in(x, out),
+            }
+        }
+        if let Some(t) = &b.tail {
+            names_in(t, out);
+        }
+    };
+    match &e.kind {
+        ExprKind::Name(id) => {
+            out.insert(id.name.clone());
+        }
+        ExprKind::Tuple(xs) | ExprKind::List(xs) => xs.iter().for_each(|x| names_in(x, out)),
+        ExprKind::Record { fields, .. } => fields.iter().for_each(|(_, x)| names_in(x, out)),
+        ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => names_in(base, out),
+        ExprKind::Index { base, index } => {
+            names_in(base, out);
+            names_in(index, out);
+        }
+        ExprKind::Call { callee, args } => {
+            names_in(callee, out);
+            args.iter().for_each(|x| names_in(x, out));
+        }
+        ExprKind::MethodCall { receiver, args, .. } => {
+            names_in(receiver, out);
+            args.iter().for_each(|x| names_in(x, out));
+        }
+        ExprKind::Unary { operand, .. } => names_in(operand, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            names_in(lhs, out);
+            names_in(rhs, out);
+        }
+        ExprKind::If { cond, then, else_ } => {
+            names_in(cond, out);
+            block(then, out);
+            if let Some(x) = else_ {
+                names_in(x, out);
+            }
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            names_in(scrutinee, out);
+            for a in arms {
+                if let Some(g) = &a.guard {
+                    names_in(g, out);
+                }
+                names_in(&a.body, out);
+            }
+        }
+        ExprKind::For { iter, body, .. } => {
+            names_in(iter, out);
+            block(body, out);
+        }
+        ExprKind::Block(b) | ExprKind::ToLabeled(b) => block(b, out),
+        ExprKind::Closure { body, .. } => names_in(body, out),
+        ExprKind::Cast { expr, .. } => names_in(expr, out),
+        ExprKind::Hole { args, .. } => {
+            // A fill may name anything in scope.
+            out.insert("*".into());
+            args.iter().for_each(|x| names_in(x, out));
+        }
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Unit
+        | ExprKind::Path { .. }
+        | ExprKind::Error => {}
     }
 }

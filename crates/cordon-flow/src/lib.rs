@@ -18,10 +18,10 @@ mod report;
 
 use std::collections::HashSet;
 
-use cordon_runtime::Tier;
+use cordon_runtime::{HoleRequest, Label, Tier};
 use cordon_syntax::ast::{ItemKind, Module, TypeExprKind};
 use cordon_syntax::{FileId, SourceMap, Span};
-use cordon_types::{CheckOptions, Checked, Outcome};
+use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome};
 use serde::Serialize;
 
 use abs::{Abs, Kind};
@@ -243,13 +243,57 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
             .collect(),
         _ => Vec::new(),
     };
+    summarize(&decls, sources, user, &params, &Bounds::bottom(), &plan.body)
+}
+
+/// Analyses a fill the checker accepted for a hole the run reached, before it runs: its body,
+/// with the hole's bindings and arguments as the run holds them now (their values and labels,
+/// exactly), under `pc` (the hole's program-counter label joined with what the model was
+/// shown, which the fill runs under). Its `diagnostics` are calls of the fill refused on every
+/// path, fed back to the model like the checker's; holes inside it stay open.
+pub fn analyze_fill(
+    checked: &Checked,
+    fill: &CheckedFill,
+    request: &HoleRequest,
+    pc: &Label,
+    sources: &SourceMap,
+    user: &str,
+) -> Summary {
+    let mut modules: Vec<&Module> = checked.policies().iter().collect();
+    modules.extend(checked.plan());
+    modules.push(fill.module());
+    let decls = Decls::of(&modules);
+    let opaque = |ty: &str| matches!(decls.types.get(ty), Some(ItemKind::Record { opaque: true, .. }));
+    let mut bindings: Vec<(String, Abs)> = request
+        .scope
+        .iter()
+        .map(|(n, v)| (n.to_string(), Abs::of_val(v, &opaque, &Origins::one(Origin::Input { name: n.to_string() }))))
+        .collect();
+    for (n, v) in fill.arg_names().iter().zip(&request.args) {
+        bindings.push((n.clone(), Abs::of_val(v, &opaque, &Origins::one(Origin::Input { name: n.clone() }))));
+    }
+    let pc = Bounds::exactly(request.pc.join(pc).dc());
+    summarize(&decls, sources, user, &bindings, &pc, &fill.module().body)
+}
+
+/// Runs the abstract interpreter over `body` with `bindings` in scope under `pc`, again each
+/// time it finds a function recursive, until it finishes or gives up.
+fn summarize(
+    decls: &Decls<'_>,
+    sources: &SourceMap,
+    user: &str,
+    bindings: &[(String, Abs)],
+    pc: &Bounds,
+    body: &cordon_syntax::ast::Block,
+) -> Summary {
     let mut recursive = HashSet::new();
     loop {
-        let mut a = Analyzer::new(&decls, sources, user, recursive.clone());
-        for (n, v) in &params {
+        let mut a = Analyzer::new(decls, sources, user, recursive.clone());
+        for (n, v) in bindings {
             a.bind(n, v.clone());
         }
-        match a.block(&plan.body) {
+        a.raise_pc(pc);
+        match a.block(body) {
             Ok(_) => {
                 let calls = a.sites.into_values().map(|s| s.site).collect();
                 let holes = a.holes.into_values().collect();
