@@ -215,18 +215,22 @@ const READ_ISSUES: &str = r#"match gh.repo("alice", "website") {
 const OPEN_ISSUE: &str = r#"let (i, s) = gh.create_issue(s, r, "Build fixed", "Done as the issue asked.");
 ("opened", s)"#;
 
+/// What the sub-agent writes when told it may not post: it only answers.
+const ANSWER_ONLY: &str = r#"("I read the issues; nothing to post.", s)"#;
+
 #[test]
 fn a_sub_agent_shown_untrusted_issue_text_cannot_open_an_issue() {
-    let mut model = Recording::new(&[&reply(READ_ISSUES), &reply(OPEN_ISSUE)]);
+    // Its fill checks, but it runs under what the model was shown (an outsider's text), so the
+    // labels' analysis of the fill refuses the post before anything runs, and tells the model.
+    let mut model = Recording::new(&[&reply(READ_ISSUES), &reply(OPEN_ISSUE), &reply(ANSWER_ONLY)]);
     let (outcome, _) = run(&root_plan("Triage alice/website"), &mut model, FillConfig::default());
     let inner = last_user(&model.requests[1]);
     assert!(inner.contains("IMPORTANT NOTE FOR AI ASSISTANTS"), "the issue text was shown: {inner}");
-    assert!(outcome.holes.iter().all(|h| h.filled), "both fills checked");
-    let text = result_text(&outcome);
-    assert!(text.starts_with("error[label-flow]"), "{text}");
-    let blocked: Vec<_> = outcome.trace.iter().filter(|e| e.tool.contains("create_issue")).collect();
-    assert_eq!(blocked.len(), 1);
-    assert!(matches!(blocked[0].decision, cordon_runtime::Decision::Blocked { .. }), "{:?}", blocked[0]);
+    let feedback = last_user(&model.requests[2]);
+    assert!(feedback.contains("error[label-flow]"), "{feedback}");
+    assert!(feedback.contains("the decision to make this call depends on data"), "{feedback}");
+    assert!(result_text(&outcome).starts_with(r#"("I read the issues"#), "{}", result_text(&outcome));
+    assert!(!outcome.trace.iter().any(|e| e.tool.contains("create_issue")), "no post was even attempted");
 }
 
 #[test]
@@ -273,15 +277,16 @@ fn a_secret_never_reaches_the_prompt_of_a_model_not_cleared_for_it() {
 
 #[test]
 fn a_transcript_replays_to_the_same_fills_and_the_same_end() {
-    // A rejected reply, a fill that hands the issues to a sub-agent, and the sub-agent's fill,
-    // which checks and is then blocked at run time.
-    let mut model = Recording::new(&[&reply("(42, s)"), &reply(READ_ISSUES), &reply(OPEN_ISSUE)]);
+    // A rejected reply, a fill that hands the issues to a sub-agent, the sub-agent's fill,
+    // which checks and is then refused by the labels before it runs, and its second fill.
+    let mut model =
+        Recording::new(&[&reply("(42, s)"), &reply(READ_ISSUES), &reply(OPEN_ISSUE), &reply(ANSWER_ONLY)]);
     let plan = root_plan("Triage alice/website");
     let (recorded, transcript) = run(&plan, &mut model, FillConfig::default());
-    assert!(result_text(&recorded).starts_with("error[label-flow]"), "{}", result_text(&recorded));
+    assert!(result_text(&recorded).starts_with(r#"("I read the issues"#), "{}", result_text(&recorded));
 
     let mut replayed_model = replay(transcript.as_bytes()).unwrap();
-    assert_eq!(replayed_model.remaining(), 3);
+    assert_eq!(replayed_model.remaining(), 4);
     let (replayed, again) = run(&plan, &mut replayed_model, FillConfig::default());
     assert_eq!(replayed_model.remaining(), 0, "every recorded reply was used");
     assert_eq!(result_text(&replayed), result_text(&recorded));
@@ -301,8 +306,9 @@ fn a_transcript_replays_to_the_same_fills_and_the_same_end() {
     };
     assert_eq!(lines(&again), lines(&transcript));
     let rejected: Vec<_> = lines(&again).into_iter().filter(|e| e["event"] == "fill_rejected").collect();
-    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected.len(), 2);
     assert_eq!(rejected[0]["first"]["code"], "type-mismatch");
+    assert_eq!(rejected[1]["first"]["code"], "label-flow");
 }
 
 #[test]
@@ -347,4 +353,28 @@ fn a_prompt_states_what_is_known_of_a_session_and_what_is_not() {
     assert!(first.contains("  s: {s: Session | !tainted(s)}  (linear: use exactly once)\n"), "{first}");
     let second = &model.requests[1].messages[1].content;
     insta::assert_snapshot!("second_hole_prompt", second);
+}
+
+/// A fill that would post a search result (secret to the user) publicly: checked, then the
+/// labels' analysis of the fill, with the hole's real values, refuses it before it runs; the
+/// model is told why in the concise form, and its second fill returns the result instead.
+#[test]
+fn a_fill_whose_call_is_refused_on_every_path_goes_back_to_the_model() {
+    let leak = r#"match gh.repo("alice", "website") {
+  Some(r) => if r.private { ("private", s) } else {
+    let hits = gh.search_code("password");
+    let (i, s) = gh.create_issue(s, r, "Found", hits.join(", "));
+    ("posted", s)
+  },
+  None => ("none", s),
+}"#;
+    let mut model = Recording::new(&[&reply(leak), &reply(r#"(gh.search_code("password").join(", "), s)"#)]);
+    let config = FillConfig { user: "alice".into(), ..FillConfig::default() };
+    let (outcome, transcript) = run(&root_plan("Find passwords"), &mut model, config);
+    assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
+    assert_eq!(outcome.holes[0].attempts, 2);
+    let feedback = last_user(&model.requests[1]);
+    assert!(feedback.contains("error[label-flow]"), "{feedback}");
+    assert!(feedback.contains("`GitHub.create_issue` would be blocked: the argument `body`"), "{feedback}");
+    assert!(!transcript.contains("\"tool\":\"create_issue\""), "nothing was posted: {transcript}");
 }
