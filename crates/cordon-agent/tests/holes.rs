@@ -279,8 +279,7 @@ fn a_secret_never_reaches_the_prompt_of_a_model_not_cleared_for_it() {
 fn a_transcript_replays_to_the_same_fills_and_the_same_end() {
     // A rejected reply, a fill that hands the issues to a sub-agent, the sub-agent's fill,
     // which checks and is then refused by the labels before it runs, and its second fill.
-    let mut model =
-        Recording::new(&[&reply("(42, s)"), &reply(READ_ISSUES), &reply(OPEN_ISSUE), &reply(ANSWER_ONLY)]);
+    let mut model = Recording::new(&[&reply("(42, s)"), &reply(READ_ISSUES), &reply(OPEN_ISSUE), &reply(ANSWER_ONLY)]);
     let plan = root_plan("Triage alice/website");
     let (recorded, transcript) = run(&plan, &mut model, FillConfig::default());
     assert!(result_text(&recorded).starts_with(r#"("I read the issues"#), "{}", result_text(&recorded));

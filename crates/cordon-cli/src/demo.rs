@@ -346,8 +346,9 @@ const REQUESTS: &[Request] = &[
         script: file!("examples/agent/search_and_post.json"),
         about: "This time the sub-agent finds the roadmap with search_code, which needs no session, so its \
                 fill checks. But it was shown outsiders' text, so nothing it does may be published in alice's \
-                name (and the search results are secret besides): the labels block the call.",
-        ends: Ends::Blocked,
+                name (and the search results are secret besides): the labels' analysis of the fill refuses \
+                the post before anything runs and tells the model, whose next fill answers alice instead.",
+        ends: Ends::Runs,
         answers: None,
     },
 ];
@@ -780,10 +781,11 @@ mod tests {
         assert!(report.accepted, "{}", report.stdout);
         assert_eq!(report.stdout.matches("=> accepted").count(), 7, "{}", report.stdout);
         // Three plans of the GitHub story (a triage issue, a comment on #1, thanks to the
-        // newest author) and one request of the agent story run to the end; two plans and one
-        // request are stopped by labels at run time.
-        assert_eq!(report.stdout.matches("ran to the end").count(), 4, "{}", report.stdout);
-        assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 3, "{}", report.stdout);
+        // newest author) and two requests of the agent story run to the end (the second after
+        // its sub-agent's post was refused before it ran); two plans are stopped by labels at
+        // run time.
+        assert_eq!(report.stdout.matches("ran to the end").count(), 5, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 2, "{}", report.stdout);
         // Refused before anything ran: by the checker, and by the labels' static analysis (the
         // search results posted, the transfer the policy denies).
         assert_eq!(report.stdout.matches("=> rejected").count(), 8, "{}", report.stdout);
@@ -795,10 +797,10 @@ mod tests {
         // The GitHub story's calls that publish went through the gate: three cards, approved.
         assert_eq!(report.stdout.matches("gate     1 card(s), 1 approved").count(), 3, "{}", report.stdout);
         // Twelve runs recorded (the five GitHub plans that check, three requests, four shop
-        // plans), four calls refused (three by labels, the payee mallory chose), the log intact.
+        // plans), three calls refused (two by labels, the payee mallory chose), the log intact.
         assert!(report.stdout.contains("=> intact: "), "{}", report.stdout);
         assert!(report.stdout.contains(" rows: 12 requests, "), "{}", report.stdout);
-        assert!(report.stdout.contains(", 4 refused, "), "{}", report.stdout);
+        assert!(report.stdout.contains(", 3 refused, "), "{}", report.stdout);
     }
 
     #[test]
@@ -838,12 +840,14 @@ mod tests {
             [
                 "   => the model's code ran to the end",
                 "   => every fill was rejected before it ran (refinement-unproven); no attempts were left",
-                "   => the fills checked, then a call was stopped at run time (label-flow)",
+                "   => the model's code ran to the end",
             ],
             "{out}"
         );
         assert_eq!(out.matches("-> line 4: error[refinement-unproven]").count(), 2, "{out}");
-        assert!(out.contains("BLOCKED  GitHub.create_issue [label-flow]"), "{out}");
+        // The sub-agent's post is refused before it runs, and the model is told why.
+        assert!(out.contains("-> line 2: error[label-flow]: `GitHub.create_issue` would be blocked"), "{out}");
+        assert_eq!(out.matches("ran      GitHub.create_issue").count(), 1, "only the triage issue: {out}");
         assert_eq!(out.matches("GitHub afterwards: nothing was published").count(), 2, "{out}");
         assert!(!out.contains("roadmap (Initech) was published"), "{out}");
     }

@@ -145,10 +145,12 @@ fn a_sub_agent_that_read_issue_text_cannot_open_an_issue() {
     let dir = workdir("sub_agent");
     let model = scripted("ask_sub_agent.json");
     let run = cordon(&dir, &["ask", "Triage alice/website", "--model", &model]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.contains("BLOCKED  GitHub.create_issue("), "{}", run.stdout);
-    assert!(run.stdout.contains("request: stopped (label-flow)"), "{}", run.stdout);
-    assert!(run.stdout.contains("hole 0.0: filled after 1 attempt "), "{}", run.stdout);
+    // Its fill checks, but the labels' analysis of the fill refuses the post before it runs
+    // (it was shown outsiders' text); the model is told, and its next fill only answers.
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("GitHub.create_issue("), "no post was attempted: {}", run.stdout);
+    assert!(run.stdout.contains("hole 0.0: filled after 2 attempts"), "{}", run.stdout);
+    assert!(run.stdout.contains("I have not"), "{}", run.stdout);
 }
 
 #[test]

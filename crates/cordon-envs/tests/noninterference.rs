@@ -19,6 +19,7 @@
 
 #[path = "../../cordon-runtime/tests/common/mod.rs"]
 mod common;
+mod proposed;
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -609,8 +610,6 @@ fn whether_a_private_repository_exists_is_refused() {
 /// summary calls within its sink fails no check, and one it says must fail does fail. A call
 /// that fails a check is then refused, as the boundary would have.
 fn check_summary(plan: &str) -> Result<bool, String> {
-    use cordon_runtime::boundary::flow_refusal;
-    use cordon_runtime::{Config, Run, Sessions, Step, ToolCall, ToolHost};
     use cordon_syntax::SourceMap;
 
     let mut sources = SourceMap::new();
@@ -624,12 +623,9 @@ fn check_summary(plan: &str) -> Result<bool, String> {
         return Err("the summary gave up on a generated plan".into());
     }
     let program = Program::new(checked).map_err(|e| e.message)?;
-    let config = Config { limits: limits(), user: gh.user().to_string() };
-    let mut run = Run::start(&program, &Sessions::default(), &config).map_err(|e| e.message)?;
-    run.defer_label_flows(true);
+    let user = gh.user().to_string();
     let mut seen: std::collections::HashMap<(u32, u32), u64> = std::collections::HashMap::new();
-    let mut step = run.proceed();
-    while let Ok(Step::Effect(effect)) = step {
+    for effect in proposed::proposed(&program, &mut gh, &user, &limits())? {
         let at = format!("the call of `{}` at {}..{}", effect.tool, effect.span.start, effect.span.end);
         let site = summary
             .calls
@@ -666,14 +662,6 @@ fn check_summary(plan: &str) -> Result<bool, String> {
         if decision == cordon_flow::Verdict::Allowed && decision_failed {
             return Err(format!("{at}: the decision failed a sink; the summary said it flows"));
         }
-        step = match effect.flows.first() {
-            Some(flow) => run.refuse(flow_refusal(&format!("GitHub.{}", effect.tool), flow)),
-            None => {
-                run.commit().map_err(|e| e.message)?;
-                let answer = gh.perform(&ToolCall::new(&effect));
-                run.resume(answer)
-            }
-        };
     }
     Ok(true)
 }

@@ -475,6 +475,25 @@ fn keeps_elements(name: &str) -> bool {
     matches!(name, "take" | "skip" | "reverse" | "sort" | "unique" | "slice" | "concat" | "push")
 }
 
+/// Builtins whose result carries only their arguments' own labels (`len` of a list is the
+/// list's spine, not its elements); the elements a list result keeps keep their own.
+fn reads_own_labels(name: &str) -> bool {
+    matches!(
+        name,
+        "len"
+            | "is_empty"
+            | "is_some"
+            | "is_none"
+            | "is_ok"
+            | "is_err"
+            | "reverse"
+            | "take"
+            | "skip"
+            | "push"
+            | "enumerate"
+    )
+}
+
 fn label_fn(name: &str) -> bool {
     matches!(name, "secret" | "endorsed" | "readers" | "public" | "untrusted" | "user")
 }
@@ -524,6 +543,19 @@ impl<'a> Analyzer<'a> {
         }
         self.pc = saved;
         Ok(meet_paths(paths))
+    }
+
+    /// An element `filter(f)` kept: what `f`'s condition says of it (`!c.private` on the
+    /// channels `filter(|c| !c.private)` keeps).
+    fn kept(&mut self, f: &Abs, elem: Abs) -> Abs {
+        let Kind::Closure(c) = &f.kind else { return elem };
+        let [param] = c.params.as_slice() else { return elem };
+        let depth = self.scope.len();
+        self.bind(&param.name.name, elem.clone());
+        self.assume(&c.body, true);
+        let kept = self.scope.get(&param.name.name).cloned().unwrap_or(elem);
+        self.scope.truncate(depth);
+        kept
     }
 
     /// What a path knows from its condition: `r.private` is false on the path of
@@ -991,7 +1023,13 @@ impl<'a> Analyzer<'a> {
             return Ok(Abs::plain(Kind::Unknown));
         };
         let own_lo = first.label.lo.clone();
-        let everything = args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.deep(true).hi));
+        // Most builtins look inside what they are given; these read only its own label (a
+        // list's length, a variant's tag), as the run time's do.
+        let everything = if reads_own_labels(name) {
+            args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.label.hi))
+        } else {
+            everything_of(&args)
+        };
         let origins = args.iter().fold(Origins::default(), |o, a| o.union(&a.origins_deep()));
         let label = Bounds { lo: own_lo, hi: everything };
         let _ = span;
@@ -1056,7 +1094,8 @@ impl<'a> Analyzer<'a> {
             "fold" => out.raised(&pc),
             "filter" => {
                 let label = xs.label.join(&out.deep(true)).join(&pc);
-                Abs::new(Kind::List { elem: Box::new(xs.element()), len: None }, label, xs.origins.clone())
+                let elem = self.kept(&f, xs.element());
+                Abs::new(Kind::List { elem: Box::new(elem), len: None }, label, xs.origins.clone())
             }
             "sort_by" | "min_by" | "max_by" => {
                 let label = Bounds { lo: xs.label.lo.clone(), hi: xs.deep(true).hi.join(&out.deep(true).hi) }.join(&pc);
