@@ -1,8 +1,6 @@
 //! What the summary says to people and to models: the effect summary as text, and the
 //! check-time errors (a call that must break its sink, a call the policy always denies).
 
-use std::fmt::Write;
-
 use cordon_runtime::Tier;
 use cordon_runtime::boundary::describe_flow;
 use cordon_syntax::{Code, Diagnostic};
@@ -66,57 +64,95 @@ impl Summary {
 
     /// The effect summary, for a person, at most 80 columns wide.
     pub fn render(&self) -> String {
-        let mut s = String::new();
+        let mut out = Lines::default();
         if !self.complete {
-            s.push_str("The plan is too large to summarise: the run time checks each call as it comes.\n");
-            return s;
+            out.line(0, "The plan is too large to summarise: the run time checks each call as it comes.");
+            return out.text;
         }
         if self.calls.is_empty() && self.holes.is_empty() {
-            s.push_str("The plan calls no tool.\n");
-            return s;
+            out.line(0, "The plan calls no tool.");
+            return out.text;
         }
         for site in &self.calls {
-            let _ = writeln!(
-                s,
-                "line {}: {}, {}{}",
-                site.line,
-                site.name(),
-                count_in_words(site.count),
-                tier_in_words(site.tiers)
+            out.line(
+                0,
+                &format!(
+                    "line {}: {}, {}{}",
+                    site.line,
+                    site.name(),
+                    count_in_words(site.count),
+                    tier_in_words(site.tiers)
+                ),
             );
             for c in &site.conditions {
-                let _ = writeln!(s, "  when {c}");
+                out.line(2, &format!("when {c}"));
             }
             if let Destination::Known(d) = &site.destination {
-                let _ = writeln!(s, "  to {d}");
+                out.line(2, &format!("to {d}"));
             }
             for p in &site.params {
-                let _ = writeln!(s, "  {}: {}{}", p.name, origins_in_words(&p.origins), verdict_in_words(p.verdict));
+                out.line(
+                    2,
+                    &format!("{}: from {}{}", p.name, origins_in_words(&p.origins), verdict_in_words(p.verdict)),
+                );
+                out.line(4, &format!("at most {}", p.carried.hi.describe()));
                 if p.verdict != Verdict::Allowed {
-                    let _ = writeln!(s, "    is at most {}", p.carried.hi.describe());
-                    let _ = writeln!(s, "    may go where {}", sink_in_words(&p.sink.lo));
+                    out.line(4, &format!("may go where {}", sink_in_words(&p.sink.lo)));
                 }
             }
             if !site.pc.is_bottom() {
                 let decision = site.params.iter().map(|p| p.decision).fold(site.decision, Verdict::max);
-                let _ = writeln!(s, "  the decision to call{}", verdict_in_words(decision));
-                let _ = writeln!(s, "    depends on data at most {}", site.pc.hi.describe());
+                out.line(2, &format!("the decision to call{}", verdict_in_words(decision)));
+                out.line(4, &format!("depends on data at most {}", site.pc.hi.describe()));
             }
         }
         for h in &self.holes {
             let caps = if h.capabilities.is_empty() { "no tool".to_string() } else { h.capabilities.join(", ") };
-            let _ = writeln!(s, "line {}: a hole; its fill may call any tool of: {caps}", h.line);
+            out.line(0, &format!("line {}: a hole; its fill may call any tool of: {caps}", h.line));
         }
         let may = self.calls.iter().filter(|c| c.verdict() == Verdict::May).count();
         let must = self.calls.iter().filter(|c| c.verdict() == Verdict::Must).count();
-        let _ = writeln!(
-            s,
-            "{} call site{}: {} within every sink, {may} decided at run time, {must} refused",
-            self.calls.len(),
-            if self.calls.len() == 1 { "" } else { "s" },
-            self.calls.len() - may - must
+        out.line(
+            0,
+            &format!(
+                "{} call site{}: {} within every sink, {may} decided at run time, {must} refused",
+                self.calls.len(),
+                if self.calls.len() == 1 { "" } else { "s" },
+                self.calls.len() - may - must
+            ),
         );
-        s
+        out.text
+    }
+}
+
+/// Text wrapped at 80 columns, a wrapped line indented two more than its first.
+#[derive(Default)]
+struct Lines {
+    text: String,
+}
+
+impl Lines {
+    const WIDTH: usize = 80;
+
+    fn line(&mut self, indent: usize, words: &str) {
+        let mut current = " ".repeat(indent);
+        let mut empty = true;
+        for word in words.split(' ') {
+            let width = current.chars().count() + usize::from(!empty) + word.chars().count();
+            if !empty && width > Self::WIDTH {
+                self.text.push_str(&current);
+                self.text.push('\n');
+                current = " ".repeat(indent + 2);
+                empty = true;
+            }
+            if !empty {
+                current.push(' ');
+            }
+            current.push_str(word);
+            empty = false;
+        }
+        self.text.push_str(&current);
+        self.text.push('\n');
     }
 }
 
