@@ -250,6 +250,7 @@ impl Cordon {
             store: self.args.store.clone(),
             approve: self.args.approve.clone(),
             plan: PathBuf::from(PLAN),
+            effects: false,
         };
         let read = |path: &Path| -> io::Result<String> {
             if path == Path::new(PLAN) { Ok(plan.to_string()) } else { std::fs::read_to_string(path) }

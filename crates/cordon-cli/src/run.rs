@@ -53,6 +53,11 @@ pub struct Args {
 
     /// The plan to run
     pub plan: PathBuf,
+
+    /// Print what the plan may do before the run's trace (as `cordon check --effects` does;
+    /// `--format json` always has it, under `effects`)
+    #[arg(long)]
+    pub effects: bool,
 }
 
 /// How a run ended, for the summary line and JSON.
@@ -95,7 +100,13 @@ pub fn run_with(
         if let Some(session) = session {
             session.release(&store)?;
         }
-        return Ok(render_report(args, &sources, Status::Rejected, &outcome.diagnostics, Ran::nothing()));
+        return Ok(render_report(
+            args,
+            &sources,
+            Status::Rejected,
+            &outcome.diagnostics,
+            Ran::nothing(summary.as_ref()),
+        ));
     };
     let program = Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
     let config = Config {
@@ -140,7 +151,7 @@ pub fn run_with(
         session.release(&store)?;
     }
     let request = recorded.as_ref().ok().copied();
-    let ran = |value| Ran { trace: Some(&trace), value, request, gate: Some(&gate) };
+    let ran = |value| Ran { trace: Some(&trace), value, request, gate: Some(&gate), effects: summary.as_ref() };
     let mut report = match &result {
         Ok(value) => render_report(args, &sources, Status::Done, &[], ran(Some(value))),
         Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], ran(None)),
@@ -156,17 +167,19 @@ struct Ran<'a> {
     value: Option<&'a cordon_runtime::Val>,
     request: Option<RequestId>,
     gate: Option<&'a Gate<'a>>,
+    /// What the labels' analysis said the plan may do, when the checker accepted it.
+    effects: Option<&'a cordon_flow::Summary>,
 }
 
-impl Ran<'_> {
+impl<'a> Ran<'a> {
     /// A plan that never ran.
-    fn nothing() -> Ran<'static> {
-        Ran { trace: None, value: None, request: None, gate: None }
+    fn nothing(effects: Option<&'a cordon_flow::Summary>) -> Ran<'a> {
+        Ran { trace: None, value: None, request: None, gate: None, effects }
     }
 }
 
 fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: &[Diagnostic], ran: Ran<'_>) -> Report {
-    let Ran { trace, value, request, gate } = ran;
+    let Ran { trace, value, request, gate, effects } = ran;
     let subject = args.plan.display().to_string();
     let accepted = matches!(status, Status::Done);
     let stdout = match args.format {
@@ -180,11 +193,16 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
                 "label": value.map(|v| cordon_runtime::deep_label(v).to_string()),
                 "request": request,
                 "approvals": gate.map(|g| g.records()),
+                "effects": effects,
             });
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
         }
         Format::Human | Format::Concise => {
-            let mut out = trace.map_or(String::new(), |t| t.render(gate, sources));
+            let mut out = match effects.filter(|_| args.effects) {
+                Some(summary) => format!("{}\n", summary.render()),
+                None => String::new(),
+            };
+            out.push_str(&trace.map_or(String::new(), |t| t.render(gate, sources)));
             for d in diagnostics {
                 if args.format == Format::Concise {
                     out.push_str(&render::concise(d, sources));

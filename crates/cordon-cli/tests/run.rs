@@ -122,3 +122,38 @@ fn a_session_file_keeps_the_taint_between_runs() {
     let fresh = cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]);
     assert_eq!(fresh.code, 0, "{fresh:?}");
 }
+
+#[test]
+fn the_effect_summary_comes_before_anything_runs() {
+    let dir = workdir("effects");
+    // `check --effects`: for people, and in JSON with every call's bounds as formulas.
+    let policy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policies/github.cord");
+    let policy = policy.display().to_string();
+    let plan = example("injected_issue.cord");
+    let check = cordon(&dir, &["check", "--effects", "--user", "alice", "--policy", &policy, &plan]);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert!(check.stdout.starts_with("line 9: GitHub.repo, at most once\n"), "{}", check.stdout);
+    assert!(
+        check.stdout.contains("  body: from the result of `GitHub.list_issues` (line 13)  (may be refused)\n"),
+        "{}",
+        check.stdout
+    );
+    assert!(
+        check.stdout.contains("3 call sites: 2 within every sink, 1 decided at run time, 0 refused\n"),
+        "{}",
+        check.stdout
+    );
+    assert!(check.stdout.lines().all(|l| l.chars().count() <= 80), "{}", check.stdout);
+    let json = cordon(&dir, &["check", "--effects", "--format", "json", "--user", "alice", "--policy", &policy, &plan]);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let calls = json["effects"]["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 3);
+    assert_eq!(calls[2]["tool"], "create_issue");
+    assert_eq!(calls[2]["params"][3]["verdict"], "may");
+    assert_eq!(calls[2]["params"][3]["carried"]["hi"], "<secrecy: true, integrity: true>");
+    // `run --effects`: the summary, then the trace.
+    let run = cordon(&dir, &["run", "--effects", &plan]);
+    let summary = run.stdout.find("3 call sites:").unwrap();
+    let first_call = run.stdout.find("  1. allowed  GitHub.repo(").unwrap();
+    assert!(summary < first_call, "{}", run.stdout);
+}

@@ -17,11 +17,18 @@ use cordon_runtime::label::Formula;
 use cordon_syntax::ast::{ClosureParam, Expr};
 use serde::Serialize;
 
-/// Bounds on a label: `lo ⊑ label ⊑ hi`.
+/// Bounds on a label: `lo ⊑ label ⊑ hi` (in JSON, each as its formula,
+/// `<secrecy: alice, integrity: true>`, as run traces write labels).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Bounds {
+    #[serde(serialize_with = "formula")]
     pub lo: DcLabel,
+    #[serde(serialize_with = "formula")]
     pub hi: DcLabel,
+}
+
+fn formula<S: serde::Serializer>(l: &DcLabel, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(l)
 }
 
 impl Bounds {
