@@ -134,7 +134,7 @@ fn the_effect_summary_comes_before_anything_runs() {
     assert_eq!(check.code, 0, "{check:?}");
     assert!(check.stdout.starts_with("line 9: GitHub.repo, at most once\n"), "{}", check.stdout);
     assert!(
-        check.stdout.contains("  body: from the result of `GitHub.list_issues` (line 13)  (may be refused)\n"),
+        check.stdout.contains("  body: from the result of `GitHub.list_issues` (line 13) (may be refused)\n"),
         "{}",
         check.stdout
     );

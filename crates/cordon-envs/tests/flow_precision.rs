@@ -100,6 +100,6 @@ fn the_summary_on_the_examples() {
         may_unreached,
     };
     assert_eq!(github, pinned(7, 24, 21, 1, 2, 0, 2, 0), "github");
-    assert_eq!(chat, pinned(15, 46, 19, 1, 26, 19, 7, 0), "chat");
+    assert_eq!(chat, pinned(15, 46, 31, 1, 14, 7, 7, 0), "chat");
     assert_eq!(shop, pinned(4, 9, 8, 0, 1, 0, 1, 0), "shop");
 }

@@ -132,9 +132,14 @@ pub enum Kind {
     Unit,
     Tuple(Vec<Abs>),
     /// A record; `opaque` ones are the host's (the boundary looks at their own label only).
+    /// `declared` is the label its type declares for each field (`@label(..)` in a policy),
+    /// computed from the other fields, kept apart so that it can be computed again when a
+    /// path learns a field's value (`ty` names the type); a field read carries it.
     Record {
         opaque: bool,
+        ty: Option<Arc<str>>,
         fields: Vec<(Arc<str>, Abs)>,
+        declared: Vec<Bounds>,
     },
     /// A list: every element within `elem`, `len` elements if known.
     List {
@@ -210,9 +215,12 @@ impl Abs {
                 let elem = xs.iter().map(of).reduce(|a, b| a.either(&b)).unwrap_or_else(|| Abs::plain(Kind::Unknown));
                 Kind::List { elem: Box::new(elem), len: Some(xs.len() as u64) }
             }
-            Value::Record(r) => {
-                Kind::Record { opaque: opaque(&r.ty), fields: r.fields().map(|(n, x)| (n.clone(), of(x))).collect() }
-            }
+            Value::Record(r) => Kind::Record {
+                opaque: opaque(&r.ty),
+                ty: None,
+                fields: r.fields().map(|(n, x)| (n.clone(), of(x))).collect(),
+                declared: Vec::new(),
+            },
             Value::Variant(x) => {
                 Kind::Variant { name: Some(x.name.clone()), payload: x.payload.iter().map(of).collect() }
             }
@@ -255,7 +263,11 @@ impl Abs {
         let mut parts = |a: &Abs| b.hi = b.hi.join(&a.deep(enter_opaque).hi);
         match &self.kind {
             Kind::Tuple(xs) | Kind::Variant { payload: xs, .. } => xs.iter().for_each(&mut parts),
-            Kind::Record { opaque, fields } if enter_opaque || !opaque => fields.iter().for_each(|(_, a)| parts(a)),
+            Kind::Record { opaque, fields, declared, .. } if enter_opaque || !opaque => {
+                for (i, (_, a)) in fields.iter().enumerate() {
+                    parts(&a.clone().raised(&declared_at(declared, i)));
+                }
+            }
             Kind::List { elem, .. } => parts(elem),
             Kind::Closure(c) => c.env.iter().for_each(|(_, a)| parts(a)),
             _ => {}
@@ -298,7 +310,11 @@ impl Abs {
 
     pub fn field(&self, name: &str) -> Abs {
         match &self.kind {
-            Kind::Record { fields, .. } => self.part(fields.iter().find(|(n, _)| &**n == name).map(|(_, a)| a)),
+            Kind::Record { fields, declared, .. } => {
+                let i = fields.iter().position(|(n, _)| &**n == name);
+                let f = i.map(|i| fields[i].1.clone().raised(&declared_at(declared, i)));
+                self.part(f.as_ref())
+            }
             _ => self.part(None),
         }
     }
@@ -349,11 +365,13 @@ impl Abs {
             (Kind::Tuple(a), Kind::Tuple(b)) if a.len() == b.len() => {
                 Kind::Tuple(a.iter().zip(b).map(|(x, y)| x.either(y)).collect())
             }
-            (Kind::Record { opaque: o1, fields: a }, Kind::Record { opaque: o2, fields: b })
-                if o1 == o2 && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0) =>
-            {
+            (
+                Kind::Record { opaque: o1, ty: t1, fields: a, declared: d1 },
+                Kind::Record { opaque: o2, ty: t2, fields: b, declared: d2 },
+            ) if o1 == o2 && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0) => {
                 let fields = a.iter().zip(b).map(|(x, y)| (x.0.clone(), x.1.either(&y.1))).collect();
-                Kind::Record { opaque: *o1, fields }
+                let declared = (0..a.len()).map(|i| declared_at(d1, i).either(&declared_at(d2, i))).collect();
+                Kind::Record { opaque: *o1, ty: if t1 == t2 { t1.clone() } else { None }, fields, declared }
             }
             (Kind::List { elem: a, len: la }, Kind::List { elem: b, len: lb }) => {
                 Kind::List { elem: Box::new(a.either(b)), len: if la == lb { *la } else { None } }
@@ -386,8 +404,10 @@ impl Abs {
             (Kind::Tuple(a), Kind::Tuple(b)) | (Kind::Variant { payload: a, .. }, Kind::Variant { payload: b, .. }) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same(y))
             }
-            (Kind::Record { fields: a, .. }, Kind::Record { fields: b, .. }) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.1.same(&y.1))
+            (Kind::Record { fields: a, declared: d1, .. }, Kind::Record { fields: b, declared: d2, .. }) => {
+                a.len() == b.len()
+                    && a.iter().zip(b).all(|(x, y)| x.1.same(&y.1))
+                    && (0..a.len()).all(|i| declared_at(d1, i) == declared_at(d2, i))
             }
             (Kind::List { elem: a, .. }, Kind::List { elem: b, .. }) => a.same(b),
             (Kind::Labeled(a), Kind::Labeled(b)) => a.same(b),
@@ -396,4 +416,9 @@ impl Abs {
             (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
         }
     }
+}
+
+/// The label a record's type declares for its `i`th field (none: bottom).
+pub fn declared_at(declared: &[Bounds], i: usize) -> Bounds {
+    declared.get(i).cloned().unwrap_or_else(Bounds::bottom)
 }

@@ -326,7 +326,7 @@ impl<'a> Analyzer<'a> {
             ExprKind::Record { fields, .. } => {
                 let fields =
                     fields.iter().map(|(n, x)| Ok((n.name.as_str().into(), self.expr(x)?))).collect::<Res<Vec<_>>>()?;
-                Abs::plain(Kind::Record { opaque: false, fields })
+                Abs::plain(Kind::Record { opaque: false, ty: None, fields, declared: Vec::new() })
             }
             ExprKind::Field { base, name } => self.expr(base)?.field(&name.name),
             ExprKind::TupleField { base, index, .. } => self.expr(base)?.component(*index as usize),
@@ -590,12 +590,28 @@ impl<'a> Analyzer<'a> {
         let Some((var, field)) = target else { return };
         let Some(v) = self.scope.get(&var) else { return };
         let mut v = v.clone();
-        if let Kind::Record { fields, .. } = &mut v.kind
-            && let Some((_, f)) = fields.iter_mut().find(|(n, _)| **n == *field)
-        {
-            f.kind = value;
-            self.bind(&var, v);
+        let Kind::Record { fields, ty, declared, .. } = &mut v.kind else { return };
+        let Some((_, f)) = fields.iter_mut().find(|(n, _)| **n == *field) else { return };
+        f.kind = value;
+        // The labels its type declares, computed again from what is now known of the fields.
+        if let Some(ty) = ty.clone() {
+            let env: Vec<(String, Abs)> = fields.iter().map(|(n, a)| (n.to_string(), a.clone())).collect();
+            *declared = self.declared_labels(&ty, &env);
         }
+        self.bind(&var, v);
+    }
+
+    /// The label record type `ty` declares for each of its fields, computed from the fields'
+    /// values `env` (bottom where it declares none).
+    fn declared_labels(&mut self, ty: &str, env: &[(String, Abs)]) -> Vec<Bounds> {
+        let Some(ItemKind::Record { fields, .. }) = self.decls.types.get(ty).copied() else { return Vec::new() };
+        fields
+            .iter()
+            .map(|f| match annotation(&f.annotations, "label").and_then(|a| a.args.first()) {
+                Some(a) => self.label_expr(&a.value, env).unwrap_or_else(|_| Bounds::any()),
+                None => Bounds::bottom(),
+            })
+            .collect()
     }
 
     fn match_(&mut self, scrutinee: &Expr, arms: &[cordon_syntax::ast::Arm]) -> Res {
@@ -1341,15 +1357,10 @@ impl<'a> Analyzer<'a> {
                     Some(ItemKind::Record { fields, opaque, .. }) => {
                         let env: Vec<(String, Abs)> =
                             fields.iter().map(|f| (f.name.name.clone(), part(self, &f.ty))).collect();
-                        let mut out = Vec::with_capacity(fields.len());
-                        for (f, (fname, v)) in fields.iter().zip(&env) {
-                            let label = match annotation(&f.annotations, "label").and_then(|a| a.args.first()) {
-                                Some(a) => self.label_expr(&a.value, &env).unwrap_or_else(|_| Bounds::any()),
-                                None => Bounds::bottom(),
-                            };
-                            out.push((fname.as_str().into(), v.clone().raised(&label)));
-                        }
-                        Abs::new(Kind::Record { opaque: *opaque, fields: out }, Bounds::bottom(), origins.clone())
+                        let declared = self.declared_labels(n, &env);
+                        let fields = env.into_iter().map(|(name, v)| (name.as_str().into(), v)).collect();
+                        let kind = Kind::Record { opaque: *opaque, ty: Some(n.into()), fields, declared };
+                        Abs::new(kind, Bounds::bottom(), origins.clone())
                     }
                     Some(ItemKind::TypeAlias { ty, .. }) => self.shape(ty, depth + 1, origins),
                     Some(ItemKind::Linear { .. } | ItemKind::Opaque { .. }) => {

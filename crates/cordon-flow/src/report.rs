@@ -137,7 +137,7 @@ impl Lines {
     fn line(&mut self, indent: usize, words: &str) {
         let mut current = " ".repeat(indent);
         let mut empty = true;
-        for word in words.split(' ') {
+        for word in words.split(' ').filter(|w| !w.is_empty()) {
             let width = current.chars().count() + usize::from(!empty) + word.chars().count();
             if !empty && width > Self::WIDTH {
                 self.text.push_str(&current);
@@ -175,8 +175,8 @@ fn decision_error(name: &str, site: &Site, pc: &cordon_runtime::DcLabel, sink: &
 fn verdict_in_words(v: Verdict) -> &'static str {
     match v {
         Verdict::Allowed => "",
-        Verdict::May => "  (may be refused)",
-        Verdict::Must => "  (refused)",
+        Verdict::May => " (may be refused)",
+        Verdict::Must => " (refused)",
     }
 }
 
