@@ -8,6 +8,7 @@
 //! otherwise by the run.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
+#[path = "../../cordon-runtime/tests/common/proposed.rs"]
 mod proposed;
 
 use std::collections::BTreeMap;

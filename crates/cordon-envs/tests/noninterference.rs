@@ -19,6 +19,7 @@
 
 #[path = "../../cordon-runtime/tests/common/mod.rs"]
 mod common;
+#[path = "../../cordon-runtime/tests/common/proposed.rs"]
 mod proposed;
 
 use std::cell::Cell;
@@ -624,45 +625,7 @@ fn check_summary(plan: &str) -> Result<bool, String> {
     }
     let program = Program::new(checked).map_err(|e| e.message)?;
     let user = gh.user().to_string();
-    let mut seen: std::collections::HashMap<(u32, u32), u64> = std::collections::HashMap::new();
-    for effect in proposed::proposed(&program, &mut gh, &user, &limits())? {
-        let at = format!("the call of `{}` at {}..{}", effect.tool, effect.span.start, effect.span.end);
-        let site = summary
-            .calls
-            .iter()
-            .find(|s| s.span == effect.span)
-            .ok_or_else(|| format!("{at} is not in the summary"))?;
-        let n = seen.entry((effect.span.start, effect.span.end)).or_default();
-        *n += 1;
-        if !site.count.allows(*n) {
-            return Err(format!("{at} was made {n} times; the summary says {:?}", site.count));
-        }
-        let pc = effect.pc.dc();
-        if !pc.flows_to(&site.pc.hi) || !site.pc.lo.flows_to(&pc) {
-            return Err(format!("{at}: the decision's label {pc} is outside {:?}", site.pc));
-        }
-        for ((name, arg), p) in effect.args.iter().zip(&site.params) {
-            let own = arg.label.dc();
-            if !own.flows_to(&p.carried.hi) || !p.carried.lo.flows_to(&own) {
-                return Err(format!("{at}: `{name}` is labelled {own}, outside {:?}", p.carried));
-            }
-            let failed = effect.flows.iter().any(|f| f.param.as_deref() == Some(&**name) && f.value.is_some());
-            match (p.verdict, failed) {
-                (cordon_flow::Verdict::Allowed, true) => {
-                    return Err(format!("{at}: `{name}` failed its sink; the summary said it flows"));
-                }
-                (cordon_flow::Verdict::Must, false) => {
-                    return Err(format!("{at}: `{name}` flowed; the summary said it must fail"));
-                }
-                _ => {}
-            }
-        }
-        let decision_failed = effect.flows.iter().any(|f| f.value.is_none());
-        let decision = site.params.iter().map(|p| p.decision).fold(site.decision, cordon_flow::Verdict::max);
-        if decision == cordon_flow::Verdict::Allowed && decision_failed {
-            return Err(format!("{at}: the decision failed a sink; the summary said it flows"));
-        }
-    }
+    proposed::within(&summary, &proposed::proposed(&program, &mut gh, &user, &limits())?)?;
     Ok(true)
 }
 

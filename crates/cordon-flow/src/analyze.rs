@@ -346,21 +346,15 @@ impl<'a> Analyzer<'a> {
                 };
                 Abs::new(kind, v.label.clone(), v.origins)
             }
+            // `&&` and `||` are branches at run time: the result carries the program-counter
+            // label where the paths meet, even when the left side is known.
             ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
                 let l = self.expr(lhs)?;
-                match l.as_bool() {
-                    Some(false) => l,
-                    Some(true) => self.expr(rhs)?.raised(&l.label),
-                    None => self.branch(&l, lhs, |a| a.expr(rhs), |_| Ok(Abs::literal(Kind::Bool(false))))?,
-                }
+                self.branch(&l, lhs, |a| a.expr(rhs), |_| Ok(Abs::literal(Kind::Bool(false))))?
             }
             ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
                 let l = self.expr(lhs)?;
-                match l.as_bool() {
-                    Some(true) => l,
-                    Some(false) => self.expr(rhs)?.raised(&l.label),
-                    None => self.branch(&l, lhs, |_| Ok(Abs::literal(Kind::Bool(true))), |a| a.expr(rhs))?,
-                }
+                self.branch(&l, lhs, |_| Ok(Abs::literal(Kind::Bool(true))), |a| a.expr(rhs))?
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let l = self.expr(lhs)?;
@@ -374,13 +368,9 @@ impl<'a> Analyzer<'a> {
                     Some(x) => a.expr(x),
                     None => Ok(Abs::plain(Kind::Unit)),
                 };
-                match c.as_bool() {
-                    // A known condition: the run takes that path only (the value carries no
-                    // label, or the branch would still raise the pc by it).
-                    Some(true) if c.label.is_bottom() => then_(self)?,
-                    Some(false) if c.label.is_bottom() => else_(self)?,
-                    _ => self.branch(&c, cond, then_, else_)?,
-                }
+                // A known condition: only that path runs, and its value still carries the
+                // program-counter label there, as the run's join gives it.
+                self.branch(&c, cond, then_, else_)?
             }
             ExprKind::Match { scrutinee, arms } => self.match_(scrutinee, arms)?,
             ExprKind::For { pat, iter, body } => {

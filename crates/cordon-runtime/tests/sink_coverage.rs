@@ -7,28 +7,16 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/lab.rs"]
+mod lab;
 
 use std::cell::Cell;
 
 use common::{Recorder, Source, config, small_limits};
 use cordon_runtime::{DcLabel, Effect, Json, Label, Sessions, deep_label};
+use lab::{POLICY, plan};
 use proptest::prelude::*;
-use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::Config as ProptestConfig;
-
-const POLICY: &str = r#"
-capability Lab {
-  tool secret() -> Int @label(returns = secret("alice"))
-  tool outsider() -> Int @label(returns = untrusted())
-  /// `body` may be anyone's public text; `to` has no sink: the default applies.
-  tool send(to: Int, body: Int) @label(body = untrusted())
-  /// No parameters: only the decision to call is guarded (by the default).
-  tool ping()
-  /// No sink at all.
-  tool store(x: Int)
-}
-entry(lab: Lab) -> ()
-"#;
 
 /// The sink the policy gives each parameter of each tool, and the decision's: what the
 /// boundary must have checked, computed here independently of it.
@@ -39,56 +27,6 @@ fn sinks(tool: &str) -> (Vec<DcLabel>, DcLabel) {
         "store" => (vec![default.clone()], default),
         _ => (vec![], default),
     }
-}
-
-/// Int expressions over the secret `s`, the outsider's `o` and the public `p`.
-fn int(depth: u32) -> BoxedStrategy<String> {
-    // Public leaves outweigh the others, so that most plans make some calls before one that
-    // would reveal a secret or obey an outsider is refused.
-    let leaf = prop_oneof![
-        3 => (0i64..4).prop_map(|i| i.to_string()),
-        2 => Just("p".into()),
-        1 => Just("s".into()),
-        1 => Just("o".into()),
-    ];
-    if depth == 0 {
-        return leaf.boxed();
-    }
-    let e = int(depth - 1);
-    prop_oneof![
-        leaf.clone(),
-        leaf,
-        (e.clone(), e.clone()).prop_map(|(a, b)| format!("({a} + {b})")),
-        (e.clone(), e.clone(), e.clone()).prop_map(|(c, a, b)| format!("(if {c} > 1 {{ {a} }} else {{ {b} }})")),
-        (e.clone(), e.clone()).prop_map(|(a, b)| format!("([{a}, {b}].filter(|x| x > 1).first().unwrap_or(0))")),
-        (e.clone(), e.clone()).prop_map(|(a, b)| format!("(match {a} {{ 1 => {b}, _ => 2 }})")),
-    ]
-    .boxed()
-}
-
-/// Statements: calls of every tool, alone and under branches and loops on any value.
-fn stmts(depth: u32) -> BoxedStrategy<String> {
-    let call = prop_oneof![
-        (int(2), int(2)).prop_map(|(a, b)| format!("lab.send({a}, {b});")),
-        Just("lab.ping();".to_string()),
-        int(2).prop_map(|a| format!("lab.store({a});")),
-    ];
-    if depth == 0 {
-        return prop::collection::vec(call, 1..3).prop_map(|s| s.join(" ")).boxed();
-    }
-    let body = stmts(depth - 1);
-    let stmt = prop_oneof![
-        call.clone(),
-        call,
-        (int(1), body.clone(), body.clone()).prop_map(|(c, a, b)| format!("if {c} > 1 {{ {a} }} else {{ {b} }};")),
-        (int(1), body.clone()).prop_map(|(n, b)| format!("for i in range(0, min(max({n}, 0), 3)) {{ {b} }};")),
-        (int(1), body).prop_map(|(a, b)| format!("let ys = [{a}, 1].map(|x| {{ {b} x }});")),
-    ];
-    prop::collection::vec(stmt, 1..4).prop_map(|s| s.join(" ")).boxed()
-}
-
-fn plan() -> impl Strategy<Value = String> {
-    stmts(2).prop_map(|body| format!("let s = lab.secret(); let o = lab.outsider(); let p = 3;\n{body}\n()"))
 }
 
 /// Runs the plan with the secret and the outsider's value given; returns every call the host
