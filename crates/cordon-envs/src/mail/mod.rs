@@ -96,9 +96,8 @@ impl Mail {
     /// The mails whose subject, body or sender contains `query`, ignoring case, newest first.
     pub fn search(&self, query: &str) -> Vec<&MailData> {
         let query = query.to_lowercase();
-        let hit = |m: &&MailData| {
-            [&m.subject, &m.body, &m.from].iter().any(|field| field.to_lowercase().contains(&query))
-        };
+        let hit =
+            |m: &&MailData| [&m.subject, &m.body, &m.from].iter().any(|field| field.to_lowercase().contains(&query));
         newest_first(self.data.mails.iter().filter(hit))
     }
 
@@ -229,7 +228,8 @@ impl Mail {
         if doc.owner != user {
             return Err(format!("`{}` is {}'s: only its owner may share it", doc.name, doc.owner));
         }
-        let doc = self.data.docs.iter_mut().find(|d| d.id == id).ok_or_else(|| format!("there is no document `{id}`"))?;
+        let doc =
+            self.data.docs.iter_mut().find(|d| d.id == id).ok_or_else(|| format!("there is no document `{id}`"))?;
         if !doc.shared_with.iter().any(|s| s == with) {
             doc.shared_with.push(with.into());
         }

@@ -142,7 +142,9 @@ impl Mail {
             return Err(format!("there is no document `{}` that {} can see", arg.id, self.user()));
         };
         if known.owner != arg.owner || known.shared_with != arg.shared_with {
-            return Err(args.error(param, &format!("does not match the document `{}` as the host knows it now", arg.id)));
+            return Err(
+                args.error(param, &format!("does not match the document `{}` as the host knows it now", arg.id))
+            );
         }
         Ok(arg.id)
     }
