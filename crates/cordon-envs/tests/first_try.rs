@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{Recorder, Source};
-use cordon_envs::{Environment, env};
+use cordon_envs::env;
 use cordon_runtime::{Config, Sessions};
 
 /// What one plan came to, as `expected.txt` writes it.

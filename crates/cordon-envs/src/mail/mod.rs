@@ -237,7 +237,7 @@ impl Mail {
     }
 
     fn can_read(&self, doc: &DocData) -> bool {
-        doc.shared_with.iter().any(|s| *s == self.data.user)
+        doc.shared_with.contains(&self.data.user)
     }
 
     /// Did the user send `to` a mail whose body contains `needle`?
