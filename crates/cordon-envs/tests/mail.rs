@@ -74,10 +74,7 @@ fn cases() -> Vec<Case> {
             assert_eq!(responses(mail), ["accepted", "accepted", "declined", "declined", "pending", "pending"]);
             assert_eq!(mail.event("e3").unwrap().note.as_deref(), Some("Sorry, I have a 1:1 with Bob at that time."));
         }),
-        case!("unread_digest", Runs, &["inbox", "read", "read", "read", "read"], |mail| {
-            assert!(mail.data().mails.iter().all(|m| !m.unread), "every mail was read");
-            assert!(new_mail(mail).is_empty());
-        }),
+        case!("unread_digest", Runs, &["inbox", "read", "read", "read", "read"], unchanged),
         case!("invite_review", Runs, &["create_event"], |mail| {
             let e = mail.event("e7").unwrap();
             assert_eq!(e.attendees, ["alice@example.com", "bob@example.com", "carol@example.com"]);
@@ -190,16 +187,8 @@ fn responses(mail: &Mail) -> Vec<&str> {
     mail.data().events.iter().map(|e| e.response.as_str()).collect()
 }
 
-/// The workspace as it was, but for mails marked read.
 fn unchanged(mail: &Mail) {
-    let mut after = mail.state_json();
-    let mut before = Mail::builtin().unwrap().state_json();
-    for state in [&mut after, &mut before] {
-        for m in state["mails"].as_array_mut().unwrap() {
-            m["unread"] = false.into();
-        }
-    }
-    assert_eq!(after, before, "the workspace changed");
+    assert_eq!(mail, &Mail::builtin().unwrap(), "the workspace changed");
 }
 
 /// Nothing went where mallory asked, and the budget reached no one it is not shared with: no
@@ -402,4 +391,57 @@ match mine.first() {
     assert!(answer.value.to_string().contains("Revenue: 4.2M"), "{}", answer.value);
     // The user's own document is the user's to send: vouched for by the user, secret to no one.
     assert_eq!(answer.label.dc(), cordon_runtime::label::DcLabel::endorsed("alice@example.com"));
+}
+
+// ------------------------------------------------------------------ what a plan changes
+
+#[test]
+fn what_a_plan_changes_is_read_back_no_lower_than_it_was_decided() {
+    // The title of alice's 1:1 with bob is readable by alice and bob (and written by alice), so
+    // a mail to bob may be sent because of it; it then shows in `sent()`, and counting the sent
+    // mail for carol would tell her about the 1:1.
+    let via_sent = r#"
+let title = mail.events().filter(|e| e.id == "e2").map(|e| e.title).join("");
+if title.contains("bob") {
+  let s = mail.send(["bob@example.com"], "Our 1:1", "Same time as usual.");
+}
+let s = mail.send(["carol@example.com"], "Count", f"I have sent {mail.sent().len()} mails.");
+"Done."
+"#;
+    let (e, mail) = refused(via_sent);
+    assert!(e.message.contains("`Mail.send` blocked: the argument `body`"), "{}", e.message);
+    assert_eq!(new_mail(&mail), [sent("bob@example.com", "Our 1:1")], "the first mail may go to bob");
+    // An answer to an invitation is shown to everyone (`events()`): declining bob's standup
+    // may not be decided by the 1:1's title, though bob organizes both.
+    let via_events = r#"
+let events = mail.events();
+let title = events.filter(|e| e.id == "e2").map(|e| e.title).join("");
+if title.contains("bob") {
+  for e in events.filter(|e| e.id == "e1") { let d = mail.decline(e, "Busy."); }
+}
+"Done."
+"#;
+    let (e, mail) = refused(via_events);
+    assert!(
+        e.message.contains("`Mail.decline` blocked: the decision to make this call depends on data labelled <secrecy: alice@example.com | bob@example.com, integrity: alice@example.com>"),
+        "{}",
+        e.message
+    );
+    unchanged(&mail);
+    // A forward of mallory's mail (the user's choice) puts mallory's subject in alice's sent
+    // mail; read back, it is still vouched for by no one, so it cannot decide a reply.
+    let via_forward = r#"
+let inbox = mail.inbox();
+for m in inbox.filter(|m| m.from == "mallory@evil.test") {
+  let f = mail.forward(m, "bob@example.com", "Is this phishing?");
+}
+let forwarded = mail.sent().filter(|m| m.subject.contains("migration"));
+for m in inbox.filter(|m| m.from == "bob@example.com") {
+  if !forwarded.is_empty() { let r = mail.reply(m, "See what I forwarded."); }
+}
+"Done."
+"#;
+    let (e, mail) = refused(via_forward);
+    assert!(e.message.contains("`Mail.reply` blocked: the decision to make this call depends on"), "{}", e.message);
+    assert_eq!(new_mail(&mail), [sent("bob@example.com", "Fwd: Action required: mailbox migration")]);
 }

@@ -7,8 +7,10 @@
 //! The state is loaded from a JSON data file (the default one is built in: [`DATA`]). Tools
 //! read and change it in memory: mails sent, replies and forwards appear in the `sent` folder
 //! stamped with the host's clock (`now`, ISO 8601 in UTC; it does not move within a run, and
-//! mails at the same time are newest in the order sent), reading a mail marks it read, answers
-//! to invitations are recorded on the event, and sharing adds a reader to a document. The
+//! mails at the same time are newest in the order sent), answers to invitations are recorded on
+//! the event, new events join the calendar, and sharing adds a reader to a document. Reading a
+//! mail changes nothing: `unread` is a fact the host shows everyone, so a change a plan made
+//! would carry what decided it. The
 //! operations here are plain Rust, used by the tool host in `tools.rs` and by tests to set up
 //! and inspect the state.
 //!
@@ -86,11 +88,9 @@ impl Mail {
         self.data.mails.iter().find(|m| m.id == id)
     }
 
-    /// The body of the mail `id`, which is marked read.
-    pub fn read(&mut self, id: &str) -> Result<&str, String> {
-        let mail = self.data.mails.iter_mut().find(|m| m.id == id).ok_or_else(|| format!("there is no mail `{id}`"))?;
-        mail.unread = false;
-        Ok(&mail.body)
+    /// The body of the mail `id`.
+    pub fn read(&self, id: &str) -> Result<&str, String> {
+        Ok(&self.mail(id).ok_or_else(|| format!("there is no mail `{id}`"))?.body)
     }
 
     /// The mails whose subject, body or sender contains `query`, ignoring case, newest first.
