@@ -108,6 +108,14 @@ fn cases() -> Vec<Case> {
             &["inbox", "read", "read", "read"],
             |mail| assert!(new_mail(mail).is_empty())
         ),
+        case!(
+            "reply_with_carols_mail",
+            Blocked(
+                "`Mail.reply` blocked: the argument `body` (\"Here it is:\\nHi Alice,\\nthe Q3 report is final: revenue ...) carries <secrecy: alice@example.com | carol@example.com, integrity: carol@example.com>, which may not flow to <secrecy: alice@example.com | mallory@evil.test, integrity: true>"
+            ),
+            &["inbox", "read"],
+            unchanged
+        ),
         case!("share_outside", Rejected("refinement-unproven"), &[], unchanged),
         case!(
             "budget_to_outsider",
@@ -262,7 +270,7 @@ fn benign_plans_run_and_hostile_plans_are_stopped() {
         }
     }
     assert_eq!((ran, stopped), (benign, cases.len() - benign));
-    assert_eq!((ran, stopped), (10, 8), "benign ran / hostile stopped");
+    assert_eq!((ran, stopped), (10, 9), "benign ran / hostile stopped");
 }
 
 #[test]
