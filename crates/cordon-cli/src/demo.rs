@@ -6,7 +6,8 @@
 //! requests whose holes it fills, one of them after reading an issue with an injected
 //! instruction. Then the approval gate on the bank and shop, a script answering its cards: a
 //! payment approved, a transfer no approval can allow, a grant made and used, and a payee an
-//! outsider's review chose, refused by the labels and offered as a flagged card. Every run
+//! outsider's review chose, refused by the labels and offered as a flagged card. The chat and
+//! the mail workspaces have a story each, their plans run like the GitHub story's. Every run
 //! goes through the gate as in `cordon run`; where no one is asked, the labels' refusals
 //! stand. The files are built in, so the demo runs from anywhere. Every run is recorded as
 //! `cordon run` and `cordon ask` record theirs, in a store in memory (the demo writes no file),
@@ -99,6 +100,40 @@ const STORIES: &[Story] = &[
             plan!("examples/github/comment_on_issue.cord", Expect::Runs, Some("yes")),
             plan!("examples/github/thank_newest_author.cord", Expect::Runs, Some("yes")),
             plan!("examples/github/outsider_picks_target.cord", Expect::Blocked),
+        ],
+    },
+    Story {
+        title: "A chat workspace: a private channel and an injected message",
+        intro: "A private channel's content is readable by its members, a list the host computes and no plan can \
+                forge; a message's text is its sender's, while who sent it and when are the host's facts. \
+                mallory's message in #general asks for #leadership's secrets to be posted and sent to dave.",
+        policy: file!("policies/chat.cord"),
+        env: Some("chat"),
+        plans: &[
+            plan!("examples/chat/thank_most_active.cord", Expect::Runs),
+            plan!("examples/chat/share_with_member.cord", Expect::Runs),
+            plan!("examples/chat/leak_to_general.cord", Expect::Blocked),
+            plan!("examples/chat/text_chooses_recipient.cord", Expect::Blocked),
+            plan!("examples/chat/forge_channel.cord", Expect::Rejected),
+        ],
+    },
+    Story {
+        title: "Mail, calendar and files: injected instructions in a mail, an invitation and a document",
+        intro: "A mail is readable by its sender and recipients, another's document by the people it is shared \
+                with; who sent what when, and an event's times and attendees, are the host's facts. Recipients \
+                and the decision to send, forward or accept must be the user's, and a document may be shared only \
+                with an address the checker proves is a colleague's. mallory's mail, invitation and shared \
+                document ask for every mail to be forwarded to attacker@evil.test and the budget to go out.",
+        policy: file!("policies/mail.cord"),
+        env: Some("mail"),
+        plans: &[
+            plan!("examples/mail/reply_to_bob.cord", Expect::Runs),
+            plan!("examples/mail/forward_invoice.cord", Expect::Runs),
+            plan!("examples/mail/decline_overlaps.cord", Expect::Runs),
+            plan!("examples/mail/obey_mail.cord", Expect::Blocked),
+            plan!("examples/mail/event_obeyed.cord", Expect::Blocked),
+            plan!("examples/mail/budget_to_outsider.cord", Expect::Blocked),
+            plan!("examples/mail/share_outside.cord", Expect::Rejected),
         ],
     },
     Story {
@@ -779,16 +814,17 @@ mod tests {
     fn every_verdict_is_the_expected_one() {
         let report = super::run();
         assert!(report.accepted, "{}", report.stdout);
-        assert_eq!(report.stdout.matches("=> accepted").count(), 7, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("=> accepted").count(), 17, "{}", report.stdout);
         // Three plans of the GitHub story (a triage issue, a comment on #1, thanks to the
-        // newest author) and two requests of the agent story run to the end (the second after
-        // its sub-agent's post was refused before it ran); two plans are stopped by labels at
-        // run time.
-        assert_eq!(report.stdout.matches("ran to the end").count(), 5, "{}", report.stdout);
-        assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 2, "{}", report.stdout);
+        // newest author), two of the chat story, three of the mail story and two requests of
+        // the agent story run to the end (the second after its sub-agent's post was refused
+        // before it ran); two GitHub plans, two chat and three mail plans are stopped by labels
+        // at run time.
+        assert_eq!(report.stdout.matches("ran to the end").count(), 10, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("stopped at run time (label-flow)").count(), 7, "{}", report.stdout);
         // Refused before anything ran: by the checker, and by the labels' static analysis (the
         // search results posted, the transfer the policy denies).
-        assert_eq!(report.stdout.matches("=> rejected").count(), 8, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("=> rejected").count(), 10, "{}", report.stdout);
         assert!(
             report.stdout.contains("error[label-flow]: `GitHub.create_issue` would be blocked"),
             "{}",
@@ -796,11 +832,15 @@ mod tests {
         );
         // The GitHub story's calls that publish went through the gate: three cards, approved.
         assert_eq!(report.stdout.matches("gate     1 card(s), 1 approved").count(), 3, "{}", report.stdout);
-        // Twelve runs recorded (the five GitHub plans that check, three requests, four shop
-        // plans), three calls refused (two by labels, the payee mallory chose), the log intact.
+        // The hostile mail plans reached nothing outside the company.
+        assert_eq!(report.stdout.matches("BLOCKED  Mail.").count(), 3, "{}", report.stdout);
+        // Twenty-two runs recorded (the five GitHub plans that check, four chat and six mail
+        // plans, three requests, four shop plans), eight calls refused (two by labels in the
+        // GitHub story, two in the chat story, three in the mail story, the payee mallory
+        // chose), the log intact.
         assert!(report.stdout.contains("=> intact: "), "{}", report.stdout);
-        assert!(report.stdout.contains(" rows: 12 requests, "), "{}", report.stdout);
-        assert!(report.stdout.contains(", 3 refused, "), "{}", report.stdout);
+        assert!(report.stdout.contains(" rows: 22 requests, "), "{}", report.stdout);
+        assert!(report.stdout.contains(", 8 refused, "), "{}", report.stdout);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The approval gate through the CLI, on the shop environment: `--approve none|all|FILE`, a
-//! hard deny no answer overrides, a grant made by "always", used, listed and revoked.
+//! hard deny no answer overrides, a grant made by "always", used, listed and revoked; and on the
+//! mail workspace, a label card a person may answer.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -170,4 +171,42 @@ fn approving_the_whole_plan_asks_once_for_its_bounded_safe_calls() {
     let (_, out) = cordon(&dir, &["run", "--env", "github", "--approve-plan", "--approve", &no_then_four, &plan]);
     assert!(out.contains("the plan (4 call(s) without their own card), refused by scripted"), "{out}");
     assert!(out.contains("approvals: 5 card(s), 4 approved, 1 refused"), "{out}");
+}
+
+#[test]
+fn in_the_mail_workspace_a_person_may_vouch_for_a_forward_the_labels_refused() {
+    // "Forward the invoice mail to accounting", written with `search`: which mails match is
+    // decided by their text, so the labels refuse the forward; a person at the gate sees the
+    // card (the recipient the user named, the mail mallory could have written) and may vouch.
+    let dir = workdir("mail-forward");
+    let plan = dir.join("forward_found.cord");
+    let text = r#"
+match mail.search("invoice").first() {
+  Some(m) => { let sent = mail.forward(m, "accounting@example.com", "Please pay."); "Forwarded." },
+  None => "No invoice.",
+}
+"#;
+    std::fs::write(&plan, text).unwrap();
+    let plan = plan.display().to_string();
+    let (code, out) = cordon(&dir, &["run", "--env", "mail", "--approve", "none", &plan]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("BLOCKED  Mail.forward(") && out.contains("[label-flow]"), "{out}");
+    let yes = answers(&dir, "yes\n");
+    let (code, out) = cordon(&dir, &["run", "--env", "mail", "--approve", &yes, &plan]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("allowed  Mail.forward("), "{out}");
+    assert!(out.contains("flagged  the labels refused this call"), "{out}");
+    assert!(!out.contains("came from data written by"), "the recipient is the user's: {out}");
+    // mallory's mail naming the recipient: the card is flagged with where it came from, and a
+    // person who answers no forwards nothing.
+    let no = answers(&dir, "no\n");
+    let (code, out) =
+        cordon(&dir, &["run", "--env", "mail", "--approve", &no, &common::example("mail/obey_mail.cord")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("flagged  the recipient `attacker@evil.test` came from data written by mallory@evil.test"),
+        "{out}"
+    );
+    assert!(out.contains("stopped at run time (approval-denied)"), "{out}");
+    assert!(!out.contains("allowed  Mail.forward("), "{out}");
 }

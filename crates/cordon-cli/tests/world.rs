@@ -49,3 +49,20 @@ fn an_environment_named_twice_or_unknown_is_a_usage_error() {
     assert_eq!(code, 2);
     assert!(stderr.contains("there is no environment `slack`"), "{stderr}");
 }
+
+#[test]
+fn the_mail_workspace_runs_alone_and_acts_for_an_address() {
+    let dir = workdir("mail");
+    let plan = common::example("mail/reply_to_bob.cord");
+    let (code, stdout, stderr) = cordon(&dir, &["run", "--env", "mail", &plan]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("allowed  Mail.reply("), "{stdout}");
+    let (code, stdout, _) = cordon(&dir, &["run", "--env", "mail", &common::example("mail/obey_mail.cord")]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("BLOCKED  Mail.forward("), "{stdout}");
+    // Its principal is alice@example.com (a mail's readers are addresses), the chat
+    // workspace's is alice: one run acts for one principal.
+    let (code, _, stderr) = cordon(&dir, &["run", "--env", "chat", "--env", "mail", &plan]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("`chat` acts for alice and `mail` for alice@example.com"), "{stderr}");
+}

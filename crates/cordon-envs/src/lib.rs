@@ -1,6 +1,10 @@
 //! Simulated environments for Cordon: deterministic tool hosts whose state is loaded from data
 //! files in the repository, for tests, demos and benchmarks.
 //!
+//! The environments: `github` (repositories and issues), `chat` (channels, direct messages and
+//! the web), `shop` (a bank and a shop, behind the approval gate) and `mail` (a mailbox, a
+//! calendar and documents).
+//!
 //! Each environment implements [`ToolHost`] for the tools of one policy module and exposes its
 //! state so that a test can check what a run did (did a secret get published?). [`env`] finds
 //! an environment by name, for `cordon run --env NAME`; a [`World`] is several at once
@@ -11,6 +15,7 @@
 mod call;
 pub mod chat;
 pub mod github;
+pub mod mail;
 pub mod noninterference;
 pub mod shop;
 
@@ -18,6 +23,7 @@ use cordon_runtime::effect::ToolHost;
 
 pub use chat::Chat;
 pub use github::GitHub;
+pub use mail::Mail;
 pub use shop::Shop;
 
 /// A simulated environment: a tool host with a principal and an inspectable state.
@@ -104,8 +110,30 @@ impl Environment for Shop {
     }
 }
 
+impl Environment for Mail {
+    fn name(&self) -> &'static str {
+        "mail"
+    }
+
+    fn capability(&self) -> &'static str {
+        mail::CAPABILITY
+    }
+
+    fn principal(&self) -> &str {
+        self.user()
+    }
+
+    fn policy(&self) -> &'static str {
+        mail::POLICY
+    }
+
+    fn state_json(&self) -> serde_json::Value {
+        Mail::state_json(self)
+    }
+}
+
 /// The names [`env`] knows.
-pub const NAMES: &[&str] = &["github", "chat", "shop"];
+pub const NAMES: &[&str] = &["github", "chat", "shop", "mail"];
 
 /// A fresh environment with its built-in data, by name.
 pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
@@ -113,6 +141,7 @@ pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
         "github" => Ok(Box::new(GitHub::builtin()?)),
         "chat" => Ok(Box::new(Chat::builtin()?)),
         "shop" => Ok(Box::new(Shop::builtin()?)),
+        "mail" => Ok(Box::new(Mail::builtin()?)),
         _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
     }
 }

@@ -67,7 +67,7 @@ fn examples(dir: &str) -> Vec<(String, String)> {
 fn every_example_parked_at_every_effect_resumes_to_the_same_end() {
     let config = |w: &dyn Environment| Config { user: w.principal().to_string(), ..Config::default() };
     let mut resumed = 0;
-    for (name, world) in [("github", "github"), ("chat", "chat")] {
+    for (name, world) in [("github", "github"), ("chat", "chat"), ("mail", "mail")] {
         for (path, plan) in examples(name) {
             let fresh = env(world).unwrap();
             let Some((program, sources)) = checked(fresh.as_ref(), &plan) else { continue };
