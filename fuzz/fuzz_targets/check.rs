@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let plan = sources.add("plan.cord", text.as_ref());
     // A short solver timeout keeps each run fast; a timeout is a rejection, never a crash.
     let options = CheckOptions { solver_timeout_ms: 200, ..CheckOptions::default() };
-    let (outcome, summary) = cordon_flow::check(&sources, &[policy], Some(plan), &options, "alice");
+    let (outcome, summary) = cordon_flow::check(&sources, &[policy], Some(plan), &options, "alice", false);
     if let Some(summary) = summary {
         let _ = summary.render();
     }

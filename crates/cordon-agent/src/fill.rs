@@ -58,6 +58,9 @@ pub struct FillConfig {
     /// The principal the run acts for (whom `user()` names in the policy's labels): each
     /// accepted fill's calls are judged for them before it runs (`cordon_flow::analyze_fill`).
     pub user: String,
+    /// Whether a person speaking for `user` will be shown cards: a refusal they may lift is
+    /// then left to them rather than sent back to the model.
+    pub asked: bool,
 }
 
 impl Default for FillConfig {
@@ -71,6 +74,7 @@ impl Default for FillConfig {
             clearance_names: Vec::new(),
             history: Vec::new(),
             user: "user".to_string(),
+            asked: false,
         }
     }
 }
@@ -549,7 +553,7 @@ fn fill_reached(
     }
     let (id, depth, site) = (at.id.clone(), at.depth, at.site.id);
     let parent = at.parent.map(|e| e.fill.clone());
-    let (prompt_label, user) = (p.label.clone(), filler.config.user.clone());
+    let (prompt_label, user, asked) = (p.label.clone(), filler.config.user.clone(), filler.config.asked);
     let mut check = |code: &str, attempt: u32| {
         let file = sources.add(format!("<fill {id} attempt {attempt}>"), code);
         let outcome = match &parent {
@@ -559,7 +563,8 @@ fn fill_reached(
         let Some(fill) = outcome.fill else { return Checking::Rejected(rejection(&outcome, sources)) };
         // The labels, before the fill runs: a call it would make that is refused on every path
         // goes back to the model like a type error.
-        let refused = cordon_flow::analyze_fill(checked, &fill, request, &prompt_label, sources, &user).diagnostics();
+        let found = cordon_flow::analyze_fill(checked, &fill, request, &prompt_label, sources, &user);
+        let refused: Vec<_> = found.diagnostics(asked.then_some(&user)).into_iter().filter(|d| d.is_error()).collect();
         if refused.is_empty() {
             Checking::Accepted(Box::new(fill))
         } else {

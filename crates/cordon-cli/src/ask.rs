@@ -183,7 +183,9 @@ impl<'a> Conversation<'a> {
         let plan = sources.add(format!("<request {}>", self.requests), plan_text);
         let options =
             CheckOptions { entry_facts: self.sessions.entry_facts(self.env.principal()), ..CheckOptions::default() };
-        let (outcome, _) = cordon_flow::check(&sources, &policies, Some(plan), &options, self.env.principal());
+        let approver = self.setup.approve.approver()?;
+        let asked = approver.speaks_for_user();
+        let (outcome, _) = cordon_flow::check(&sources, &policies, Some(plan), &options, self.env.principal(), asked);
         let Some(checked) = outcome.program.as_ref() else {
             let mut stdout: String = outcome.diagnostics.iter().map(|d| render::human(d, &sources) + "\n").collect();
             stdout.push_str(&format!("request: {}; nothing ran\n", render::summary(&outcome.diagnostics)));
@@ -197,7 +199,6 @@ impl<'a> Conversation<'a> {
         let program =
             Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
         let session = self.session.as_ref().map(SessionFile::name);
-        let approver = self.setup.approve.approver()?;
         let mut gate = self
             .setup
             .approve
@@ -222,6 +223,7 @@ impl<'a> Conversation<'a> {
             clearance_names: Clearance::named(self.env.principal()),
             history: self.history.clone(),
             user: self.env.principal().to_string(),
+            asked,
             ..FillConfig::default()
         };
         let mut filler = Filler::new(&mut self.provider).with_config(config);

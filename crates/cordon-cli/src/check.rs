@@ -65,7 +65,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         check_timeout_ms: args.check_timeout_ms,
         ..CheckOptions::default()
     };
-    let (mut outcome, summary) = cordon_flow::check(&sources, &policies, plan, &options, &args.user);
+    let (mut outcome, summary) = cordon_flow::check(&sources, &policies, plan, &options, &args.user, false);
     // Policy modules checked alone are being written: say where they rely on default labels.
     if plan.is_none() {
         outcome.diagnostics.extend(cordon_types::lint(&sources, &policies));

@@ -172,7 +172,14 @@ pub fn run() -> Report {
             let policy = sources.add(story.policy.0, story.policy.1);
             let file = sources.add(plan.path, plan.text);
             let user = principal(story.env);
-            let (outcome, _) = cordon_flow::check(&sources, &[policy], Some(file), &CheckOptions::default(), &user);
+            let (outcome, _) = cordon_flow::check(
+                &sources,
+                &[policy],
+                Some(file),
+                &CheckOptions::default(),
+                &user,
+                plan.answers.is_some(),
+            );
             let command = match (story.env, plan.answers) {
                 (Some(env), Some(_)) if outcome.accepted() => format!("run --env {env} --approve answers.txt"),
                 (Some(env), None) if outcome.accepted() => format!("run --env {env} --approve none"),
@@ -536,7 +543,7 @@ fn approve(case: &Approval, store: &SqliteStore) -> Result<(Vec<String>, String)
     let policy = sources.add("policies/shop.cord", cordon_envs::shop::POLICY);
     let file = sources.add(case.path, case.text);
     let (outcome, _) =
-        cordon_flow::check(&sources, &[policy], Some(file), &CheckOptions::default(), &principal(Some("shop")));
+        cordon_flow::check(&sources, &[policy], Some(file), &CheckOptions::default(), &principal(Some("shop")), true);
     let Some(checked) = outcome.program.as_ref() else {
         let code = outcome.diagnostics.iter().find(|d| d.is_error()).map_or("", |d| d.code.as_str());
         return Ok((Vec::new(), format!("rejected before anything ran ({code})")));
@@ -613,12 +620,18 @@ fn ask(request: &Request, store: &SqliteStore) -> Result<Asked, String> {
     let policy = sources.add(cordon_envs::github::POLICY_PATH, cordon_envs::github::POLICY);
     let plan = sources.add("<request>", format!("agent[(String, Session)](\"{}\", s)", request.request));
     let options = CheckOptions::default();
-    let (outcome, _) = cordon_flow::check(&sources, &[policy], Some(plan), &options, gh.user());
+    let (outcome, _) =
+        cordon_flow::check(&sources, &[policy], Some(plan), &options, gh.user(), request.answers.is_some());
     let Some(checked) = outcome.program.as_ref() else {
         return Err(format!("the request's plan does not check: {}", render::summary(&outcome.diagnostics)));
     };
     let mut recorder = Recorder::default();
-    let config = FillConfig { max_attempts: AGENT_ATTEMPTS, user: gh.user().to_string(), ..FillConfig::default() };
+    let config = FillConfig {
+        max_attempts: AGENT_ATTEMPTS,
+        user: gh.user().to_string(),
+        asked: request.answers.is_some(),
+        ..FillConfig::default()
+    };
     let run_config = Config { user: gh.user().to_string(), ..Config::default() };
     let new = NewRequest { text: request.request, principal: gh.user(), session: None };
     let recording = Recording::begin(store, &new).map_err(|e| e.to_string())?;

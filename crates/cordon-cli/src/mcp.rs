@@ -216,6 +216,12 @@ impl Cordon {
         out
     }
 
+    /// Whether the approver a run of this server asks speaks for the user (a file of answers):
+    /// refusals they may lift are then left to their cards.
+    fn asks_the_user(&self) -> bool {
+        self.approver.lock().is_ok_and(|a| a.speaks_for_user())
+    }
+
     fn check(&self, plan: &str) -> CallToolResult {
         let mut sources = SourceMap::new();
         let policies: Vec<_> = self.policies.iter().map(|(n, t)| sources.add(n.clone(), t.clone())).collect();
@@ -227,7 +233,8 @@ impl Cordon {
             entry_facts: sessions.entry_facts(&self.principal),
             ..cordon_types::CheckOptions::default()
         };
-        let (outcome, _) = cordon_flow::check(&sources, &policies, Some(file), &options, &self.principal);
+        let (outcome, _) =
+            cordon_flow::check(&sources, &policies, Some(file), &options, &self.principal, self.asks_the_user());
         let text = match outcome.accepted() {
             true => "accepted".to_string(),
             false => crate::check::render_outcome(Format::Concise, &sources, "plan.cord", &outcome.diagnostics),

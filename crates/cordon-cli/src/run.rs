@@ -95,7 +95,8 @@ pub fn run_with(
     };
 
     let options = CheckOptions { entry_facts: sessions.entry_facts(env.principal()), ..CheckOptions::default() };
-    let (outcome, summary) = cordon_flow::check(&sources, &policies, Some(plan), &options, env.principal());
+    let (outcome, summary) =
+        cordon_flow::check(&sources, &policies, Some(plan), &options, env.principal(), approver.speaks_for_user());
     let Some(checked) = outcome.program.as_ref() else {
         if let Some(session) = session {
             session.release(&store)?;
@@ -151,7 +152,9 @@ pub fn run_with(
         session.release(&store)?;
     }
     let request = recorded.as_ref().ok().copied();
-    let ran = |value| Ran { trace: Some(&trace), value, request, gate: Some(&gate), effects: summary.as_ref() };
+    let warnings = &outcome.diagnostics;
+    let ran =
+        |value| Ran { trace: Some(&trace), value, request, gate: Some(&gate), effects: summary.as_ref(), warnings };
     let mut report = match &result {
         Ok(value) => render_report(args, &sources, Status::Done, &[], ran(Some(value))),
         Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], ran(None)),
@@ -169,17 +172,20 @@ struct Ran<'a> {
     gate: Option<&'a Gate<'a>>,
     /// What the labels' analysis said the plan may do, when the checker accepted it.
     effects: Option<&'a cordon_flow::Summary>,
+    /// The check's warnings (a call that will need your approval), shown before the trace.
+    warnings: &'a [Diagnostic],
 }
 
 impl<'a> Ran<'a> {
     /// A plan that never ran.
     fn nothing(effects: Option<&'a cordon_flow::Summary>) -> Ran<'a> {
-        Ran { trace: None, value: None, request: None, gate: None, effects }
+        Ran { trace: None, value: None, request: None, gate: None, effects, warnings: &[] }
     }
 }
 
 fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: &[Diagnostic], ran: Ran<'_>) -> Report {
-    let Ran { trace, value, request, gate, effects } = ran;
+    let Ran { trace, value, request, gate, effects, warnings } = ran;
+    let all: Vec<Diagnostic> = warnings.iter().chain(diagnostics).cloned().collect();
     let subject = args.plan.display().to_string();
     let accepted = matches!(status, Status::Done);
     let stdout = match args.format {
@@ -187,7 +193,7 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
             let json = serde_json::json!({
                 "plan": subject,
                 "status": match status { Status::Rejected => "rejected", Status::Failed => "failed", Status::Done => "done" },
-                "diagnostics": render::json(diagnostics, sources),
+                "diagnostics": render::json(&all, sources),
                 "trace": trace.iter().flat_map(|t| t.events()).map(Event::to_json).collect::<Vec<_>>(),
                 "result": value.map(|v| v.value.to_json()),
                 "label": value.map(|v| cordon_runtime::deep_label(v).to_string()),
@@ -202,6 +208,14 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
                 Some(summary) => format!("{}\n", summary.render()),
                 None => String::new(),
             };
+            for w in warnings {
+                if args.format == Format::Concise {
+                    out.push_str(&render::concise(w, sources));
+                } else {
+                    out.push_str(&render::human(w, sources));
+                    out.push('\n');
+                }
+            }
             out.push_str(&trace.map_or(String::new(), |t| t.render(gate, sources)));
             for d in diagnostics {
                 if args.format == Format::Concise {

@@ -188,12 +188,17 @@ match mail.search("invoice").first() {
 "#;
     std::fs::write(&plan, text).unwrap();
     let plan = plan.display().to_string();
+    // With no one to ask, the labels refuse it before anything runs: every path to the forward
+    // is decided by what the mails say.
     let (code, out) = cordon(&dir, &["run", "--env", "mail", "--approve", "none", &plan]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("BLOCKED  Mail.forward(") && out.contains("[label-flow]"), "{out}");
+    assert!(out.contains("error[label-flow]: `Mail.forward` would be blocked"), "{out}");
+    assert!(out.contains("nothing ran"), "{out}");
+    // With a person to ask, the same is a warning, and the person is shown a card.
     let yes = answers(&dir, "yes\n");
     let (code, out) = cordon(&dir, &["run", "--env", "mail", "--approve", &yes, &plan]);
     assert_eq!(code, 0, "{out}");
+    assert!(out.contains("warning[label-flow]: `Mail.forward` will need your approval"), "{out}");
     assert!(out.contains("allowed  Mail.forward("), "{out}");
     assert!(out.contains("flagged  the labels refused this call"), "{out}");
     assert!(!out.contains("came from data written by"), "the recipient is the user's: {out}");

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 
 use cordon_runtime::{HoleRequest, Label, Tier};
 use cordon_syntax::ast::{ItemKind, Module, TypeExprKind};
-use cordon_syntax::{FileId, SourceMap, Span};
+use cordon_syntax::{Diagnostic, FileId, SourceMap, Span};
 use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome};
 use serde::Serialize;
 
@@ -198,23 +198,29 @@ pub struct Summary {
 }
 
 /// Checks a plan as `cordon check` does: the checker's rules, then the labels' ([`analyze`]'s
-/// errors, for the principal `user`). The program is accepted only if neither gives an error;
-/// the summary is there when the checker accepted it.
+/// errors, for the principal `user`; with `asked`, a person speaking for `user` will be shown
+/// cards, and refusals they may lift are warnings, see [`Summary::diagnostics`]). The program
+/// is accepted only if neither gives an error; the summary is there when the checker accepted
+/// it.
 pub fn check(
     sources: &SourceMap,
     policies: &[FileId],
     plan: Option<FileId>,
     options: &CheckOptions,
     user: &str,
+    asked: bool,
 ) -> (Outcome, Option<Summary>) {
     let mut outcome = cordon_types::check(sources, policies, plan, options);
     let Some(checked) = &outcome.program else { return (outcome, None) };
     let summary = analyze(checked, sources, user);
-    let errors = summary.diagnostics();
-    if !errors.is_empty() {
-        outcome.diagnostics.extend(errors);
+    let found = summary.diagnostics(asked.then_some(user));
+    if !found.is_empty() {
+        let rejected = found.iter().any(Diagnostic::is_error);
+        outcome.diagnostics.extend(found);
         outcome.diagnostics.sort_by_key(|d| (d.span().file, d.span().start));
-        outcome.program = None;
+        if rejected {
+            outcome.program = None;
+        }
     }
     (outcome, Some(summary))
 }

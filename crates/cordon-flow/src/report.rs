@@ -1,8 +1,8 @@
 //! What the summary says to people and to models: the effect summary as text, and the
 //! check-time errors (a call that must break its sink, a call the policy always denies).
 
-use cordon_runtime::Tier;
 use cordon_runtime::boundary::describe_flow;
+use cordon_runtime::{DcLabel, Tier};
 use cordon_syntax::{Code, Diagnostic};
 
 use crate::{Count, Destination, Origin, Origins, Site, Summary, Verdict};
@@ -15,7 +15,11 @@ impl Summary {
     /// The check-time errors: every call the policy denies whoever approves
     /// (`approval-denied`), and every argument or decision whose label fails its sink on
     /// every run that reaches the call (`label-flow`), in the shape the run time would give.
-    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+    ///
+    /// `approver` is the principal a person at the gate speaks for, if one will be asked: a
+    /// refusal that person may lift (vouching for data in their own name, releasing their own
+    /// secret) is then a warning, since the run will show them a card for it instead.
+    pub fn diagnostics(&self, approver: Option<&str>) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         for site in &self.calls {
             let name = site.name();
@@ -57,7 +61,16 @@ impl Summary {
                     );
                 }
             }
-            out.extend(errors.into_iter().take(MAX_ERRORS_PER_CALL));
+            let liftable = |lo: &DcLabel, sink: &DcLabel| approver.is_some_and(|p| lo.flows_to_with(sink, p));
+            let lifted = site.decision != Verdict::Must || liftable(&site.pc.lo, &site.decision_sink.hi);
+            let lifted = lifted
+                && site.params.iter().all(|p| {
+                    (p.verdict != Verdict::Must || liftable(&p.carried.lo, &p.sink.hi))
+                        && (p.decision != Verdict::Must || liftable(&site.pc.lo, &p.sink.hi))
+                });
+            for d in errors.into_iter().take(MAX_ERRORS_PER_CALL) {
+                out.push(if lifted { needs_approval(d) } else { d });
+            }
         }
         out
     }
@@ -154,6 +167,14 @@ impl Lines {
         self.text.push_str(&current);
         self.text.push('\n');
     }
+}
+
+/// A refusal the person at the gate may lift, as a warning: the run will ask them.
+fn needs_approval(mut d: Diagnostic) -> Diagnostic {
+    d.severity = cordon_syntax::Severity::Warning;
+    d.message = d.message.replacen("would be blocked", "will need your approval", 1);
+    d.help = Some("at run time you are shown a card for this call, with where its data came from".into());
+    d
 }
 
 fn decision_error(name: &str, site: &Site, pc: &cordon_runtime::DcLabel, sink: &cordon_runtime::DcLabel) -> Diagnostic {

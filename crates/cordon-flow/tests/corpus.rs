@@ -56,7 +56,7 @@ fn run_case(path: &Path) -> Result<(), String> {
         options.check_timeout_ms = ms.trim().parse().map_err(|e| format!("bad check timeout: {e}"))?;
     }
     let user = text.lines().find_map(|l| l.strip_prefix("//@ user:")).map_or("user", str::trim);
-    let (outcome, _) = cordon_flow::check(&sources, &policies, Some(plan), &options, user);
+    let (outcome, _) = cordon_flow::check(&sources, &policies, Some(plan), &options, user, false);
     let mut got = Expectations::new();
     let mut foreign = Vec::new();
     for d in outcome.diagnostics.iter().filter(|d| d.is_error()) {

@@ -10,7 +10,7 @@ fn check(policy: &str, plan: &str) -> (SourceMap, cordon_types::Outcome, Option<
     let mut sources = SourceMap::new();
     let p = sources.add(policy, std::fs::read_to_string(root.join(policy)).unwrap());
     let f = sources.add(plan, std::fs::read_to_string(root.join(plan)).unwrap());
-    let (outcome, summary) = cordon_flow::check(&sources, &[p], Some(f), &CheckOptions::default(), "alice");
+    let (outcome, summary) = cordon_flow::check(&sources, &[p], Some(f), &CheckOptions::default(), "alice", false);
     (sources, outcome, summary)
 }
 
@@ -45,4 +45,35 @@ fn a_denied_tool_is_refused_before_anything_runs() {
     let (sources, outcome, _) = check("policies/shop.cord", "examples/shop/move_savings.cord");
     let concise: String = outcome.diagnostics.iter().map(|d| render::concise(d, &sources)).collect();
     insta::assert_snapshot!(concise);
+}
+
+/// Where a person speaking for the user will be asked, a refusal they may lift (their own
+/// secret released, data vouched for in their name) is a warning: the run shows them a card.
+/// Someone else's secret stays an error: no answer of theirs can release it.
+#[test]
+fn a_refusal_the_person_asked_may_lift_is_a_warning_and_no_other() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut sources = SourceMap::new();
+    let p = sources.add("github.cord", std::fs::read_to_string(root.join("policies/github.cord")).unwrap());
+    let text = std::fs::read_to_string(root.join("examples/github/exfiltrate_via_search.cord")).unwrap();
+    let f = sources.add("plan.cord", text);
+    let (outcome, _) = cordon_flow::check(&sources, &[p], Some(f), &CheckOptions::default(), "alice", true);
+    assert!(outcome.accepted(), "{:?}", outcome.diagnostics);
+    let [warning] = outcome.diagnostics.as_slice() else { panic!("{:?}", outcome.diagnostics) };
+    assert!(!warning.is_error());
+    assert!(warning.message.starts_with("`GitHub.create_issue` will need your approval"), "{}", warning.message);
+
+    let policy = r#"
+capability Lab {
+  tool bobs() -> Int @label(returns = secret("bob"))
+  tool send(x: Int)
+}
+entry(lab: Lab) -> ()
+"#;
+    let mut sources = SourceMap::new();
+    let p = sources.add("lab.cord", policy);
+    let f = sources.add("plan.cord", "lab.send(lab.bobs())");
+    let (outcome, _) = cordon_flow::check(&sources, &[p], Some(f), &CheckOptions::default(), "alice", true);
+    assert!(!outcome.accepted(), "bob's secret is not alice's to release");
+    assert!(outcome.diagnostics[0].message.contains("would be blocked"), "{:?}", outcome.diagnostics);
 }

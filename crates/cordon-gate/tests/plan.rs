@@ -23,7 +23,7 @@ fn checked(policy: &str, plan: &str, user: &str) -> (Program, Summary) {
     let mut sources = SourceMap::new();
     let policy = sources.add("policy.cord", policy);
     let plan = sources.add("plan.cord", plan);
-    let (outcome, summary) = cordon_flow::check(&sources, &[policy], Some(plan), &CheckOptions::default(), user);
+    let (outcome, summary) = cordon_flow::check(&sources, &[policy], Some(plan), &CheckOptions::default(), user, false);
     let Some(checked) = outcome.program else { panic!("the plan does not check: {:#?}", outcome.diagnostics) };
     (Program::new(&checked).unwrap(), summary.unwrap())
 }
