@@ -208,23 +208,13 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
                 Some(summary) => format!("{}\n", summary.render()),
                 None => String::new(),
             };
-            for w in warnings {
-                if args.format == Format::Concise {
-                    out.push_str(&render::concise(w, sources));
-                } else {
-                    out.push_str(&render::human(w, sources));
-                    out.push('\n');
-                }
-            }
+            let diagnostic = |d: &Diagnostic| match args.format {
+                Format::Concise => render::concise(d, sources),
+                _ => render::human(d, sources) + "\n",
+            };
+            out.extend(warnings.iter().map(diagnostic));
             out.push_str(&trace.map_or(String::new(), |t| t.render(gate, sources)));
-            for d in diagnostics {
-                if args.format == Format::Concise {
-                    out.push_str(&render::concise(d, sources));
-                } else {
-                    out.push_str(&render::human(d, sources));
-                    out.push('\n');
-                }
-            }
+            out.extend(diagnostics.iter().map(diagnostic));
             if let Some(v) = value {
                 out.push_str(&format!("result: {}\n", v.value));
                 let label = cordon_runtime::deep_label(v);
