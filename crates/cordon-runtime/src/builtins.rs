@@ -38,6 +38,9 @@ pub enum Builtin {
     Split,
     ToString,
     ParseInt,
+    ParseDecimal,
+    Round,
+    DivRound,
     Find,
     Replace,
     Slice,
@@ -113,6 +116,9 @@ impl Builtin {
             "split" => Split,
             "to_string" => ToString,
             "parse_int" => ParseInt,
+            "parse_decimal" => ParseDecimal,
+            "round" => Round,
+            "div_round" => DivRound,
             "find" => Find,
             "replace" => Replace,
             "slice" => Slice,
@@ -580,6 +586,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         (ToString, [x]) => match &x.value {
             Value::Int(i) => plain(string(int_to_string(*i), budget)?),
             Value::Float(f) => plain(string(format!("{f:?}"), budget)?),
+            Value::Decimal(d) => plain(string(d.to_string(), budget)?),
             Value::Bool(v) => plain(string(v.to_string(), budget)?),
             Value::Str(s) => plain(Value::Str(s.clone())),
             _ => bad(),
@@ -590,6 +597,23 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 Ok(i) => Value::some(Value::Int(i)),
                 Err(_) => Value::none(),
             })
+        }
+        (ParseDecimal, [s]) => {
+            let Some(s) = str_of(s) else { return bad() };
+            plain(match crate::decimal::parse(s) {
+                Some(d) => Value::some(Value::decimal(d)),
+                None => Value::none(),
+            })
+        }
+        (Round, [x, n]) => {
+            let (Value::Decimal(x), Value::Int(n)) = (&x.value, &n.value) else { return bad() };
+            plain(Value::decimal(crate::decimal::round(**x, *n)?))
+        }
+        (DivRound, [x, y, n]) => {
+            let (Value::Decimal(x), Value::Decimal(y), Value::Int(n)) = (&x.value, &y.value, &n.value) else {
+                return bad();
+            };
+            plain(Value::decimal(crate::decimal::div_round(**x, **y, *n)?))
         }
         (Find, [s, t]) => {
             let (Some(s), Some(t)) = (str_of(s), str_of(t)) else { return bad() };
@@ -830,12 +854,14 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         (Abs, [x]) => match x.value {
             Value::Int(i) => plain(Value::Int(i.checked_abs().ok_or_else(overflow)?)),
             Value::Float(f) => plain(Value::Float(f.abs())),
+            Value::Decimal(ref d) => plain(Value::decimal(d.abs())),
             _ => bad(),
         },
         (Min | Max, [x, y]) => {
             let pick_first = match (&x.value, &y.value) {
                 (Value::Int(a), Value::Int(c)) => (a <= c) == (b == Min),
                 (Value::Float(a), Value::Float(c)) => (a <= c) == (b == Min),
+                (Value::Decimal(a), Value::Decimal(c)) => (a <= c) == (b == Min),
                 _ => return bad(),
             };
             plain(if pick_first { x.value.clone() } else { y.value.clone() })
@@ -866,6 +892,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
         (Value::Float(x), Value::Float(y)) => Some(x.total_cmp(y)),
+        (Value::Decimal(x), Value::Decimal(y)) => Some(x.cmp(y)),
         (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
         (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
         (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {

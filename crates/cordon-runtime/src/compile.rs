@@ -875,6 +875,9 @@ impl Compiler {
             ExprKind::Int(i) => {
                 self.emit(Op::Push(Value::Int(*i)), span);
             }
+            ExprKind::Decimal(d) => {
+                self.emit(Op::Push(Value::decimal(*d)), span);
+            }
             ExprKind::Float(x) => {
                 self.emit(Op::Push(Value::Float(*x)), span);
             }

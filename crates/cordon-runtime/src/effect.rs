@@ -123,6 +123,7 @@ impl<'a> ToolCall<'a> {
 /// | declared type | JSON |
 /// |---|---|
 /// | `Int`, `Float`, `Bool`, `String` | a number (an integer for `Int`), a boolean, a string |
+/// | `Decimal` | a string, `"12.50"` (an integer is also read; a fraction never travels as a binary float) |
 /// | `()` | `null` |
 /// | a tuple, `List[T]` | an array |
 /// | `Option[T]` | `null` for `None`, else the value |

@@ -14,6 +14,7 @@ use crate::value::CodeRef;
 pub enum Shape {
     Int,
     Float,
+    Decimal,
     Bool,
     Str,
     Unit,
@@ -42,6 +43,7 @@ impl std::fmt::Display for Shape {
         match self {
             Shape::Int => f.write_str("Int"),
             Shape::Float => f.write_str("Float"),
+            Shape::Decimal => f.write_str("Decimal"),
             Shape::Bool => f.write_str("Bool"),
             Shape::Str => f.write_str("String"),
             Shape::Unit => f.write_str("()"),
@@ -182,6 +184,7 @@ fn resolve_at(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str], depth: usiz
             match name.name.as_str() {
                 "Int" => Shape::Int,
                 "Float" => Shape::Float,
+                "Decimal" => Shape::Decimal,
                 "Bool" => Shape::Bool,
                 "String" => Shape::Str,
                 "Label" => Shape::Label,

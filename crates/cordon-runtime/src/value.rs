@@ -176,6 +176,8 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// An exact decimal, boxed to keep a `Value` one pointer wide.
+    Decimal(Arc<rust_decimal::Decimal>),
     Str(Str),
     Tuple(Arc<Vec<Val>>),
     List(Arc<Vec<Val>>),
@@ -357,6 +359,10 @@ impl Value {
         Value::variant("Option", "Some", vec![v])
     }
 
+    pub fn decimal(d: rust_decimal::Decimal) -> Value {
+        Value::Decimal(Arc::new(d))
+    }
+
     pub fn none() -> Value {
         Value::variant("Option", "None", vec![])
     }
@@ -376,6 +382,7 @@ impl Value {
             Value::Bool(_) => "a Bool",
             Value::Int(_) => "an Int",
             Value::Float(_) => "a Float",
+            Value::Decimal(_) => "a Decimal",
             Value::Str(_) => "a String",
             Value::Tuple(_) => "a tuple",
             Value::List(_) => "a List",
@@ -399,6 +406,8 @@ impl Value {
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => json!(i),
             Value::Float(x) => json!(x),
+            // A string: JSON numbers are read as binary floats by most hosts.
+            Value::Decimal(d) => J::String(d.to_string()),
             Value::Str(s) => J::String(s.to_string()),
             Value::Tuple(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
             Value::List(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
@@ -443,6 +452,7 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x:?}"),
+            Value::Decimal(d) => write!(f, "{d}d"),
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Tuple(items) => {
                 f.write_str("(")?;

@@ -454,3 +454,50 @@ fn code_the_checker_would_refuse_fails_cleanly_at_run_time() {
         Source::unchecked,
     );
 }
+
+#[test]
+fn decimals_are_exact_and_stop_rather_than_round() {
+    assert_checked(&[
+        ("0.1d + 0.2d", "0.3d"),
+        ("0.1d + 0.2d == 0.3d", "true"),
+        ("1000.00d - 0.01d", "999.99d"),
+        ("12.50d * 3d", "37.50d"),
+        ("1.50d * 2.0d", "3.000d"),
+        ("0.0000000000000010d * 0.0000000000010d", "0.000000000000000000000000001d"),
+        ("10d / 4d", "2.5d"),
+        ("-(2.5d)", "-2.5d"),
+        ("1000.00d == 1000d", "true"),
+        ("1000.01d > 1000.00d", "true"),
+        ("(7 as Decimal) / 2d", "3.5d"),
+        ("to_string(12.50d)", r#""12.50""#),
+        (r#"parse_decimal(" 12.50 ")"#, "Some(12.50d)"),
+        (r#"parse_decimal("1e3")"#, "None"),
+        (r#"parse_decimal("0.1.2")"#, "None"),
+        (r#"parse_decimal("")"#, "None"),
+        (r#"parse_decimal("79228162514264337593543950336")"#, "None"),
+        ("round(2.345d, 2)", "2.35d"),
+        ("round(-2.345d, 2)", "-2.35d"),
+        ("div_round(100d, 3d, 2)", "33.33d"),
+        ("div_round(2d, 3d, 0)", "1d"),
+        ("[2.5d, 0.25d, 10d].sort()", "[0.25d, 2.5d, 10d]"),
+        ("[1.5d, 2d].fold(0d, |t, x| t + x)", "3.5d"),
+        ("abs(-1.5d).max(1d)", "1.5d"),
+        ("f\"{1.50d} EUR\"", r#""1.50 EUR""#),
+        // Overflow, inexact quotients and bad places end the run; nothing is rounded silently.
+        ("79228162514264337593543950335d + 1d", "arithmetic-error"),
+        ("-79228162514264337593543950335d - 1d", "arithmetic-error"),
+        ("79228162514264337593543950334d + 0.5d", "arithmetic-error"),
+        ("79228162514264337593543950335d * 2d", "arithmetic-error"),
+        ("0.0000000000000000000000000001d * 0.1d", "arithmetic-error"),
+        ("1d / 3d", "arithmetic-error"),
+        ("round(1.5d, -1)", "arithmetic-error"),
+        ("round(1.5d, 29)", "arithmetic-error"),
+        ("div_round(1d, 3d, 100)", "arithmetic-error"),
+        ("div_round(1d, 0d, 2)", "arithmetic-error"),
+    ]);
+    // The checker needs a proof that a divisor is not zero; without it, the run stops.
+    assert_table(
+        &[("let z = [0d].fold(0d, |t, x| t + x); 1d / z", "arithmetic-error"), ("1.5d % 1d", "runtime-type-error")],
+        Source::unchecked,
+    );
+}

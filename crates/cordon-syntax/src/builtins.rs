@@ -84,6 +84,7 @@ pub const BUILTINS: &[Builtin] = &[
     b("join", "join", Strings),
     b("to_string", "to_string", Strings),
     b("parse_int", "parse_int -> Option", Strings),
+    b("parse_decimal", "parse_decimal -> Option[Decimal]", Strings),
     b("find", "find(s, t) -> Option", Strings),
     b("replace", "replace(s, from, to)", Strings),
     b("slice", "slice(s, a, b)", Strings),
@@ -111,6 +112,8 @@ pub const BUILTINS: &[Builtin] = &[
     b("abs", "abs", Numbers),
     b("min", "min", Numbers),
     b("max", "max", Numbers),
+    b("round", "round(d, places)", Numbers),
+    b("div_round", "div_round(a, b, places)", Numbers),
     b("unlabel", "unlabel", LabeledValues),
 ];
 

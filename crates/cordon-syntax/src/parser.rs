@@ -85,6 +85,7 @@ fn can_start_expr(kind: &TokenKind) -> bool {
         T::Ident
             | T::Int(_)
             | T::Float(_)
+            | T::Decimal(_)
             | T::Str(_)
             | T::True
             | T::False
@@ -1175,7 +1176,7 @@ impl<'a> Parser<'a> {
     fn primary(&mut self) -> Expr {
         use TokenKind as T;
         match self.peek() {
-            T::Int(_) | T::Float(_) | T::Str(_) | T::True | T::False | T::Error => self.literal(),
+            T::Int(_) | T::Float(_) | T::Decimal(_) | T::Str(_) | T::True | T::False | T::Error => self.literal(),
             T::Ident => self.name_expr(),
             T::LParen => self.paren_expr(),
             T::LBracket => self.list_expr(),
@@ -1199,6 +1200,7 @@ impl<'a> Parser<'a> {
         let kind = match self.peek() {
             TokenKind::Int(v) => ExprKind::Int(*v),
             TokenKind::Float(v) => ExprKind::Float(*v),
+            TokenKind::Decimal(v) => ExprKind::Decimal(*v),
             TokenKind::Str(s) => ExprKind::Str(s.clone()),
             TokenKind::True => ExprKind::Bool(true),
             TokenKind::False => ExprKind::Bool(false),

@@ -78,7 +78,7 @@ struct Shape {
 /// (`push`, `concat`, `contains`) use `first`: their result says nothing of the elements.
 fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, &'static str> {
     let s = |rest: Vec<Ty>, ret: Ty| Ok(Shape { rest, ret });
-    let num = matches!(first, Ty::Int | Ty::Float);
+    let num = matches!(first, Ty::Int | Ty::Float | Ty::Decimal);
     // The element type with its refinements, where `kept` is the same list.
     let elem = |t: &Ty| match kept {
         Ty::List(k) => (**k).clone(),
@@ -122,6 +122,11 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
             s(vec![u.clone(), Ty::local_func(vec![u.clone(), elem(t)], u.clone())], u)
         }
         ("sum", Ty::List(t)) if matches!(**t, Ty::Int) => s(vec![], Ty::Int),
+        // The runtime does not know an empty list's element type, so it could not tell `0`
+        // from `0d`: a fold names the zero.
+        ("sum", Ty::List(t)) if matches!(**t, Ty::Decimal) => {
+            Err("a `List[Int]`; add decimals with `xs.fold(0d, |t, x| t + x)`")
+        }
         ("sum", _) => Err("a `List[Int]`"),
         ("reverse", Ty::List(t)) => s(vec![], Ty::list(elem(t))),
         ("first" | "last", Ty::List(t)) => s(vec![], Ty::option(elem(t))),
@@ -133,6 +138,11 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("to_upper" | "to_lower" | "trim", Ty::Str) => s(vec![], Ty::Str),
         ("split", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
         ("parse_int", Ty::Str) => s(vec![], Ty::option(Ty::Int)),
+        ("parse_decimal", Ty::Str) => s(vec![], Ty::option(Ty::Decimal)),
+        ("round", Ty::Decimal) => s(vec![Ty::Int], Ty::Decimal),
+        ("round", _) => Err("a `Decimal`"),
+        ("div_round", Ty::Decimal) => s(vec![Ty::Decimal, Ty::Int], Ty::Decimal),
+        ("div_round", _) => Err("a `Decimal`"),
         ("find", Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::Int)),
         ("replace", Ty::Str) => s(vec![Ty::Str, Ty::Str], Ty::Str),
         ("slice", Ty::Str) => s(vec![Ty::Int, Ty::Int], Ty::Str),
@@ -172,22 +182,23 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("sort_by" | "min_by" | "max_by" | "group_by" | "count_by" | "enumerate" | "zip" | "take" | "skip", _) => {
             Err("a `List`")
         }
-        ("to_string", Ty::Int | Ty::Float | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
-        ("to_string", _) => Err("an `Int`, `Float`, `Bool` or `String`"),
+        ("to_string", Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
+        ("to_string", _) => Err("an `Int`, `Float`, `Decimal`, `Bool` or `String`"),
         ("is_some" | "is_none", Ty::Option(_)) => s(vec![], Ty::Bool),
         ("is_ok" | "is_err", Ty::Result(..)) => s(vec![], Ty::Bool),
         ("unwrap_or", Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
         ("unwrap_or", _) => Err("an `Option` or a `Result`"),
         ("abs", _) if num => s(vec![], first.clone()),
         ("min" | "max", _) if num => s(vec![first.clone()], first.clone()),
-        ("abs" | "min" | "max", _) => Err("an `Int` or a `Float`"),
+        ("abs" | "min" | "max", _) => Err("an `Int`, a `Float` or a `Decimal`"),
         ("get" | "push" | "map" | "filter" | "fold" | "any" | "all" | "reverse" | "first" | "last", _) => {
             Err("a `List`")
         }
         ("concat" | "contains", _) => Err("a `List` or a `String`"),
         (
-            "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "find" | "replace"
-            | "lines" | "words" | "repeat" | "pad_left" | "pad_right" | "matches" | "find_all" | "captures",
+            "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "parse_decimal"
+            | "find" | "replace" | "lines" | "words" | "repeat" | "pad_left" | "pad_right" | "matches" | "find_all"
+            | "captures",
             _,
         ) => Err("a `String`"),
         ("is_some" | "is_none", _) => Err("an `Option`"),
@@ -334,7 +345,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
 /// Can values of `t` be ordered (`<`, `sort`)? Numbers, strings and Booleans, and tuples of them.
 pub fn orderable(c: &Checker<'_>, t: &Ty) -> bool {
     match c.resolve(t).base() {
-        Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::Error => true,
+        Ty::Int | Ty::Float | Ty::Decimal | Ty::Str | Ty::Bool | Ty::Error => true,
         Ty::Tuple(ts) => ts.iter().all(|t| orderable(c, t)),
         _ => false,
     }
@@ -399,7 +410,7 @@ fn prove(c: &mut Checker<'_>, goal: Option<Term>, texts: Vec<String>, span: Span
 fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>]) -> Option<Term> {
     let a = terms.first()?.clone()?;
     let b = || terms.get(1).cloned().flatten();
-    let zero = || if matches!(first, Ty::Float) { Term::Real(0, 1) } else { Term::Int(0) };
+    let zero = || if matches!(first, Ty::Float | Ty::Decimal) { Term::Real(0, 1) } else { Term::Int(0) };
     match name {
         "len" => c.length(&a, first),
         "is_empty" => {

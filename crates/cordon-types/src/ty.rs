@@ -12,6 +12,8 @@ use cordon_syntax::ast::Expr;
 pub enum Ty {
     Int,
     Float,
+    /// An exact decimal (`rust_decimal`): a real number in the logic.
+    Decimal,
     Bool,
     Str,
     /// `()`
@@ -141,6 +143,7 @@ impl fmt::Display for Ty {
         match self {
             Ty::Int => f.write_str("Int"),
             Ty::Float => f.write_str("Float"),
+            Ty::Decimal => f.write_str("Decimal"),
             Ty::Bool => f.write_str("Bool"),
             Ty::Str => f.write_str("String"),
             Ty::Unit => f.write_str("()"),
