@@ -115,6 +115,13 @@ fn int(depth: u32) -> BoxedStrategy<String> {
             .prop_map(|(a, c, d)| { format!("match {a} {{ 0 => {c}, x if x > 3 => x - {d}, _ => {d} }}") }),
         s.clone().prop_map(|a| format!("parse_int({a}).unwrap_or(-1)")),
         i.clone().prop_map(|a| format!("(({a} as Float) * 1.5) as Int")),
+        // Decimals: exact, or a run-time error (overflow, an inexact quotient); never a panic.
+        (i.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("parse_int(to_string(round(({a} as Decimal) * 1.5d / ({c} as Decimal).max(0.5d), 0))).unwrap_or(-1)")
+        }),
+        (i.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("{{ let q = {c} as Decimal; if q != 0d {{ parse_int(to_string(div_round({a} as Decimal, q, 0))).unwrap_or(-2) }} else {{ 0 }} }}")
+        }),
         (i.clone(), i).prop_map(|(a, c)| format!("{{ let f = |x: Int| x * {c}; f({a}) }}")),
     ]
     .prop_map(|e| format!("({e})"))
@@ -135,9 +142,10 @@ fn boolean(depth: u32) -> BoxedStrategy<String> {
         b.prop_map(|a| format!("!{a}")),
         (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.contains({c})")),
         (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.any(|x| x > {c})")),
-        (l, i).prop_map(|(a, c)| format!("{a}.all(|x| x != {c})")),
+        (l, i.clone()).prop_map(|(a, c)| format!("{a}.all(|x| x != {c})")),
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("{a}.starts_with({c})")),
-        (s.clone(), s).prop_map(|(a, c)| format!("({a} == {c})")),
+        (s.clone(), s.clone()).prop_map(|(a, c)| format!("({a} == {c})")),
+        (i, s).prop_map(|(a, c)| format!("(({a} as Decimal) * 0.01d < parse_decimal({c}).unwrap_or(-0.5d))")),
     ]
     .prop_map(|e| format!("({e})"))
     .boxed()
@@ -154,6 +162,9 @@ fn string(depth: u32) -> BoxedStrategy<String> {
         leaf,
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("({a} + {c})")),
         i.clone().prop_map(|a| format!("to_string({a})")),
+        (i.clone(), s.clone()).prop_map(|(a, c)| {
+            format!("to_string(parse_decimal({c}).unwrap_or(1.25d) - ({a} as Decimal) / 8d)")
+        }),
         s.clone().prop_map(|a| format!("{a}.to_upper()")),
         s.clone().prop_map(|a| format!("{a}.trim()")),
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("{a}.split(\",\").join({c})")),
@@ -268,6 +279,13 @@ fn lab_int(depth: u32) -> BoxedStrategy<String> {
         }),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("{{ let k = {a}; let f = |i: Int| i * k; f({b}) }}")),
         e.clone().prop_map(|a| format!("unlabel(to_labeled {{ {a} }})")),
+        // Decimals: every operation's result carries its operands' labels.
+        (e.clone(), e.clone())
+            .prop_map(|(a, b)| format!("if ({a} as Decimal) * 1.5d > ({b} as Decimal) / 2d {{ 1 }} else {{ 0 }}")),
+        e.clone().prop_map(|a| format!("parse_int(to_string(round(({a} as Decimal) / 4d + 0.5d, 0))).unwrap_or(0)")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!(
+            "[({a} as Decimal), 1.5d, ({b} as Decimal)].sort()[1].max(0d).round(0).to_string().len()"
+        )),
         // Ordering, cutting and pairing lists; strings built and searched.
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, {b}].sort()[1]")),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, 1].sort_by(|i| i * {b})[0]")),
