@@ -75,6 +75,9 @@ pub enum Builtin {
     IsOk,
     IsErr,
     UnwrapOr,
+    AndThen,
+    MapErr,
+    OkOr,
     Abs,
     Min,
     Max,
@@ -153,6 +156,9 @@ impl Builtin {
             "is_ok" => IsOk,
             "is_err" => IsErr,
             "unwrap_or" => UnwrapOr,
+            "and_then" => AndThen,
+            "map_err" => MapErr,
+            "ok_or" => OkOr,
             "abs" => Abs,
             "min" => Min,
             "max" => Max,
@@ -183,7 +189,16 @@ impl Builtin {
     }
 
     pub fn is_higher_order(self) -> bool {
-        matches!(self, Builtin::Map | Builtin::Filter | Builtin::Fold | Builtin::Any | Builtin::All) || self.is_keyed()
+        matches!(
+            self,
+            Builtin::Map
+                | Builtin::Filter
+                | Builtin::Fold
+                | Builtin::Any
+                | Builtin::All
+                | Builtin::AndThen
+                | Builtin::MapErr
+        ) || self.is_keyed()
     }
 
     /// Builtins that order a list by a key function (`sort_by(xs, key)`): compiled to a loop
@@ -850,6 +865,17 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 }
                 _ => Ok(Val { value: d.value.clone(), label: x.label.join(&d.label) }),
             }
+        }
+        // The payload keeps its own label; which variant it becomes depends on the option.
+        (OkOr, [x, e]) => {
+            let Value::Variant(v) = &x.value else { return bad() };
+            let (name, payload) = match (&*v.enum_name, &*v.name, v.payload.first()) {
+                ("Option", "Some", Some(inner)) => ("Ok", inner.clone()),
+                ("Option", "None", None) => ("Err", e.clone()),
+                _ => return bad(),
+            };
+            let value = Value::Variant(Arc::new(Variant::new("Result".into(), name.into(), vec![payload])));
+            Ok(Val { value, label: x.label.clone() })
         }
         (Abs, [x]) => match x.value {
             Value::Int(i) => plain(Value::Int(i.checked_abs().ok_or_else(overflow)?)),

@@ -114,6 +114,9 @@ fn int(depth: u32) -> BoxedStrategy<String> {
         (i.clone(), i.clone(), i.clone())
             .prop_map(|(a, c, d)| { format!("match {a} {{ 0 => {c}, x if x > 3 => x - {d}, _ => {d} }}") }),
         s.clone().prop_map(|a| format!("parse_int({a}).unwrap_or(-1)")),
+        (s.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("parse_int({a}).map(|x| x - {c}).and_then(|x| if x > 0 {{ Some(x) }} else {{ None }}).ok_or(-1).map_err(|e| e * 2).unwrap_or(-3)")
+        }),
         i.clone().prop_map(|a| format!("(({a} as Float) * 1.5) as Int")),
         // Decimals: exact, or a run-time error (overflow, an inexact quotient); never a panic.
         (i.clone(), i.clone()).prop_map(|(a, c)| {
@@ -279,6 +282,14 @@ fn lab_int(depth: u32) -> BoxedStrategy<String> {
         }),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("{{ let k = {a}; let f = |i: Int| i * k; f({b}) }}")),
         e.clone().prop_map(|a| format!("unlabel(to_labeled {{ {a} }})")),
+        // Option and Result combinators: the payload's label, and the label of what decided
+        // which variant it is.
+        (c.clone(), e.clone(), e.clone()).prop_map(|(c, a, b)| {
+            format!("(if {c} {{ Some({a}) }} else {{ None }}).map(|i| i + {b}).ok_or(p).unwrap_or(0)")
+        }),
+        (e.clone(), e.clone()).prop_map(|(a, b)| {
+            format!("Some({a}).and_then(|i| if i > {b} {{ Some(i) }} else {{ None }}).unwrap_or(1)")
+        }),
         // Decimals: every operation's result carries its operands' labels.
         (e.clone(), e.clone())
             .prop_map(|(a, b)| format!("if ({a} as Decimal) * 1.5d > ({b} as Decimal) / 2d {{ 1 }} else {{ 0 }}")),

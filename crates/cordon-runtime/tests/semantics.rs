@@ -501,3 +501,38 @@ fn decimals_are_exact_and_stop_rather_than_round() {
         Source::unchecked,
     );
 }
+
+#[test]
+fn option_and_result_combinators_work_like_the_match_they_stand_for() {
+    assert_checked(&[
+        ("Some(2).map(|x| x * 10)", "Some(20)"),
+        ("let o: Option[Int] = None; o.map(|x| x + 1)", "None"),
+        ("let r: Result[Int, String] = Ok(2); r.map(|x| x + 1)", "Ok(3)"),
+        (r#"let r: Result[Int, String] = Err("bad"); r.map(|x| x + 1)"#, r#"Err("bad")"#),
+        (r#"let r: Result[Int, String] = Err("bad"); r.map_err(|e| len(e))"#, "Err(3)"),
+        ("let r: Result[Int, String] = Ok(2); r.map_err(|e| len(e))", "Ok(2)"),
+        ("Some(4).and_then(|x| if x > 3 { Some(x * 2) } else { None })", "Some(8)"),
+        ("Some(1).and_then(|x| if x > 3 { Some(x * 2) } else { None })", "None"),
+        (r#"let r: Result[Int, String] = Ok(1); r.and_then(|x| if x > 0 { Ok(x * 2) } else { Err("neg") })"#, "Ok(2)"),
+        (
+            r#"let r: Result[Int, String] = Err("e"); r.and_then(|x| if x > 0 { Ok(x * 2) } else { Err("neg") })"#,
+            r#"Err("e")"#,
+        ),
+        (r#"parse_int("12").ok_or("not a number")"#, "Ok(12)"),
+        (r#"parse_int("x").ok_or("not a number")"#, r#"Err("not a number")"#),
+        (r#"parse_decimal("2.50").map(|d| d * 2d).unwrap_or(0d)"#, "5.00d"),
+        ("[1, 2].map(|x| x * 2)", "[2, 4]"),
+        ("let xs: List[Int] = []; xs.map(|x| x * 2)", "[]"),
+        ("[Some(1), None].map(|o| o.map(|x| x + 1))", "[Some(2), None]"),
+    ]);
+    // Unchecked, a combinator on something else ends the run cleanly.
+    assert_table(
+        &[
+            ("5.map(|x| x)", "runtime-type-error"),
+            ("and_then(5, |x| x)", "runtime-type-error"),
+            ("map_err([1], |x| x)", "runtime-type-error"),
+            ("ok_or([1], 2)", "runtime-type-error"),
+        ],
+        Source::unchecked,
+    );
+}

@@ -84,6 +84,11 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         Ty::List(k) => (**k).clone(),
         _ => t.clone(),
     };
+    // The payload `i` (0: `Some`/`Ok`, 1: `Err`) with its refinements.
+    let payload = |t: &Ty, i: usize| match (kept, i) {
+        (Ty::Option(k) | Ty::Result(k, _), 0) | (Ty::Result(_, k), 1) => (**k).clone(),
+        _ => t.clone(),
+    };
     match (name, first) {
         ("len", Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Int),
         ("len", _) => Err("a `String`, a `List` or a `Map`"),
@@ -188,12 +193,39 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("is_ok" | "is_err", Ty::Result(..)) => s(vec![], Ty::Bool),
         ("unwrap_or", Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
         ("unwrap_or", _) => Err("an `Option` or a `Result`"),
+        // What the type says of the payload (`Option[{v: Int | v > 0}]`) holds in the function.
+        ("map", Ty::Option(t)) => {
+            let u = c.new_var(span);
+            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], Ty::option(u))
+        }
+        ("map", Ty::Result(t, e)) => {
+            let u = c.new_var(span);
+            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], Ty::Result(Box::new(u), e.clone()))
+        }
+        ("and_then", Ty::Option(t)) => {
+            let u = Ty::option(c.new_var(span));
+            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
+        }
+        ("and_then", Ty::Result(t, e)) => {
+            let u = Ty::Result(Box::new(c.new_var(span)), e.clone());
+            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
+        }
+        ("and_then", _) => Err("an `Option` or a `Result`"),
+        ("map_err", Ty::Result(t, e)) => {
+            let u = c.new_var(span);
+            s(vec![Ty::local_func(vec![payload(e, 1)], u.clone())], Ty::Result(t.clone(), Box::new(u)))
+        }
+        ("map_err", _) => Err("a `Result`"),
+        ("ok_or", Ty::Option(t)) => {
+            let u = c.new_var(span);
+            s(vec![u.clone()], Ty::Result(t.clone(), Box::new(u)))
+        }
+        ("ok_or", _) => Err("an `Option`"),
         ("abs", _) if num => s(vec![], first.clone()),
         ("min" | "max", _) if num => s(vec![first.clone()], first.clone()),
         ("abs" | "min" | "max", _) => Err("an `Int`, a `Float` or a `Decimal`"),
-        ("get" | "push" | "map" | "filter" | "fold" | "any" | "all" | "reverse" | "first" | "last", _) => {
-            Err("a `List`")
-        }
+        ("map", _) => Err("a `List`, an `Option` or a `Result`"),
+        ("get" | "push" | "filter" | "fold" | "any" | "all" | "reverse" | "first" | "last", _) => Err("a `List`"),
         ("concat" | "contains", _) => Err("a `List` or a `String`"),
         (
             "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "parse_decimal"
