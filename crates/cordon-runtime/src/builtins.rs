@@ -41,6 +41,12 @@ pub enum Builtin {
     ParseDecimal,
     Round,
     DivRound,
+    ParseDate,
+    ParseDateTime,
+    Seconds,
+    Minutes,
+    Hours,
+    Days,
     Find,
     Replace,
     Slice,
@@ -122,6 +128,12 @@ impl Builtin {
             "parse_decimal" => ParseDecimal,
             "round" => Round,
             "div_round" => DivRound,
+            "parse_date" => ParseDate,
+            "parse_datetime" => ParseDateTime,
+            "seconds" => Seconds,
+            "minutes" => Minutes,
+            "hours" => Hours,
+            "days" => Days,
             "find" => Find,
             "replace" => Replace,
             "slice" => Slice,
@@ -602,6 +614,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             Value::Int(i) => plain(string(int_to_string(*i), budget)?),
             Value::Float(f) => plain(string(format!("{f:?}"), budget)?),
             Value::Decimal(d) => plain(string(d.to_string(), budget)?),
+            Value::Time(t) => plain(string(t.to_string(), budget)?),
             Value::Bool(v) => plain(string(v.to_string(), budget)?),
             Value::Str(s) => plain(Value::Str(s.clone())),
             _ => bad(),
@@ -619,6 +632,21 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 Some(d) => Value::some(Value::decimal(d)),
                 None => Value::none(),
             })
+        }
+        (ParseDate | ParseDateTime, [s]) => {
+            let Some(s) = str_of(s) else { return bad() };
+            let parsed = if b == ParseDate { crate::time::parse_date(s) } else { crate::time::parse_datetime(s) };
+            plain(parsed.map_or_else(Value::none, |t| Value::some(Value::time(t))))
+        }
+        (Seconds | Minutes | Hours | Days, [n]) => {
+            let Value::Int(n) = n.value else { return bad() };
+            let unit = match b {
+                Seconds => 1,
+                Minutes => 60,
+                Hours => 3_600,
+                _ => 86_400,
+            };
+            plain(Value::time(crate::time::duration(n, unit)?))
         }
         (Round, [x, n]) => {
             let (Value::Decimal(x), Value::Int(n)) = (&x.value, &n.value) else { return bad() };
@@ -919,6 +947,9 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
         (Value::Float(x), Value::Float(y)) => Some(x.total_cmp(y)),
         (Value::Decimal(x), Value::Decimal(y)) => Some(x.cmp(y)),
+        (Value::Time(x), Value::Time(y)) if std::mem::discriminant(&**x) == std::mem::discriminant(&**y) => {
+            Some(x.cmp(y))
+        }
         (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
         (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
         (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {

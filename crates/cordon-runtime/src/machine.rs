@@ -22,6 +22,7 @@ use crate::effect::{Effect, HoleRequest};
 use crate::error::{ErrorKind, RunError};
 use crate::label::{Label, Source};
 use crate::shape::Shape;
+use crate::time;
 use crate::value::{CodeRef, Func, Record, Val, Value, Variant};
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -1139,6 +1140,24 @@ fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
         (BinOp::Sub, Decimal(x), Decimal(y)) => Value::decimal(decimal::sub(**x, **y)?),
         (BinOp::Mul, Decimal(x), Decimal(y)) => Value::decimal(decimal::mul(**x, **y)?),
         (BinOp::Div, Decimal(x), Decimal(y)) => Value::decimal(decimal::div(**x, **y)?),
+        (BinOp::Add | BinOp::Sub, Value::Time(x), Value::Time(y)) => match time::add_or_sub(**x, **y, op == BinOp::Sub)
+        {
+            Some(r) => Value::time(r?),
+            None => {
+                let message = format!("cannot apply `{}` to {} and {}", op.as_str(), x.kind(), y.kind());
+                return Err(type_error(Span::default(), message));
+            }
+        },
+        (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, Value::Time(x), Value::Time(y))
+            if std::mem::discriminant(&**x) == std::mem::discriminant(&**y) =>
+        {
+            Bool(match op {
+                BinOp::Lt => x < y,
+                BinOp::Le => x <= y,
+                BinOp::Gt => x > y,
+                _ => x >= y,
+            })
+        }
         (BinOp::Add, Str(x), Str(y)) => {
             let len = x.len() + y.len();
             builtins::check_string_len(len, ctx)?;

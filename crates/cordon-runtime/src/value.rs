@@ -178,6 +178,8 @@ pub enum Value {
     Float(f64),
     /// An exact decimal, boxed to keep a `Value` one pointer wide.
     Decimal(Arc<rust_decimal::Decimal>),
+    /// A date, an instant or a duration.
+    Time(Arc<crate::time::Time>),
     Str(Str),
     Tuple(Arc<Vec<Val>>),
     List(Arc<Vec<Val>>),
@@ -363,6 +365,10 @@ impl Value {
         Value::Decimal(Arc::new(d))
     }
 
+    pub fn time(t: crate::time::Time) -> Value {
+        Value::Time(Arc::new(t))
+    }
+
     pub fn none() -> Value {
         Value::variant("Option", "None", vec![])
     }
@@ -383,6 +389,7 @@ impl Value {
             Value::Int(_) => "an Int",
             Value::Float(_) => "a Float",
             Value::Decimal(_) => "a Decimal",
+            Value::Time(t) => t.kind(),
             Value::Str(_) => "a String",
             Value::Tuple(_) => "a tuple",
             Value::List(_) => "a List",
@@ -408,6 +415,7 @@ impl Value {
             Value::Float(x) => json!(x),
             // A string: JSON numbers are read as binary floats by most hosts.
             Value::Decimal(d) => J::String(d.to_string()),
+            Value::Time(t) => J::String(t.to_string()),
             Value::Str(s) => J::String(s.to_string()),
             Value::Tuple(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
             Value::List(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
@@ -453,6 +461,7 @@ impl fmt::Display for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x:?}"),
             Value::Decimal(d) => write!(f, "{d}d"),
+            Value::Time(t) => write!(f, "{t}"),
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Tuple(items) => {
                 f.write_str("(")?;

@@ -11,12 +11,20 @@ pub enum Group {
     OptionsAndResults,
     Numbers,
     Maps,
+    Times,
     LabeledValues,
 }
 
 impl Group {
-    const ALL: [Group; 6] =
-        [Group::Lists, Group::Strings, Group::Maps, Group::OptionsAndResults, Group::Numbers, Group::LabeledValues];
+    const ALL: [Group; 7] = [
+        Group::Lists,
+        Group::Strings,
+        Group::Maps,
+        Group::OptionsAndResults,
+        Group::Numbers,
+        Group::Times,
+        Group::LabeledValues,
+    ];
 
     fn title(self) -> &'static str {
         match self {
@@ -25,6 +33,7 @@ impl Group {
             Group::OptionsAndResults => "options and results: ",
             Group::Numbers => "numbers: ",
             Group::Maps => "maps (`Map[K, V]`, keys ordered): ",
+            Group::Times => "dates and times (ISO 8601; `DateTime` is a UTC instant): ",
             Group::LabeledValues => "labeled values: ",
         }
     }
@@ -118,6 +127,12 @@ pub const BUILTINS: &[Builtin] = &[
     b("max", "max", Numbers),
     b("round", "round(d, places)", Numbers),
     b("div_round", "div_round(a, b, places)", Numbers),
+    b("parse_date", "parse_date(\"2026-12-01\") -> Option[Date]", Times),
+    b("parse_datetime", "parse_datetime(\"2026-12-01T09:30:00Z\") -> Option[DateTime]", Times),
+    b("seconds", "seconds(n) -> Duration", Times),
+    b("minutes", "minutes", Times),
+    b("hours", "hours", Times),
+    b("days", "days", Times),
     b("unlabel", "unlabel", LabeledValues),
 ];
 

@@ -188,7 +188,12 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
             Err("a `List`")
         }
         ("to_string", Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
-        ("to_string", _) => Err("an `Int`, `Float`, `Decimal`, `Bool` or `String`"),
+        ("to_string", Ty::Date | Ty::DateTime | Ty::Duration) => s(vec![], Ty::Str),
+        ("to_string", _) => Err("an `Int`, `Float`, `Decimal`, `Bool`, `String`, `Date`, `DateTime` or `Duration`"),
+        ("parse_date", Ty::Str) => s(vec![], Ty::option(Ty::Date)),
+        ("parse_datetime", Ty::Str) => s(vec![], Ty::option(Ty::DateTime)),
+        ("seconds" | "minutes" | "hours" | "days", Ty::Int) => s(vec![], Ty::Duration),
+        ("seconds" | "minutes" | "hours" | "days", _) => Err("an `Int`"),
         ("is_some" | "is_none", Ty::Option(_)) => s(vec![], Ty::Bool),
         ("is_ok" | "is_err", Ty::Result(..)) => s(vec![], Ty::Bool),
         ("unwrap_or", Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
@@ -229,8 +234,8 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("concat" | "contains", _) => Err("a `List` or a `String`"),
         (
             "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "parse_decimal"
-            | "find" | "replace" | "lines" | "words" | "repeat" | "pad_left" | "pad_right" | "matches" | "find_all"
-            | "captures",
+            | "parse_date" | "parse_datetime" | "find" | "replace" | "lines" | "words" | "repeat" | "pad_left"
+            | "pad_right" | "matches" | "find_all" | "captures",
             _,
         ) => Err("a `String`"),
         ("is_some" | "is_none", _) => Err("an `Option`"),
@@ -378,6 +383,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
 pub fn orderable(c: &Checker<'_>, t: &Ty) -> bool {
     match c.resolve(t).base() {
         Ty::Int | Ty::Float | Ty::Decimal | Ty::Str | Ty::Bool | Ty::Error => true,
+        Ty::Date | Ty::DateTime | Ty::Duration => true,
         Ty::Tuple(ts) => ts.iter().all(|t| orderable(c, t)),
         _ => false,
     }
@@ -450,6 +456,11 @@ fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term
             Some(Term::Eq(Box::new(len), Box::new(Term::Int(0))))
         }
         "concat" if matches!(first, Ty::Str) => Some(Term::StrConcat(vec![a, b()?])),
+        // A duration is its nanoseconds, exactly (the runtime stops where they overflow).
+        "seconds" | "minutes" | "hours" | "days" => {
+            let unit = crate::expr::duration_unit(name)?;
+            Some(Term::Mul(Box::new(Term::Int(unit)), Box::new(a)))
+        }
         "abs" => Some(Term::Ite(
             Box::new(Term::Le(Box::new(zero()), Box::new(a.clone()))),
             Box::new(a.clone()),

@@ -87,7 +87,13 @@ impl Checker<'_> {
             (Ty::Int, Ty::Float) => "convert with `x as Int`".into(),
             (Ty::Decimal, Ty::Int) => "convert with `x as Decimal`".into(),
             (Ty::Decimal, Ty::Float) => "write an exact decimal: `12.50d`".into(),
-            (Ty::Str, Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool) => "convert with `to_string(x)`".into(),
+            (Ty::Str, Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Date | Ty::DateTime | Ty::Duration) => {
+                "convert with `to_string(x)`".into()
+            }
+            (Ty::Duration, Ty::Int) => {
+                "make a duration with `minutes(n)`, `hours(n)`, `days(n)` or `seconds(n)`".into()
+            }
+            (Ty::DateTime | Ty::Date, Ty::Str) => "parse it with `parse_datetime(s)` or `parse_date(s)`".into(),
             (Ty::Int, Ty::Option(_)) | (Ty::Str, Ty::Option(_)) => {
                 "take the value out with `match x { Some(v) => .., None => .. }` or `x.unwrap_or(default)`".into()
             }
@@ -133,6 +139,9 @@ impl Checker<'_> {
             (Ty::Int, Ty::Int)
             | (Ty::Float, Ty::Float)
             | (Ty::Decimal, Ty::Decimal)
+            | (Ty::Date, Ty::Date)
+            | (Ty::DateTime, Ty::DateTime)
+            | (Ty::Duration, Ty::Duration)
             | (Ty::Bool, Ty::Bool)
             | (Ty::Str, Ty::Str)
             | (Ty::Unit, Ty::Unit) => true,
@@ -788,7 +797,9 @@ impl Checker<'_> {
     fn check_order(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
         // Numbers, and strings (ordered as the runtime orders them: by Unicode scalar
         // values, lexicographically).
-        let (ty, l, r) = self.numeric_operands(op, lhs, rhs, true);
+        // Dates, instants and durations are ordered in time, as the integers that stand for them.
+        let l = self.infer(lhs);
+        let (ty, l, r) = self.numeric_operands(op, l, lhs, rhs, Operands { strings: true, times: true });
         if ty.is_error() {
             return Typed::error();
         }
@@ -809,7 +820,12 @@ impl Checker<'_> {
     }
 
     fn check_arithmetic(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
-        let (ty, l, r) = self.numeric_operands(op, lhs, rhs, op == BinOp::Add);
+        let l = self.infer(lhs);
+        let lt = self.resolve(&l.ty).base().strip();
+        if matches!(lt, Ty::DateTime | Ty::Duration) && matches!(op, BinOp::Add | BinOp::Sub) {
+            return self.time_arithmetic(op, l, lt, rhs);
+        }
+        let (ty, l, r) = self.numeric_operands(op, l, lhs, rhs, Operands { strings: op == BinOp::Add, times: false });
         if ty.is_error() {
             return Typed::error();
         }
@@ -914,18 +930,21 @@ impl Checker<'_> {
     fn numeric_operands(
         &mut self,
         op: BinOp,
+        l: Typed,
         lhs: &Expr,
         rhs: &Expr,
-        strings: bool,
+        takes: Operands,
     ) -> (Ty, Option<Term>, Option<Term>) {
-        let l = self.infer(lhs);
         let lt = self.resolve(&l.ty).base().strip();
         if lt.is_error() {
             self.infer(rhs);
             return (Ty::Error, None, None);
         }
-        let ok =
-            |t: &Ty| matches!(t, Ty::Int | Ty::Float | Ty::Decimal | Ty::Error) || (strings && matches!(t, Ty::Str));
+        let ok = |t: &Ty| {
+            matches!(t, Ty::Int | Ty::Float | Ty::Decimal | Ty::Error)
+                || (takes.strings && matches!(t, Ty::Str))
+                || (takes.times && matches!(t, Ty::Date | Ty::DateTime | Ty::Duration))
+        };
         let lt = if let Ty::Var(_) = lt {
             let r = self.infer(rhs);
             let rt = self.resolve(&r.ty).base().strip();
@@ -949,6 +968,40 @@ impl Checker<'_> {
             return (Ty::Error, None, None);
         }
         (lt, l.term, r.term)
+    }
+
+    /// `DateTime ± Duration` is a `DateTime`, `DateTime - DateTime` and `Duration ± Duration` a
+    /// `Duration`: in the logic, sums and differences of their nanoseconds, exactly (the runtime
+    /// stops where the result leaves the range of instants or durations).
+    fn time_arithmetic(&mut self, op: BinOp, l: Typed, lt: Ty, rhs: &Expr) -> Typed {
+        let r = self.infer(rhs);
+        let rt = self.resolve(&r.ty).base().strip();
+        let ty = match (&lt, &rt, op) {
+            (_, Ty::Error, _) => return Typed::error(),
+            (Ty::DateTime, Ty::Duration, _) => Ty::DateTime,
+            (Ty::DateTime, Ty::DateTime, BinOp::Sub) | (Ty::Duration, Ty::Duration, _) => Ty::Duration,
+            _ => {
+                let wanted = if matches!(lt, Ty::DateTime) && op == BinOp::Sub {
+                    "a `Duration` or a `DateTime`"
+                } else {
+                    "a `Duration`"
+                };
+                self.error(
+                    Code::TypeMismatch,
+                    rhs.span,
+                    format!("`{lt} {} ..` needs {wanted}, found `{rt}`", op.as_str()),
+                )
+                .help = Some("make a duration with `minutes(n)`, `hours(n)`, `days(n)` or `seconds(n)`".into());
+                return Typed::error();
+            }
+        };
+        let term = match (l.term, r.term) {
+            (Some(a), Some(b)) if op == BinOp::Add => Some(Term::Add(vec![a, b])),
+            (Some(a), Some(b)) => Some(Term::Sub(Box::new(a), Box::new(b))),
+            _ => None,
+        };
+        let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&ty, UNMODELLED) });
+        Typed { ty, term }
     }
 
     // ---------------------------------------------------------------- control flow
@@ -1808,7 +1861,7 @@ impl Checker<'_> {
                     }
                     _ => {}
                 }
-                if crate::builtins::is_builtin(&id.name) && !(self.in_refinement && id.name != "len") {
+                if crate::builtins::is_builtin(&id.name) && (!self.in_refinement || in_refinements(&id.name)) {
                     return crate::builtins::call(self, id, &argv, span);
                 }
                 if crate::builtins::is_label_builtin(&id.name) && !self.in_refinement {
@@ -1839,7 +1892,11 @@ impl Checker<'_> {
             _ => {}
         }
         if self.in_refinement {
-            self.error(Code::UnsupportedRefinement, span, "only measures and `len` can be called in a refinement");
+            self.error(
+                Code::UnsupportedRefinement,
+                span,
+                "only measures, `len` and `seconds`/`minutes`/`hours`/`days` can be called in a refinement",
+            );
             return Typed::error();
         }
         let f = self.infer(callee);
@@ -2170,6 +2227,30 @@ impl Checker<'_> {
 }
 
 /// The term a literal pattern matches, for facts in its arm.
+/// The builtins a refinement may call: those whose result the logic knows exactly.
+fn in_refinements(name: &str) -> bool {
+    name == "len" || duration_unit(name).is_some()
+}
+
+/// What an operator takes besides numbers.
+#[derive(Clone, Copy)]
+struct Operands {
+    strings: bool,
+    times: bool,
+}
+
+/// The nanoseconds in one unit of `seconds`, `minutes`, `hours` or `days` (a day is 24 hours).
+pub(crate) fn duration_unit(name: &str) -> Option<i64> {
+    let second = 1_000_000_000;
+    Some(match name {
+        "seconds" => second,
+        "minutes" => 60 * second,
+        "hours" => 3_600 * second,
+        "days" => 86_400 * second,
+        _ => return None,
+    })
+}
+
 /// A decimal's exact value: its integer mantissa over a power of ten (at most `10^28`).
 pub(crate) fn decimal_term(d: rust_decimal::Decimal) -> Term {
     Term::Real(d.mantissa(), 10i128.pow(d.scale()))

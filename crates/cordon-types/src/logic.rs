@@ -35,6 +35,7 @@ impl Checker<'_> {
             // Decimals are exact: the reals, on which the runtime's arithmetic agrees (it
             // stops rather than round).
             Ty::Decimal => Sort::Real,
+            Ty::Date | Ty::DateTime | Ty::Duration => Sort::Int,
             Ty::Bool => Sort::Bool,
             Ty::Str => Sort::String,
             Ty::Fn(_) | Ty::Cap(_) | Ty::Var(_) | Ty::Error | Ty::Refined(_) => return None,
