@@ -168,6 +168,11 @@ fn string(depth: u32) -> BoxedStrategy<String> {
         (i.clone(), s.clone()).prop_map(|(a, c)| {
             format!("to_string(parse_decimal({c}).unwrap_or(1.25d) - ({a} as Decimal) / 8d)")
         }),
+        // Times: ISO 8601 text, exact arithmetic or an out-of-range error.
+        (i.clone(), i.clone()).prop_map(|(a, c)| format!("to_string(days({a}) - seconds({c}))")),
+        (s.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("parse_datetime({a} + \"2026-12-01T09:30:00Z\").map(|t| to_string(t + minutes({c}) - (t - t))).unwrap_or(\"-\")")
+        }),
         s.clone().prop_map(|a| format!("{a}.to_upper()")),
         s.clone().prop_map(|a| format!("{a}.trim()")),
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("{a}.split(\",\").join({c})")),
@@ -290,6 +295,9 @@ fn lab_int(depth: u32) -> BoxedStrategy<String> {
         (e.clone(), e.clone()).prop_map(|(a, b)| {
             format!("Some({a}).and_then(|i| if i > {b} {{ Some(i) }} else {{ None }}).unwrap_or(1)")
         }),
+        // Times: comparisons and differences carry their operands' labels.
+        (e.clone(), e.clone())
+            .prop_map(|(a, b)| format!("if seconds({a}) + hours(1) < minutes({b}) {{ 1 }} else {{ 0 }}")),
         // Decimals: every operation's result carries its operands' labels.
         (e.clone(), e.clone())
             .prop_map(|(a, b)| format!("if ({a} as Decimal) * 1.5d > ({b} as Decimal) / 2d {{ 1 }} else {{ 0 }}")),
