@@ -536,3 +536,11 @@ fn option_and_result_combinators_work_like_the_match_they_stand_for() {
         Source::unchecked,
     );
 }
+
+#[test]
+fn a_loop_invariant_changes_nothing_at_run_time() {
+    assert_checked(&[
+        ("let n = 0; for x in [1, -2, 3] with n: {v: Int | v >= 0} { if x > 0 { n + x } else { n } }", "4"),
+        ("let n = 5; let xs: List[Int] = []; for x in xs with n: {v: Int | v >= 0} { n + 1 }", "5"),
+    ]);
+}

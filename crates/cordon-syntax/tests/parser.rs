@@ -1794,6 +1794,10 @@ fn a_loop_with_a_state_is_a_fold() {
     check_expr("for x in xs with s { g(s, x) }", &r_expr(&folded));
     assert!(matches!(looped.kind, cordon_syntax::ast::ExprKind::MethodCall { .. }));
     check_err("for x in xs with { s }", &[(1, "syntax-error")]);
+    // An invariant types the state: `fold` takes its function's declared accumulator type.
+    let folded = parse_ok("xs.fold(s, |s: {v: Int | v > 0}, for_item| { let x = for_item; g(s, x) })");
+    check_expr("for x in xs with s: {v: Int | v > 0} { g(s, x) }", &r_expr(&folded.body.tail.unwrap()));
+    check_err("for x in xs with s: { g(s, x) }", &[(1, "syntax-error")]);
 }
 
 #[test]

@@ -291,7 +291,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         c.infer_after_error(rest.iter().copied());
         return Typed::error();
     }
-    let sh = match shape(c, name, &ft, &kept, span) {
+    let mut sh = match shape(c, name, &ft, &kept, span) {
         Ok(sh) => sh,
         Err(wanted) => {
             c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` needs {wanted}, found `{ft}`"));
@@ -299,6 +299,18 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
             return Typed::error();
         }
     };
+    if name == "fold"
+        && let Some(acc) = declared_accumulator(c, rest)
+        && let Some(Ty::Fn(f)) = sh.rest.get(1).map(|t| c.resolve(t))
+        && let Some(elem) = f.params.get(1)
+    {
+        // The variable `shape` made for the accumulator is the declared type.
+        if let Some(u) = sh.rest.first() {
+            let u = u.clone();
+            c.unify(&u, &acc);
+        }
+        sh = Shape { rest: vec![acc.clone(), Ty::local_func(vec![acc.clone(), elem.clone()], acc.clone())], ret: acc };
+    }
     if sh.rest.len() != rest.len() {
         let n = sh.rest.len() + 1;
         c.error(Code::WrongArgCount, span, format!("`{name}` takes {n} argument{}, found {}", plural(n), args.len()));
@@ -377,6 +389,22 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         }
     };
     Typed { ty: ret, term }
+}
+
+/// The accumulator type a `fold`'s function declares for its first parameter, refinements
+/// included (`for x in xs with s: {s: Session | !tainted(s)} { .. }` is such a fold): the
+/// initial value must satisfy it, each call may assume it and must give it back (the function
+/// is checked against `fn(T, elem) -> T`), and the result has it. Without a declaration the
+/// accumulator's type is inferred, and says nothing.
+fn declared_accumulator(c: &mut Checker<'_>, rest: &[&Expr]) -> Option<Ty> {
+    let Some(Expr { kind: ExprKind::Closure { params, .. }, .. }) = rest.get(1) else { return None };
+    let te = params.first()?.ty.as_ref()?;
+    // Resolved here only to be known; the closure's own check reports what is wrong with it.
+    let before = c.diags.len();
+    let ty = c.resolve_type(te, &[]);
+    let clean = c.diags.len() == before;
+    c.diags.truncate(before);
+    (clean && !ty.is_error()).then_some(ty)
 }
 
 /// Can values of `t` be ordered (`<`, `sort`)? Numbers, strings and Booleans, and tuples of them.
