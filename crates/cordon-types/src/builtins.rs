@@ -130,7 +130,7 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         // The runtime does not know an empty list's element type, so it could not tell `0`
         // from `0d`: a fold names the zero.
         ("sum", Ty::List(t)) if matches!(**t, Ty::Decimal) => {
-            Err("a `List[Int]`; add decimals with `xs.fold(0d, |t, x| t + x)`")
+            Err("a `List[Int]` (add decimals with `xs.fold(0d, |t, x| t + x)`)")
         }
         ("sum", _) => Err("a `List[Int]`"),
         ("reverse", Ty::List(t)) => s(vec![], Ty::list(elem(t))),

@@ -991,7 +991,11 @@ impl Checker<'_> {
                     rhs.span,
                     format!("`{lt} {} ..` needs {wanted}, found `{rt}`", op.as_str()),
                 )
-                .help = Some("make a duration with `minutes(n)`, `hours(n)`, `days(n)` or `seconds(n)`".into());
+                .help = Some(if matches!((&lt, &rt), (Ty::Duration, Ty::DateTime)) {
+                    "put the instant first: `t + days(1)`".into()
+                } else {
+                    "make a duration with `minutes(n)`, `hours(n)`, `days(n)` or `seconds(n)`".into()
+                });
                 return Typed::error();
             }
         };
