@@ -134,3 +134,19 @@ fn results_carry_the_labels_of_their_operands() {
         assert!(run_plan(secret).starts_with("label-flow"), "{secret}: {}", run_plan(secret));
     }
 }
+
+#[test]
+fn a_run_holding_decimals_and_times_is_saved_and_loaded_unchanged() {
+    use cordon_runtime::{Run, Step};
+    let plan = "let d = 12.50d * 2d; let h = hours(1); let t = clock.now(); f\"{d} {to_string(t + h)} {to_string(h)}\"";
+    let source = Source::new(Some(POLICY), plan);
+    let program = source.checked();
+    let mut run = Run::start(&program, &Sessions::default(), &config(small_limits())).unwrap();
+    let Ok(Step::Effect(_)) = run.proceed() else { panic!("the clock is asked first") };
+    let bytes = run.save(&source.sources, b"key");
+    drop(run);
+    let (mut run, _) = Run::load(&bytes, b"key").unwrap();
+    run.commit().unwrap();
+    let Ok(Step::Done(v)) = run.resume(Ok(json!(NOW))) else { panic!("the plan ends after the clock") };
+    assert_eq!(v.value.to_string(), r#""25.00 2026-12-01T10:30:00Z PT1H""#);
+}
