@@ -47,6 +47,8 @@ pub enum Builtin {
     Minutes,
     Hours,
     Days,
+    AddDays,
+    DaysBetween,
     Find,
     Replace,
     Slice,
@@ -134,6 +136,8 @@ impl Builtin {
             "minutes" => Minutes,
             "hours" => Hours,
             "days" => Days,
+            "add_days" => AddDays,
+            "days_between" => DaysBetween,
             "find" => Find,
             "replace" => Replace,
             "slice" => Slice,
@@ -647,6 +651,20 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 _ => 86_400,
             };
             plain(Value::time(crate::time::duration(n, unit)?))
+        }
+        (AddDays, [d, n]) => {
+            let (Value::Time(d), Value::Int(n)) = (&d.value, &n.value) else { return bad() };
+            match crate::time::add_days(**d, *n) {
+                Some(moved) => plain(Value::time(moved?)),
+                None => bad(),
+            }
+        }
+        (DaysBetween, [a, c]) => {
+            let (Value::Time(a), Value::Time(c)) = (&a.value, &c.value) else { return bad() };
+            match crate::time::days_between(**a, **c) {
+                Some(n) => plain(Value::Int(n)),
+                None => bad(),
+            }
         }
         (Round, [x, n]) => {
             let (Value::Decimal(x), Value::Int(n)) = (&x.value, &n.value) else { return bad() };

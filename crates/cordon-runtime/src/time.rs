@@ -101,6 +101,19 @@ pub fn duration(n: i64, unit: i64) -> Result<Time, RunError> {
         .ok_or_else(|| error(format!("a duration of {n} × {unit} seconds is out of range")))
 }
 
+/// `d` moved by `n` days, or an error outside the years -9999 to 9999.
+pub fn add_days(d: Time, n: i64) -> Option<Result<Time, RunError>> {
+    let Time::Date(d) = d else { return None };
+    let moved = jiff::Span::new().try_days(n).and_then(|span| d.checked_add(span));
+    Some(moved.map(Time::Date).map_err(|_| error(format!("{d} moved by {n} days is out of the range of dates"))))
+}
+
+/// The days from `a` to `b` (negative if `b` is earlier).
+pub fn days_between(a: Time, b: Time) -> Option<i64> {
+    let (Time::Date(a), Time::Date(b)) = (a, b) else { return None };
+    a.until((jiff::Unit::Day, b)).ok().map(|span| i64::from(span.get_days()))
+}
+
 /// `a + b` or `a - b`: an instant and a duration, two durations, or (for `-`) two instants.
 pub fn add_or_sub(a: Time, b: Time, sub: bool) -> Option<Result<Time, RunError>> {
     let out_of_range = || error("the result is out of the range of dates (years -9999 to 9999) or durations");
@@ -155,5 +168,22 @@ mod tests {
         assert!(add_or_sub(max, hour, false).unwrap().is_err());
         assert!(add_or_sub(hour, t, false).is_none(), "a duration plus an instant is not defined");
         assert!(add_or_sub(t, t, false).is_none());
+    }
+
+    #[test]
+    fn dates_move_and_count_by_whole_days() {
+        let d = parse_date("2028-02-28").unwrap();
+        assert_eq!(add_days(d, 1).unwrap().unwrap().to_string(), "2028-02-29");
+        assert_eq!(add_days(d, 2).unwrap().unwrap().to_string(), "2028-03-01");
+        assert_eq!(add_days(d, -365).unwrap().unwrap().to_string(), "2027-02-28");
+        let later = parse_date("2029-03-01").unwrap();
+        assert_eq!(days_between(d, later), Some(367));
+        assert_eq!(days_between(later, d), Some(-367));
+        assert!(add_days(d, 10_000_000).unwrap().is_err());
+        assert!(add_days(d, i64::MAX).unwrap().is_err());
+        assert!(add_days(duration(1, 1).unwrap(), 1).is_none());
+        let (first, last) = (parse_date("0001-01-01").unwrap(), parse_date("9999-12-31").unwrap());
+        assert_eq!(days_between(first, last), Some(3_652_058));
+        assert!(add_days(last, 1).unwrap().is_err());
     }
 }

@@ -32,6 +32,9 @@ fn builtins_compute_exactly_or_stop() {
         ("to_string(hours(1) + minutes(1))", r#""PT1H1M""#),
         ("days(1) == hours(24) && minutes(60) == hours(1)", "true"),
         ("[hours(2), minutes(5)].sort()[0] < hours(1)", "true"),
+        (r#"parse_date("2028-02-28").map(|d| to_string(add_days(d, 1)))"#, r#"Some("2028-02-29")"#),
+        (r#"parse_date("2026-12-01").map(|d| days_between(add_days(d, -40), d))"#, "Some(40)"),
+        (r#"parse_date("9999-12-31").map(|d| add_days(d, 1))"#, "arithmetic-error"),
         // Out of range: an error, never a wrapped or saturated value.
         ("seconds(9223372036854775807) + seconds(1)", "arithmetic-error"),
         ("days(9223372036854775807)", "arithmetic-error"),

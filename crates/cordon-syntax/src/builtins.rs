@@ -133,6 +133,8 @@ pub const BUILTINS: &[Builtin] = &[
     b("minutes", "minutes", Times),
     b("hours", "hours", Times),
     b("days", "days", Times),
+    b("add_days", "add_days(d, n) -> Date", Times),
+    b("days_between", "days_between(a, b) -> Int", Times),
     b("unlabel", "unlabel", LabeledValues),
 ];
 

@@ -194,6 +194,9 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("parse_datetime", Ty::Str) => s(vec![], Ty::option(Ty::DateTime)),
         ("seconds" | "minutes" | "hours" | "days", Ty::Int) => s(vec![], Ty::Duration),
         ("seconds" | "minutes" | "hours" | "days", _) => Err("an `Int`"),
+        ("add_days", Ty::Date) => s(vec![Ty::Int], Ty::Date),
+        ("days_between", Ty::Date) => s(vec![Ty::Date], Ty::Int),
+        ("add_days" | "days_between", _) => Err("a `Date`"),
         ("is_some" | "is_none", Ty::Option(_)) => s(vec![], Ty::Bool),
         ("is_ok" | "is_err", Ty::Result(..)) => s(vec![], Ty::Bool),
         ("unwrap_or", Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
@@ -484,6 +487,10 @@ fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term
             Some(Term::Eq(Box::new(len), Box::new(Term::Int(0))))
         }
         "concat" if matches!(first, Ty::Str) => Some(Term::StrConcat(vec![a, b()?])),
+        // A date is its day number: days are added and counted exactly (the runtime stops
+        // outside the years -9999 to 9999).
+        "add_days" => Some(Term::Add(vec![a, b()?])),
+        "days_between" => Some(Term::Sub(Box::new(b()?), Box::new(a))),
         // A duration is its nanoseconds, exactly (the runtime stops where they overflow).
         "seconds" | "minutes" | "hours" | "days" => {
             let unit = crate::expr::duration_unit(name)?;
