@@ -40,7 +40,7 @@ pub static REFERENCE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| 
 const REFERENCE_TEXT: &str = r#"You write code in Cordon, a small typed language for agent plans. Your code (a "fill") replaces one typed hole `agent[T](task, args..)` and must have type T. It is type-checked before it runs; if it is rejected you get the diagnostics and try again.
 
 Syntax:
-- Types: Int, Float, Bool, String, (), (A, B), List[T], Map[K, V], Option[T], Result[T, E], records, enums, fn(A) -> B, refinements {v: T | pred}.
+- Types: Int, Float, Decimal (exact, `12.50d`; no mixing with Int: `n as Decimal`), Bool, String, Date, DateTime (UTC; `t + hours(2)`, `b - a` is a Duration), Duration, (), (A, B), List[T], Map[K, V], Option[T], Result[T, E], records, enums, fn(A) -> B, refinements {v: T | pred}.
 - `let x = e;` `let (a, s) = f(s);` `let x: T = e;` (no mutation, no `return`, no `while`, no null).
 - `if c { a } else { b }`, `match o { Some(v) => .., None => .. }` (exhaustive), `for x in xs { ..; }` (value ()).
 - Closures `|x: Int| x + 1`; method syntax `x.f(a)` means `f(x, a)`; a block's value is its last expression. A `(` or `[` that starts a line starts a new expression, so end each statement with `;`.
@@ -327,6 +327,8 @@ impl Shown<'_> {
             | Value::Bool(_)
             | Value::Int(_)
             | Value::Float(_)
+            | Value::Decimal(_)
+            | Value::Time(_)
             | Value::Str(_)
             | Value::Func(_)
             | Value::Capability(_)

@@ -173,7 +173,7 @@ fn a_policy_that_labels_everything_lints_clean() {
 
 #[test]
 fn the_shipped_policies_lint_clean() {
-    for policy in ["github.cord", "chat.cord", "mail.cord", "citations.cord", "console.cord"] {
+    for policy in ["github.cord", "chat.cord", "mail.cord", "citations.cord", "console.cord", "clock.cord"] {
         let text = std::fs::read_to_string(format!("{}/../../policies/{policy}", env!("CARGO_MANIFEST_DIR"))).unwrap();
         let run = cordon("shipped_policy", &[(policy, &text)], &["check", "--policy", policy]);
         assert_eq!(run.stdout, format!("{policy}: accepted\n"), "{run:?}");

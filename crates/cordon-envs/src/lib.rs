@@ -14,6 +14,7 @@
 
 mod call;
 pub mod chat;
+pub mod clock;
 pub mod github;
 pub mod mail;
 pub mod noninterference;
@@ -22,6 +23,7 @@ pub mod shop;
 use cordon_runtime::effect::ToolHost;
 
 pub use chat::Chat;
+pub use clock::Clock;
 pub use github::GitHub;
 pub use mail::Mail;
 pub use shop::Shop;
@@ -132,8 +134,31 @@ impl Environment for Mail {
     }
 }
 
+impl Environment for Clock {
+    fn name(&self) -> &'static str {
+        "clock"
+    }
+
+    fn capability(&self) -> &'static str {
+        clock::CAPABILITY
+    }
+
+    /// A clock acts for no one: it joins a world of any principal.
+    fn principal(&self) -> &str {
+        ""
+    }
+
+    fn policy(&self) -> &'static str {
+        clock::POLICY
+    }
+
+    fn state_json(&self) -> serde_json::Value {
+        Clock::state_json(self)
+    }
+}
+
 /// The names [`env`] knows.
-pub const NAMES: &[&str] = &["github", "chat", "shop", "mail"];
+pub const NAMES: &[&str] = &["github", "chat", "shop", "mail", "clock"];
 
 /// A fresh environment with its built-in data, by name.
 pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
@@ -142,6 +167,7 @@ pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
         "chat" => Ok(Box::new(Chat::builtin()?)),
         "shop" => Ok(Box::new(Shop::builtin()?)),
         "mail" => Ok(Box::new(Mail::builtin()?)),
+        "clock" => Ok(Box::new(Clock::builtin()?)),
         _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
     }
 }
@@ -184,7 +210,13 @@ impl World {
         if self.envs.iter().any(|e| e.name() == name) {
             return Err(format!("the environment `{name}` is named twice"));
         }
-        if let Some(first) = self.envs.first().filter(|e| e.principal() != next.principal()) {
+        // An environment that acts for no one (`""`: the clock) joins any world.
+        if let Some(first) = self
+            .envs
+            .iter()
+            .find(|e| !e.principal().is_empty())
+            .filter(|e| !next.principal().is_empty() && e.principal() != next.principal())
+        {
             return Err(format!(
                 "`{}` acts for {} and `{name}` for {}: one run acts for one principal",
                 first.name(),
@@ -196,9 +228,9 @@ impl World {
         Ok(())
     }
 
-    /// The principal every environment acts for (`""` in an empty world).
+    /// The principal every environment acts for (`""` in a world where none acts for anyone).
     pub fn principal(&self) -> &str {
-        self.envs.first().map_or("", |e| e.principal())
+        self.envs.iter().map(|e| e.principal()).find(|p| !p.is_empty()).unwrap_or("")
     }
 
     /// Each environment's policy, as a file name to show and its source.

@@ -208,7 +208,7 @@ impl Abs {
             Value::Unit => Kind::Unit,
             Value::Bool(b) => Kind::Bool(*b),
             Value::Int(i) => Kind::Int(*i),
-            Value::Float(_) => Kind::Unknown,
+            Value::Float(_) | Value::Decimal(_) | Value::Time(_) => Kind::Unknown,
             Value::Str(s) => Kind::Str(s.as_str().into()),
             Value::Tuple(xs) => Kind::Tuple(xs.iter().map(of).collect()),
             Value::List(xs) => {
@@ -331,6 +331,10 @@ impl Abs {
     pub fn element(&self) -> Abs {
         match &self.kind {
             Kind::List { elem, .. } => (**elem).clone(),
+            // `map` on an `Option` or a `Result` (the run time tells them apart): the payload.
+            Kind::Variant { payload, .. } if !payload.is_empty() => {
+                payload.iter().skip(1).fold(payload[0].clone(), |a, b| a.either(b)).raised(&self.label)
+            }
             _ => Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: self.label.hi.clone() }, self.origins.clone()),
         }
     }

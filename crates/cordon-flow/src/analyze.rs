@@ -305,7 +305,7 @@ impl<'a> Analyzer<'a> {
         self.step()?;
         Ok(match &e.kind {
             ExprKind::Int(i) => Abs::literal(Kind::Int(*i)),
-            ExprKind::Float(_) => Abs::literal(Kind::Unknown),
+            ExprKind::Float(_) | ExprKind::Decimal(_) => Abs::literal(Kind::Unknown),
             ExprKind::Str(s) => Abs::literal(Kind::Str(s.as_str().into())),
             ExprKind::Bool(b) => Abs::literal(Kind::Bool(*b)),
             ExprKind::Unit => Abs::plain(Kind::Unit),
@@ -453,7 +453,7 @@ fn binary(op: BinOp, l: &Abs, r: &Abs) -> Abs {
 
 /// The higher-order builtins: compiled to loops that call their function argument.
 fn is_higher_order(name: &str) -> bool {
-    matches!(name, "map" | "filter" | "fold" | "any" | "all") || is_keyed(name)
+    matches!(name, "map" | "filter" | "fold" | "any" | "all" | "and_then" | "map_err") || is_keyed(name)
 }
 
 fn is_keyed(name: &str) -> bool {
@@ -955,6 +955,29 @@ fn inspected(pat: &Pattern, v: &Abs) -> Bounds {
     }
 }
 
+impl<'a> Analyzer<'a> {
+    /// `map`, `and_then`, `map_err` on an `Option` or a `Result`: the `match` they stand for at
+    /// run time, the function called on the payload under the value's label, the result one of
+    /// the value (a variant passed through) and what the function made.
+    fn combinator(&mut self, name: &str, v: &Abs, f: Abs, span: Span) -> Res {
+        let saved = self.pc.clone();
+        self.pc = self.pc.join(&v.label);
+        let payload = match &v.kind {
+            Kind::Variant { payload, .. } if !payload.is_empty() => v.element(),
+            _ => Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: v.label.hi.clone() }, v.origins.clone()),
+        };
+        self.conds.push(format!("when it holds a value, in `{name}`"));
+        let r = self.call_value(f, vec![payload], span)?;
+        self.conds.pop();
+        let made = match name {
+            "and_then" => r,
+            _ => Abs::plain(Kind::Variant { name: None, payload: vec![r] }),
+        };
+        let inside = std::mem::replace(&mut self.pc, saved);
+        Ok(made.either(v).raised(&inside))
+    }
+}
+
 /// Paths that meet (`if`, `match`): the value is one of theirs, and carries the
 /// program-counter label each reached.
 fn meet_paths(paths: Vec<(Abs, Bounds)>) -> Abs {
@@ -1075,6 +1098,10 @@ impl<'a> Analyzer<'a> {
     /// `map`, `filter`, `fold`, `any`, `all` and the keyed builtins: a loop calling the
     /// function argument on each element.
     fn higher_order(&mut self, name: &str, xs: Abs, rest: Vec<Abs>, span: Span) -> Res {
+        let on_variant = matches!(xs.kind, Kind::Variant { .. }) || matches!(name, "and_then" | "map_err");
+        if let ("map" | "and_then" | "map_err", [f], true) = (name, rest.as_slice(), on_variant) {
+            return self.combinator(name, &xs, f.clone(), span);
+        }
         let cond = format!("for each element, in `{name}`");
         let (f, init) = match (name, rest.as_slice()) {
             ("fold", [init, f]) => (f.clone(), Some(init.clone())),
@@ -1437,6 +1464,7 @@ fn names_in(e: &Expr, out: &mut HashSet<String>) {
         }
         ExprKind::Int(_)
         | ExprKind::Float(_)
+        | ExprKind::Decimal(_)
         | ExprKind::Str(_)
         | ExprKind::Bool(_)
         | ExprKind::Unit

@@ -343,6 +343,7 @@ fn conforms(ctx: &mut Ctx, shape: &Shape, v: &Val, scope: &[Val], role: Role) ->
     match (shape, &v.value) {
         (Shape::Int, Value::Int(_))
         | (Shape::Float, Value::Float(_))
+        | (Shape::Decimal, Value::Decimal(_))
         | (Shape::Bool, Value::Bool(_))
         | (Shape::Str, Value::Str(_))
         | (Shape::Unit, Value::Unit)
@@ -374,6 +375,9 @@ fn conforms(ctx: &mut Ctx, shape: &Shape, v: &Val, scope: &[Val], role: Role) ->
             }),
             _ => mismatch("a Map"),
         },
+        (Shape::Date, Value::Time(t)) if matches!(**t, crate::time::Time::Date(_)) => Ok(()),
+        (Shape::DateTime, Value::Time(t)) if matches!(**t, crate::time::Time::DateTime(_)) => Ok(()),
+        (Shape::Duration, Value::Time(t)) if matches!(**t, crate::time::Time::Duration(_)) => Ok(()),
         (Shape::Record(n), Value::Record(r)) if r.ty == *n => Ok(()),
         (Shape::Enum(n), Value::Variant(x)) if x.enum_name == *n => Ok(()),
         (Shape::Linear(n) | Shape::Opaque(n), Value::Handle(h)) if h.ty == *n => Ok(()),
@@ -504,6 +508,28 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
             None => return Err(wrong("an Int", at)),
         },
         (Shape::Float, Json::Number(n)) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        // A decimal comes as a string (`"12.50"`), or as a JSON integer; never through a
+        // binary float, which could not hold it exactly.
+        (Shape::Decimal, Json::String(s)) => match crate::decimal::parse(s) {
+            Some(d) => Value::decimal(d),
+            None => return Err(wrong("a Decimal (a string such as \"12.50\")", at)),
+        },
+        // Dates, instants and durations come as ISO 8601 strings; an instant needs its offset.
+        (Shape::Date | Shape::DateTime | Shape::Duration, Json::String(s)) => {
+            let parsed = match shape {
+                Shape::Date => crate::time::parse_date(s),
+                Shape::DateTime => crate::time::parse_datetime(s),
+                _ => crate::time::parse_duration(s),
+            };
+            match parsed {
+                Some(t) => Value::time(t),
+                None => return Err(wrong(&format!("a {shape} in ISO 8601"), at)),
+            }
+        }
+        (Shape::Decimal, Json::Number(n)) => match n.as_i64() {
+            Some(i) => Value::decimal(crate::decimal::from_int(i)),
+            None => return Err(wrong("a Decimal (a string such as \"12.50\", or an integer)", at)),
+        },
         (Shape::Str, Json::String(s)) => crate::builtins::string(s.clone(), ctx).map_err(|e| at.locate(e))?,
         (Shape::Tuple(ss), Json::Array(items)) if ss.len() == items.len() => {
             let mut out = Vec::with_capacity(items.len());

@@ -38,6 +38,17 @@ pub enum Builtin {
     Split,
     ToString,
     ParseInt,
+    ParseDecimal,
+    Round,
+    DivRound,
+    ParseDate,
+    ParseDateTime,
+    Seconds,
+    Minutes,
+    Hours,
+    Days,
+    AddDays,
+    DaysBetween,
     Find,
     Replace,
     Slice,
@@ -72,6 +83,9 @@ pub enum Builtin {
     IsOk,
     IsErr,
     UnwrapOr,
+    AndThen,
+    MapErr,
+    OkOr,
     Abs,
     Min,
     Max,
@@ -113,6 +127,17 @@ impl Builtin {
             "split" => Split,
             "to_string" => ToString,
             "parse_int" => ParseInt,
+            "parse_decimal" => ParseDecimal,
+            "round" => Round,
+            "div_round" => DivRound,
+            "parse_date" => ParseDate,
+            "parse_datetime" => ParseDateTime,
+            "seconds" => Seconds,
+            "minutes" => Minutes,
+            "hours" => Hours,
+            "days" => Days,
+            "add_days" => AddDays,
+            "days_between" => DaysBetween,
             "find" => Find,
             "replace" => Replace,
             "slice" => Slice,
@@ -147,6 +172,9 @@ impl Builtin {
             "is_ok" => IsOk,
             "is_err" => IsErr,
             "unwrap_or" => UnwrapOr,
+            "and_then" => AndThen,
+            "map_err" => MapErr,
+            "ok_or" => OkOr,
             "abs" => Abs,
             "min" => Min,
             "max" => Max,
@@ -177,7 +205,16 @@ impl Builtin {
     }
 
     pub fn is_higher_order(self) -> bool {
-        matches!(self, Builtin::Map | Builtin::Filter | Builtin::Fold | Builtin::Any | Builtin::All) || self.is_keyed()
+        matches!(
+            self,
+            Builtin::Map
+                | Builtin::Filter
+                | Builtin::Fold
+                | Builtin::Any
+                | Builtin::All
+                | Builtin::AndThen
+                | Builtin::MapErr
+        ) || self.is_keyed()
     }
 
     /// Builtins that order a list by a key function (`sort_by(xs, key)`): compiled to a loop
@@ -580,6 +617,8 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         (ToString, [x]) => match &x.value {
             Value::Int(i) => plain(string(int_to_string(*i), budget)?),
             Value::Float(f) => plain(string(format!("{f:?}"), budget)?),
+            Value::Decimal(d) => plain(string(d.to_string(), budget)?),
+            Value::Time(t) => plain(string(t.to_string(), budget)?),
             Value::Bool(v) => plain(string(v.to_string(), budget)?),
             Value::Str(s) => plain(Value::Str(s.clone())),
             _ => bad(),
@@ -590,6 +629,52 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 Ok(i) => Value::some(Value::Int(i)),
                 Err(_) => Value::none(),
             })
+        }
+        (ParseDecimal, [s]) => {
+            let Some(s) = str_of(s) else { return bad() };
+            plain(match crate::decimal::parse(s) {
+                Some(d) => Value::some(Value::decimal(d)),
+                None => Value::none(),
+            })
+        }
+        (ParseDate | ParseDateTime, [s]) => {
+            let Some(s) = str_of(s) else { return bad() };
+            let parsed = if b == ParseDate { crate::time::parse_date(s) } else { crate::time::parse_datetime(s) };
+            plain(parsed.map_or_else(Value::none, |t| Value::some(Value::time(t))))
+        }
+        (Seconds | Minutes | Hours | Days, [n]) => {
+            let Value::Int(n) = n.value else { return bad() };
+            let unit = match b {
+                Seconds => 1,
+                Minutes => 60,
+                Hours => 3_600,
+                _ => 86_400,
+            };
+            plain(Value::time(crate::time::duration(n, unit)?))
+        }
+        (AddDays, [d, n]) => {
+            let (Value::Time(d), Value::Int(n)) = (&d.value, &n.value) else { return bad() };
+            match crate::time::add_days(**d, *n) {
+                Some(moved) => plain(Value::time(moved?)),
+                None => bad(),
+            }
+        }
+        (DaysBetween, [a, c]) => {
+            let (Value::Time(a), Value::Time(c)) = (&a.value, &c.value) else { return bad() };
+            match crate::time::days_between(**a, **c) {
+                Some(n) => plain(Value::Int(n)),
+                None => bad(),
+            }
+        }
+        (Round, [x, n]) => {
+            let (Value::Decimal(x), Value::Int(n)) = (&x.value, &n.value) else { return bad() };
+            plain(Value::decimal(crate::decimal::round(**x, *n)?))
+        }
+        (DivRound, [x, y, n]) => {
+            let (Value::Decimal(x), Value::Decimal(y), Value::Int(n)) = (&x.value, &y.value, &n.value) else {
+                return bad();
+            };
+            plain(Value::decimal(crate::decimal::div_round(**x, **y, *n)?))
         }
         (Find, [s, t]) => {
             let (Some(s), Some(t)) = (str_of(s), str_of(t)) else { return bad() };
@@ -827,15 +912,28 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 _ => Ok(Val { value: d.value.clone(), label: x.label.join(&d.label) }),
             }
         }
+        // The payload keeps its own label; which variant it becomes depends on the option.
+        (OkOr, [x, e]) => {
+            let Value::Variant(v) = &x.value else { return bad() };
+            let (name, payload) = match (&*v.enum_name, &*v.name, v.payload.first()) {
+                ("Option", "Some", Some(inner)) => ("Ok", inner.clone()),
+                ("Option", "None", None) => ("Err", e.clone()),
+                _ => return bad(),
+            };
+            let value = Value::Variant(Arc::new(Variant::new("Result".into(), name.into(), vec![payload])));
+            Ok(Val { value, label: x.label.clone() })
+        }
         (Abs, [x]) => match x.value {
             Value::Int(i) => plain(Value::Int(i.checked_abs().ok_or_else(overflow)?)),
             Value::Float(f) => plain(Value::Float(f.abs())),
+            Value::Decimal(ref d) => plain(Value::decimal(d.abs())),
             _ => bad(),
         },
         (Min | Max, [x, y]) => {
             let pick_first = match (&x.value, &y.value) {
                 (Value::Int(a), Value::Int(c)) => (a <= c) == (b == Min),
                 (Value::Float(a), Value::Float(c)) => (a <= c) == (b == Min),
+                (Value::Decimal(a), Value::Decimal(c)) => (a <= c) == (b == Min),
                 _ => return bad(),
             };
             plain(if pick_first { x.value.clone() } else { y.value.clone() })
@@ -866,6 +964,10 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
         (Value::Float(x), Value::Float(y)) => Some(x.total_cmp(y)),
+        (Value::Decimal(x), Value::Decimal(y)) => Some(x.cmp(y)),
+        (Value::Time(x), Value::Time(y)) if std::mem::discriminant(&**x) == std::mem::discriminant(&**y) => {
+            Some(x.cmp(y))
+        }
         (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
         (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
         (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {

@@ -875,6 +875,9 @@ impl Compiler {
             ExprKind::Int(i) => {
                 self.emit(Op::Push(Value::Int(*i)), span);
             }
+            ExprKind::Decimal(d) => {
+                self.emit(Op::Push(Value::decimal(*d)), span);
+            }
             ExprKind::Float(x) => {
                 self.emit(Op::Push(Value::Float(*x)), span);
             }
@@ -1206,6 +1209,11 @@ impl Compiler {
         }
         let acc = self.new_slot();
         let f = self.new_slot();
+        if matches!(b, Builtin::Map | Builtin::AndThen | Builtin::MapErr) {
+            self.expr(rest[0])?;
+            self.emit(Op::Store(f), span);
+            return self.variant_combinator(b, [list, index, elem], acc, f, span);
+        }
         match b {
             Builtin::Fold => {
                 self.expr(rest[0])?;
@@ -1220,7 +1228,7 @@ impl Compiler {
             _ => self.expr(rest[0])?,
         }
         self.emit(Op::Store(f), span);
-        let builds_list = matches!(b, Builtin::Map | Builtin::Filter);
+        let builds_list = b == Builtin::Filter;
         if builds_list {
             self.emit(Op::ListStart(acc), span);
         }
@@ -1234,7 +1242,6 @@ impl Compiler {
         self.emit(if b == Builtin::Filter { Op::Load(elem) } else { Op::Take(elem) }, span);
         self.emit(Op::CallSlot { slot: f, argc: if b == Builtin::Fold { 2 } else { 1 } }, span);
         match b {
-            Builtin::Map => self.emit(Op::ListPush, span),
             Builtin::Filter => self.emit(Op::ListPushIf { acc, elem }, span),
             Builtin::Any => self.emit(Op::Accumulate { acc, all: false }, span),
             Builtin::All => self.emit(Op::Accumulate { acc, all: true }, span),
@@ -1243,6 +1250,61 @@ impl Compiler {
         self.emit(Op::Loop(start), span);
         self.patch(next);
         self.emit(if builds_list { Op::ListEnd(acc) } else { Op::Take(acc) }, span);
+        self.emit(Op::JoinPc, span);
+        Ok(())
+    }
+
+    /// `map`, `and_then` and `map_err` on an `Option` or a `Result` (in `value`, the function
+    /// in `f`): one arm per variant, as a `match` would take it apart, so the result depends on
+    /// the value's label through the program counter (raised by `loop_slots`). `map` on anything
+    /// else is `map` on a list: the type is not known here, so it is told at run time.
+    fn variant_combinator(&mut self, b: Builtin, slots: [Slot; 3], acc: Slot, f: Slot, span: Span) -> Res {
+        let [value, index, payload] = slots;
+        // (enum, variant, whether it holds a payload, whether `f` is applied to it, and
+        // whether `f`'s result is the whole result rather than the new payload).
+        let arms: [(&str, &str, bool, bool, bool); 4] = [
+            ("Option", "Some", true, b != Builtin::MapErr, b == Builtin::AndThen),
+            ("Option", "None", false, false, false),
+            ("Result", "Ok", true, b != Builtin::MapErr, b == Builtin::AndThen),
+            ("Result", "Err", true, b == Builtin::MapErr, false),
+        ];
+        self.emit(Op::Load(value), span);
+        let mut to_end = Vec::new();
+        for (enum_name, name, holds, apply, whole) in arms {
+            let args = if holds { vec![Pat::Bind(payload)] } else { Vec::new() };
+            let pat = Pat::Variant { enum_name: enum_name.into(), name: name.into(), args };
+            let fail = self.emit(Op::Match { pat: Arc::new(pat), fail: 0 }, span);
+            self.emit(Op::Pop, span);
+            if holds {
+                self.emit(Op::Take(payload), span);
+            }
+            if apply {
+                self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
+            }
+            if !whole {
+                let arity = u16::from(holds);
+                self.emit(Op::MakeVariant { enum_name: enum_name.into(), name: name.into(), arity }, span);
+            }
+            to_end.push(self.emit(Op::Jump(0), span));
+            self.patch(fail);
+        }
+        self.emit(Op::Pop, span);
+        if b == Builtin::Map {
+            self.emit(Op::ListStart(acc), span);
+            let start = self.target();
+            let next = self.emit(Op::IterNext { list: value, index, elem: payload, exit: 0 }, span);
+            self.emit(Op::Take(payload), span);
+            self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
+            self.emit(Op::ListPush, span);
+            self.emit(Op::Loop(start), span);
+            self.patch(next);
+            self.emit(Op::ListEnd(acc), span);
+        } else {
+            self.emit(Op::Fail(format!("`{b:?}` needs an Option or a Result").into()), span);
+        }
+        for j in to_end {
+            self.patch(j);
+        }
         self.emit(Op::JoinPc, span);
         Ok(())
     }

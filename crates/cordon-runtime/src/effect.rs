@@ -123,6 +123,8 @@ impl<'a> ToolCall<'a> {
 /// | declared type | JSON |
 /// |---|---|
 /// | `Int`, `Float`, `Bool`, `String` | a number (an integer for `Int`), a boolean, a string |
+/// | `Decimal` | a string, `"12.50"` (an integer is also read; a fraction never travels as a binary float) |
+/// | `Date`, `DateTime`, `Duration` | an ISO 8601 string: `"2026-12-01"`, `"2026-12-01T09:30:00Z"` (an instant needs its offset), `"PT1H30M"` |
 /// | `()` | `null` |
 /// | a tuple, `List[T]` | an array |
 /// | `Option[T]` | `null` for `None`, else the value |

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Modules: `compile` turns syntax trees into code, `machine` runs it, `builtins` are the
-//! builtin functions, `boundary` is where every effect is checked, `host` is what the host
+//! builtin functions (`decimal` their exact decimal arithmetic, `time` dates, instants and durations), `boundary` is where every effect is checked, `host` is what the host
 //! knows (measures, host-made values, sessions), `label` the DC labels, `shape` the types the
 //! boundary checks against, `limits` the host's limits, `trace` the record of decisions.
 
@@ -27,6 +27,7 @@ pub mod boundary;
 mod builtins;
 mod compile;
 mod ctx;
+mod decimal;
 pub mod effect;
 pub mod error;
 pub mod host;
@@ -35,6 +36,7 @@ pub mod limits;
 mod machine;
 mod shape;
 mod snapshot;
+pub mod time;
 pub mod trace;
 pub mod value;
 

@@ -17,10 +17,12 @@ use crate::boundary;
 use crate::builtins::{self, Budget, Builtin, SLOT_BYTES, deep_label, equal, overflow};
 use crate::compile::{Access, CaptureFrom, Compiled, ConstId, MethodTarget, Op, Operand, Pat};
 use crate::ctx::{ConstState, Ctx};
+use crate::decimal;
 use crate::effect::{Effect, HoleRequest};
 use crate::error::{ErrorKind, RunError};
 use crate::label::{Label, Source};
 use crate::shape::Shape;
+use crate::time;
 use crate::value::{CodeRef, Func, Record, Val, Value, Variant};
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -272,6 +274,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let value = match (op, &v.value) {
                         (UnOp::Neg, Value::Int(i)) => Value::Int(tri!(i.checked_neg().ok_or_else(overflow))),
                         (UnOp::Neg, Value::Float(x)) => Value::Float(-x),
+                        // Exact: the range of a Decimal is symmetric.
+                        (UnOp::Neg, Value::Decimal(x)) => Value::decimal(-**x),
                         (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
                         _ => fail!(type_error(Span::default(), format!("cannot apply `{op:?}` to {}", v.value.kind()))),
                     };
@@ -715,6 +719,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         (Shape::Float, Value::Int(i)) => Value::Float(*i as f64),
                         (Shape::Float, Value::Float(x)) => Value::Float(*x),
                         (Shape::Int, Value::Int(i)) => Value::Int(*i),
+                        (Shape::Decimal, Value::Int(i)) => Value::decimal(decimal::from_int(*i)),
+                        (Shape::Decimal, Value::Decimal(x)) => Value::Decimal(x.clone()),
                         (Shape::Int, Value::Float(x)) => {
                             // `as` truncates toward zero; NaN, infinities and values outside
                             // `Int` are errors, not saturated.
@@ -1107,7 +1113,7 @@ fn int_binary(op: BinOp, x: i64, y: i64) -> Option<Value> {
 }
 
 fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
-    use Value::{Bool, Float, Int, Str};
+    use Value::{Bool, Decimal, Float, Int, Str};
     let arith = |r: Option<i64>, what: &str| {
         r.map(Int).ok_or_else(|| RunError::new(ErrorKind::Arithmetic, Span::default(), what.to_string()))
     };
@@ -1130,6 +1136,28 @@ fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
         (BinOp::Mul, Float(x), Float(y)) => Float(x * y),
         (BinOp::Div, Float(x), Float(y)) => Float(x / y),
         (BinOp::Rem, Float(x), Float(y)) => Float(x % y),
+        (BinOp::Add, Decimal(x), Decimal(y)) => Value::decimal(decimal::add(**x, **y)?),
+        (BinOp::Sub, Decimal(x), Decimal(y)) => Value::decimal(decimal::sub(**x, **y)?),
+        (BinOp::Mul, Decimal(x), Decimal(y)) => Value::decimal(decimal::mul(**x, **y)?),
+        (BinOp::Div, Decimal(x), Decimal(y)) => Value::decimal(decimal::div(**x, **y)?),
+        (BinOp::Add | BinOp::Sub, Value::Time(x), Value::Time(y)) => match time::add_or_sub(**x, **y, op == BinOp::Sub)
+        {
+            Some(r) => Value::time(r?),
+            None => {
+                let message = format!("cannot apply `{}` to {} and {}", op.as_str(), x.kind(), y.kind());
+                return Err(type_error(Span::default(), message));
+            }
+        },
+        (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, Value::Time(x), Value::Time(y))
+            if std::mem::discriminant(&**x) == std::mem::discriminant(&**y) =>
+        {
+            Bool(match op {
+                BinOp::Lt => x < y,
+                BinOp::Le => x <= y,
+                BinOp::Gt => x > y,
+                _ => x >= y,
+            })
+        }
         (BinOp::Add, Str(x), Str(y)) => {
             let len = x.len() + y.len();
             builtins::check_string_len(len, ctx)?;
@@ -1164,6 +1192,10 @@ fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
         (BinOp::Le, Float(x), Float(y)) => Bool(x <= y),
         (BinOp::Gt, Float(x), Float(y)) => Bool(x > y),
         (BinOp::Ge, Float(x), Float(y)) => Bool(x >= y),
+        (BinOp::Lt, Decimal(x), Decimal(y)) => Bool(x < y),
+        (BinOp::Le, Decimal(x), Decimal(y)) => Bool(x <= y),
+        (BinOp::Gt, Decimal(x), Decimal(y)) => Bool(x > y),
+        (BinOp::Ge, Decimal(x), Decimal(y)) => Bool(x >= y),
         (BinOp::Lt, Str(x), Str(y)) => Bool(x < y),
         (BinOp::Le, Str(x), Str(y)) => Bool(x <= y),
         (BinOp::Gt, Str(x), Str(y)) => Bool(x > y),

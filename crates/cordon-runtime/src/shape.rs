@@ -14,6 +14,10 @@ use crate::value::CodeRef;
 pub enum Shape {
     Int,
     Float,
+    Decimal,
+    Date,
+    DateTime,
+    Duration,
     Bool,
     Str,
     Unit,
@@ -42,6 +46,10 @@ impl std::fmt::Display for Shape {
         match self {
             Shape::Int => f.write_str("Int"),
             Shape::Float => f.write_str("Float"),
+            Shape::Decimal => f.write_str("Decimal"),
+            Shape::Date => f.write_str("Date"),
+            Shape::DateTime => f.write_str("DateTime"),
+            Shape::Duration => f.write_str("Duration"),
             Shape::Bool => f.write_str("Bool"),
             Shape::Str => f.write_str("String"),
             Shape::Unit => f.write_str("()"),
@@ -182,6 +190,10 @@ fn resolve_at(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str], depth: usiz
             match name.name.as_str() {
                 "Int" => Shape::Int,
                 "Float" => Shape::Float,
+                "Decimal" => Shape::Decimal,
+                "Date" => Shape::Date,
+                "DateTime" => Shape::DateTime,
+                "Duration" => Shape::Duration,
                 "Bool" => Shape::Bool,
                 "String" => Shape::Str,
                 "Label" => Shape::Label,

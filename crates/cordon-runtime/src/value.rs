@@ -176,6 +176,10 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// An exact decimal, boxed to keep a `Value` one pointer wide.
+    Decimal(Arc<rust_decimal::Decimal>),
+    /// A date, an instant or a duration.
+    Time(Arc<crate::time::Time>),
     Str(Str),
     Tuple(Arc<Vec<Val>>),
     List(Arc<Vec<Val>>),
@@ -357,6 +361,14 @@ impl Value {
         Value::variant("Option", "Some", vec![v])
     }
 
+    pub fn decimal(d: rust_decimal::Decimal) -> Value {
+        Value::Decimal(Arc::new(d))
+    }
+
+    pub fn time(t: crate::time::Time) -> Value {
+        Value::Time(Arc::new(t))
+    }
+
     pub fn none() -> Value {
         Value::variant("Option", "None", vec![])
     }
@@ -376,6 +388,8 @@ impl Value {
             Value::Bool(_) => "a Bool",
             Value::Int(_) => "an Int",
             Value::Float(_) => "a Float",
+            Value::Decimal(_) => "a Decimal",
+            Value::Time(t) => t.kind(),
             Value::Str(_) => "a String",
             Value::Tuple(_) => "a tuple",
             Value::List(_) => "a List",
@@ -399,6 +413,9 @@ impl Value {
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => json!(i),
             Value::Float(x) => json!(x),
+            // A string: JSON numbers are read as binary floats by most hosts.
+            Value::Decimal(d) => J::String(d.to_string()),
+            Value::Time(t) => J::String(t.to_string()),
             Value::Str(s) => J::String(s.to_string()),
             Value::Tuple(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
             Value::List(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
@@ -443,6 +460,8 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x:?}"),
+            Value::Decimal(d) => write!(f, "{d}d"),
+            Value::Time(t) => write!(f, "{t}"),
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Tuple(items) => {
                 f.write_str("(")?;

@@ -491,3 +491,33 @@ fn a_label_error_after_unlabel_points_at_the_unlabel() {
     let related: Vec<&str> = e.related.iter().map(|(span, _)| src.text(*span)).collect();
     assert!(related.contains(&"unlabel(b)"), "{related:?}");
 }
+
+#[test]
+fn option_and_result_combinators_keep_the_labels_a_match_would() {
+    assert_checked(&[
+        // A secret inside an option stays secret through `map`, `and_then`, `ok_or`, `map_err`.
+        row("let s = lab.secret(); lab.publish(Some(s).map(|x| x + 1).unwrap_or(0))", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish(Some(s).and_then(|x| Some(x)).unwrap_or(0))", BLOCKED, &[]),
+        row("let s = lab.secret(); lab.publish(Some(s).ok_or(0).unwrap_or(0))", BLOCKED, &[]),
+        row(
+            "let s = lab.secret(); let r: Result[Int, Int] = Err(s); lab.publish(if r.map_err(|e| e * 2).is_err() { 1 } else { 0 })",
+            OK,
+            &["publish(1)"],
+        ),
+        // Whether the option holds anything decides which function runs: a secret choice
+        // labels the result even where the function ignores its argument.
+        row(
+            "let s = lab.secret(); let o = if s > 3 { Some(1) } else { None }; lab.publish(o.map(|x| 5).unwrap_or(5))",
+            BLOCKED,
+            &[],
+        ),
+        row(
+            "let s = lab.secret(); let o = if s > 3 { Some(1) } else { None }; lab.publish(if o.ok_or(2).is_ok() { 1 } else { 0 })",
+            BLOCKED,
+            &[],
+        ),
+        // A public option mapped by a function that does not look at the secret stays public.
+        row("let s = lab.secret(); lab.publish(Some(2).map(|x| x * 3).unwrap_or(0))", OK, &["publish(6)"]),
+        row("lab.publish(parse_int(\"12\").ok_or(\"nan\").map(|x| x + 1).unwrap_or(0))", OK, &["publish(13)"]),
+    ]);
+}

@@ -114,7 +114,17 @@ fn int(depth: u32) -> BoxedStrategy<String> {
         (i.clone(), i.clone(), i.clone())
             .prop_map(|(a, c, d)| { format!("match {a} {{ 0 => {c}, x if x > 3 => x - {d}, _ => {d} }}") }),
         s.clone().prop_map(|a| format!("parse_int({a}).unwrap_or(-1)")),
+        (s.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("parse_int({a}).map(|x| x - {c}).and_then(|x| if x > 0 {{ Some(x) }} else {{ None }}).ok_or(-1).map_err(|e| e * 2).unwrap_or(-3)")
+        }),
         i.clone().prop_map(|a| format!("(({a} as Float) * 1.5) as Int")),
+        // Decimals: exact, or a run-time error (overflow, an inexact quotient); never a panic.
+        (i.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("parse_int(to_string(round(({a} as Decimal) * 1.5d / ({c} as Decimal).max(0.5d), 0))).unwrap_or(-1)")
+        }),
+        (i.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("{{ let q = {c} as Decimal; if q != 0d {{ parse_int(to_string(div_round({a} as Decimal, q, 0))).unwrap_or(-2) }} else {{ 0 }} }}")
+        }),
         (i.clone(), i).prop_map(|(a, c)| format!("{{ let f = |x: Int| x * {c}; f({a}) }}")),
     ]
     .prop_map(|e| format!("({e})"))
@@ -135,9 +145,10 @@ fn boolean(depth: u32) -> BoxedStrategy<String> {
         b.prop_map(|a| format!("!{a}")),
         (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.contains({c})")),
         (l.clone(), i.clone()).prop_map(|(a, c)| format!("{a}.any(|x| x > {c})")),
-        (l, i).prop_map(|(a, c)| format!("{a}.all(|x| x != {c})")),
+        (l, i.clone()).prop_map(|(a, c)| format!("{a}.all(|x| x != {c})")),
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("{a}.starts_with({c})")),
-        (s.clone(), s).prop_map(|(a, c)| format!("({a} == {c})")),
+        (s.clone(), s.clone()).prop_map(|(a, c)| format!("({a} == {c})")),
+        (i, s).prop_map(|(a, c)| format!("(({a} as Decimal) * 0.01d < parse_decimal({c}).unwrap_or(-0.5d))")),
     ]
     .prop_map(|e| format!("({e})"))
     .boxed()
@@ -154,6 +165,14 @@ fn string(depth: u32) -> BoxedStrategy<String> {
         leaf,
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("({a} + {c})")),
         i.clone().prop_map(|a| format!("to_string({a})")),
+        (i.clone(), s.clone()).prop_map(|(a, c)| {
+            format!("to_string(parse_decimal({c}).unwrap_or(1.25d) - ({a} as Decimal) / 8d)")
+        }),
+        // Times: ISO 8601 text, exact arithmetic or an out-of-range error.
+        (i.clone(), i.clone()).prop_map(|(a, c)| format!("to_string(days({a}) - seconds({c}))")),
+        (s.clone(), i.clone()).prop_map(|(a, c)| {
+            format!("parse_datetime({a} + \"2026-12-01T09:30:00Z\").map(|t| to_string(t + minutes({c}) - (t - t))).unwrap_or(\"-\")")
+        }),
         s.clone().prop_map(|a| format!("{a}.to_upper()")),
         s.clone().prop_map(|a| format!("{a}.trim()")),
         (s.clone(), s.clone()).prop_map(|(a, c)| format!("{a}.split(\",\").join({c})")),
@@ -268,6 +287,24 @@ fn lab_int(depth: u32) -> BoxedStrategy<String> {
         }),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("{{ let k = {a}; let f = |i: Int| i * k; f({b}) }}")),
         e.clone().prop_map(|a| format!("unlabel(to_labeled {{ {a} }})")),
+        // Option and Result combinators: the payload's label, and the label of what decided
+        // which variant it is.
+        (c.clone(), e.clone(), e.clone()).prop_map(|(c, a, b)| {
+            format!("(if {c} {{ Some({a}) }} else {{ None }}).map(|i| i + {b}).ok_or(p).unwrap_or(0)")
+        }),
+        (e.clone(), e.clone()).prop_map(|(a, b)| {
+            format!("Some({a}).and_then(|i| if i > {b} {{ Some(i) }} else {{ None }}).unwrap_or(1)")
+        }),
+        // Times: comparisons and differences carry their operands' labels.
+        (e.clone(), e.clone())
+            .prop_map(|(a, b)| format!("if seconds({a}) + hours(1) < minutes({b}) {{ 1 }} else {{ 0 }}")),
+        // Decimals: every operation's result carries its operands' labels.
+        (e.clone(), e.clone())
+            .prop_map(|(a, b)| format!("if ({a} as Decimal) * 1.5d > ({b} as Decimal) / 2d {{ 1 }} else {{ 0 }}")),
+        e.clone().prop_map(|a| format!("parse_int(to_string(round(({a} as Decimal) / 4d + 0.5d, 0))).unwrap_or(0)")),
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!(
+            "[({a} as Decimal), 1.5d, ({b} as Decimal)].sort()[1].max(0d).round(0).to_string().len()"
+        )),
         // Ordering, cutting and pairing lists; strings built and searched.
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, {b}].sort()[1]")),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, 1].sort_by(|i| i * {b})[0]")),

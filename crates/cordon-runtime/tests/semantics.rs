@@ -454,3 +454,93 @@ fn code_the_checker_would_refuse_fails_cleanly_at_run_time() {
         Source::unchecked,
     );
 }
+
+#[test]
+fn decimals_are_exact_and_stop_rather_than_round() {
+    assert_checked(&[
+        ("0.1d + 0.2d", "0.3d"),
+        ("0.1d + 0.2d == 0.3d", "true"),
+        ("1000.00d - 0.01d", "999.99d"),
+        ("12.50d * 3d", "37.50d"),
+        ("1.50d * 2.0d", "3.000d"),
+        ("0.0000000000000010d * 0.0000000000010d", "0.000000000000000000000000001d"),
+        ("10d / 4d", "2.5d"),
+        ("-(2.5d)", "-2.5d"),
+        ("1000.00d == 1000d", "true"),
+        ("1000.01d > 1000.00d", "true"),
+        ("(7 as Decimal) / 2d", "3.5d"),
+        ("to_string(12.50d)", r#""12.50""#),
+        (r#"parse_decimal(" 12.50 ")"#, "Some(12.50d)"),
+        (r#"parse_decimal("1e3")"#, "None"),
+        (r#"parse_decimal("0.1.2")"#, "None"),
+        (r#"parse_decimal("")"#, "None"),
+        (r#"parse_decimal("79228162514264337593543950336")"#, "None"),
+        ("round(2.345d, 2)", "2.35d"),
+        ("round(-2.345d, 2)", "-2.35d"),
+        ("div_round(100d, 3d, 2)", "33.33d"),
+        ("div_round(2d, 3d, 0)", "1d"),
+        ("[2.5d, 0.25d, 10d].sort()", "[0.25d, 2.5d, 10d]"),
+        ("[1.5d, 2d].fold(0d, |t, x| t + x)", "3.5d"),
+        ("abs(-1.5d).max(1d)", "1.5d"),
+        ("f\"{1.50d} EUR\"", r#""1.50 EUR""#),
+        // Overflow, inexact quotients and bad places end the run; nothing is rounded silently.
+        ("79228162514264337593543950335d + 1d", "arithmetic-error"),
+        ("-79228162514264337593543950335d - 1d", "arithmetic-error"),
+        ("79228162514264337593543950334d + 0.5d", "arithmetic-error"),
+        ("79228162514264337593543950335d * 2d", "arithmetic-error"),
+        ("0.0000000000000000000000000001d * 0.1d", "arithmetic-error"),
+        ("1d / 3d", "arithmetic-error"),
+        ("round(1.5d, -1)", "arithmetic-error"),
+        ("round(1.5d, 29)", "arithmetic-error"),
+        ("div_round(1d, 3d, 100)", "arithmetic-error"),
+        ("div_round(1d, 0d, 2)", "arithmetic-error"),
+    ]);
+    // The checker needs a proof that a divisor is not zero; without it, the run stops.
+    assert_table(
+        &[("let z = [0d].fold(0d, |t, x| t + x); 1d / z", "arithmetic-error"), ("1.5d % 1d", "runtime-type-error")],
+        Source::unchecked,
+    );
+}
+
+#[test]
+fn option_and_result_combinators_work_like_the_match_they_stand_for() {
+    assert_checked(&[
+        ("Some(2).map(|x| x * 10)", "Some(20)"),
+        ("let o: Option[Int] = None; o.map(|x| x + 1)", "None"),
+        ("let r: Result[Int, String] = Ok(2); r.map(|x| x + 1)", "Ok(3)"),
+        (r#"let r: Result[Int, String] = Err("bad"); r.map(|x| x + 1)"#, r#"Err("bad")"#),
+        (r#"let r: Result[Int, String] = Err("bad"); r.map_err(|e| len(e))"#, "Err(3)"),
+        ("let r: Result[Int, String] = Ok(2); r.map_err(|e| len(e))", "Ok(2)"),
+        ("Some(4).and_then(|x| if x > 3 { Some(x * 2) } else { None })", "Some(8)"),
+        ("Some(1).and_then(|x| if x > 3 { Some(x * 2) } else { None })", "None"),
+        (r#"let r: Result[Int, String] = Ok(1); r.and_then(|x| if x > 0 { Ok(x * 2) } else { Err("neg") })"#, "Ok(2)"),
+        (
+            r#"let r: Result[Int, String] = Err("e"); r.and_then(|x| if x > 0 { Ok(x * 2) } else { Err("neg") })"#,
+            r#"Err("e")"#,
+        ),
+        (r#"parse_int("12").ok_or("not a number")"#, "Ok(12)"),
+        (r#"parse_int("x").ok_or("not a number")"#, r#"Err("not a number")"#),
+        (r#"parse_decimal("2.50").map(|d| d * 2d).unwrap_or(0d)"#, "5.00d"),
+        ("[1, 2].map(|x| x * 2)", "[2, 4]"),
+        ("let xs: List[Int] = []; xs.map(|x| x * 2)", "[]"),
+        ("[Some(1), None].map(|o| o.map(|x| x + 1))", "[Some(2), None]"),
+    ]);
+    // Unchecked, a combinator on something else ends the run cleanly.
+    assert_table(
+        &[
+            ("5.map(|x| x)", "runtime-type-error"),
+            ("and_then(5, |x| x)", "runtime-type-error"),
+            ("map_err([1], |x| x)", "runtime-type-error"),
+            ("ok_or([1], 2)", "runtime-type-error"),
+        ],
+        Source::unchecked,
+    );
+}
+
+#[test]
+fn a_loop_invariant_changes_nothing_at_run_time() {
+    assert_checked(&[
+        ("let n = 0; for x in [1, -2, 3] with n: {v: Int | v >= 0} { if x > 0 { n + x } else { n } }", "4"),
+        ("let n = 5; let xs: List[Int] = []; for x in xs with n: {v: Int | v >= 0} { n + 1 }", "5"),
+    ]);
+}

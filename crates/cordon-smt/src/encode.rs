@@ -287,9 +287,16 @@ impl<'w, 'q> Encoder<'w, 'q> {
     }
 }
 
-fn real_literal(num: i64, den: i64) -> Result<Z, Internal> {
+fn real_literal(num: i128, den: i128) -> Result<Z, Internal> {
     // Z3 misreads a negative denominator, so the sign goes on the numerator.
-    let (num, den) = if den < 0 { (-i128::from(num), -i128::from(den)) } else { (num.into(), den.into()) };
+    let (num, den) = if den < 0 {
+        (
+            num.checked_neg().ok_or_else(|| internal("a real literal out of range"))?,
+            den.checked_neg().ok_or_else(|| internal("a real literal out of range"))?,
+        )
+    } else {
+        (num, den)
+    };
     Real::from_rational_str(&num.to_string(), &den.to_string())
         .map(Z::Real)
         .ok_or_else(|| internal("Z3 refused a rational literal"))

@@ -73,8 +73,8 @@ pub enum Term {
     Var(String, Sort),
     Bool(bool),
     Int(i64),
-    /// `num / den` (den > 0).
-    Real(i64, i64),
+    /// `num / den` (den != 0): wide enough for any `Decimal` (a 96-bit integer over `10^28`).
+    Real(i128, i128),
     Str(String),
     /// Application of a function declared in [`Query::funcs`].
     App(String, Vec<Term>),

@@ -179,9 +179,14 @@ impl<'q> Checker<'q> {
         Ok(Info { sort: sort.clone(), closed: false, simple: true })
     }
 
-    fn real_literal(&mut self, term: &Term, den: i64) -> Result<Info, String> {
+    fn real_literal(&mut self, term: &Term, den: i128) -> Result<Info, String> {
         if den == 0 {
             return Err(format!("the real literal {term} has a zero denominator"));
+        }
+        if let Term::Real(num, _) = term
+            && (*num == i128::MIN || den == i128::MIN)
+        {
+            return Err(format!("the real literal {term} is out of range"));
         }
         self.theories.reals = true;
         Ok(Info::literal(Sort::Real))

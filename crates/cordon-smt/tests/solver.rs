@@ -207,10 +207,16 @@ fn real_implications() {
     valid(query(vec![gt(real("x"), half.clone())], gt(real("x"), Term::Real(0, 1))));
     valid(query(vec![], eq(add(vec![Term::Real(1, 3), Term::Real(1, 6)]), half.clone())));
     valid(query(vec![], eq(Term::Real(1, -2), Term::Real(-1, 2))));
-    valid(query(vec![], eq(Term::Real(i64::MIN, -1), add(vec![Term::Real(i64::MAX, 1), Term::Real(1, 1)]))));
     valid(query(
         vec![],
-        eq(Term::Real(i64::MIN, 1), mul(Term::Real(-1, 1), add(vec![Term::Real(i64::MAX, 1), Term::Real(1, 1)]))),
+        eq(Term::Real(i64::MIN.into(), -1), add(vec![Term::Real(i64::MAX.into(), 1), Term::Real(1, 1)])),
+    ));
+    valid(query(
+        vec![],
+        eq(
+            Term::Real(i64::MIN.into(), 1),
+            mul(Term::Real(-1, 1), add(vec![Term::Real(i64::MAX.into(), 1), Term::Real(1, 1)])),
+        ),
     ));
     // Reals are dense: no integer-style rounding.
     let cx = invalid(query(vec![lt(Term::Real(0, 1), real("x"))], le(Term::Real(1, 2), real("x"))));
@@ -218,6 +224,13 @@ fn real_implications() {
     assert!(0 < num && 2 * num < den, "x = {num}/{den}");
     // Integers and reals side by side.
     valid(query(vec![lt(int("i"), n(3)), lt(real("r"), Term::Real(3, 1))], Term::And(vec![le(int("i"), n(2))])));
+    // Decimals: a 96-bit numerator over 10^28, exactly; 1000.01 is not <= 1000.00.
+    let max = (1i128 << 96) - 1;
+    let tiny = Term::Real(1, 10i128.pow(28));
+    valid(query(vec![], lt(Term::Real(max - 1, 10i128.pow(28)), Term::Real(max, 10i128.pow(28)))));
+    valid(query(vec![gt(real("r"), Term::Real(0, 1))], le(tiny.clone(), add(vec![real("r"), tiny]))));
+    valid(query(vec![le(real("a"), Term::Real(100_000, 100))], le(real("a"), Term::Real(100_001, 100))));
+    invalid(query(vec![le(real("a"), Term::Real(100_001, 100))], le(real("a"), Term::Real(100_000, 100))));
 }
 
 // ---- strings --------------------------------------------------------------------------------
@@ -469,6 +482,8 @@ fn ill_sorted_queries_are_rejected_without_reaching_z3() {
     ill_sorted(query(vec![], eq(add(vec![]), n(0))), "`+` has no operands");
     ill_sorted(query(vec![], eq(add(vec![n(1), Term::Real(1, 2)]), n(0))), "`+` needs Ints or Reals of one sort");
     ill_sorted(query(vec![], eq(Term::Real(1, 0), Term::Real(1, 1))), "zero denominator");
+    ill_sorted(query(vec![], eq(Term::Real(i128::MIN, 1), Term::Real(1, 1))), "out of range");
+    ill_sorted(query(vec![], eq(Term::Real(1, i128::MIN), Term::Real(1, 1))), "out of range");
     ill_sorted(query(vec![], Term::Ite(b(n(1)), b(Term::Bool(true)), b(Term::Bool(false)))), "condition of `if`");
     ill_sorted(query(vec![], eq(Term::Ite(b(boolean("c")), b(n(1)), b(s("x"))), n(1))), "branches of `if`");
     ill_sorted(query(vec![], eq(len(n(3)), n(1))), "`len` needs a String");
@@ -839,7 +854,7 @@ mod brute_force {
             (prop::sample::select(vec!["a", "b", "c"]), any_sort()).prop_map(|(v, s)| Term::Var(v.into(), s)),
             any::<bool>().prop_map(Term::Bool),
             any::<i64>().prop_map(Term::Int),
-            (any::<i64>(), any::<i64>()).prop_map(|(p, q)| Term::Real(p, q)),
+            (any::<i128>(), any::<i128>()).prop_map(|(p, q)| Term::Real(p, q)),
             ".{0,4}".prop_map(Term::Str),
         ];
         leaf.prop_recursive(4, 32, 3, |inner| {
@@ -917,8 +932,11 @@ mod brute_force {
                 Sort::Bool => Term::Bool(self.below(2) == 0),
                 Sort::Int => Term::Int(self.pick(&[0, 1, -1, 2, 7, -30, i64::MAX, i64::MIN])),
                 Sort::Real => {
-                    let den = self.pick(&[1, 2, -3, 7, i64::MAX]);
-                    Term::Real(self.pick(&[0, 1, -5, i64::MIN, i64::MAX]), den)
+                    let den = self.pick(&[1, 2, -3, 7, i128::from(i64::MAX), 10i128.pow(28), -i128::MAX]);
+                    Term::Real(
+                        self.pick(&[0, 1, -5, i128::from(i64::MIN), (1i128 << 96) - 1, -i128::MAX, i128::MAX]),
+                        den,
+                    )
                 }
                 _ => s(self.pick(&["", "a", "ab", "\\u{41}", "é", "\u{E0067}", "\0", "\"", "xyz", "\\"])),
             }

@@ -236,6 +236,8 @@ pub enum UnOp {
 pub enum ExprKind {
     Int(i64),
     Float(f64),
+    /// `12.50d`, exact.
+    Decimal(rust_decimal::Decimal),
     Str(String),
     Bool(bool),
     /// `()`

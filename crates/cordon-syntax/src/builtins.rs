@@ -11,12 +11,20 @@ pub enum Group {
     OptionsAndResults,
     Numbers,
     Maps,
+    Times,
     LabeledValues,
 }
 
 impl Group {
-    const ALL: [Group; 6] =
-        [Group::Lists, Group::Strings, Group::Maps, Group::OptionsAndResults, Group::Numbers, Group::LabeledValues];
+    const ALL: [Group; 7] = [
+        Group::Lists,
+        Group::Strings,
+        Group::Maps,
+        Group::OptionsAndResults,
+        Group::Numbers,
+        Group::Times,
+        Group::LabeledValues,
+    ];
 
     fn title(self) -> &'static str {
         match self {
@@ -25,6 +33,7 @@ impl Group {
             Group::OptionsAndResults => "options and results: ",
             Group::Numbers => "numbers: ",
             Group::Maps => "maps (`Map[K, V]`, keys ordered): ",
+            Group::Times => "dates and times (ISO 8601; `DateTime` is a UTC instant): ",
             Group::LabeledValues => "labeled values: ",
         }
     }
@@ -84,6 +93,7 @@ pub const BUILTINS: &[Builtin] = &[
     b("join", "join", Strings),
     b("to_string", "to_string", Strings),
     b("parse_int", "parse_int -> Option", Strings),
+    b("parse_decimal", "parse_decimal -> Option[Decimal]", Strings),
     b("find", "find(s, t) -> Option", Strings),
     b("replace", "replace(s, from, to)", Strings),
     b("slice", "slice(s, a, b)", Strings),
@@ -104,6 +114,10 @@ pub const BUILTINS: &[Builtin] = &[
     b("values", "values", Maps),
     b("entries", "entries -> List[(K, V)]", Maps),
     b("unwrap_or", "unwrap_or", OptionsAndResults),
+    b("map", "map(o, f)", OptionsAndResults),
+    b("and_then", "and_then(o, f)", OptionsAndResults),
+    b("map_err", "map_err(r, f)", OptionsAndResults),
+    b("ok_or", "ok_or(o, e) -> Result", OptionsAndResults),
     b("is_some", "is_some", OptionsAndResults),
     b("is_none", "is_none", OptionsAndResults),
     b("is_ok", "is_ok", OptionsAndResults),
@@ -111,6 +125,16 @@ pub const BUILTINS: &[Builtin] = &[
     b("abs", "abs", Numbers),
     b("min", "min", Numbers),
     b("max", "max", Numbers),
+    b("round", "round(d, places)", Numbers),
+    b("div_round", "div_round(a, b, places)", Numbers),
+    b("parse_date", "parse_date(\"2026-12-01\") -> Option[Date]", Times),
+    b("parse_datetime", "parse_datetime(\"2026-12-01T09:30:00Z\") -> Option[DateTime]", Times),
+    b("seconds", "seconds(n) -> Duration", Times),
+    b("minutes", "minutes", Times),
+    b("hours", "hours", Times),
+    b("days", "days", Times),
+    b("add_days", "add_days(d, n) -> Date", Times),
+    b("days_between", "days_between(a, b) -> Int", Times),
     b("unlabel", "unlabel", LabeledValues),
 ];
 

@@ -16,6 +16,8 @@ pub enum TokenKind {
     Ident,
     Int(i64),
     Float(f64),
+    /// `12.50d`: an exact decimal (the `d` is not part of an identifier).
+    Decimal(rust_decimal::Decimal),
     /// A string literal with its escapes resolved.
     Str(String),
     /// `f"`: an interpolated string begins. Its parts follow: a `Str` (the text, possibly
@@ -119,7 +121,7 @@ impl TokenKind {
     pub fn fixed_text(&self) -> Option<&'static str> {
         use TokenKind::*;
         Some(match self {
-            Ident | Int(_) | Float(_) | Str(_) | Error | Eof => return None,
+            Ident | Int(_) | Float(_) | Decimal(_) | Str(_) | Error | Eof => return None,
             FStrStart => "f\"",
             FStrEnd => "\"",
             Let => "let",
@@ -215,6 +217,7 @@ pub enum LexErrorKind {
     InvalidUnicodeEscape,
     IntTooLarge,
     InvalidFloat,
+    DecimalTooLarge,
 }
 
 impl LexError {
@@ -253,6 +256,11 @@ impl LexError {
                 Some("integers are 64-bit: at most 9223372036854775807"),
             ),
             LexErrorKind::InvalidFloat => ("invalid float literal".to_string(), "not a number", None),
+            LexErrorKind::DecimalTooLarge => (
+                "decimal literal too large or too precise".to_string(),
+                "does not fit",
+                Some("a `Decimal` has at most 28 digits after the point and 28 in all, without an exponent"),
+            ),
         };
         let d = Diagnostic::error(Code::SyntaxError, self.span, message).with_primary_label(label);
         match help {
@@ -586,6 +594,21 @@ impl Lexer<'_> {
             }
         }
         let text = self.text.get(start..self.pos).unwrap_or("");
+        // `12.50d`: a `d` right after the digits (and not starting a name) makes a decimal.
+        if self.byte(0) == Some(b'd')
+            && !self.byte(1).is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !text.contains(['e', 'E'])
+        {
+            self.pos += 1;
+            match rust_decimal::Decimal::from_str_exact(text) {
+                Ok(d) => self.push(TokenKind::Decimal(d), start),
+                Err(_) => {
+                    self.error(start, self.pos, LexErrorKind::DecimalTooLarge);
+                    self.push(TokenKind::Error, start);
+                }
+            }
+            return;
+        }
         let kind = if float {
             // Digits, a dot and an exponent always parse; a huge exponent gives infinity.
             text.parse::<f64>().map(TokenKind::Float).ok()

@@ -85,6 +85,7 @@ fn can_start_expr(kind: &TokenKind) -> bool {
         T::Ident
             | T::Int(_)
             | T::Float(_)
+            | T::Decimal(_)
             | T::Str(_)
             | T::True
             | T::False
@@ -1175,7 +1176,7 @@ impl<'a> Parser<'a> {
     fn primary(&mut self) -> Expr {
         use TokenKind as T;
         match self.peek() {
-            T::Int(_) | T::Float(_) | T::Str(_) | T::True | T::False | T::Error => self.literal(),
+            T::Int(_) | T::Float(_) | T::Decimal(_) | T::Str(_) | T::True | T::False | T::Error => self.literal(),
             T::Ident => self.name_expr(),
             T::LParen => self.paren_expr(),
             T::LBracket => self.list_expr(),
@@ -1199,6 +1200,7 @@ impl<'a> Parser<'a> {
         let kind = match self.peek() {
             TokenKind::Int(v) => ExprKind::Int(*v),
             TokenKind::Float(v) => ExprKind::Float(*v),
+            TokenKind::Decimal(v) => ExprKind::Decimal(*v),
             TokenKind::Str(s) => ExprKind::Str(s.clone()),
             TokenKind::True => ExprKind::Bool(true),
             TokenKind::False => ExprKind::Bool(false),
@@ -1666,9 +1668,12 @@ impl<'a> Parser<'a> {
             return self.error_expr(start);
         }
         let iter = self.cond();
+        // `with s` threads a state; `with s: T` also names what holds of it on every iteration.
         let state = if self.at_word("with") {
             self.bump();
-            Some(self.ident("the name of the value the loop threads after `with`"))
+            let name = self.ident("the name of the value the loop threads after `with`");
+            let invariant = if self.eat(&TokenKind::Colon) { Some(self.ty()) } else { None };
+            Some((name, invariant))
         } else {
             None
         };
@@ -1679,15 +1684,26 @@ impl<'a> Parser<'a> {
         let body = self.block();
         let span = self.span_from(start);
         match state {
-            Some(state) => self.threaded_for(pat, iter, state, body, span),
+            Some((state, invariant)) => self.threaded_for(pat, iter, state, invariant, body, span),
             None => self.mk(ExprKind::For { pat, iter: Box::new(iter), body }, span),
         }
     }
 
     /// `for pat in xs with s { body }`, whose value is the last `s`: read as
     /// `xs.fold(s, |s, item| { let pat = item; body })`, so the state (a linear session, say) is
-    /// handed from each iteration to the next and checked as `fold`'s accumulator.
-    fn threaded_for(&mut self, pat: Pattern, iter: Expr, state: Ident, body: Block, span: Span) -> Expr {
+    /// handed from each iteration to the next and checked as `fold`'s accumulator. With an
+    /// invariant, `with s: T`, the closure is `|s: T, item| ..`: `fold` takes the type its
+    /// function declares for the accumulator, so `s` must satisfy `T` before the loop, each
+    /// iteration may assume it and must give it back, and it holds after the loop.
+    fn threaded_for(
+        &mut self,
+        pat: Pattern,
+        iter: Expr,
+        state: Ident,
+        invariant: Option<TypeExpr>,
+        body: Block,
+        span: Span,
+    ) -> Expr {
         let item = Ident { name: "for_item".into(), span: pat.span };
         let value = self.mk(ExprKind::Name(item.clone()), pat.span);
         // The binding and the body cover the whole loop, so every span stays inside its parent's.
@@ -1695,9 +1711,9 @@ impl<'a> Parser<'a> {
         stmts.extend(body.stmts);
         let block = Block { stmts, tail: body.tail, span };
         let body = self.mk(ExprKind::Block(block), span);
-        let params = vec![ClosureParam { name: state.clone(), ty: None }, ClosureParam { name: item, ty: None }];
+        let params = vec![ClosureParam { name: state.clone(), ty: invariant }, ClosureParam { name: item, ty: None }];
         let closure = self.mk(ExprKind::Closure { params, ret: None, body: Box::new(body) }, span);
-        let init = self.mk(ExprKind::Name(state), span);
+        let init = self.mk(ExprKind::Name(state.clone()), state.span);
         let method = Ident { name: "fold".into(), span };
         self.mk(ExprKind::MethodCall { receiver: Box::new(iter), method, args: vec![init, closure] }, span)
     }

@@ -18,6 +18,7 @@ fn r_expr(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Int(v) => v.to_string(),
         ExprKind::Float(v) => format!("{v:?}"),
+        ExprKind::Decimal(v) => format!("{v}d"),
         ExprKind::Str(s) => format!("{s:?}"),
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Unit => "()".to_string(),
@@ -367,6 +368,7 @@ impl Invariants {
         match &e.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
+            | ExprKind::Decimal(_)
             | ExprKind::Str(_)
             | ExprKind::Bool(_)
             | ExprKind::Unit
@@ -651,6 +653,17 @@ fn lexer_errors() {
         );
     }
     check_message("/* open", "unterminated block comment", Some("close it with `*/`"));
+    let decimal_help = Some("a `Decimal` has at most 28 digits after the point and 28 in all, without an exponent");
+    check_message(
+        "let x = 0.00000000000000000000000000001d;",
+        "decimal literal too large or too precise",
+        decimal_help,
+    );
+    check_message("let x = 79228162514264337593543950336d;", "decimal literal too large or too precise", decimal_help);
+    check_message(&format!("let x = {}d;", "9".repeat(5000)), "decimal literal too large or too precise", decimal_help);
+    // `1e3d` is a float and a name: no exponent in a decimal.
+    check_err("let x = 1e3d;", &[(1, "syntax-error")]);
+    check_err("let x = 12.5dd;", &[(1, "syntax-error")]);
     check_message("let x = 1 # 2;", "unknown character `#`", Some("comments start with `//`"));
     check_message("let c = 'a';", "unknown character `'`", Some("strings are written in double quotes: \"a\""));
     check_message("let x = é;", "unknown character `é`", None);
@@ -665,6 +678,12 @@ fn lexer_errors() {
 fn literals_and_names() {
     check_expr("42", "42");
     check_expr("1.5", "1.5");
+    // A `d` right after the digits makes an exact decimal; its places are kept.
+    check_expr("12.50d", "12.50d");
+    check_expr("100d", "100d");
+    check_expr("-0.5d", "(neg 0.5d)");
+    check_expr("x.max(1.5d)", "(method x max 1.5d)");
+    check_expr("d(1)", "(call d 1)");
     check_expr("\"hi\"", "\"hi\"");
     check_expr("true", "true");
     check_expr("false", "false");
@@ -1775,6 +1794,10 @@ fn a_loop_with_a_state_is_a_fold() {
     check_expr("for x in xs with s { g(s, x) }", &r_expr(&folded));
     assert!(matches!(looped.kind, cordon_syntax::ast::ExprKind::MethodCall { .. }));
     check_err("for x in xs with { s }", &[(1, "syntax-error")]);
+    // An invariant types the state: `fold` takes its function's declared accumulator type.
+    let folded = parse_ok("xs.fold(s, |s: {v: Int | v > 0}, for_item| { let x = for_item; g(s, x) })");
+    check_expr("for x in xs with s: {v: Int | v > 0} { g(s, x) }", &r_expr(&folded.body.tail.unwrap()));
+    check_err("for x in xs with s: { g(s, x) }", &[(1, "syntax-error")]);
 }
 
 #[test]

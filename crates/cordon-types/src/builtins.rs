@@ -78,10 +78,15 @@ struct Shape {
 /// (`push`, `concat`, `contains`) use `first`: their result says nothing of the elements.
 fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, &'static str> {
     let s = |rest: Vec<Ty>, ret: Ty| Ok(Shape { rest, ret });
-    let num = matches!(first, Ty::Int | Ty::Float);
+    let num = matches!(first, Ty::Int | Ty::Float | Ty::Decimal);
     // The element type with its refinements, where `kept` is the same list.
     let elem = |t: &Ty| match kept {
         Ty::List(k) => (**k).clone(),
+        _ => t.clone(),
+    };
+    // The payload `i` (0: `Some`/`Ok`, 1: `Err`) with its refinements.
+    let payload = |t: &Ty, i: usize| match (kept, i) {
+        (Ty::Option(k) | Ty::Result(k, _), 0) | (Ty::Result(_, k), 1) => (**k).clone(),
         _ => t.clone(),
     };
     match (name, first) {
@@ -122,6 +127,11 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
             s(vec![u.clone(), Ty::local_func(vec![u.clone(), elem(t)], u.clone())], u)
         }
         ("sum", Ty::List(t)) if matches!(**t, Ty::Int) => s(vec![], Ty::Int),
+        // The runtime does not know an empty list's element type, so it could not tell `0`
+        // from `0d`: a fold names the zero.
+        ("sum", Ty::List(t)) if matches!(**t, Ty::Decimal) => {
+            Err("a `List[Int]` (add decimals with `xs.fold(0d, |t, x| t + x)`)")
+        }
         ("sum", _) => Err("a `List[Int]`"),
         ("reverse", Ty::List(t)) => s(vec![], Ty::list(elem(t))),
         ("first" | "last", Ty::List(t)) => s(vec![], Ty::option(elem(t))),
@@ -133,6 +143,11 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("to_upper" | "to_lower" | "trim", Ty::Str) => s(vec![], Ty::Str),
         ("split", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
         ("parse_int", Ty::Str) => s(vec![], Ty::option(Ty::Int)),
+        ("parse_decimal", Ty::Str) => s(vec![], Ty::option(Ty::Decimal)),
+        ("round", Ty::Decimal) => s(vec![Ty::Int], Ty::Decimal),
+        ("round", _) => Err("a `Decimal`"),
+        ("div_round", Ty::Decimal) => s(vec![Ty::Decimal, Ty::Int], Ty::Decimal),
+        ("div_round", _) => Err("a `Decimal`"),
         ("find", Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::Int)),
         ("replace", Ty::Str) => s(vec![Ty::Str, Ty::Str], Ty::Str),
         ("slice", Ty::Str) => s(vec![Ty::Int, Ty::Int], Ty::Str),
@@ -172,22 +187,58 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         ("sort_by" | "min_by" | "max_by" | "group_by" | "count_by" | "enumerate" | "zip" | "take" | "skip", _) => {
             Err("a `List`")
         }
-        ("to_string", Ty::Int | Ty::Float | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
-        ("to_string", _) => Err("an `Int`, `Float`, `Bool` or `String`"),
+        ("to_string", Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
+        ("to_string", Ty::Date | Ty::DateTime | Ty::Duration) => s(vec![], Ty::Str),
+        ("to_string", _) => Err("an `Int`, `Float`, `Decimal`, `Bool`, `String`, `Date`, `DateTime` or `Duration`"),
+        ("parse_date", Ty::Str) => s(vec![], Ty::option(Ty::Date)),
+        ("parse_datetime", Ty::Str) => s(vec![], Ty::option(Ty::DateTime)),
+        ("seconds" | "minutes" | "hours" | "days", Ty::Int) => s(vec![], Ty::Duration),
+        ("seconds" | "minutes" | "hours" | "days", _) => Err("an `Int`"),
+        ("add_days", Ty::Date) => s(vec![Ty::Int], Ty::Date),
+        ("days_between", Ty::Date) => s(vec![Ty::Date], Ty::Int),
+        ("add_days" | "days_between", _) => Err("a `Date`"),
         ("is_some" | "is_none", Ty::Option(_)) => s(vec![], Ty::Bool),
         ("is_ok" | "is_err", Ty::Result(..)) => s(vec![], Ty::Bool),
         ("unwrap_or", Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
         ("unwrap_or", _) => Err("an `Option` or a `Result`"),
+        // What the type says of the payload (`Option[{v: Int | v > 0}]`) holds in the function.
+        ("map", Ty::Option(t)) => {
+            let u = c.new_var(span);
+            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], Ty::option(u))
+        }
+        ("map", Ty::Result(t, e)) => {
+            let u = c.new_var(span);
+            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], Ty::Result(Box::new(u), e.clone()))
+        }
+        ("and_then", Ty::Option(t)) => {
+            let u = Ty::option(c.new_var(span));
+            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
+        }
+        ("and_then", Ty::Result(t, e)) => {
+            let u = Ty::Result(Box::new(c.new_var(span)), e.clone());
+            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
+        }
+        ("and_then", _) => Err("an `Option` or a `Result`"),
+        ("map_err", Ty::Result(t, e)) => {
+            let u = c.new_var(span);
+            s(vec![Ty::local_func(vec![payload(e, 1)], u.clone())], Ty::Result(t.clone(), Box::new(u)))
+        }
+        ("map_err", _) => Err("a `Result`"),
+        ("ok_or", Ty::Option(t)) => {
+            let u = c.new_var(span);
+            s(vec![u.clone()], Ty::Result(t.clone(), Box::new(u)))
+        }
+        ("ok_or", _) => Err("an `Option`"),
         ("abs", _) if num => s(vec![], first.clone()),
         ("min" | "max", _) if num => s(vec![first.clone()], first.clone()),
-        ("abs" | "min" | "max", _) => Err("an `Int` or a `Float`"),
-        ("get" | "push" | "map" | "filter" | "fold" | "any" | "all" | "reverse" | "first" | "last", _) => {
-            Err("a `List`")
-        }
+        ("abs" | "min" | "max", _) => Err("an `Int`, a `Float` or a `Decimal`"),
+        ("map", _) => Err("a `List`, an `Option` or a `Result`"),
+        ("get" | "push" | "filter" | "fold" | "any" | "all" | "reverse" | "first" | "last", _) => Err("a `List`"),
         ("concat" | "contains", _) => Err("a `List` or a `String`"),
         (
-            "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "find" | "replace"
-            | "lines" | "words" | "repeat" | "pad_left" | "pad_right" | "matches" | "find_all" | "captures",
+            "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "parse_decimal"
+            | "parse_date" | "parse_datetime" | "find" | "replace" | "lines" | "words" | "repeat" | "pad_left"
+            | "pad_right" | "matches" | "find_all" | "captures",
             _,
         ) => Err("a `String`"),
         ("is_some" | "is_none", _) => Err("an `Option`"),
@@ -243,7 +294,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         c.infer_after_error(rest.iter().copied());
         return Typed::error();
     }
-    let sh = match shape(c, name, &ft, &kept, span) {
+    let mut sh = match shape(c, name, &ft, &kept, span) {
         Ok(sh) => sh,
         Err(wanted) => {
             c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` needs {wanted}, found `{ft}`"));
@@ -251,6 +302,18 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
             return Typed::error();
         }
     };
+    if name == "fold"
+        && let Some(acc) = declared_accumulator(c, rest)
+        && let Some(Ty::Fn(f)) = sh.rest.get(1).map(|t| c.resolve(t))
+        && let Some(elem) = f.params.get(1)
+    {
+        // The variable `shape` made for the accumulator is the declared type.
+        if let Some(u) = sh.rest.first() {
+            let u = u.clone();
+            c.unify(&u, &acc);
+        }
+        sh = Shape { rest: vec![acc.clone(), Ty::local_func(vec![acc.clone(), elem.clone()], acc.clone())], ret: acc };
+    }
     if sh.rest.len() != rest.len() {
         let n = sh.rest.len() + 1;
         c.error(Code::WrongArgCount, span, format!("`{name}` takes {n} argument{}, found {}", plural(n), args.len()));
@@ -331,10 +394,27 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
     Typed { ty: ret, term }
 }
 
+/// The accumulator type a `fold`'s function declares for its first parameter, refinements
+/// included (`for x in xs with s: {s: Session | !tainted(s)} { .. }` is such a fold): the
+/// initial value must satisfy it, each call may assume it and must give it back (the function
+/// is checked against `fn(T, elem) -> T`), and the result has it. Without a declaration the
+/// accumulator's type is inferred, and says nothing.
+fn declared_accumulator(c: &mut Checker<'_>, rest: &[&Expr]) -> Option<Ty> {
+    let Some(Expr { kind: ExprKind::Closure { params, .. }, .. }) = rest.get(1) else { return None };
+    let te = params.first()?.ty.as_ref()?;
+    // Resolved here only to be known; the closure's own check reports what is wrong with it.
+    let before = c.diags.len();
+    let ty = c.resolve_type(te, &[]);
+    let clean = c.diags.len() == before;
+    c.diags.truncate(before);
+    (clean && !ty.is_error()).then_some(ty)
+}
+
 /// Can values of `t` be ordered (`<`, `sort`)? Numbers, strings and Booleans, and tuples of them.
 pub fn orderable(c: &Checker<'_>, t: &Ty) -> bool {
     match c.resolve(t).base() {
-        Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::Error => true,
+        Ty::Int | Ty::Float | Ty::Decimal | Ty::Str | Ty::Bool | Ty::Error => true,
+        Ty::Date | Ty::DateTime | Ty::Duration => true,
         Ty::Tuple(ts) => ts.iter().all(|t| orderable(c, t)),
         _ => false,
     }
@@ -399,7 +479,7 @@ fn prove(c: &mut Checker<'_>, goal: Option<Term>, texts: Vec<String>, span: Span
 fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>]) -> Option<Term> {
     let a = terms.first()?.clone()?;
     let b = || terms.get(1).cloned().flatten();
-    let zero = || if matches!(first, Ty::Float) { Term::Real(0, 1) } else { Term::Int(0) };
+    let zero = || if matches!(first, Ty::Float | Ty::Decimal) { Term::Real(0, 1) } else { Term::Int(0) };
     match name {
         "len" => c.length(&a, first),
         "is_empty" => {
@@ -407,6 +487,15 @@ fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term
             Some(Term::Eq(Box::new(len), Box::new(Term::Int(0))))
         }
         "concat" if matches!(first, Ty::Str) => Some(Term::StrConcat(vec![a, b()?])),
+        // A date is its day number: days are added and counted exactly (the runtime stops
+        // outside the years -9999 to 9999).
+        "add_days" => Some(Term::Add(vec![a, b()?])),
+        "days_between" => Some(Term::Sub(Box::new(b()?), Box::new(a))),
+        // A duration is its nanoseconds, exactly (the runtime stops where they overflow).
+        "seconds" | "minutes" | "hours" | "days" => {
+            let unit = crate::expr::duration_unit(name)?;
+            Some(Term::Mul(Box::new(Term::Int(unit)), Box::new(a)))
+        }
         "abs" => Some(Term::Ite(
             Box::new(Term::Le(Box::new(zero()), Box::new(a.clone()))),
             Box::new(a.clone()),

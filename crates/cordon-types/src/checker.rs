@@ -551,6 +551,10 @@ impl<'a> Checker<'a> {
         let simple = match name.name.as_str() {
             "Int" => Some(Ty::Int),
             "Float" => Some(Ty::Float),
+            "Decimal" => Some(Ty::Decimal),
+            "Date" => Some(Ty::Date),
+            "DateTime" => Some(Ty::DateTime),
+            "Duration" => Some(Ty::Duration),
             "Bool" => Some(Ty::Bool),
             "String" => Some(Ty::Str),
             _ => None,
@@ -605,7 +609,8 @@ impl<'a> Checker<'a> {
                 let v = self.resolve_type(&args[1], params);
                 if !crate::builtins::orderable(self, &k) {
                     self.error(Code::TypeMismatch, args[0].span, format!("a `Map`'s keys can be ordered, not `{k}`"))
-                        .help = Some("a key is an `Int`, `Float`, `String` or `Bool`, or a tuple of them".into());
+                        .help =
+                        Some("a key is an `Int`, `Float`, `Decimal`, `String` or `Bool`, or a tuple of them".into());
                 }
                 self.defer_element_check(v.clone(), span, Holder::List);
                 self.check_data_type(&k, args[0].span);

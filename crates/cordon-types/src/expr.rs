@@ -85,7 +85,15 @@ impl Checker<'_> {
             }
             (Ty::Float, Ty::Int) => "convert with `x as Float`".into(),
             (Ty::Int, Ty::Float) => "convert with `x as Int`".into(),
-            (Ty::Str, Ty::Int | Ty::Float | Ty::Bool) => "convert with `to_string(x)`".into(),
+            (Ty::Decimal, Ty::Int) => "convert with `x as Decimal`".into(),
+            (Ty::Decimal, Ty::Float) => "write an exact decimal: `12.50d`".into(),
+            (Ty::Str, Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Date | Ty::DateTime | Ty::Duration) => {
+                "convert with `to_string(x)`".into()
+            }
+            (Ty::Duration, Ty::Int) => {
+                "make a duration with `minutes(n)`, `hours(n)`, `days(n)` or `seconds(n)`".into()
+            }
+            (Ty::DateTime | Ty::Date, Ty::Str) => "parse it with `parse_datetime(s)` or `parse_date(s)`".into(),
             (Ty::Int, Ty::Option(_)) | (Ty::Str, Ty::Option(_)) => {
                 "take the value out with `match x { Some(v) => .., None => .. }` or `x.unwrap_or(default)`".into()
             }
@@ -130,6 +138,10 @@ impl Checker<'_> {
             }
             (Ty::Int, Ty::Int)
             | (Ty::Float, Ty::Float)
+            | (Ty::Decimal, Ty::Decimal)
+            | (Ty::Date, Ty::Date)
+            | (Ty::DateTime, Ty::DateTime)
+            | (Ty::Duration, Ty::Duration)
             | (Ty::Bool, Ty::Bool)
             | (Ty::Str, Ty::Str)
             | (Ty::Unit, Ty::Unit) => true,
@@ -189,6 +201,7 @@ impl Checker<'_> {
             ExprKind::Bool(b) => Typed { ty: Ty::Bool, term: Some(Term::Bool(*b)) },
             ExprKind::Str(s) => Typed { ty: Ty::Str, term: Some(Term::Str(s.clone())) },
             ExprKind::Float(_) => self.fresh_typed(Ty::Float, "_f"),
+            ExprKind::Decimal(d) => Typed { ty: Ty::Decimal, term: Some(decimal_term(*d)) },
             ExprKind::Unit => self.fresh_typed(Ty::Unit, "_unit"),
             ExprKind::Name(id) => self.check_name(id, expected),
             ExprKind::Path { ty, variant } => self.check_variant(ty, variant, None, span),
@@ -702,7 +715,7 @@ impl Checker<'_> {
             UnOp::Neg => {
                 let t = self.infer(operand);
                 match self.resolve(&t.ty).base() {
-                    Ty::Int | Ty::Float => {
+                    Ty::Int | Ty::Float | Ty::Decimal => {
                         Typed { ty: t.ty.base().strip(), term: t.term.map(|t| Term::Neg(Box::new(t))) }
                     }
                     Ty::Error => Typed::error(),
@@ -717,150 +730,176 @@ impl Checker<'_> {
 
     fn check_binary(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
         match op {
-            BinOp::And | BinOp::Or => {
-                let l = self.check(lhs, &Ty::Bool);
-                let mark = self.facts.len();
-                if let Some(lt) = &l.term {
-                    let fact = if op == BinOp::And { lt.clone() } else { Term::Not(Box::new(lt.clone())) };
-                    self.add_fact(fact, format!("{}{}", if op == BinOp::And { "" } else { "!" }, self.text(lhs.span)));
-                }
-                // The right operand runs only sometimes: it is a branch, and may not consume a
-                // linear value.
-                let before = self.lin_state();
-                let r = self.check(rhs, &Ty::Bool);
-                let after = self.lin_state();
-                self.lin_join(&[before, after], rhs.span, &format!("`{}`", op.as_str()));
-                self.facts.truncate(mark);
-                if l.ty.is_error() || r.ty.is_error() {
-                    return Typed::error();
-                }
-                let term = match (l.term, r.term) {
-                    (Some(a), Some(b)) if op == BinOp::And => Some(Term::And(vec![a, b])),
-                    (Some(a), Some(b)) => Some(Term::Or(vec![a, b])),
-                    _ => None,
-                };
-                let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
-                Typed { ty: Ty::Bool, term }
+            BinOp::And | BinOp::Or => self.check_logical(op, lhs, rhs),
+            BinOp::Eq | BinOp::Ne => self.check_equality(op, lhs, rhs),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => self.check_order(op, lhs, rhs),
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => self.check_arithmetic(op, lhs, rhs),
+        }
+    }
+
+    // Each operator's rule is a function of its own: a chain of operators recurses through
+    // `check_binary`, and in a debug build a function's frame holds the locals of all its
+    // branches, so one function for all of them would need more stack than a thread's default
+    // for 128 levels of nesting.
+
+    fn check_logical(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
+        let l = self.check(lhs, &Ty::Bool);
+        let mark = self.facts.len();
+        if let Some(lt) = &l.term {
+            let fact = if op == BinOp::And { lt.clone() } else { Term::Not(Box::new(lt.clone())) };
+            self.add_fact(fact, format!("{}{}", if op == BinOp::And { "" } else { "!" }, self.text(lhs.span)));
+        }
+        // The right operand runs only sometimes: it is a branch, and may not consume a
+        // linear value.
+        let before = self.lin_state();
+        let r = self.check(rhs, &Ty::Bool);
+        let after = self.lin_state();
+        self.lin_join(&[before, after], rhs.span, &format!("`{}`", op.as_str()));
+        self.facts.truncate(mark);
+        if l.ty.is_error() || r.ty.is_error() {
+            return Typed::error();
+        }
+        let term = match (l.term, r.term) {
+            (Some(a), Some(b)) if op == BinOp::And => Some(Term::And(vec![a, b])),
+            (Some(a), Some(b)) => Some(Term::Or(vec![a, b])),
+            _ => None,
+        };
+        let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
+        Typed { ty: Ty::Bool, term }
+    }
+
+    fn check_equality(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
+        let l = self.infer(lhs);
+        let r = self.check(rhs, &l.ty.strip());
+        let lt = self.resolve(&l.ty);
+        if matches!(lt.base(), Ty::Fn(_) | Ty::Cap(_)) || self.is_linear(&lt) {
+            self.error(Code::TypeMismatch, lhs.span, format!("values of `{lt}` cannot be compared"));
+        }
+        if let Ty::Var(_) = lt.base() {
+            self.error(Code::CannotInfer, lhs.span, "the type of this value must be known here");
+        }
+        if lt.is_error() || r.ty.is_error() {
+            return Typed::error();
+        }
+        let term = match (l.term, r.term) {
+            // A value holding a float may not equal itself (NaN): nothing is known.
+            _ if self.holds_float(&lt) => None,
+            (Some(a), Some(b)) => {
+                let eq = Term::Eq(Box::new(a), Box::new(b));
+                Some(if op == BinOp::Eq { eq } else { Term::Not(Box::new(eq)) })
             }
-            BinOp::Eq | BinOp::Ne => {
-                let l = self.infer(lhs);
-                let r = self.check(rhs, &l.ty.strip());
-                let lt = self.resolve(&l.ty);
-                if matches!(lt.base(), Ty::Fn(_) | Ty::Cap(_)) || self.is_linear(&lt) {
-                    self.error(Code::TypeMismatch, lhs.span, format!("values of `{lt}` cannot be compared"));
+            _ => None,
+        };
+        let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
+        Typed { ty: Ty::Bool, term }
+    }
+
+    fn check_order(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
+        // Numbers, and strings (ordered as the runtime orders them: by Unicode scalar
+        // values, lexicographically).
+        // Dates, instants and durations are ordered in time, as the integers that stand for them.
+        let l = self.infer(lhs);
+        let (ty, l, r) = self.numeric_operands(op, l, lhs, rhs, Operands { strings: true, times: true });
+        if ty.is_error() {
+            return Typed::error();
+        }
+        let term = match (l, r) {
+            // The logic has no string order: a comparison of strings is an unknown
+            // Boolean (so no refinement can use one), never an ill-sorted term.
+            _ if matches!(ty, Ty::Str) => None,
+            (Some(a), Some(b)) => Some(match op {
+                BinOp::Lt => Term::Lt(Box::new(a), Box::new(b)),
+                BinOp::Le => Term::Le(Box::new(a), Box::new(b)),
+                BinOp::Gt => Term::Lt(Box::new(b), Box::new(a)),
+                _ => Term::Le(Box::new(b), Box::new(a)),
+            }),
+            _ => None,
+        };
+        let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
+        Typed { ty: Ty::Bool, term }
+    }
+
+    fn check_arithmetic(&mut self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Typed {
+        let l = self.infer(lhs);
+        let lt = self.resolve(&l.ty).base().strip();
+        if matches!(lt, Ty::DateTime | Ty::Duration) && matches!(op, BinOp::Add | BinOp::Sub) {
+            return self.time_arithmetic(op, l, lt, rhs);
+        }
+        let (ty, l, r) = self.numeric_operands(op, l, lhs, rhs, Operands { strings: op == BinOp::Add, times: false });
+        if ty.is_error() {
+            return Typed::error();
+        }
+        if op == BinOp::Rem && matches!(ty, Ty::Decimal) {
+            self.error(Code::TypeMismatch, lhs.span.to(rhs.span), "`%` takes `Int`s, not `Decimal`s").help =
+                Some("round with `round(d, places)` or divide with `div_round(a, b, places)`".into());
+            return Typed::error();
+        }
+        if matches!(op, BinOp::Div | BinOp::Rem) && matches!(ty, Ty::Int | Ty::Decimal) && !self.in_refinement {
+            match &r {
+                Some(rt) => {
+                    let zero = if matches!(ty, Ty::Decimal) { Term::Real(0, 1) } else { Term::Int(0) };
+                    let goal = Term::Not(Box::new(Term::Eq(Box::new(rt.clone()), Box::new(zero))));
+                    self.prove_goal(
+                        goal,
+                        vec![format!("{} != 0", self.text(rhs.span))],
+                        rhs.span,
+                        "the divisor must not be 0",
+                    );
                 }
-                if let Ty::Var(_) = lt.base() {
-                    self.error(Code::CannotInfer, lhs.span, "the type of this value must be known here");
+                None => {
+                    self.error(Code::RefinementUnproven, rhs.span, "cannot prove the divisor is not 0");
                 }
-                if lt.is_error() || r.ty.is_error() {
-                    return Typed::error();
-                }
-                let term = match (l.term, r.term) {
-                    // A value holding a float may not equal itself (NaN): nothing is known.
-                    _ if self.holds_float(&lt) => None,
-                    (Some(a), Some(b)) => {
-                        let eq = Term::Eq(Box::new(a), Box::new(b));
-                        Some(if op == BinOp::Eq { eq } else { Term::Not(Box::new(eq)) })
-                    }
-                    _ => None,
-                };
-                let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
-                Typed { ty: Ty::Bool, term }
-            }
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                // Numbers, and strings (ordered as the runtime orders them: by Unicode scalar
-                // values, lexicographically).
-                let (ty, l, r) = self.numeric_operands(op, lhs, rhs, true);
-                if ty.is_error() {
-                    return Typed::error();
-                }
-                let term = match (l, r) {
-                    // The logic has no string order: a comparison of strings is an unknown
-                    // Boolean (so no refinement can use one), never an ill-sorted term.
-                    _ if matches!(ty, Ty::Str) => None,
-                    (Some(a), Some(b)) => Some(match op {
-                        BinOp::Lt => Term::Lt(Box::new(a), Box::new(b)),
-                        BinOp::Le => Term::Le(Box::new(a), Box::new(b)),
-                        BinOp::Gt => Term::Lt(Box::new(b), Box::new(a)),
-                        _ => Term::Le(Box::new(b), Box::new(a)),
-                    }),
-                    _ => None,
-                };
-                let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&Ty::Bool, "_b") });
-                Typed { ty: Ty::Bool, term }
-            }
-            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
-                let (ty, l, r) = self.numeric_operands(op, lhs, rhs, op == BinOp::Add);
-                if ty.is_error() {
-                    return Typed::error();
-                }
-                if matches!(op, BinOp::Div | BinOp::Rem)
-                    && ty.base().clone().strip().to_string() == "Int"
-                    && !self.in_refinement
-                {
-                    match &r {
-                        Some(rt) => {
-                            let goal = Term::Not(Box::new(Term::Eq(Box::new(rt.clone()), Box::new(Term::Int(0)))));
-                            self.prove_goal(
-                                goal,
-                                vec![format!("{} != 0", self.text(rhs.span))],
-                                rhs.span,
-                                "the divisor must not be 0",
-                            );
-                        }
-                        None => {
-                            self.error(Code::RefinementUnproven, rhs.span, "cannot prove the divisor is not 0");
-                        }
-                    }
-                }
-                let is_const = |t: &Option<Term>| matches!(t, Some(Term::Int(_)) | Some(Term::Real(..)));
-                let term = match (op, l.clone(), r.clone()) {
-                    (BinOp::Add, Some(a), Some(b)) if matches!(ty, Ty::Str) => Some(Term::StrConcat(vec![a, b])),
-                    (BinOp::Add, Some(a), Some(b)) => Some(Term::Add(vec![a, b])),
-                    (BinOp::Sub, Some(a), Some(b)) => Some(Term::Sub(Box::new(a), Box::new(b))),
-                    (BinOp::Mul, Some(a), Some(b)) if is_const(&l) || is_const(&r) => {
-                        Some(Term::Mul(Box::new(a), Box::new(b)))
-                    }
-                    _ => None,
-                };
-                if self.in_refinement && term.is_none() {
-                    let what = match op {
-                        BinOp::Mul => "multiplication of two variables is outside the decidable fragment",
-                        _ => "division is outside the decidable fragment",
-                    };
-                    self.error(Code::UnsupportedRefinement, lhs.span.to(rhs.span), what);
-                    return Typed::error();
-                }
-                let divisor = r.as_ref().map(|t| self.facts.normalize(t));
-                let term = match (term, op, &l, &divisor) {
-                    (Some(t), ..) => Some(t),
-                    (None, BinOp::Div | BinOp::Rem, Some(a), Some(Term::Int(c)))
-                        if *c != 0 && *c != i64::MIN && !self.in_refinement && matches!(ty, Ty::Int) =>
-                    {
-                        self.divide(a, *c, op == BinOp::Div, lhs.span.to(rhs.span))
-                    }
-                    // Outside the logic (a product of two values, a division by a value): a
-                    // value the solver knows nothing of. Its name says so, so that no
-                    // counterexample is offered through it (see `logic.rs`), and a fact with
-                    // no content (`0 * (a + b) <= 0 * v`) ties it to its operands, so that an
-                    // obligation about them finds it.
-                    _ => {
-                        let v = self.fresh(&ty, UNMODELLED);
-                        if let (Some(v), Some(a), Some(b), Ty::Int) = (&v, &l, &r, &ty) {
-                            let zero = || Box::new(Term::Int(0));
-                            let tie = Term::Le(
-                                Box::new(Term::Mul(zero(), Box::new(Term::Add(vec![a.clone(), b.clone()])))),
-                                Box::new(Term::Mul(zero(), Box::new(v.clone()))),
-                            );
-                            let origin = self.text(lhs.span.to(rhs.span)).to_string();
-                            self.add_fact(tie, origin);
-                        }
-                        v
-                    }
-                };
-                Typed { ty, term }
             }
         }
+        let is_const = |t: &Option<Term>| matches!(t, Some(Term::Int(_)) | Some(Term::Real(..)));
+        let term = match (op, l.clone(), r.clone()) {
+            (BinOp::Add, Some(a), Some(b)) if matches!(ty, Ty::Str) => Some(Term::StrConcat(vec![a, b])),
+            (BinOp::Add, Some(a), Some(b)) => Some(Term::Add(vec![a, b])),
+            (BinOp::Sub, Some(a), Some(b)) => Some(Term::Sub(Box::new(a), Box::new(b))),
+            (BinOp::Mul, Some(a), Some(b)) if is_const(&l) || is_const(&r) => Some(Term::Mul(Box::new(a), Box::new(b))),
+            // A decimal divided by a literal is exact (the runtime stops where a
+            // quotient has no exact decimal form): a product with its inverse.
+            (BinOp::Div, Some(a), Some(Term::Real(n, d))) if n != 0 && n != i128::MIN => {
+                Some(Term::Mul(Box::new(a), Box::new(Term::Real(d, n))))
+            }
+            _ => None,
+        };
+        if self.in_refinement && term.is_none() {
+            let what = match op {
+                BinOp::Mul => "multiplication of two variables is outside the decidable fragment",
+                _ => "division is outside the decidable fragment",
+            };
+            self.error(Code::UnsupportedRefinement, lhs.span.to(rhs.span), what);
+            return Typed::error();
+        }
+        let divisor = r.as_ref().map(|t| self.facts.normalize(t));
+        let term = match (term, op, &l, &divisor) {
+            (Some(t), ..) => Some(t),
+            (None, BinOp::Div | BinOp::Rem, Some(a), Some(Term::Int(c)))
+                if *c != 0 && *c != i64::MIN && !self.in_refinement && matches!(ty, Ty::Int) =>
+            {
+                self.divide(a, *c, op == BinOp::Div, lhs.span.to(rhs.span))
+            }
+            // Outside the logic (a product of two values, a division by a value): a
+            // value the solver knows nothing of. Its name says so, so that no
+            // counterexample is offered through it (see `logic.rs`), and a fact with
+            // no content (`0 * (a + b) <= 0 * v`) ties it to its operands, so that an
+            // obligation about them finds it.
+            _ => {
+                let v = self.fresh(&ty, UNMODELLED);
+                if let (Some(v), Some(a), Some(b), Ty::Int) = (&v, &l, &r, &ty) {
+                    let zero = || Box::new(Term::Int(0));
+                    let tie = Term::Le(
+                        Box::new(Term::Mul(zero(), Box::new(Term::Add(vec![a.clone(), b.clone()])))),
+                        Box::new(Term::Mul(zero(), Box::new(v.clone()))),
+                    );
+                    let origin = self.text(lhs.span.to(rhs.span)).to_string();
+                    self.add_fact(tie, origin);
+                }
+                v
+            }
+        };
+        Typed { ty, term }
     }
 
     /// `a / c` (`quotient`) or `a % c` by a constant `c` other than 0, as the runtime computes
@@ -891,17 +930,21 @@ impl Checker<'_> {
     fn numeric_operands(
         &mut self,
         op: BinOp,
+        l: Typed,
         lhs: &Expr,
         rhs: &Expr,
-        strings: bool,
+        takes: Operands,
     ) -> (Ty, Option<Term>, Option<Term>) {
-        let l = self.infer(lhs);
         let lt = self.resolve(&l.ty).base().strip();
         if lt.is_error() {
             self.infer(rhs);
             return (Ty::Error, None, None);
         }
-        let ok = |t: &Ty| matches!(t, Ty::Int | Ty::Float | Ty::Error) || (strings && matches!(t, Ty::Str));
+        let ok = |t: &Ty| {
+            matches!(t, Ty::Int | Ty::Float | Ty::Decimal | Ty::Error)
+                || (takes.strings && matches!(t, Ty::Str))
+                || (takes.times && matches!(t, Ty::Date | Ty::DateTime | Ty::Duration))
+        };
         let lt = if let Ty::Var(_) = lt {
             let r = self.infer(rhs);
             let rt = self.resolve(&r.ty).base().strip();
@@ -925,6 +968,44 @@ impl Checker<'_> {
             return (Ty::Error, None, None);
         }
         (lt, l.term, r.term)
+    }
+
+    /// `DateTime ± Duration` is a `DateTime`, `DateTime - DateTime` and `Duration ± Duration` a
+    /// `Duration`: in the logic, sums and differences of their nanoseconds, exactly (the runtime
+    /// stops where the result leaves the range of instants or durations).
+    fn time_arithmetic(&mut self, op: BinOp, l: Typed, lt: Ty, rhs: &Expr) -> Typed {
+        let r = self.infer(rhs);
+        let rt = self.resolve(&r.ty).base().strip();
+        let ty = match (&lt, &rt, op) {
+            (_, Ty::Error, _) => return Typed::error(),
+            (Ty::DateTime, Ty::Duration, _) => Ty::DateTime,
+            (Ty::DateTime, Ty::DateTime, BinOp::Sub) | (Ty::Duration, Ty::Duration, _) => Ty::Duration,
+            _ => {
+                let wanted = if matches!(lt, Ty::DateTime) && op == BinOp::Sub {
+                    "a `Duration` or a `DateTime`"
+                } else {
+                    "a `Duration`"
+                };
+                self.error(
+                    Code::TypeMismatch,
+                    rhs.span,
+                    format!("`{lt} {} ..` needs {wanted}, found `{rt}`", op.as_str()),
+                )
+                .help = Some(if matches!((&lt, &rt), (Ty::Duration, Ty::DateTime)) {
+                    "put the instant first: `t + days(1)`".into()
+                } else {
+                    "make a duration with `minutes(n)`, `hours(n)`, `days(n)` or `seconds(n)`".into()
+                });
+                return Typed::error();
+            }
+        };
+        let term = match (l.term, r.term) {
+            (Some(a), Some(b)) if op == BinOp::Add => Some(Term::Add(vec![a, b])),
+            (Some(a), Some(b)) => Some(Term::Sub(Box::new(a), Box::new(b))),
+            _ => None,
+        };
+        let term = term.or_else(|| if self.in_refinement { None } else { self.fresh(&ty, UNMODELLED) });
+        Typed { ty, term }
     }
 
     // ---------------------------------------------------------------- control flow
@@ -1566,7 +1647,12 @@ impl Checker<'_> {
         let from = self.resolve(&t.ty).base().strip();
         match (&from, target.base()) {
             (Ty::Error, _) | (_, Ty::Error) => Typed::error(),
-            (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) | (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => {
+            (Ty::Int, Ty::Float)
+            | (Ty::Float, Ty::Int)
+            | (Ty::Int, Ty::Int)
+            | (Ty::Float, Ty::Float)
+            | (Ty::Int, Ty::Decimal)
+            | (Ty::Decimal, Ty::Decimal) => {
                 if from.to_string() == target.base().to_string() {
                     return Typed { ty: from, term: t.term };
                 }
@@ -1574,7 +1660,7 @@ impl Checker<'_> {
             }
             _ => {
                 self.error(Code::TypeMismatch, expr.span, format!("cannot convert `{from}` to `{target}` with `as`"))
-                    .help = Some("`as` converts only between `Int` and `Float`".into());
+                    .help = Some("`as` converts between `Int` and `Float`, and an `Int` to a `Decimal`".into());
                 Typed::error()
             }
         }
@@ -1779,7 +1865,7 @@ impl Checker<'_> {
                     }
                     _ => {}
                 }
-                if crate::builtins::is_builtin(&id.name) && !(self.in_refinement && id.name != "len") {
+                if crate::builtins::is_builtin(&id.name) && (!self.in_refinement || in_refinements(&id.name)) {
                     return crate::builtins::call(self, id, &argv, span);
                 }
                 if crate::builtins::is_label_builtin(&id.name) && !self.in_refinement {
@@ -1810,7 +1896,11 @@ impl Checker<'_> {
             _ => {}
         }
         if self.in_refinement {
-            self.error(Code::UnsupportedRefinement, span, "only measures and `len` can be called in a refinement");
+            self.error(
+                Code::UnsupportedRefinement,
+                span,
+                "only measures, `len` and `seconds`/`minutes`/`hours`/`days` can be called in a refinement",
+            );
             return Typed::error();
         }
         let f = self.infer(callee);
@@ -2088,6 +2178,7 @@ fn allowed_in_refinement(k: &ExprKind) -> bool {
     matches!(
         k,
         ExprKind::Int(_)
+            | ExprKind::Decimal(_)
             | ExprKind::Bool(_)
             | ExprKind::Str(_)
             | ExprKind::Name(_)
@@ -2140,6 +2231,35 @@ impl Checker<'_> {
 }
 
 /// The term a literal pattern matches, for facts in its arm.
+/// The builtins a refinement may call: those whose result the logic knows exactly.
+fn in_refinements(name: &str) -> bool {
+    name == "len" || duration_unit(name).is_some()
+}
+
+/// What an operator takes besides numbers.
+#[derive(Clone, Copy)]
+struct Operands {
+    strings: bool,
+    times: bool,
+}
+
+/// The nanoseconds in one unit of `seconds`, `minutes`, `hours` or `days` (a day is 24 hours).
+pub(crate) fn duration_unit(name: &str) -> Option<i64> {
+    let second = 1_000_000_000;
+    Some(match name {
+        "seconds" => second,
+        "minutes" => 60 * second,
+        "hours" => 3_600 * second,
+        "days" => 86_400 * second,
+        _ => return None,
+    })
+}
+
+/// A decimal's exact value: its integer mantissa over a power of ten (at most `10^28`).
+pub(crate) fn decimal_term(d: rust_decimal::Decimal) -> Term {
+    Term::Real(d.mantissa(), 10i128.pow(d.scale()))
+}
+
 fn literal_term(p: &Pattern) -> Option<Term> {
     match &p.kind {
         PatternKind::Int(n) => Some(Term::Int(*n)),

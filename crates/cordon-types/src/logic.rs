@@ -32,6 +32,10 @@ impl Checker<'_> {
             // Floats follow IEEE 754 (NaN, rounding), not the reals: they get no logical terms,
             // so nothing is proved about them.
             Ty::Float => return None,
+            // Decimals are exact: the reals, on which the runtime's arithmetic agrees (it
+            // stops rather than round).
+            Ty::Decimal => Sort::Real,
+            Ty::Date | Ty::DateTime | Ty::Duration => Sort::Int,
             Ty::Bool => Sort::Bool,
             Ty::Str => Sort::String,
             Ty::Fn(_) | Ty::Cap(_) | Ty::Var(_) | Ty::Error | Ty::Refined(_) => return None,

@@ -261,8 +261,10 @@ pub enum Role {
     Plan,
 }
 
-pub const BUILTIN_TYPES: &[&str] =
-    &["Int", "Float", "Bool", "String", "List", "Option", "Result", "Map", LABEL, LABELED];
+pub const BUILTIN_TYPES: &[&str] = &[
+    "Int", "Float", "Decimal", "Bool", "String", "Date", "DateTime", "Duration", "List", "Option", "Result", "Map",
+    LABEL, LABELED,
+];
 
 /// The type of labels, usable in policies only (`@label` values).
 pub const LABEL: &str = "Label";

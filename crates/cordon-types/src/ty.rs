@@ -12,6 +12,13 @@ use cordon_syntax::ast::Expr;
 pub enum Ty {
     Int,
     Float,
+    /// An exact decimal (`rust_decimal`): a real number in the logic.
+    Decimal,
+    /// A calendar date, an instant (UTC) and a signed duration: integers in the logic (days
+    /// since 1970, nanoseconds since 1970, nanoseconds).
+    Date,
+    DateTime,
+    Duration,
     Bool,
     Str,
     /// `()`
@@ -141,6 +148,10 @@ impl fmt::Display for Ty {
         match self {
             Ty::Int => f.write_str("Int"),
             Ty::Float => f.write_str("Float"),
+            Ty::Decimal => f.write_str("Decimal"),
+            Ty::Date => f.write_str("Date"),
+            Ty::DateTime => f.write_str("DateTime"),
+            Ty::Duration => f.write_str("Duration"),
             Ty::Bool => f.write_str("Bool"),
             Ty::Str => f.write_str("String"),
             Ty::Unit => f.write_str("()"),
