@@ -196,3 +196,35 @@ fn plan_code_cannot_read_a_measure_even_unchecked() {
     let report = run(&source.unchecked(), &mut host);
     assert_eq!(ending(&report), "runtime-type-error", "{:?}", report.result);
 }
+
+/// An allow-list in a tool's refinement (`a.ends_with("@example.com")`) is checked again on the
+/// real argument at the boundary: a program that skipped the checker cannot share outside it.
+#[test]
+fn an_allow_list_is_rechecked_at_the_boundary() {
+    const DOCS: &str = r#"
+capability Docs {
+  tool share(to: {a: String | a.ends_with("@example.com") && !a.contains(" ")}) @label(to = untrusted())
+}
+entry(docs: Docs) -> ()
+"#;
+    let shares = |plan: &str| {
+        let program = Source::new(Some(DOCS), plan).unchecked();
+        let mut shared = Vec::new();
+        let mut host = Recorder::new(|e: &cordon_runtime::Effect| {
+            shared.push(e.arg("to").map(ToString::to_string).unwrap_or_default());
+            Ok(Json::Null)
+        });
+        let report = run(&program, &mut host);
+        drop(host);
+        (ending(&report), shared)
+    };
+    assert_eq!(
+        shares(r#"docs.share("carol@example.com")"#),
+        ("()".to_string(), vec!["\"carol@example.com\"".to_string()])
+    );
+    for outside in ["mallory@evil.test", "a b@example.com", "example.com@evil.test"] {
+        let (end, shared) = shares(&format!("docs.share({outside:?})"));
+        assert_eq!(end, "recheck-failed", "{outside}");
+        assert!(shared.is_empty(), "{outside}: {shared:?}");
+    }
+}

@@ -56,6 +56,7 @@ impl Display for Term {
             Term::Neg(a) => write!(f, "-{}", Operand(a)),
             Term::StrLen(a) => write!(f, "len({a})"),
             Term::StrConcat(args) => infix(f, args, " ++ ", "\"\""),
+            Term::StrTest(test, a, b) => write!(f, "{}.{}({b})", Operand(a), test.name()),
         }
     }
 }
@@ -66,7 +67,7 @@ struct Operand<'a>(&'a Term);
 impl Display for Operand<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let atomic = match self.0 {
-            Term::Var(..) | Term::Bool(_) | Term::Str(_) | Term::App(..) | Term::StrLen(_) => true,
+            Term::Var(..) | Term::Bool(_) | Term::Str(_) | Term::App(..) | Term::StrLen(_) | Term::StrTest(..) => true,
             Term::Int(i) => *i >= 0,
             Term::Real(num, den) => *num >= 0 && *den == 1,
             Term::And(args) | Term::Or(args) | Term::Add(args) | Term::StrConcat(args) => args.len() <= 1,

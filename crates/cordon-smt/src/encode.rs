@@ -136,7 +136,19 @@ impl<'w, 'q> Encoder<'w, 'q> {
                 _ => Err(internal("`len` of a non-string")),
             },
             Term::StrConcat(args) => self.concat(args),
+            Term::StrTest(test, a, b) => self.str_test(*test, a, b),
         }
+    }
+
+    fn str_test(&mut self, test: crate::StrTest, a: &Term, b: &Term) -> Result<Z, Internal> {
+        let (Z::Str(s), Z::Str(t)) = (self.term(a)?, self.term(b)?) else {
+            return Err(internal("a string test of a non-string"));
+        };
+        Ok(Z::Bool(match test {
+            crate::StrTest::StartsWith => t.prefix(&s),
+            crate::StrTest::EndsWith => t.suffix(&s),
+            crate::StrTest::Contains => s.contains(&t),
+        }))
     }
 
     fn var_named(&self, name: &str) -> Result<Z, Internal> {

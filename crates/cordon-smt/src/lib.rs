@@ -95,6 +95,36 @@ pub enum Term {
     StrLen(Box<Term>),
     /// Concatenation of strings.
     StrConcat(Vec<Term>),
+    /// Whether the first string starts with, ends with, or contains the second.
+    StrTest(StrTest, Box<Term>, Box<Term>),
+}
+
+/// What [`Term::StrTest`] asks of two strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StrTest {
+    StartsWith,
+    EndsWith,
+    Contains,
+}
+
+impl StrTest {
+    /// The method the language writes it as.
+    pub fn name(self) -> &'static str {
+        match self {
+            StrTest::StartsWith => "starts_with",
+            StrTest::EndsWith => "ends_with",
+            StrTest::Contains => "contains",
+        }
+    }
+
+    /// Decides it on two known strings.
+    pub fn holds(self, s: &str, t: &str) -> bool {
+        match self {
+            StrTest::StartsWith => s.starts_with(t),
+            StrTest::EndsWith => s.ends_with(t),
+            StrTest::Contains => s.contains(t),
+        }
+    }
 }
 
 impl Term {
@@ -111,7 +141,8 @@ impl Term {
             | Term::Lt(a, b)
             | Term::Le(a, b)
             | Term::Sub(a, b)
-            | Term::Mul(a, b) => {
+            | Term::Mul(a, b)
+            | Term::StrTest(_, a, b) => {
                 vec![a, b]
             }
             Term::Ite(a, b, c) => vec![a, b, c],

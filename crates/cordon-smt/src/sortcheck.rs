@@ -161,6 +161,12 @@ impl<'q> Checker<'q> {
             Term::Neg(a) => self.arithmetic(std::slice::from_ref(&**a), "unary `-`", d),
             Term::StrLen(a) => self.str_len(a, d),
             Term::StrConcat(args) => self.concat(args, d),
+            Term::StrTest(test, a, b) => {
+                let what = test.name();
+                let closed = self.expect(a, &Sort::String, what, d)? & self.expect(b, &Sort::String, what, d)?;
+                self.theories.strings = true;
+                Ok(Info { sort: Sort::Bool, closed, simple: false })
+            }
         }
     }
 

@@ -487,6 +487,11 @@ fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term
             Some(Term::Eq(Box::new(len), Box::new(Term::Int(0))))
         }
         "concat" if matches!(first, Ty::Str) => Some(Term::StrConcat(vec![a, b()?])),
+        "starts_with" => Some(Term::StrTest(cordon_smt::StrTest::StartsWith, Box::new(a), Box::new(b()?))),
+        "ends_with" => Some(Term::StrTest(cordon_smt::StrTest::EndsWith, Box::new(a), Box::new(b()?))),
+        "contains" if matches!(first, Ty::Str) => {
+            Some(Term::StrTest(cordon_smt::StrTest::Contains, Box::new(a), Box::new(b()?)))
+        }
         // A date is its day number: days are added and counted exactly (the runtime stops
         // outside the years -9999 to 9999).
         "add_days" => Some(Term::Add(vec![a, b()?])),

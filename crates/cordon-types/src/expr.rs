@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use cordon_smt::{Sort, Term};
+use cordon_smt::{Sort, StrTest, Term};
 use cordon_syntax::ast::{
     BinOp, Block, ClosureParam, Expr, ExprKind, Ident, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
 };
@@ -1988,7 +1988,38 @@ impl Checker<'_> {
                 }
                 return Typed { ty: Ty::Int, term };
             }
-            self.error(Code::UnsupportedRefinement, span, "only `len` and measures can be called in a refinement");
+            // Allow-lists: `a.ends_with("@example.com")`, in the solver's theory of strings.
+            let test = match method.name.as_str() {
+                "starts_with" => Some(StrTest::StartsWith),
+                "ends_with" => Some(StrTest::EndsWith),
+                "contains" => Some(StrTest::Contains),
+                _ => None,
+            };
+            if let (Some(test), [arg]) = (test, args) {
+                let r = self.infer(receiver);
+                let a = self.infer(arg);
+                for (t, at) in [(&r, receiver.span), (&a, arg.span)] {
+                    if !matches!(self.resolve(&t.ty).base(), Ty::Str | Ty::Error) {
+                        let found = self.resolve(&t.ty);
+                        self.error(
+                            Code::TypeMismatch,
+                            at,
+                            format!("`{}` compares strings, found `{found}`", test.name()),
+                        );
+                        return Typed::error();
+                    }
+                }
+                let term = match (r.term, a.term) {
+                    (Some(s), Some(t)) => Some(Term::StrTest(test, Box::new(s), Box::new(t))),
+                    _ => None,
+                };
+                return Typed { ty: Ty::Bool, term };
+            }
+            self.error(
+                Code::UnsupportedRefinement,
+                span,
+                "only `len`, `starts_with`, `ends_with`, `contains` and measures can be called in a refinement",
+            );
             return Typed::error();
         }
         // A tool call on a capability.

@@ -295,6 +295,7 @@ impl Facts {
             }
             Term::Neg(a) => Term::Neg(Box::new(self.normalize(a))),
             Term::StrLen(a) => Term::StrLen(Box::new(self.normalize(a))),
+            Term::StrTest(test, a, b) => Term::StrTest(*test, Box::new(self.normalize(a)), Box::new(self.normalize(b))),
         };
         let t = fold(t);
         if let Some(other) = self.aliases.get(&t) {
@@ -386,6 +387,10 @@ pub fn vars_of(t: &Term, out: &mut HashSet<String>) {
 pub fn fold(t: Term) -> Term {
     use Term as T;
     match t {
+        T::StrTest(test, a, b) => match (&*a, &*b) {
+            (T::Str(s), T::Str(u)) => T::Bool(test.holds(s, u)),
+            _ => T::StrTest(test, a, b),
+        },
         T::Not(a) => match *a {
             T::Bool(b) => T::Bool(!b),
             T::Not(inner) => *inner,
