@@ -143,7 +143,9 @@ fn cases() -> Vec<Case> {
         ),
         case!(
             "fewest_including_private",
-            Blocked("`Chat.post_message` blocked: the argument `c` (Channel { name: \"books\""),
+            Blocked(
+                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol"
+            ),
             &["list_channels", "read_channel", "read_channel", "read_channel", "read_channel"],
             unchanged
         ),

@@ -1130,8 +1130,10 @@ impl<'a> Analyzer<'a> {
                 let elem = self.kept(&f, xs.element());
                 Abs::new(Kind::List { elem: Box::new(elem), len: None }, label, xs.origins.clone())
             }
+            // Ordered by the keys: the result carries the list's own label and the keys'; the
+            // elements keep their own.
             "sort_by" | "min_by" | "max_by" => {
-                let label = Bounds { lo: xs.label.lo.clone(), hi: xs.deep(true).hi.join(&out.deep(true).hi) }.join(&pc);
+                let label = Bounds { lo: xs.label.lo.clone(), hi: xs.label.hi.join(&out.deep(true).hi) }.join(&pc);
                 let list = Kind::List { elem: Box::new(xs.element()), len };
                 if name == "sort_by" {
                     Abs::new(list, label, xs.origins.clone())
@@ -1139,9 +1141,11 @@ impl<'a> Analyzer<'a> {
                     Abs::new(Kind::Variant { name: None, payload: vec![xs.element()] }, label, xs.origins.clone())
                 }
             }
-            // `any`, `all`, `group_by`, `count_by`: computed from everything.
+            // `count_by`: keys and how many of each, from the keys alone; `any`, `all`,
+            // `group_by` (which holds the elements): from everything.
             _ => {
-                let label = Bounds { lo: xs.label.lo.clone(), hi: xs.deep(true).hi.join(&out.deep(true).hi) }.join(&pc);
+                let list = if name == "count_by" { xs.label.hi.clone() } else { xs.deep(true).hi };
+                let label = Bounds { lo: xs.label.lo.clone(), hi: list.join(&out.deep(true).hi) }.join(&pc);
                 Abs::unknown(label, xs.origins_deep().union(&out.origins))
             }
         })
