@@ -138,11 +138,6 @@ impl Scope {
     }
 }
 
-/// One call site's record so far.
-pub(crate) struct SiteAcc {
-    pub site: Site,
-}
-
 pub(crate) struct Analyzer<'a> {
     pub decls: &'a Decls<'a>,
     pub sources: &'a SourceMap,
@@ -158,7 +153,7 @@ pub(crate) struct Analyzer<'a> {
     recording: bool,
     /// The conditions around the code being analysed, as the source says them.
     conds: Vec<String>,
-    pub sites: BTreeMap<(u32, u32, u32), SiteAcc>,
+    pub sites: BTreeMap<(u32, u32, u32), Site>,
     pub holes: BTreeMap<(u32, u32, u32), HoleReach>,
     calling: Vec<&'a str>,
     pub recursive: HashSet<&'a str>,
@@ -733,7 +728,7 @@ impl<'a> Analyzer<'a> {
                 }
                 if label_fn(name) || cordon_syntax::builtins::is_builtin(name) {
                     let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                    return self.builtin(name, argv, span);
+                    return self.builtin(name, argv);
                 }
                 if self.lookup(name)?.is_none() {
                     // A measure (only in refinements): the host's value, public.
@@ -765,7 +760,7 @@ impl<'a> Analyzer<'a> {
         }
         let all: Vec<Abs> = std::iter::once(r).chain(argv).collect();
         if (label_fn(name) || cordon_syntax::builtins::is_builtin(name) || matches!(name, "join" | "meet")) && !is_fn {
-            return self.builtin(name, all, span);
+            return self.builtin(name, all);
         }
         match self.decls.fns.get_key_value(name) {
             Some((k, _)) => self.call_fn(k, all),
@@ -990,7 +985,7 @@ fn meet_paths(paths: Vec<(Abs, Bounds)>) -> Abs {
 impl<'a> Analyzer<'a> {
     /// A first-order builtin: the result carries at least its first argument's label (every
     /// builtin joins it) and at most everything it was given.
-    fn builtin(&mut self, name: &str, args: Vec<Abs>, span: Span) -> Res {
+    fn builtin(&mut self, name: &str, args: Vec<Abs>) -> Res {
         let label_arg = |i: usize| match args.get(i).map(|a| &a.kind) {
             Some(Kind::Label(b)) => b.clone(),
             _ => Bounds::any(),
@@ -1061,7 +1056,6 @@ impl<'a> Analyzer<'a> {
         };
         let origins = args.iter().fold(Origins::default(), |o, a| o.union(&a.origins_deep()));
         let label = Bounds { lo: own_lo, hi: everything };
-        let _ = span;
         Ok(match name {
             "unwrap_or" if args.len() == 2 => match &first.kind {
                 Kind::Variant { payload, .. } if payload.len() == 1 => payload[0]
@@ -1152,6 +1146,7 @@ impl<'a> Analyzer<'a> {
     }
 }
 
+/// At most everything `args` hold: the join of their deep upper bounds.
 fn everything_of(args: &[Abs]) -> DcLabel {
     args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.deep(true).hi))
 }
@@ -1236,9 +1231,9 @@ impl<'a> Analyzer<'a> {
                 destination,
             };
             match self.sites.get_mut(&key(span)) {
-                Some(acc) => acc.site.merge(site),
+                Some(known) => known.merge(site),
                 None => {
-                    self.sites.insert(key(span), SiteAcc { site });
+                    self.sites.insert(key(span), site);
                 }
             }
         }

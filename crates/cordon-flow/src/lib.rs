@@ -301,7 +301,7 @@ fn summarize(
         a.raise_pc(pc);
         match a.block(body) {
             Ok(_) => {
-                let calls = a.sites.into_values().map(|s| s.site).collect();
+                let calls = a.sites.into_values().collect();
                 let holes = a.holes.into_values().collect();
                 return Summary { calls, holes, complete: true };
             }
