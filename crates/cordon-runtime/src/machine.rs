@@ -41,13 +41,53 @@ struct Frame {
     on_return: OnReturn,
 }
 
+/// The saved program-counter labels, innermost last. In most programs most of them are the
+/// bottom label (a branch taken while `pc` is bottom); those are counted, not stored, so that
+/// saving and restoring one costs no push onto a `Vec`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct PcStack {
+    /// The saved labels that are not bottom, each with how many bottoms were saved after it.
+    labels: Vec<(Label, usize)>,
+    /// How many bottoms were saved before the first of `labels`.
+    bottoms: usize,
+}
+
+impl PcStack {
+    #[inline(always)]
+    fn push(&mut self, label: Label) {
+        if !label.is_bottom() {
+            self.labels.push((label, 0));
+        } else if let Some((_, n)) = self.labels.last_mut() {
+            *n += 1;
+        } else {
+            self.bottoms += 1;
+        }
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Label> {
+        match self.labels.last_mut() {
+            Some((_, n)) if *n > 0 => {
+                *n -= 1;
+                Some(Label::bottom())
+            }
+            Some(_) => self.labels.pop().map(|(l, _)| l),
+            None if self.bottoms > 0 => {
+                self.bottoms -= 1;
+                Some(Label::bottom())
+            }
+            None => None,
+        }
+    }
+}
+
 /// The evaluation state of one run (or one predicate the boundary evaluates).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Vm {
     stack: Vec<Val>,
     frames: Vec<Frame>,
     pub(crate) pc: Label,
-    pc_stack: Vec<Label>,
+    pc_stack: PcStack,
     /// The lists `map` and `filter` are building, innermost last: a call inside one's loop
     /// starts and ends its own before it returns.
     lists: Vec<Vec<Val>>,
@@ -407,17 +447,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         vm.pc.join_mut(&l);
                     }
                 }
-                Op::JoinPc => {
-                    let saved = match vm.pc_stack.pop() {
-                        Some(l) => l,
-                        None => fail!(type_error(Span::default(), "unbalanced program-counter labels")),
-                    };
-                    let pc = std::mem::replace(&mut vm.pc, saved);
-                    ctx.pc_seen.join_mut(&pc);
-                    if let Some(top) = vm.stack.last_mut() {
-                        top.label.join_mut(&pc);
-                    }
-                }
+                Op::JoinPc => tri!(join_pc(vm, ctx)),
                 Op::MakeTuple(n) => {
                     let n = *n as usize;
                     tri!(ctx.allocate(n as u64 * SLOT_BYTES));
@@ -744,7 +774,10 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.allocate(SLOT_BYTES));
                     vm.stack.push(Val::plain(Value::Labeled(Arc::new(v.with_label(&inner_pc)))));
                 }
-                Op::Return => {
+                Op::Return | Op::JoinPcReturn => {
+                    if let Op::JoinPcReturn = op {
+                        tri!(join_pc(vm, ctx));
+                    }
                     let result = pop!();
                     let Some(frame) = vm.frames.pop() else {
                         fail!(type_error(Span::default(), "return without a frame"))
@@ -816,6 +849,23 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
             }
         }
     }
+}
+
+/// `JoinPc`: labels the value on top with the program-counter label and restores the saved
+/// one.
+#[inline(always)]
+fn join_pc(vm: &mut Vm, ctx: &mut Ctx) -> Result<(), RunError> {
+    let Some(saved) = vm.pc_stack.pop() else {
+        return Err(type_error(Span::default(), "unbalanced program-counter labels"));
+    };
+    let pc = std::mem::replace(&mut vm.pc, saved);
+    if !pc.is_bottom() {
+        ctx.pc_seen.join_mut(&pc);
+        if let Some(top) = vm.stack.last_mut() {
+            top.label.join_mut(&pc);
+        }
+    }
+    Ok(())
 }
 
 /// `Value::clone`, with the scalars the hot paths mostly load copied inline.
