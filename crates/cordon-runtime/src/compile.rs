@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cordon_syntax::ast::{
-    Arm, BinOp, Block, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
+    Arm, BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
+    TypeExpr, UnOp,
 };
 use cordon_syntax::{FileId, Span};
 
@@ -94,6 +95,9 @@ pub enum Op {
     Jump(u32),
     /// A backward jump: costs fuel.
     Loop(u32),
+    /// Costs a unit of fuel: where a higher-order builtin's loop runs a literal closure in
+    /// place, for the call it does not make.
+    Tick,
     /// Pops a Bool; jumps if it is false.
     JumpIfFalse(u32),
     /// Saves the program-counter label and raises it by the label of the value on top (which
@@ -370,6 +374,14 @@ impl Body {
         self.spans.truncate(at + 1);
         self.ops.push(op);
         at as u32
+    }
+}
+
+/// A closure written in place with `arity` parameters: its parameters and body.
+fn literal_closure(e: &Expr, arity: usize) -> Option<(&[ClosureParam], &Expr)> {
+    match &e.kind {
+        ExprKind::Closure { params, body, .. } if params.len() == arity => Some((params, body)),
+        _ => None,
     }
 }
 
@@ -1188,66 +1200,86 @@ impl Compiler {
             return self.err(span, "wrong number of arguments");
         }
         let (list, index, elem) = self.loop_slots(list_expr, span)?;
-        if b.is_keyed() {
-            // The keys, as `map` computes them; then the builtin orders the list by them.
-            let (acc, f) = (self.new_slot(), self.new_slot());
-            self.expr(rest[0])?;
-            self.emit(Op::Store(f), span);
-            self.emit(Op::ListStart(acc), span);
-            let start = self.target();
-            let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
-            self.emit(Op::Take(elem), span);
-            self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
-            self.emit(Op::ListPush, span);
-            self.emit(Op::Loop(start), span);
-            self.patch(next);
-            self.emit(Op::ListEnd(acc), span);
-            self.emit(Op::JoinPc, span);
-            self.emit(Op::Load(list), span);
-            self.emit(Op::Builtin { builtin: b, argc: 2 }, span);
-            return Ok(());
-        }
         let acc = self.new_slot();
-        let f = self.new_slot();
+        let f = rest[want - 1];
+        // A literal closure runs in the loop itself (see `inline_call`); any other function is
+        // called, from a slot.
+        let inline = literal_closure(f, want);
         match b {
             Builtin::Fold => {
                 self.expr(rest[0])?;
                 self.emit(Op::Store(acc), span);
-                self.expr(rest[1])?;
             }
             Builtin::Any | Builtin::All => {
                 self.emit(Op::Push(Value::Bool(b == Builtin::All)), span);
                 self.emit(Op::Store(acc), span);
-                self.expr(rest[0])?;
             }
-            _ => self.expr(rest[0])?,
+            _ => {}
         }
-        self.emit(Op::Store(f), span);
-        let builds_list = matches!(b, Builtin::Map | Builtin::Filter);
+        let f_slot = match inline {
+            Some(_) => None,
+            None => {
+                let slot = self.new_slot();
+                self.expr(f)?;
+                self.emit(Op::Store(slot), span);
+                Some(slot)
+            }
+        };
+        // `map`, `filter` and the keyed builtins (their keys) build a list.
+        let builds_list = matches!(b, Builtin::Map | Builtin::Filter) || b.is_keyed();
         if builds_list {
             self.emit(Op::ListStart(acc), span);
         }
         let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
-        // The accumulator is stored again after the call, and only `filter` reads the element
-        // again (to keep it).
-        if b == Builtin::Fold {
-            self.emit(Op::Take(acc), span);
+        // The function's arguments: the accumulator (`fold`), then the element.
+        let args: &[Slot] = if b == Builtin::Fold { &[acc, elem] } else { &[elem] };
+        match (inline, f_slot) {
+            (Some((params, body)), _) => self.inline_call(params, args, body, span)?,
+            (None, Some(slot)) => {
+                // The accumulator is stored again after the call, and only `filter` reads the
+                // element again (to keep it): the others move them into the call.
+                for &a in args {
+                    self.emit(if b == Builtin::Filter { Op::Load(a) } else { Op::Take(a) }, span);
+                }
+                self.emit(Op::CallSlot { slot, argc: args.len() as u16 }, span);
+            }
+            (None, None) => return self.err(span, "a builtin without its function"),
         }
-        self.emit(if b == Builtin::Filter { Op::Load(elem) } else { Op::Take(elem) }, span);
-        self.emit(Op::CallSlot { slot: f, argc: if b == Builtin::Fold { 2 } else { 1 } }, span);
         match b {
-            Builtin::Map => self.emit(Op::ListPush, span),
             Builtin::Filter => self.emit(Op::ListPushIf { acc, elem }, span),
             Builtin::Any => self.emit(Op::Accumulate { acc, all: false }, span),
             Builtin::All => self.emit(Op::Accumulate { acc, all: true }, span),
-            _ => self.emit(Op::Store(acc), span),
+            Builtin::Fold => self.emit(Op::Store(acc), span),
+            _ => self.emit(Op::ListPush, span),
         };
         self.emit(Op::Loop(start), span);
         self.patch(next);
         self.emit(if builds_list { Op::ListEnd(acc) } else { Op::Take(acc) }, span);
         self.emit(Op::JoinPc, span);
+        if b.is_keyed() {
+            // The keys, as `map` computed them; the builtin orders the list by them.
+            self.emit(Op::Load(list), span);
+            self.emit(Op::Builtin { builtin: b, argc: 2 }, span);
+        }
         Ok(())
+    }
+
+    /// A call of a literal closure, compiled in place: its parameters are names for the slots
+    /// `args` (which the body cannot change: bindings are immutable and every `let` takes a new
+    /// slot), and its body's value is left on the stack as the call's would be. The closure
+    /// value would carry the bottom label, so its call would raise nothing and label nothing;
+    /// the body sees the same names (the closure's own and those around it). The call's unit
+    /// of fuel is kept (`Tick`); no frame is pushed.
+    fn inline_call(&mut self, params: &[ClosureParam], args: &[Slot], body: &Expr, span: Span) -> Res {
+        self.emit(Op::Tick, span);
+        let depth = self.body().scope.len();
+        for (p, &slot) in params.iter().zip(args) {
+            self.body().scope.push((p.name.name.clone(), slot));
+        }
+        let result = self.expr(body);
+        self.body().scope.truncate(depth);
+        result
     }
 
     fn tool(&mut self, capability: &str, t: &cordon_syntax::ast::Tool) -> Res<ToolDecl> {

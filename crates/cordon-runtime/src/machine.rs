@@ -427,6 +427,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.burn());
                     ip = *t as usize;
                 }
+                Op::Tick => tri!(ctx.burn()),
                 Op::JumpIfFalse(t) => {
                     let v = pop!();
                     if !tri!(condition(&v.value)) {
