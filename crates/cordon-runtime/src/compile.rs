@@ -18,7 +18,7 @@ use cordon_syntax::{FileId, Span};
 use crate::builtins::Builtin;
 pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
-use crate::value::{CodeId, CodeRef, Func, Value};
+use crate::value::{CodeId, CodeRef, Func, Str, Value};
 
 pub type FnId = u32;
 pub type ConstId = u32;
@@ -75,6 +75,13 @@ pub enum Op {
     Pop,
     Unary(UnOp),
     Binary(BinOp),
+    /// `+` with a string literal `text` on one side (the left if `left`) and the other operand
+    /// on top of the stack: the literal is never pushed, and a string nothing else refers to is
+    /// extended in place.
+    AddLiteral {
+        text: Str,
+        left: bool,
+    },
     /// `Binary` with its operands' `Load`s and integer `Push`es folded in.
     BinaryWith {
         op: BinOp,
@@ -952,6 +959,19 @@ impl Compiler {
             }
             ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
                 self.branch(lhs, |c| c.push(Value::Bool(true), span), |c| c.expr(rhs), span)?
+            }
+            // `+` with a string literal on one side: the literal joins the other operand in
+            // place, without being pushed.
+            ExprKind::Binary { op: BinOp::Add, lhs, rhs }
+                if matches!((&lhs.kind, &rhs.kind), (ExprKind::Str(_), _) | (_, ExprKind::Str(_))) =>
+            {
+                let (text, other, left) = match (&lhs.kind, &rhs.kind) {
+                    (ExprKind::Str(t), _) => (t, rhs, true),
+                    (_, ExprKind::Str(t)) => (t, lhs, false),
+                    _ => return self.err(span, "a string literal vanished"),
+                };
+                self.expr(other)?;
+                self.emit(Op::AddLiteral { text: text.as_str().into(), left }, span);
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 self.expr(lhs)?;

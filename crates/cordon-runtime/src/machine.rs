@@ -335,6 +335,33 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let v = tri!(binary(*op, a, b, ctx));
                     vm.stack.push(v);
                 }
+                Op::AddLiteral { text, left } => {
+                    if let Some(Val { value: Value::Str(s), .. }) = vm.stack.last_mut() {
+                        // As `binary` joins two strings; the literal's label is bottom, so the
+                        // result keeps the other operand's.
+                        let len = s.len() + text.len();
+                        tri!(builtins::check_string_len(len, ctx));
+                        tri!(ctx.allocate(len as u64));
+                        match (s.is_unique(), *left) {
+                            (true, true) => s.prepend(text),
+                            (true, false) => s.append(text),
+                            (false, _) => {
+                                let (a, b) = if *left { (&**text, &**s) } else { (&**s, &**text) };
+                                let mut out = String::with_capacity(len);
+                                out.push_str(a);
+                                out.push_str(b);
+                                *s = out.into();
+                            }
+                        }
+                        continue;
+                    }
+                    // Anything else (an error) as `binary` has it.
+                    let other = pop!();
+                    let literal = Val::plain(Value::Str(text.clone()));
+                    let (a, b) = if *left { (literal, other) } else { (other, literal) };
+                    let v = tri!(binary(BinOp::Add, a, b, ctx));
+                    vm.stack.push(v);
+                }
                 // The commonest fused forms, with the operands' kinds known: a slot and a literal,
                 // the top of the stack and a literal.
                 Op::BinaryWith { op, lhs: Operand::Slot(s), rhs: Operand::Int(k) } => {
