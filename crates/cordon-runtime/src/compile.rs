@@ -184,7 +184,12 @@ pub enum Op {
     },
     /// Starts a list that `map` or `filter` builds, outside any value until `ListEnd` (so
     /// appending to it needs no unique access to a shared list); its label is kept in `acc`.
-    ListStart(Slot),
+    ListStart {
+        acc: Slot,
+        /// The list in this slot has as many elements as the new one will (`map`): room for
+        /// them is made at once.
+        sized_like: Option<Slot>,
+    },
     /// Pops a value and appends it to the list being built.
     ListPush,
     /// Pops a Bool; appends the element in `elem` to the list being built if it is true. The
@@ -1248,7 +1253,9 @@ impl Compiler {
         // `map`, `filter` and the keyed builtins (their keys) build a list.
         let builds_list = matches!(b, Builtin::Map | Builtin::Filter) || b.is_keyed();
         if builds_list {
-            self.emit(Op::ListStart(acc), span);
+            // `map` and the keys make one element for each; `filter` may keep few.
+            let sized_like = (b != Builtin::Filter).then_some(list);
+            self.emit(Op::ListStart { acc, sized_like }, span);
         }
         let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);

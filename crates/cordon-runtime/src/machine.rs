@@ -715,9 +715,13 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => ip = *exit as usize,
                     }
                 }
-                Op::ListStart(acc) => {
+                Op::ListStart { acc, sized_like } => {
                     overwrite(&mut vm.stack[base + *acc as usize], Val::plain(Value::Unit));
-                    vm.lists.push(Vec::new());
+                    let len = match sized_like.map(|s| &vm.stack[base + s as usize].value) {
+                        Some(Value::List(xs)) => xs.len(),
+                        _ => 0,
+                    };
+                    vm.lists.push(Vec::with_capacity(len));
                 }
                 Op::ListPush => {
                     let v = pop!();
