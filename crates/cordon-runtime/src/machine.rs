@@ -41,6 +41,73 @@ struct Frame {
     on_return: OnReturn,
 }
 
+/// What a return needs of the frame it pops (read in place: copying the whole frame out and
+/// reading it back stalls).
+struct Popped {
+    base: usize,
+    on_return: OnReturn,
+}
+
+/// The call stack. Popped frames' places are kept and written over by the next call, field by
+/// field where the frame is made: `Vec::push` of a frame is an out-of-line call that reads the
+/// frame back from memory just written, which stalls every call.
+#[derive(Clone, Debug, Default)]
+struct Frames {
+    /// The frames, innermost at `len - 1`; those from `len` on are spent.
+    items: Vec<Frame>,
+    len: usize,
+}
+
+impl Frames {
+    #[inline(always)]
+    fn push(&mut self, frame: Frame) {
+        match self.items.get_mut(self.len) {
+            Some(place) => *place = frame,
+            None => self.items.push(frame),
+        }
+        self.len += 1;
+    }
+
+    /// Pops the innermost frame; what a return needs of it. The frame's place keeps the
+    /// rest, except its function, which is let go.
+    #[inline(always)]
+    fn pop_return(&mut self) -> Option<Popped> {
+        self.len = self.len.checked_sub(1)?;
+        let frame = self.items.get_mut(self.len)?;
+        frame.func = None;
+        Some(Popped { base: frame.base, on_return: frame.on_return })
+    }
+
+    #[inline(always)]
+    fn last(&self) -> Option<&Frame> {
+        self.items.get(..self.len)?.last()
+    }
+
+    #[inline(always)]
+    fn last_mut(&mut self) -> Option<&mut Frame> {
+        self.items.get_mut(..self.len)?.last_mut()
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// Saved as the frames in use, innermost last.
+impl Serialize for Frames {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.items.get(..self.len).unwrap_or_default().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Frames {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Frames, D::Error> {
+        let items = Vec::<Frame>::deserialize(d)?;
+        Ok(Frames { len: items.len(), items })
+    }
+}
+
 /// The saved program-counter labels, innermost last. In most programs most of them are the
 /// bottom label (a branch taken while `pc` is bottom); those are counted, not stored, so that
 /// saving and restoring one costs no push onto a `Vec`.
@@ -85,7 +152,7 @@ impl PcStack {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Vm {
     stack: Vec<Val>,
-    frames: Vec<Frame>,
+    frames: Frames,
     pub(crate) pc: Label,
     pc_stack: PcStack,
     /// The lists `map` and `filter` are building, innermost last: a call inside one's loop
@@ -811,7 +878,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         tri!(join_pc(vm, ctx));
                     }
                     let result = pop!();
-                    let Some(frame) = vm.frames.pop() else {
+                    let Some(frame) = vm.frames.pop_return() else {
                         fail!(type_error(Span::default(), "return without a frame"))
                     };
                     if let OnReturn::Push = frame.on_return
