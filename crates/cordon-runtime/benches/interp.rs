@@ -497,7 +497,8 @@ fn ratio_table(filter: Option<&str>) {
     }
     // Monty (pydantic-monty) runs the mirror, where it installs.
     let monty = match &version {
-        Some(_) => monty_python(),
+        Some(_) if !selected.is_empty() => monty_python(),
+        Some(_) => Err("no program selected".to_string()),
         None => Err("no python".to_string()),
     };
     if let Err(e) = &monty {
@@ -550,8 +551,10 @@ fn ratio_table(filter: Option<&str>) {
     }
     let _ = writeln!(table, "ratio = cordon / the other: below 1 means Cordon is faster");
     table.push_str(&effect_line);
-    table.push('\n');
-    table.push_str(&peak_table(&selected, version.is_some()));
+    if !selected.is_empty() {
+        table.push('\n');
+        table.push_str(&peak_table(&selected, version.is_some()));
+    }
     println!("\n{table}");
     let dir = target_dir().join("criterion");
     let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join("cpython-ratio.txt"), &table));
