@@ -571,7 +571,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::Field(name) => {
                     let v = pop!();
                     let field = match &v.value {
-                        Value::Record(r) => r.field(name).cloned(),
+                        Value::Record(r) => r.field(name).map(clone_val),
                         _ => None,
                     };
                     match field {
@@ -582,7 +582,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::LoadField { slot, name } => {
                     let v = &vm.stack[base + *slot as usize];
                     let field = match &v.value {
-                        Value::Record(r) => r.field(name).map(|f| f.clone().with_label(&v.label)),
+                        Value::Record(r) => r.field(name).map(|f| clone_val(f).with_label(&v.label)),
                         _ => None,
                     };
                     match field {
