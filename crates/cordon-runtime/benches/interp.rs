@@ -22,11 +22,20 @@
 //! - `effect/plan_100_calls`: a whole run of a plan that makes 100 such calls, through
 //!   [`cordon_engine::run`].
 //!
-//! After the criterion benchmarks, the binary measures each program's median once more on both
-//! sides, in the same way (warm-up, then the median of timed iterations), prints the table
-//! `program, cordon median, cpython median, ratio` and writes it to
+//! After the criterion benchmarks, the binary measures each program's median once more on every
+//! side, in the same way (warm-up, then the median of timed iterations), prints the table
+//! `program, cordon median, cpython medians, monty median, ratios` and writes it to
 //! `target/criterion/cpython-ratio.txt`. Without `python3` on the `PATH` the Python side is
 //! skipped with a message (`CORDON_PYTHON=/path/to/python` chooses another interpreter).
+//!
+//! - Monty (pydantic-monty, a sandboxed interpreter for model-written Python, the closest
+//!   peer) runs the mirror programs. The version pinned in `benches/monty/requirements.txt` is
+//!   installed into a virtual environment under `target/tmp/py-monty` the first time the table
+//!   is made; where it cannot install, its column is skipped with the reason.
+//!   `benches/monty/time_monty.py` times it like the Python script times CPython, from the host.
+//! - Peak memory: each program's whole process, checked, compiled and run once (this binary
+//!   run again as a child with `CORDON_BENCH_PEAK_OF=<program>`), against `python3` running the
+//!   mirror once; both read the kernel's high-water mark of resident memory (`VmHWM`).
 //!
 //! ```text
 //! cargo bench -p cordon-runtime --bench interp
@@ -361,6 +370,11 @@ fn python_median(program: &str) -> Result<(String, Duration), String> {
         .arg(python_script(program))
         .output()
         .map_err(|e| format!("cannot run `{}`: {e}", python()))?;
+    result_and_median(&out)
+}
+
+/// The result and median time a timing script printed, or why there are none.
+fn result_and_median(out: &std::process::Output) -> Result<(String, Duration), String> {
     if !out.status.success() {
         return Err(format!("python failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
@@ -369,6 +383,55 @@ fn python_median(program: &str) -> Result<(String, Duration), String> {
     let result = lines.next().unwrap_or_default().to_string();
     let ns: u64 = lines.next().and_then(|l| l.trim().parse().ok()).ok_or("python printed no time")?;
     Ok((result, Duration::from_nanos(ns)))
+}
+
+/// Where Monty's pinned version is: `benches/monty/`.
+fn monty_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/monty")
+}
+
+/// The Python of a virtual environment under `<target>/tmp/py-monty` holding the pinned
+/// pydantic-monty (`benches/monty/requirements.txt`), made on first use; why not, if it cannot
+/// be (no `python3 -m venv`, or no build of Monty for this machine).
+fn monty_python() -> Result<PathBuf, String> {
+    let venv = target_dir().join("tmp/py-monty");
+    let venv_python = venv.join("bin/python");
+    let ready = venv.join("ready");
+    if ready.exists() {
+        return Ok(venv_python);
+    }
+    let run = |command: &mut Command, what: &str| -> Result<(), String> {
+        let out = command.output().map_err(|e| format!("cannot run {what}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
+        }
+    };
+    eprintln!("installing pydantic-monty into {} (once)", venv.display());
+    let _ = std::fs::remove_dir_all(&venv);
+    run(Command::new(python()).arg("-m").arg("venv").arg(&venv), "python -m venv")?;
+    let requirements = monty_dir().join("requirements.txt");
+    run(Command::new(&venv_python).args(["-m", "pip", "install", "-q", "-r"]).arg(&requirements), "pip install")?;
+    std::fs::write(&ready, "").map_err(|e| e.to_string())?;
+    Ok(venv_python)
+}
+
+/// Runs a Python version in Monty; its result and median time, or why it could not.
+fn monty_median(python: &Path, program: &str) -> Result<(String, Duration), String> {
+    use std::io::Write as _;
+    let mut child = Command::new(python)
+        .arg(monty_dir().join("time_monty.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run Monty: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(program.as_bytes()).map_err(|e| format!("cannot feed Monty: {e}"))?;
+    }
+    let out = child.wait_with_output().map_err(|e| format!("Monty: {e}"))?;
+    result_and_median(&out).map_err(|e| e.replacen("python failed", "Monty failed", 1))
 }
 
 fn python_available() -> Option<String> {
@@ -432,48 +495,66 @@ fn ratio_table(filter: Option<&str>) {
             let _ = writeln!(table, "python: `{}` not found: the Python side is skipped", python());
         }
     }
+    // Monty (pydantic-monty) runs the mirror, where it installs.
+    let monty = match &version {
+        Some(_) if !selected.is_empty() => monty_python(),
+        Some(_) => Err("no program selected".to_string()),
+        None => Err("no python".to_string()),
+    };
+    if let Err(e) = &monty {
+        let _ = writeln!(table, "monty: skipped ({e})");
+    }
     let _ = writeln!(
         table,
-        "{:<16} {:>12} {:>16} {:>8} {:>19} {:>8}",
-        "program", "cordon", "cpython(mirror)", "ratio", "cpython(idiomatic)", "ratio"
+        "{:<16} {:>10} {:>16} {:>6} {:>19} {:>6} {:>14} {:>6}",
+        "program", "cordon", "cpython(mirror)", "ratio", "cpython(idiomatic)", "ratio", "monty(mirror)", "ratio"
     );
     let config = Config::default();
-    for b in selected {
+    for b in &selected {
         let program = compile(b.name, None, b.cordon);
         let expect = run_to_end(&program, &config);
         let cordon = median_time(11, Duration::from_secs(1), || {
             black_box(run_to_end(black_box(&program), &config));
         });
-        let mut cells = Vec::new();
-        for py in [b.mirror, b.idiomatic] {
-            if version.is_none() {
-                cells.push(("-".to_string(), "-".to_string()));
-                continue;
+        let cell = |measured: Result<(String, Duration), String>, who: &str| match measured {
+            Ok((result, _)) if result != expect => {
+                eprintln!("{}: {who} gave {result}, cordon {expect}", b.name);
+                ("wrong".to_string(), "-".to_string())
             }
-            match python_median(py) {
-                Ok((result, _)) if result != expect => {
-                    cells.push(("wrong".to_string(), format!("python gave {result}, cordon {expect}")));
-                }
-                Ok((_, t)) => cells.push((fmt_time(t), format!("{:.2}", cordon.as_secs_f64() / t.as_secs_f64()))),
-                Err(e) => {
-                    eprintln!("{}: {e}", b.name);
-                    cells.push(("error".to_string(), "-".to_string()));
-                }
+            Ok((_, t)) => (fmt_time(t), format!("{:.2}", cordon.as_secs_f64() / t.as_secs_f64())),
+            Err(e) => {
+                eprintln!("{}: {e}", b.name);
+                ("error".to_string(), "-".to_string())
             }
-        }
+        };
+        let skipped = || ("-".to_string(), "-".to_string());
+        let (mirror, idiomatic) = match version {
+            Some(_) => (cell(python_median(b.mirror), "python"), cell(python_median(b.idiomatic), "python")),
+            None => (skipped(), skipped()),
+        };
+        let monty = match &monty {
+            Ok(python) => cell(monty_median(python, b.mirror), "monty"),
+            Err(_) => skipped(),
+        };
         let _ = writeln!(
             table,
-            "{:<16} {:>12} {:>16} {:>8} {:>19} {:>8}",
+            "{:<16} {:>10} {:>16} {:>6} {:>19} {:>6} {:>14} {:>6}",
             b.name,
             fmt_time(cordon),
-            cells[0].0,
-            cells[0].1,
-            cells[1].0,
-            cells[1].1
+            mirror.0,
+            mirror.1,
+            idiomatic.0,
+            idiomatic.1,
+            monty.0,
+            monty.1
         );
     }
-    let _ = writeln!(table, "ratio = cordon / cpython: below 1 means Cordon is faster");
+    let _ = writeln!(table, "ratio = cordon / the other: below 1 means Cordon is faster");
     table.push_str(&effect_line);
+    if !selected.is_empty() {
+        table.push('\n');
+        table.push_str(&peak_table(&selected, version.is_some()));
+    }
     println!("\n{table}");
     let dir = target_dir().join("criterion");
     let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join("cpython-ratio.txt"), &table));
@@ -489,6 +570,93 @@ fn target_dir() -> PathBuf {
         // The workspace's: two levels above this crate.
         None => Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap_or(Path::new(".")).join("target"),
     }
+}
+
+/// The variable that makes the bench binary a child of [`peak_table`] running one program.
+const PEAK_CHILD: &str = "CORDON_BENCH_PEAK_OF";
+
+/// This process's peak resident memory so far, in KiB (Linux's `VmHWM`), if known.
+fn peak_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Checks, compiles and runs the program `name` once, then prints its result and this
+/// process's peak memory in KiB.
+fn peak_child(name: &str) {
+    let Some(b) = PROGRAMS.iter().find(|b| b.name == name) else { panic!("no program `{name}`") };
+    let program = compile(b.name, None, b.cordon);
+    let result = run_to_end(&program, &Config::default());
+    println!("{result}");
+    println!("{}", peak_kib().map_or("-".to_string(), |k| k.to_string()));
+}
+
+/// The Python script running `run()` once, printing its result and the process's peak memory
+/// in KiB, read as [`peak_kib`] reads it.
+fn python_peak_script(program: &str) -> String {
+    format!(
+        "{program}
+result = run()
+print(result)
+peak = '-'
+try:
+    for line in open('/proc/self/status'):
+        if line.startswith('VmHWM:'):
+            peak = line.split()[1]
+except OSError:
+    pass
+print(peak)
+"
+    )
+}
+
+/// Runs `command`, which prints a result and a peak in KiB; both, or why not.
+fn peak_of(command: &mut Command) -> Result<(String, u64), String> {
+    let out = command.output().map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{command:?} failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let result = lines.next().unwrap_or_default().to_string();
+    let peak = lines.next().and_then(|l| l.trim().parse::<u64>().ok()).ok_or("no peak printed")?;
+    Ok((result, peak))
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+/// Whole-process peak memory of each program: this binary re-run as a child that checks,
+/// compiles and runs it once, against `python3` running the mirror once.
+fn peak_table(selected: &[&Bench], with_python: bool) -> String {
+    let mut table = String::new();
+    let _ = writeln!(table, "Peak memory of a whole process running the program once (VmHWM)");
+    let _ = writeln!(table, "{:<16} {:>12} {:>16} {:>8}", "program", "cordon", "cpython(mirror)", "ratio");
+    let Ok(exe) = std::env::current_exe() else { return table };
+    for b in selected {
+        let cordon = peak_of(Command::new(&exe).env(PEAK_CHILD, b.name));
+        let py = if with_python {
+            peak_of(Command::new(python()).arg("-c").arg(python_peak_script(b.mirror)))
+        } else {
+            Err("skipped".into())
+        };
+        let cell = |r: &Result<(String, u64), String>| match r {
+            Ok((_, kib)) => mib(*kib),
+            Err(e) => {
+                eprintln!("{}: {e}", b.name);
+                "-".into()
+            }
+        };
+        let ratio = match (&cordon, &py) {
+            (Ok((rc, kc)), Ok((rp, kp))) if rc == rp => format!("{:.2}", *kc as f64 / *kp as f64),
+            (Ok(_), Ok(_)) => "wrong".into(),
+            _ => "-".into(),
+        };
+        let _ = writeln!(table, "{:<16} {:>12} {:>16} {:>8}", b.name, cell(&cordon), cell(&py), ratio);
+    }
+    table
 }
 
 /// Criterion's positional filter, if any: the argument that is neither an option nor an
@@ -530,6 +698,11 @@ fn filter(args: &[String]) -> Option<&str> {
 }
 
 fn main() {
+    // A child of `peak_table`: runs one program once and reports the peak memory.
+    if let Ok(name) = std::env::var(PEAK_CHILD) {
+        peak_child(&name);
+        return;
+    }
     let mut c = Criterion::default().configure_from_args();
     bench_programs(&mut c);
     bench_effects(&mut c);

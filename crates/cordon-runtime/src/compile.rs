@@ -10,14 +10,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cordon_syntax::ast::{
-    Arm, BinOp, Block, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
+    Arm, BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
+    TypeExpr, UnOp,
 };
 use cordon_syntax::{FileId, Span};
 
 use crate::builtins::Builtin;
 pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
-use crate::value::{CodeId, CodeRef, Func, Value};
+use crate::value::{CodeId, CodeRef, Func, Str, Value};
 
 pub type FnId = u32;
 pub type ConstId = u32;
@@ -74,6 +75,13 @@ pub enum Op {
     Pop,
     Unary(UnOp),
     Binary(BinOp),
+    /// `+` with a string literal `text` on one side (the left if `left`) and the other operand
+    /// on top of the stack: the literal is never pushed, and a string nothing else refers to is
+    /// extended in place.
+    AddLiteral {
+        text: Str,
+        left: bool,
+    },
     /// `Binary` with its operands' `Load`s and integer `Push`es folded in.
     BinaryWith {
         op: BinOp,
@@ -94,6 +102,9 @@ pub enum Op {
     Jump(u32),
     /// A backward jump: costs fuel.
     Loop(u32),
+    /// Costs a unit of fuel: where a higher-order builtin's loop runs a literal closure in
+    /// place, for the call it does not make.
+    Tick,
     /// Pops a Bool; jumps if it is false.
     JumpIfFalse(u32),
     /// Saves the program-counter label and raises it by the label of the value on top (which
@@ -173,7 +184,12 @@ pub enum Op {
     },
     /// Starts a list that `map` or `filter` builds, outside any value until `ListEnd` (so
     /// appending to it needs no unique access to a shared list); its label is kept in `acc`.
-    ListStart(Slot),
+    ListStart {
+        acc: Slot,
+        /// The list in this slot has as many elements as the new one will (`map`): room for
+        /// them is made at once.
+        sized_like: Option<Slot>,
+    },
     /// Pops a value and appends it to the list being built.
     ListPush,
     /// Pops a Bool; appends the element in `elem` to the list being built if it is true. The
@@ -193,6 +209,9 @@ pub enum Op {
     ToLabeledBegin,
     ToLabeledEnd,
     Return,
+    /// `JoinPc` then `Return`: a body that ends with a branch or a loop (a function that is
+    /// one `if`), one dispatch fewer per call.
+    JoinPcReturn,
     /// An `agent` hole: the task and `argc - 1` arguments are on the stack. The run stops and
     /// asks the host for a fill.
     Hole {
@@ -367,6 +386,14 @@ impl Body {
         self.spans.truncate(at + 1);
         self.ops.push(op);
         at as u32
+    }
+}
+
+/// A closure written in place with `arity` parameters: its parameters and body.
+fn literal_closure(e: &Expr, arity: usize) -> Option<(&[ClosureParam], &Expr)> {
+    match &e.kind {
+        ExprKind::Closure { params, body, .. } if params.len() == arity => Some((params, body)),
+        _ => None,
     }
 }
 
@@ -941,6 +968,19 @@ impl Compiler {
             ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
                 self.branch(lhs, |c| c.push(Value::Bool(true), span), |c| c.expr(rhs), span)?
             }
+            // `+` with a string literal on one side: the literal joins the other operand in
+            // place, without being pushed.
+            ExprKind::Binary { op: BinOp::Add, lhs, rhs }
+                if matches!((&lhs.kind, &rhs.kind), (ExprKind::Str(_), _) | (_, ExprKind::Str(_))) =>
+            {
+                let (text, other, left) = match (&lhs.kind, &rhs.kind) {
+                    (ExprKind::Str(t), _) => (t, rhs, true),
+                    (_, ExprKind::Str(t)) => (t, lhs, false),
+                    _ => return self.err(span, "a string literal vanished"),
+                };
+                self.expr(other)?;
+                self.emit(Op::AddLiteral { text: text.as_str().into(), left }, span);
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 self.expr(lhs)?;
                 self.expr(rhs)?;
@@ -1188,69 +1228,78 @@ impl Compiler {
             return self.err(span, "wrong number of arguments");
         }
         let (list, index, elem) = self.loop_slots(list_expr, span)?;
-        if b.is_keyed() {
-            // The keys, as `map` computes them; then the builtin orders the list by them.
-            let (acc, f) = (self.new_slot(), self.new_slot());
-            self.expr(rest[0])?;
-            self.emit(Op::Store(f), span);
-            self.emit(Op::ListStart(acc), span);
-            let start = self.target();
-            let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
-            self.emit(Op::Take(elem), span);
-            self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
-            self.emit(Op::ListPush, span);
-            self.emit(Op::Loop(start), span);
-            self.patch(next);
-            self.emit(Op::ListEnd(acc), span);
-            self.emit(Op::JoinPc, span);
-            self.emit(Op::Load(list), span);
-            self.emit(Op::Builtin { builtin: b, argc: 2 }, span);
-            return Ok(());
-        }
         let acc = self.new_slot();
-        let f = self.new_slot();
         if matches!(b, Builtin::Map | Builtin::AndThen | Builtin::MapErr) {
+            // `map` serves an Option or a Result too, told apart only at run time: its function
+            // is called from a slot (never run in place), one arm per variant and a list loop.
+            let f = self.new_slot();
             self.expr(rest[0])?;
             self.emit(Op::Store(f), span);
             return self.variant_combinator(b, [list, index, elem], acc, f, span);
         }
+        let f = rest[want - 1];
+        // A literal closure runs in the loop itself (see `inline_call`); any other function is
+        // called, from a slot.
+        let inline = literal_closure(f, want);
         match b {
             Builtin::Fold => {
                 self.expr(rest[0])?;
                 self.emit(Op::Store(acc), span);
-                self.expr(rest[1])?;
             }
             Builtin::Any | Builtin::All => {
                 self.emit(Op::Push(Value::Bool(b == Builtin::All)), span);
                 self.emit(Op::Store(acc), span);
-                self.expr(rest[0])?;
             }
-            _ => self.expr(rest[0])?,
+            _ => {}
         }
-        self.emit(Op::Store(f), span);
-        let builds_list = b == Builtin::Filter;
+        let f_slot = match inline {
+            Some(_) => None,
+            None => {
+                let slot = self.new_slot();
+                self.expr(f)?;
+                self.emit(Op::Store(slot), span);
+                Some(slot)
+            }
+        };
+        // `map`, `filter` and the keyed builtins (their keys) build a list.
+        let builds_list = matches!(b, Builtin::Map | Builtin::Filter) || b.is_keyed();
         if builds_list {
-            self.emit(Op::ListStart(acc), span);
+            // `map` and the keys make one element for each; `filter` may keep few.
+            let sized_like = (b != Builtin::Filter).then_some(list);
+            self.emit(Op::ListStart { acc, sized_like }, span);
         }
         let start = self.target();
         let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
-        // The accumulator is stored again after the call, and only `filter` reads the element
-        // again (to keep it).
-        if b == Builtin::Fold {
-            self.emit(Op::Take(acc), span);
+        // The function's arguments: the accumulator (`fold`), then the element.
+        let args: &[Slot] = if b == Builtin::Fold { &[acc, elem] } else { &[elem] };
+        match (inline, f_slot) {
+            (Some((params, body)), _) => self.inline_call(params, args, body, span)?,
+            (None, Some(slot)) => {
+                // The accumulator is stored again after the call, and only `filter` reads the
+                // element again (to keep it): the others move them into the call.
+                for &a in args {
+                    self.emit(if b == Builtin::Filter { Op::Load(a) } else { Op::Take(a) }, span);
+                }
+                self.emit(Op::CallSlot { slot, argc: args.len() as u16 }, span);
+            }
+            (None, None) => return self.err(span, "a builtin without its function"),
         }
-        self.emit(if b == Builtin::Filter { Op::Load(elem) } else { Op::Take(elem) }, span);
-        self.emit(Op::CallSlot { slot: f, argc: if b == Builtin::Fold { 2 } else { 1 } }, span);
         match b {
             Builtin::Filter => self.emit(Op::ListPushIf { acc, elem }, span),
             Builtin::Any => self.emit(Op::Accumulate { acc, all: false }, span),
             Builtin::All => self.emit(Op::Accumulate { acc, all: true }, span),
-            _ => self.emit(Op::Store(acc), span),
+            Builtin::Fold => self.emit(Op::Store(acc), span),
+            _ => self.emit(Op::ListPush, span),
         };
         self.emit(Op::Loop(start), span);
         self.patch(next);
         self.emit(if builds_list { Op::ListEnd(acc) } else { Op::Take(acc) }, span);
         self.emit(Op::JoinPc, span);
+        if b.is_keyed() {
+            // The keys, as `map` computed them; the builtin orders the list by them.
+            self.emit(Op::Load(list), span);
+            self.emit(Op::Builtin { builtin: b, argc: 2 }, span);
+        }
         Ok(())
     }
 
@@ -1290,7 +1339,7 @@ impl Compiler {
         }
         self.emit(Op::Pop, span);
         if b == Builtin::Map {
-            self.emit(Op::ListStart(acc), span);
+            self.emit(Op::ListStart { acc, sized_like: Some(value) }, span);
             let start = self.target();
             let next = self.emit(Op::IterNext { list: value, index, elem: payload, exit: 0 }, span);
             self.emit(Op::Take(payload), span);
@@ -1307,6 +1356,23 @@ impl Compiler {
         }
         self.emit(Op::JoinPc, span);
         Ok(())
+    }
+
+    /// A call of a literal closure, compiled in place: its parameters are names for the slots
+    /// `args` (which the body cannot change: bindings are immutable and every `let` takes a new
+    /// slot), and its body's value is left on the stack as the call's would be. The closure
+    /// value would carry the bottom label, so its call would raise nothing and label nothing;
+    /// the body sees the same names (the closure's own and those around it). The call's unit
+    /// of fuel is kept (`Tick`); no frame is pushed.
+    fn inline_call(&mut self, params: &[ClosureParam], args: &[Slot], body: &Expr, span: Span) -> Res {
+        self.emit(Op::Tick, span);
+        let depth = self.body().scope.len();
+        for (p, &slot) in params.iter().zip(args) {
+            self.body().scope.push((p.name.name.clone(), slot));
+        }
+        let result = self.expr(body);
+        self.body().scope.truncate(depth);
+        result
     }
 
     fn tool(&mut self, capability: &str, t: &cordon_syntax::ast::Tool) -> Res<ToolDecl> {
@@ -1437,8 +1503,13 @@ impl Compiler {
 
     /// Ends a body with its `Return` and adds it to the program's code.
     fn finish(&mut self, name: &str, params: u16, mut body: Body) -> CodeId {
-        body.ops.push(Op::Return);
-        body.spans.push(body.spans.last().copied().unwrap_or_default());
+        // A jump to the `JoinPc` still finds it; none may target the `Return` (`fusable`).
+        if matches!(body.ops.last(), Some(Op::JoinPc)) && body.fusable(1) {
+            body.fuse(1, Op::JoinPcReturn);
+        } else {
+            body.ops.push(Op::Return);
+            body.spans.push(body.spans.last().copied().unwrap_or_default());
+        }
         let id = CodeId::new(self.code_base + self.codes.len() as u32);
         self.codes.push(Code {
             name: name.into(),

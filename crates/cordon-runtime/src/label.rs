@@ -308,7 +308,7 @@ impl Label {
         Label(Some(Arc::new(LabelData { dc: a.dc.join(&b.dc), sources })))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn join_mut(&mut self, other: &Label) {
         if other.0.is_some() {
             *self = self.join(other);

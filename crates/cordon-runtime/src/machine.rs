@@ -43,13 +43,120 @@ struct Frame {
     on_return: OnReturn,
 }
 
+/// What a return needs of the frame it pops (read in place: copying the whole frame out and
+/// reading it back stalls).
+struct Popped {
+    base: usize,
+    on_return: OnReturn,
+}
+
+/// The call stack. Popped frames' places are kept and written over by the next call, field by
+/// field where the frame is made: `Vec::push` of a frame is an out-of-line call that reads the
+/// frame back from memory just written, which stalls every call.
+#[derive(Clone, Debug, Default)]
+struct Frames {
+    /// The frames, innermost at `len - 1`; those from `len` on are spent.
+    items: Vec<Frame>,
+    len: usize,
+}
+
+impl Frames {
+    #[inline(always)]
+    fn push(&mut self, frame: Frame) {
+        match self.items.get_mut(self.len) {
+            Some(place) => *place = frame,
+            None => self.items.push(frame),
+        }
+        self.len += 1;
+    }
+
+    /// Pops the innermost frame; what a return needs of it. The frame's place keeps the
+    /// rest, except its function, which is let go.
+    #[inline(always)]
+    fn pop_return(&mut self) -> Option<Popped> {
+        self.len = self.len.checked_sub(1)?;
+        let frame = self.items.get_mut(self.len)?;
+        frame.func = None;
+        Some(Popped { base: frame.base, on_return: frame.on_return })
+    }
+
+    #[inline(always)]
+    fn last(&self) -> Option<&Frame> {
+        self.items.get(..self.len)?.last()
+    }
+
+    #[inline(always)]
+    fn last_mut(&mut self) -> Option<&mut Frame> {
+        self.items.get_mut(..self.len)?.last_mut()
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// Saved as the frames in use, innermost last.
+impl Serialize for Frames {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.items.get(..self.len).unwrap_or_default().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Frames {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Frames, D::Error> {
+        let items = Vec::<Frame>::deserialize(d)?;
+        Ok(Frames { len: items.len(), items })
+    }
+}
+
+/// The saved program-counter labels, innermost last. In most programs most of them are the
+/// bottom label (a branch taken while `pc` is bottom); those are counted, not stored, so that
+/// saving and restoring one costs no push onto a `Vec`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct PcStack {
+    /// The saved labels that are not bottom, each with how many bottoms were saved after it.
+    labels: Vec<(Label, usize)>,
+    /// How many bottoms were saved before the first of `labels`.
+    bottoms: usize,
+}
+
+impl PcStack {
+    #[inline(always)]
+    fn push(&mut self, label: Label) {
+        if !label.is_bottom() {
+            self.labels.push((label, 0));
+        } else if let Some((_, n)) = self.labels.last_mut() {
+            *n += 1;
+        } else {
+            self.bottoms += 1;
+        }
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Label> {
+        match self.labels.last_mut() {
+            Some((_, n)) if *n > 0 => {
+                *n -= 1;
+                Some(Label::bottom())
+            }
+            Some(_) => self.labels.pop().map(|(l, _)| l),
+            None if self.bottoms > 0 => {
+                self.bottoms -= 1;
+                Some(Label::bottom())
+            }
+            None => None,
+        }
+    }
+}
+
 /// The evaluation state of one run (or one predicate the boundary evaluates).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Vm {
     stack: Vec<Val>,
-    frames: Vec<Frame>,
+    frames: Frames,
     pub(crate) pc: Label,
-    pc_stack: Vec<Label>,
+    pc_stack: PcStack,
     /// The lists `map` and `filter` are building, innermost last: a call inside one's loop
     /// starts and ends its own before it returns.
     lists: Vec<Vec<Val>>,
@@ -299,6 +406,33 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let v = tri!(binary(*op, a, b, ctx));
                     vm.stack.push(v);
                 }
+                Op::AddLiteral { text, left } => {
+                    if let Some(Val { value: Value::Str(s), .. }) = vm.stack.last_mut() {
+                        // As `binary` joins two strings; the literal's label is bottom, so the
+                        // result keeps the other operand's.
+                        let len = s.len() + text.len();
+                        tri!(builtins::check_string_len(len, ctx));
+                        tri!(ctx.allocate(len as u64));
+                        match (s.is_unique(), *left) {
+                            (true, true) => s.prepend(text),
+                            (true, false) => s.append(text),
+                            (false, _) => {
+                                let (a, b) = if *left { (&**text, &**s) } else { (&**s, &**text) };
+                                let mut out = String::with_capacity(len);
+                                out.push_str(a);
+                                out.push_str(b);
+                                *s = out.into();
+                            }
+                        }
+                        continue;
+                    }
+                    // Anything else (an error) as `binary` has it.
+                    let other = pop!();
+                    let literal = Val::plain(Value::Str(text.clone()));
+                    let (a, b) = if *left { (literal, other) } else { (other, literal) };
+                    let v = tri!(binary(BinOp::Add, a, b, ctx));
+                    vm.stack.push(v);
+                }
                 // The commonest fused forms, with the operands' kinds known: a slot and a literal,
                 // the top of the stack and a literal.
                 Op::BinaryWith { op, lhs: Operand::Slot(s), rhs: Operand::Int(k) } => {
@@ -391,6 +525,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.burn());
                     ip = *t as usize;
                 }
+                Op::Tick => tri!(ctx.burn()),
                 Op::JumpIfFalse(t) => {
                     let v = pop!();
                     if !tri!(condition(&v.value)) {
@@ -411,17 +546,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         vm.pc.join_mut(&l);
                     }
                 }
-                Op::JoinPc => {
-                    let saved = match vm.pc_stack.pop() {
-                        Some(l) => l,
-                        None => fail!(type_error(Span::default(), "unbalanced program-counter labels")),
-                    };
-                    let pc = std::mem::replace(&mut vm.pc, saved);
-                    ctx.pc_seen.join_mut(&pc);
-                    if let Some(top) = vm.stack.last_mut() {
-                        top.label.join_mut(&pc);
-                    }
-                }
+                Op::JoinPc => tri!(join_pc(vm, ctx)),
                 Op::MakeTuple(n) => {
                     let n = *n as usize;
                     tri!(ctx.allocate(n as u64 * SLOT_BYTES));
@@ -450,7 +575,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::Field(name) => {
                     let v = pop!();
                     let field = match &v.value {
-                        Value::Record(r) => r.field(name).cloned(),
+                        Value::Record(r) => r.field(name).map(clone_val),
                         _ => None,
                     };
                     match field {
@@ -461,7 +586,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::LoadField { slot, name } => {
                     let v = &vm.stack[base + *slot as usize];
                     let field = match &v.value {
-                        Value::Record(r) => r.field(name).map(|f| f.clone().with_label(&v.label)),
+                        Value::Record(r) => r.field(name).map(|f| clone_val(f).with_label(&v.label)),
                         _ => None,
                     };
                     match field {
@@ -661,9 +786,13 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => ip = *exit as usize,
                     }
                 }
-                Op::ListStart(acc) => {
+                Op::ListStart { acc, sized_like } => {
                     overwrite(&mut vm.stack[base + *acc as usize], Val::plain(Value::Unit));
-                    vm.lists.push(Vec::new());
+                    let len = match sized_like.map(|s| &vm.stack[base + s as usize].value) {
+                        Some(Value::List(xs)) => xs.len(),
+                        _ => 0,
+                    };
+                    vm.lists.push(Vec::with_capacity(len));
                 }
                 Op::ListPush => {
                     let v = pop!();
@@ -750,9 +879,12 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.allocate(SLOT_BYTES));
                     vm.stack.push(Val::plain(Value::Labeled(Arc::new(v.with_label(&inner_pc)))));
                 }
-                Op::Return => {
+                Op::Return | Op::JoinPcReturn => {
+                    if let Op::JoinPcReturn = op {
+                        tri!(join_pc(vm, ctx));
+                    }
                     let result = pop!();
-                    let Some(frame) = vm.frames.pop() else {
+                    let Some(frame) = vm.frames.pop_return() else {
                         fail!(type_error(Span::default(), "return without a frame"))
                     };
                     if let OnReturn::Push = frame.on_return
@@ -822,6 +954,23 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
             }
         }
     }
+}
+
+/// `JoinPc`: labels the value on top with the program-counter label and restores the saved
+/// one.
+#[inline(always)]
+fn join_pc(vm: &mut Vm, ctx: &mut Ctx) -> Result<(), RunError> {
+    let Some(saved) = vm.pc_stack.pop() else {
+        return Err(type_error(Span::default(), "unbalanced program-counter labels"));
+    };
+    let pc = std::mem::replace(&mut vm.pc, saved);
+    if !pc.is_bottom() {
+        ctx.pc_seen.join_mut(&pc);
+        if let Some(top) = vm.stack.last_mut() {
+            top.label.join_mut(&pc);
+        }
+    }
+    Ok(())
 }
 
 /// `Value::clone`, with the scalars the hot paths mostly load copied inline.

@@ -34,8 +34,9 @@ use crate::value::Val;
 /// The format's version: a saved run of another version is refused, never guessed at. The
 /// machine's frames point into compiled code, so a change to what the compiler emits is a new
 /// version too (2: `map` and `filter` build their lists in the machine, `Take` moves out of
-/// slots).
-const VERSION: u32 = 2;
+/// slots; 3: `JoinPcReturn`, saved `pc` labels counted when bottom, literal closures run in
+/// their builtin's loop).
+const VERSION: u32 = 3;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;

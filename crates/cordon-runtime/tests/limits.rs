@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Recorder, checked, checked_with, config, no_tools};
-use cordon_runtime::{Json, Limits, Program, Sessions, Value};
+use cordon_runtime::{Config, Json, Limits, Program, Run, Sessions, Step, Value};
 
 /// Runs `program` with `limits`; it must end with `limit-reached` whose message contains
 /// `says`, in well under a second or two.
@@ -130,4 +130,36 @@ fn a_loop_of_tool_calls_reaches_the_tool_call_limit() {
 fn limits_apply_to_constants_too() {
     let plan = "const BIG: List[Int] = range(0, 1000000000);\nBIG.len()";
     assert_limit(&checked(plan), Limits::default(), "over the limit");
+}
+
+#[test]
+fn a_closure_written_in_place_computes_and_costs_what_one_passed_by_name_does() {
+    // A higher-order builtin runs a literal closure in its own loop rather than calling it;
+    // the result, its label and the fuel (a unit per call) must not tell the two apart.
+    let rows = [
+        ("xs.map(|x: Int| x * s)", "xs.map(f1)"),
+        ("xs.filter(|x: Int| x % s == 0)", "xs.filter(f2)"),
+        ("xs.fold(s, |a: Int, x: Int| a + x * s)", "xs.fold(s, f3)"),
+        ("xs.any(|x: Int| x == s)", "xs.any(f2)"),
+        ("xs.all(|x: Int| x == s)", "xs.all(f2)"),
+        ("xs.sort_by(|x: Int| x % s)", "xs.sort_by(f4)"),
+        ("xs.count_by(|x: Int| x % s)", "xs.count_by(f4)"),
+    ];
+    let prelude = "
+let xs = range(0, 20);
+let s = 3;
+let f1 = |x: Int| x * s;
+let f2 = |x: Int| x % s == 0;
+let f3 = |a: Int, x: Int| a + x * s;
+let f4 = |x: Int| x % s;
+";
+    let outcome = |expr: &str| {
+        let program = checked(&format!("{prelude}{expr}"));
+        let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+        let Ok(Step::Done(v)) = run.proceed() else { panic!("{expr} must run to its end") };
+        (v.value.to_string(), v.label.dc(), run.fuel_used())
+    };
+    for (in_place, by_name) in rows {
+        assert_eq!(outcome(in_place), outcome(by_name), "{in_place} against {by_name}");
+    }
 }

@@ -55,6 +55,10 @@ fn integer_and_float_arithmetic_computes_exact_results() {
 fn strings_count_characters_and_compare_by_content() {
     assert_checked(&[
         (r#""ab" + "cd""#, r#""abcd""#),
+        // A literal on either side joins the other operand, shared or not, without changing it.
+        (r#""item" + 7.to_string() + "!""#, r#""item7!""#),
+        (r#"let s = "x"; let t = s + "y"; let u = "w" + s; [s, t, u]"#, r#"["x", "xy", "wx"]"#),
+        (r#"["a", "b"].map(|s: String| "<" + s + ">").join("")"#, r#""<a><b>""#),
         (r#"len("héllo")"#, "5"),
         (r#""日本語".len()"#, "3"),
         (r#""".is_empty()"#, "true"),
@@ -435,6 +439,8 @@ fn code_the_checker_would_refuse_fails_cleanly_at_run_time() {
     assert_table(
         &[
             ("1 + true", "runtime-type-error"),
+            (r#"1 + "a""#, "runtime-type-error"),
+            (r#""a" + 1"#, "runtime-type-error"),
             (r#""a" - "b""#, "runtime-type-error"),
             ("let f = 3; f(1)", "runtime-type-error"),
             ("let f = |x: Int| x; f(1, 2)", "runtime-type-error"),
