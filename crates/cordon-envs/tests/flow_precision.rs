@@ -4,8 +4,9 @@
 //! proved within its sinks nor refused on every path), the runs say whether it was in fact
 //! allowed (a false alarm: a warning the run did not need), refused, or not reached. The table
 //! is printed (`cargo test -p cordon-envs --test flow_precision -- --nocapture`) and pinned, so
-//! the README's figures cannot drift; and no site the summary proved, or refused, may be judged
-//! otherwise by the run.
+//! the README's figures cannot drift; no site the summary proved, or refused, may be judged
+//! otherwise by the run; and every call each run proposes lies within the summary's count and
+//! label bounds.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 #[path = "../../cordon-runtime/tests/common/proposed.rs"]
@@ -51,6 +52,8 @@ fn tally(env: &str) -> Tally {
         let summary = cordon_flow::analyze(checked, &sources, &user);
         let program = Program::new(checked).unwrap();
         let effects = proposed::proposed(&program, host.as_mut(), &user, &Limits::default()).unwrap();
+        // Sound on every example: each call within the summary's count and bounds.
+        proposed::within(&summary, &effects).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // Per site: was it reached, and did any run refuse it on labels?
         let mut runs: BTreeMap<(u32, u32), bool> = BTreeMap::new();
         for e in &effects {
@@ -89,6 +92,7 @@ fn the_summary_on_the_examples() {
     let github = tally("github");
     let chat = tally("chat");
     let shop = tally("shop");
+    let mail = tally("mail");
     // Pinned: a change in precision shows here and in the README's table.
     let pinned = |plans, sites, allowed, must, may, may_allowed, may_refused, may_unreached| Tally {
         plans,
@@ -103,4 +107,5 @@ fn the_summary_on_the_examples() {
     assert_eq!(github, pinned(7, 24, 21, 1, 2, 0, 2, 0), "github");
     assert_eq!(chat, pinned(15, 46, 31, 1, 14, 7, 7, 0), "chat");
     assert_eq!(shop, pinned(4, 9, 8, 0, 1, 0, 1, 0), "shop");
+    assert_eq!(mail, pinned(17, 42, 33, 0, 9, 2, 7, 0), "mail");
 }
