@@ -1,7 +1,7 @@
 //! What a checked plan may do with which data, before any of it runs.
 //!
 //! [`analyze`] runs a static label analysis over a checked program: an abstract interpretation
-//! of the run time's label rules ([`analyze`](crate::analyze) has them) that gives, at every
+//! of the run time's label rules (the `analyze` module has them) that gives, at every
 //! tool call the plan may make, bounds on the label of each argument and of the decision to
 //! call, the sink each must flow to, how many times at most the call is made, under which
 //! conditions, and where its arguments come from. The bounds are two-sided: `hi` is above every
@@ -11,6 +11,9 @@
 //! From the summary: [`Summary::diagnostics`] are the check-time errors (a call that must break
 //! its sink, `label-flow`; a call to a `@approval(deny)` tool, `approval-denied`), and
 //! [`Summary::render`] is the effect summary a person reads (`cordon check --effects`).
+//! [`check`] is the check every front end runs (the checker, then these errors);
+//! [`analyze_fill`] reads a model's fill the same way, with its hole's real values, before it
+//! runs.
 
 mod abs;
 mod analyze;
