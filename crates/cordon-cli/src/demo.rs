@@ -167,11 +167,12 @@ pub fn run() -> Report {
         for line in wrap(story.intro, 88) {
             out.push_str(&format!("   {line}\n"));
         }
+        // Whom the story's plans act for (its environment's principal), read once per story.
+        let user = principal(story.env);
         for plan in story.plans {
             let mut sources = SourceMap::new();
             let policy = sources.add(story.policy.0, story.policy.1);
             let file = sources.add(plan.path, plan.text);
-            let user = principal(story.env);
             let (outcome, _) = cordon_flow::check(
                 &sources,
                 &[policy],
@@ -514,13 +515,14 @@ fn gate_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
     for line in wrap(GATE_INTRO, 88) {
         out.push_str(&format!("   {line}\n"));
     }
+    let user = principal(Some("shop"));
     let mut all_as_expected = true;
     for case in APPROVALS {
         out.push_str(&format!("\n   $ cordon run --env shop --approve answers.txt {}\n", case.path));
         for line in wrap(case.about, 88) {
             out.push_str(&format!("   # {line}\n"));
         }
-        let (shown, got) = match approve(case, store) {
+        let (shown, got) = match approve(case, &user, store) {
             Ok(ran) => ran,
             Err(e) => (Vec::new(), format!("failed: {e}")),
         };
@@ -538,12 +540,11 @@ fn gate_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
 
 /// Runs one case of the gate story: the cards the person was shown, and the result with the
 /// gate's counts.
-fn approve(case: &Approval, store: &SqliteStore) -> Result<(Vec<String>, String), String> {
+fn approve(case: &Approval, user: &str, store: &SqliteStore) -> Result<(Vec<String>, String), String> {
     let mut sources = SourceMap::new();
     let policy = sources.add("policies/shop.cord", cordon_envs::shop::POLICY);
     let file = sources.add(case.path, case.text);
-    let (outcome, _) =
-        cordon_flow::check(&sources, &[policy], Some(file), &CheckOptions::default(), &principal(Some("shop")), true);
+    let (outcome, _) = cordon_flow::check(&sources, &[policy], Some(file), &CheckOptions::default(), user, true);
     let Some(checked) = outcome.program.as_ref() else {
         let code = outcome.diagnostics.iter().find(|d| d.is_error()).map_or("", |d| d.code.as_str());
         return Ok((Vec::new(), format!("rejected before anything ran ({code})")));
