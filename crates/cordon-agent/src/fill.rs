@@ -22,13 +22,15 @@
 use std::collections::HashMap;
 
 use cordon_engine::{End, Engine, Event, Holes, Observer, Problem, Stages, Turn};
+use cordon_runtime::effect::Refill;
 use cordon_runtime::{
     Config, DcLabel, ErrorKind, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
 };
 use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 
-use crate::prompt::{Earlier, NotCleared, Prompt, add_history, prompt};
+use crate::prompt::{Earlier, NotCleared, Prompt, PromptStats, add_history, prompt};
+use crate::scripted::estimate_tokens;
 use crate::provider::{Message, Provider, ProviderError, Request, Usage};
 
 /// Replies longer than this many bytes are not read for code.
@@ -130,7 +132,21 @@ impl<'a> Filler<'a> {
         check: &mut dyn FnMut(&str, u32) -> Checking,
         observer: &mut dyn Observer,
     ) -> Filled {
-        let mut messages = prompt.messages.clone();
+        let conversation = Conversation { messages: prompt.messages.clone(), attempts: 0 };
+        self.converse(hole, prompt, conversation, check, observer)
+    }
+
+    /// [`Filler::fill_hole`] going on with `conversation`: its attempts count towards
+    /// [`FillConfig::max_attempts`], and `prompt`'s messages are not used (its label is).
+    fn converse(
+        &mut self,
+        hole: &str,
+        prompt: &Prompt,
+        conversation: Conversation,
+        check: &mut dyn FnMut(&str, u32) -> Checking,
+        observer: &mut dyn Observer,
+    ) -> Filled {
+        let Conversation { mut messages, attempts: before } = conversation;
         let mut stats = HoleStats {
             hole: hole.to_string(),
             attempts: 0,
@@ -141,8 +157,8 @@ impl<'a> Filler<'a> {
         };
         let max_attempts = self.config.max_attempts.max(1);
         let mut last = String::from("no attempt was made");
-        for attempt in 1..=max_attempts {
-            stats.attempts = attempt;
+        for attempt in before + 1..=max_attempts {
+            stats.attempts = attempt - before;
             let request = Request {
                 messages: messages.clone(),
                 max_tokens: self.config.max_tokens,
@@ -177,7 +193,9 @@ impl<'a> Filler<'a> {
                     Checking::Accepted(fill) => {
                         observer.event(&Event::FillAccepted { hole, attempt, code });
                         stats.filled = true;
-                        return Filled { fill: Ok(fill), stats };
+                        messages.push(Message::assistant(echo(&completion.text)));
+                        let conversation = Conversation { messages, attempts: attempt };
+                        return Filled { fill: Ok((fill, conversation)), stats };
                     }
                     Checking::Rejected(mut rejection) => {
                         if let Some(note) = note {
@@ -201,9 +219,10 @@ impl<'a> Filler<'a> {
             last = feedback;
         }
         let first = last.lines().next().unwrap_or_default().to_string();
-        let plural = if stats.attempts == 1 { "" } else { "s" };
-        let reason = format!("no fill checked in {} attempt{plural} (last: {first})", stats.attempts);
-        abandoned(observer, Some(hole), stats.attempts, ErrorKind::Hole.code(), &reason);
+        let attempts = before + stats.attempts;
+        let plural = if attempts == 1 { "" } else { "s" };
+        let reason = format!("no fill checked in {attempts} attempt{plural} (last: {first})");
+        abandoned(observer, Some(hole), attempts, ErrorKind::Hole.code(), &reason);
         Filled { fill: Err(reason), stats }
     }
 }
@@ -230,11 +249,20 @@ pub struct Rejection {
     pub first: Option<Problem>,
 }
 
-/// How one hole ended: an accepted fill or why there is none, and its cost.
+/// How one hole ended: an accepted fill and the conversation that led to it, or why there is
+/// none; and its cost.
 #[derive(Debug)]
 pub struct Filled {
-    pub fill: Result<Box<CheckedFill>, String>,
+    pub fill: Result<(Box<CheckedFill>, Conversation), String>,
     pub stats: HoleStats,
+}
+
+/// A hole's conversation with its model: the prompt's messages, then each reply and what was
+/// said back to it; and how many replies were asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    pub messages: Vec<Message>,
+    pub attempts: u32,
 }
 
 /// A rejected reply as it is kept in the conversation: whole, unless it is over the size cap.
@@ -384,6 +412,9 @@ struct Entered {
     label: Label,
     id: String,
     depth: usize,
+    /// The conversation that wrote it, ending with its reply: where the run goes back to its
+    /// hole ([`HoleRequest::again`]), the model is told why in this conversation.
+    conversation: Conversation,
 }
 
 /// Where a hole the run reached is: its site, its id and depth, its parent fill (if any).
@@ -476,15 +507,14 @@ impl Holes for ModelHoles<'_, '_> {
             self.holes.push(stats);
         }
         match filled.fill {
-            Ok((fill, label)) => run.fill(&fill.fill, &label).inspect(|_| {
-                self.entered.insert(fill_file(&fill.fill), *fill);
-            }),
-            Err(Unfilled::Reason(reason)) => Err(run.abandon_hole(&reason)),
-            Err(Unfilled::NotAsked(error)) => {
-                // The run ends at the hole all the same; the error says why.
-                let _ = run.abandon_hole(&error.message);
-                Err(*error)
+            Ok(entered) => {
+                let file = fill_file(&entered.fill);
+                let step = run.fill(&entered.fill, &entered.label);
+                self.entered.insert(file, *entered);
+                step
             }
+            Err(Unfilled::Reason(reason)) => Err(run.abandon_hole(&reason)),
+            Err(Unfilled::Ends(error)) => Err(run.end_at_hole(*error)),
         }
     }
 }
@@ -496,7 +526,7 @@ fn fill_file(fill: &CheckedFill) -> FileId {
 
 /// How one reached hole went.
 struct Reached {
-    fill: Result<(Box<Entered>, Label), Unfilled>,
+    fill: Result<Box<Entered>, Unfilled>,
     stats: Option<HoleStats>,
 }
 
@@ -505,12 +535,14 @@ enum Unfilled {
     /// The model was asked and gave none, or the hole could not be asked (its site unknown,
     /// too deep): the run ends with a hole error saying this.
     Reason(String),
-    /// The model may not be asked: the run ends with this `label-flow` error.
-    NotAsked(Box<RunError>),
+    /// The run ends with this error: the model may not be asked (`label-flow`), or a refusal
+    /// that sent the run back to the hole stands.
+    Ends(Box<RunError>),
 }
 
 /// Fills a hole the run reached: finds its site, enforces the depth limit, builds its prompt
-/// and runs the fill loop with the right check.
+/// (or, where the run came back to the hole, goes on with the conversation that wrote the
+/// refused fill) and runs the fill loop with the right check.
 fn fill_reached(
     sources: &mut SourceMap,
     checked: &Checked,
@@ -530,10 +562,13 @@ fn fill_reached(
         abandoned(observer, Some(&at.id), 0, ErrorKind::Hole.code(), &reason);
         return Reached { fill: Err(Unfilled::Reason(reason)), stats: None };
     }
-    let mut p = match prompt(sources, checked, &at.site, request, &filler.config.clearance) {
-        Ok(p) => p,
-        Err(not_cleared) => {
-            let error = not_asked(filler, &not_cleared, request);
+    let begun = match &request.again {
+        None => begin(sources, checked, filler, &at, request),
+        Some(refill) => go_back(sources, filler, entered, &at.id, refill, observer),
+    };
+    let (p, conversation) = match begun {
+        Ok(begun) => begun,
+        Err(error) => {
             abandoned(observer, Some(&at.id), 0, error.kind.code(), &error.message);
             let stats = HoleStats {
                 hole: at.id,
@@ -543,14 +578,9 @@ fn fill_reached(
                 filled: false,
                 model_error: None,
             };
-            return Reached { fill: Err(Unfilled::NotAsked(Box::new(error))), stats: Some(stats) };
+            return Reached { fill: Err(Unfilled::Ends(error)), stats: Some(stats) };
         }
     };
-    if let Some(parent) = at.parent {
-        p.label.join_mut(&parent.label);
-    } else if at.depth == 1 {
-        add_history(&mut p, &filler.config.history, request, &filler.config.clearance);
-    }
     let (id, depth, site) = (at.id.clone(), at.depth, at.site.id);
     let parent = at.parent.map(|e| e.fill.clone());
     let (prompt_label, user, asked) = (p.label.clone(), filler.config.user.clone(), filler.config.asked);
@@ -571,12 +601,82 @@ fn fill_reached(
             Checking::Rejected(rejection(&FillOutcome { diagnostics: refused, fill: None }, sources))
         }
     };
-    let filled = filler.fill_hole(&id, &p, &mut check, observer);
+    let filled = filler.converse(&id, &p, conversation, &mut check, observer);
     let fill = filled
         .fill
-        .map(|fill| (Box::new(Entered { fill, label: p.label.clone(), id: id.clone(), depth }), p.label.clone()))
+        .map(|(fill, conversation)| Box::new(Entered { fill, label: p.label, id: id.clone(), depth, conversation }))
         .map_err(Unfilled::Reason);
     Reached { fill, stats: Some(filled.stats) }
+}
+
+/// The prompt of a hole reached for the first time, and a conversation that starts with it;
+/// or the `label-flow` error of a hole the model may not be asked.
+fn begin(
+    sources: &SourceMap,
+    checked: &Checked,
+    filler: &Filler<'_>,
+    at: &Located<'_>,
+    request: &HoleRequest,
+) -> Result<(Prompt, Conversation), Box<RunError>> {
+    let mut p = prompt(sources, checked, &at.site, request, &filler.config.clearance)
+        .map_err(|not_cleared| Box::new(not_asked(filler, &not_cleared, request)))?;
+    if let Some(parent) = at.parent {
+        p.label.join_mut(&parent.label);
+    } else if at.depth == 1 {
+        add_history(&mut p, &filler.config.history, request, &filler.config.clearance);
+    }
+    let conversation = Conversation { messages: p.messages.clone(), attempts: 0 };
+    Ok((p, conversation))
+}
+
+/// The run came back to hole `id` because the labels refused a call its fill made before
+/// the fill performed anything (`refill`). The model that wrote the fill is told the refusal in
+/// the conversation that wrote it, with the prompt's label raised by the refusal's, if it is
+/// cleared for the refusal (what chose the refused call) and has attempts left; otherwise the
+/// refusal stands and ends the run, with a note saying why the model was not asked again.
+fn go_back(
+    sources: &SourceMap,
+    filler: &Filler<'_>,
+    entered: &HashMap<FileId, Entered>,
+    id: &str,
+    refill: &Refill,
+    observer: &mut dyn Observer,
+) -> Result<(Prompt, Conversation), Box<RunError>> {
+    let stands = |note: String| Box::new(refill.error.clone().with_note(note));
+    let Some(refused) = entered.get(&refill.fill) else {
+        return Err(stands("the refused fill is unknown to the host".to_string()));
+    };
+    let diagnostic = refill.error.to_diagnostic();
+    let feedback = render::concise(&diagnostic, sources);
+    let (line, _) = sources.file(refill.error.span.file).line_col(refill.error.span.start);
+    let first = Problem { code: diagnostic.code, line, message: diagnostic.message.clone() };
+    let attempt = refused.conversation.attempts;
+    observer.event(&Event::FillRefused { hole: id, attempt, feedback: &feedback, first: Some(&first) });
+    let clearance = &filler.config.clearance;
+    if !refill.label.dc().flows_to(clearance) {
+        return Err(stands(format!(
+            "the model `{}` was not told of this refusal and not asked again: the refusal depends on data \
+             labelled {}, and it is cleared for {clearance}",
+            filler.provider.name(),
+            refill.label,
+        )));
+    }
+    if attempt >= filler.config.max_attempts {
+        return Err(stands(format!("the model had no attempts left to write another fill ({attempt} used)")));
+    }
+    let mut conversation = refused.conversation.clone();
+    conversation.messages.push(Message::user(format!(
+        "Your fill ran, and a call it made was refused by the labels. Nothing it did was performed; the run is \
+         back at this hole:\n{feedback}Write a fill the labels admit and answer again with exactly one ```cordon \
+         block."
+    )));
+    let stats = PromptStats {
+        chars: conversation.messages.iter().map(|m| m.content.chars().count()).sum(),
+        estimated_tokens: conversation.messages.iter().map(|m| estimate_tokens(&m.content)).sum(),
+        ..PromptStats::default()
+    };
+    let label = refused.label.join(&refill.label);
+    Ok((Prompt { messages: conversation.messages.clone(), label, stats }, conversation))
 }
 
 /// The `label-flow` error of a hole the model may not be asked: at the hole, naming the model,

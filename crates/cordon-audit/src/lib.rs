@@ -70,6 +70,9 @@ pub const STAGE: &str = "audit";
 pub mod kind {
     /// A hole's accepted fill: the hole, the attempt, the code that ran.
     pub const FILL: &str = "fill";
+    /// A hole's fill the run went back from: a call it made was refused by the labels before
+    /// it performed anything. The hole, the attempt, the refusal's code.
+    pub const FILL_REFUSED: &str = "fill-refused";
     /// A hole that got no fill: the hole, the attempts, the code of why.
     pub const HOLE_ABANDONED: &str = "hole-abandoned";
     /// A call refused by the boundary or a stage: nothing was performed. The row names the
@@ -350,6 +353,10 @@ impl Observer for Recorder<'_> {
             }
             Event::FillAccepted { hole, attempt, code } => {
                 recording.append(state, kind::FILL, &json!({ "hole": hole, "attempt": attempt, "code": code }));
+            }
+            Event::FillRefused { hole, attempt, first, .. } => {
+                let code = first.map(|problem| problem.code);
+                recording.append(state, kind::FILL_REFUSED, &json!({ "hole": hole, "attempt": attempt, "code": code }));
             }
             Event::HoleAbandoned { hole, attempts, code, reason } => {
                 let content = json!({ "hole": hole, "attempts": attempts, "code": code, "reason": reason });

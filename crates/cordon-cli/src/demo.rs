@@ -773,6 +773,12 @@ impl Observer for Recorder {
                     last.rejected = Some(Rejected { first: first.cloned(), text: feedback.to_string() });
                 }
             }
+            Event::FillRefused { hole, attempt, feedback, first } => {
+                // The attempt whose fill ran: holes it reached may have had attempts since.
+                if let Some(refused) = self.attempts.iter_mut().rev().find(|a| a.hole == hole && a.number == attempt) {
+                    refused.rejected = Some(Rejected { first: first.cloned(), text: feedback.to_string() });
+                }
+            }
             Event::EffectPerformed { effect, .. } => {
                 self.calls.push(format!("ran      {}.{}", effect.capability, effect.tool));
             }

@@ -49,6 +49,10 @@ pub enum Event<'a> {
     /// The reply's code checked as the hole's fill: the run goes on with `code`, the reply's
     /// code block.
     FillAccepted { hole: &'a str, attempt: u32, code: &'a str },
+    /// The accepted fill of attempt `attempt` made a call the labels refused before anything it
+    /// did was performed, so the run went back to its hole: `feedback` goes to the model with
+    /// the next prompt, if it may be told (`first` is the refusal as data).
+    FillRefused { hole: &'a str, attempt: u32, feedback: &'a str, first: Option<&'a Problem> },
     /// The model gave no answer (the provider failed).
     ModelFailed { hole: &'a str, attempt: u32, error: &'a str },
     /// The hole gets no fill and the run ends: the model failed, the attempts ran out, holes

@@ -158,6 +158,7 @@ impl Program {
             pc_seen: Label::bottom(),
             evaluator: machine::eval,
             defer_label_flows: false,
+            refused: None,
         }
     }
 }

@@ -84,9 +84,11 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
     Some(Val { value: refusal, label: chosen(ctx, effect) })
 }
 
-/// Records that `effect` was refused (by the boundary, or by a stage after it).
+/// Records that `effect` was refused (by the boundary, or by a stage after it), and what the
+/// refusal depends on ([`Ctx::refused`]).
 pub fn refused(ctx: &mut Ctx, effect: &Effect, e: &RunError) {
     ctx.trace.push(Event::blocked(effect, e));
+    ctx.refused = Some(chosen(ctx, effect));
 }
 
 /// The host is about to perform an admitted effect: its linear arguments are used up, the call

@@ -46,6 +46,9 @@ pub struct Ctx {
     /// Whether a call that fails only label checks is proposed with its failures marked
     /// (`Effect::flows`) for a stage to put to the user, instead of refused here.
     pub defer_label_flows: bool,
+    /// What the last refused call's refusal depends on (what chose the call), from the
+    /// boundary's record of it until the run takes it to decide where the refusal goes.
+    pub refused: Option<Label>,
 }
 
 /// How policy code is run to a value: the machine's `eval`.

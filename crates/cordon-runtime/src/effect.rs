@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use cordon_syntax::Span;
+use cordon_syntax::{FileId, Span};
 use serde::{Deserialize, Serialize};
 
+use crate::error::RunError;
 use crate::label::Label;
 use crate::value::{Val, Value};
 
@@ -80,6 +81,25 @@ pub struct HoleRequest {
     pub pc: Label,
     /// The hole's index in the running program.
     pub(crate) site: usize,
+    /// Set when the run went back to this hole after its fill was refused (see [`Refill`]).
+    #[serde(default)]
+    pub again: Option<Box<Refill>>,
+}
+
+/// Why a run went back to a hole it had filled. The fill made a call the labels refused (the
+/// boundary, or a stage that put the failed label checks to a person), and nothing the fill did
+/// had been performed: no effect was committed since it was entered, so the world is as it was
+/// at the hole, no linear value is used up, and the hole can be filled again.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Refill {
+    /// The refusal, as it would have ended the run.
+    pub error: RunError,
+    /// What the refusal depends on: what chose the refused call (the decision to make it and
+    /// its arguments), the label a refusal handed to a plan as a value carries. Whoever is
+    /// told of the refusal must be cleared for it, and what they do next carries it.
+    pub label: Label,
+    /// The source file of the refused fill.
+    pub fill: FileId,
 }
 
 /// What tool hosts speak: arguments and results as JSON.

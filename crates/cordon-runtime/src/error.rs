@@ -4,8 +4,9 @@
 use std::fmt;
 
 use cordon_syntax::{Code, Diagnostic, Span};
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunError {
     pub kind: ErrorKind,
     pub message: String,
@@ -17,7 +18,7 @@ pub struct RunError {
     pub related: Vec<(Span, String)>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ErrorKind {
     /// Integer overflow, division by zero, a float that is not a number where an `Int` is needed.
     Arithmetic,

@@ -151,6 +151,23 @@ pub struct Run {
     /// What the failure that ended the run may have depended on: the pc at the failure and
     /// every label the pc was raised by before it.
     failure: Option<Label>,
+    /// The fills running that have performed nothing yet, innermost last: where a call they
+    /// make is refused by the labels, the run goes back to the innermost one's hole.
+    running_fills: Vec<FillStart>,
+}
+
+/// Where a running fill started: the machine as it was at the fill's hole, so the run can go
+/// back there. Kept until an effect is committed (the fill has then done something the world
+/// saw) or the fill returns.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct FillStart {
+    /// The machine waiting at the hole.
+    vm: Vm,
+    hole: HoleRequest,
+    /// The fill's body: it runs in the frame above the hole's while the fill runs.
+    body: value::CodeRef,
+    /// The fill's source file.
+    file: cordon_syntax::FileId,
 }
 
 impl Run {
@@ -171,6 +188,7 @@ impl Run {
             pc_seen: Label::bottom(),
             evaluator: machine::eval,
             defer_label_flows: false,
+            refused: None,
         };
         let Some(plan) = compiled.plan else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "there is no plan to run"));
@@ -190,6 +208,7 @@ impl Run {
             finished: false,
             result: None,
             failure: None,
+            running_fills: Vec::new(),
         })
     }
 
@@ -216,8 +235,39 @@ impl Run {
                 self.result = Some(v.clone());
                 Ok(Step::Done(v))
             }
-            Err(e) => Err(self.fail(e)),
+            Err(e) => {
+                let by_labels = e.kind == ErrorKind::LabelFlow;
+                self.refused(e, by_labels)
+            }
         }
+    }
+
+    /// The run stopped with `e`: a refused call (refused `by_labels`, or otherwise) or another
+    /// failure. Where the labels refused a call made in a fill that has performed nothing yet,
+    /// the run goes back to the fill's hole to be filled again, telling why
+    /// ([`HoleRequest::again`]); otherwise the run ends with `e`.
+    fn refused(&mut self, e: RunError, by_labels: bool) -> Result<Step, RunError> {
+        // Set only when the boundary recorded a refusal: not for other failures.
+        let label = self.ctx.refused.take();
+        let Some(label) = label.filter(|_| by_labels) else { return Err(self.fail(e)) };
+        while let Some(start) = self.running_fills.pop() {
+            if !self.vm.runs(start.vm.depth(), start.body) {
+                continue; // returned already
+            }
+            // What the refused attempt depended on stays part of what a later failure may
+            // depend on.
+            self.ctx.pc_seen.join_mut(&self.vm.pc);
+            self.ctx.pc_seen.join_mut(&label);
+            self.vm = start.vm;
+            self.waiting = None;
+            self.committed = false;
+            self.flows_approved_by = None;
+            let mut hole = start.hole;
+            hole.again = Some(Box::new(effect::Refill { error: e, label, fill: start.file }));
+            self.waiting_hole = Some(hole.clone());
+            return Ok(Step::Hole(hole));
+        }
+        Err(self.fail(e))
     }
 
     /// Ends the run with `e`, remembering what the failure may have depended on.
@@ -237,6 +287,7 @@ impl Run {
         match &self.waiting {
             Some(effect) if !self.committed => {
                 boundary::commit(&mut self.ctx, effect);
+                self.running_fills.clear();
                 self.committed = true;
                 self.flows_approved_by = None;
                 Ok(())
@@ -283,11 +334,12 @@ impl Run {
         }
         self.flows_approved_by = None;
         boundary::refused(&mut self.ctx, &effect, &e);
-        // A call the labels refused ends the run when it is not performed, as it does when the
-        // boundary refuses it itself: no refusal value the plan could go on with.
+        // A call the labels refused is handled as when the boundary refuses it itself: no
+        // refusal value the plan could go on with.
         if !effect.flows.is_empty() {
-            return Err(self.fail(e));
+            return self.refused(e, true);
         }
+        self.ctx.refused = None;
         match boundary::refusal_value(&mut self.ctx, &effect, &e) {
             Some(value) => {
                 self.vm.resume(value);
@@ -331,6 +383,11 @@ impl Run {
         };
         let body = compiled.body;
         Arc::make_mut(&mut self.ctx.program).extend(compiled);
+        // Fills that returned are no longer running: the run cannot go back to their holes.
+        let depth = self.vm.depth();
+        self.running_fills.retain(|start| start.vm.depth() < depth);
+        let start = FillStart { vm: self.vm.clone(), hole: HoleRequest { again: None, ..hole.clone() }, body, file: fill.file };
+        self.running_fills.push(start);
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
         // The fill's label also names its hole, so a refusal can point at the code's origin.
         let label = if label.is_bottom() {
@@ -346,8 +403,15 @@ impl Run {
     /// Ends the run at the waiting hole: no fill could be had (the model failed, or no fill
     /// checked within the attempts allowed).
     pub fn abandon_hole(&mut self, reason: &str) -> RunError {
-        let span = self.waiting_hole.take().map_or_else(Span::default, |h| h.span);
-        self.fail(RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}")))
+        let span = self.waiting_hole.as_ref().map_or_else(Span::default, |h| h.span);
+        self.end_at_hole(RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}")))
+    }
+
+    /// Ends the run at the waiting hole with `e`: the model may not be asked, or a refusal that
+    /// sent the run back to the hole ([`HoleRequest::again`]) stands.
+    pub fn end_at_hole(&mut self, e: RunError) -> RunError {
+        self.waiting_hole = None;
+        self.fail(e)
     }
 
     /// Lets a stage after the boundary put a call that fails only label checks to the user:

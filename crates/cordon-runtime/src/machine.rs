@@ -271,6 +271,18 @@ impl Vm {
         let func = Arc::new(Func::new(body, scope));
         self.enter(program, body, Some(func), args, OnReturn::PushJoinPc);
     }
+
+    /// How many frames are running.
+    pub fn depth(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Whether the frame with `depth` frames below it runs `code`. A fill entered where the
+    /// machine was `depth` frames deep is still running exactly while this holds for its body:
+    /// a fill's body is entered only at its hole.
+    pub fn runs(&self, depth: usize, code: CodeRef) -> bool {
+        depth < self.frames.len() && self.frames.items.get(depth).is_some_and(|frame| frame.code == code)
+    }
 }
 
 fn type_error(span: Span, message: impl Into<String>) -> RunError {
@@ -948,6 +960,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         scope,
                         pc: vm.pc.clone(),
                         site: *site as usize,
+                        again: None,
                     }));
                 }
                 Op::Fail(message) => fail!(type_error(Span::default(), message.to_string())),

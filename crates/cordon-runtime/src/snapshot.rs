@@ -20,7 +20,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use crate::Run;
+use crate::{FillStart, Run};
 use crate::compile::{self, Compiled, FillRecord};
 use crate::ctx::{ConstState, Ctx};
 use crate::effect::{Effect, HoleRequest};
@@ -35,8 +35,8 @@ use crate::value::Val;
 /// machine's frames point into compiled code, so a change to what the compiler emits is a new
 /// version too (2: `map` and `filter` build their lists in the machine, `Take` moves out of
 /// slots; 3: `JoinPcReturn`, saved `pc` labels counted when bottom, literal closures run in
-/// their builtin's loop).
-const VERSION: u32 = 3;
+/// their builtin's loop; 4: the running fills the run may go back to).
+const VERSION: u32 = 4;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;
@@ -95,6 +95,7 @@ struct Snapshot {
     finished: bool,
     result: Option<Val>,
     failure: Option<Label>,
+    running_fills: Vec<FillStart>,
 }
 
 fn tag(key: &[u8], body: &[u8]) -> Hmac<Sha256> {
@@ -132,6 +133,7 @@ impl Run {
             finished: self.finished,
             result: self.result.clone(),
             failure: self.failure.clone(),
+            running_fills: self.running_fills.clone(),
         };
         // Serializing plain data to memory cannot fail.
         let body = serde_json::to_vec(&snapshot).unwrap_or_default();
@@ -171,6 +173,7 @@ impl Run {
             pc_seen: s.pc_seen,
             evaluator: machine::eval,
             defer_label_flows: false,
+            refused: None,
         };
         let run = Run {
             vm: s.vm,
@@ -183,6 +186,7 @@ impl Run {
             finished: s.finished,
             result: s.result,
             failure: s.failure,
+            running_fills: s.running_fills,
         };
         Ok((run, sources))
     }
