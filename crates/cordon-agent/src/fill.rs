@@ -30,8 +30,8 @@ use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 
 use crate::prompt::{Earlier, NotCleared, Prompt, PromptStats, add_history, prompt};
-use crate::scripted::estimate_tokens;
 use crate::provider::{Message, Provider, ProviderError, Request, Usage};
+use crate::scripted::estimate_tokens;
 
 /// Replies longer than this many bytes are not read for code.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024;

@@ -221,3 +221,91 @@ fn a_rejected_reply_and_a_refused_fill_share_one_budget() {
     assert!(model.last(1).starts_with("Your fill was rejected"), "{}", model.last(1));
     assert!(model.last(2).starts_with("Your fill ran, and a call it made was refused"), "{}", model.last(2));
 }
+
+mod property {
+    //! The class, over random fills: statements that read (performed), message alice (allowed),
+    //! message #general's newest member (refused at run time for a model that saw the private
+    //! names; allowed for one that did not), or do not check, in random order, for random
+    //! clearances and attempt budgets.
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const STATEMENTS: [&str; 5] = [
+        "let seen = chat.read_channel(g);",
+        r#"chat.send_dm("alice", "names: " + private.map(|c: Channel| c.name).join(", "));"#,
+        r#"chat.send_dm(m, "names: " + private.map(|c: Channel| c.name).join(", "));"#,
+        r#"chat.send_dm(m, "hello");"#,
+        "no_such_name;",
+    ];
+
+    fn fill(statements: &[usize]) -> String {
+        let body: String = statements.iter().map(|&i| format!("      {}\n", STATEMENTS[i])).collect();
+        format!(
+            "match general.first() {{\n  Some(g) => match g.members.last() {{\n    Some(m) => {{\n{body}      \
+             \"done\"\n    }},\n    None => \"none\",\n  }},\n  None => \"none\",\n}}"
+        )
+    }
+
+    fn event(line: &str) -> serde_json::Value {
+        serde_json::from_str(line).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        #[test]
+        fn a_run_goes_back_only_to_a_fill_that_performed_nothing_and_tells_only_a_cleared_model(
+            fills in prop::collection::vec(prop::collection::vec(0..STATEMENTS.len(), 0..4), 1..5),
+            cleared_for_alice in any::<bool>(),
+            max_attempts in 1u32..5,
+        ) {
+            let replies: Vec<String> = fills.iter().map(|f| fill(f)).collect();
+            let replies: Vec<&str> = replies.iter().map(String::as_str).collect();
+            let mut model = Recording::new(&replies);
+            let clearance = if cleared_for_alice { alice() } else { DcLabel::untrusted() };
+            let config = FillConfig { max_attempts, ..cleared(clearance) };
+            let (chat, outcome, transcript) = run(CHANNELS, &mut model, config);
+            let events: Vec<serde_json::Value> = transcript.lines().map(event).collect();
+            let outline: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+            let outline = outline.join(" ");
+
+            prop_assert!(model.requests.len() <= max_attempts as usize);
+            let mut performed_since_accepted = 0;
+            let mut refused_at: Option<usize> = None;
+            let mut dms = 0;
+            for (i, e) in events.iter().enumerate() {
+                match e["event"].as_str().unwrap() {
+                    "fill_accepted" => performed_since_accepted = 0,
+                    "effect_performed" => {
+                        performed_since_accepted += 1;
+                        dms += usize::from(e["tool"] == "Chat.send_dm");
+                    }
+                    "fill_refused" => {
+                        // Only a fill that performed nothing is gone back from.
+                        prop_assert_eq!(performed_since_accepted, 0, "{}", outline);
+                        refused_at = Some(i);
+                    }
+                    "hole_prompted" if refused_at.is_some() => {
+                        // Told only when cleared for the refusal (the private names' readers).
+                        prop_assert!(cleared_for_alice, "{}", outline);
+                        refused_at = None;
+                    }
+                    _ => {}
+                }
+            }
+            // What the world saw is what was performed: no refused message reached anyone.
+            prop_assert_eq!(chat.data().dms.len(), dms);
+            if !cleared_for_alice {
+                let shown: String = model.requests.iter().flat_map(|r| r.messages.iter().map(|m| m.content.clone())).collect();
+                prop_assert!(!shown.contains("leadership"));
+            }
+            // And the feature works: a cleared model with attempts left is asked again.
+            for pair in events.windows(2).filter(|w| w[0]["event"] == "fill_refused") {
+                let attempt = pair[0]["attempt"].as_u64().unwrap();
+                let asked = pair[1]["event"] == "hole_prompted";
+                prop_assert_eq!(asked, cleared_for_alice && attempt < u64::from(max_attempts), "{}", outline);
+            }
+        }
+    }
+}

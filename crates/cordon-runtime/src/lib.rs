@@ -386,7 +386,8 @@ impl Run {
         // Fills that returned are no longer running: the run cannot go back to their holes.
         let depth = self.vm.depth();
         self.running_fills.retain(|start| start.vm.depth() < depth);
-        let start = FillStart { vm: self.vm.clone(), hole: HoleRequest { again: None, ..hole.clone() }, body, file: fill.file };
+        let start =
+            FillStart { vm: self.vm.clone(), hole: HoleRequest { again: None, ..hole.clone() }, body, file: fill.file };
         self.running_fills.push(start);
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
         // The fill's label also names its hole, so a refusal can point at the code's origin.

@@ -20,7 +20,6 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use crate::{FillStart, Run};
 use crate::compile::{self, Compiled, FillRecord};
 use crate::ctx::{ConstState, Ctx};
 use crate::effect::{Effect, HoleRequest};
@@ -30,6 +29,7 @@ use crate::limits::Limits;
 use crate::machine::{self, Vm};
 use crate::trace::Event;
 use crate::value::Val;
+use crate::{FillStart, Run};
 
 /// The format's version: a saved run of another version is refused, never guessed at. The
 /// machine's frames point into compiled code, so a change to what the compiler emits is a new

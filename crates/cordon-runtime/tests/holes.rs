@@ -30,6 +30,11 @@ fn run_with_fill(plan: &str, fill: &str, label: &Label, host: &mut Recorder<'_>)
     assert!(fill.diagnostics.is_empty(), "{:?}", fill.diagnostics);
     loop {
         match step {
+            // Back at the hole after a refusal: this host does not ask again.
+            Ok(Step::Hole(h)) if h.again.is_some() => {
+                let refusal = h.again.map(|again| again.error).unwrap();
+                return Err(run.end_at_hole(refusal).kind.code().as_str().to_string());
+            }
             Ok(Step::Hole(h)) => {
                 let names: Vec<String> = h.args.iter().enumerate().map(|(i, _)| format!("arg{}", i + 1)).collect();
                 step = run.fill_unchecked(&fill.module, &names, label);
@@ -133,4 +138,97 @@ fn a_checked_fill_runs_in_its_hole() {
     let fill = outcome.fill.expect("the fill checks");
     let Ok(Step::Done(v)) = run.fill(&fill, &Label::bottom()) else { panic!("the run ends") };
     assert_eq!(v.value.to_string(), "\"42\"");
+}
+
+/// Runs `plan` to its first hole and fills it with `fill`, shown a prompt labelled `label`,
+/// performing every call with `host`: the step after the fill's last call or refusal.
+fn first_fill(
+    plan: &str,
+    fill: &str,
+    label: &Label,
+    host: &mut Recorder<'_>,
+) -> (Run, Result<Step, cordon_runtime::RunError>) {
+    let source = Source::new(Some(POLICY), plan);
+    let program = source.checked();
+    let config = Config { user: "alice".into(), ..Config::default() };
+    let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
+    let Ok(Step::Hole(hole)) = run.proceed() else { panic!("the run stops at the hole") };
+    let fill = parse(FileId(9), fill);
+    let names: Vec<String> = hole.args.iter().enumerate().map(|(i, _)| format!("arg{}", i + 1)).collect();
+    let mut step = run.fill_unchecked(&fill.module, &names, label);
+    while let Ok(Step::Effect(e)) = step {
+        step = run
+            .commit()
+            .and_then(|()| run.resume(cordon_runtime::ToolHost::perform(host, &cordon_runtime::ToolCall::new(&e))));
+    }
+    (run, step)
+}
+
+#[test]
+fn a_refused_fill_that_performed_nothing_sends_the_run_back_to_its_hole() {
+    let plan = r#"let secret = "s3cret"; let done: () = agent[()]("post a greeting"); "ok""#;
+    let mut host = Recorder::new(|_| Ok(Json::Null));
+    let (mut run, step) = first_fill(plan, r#"lab.post("hello " + secret)"#, &untrusted(), &mut host);
+    let Ok(Step::Hole(hole)) = step else { panic!("back at the hole: {step:?}") };
+    let again = hole.again.as_ref().expect("says why");
+    assert_eq!(again.error.kind.code().as_str(), "label-flow");
+    assert_eq!(again.fill, FileId(9));
+    // What the refusal depends on: what chose the call, here the untrusted prompt the fill was
+    // written from.
+    assert!(!again.label.dc().flows_to(&DcLabel::endorsed("alice")), "{}", again.label);
+    assert!(host.seen().is_empty(), "nothing performed");
+    assert!(run.waiting_hole().is_some_and(|h| h.span == hole.span), "the run waits at the same hole");
+    // A second fill goes on from the hole as the first found it.
+    let fill = parse(FileId(10), r#"lab.note("hello")"#);
+    let mut step = run.fill_unchecked(&fill.module, &[], &untrusted());
+    while let Ok(Step::Effect(e)) = step {
+        step = run.commit().and_then(|()| {
+            run.resume(cordon_runtime::ToolHost::perform(&mut host, &cordon_runtime::ToolCall::new(&e)))
+        });
+    }
+    assert!(matches!(&step, Ok(Step::Done(v)) if v.value.to_string() == "\"ok\""), "{step:?}");
+    assert_eq!(host.seen(), [r#"note("hello")"#]);
+}
+
+#[test]
+fn a_refused_fill_that_performed_an_effect_ends_the_run() {
+    let plan = r#"let done: () = agent[()]("post a greeting"); "ok""#;
+    let mut host = Recorder::new(|_| Ok(Json::Null));
+    let (_, step) = first_fill(plan, r#"lab.note("first"); lab.post("hello")"#, &untrusted(), &mut host);
+    assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "label-flow"), "{step:?}");
+    assert_eq!(host.seen(), [r#"note("first")"#]);
+}
+
+#[test]
+fn a_refusal_after_the_fill_returned_ends_the_run() {
+    // The plan's own call, after the fill returned, is the plan's: there is no fill to go back
+    // to, even though nothing was performed since the fill started.
+    let plan = r#"let text: String = agent[String]("write a greeting"); lab.post(text); "ok""#;
+    let mut host = Recorder::new(|_| Ok(Json::Null));
+    let (_, step) = first_fill(plan, r#""hello""#, &untrusted(), &mut host);
+    assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "label-flow"), "{step:?}");
+    // The same with a hole reached at the same depth again: both fills have returned.
+    let plan =
+        r#"let words = [1, 2].map(|i: Int| -> String { agent[String]("a word") }); lab.post(words.join(" ")); "ok""#;
+    let program = Source::new(Some(POLICY), plan).checked();
+    let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    let fill = parse(FileId(9), r#""w""#);
+    let mut step = run.proceed();
+    let mut filled = 0;
+    while let Ok(Step::Hole(hole)) = step {
+        assert!(hole.again.is_none(), "went back to a fill that returned");
+        filled += 1;
+        step = run.fill_unchecked(&fill.module, &[], &untrusted());
+    }
+    assert_eq!(filled, 2);
+    assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "label-flow"), "{step:?}");
+}
+
+#[test]
+fn other_failures_in_a_fill_end_the_run() {
+    // Only the labels' refusals send a run back: an overflow is the fill's own doing.
+    let plan = r#"let n: Int = agent[Int]("a number"); to_string(n)"#;
+    let mut host = Recorder::new(|_| Ok(Json::Null));
+    let (_, step) = first_fill(plan, "9223372036854775807 + 1", &Label::bottom(), &mut host);
+    assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "arithmetic-error"), "{step:?}");
 }
