@@ -232,3 +232,25 @@ fn other_failures_in_a_fill_end_the_run() {
     let (_, step) = first_fill(plan, "9223372036854775807 + 1", &Label::bottom(), &mut host);
     assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "arithmetic-error"), "{step:?}");
 }
+
+#[test]
+fn a_saved_run_keeps_the_fill_it_may_go_back_from() {
+    // A stage holds the fill's call (its label checks failed, to be put to a person); the run
+    // is saved, loaded elsewhere, and the person says no: the run goes back to the hole.
+    let mut source = Source::new(Some(POLICY), r#"let done: () = agent[()]("post a greeting"); "ok""#);
+    let program = source.checked();
+    let text = r#"lab.post("hello")"#;
+    let file = source.sources.add("fill.cord", text);
+    let fill = parse(file, text);
+    let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    run.defer_label_flows(true);
+    let Ok(Step::Hole(_)) = run.proceed() else { panic!("the run stops at the hole") };
+    let Ok(Step::Effect(effect)) = run.fill_unchecked(&fill.module, &[], &untrusted()) else { panic!("proposed") };
+    assert!(!effect.flows.is_empty(), "its label checks failed");
+    let bytes = run.save(&source.sources, b"key");
+    drop(run);
+    let (mut run, _) = Run::load(&bytes, b"key").unwrap();
+    let refusal = run.unapproved_flows().expect("no one approved");
+    let Ok(Step::Hole(hole)) = run.refuse(refusal) else { panic!("back at the hole") };
+    assert_eq!(hole.again.map(|again| again.fill), Some(file));
+}
