@@ -135,7 +135,7 @@ impl Setup {
             }
         };
         let filled = Filler::new(model).fill_hole("0", &p, &mut check, observer);
-        let Ok(fill) = filled.fill else { return false };
+        let Ok((fill, _)) = filled.fill else { return false };
         matches!(run.fill(&fill, &p.label), Ok(Step::Effect(_)))
     }
 }

@@ -98,6 +98,16 @@ pub struct HoleStats {
     pub model_error: Option<ProviderError>,
 }
 
+impl HoleStats {
+    /// Adds what a later round at the same hole cost, and how it ended.
+    fn add(&mut self, later: HoleStats) {
+        self.attempts += later.attempts;
+        self.usage += later.usage;
+        self.filled = later.filled;
+        self.model_error = later.model_error;
+    }
+}
+
 /// Fills holes with one model: the provider and the settings.
 pub struct Filler<'a> {
     provider: &'a mut dyn Provider,
@@ -504,7 +514,13 @@ impl Holes for ModelHoles<'_, '_> {
         let filled =
             fill_reached(self.sources, self.checked, self.options, self.filler, &self.entered, &request, observer);
         if let Some(stats) = filled.stats {
-            self.holes.push(stats);
+            // Coming back to a hole goes on with its count.
+            let earlier =
+                request.again.as_ref().and_then(|_| self.holes.iter_mut().rev().find(|h| h.hole == stats.hole));
+            match earlier {
+                Some(earlier) => earlier.add(stats),
+                None => self.holes.push(stats),
+            }
         }
         match filled.fill {
             Ok(entered) => {
@@ -656,9 +672,10 @@ fn go_back(
     if !refill.label.dc().flows_to(clearance) {
         return Err(stands(format!(
             "the model `{}` was not told of this refusal and not asked again: the refusal depends on data \
-             labelled {}, and it is cleared for {clearance}",
+             labelled {}, and it is cleared for {}",
             filler.provider.name(),
             refill.label,
+            named(filler, clearance),
         )));
     }
     if attempt >= filler.config.max_attempts {
@@ -679,14 +696,18 @@ fn go_back(
     Ok((Prompt { messages: conversation.messages.clone(), label, stats }, conversation))
 }
 
+/// A clearance by its name among those the host offers (`` `public` (<..>) ``), or as a label.
+fn named(filler: &Filler<'_>, clearance: &DcLabel) -> String {
+    match filler.config.clearance_names.iter().find(|(_, l)| l == clearance) {
+        Some((name, _)) => format!("`{name}` ({clearance})"),
+        None => clearance.to_string(),
+    }
+}
+
 /// The `label-flow` error of a hole the model may not be asked: at the hole, naming the model,
 /// its clearance and the clearance it would need, with the sources of the pc as related places.
 fn not_asked(filler: &Filler<'_>, not_cleared: &NotCleared, request: &HoleRequest) -> RunError {
     let names = &filler.config.clearance_names;
-    let named = |label: &DcLabel| match names.iter().find(|(_, l)| l == label) {
-        Some((name, _)) => format!("`{name}` ({label})"),
-        None => label.to_string(),
-    };
     let needed = not_cleared.needed();
     let would_need = match names.iter().find(|(_, l)| needed.flows_to(l)) {
         Some((name, label)) => format!("it would need clearance `{name}` ({label})"),
@@ -703,7 +724,7 @@ fn not_asked(filler: &Filler<'_>, not_cleared: &NotCleared, request: &HoleReques
             "the hole is reached under a decision that depends on {}; the model `{}` is cleared for {}; {would_need}",
             not_cleared.reason(),
             filler.provider.name(),
-            named(&not_cleared.clearance),
+            named(filler, &not_cleared.clearance),
         ),
     );
     for source in not_cleared.pc.sources() {

@@ -206,10 +206,16 @@ impl<'a> Conversation<'a> {
             .with_request(request);
         let recording = Recording::begin(&self.store, &recorded).map_err(|error| store_error(&self.store, error))?;
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
-        let mut progress = |event: &Event<'_>| {
-            if let Event::HolePrompted { model, hole, attempt, max_attempts, .. } = *event {
+        let mut progress = |event: &Event<'_>| match *event {
+            Event::HolePrompted { model, hole, attempt, max_attempts, .. } => {
                 eprintln!("asking {model} for hole {hole} (attempt {attempt}/{max_attempts})");
             }
+            Event::FillRefused { hole, attempt, .. } => {
+                eprintln!(
+                    "hole {hole}: the labels refused a call of fill {attempt} before it did anything; back at the hole"
+                );
+            }
+            _ => {}
         };
         let mut trace = crate::run::Trace::default();
         let mut observers = Observers::new().with(&mut recorder).with(&mut progress).with(&mut trace);

@@ -1,5 +1,6 @@
 //! `cordon ask` end to end, offline: a scripted model whose first reply is rejected and whose
-//! second runs; a sub-agent that read untrusted issue text blocked at run time.
+//! second runs; a sub-agent that read untrusted issue text blocked at run time; a sub-agent
+//! whose call the labels refuse at run time told why, when it is cleared for it.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -187,4 +188,34 @@ fn a_bad_model_spec_is_a_usage_error() {
     let run = cordon(&workdir("bad_spec"), &["ask", "hi", "--model", "nonsense"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("model spec"), "{}", run.stderr);
+}
+
+#[test]
+fn a_sub_agent_refused_at_run_time_is_told_when_cleared_and_answers_instead() {
+    // The sub-agent DMs #general's newest member the names of alice's private channels: only the
+    // run can tell whether they may read them. Nothing was performed, so the run goes back to
+    // its hole; a model cleared for alice's data is told why and answers alice instead.
+    let request = "Tell the newest member of #general the names of my private channels";
+    let model = scripted("ask_refused_dm.json");
+    let dir = workdir("refused_dm_cleared");
+    let run = cordon(&dir, &["ask", request, "--env", "chat", "--clearance", "user", "--model", &model]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("BLOCKED  Chat.send_dm("), "{}", run.stdout);
+    assert!(run.stdout.contains("hole 0.0: filled after 2 attempts"), "{}", run.stdout);
+    assert!(run.stdout.contains("answer: I did not message them"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("hole 0.0: the labels refused a call of fill 1 before it did anything"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("for hole 0.0 (attempt 2/3)"), "{}", run.stderr);
+
+    // A public model may not learn what the refusal depends on: the refusal stands.
+    let dir = workdir("refused_dm_public");
+    let run = cordon(&dir, &["ask", request, "--env", "chat", "--model", &model]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("hole 0.0: not filled after 1 attempt"), "{}", run.stdout);
+    assert!(run.stdout.contains("was not told of this refusal and not asked again"), "{}", run.stdout);
+    assert!(run.stdout.contains("cleared for `public`"), "{}", run.stdout);
+    assert!(!run.stderr.contains("attempt 2/3"), "{}", run.stderr);
 }
