@@ -3,38 +3,14 @@
 //! sub-agent that read untrusted issue text unable to act for the user.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_agent::{
-    Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, Scripted, ScriptedReply,
-    Transcript, prompt, replay, run_request,
-};
+mod common;
+
+use common::Recording;
+use cordon_agent::{FillConfig, Filler, Provider, Request, RequestOutcome, Transcript, prompt, replay, run_request};
 use cordon_engine::Stages;
 use cordon_runtime::{Config, DcLabel, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
-
-/// A provider that keeps every request it is asked.
-struct Recording {
-    inner: Scripted,
-    requests: Vec<Request>,
-}
-
-impl Recording {
-    fn new(replies: &[&str]) -> Recording {
-        let replies = replies.iter().map(|r| ScriptedReply::next(*r)).collect();
-        Recording { inner: Scripted::new(replies), requests: Vec::new() }
-    }
-}
-
-impl Provider for Recording {
-    fn name(&self) -> &str {
-        "recording"
-    }
-
-    fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
-        self.requests.push(request.clone());
-        self.inner.complete(request)
-    }
-}
 
 /// A reply holding `code` in one block, with some prose around it.
 fn reply(code: &str) -> String {

@@ -4,48 +4,14 @@
 //! only where they may flow.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_agent::{
-    Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, Scripted, ScriptedReply,
-    Transcript, run_request,
-};
+mod common;
+
+use common::Recording;
+use cordon_agent::{FillConfig, Filler, Provider, RequestOutcome, Transcript, run_request};
 use cordon_engine::Stages;
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
-
-/// A provider that keeps every request it is asked.
-struct Recording {
-    inner: Scripted,
-    requests: Vec<Request>,
-}
-
-impl Recording {
-    fn new(replies: &[&str]) -> Recording {
-        let replies = replies.iter().map(|r| ScriptedReply::next(*r)).collect();
-        Recording { inner: Scripted::new(replies), requests: Vec::new() }
-    }
-
-    /// Everything the model was shown, over all requests.
-    fn everything(&self) -> String {
-        self.requests.iter().flat_map(|r| r.messages.iter().map(|m| m.content.clone())).collect()
-    }
-
-    /// The last user message of the `i`th request.
-    fn user(&self, i: usize) -> &str {
-        &self.requests[i].messages.last().unwrap().content
-    }
-}
-
-impl Provider for Recording {
-    fn name(&self) -> &str {
-        "recording"
-    }
-
-    fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
-        self.requests.push(request.clone());
-        self.inner.complete(request)
-    }
-}
 
 fn reply(code: &str) -> String {
     format!("```cordon\n{code}\n```")
@@ -169,7 +135,7 @@ let n: Int = agent[Int]("pick a number", 3);
     let mut model = Recording::new(&[&reply("arg1")]);
     let (outcome, _) = run(plan, &mut model, public());
     assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
-    let prompt = model.user(0);
+    let prompt = model.last(0);
     assert!(prompt.contains("hits: List[String] = <hidden>\n"), "{prompt}");
     assert!(prompt.contains("arg1: Int = 3"), "{prompt}");
     assert!(!prompt.contains("secrecy"), "a hidden value's label is shown: {prompt}");
@@ -185,7 +151,7 @@ let n: Int = agent[Int]("pick a number", boxed, open);
     let mut model = Recording::new(&[&reply("1")]);
     let (outcome, _) = run(plan, &mut model, public());
     assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
-    let prompt = model.user(0);
+    let prompt = model.last(0);
     assert!(prompt.contains("boxed: Labeled[List[String]] = <labeled: hidden>\n"), "{prompt}");
     assert!(prompt.contains("a public note"), "a public box is shown: {prompt}");
     assert!(!prompt.contains("secrecy: alice"), "a hidden box's label is shown: {prompt}");
@@ -194,7 +160,7 @@ let n: Int = agent[Int]("pick a number", boxed, open);
     let mut model = Recording::new(&[&reply("1")]);
     let (outcome, transcript) = run(plan, &mut model, alice());
     assert!(outcome.result.is_ok(), "{}", result_text(&outcome));
-    let prompt = model.user(0);
+    let prompt = model.last(0);
     assert!(prompt.contains("Initech due diligence"), "a cleared model sees the content: {prompt}");
     assert!(prompt.contains("secrecy: alice"), "and the label: {prompt}");
     assert!(transcript.contains(r#""label":"<secrecy: alice"#), "the prompt's label covers it: {transcript}");

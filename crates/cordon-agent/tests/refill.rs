@@ -6,44 +6,15 @@
 //! what the model writes after being told carries the refusal's label.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_agent::{
-    Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, Scripted, ScriptedReply,
-    Transcript, run_request,
-};
+mod common;
+
+use common::Recording;
+use cordon_agent::{FillConfig, Filler, RequestOutcome, Transcript, run_request};
 use cordon_engine::Stages;
 use cordon_envs::Chat;
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions, ToolHost};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
-
-/// A provider that keeps every request it is asked.
-struct Recording {
-    inner: Scripted,
-    requests: Vec<Request>,
-}
-
-impl Recording {
-    fn new(replies: &[&str]) -> Recording {
-        let replies = replies.iter().map(|code| ScriptedReply::next(format!("```cordon\n{code}\n```"))).collect();
-        Recording { inner: Scripted::new(replies), requests: Vec::new() }
-    }
-
-    /// The last message of the `i`th request.
-    fn last(&self, i: usize) -> &str {
-        &self.requests[i].messages.last().unwrap().content
-    }
-}
-
-impl Provider for Recording {
-    fn name(&self) -> &str {
-        "recording"
-    }
-
-    fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
-        self.requests.push(request.clone());
-        self.inner.complete(request)
-    }
-}
 
 /// A plan that finds #general and alice's private channels (whose names are readable by their
 /// members only) and asks a model to tell someone about them: the hole is reached under a
@@ -81,6 +52,12 @@ const READ_THEN_SEND: &str = r##"match general.first() {
 
 /// What a model writes once it knows the message is refused: the answer goes to the user.
 const ANSWER: &str = r##""I did not message them: they may not read the names. Your private channels: " + private.map(|c: Channel| c.name).join(", ")"##;
+
+/// A model whose replies are `fills`, each in a code block.
+fn replying(fills: &[&str]) -> Recording {
+    let replies: Vec<String> = fills.iter().map(|code| format!("```cordon\n{code}\n```")).collect();
+    Recording::new(&replies.iter().map(String::as_str).collect::<Vec<_>>())
+}
 
 /// alice's secrets (what `cordon ask --clearance user` gives a model), from anyone.
 fn alice() -> DcLabel {
@@ -131,7 +108,7 @@ fn performed(transcript: &str) -> Vec<String> {
 
 #[test]
 fn a_model_cleared_for_the_refusal_is_told_and_writes_a_fill_the_labels_admit() {
-    let mut model = Recording::new(&[SEND_NAMES, ANSWER]);
+    let mut model = replying(&[SEND_NAMES, ANSWER]);
     let (chat, outcome, transcript) = run(CHANNELS, &mut model, cleared(alice()));
     let answer = outcome.result.as_ref().unwrap_or_else(|e| panic!("{e}"));
     assert!(answer.value.to_string().contains("did not message them"), "{}", answer.value);
@@ -165,7 +142,7 @@ fn a_model_cleared_for_the_refusal_is_told_and_writes_a_fill_the_labels_admit() 
 fn a_model_not_cleared_for_the_refusal_is_not_told_and_the_refusal_ends_the_run() {
     // A public model: the names are hidden from it, and the refusal (which quotes them and
     // names their readers) depends on them.
-    let mut model = Recording::new(&[SEND_NAMES, ANSWER]);
+    let mut model = replying(&[SEND_NAMES, ANSWER]);
     let (chat, outcome, transcript) = run(CHANNELS, &mut model, cleared(DcLabel::untrusted()));
     let Err(error) = &outcome.result else { panic!("ran: {:?}", outcome.result) };
     assert_eq!(error.kind, ErrorKind::LabelFlow, "{error}");
@@ -180,7 +157,7 @@ fn a_model_not_cleared_for_the_refusal_is_not_told_and_the_refusal_ends_the_run(
 
 #[test]
 fn a_fill_that_performed_an_effect_is_never_replayed() {
-    let mut model = Recording::new(&[READ_THEN_SEND, ANSWER]);
+    let mut model = replying(&[READ_THEN_SEND, ANSWER]);
     let (chat, outcome, transcript) = run(CHANNELS, &mut model, cleared(alice()));
     let Err(error) = &outcome.result else { panic!("ran: {:?}", outcome.result) };
     assert_eq!(error.kind, ErrorKind::LabelFlow, "{error}");
@@ -193,7 +170,7 @@ fn a_fill_that_performed_an_effect_is_never_replayed() {
 #[test]
 fn refusals_count_against_the_attempts() {
     // A model that keeps writing the refused post: three attempts, then the refusal stands.
-    let mut model = Recording::new(&[SEND_NAMES; 5]);
+    let mut model = replying(&[SEND_NAMES; 5]);
     let (chat, outcome, transcript) = run(CHANNELS, &mut model, cleared(alice()));
     let Err(error) = &outcome.result else { panic!("ran: {:?}", outcome.result) };
     assert_eq!(error.kind, ErrorKind::LabelFlow, "{error}");
@@ -203,7 +180,7 @@ fn refusals_count_against_the_attempts() {
     assert!(chat.data().dms.is_empty(), "{:?}", chat.data().dms);
 
     // One attempt allowed: the refusal stands at once.
-    let mut model = Recording::new(&[SEND_NAMES, ANSWER]);
+    let mut model = replying(&[SEND_NAMES, ANSWER]);
     let config = FillConfig { max_attempts: 1, ..cleared(alice()) };
     let (_, outcome, _) = run(CHANNELS, &mut model, config);
     assert!(matches!(&outcome.result, Err(e) if e.kind == ErrorKind::LabelFlow), "{:?}", outcome.result);
@@ -213,7 +190,7 @@ fn refusals_count_against_the_attempts() {
 #[test]
 fn a_rejected_reply_and_a_refused_fill_share_one_budget() {
     // Attempt 1 does not check, attempt 2 is refused at run time, attempt 3 runs.
-    let mut model = Recording::new(&["no_such_name", SEND_NAMES, ANSWER]);
+    let mut model = replying(&["no_such_name", SEND_NAMES, ANSWER]);
     let (_, outcome, _) = run(CHANNELS, &mut model, cleared(alice()));
     assert!(outcome.result.is_ok(), "{:?}", outcome.result);
     assert_eq!(model.requests.len(), 3);
@@ -261,7 +238,7 @@ mod property {
         ) {
             let replies: Vec<String> = fills.iter().map(|f| fill(f)).collect();
             let replies: Vec<&str> = replies.iter().map(String::as_str).collect();
-            let mut model = Recording::new(&replies);
+            let mut model = replying(&replies);
             let clearance = if cleared_for_alice { alice() } else { DcLabel::untrusted() };
             let config = FillConfig { max_attempts, ..cleared(clearance) };
             let (chat, outcome, transcript) = run(CHANNELS, &mut model, config);
