@@ -156,6 +156,7 @@ impl Program {
             consts: vec![ConstState::Unset; self.compiled.consts.len()],
             trace: Vec::new(),
             pc_seen: Label::bottom(),
+            pc_seen_in_fill: Label::bottom(),
             evaluator: machine::eval,
             defer_label_flows: false,
             refused: None,

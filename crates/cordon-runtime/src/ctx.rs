@@ -41,6 +41,9 @@ pub struct Ctx {
     /// The join of every program-counter label left behind where paths joined: with the pc at
     /// a failure, what the failure (a limit reached, an overflow) may have depended on.
     pub pc_seen: Label,
+    /// The same, since the innermost running fill started (the run keeps what it was before,
+    /// for when that fill is left): that a fill reached a call depends on these too.
+    pub pc_seen_in_fill: Label,
     /// Runs pure code to completion: the machine's evaluator.
     pub evaluator: Evaluator,
     /// Whether a call that fails only label checks is proposed with its failures marked
@@ -55,6 +58,14 @@ pub struct Ctx {
 pub type Evaluator = fn(&mut Ctx, &CodeRef, Vec<Val>) -> Result<Val, RunError>;
 
 impl Ctx {
+    /// The program-counter label `pc` is left behind where paths join: remembered in
+    /// [`Ctx::pc_seen`] and [`Ctx::pc_seen_in_fill`].
+    #[inline]
+    pub fn left_behind(&mut self, pc: &Label) {
+        self.pc_seen.join_mut(pc);
+        self.pc_seen_in_fill.join_mut(pc);
+    }
+
     /// Evaluates pure code (a predicate, a label annotation) on `args` to completion.
     pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
         (self.evaluator)(self, code, args)

@@ -95,8 +95,9 @@ pub struct Refill {
     /// The refusal, as it would have ended the run.
     pub error: RunError,
     /// What the refusal depends on: what chose the refused call (the decision to make it and
-    /// its arguments), the label a refusal handed to a plan as a value carries. Whoever is
-    /// told of the refusal must be cleared for it, and what they do next carries it.
+    /// its arguments, as a refusal handed to a plan as a value carries), and every decision the
+    /// fill left behind before it (that the call was reached at all depends on them). Whoever
+    /// is told of the refusal must be cleared for it, and what they do next carries it.
     pub label: Label,
     /// The source file of the refused fill.
     pub fill: FileId,

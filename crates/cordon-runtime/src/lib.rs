@@ -168,6 +168,8 @@ pub(crate) struct FillStart {
     body: value::CodeRef,
     /// The fill's source file.
     file: cordon_syntax::FileId,
+    /// [`ctx::Ctx::pc_seen_in_fill`] when it started: the enclosing fill's, until then.
+    seen_before: Label,
 }
 
 impl Run {
@@ -186,6 +188,7 @@ impl Run {
             consts: vec![ConstState::Unset; compiled.consts.len()],
             trace: Vec::new(),
             pc_seen: Label::bottom(),
+            pc_seen_in_fill: Label::bottom(),
             evaluator: machine::eval,
             defer_label_flows: false,
             refused: None,
@@ -249,15 +252,20 @@ impl Run {
     fn refused(&mut self, e: RunError, by_labels: bool) -> Result<Step, RunError> {
         // Set only when the boundary recorded a refusal: not for other failures.
         let label = self.ctx.refused.take();
-        let Some(label) = label.filter(|_| by_labels) else { return Err(self.fail(e)) };
+        let Some(mut label) = label.filter(|_| by_labels) else { return Err(self.fail(e)) };
+        // That the call was reached at all depends on every decision the fill left behind
+        // before it (a branch that could have failed or looped), those of fills it entered too.
+        let mut seen = self.ctx.pc_seen_in_fill.clone();
         while let Some(start) = self.running_fills.pop() {
             if !self.vm.runs(start.vm.depth(), start.body) {
-                continue; // returned already
+                seen.join_mut(&start.seen_before); // returned already
+                continue;
             }
+            label.join_mut(&seen);
             // What the refused attempt depended on stays part of what a later failure may
-            // depend on.
-            self.ctx.pc_seen.join_mut(&self.vm.pc);
+            // depend on, in the enclosing fill too.
             self.ctx.pc_seen.join_mut(&label);
+            self.ctx.pc_seen_in_fill = start.seen_before.join(&label);
             self.vm = start.vm;
             self.waiting = None;
             self.committed = false;
@@ -383,11 +391,19 @@ impl Run {
         };
         let body = compiled.body;
         Arc::make_mut(&mut self.ctx.program).extend(compiled);
-        // Fills that returned are no longer running: the run cannot go back to their holes.
+        // Fills that returned are no longer running: the run cannot go back to their holes. What
+        // the fill enclosing them had left behind before them is its own again.
         let depth = self.vm.depth();
-        self.running_fills.retain(|start| start.vm.depth() < depth);
-        let start =
-            FillStart { vm: self.vm.clone(), hole: HoleRequest { again: None, ..hole.clone() }, body, file: fill.file };
+        while let Some(returned) = self.running_fills.pop_if(|start| start.vm.depth() >= depth) {
+            self.ctx.pc_seen_in_fill.join_mut(&returned.seen_before);
+        }
+        let start = FillStart {
+            vm: self.vm.clone(),
+            hole: HoleRequest { again: None, ..hole.clone() },
+            body,
+            file: fill.file,
+            seen_before: std::mem::replace(&mut self.ctx.pc_seen_in_fill, Label::bottom()),
+        };
         self.running_fills.push(start);
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
         // The fill's label also names its hole, so a refusal can point at the code's origin.

@@ -887,7 +887,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => fail!(type_error(Span::default(), "unbalanced program-counter labels")),
                     };
                     let inner_pc = std::mem::replace(&mut vm.pc, saved);
-                    ctx.pc_seen.join_mut(&inner_pc);
+                    ctx.left_behind(&inner_pc);
                     tri!(ctx.allocate(SLOT_BYTES));
                     vm.stack.push(Val::plain(Value::Labeled(Arc::new(v.with_label(&inner_pc)))));
                 }
@@ -919,7 +919,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         OnReturn::PushJoinPc => {
                             let saved = vm.pc_stack.pop().unwrap_or_default();
                             let pc = std::mem::replace(&mut vm.pc, saved);
-                            ctx.pc_seen.join_mut(&pc);
+                            ctx.left_behind(&pc);
                             vm.stack.push(result.with_label(&pc));
                         }
                         OnReturn::InitConst(k) => {
@@ -978,7 +978,7 @@ fn join_pc(vm: &mut Vm, ctx: &mut Ctx) -> Result<(), RunError> {
     };
     let pc = std::mem::replace(&mut vm.pc, saved);
     if !pc.is_bottom() {
-        ctx.pc_seen.join_mut(&pc);
+        ctx.left_behind(&pc);
         if let Some(top) = vm.stack.last_mut() {
             top.label.join_mut(&pc);
         }

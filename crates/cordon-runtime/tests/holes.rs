@@ -14,6 +14,7 @@ const POLICY: &str = r#"
 capability Lab {
   tool post(text: String) @label(text = endorsed(user()))
   tool note(text: String) @label(text = untrusted())
+  tool secret() -> Int @label(returns = secret(user()))
 }
 entry(lab: Lab) -> String
 "#;
@@ -253,4 +254,35 @@ fn a_saved_run_keeps_the_fill_it_may_go_back_from() {
     let refusal = run.unapproved_flows().expect("no one approved");
     let Ok(Step::Hole(hole)) = run.refuse(refusal) else { panic!("back at the hole") };
     assert_eq!(hole.again.map(|again| again.fill), Some(file));
+}
+
+#[test]
+fn that_a_refused_call_was_reached_depends_on_the_fills_decisions_before_it() {
+    // A branch on alice's secret before the refused call: the call is reached whichever way it
+    // goes here, but a branch that could fail or loop would make reaching it tell the secret.
+    // So the refusal depends on the secret, and a model not cleared for it may not be told.
+    let plan = r#"let n = lab.secret(); let done: () = agent[()]("post a greeting", n); "ok""#;
+    let refusal = |fill: &str| {
+        let mut host = Recorder::new(|_| Ok(serde_json::json!(7)));
+        let source = Source::new(Some(POLICY), plan);
+        let program = source.checked();
+        let config = Config { user: "alice".into(), ..Config::default() };
+        let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
+        let mut step = run.proceed();
+        while let Ok(Step::Effect(e)) = step {
+            step = run.commit().and_then(|()| {
+                run.resume(cordon_runtime::ToolHost::perform(&mut host, &cordon_runtime::ToolCall::new(&e)))
+            });
+        }
+        let Ok(Step::Hole(_)) = step else { panic!("the run stops at the hole: {step:?}") };
+        let fill = parse(FileId(9), fill);
+        let Ok(Step::Hole(hole)) = run.fill_unchecked(&fill.module, &["arg1".into()], &untrusted()) else {
+            panic!("back at the hole")
+        };
+        hole.again.unwrap().label
+    };
+    let public = DcLabel::untrusted();
+    assert!(refusal(r#"lab.post("hello")"#).dc().flows_to(&public));
+    let after_branch = refusal(r#"let t = if arg1 > 5 { 1 } else { 2 }; lab.post("hello")"#);
+    assert!(!after_branch.dc().flows_to(&public), "{after_branch}");
 }
