@@ -94,26 +94,23 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     // server that does not match is an error at start, not a failure of every call.
     let tools = args.tools.open(&|p| std::fs::read_to_string(p))?;
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
-    let base =
-        Cordon { args: args.clone(), principal: tools.principal().to_string(), policies: tools.policies, approver };
+    let base = Cordon {
+        args: args.clone(),
+        principal: tools.principal().to_string(),
+        policies: tools.policies,
+        approver,
+        own_sessions: None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| Error::Usage(format!("cannot start the MCP server: {e}")))?;
     let served = match args.http {
-        None => {
-            let server = base.for_session();
-            let session = server.args.session.clone();
-            let served = runtime.block_on(async {
-                let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
-                service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
-            });
-            if let (None, Some(session)) = (&args.session, session) {
-                let _ = std::fs::remove_file(session);
-            }
-            served
-        }
+        None => runtime.block_on(async {
+            let service = base.for_session().serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
+            service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
+        }),
         Some(addr) => runtime.block_on(serve_http(base, addr)),
     };
     served.map_err(|e| Error::Usage(format!("the MCP connection failed: {e}")))?;
@@ -152,6 +149,19 @@ struct Cordon {
     principal: String,
     policies: Vec<(String, String)>,
     approver: Arc<Mutex<Box<dyn Approver + Send>>>,
+    /// The sessions file made for this MCP session (none named with `--session`).
+    own_sessions: Option<Arc<OwnSessionsFile>>,
+}
+
+/// A sessions file made for one MCP session: removed once no server of that session holds it
+/// (the MCP session ended: its stdio closed, or its HTTP client ended it).
+#[derive(Debug)]
+struct OwnSessionsFile(PathBuf);
+
+impl Drop for OwnSessionsFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 impl std::fmt::Debug for Cordon {
@@ -188,8 +198,9 @@ impl Cordon {
         let mut this = self.clone();
         if this.args.session.is_none() {
             let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let file = format!("cordon-mcp-session-{}-{n}.json", std::process::id());
-            this.args.session = Some(std::env::temp_dir().join(file));
+            let file = std::env::temp_dir().join(format!("cordon-mcp-session-{}-{n}.json", std::process::id()));
+            this.args.session = Some(file.clone());
+            this.own_sessions = Some(Arc::new(OwnSessionsFile(file)));
         }
         this
     }

@@ -144,6 +144,17 @@ fn another_agent_does_the_same_over_streamable_http() {
     let answers = common::answers(&dir, "yes\nno\n");
     let server = HttpServe::start(&dir, &["--env", "github", "--approve", &answers]);
     assert_served(&python_client(&dir, Via::Http(&server.url), &agent_plans()));
+    // The client ended its MCP session: the sessions file made for it is gone.
+    let prefix = format!("cordon-mcp-session-{}-", server.child.id());
+    let left = || -> Vec<String> {
+        let names = std::fs::read_dir(std::env::temp_dir()).unwrap().map(|e| e.unwrap().file_name());
+        names.map(|n| n.to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect()
+    };
+    let ended = std::time::Instant::now();
+    while !left().is_empty() {
+        assert!(ended.elapsed() < std::time::Duration::from_secs(10), "left behind: {:?}", left());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
