@@ -357,6 +357,9 @@ impl Checker<'_> {
             }
         }
         let Some(state) = lin else { return Typed { ty, term } };
+        if state == Lin::Misused {
+            return Typed { ty, term };
+        }
         let name = self.scope[i].name.clone();
         if outside_fill {
             // Left as it was: the fill did not run, so the value is still the program's.
@@ -370,7 +373,7 @@ impl Checker<'_> {
                  loop: {}",
                 crate::RECURSION_HINT
             ));
-            self.scope[i].lin = Some(Lin::Consumed(span));
+            self.scope[i].lin = Some(Lin::Misused);
             return Typed { ty, term };
         }
         if self.labeled_blocks.last().is_some_and(|&d| d > i) {
@@ -380,11 +383,11 @@ impl Checker<'_> {
                 format!("a `to_labeled` block cannot use the linear value `{name}` from outside it"),
             )
             .help = Some(format!("use `{name}` before or after the block"));
-            self.scope[i].lin = Some(Lin::Consumed(span));
+            self.scope[i].lin = Some(Lin::Misused);
             return Typed { ty, term };
         }
         if self.loops.last().is_some_and(|&l| l > i) {
-            self.scope[i].lin = Some(Lin::Consumed(span));
+            self.scope[i].lin = Some(Lin::Misused);
             self.diags.push(
                 Diagnostic::error(
                     Code::LinearInLoop,
@@ -410,6 +413,8 @@ impl Checker<'_> {
                         .with_help(format!("use the value the earlier call gave back, e.g. `let (x, {name}) = ...;`")),
                 );
             }
+            // Returned above: a misused value's uses are not reported again.
+            Lin::Misused => {}
         }
         Typed { ty, term }
     }
@@ -1041,6 +1046,13 @@ impl Checker<'_> {
             if on_paths.iter().any(Option::is_none) {
                 if let Some(b) = self.scope.get_mut(i) {
                     b.lin = None;
+                }
+                continue;
+            }
+            // Misused on some path (reported there): not reported again at the join.
+            if on_paths.contains(&Some(Lin::Misused)) {
+                if let Some(b) = self.scope.get_mut(i) {
+                    b.lin = Some(Lin::Misused);
                 }
                 continue;
             }

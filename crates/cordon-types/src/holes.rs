@@ -248,7 +248,7 @@ impl Checker<'_> {
         let mut seen: HashSet<String> = params.iter().map(|(n, _)| n.clone()).collect();
         let mut visible = Vec::new();
         for b in self.visible_bindings().rev() {
-            if !seen.insert(b.name.clone()) || matches!(b.lin, Some(Lin::Consumed(_))) {
+            if !seen.insert(b.name.clone()) || matches!(b.lin, Some(Lin::Consumed(_) | Lin::Misused)) {
                 continue;
             }
             visible.push((b.name.clone(), b.ty.clone(), b.term.clone()));

@@ -78,6 +78,10 @@ pub struct Entry {
 pub enum Lin {
     Live,
     Consumed(Span),
+    /// Used where no linear value may be (inside a loop, a closure or a `to_labeled` block):
+    /// that use was reported, so no later use, branch or scope end reports the value again (one
+    /// mistake, one error).
+    Misused,
 }
 
 /// A local variable.
