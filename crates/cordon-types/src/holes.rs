@@ -328,7 +328,7 @@ impl Checker<'_> {
     /// gives the hole's value (second-class if a capability is in scope).
     pub(crate) fn check_fill_body(&mut self, fill: &Module, expected: &Ty, hole_ty: &Ty, params: &[(String, Typed)]) {
         let depth = self.scope.len();
-        let outer = self.lin_state();
+        let outer = self.lin_mark();
         let mark = self.facts.len();
         let role = std::mem::replace(&mut self.role, Role::Plan);
         let loops = std::mem::take(&mut self.loops);
@@ -348,7 +348,7 @@ impl Checker<'_> {
         self.role = role;
         self.facts.truncate(mark);
         // The fill cannot consume the program's linear values; an attempt left them as they were.
-        self.lin_restore(&outer);
+        self.lin_undo(outer);
     }
 
     /// A use in a fill of a linear value from outside it.

@@ -7,6 +7,9 @@
 //!
 //! - [`session`]: one linear GitHub session threaded through a tool call per line
 //!   (`policies/github.cord`), every call needing the session untainted;
+//! - [`session_branches`]: the session threaded through an `if` per line whose branches both
+//!   call a tool on it, so every `if` joins the branches' linear states with one more (used up)
+//!   linear value in scope than the last;
 //! - [`let_chain`]: a chain of `let`s, each proving a refinement that depends on the chain so far;
 //! - [`branches`]: sequential `if`s on the same variable, each branch calling a refined function;
 //! - [`blocks`]: the bench-style program: blocks of lets, guarded calls, indexes and matches.
@@ -21,8 +24,9 @@ pub const GITHUB: &str = include_str!("../../../../policies/github.cord");
 pub type Shape = (&'static str, fn(usize) -> String, bool);
 
 /// The shapes.
-pub const SHAPES: [Shape; 4] = [
+pub const SHAPES: [Shape; 5] = [
     ("session", session, true),
+    ("session_branches", session_branches, true),
     ("let_chain", let_chain, false),
     ("branches", branches, false),
     ("blocks", blocks, false),
@@ -45,6 +49,25 @@ pub fn session(lines: usize) -> String {
             1 => format!("    let (i{k}, s{k}) = (i{p}, gh.comment(s{p}, r, i{p}, \"comment {k}\"));\n"),
             _ => format!("    let (l{k}, s{k}) = gh.list_issues(s{p}, r); let i{k} = i{p};\n"),
         });
+    }
+    out.push_str(&format!("    (\"done\", s{})\n  }},\n  None => (\"none\", s),\n}}\n", calls - 1));
+    out
+}
+
+/// A plan of `lines` lines (at least 9): like [`session`], but each line after the first is an
+/// `if` on the first issue whose branches both comment on it with the session, the result
+/// annotated untainted (so each branch proves it, and the next line knows it).
+pub fn session_branches(lines: usize) -> String {
+    let calls = lines.saturating_sub(8).max(1);
+    let mut out = String::from(
+        "match gh.repo(\"alice\", \"website\") {\n  Some(r) => if r.private {\n    (\"private\", s)\n  } else {\n",
+    );
+    out.push_str("    let (i, s0) = gh.create_issue(s, r, \"first\", \"body\");\n");
+    for k in 1..calls {
+        let p = k - 1;
+        out.push_str(&format!(
+            "    let s{k}: {{t: Session | !tainted(t)}} = if i.number > {k} {{ gh.comment(s{p}, r, i, \"below {k}\") }} else {{ gh.comment(s{p}, r, i, \"at least {k}\") }};\n"
+        ));
     }
     out.push_str(&format!("    (\"done\", s{})\n  }},\n  None => (\"none\", s),\n}}\n", calls - 1));
     out
