@@ -12,7 +12,11 @@
 //!   linear value in scope than the last;
 //! - [`let_chain`]: a chain of `let`s, each proving a refinement that depends on the chain so far;
 //! - [`branches`]: sequential `if`s on the same variable, each branch calling a refined function;
-//! - [`blocks`]: the bench-style program: blocks of lets, guarded calls, indexes and matches.
+//! - [`blocks`]: the bench-style program: blocks of lets, guarded calls, indexes and matches;
+//! - [`modular`]: a chain of values whose remainders are passed where they must be positive,
+//!   which only the solver proves: every line is a query to Z3, and every line's facts are
+//!   connected to all before it, so a query that carried every connected fact would grow with
+//!   the plan.
 
 // Each user of this module uses some of it.
 #![allow(dead_code)]
@@ -24,12 +28,13 @@ pub const GITHUB: &str = include_str!("../../../../policies/github.cord");
 pub type Shape = (&'static str, fn(usize) -> String, bool);
 
 /// The shapes.
-pub const SHAPES: [Shape; 5] = [
+pub const SHAPES: [Shape; 6] = [
     ("session", session, true),
     ("session_branches", session_branches, true),
     ("let_chain", let_chain, false),
     ("branches", branches, false),
     ("blocks", blocks, false),
+    ("modular", modular, false),
 ];
 
 /// A plan of `lines` lines (at least 9): a public repository found, then a tool call per line on
@@ -144,5 +149,24 @@ pub fn blocks(lines: usize) -> String {
         pad += 1;
     }
     out.push_str(&format!("m{}\n", n - 1));
+    out
+}
+
+/// A plan of `lines` lines (at least 6): a function whose body is a chain of values, each one
+/// more than the last, and on each line the value's remainder by 4, passed (plus one) to a
+/// function that needs it positive where the value is not negative. `x >= 0` and the
+/// remainder's definition (`x == 4 * q + r`, `x >= 0 ==> 0 <= r < 4`) prove it, which the fast
+/// path cannot combine; and the `if` constrains `x`, so each definition links its line's facts
+/// to the line before.
+pub fn modular(lines: usize) -> String {
+    let steps = lines.saturating_sub(5).max(1);
+    let mut out = String::from("fn pos(v: {v: Int | v > 0}) -> Int { v }\nfn walk(x0: Int) -> Int {\n");
+    for k in 1..=steps {
+        let p = k - 1;
+        out.push_str(&format!(
+            "  let x{k} = x{p} + 1; let r{k} = x{k} % 4; let p{k} = if x{k} >= 0 {{ pos(r{k} + 1) }} else {{ 0 }};\n"
+        ));
+    }
+    out.push_str(&format!("  p{steps}\n}}\nwalk(5)\n"));
     out
 }
