@@ -343,6 +343,10 @@ impl Facts {
             Term::StrTest(test, a, b) => Term::StrTest(*test, Box::new(self.normalize(a)), Box::new(self.normalize(b))),
         };
         let t = fold(t);
+        // Only atoms have values or other names: other terms need not be hashed to find none.
+        if !is_atom(&t) {
+            return t;
+        }
         if let Some(other) = self.aliases.get(&t) {
             return self.normalize(other);
         }
