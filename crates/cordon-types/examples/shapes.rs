@@ -47,13 +47,14 @@ fn main() {
             let took = start.elapsed();
             let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
             println!(
-                "{name:>10} {lines:>6} lines: {:>10.2} ms, {:>7.2} µs/line, {} queries ({} folded, {} to z3, {} hypotheses sent), {} errors, peak {:.0} MiB",
+                "{name:>16} {lines:>6} lines: {:>10.2} ms, {:>7.2} µs/line, {} queries ({} folded, {} to z3, {} hypotheses sent), {} linear states looked at, {} errors, peak {:.0} MiB",
                 took.as_secs_f64() * 1e3,
                 took.as_secs_f64() * 1e6 / lines as f64,
                 outcome.solver_queries,
                 outcome.folded,
                 outcome.solver_calls,
                 outcome.solver_hypotheses,
+                outcome.linear_examined,
                 errors,
                 peak_rss_mib()
             );

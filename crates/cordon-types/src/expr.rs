@@ -11,8 +11,8 @@ use cordon_syntax::{Code, Diagnostic, Span};
 
 use crate::logic::UNMODELLED;
 use crate::state::{
-    Binding, Checker, ClosureFrame, LABEL, LABELED, Lin, Signature, TypeDef, Typed, ValueDef, labeled_ty, plural,
-    suggest,
+    Binding, Checker, ClosureFrame, LABEL, LABELED, Lin, LinMark, LinPath, Signature, TypeDef, Typed, ValueDef,
+    labeled_ty, plural, suggest,
 };
 use crate::ty::{FnTy, Ty};
 
@@ -327,9 +327,9 @@ impl Checker<'_> {
     /// measure only reads its argument, so a linear one is not used up (no cascade of
     /// `linear-reused` after the one mistake).
     fn measure_args_after_error<'e>(&mut self, args: impl IntoIterator<Item = &'e Expr>) {
-        let before = self.lin_state();
+        let before = self.lin_mark();
         self.infer_after_error(args);
-        self.lin_restore(&before);
+        self.lin_undo(before);
     }
 
     pub fn forged(&mut self, span: Span, name: &str) {
@@ -357,6 +357,9 @@ impl Checker<'_> {
             }
         }
         let Some(state) = lin else { return Typed { ty, term } };
+        if state == Lin::Misused {
+            return Typed { ty, term };
+        }
         let name = self.scope[i].name.clone();
         if outside_fill {
             // Left as it was: the fill did not run, so the value is still the program's.
@@ -370,7 +373,7 @@ impl Checker<'_> {
                  loop: {}",
                 crate::RECURSION_HINT
             ));
-            self.scope[i].lin = Some(Lin::Consumed(span));
+            self.set_lin(i, Some(Lin::Misused));
             return Typed { ty, term };
         }
         if self.labeled_blocks.last().is_some_and(|&d| d > i) {
@@ -380,11 +383,11 @@ impl Checker<'_> {
                 format!("a `to_labeled` block cannot use the linear value `{name}` from outside it"),
             )
             .help = Some(format!("use `{name}` before or after the block"));
-            self.scope[i].lin = Some(Lin::Consumed(span));
+            self.set_lin(i, Some(Lin::Misused));
             return Typed { ty, term };
         }
         if self.loops.last().is_some_and(|&l| l > i) {
-            self.scope[i].lin = Some(Lin::Consumed(span));
+            self.set_lin(i, Some(Lin::Misused));
             self.diags.push(
                 Diagnostic::error(
                     Code::LinearInLoop,
@@ -401,7 +404,7 @@ impl Checker<'_> {
             return Typed { ty, term };
         }
         match state {
-            Lin::Live => self.scope[i].lin = Some(Lin::Consumed(span)),
+            Lin::Live => self.set_lin(i, Some(Lin::Consumed(span))),
             Lin::Consumed(prev) => {
                 self.diags.push(
                     Diagnostic::error(Code::LinearReused, span, format!("the linear value `{name}` was already used"))
@@ -410,6 +413,8 @@ impl Checker<'_> {
                         .with_help(format!("use the value the earlier call gave back, e.g. `let (x, {name}) = ...;`")),
                 );
             }
+            // Returned above: a misused value's uses are not reported again.
+            Lin::Misused => {}
         }
         Typed { ty, term }
     }
@@ -486,7 +491,7 @@ impl Checker<'_> {
             Some(Ty::List(t)) => *t,
             _ => self.new_var(span),
         };
-        let lin_before = self.lin_state();
+        let lin_before = self.lin_mark();
         // A capability element type in an annotation was reported where it was written.
         let mut stored = self.is_second_class(&elem);
         for e in es {
@@ -500,9 +505,9 @@ impl Checker<'_> {
             self.error(Code::LinearInCollection, span, "a list cannot hold linear values").help =
                 Some("a list could copy or drop its elements; keep linear values in separate bindings".into());
             // The elements are no longer tracked, so the one mistake is reported once.
-            for (i, l) in lin_before {
-                if l == Lin::Live && matches!(self.scope.get(i).and_then(|b| b.lin), Some(Lin::Consumed(_))) {
-                    self.scope[i].lin = None;
+            for (i, l) in self.lin_since(lin_before) {
+                if matches!(l, Some(Lin::Consumed(_))) {
+                    self.set_lin(i, None);
                 }
             }
         }
@@ -751,10 +756,10 @@ impl Checker<'_> {
         }
         // The right operand runs only sometimes: it is a branch, and may not consume a
         // linear value.
-        let before = self.lin_state();
+        let before = self.lin_mark();
         let r = self.check(rhs, &Ty::Bool);
-        let after = self.lin_state();
-        self.lin_join(&[before, after], rhs.span, &format!("`{}`", op.as_str()));
+        let after = self.lin_since(before);
+        self.lin_join(before, &[LinPath::new(), after], rhs.span, &format!("`{}`", op.as_str()));
         self.facts.truncate(mark);
         if l.ty.is_error() || r.ty.is_error() {
             return Typed::error();
@@ -1010,38 +1015,30 @@ impl Checker<'_> {
 
     // ---------------------------------------------------------------- control flow
 
-    /// The state of every linear binding in scope, by its index in the scope. Only the bindings
-    /// made linear are looked at (see [`Checker::linear`]), not the whole scope.
-    /// Bindings below the barrier cannot be reached, so cannot change: they are left out.
-    pub(crate) fn lin_state(&self) -> Vec<(usize, Lin)> {
-        let from = self.linear.partition_point(|&i| i < self.barrier);
-        self.linear[from..].iter().filter_map(|&i| self.scope.get(i).and_then(|b| b.lin).map(|l| (i, l))).collect()
-    }
-
-    pub(crate) fn lin_restore(&mut self, state: &[(usize, Lin)]) {
-        for &(i, l) in state {
-            if let Some(b) = self.scope.get_mut(i) {
-                b.lin = Some(l);
-            }
-        }
-    }
-
-    /// Branches must consume the same linear values; reports the first that differs and
-    /// leaves every such value consumed.
-    fn lin_join(&mut self, states: &[Vec<(usize, Lin)>], span: Span, what: &str) {
+    /// Paths split at `mark` must consume the same linear values: reports the first that
+    /// differs and leaves every such value consumed. Only the bindings some path changed are
+    /// looked at; one no path changed is as it was at the mark on each.
+    fn lin_join(&mut self, mark: LinMark, paths: &[LinPath], span: Span, what: &str) {
+        // Back to the states at the mark, which the paths that left a binding alone kept.
+        self.lin_undo(mark);
         let mut by_index: std::collections::BTreeMap<usize, Vec<Option<Lin>>> = std::collections::BTreeMap::new();
-        for (path, state) in states.iter().enumerate() {
-            for &(i, l) in state {
-                by_index.entry(i).or_insert_with(|| vec![None; states.len()])[path] = Some(l);
+        for (p, path) in paths.iter().enumerate() {
+            for &(i, l) in path {
+                let at_mark = self.scope.get(i).and_then(|b| b.lin);
+                by_index.entry(i).or_insert_with(|| vec![at_mark; paths.len()])[p] = l;
             }
         }
         let mut reported = false;
         for (i, on_paths) in by_index {
+            self.lin_examined += on_paths.len() as u64;
             // No longer tracked on some path (an error was reported there): stays untracked.
             if on_paths.iter().any(Option::is_none) {
-                if let Some(b) = self.scope.get_mut(i) {
-                    b.lin = None;
-                }
+                self.set_lin(i, None);
+                continue;
+            }
+            // Misused on some path (reported there): not reported again at the join.
+            if on_paths.contains(&Some(Lin::Misused)) {
+                self.set_lin(i, Some(Lin::Misused));
                 continue;
             }
             let consumed_at = on_paths.iter().find_map(|l| match l {
@@ -1059,9 +1056,7 @@ impl Checker<'_> {
                 .help = Some("every branch must use the same linear values".into());
                 reported = true;
             }
-            if let Some(b) = self.scope.get_mut(i) {
-                b.lin = Some(consumed_at.map_or(Lin::Live, Lin::Consumed));
-            }
+            self.set_lin(i, Some(consumed_at.map_or(Lin::Live, Lin::Consumed)));
         }
     }
 
@@ -1069,14 +1064,14 @@ impl Checker<'_> {
         let c = self.check(cond, &Ty::Bool);
         let ctext = self.text(cond.span);
         let mark = self.facts.len();
-        let before = self.lin_state();
+        let before = self.lin_mark();
         if let Some(ct) = &c.term {
             self.add_fact(ct.clone(), format!("if {ctext}"));
         }
         let t = self.check_block(then, expected);
         self.facts.truncate(mark);
-        let after_then = self.lin_state();
-        self.lin_restore(&before);
+        let after_then = self.lin_since(before);
+        self.lin_undo(before);
         if let Some(ct) = &c.term {
             self.add_fact(Term::Not(Box::new(ct.clone())), format!("else of `if {ctext}`"));
         }
@@ -1097,8 +1092,8 @@ impl Checker<'_> {
             }
         };
         self.facts.truncate(mark);
-        let after_else = self.lin_state();
-        self.lin_join(&[after_then, after_else], if_keyword(e.span), "`if`");
+        let after_else = self.lin_since(before);
+        self.lin_join(before, &[after_then, after_else], if_keyword(e.span), "`if`");
         let ty = match &f {
             // The value holds a capability if either branch's does.
             Some(f) if self.is_second_class(&t.ty) || self.is_second_class(&f.ty) => self.second_class(&branch_ty),
@@ -1127,7 +1122,7 @@ impl Checker<'_> {
         }
         let s = self.infer(scrutinee);
         let sty = self.resolve(&s.ty);
-        let before = self.lin_state();
+        let paths_start = self.lin_mark();
         let mark = self.facts.len();
         let mut result_ty: Option<Ty> = expected.cloned();
         let mut states = Vec::new();
@@ -1135,7 +1130,7 @@ impl Checker<'_> {
         let mut pattern_errors = false;
         let mut holds_capability = false;
         for arm in arms {
-            self.lin_restore(&before);
+            self.lin_undo(paths_start);
             let depth = self.scope.len();
             for lit in &earlier_literals {
                 self.add_fact(Term::Not(Box::new(lit.clone())), "an earlier arm did not match");
@@ -1156,10 +1151,10 @@ impl Checker<'_> {
             if let Some(g) = &arm.guard {
                 // A guard runs before its arm is chosen; if it fails the next arm runs, so it
                 // may not consume a linear value.
-                let before_guard = self.lin_state();
+                let before_guard = self.lin_mark();
                 let gt = self.check(g, &Ty::Bool);
-                let after_guard = self.lin_state();
-                self.lin_join(&[before_guard, after_guard], g.span, "guard");
+                let after_guard = self.lin_since(before_guard);
+                self.lin_join(before_guard, &[LinPath::new(), after_guard], g.span, "guard");
                 if let Some(t) = gt.term {
                     self.add_fact(t, format!("if {}", self.text(g.span)));
                 }
@@ -1175,17 +1170,14 @@ impl Checker<'_> {
             holds_capability |= self.is_second_class(&body.ty);
             self.end_scope(depth);
             self.facts.truncate(mark);
-            states.push(self.lin_state());
+            states.push(self.lin_since(paths_start));
             if arm.guard.is_none()
                 && let Some(l) = arm_lit
             {
                 earlier_literals.push(l);
             }
         }
-        if states.is_empty() {
-            states.push(before);
-        }
-        self.lin_join(&states, keyword_span(e.span, 5), "`match`");
+        self.lin_join(paths_start, &states, keyword_span(e.span, 5), "`match`");
         if !sty.is_error() && !pattern_errors {
             self.check_exhaustive(&sty, arms, keyword_span(e.span, 5));
         }

@@ -23,69 +23,83 @@
 //!   obligation is first asked with the few facts nearest to its goal and only if those do not
 //!   prove it with every connected fact.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::rc::Rc;
 
 use cordon_smt::Term;
+
+/// A constant, by its number in the stack's table of names: a plan's facts name the same
+/// constants many times, and the index, the undo log and each fact hold numbers, not copies.
+type Name = usize;
 
 /// A fact the solver may use, with the source text it came from.
 #[derive(Clone, Debug)]
 pub struct Fact {
     pub term: Term,
     pub origin: String,
-    /// The constants it mentions.
-    pub vars: Vec<String>,
+    /// The constants it mentions, each once, in the order of their names.
+    vars: Vec<Name>,
     /// The fact as it was pushed, if normalizing changed it, and its constants: what a
-    /// diagnostic explains a failed obligation with.
-    original: Option<(Term, Vec<String>)>,
+    /// diagnostic explains a failed obligation with. Boxed: most facts are kept as pushed.
+    original: Option<Box<(Term, Vec<Name>)>>,
+    /// The hash of `term`, by which [`Facts::present`] finds it.
+    hash: u64,
 }
 
 impl Fact {
     /// The fact as it was pushed, before it was normalized.
     pub fn original(&self) -> &Term {
-        self.original.as_ref().map_or(&self.term, |(t, _)| t)
+        self.original.as_ref().map_or(&self.term, |o| &o.0)
     }
 
-    fn original_vars(&self) -> &[String] {
-        self.original.as_ref().map_or(&self.vars, |(_, v)| v)
+    fn original_vars(&self) -> &[Name] {
+        self.original.as_ref().map_or(&self.vars, |o| &o.1)
     }
 }
 
-/// What pushing a fact changed, to be undone when it is popped.
+/// What pushing a fact changed, to be undone when it is popped. Small (two words): a plan
+/// pushes several per line, and the log keeps them until the fact is popped.
 #[derive(Debug)]
 enum Undo {
-    Value(Term),
-    Alias(Term),
+    Value(Rc<Term>),
+    Alias(Rc<Term>),
     /// The definition (by index) became reachable from its inputs.
     Activated(usize),
-    Mentioned(String),
-    Defined(String),
-    Present(Term),
+    Mentioned(Name),
+    Defined(Name),
 }
 
 /// The facts known at the current point (see the module's documentation).
 #[derive(Debug, Default)]
 pub struct Facts {
     list: Vec<Fact>,
+    /// The number of each constant's name, given when a fact first mentions it and kept for
+    /// the stack's life (a name seen once is likely seen again).
+    names: HashMap<String, Name>,
     /// For each constant, the facts to follow from it, each with the length of the stack when it
     /// was listed (so popping takes entries off the end).
-    by_var: HashMap<String, Vec<(usize, usize)>>,
+    by_var: Vec<Vec<(usize, usize)>>,
     ground: Vec<usize>,
     /// Facts that define a constant: the constant.
-    defines: Vec<Option<String>>,
+    defines: Vec<Option<Name>>,
     /// Constants defined by a definition that is not reachable from its inputs yet.
-    defined: HashMap<String, usize>,
-    /// Every constant some fact mentions.
-    mentioned: HashSet<String>,
-    /// The facts on the stack: one pushed again is not kept twice (the one below outlives it).
-    present: HashSet<Term>,
+    defined: HashMap<Name, usize>,
+    /// Whether a fact on the stack mentions each constant.
+    mentioned: Vec<bool>,
+    /// The facts on the stack, by the hash of their term (the lowest with it): one pushed again
+    /// is not kept twice (the one below outlives it). Two terms with one hash cost at most a
+    /// fact kept twice.
+    present: HashMap<u64, usize>,
     /// Atoms whose value is known.
-    values: HashMap<Term, Term>,
+    values: HashMap<Rc<Term>, Term>,
     /// Atoms that are other names of a term (`x == t` for a new `x`; `(T).1(p) == s`).
-    aliases: HashMap<Term, Term>,
+    aliases: HashMap<Rc<Term>, Term>,
     /// What each fact changed, with the fact's index.
     undo: Vec<(usize, Undo)>,
     /// Index entries [`Facts::relevant`] has looked at, in all: the work of choosing facts.
-    examined: std::cell::Cell<u64>,
+    examined: Cell<u64>,
 }
 
 impl Facts {
@@ -97,40 +111,45 @@ impl Facts {
     /// on the stack already (and so was not kept).
     pub fn push(&mut self, original: &Term, origin: String) -> bool {
         let term = self.normalize(original);
-        if term == Term::Bool(true) || self.present.contains(&term) {
+        if term == Term::Bool(true) {
+            return false;
+        }
+        let hash = hash_of(&term);
+        if self.present.get(&hash).and_then(|&i| self.list.get(i)).is_some_and(|f| f.term == term) {
             return false;
         }
         let id = self.list.len();
-        self.present.insert(term.clone());
-        self.undo.push((id, Undo::Present(term.clone())));
-        let mut set = HashSet::new();
-        vars_of(&term, &mut set);
-        let mut vars: Vec<String> = set.into_iter().collect();
-        vars.sort();
+        self.present.entry(hash).or_insert(id);
+        let vars = self.names_in(&term);
         let defines = match &term {
             Term::Eq(l, r) => match &**l {
-                Term::Var(x, _) if !self.mentioned.contains(x) && !mentions(r, x) => Some(x.clone()),
+                Term::Var(x, _) if !mentions(r, x) => {
+                    self.names.get(x.as_str()).copied().filter(|&x| !self.mentioned.get(x).copied().unwrap_or(false))
+                }
                 _ => None,
             },
             _ => None,
         };
         self.learn(id, &term);
-        for v in &vars {
-            if self.mentioned.insert(v.clone()) {
-                self.undo.push((id, Undo::Mentioned(v.clone())));
+        for &v in &vars {
+            if let Some(m) = self.mentioned.get_mut(v)
+                && !*m
+            {
+                *m = true;
+                self.undo.push((id, Undo::Mentioned(v)));
             }
         }
-        match &defines {
+        match defines {
             Some(x) => {
-                self.by_var.entry(x.clone()).or_default().push((id, id));
-                self.defined.insert(x.clone(), id);
-                self.undo.push((id, Undo::Defined(x.clone())));
+                self.listed_under(x).push((id, id));
+                self.defined.insert(x, id);
+                self.undo.push((id, Undo::Defined(x)));
             }
             None => {
-                for v in &vars {
-                    self.by_var.entry(v.clone()).or_default().push((id, id));
+                for &v in &vars {
+                    self.listed_under(v).push((id, id));
                 }
-                for v in &vars {
+                for &v in &vars {
                     self.activate(v, id);
                 }
             }
@@ -139,28 +158,51 @@ impl Facts {
             self.ground.push(id);
         }
         self.defines.push(defines);
-        let original = (term != *original).then(|| {
-            let mut set = HashSet::new();
-            vars_of(original, &mut set);
-            let mut vars: Vec<String> = set.into_iter().collect();
-            vars.sort();
-            (original.clone(), vars)
-        });
-        self.list.push(Fact { term, origin, vars, original });
+        let original = (term != *original).then(|| Box::new((original.clone(), self.names_in(original))));
+        self.list.push(Fact { term, origin, vars, original, hash });
         true
+    }
+
+    /// The numbers of the constants `t` mentions, each once, in the order of their names;
+    /// names not seen before are numbered.
+    fn names_in(&mut self, t: &Term) -> Vec<Name> {
+        let mut found: Vec<&str> = Vec::new();
+        each_var(t, &mut |n| found.push(n));
+        found.sort_unstable();
+        found.dedup();
+        found.into_iter().map(|n| self.number(n)).collect()
+    }
+
+    fn number(&mut self, n: &str) -> Name {
+        if let Some(&x) = self.names.get(n) {
+            return x;
+        }
+        let x = self.by_var.len();
+        self.names.insert(n.to_owned(), x);
+        self.by_var.push(Vec::new());
+        self.mentioned.push(false);
+        x
+    }
+
+    /// The facts listed under `x` (a number this stack gave).
+    fn listed_under(&mut self, x: Name) -> &mut Vec<(usize, usize)> {
+        if x >= self.by_var.len() {
+            self.by_var.resize_with(x + 1, Vec::new);
+        }
+        &mut self.by_var[x]
     }
 
     /// `x` is constrained from now on: its definition (and the definitions its inputs have, in
     /// turn) become reachable from their inputs.
-    fn activate(&mut self, x: &str, by: usize) {
-        let mut work = vec![x.to_owned()];
+    fn activate(&mut self, x: Name, by: usize) {
+        let mut work = vec![x];
         while let Some(x) = work.pop() {
             let Some(def) = self.defined.remove(&x) else { continue };
             self.undo.push((by, Undo::Activated(def)));
-            let inputs: Vec<String> =
-                self.list.get(def).map(|f| f.vars.iter().filter(|v| **v != x).cloned().collect()).unwrap_or_default();
+            let inputs: Vec<Name> =
+                self.list.get(def).map(|f| f.vars.iter().copied().filter(|&v| v != x).collect()).unwrap_or_default();
             for v in inputs {
-                self.by_var.entry(v.clone()).or_default().push((def, by));
+                self.listed_under(v).push((def, by));
                 work.push(v);
             }
         }
@@ -183,8 +225,9 @@ impl Facts {
                     && !self.values.contains_key(&**l)
                     && !contains(r, l)
                 {
-                    self.aliases.insert((**l).clone(), (**r).clone());
-                    self.undo.push((id, Undo::Alias((**l).clone())));
+                    let atom = Rc::new((**l).clone());
+                    self.aliases.insert(atom.clone(), (**r).clone());
+                    self.undo.push((id, Undo::Alias(atom)));
                     return;
                 }
                 let (atom, value) = match (is_literal(l), is_literal(r)) {
@@ -201,8 +244,9 @@ impl Facts {
 
     fn set_value(&mut self, id: usize, atom: &Term, value: &Term) {
         if is_atom(atom) && !self.values.contains_key(atom) {
+            let atom = Rc::new(atom.clone());
             self.values.insert(atom.clone(), value.clone());
-            self.undo.push((id, Undo::Value(atom.clone())));
+            self.undo.push((id, Undo::Value(atom)));
         }
     }
 
@@ -211,7 +255,7 @@ impl Facts {
             return;
         }
         // Definitions made reachable by a popped fact are listed under their inputs.
-        let mut inputs: Vec<String> = Vec::new();
+        let mut touched: Vec<Name> = Vec::new();
         while let Some((id, _)) = self.undo.last() {
             if *id < len {
                 break;
@@ -225,30 +269,31 @@ impl Facts {
                     self.aliases.remove(&x);
                 }
                 Undo::Mentioned(x) => {
-                    self.mentioned.remove(&x);
+                    if let Some(m) = self.mentioned.get_mut(x) {
+                        *m = false;
+                    }
                 }
                 Undo::Defined(x) => {
                     self.defined.remove(&x);
                 }
-                Undo::Present(t) => {
-                    self.present.remove(&t);
-                }
                 Undo::Activated(def) => {
-                    inputs.extend(self.list.get(def).map(|f| f.vars.clone()).unwrap_or_default());
+                    touched.extend(self.list.get(def).map(|f| f.vars.as_slice()).unwrap_or_default());
                     // Still a definition of its constant if that fact stays.
                     if def < len
                         && let Some(Some(x)) = self.defines.get(def)
                     {
-                        self.defined.insert(x.clone(), def);
+                        self.defined.insert(*x, def);
                     }
                 }
             }
         }
-        // Entries listed while the stack was at least `len` long are at the ends of their lists.
-        let mut touched: HashSet<&str> = inputs.iter().map(String::as_str).collect();
-        for fact in &self.list[len..] {
-            touched.extend(fact.vars.iter().map(String::as_str));
+        for (id, fact) in self.list.iter().enumerate().skip(len) {
+            touched.extend(&fact.vars);
+            if self.present.get(&fact.hash) == Some(&id) {
+                self.present.remove(&fact.hash);
+            }
         }
+        // Entries listed while the stack was at least `len` long are at the ends of their lists.
         for v in touched {
             if let Some(ids) = self.by_var.get_mut(v) {
                 while ids.last().is_some_and(|&(_, at)| at >= len) {
@@ -298,6 +343,10 @@ impl Facts {
             Term::StrTest(test, a, b) => Term::StrTest(*test, Box::new(self.normalize(a)), Box::new(self.normalize(b))),
         };
         let t = fold(t);
+        // Only atoms have values or other names: other terms need not be hashed to find none.
+        if !is_atom(&t) {
+            return t;
+        }
         if let Some(other) = self.aliases.get(&t) {
             return self.normalize(other);
         }
@@ -311,22 +360,23 @@ impl Facts {
     /// module's documentation for definitions), nearest first up to `limit` facts, then in the
     /// order they were pushed; and whether that is all of them. With `original`, the constants
     /// of the facts as they were pushed are followed too (to explain an obligation that failed).
-    pub fn relevant(
+    pub fn relevant<'n>(
         &self,
-        goal_vars: impl IntoIterator<Item = String>,
+        goal_vars: impl IntoIterator<Item = &'n str>,
         limit: usize,
         original: bool,
     ) -> (Vec<&Fact>, bool) {
         let mut taken: HashSet<usize> = self.ground.iter().copied().collect();
         let mut order: Vec<usize> = self.ground.clone();
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut work: VecDeque<String> = goal_vars.into_iter().collect();
+        let mut seen: HashSet<Name> = HashSet::new();
+        // A name no fact mentions has nothing listed under it.
+        let mut work: VecDeque<Name> = goal_vars.into_iter().filter_map(|n| self.names.get(n).copied()).collect();
         let mut complete = true;
         'search: while let Some(v) = work.pop_front() {
-            if !seen.insert(v.clone()) {
+            if !seen.insert(v) {
                 continue;
             }
-            for &(i, _) in self.by_var.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
+            for &(i, _) in self.by_var.get(v).map(Vec::as_slice).unwrap_or(&[]) {
                 self.examined.set(self.examined.get() + 1);
                 if taken.contains(&i) {
                     continue;
@@ -339,12 +389,46 @@ impl Facts {
                 order.push(i);
                 if let Some(f) = self.list.get(i) {
                     let vars = if original { f.original_vars() } else { &f.vars };
-                    work.extend(vars.iter().filter(|w| !seen.contains(*w)).cloned());
+                    work.extend(vars.iter().filter(|w| !seen.contains(*w)));
                 }
             }
         }
         order.sort_unstable();
         (order.into_iter().filter_map(|i| self.list.get(i)).collect(), complete)
+    }
+}
+
+fn hash_of(t: &Term) -> u64 {
+    let mut h = DefaultHasher::new();
+    t.hash(&mut h);
+    h.finish()
+}
+
+/// Calls `f` on the name of every constant in `t` (as [`Term::walk`] would find them, without
+/// its list of children at each node).
+fn each_var<'t>(t: &'t Term, f: &mut impl FnMut(&'t str)) {
+    match t {
+        Term::Var(n, _) => f(n),
+        Term::Bool(_) | Term::Int(_) | Term::Real(..) | Term::Str(_) => {}
+        Term::App(_, ts) | Term::And(ts) | Term::Or(ts) | Term::Add(ts) | Term::StrConcat(ts) => {
+            ts.iter().for_each(|t| each_var(t, f));
+        }
+        Term::Not(a) | Term::Neg(a) | Term::StrLen(a) => each_var(a, f),
+        Term::Implies(a, b)
+        | Term::Eq(a, b)
+        | Term::Lt(a, b)
+        | Term::Le(a, b)
+        | Term::Sub(a, b)
+        | Term::Mul(a, b)
+        | Term::StrTest(_, a, b) => {
+            each_var(a, f);
+            each_var(b, f);
+        }
+        Term::Ite(c, a, b) => {
+            each_var(c, f);
+            each_var(a, f);
+            each_var(b, f);
+        }
     }
 }
 
@@ -370,14 +454,14 @@ fn contains(t: &Term, part: &Term) -> bool {
 
 fn mentions(t: &Term, x: &str) -> bool {
     let mut found = false;
-    t.walk(&mut |t| found |= matches!(t, Term::Var(n, _) if n == x));
+    each_var(t, &mut |n| found |= n == x);
     found
 }
 
 pub fn vars_of(t: &Term, out: &mut HashSet<String>) {
-    t.walk(&mut |t| {
-        if let Term::Var(n, _) = t {
-            out.insert(n.clone());
+    each_var(t, &mut |n| {
+        if !out.contains(n) {
+            out.insert(n.to_owned());
         }
     });
 }

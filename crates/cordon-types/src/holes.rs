@@ -248,7 +248,7 @@ impl Checker<'_> {
         let mut seen: HashSet<String> = params.iter().map(|(n, _)| n.clone()).collect();
         let mut visible = Vec::new();
         for b in self.visible_bindings().rev() {
-            if !seen.insert(b.name.clone()) || matches!(b.lin, Some(Lin::Consumed(_))) {
+            if !seen.insert(b.name.clone()) || matches!(b.lin, Some(Lin::Consumed(_) | Lin::Misused)) {
                 continue;
             }
             visible.push((b.name.clone(), b.ty.clone(), b.term.clone()));
@@ -328,7 +328,7 @@ impl Checker<'_> {
     /// gives the hole's value (second-class if a capability is in scope).
     pub(crate) fn check_fill_body(&mut self, fill: &Module, expected: &Ty, hole_ty: &Ty, params: &[(String, Typed)]) {
         let depth = self.scope.len();
-        let outer = self.lin_state();
+        let outer = self.lin_mark();
         let mark = self.facts.len();
         let role = std::mem::replace(&mut self.role, Role::Plan);
         let loops = std::mem::take(&mut self.loops);
@@ -348,7 +348,7 @@ impl Checker<'_> {
         self.role = role;
         self.facts.truncate(mark);
         // The fill cannot consume the program's linear values; an attempt left them as they were.
-        self.lin_restore(&outer);
+        self.lin_undo(outer);
     }
 
     /// A use in a fill of a linear value from outside it.

@@ -116,6 +116,10 @@ pub struct Outcome {
     pub folded: u64,
     /// Facts looked at to choose those an obligation carries, in all.
     pub facts_examined: u64,
+    /// Changes of linear bindings' states looked at where paths meet (branches, guards, `&&`
+    /// and `||`, fills), in all: grows with the plan's branches, not with the linear values in
+    /// scope at each (the scaling guard counts it).
+    pub linear_examined: u64,
     /// Typed holes in the plan.
     pub holes: usize,
     /// The checked program: `Some` if and only if it is accepted.
@@ -189,6 +193,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
             solver_hypotheses: 0,
             folded: 0,
             facts_examined: 0,
+            linear_examined: 0,
             holes: 0,
             program: None,
         };
@@ -209,6 +214,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         solver_hypotheses: report.solver_hypotheses,
         folded: report.folded,
         facts_examined: report.facts_examined,
+        linear_examined: report.linear_examined,
         holes: report.holes,
         program,
     }
@@ -223,6 +229,7 @@ struct Report {
     solver_hypotheses: u64,
     folded: u64,
     facts_examined: u64,
+    linear_examined: u64,
     /// The number of holes checked, and what each offers its fill.
     holes: usize,
     sites: Vec<HoleSite>,
@@ -287,6 +294,7 @@ fn check_modules(
         solver_hypotheses: stats.hypotheses,
         folded: checker.folded,
         facts_examined: checker.facts.examined(),
+        linear_examined: checker.lin_examined,
         holes: checker.holes,
         sites: std::mem::take(&mut checker.hole_sites),
         filled: std::mem::take(&mut checker.filled),
@@ -359,7 +367,7 @@ impl Checker<'_> {
     /// Each body starts with no bindings and no facts.
     fn begin_body(&mut self) {
         self.scope.clear();
-        self.linear.clear();
+        self.lin_log.clear();
         self.by_name.clear();
         self.facts.clear();
         self.barrier = 0;
@@ -458,7 +466,7 @@ impl Checker<'_> {
                 let name = self.scope[i].name.clone();
                 self.error(Code::LinearUnused, result_span, format!("the plan never uses the linear input `{name}`"))
                     .help = Some(format!("use `{name}` and give it back in the result"));
-                self.scope[i].lin = None;
+                self.set_lin(i, None);
             }
         }
         self.end_scope(0);

@@ -467,7 +467,7 @@ impl Checker<'_> {
     /// Whether the facts known about `vars` contradict each other (the solver proves `false`
     /// from them). A timeout or a spent check time counts as no contradiction found.
     pub fn facts_contradict(&mut self, vars: HashSet<String>) -> bool {
-        let (facts, _) = self.facts.relevant(vars, usize::MAX, false);
+        let (facts, _) = self.facts.relevant(vars.iter().map(String::as_str), usize::MAX, false);
         let hypotheses: Vec<Term> = facts.into_iter().map(|f| f.term.clone()).collect();
         if hypotheses.is_empty() {
             return false;
@@ -496,7 +496,7 @@ impl Checker<'_> {
         vars_of(goal, &mut names);
         let mut result = (Answer::Valid, Vec::new());
         for limit in NEAR_FACTS.into_iter().chain([usize::MAX]).filter(|&l| l > least) {
-            let (facts, complete) = self.facts.relevant(names.clone(), limit, original);
+            let (facts, complete) = self.facts.relevant(names.iter().map(String::as_str), limit, original);
             let (hypotheses, origins): (Vec<Term>, Vec<String>) = facts
                 .into_iter()
                 .map(|f| (if original { f.original().clone() } else { f.term.clone() }, f.origin.clone()))
@@ -529,7 +529,7 @@ impl Checker<'_> {
     fn implied_by_bounds(&self, goal: &Term) -> bool {
         let mut names: HashSet<String> = HashSet::new();
         vars_of(goal, &mut names);
-        let (facts, _) = self.facts.relevant(names, NEAR_FACTS[0], false);
+        let (facts, _) = self.facts.relevant(names.iter().map(String::as_str), NEAR_FACTS[0], false);
         let hypotheses: Vec<&Term> = facts.iter().map(|f| &f.term).collect();
         let is_int = |f: &str| self.funcs.get(f).is_some_and(|d| d.ret == Sort::Int);
         crate::arith::implied(goal, &hypotheses, &is_int)

@@ -78,7 +78,23 @@ pub struct Entry {
 pub enum Lin {
     Live,
     Consumed(Span),
+    /// Used where no linear value may be (inside a loop, a closure or a `to_labeled` block):
+    /// that use was reported, so no later use, branch or scope end reports the value again (one
+    /// mistake, one error).
+    Misused,
 }
+
+/// A point in the log of linear state changes, taken where paths split (an `if`, a `match`, a
+/// guard, the right operand of `&&`, a fill): the bindings in scope there and the log's length.
+#[derive(Clone, Copy, Debug)]
+pub struct LinMark {
+    depth: usize,
+    log: usize,
+}
+
+/// What one path did to the linear bindings in scope where it started: each binding it changed
+/// (by index, once) with its state at the path's end. Bindings it left alone are not listed.
+pub type LinPath = Vec<(usize, Option<Lin>)>;
 
 /// A local variable.
 #[derive(Clone, Debug)]
@@ -110,9 +126,12 @@ pub struct Checker<'a> {
     pub subst: Vec<Option<Ty>>,
     pub var_origin: Vec<Span>,
     pub scope: Vec<Binding>,
-    /// The indices in `scope` of the bindings made linear, in order (entries at or above the
-    /// scope's length are stale), so linear state is found without scanning the scope.
-    pub linear: Vec<usize>,
+    /// Every change of a binding's linear state, as its index in `scope` and the state before,
+    /// in order (see [`Checker::set_lin`]): what a branch changed is what was logged after its
+    /// [`LinMark`], so no branch looks at the linear bindings it left alone.
+    pub lin_log: Vec<(usize, Option<Lin>)>,
+    /// Entries of `lin_log` looked at, in all: the work of joining branches' linear states.
+    pub lin_examined: u64,
     /// For each name, the indices in `scope` of its bindings, in order, so a name is found
     /// without scanning the scope (kept exact by [`Checker::push_scope`] and
     /// [`Checker::pop_scope`]).
@@ -209,16 +228,49 @@ impl Checker<'_> {
         true
     }
 
-    /// Pushes a binding onto the scope, indexing it by name (and as linear if it is).
+    /// Sets the linear state of the binding at `i`, logging the change (see [`Checker::lin_since`]).
+    pub fn set_lin(&mut self, i: usize, lin: Option<Lin>) {
+        if let Some(b) = self.scope.get_mut(i)
+            && b.lin != lin
+        {
+            self.lin_log.push((i, b.lin));
+            b.lin = lin;
+        }
+    }
+
+    /// Where paths split: what each path changes is collected from here ([`Checker::lin_since`]).
+    pub fn lin_mark(&self) -> LinMark {
+        LinMark { depth: self.scope.len(), log: self.lin_log.len() }
+    }
+
+    /// The bindings in scope at `mark` whose linear state changed since, each once, with their
+    /// state now. Bindings made since were popped by their scope's end, which reported them.
+    pub fn lin_since(&mut self, mark: LinMark) -> LinPath {
+        let changed = self.lin_log.get(mark.log..).unwrap_or_default();
+        self.lin_examined += changed.len() as u64;
+        let mut indices: Vec<usize> = changed.iter().map(|&(i, _)| i).filter(|&i| i < mark.depth).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        indices.into_iter().filter_map(|i| self.scope.get(i).map(|b| (i, b.lin))).collect()
+    }
+
+    /// Puts every binding in scope at `mark` back in the state it had there, and forgets the
+    /// changes since (a path that did not happen, or one whose changes are joined again).
+    pub fn lin_undo(&mut self, mark: LinMark) {
+        while self.lin_log.len() > mark.log {
+            let Some((i, before)) = self.lin_log.pop() else { break };
+            self.lin_examined += 1;
+            if i < mark.depth
+                && let Some(b) = self.scope.get_mut(i)
+            {
+                b.lin = before;
+            }
+        }
+    }
+
+    /// Pushes a binding onto the scope, indexing it by name.
     pub fn push_scope(&mut self, b: Binding) {
         let at = self.scope.len();
-        if b.lin.is_some() {
-            // Entries at or above this index name bindings that were popped.
-            while self.linear.last().is_some_and(|&i| i >= at) {
-                self.linear.pop();
-            }
-            self.linear.push(at);
-        }
         self.by_name.entry(b.name.clone()).or_default().push(at);
         self.scope.push(b);
     }

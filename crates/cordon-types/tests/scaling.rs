@@ -1,7 +1,7 @@
 //! The regression guard for linear checking (issue 10): each plan shape of
 //! `benches/shapes/mod.rs`, checked at two sizes four times apart, must have obligations, queries
-//! to the solver, hypotheses sent to it and facts looked at to choose them that grow at most
-//! linearly. An obligation that carried every fact connected to it (the quadratic behaviour this
+//! to the solver, hypotheses sent to it, facts looked at to choose them and linear states looked
+//! at where branches meet that grow at most linearly. An obligation that carried every fact connected to it (the quadratic behaviour this
 //! guards against) sends sixteen times the hypotheses at four times the length. Counts, not
 //! clocks: the same on every machine.
 
@@ -43,10 +43,22 @@ fn every_shape_asks_the_solver_linearly_in_its_length() {
             ("queries handed to z3", small.solver_calls, large.solver_calls),
             ("hypotheses sent to z3", small.solver_hypotheses, large.solver_hypotheses),
             ("facts looked at", small.facts_examined, large.facts_examined),
+            ("linear states looked at", small.linear_examined, large.linear_examined),
         ] {
             // Four times the lines, at most five times the work (the fixed part of a plan
             // makes the ratio a little under four for linear growth; quadratic would be 16).
             assert!(l <= 5 * s.max(1), "{name}: {what} grew from {s} at {SMALL} lines to {l} at {LARGE}: not linear");
+        }
+        // A shape with an `if` per line over linear values has joins for the guard to see (a
+        // join that looked at every linear value in scope would make these grow sixteenfold).
+        if name == "session_branches" {
+            assert!(small.linear_examined >= SMALL as u64, "{name}: {} linear states looked at", small.linear_examined);
+        }
+        // A shape only the solver proves has queries for the guard to see: one per line, each
+        // with the few facts nearest its goal, though every line's facts connect to all before it
+        // (a query that carried every connected fact would send sixteen times the hypotheses).
+        if name == "modular" {
+            assert!(small.solver_calls >= SMALL as u64 / 2, "{name}: {} queries to z3", small.solver_calls);
         }
         // And each query stays small: its facts are those near its goal, not the whole plan.
         if let Some(per_query) = large.solver_hypotheses.checked_div(large.solver_calls) {

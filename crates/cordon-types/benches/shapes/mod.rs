@@ -7,9 +7,16 @@
 //!
 //! - [`session`]: one linear GitHub session threaded through a tool call per line
 //!   (`policies/github.cord`), every call needing the session untainted;
+//! - [`session_branches`]: the session threaded through an `if` per line whose branches both
+//!   call a tool on it, so every `if` joins the branches' linear states with one more (used up)
+//!   linear value in scope than the last;
 //! - [`let_chain`]: a chain of `let`s, each proving a refinement that depends on the chain so far;
 //! - [`branches`]: sequential `if`s on the same variable, each branch calling a refined function;
-//! - [`blocks`]: the bench-style program: blocks of lets, guarded calls, indexes and matches.
+//! - [`blocks`]: the bench-style program: blocks of lets, guarded calls, indexes and matches;
+//! - [`modular`]: a chain of values whose remainders are passed where they must be positive,
+//!   which only the solver proves: every line is a query to Z3, and every line's facts are
+//!   connected to all before it, so a query that carried every connected fact would grow with
+//!   the plan.
 
 // Each user of this module uses some of it.
 #![allow(dead_code)]
@@ -21,11 +28,13 @@ pub const GITHUB: &str = include_str!("../../../../policies/github.cord");
 pub type Shape = (&'static str, fn(usize) -> String, bool);
 
 /// The shapes.
-pub const SHAPES: [Shape; 4] = [
+pub const SHAPES: [Shape; 6] = [
     ("session", session, true),
+    ("session_branches", session_branches, true),
     ("let_chain", let_chain, false),
     ("branches", branches, false),
     ("blocks", blocks, false),
+    ("modular", modular, false),
 ];
 
 /// A plan of `lines` lines (at least 9): a public repository found, then a tool call per line on
@@ -45,6 +54,25 @@ pub fn session(lines: usize) -> String {
             1 => format!("    let (i{k}, s{k}) = (i{p}, gh.comment(s{p}, r, i{p}, \"comment {k}\"));\n"),
             _ => format!("    let (l{k}, s{k}) = gh.list_issues(s{p}, r); let i{k} = i{p};\n"),
         });
+    }
+    out.push_str(&format!("    (\"done\", s{})\n  }},\n  None => (\"none\", s),\n}}\n", calls - 1));
+    out
+}
+
+/// A plan of `lines` lines (at least 9): like [`session`], but each line after the first is an
+/// `if` on the first issue whose branches both comment on it with the session, the result
+/// annotated untainted (so each branch proves it, and the next line knows it).
+pub fn session_branches(lines: usize) -> String {
+    let calls = lines.saturating_sub(8).max(1);
+    let mut out = String::from(
+        "match gh.repo(\"alice\", \"website\") {\n  Some(r) => if r.private {\n    (\"private\", s)\n  } else {\n",
+    );
+    out.push_str("    let (i, s0) = gh.create_issue(s, r, \"first\", \"body\");\n");
+    for k in 1..calls {
+        let p = k - 1;
+        out.push_str(&format!(
+            "    let s{k}: {{t: Session | !tainted(t)}} = if i.number > {k} {{ gh.comment(s{p}, r, i, \"below {k}\") }} else {{ gh.comment(s{p}, r, i, \"at least {k}\") }};\n"
+        ));
     }
     out.push_str(&format!("    (\"done\", s{})\n  }},\n  None => (\"none\", s),\n}}\n", calls - 1));
     out
@@ -121,5 +149,24 @@ pub fn blocks(lines: usize) -> String {
         pad += 1;
     }
     out.push_str(&format!("m{}\n", n - 1));
+    out
+}
+
+/// A plan of `lines` lines (at least 6): a function whose body is a chain of values, each one
+/// more than the last, and on each line the value's remainder by 4, passed (plus one) to a
+/// function that needs it positive where the value is not negative. `x >= 0` and the
+/// remainder's definition (`x == 4 * q + r`, `x >= 0 ==> 0 <= r < 4`) prove it, which the fast
+/// path cannot combine; and the `if` constrains `x`, so each definition links its line's facts
+/// to the line before.
+pub fn modular(lines: usize) -> String {
+    let steps = lines.saturating_sub(5).max(1);
+    let mut out = String::from("fn pos(v: {v: Int | v > 0}) -> Int { v }\nfn walk(x0: Int) -> Int {\n");
+    for k in 1..=steps {
+        let p = k - 1;
+        out.push_str(&format!(
+            "  let x{k} = x{p} + 1; let r{k} = x{k} % 4; let p{k} = if x{k} >= 0 {{ pos(r{k} + 1) }} else {{ 0 }};\n"
+        ));
+    }
+    out.push_str(&format!("  p{steps}\n}}\nwalk(5)\n"));
     out
 }
