@@ -351,7 +351,7 @@ pub fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(&a.value, &b.value))
         }
         (Value::Record(x), Value::Record(y)) => {
-            x.ty == y.ty
+            x.ty() == y.ty()
                 && x.values().len() == y.values().len()
                 && x.fields().all(|(n, v)| y.field(n).is_some_and(|w| equal(&v.value, &w.value)))
         }

@@ -18,7 +18,7 @@ use cordon_syntax::{FileId, Span};
 use crate::builtins::Builtin;
 pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
-use crate::value::{CodeId, CodeRef, Func, Str, Value};
+use crate::value::{CodeId, CodeRef, Func, Layout, Str, Value};
 
 pub type FnId = u32;
 pub type ConstId = u32;
@@ -117,10 +117,8 @@ pub enum Op {
     JoinPc,
     MakeTuple(u16),
     MakeList(u32),
-    MakeRecord {
-        ty: Arc<str>,
-        fields: Arc<[Arc<str>]>,
-    },
+    /// Pops a value for each of the layout's fields, in order.
+    MakeRecord(Arc<Layout>),
     MakeVariant {
         enum_name: Arc<str>,
         name: Arc<str>,
@@ -417,6 +415,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         in_label: false,
         code_base: 0,
         holes: Vec::new(),
+        field_names: HashMap::new(),
     };
     let mut fn_decls: Vec<&FnDecl> = Vec::new();
     let mut const_items: Vec<(&cordon_syntax::ast::Ident, &Expr)> = Vec::new();
@@ -592,6 +591,7 @@ pub fn compile_fill(
         in_label: false,
         code_base: program.codes.len() as u32,
         holes: Vec::new(),
+        field_names: HashMap::new(),
     };
     let hole_base = program.holes.len();
     let fn_base = program.fns.len();
@@ -662,6 +662,9 @@ pub(crate) struct Compiler {
     /// The `CodeId` of `codes[0]` (a fill's code follows the program's).
     code_base: u32,
     holes: Vec<HoleScope>,
+    /// One `Arc` for each field name, wherever the program writes it: a field access finds its
+    /// field in a record the program made by comparing pointers.
+    field_names: HashMap<String, Arc<str>>,
 }
 
 type Res<T = ()> = Result<T, CompileError>;
@@ -669,6 +672,14 @@ type Res<T = ()> = Result<T, CompileError>;
 impl Compiler {
     fn err<T>(&self, span: Span, message: impl Into<String>) -> Res<T> {
         Err(CompileError { message: message.into(), span })
+    }
+
+    /// The field name `name`, as every other mention of it holds it.
+    fn field_name(&mut self, name: &str) -> Arc<str> {
+        match self.field_names.get(name) {
+            Some(n) => n.clone(),
+            None => self.field_names.entry(name.to_string()).or_insert_with(|| name.into()).clone(),
+        }
     }
 
     fn body(&mut self) -> &mut Body {
@@ -940,12 +951,13 @@ impl Compiler {
                 for (_, v) in fields {
                     self.expr(v)?;
                 }
-                let names: Arc<[Arc<str>]> = fields.iter().map(|(n, _)| n.name.as_str().into()).collect();
-                self.emit(Op::MakeRecord { ty: name.name.as_str().into(), fields: names }, span);
+                let names = fields.iter().map(|(n, _)| self.field_name(&n.name)).collect();
+                self.emit(Op::MakeRecord(Arc::new(Layout::new(name.name.as_str().into(), names))), span);
             }
             ExprKind::Field { base, name } => {
                 self.expr(base)?;
-                self.emit(Op::Field(name.name.as_str().into()), span);
+                let name = self.field_name(&name.name);
+                self.emit(Op::Field(name), span);
             }
             ExprKind::TupleField { base, index, .. } => {
                 self.expr(base)?;

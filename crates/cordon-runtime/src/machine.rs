@@ -559,10 +559,13 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
                     vm.stack.push(Val::plain(Value::List(Arc::new(items))));
                 }
-                Op::MakeRecord { ty, fields } => {
-                    tri!(ctx.allocate(fields.len() as u64 * SLOT_BYTES));
-                    let values = vm.stack.split_off(vm.stack.len() - fields.len());
-                    let record = Record::with_names(ty.clone(), fields.clone(), values, None);
+                Op::MakeRecord(layout) => {
+                    let n = layout.names.len();
+                    tri!(ctx.allocate(n as u64 * SLOT_BYTES));
+                    let Some(at) = vm.stack.len().checked_sub(n) else {
+                        fail!(type_error(Span::default(), "the operand stack is empty"))
+                    };
+                    let record = Record::with_layout(layout.clone(), vm.stack.drain(at..), None);
                     tri!(ctx.check_depth(record.depth));
                     vm.stack.push(Val::plain(Value::Record(Arc::new(record))));
                 }
@@ -575,7 +578,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::Field(name) => {
                     let v = pop!();
                     let field = match &v.value {
-                        Value::Record(r) => r.field(name).map(clone_val),
+                        Value::Record(r) => r.field_named(name).map(clone_val),
                         _ => None,
                     };
                     match field {
@@ -586,7 +589,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::LoadField { slot, name } => {
                     let v = &vm.stack[base + *slot as usize];
                     let field = match &v.value {
-                        Value::Record(r) => r.field(name).map(|f| clone_val(f).with_label(&v.label)),
+                        Value::Record(r) => r.field_named(name).map(|f| clone_val(f).with_label(&v.label)),
                         _ => None,
                     };
                     match field {
