@@ -285,8 +285,10 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
         let Some(frame) = vm.frames.last() else {
             return Err(type_error(Span::default(), "the machine has nothing to run"));
         };
-        let code = program.code(frame.code);
-        let base = frame.base;
+        // A call switches these to the callee's in place (see `Op::Call`); everything else that
+        // changes the frame goes round this loop.
+        let mut code = program.code(frame.code);
+        let mut base = frame.base;
         let mut ip = frame.ip;
         macro_rules! fail {
             ($e:expr) => {{
@@ -651,7 +653,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "a function called with the wrong number of arguments"));
                     }
                     vm.enter_at(callee.slots, f, None, at, OnReturn::Push);
-                    continue 'frames;
+                    // The frame just written is not read back: its code, base and ip are known.
+                    (code, base, ip) = (callee, at, 0);
+                    continue;
                 }
                 Op::CallValue(argc) => {
                     // The callee is below its arguments: take it out, the arguments move down.
@@ -682,7 +686,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(depth_error(ctx));
                     }
                     vm.enter_at(callee.slots, f, func, at, on_return);
-                    continue 'frames;
+                    (code, base, ip) = (callee, at, 0);
+                    continue;
                 }
                 Op::Builtin { builtin, argc } => {
                     let at = vm.stack.len() - *argc as usize;
