@@ -564,10 +564,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::MakeRecord(layout) => {
                     let n = layout.names.len();
                     tri!(ctx.allocate(n as u64 * SLOT_BYTES));
-                    let Some(at) = vm.stack.len().checked_sub(n) else {
+                    let Some(record) = Record::from_top(layout.clone(), &mut vm.stack) else {
                         fail!(type_error(Span::default(), "the operand stack is empty"))
                     };
-                    let record = Record::with_layout(layout.clone(), vm.stack.drain(at..), None);
                     tri!(ctx.check_depth(record.depth));
                     vm.stack.push(Val::plain(Value::Record(Arc::new(record))));
                 }

@@ -241,11 +241,12 @@ enum Fields {
     Heap(Vec<Val>),
 }
 
+/// A field value not yet set: owns nothing.
+const UNIT: Val = Val { value: Value::Unit, label: Label::bottom() };
+
 impl Fields {
     /// The values, and how deeply they nest (see [`depth`]).
-    #[inline]
     fn new(values: impl ExactSizeIterator<Item = Val>) -> (Fields, u32) {
-        const UNIT: Val = Val { value: Value::Unit, label: Label::bottom() };
         let len = values.len();
         if len > INLINE_FIELDS {
             let values: Vec<Val> = values.collect();
@@ -260,6 +261,24 @@ impl Fields {
             std::mem::forget(std::mem::replace(place, v));
         }
         (Fields::Inline { len: len as u8, values: inline }, deepest)
+    }
+
+    /// The top `n` values of `stack`, the deepest first, taken off it; and how deeply they
+    /// nest. `None` if the stack holds fewer.
+    #[inline]
+    fn from_top(stack: &mut Vec<Val>, n: usize) -> Option<(Fields, u32)> {
+        let at = stack.len().checked_sub(n)?;
+        if n > INLINE_FIELDS {
+            return Some(Fields::new(stack.drain(at..)));
+        }
+        let mut inline = [UNIT; INLINE_FIELDS];
+        let mut deepest = 0;
+        for place in inline.get_mut(..n)?.iter_mut().rev() {
+            let v = stack.pop()?;
+            deepest = deepest.max(depth(&v.value));
+            std::mem::forget(std::mem::replace(place, v));
+        }
+        Some((Fields::Inline { len: n as u8, values: inline }, deepest))
     }
 
     #[inline]
@@ -296,18 +315,17 @@ impl Layout {
 impl Record {
     pub fn new(ty: Arc<str>, fields: Vec<(Arc<str>, Val)>, host: Option<HostId>) -> Record {
         let (names, values): (Vec<Arc<str>>, Vec<Val>) = fields.into_iter().unzip();
-        Record::with_layout(Arc::new(Layout::new(ty, names.into())), values.into_iter(), host)
+        let layout = Arc::new(Layout::new(ty, names.into()));
+        let (values, deepest) = Fields::new(values.into_iter());
+        Record { layout, values, host: host.and_then(NonZeroU64::new), depth: 1 + deepest }
     }
 
-    /// A record of the layout a constructor's code or another record holds; `values` in the
-    /// order of its names, one for each.
-    pub(crate) fn with_layout(
-        layout: Arc<Layout>,
-        values: impl ExactSizeIterator<Item = Val>,
-        host: Option<HostId>,
-    ) -> Record {
-        let (values, deepest) = Fields::new(values);
-        Record { layout, values, host: host.and_then(NonZeroU64::new), depth: 1 + deepest }
+    /// A record of `layout` made of the values on top of `stack` (the first field deepest),
+    /// taken off it; `None` if there are fewer.
+    #[inline]
+    pub(crate) fn from_top(layout: Arc<Layout>, stack: &mut Vec<Val>) -> Option<Record> {
+        let (values, deepest) = Fields::from_top(stack, layout.names.len())?;
+        Some(Record { layout, values, host: None, depth: 1 + deepest })
     }
 
     /// Set for opaque records a tool made: the host's registration of this exact value.
@@ -407,16 +425,25 @@ impl Func {
 /// How deeply records, enum values and closures nest inside a value. Only they can nest
 /// without bound (types cannot), and comparing, printing or dropping a value recurses along
 /// them, so the interpreter refuses to build values deeper than its limit.
-#[inline]
+#[inline(always)]
 pub fn depth(v: &Value) -> u32 {
     match v {
         Value::Record(r) => r.depth,
         Value::Variant(x) => x.depth,
         Value::Func(f) => f.depth,
+        Value::Tuple(_) | Value::List(_) | Value::Labeled(_) => depth_within(v),
+        _ => 0,
+    }
+}
+
+/// [`depth`] of the containers that do not record theirs.
+#[inline(never)]
+fn depth_within(v: &Value) -> u32 {
+    match v {
         Value::Tuple(items) => items.iter().map(|x| depth(&x.value)).max().unwrap_or(0),
         Value::List(items) => items.iter().map(|x| depth(&x.value)).max().unwrap_or(0),
         Value::Labeled(inner) => depth(&inner.value),
-        _ => 0,
+        _ => depth(v),
     }
 }
 
