@@ -252,6 +252,11 @@ pub fn string(s: String, budget: &mut dyn Budget) -> Result<Value, RunError> {
     Ok(Value::Str(s.into()))
 }
 
+/// `i.to_string()`: the text as a string value, within the budget's limits.
+pub fn int_text(i: i64, budget: &mut dyn Budget) -> Result<Value, RunError> {
+    string(int_to_string(i), budget)
+}
+
 /// The decimal text of `i`, as `i.to_string()` writes it, without the formatting machinery. The
 /// string has room for a short prefix or suffix (the allocator rounds small requests up anyway),
 /// so that `"item" + i.to_string()` extends it in place.
@@ -271,7 +276,8 @@ pub fn int_to_string(i: i64) -> String {
     if i < 0 {
         s.push('-');
     }
-    s.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    // ASCII digits: each byte is its own character (no UTF-8 check to make).
+    s.extend(digits[at..].iter().map(|&d| char::from(d)));
     s
 }
 
@@ -615,7 +621,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             plain(Value::List(Arc::new(parts.into_iter().map(|p| Val::plain(Value::str(p))).collect())))
         }
         (ToString, [x]) => match &x.value {
-            Value::Int(i) => plain(string(int_to_string(*i), budget)?),
+            Value::Int(i) => plain(int_text(*i, budget)?),
             Value::Float(f) => plain(string(format!("{f:?}"), budget)?),
             Value::Decimal(d) => plain(string(d.to_string(), budget)?),
             Value::Time(t) => plain(string(t.to_string(), budget)?),

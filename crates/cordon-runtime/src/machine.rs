@@ -709,6 +709,15 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     }
                     match otherwise {
                         MethodTarget::Builtin(b) => {
+                            if *b == Builtin::ToString
+                                && let [Val { value: value @ Value::Int(_), .. }] = &mut vm.stack[at..]
+                                && let Value::Int(i) = *value
+                            {
+                                // What `builtins::apply` does for an Int, in place: the text
+                                // keeps the receiver's label, the only argument's.
+                                *value = tri!(builtins::int_text(i, ctx));
+                                continue;
+                            }
                             let (v, raise) = tri!(builtin_call(*b, &vm.stack[at..], code.spans[ip - 1], ctx));
                             if let Some(l) = raise {
                                 vm.pc.join_mut(&l);
