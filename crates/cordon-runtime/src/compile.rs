@@ -1243,11 +1243,15 @@ impl Compiler {
         let acc = self.new_slot();
         if matches!(b, Builtin::Map | Builtin::AndThen | Builtin::MapErr) {
             // `map` serves an Option or a Result too, told apart only at run time: its function
-            // is called from a slot (never run in place), one arm per variant and a list loop.
+            // is called from a slot in the arm of each variant. In the list loop a literal
+            // closure runs in place (see `inline_call`), unless it holds a hole (a hole's site
+            // is compiled once).
             let f = self.new_slot();
+            let holes = self.holes.len();
             self.expr(rest[0])?;
             self.emit(Op::Store(f), span);
-            return self.variant_combinator(b, [list, index, elem], acc, f, span);
+            let inline = literal_closure(rest[0], 1).filter(|_| self.holes.len() == holes);
+            return self.variant_combinator(b, [list, index, elem], acc, (f, inline), span);
         }
         let f = rest[want - 1];
         // A literal closure runs in the loop itself (see `inline_call`); any other function is
@@ -1316,10 +1320,17 @@ impl Compiler {
     }
 
     /// `map`, `and_then` and `map_err` on an `Option` or a `Result` (in `value`, the function
-    /// in `f`): one arm per variant, as a `match` would take it apart, so the result depends on
+    /// in `f`, and the literal closure it is, if it runs in place in `map`'s list loop): one arm per variant, as a `match` would take it apart, so the result depends on
     /// the value's label through the program counter (raised by `loop_slots`). `map` on anything
     /// else is `map` on a list: the type is not known here, so it is told at run time.
-    fn variant_combinator(&mut self, b: Builtin, slots: [Slot; 3], acc: Slot, f: Slot, span: Span) -> Res {
+    fn variant_combinator(
+        &mut self,
+        b: Builtin,
+        slots: [Slot; 3],
+        acc: Slot,
+        (f, inline): (Slot, Option<(&[ClosureParam], &Expr)>),
+        span: Span,
+    ) -> Res {
         let [value, index, payload] = slots;
         // (enum, variant, whether it holds a payload, whether `f` is applied to it, and
         // whether `f`'s result is the whole result rather than the new payload).
@@ -1354,8 +1365,13 @@ impl Compiler {
             self.emit(Op::ListStart { acc, sized_like: Some(value) }, span);
             let start = self.target();
             let next = self.emit(Op::IterNext { list: value, index, elem: payload, exit: 0 }, span);
-            self.emit(Op::Take(payload), span);
-            self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
+            match inline {
+                Some((params, body)) => self.inline_call(params, &[payload], body, span)?,
+                None => {
+                    self.emit(Op::Take(payload), span);
+                    self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
+                }
+            }
             self.emit(Op::ListPush, span);
             self.emit(Op::Loop(start), span);
             self.patch(next);

@@ -159,6 +159,11 @@ fn list_builtins_compute_what_their_names_say() {
         ("[[1, 2], [3]].map(|xs| xs.sum())", "[3, 3]"),
         ("let total = 0; for x in [1, 2, 3] { let t = total + x; }; total", "0"),
         ("[(1, \"a\"), (2, \"b\")].map(|p| p.1)", r#"["a", "b"]"#),
+        // A closure `map` runs in place in its list loop: its `let`s, the names around it, a
+        // closure inside it, and the same closure on an Option.
+        ("let k = 3; [1, 2].map(|x| { let y = x * k; [y, y + 1].map(|z| z + x) })", "[[4, 5], [8, 9]]"),
+        ("let x = 100; [1, 2].map(|x| x + 1).map(|y| y + x)", "[102, 103]"),
+        ("Some(2).map(|x| x * 10)", "Some(20)"),
     ]);
 }
 
