@@ -1538,6 +1538,17 @@ impl Compiler {
             body.ops.push(Op::Return);
             body.spans.push(body.spans.last().copied().unwrap_or_default());
         }
+        // A jump to a return returns where it is (the branch of an `if` that ends a body):
+        // the same op at the same place in the code, one dispatch fewer.
+        for i in 0..body.ops.len() {
+            if let Some(&Op::Jump(t)) = body.ops.get(i)
+                && let Some(ret @ (Op::Return | Op::JoinPcReturn)) = body.ops.get(t as usize)
+            {
+                let (ret, span) = (ret.clone(), body.spans.get(t as usize).copied().unwrap_or_default());
+                body.ops[i] = ret;
+                body.spans[i] = span;
+            }
+        }
         let id = CodeId::new(self.code_base + self.codes.len() as u32);
         self.codes.push(Code {
             name: name.into(),
