@@ -102,9 +102,6 @@ pub enum Op {
     Jump(u32),
     /// A backward jump: costs fuel.
     Loop(u32),
-    /// Costs a unit of fuel: where a higher-order builtin's loop runs a literal closure in
-    /// place, for the call it does not make.
-    Tick,
     /// Pops a Bool; jumps if it is false.
     JumpIfFalse(u32),
     /// Saves the program-counter label and raises it by the label of the value on top (which
@@ -173,12 +170,15 @@ pub enum Op {
     /// Pops a value and binds it to an irrefutable pattern.
     Destructure(Arc<Pat>),
     /// Steps a loop over the list in slot `list`: stores the next element in `elem`, or jumps
-    /// to `exit` when there is none.
+    /// to `exit` when there is none. With `tick`, each element costs a unit of fuel: where a
+    /// higher-order builtin's loop runs a literal closure in place, for the call it does not
+    /// make.
     IterNext {
         list: Slot,
         index: Slot,
         elem: Slot,
         exit: u32,
+        tick: bool,
     },
     /// Starts a list that `map` or `filter` builds, outside any value until `ListEnd` (so
     /// appending to it needs no unique access to a shared list); its label is kept in `acc`.
@@ -1112,7 +1112,7 @@ impl Compiler {
         let depth = self.body().scope.len();
         let (list, index, elem) = self.loop_slots(iter, span)?;
         let start = self.target();
-        let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+        let next = self.emit(Op::IterNext { list, index, elem, exit: 0, tick: false }, span);
         self.emit(Op::Take(elem), span);
         self.bind_pattern(pat, pat.span)?;
         self.block(body)?;
@@ -1285,11 +1285,11 @@ impl Compiler {
             self.emit(Op::ListStart { acc, sized_like }, span);
         }
         let start = self.target();
-        let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+        let next = self.emit(Op::IterNext { list, index, elem, exit: 0, tick: inline.is_some() }, span);
         // The function's arguments: the accumulator (`fold`), then the element.
         let args: &[Slot] = if b == Builtin::Fold { &[acc, elem] } else { &[elem] };
         match (inline, f_slot) {
-            (Some((params, body)), _) => self.inline_call(params, args, body, span)?,
+            (Some((params, body)), _) => self.inline_call(params, args, body)?,
             (None, Some(slot)) => {
                 // The accumulator is stored again after the call, and only `filter` reads the
                 // element again (to keep it): the others move them into the call.
@@ -1364,9 +1364,10 @@ impl Compiler {
         if b == Builtin::Map {
             self.emit(Op::ListStart { acc, sized_like: Some(value) }, span);
             let start = self.target();
-            let next = self.emit(Op::IterNext { list: value, index, elem: payload, exit: 0 }, span);
+            let tick = inline.is_some();
+            let next = self.emit(Op::IterNext { list: value, index, elem: payload, exit: 0, tick }, span);
             match inline {
-                Some((params, body)) => self.inline_call(params, &[payload], body, span)?,
+                Some((params, body)) => self.inline_call(params, &[payload], body)?,
                 None => {
                     self.emit(Op::Take(payload), span);
                     self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
@@ -1390,10 +1391,9 @@ impl Compiler {
     /// `args` (which the body cannot change: bindings are immutable and every `let` takes a new
     /// slot), and its body's value is left on the stack as the call's would be. The closure
     /// value would carry the bottom label, so its call would raise nothing and label nothing;
-    /// the body sees the same names (the closure's own and those around it). The call's unit
-    /// of fuel is kept (`Tick`); no frame is pushed.
-    fn inline_call(&mut self, params: &[ClosureParam], args: &[Slot], body: &Expr, span: Span) -> Res {
-        self.emit(Op::Tick, span);
+    /// the body sees the same names (the closure's own and those around it). No frame is
+    /// pushed; the loop's `IterNext` charges the call's unit of fuel (`tick`).
+    fn inline_call(&mut self, params: &[ClosureParam], args: &[Slot], body: &Expr) -> Res {
         let depth = self.body().scope.len();
         for (p, &slot) in params.iter().zip(args) {
             self.body().scope.push((p.name.name.clone(), slot));

@@ -527,7 +527,6 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.burn());
                     ip = *t as usize;
                 }
-                Op::Tick => tri!(ctx.burn()),
                 Op::JumpIfFalse(t) => {
                     let v = pop!();
                     if !tri!(condition(&v.value)) {
@@ -783,7 +782,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "the value does not match the pattern"));
                     }
                 }
-                Op::IterNext { list, index, elem, exit } => {
+                Op::IterNext { list, index, elem, exit, tick } => {
                     let (l, i, e) = (base + *list as usize, base + *index as usize, base + *elem as usize);
                     let Value::Int(k) = vm.stack[i].value else {
                         fail!(type_error(Span::default(), "a loop index that is not an Int"))
@@ -797,6 +796,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             overwrite(&mut vm.stack[e], x);
                             if let Value::Int(k) = &mut vm.stack[i].value {
                                 *k += 1;
+                            }
+                            if *tick {
+                                tri!(ctx.burn());
                             }
                         }
                         None => ip = *exit as usize,
