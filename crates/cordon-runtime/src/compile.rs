@@ -190,7 +190,8 @@ pub enum Op {
     },
     /// Pops a value and appends it to the list being built.
     ListPush,
-    /// Pops a Bool; appends the element in `elem` to the list being built if it is true. The
+    /// Pops a Bool; appends the element in `elem` to the list being built if it is true, moving
+    /// it out of its slot (`filter`'s loop reads it no more: the next step overwrites it). The
     /// list's label (in `acc`) takes the Bool's: which elements are kept depends on it.
     ListPushIf {
         acc: Slot,

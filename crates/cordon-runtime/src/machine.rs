@@ -835,7 +835,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     };
                     vm.stack[base + *acc as usize].label.join_mut(&keep.label);
                     if k {
-                        let x = clone_val(&vm.stack[base + *elem as usize]);
+                        let x = std::mem::replace(&mut vm.stack[base + *elem as usize], Val::plain(Value::Unit));
                         let Some(xs) = vm.lists.last_mut() else {
                             fail!(type_error(Span::default(), "no list is being built"))
                         };
