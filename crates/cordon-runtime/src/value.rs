@@ -281,6 +281,13 @@ impl Fields {
         Some((Fields::Inline { len: n as u8, values: inline }, deepest))
     }
 
+    fn into_vec(self) -> Vec<Val> {
+        match self {
+            Fields::Inline { len, values } => values.into_iter().take(len as usize).collect(),
+            Fields::Heap(values) => values,
+        }
+    }
+
     #[inline]
     fn as_slice(&self) -> &[Val] {
         match self {
@@ -370,8 +377,9 @@ struct RecordData {
 
 impl From<Record> for RecordData {
     fn from(r: Record) -> RecordData {
-        let fields = r.fields().map(|(n, v)| (n.clone(), v.clone())).collect();
-        RecordData { ty: r.layout.ty.clone(), fields, host: r.host(), depth: r.depth }
+        let host = r.host();
+        let fields = r.layout.names.iter().cloned().zip(r.values.into_vec()).collect();
+        RecordData { ty: r.layout.ty.clone(), fields, host, depth: r.depth }
     }
 }
 
@@ -443,7 +451,7 @@ fn depth_within(v: &Value) -> u32 {
         Value::Tuple(items) => items.iter().map(|x| depth(&x.value)).max().unwrap_or(0),
         Value::List(items) => items.iter().map(|x| depth(&x.value)).max().unwrap_or(0),
         Value::Labeled(inner) => depth(&inner.value),
-        _ => depth(v),
+        _ => 0,
     }
 }
 
