@@ -284,7 +284,7 @@ impl Shown<'_> {
                 out.push(']');
             }
             Value::Record(r) => {
-                out.push_str(&format!("{} {{ ", r.ty));
+                out.push_str(&format!("{} {{ ", r.ty()));
                 for (i, (name, v)) in r.fields().enumerate() {
                     if i > 0 {
                         out.push_str(", ");

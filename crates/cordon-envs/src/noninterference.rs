@@ -254,11 +254,11 @@ fn identity(v: &Value) -> String {
         })
     };
     match v {
-        Value::Record(r) if &*r.ty == "Repo" => match (field(r, "owner"), field(r, "name")) {
+        Value::Record(r) if &**r.ty() == "Repo" => match (field(r, "owner"), field(r, "name")) {
             (Some(owner), Some(name)) => format!("Repo {owner}/{name}"),
             _ => v.to_string(),
         },
-        Value::Record(r) if &*r.ty == "Issue" => match field(r, "number") {
+        Value::Record(r) if &**r.ty() == "Issue" => match field(r, "number") {
             Some(number) => format!("Issue #{number}"),
             None => v.to_string(),
         },

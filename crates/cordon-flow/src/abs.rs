@@ -216,7 +216,7 @@ impl Abs {
                 Kind::List { elem: Box::new(elem), len: Some(xs.len() as u64) }
             }
             Value::Record(r) => Kind::Record {
-                opaque: opaque(&r.ty),
+                opaque: opaque(r.ty()),
                 ty: None,
                 fields: r.fields().map(|(n, x)| (n.clone(), of(x))).collect(),
                 declared: Vec::new(),

@@ -201,7 +201,7 @@ pub fn flow_refusal(name: &str, flow: &Flow) -> RunError {
 /// host's own (the boundary checked they are unchanged), so passing one back says only which one
 /// was chosen: its own label.
 fn arg_label(ctx: &Ctx, arg: &Val) -> Label {
-    deep_label_within(arg, &|r| r.host.is_none() || !ctx.program.decls.is_opaque_record(&r.ty))
+    deep_label_within(arg, &|r| r.host().is_none() || !ctx.program.decls.is_opaque_record(r.ty()))
 }
 
 /// What chose a call: the decision to make it and what it was asked. A tool's answer (and a
@@ -309,14 +309,14 @@ fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunEr
         Value::Record(r) => {
             // A record named after a linear or opaque type (`Token {}`): only code the checker
             // never saw builds one, and the host makes those values as handles.
-            let handle_type = ctx.program.decls.types.get(&r.ty);
+            let handle_type = ctx.program.decls.types.get(r.ty());
             if matches!(handle_type, Some(crate::shape::TypeDecl::Linear | crate::shape::TypeDecl::Opaque)) {
-                return forged(format!("this `{}` was not made by the host", r.ty));
+                return forged(format!("this `{}` was not made by the host", r.ty()));
             }
-            if ctx.program.decls.is_opaque_record(&r.ty) {
-                let registered = r.host.and_then(|id| ctx.host.record(id));
+            if ctx.program.decls.is_opaque_record(r.ty()) {
+                let registered = r.host().and_then(|id| ctx.host.record(id));
                 if !registered.is_some_and(|orig| equal(orig, v)) {
-                    return forged(format!("this `{}` was not made by the host", r.ty));
+                    return forged(format!("this `{}` was not made by the host", r.ty()));
                 }
             }
             r.values().iter().try_for_each(|f| genuine(ctx, &f.value, consumed))
@@ -380,7 +380,7 @@ fn conforms(ctx: &mut Ctx, shape: &Shape, v: &Val, scope: &[Val], role: Role) ->
         (Shape::Date, Value::Time(t)) if matches!(**t, crate::time::Time::Date(_)) => Ok(()),
         (Shape::DateTime, Value::Time(t)) if matches!(**t, crate::time::Time::DateTime(_)) => Ok(()),
         (Shape::Duration, Value::Time(t)) if matches!(**t, crate::time::Time::Duration(_)) => Ok(()),
-        (Shape::Record(n), Value::Record(r)) if r.ty == *n => Ok(()),
+        (Shape::Record(n), Value::Record(r)) if r.ty() == n => Ok(()),
         (Shape::Enum(n), Value::Variant(x)) if x.enum_name == *n => Ok(()),
         (Shape::Linear(n) | Shape::Opaque(n), Value::Handle(h)) if h.ty == *n => Ok(()),
         (Shape::Capability(n), Value::Capability(c)) if c == n => Ok(()),

@@ -252,6 +252,11 @@ pub fn string(s: String, budget: &mut dyn Budget) -> Result<Value, RunError> {
     Ok(Value::Str(s.into()))
 }
 
+/// `i.to_string()`: the text as a string value, within the budget's limits.
+pub fn int_text(i: i64, budget: &mut dyn Budget) -> Result<Value, RunError> {
+    string(int_to_string(i), budget)
+}
+
 /// The decimal text of `i`, as `i.to_string()` writes it, without the formatting machinery. The
 /// string has room for a short prefix or suffix (the allocator rounds small requests up anyway),
 /// so that `"item" + i.to_string()` extends it in place.
@@ -271,7 +276,8 @@ pub fn int_to_string(i: i64) -> String {
     if i < 0 {
         s.push('-');
     }
-    s.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    // ASCII digits: each byte is its own character (no UTF-8 check to make).
+    s.extend(digits[at..].iter().map(|&d| char::from(d)));
     s
 }
 
@@ -351,7 +357,7 @@ pub fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(&a.value, &b.value))
         }
         (Value::Record(x), Value::Record(y)) => {
-            x.ty == y.ty
+            x.ty() == y.ty()
                 && x.values().len() == y.values().len()
                 && x.fields().all(|(n, v)| y.field(n).is_some_and(|w| equal(&v.value, &w.value)))
         }
@@ -615,7 +621,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
             plain(Value::List(Arc::new(parts.into_iter().map(|p| Val::plain(Value::str(p))).collect())))
         }
         (ToString, [x]) => match &x.value {
-            Value::Int(i) => plain(string(int_to_string(*i), budget)?),
+            Value::Int(i) => plain(int_text(*i, budget)?),
             Value::Float(f) => plain(string(format!("{f:?}"), budget)?),
             Value::Decimal(d) => plain(string(d.to_string(), budget)?),
             Value::Time(t) => plain(string(t.to_string(), budget)?),
@@ -988,6 +994,20 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 fn ordered(keys: &[Val], items: &[Val]) -> Option<Vec<usize>> {
     if keys.len() != items.len() {
         return None;
+    }
+    // Integer keys, the commonest, sorted as (key, position) pairs: equal keys in the order of
+    // their positions, as the stable sort below leaves them, with no call per comparison.
+    let ints: Option<Vec<(i64, usize)>> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| match k.value {
+            Value::Int(x) => Some((x, i)),
+            _ => None,
+        })
+        .collect();
+    if let Some(mut pairs) = ints {
+        pairs.sort_unstable();
+        return Some(pairs.into_iter().map(|(_, i)| i).collect());
     }
     if let Some(k0) = keys.first()
         && keys.iter().any(|k| compare(&k0.value, &k.value).is_none())

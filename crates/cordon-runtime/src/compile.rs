@@ -18,7 +18,7 @@ use cordon_syntax::{FileId, Span};
 use crate::builtins::Builtin;
 pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
-use crate::value::{CodeId, CodeRef, Func, Str, Value};
+use crate::value::{CodeId, CodeRef, Func, Layout, Str, Value};
 
 pub type FnId = u32;
 pub type ConstId = u32;
@@ -102,9 +102,6 @@ pub enum Op {
     Jump(u32),
     /// A backward jump: costs fuel.
     Loop(u32),
-    /// Costs a unit of fuel: where a higher-order builtin's loop runs a literal closure in
-    /// place, for the call it does not make.
-    Tick,
     /// Pops a Bool; jumps if it is false.
     JumpIfFalse(u32),
     /// Saves the program-counter label and raises it by the label of the value on top (which
@@ -117,10 +114,8 @@ pub enum Op {
     JoinPc,
     MakeTuple(u16),
     MakeList(u32),
-    MakeRecord {
-        ty: Arc<str>,
-        fields: Arc<[Arc<str>]>,
-    },
+    /// Pops a value for each of the layout's fields, in order.
+    MakeRecord(Arc<Layout>),
     MakeVariant {
         enum_name: Arc<str>,
         name: Arc<str>,
@@ -175,12 +170,15 @@ pub enum Op {
     /// Pops a value and binds it to an irrefutable pattern.
     Destructure(Arc<Pat>),
     /// Steps a loop over the list in slot `list`: stores the next element in `elem`, or jumps
-    /// to `exit` when there is none.
+    /// to `exit` when there is none. With `tick`, each element costs a unit of fuel: where a
+    /// higher-order builtin's loop runs a literal closure in place, for the call it does not
+    /// make.
     IterNext {
         list: Slot,
         index: Slot,
         elem: Slot,
         exit: u32,
+        tick: bool,
     },
     /// Starts a list that `map` or `filter` builds, outside any value until `ListEnd` (so
     /// appending to it needs no unique access to a shared list); its label is kept in `acc`.
@@ -192,7 +190,8 @@ pub enum Op {
     },
     /// Pops a value and appends it to the list being built.
     ListPush,
-    /// Pops a Bool; appends the element in `elem` to the list being built if it is true. The
+    /// Pops a Bool; appends the element in `elem` to the list being built if it is true, moving
+    /// it out of its slot (`filter`'s loop reads it no more: the next step overwrites it). The
     /// list's label (in `acc`) takes the Bool's: which elements are kept depends on it.
     ListPushIf {
         acc: Slot,
@@ -417,6 +416,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         in_label: false,
         code_base: 0,
         holes: Vec::new(),
+        field_names: HashMap::new(),
     };
     let mut fn_decls: Vec<&FnDecl> = Vec::new();
     let mut const_items: Vec<(&cordon_syntax::ast::Ident, &Expr)> = Vec::new();
@@ -592,6 +592,7 @@ pub fn compile_fill(
         in_label: false,
         code_base: program.codes.len() as u32,
         holes: Vec::new(),
+        field_names: HashMap::new(),
     };
     let hole_base = program.holes.len();
     let fn_base = program.fns.len();
@@ -662,6 +663,9 @@ pub(crate) struct Compiler {
     /// The `CodeId` of `codes[0]` (a fill's code follows the program's).
     code_base: u32,
     holes: Vec<HoleScope>,
+    /// One `Arc` for each field name, wherever the program writes it: a field access finds its
+    /// field in a record the program made by comparing pointers.
+    field_names: HashMap<String, Arc<str>>,
 }
 
 type Res<T = ()> = Result<T, CompileError>;
@@ -669,6 +673,14 @@ type Res<T = ()> = Result<T, CompileError>;
 impl Compiler {
     fn err<T>(&self, span: Span, message: impl Into<String>) -> Res<T> {
         Err(CompileError { message: message.into(), span })
+    }
+
+    /// The field name `name`, as every other mention of it holds it.
+    fn field_name(&mut self, name: &str) -> Arc<str> {
+        match self.field_names.get(name) {
+            Some(n) => n.clone(),
+            None => self.field_names.entry(name.to_string()).or_insert_with(|| name.into()).clone(),
+        }
     }
 
     fn body(&mut self) -> &mut Body {
@@ -940,12 +952,13 @@ impl Compiler {
                 for (_, v) in fields {
                     self.expr(v)?;
                 }
-                let names: Arc<[Arc<str>]> = fields.iter().map(|(n, _)| n.name.as_str().into()).collect();
-                self.emit(Op::MakeRecord { ty: name.name.as_str().into(), fields: names }, span);
+                let names = fields.iter().map(|(n, _)| self.field_name(&n.name)).collect();
+                self.emit(Op::MakeRecord(Arc::new(Layout::new(name.name.as_str().into(), names))), span);
             }
             ExprKind::Field { base, name } => {
                 self.expr(base)?;
-                self.emit(Op::Field(name.name.as_str().into()), span);
+                let name = self.field_name(&name.name);
+                self.emit(Op::Field(name), span);
             }
             ExprKind::TupleField { base, index, .. } => {
                 self.expr(base)?;
@@ -1100,7 +1113,7 @@ impl Compiler {
         let depth = self.body().scope.len();
         let (list, index, elem) = self.loop_slots(iter, span)?;
         let start = self.target();
-        let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+        let next = self.emit(Op::IterNext { list, index, elem, exit: 0, tick: false }, span);
         self.emit(Op::Take(elem), span);
         self.bind_pattern(pat, pat.span)?;
         self.block(body)?;
@@ -1231,11 +1244,15 @@ impl Compiler {
         let acc = self.new_slot();
         if matches!(b, Builtin::Map | Builtin::AndThen | Builtin::MapErr) {
             // `map` serves an Option or a Result too, told apart only at run time: its function
-            // is called from a slot (never run in place), one arm per variant and a list loop.
+            // is called from a slot in the arm of each variant. In the list loop a literal
+            // closure runs in place (see `inline_call`), unless it holds a hole (a hole's site
+            // is compiled once).
             let f = self.new_slot();
+            let holes = self.holes.len();
             self.expr(rest[0])?;
             self.emit(Op::Store(f), span);
-            return self.variant_combinator(b, [list, index, elem], acc, f, span);
+            let inline = literal_closure(rest[0], 1).filter(|_| self.holes.len() == holes);
+            return self.variant_combinator(b, [list, index, elem], acc, (f, inline), span);
         }
         let f = rest[want - 1];
         // A literal closure runs in the loop itself (see `inline_call`); any other function is
@@ -1269,11 +1286,11 @@ impl Compiler {
             self.emit(Op::ListStart { acc, sized_like }, span);
         }
         let start = self.target();
-        let next = self.emit(Op::IterNext { list, index, elem, exit: 0 }, span);
+        let next = self.emit(Op::IterNext { list, index, elem, exit: 0, tick: inline.is_some() }, span);
         // The function's arguments: the accumulator (`fold`), then the element.
         let args: &[Slot] = if b == Builtin::Fold { &[acc, elem] } else { &[elem] };
         match (inline, f_slot) {
-            (Some((params, body)), _) => self.inline_call(params, args, body, span)?,
+            (Some((params, body)), _) => self.inline_call(params, args, body)?,
             (None, Some(slot)) => {
                 // The accumulator is stored again after the call, and only `filter` reads the
                 // element again (to keep it): the others move them into the call.
@@ -1304,10 +1321,17 @@ impl Compiler {
     }
 
     /// `map`, `and_then` and `map_err` on an `Option` or a `Result` (in `value`, the function
-    /// in `f`): one arm per variant, as a `match` would take it apart, so the result depends on
+    /// in `f`, and the literal closure it is, if it runs in place in `map`'s list loop): one arm per variant, as a `match` would take it apart, so the result depends on
     /// the value's label through the program counter (raised by `loop_slots`). `map` on anything
     /// else is `map` on a list: the type is not known here, so it is told at run time.
-    fn variant_combinator(&mut self, b: Builtin, slots: [Slot; 3], acc: Slot, f: Slot, span: Span) -> Res {
+    fn variant_combinator(
+        &mut self,
+        b: Builtin,
+        slots: [Slot; 3],
+        acc: Slot,
+        (f, inline): (Slot, Option<(&[ClosureParam], &Expr)>),
+        span: Span,
+    ) -> Res {
         let [value, index, payload] = slots;
         // (enum, variant, whether it holds a payload, whether `f` is applied to it, and
         // whether `f`'s result is the whole result rather than the new payload).
@@ -1341,9 +1365,15 @@ impl Compiler {
         if b == Builtin::Map {
             self.emit(Op::ListStart { acc, sized_like: Some(value) }, span);
             let start = self.target();
-            let next = self.emit(Op::IterNext { list: value, index, elem: payload, exit: 0 }, span);
-            self.emit(Op::Take(payload), span);
-            self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
+            let tick = inline.is_some();
+            let next = self.emit(Op::IterNext { list: value, index, elem: payload, exit: 0, tick }, span);
+            match inline {
+                Some((params, body)) => self.inline_call(params, &[payload], body)?,
+                None => {
+                    self.emit(Op::Take(payload), span);
+                    self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
+                }
+            }
             self.emit(Op::ListPush, span);
             self.emit(Op::Loop(start), span);
             self.patch(next);
@@ -1362,10 +1392,9 @@ impl Compiler {
     /// `args` (which the body cannot change: bindings are immutable and every `let` takes a new
     /// slot), and its body's value is left on the stack as the call's would be. The closure
     /// value would carry the bottom label, so its call would raise nothing and label nothing;
-    /// the body sees the same names (the closure's own and those around it). The call's unit
-    /// of fuel is kept (`Tick`); no frame is pushed.
-    fn inline_call(&mut self, params: &[ClosureParam], args: &[Slot], body: &Expr, span: Span) -> Res {
-        self.emit(Op::Tick, span);
+    /// the body sees the same names (the closure's own and those around it). No frame is
+    /// pushed; the loop's `IterNext` charges the call's unit of fuel (`tick`).
+    fn inline_call(&mut self, params: &[ClosureParam], args: &[Slot], body: &Expr) -> Res {
         let depth = self.body().scope.len();
         for (p, &slot) in params.iter().zip(args) {
             self.body().scope.push((p.name.name.clone(), slot));
@@ -1509,6 +1538,17 @@ impl Compiler {
         } else {
             body.ops.push(Op::Return);
             body.spans.push(body.spans.last().copied().unwrap_or_default());
+        }
+        // A jump to a return returns where it is (the branch of an `if` that ends a body):
+        // the same op at the same place in the code, one dispatch fewer.
+        for i in 0..body.ops.len() {
+            if let Some(&Op::Jump(t)) = body.ops.get(i)
+                && let Some(ret @ (Op::Return | Op::JoinPcReturn)) = body.ops.get(t as usize)
+            {
+                let (ret, span) = (ret.clone(), body.spans.get(t as usize).copied().unwrap_or_default());
+                body.ops[i] = ret;
+                body.spans[i] = span;
+            }
         }
         let id = CodeId::new(self.code_base + self.codes.len() as u32);
         self.codes.push(Code {

@@ -146,7 +146,7 @@ impl HostState {
 pub fn host_id(v: &Value) -> Option<HostId> {
     match v {
         Value::Handle(h) => Some(h.id),
-        Value::Record(r) => r.host,
+        Value::Record(r) => r.host(),
         _ => None,
     }
 }

@@ -256,7 +256,7 @@ struct LabelData {
 const MAX_SOURCES: usize = 6;
 
 impl Label {
-    pub fn bottom() -> Label {
+    pub const fn bottom() -> Label {
         Label(None)
     }
 

@@ -297,8 +297,10 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
         let Some(frame) = vm.frames.last() else {
             return Err(type_error(Span::default(), "the machine has nothing to run"));
         };
-        let code = program.code(frame.code);
-        let base = frame.base;
+        // A call switches these to the callee's in place (see `Op::Call`); everything else that
+        // changes the frame goes round this loop.
+        let mut code = program.code(frame.code);
+        let mut base = frame.base;
         let mut ip = frame.ip;
         macro_rules! fail {
             ($e:expr) => {{
@@ -537,7 +539,6 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     tri!(ctx.burn());
                     ip = *t as usize;
                 }
-                Op::Tick => tri!(ctx.burn()),
                 Op::JumpIfFalse(t) => {
                     let v = pop!();
                     if !tri!(condition(&v.value)) {
@@ -571,10 +572,12 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
                     vm.stack.push(Val::plain(Value::List(Arc::new(items))));
                 }
-                Op::MakeRecord { ty, fields } => {
-                    tri!(ctx.allocate(fields.len() as u64 * SLOT_BYTES));
-                    let values = vm.stack.split_off(vm.stack.len() - fields.len());
-                    let record = Record::with_names(ty.clone(), fields.clone(), values, None);
+                Op::MakeRecord(layout) => {
+                    let n = layout.names.len();
+                    tri!(ctx.allocate(n as u64 * SLOT_BYTES));
+                    let Some(record) = Record::from_top(layout.clone(), &mut vm.stack) else {
+                        fail!(type_error(Span::default(), "the operand stack is empty"))
+                    };
                     tri!(ctx.check_depth(record.depth));
                     vm.stack.push(Val::plain(Value::Record(Arc::new(record))));
                 }
@@ -587,7 +590,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::Field(name) => {
                     let v = pop!();
                     let field = match &v.value {
-                        Value::Record(r) => r.field(name).map(clone_val),
+                        Value::Record(r) => r.field_named(name).map(clone_val),
                         _ => None,
                     };
                     match field {
@@ -598,7 +601,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::LoadField { slot, name } => {
                     let v = &vm.stack[base + *slot as usize];
                     let field = match &v.value {
-                        Value::Record(r) => r.field(name).map(|f| clone_val(f).with_label(&v.label)),
+                        Value::Record(r) => r.field_named(name).map(|f| clone_val(f).with_label(&v.label)),
                         _ => None,
                     };
                     match field {
@@ -660,7 +663,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "a function called with the wrong number of arguments"));
                     }
                     vm.enter_at(callee.slots, f, None, at, OnReturn::Push);
-                    continue 'frames;
+                    // The frame just written is not read back: its code, base and ip are known.
+                    (code, base, ip) = (callee, at, 0);
+                    continue;
                 }
                 Op::CallValue(argc) => {
                     // The callee is below its arguments: take it out, the arguments move down.
@@ -691,7 +696,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(depth_error(ctx));
                     }
                     vm.enter_at(callee.slots, f, func, at, on_return);
-                    continue 'frames;
+                    (code, base, ip) = (callee, at, 0);
+                    continue;
                 }
                 Op::Builtin { builtin, argc } => {
                     let at = vm.stack.len() - *argc as usize;
@@ -714,6 +720,15 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     }
                     match otherwise {
                         MethodTarget::Builtin(b) => {
+                            if *b == Builtin::ToString
+                                && let [Val { value: value @ Value::Int(_), .. }] = &mut vm.stack[at..]
+                                && let Value::Int(i) = *value
+                            {
+                                // What `builtins::apply` does for an Int, in place: the text
+                                // keeps the receiver's label, the only argument's.
+                                *value = tri!(builtins::int_text(i, ctx));
+                                continue;
+                            }
                             let (v, raise) = tri!(builtin_call(*b, &vm.stack[at..], code.spans[ip - 1], ctx));
                             if let Some(l) = raise {
                                 vm.pc.join_mut(&l);
@@ -779,7 +794,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "the value does not match the pattern"));
                     }
                 }
-                Op::IterNext { list, index, elem, exit } => {
+                Op::IterNext { list, index, elem, exit, tick } => {
                     let (l, i, e) = (base + *list as usize, base + *index as usize, base + *elem as usize);
                     let Value::Int(k) = vm.stack[i].value else {
                         fail!(type_error(Span::default(), "a loop index that is not an Int"))
@@ -793,6 +808,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             overwrite(&mut vm.stack[e], x);
                             if let Value::Int(k) = &mut vm.stack[i].value {
                                 *k += 1;
+                            }
+                            if *tick {
+                                tri!(ctx.burn());
                             }
                         }
                         None => ip = *exit as usize,
@@ -829,7 +847,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     };
                     vm.stack[base + *acc as usize].label.join_mut(&keep.label);
                     if k {
-                        let x = clone_val(&vm.stack[base + *elem as usize]);
+                        let x = std::mem::replace(&mut vm.stack[base + *elem as usize], Val::plain(Value::Unit));
                         let Some(xs) = vm.lists.last_mut() else {
                             fail!(type_error(Span::default(), "no list is being built"))
                         };

@@ -35,7 +35,9 @@ use crate::{FillStart, Run};
 /// machine's frames point into compiled code, so a change to what the compiler emits is a new
 /// version too (2: `map` and `filter` build their lists in the machine, `Take` moves out of
 /// slots; 3: `JoinPcReturn`, saved `pc` labels counted when bottom, literal closures run in
-/// their builtin's loop; 4: the running fills the run may go back to).
+/// their builtin's loop; 4: `map`'s literal closure runs in its list loop, `IterNext` charges
+/// the call it replaces, a jump to a return is that return, records keep a shared layout, and
+/// the running fills the run may go back to).
 const VERSION: u32 = 4;
 
 /// The length of the authentication tag in front of a saved run.

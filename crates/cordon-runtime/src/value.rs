@@ -4,6 +4,7 @@
 //! another, and a run is driven by one thread at a time.
 
 use std::fmt;
+use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -198,47 +199,170 @@ pub enum Value {
     Label(Arc<DcLabel>),
 }
 
-/// A record: its fields' names, shared by every record the same code makes (so making one
-/// counts one reference for all its names), and their values.
+/// A record: its layout (type name and field names), shared by every record the same code
+/// makes, so that making or dropping one counts one reference for all of them; and its field
+/// values, kept in the record itself when there are few (one allocation for the whole record).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(into = "RecordData", from = "RecordData")]
 pub struct Record {
-    /// The declared type's name.
-    pub ty: Arc<str>,
-    names: Arc<[Arc<str>]>,
-    /// In the order of `names`.
-    values: Vec<Val>,
-    /// Set for opaque records a tool made: the host's registration of this exact value.
-    pub host: Option<HostId>,
+    layout: Arc<Layout>,
+    /// In the order of the layout's names.
+    values: Fields,
+    /// See [`Record::host`]; host ids start at 1.
+    host: Option<NonZeroU64>,
     /// See [`depth`].
     pub depth: u32,
+}
+
+// A record and its reference counts fit in 128 bytes with three fields in place: glibc's
+// allocator keeps freed blocks of up to 128 bytes in its fast bins, and takes several times as
+// long to free a larger one.
+const _: () = assert!(std::mem::size_of::<Record>() + 16 <= 128);
+
+/// What records of one shape share: the declared type's name and the fields' names, in the
+/// order of their values.
+#[derive(Debug, PartialEq)]
+pub struct Layout {
+    pub ty: Arc<str>,
+    pub names: Box<[Arc<str>]>,
+}
+
+/// At most this many field values are kept in the record itself (see the size of `Record`).
+const INLINE_FIELDS: usize = 3;
+
+/// A record's field values: a few in place, more in a `Vec`.
+#[derive(Clone, Debug)]
+enum Fields {
+    /// `values[..len]`; the rest are `()`.
+    Inline {
+        len: u8,
+        values: [Val; INLINE_FIELDS],
+    },
+    Heap(Vec<Val>),
+}
+
+/// A field value not yet set: owns nothing.
+const UNIT: Val = Val { value: Value::Unit, label: Label::bottom() };
+
+impl Fields {
+    /// The values, and how deeply they nest (see [`depth`]).
+    fn new(values: impl ExactSizeIterator<Item = Val>) -> (Fields, u32) {
+        let len = values.len();
+        if len > INLINE_FIELDS {
+            let values: Vec<Val> = values.collect();
+            let deepest = values.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
+            return (Fields::Heap(values), deepest);
+        }
+        let mut inline = [UNIT; INLINE_FIELDS];
+        let mut deepest = 0;
+        for (place, v) in inline.iter_mut().zip(values) {
+            deepest = deepest.max(depth(&v.value));
+            // What is replaced is a `UNIT`, which owns nothing: no drop to run.
+            std::mem::forget(std::mem::replace(place, v));
+        }
+        (Fields::Inline { len: len as u8, values: inline }, deepest)
+    }
+
+    /// The top `n` values of `stack`, the deepest first, taken off it; and how deeply they
+    /// nest. `None` if the stack holds fewer.
+    #[inline]
+    fn from_top(stack: &mut Vec<Val>, n: usize) -> Option<(Fields, u32)> {
+        let at = stack.len().checked_sub(n)?;
+        if n > INLINE_FIELDS {
+            return Some(Fields::new(stack.drain(at..)));
+        }
+        let mut inline = [UNIT; INLINE_FIELDS];
+        let mut deepest = 0;
+        for place in inline.get_mut(..n)?.iter_mut().rev() {
+            let v = stack.pop()?;
+            deepest = deepest.max(depth(&v.value));
+            std::mem::forget(std::mem::replace(place, v));
+        }
+        Some((Fields::Inline { len: n as u8, values: inline }, deepest))
+    }
+
+    fn into_vec(self) -> Vec<Val> {
+        match self {
+            Fields::Inline { len, values } => values.into_iter().take(len as usize).collect(),
+            Fields::Heap(values) => values,
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[Val] {
+        match self {
+            Fields::Inline { len, values } => values.get(..*len as usize).unwrap_or_default(),
+            Fields::Heap(values) => values,
+        }
+    }
+}
+
+impl PartialEq for Fields {
+    fn eq(&self, other: &Fields) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Layout {
+    pub fn new(ty: Arc<str>, names: Box<[Arc<str>]>) -> Layout {
+        Layout { ty, names }
+    }
+
+    /// The position of the field `name`: by pointer first (the compiler gives a field's name
+    /// one `Arc` wherever the program writes it), then by text (records a host made).
+    #[inline]
+    pub fn position(&self, name: &Arc<str>) -> Option<usize> {
+        match self.names.iter().position(|n| Arc::ptr_eq(n, name)) {
+            Some(i) => Some(i),
+            None => self.names.iter().position(|n| **n == **name),
+        }
+    }
 }
 
 impl Record {
     pub fn new(ty: Arc<str>, fields: Vec<(Arc<str>, Val)>, host: Option<HostId>) -> Record {
         let (names, values): (Vec<Arc<str>>, Vec<Val>) = fields.into_iter().unzip();
-        Record::with_names(ty, names.into(), values, host)
+        let layout = Arc::new(Layout::new(ty, names.into()));
+        let (values, deepest) = Fields::new(values.into_iter());
+        Record { layout, values, host: host.and_then(NonZeroU64::new), depth: 1 + deepest }
     }
 
-    /// A record with the field names another record or a constructor's code already holds;
-    /// `values` in their order, one for each.
-    pub(crate) fn with_names(ty: Arc<str>, names: Arc<[Arc<str>]>, values: Vec<Val>, host: Option<HostId>) -> Record {
-        let depth = 1 + values.iter().map(|v| depth(&v.value)).max().unwrap_or(0);
-        Record { ty, names, values, host, depth }
+    /// A record of `layout` made of the values on top of `stack` (the first field deepest),
+    /// taken off it; `None` if there are fewer.
+    #[inline]
+    pub(crate) fn from_top(layout: Arc<Layout>, stack: &mut Vec<Val>) -> Option<Record> {
+        let (values, deepest) = Fields::from_top(stack, layout.names.len())?;
+        Some(Record { layout, values, host: None, depth: 1 + deepest })
+    }
+
+    /// Set for opaque records a tool made: the host's registration of this exact value.
+    pub fn host(&self) -> Option<HostId> {
+        self.host.map(NonZeroU64::get)
+    }
+
+    /// The declared type's name.
+    pub fn ty(&self) -> &Arc<str> {
+        &self.layout.ty
     }
 
     /// Each field's name and value, in order.
     pub fn fields(&self) -> impl ExactSizeIterator<Item = (&Arc<str>, &Val)> {
-        self.names.iter().zip(&self.values)
+        self.layout.names.iter().zip(self.values.as_slice())
     }
 
     /// The field values, in the order of the names.
     pub fn values(&self) -> &[Val] {
-        &self.values
+        self.values.as_slice()
     }
 
     pub fn field(&self, name: &str) -> Option<&Val> {
         self.fields().find(|(n, _)| &***n == name).map(|(_, v)| v)
+    }
+
+    /// The field `name`, found as [`Layout::position`] finds it.
+    #[inline]
+    pub(crate) fn field_named(&self, name: &Arc<str>) -> Option<&Val> {
+        self.values.as_slice().get(self.layout.position(name)?)
     }
 }
 
@@ -253,15 +377,18 @@ struct RecordData {
 
 impl From<Record> for RecordData {
     fn from(r: Record) -> RecordData {
-        let fields = r.names.iter().cloned().zip(r.values).collect();
-        RecordData { ty: r.ty, fields, host: r.host, depth: r.depth }
+        let host = r.host();
+        let fields = r.layout.names.iter().cloned().zip(r.values.into_vec()).collect();
+        RecordData { ty: r.layout.ty.clone(), fields, host, depth: r.depth }
     }
 }
 
 impl From<RecordData> for Record {
     fn from(r: RecordData) -> Record {
         let (names, values): (Vec<Arc<str>>, Vec<Val>) = r.fields.into_iter().unzip();
-        Record { ty: r.ty, names: names.into(), values, host: r.host, depth: r.depth }
+        let layout = Arc::new(Layout::new(r.ty, names.into()));
+        let host = r.host.and_then(NonZeroU64::new);
+        Record { layout, values: Fields::new(values.into_iter()).0, host, depth: r.depth }
     }
 }
 
@@ -306,11 +433,21 @@ impl Func {
 /// How deeply records, enum values and closures nest inside a value. Only they can nest
 /// without bound (types cannot), and comparing, printing or dropping a value recurses along
 /// them, so the interpreter refuses to build values deeper than its limit.
+#[inline(always)]
 pub fn depth(v: &Value) -> u32 {
     match v {
         Value::Record(r) => r.depth,
         Value::Variant(x) => x.depth,
         Value::Func(f) => f.depth,
+        Value::Tuple(_) | Value::List(_) | Value::Labeled(_) => depth_within(v),
+        _ => 0,
+    }
+}
+
+/// [`depth`] of the containers that do not record theirs.
+#[inline(never)]
+fn depth_within(v: &Value) -> u32 {
+    match v {
         Value::Tuple(items) => items.iter().map(|x| depth(&x.value)).max().unwrap_or(0),
         Value::List(items) => items.iter().map(|x| depth(&x.value)).max().unwrap_or(0),
         Value::Labeled(inner) => depth(&inner.value),
@@ -474,7 +611,7 @@ impl fmt::Display for Value {
                 f.write_str("]")
             }
             Value::Record(r) => {
-                write!(f, "{} {{ ", r.ty)?;
+                write!(f, "{} {{ ", r.ty())?;
                 for (i, (n, v)) in r.fields().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
@@ -506,6 +643,34 @@ impl fmt::Display for Value {
             Value::Capability(c) => write!(f, "<capability {c}>"),
             Value::Labeled(inner) => write!(f, "<labeled {}>", inner.label),
             Value::Label(l) => write!(f, "{l}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::{Record, Val, Value};
+
+    #[test]
+    fn records_in_place_or_not_find_fields_by_pointer_or_text_and_save_alike() {
+        for n in 0..6 {
+            let names: Vec<Arc<str>> = (0..n).map(|i| Arc::from(format!("f{i}"))).collect();
+            let fields = names.iter().enumerate().map(|(i, n)| (n.clone(), Val::plain(Value::Int(i as i64)))).collect();
+            let r = Record::new("T".into(), fields, Some(7));
+            assert_eq!(r.values().len(), n);
+            assert_eq!(r.host(), Some(7));
+            for (i, name) in names.iter().enumerate() {
+                let found = Some(&Val::plain(Value::Int(i as i64)));
+                assert_eq!(r.field_named(name), found);
+                assert_eq!(r.field_named(&Arc::from(format!("f{i}"))), found);
+                assert_eq!(r.field(&format!("f{i}")), found);
+            }
+            assert_eq!(r.field_named(&Arc::from("g")), None);
+            let saved = serde_json::to_string(&r).expect("saves");
+            let loaded: Record = serde_json::from_str(&saved).expect("loads");
+            assert_eq!(loaded, r);
         }
     }
 }

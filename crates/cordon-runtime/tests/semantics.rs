@@ -159,6 +159,11 @@ fn list_builtins_compute_what_their_names_say() {
         ("[[1, 2], [3]].map(|xs| xs.sum())", "[3, 3]"),
         ("let total = 0; for x in [1, 2, 3] { let t = total + x; }; total", "0"),
         ("[(1, \"a\"), (2, \"b\")].map(|p| p.1)", r#"["a", "b"]"#),
+        // A closure `map` runs in place in its list loop: its `let`s, the names around it, a
+        // closure inside it, and the same closure on an Option.
+        ("let k = 3; [1, 2].map(|x| { let y = x * k; [y, y + 1].map(|z| z + x) })", "[[4, 5], [8, 9]]"),
+        ("let x = 100; [1, 2].map(|x| x + 1).map(|y| y + x)", "[102, 103]"),
+        ("Some(2).map(|x| x * 10)", "Some(20)"),
     ]);
 }
 
@@ -173,6 +178,8 @@ fn collection_builtins_sort_pair_and_cut_lists() {
         // Stable: equal keys keep their order.
         (r#"["bb", "a", "cc", "d"].sort_by(|s| s.len())"#, r#"["a", "d", "bb", "cc"]"#),
         (r#"["bb", "a", "cc", "d"].sort_by(|s| -s.len())"#, r#"["bb", "cc", "a", "d"]"#),
+        ("[5, -3, 5, 0].sort_by(|x| x * 0)", "[5, -3, 5, 0]"),
+        ("[5, -3, 9223372036854775807, 0].sort_by(|x| x)", "[-3, 0, 5, 9223372036854775807]"),
         (r#"["bb", "a", "cc", "d"].min_by(|s| s.len())"#, r#"Some("a")"#),
         (r#"["bb", "a", "cc", "d"].max_by(|s| s.len())"#, r#"Some("bb")"#),
         ("let xs: List[Int] = []; xs.max_by(|x| x)", "None"),
