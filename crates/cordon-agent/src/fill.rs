@@ -585,7 +585,10 @@ fn fill_reached(
     let (p, conversation) = match begun {
         Ok(begun) => begun,
         Err(error) => {
-            abandoned(observer, Some(&at.id), 0, error.kind.code(), &error.message);
+            // Replies asked for before the run came back, if it did.
+            let asked =
+                request.again.as_ref().and_then(|r| entered.get(&r.fill)).map_or(0, |e| e.conversation.attempts);
+            abandoned(observer, Some(&at.id), asked, error.kind.code(), &error.message);
             let stats = HoleStats {
                 hole: at.id,
                 attempts: 0,

@@ -152,7 +152,8 @@ fn a_model_not_cleared_for_the_refusal_is_not_told_and_the_refusal_ends_the_run(
     let shown: String = model.requests.iter().flat_map(|r| r.messages.iter().map(|m| m.content.clone())).collect();
     assert!(!shown.contains("leadership") && !shown.contains("blocked"), "{shown}");
     assert!(chat.data().dms.is_empty(), "{:?}", chat.data().dms);
-    assert!(transcript.contains("\"event\":\"hole_abandoned\""), "{transcript}");
+    let abandoned = transcript.lines().find(|l| l.contains("\"event\":\"hole_abandoned\"")).unwrap();
+    assert!(abandoned.contains("\"attempts\":1") && abandoned.contains("label-flow"), "{abandoned}");
 }
 
 #[test]
