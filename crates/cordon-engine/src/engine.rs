@@ -11,7 +11,8 @@ use crate::stage::{Stage, Stages, Verdict};
 /// Fills the typed holes a run reaches (with a model, in `cordon-agent`).
 pub trait Holes {
     /// The run stopped at `hole`: continue it with a fill ([`Run::fill`]) or end it
-    /// ([`Run::abandon_hole`]). What the filler does (prompts, replies, fills) it tells
+    /// ([`Run::abandon_hole`]; [`Run::end_at_hole`] with the refusal, where the run came back to
+    /// the hole after its fill was refused, `hole.again`). What the filler does (prompts, replies, fills) it tells
     /// `observer`: the engine's observers, so they hear it in order with the run's effects.
     fn fill(&mut self, run: &mut Run, hole: HoleRequest, observer: &mut dyn Observer) -> Result<Step, RunError>;
 }

@@ -126,7 +126,9 @@ pub enum Step {
     /// (or [`Run::refuse`] it).
     Effect(Effect),
     /// A typed hole: get a fill from a model, check it, and [`Run::fill`] (or give up with
-    /// [`Run::abandon_hole`]).
+    /// [`Run::abandon_hole`]). Also the run back at a hole whose fill the labels refused before
+    /// it performed anything ([`HoleRequest::again`] says why): fill it again, or let the
+    /// refusal stand with [`Run::end_at_hole`].
     Hole(HoleRequest),
     /// The plan finished with this value.
     Done(Val),
