@@ -85,7 +85,7 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
 }
 
 /// Records that `effect` was refused (by the boundary, or by a stage after it), and what the
-/// refusal depends on ([`Ctx::refused`]).
+/// refusal depends on (the context's `refused`).
 pub fn refused(ctx: &mut Ctx, effect: &Effect, e: &RunError) {
     ctx.trace.push(Event::blocked(effect, e));
     ctx.refused = Some(chosen(ctx, effect));
