@@ -128,14 +128,14 @@ impl StrTest {
 }
 
 impl Term {
-    /// The direct subterms, in order.
-    pub fn children(&self) -> Vec<&Term> {
+    /// Calls `f` on each direct subterm, in order.
+    pub fn each_child<'t>(&'t self, mut f: impl FnMut(&'t Term)) {
         match self {
-            Term::Var(..) | Term::Bool(_) | Term::Int(_) | Term::Real(..) | Term::Str(_) => Vec::new(),
+            Term::Var(..) | Term::Bool(_) | Term::Int(_) | Term::Real(..) | Term::Str(_) => {}
             Term::App(_, args) | Term::And(args) | Term::Or(args) | Term::Add(args) | Term::StrConcat(args) => {
-                args.iter().collect()
+                args.iter().for_each(f);
             }
-            Term::Not(a) | Term::Neg(a) | Term::StrLen(a) => vec![a],
+            Term::Not(a) | Term::Neg(a) | Term::StrLen(a) => f(a),
             Term::Implies(a, b)
             | Term::Eq(a, b)
             | Term::Lt(a, b)
@@ -143,18 +143,28 @@ impl Term {
             | Term::Sub(a, b)
             | Term::Mul(a, b)
             | Term::StrTest(_, a, b) => {
-                vec![a, b]
+                f(a);
+                f(b);
             }
-            Term::Ite(a, b, c) => vec![a, b, c],
+            Term::Ite(a, b, c) => {
+                f(a);
+                f(b);
+                f(c);
+            }
         }
     }
 
-    /// Calls `f` on this term and every subterm, parents before children.
+    /// The direct subterms, in order.
+    pub fn children(&self) -> Vec<&Term> {
+        let mut children = Vec::new();
+        self.each_child(|c| children.push(c));
+        children
+    }
+
+    /// Calls `f` on this term and every subterm, parents before children (allocating nothing).
     pub fn walk<'t>(&'t self, f: &mut impl FnMut(&'t Term)) {
         f(self);
-        for c in self.children() {
-            c.walk(f);
-        }
+        self.each_child(|c| c.walk(f));
     }
 }
 

@@ -404,32 +404,13 @@ fn hash_of(t: &Term) -> u64 {
     h.finish()
 }
 
-/// Calls `f` on the name of every constant in `t` (as [`Term::walk`] would find them, without
-/// its list of children at each node).
+/// Calls `f` on the name of every constant in `t`.
 fn each_var<'t>(t: &'t Term, f: &mut impl FnMut(&'t str)) {
-    match t {
-        Term::Var(n, _) => f(n),
-        Term::Bool(_) | Term::Int(_) | Term::Real(..) | Term::Str(_) => {}
-        Term::App(_, ts) | Term::And(ts) | Term::Or(ts) | Term::Add(ts) | Term::StrConcat(ts) => {
-            ts.iter().for_each(|t| each_var(t, f));
+    t.walk(&mut |t| {
+        if let Term::Var(n, _) = t {
+            f(n);
         }
-        Term::Not(a) | Term::Neg(a) | Term::StrLen(a) => each_var(a, f),
-        Term::Implies(a, b)
-        | Term::Eq(a, b)
-        | Term::Lt(a, b)
-        | Term::Le(a, b)
-        | Term::Sub(a, b)
-        | Term::Mul(a, b)
-        | Term::StrTest(_, a, b) => {
-            each_var(a, f);
-            each_var(b, f);
-        }
-        Term::Ite(c, a, b) => {
-            each_var(c, f);
-            each_var(a, f);
-            each_var(b, f);
-        }
-    }
+    });
 }
 
 /// A constant, or a function applied to atoms: what can have a known value.
