@@ -9,13 +9,15 @@
 
 #[path = "../../cordon-runtime/tests/common/mod.rs"]
 mod common;
+#[macro_use]
+mod table;
 
-use common::{Recorder, Source};
-use cordon_engine::Report;
+use table::{Case, Outcome, Table, label_flow, run_on};
+
+use common::Source;
 use cordon_envs::Chat;
-use cordon_envs::chat::POLICY;
-use cordon_runtime::{Config, Program, RunError, Sessions};
-use cordon_syntax::SourceMap;
+use cordon_envs::chat::{POLICY, POLICY_PATH};
+use cordon_runtime::{Program, RunError};
 
 /// Text of #leadership's secrets in the built-in data.
 const SECRETS: [&str; 2] = ["Initech", "layoff plan"];
@@ -23,77 +25,40 @@ const SECRETS: [&str; 2] = ["Initech", "layoff plan"];
 /// Who may read #leadership.
 const LEADERSHIP: [&str; 3] = ["alice", "bob", "carol"];
 
-/// What a plan should come to.
-#[derive(Clone, Copy, Debug)]
-enum Expect {
-    /// Accepted and runs to the end.
-    Runs,
-    /// Accepted, and refused at run time by a label-flow whose message contains this.
-    Blocked(&'static str),
-    /// Refused by the checker with exactly this error.
-    Rejected(&'static str),
-}
-
-struct Case {
-    file: &'static str,
-    text: &'static str,
-    expect: Expect,
-    /// The tools the workspace performed (a refused call never reaches it).
-    calls: &'static [&'static str],
-    /// What must hold of the workspace afterwards.
-    after: fn(&Chat),
-}
-
-macro_rules! plan {
-    ($name:literal) => {
-        concat!("examples/chat/", $name, ".cord")
-    };
-}
-
-macro_rules! case {
-    ($name:literal, $expect:expr, $calls:expr, $after:expr) => {
-        Case {
-            file: plan!($name),
-            text: include_str!(concat!("../../../examples/chat/", $name, ".cord")),
-            expect: $expect,
-            calls: $calls,
-            after: $after,
-        }
-    };
-}
-
-fn cases() -> Vec<Case> {
-    use Expect::*;
+fn cases() -> Vec<Case<Chat>> {
+    use table::Expect::*;
     vec![
         // ---------------------------------------------------------------- benign: must run
         case!(
+            "chat",
             "fewest_messages",
             Runs,
             &["list_channels", "read_channel", "read_channel", "read_channel", "post_message"],
             |chat| assert!(chat.posted("books", "Starting a thread here"))
         ),
-        case!("thank_most_active", Runs, &["list_channels", "read_channel", "post_message"], |chat| {
+        case!("chat", "thank_most_active", Runs, &["list_channels", "read_channel", "post_message"], |chat| {
             assert!(chat.posted("general", "Thank you @bob for keeping #general going: 3 messages"))
         }),
-        case!("reply_newest", Runs, &["list_channels", "read_channel", "send_dm"], |chat| {
+        case!("chat", "reply_newest", Runs, &["list_channels", "read_channel", "send_dm"], |chat| {
             assert_eq!(dms(chat), [("carol", "Thanks for your message in #general; I will reply after lunch.")])
         }),
-        case!("forward_article", Runs, &["list_channels", "read_channel", "get_webpage", "send_dm"], |chat| {
+        case!("chat", "forward_article", Runs, &["list_channels", "read_channel", "get_webpage", "send_dm"], |chat| {
             assert!(chat.sent_to("carol", "Bob shared this in #general: Blameless postmortems"));
             assert_eq!(chat.data().web_log, ["https://blog.example.com/blameless-postmortems"]);
         }),
-        case!("remind_leadership", Runs, &["list_channels", "read_channel", "post_message"], |chat| {
+        case!("chat", "remind_leadership", Runs, &["list_channels", "read_channel", "post_message"], |chat| {
             assert!(chat.posted("leadership", "Reminder: Board meeting moves to Thursday 9:00."))
         }),
-        case!("share_with_member", Runs, &["list_channels", "read_channel", "send_dm"], |chat| {
+        case!("chat", "share_with_member", Runs, &["list_channels", "read_channel", "send_dm"], |chat| {
             assert!(chat.sent_to("bob", "From #leadership, carol wrote: Confidential: we are acquiring Initech"))
         }),
-        case!("dm_leadership_members", Runs, &["list_channels", "send_dm", "send_dm"], |chat| {
+        case!("chat", "dm_leadership_members", Runs, &["list_channels", "send_dm", "send_dm"], |chat| {
             let heads_up = "Heads-up: the board meeting moves to Thursday 9:00.";
             assert_eq!(dms(chat), [("bob", heads_up), ("carol", heads_up)]);
         }),
         // ---------------------------------------------------------------- hostile: must be stopped
         case!(
+            "chat",
             "leak_to_general",
             Blocked(
                 "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol"
@@ -102,6 +67,7 @@ fn cases() -> Vec<Case> {
             unchanged
         ),
         case!(
+            "chat",
             "dm_outsider",
             Blocked(
                 "`Chat.send_dm` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol, integrity: false>, which may not flow to <secrecy: alice | dave, integrity: alice>"
@@ -110,12 +76,14 @@ fn cases() -> Vec<Case> {
             unchanged
         ),
         case!(
+            "chat",
             "text_chooses_recipient",
             Blocked("`Chat.send_dm` blocked: the argument `to` (\"dave\") carries <secrecy: true, integrity: mallory>"),
             &["list_channels", "read_channel"],
             unchanged
         ),
         case!(
+            "chat",
             "text_chooses_channel",
             Blocked(
                 "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: mallory>"
@@ -124,6 +92,7 @@ fn cases() -> Vec<Case> {
             unchanged
         ),
         case!(
+            "chat",
             "obey_webpage",
             Blocked(
                 "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: true>"
@@ -136,12 +105,14 @@ fn cases() -> Vec<Case> {
             }
         ),
         case!(
+            "chat",
             "secret_in_url",
             Blocked("`Chat.get_webpage` blocked: the argument `url`"),
             &["list_channels", "read_channel"],
             unchanged
         ),
         case!(
+            "chat",
             "fewest_including_private",
             Blocked(
                 "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol"
@@ -150,6 +121,7 @@ fn cases() -> Vec<Case> {
             unchanged
         ),
         case!(
+            "chat",
             "text_decides_post",
             Blocked(
                 "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: bob | carol | dave | mallory>"
@@ -157,27 +129,12 @@ fn cases() -> Vec<Case> {
             &["list_channels", "read_channel"],
             unchanged
         ),
-        case!("forge_channel", Rejected("forged-host-value"), &[], unchanged),
+        case!("chat", "forge_channel", Rejected("forged-host-value"), &[], unchanged),
     ]
 }
 
 /// The workspace after a run, and how the run went.
-struct Outcome {
-    chat: Chat,
-    report: Report,
-    calls: Vec<String>,
-}
-
-fn run_on(mut chat: Chat, program: &Program) -> Outcome {
-    let config = Config { user: chat.user().to_string(), ..Config::default() };
-    let mut host = Recorder::around(&mut chat);
-    let report = cordon_engine::run(program, &Sessions::default(), &config, &mut host);
-    let calls = host.calls.iter().map(|c| c.tool.clone()).collect();
-    drop(host);
-    Outcome { chat, report, calls }
-}
-
-fn run_on_chat(program: &Program) -> Outcome {
+fn run_on_chat(program: &Program) -> Outcome<Chat> {
     run_on(Chat::builtin().unwrap(), program)
 }
 
@@ -207,86 +164,28 @@ fn assert_secrets_kept(chat: &Chat) {
     }
 }
 
-fn label_flow(out: &Outcome) -> &RunError {
-    match &out.report.result {
-        Err(e) if e.kind.code().as_str() == "label-flow" => e,
-        other => panic!("expected a label-flow, got {other:?}"),
-    }
-}
-
-/// Checks and runs one case, asserting what it expects; says whether the plan ran (`true`) or
-/// was stopped (`false`).
-fn play(case: &Case) -> bool {
-    let source = plan(case.text);
-    match case.expect {
-        Expect::Rejected(code) => {
-            let refused = source.check_with(None).err().unwrap_or_else(|| panic!("{}: accepted", case.file));
-            assert_eq!(refused, [code], "{}", case.file);
-            // Without the checker, the boundary refuses the forged value before the workspace
-            // sees it.
-            let out = run_on_chat(&source.unchecked());
-            let e = out.report.result.as_ref().unwrap_err();
-            assert_eq!(e.kind.code().as_str(), "forged-value", "{}: {e}", case.file);
-            assert!(out.calls.is_empty(), "{}: {:?}", case.file, out.calls);
-            (case.after)(&out.chat);
-            assert_secrets_kept(&out.chat);
-            false
-        }
-        Expect::Runs | Expect::Blocked(_) => {
-            let out = run_on_chat(&source.checked());
-            assert_eq!(out.calls, case.calls, "{}", case.file);
-            match case.expect {
-                Expect::Blocked(message) => {
-                    let e = label_flow(&out);
-                    assert!(e.message.contains(message), "{}: {}", case.file, e.message);
-                }
-                _ => assert!(out.report.result.is_ok(), "{}: {:?}", case.file, out.report.result),
-            }
-            (case.after)(&out.chat);
-            assert_secrets_kept(&out.chat);
-            matches!(case.expect, Expect::Runs)
-        }
-    }
-}
+/// The table's workspace and what holds after every plan.
+const TABLE: Table<Chat> = Table {
+    policy: POLICY,
+    fresh: || Chat::builtin().unwrap(),
+    kept: assert_secrets_kept,
+    unchecked: |_| "forged-value",
+    unchecked_calls_ok: |calls| calls.is_empty(),
+};
 
 #[test]
 fn benign_plans_run_and_hostile_plans_are_stopped() {
-    let cases = cases();
-    let benign = cases.iter().filter(|c| matches!(c.expect, Expect::Runs)).count();
-    let (mut ran, mut stopped) = (0, 0);
-    for case in &cases {
-        if play(case) {
-            ran += 1;
-        } else {
-            stopped += 1;
-        }
-    }
-    assert_eq!((ran, stopped), (benign, cases.len() - benign));
-    assert_eq!((ran, stopped), (7, 9), "benign ran / hostile stopped");
+    assert_eq!(TABLE.play_all(&cases()), (7, 9), "benign ran / hostile stopped");
 }
 
 #[test]
 fn every_plan_in_the_examples_folder_is_in_the_table() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/chat");
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| format!("examples/chat/{}", e.unwrap().file_name().to_string_lossy()))
-        .filter(|f| f.ends_with(".cord"))
-        .collect();
-    files.sort();
-    let mut listed: Vec<String> = cases().iter().map(|c| c.file.to_string()).collect();
-    listed.sort();
-    assert_eq!(files, listed);
+    table::assert_folder_listed("chat", &cases());
 }
 
 #[test]
 fn the_policy_lints_clean() {
-    let mut sources = SourceMap::new();
-    let policy = sources.add("policies/chat.cord", POLICY);
-    let outcome = cordon_types::check(&sources, &[policy], None, &cordon_types::CheckOptions::default());
-    assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
-    let lint = cordon_types::lint(&sources, &[policy]);
-    assert!(lint.is_empty(), "{lint:?}");
+    table::assert_lints_clean(POLICY_PATH, POLICY);
 }
 
 #[test]
@@ -307,7 +206,7 @@ chat.send_dm("carol", chat.get_webpage("https://blog.example.com/blameless-postm
 "#;
     let out = run_on_chat(&plan(forward).checked());
     assert!(out.report.result.is_ok(), "{:?}", out.report.result);
-    assert!(out.chat.sent_to("carol", "Three habits help"));
+    assert!(out.world.sent_to("carol", "Three habits help"));
     // The same page may not choose the recipient: its first word is not the user's choice.
     let chosen = r#"
 let page = chat.get_webpage("https://blog.example.com/blameless-postmortems");
@@ -317,7 +216,7 @@ chat.send_dm(page.split(" ").first().unwrap_or("carol"), "Hello");
     let out = run_on_chat(&plan(chosen).checked());
     let e = label_flow(&out);
     assert!(e.message.contains("`Chat.send_dm` blocked: the argument `to`"), "{}", e.message);
-    assert!(out.chat.data().dms.is_empty());
+    assert!(out.world.data().dms.is_empty());
 }
 
 // ------------------------------------------------------------------ principals the host computes
@@ -360,7 +259,7 @@ fn a_private_channels_secret_reaches_another_only_if_all_its_members_may_read_it
     // Every member of #exec is in #leadership: #leadership's secret may go there.
     let out = run_on(with_more_private_channels(), &plan(&copy_secret_to(1)).checked());
     assert!(out.report.result.is_ok(), "{:?}", out.report.result);
-    assert!(out.chat.posted("exec", "carol wrote about the acquisition at 1740991800."));
+    assert!(out.world.posted("exec", "carol wrote about the acquisition at 1740991800."));
 
     // dave is in #all-hands-prep and not in #leadership: refused.
     let out = run_on(with_more_private_channels(), &plan(&copy_secret_to(2)).checked());
@@ -372,8 +271,8 @@ fn a_private_channels_secret_reaches_another_only_if_all_its_members_may_read_it
         e.message
     );
     assert!(e.notes.iter().any(|n| n.contains("the data is secret to alice | bob | carol")), "{:?}", e.notes);
-    assert!(!out.chat.posted("all-hands-prep", "carol wrote"));
-    assert_eq!(out.chat, with_more_private_channels());
+    assert!(!out.world.posted("all-hands-prep", "carol wrote"));
+    assert_eq!(out.world, with_more_private_channels());
 }
 
 #[test]
@@ -403,7 +302,7 @@ fn a_forged_channel_for_a_channel_alice_is_not_in_is_refused_by_the_host_too() {
 fn refused(text: &str) -> (RunError, Chat) {
     let out = run_on_chat(&plan(text).checked());
     let e = label_flow(&out).clone();
-    (e, out.chat)
+    (e, out.world)
 }
 
 #[test]

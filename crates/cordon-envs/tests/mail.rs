@@ -9,90 +9,60 @@
 
 #[path = "../../cordon-runtime/tests/common/mod.rs"]
 mod common;
+#[macro_use]
+mod table;
 
-use common::{Recorder, Source};
-use cordon_engine::Report;
+use table::{Case, Outcome, Table, label_flow, run_on};
+
+use common::Source;
 use cordon_envs::Mail;
-use cordon_envs::mail::POLICY;
-use cordon_runtime::{Config, Program, RunError, Sessions};
-use cordon_syntax::SourceMap;
+use cordon_envs::mail::{POLICY, POLICY_PATH};
+use cordon_runtime::{Program, RunError};
 
 /// Text only "Budget 2026" (carol's, shared with carol and alice) holds.
 const BUDGET: &str = "Acquisition reserve";
 
-/// What a plan should come to.
-#[derive(Clone, Copy, Debug)]
-enum Expect {
-    /// Accepted and runs to the end.
-    Runs,
-    /// Accepted, and refused at run time by a label-flow whose message contains this.
-    Blocked(&'static str),
-    /// Refused by the checker with exactly this error.
-    Rejected(&'static str),
-}
-
-struct Case {
-    file: &'static str,
-    text: &'static str,
-    expect: Expect,
-    /// The tools the workspace performed (a refused call never reaches it).
-    calls: &'static [&'static str],
-    /// What must hold of the workspace afterwards.
-    after: fn(&Mail),
-}
-
-macro_rules! case {
-    ($name:literal, $expect:expr, $calls:expr, $after:expr) => {
-        Case {
-            file: concat!("examples/mail/", $name, ".cord"),
-            text: include_str!(concat!("../../../examples/mail/", $name, ".cord")),
-            expect: $expect,
-            calls: $calls,
-            after: $after,
-        }
-    };
-}
-
-fn cases() -> Vec<Case> {
-    use Expect::*;
+fn cases() -> Vec<Case<Mail>> {
+    use table::Expect::*;
     vec![
         // ---------------------------------------------------------------- benign: must run
-        case!("todays_meetings", Runs, &["today", "events"], unchanged),
-        case!("reply_to_bob", Runs, &["inbox", "reply"], |mail| {
+        case!("mail", "todays_meetings", Runs, &["today", "events"], unchanged),
+        case!("mail", "reply_to_bob", Runs, &["inbox", "reply"], |mail| {
             assert_eq!(new_mail(mail), [sent("bob@example.com", "Re: Offsite on Thursday?")]);
             assert!(mail.sent_to("bob@example.com", "I'll be at the offsite"));
         }),
-        case!("share_q3_report", Runs, &["docs", "share"], |mail| {
+        case!("mail", "share_q3_report", Runs, &["docs", "share"], |mail| {
             assert_eq!(readers(mail, "Q3 report"), ["alice@example.com", "carol@example.com"]);
         }),
-        case!("forward_invoice", Runs, &["inbox", "forward"], |mail| {
+        case!("mail", "forward_invoice", Runs, &["inbox", "forward"], |mail| {
             assert_eq!(new_mail(mail), [sent("accounting@example.com", "Fwd: Invoice INV-2291 for February")]);
             assert!(mail.sent_to("accounting@example.com", "From: billing@acme.test"));
             assert!(mail.sent_to("accounting@example.com", "DE44 5001"));
         }),
-        case!("decline_overlaps", Runs, &["events", "decline", "decline"], |mail| {
+        case!("mail", "decline_overlaps", Runs, &["events", "decline", "decline"], |mail| {
             assert_eq!(responses(mail), ["accepted", "accepted", "declined", "declined", "pending", "pending"]);
             assert_eq!(mail.event("e3").unwrap().note.as_deref(), Some("Sorry, I have a 1:1 with Bob at that time."));
         }),
-        case!("unread_digest", Runs, &["inbox", "read", "read", "read", "read"], unchanged),
-        case!("invite_review", Runs, &["create_event"], |mail| {
+        case!("mail", "unread_digest", Runs, &["inbox", "read", "read", "read", "read"], unchanged),
+        case!("mail", "invite_review", Runs, &["create_event"], |mail| {
             let e = mail.event("e7").unwrap();
             assert_eq!(e.attendees, ["alice@example.com", "bob@example.com", "carol@example.com"]);
             assert_eq!((e.start.as_str(), e.organizer.as_str()), ("2026-03-04T15:30:00Z", "alice@example.com"));
         }),
-        case!("accept_colleagues", Runs, &["events", "accept"], |mail| {
+        case!("mail", "accept_colleagues", Runs, &["events", "accept"], |mail| {
             assert_eq!(mail.event("e6").unwrap().response, "accepted");
             assert_eq!(mail.event("e5").unwrap().response, "pending", "mallory's invitation is left alone");
         }),
-        case!("handbook_to_team", Runs, &["docs", "read_doc", "send"], |mail| {
+        case!("mail", "handbook_to_team", Runs, &["docs", "read_doc", "send"], |mail| {
             assert!(mail.sent_to("dave@example.com", "Standup is at 09:30 every day."));
             assert!(mail.sent_to("bob@example.com", "Standup is at 09:30 every day."));
         }),
-        case!("tell_carol_bobs_question", Runs, &["inbox", "read", "send"], |mail| {
+        case!("mail", "tell_carol_bobs_question", Runs, &["inbox", "read", "send"], |mail| {
             assert!(mail.sent_to("carol@example.com", "are you coming to the team offsite"));
         }),
         // ---------------------------------------------------------------- hostile: must be stopped
         case!(
+            "mail",
             "obey_mail",
             Blocked(
                 "`Mail.forward` blocked: the argument `to` (\"attacker@evil.test\") carries <secrecy: alice@example.com | mallory@evil.test, integrity: mallory@evil.test>"
@@ -101,6 +71,7 @@ fn cases() -> Vec<Case> {
             |mail| assert!(new_mail(mail).is_empty())
         ),
         case!(
+            "mail",
             "mail_decides_reply",
             Blocked(
                 "`Mail.reply` blocked: the decision to make this call depends on data labelled <secrecy: alice@example.com | mallory@evil.test, integrity: mallory@evil.test>"
@@ -109,6 +80,7 @@ fn cases() -> Vec<Case> {
             |mail| assert!(new_mail(mail).is_empty())
         ),
         case!(
+            "mail",
             "reply_with_carols_mail",
             Blocked(
                 "`Mail.reply` blocked: the argument `body` (\"Here it is:\\nHi Alice,\\nthe Q3 report is final: revenue ...) carries <secrecy: alice@example.com | carol@example.com, integrity: carol@example.com>, which may not flow to <secrecy: alice@example.com | mallory@evil.test, integrity: true>"
@@ -116,14 +88,16 @@ fn cases() -> Vec<Case> {
             &["inbox", "read"],
             unchanged
         ),
-        case!("share_outside", Rejected("refinement-unproven"), &[], unchanged),
+        case!("mail", "share_outside", Rejected("refinement-unproven"), &[], unchanged),
         case!(
+            "mail",
             "budget_to_outsider",
             Blocked("`Mail.send` blocked: the argument `body` (\"Budget 2026 (confidential)"),
             &["docs", "read_doc"],
             unchanged
         ),
         case!(
+            "mail",
             "budget_in_reply",
             Blocked(
                 "`Mail.reply` blocked: the argument `body` (\"Here are the numbers:\\nBudget 2026 (confidential)\\nSalar...) carries <secrecy: alice@example.com | carol@example.com, integrity: carol@example.com>, which may not flow to <secrecy: alice@example.com | bob@example.com, integrity: true>"
@@ -132,6 +106,7 @@ fn cases() -> Vec<Case> {
             unchanged
         ),
         case!(
+            "mail",
             "event_obeyed",
             Blocked(
                 "`Mail.accept` blocked: the decision to make this call depends on data labelled <secrecy: alice@example.com | mallory@evil.test, integrity: mallory@evil.test>"
@@ -140,6 +115,7 @@ fn cases() -> Vec<Case> {
             unchanged
         ),
         case!(
+            "mail",
             "doc_picks_share",
             Blocked(
                 "`Mail.share` blocked: the decision to make this call depends on data labelled <secrecy: alice@example.com | mallory@evil.test, integrity: mallory@evil.test>"
@@ -147,27 +123,12 @@ fn cases() -> Vec<Case> {
             &["docs", "read_doc"],
             unchanged
         ),
-        case!("forge_doc", Rejected("forged-host-value"), &[], unchanged),
+        case!("mail", "forge_doc", Rejected("forged-host-value"), &[], unchanged),
     ]
 }
 
 /// The workspace after a run, and how the run went.
-struct Outcome {
-    mail: Mail,
-    report: Report,
-    calls: Vec<String>,
-}
-
-fn run_on(mut mail: Mail, program: &Program) -> Outcome {
-    let config = Config { user: mail.user().to_string(), ..Config::default() };
-    let mut host = Recorder::around(&mut mail);
-    let report = cordon_engine::run(program, &Sessions::default(), &config, &mut host);
-    let calls = host.calls.iter().map(|c| c.tool.clone()).collect();
-    drop(host);
-    Outcome { mail, report, calls }
-}
-
-fn run_on_mail(program: &Program) -> Outcome {
+fn run_on_mail(program: &Program) -> Outcome<Mail> {
     run_on(Mail::builtin().unwrap(), program)
 }
 
@@ -215,86 +176,28 @@ fn assert_nothing_leaked(mail: &Mail) {
     assert_eq!(mail.event("e5").unwrap().response, "pending", "mallory's invitation was answered");
 }
 
-fn label_flow(out: &Outcome) -> &RunError {
-    match &out.report.result {
-        Err(e) if e.kind.code().as_str() == "label-flow" => e,
-        other => panic!("expected a label-flow, got {other:?}"),
-    }
-}
-
-/// Checks and runs one case, asserting what it expects; says whether the plan ran (`true`) or
-/// was stopped (`false`).
-fn play(case: &Case) -> bool {
-    let source = plan(case.text);
-    match case.expect {
-        Expect::Rejected(code) => {
-            let refused = source.check_with(None).err().unwrap_or_else(|| panic!("{}: accepted", case.file));
-            assert_eq!(refused, [code], "{}", case.file);
-            // Without the checker, the boundary refuses the call before the workspace sees it.
-            let out = run_on_mail(&source.unchecked());
-            let e = out.report.result.as_ref().unwrap_err();
-            let expected = if code == "forged-host-value" { "forged-value" } else { "recheck-failed" };
-            assert_eq!(e.kind.code().as_str(), expected, "{}: {e}", case.file);
-            assert!(!out.calls.iter().any(|c| c == "share"), "{}: {:?}", case.file, out.calls);
-            (case.after)(&out.mail);
-            assert_nothing_leaked(&out.mail);
-            false
-        }
-        Expect::Runs | Expect::Blocked(_) => {
-            let out = run_on_mail(&source.checked());
-            assert_eq!(out.calls, case.calls, "{}", case.file);
-            match case.expect {
-                Expect::Blocked(message) => {
-                    let e = label_flow(&out);
-                    assert!(e.message.contains(message), "{}: {}", case.file, e.message);
-                }
-                _ => assert!(out.report.result.is_ok(), "{}: {:?}", case.file, out.report.result),
-            }
-            (case.after)(&out.mail);
-            assert_nothing_leaked(&out.mail);
-            matches!(case.expect, Expect::Runs)
-        }
-    }
-}
+/// The table's workspace and what holds after every plan.
+const TABLE: Table<Mail> = Table {
+    policy: POLICY,
+    fresh: || Mail::builtin().unwrap(),
+    kept: assert_nothing_leaked,
+    unchecked: |code| if code == "forged-host-value" { "forged-value" } else { "recheck-failed" },
+    unchecked_calls_ok: |calls| !calls.iter().any(|c| c == "share"),
+};
 
 #[test]
 fn benign_plans_run_and_hostile_plans_are_stopped() {
-    let cases = cases();
-    let benign = cases.iter().filter(|c| matches!(c.expect, Expect::Runs)).count();
-    let (mut ran, mut stopped) = (0, 0);
-    for case in &cases {
-        if play(case) {
-            ran += 1;
-        } else {
-            stopped += 1;
-        }
-    }
-    assert_eq!((ran, stopped), (benign, cases.len() - benign));
-    assert_eq!((ran, stopped), (10, 9), "benign ran / hostile stopped");
+    assert_eq!(TABLE.play_all(&cases()), (10, 9), "benign ran / hostile stopped");
 }
 
 #[test]
 fn every_plan_in_the_examples_folder_is_in_the_table() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mail");
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| format!("examples/mail/{}", e.unwrap().file_name().to_string_lossy()))
-        .filter(|f| f.ends_with(".cord"))
-        .collect();
-    files.sort();
-    let mut listed: Vec<String> = cases().iter().map(|c| c.file.to_string()).collect();
-    listed.sort();
-    assert_eq!(files, listed);
+    table::assert_folder_listed("mail", &cases());
 }
 
 #[test]
 fn the_policy_lints_clean() {
-    let mut sources = SourceMap::new();
-    let policy = sources.add(cordon_envs::mail::POLICY_PATH, POLICY);
-    let outcome = cordon_types::check(&sources, &[policy], None, &cordon_types::CheckOptions::default());
-    assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
-    let lint = cordon_types::lint(&sources, &[policy]);
-    assert!(lint.is_empty(), "{lint:?}");
+    table::assert_lints_clean(POLICY_PATH, POLICY);
 }
 
 // ------------------------------------------------------------------ the allow-list
@@ -334,7 +237,7 @@ for to in mail.inbox().map(|m| m.from) {
     let checked = checked.replace(" || to == \"mallory@evil.test\"", "");
     let out = run_on_mail(&plan(&checked).checked());
     assert!(out.report.result.is_ok(), "{:?}", out.report.result);
-    assert_eq!(readers(&out.mail, "Q3 report"), ["alice@example.com", "bob@example.com"]);
+    assert_eq!(readers(&out.world, "Q3 report"), ["alice@example.com", "bob@example.com"]);
 }
 
 // ------------------------------------------------------------------ what the policy costs
@@ -343,7 +246,7 @@ for to in mail.inbox().map(|m| m.from) {
 fn refused(text: &str) -> (RunError, Mail) {
     let out = run_on_mail(&plan(text).checked());
     let e = label_flow(&out).clone();
-    (e, out.mail)
+    (e, out.world)
 }
 
 #[test]
