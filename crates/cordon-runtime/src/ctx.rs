@@ -62,6 +62,9 @@ impl Ctx {
     /// [`Ctx::pc_seen`] and [`Ctx::pc_seen_in_fill`].
     #[inline]
     pub fn left_behind(&mut self, pc: &Label) {
+        if pc.is_bottom() {
+            return;
+        }
         self.pc_seen.join_mut(pc);
         self.pc_seen_in_fill.join_mut(pc);
     }
