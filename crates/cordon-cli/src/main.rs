@@ -23,6 +23,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use cordon_store::StoreError;
 
+/// A plan's values are many small blocks, made and freed together (see the workspace's
+/// `Cargo.toml`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(name = "cordon", version, about = "Check agent plans against policies before they run")]
 struct Cli {

@@ -55,6 +55,10 @@ use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 use criterion::{Criterion, Throughput};
 
+/// The `cordon` binary's allocator: the benchmark measures the interpreter as the binary runs it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A program in Cordon and in Python. Each Python text defines `run()`, returning the result.
 struct Bench {
     name: &'static str,

@@ -218,9 +218,16 @@ impl Builtin {
     }
 
     /// Builtins that order a list by a key function (`sort_by(xs, key)`): compiled to a loop
-    /// computing the keys, then applied to `[keys, xs]`.
+    /// computing the keys, then applied to `[keys, xs]`, or to `[keys]` alone where the
+    /// result holds no element (see [`Builtin::needs_elements`]).
     pub fn is_keyed(self) -> bool {
         matches!(self, Builtin::SortBy | Builtin::MinBy | Builtin::MaxBy | Builtin::GroupBy | Builtin::CountBy)
+    }
+
+    /// Does this keyed builtin need the list's elements, not only their keys? `count_by`
+    /// returns keys and counts.
+    pub fn needs_elements(self) -> bool {
+        self.is_keyed() && self != Builtin::CountBy
     }
 }
 
@@ -290,6 +297,13 @@ pub fn check_string_len(len: usize, budget: &dyn Budget) -> Result<(), RunError>
         ));
     }
     Ok(())
+}
+
+/// Fails if `range(a, b)` would be a list over the length limit (a loop over it fails the
+/// same way, though it builds no list).
+pub fn check_range_len(a: i64, b: i64, budget: &mut dyn Budget) -> Result<(), RunError> {
+    let len = if b > a { (b as i128 - a as i128) as u128 } else { 0 };
+    check_list_len(usize::try_from(len).unwrap_or(usize::MAX), budget)
 }
 
 pub fn check_list_len(len: usize, budget: &mut dyn Budget) -> Result<(), RunError> {
@@ -565,9 +579,7 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         }
         (Range, [a, c]) => {
             let (Value::Int(a), Value::Int(c)) = (&a.value, &c.value) else { return bad() };
-            let len = if c > a { (*c as i128 - *a as i128) as u128 } else { 0 };
-            let len = usize::try_from(len).unwrap_or(usize::MAX);
-            check_list_len(len, budget)?;
+            check_range_len(*a, *c, budget)?;
             let v: Vec<Val> = (*a..*c.max(a)).map(|i| Val::plain(Value::Int(i))).collect();
             plain(Value::List(Arc::new(v)))
         }
@@ -782,30 +794,50 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
                 None => Ok(Val { value: Value::none(), label }),
             }
         }
-        (GroupBy | CountBy, [keys, xs]) => {
-            let (Some(keys_list), Some(list)) = (list_of(keys), list_of(xs)) else { return bad() };
-            let order = ordered(keys_list, list).ok_or_else(|| type_error(b, args))?;
+        (GroupBy, [keys, _]) | (CountBy, [keys]) => {
+            let elements = match args {
+                [_, xs] => match list_of(xs) {
+                    Some(xs) => Some(xs),
+                    None => return bad(),
+                },
+                _ => None,
+            };
+            let Some(keys_list) = list_of(keys) else { return bad() };
+            let order = ordered(keys_list, elements.unwrap_or(keys_list)).ok_or_else(|| type_error(b, args))?;
             // Equal keys are neighbours in sorted order, each run in the list's order (a stable
-            // sort); the groups come in the order their first elements do.
-            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-            for &i in &order {
-                let same = groups.last().and_then(|(first, _)| keys_list.get(*first)).zip(keys_list.get(i));
+            // sort): a group is a run, `order[start..end]`. The groups come in the order their
+            // first elements do.
+            let mut groups: Vec<(usize, usize)> = Vec::new();
+            for (at, &i) in order.iter().enumerate() {
+                let same = groups
+                    .last()
+                    .and_then(|&(start, _)| order.get(start))
+                    .and_then(|&first| keys_list.get(first))
+                    .zip(keys_list.get(i))
+                    .is_some_and(|(a, k)| equal(&a.value, &k.value));
                 match groups.last_mut() {
-                    Some((_, members)) if same.is_some_and(|(a, k)| equal(&a.value, &k.value)) => members.push(i),
-                    _ => groups.push((i, vec![i])),
+                    Some((_, end)) if same => *end = at + 1,
+                    _ => groups.push((at, at + 1)),
                 }
             }
-            groups.sort_by_key(|(first, _)| *first);
+            groups.sort_by_key(|&(start, _)| order.get(start).copied());
             check_list_len(groups.len(), budget)?;
             budget.allocate(groups.len() as u64 * 2 * SLOT_BYTES)?;
             let mut out = Vec::with_capacity(groups.len());
-            for (first, members) in groups {
-                let Some(key) = keys_list.get(first) else { return bad() };
-                let second = if b == CountBy {
-                    Val::plain(Value::Int(members.len() as i64))
-                } else {
-                    check_list_len(members.len(), budget)?;
-                    Val::plain(Value::List(Arc::new(members.iter().filter_map(|&i| list.get(i).cloned()).collect())))
+            for (start, end) in groups {
+                let (Some(members), Some(key)) =
+                    (order.get(start..end), order.get(start).and_then(|&i| keys_list.get(i)))
+                else {
+                    return bad();
+                };
+                let second = match elements {
+                    None => Val::plain(Value::Int(members.len() as i64)),
+                    Some(list) => {
+                        check_list_len(members.len(), budget)?;
+                        Val::plain(Value::List(Arc::new(
+                            members.iter().filter_map(|&i| list.get(i).cloned()).collect(),
+                        )))
+                    }
                 };
                 out.push(Val::plain(Value::Tuple(Arc::new(vec![key.clone(), second]))));
             }

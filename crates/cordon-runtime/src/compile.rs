@@ -169,24 +169,26 @@ pub enum Op {
     },
     /// Pops a value and binds it to an irrefutable pattern.
     Destructure(Arc<Pat>),
-    /// Steps a loop over the list in slot `list`: stores the next element in `elem`, or jumps
-    /// to `exit` when there is none. With `tick`, each element costs a unit of fuel: where a
-    /// higher-order builtin's loop runs a literal closure in place, for the call it does not
-    /// make.
+    /// Steps a loop: stores the next element of `over` in `elem`, or jumps to `exit` when there
+    /// is none. With `tick`, each element costs a unit of fuel: where a higher-order builtin's
+    /// loop runs a literal closure in place, for the call it does not make.
     IterNext {
-        list: Slot,
-        index: Slot,
+        over: Over,
         elem: Slot,
         exit: u32,
         tick: bool,
     },
+    /// Pops `b` and `a` of a loop over `range(a, b)`, which no list is built for: fails as
+    /// `range` would for a list too long, then pushes `a` and `max(a, b)`, the second labelled
+    /// with both labels (what the list's label would be).
+    RangeStart,
     /// Starts a list that `map` or `filter` builds, outside any value until `ListEnd` (so
     /// appending to it needs no unique access to a shared list); its label is kept in `acc`.
     ListStart {
         acc: Slot,
-        /// The list in this slot has as many elements as the new one will (`map`): room for
-        /// them is made at once.
-        sized_like: Option<Slot>,
+        /// The new list will have an element for each one this loop steps over (`map`): room
+        /// for them is made at once.
+        sized_like: Option<Over>,
     },
     /// Pops a value and appends it to the list being built.
     ListPush,
@@ -219,6 +221,16 @@ pub enum Op {
     },
     /// Ends the run with an error: code that checked programs cannot reach.
     Fail(Arc<str>),
+}
+
+/// What a loop steps over.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Over {
+    /// The list in slot `list`, from the position in `index`.
+    List { list: Slot, index: Slot },
+    /// The integers from the one in `next` up to (not including) the one in `end`: a loop over
+    /// `range(a, b)` as written, with no list built.
+    Range { next: Slot, end: Slot },
 }
 
 /// Where an operand of a fused binary operation comes from.
@@ -1111,9 +1123,9 @@ impl Compiler {
 
     fn for_(&mut self, pat: &Pattern, iter: &Expr, body: &Block, span: Span) -> Res {
         let depth = self.body().scope.len();
-        let (list, index, elem) = self.loop_slots(iter, span)?;
+        let (over, elem) = self.loop_slots(iter, true, span)?;
         let start = self.target();
-        let next = self.emit(Op::IterNext { list, index, elem, exit: 0, tick: false }, span);
+        let next = self.emit(Op::IterNext { over, elem, exit: 0, tick: false }, span);
         self.emit(Op::Take(elem), span);
         self.bind_pattern(pat, pat.span)?;
         self.block(body)?;
@@ -1126,18 +1138,50 @@ impl Compiler {
         Ok(())
     }
 
-    /// Evaluates the list a loop walks into a slot and raises the program-counter label by its
-    /// label (how many times the body runs depends on it). The caller emits the `JoinPc`.
-    fn loop_slots(&mut self, iter: &Expr, span: Span) -> Res<(Slot, Slot, Slot)> {
-        self.expr(iter)?;
-        self.emit(Op::RaisePc, span);
-        let list = self.new_slot();
-        let index = self.new_slot();
-        let elem = self.new_slot();
-        self.emit(Op::Store(list), span);
-        self.emit(Op::Push(Value::Int(0)), span);
-        self.emit(Op::Store(index), span);
-        Ok((list, index, elem))
+    /// Evaluates what a loop steps over into slots and raises the program-counter label by its
+    /// label (how many times the body runs depends on it); returns them and the element's slot.
+    /// The caller emits the `JoinPc`. With `ranges`, a loop over `range(a, b)` as written steps
+    /// over the integers themselves, building no list (the caller does not need the list).
+    fn loop_slots(&mut self, iter: &Expr, ranges: bool, span: Span) -> Res<(Over, Slot)> {
+        let range = if ranges { self.range_call(iter) } else { None };
+        let over = match range {
+            Some([from, to]) => {
+                self.expr(from)?;
+                self.expr(to)?;
+                self.emit(Op::RangeStart, span);
+                self.emit(Op::RaisePc, span);
+                let (next, end) = (self.new_slot(), self.new_slot());
+                self.emit(Op::Store(end), span);
+                self.emit(Op::Store(next), span);
+                Over::Range { next, end }
+            }
+            None => {
+                self.expr(iter)?;
+                self.emit(Op::RaisePc, span);
+                let (list, index) = (self.new_slot(), self.new_slot());
+                self.emit(Op::Store(list), span);
+                self.emit(Op::Push(Value::Int(0)), span);
+                self.emit(Op::Store(index), span);
+                Over::List { list, index }
+            }
+        };
+        Ok((over, self.new_slot()))
+    }
+
+    /// The bounds of `e` if it is a call of the builtin `range` (not of a function or a local
+    /// that took its name).
+    fn range_call<'e>(&mut self, e: &'e Expr) -> Option<[&'e Expr; 2]> {
+        let ExprKind::Call { callee, args } = &e.kind else { return None };
+        let ExprKind::Name(id) = &callee.kind else { return None };
+        let name = id.name.as_str();
+        let builtin = !self.is_local(name)
+            && !self.globals.fns.contains_key(name)
+            && !self.globals.measures.contains_key(name)
+            && Builtin::named(name) == Some(Builtin::Range);
+        match args.as_slice() {
+            [from, to] if builtin => Some([from, to]),
+            _ => None,
+        }
     }
 
     fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Res {
@@ -1240,9 +1284,10 @@ impl Compiler {
         if rest.len() != want {
             return self.err(span, "wrong number of arguments");
         }
-        let (list, index, elem) = self.loop_slots(list_expr, span)?;
+        // The keyed builtins order the list by its keys after the loop: most need it built.
+        let (over, elem) = self.loop_slots(list_expr, !b.needs_elements(), span)?;
         let acc = self.new_slot();
-        if matches!(b, Builtin::Map | Builtin::AndThen | Builtin::MapErr) {
+        if let (Builtin::Map | Builtin::AndThen | Builtin::MapErr, Over::List { list, index }) = (b, over) {
             // `map` serves an Option or a Result too, told apart only at run time: its function
             // is called from a slot in the arm of each variant. In the list loop a literal
             // closure runs in place (see `inline_call`), unless it holds a hole (a hole's site
@@ -1282,11 +1327,11 @@ impl Compiler {
         let builds_list = matches!(b, Builtin::Map | Builtin::Filter) || b.is_keyed();
         if builds_list {
             // `map` and the keys make one element for each; `filter` may keep few.
-            let sized_like = (b != Builtin::Filter).then_some(list);
+            let sized_like = (b != Builtin::Filter).then_some(over);
             self.emit(Op::ListStart { acc, sized_like }, span);
         }
         let start = self.target();
-        let next = self.emit(Op::IterNext { list, index, elem, exit: 0, tick: inline.is_some() }, span);
+        let next = self.emit(Op::IterNext { over, elem, exit: 0, tick: inline.is_some() }, span);
         // The function's arguments: the accumulator (`fold`), then the element.
         let args: &[Slot] = if b == Builtin::Fold { &[acc, elem] } else { &[elem] };
         match (inline, f_slot) {
@@ -1312,10 +1357,13 @@ impl Compiler {
         self.patch(next);
         self.emit(if builds_list { Op::ListEnd(acc) } else { Op::Take(acc) }, span);
         self.emit(Op::JoinPc, span);
-        if b.is_keyed() {
+        if b.needs_elements() {
+            let Over::List { list, .. } = over else { return self.err(span, "a keyed builtin without its list") };
             // The keys, as `map` computed them; the builtin orders the list by them.
             self.emit(Op::Load(list), span);
             self.emit(Op::Builtin { builtin: b, argc: 2 }, span);
+        } else if b.is_keyed() {
+            self.emit(Op::Builtin { builtin: b, argc: 1 }, span);
         }
         Ok(())
     }
@@ -1363,10 +1411,11 @@ impl Compiler {
         }
         self.emit(Op::Pop, span);
         if b == Builtin::Map {
-            self.emit(Op::ListStart { acc, sized_like: Some(value) }, span);
+            let over = Over::List { list: value, index };
+            self.emit(Op::ListStart { acc, sized_like: Some(over) }, span);
             let start = self.target();
             let tick = inline.is_some();
-            let next = self.emit(Op::IterNext { list: value, index, elem: payload, exit: 0, tick }, span);
+            let next = self.emit(Op::IterNext { over, elem: payload, exit: 0, tick }, span);
             match inline {
                 Some((params, body)) => self.inline_call(params, &[payload], body)?,
                 None => {

@@ -15,7 +15,7 @@ use cordon_syntax::ast::{BinOp, UnOp};
 
 use crate::boundary;
 use crate::builtins::{self, Budget, Builtin, SLOT_BYTES, deep_label, equal, overflow};
-use crate::compile::{Access, CaptureFrom, Compiled, ConstId, MethodTarget, Op, Operand, Pat};
+use crate::compile::{Access, CaptureFrom, Compiled, ConstId, MethodTarget, Op, Operand, Over, Pat};
 use crate::ctx::{ConstState, Ctx};
 use crate::decimal;
 use crate::effect::{Effect, HoleRequest};
@@ -794,21 +794,44 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(type_error(Span::default(), "the value does not match the pattern"));
                     }
                 }
-                Op::IterNext { list, index, elem, exit, tick } => {
-                    let (l, i, e) = (base + *list as usize, base + *index as usize, base + *elem as usize);
-                    let Value::Int(k) = vm.stack[i].value else {
-                        fail!(type_error(Span::default(), "a loop index that is not an Int"))
-                    };
-                    let next = match &vm.stack[l].value {
-                        Value::List(xs) => xs.get(k as usize).map(clone_val),
-                        other => fail!(type_error(Span::default(), format!("cannot loop over {}", other.kind()))),
+                Op::IterNext { over, elem, exit, tick } => {
+                    let next = match *over {
+                        Over::List { list, index } => {
+                            let (l, i) = (base + list as usize, base + index as usize);
+                            let Value::Int(k) = vm.stack[i].value else {
+                                fail!(type_error(Span::default(), "a loop index that is not an Int"))
+                            };
+                            let x = match &vm.stack[l].value {
+                                Value::List(xs) => xs.get(k as usize).map(clone_val),
+                                other => {
+                                    fail!(type_error(Span::default(), format!("cannot loop over {}", other.kind())))
+                                }
+                            };
+                            if x.is_some()
+                                && let Value::Int(k) = &mut vm.stack[i].value
+                            {
+                                *k += 1;
+                            }
+                            x
+                        }
+                        Over::Range { next, end } => {
+                            let (n, e) = (base + next as usize, base + end as usize);
+                            let (Value::Int(k), Value::Int(end)) = (&vm.stack[n].value, &vm.stack[e].value) else {
+                                fail!(type_error(Span::default(), "a range loop's bounds that are not Ints"))
+                            };
+                            let (k, end) = (*k, *end);
+                            if k < end
+                                && let Value::Int(n) = &mut vm.stack[n].value
+                            {
+                                // `k < end`: no overflow.
+                                *n += 1;
+                            }
+                            (k < end).then(|| Val::plain(Value::Int(k)))
+                        }
                     };
                     match next {
                         Some(x) => {
-                            overwrite(&mut vm.stack[e], x);
-                            if let Value::Int(k) = &mut vm.stack[i].value {
-                                *k += 1;
-                            }
+                            overwrite(&mut vm.stack[base + *elem as usize], x);
                             if *tick {
                                 tri!(ctx.burn());
                             }
@@ -816,11 +839,31 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         None => ip = *exit as usize,
                     }
                 }
+                Op::RangeStart => {
+                    let to = pop!();
+                    let from = pop!();
+                    let (Value::Int(a), Value::Int(b)) = (from.value, to.value) else {
+                        fail!(type_error(Span::default(), "`range` needs two Ints"))
+                    };
+                    tri!(builtins::check_range_len(a, b, ctx));
+                    vm.stack.push(Val::plain(Value::Int(a)));
+                    vm.stack.push(Val { value: Value::Int(b.max(a)), label: from.label.join(&to.label) });
+                }
                 Op::ListStart { acc, sized_like } => {
                     overwrite(&mut vm.stack[base + *acc as usize], Val::plain(Value::Unit));
-                    let len = match sized_like.map(|s| &vm.stack[base + s as usize].value) {
-                        Some(Value::List(xs)) => xs.len(),
-                        _ => 0,
+                    let len = match *sized_like {
+                        Some(Over::List { list, .. }) => match &vm.stack[base + list as usize].value {
+                            Value::List(xs) => xs.len(),
+                            _ => 0,
+                        },
+                        Some(Over::Range { next, end }) => {
+                            match (&vm.stack[base + next as usize].value, &vm.stack[base + end as usize].value) {
+                                // At most the longest list allowed: `RangeStart` checked.
+                                (Value::Int(a), Value::Int(b)) => usize::try_from(b.saturating_sub(*a)).unwrap_or(0),
+                                _ => 0,
+                            }
+                        }
+                        None => 0,
                     };
                     vm.lists.push(Vec::with_capacity(len));
                 }

@@ -1,0 +1,114 @@
+//! A loop over `range(a, b)` as written (a `for`, or `map`, `filter`, `fold`, `any`, `all` or
+//! `count_by` on it) steps over the integers without building the list, and `count_by` orders
+//! keys without the elements. Neither may be seen: each loop must end exactly as the same loop
+//! over the list `range(a, b)` makes, bound to a name first (which is never stepped over in
+//! place). Same value, same label, same error (a list over the length limit, an overflow, fuel
+//! running out, at the same amount of fuel) and the same tool calls.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+mod common;
+
+use common::{Recorder, Source, config, small_limits};
+use cordon_runtime::{Json, Sessions};
+use proptest::prelude::*;
+
+/// A secret number and a sink that records each number it is given; the entry returns `T`.
+const POLICY: &str = r#"
+/// Numbers to loop over.
+capability Lab {
+  /// A number only alice may release.
+  tool secret() -> Int @label(returns = secret("alice"))
+  /// Keeps a number for alice.
+  tool note(x: Int) @label(x = secret("alice"))
+}
+entry(lab: Lab) -> T
+"#;
+
+/// Each loop form, over `R`, and its type.
+const FORMS: &[(&str, &str)] = &[
+    ("R.map(|i: Int| i * 3)", "List[Int]"),
+    ("R.map(|i: Int| i * 3 + 9223372036854775000)", "List[Int]"),
+    ("R.filter(|i: Int| i % 2 == 0)", "List[Int]"),
+    ("R.fold(0, |acc: Int, i: Int| acc + i * i)", "Int"),
+    ("R.any(|i: Int| i > 5)", "Bool"),
+    ("R.all(|i: Int| i < 7)", "Bool"),
+    ("R.count_by(|i: Int| i % 3)", "List[(Int, Int)]"),
+    ("R.count_by(|i: Int| if i > s { 1 } else { 0 })", "List[(Int, Int)]"),
+    ("R.sort_by(|i: Int| -i).take(3)", "List[Int]"),
+    ("R.map(|i: Int| range(0, i).fold(0, |a: Int, j: Int| a + j))", "List[Int]"),
+    ("{ let f = |i: Int| i - s; R.map(f) }", "List[Int]"),
+    ("{ for i in R { lab.note(i) }; 0 }", "Int"),
+    ("{ for i in R { if i == s { lab.note(i) } }; 0 }", "Int"),
+];
+
+/// The bounds: small, empty, reversed, around the secret, and at the ends of `Int`.
+fn bound() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => (-4i64..14).prop_map(|i| i.to_string()),
+        1 => Just("s".to_string()),
+        1 => Just("s + 3".to_string()),
+        1 => (9_990i64..10_010).prop_map(|i| i.to_string()),
+        1 => Just("9223372036854775800".to_string()),
+        1 => Just("9223372036854775807".to_string()),
+        1 => Just("-9223372036854775807".to_string()),
+    ]
+}
+
+/// How a plan returning a `ty` ended, what it returned with which label, and what the sink was
+/// given.
+fn outcome(plan: &str, ty: &str, fuel: u64) -> String {
+    let program = Source::new(Some(&POLICY.replace('T', ty)), plan).checked();
+    let mut host = Recorder::new(|e| match &*e.tool {
+        "secret" => Ok(Json::from(4)),
+        _ => Ok(Json::Null),
+    });
+    let config = config(cordon_runtime::Limits { fuel, ..small_limits() });
+    let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
+    let end = match &report.result {
+        Ok(v) => format!("{} labelled {}", v.value, v.label.dc()),
+        Err(e) => format!("{}: {}", e.kind.code().as_str(), e.message),
+    };
+    format!("{end}; noted {:?}", host.calls_of("note"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_loop_over_a_range_ends_as_the_loop_over_its_list(
+        (form, ty) in prop::sample::select(FORMS),
+        from in bound(),
+        to in bound(),
+        fuel in prop_oneof![Just(200_000u64), 0u64..300],
+    ) {
+        let range = format!("range({from}, {to})");
+        let stepped = format!("let s = lab.secret();\n{}", form.replace('R', &range));
+        let listed = format!("let s = lab.secret();\nlet xs = {range};\n{}", form.replace('R', "xs"));
+        prop_assert_eq!(outcome(&stepped, ty, fuel), outcome(&listed, ty, fuel), "{}", stepped);
+    }
+}
+
+/// The cases the property must reach, whatever the generator does: a range over the secret
+/// labels the result, one too long fails as its list would, an empty one loops no time.
+#[test]
+fn ranges_keep_their_label_their_limit_and_their_emptiness() {
+    let secret = outcome("let s = lab.secret();\nrange(0, s).map(|i: Int| i)", "List[Int]", 200_000);
+    assert!(secret.starts_with("[0, 1, 2, 3] labelled") && secret.contains("alice"), "{secret}");
+    let too_long = outcome("range(0, 10001).fold(0, |a: Int, i: Int| a + i)", "Int", 200_000);
+    assert!(too_long.starts_with("limit-reached: a list of 10001 elements"), "{too_long}");
+    let sum = outcome("range(0, 10000).fold(0, |a: Int, i: Int| a + i)", "Int", 200_000);
+    assert!(sum.starts_with("49995000 labelled"), "{sum}");
+    let empty = outcome("range(3, -3).count_by(|i: Int| i)", "List[(Int, Int)]", 200_000);
+    assert!(empty.starts_with("[] labelled"), "{empty}");
+    let counted = outcome("range(0, 7).count_by(|i: Int| i % 3)", "List[(Int, Int)]", 200_000);
+    assert!(counted.starts_with("[(0, 3), (1, 2), (2, 2)]"), "{counted}");
+}
+
+/// A closure the plan binds to the name `range` is called, not stepped over.
+#[test]
+fn a_closure_named_range_is_called() {
+    let plan = "let range = |a: Int, b: Int| [b, a];\nrange(1, 5).map(|i: Int| i * 10)";
+    let program = Source::new(None, plan).checked();
+    let report = common::run(&program, &mut common::no_tools());
+    assert_eq!(common::ending(&report), "[50, 10]");
+}
