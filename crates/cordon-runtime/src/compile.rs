@@ -807,6 +807,16 @@ impl Compiler {
         Some(Access::Capture((b.captures.len() - 1) as u16))
     }
 
+    /// The slot of `e`'s value if `e` names a local of the body being compiled.
+    fn local_slot(&mut self, e: &Expr) -> Option<Slot> {
+        let ExprKind::Name(id) = &e.kind else { return None };
+        let top = self.bodies.len() - 1;
+        match self.resolve(top, &id.name)? {
+            Access::Slot(s) => Some(s),
+            Access::Capture(_) => None,
+        }
+    }
+
     fn load_name(&mut self, name: &str, span: Span) -> Res {
         let top = self.bodies.len() - 1;
         if let Some(access) = self.resolve(top, name) {
@@ -1006,11 +1016,21 @@ impl Compiler {
                 self.expr(other)?;
                 self.emit(Op::AddLiteral { text: text.as_str().into(), left }, span);
             }
-            ExprKind::Binary { op, lhs, rhs } => {
-                self.expr(lhs)?;
-                self.expr(rhs)?;
-                self.emit(Op::Binary(*op), span);
-            }
+            ExprKind::Binary { op, lhs, rhs } => match self.local_slot(lhs) {
+                // A local on the left of a computed right side is read where the operation
+                // takes it, after the right side: no `Load`, no push. Nothing the right side
+                // does changes a local's slot (bindings are immutable), and a read has no
+                // effect to reorder. (Operands both locals or literals are fused by `emit`.)
+                Some(slot) if self.local_slot(rhs).is_none() && !matches!(rhs.kind, ExprKind::Int(_)) => {
+                    self.expr(rhs)?;
+                    self.emit(Op::BinaryWith { op: *op, lhs: Operand::Slot(slot), rhs: Operand::Top }, span);
+                }
+                _ => {
+                    self.expr(lhs)?;
+                    self.expr(rhs)?;
+                    self.emit(Op::Binary(*op), span);
+                }
+            },
             ExprKind::If { cond, then, else_ } => self.branch(
                 cond,
                 |c| c.block(then),
