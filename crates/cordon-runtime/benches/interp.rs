@@ -7,13 +7,11 @@
 //!   `map`+`filter`+`sum` over 100k elements, naive recursive `fib(22)`, building and scanning
 //!   50k records, joining 50k strings, sorting 100k integers by a key, and counting 100k keys
 //!   into a `Map`.
-//! - `cpython/<program>`: the same computation in Python, run by `python3 -c`; the script times
-//!   each iteration with `time.perf_counter_ns` after a warm-up and prints the median, so the
-//!   interpreter's start-up is not counted. Each program has two Python versions: `mirror`
-//!   follows the Cordon program step by step (a lambda where Cordon has a closure, `list(..)`
-//!   where Cordon builds a list), `idiomatic` is what a Python programmer would write
-//!   (comprehensions and `for` loops, which call no function per element). The ratio is
-//!   Cordon's median over the mirror's; both must give the same result, which is checked.
+//! - The same computation in Python, each program in two versions: `mirror` follows the Cordon
+//!   program step by step (a lambda where Cordon has a closure, `list(..)` where Cordon builds a
+//!   list), `idiomatic` is what a Python programmer would write (comprehensions and `for`
+//!   loops, which call no function per element). Both must give Cordon's result, which is
+//!   checked.
 //! - `effect/round_trip`: one tool call crossing the boundary, without the tool's own work:
 //!   `resume(Ok(value))` on the waiting call, through the boundary's checks of the result,
 //!   the plan's loop, and the boundary's checks of the next call (a refined parameter, a
@@ -22,20 +20,30 @@
 //! - `effect/plan_100_calls`: a whole run of a plan that makes 100 such calls, through
 //!   [`cordon_engine::run`].
 //!
-//! After the criterion benchmarks, the binary measures each program's median once more on every
-//! side, in the same way (warm-up, then the median of timed iterations), prints the table
-//! `program, cordon median, cpython medians, monty median, ratios` and writes it to
-//! `target/criterion/cpython-ratio.txt`. Without `python3` on the `PATH` the Python side is
-//! skipped with a message (`CORDON_PYTHON=/path/to/python` chooses another interpreter).
+//! After the criterion benchmarks, the binary compares each program with its peers in turn,
+//! in rounds: Cordon runs it for about 150 ms in process (checked and compiled once, outside
+//! the timing), then each peer does in its own process, which stays up between rounds and
+//! times `run()` itself with `time.perf_counter_ns` (a warm-up first, so no start-up is
+//! counted). Each round gives each side's median and the ratio of the two; the table shows
+//! the medians over seven rounds, of times and of ratios. A ratio is taken within a round
+//! because the machine's speed drifts between rounds much more than within one (other work
+//! on a shared machine). The table (`program, cordon, cpython medians, monty median, ratios`)
+//! is printed and written to `target/criterion/cpython-ratio.txt`. Without `python3` on the
+//! `PATH` the Python side is skipped with a message (`CORDON_PYTHON=/path/to/python` chooses
+//! another interpreter).
 //!
 //! - Monty (pydantic-monty, a sandboxed interpreter for model-written Python, the closest
 //!   peer) runs the mirror programs. The version pinned in `benches/monty/requirements.txt` is
 //!   installed into a virtual environment under `target/tmp/py-monty` the first time the table
 //!   is made; where it cannot install, its column is skipped with the reason.
-//!   `benches/monty/time_monty.py` times it like the Python script times CPython, from the host.
+//!   `benches/monty/time_monty.py` times it in rounds like the CPython side, from the host.
 //! - Peak memory: each program's whole process, checked, compiled and run once (this binary
 //!   run again as a child with `CORDON_BENCH_PEAK_OF=<program>`), against `python3` running the
 //!   mirror once; both read the kernel's high-water mark of resident memory (`VmHWM`).
+//!
+//! This binary allocates as `cordon` does (mimalloc, transparent huge pages off). The peers it
+//! starts inherit the huge-page opt-out, which changes nothing where the system leaves huge
+//! pages to `madvise` (as Debian does) and Python asks for none.
 //!
 //! ```text
 //! cargo bench -p cordon-runtime --bench interp
@@ -331,6 +339,16 @@ fn bench_effects(c: &mut Criterion) {
     group.finish();
 }
 
+/// How many rounds the ratio table takes of each program, and how long each side runs in one.
+const ROUNDS: usize = 7;
+const ROUND_BUDGET: Duration = Duration::from_millis(150);
+
+/// The median of `xs` (the upper one of an even count), if there are any.
+fn median<T: PartialOrd + Copy>(xs: &mut [T]) -> Option<T> {
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    xs.get(xs.len() / 2).copied()
+}
+
 /// The median of `f`'s times, after a warm-up, over at least `min` runs and about `budget`.
 fn median_time(min: usize, budget: Duration, mut f: impl FnMut()) -> Duration {
     f();
@@ -345,48 +363,102 @@ fn median_time(min: usize, budget: Duration, mut f: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
-/// The Python script timing `run()` the same way: a warm-up, then the median of timed runs.
+/// The Python script that times `run()` for the host, round by round: it prints the result,
+/// then for each budget (nanoseconds) it reads, the median of timed runs over about that long.
 fn python_script(program: &str) -> String {
-    format!(
-        "{program}
-import statistics, sys, time
-result = run()
-times = []
-start = time.perf_counter_ns()
-while len(times) < 11 or (time.perf_counter_ns() - start < 1_000_000_000 and len(times) < 10000):
-    t = time.perf_counter_ns()
-    run()
-    times.append(time.perf_counter_ns() - t)
-print(result)
-print(int(statistics.median(times)))
-"
-    )
+    format!("{program}\n{PYTHON_ROUNDS}")
 }
+
+/// The rounds part of [`python_script`]; `benches/monty/time_monty.py` times Monty the same way.
+const PYTHON_ROUNDS: &str = "
+import os, statistics, sys, time
+MIN_RUNS = int(os.environ['ROUND_MIN_RUNS'])
+print(run(), flush=True)
+for line in sys.stdin:
+    budget = int(line)
+    times = []
+    start = time.perf_counter_ns()
+    while len(times) < MIN_RUNS or (time.perf_counter_ns() - start < budget and len(times) < 10000):
+        t = time.perf_counter_ns()
+        run()
+        times.append(time.perf_counter_ns() - t)
+    print(int(statistics.median(times)), flush=True)
+";
+
+/// Each side runs a program at least this many times a round.
+const ROUND_MIN_RUNS: usize = 3;
 
 fn python() -> String {
     std::env::var("CORDON_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-/// Runs a Python version; its result and median time, or why it could not.
-fn python_median(program: &str) -> Result<(String, Duration), String> {
-    let out = Command::new(python())
-        .arg("-c")
-        .arg(python_script(program))
-        .output()
-        .map_err(|e| format!("cannot run `{}`: {e}", python()))?;
-    result_and_median(&out)
+/// A peer interpreter timing one program, in a process of its own that waits between rounds.
+struct Peer {
+    child: std::process::Child,
+    replies: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    /// What `run()` returned.
+    result: String,
 }
 
-/// The result and median time a timing script printed, or why there are none.
-fn result_and_median(out: &std::process::Output) -> Result<(String, Duration), String> {
-    if !out.status.success() {
-        return Err(format!("python failed: {}", String::from_utf8_lossy(&out.stderr)));
+impl Peer {
+    /// Starts `command`, which prints the result of `run()` first; `what` names it in errors.
+    fn start(mut command: Command, what: &str) -> Result<Peer, String> {
+        use std::io::BufRead as _;
+        let mut child = command
+            .env("ROUND_MIN_RUNS", ROUND_MIN_RUNS.to_string())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {what}: {e}"))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut replies = std::io::BufReader::new(stdout).lines();
+        match replies.next() {
+            Some(Ok(result)) => Ok(Peer { child, replies, result }),
+            _ => {
+                let out = child.wait_with_output().map_err(|e| e.to_string())?;
+                Err(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
+            }
+        }
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text.lines();
-    let result = lines.next().unwrap_or_default().to_string();
-    let ns: u64 = lines.next().and_then(|l| l.trim().parse().ok()).ok_or("python printed no time")?;
-    Ok((result, Duration::from_nanos(ns)))
+
+    /// CPython running `program`.
+    fn python(program: &str) -> Result<Peer, String> {
+        let mut command = Command::new(python());
+        command.arg("-c").arg(python_script(program));
+        Peer::start(command, &format!("`{}`", python()))
+    }
+
+    /// Monty, run by the `python` of its virtual environment, running `program`.
+    fn monty(python: &Path, program: &str) -> Result<Peer, String> {
+        let dir = target_dir().join("tmp");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let file = dir.join(format!("monty-{}.py", std::process::id()));
+        std::fs::write(&file, program).map_err(|e| e.to_string())?;
+        let mut command = Command::new(python);
+        command.arg(monty_dir().join("time_monty.py")).arg(&file);
+        let peer = Peer::start(command, "Monty");
+        let _ = std::fs::remove_file(&file);
+        peer
+    }
+
+    /// One round: the median time of `run()` over about `budget`.
+    fn round(&mut self, budget: Duration) -> Result<Duration, String> {
+        use std::io::Write as _;
+        let stdin = self.child.stdin.as_mut().ok_or("no stdin")?;
+        writeln!(stdin, "{}", budget.as_nanos()).map_err(|e| e.to_string())?;
+        let line = self.replies.next().ok_or("no reply")?.map_err(|e| e.to_string())?;
+        let ns: u64 = line.trim().parse().map_err(|_| format!("not a time: {line}"))?;
+        Ok(Duration::from_nanos(ns))
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        // Closing its input ends the peer's loop.
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 /// Where Monty's pinned version is: `benches/monty/`.
@@ -419,23 +491,6 @@ fn monty_python() -> Result<PathBuf, String> {
     run(Command::new(&venv_python).args(["-m", "pip", "install", "-q", "-r"]).arg(&requirements), "pip install")?;
     std::fs::write(&ready, "").map_err(|e| e.to_string())?;
     Ok(venv_python)
-}
-
-/// Runs a Python version in Monty; its result and median time, or why it could not.
-fn monty_median(python: &Path, program: &str) -> Result<(String, Duration), String> {
-    use std::io::Write as _;
-    let mut child = Command::new(python)
-        .arg(monty_dir().join("time_monty.py"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run Monty: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(program.as_bytes()).map_err(|e| format!("cannot feed Monty: {e}"))?;
-    }
-    let out = child.wait_with_output().map_err(|e| format!("Monty: {e}"))?;
-    result_and_median(&out).map_err(|e| e.replacen("python failed", "Monty failed", 1))
 }
 
 fn python_available() -> Option<String> {
@@ -517,40 +572,68 @@ fn ratio_table(filter: Option<&str>) {
     for b in &selected {
         let program = compile(b.name, None, b.cordon);
         let expect = run_to_end(&program, &config);
-        let cordon = median_time(11, Duration::from_secs(1), || {
-            black_box(run_to_end(black_box(&program), &config));
-        });
-        let cell = |measured: Result<(String, Duration), String>, who: &str| match measured {
-            Ok((result, _)) if result != expect => {
-                eprintln!("{}: {who} gave {result}, cordon {expect}", b.name);
-                ("wrong".to_string(), "-".to_string())
+        // Each peer that starts and gives Cordon's result; the others are reported.
+        let start = |peer: Result<Peer, String>, who: &str| match peer {
+            Ok(peer) if peer.result == expect => Some(peer),
+            Ok(peer) => {
+                eprintln!("{}: {who} gave {}, cordon {expect}", b.name, peer.result);
+                None
             }
-            Ok((_, t)) => (fmt_time(t), format!("{:.2}", cordon.as_secs_f64() / t.as_secs_f64())),
             Err(e) => {
                 eprintln!("{}: {e}", b.name);
-                ("error".to_string(), "-".to_string())
+                None
             }
         };
-        let skipped = || ("-".to_string(), "-".to_string());
-        let (mirror, idiomatic) = match version {
-            Some(_) => (cell(python_median(b.mirror), "python"), cell(python_median(b.idiomatic), "python")),
-            None => (skipped(), skipped()),
+        let mut peers: [Option<Peer>; 3] = match (&version, &monty) {
+            (None, _) => [None, None, None],
+            (Some(_), monty) => [
+                start(Peer::python(b.mirror), "python"),
+                start(Peer::python(b.idiomatic), "python"),
+                monty.as_ref().ok().and_then(|python| start(Peer::monty(python, b.mirror), "monty")),
+            ],
         };
-        let monty = match &monty {
-            Ok(python) => cell(monty_median(python, b.mirror), "monty"),
-            Err(_) => skipped(),
-        };
+        // Rounds in turn, Cordon then each peer, and each ratio taken within a round: the
+        // machine's speed drifts between rounds much more than within one.
+        let mut cordon_times = Vec::with_capacity(ROUNDS);
+        let mut peer_times: [Vec<Duration>; 3] = Default::default();
+        let mut ratios: [Vec<f64>; 3] = Default::default();
+        for _ in 0..ROUNDS {
+            let cordon = median_time(ROUND_MIN_RUNS, ROUND_BUDGET, || {
+                black_box(run_to_end(black_box(&program), &config));
+            });
+            cordon_times.push(cordon);
+            for (i, slot) in peers.iter_mut().enumerate() {
+                let Some(peer) = slot else { continue };
+                match peer.round(ROUND_BUDGET) {
+                    Ok(t) => {
+                        peer_times[i].push(t);
+                        ratios[i].push(cordon.as_secs_f64() / t.as_secs_f64());
+                    }
+                    Err(e) => {
+                        eprintln!("{}: {e}", b.name);
+                        *slot = None;
+                    }
+                }
+            }
+        }
+        let cells: Vec<(String, String)> = (0..3)
+            .map(|i| match (&peers[i], median(&mut peer_times[i]), median(&mut ratios[i])) {
+                (Some(_), Some(t), Some(r)) => (fmt_time(t), format!("{r:.2}")),
+                _ => ("-".to_string(), "-".to_string()),
+            })
+            .collect();
+        let cordon = median(&mut cordon_times).unwrap_or_default();
         let _ = writeln!(
             table,
             "{:<16} {:>10} {:>16} {:>6} {:>19} {:>6} {:>14} {:>6}",
             b.name,
             fmt_time(cordon),
-            mirror.0,
-            mirror.1,
-            idiomatic.0,
-            idiomatic.1,
-            monty.0,
-            monty.1
+            cells[0].0,
+            cells[0].1,
+            cells[1].0,
+            cells[1].1,
+            cells[2].0,
+            cells[2].1
         );
     }
     let _ = writeln!(table, "ratio = cordon / the other: below 1 means Cordon is faster");
