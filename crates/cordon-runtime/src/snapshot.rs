@@ -37,8 +37,10 @@ use crate::{FillStart, Run};
 /// slots; 3: `JoinPcReturn`, saved `pc` labels counted when bottom, literal closures run in
 /// their builtin's loop; 4: `map`'s literal closure runs in its list loop, `IterNext` charges
 /// the call it replaces, a jump to a return is that return, records keep a shared layout, and
-/// the running fills the run may go back to).
-const VERSION: u32 = 4;
+/// the running fills the run may go back to; 5: a loop over `range(a, b)` as written keeps its
+/// bounds in slots instead of a list, `count_by` takes only the keys, and a local on the left of
+/// a computed operand is read by the operation).
+const VERSION: u32 = 5;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;

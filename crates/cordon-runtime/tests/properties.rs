@@ -280,6 +280,10 @@ fn lab_int(depth: u32) -> BoxedStrategy<String> {
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, {b}].len()")),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, {b}].filter(|i| i > 1).len()")),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, 1].fold({b}, |acc, i| acc + i)")),
+        // Loops over `range(a, b)` as written, which build no list.
+        (e.clone(), e.clone()).prop_map(|(a, b)| format!("range(0, min(max({a}, 0), 4)).fold({b}, |acc, i| acc + i)")),
+        (e.clone(), e.clone())
+            .prop_map(|(a, b)| format!("range(max(min({a}, 3), -3), 3).count_by(|i| i % 2 + {b}).len()")),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("[{a}, p, {b}][1]")),
         (e.clone(), e.clone()).prop_map(|(a, b)| format!("({a}, {b}).1")),
         (c.clone(), e.clone(), e.clone()).prop_map(|(c, a, b)| {
