@@ -23,8 +23,8 @@
 //! After the criterion benchmarks, the binary compares each program with its peers in turn,
 //! in rounds: Cordon runs it for about 150 ms in process (checked and compiled once, outside
 //! the timing), then each peer does in its own process, which stays up between rounds and
-//! times `run()` itself with `time.perf_counter_ns` (a warm-up first, so no start-up is
-//! counted). Each round gives each side's median and the ratio of the two; the table shows
+//! times `run()` itself with `time.perf_counter_ns` (`benches/time_python.py`; a first run
+//! before the rounds, so no start-up is counted). Each round gives each side's median and the ratio of the two; the table shows
 //! the medians over seven rounds, of times and of ratios. A ratio is taken within a round
 //! because the machine's speed drifts between rounds much more than within one (other work
 //! on a shared machine). The table (`program, cordon, cpython medians, monty median, ratios`)
@@ -36,7 +36,7 @@
 //!   peer) runs the mirror programs. The version pinned in `benches/monty/requirements.txt` is
 //!   installed into a virtual environment under `target/tmp/py-monty` the first time the table
 //!   is made; where it cannot install, its column is skipped with the reason.
-//!   `benches/monty/time_monty.py` times it in rounds like the CPython side, from the host.
+//!   `benches/time_python.py` times it in rounds as it times CPython, from the host.
 //! - Peak memory: each program's whole process, checked, compiled and run once (this binary
 //!   run again as a child with `CORDON_BENCH_PEAK_OF=<program>`), against `python3` running the
 //!   mirror once; both read the kernel's high-water mark of resident memory (`VmHWM`).
@@ -363,28 +363,6 @@ fn median_time(min: usize, budget: Duration, mut f: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
-/// The Python script that times `run()` for the host, round by round: it prints the result,
-/// then for each budget (nanoseconds) it reads, the median of timed runs over about that long.
-fn python_script(program: &str) -> String {
-    format!("{program}\n{PYTHON_ROUNDS}")
-}
-
-/// The rounds part of [`python_script`]; `benches/monty/time_monty.py` times Monty the same way.
-const PYTHON_ROUNDS: &str = "
-import os, statistics, sys, time
-MIN_RUNS = int(os.environ['ROUND_MIN_RUNS'])
-print(run(), flush=True)
-for line in sys.stdin:
-    budget = int(line)
-    times = []
-    start = time.perf_counter_ns()
-    while len(times) < MIN_RUNS or (time.perf_counter_ns() - start < budget and len(times) < 10000):
-        t = time.perf_counter_ns()
-        run()
-        times.append(time.perf_counter_ns() - t)
-    print(int(statistics.median(times)), flush=True)
-";
-
 /// Each side runs a program at least this many times a round.
 const ROUND_MIN_RUNS: usize = 3;
 
@@ -402,7 +380,7 @@ struct Peer {
 
 impl Peer {
     /// Starts `command`, which prints the result of `run()` first; `what` names it in errors.
-    fn start(mut command: Command, what: &str) -> Result<Peer, String> {
+    fn start(mut command: Command, what: String) -> Result<Peer, String> {
         use std::io::BufRead as _;
         let mut child = command
             .env("ROUND_MIN_RUNS", ROUND_MIN_RUNS.to_string())
@@ -422,22 +400,18 @@ impl Peer {
         }
     }
 
-    /// CPython running `program`.
-    fn python(program: &str) -> Result<Peer, String> {
-        let mut command = Command::new(python());
-        command.arg("-c").arg(python_script(program));
-        Peer::start(command, &format!("`{}`", python()))
-    }
-
-    /// Monty, run by the `python` of its virtual environment, running `program`.
-    fn monty(python: &Path, program: &str) -> Result<Peer, String> {
+    /// `benches/time_python.py` run by `python` on `program`, in Monty if `monty`.
+    fn python(python: &Path, program: &str, monty: bool) -> Result<Peer, String> {
         let dir = target_dir().join("tmp");
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let file = dir.join(format!("monty-{}.py", std::process::id()));
+        let file = dir.join(format!("bench-{}.py", std::process::id()));
         std::fs::write(&file, program).map_err(|e| e.to_string())?;
         let mut command = Command::new(python);
-        command.arg(monty_dir().join("time_monty.py")).arg(&file);
-        let peer = Peer::start(command, "Monty");
+        command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/time_python.py")).arg(&file);
+        if monty {
+            command.arg("--monty");
+        }
+        let peer = Peer::start(command, if monty { "Monty".to_string() } else { format!("`{}`", python.display()) });
         let _ = std::fs::remove_file(&file);
         peer
     }
@@ -586,11 +560,14 @@ fn ratio_table(filter: Option<&str>) {
         };
         let mut peers: [Option<Peer>; 3] = match (&version, &monty) {
             (None, _) => [None, None, None],
-            (Some(_), monty) => [
-                start(Peer::python(b.mirror), "python"),
-                start(Peer::python(b.idiomatic), "python"),
-                monty.as_ref().ok().and_then(|python| start(Peer::monty(python, b.mirror), "monty")),
-            ],
+            (Some(_), monty) => {
+                let cpython = PathBuf::from(python());
+                [
+                    start(Peer::python(&cpython, b.mirror, false), "python"),
+                    start(Peer::python(&cpython, b.idiomatic, false), "python"),
+                    monty.as_ref().ok().and_then(|venv| start(Peer::python(venv, b.mirror, true), "monty")),
+                ]
+            }
         };
         // Rounds in turn, Cordon then each peer, and each ratio taken within a round: the
         // machine's speed drifts between rounds much more than within one.
