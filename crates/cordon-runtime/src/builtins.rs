@@ -299,8 +299,8 @@ pub fn check_string_len(len: usize, budget: &dyn Budget) -> Result<(), RunError>
     Ok(())
 }
 
-/// Fails if `range(a, b)` would be a list over the length limit (a loop over it fails the
-/// same way, though it builds no list).
+/// Fails if `range(a, b)` would be a list over the length limit, and spends the memory it would
+/// take (a loop over it counts the same, though it builds no list).
 pub fn check_range_len(a: i64, b: i64, budget: &mut dyn Budget) -> Result<(), RunError> {
     let len = if b > a { (b as i128 - a as i128) as u128 } else { 0 };
     check_list_len(usize::try_from(len).unwrap_or(usize::MAX), budget)

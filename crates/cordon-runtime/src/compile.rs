@@ -178,9 +178,10 @@ pub enum Op {
         exit: u32,
         tick: bool,
     },
-    /// Pops `b` and `a` of a loop over `range(a, b)`, which no list is built for: fails as
-    /// `range` would for a list too long, then pushes `a` and `max(a, b)`, the second labelled
-    /// with both labels (what the list's label would be).
+    /// Pops `b` and `a` of a loop over `range(a, b)`, which no list is built for: counts
+    /// against the limits as `range` would (a list too long fails, and the memory the list
+    /// would take is spent), then pushes `a` and `max(a, b)`, the second labelled with both
+    /// labels (what the list's label would be).
     RangeStart,
     /// Starts a list that `map` or `filter` builds, outside any value until `ListEnd` (so
     /// appending to it needs no unique access to a shared list); its label is kept in `acc`.
