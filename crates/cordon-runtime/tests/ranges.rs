@@ -12,7 +12,8 @@ use common::{Recorder, Source, config, small_limits};
 use cordon_runtime::{Json, Sessions};
 use proptest::prelude::*;
 
-/// A secret number and a sink that records each number it is given; the entry returns `T`.
+/// A secret number and a sink that records each number it is given; the entry returns
+/// `RESULT`.
 const POLICY: &str = r#"
 /// Numbers to loop over.
 capability Lab {
@@ -21,24 +22,24 @@ capability Lab {
   /// Keeps a number for alice.
   tool note(x: Int) @label(x = secret("alice"))
 }
-entry(lab: Lab) -> T
+entry(lab: Lab) -> RESULT
 "#;
 
-/// Each loop form, over `R`, and its type.
+/// Each loop form, over `XS`, and its type.
 const FORMS: &[(&str, &str)] = &[
-    ("R.map(|i: Int| i * 3)", "List[Int]"),
-    ("R.map(|i: Int| i * 3 + 9223372036854775000)", "List[Int]"),
-    ("R.filter(|i: Int| i % 2 == 0)", "List[Int]"),
-    ("R.fold(0, |acc: Int, i: Int| acc + i * i)", "Int"),
-    ("R.any(|i: Int| i > 5)", "Bool"),
-    ("R.all(|i: Int| i < 7)", "Bool"),
-    ("R.count_by(|i: Int| i % 3)", "List[(Int, Int)]"),
-    ("R.count_by(|i: Int| if i > s { 1 } else { 0 })", "List[(Int, Int)]"),
-    ("R.sort_by(|i: Int| -i).take(3)", "List[Int]"),
-    ("R.map(|i: Int| range(0, i).fold(0, |a: Int, j: Int| a + j))", "List[Int]"),
-    ("{ let f = |i: Int| i - s; R.map(f) }", "List[Int]"),
-    ("{ for i in R { lab.note(i) }; 0 }", "Int"),
-    ("{ for i in R { if i == s { lab.note(i) } }; 0 }", "Int"),
+    ("XS.map(|i: Int| i * 3)", "List[Int]"),
+    ("XS.map(|i: Int| i * 3 + 9223372036854775000)", "List[Int]"),
+    ("XS.filter(|i: Int| i % 2 == 0)", "List[Int]"),
+    ("XS.fold(0, |acc: Int, i: Int| acc + i * i)", "Int"),
+    ("XS.any(|i: Int| i > 5)", "Bool"),
+    ("XS.all(|i: Int| i < 7)", "Bool"),
+    ("XS.count_by(|i: Int| i % 3)", "List[(Int, Int)]"),
+    ("XS.count_by(|i: Int| if i > s { 1 } else { 0 })", "List[(Int, Int)]"),
+    ("XS.sort_by(|i: Int| -i).take(3)", "List[Int]"),
+    ("XS.map(|i: Int| range(0, i).fold(0, |a: Int, j: Int| a + j))", "List[Int]"),
+    ("{ let f = |i: Int| i - s; XS.map(f) }", "List[Int]"),
+    ("{ for i in XS { lab.note(i) }; 0 }", "Int"),
+    ("{ for i in XS { if i == s { lab.note(i) } }; 0 }", "Int"),
 ];
 
 /// The bounds: small, empty, reversed, around the secret, and at the ends of `Int`.
@@ -57,7 +58,7 @@ fn bound() -> impl Strategy<Value = String> {
 /// How a plan returning a `ty` ended, what it returned with which label, and what the sink was
 /// given.
 fn outcome(plan: &str, ty: &str, fuel: u64) -> String {
-    let program = Source::new(Some(&POLICY.replace('T', ty)), plan).checked();
+    let program = Source::new(Some(&POLICY.replace("RESULT", ty)), plan).checked();
     let mut host = Recorder::new(|e| match &*e.tool {
         "secret" => Ok(Json::from(4)),
         _ => Ok(Json::Null),
@@ -82,8 +83,8 @@ proptest! {
         fuel in prop_oneof![Just(200_000u64), 0u64..300],
     ) {
         let range = format!("range({from}, {to})");
-        let stepped = format!("let s = lab.secret();\n{}", form.replace('R', &range));
-        let listed = format!("let s = lab.secret();\nlet xs = {range};\n{}", form.replace('R', "xs"));
+        let stepped = format!("let s = lab.secret();\n{}", form.replace("XS", &range));
+        let listed = format!("let s = lab.secret();\nlet xs = {range};\n{}", form.replace("XS", "xs"));
         prop_assert_eq!(outcome(&stepped, ty, fuel), outcome(&listed, ty, fuel), "{}", stepped);
     }
 }
