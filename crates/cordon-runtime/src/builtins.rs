@@ -244,7 +244,7 @@ pub trait Budget {
 /// the limits were set, and is 24 now).
 pub const SLOT_BYTES: u64 = 40;
 
-fn type_error(b: Builtin, args: &[Val]) -> RunError {
+pub(crate) fn type_error(b: Builtin, args: &[Val]) -> RunError {
     let kinds: Vec<&str> = args.iter().map(|a| a.value.kind()).collect();
     RunError::new(
         ErrorKind::Type,

@@ -1169,7 +1169,8 @@ impl Compiler {
             Some([from, to]) => {
                 self.expr(from)?;
                 self.expr(to)?;
-                self.emit(Op::RangeStart, span);
+                // Its errors are `range`'s: they point at the call.
+                self.emit(Op::RangeStart, iter.span);
                 self.emit(Op::RaisePc, span);
                 let (next, end) = (self.new_slot(), self.new_slot());
                 self.emit(Op::Store(end), span);
@@ -1305,20 +1306,30 @@ impl Compiler {
         if rest.len() != want {
             return self.err(span, "wrong number of arguments");
         }
-        // The keyed builtins order the list by its keys after the loop: most need it built.
-        let (over, elem) = self.loop_slots(list_expr, !b.needs_elements(), span)?;
+        // A loop over `range(a, b)` builds no list where nothing needs it after the loop (the
+        // keyed builtins but `count_by` order the list by its keys; `and_then` and `map_err`
+        // take no list).
+        let ranges = !b.needs_elements() && !matches!(b, Builtin::AndThen | Builtin::MapErr);
+        let (over, elem) = self.loop_slots(list_expr, ranges, span)?;
         let acc = self.new_slot();
-        if let (Builtin::Map | Builtin::AndThen | Builtin::MapErr, Over::List { list, index }) = (b, over) {
+        if matches!(b, Builtin::Map | Builtin::AndThen | Builtin::MapErr) {
             // `map` serves an Option or a Result too, told apart only at run time: its function
             // is called from a slot in the arm of each variant. In the list loop a literal
             // closure runs in place (see `inline_call`), unless it holds a hole (a hole's site
-            // is compiled once).
+            // is compiled once). Over a range, only the list loop.
             let f = self.new_slot();
             let holes = self.holes.len();
             self.expr(rest[0])?;
             self.emit(Op::Store(f), span);
             let inline = literal_closure(rest[0], 1).filter(|_| self.holes.len() == holes);
-            return self.variant_combinator(b, [list, index, elem], acc, (f, inline), span);
+            return match over {
+                Over::List { list, index } => self.variant_combinator(b, [list, index, elem], acc, (f, inline), span),
+                Over::Range { .. } => {
+                    self.map_loop(over, elem, acc, (f, inline), span)?;
+                    self.emit(Op::JoinPc, span);
+                    Ok(())
+                }
+            };
         }
         let f = rest[want - 1];
         // A literal closure runs in the loop itself (see `inline_call`); any other function is
@@ -1432,22 +1443,7 @@ impl Compiler {
         }
         self.emit(Op::Pop, span);
         if b == Builtin::Map {
-            let over = Over::List { list: value, index };
-            self.emit(Op::ListStart { acc, sized_like: Some(over) }, span);
-            let start = self.target();
-            let tick = inline.is_some();
-            let next = self.emit(Op::IterNext { over, elem: payload, exit: 0, tick }, span);
-            match inline {
-                Some((params, body)) => self.inline_call(params, &[payload], body)?,
-                None => {
-                    self.emit(Op::Take(payload), span);
-                    self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
-                }
-            }
-            self.emit(Op::ListPush, span);
-            self.emit(Op::Loop(start), span);
-            self.patch(next);
-            self.emit(Op::ListEnd(acc), span);
+            self.map_loop(Over::List { list: value, index }, payload, acc, (f, inline), span)?;
         } else {
             self.emit(Op::Fail(format!("`{b:?}` needs an Option or a Result").into()), span);
         }
@@ -1455,6 +1451,34 @@ impl Compiler {
             self.patch(j);
         }
         self.emit(Op::JoinPc, span);
+        Ok(())
+    }
+
+    /// `map`'s loop over a list or a range: the function in slot `f` applied to each element
+    /// (in `elem`), or the literal closure `inline` it is run in place; the new list is left on
+    /// the stack.
+    fn map_loop(
+        &mut self,
+        over: Over,
+        elem: Slot,
+        acc: Slot,
+        (f, inline): (Slot, Option<(&[ClosureParam], &Expr)>),
+        span: Span,
+    ) -> Res {
+        self.emit(Op::ListStart { acc, sized_like: Some(over) }, span);
+        let start = self.target();
+        let next = self.emit(Op::IterNext { over, elem, exit: 0, tick: inline.is_some() }, span);
+        match inline {
+            Some((params, body)) => self.inline_call(params, &[elem], body)?,
+            None => {
+                self.emit(Op::Take(elem), span);
+                self.emit(Op::CallSlot { slot: f, argc: 1 }, span);
+            }
+        }
+        self.emit(Op::ListPush, span);
+        self.emit(Op::Loop(start), span);
+        self.patch(next);
+        self.emit(Op::ListEnd(acc), span);
         Ok(())
     }
 

@@ -842,9 +842,10 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::RangeStart => {
                     let to = pop!();
                     let from = pop!();
-                    let (Value::Int(a), Value::Int(b)) = (from.value, to.value) else {
-                        fail!(type_error(Span::default(), "`range` needs two Ints"))
+                    let (Value::Int(a), Value::Int(b)) = (&from.value, &to.value) else {
+                        fail!(builtins::type_error(Builtin::Range, &[from, to]))
                     };
+                    let (a, b) = (*a, *b);
                     tri!(builtins::check_range_len(a, b, ctx));
                     vm.stack.push(Val::plain(Value::Int(a)));
                     vm.stack.push(Val { value: Value::Int(b.max(a)), label: from.label.join(&to.label) });

@@ -9,7 +9,7 @@
 mod common;
 
 use common::{Recorder, Source, config, small_limits};
-use cordon_runtime::{Json, Sessions};
+use cordon_runtime::{Json, Limits, Sessions};
 use proptest::prelude::*;
 
 /// A secret number and a sink that records each number it is given; the entry returns
@@ -28,6 +28,7 @@ entry(lab: Lab) -> RESULT
 /// Each loop form, over `XS`, and its type.
 const FORMS: &[(&str, &str)] = &[
     ("XS.map(|i: Int| i * 3)", "List[Int]"),
+    ("XS.map(|i: Int| i + s)", "List[Int]"),
     ("XS.map(|i: Int| i * 3 + 9223372036854775000)", "List[Int]"),
     ("XS.filter(|i: Int| i % 2 == 0)", "List[Int]"),
     ("XS.fold(0, |acc: Int, i: Int| acc + i * i)", "Int"),
@@ -55,37 +56,45 @@ fn bound() -> impl Strategy<Value = String> {
     ]
 }
 
-/// How a plan returning a `ty` ended, what it returned with which label, and what the sink was
-/// given.
-fn outcome(plan: &str, ty: &str, fuel: u64) -> String {
-    let program = Source::new(Some(&POLICY.replace("RESULT", ty)), plan).checked();
+/// How a plan returning a `ty` ended under these limits: what it returned with which label, or
+/// its error and the code the error points at; and what the sink was given.
+fn outcome(plan: &str, ty: &str, (fuel, memory): (u64, u64)) -> String {
+    let source = Source::new(Some(&POLICY.replace("RESULT", ty)), plan);
+    let program = source.checked();
     let mut host = Recorder::new(|e| match &*e.tool {
         "secret" => Ok(Json::from(4)),
         _ => Ok(Json::Null),
     });
-    let config = config(cordon_runtime::Limits { fuel, ..small_limits() });
+    let config = config(Limits { fuel, max_memory_bytes: memory, ..small_limits() });
     let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
     let end = match &report.result {
         Ok(v) => format!("{} labelled {}", v.value, v.label.dc()),
-        Err(e) => format!("{}: {}", e.kind.code().as_str(), e.message),
+        Err(e) => format!("{}: {} at `{}`", e.kind.code().as_str(), e.message, source.text(e.span)),
     };
     format!("{end}; noted {:?}", host.calls_of("note"))
 }
 
+/// Enough fuel and memory for every form.
+const AMPLE: (u64, u64) = (200_000, 1 << 22);
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn a_loop_over_a_range_ends_as_the_loop_over_its_list(
         (form, ty) in prop::sample::select(FORMS),
         from in bound(),
         to in bound(),
-        fuel in prop_oneof![Just(200_000u64), 0u64..300],
+        fuel in prop_oneof![Just(AMPLE.0), 0u64..300],
+        memory in prop_oneof![Just(AMPLE.1), 0u64..1500],
     ) {
         let range = format!("range({from}, {to})");
         let stepped = format!("let s = lab.secret();\n{}", form.replace("XS", &range));
         let listed = format!("let s = lab.secret();\nlet xs = {range};\n{}", form.replace("XS", "xs"));
-        prop_assert_eq!(outcome(&stepped, ty, fuel), outcome(&listed, ty, fuel), "{}", stepped);
+        // An error points at the same code: the loop, or the call of `range` (its text
+        // written `xs` on both sides, where the other side has a name).
+        let (limits, named) = ((fuel, memory), |o: String| o.replace(&range, "xs"));
+        prop_assert_eq!(named(outcome(&stepped, ty, limits)), named(outcome(&listed, ty, limits)), "{}", stepped);
     }
 }
 
@@ -93,15 +102,15 @@ proptest! {
 /// labels the result, one too long fails as its list would, an empty one loops no time.
 #[test]
 fn ranges_keep_their_label_their_limit_and_their_emptiness() {
-    let secret = outcome("let s = lab.secret();\nrange(0, s).map(|i: Int| i)", "List[Int]", 200_000);
+    let secret = outcome("let s = lab.secret();\nrange(0, s).map(|i: Int| i)", "List[Int]", AMPLE);
     assert!(secret.starts_with("[0, 1, 2, 3] labelled") && secret.contains("alice"), "{secret}");
-    let too_long = outcome("range(0, 10001).fold(0, |a: Int, i: Int| a + i)", "Int", 200_000);
+    let too_long = outcome("range(0, 10001).fold(0, |a: Int, i: Int| a + i)", "Int", AMPLE);
     assert!(too_long.starts_with("limit-reached: a list of 10001 elements"), "{too_long}");
-    let sum = outcome("range(0, 10000).fold(0, |a: Int, i: Int| a + i)", "Int", 200_000);
+    let sum = outcome("range(0, 10000).fold(0, |a: Int, i: Int| a + i)", "Int", AMPLE);
     assert!(sum.starts_with("49995000 labelled"), "{sum}");
-    let empty = outcome("range(3, -3).count_by(|i: Int| i)", "List[(Int, Int)]", 200_000);
+    let empty = outcome("range(3, -3).count_by(|i: Int| i)", "List[(Int, Int)]", AMPLE);
     assert!(empty.starts_with("[] labelled"), "{empty}");
-    let counted = outcome("range(0, 7).count_by(|i: Int| i % 3)", "List[(Int, Int)]", 200_000);
+    let counted = outcome("range(0, 7).count_by(|i: Int| i % 3)", "List[(Int, Int)]", AMPLE);
     assert!(counted.starts_with("[(0, 3), (1, 2), (2, 2)]"), "{counted}");
 }
 
@@ -112,4 +121,18 @@ fn a_closure_named_range_is_called() {
     let program = Source::new(None, plan).checked();
     let report = common::run(&program, &mut common::no_tools());
     assert_eq!(common::ending(&report), "[50, 10]");
+}
+
+/// Code the checker never saw fails in a range loop as `range` itself would.
+#[test]
+fn a_range_of_anything_else_fails_as_range_does() {
+    let end = |plan: &str| common::ending(&common::run(&common::unchecked(None, plan), &mut common::no_tools()));
+    let message = |plan: &str| {
+        let report = common::run(&common::unchecked(None, plan), &mut common::no_tools());
+        report.result.err().map(|e| e.message).unwrap_or_default()
+    };
+    let stepped = "for i in range(\"a\", 3) { () }";
+    let listed = "let xs = range(\"a\", 3); for i in xs { () }";
+    assert_eq!(end(stepped), "runtime-type-error");
+    assert_eq!(message(stepped), message(listed));
 }
