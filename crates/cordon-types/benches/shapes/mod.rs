@@ -42,37 +42,35 @@ pub const SHAPES: [Shape; 6] = [
 /// issues; every call but the listing needs `!tainted(s)`, which holds because the repository
 /// is not private.
 pub fn session(lines: usize) -> String {
-    let calls = lines.saturating_sub(8).max(1);
-    let mut out = String::from(
-        "match gh.repo(\"alice\", \"website\") {\n  Some(r) => if r.private {\n    (\"private\", s)\n  } else {\n",
-    );
-    out.push_str("    let (i0, s0) = gh.create_issue(s, r, \"first\", \"body\");\n");
-    for k in 1..calls {
-        let p = k - 1;
-        out.push_str(&match k % 3 {
-            0 => format!("    let (i{k}, s{k}) = gh.create_issue(s{p}, r, \"title {k}\", \"body\");\n"),
-            1 => format!("    let (i{k}, s{k}) = (i{p}, gh.comment(s{p}, r, i{p}, \"comment {k}\"));\n"),
-            _ => format!("    let (l{k}, s{k}) = gh.list_issues(s{p}, r); let i{k} = i{p};\n"),
-        });
-    }
-    out.push_str(&format!("    (\"done\", s{})\n  }},\n  None => (\"none\", s),\n}}\n", calls - 1));
-    out
+    in_public_repo(lines, "i0", |k, p| match k % 3 {
+        0 => format!("let (i{k}, s{k}) = gh.create_issue(s{p}, r, \"title {k}\", \"body\");"),
+        1 => format!("let (i{k}, s{k}) = (i{p}, gh.comment(s{p}, r, i{p}, \"comment {k}\"));"),
+        _ => format!("let (l{k}, s{k}) = gh.list_issues(s{p}, r); let i{k} = i{p};"),
+    })
 }
 
 /// A plan of `lines` lines (at least 9): like [`session`], but each line after the first is an
 /// `if` on the first issue whose branches both comment on it with the session, the result
 /// annotated untainted (so each branch proves it, and the next line knows it).
 pub fn session_branches(lines: usize) -> String {
+    in_public_repo(lines, "i", |k, p| {
+        format!(
+            "let s{k}: {{t: Session | !tainted(t)}} = if i.number > {k} {{ gh.comment(s{p}, r, i, \"below {k}\") }} else {{ gh.comment(s{p}, r, i, \"at least {k}\") }};"
+        )
+    })
+}
+
+/// What the session shapes share: a plan of `lines` lines (at least 9) that finds a public
+/// repository `r`, opens a first issue (named `first`) with the session `s`, and then has
+/// `line(k, k - 1)` for each later line `k`, which makes the session `s{k}` from `s{k - 1}`.
+fn in_public_repo(lines: usize, first: &str, line: impl Fn(usize, usize) -> String) -> String {
     let calls = lines.saturating_sub(8).max(1);
     let mut out = String::from(
         "match gh.repo(\"alice\", \"website\") {\n  Some(r) => if r.private {\n    (\"private\", s)\n  } else {\n",
     );
-    out.push_str("    let (i, s0) = gh.create_issue(s, r, \"first\", \"body\");\n");
+    out.push_str(&format!("    let ({first}, s0) = gh.create_issue(s, r, \"first\", \"body\");\n"));
     for k in 1..calls {
-        let p = k - 1;
-        out.push_str(&format!(
-            "    let s{k}: {{t: Session | !tainted(t)}} = if i.number > {k} {{ gh.comment(s{p}, r, i, \"below {k}\") }} else {{ gh.comment(s{p}, r, i, \"at least {k}\") }};\n"
-        ));
+        out.push_str(&format!("    {}\n", line(k, k - 1)));
     }
     out.push_str(&format!("    (\"done\", s{})\n  }},\n  None => (\"none\", s),\n}}\n", calls - 1));
     out
