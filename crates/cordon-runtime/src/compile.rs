@@ -224,6 +224,17 @@ pub enum Op {
     Fail(Arc<str>),
 }
 
+/// What a call of a name calls (see `Compiler::callee_of`).
+enum Callee {
+    Fn(FnId),
+    Measure,
+    /// A variant of this enum.
+    Variant(&'static str),
+    Builtin(Builtin),
+    /// A value: a local, or whatever else the name is (a constant, a function value).
+    Value,
+}
+
 /// What a loop steps over.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Over {
@@ -1195,14 +1206,28 @@ impl Compiler {
     fn range_call<'e>(&mut self, e: &'e Expr) -> Option<[&'e Expr; 2]> {
         let ExprKind::Call { callee, args } = &e.kind else { return None };
         let ExprKind::Name(id) = &callee.kind else { return None };
-        let name = id.name.as_str();
-        let builtin = !self.is_local(name)
-            && !self.globals.fns.contains_key(name)
-            && !self.globals.measures.contains_key(name)
-            && Builtin::named(name) == Some(Builtin::Range);
-        match args.as_slice() {
-            [from, to] if builtin => Some([from, to]),
+        match (self.callee_of(&id.name), args.as_slice()) {
+            (Callee::Builtin(Builtin::Range), [from, to]) => Some([from, to]),
             _ => None,
+        }
+    }
+
+    /// What a call of the name `name` calls: the first of a local, a function, a measure, a
+    /// variant of `Option` or `Result`, and a builtin that has it.
+    fn callee_of(&mut self, name: &str) -> Callee {
+        if self.is_local(name) {
+            return Callee::Value;
+        }
+        if let Some(&func) = self.globals.fns.get(name) {
+            return Callee::Fn(func);
+        }
+        if self.globals.measures.contains_key(name) {
+            return Callee::Measure;
+        }
+        match name {
+            "Some" => Callee::Variant("Option"),
+            "Ok" | "Err" => Callee::Variant("Result"),
+            _ => Builtin::named(name).map_or(Callee::Value, Callee::Builtin),
         }
     }
 
@@ -1227,38 +1252,40 @@ impl Compiler {
                 );
                 return Ok(());
             }
-            ExprKind::Name(id) if !self.is_local(&id.name) => {
+            ExprKind::Name(id) => {
                 let name = id.name.as_str();
-                if let Some(&func) = self.globals.fns.get(name) {
-                    self.exprs(args)?;
-                    self.emit(Op::Call { func, argc: args.len() as u16 }, span);
-                    return Ok(());
-                }
-                if self.globals.measures.contains_key(name) {
-                    if !self.in_refinement {
+                match self.callee_of(name) {
+                    Callee::Fn(func) => {
+                        self.exprs(args)?;
+                        self.emit(Op::Call { func, argc: args.len() as u16 }, span);
+                        return Ok(());
+                    }
+                    Callee::Measure if !self.in_refinement => {
                         self.emit(Op::Fail(format!("the measure `{name}` exists only in refinements").into()), span);
                         return Ok(());
                     }
-                    self.exprs(args)?;
-                    self.emit(Op::Measure { name: name.into(), argc: args.len() as u16 }, span);
-                    return Ok(());
-                }
-                let variant = match name {
-                    "Some" => Some("Option"),
-                    "Ok" | "Err" => Some("Result"),
-                    _ => None,
-                };
-                if let Some(enum_name) = variant {
-                    self.exprs(args)?;
-                    self.emit(
-                        Op::MakeVariant { enum_name: enum_name.into(), name: name.into(), arity: args.len() as u16 },
-                        span,
-                    );
-                    return Ok(());
-                }
-                if let Some(b) = Builtin::named(name) {
-                    let argv: Vec<&Expr> = args.iter().collect();
-                    return self.builtin(b, &argv, span);
+                    Callee::Measure => {
+                        self.exprs(args)?;
+                        self.emit(Op::Measure { name: name.into(), argc: args.len() as u16 }, span);
+                        return Ok(());
+                    }
+                    Callee::Variant(enum_name) => {
+                        self.exprs(args)?;
+                        self.emit(
+                            Op::MakeVariant {
+                                enum_name: enum_name.into(),
+                                name: name.into(),
+                                arity: args.len() as u16,
+                            },
+                            span,
+                        );
+                        return Ok(());
+                    }
+                    Callee::Builtin(b) => {
+                        let argv: Vec<&Expr> = args.iter().collect();
+                        return self.builtin(b, &argv, span);
+                    }
+                    Callee::Value => {}
                 }
             }
             _ => {}

@@ -819,14 +819,13 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             let (Value::Int(k), Value::Int(end)) = (&vm.stack[n].value, &vm.stack[e].value) else {
                                 fail!(type_error(Span::default(), "a range loop's bounds that are not Ints"))
                             };
-                            let (k, end) = (*k, *end);
-                            if k < end
-                                && let Value::Int(n) = &mut vm.stack[n].value
-                            {
-                                // `k < end`: no overflow.
+                            let k = *k;
+                            // `k < end`: `k + 1` does not overflow.
+                            let more = k < *end;
+                            if more && let Value::Int(n) = &mut vm.stack[n].value {
                                 *n += 1;
                             }
-                            (k < end).then(|| Val::plain(Value::Int(k)))
+                            more.then(|| Val::plain(Value::Int(k)))
                         }
                     };
                     match next {
