@@ -325,6 +325,8 @@ impl Record {
         let (names, values): (Vec<Arc<str>>, Vec<Val>) = fields.into_iter().unzip();
         let layout = Arc::new(Layout::new(ty, names.into()));
         let (values, deepest) = Fields::new(values.into_iter());
+        // An id of 0 would read as "not host-made"; `HostState::fresh_id` starts at 1.
+        debug_assert_ne!(host, Some(0), "a host id of 0");
         Record { layout, values, host: host.and_then(NonZeroU64::new), depth: 1 + deepest }
     }
 
