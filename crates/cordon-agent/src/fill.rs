@@ -31,7 +31,6 @@ use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, ch
 
 use crate::prompt::{Earlier, NotCleared, Prompt, PromptStats, add_history, prompt};
 use crate::provider::{Message, Provider, ProviderError, Request, Usage};
-use crate::scripted::estimate_tokens;
 
 /// Replies longer than this many bytes are not read for code.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024;
@@ -690,11 +689,8 @@ fn go_back(
          back at this hole:\n{feedback}Write a fill the labels admit and answer again with exactly one ```cordon \
          block."
     )));
-    let stats = PromptStats {
-        chars: conversation.messages.iter().map(|m| m.content.chars().count()).sum(),
-        estimated_tokens: conversation.messages.iter().map(|m| estimate_tokens(&m.content)).sum(),
-        ..PromptStats::default()
-    };
+    let mut stats = PromptStats::default();
+    stats.measure(&conversation.messages);
     let label = refused.label.join(&refill.label);
     Ok((Prompt { messages: conversation.messages.clone(), label, stats }, conversation))
 }

@@ -104,6 +104,14 @@ pub struct PromptStats {
     pub hidden: usize,
 }
 
+impl PromptStats {
+    /// Sets the sizes (`chars`, `estimated_tokens`) to those of `messages`.
+    pub fn measure(&mut self, messages: &[Message]) {
+        self.chars = messages.iter().map(|m| m.content.chars().count()).sum();
+        self.estimated_tokens = messages.iter().map(|m| estimate_tokens(&m.content)).sum();
+    }
+}
+
 /// Why a hole has no prompt for a model: the decision to reach it depends on data the model is
 /// not cleared for, so asking at all would tell the model about that data.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,8 +179,7 @@ pub fn prompt(
     user.push_str(&format!("\nWrite the fill: one ```cordon block, of type {}.", site.expected));
     let messages = vec![Message::system(system), Message::user(user)];
     let mut stats = shown.stats;
-    stats.chars = messages.iter().map(|m| m.content.chars().count()).sum();
-    stats.estimated_tokens = messages.iter().map(|m| estimate_tokens(&m.content)).sum();
+    stats.measure(&messages);
     Ok(Prompt { messages, label: shown.label, stats })
 }
 
@@ -213,8 +220,7 @@ pub fn add_history(prompt: &mut Prompt, history: &[Earlier], request: &HoleReque
     prompt.label = shown.label;
     prompt.stats.shown += shown.stats.shown;
     prompt.stats.hidden += shown.stats.hidden;
-    prompt.stats.chars = prompt.messages.iter().map(|m| m.content.chars().count()).sum();
-    prompt.stats.estimated_tokens = prompt.messages.iter().map(|m| estimate_tokens(&m.content)).sum();
+    prompt.stats.measure(&prompt.messages);
 }
 
 /// What a prompt showed so far: the join of the pc and the labels shown, and the counts.
