@@ -240,7 +240,7 @@ fn a_secret_never_reaches_the_prompt_of_a_model_not_cleared_for_it() {
     let inner = last_user(&model.requests[1]);
     assert!(inner.contains("roadmap: String = <hidden>\n"), "{inner}");
     assert!(!inner.contains("secrecy: alice"), "the hidden value's label is not shown either: {inner}");
-    let everything: String = model.requests.iter().flat_map(|r| r.messages.iter().map(|m| m.content.clone())).collect();
+    let everything = model.everything();
     assert!(!everything.contains("CONFIDENTIAL"), "a secret reached the prompt");
 
     // A model cleared for alice's secrets (say, one on her machine) may be shown it.

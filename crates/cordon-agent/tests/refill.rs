@@ -149,7 +149,7 @@ fn a_model_not_cleared_for_the_refusal_is_not_told_and_the_refusal_ends_the_run(
     assert!(error.message.contains("`Chat.send_dm` blocked"), "{error}");
     assert!(error.notes.iter().any(|n| n.contains("was not told of this refusal")), "{:?}", error.notes);
     assert_eq!(model.requests.len(), 1, "not asked again");
-    let shown: String = model.requests.iter().flat_map(|r| r.messages.iter().map(|m| m.content.clone())).collect();
+    let shown = model.everything();
     assert!(!shown.contains("leadership") && !shown.contains("blocked"), "{shown}");
     assert!(chat.data().dms.is_empty(), "{:?}", chat.data().dms);
     let abandoned = transcript.lines().find(|l| l.contains("\"event\":\"hole_abandoned\"")).unwrap();
@@ -288,8 +288,7 @@ mod property {
             // What the world saw is what was performed: no refused message reached anyone.
             prop_assert_eq!(chat.data().dms.len(), dms);
             if !cleared_for_alice {
-                let shown: String =
-                    model.requests.iter().flat_map(|r| r.messages.iter().map(|m| m.content.clone())).collect();
+                let shown = model.everything();
                 prop_assert!(!shown.contains("leadership"));
             }
             // And the feature works: a cleared model with attempts left is asked again.
