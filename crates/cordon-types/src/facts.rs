@@ -405,7 +405,7 @@ fn hash_of(t: &Term) -> u64 {
 }
 
 /// Calls `f` on the name of every constant in `t`.
-fn each_var<'t>(t: &'t Term, f: &mut impl FnMut(&'t str)) {
+pub(crate) fn each_var<'t>(t: &'t Term, f: &mut impl FnMut(&'t str)) {
     t.walk(&mut |t| {
         if let Term::Var(n, _) = t {
             f(n);

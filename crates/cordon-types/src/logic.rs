@@ -492,11 +492,10 @@ impl Checker<'_> {
     /// Only limits above `least` are tried.
     /// With `original`, the facts as they were pushed (see [`crate::facts::Fact::original`]).
     fn decide(&mut self, goal: &Term, least: usize, original: bool) -> (Answer, Vec<String>, usize) {
-        let mut names: HashSet<String> = HashSet::new();
-        vars_of(goal, &mut names);
+        let names = goal_vars(goal);
         let mut result = (Answer::Valid, Vec::new());
         for limit in NEAR_FACTS.into_iter().chain([usize::MAX]).filter(|&l| l > least) {
-            let (facts, complete) = self.facts.relevant(names.iter().map(String::as_str), limit, original);
+            let (facts, complete) = self.facts.relevant(names.iter().copied(), limit, original);
             let (hypotheses, origins): (Vec<Term>, Vec<String>) = facts
                 .into_iter()
                 .map(|f| (if original { f.original().clone() } else { f.term.clone() }, f.origin.clone()))
@@ -527,9 +526,8 @@ impl Checker<'_> {
 
     /// Whether the facts nearest to `goal` prove it by [`crate::arith::implied`], without a query.
     fn implied_by_bounds(&self, goal: &Term) -> bool {
-        let mut names: HashSet<String> = HashSet::new();
-        vars_of(goal, &mut names);
-        let (facts, _) = self.facts.relevant(names.iter().map(String::as_str), NEAR_FACTS[0], false);
+        let names = goal_vars(goal);
+        let (facts, _) = self.facts.relevant(names.iter().copied(), NEAR_FACTS[0], false);
         let hypotheses: Vec<&Term> = facts.iter().map(|f| &f.term).collect();
         let is_int = |f: &str| self.funcs.get(f).is_some_and(|d| d.ret == Sort::Int);
         crate::arith::implied(goal, &hypotheses, &is_int)
@@ -698,4 +696,13 @@ pub fn has_refinement(t: &Ty) -> bool {
         found
     });
     found
+}
+
+/// The variables `goal` names, each once, borrowed from it.
+fn goal_vars(goal: &Term) -> HashSet<&str> {
+    let mut names = HashSet::new();
+    crate::facts::each_var(goal, &mut |n| {
+        names.insert(n);
+    });
+    names
 }
