@@ -395,8 +395,7 @@ impl Run {
         Arc::make_mut(&mut self.ctx.program).extend(compiled);
         // Fills that returned are no longer running: the run cannot go back to their holes. What
         // the fill enclosing them had left behind before them is its own again.
-        let depth = self.vm.depth();
-        while let Some(returned) = self.running_fills.pop_if(|start| start.vm.depth() >= depth) {
+        while let Some(returned) = self.running_fills.pop_if(|start| !self.vm.runs(start.vm.depth(), start.body)) {
             self.ctx.pc_seen_in_fill.join_mut(&returned.seen_before);
         }
         let start = FillStart {
