@@ -2,7 +2,7 @@
 //! checker accepts it, it runs against the simulated GitHub with small limits. Whatever it
 //! does, the host must not panic, hang or overflow its stack.
 //!
-//! The oracle is differential (`cordon_envs::noninterference`): the plan also runs against a
+//! The oracle is differential (`cordon_sim::noninterference`): the plan also runs against a
 //! state that differs only in secret data (alice's private repositories, so what `search_code`
 //! finds) and one that differs only in what outsiders wrote (issue titles and bodies, others'
 //! files), and every public effect (each `create_issue` and `comment` the host performed: the
@@ -16,8 +16,8 @@
 
 use std::time::Duration;
 
-use cordon_envs::GitHub;
-use cordon_envs::noninterference::{Protected, VARIANTS, compare, observe, vary};
+use cordon_sim::GitHub;
+use cordon_sim::noninterference::{Protected, VARIANTS, compare, observe, vary};
 use cordon_runtime::{Config, Limits, Program, Sessions};
 use cordon_syntax::{SourceMap, render};
 use cordon_types::{CheckOptions, check};

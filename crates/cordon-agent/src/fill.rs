@@ -1,5 +1,5 @@
-//! Filling typed holes with a model: the check-and-retry loop and a driver
-//! that runs a request to its end.
+//! Filling typed holes with a model: the check-and-retry loop, and [`ModelHoles`], the engine's
+//! hole filler for a request.
 //!
 //! For each hole a run reaches, a [`Filler`] builds the hole's [`prompt`](crate::prompt), asks
 //! its provider, takes the one fenced code block out of the reply ([`extract_code`]), adds it
@@ -21,11 +21,9 @@
 
 use std::collections::HashMap;
 
-use cordon_engine::{End, Engine, Event, Holes, Observer, Problem, Stages, Turn};
+use cordon_engine::{Event, Holes, Observer, Problem, Turn};
 use cordon_runtime::effect::Refill;
-use cordon_runtime::{
-    Config, DcLabel, ErrorKind, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
-};
+use cordon_runtime::{DcLabel, ErrorKind, HoleRequest, Label, Run, RunError, Step};
 use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 
@@ -392,27 +390,6 @@ fn rejection(outcome: &FillOutcome, sources: &SourceMap) -> Rejection {
     Rejection { feedback: out, first }
 }
 
-/// The end of a request run by [`run_request`].
-#[derive(Debug)]
-pub struct RequestOutcome {
-    pub result: Result<Val, RunError>,
-    /// Every decision the boundary made.
-    pub trace: Vec<cordon_runtime::Event>,
-    /// The sessions to keep for the next request.
-    pub sessions: Sessions,
-    /// Tokens over all holes.
-    pub usage: Usage,
-    /// Each hole reached, in order.
-    pub holes: Vec<HoleStats>,
-}
-
-impl RequestOutcome {
-    /// Why the model gave no answer, if that is how the request ended.
-    pub fn model_error(&self) -> Option<&ProviderError> {
-        self.holes.iter().find_map(|hole| hole.model_error.as_ref())
-    }
-}
-
 /// An accepted fill the run entered: holes in it are filled with `check_nested_fill`.
 #[derive(Debug)]
 struct Entered {
@@ -445,67 +422,44 @@ fn locate<'f>(checked: &Checked, entered: &'f HashMap<FileId, Entered>, request:
     Some(Located { site: site.clone(), id: site.id.to_string(), depth: 1, parent: None })
 }
 
-/// Runs the checked program `checked` (from `sources`, checked with `options`) to its end with
-/// the engine: tool calls pass `stages` and are performed by `tools`, holes are filled by
-/// `filler`, and `observer` hears every event, from the request's start to the run's end. Fills
-/// are added to `sources`.
-#[expect(clippy::too_many_arguments, reason = "a request's parts, each borrowed from its own owner")]
-pub fn run_request(
-    sources: &mut SourceMap,
-    checked: &Checked,
-    options: &CheckOptions,
-    sessions: &Sessions,
-    config: &Config,
-    tools: &mut dyn ToolHost,
-    filler: &mut Filler<'_>,
-    mut stages: Stages<'_>,
-    observer: &mut dyn Observer,
-) -> RequestOutcome {
-    let plan = checked.plan().map(|m| sources.file(m.file).text.clone()).unwrap_or_default();
-    let started = Program::new(checked)
-        .map_err(|e| RunError::new(cordon_runtime::ErrorKind::Type, e.span, e.message))
-        .and_then(|program| Run::start(&program, sessions, config));
-    let mut run = match started {
-        Ok(run) => run,
-        Err(e) => {
-            observer.event(&Event::RequestStarted { plan: &plan });
-            observer.event(&Event::RunEnded { end: End::Failed { error: &e } });
-            return RequestOutcome {
-                result: Err(e),
-                trace: Vec::new(),
-                sessions: sessions.clone(),
-                usage: Usage::default(),
-                holes: Vec::new(),
-            };
-        }
-    };
-    let mut holes = ModelHoles { sources, checked, options, filler, entered: HashMap::new(), holes: Vec::new() };
-    let result = Engine::new(tools)
-        .with_stages(stages.reborrow())
-        .with_holes(&mut holes)
-        .with_observer(observer)
-        .start_request(&mut run, &plan)
-        .into_result();
-    let holes = holes.holes;
-    RequestOutcome {
-        result,
-        usage: holes.iter().fold(Usage::default(), |sum, h| sum + h.usage),
-        trace: run.trace().to_vec(),
-        sessions: run.sessions(),
-        holes,
-    }
-}
-
-/// The engine's hole filler for one request: asks the model through `filler`, checks each
-/// fill in its hole's scope, and keeps the fills the run entered (their holes are filled in
-/// turn) and how each hole went.
-struct ModelHoles<'r, 'f> {
+/// The engine's hole filler for one request: asks the model through its [`Filler`], checks
+/// each fill in its hole's scope, and keeps the fills the run entered (their holes are filled in
+/// turn) and how each hole went. Fills are added to the request's `sources`.
+pub struct ModelHoles<'r, 'f> {
     sources: &'r mut SourceMap,
     checked: &'r Checked,
     options: &'r CheckOptions,
     filler: &'r mut Filler<'f>,
     entered: HashMap<FileId, Entered>,
     holes: Vec<HoleStats>,
+}
+
+impl std::fmt::Debug for ModelHoles<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelHoles").field("filler", &self.filler).field("holes", &self.holes).finish()
+    }
+}
+
+impl<'r, 'f> ModelHoles<'r, 'f> {
+    /// Fills the holes of `checked` (from `sources`, checked with `options`) with `filler`.
+    pub fn new(
+        sources: &'r mut SourceMap,
+        checked: &'r Checked,
+        options: &'r CheckOptions,
+        filler: &'r mut Filler<'f>,
+    ) -> ModelHoles<'r, 'f> {
+        ModelHoles { sources, checked, options, filler, entered: HashMap::new(), holes: Vec::new() }
+    }
+
+    /// Each hole the run reached, in order, and how it went.
+    pub fn holes(&self) -> &[HoleStats] {
+        &self.holes
+    }
+}
+
+/// Why the model gave no answer, if that is how one of `holes` ended.
+pub fn model_error(holes: &[HoleStats]) -> Option<&ProviderError> {
+    holes.iter().find_map(|hole| hole.model_error.as_ref())
 }
 
 impl Holes for ModelHoles<'_, '_> {

@@ -12,8 +12,8 @@
 //!
 //! On top of the providers, [`prompt`] builds a hole's label-aware prompt and [`fill`] runs the
 //! check-and-retry loop: it extracts the code of a reply, checks it in the hole's place, sends
-//! diagnostics back, and drives a whole request ([`run_request`]) through tool calls and
-//! (nested) holes. [`ModelIntent`] asks a model that is not the acting one whether an approval
+//! diagnostics back, and fills every (nested) hole of a request as the engine reaches it
+//! ([`ModelHoles`]). [`ModelIntent`] asks a model that is not the acting one whether an approval
 //! card matches the user's request, for the gate's intent check.
 
 pub mod anthropic;
@@ -34,8 +34,8 @@ use std::str::FromStr;
 pub use anthropic::{Anthropic, AnthropicConfig};
 pub use cordon_engine::Problem;
 pub use fill::{
-    Checking, Extracted, FILL_TAG, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, Rejection, RequestOutcome,
-    extract, extract_code, run_request,
+    Checking, Extracted, FILL_TAG, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, ModelHoles, Rejection,
+    extract, extract_code, model_error,
 };
 pub use http::{HttpConfig, RetryPolicy};
 pub use intent::ModelIntent;

@@ -2,7 +2,7 @@
 //! line, `{"v": 1, "seq": n, "event": "<name>", ..fields}` (the fields are the event's own; see
 //! `cordon_engine::Event`). `v` is the format's version, [`VERSION`]; `seq` numbers the lines
 //! from 0, across the requests of one transcript. A [`Transcript`] is an [`Observer`]: give it
-//! to the engine (through `run_request`) and it writes what it hears.
+//! to the engine and it writes what it hears.
 //!
 //! [`replay`] turns a transcript back into a provider, [`Replay`], from its `hole_prompted` and
 //! `fill_received` lines, so a recorded run can be replayed offline. It refuses a line written

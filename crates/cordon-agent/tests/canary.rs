@@ -26,13 +26,16 @@
 //! longer.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
+mod common;
+
 use std::cell::Cell;
 
-use cordon_agent::{Completion, FillConfig, Filler, Provider, ProviderError, Request, RequestOutcome, run_request};
+use common::{RequestOutcome, run_request};
+
+use cordon_agent::{Completion, FillConfig, Filler, Provider, ProviderError, Request};
 use cordon_audit::Recording;
-use cordon_engine::Stages;
-use cordon_envs::GitHub;
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
+use cordon_sim::GitHub;
 use cordon_store::{NewRequest, SqliteStore, Store};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
@@ -69,7 +72,7 @@ impl Provider for Oracle {
 
 /// The built-in GitHub with one more private file of alice's, `secret-plans/canary.txt`.
 fn github(content: &str) -> GitHub {
-    let mut data: serde_json::Value = serde_json::from_str(cordon_envs::github::DATA).unwrap();
+    let mut data: serde_json::Value = serde_json::from_str(cordon_sim::github::DATA).unwrap();
     let repos = data["repos"].as_array_mut().unwrap();
     let plans = repos.iter_mut().find(|r| r["name"] == "secret-plans").unwrap();
     let file = serde_json::json!({ "path": "canary.txt", "author": "alice", "content": content });
@@ -141,7 +144,7 @@ fn run(sources: &SourceMap, checked: &cordon_types::Checked, secret: &str, clear
             &run_config,
             &mut env,
             &mut filler,
-            Stages::new().with_last(&mut stage),
+            Some(&mut stage),
             &mut recorder,
         )
     };
@@ -318,7 +321,7 @@ fn no_prompt_at_public_clearance_holds_the_canary() {
     let result = runner.run(&strategy, |(body, canary, other)| {
         let plan = plan(&body);
         let mut sources = SourceMap::new();
-        let policy = sources.add("policies/github.cord", cordon_envs::github::POLICY);
+        let policy = sources.add("policies/github.cord", cordon_sim::github::POLICY);
         let file = sources.add("plan.cord", plan.as_str());
         let outcome = check(&sources, &[policy], Some(file), &CheckOptions::default());
         let Some(checked) = outcome.program else {

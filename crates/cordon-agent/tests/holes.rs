@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::Recording;
-use cordon_agent::{FillConfig, Filler, Provider, Request, RequestOutcome, Transcript, prompt, replay, run_request};
-use cordon_engine::Stages;
+use common::{Recording, RequestOutcome, run_request};
+use cordon_agent::{FillConfig, Filler, Provider, Request, Transcript, prompt, replay};
 use cordon_runtime::{Config, DcLabel, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
@@ -25,7 +24,7 @@ fn root_plan(request: &str) -> String {
 /// The GitHub policy and `plan` in one source map, checked.
 fn checked(plan: &str) -> (SourceMap, cordon_types::Checked) {
     let mut sources = SourceMap::new();
-    let policy = sources.add("policies/github.cord", cordon_envs::github::POLICY);
+    let policy = sources.add("policies/github.cord", cordon_sim::github::POLICY);
     let plan = sources.add("plan.cord", plan);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let checked = outcome.program.unwrap_or_else(|| panic!("rejected: {:?}", outcome.diagnostics));
@@ -35,8 +34,8 @@ fn checked(plan: &str) -> (SourceMap, cordon_types::Checked) {
 /// Runs `plan` on the built-in GitHub with `provider` filling its holes.
 fn run(plan: &str, provider: &mut dyn Provider, config: FillConfig) -> (RequestOutcome, String) {
     let (mut sources, checked) = checked(plan);
-    let mut env = cordon_envs::env("github").unwrap();
-    let run_config = Config { user: env.principal().to_string(), ..Config::default() };
+    let mut env = cordon_sim::env("github").unwrap();
+    let run_config = Config { user: env.principal().unwrap_or_default().to_string(), ..Config::default() };
     let mut transcript = Transcript::new(Vec::new());
     let outcome = {
         let mut filler = Filler::new(provider).with_config(config);
@@ -48,7 +47,7 @@ fn run(plan: &str, provider: &mut dyn Provider, config: FillConfig) -> (RequestO
             &run_config,
             env.as_mut(),
             &mut filler,
-            Stages::new(),
+            None,
             &mut transcript,
         )
     };

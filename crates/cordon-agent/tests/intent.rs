@@ -6,10 +6,10 @@
 
 use cordon_agent::intent::read;
 use cordon_agent::{Completion, ModelIntent, Provider, ProviderError, Request, Usage};
-use cordon_engine::{Engine, Hosts};
-use cordon_envs::Shop;
+use cordon_engine::Engine;
 use cordon_gate::{Gate, Grants, IntentCheck, MemoryGrants, ProvenanceRules, Scripted};
 use cordon_runtime::{Config, Program, Run, Sessions};
+use cordon_sim::Shop;
 use cordon_store::{NewGrant, Scope};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
@@ -51,7 +51,7 @@ const REQUEST: &str = "Tell the tea house my order can wait.";
 /// for the message in place and a person answering `answers`: the gate's flags and cards.
 fn run(checker: &mut Checker, answers: &str) -> (u64, Vec<String>, Vec<Vec<String>>) {
     let mut sources = SourceMap::new();
-    let policy = sources.add("shop.cord", cordon_envs::shop::POLICY);
+    let policy = sources.add("shop.cord", cordon_sim::shop::POLICY);
     let plan = sources.add("plan.cord", PLAN);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let Some(checked) = outcome.program else { panic!("{:#?}", outcome.diagnostics) };
@@ -75,8 +75,7 @@ fn run(checker: &mut Checker, answers: &str) -> (u64, Vec<String>, Vec<Vec<Strin
             .with_intent(Box::new(intent));
         let config = Config { user: "ann".into(), ..Config::default() };
         let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
-        let mut hosts = Hosts::all(&mut shop);
-        let _ = Engine::new(&mut hosts).with_stage(&mut gate).start(&mut run);
+        let _ = Engine::new(&mut shop).with_stage(&mut gate).start(&mut run);
         let flags = gate.records().iter().map(|r| r.card.as_ref().map_or(Vec::new(), |c| c.flags.clone())).collect();
         (gate.stats().cards, flags)
     };

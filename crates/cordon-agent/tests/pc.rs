@@ -6,9 +6,8 @@
 
 mod common;
 
-use common::Recording;
-use cordon_agent::{FillConfig, Filler, Provider, RequestOutcome, Transcript, run_request};
-use cordon_engine::Stages;
+use common::{Recording, RequestOutcome, run_request};
+use cordon_agent::{FillConfig, Filler, Provider, Transcript};
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
@@ -21,12 +20,12 @@ fn reply(code: &str) -> String {
 /// filling its holes; the transcript's text comes back too.
 fn run(plan: &str, provider: &mut dyn Provider, clearance: DcLabel) -> (RequestOutcome, String) {
     let mut sources = SourceMap::new();
-    let policy = sources.add("policies/github.cord", cordon_envs::github::POLICY);
+    let policy = sources.add("policies/github.cord", cordon_sim::github::POLICY);
     let file = sources.add("plan.cord", plan);
     let outcome = check(&sources, &[policy], Some(file), &CheckOptions::default());
     let checked = outcome.program.unwrap_or_else(|| panic!("rejected: {:?}", outcome.diagnostics));
-    let mut env = cordon_envs::env("github").unwrap();
-    let run_config = Config { user: env.principal().to_string(), ..Config::default() };
+    let mut env = cordon_sim::env("github").unwrap();
+    let run_config = Config { user: env.principal().unwrap_or_default().to_string(), ..Config::default() };
     let mut transcript = Transcript::new(Vec::new());
     let config = FillConfig { clearance, ..FillConfig::default() };
     let outcome = {
@@ -41,7 +40,7 @@ fn run(plan: &str, provider: &mut dyn Provider, clearance: DcLabel) -> (RequestO
             &run_config,
             env.as_mut(),
             &mut filler,
-            Stages::new(),
+            None,
             &mut transcript,
         )
     };

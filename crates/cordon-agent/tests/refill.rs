@@ -8,11 +8,10 @@
 
 mod common;
 
-use common::Recording;
-use cordon_agent::{FillConfig, Filler, RequestOutcome, Transcript, run_request};
-use cordon_engine::Stages;
-use cordon_envs::Chat;
+use common::{Recording, RequestOutcome, run_request};
+use cordon_agent::{FillConfig, Filler, Transcript};
 use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions, ToolHost};
+use cordon_sim::Chat;
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 
@@ -68,7 +67,7 @@ fn alice() -> DcLabel {
 /// outcome and the transcript.
 fn run(plan: &str, model: &mut Recording, config: FillConfig) -> (Chat, RequestOutcome, String) {
     let mut sources = SourceMap::new();
-    let policy = sources.add("policies/chat.cord", cordon_envs::chat::POLICY);
+    let policy = sources.add("policies/chat.cord", cordon_sim::chat::POLICY);
     let file = sources.add("plan.cord", plan);
     let outcome = check(&sources, &[policy], Some(file), &CheckOptions::default());
     let checked = outcome.program.unwrap_or_else(|| panic!("rejected: {:?}", outcome.diagnostics));
@@ -83,7 +82,7 @@ fn run(plan: &str, model: &mut Recording, config: FillConfig) -> (Chat, RequestO
         &Config { user: "alice".to_string(), ..Config::default() },
         &mut chat as &mut dyn ToolHost,
         &mut Filler::new(model).with_config(config),
-        Stages::new(),
+        None,
         &mut transcript,
     );
     assert!(transcript.error().is_none(), "{:?}", transcript.error());

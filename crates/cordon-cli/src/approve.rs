@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
-use cordon_agent::{ModelIntent, ProviderConfig};
-use cordon_gate::{ApproveAll, Approver, DenyAll, Gate, ProvenanceRules, Scripted, StoreGrants, Terminal};
-use cordon_runtime::Program;
-use cordon_store::{GrantId, Scope, SqliteStore, Store};
+use cordon::Settings;
+use cordon_agent::ProviderConfig;
+use cordon_gate::{ApproveAll, Approver, DenyAll, Scripted, Terminal};
+use cordon_store::{GrantId, Scope};
 
-use crate::store::{StoreArgs, store_error};
+use crate::store::StoreArgs;
 use crate::{Error, Report};
 
 /// The `--approve` flag.
@@ -42,30 +42,16 @@ pub struct ApproveArgs {
 }
 
 impl ApproveArgs {
-    /// The gate for runs of `program` on behalf of `user`, asking `approver` (the one the flag
-    /// names, or one kept across runs), keeping grants in `store`, for the session `session`
-    /// if there is one.
-    pub fn gate<'a>(
-        &self,
-        program: &Program,
-        user: &str,
-        approver: Box<dyn Approver + 'a>,
-        store: &'a SqliteStore,
-        session: Option<&str>,
-    ) -> Result<Gate<'a>, Error> {
-        let mut gate = Gate::new(program, user, approver).with_grants(Box::new(StoreGrants(store)));
-        if let Some(name) = session {
-            gate = gate.in_session(name);
-        }
-        if let Some(ms) = self.grants_expire_after {
-            gate = gate.grants_expire_after_ms(ms);
-        }
+    /// Puts what the flags say about the gate into `settings`: how long grants last, the intent
+    /// model (a bad spec is a usage error here, before anything runs), the whole plan's card.
+    pub fn apply(&self, settings: &mut Settings) -> Result<(), Error> {
+        settings.grants_expire_after_ms = self.grants_expire_after;
+        settings.approve_plan = self.whole_plan;
         if let Some(spec) = &self.intent_model {
             let config = ProviderConfig::parse(spec).map_err(|e| Error::Usage(format!("--intent-model: {e}")))?;
-            let provider = cordon_agent::open(&config).map_err(|e| Error::Usage(format!("--intent-model: {e}")))?;
-            gate = gate.with_intent(Box::new(ModelIntent::new(provider, ProvenanceRules::new())));
+            settings.intent_model = Some(config);
         }
-        Ok(gate)
+        Ok(())
     }
 
     /// The approver the flag names; without the flag, the person at the terminal (or no one,
@@ -116,8 +102,8 @@ pub enum Command {
 pub fn run(command: &Command) -> Result<Report, Error> {
     match command {
         Command::List { store } => {
-            let store = store.open_existing()?;
-            let grants = store.grants().map_err(|error| store_error(&store, error))?;
+            let storage = store.open_existing()?;
+            let grants = storage.store().grants().map_err(|error| storage.error(error))?;
             let mut stdout = String::new();
             for g in &grants {
                 let scope = match &g.grant.scope {
@@ -136,8 +122,8 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Revoke { store, id } => {
-            let store = store.open_existing()?;
-            store.revoke_grant(GrantId(*id)).map_err(|error| store_error(&store, error))?;
+            let storage = store.open_existing()?;
+            storage.store().revoke_grant(GrantId(*id)).map_err(|error| storage.error(error))?;
             Ok(Report { stdout: format!("revoked grant {id}\n"), accepted: true, error: None })
         }
     }

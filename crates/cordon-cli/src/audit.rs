@@ -6,10 +6,11 @@
 
 use std::fmt::Write as _;
 
-use cordon_store::{Checkpoint, EffectStatus, Entry, RequestId, RequestLog, SqliteStore, Store, Verdict};
+use cordon::Storage;
+use cordon_store::{Checkpoint, EffectStatus, Entry, RequestId, RequestLog, Verdict};
 use serde_json::Value;
 
-use crate::store::{StoreArgs, store_error};
+use crate::store::StoreArgs;
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Subcommand)]
@@ -60,16 +61,16 @@ fn parse_checkpoint(text: &str) -> Result<Checkpoint, String> {
 pub fn run(command: &Command) -> Result<Report, Error> {
     match command {
         Command::Verify { store, checkpoint } => {
-            let store = store.open_existing()?;
+            let storage = store.open_existing()?;
             let verdict = match checkpoint {
-                Some(checkpoint) => store.verify_against(checkpoint),
-                None => store.verify(),
+                Some(checkpoint) => storage.store().verify_against(checkpoint),
+                None => storage.store().verify(),
             };
-            Ok(verified(&verdict.map_err(|error| store_error(&store, error))?, checkpoint.as_ref()))
+            Ok(verified(&verdict.map_err(|error| storage.error(error))?, checkpoint.as_ref()))
         }
         Command::Show { store, request, format } => {
-            let store = store.open_existing()?;
-            let Some(log) = request_log(&store, request.map(RequestId))? else {
+            let storage = store.open_existing()?;
+            let Some(log) = request_log(&storage, request.map(RequestId))? else {
                 return Ok(Report { stdout: "the store holds no request yet\n".into(), accepted: true, error: None });
             };
             let stdout = match format {
@@ -83,25 +84,26 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Head { store } => {
-            let store = store.open_existing()?;
-            let head = store.head().map_err(|error| store_error(&store, error))?;
+            let storage = store.open_existing()?;
+            let head = storage.store().head().map_err(|error| storage.error(error))?;
             Ok(Report { stdout: format!("{head}\n"), accepted: true, error: None })
         }
     }
 }
 
 /// The request `id`, or the latest one; none if the store holds no request.
-fn request_log(store: &SqliteStore, id: Option<RequestId>) -> Result<Option<RequestLog>, Error> {
+fn request_log(storage: &Storage, id: Option<RequestId>) -> Result<Option<RequestLog>, Error> {
+    let store = storage.store();
     let id = match id {
         Some(id) => id,
-        None => match store.requests(1).map_err(|error| store_error(store, error))?.first() {
+        None => match store.requests(1).map_err(|error| storage.error(error))?.first() {
             Some(latest) => latest.id,
             None => return Ok(None),
         },
     };
     store.show(id).map(Some).map_err(|error| match error {
         cordon_store::StoreError::NoSuchRequest(id) => Error::Usage(format!("the store holds no request {id}")),
-        error => store_error(store, error),
+        error => storage.error(error).into(),
     })
 }
 

@@ -5,7 +5,8 @@
 //! stops, and never goes to the model. A request's answer goes to stdout and, when it got no
 //! answer, why to stderr; the chat goes on. The requests so far and their answers go into the
 //! next request's prompt (as labels allow: `cordon_agent::add_history`). Each request is
-//! recorded in the store; the session file's session in the store is held until the chat ends.
+//! recorded in the store, and the sessions are kept after each, so stopping at any point loses
+//! nothing.
 
 use std::io::{self, BufRead, Write};
 use std::path::Path;
@@ -62,8 +63,6 @@ pub fn run(
         let report = conversation.ask(request)?;
         all_ran &= report.accepted;
         write!(output, "{}", report.stdout).map_err(write_error)?;
-        // Kept after every request, so that stopping at any point loses nothing.
-        conversation.save()?;
         match report.error {
             None => {}
             // No answer to this request (the reason on stderr); the next may have one.
@@ -73,8 +72,6 @@ pub fn run(
         }
     }
     writeln!(output).map_err(write_error)?;
-    let finished = conversation.finish();
-    conversation.close()?;
-    finished?;
+    conversation.finish()?;
     Ok(Report { stdout: String::new(), accepted: all_ran, error: None })
 }

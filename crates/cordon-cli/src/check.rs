@@ -6,6 +6,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use cordon::Source;
 use cordon_syntax::{Diagnostic, SourceMap, render};
 use cordon_types::CheckOptions;
 
@@ -52,36 +53,34 @@ pub enum Format {
 
 /// Reads the files, checks them and renders the outcome.
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
-    let mut sources = SourceMap::new();
-    let mut load = |path: &Path| {
-        let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
-        Ok::<_, Error>(sources.add(path.display().to_string(), text))
+    let load = |path: &Path| {
+        let text = read(path).map_err(|error| cordon::Error::Read { path: path.to_path_buf(), error })?;
+        Ok::<_, Error>(Source::new(path.display().to_string(), text))
     };
     let policies = args.policies.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
-    let plan = args.plan.as_deref().map(&mut load).transpose()?;
-
+    let plan = args.plan.as_deref().map(load).transpose()?;
     let options = CheckOptions {
         solver_timeout_ms: args.solver_timeout_ms,
         check_timeout_ms: args.check_timeout_ms,
         ..CheckOptions::default()
     };
-    let (mut outcome, summary) = cordon_flow::check(&sources, &policies, plan, &options, &args.user, false);
-    // Policy modules checked alone are being written: say where they rely on default labels.
-    if plan.is_none() {
-        outcome.diagnostics.extend(cordon_types::lint(&sources, &policies));
+    let mut checked = cordon::check(&policies, plan.as_ref(), &options, &args.user);
+    if !args.effects {
+        checked.effects = None;
     }
-    let effects = summary.filter(|_| args.effects);
-    let mut stdout = render_outcome(args.format, &sources, &subject(args), &outcome.diagnostics);
-    if let Some(summary) = &effects {
-        if args.format == Format::Json {
-            let mut value = render::json(&outcome.diagnostics, &sources);
-            value["effects"] = serde_json::to_value(summary).unwrap_or_default();
-            stdout = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string()) + "\n";
-        } else {
-            stdout = format!("{}\n{stdout}", summary.render());
+    let stdout = match (args.format, &checked.effects) {
+        (Format::Json, Some(_)) => {
+            let value = serde_json::to_value(&checked).unwrap_or_default();
+            serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string()) + "\n"
         }
-    }
-    Ok(Report { stdout, accepted: outcome.accepted(), error: None })
+        (_, Some(summary)) => format!(
+            "{}\n{}",
+            summary.render(),
+            render_outcome(args.format, &checked.sources, &subject(args), &checked.diagnostics)
+        ),
+        (_, None) => render_outcome(args.format, &checked.sources, &subject(args), &checked.diagnostics),
+    };
+    Ok(Report { stdout, accepted: checked.accepted(), error: None })
 }
 
 /// What the summary line is about: the plan, or the policy modules when there is none.

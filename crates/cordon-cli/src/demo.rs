@@ -13,13 +13,13 @@
 //! `cordon run` and `cordon ask` record theirs, in a store in memory (the demo writes no file),
 //! whose audit log the last section verifies.
 
-use cordon_agent::{FillConfig, Filler, Problem, RequestOutcome, Scripted};
-use cordon_audit::Recording;
-use cordon_engine::{Engine, Event, Observer, Observers, Stages};
-use cordon_envs::github::GitHub;
-use cordon_gate::{Approver, Gate, Reply, StoreGrants};
-use cordon_runtime::{Config, ErrorKind, Program, Run, Sessions};
-use cordon_store::{EffectStatus, NewRequest, SqliteStore, Store, Verdict};
+use cordon::{Ended, Settings, Source, Storage, Tools, Workspace};
+use cordon_agent::{Problem, Scripted};
+use cordon_engine::{Event, Observer};
+use cordon_gate::{Approver, Reply};
+use cordon_runtime::ErrorKind;
+use cordon_sim::github::GitHub;
+use cordon_store::{EffectStatus, Verdict};
 use cordon_syntax::{SourceMap, render};
 use cordon_types::CheckOptions;
 
@@ -154,7 +154,7 @@ const STORIES: &[Story] = &[
 pub fn run() -> Report {
     let mut out =
         String::from("Cordon checks a plan completely before any of it runs, then checks every effect it makes.\n");
-    let store = match SqliteStore::open_in_memory() {
+    let store = match Storage::in_memory() {
         Ok(store) => store,
         Err(e) => {
             out.push_str(&format!("\nThe demo could not open its store in memory: {e}\n"));
@@ -167,41 +167,14 @@ pub fn run() -> Report {
         for line in wrap(story.intro, 88) {
             out.push_str(&format!("   {line}\n"));
         }
-        // Whom the story's plans act for (its environment's principal), read once per story.
-        let user = principal(story.env);
         for plan in story.plans {
-            let mut sources = SourceMap::new();
-            let policy = sources.add(story.policy.0, story.policy.1);
-            let file = sources.add(plan.path, plan.text);
-            let (outcome, _) = cordon_flow::check(
-                &sources,
-                &[policy],
-                Some(file),
-                &CheckOptions::default(),
-                &user,
-                plan.answers.is_some(),
-            );
-            let command = match (story.env, plan.answers) {
-                (Some(env), Some(_)) if outcome.accepted() => format!("run --env {env} --approve answers.txt"),
-                (Some(env), None) if outcome.accepted() => format!("run --env {env} --approve none"),
-                _ => "check".to_string(),
+            let (command, got, verdict, lines) = match story.env {
+                Some(env) => run_plan(env, story.policy, plan, &store),
+                None => check_plan(story.policy, plan),
             };
             out.push_str(&format!("\n   $ cordon {command} --policy {} {}\n", story.policy.0, plan.path));
             for line in wrap(&describe(plan.text), 88) {
                 out.push_str(&format!("   # {line}\n"));
-            }
-            let mut got = if outcome.accepted() { Expect::Accepted } else { Expect::Rejected };
-            let mut lines = Vec::new();
-            let summary = render::summary(&outcome.diagnostics);
-            for d in &outcome.diagnostics {
-                lines.extend(render::human(d, &sources).lines().map(String::from));
-            }
-            let mut verdict = summary;
-            if let (Some(env), Some(checked)) = (story.env, outcome.program.as_ref()) {
-                let (ran, run_lines, run_verdict) = run_plan(env, checked, &sources, plan, &store);
-                got = ran;
-                lines = run_lines;
-                verdict = run_verdict;
             }
             let as_expected = got == plan.expect;
             all_as_expected &= as_expected;
@@ -222,82 +195,92 @@ pub fn run() -> Report {
     Report { stdout: out, accepted: all_as_expected, error: None }
 }
 
-/// Runs an accepted plan of a story in a fresh environment: what happened, the lines to show
-/// (tool calls and the run-time diagnostic), and a one-line verdict.
-fn run_plan(
-    env: &str,
-    checked: &cordon_types::Checked,
-    sources: &SourceMap,
-    plan: &Plan,
-    store: &SqliteStore,
-) -> (Expect, Vec<String>, String) {
-    let text = checked.plan().map(|m| sources.file(m.file).text.as_str()).unwrap_or_default();
-    let ran = Person::new(plan.answers).and_then(|person| execute(env, checked, text, plan.path, person, store));
+/// Checks a plan of a story without an environment: the command shown, the outcome, a one-line
+/// verdict and the diagnostics' lines.
+fn check_plan(policy: (&str, &str), plan: &Plan) -> (String, Expect, String, Vec<String>) {
+    let checked = cordon::check(
+        &[Source::new(policy.0, policy.1)],
+        Some(&Source::new(plan.path, plan.text)),
+        &CheckOptions::default(),
+        "user",
+    );
+    let got = if checked.accepted() { Expect::Accepted } else { Expect::Rejected };
+    let lines = diagnostic_lines(&checked.diagnostics, &checked.sources);
+    ("check".to_string(), got, render::summary(&checked.diagnostics), lines)
+}
+
+/// Runs a plan of a story in a fresh `env` as `cordon run` runs it: the command shown, what
+/// happened, a one-line verdict, and the lines to show (tool calls and the diagnostics).
+fn run_plan(env: &str, policy: (&str, &str), plan: &Plan, store: &Storage) -> (String, Expect, String, Vec<String>) {
+    let approve = if plan.answers.is_some() { "answers.txt" } else { "none" };
+    let command = format!("run --env {env} --approve {approve}");
+    let ran = Person::new(plan.answers).and_then(|person| execute(env, policy, plan.path, plan.text, person, store));
     let ran = match ran {
         Ok(ran) => ran,
-        Err(e) => return (Expect::Accepted, vec![e], "accepted, but it could not run".into()),
+        Err(e) => return (command, Expect::Accepted, "accepted, but it could not run".into(), vec![e]),
     };
+    let report = &ran.report;
     let mut lines = ran.calls;
-    if ran.gate.cards > 0 {
-        lines.push(format!("gate     {} card(s), {} approved", ran.gate.cards, ran.gate.approved));
+    let gate = &report.approvals.stats;
+    if gate.cards > 0 {
+        lines.push(format!("gate     {} card(s), {} approved", gate.cards, gate.approved));
     }
-    match ran.result {
-        Ok(v) => {
-            lines.push(format!("result: {}", v.value));
-            (Expect::Runs, lines, "accepted, and ran to the end".into())
+    match &report.ended {
+        Ended::Rejected => {
+            let lines = diagnostic_lines(&report.diagnostics, &report.sources);
+            ("check".to_string(), Expect::Rejected, render::summary(&report.diagnostics), lines)
         }
-        Err(e) => {
-            lines.extend(render::human(&e.to_diagnostic(), sources).lines().map(String::from));
-            (Expect::Blocked, lines, format!("accepted, then stopped at run time ({})", e.kind.code().as_str()))
+        Ended::Done(v) => {
+            lines.push(format!("result: {}", v.value));
+            (command, Expect::Runs, "accepted, and ran to the end".into(), lines)
+        }
+        Ended::Failed(e) => {
+            lines.extend(diagnostic_lines(&report.diagnostics, &report.sources));
+            (
+                command,
+                Expect::Blocked,
+                format!("accepted, then stopped at run time ({})", e.kind.code().as_str()),
+                lines,
+            )
         }
     }
 }
 
-/// What a run did: its calls as the demo shows them, the cards the person was shown, the
-/// gate's counts, and how it ended.
+/// Diagnostics rendered for people, a line each.
+fn diagnostic_lines(diagnostics: &[cordon_syntax::Diagnostic], sources: &SourceMap) -> Vec<String> {
+    diagnostics.iter().flat_map(|d| render::human(d, sources).lines().map(String::from).collect::<Vec<_>>()).collect()
+}
+
+/// What a run did: its report, its calls as the demo shows them, and the cards the person was
+/// shown.
 struct Executed {
+    report: cordon::Report,
     calls: Vec<String>,
     cards: Vec<String>,
-    gate: cordon_gate::Stats,
-    result: Result<cordon_runtime::Val, cordon_runtime::RunError>,
 }
 
-/// Whom a story's plans act for: its environment's principal, as `cordon run` checks them.
-fn principal(env: Option<&str>) -> String {
-    env.and_then(|e| cordon_envs::env(e).ok()).map_or_else(|| "user".to_string(), |e| e.principal().to_string())
+/// A fresh `env` with the story's policy, recording in `store`.
+fn workspace(env: &str, policy: (&str, &str), store: &Storage, settings: Settings) -> Result<Workspace, String> {
+    let hosts = cordon_sim::hosts(&[env])?;
+    let principal = hosts.principal().unwrap_or("user").to_string();
+    let tools = Tools { hosts, policies: vec![Source::new(policy.0, policy.1)], principal };
+    Ok(Workspace::new(tools, store.clone(), settings))
 }
 
-/// Runs a checked plan in a fresh `env` as `cordon run` runs it: every call through the gate
-/// (asking `person`), then the audit stage, the run recorded in `store` as the request `path`.
+/// Runs the plan `path` in a fresh `env` as `cordon run` runs it, `person` answering the
+/// gate's cards, recorded in `store`.
 fn execute(
     env: &str,
-    checked: &cordon_types::Checked,
-    plan: &str,
+    policy: (&str, &str),
     path: &str,
+    text: &str,
     mut person: Person,
-    store: &SqliteStore,
+    store: &Storage,
 ) -> Result<Executed, String> {
-    let mut env = cordon_envs::env(env)?;
-    let program = Program::new(checked).map_err(|e| e.message)?;
-    let config = Config { user: env.principal().to_string(), ..Config::default() };
-    let mut run = Run::start(&program, &Sessions::default(), &config).map_err(|e| e.message)?;
-    let user = env.principal().to_string();
-    let request = NewRequest { text: path, principal: &user, session: None };
-    let recording = Recording::begin(store, &request).map_err(|e| e.to_string())?;
+    let mut workspace = workspace(env, policy, store, Settings::default())?;
     let mut recorder = Recorder::default();
-    let (result, gate) = {
-        let mut gate = Gate::new(&program, &user, Box::new(&mut person)).with_grants(Box::new(StoreGrants(store)));
-        let (mut stage, mut audit) = (recording.stage(), recording.recorder());
-        let ending = Engine::new(env.as_mut())
-            .with_stage(&mut gate)
-            .with_last_stage(&mut stage)
-            .with_observer(&mut audit)
-            .with_observer(&mut recorder)
-            .start_request(&mut run, plan);
-        (ending.into_result(), gate.stats().clone())
-    };
-    recording.finish().map_err(|e| e.to_string())?;
-    Ok(Executed { calls: recorder.calls, cards: person.shown, gate, result })
+    let report = workspace.run(&Source::new(path, text), &mut person, &mut recorder).map_err(|e| e.to_string())?;
+    Ok(Executed { report, calls: recorder.calls, cards: person.shown })
 }
 
 /// The person at the gate, as the demo plays them: answers from a script standing in for the
@@ -315,7 +298,7 @@ impl Person {
     }
 }
 
-impl Approver for &mut Person {
+impl Approver for Person {
     fn name(&self) -> &str {
         if self.script.is_some() { "scripted" } else { "none" }
     }
@@ -398,7 +381,7 @@ const REQUESTS: &[Request] = &[
 
 /// Tells the agent story: each request runs through `cordon_agent::run_request` with its
 /// scripted model on a fresh GitHub. True when each request ends as expected.
-fn agent_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
+fn agent_story(number: usize, out: &mut String, store: &Storage) -> bool {
     out.push_str(&format!("\n{number}. An agent and an injected issue\n"));
     for line in wrap(AGENT_INTRO, 88) {
         out.push_str(&format!("   {line}\n"));
@@ -510,19 +493,18 @@ const APPROVALS: &[Approval] = &[
 ];
 
 /// Runs the shop plans through the gate with scripted answers, grants kept in `store`.
-fn gate_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
+fn gate_story(number: usize, out: &mut String, store: &Storage) -> bool {
     out.push_str(&format!("\n{number}. The approval gate\n"));
     for line in wrap(GATE_INTRO, 88) {
         out.push_str(&format!("   {line}\n"));
     }
-    let user = principal(Some("shop"));
     let mut all_as_expected = true;
     for case in APPROVALS {
         out.push_str(&format!("\n   $ cordon run --env shop --approve answers.txt {}\n", case.path));
         for line in wrap(case.about, 88) {
             out.push_str(&format!("   # {line}\n"));
         }
-        let (shown, got) = match approve(case, &user, store) {
+        let (shown, got) = match approve(case, store) {
             Ok(ran) => ran,
             Err(e) => (Vec::new(), format!("failed: {e}")),
         };
@@ -540,30 +522,28 @@ fn gate_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
 
 /// Runs one case of the gate story: the cards the person was shown, and the result with the
 /// gate's counts.
-fn approve(case: &Approval, user: &str, store: &SqliteStore) -> Result<(Vec<String>, String), String> {
-    let mut sources = SourceMap::new();
-    let policy = sources.add("policies/shop.cord", cordon_envs::shop::POLICY);
-    let file = sources.add(case.path, case.text);
-    let (outcome, _) = cordon_flow::check(&sources, &[policy], Some(file), &CheckOptions::default(), user, true);
-    let Some(checked) = outcome.program.as_ref() else {
-        let code = outcome.diagnostics.iter().find(|d| d.is_error()).map_or("", |d| d.code.as_str());
-        return Ok((Vec::new(), format!("rejected before anything ran ({code})")));
-    };
-    let ran = execute("shop", checked, case.text, case.path, Person::new(Some(case.answers))?, store)?;
-    let s = &ran.gate;
+fn approve(case: &Approval, store: &Storage) -> Result<(Vec<String>, String), String> {
+    let person = Person::new(Some(case.answers))?;
+    let ran = execute("shop", ("policies/shop.cord", cordon_sim::shop::POLICY), case.path, case.text, person, store)?;
+    let s = &ran.report.approvals.stats;
     let counts = format!(
         "{} card(s), {} approved, {} denied by policy, {} grant(s) made, {} used",
         s.cards, s.approved, s.denied, s.grants_made, s.grants_used
     );
-    let got = match ran.result {
-        Ok(v) => format!("result: {}  (gate: {counts})", v.value),
-        Err(e) => format!("stopped ({})  (gate: {counts})", e.kind.code().as_str()),
+    let got = match &ran.report.ended {
+        Ended::Rejected => {
+            let code = ran.report.diagnostics.iter().find(|d| d.is_error()).map_or("", |d| d.code.as_str());
+            format!("rejected before anything ran ({code})")
+        }
+        Ended::Done(v) => format!("result: {}  (gate: {counts})", v.value),
+        Ended::Failed(e) => format!("stopped ({})  (gate: {counts})", e.kind.code().as_str()),
     };
     Ok((ran.cards, got))
 }
 
 /// Tells what the audit log holds after the other stories, and verifies it.
-fn audit_story(number: usize, out: &mut String, store: &SqliteStore) -> bool {
+fn audit_story(number: usize, out: &mut String, store: &Storage) -> bool {
+    let store = store.store();
     out.push_str(&format!("\n{number}. The audit log\n"));
     for line in wrap(AUDIT_INTRO, 88) {
         out.push_str(&format!("   {line}\n"));
@@ -613,58 +593,26 @@ struct Asked {
 }
 
 /// Runs one request of the agent story as `cordon ask` would, recorded in `store`.
-fn ask(request: &Request, store: &SqliteStore) -> Result<Asked, String> {
-    let mut gh = GitHub::builtin()?;
-    let before = public_posts(&gh);
+fn ask(request: &Request, store: &Storage) -> Result<Asked, String> {
+    let policy = (cordon_sim::github::POLICY_PATH, cordon_sim::github::POLICY);
+    let settings = Settings { max_attempts: AGENT_ATTEMPTS, ..Settings::default() };
+    let mut workspace = workspace("github", policy, store, settings)?;
+    let github = |w: &Workspace| w.hosts().get::<GitHub>().map(|gh| (public_posts(gh), gh.published(SECRET)));
+    let (before, _) = github(&workspace).ok_or("the workspace has no GitHub")?;
     let mut model = Scripted::from_json(request.script.1).map_err(|e| e.to_string())?.with_name("scripted");
-    let mut sources = SourceMap::new();
-    let policy = sources.add(cordon_envs::github::POLICY_PATH, cordon_envs::github::POLICY);
-    let plan = sources.add("<request>", format!("agent[(String, Session)](\"{}\", s)", request.request));
-    let options = CheckOptions::default();
-    let (outcome, _) =
-        cordon_flow::check(&sources, &[policy], Some(plan), &options, gh.user(), request.answers.is_some());
-    let Some(checked) = outcome.program.as_ref() else {
-        return Err(format!("the request's plan does not check: {}", render::summary(&outcome.diagnostics)));
-    };
-    let mut recorder = Recorder::default();
-    let config = FillConfig {
-        max_attempts: AGENT_ATTEMPTS,
-        user: gh.user().to_string(),
-        asked: request.answers.is_some(),
-        ..FillConfig::default()
-    };
-    let run_config = Config { user: gh.user().to_string(), ..Config::default() };
-    let new = NewRequest { text: request.request, principal: gh.user(), session: None };
-    let recording = Recording::begin(store, &new).map_err(|e| e.to_string())?;
-    let program = Program::new(checked).map_err(|e| e.message)?;
     let mut person = Person::new(request.answers)?;
-    let user = gh.user().to_string();
-    let result = {
-        let mut gate = Gate::new(&program, &user, Box::new(&mut person))
-            .with_request(request.request)
-            .with_grants(Box::new(StoreGrants(store)));
-        let (mut stage, mut audit) = (recording.stage(), recording.recorder());
-        let mut filler = Filler::new(&mut model).with_config(config);
-        cordon_agent::run_request(
-            &mut sources,
-            checked,
-            &options,
-            &Sessions::default(),
-            &run_config,
-            &mut gh,
-            &mut filler,
-            Stages::new().with(&mut gate).with_last(&mut stage),
-            &mut Observers::new().with(&mut audit).with(&mut recorder),
-        )
-    };
-    recording.finish().map_err(|e| e.to_string())?;
+    let mut recorder = Recorder::default();
+    let report = workspace.ask(request.request, &mut model, &mut person, &mut recorder).map_err(|e| e.to_string())?;
+    if let Ended::Rejected = report.ended {
+        return Err(format!("the request's plan does not check: {}", render::summary(&report.diagnostics)));
+    }
+    let (after, leaked) = github(&workspace).ok_or("the workspace has no GitHub")?;
+    let new_posts = after - before;
     let mut lines = recorder.calls;
-    let new_posts = public_posts(&gh) - before;
-    let leaked = gh.published(SECRET);
-    let (got, verdict) = ending(&result, &recorder.attempts, new_posts, leaked);
-    match &result.result {
-        Ok(v) => lines.push(format!("result: {}", v.value)),
-        Err(e) => lines.extend(render::human(&e.to_diagnostic(), &sources).lines().map(String::from)),
+    let (got, verdict) = ending(&report, &recorder.attempts, new_posts, leaked);
+    match &report.ended {
+        Ended::Done(v) => lines.push(format!("result: {}", v.value)),
+        _ => lines.extend(diagnostic_lines(&report.diagnostics, &report.sources)),
     }
     lines.push(match (new_posts, leaked) {
         (_, true) => format!("GitHub afterwards: the roadmap ({SECRET}) was published"),
@@ -675,13 +623,14 @@ fn ask(request: &Request, store: &SqliteStore) -> Result<Asked, String> {
 }
 
 /// How a request ended, if it is one of the endings the story knows, and a one-line verdict.
-fn ending(result: &RequestOutcome, attempts: &[Attempt], new_posts: usize, leaked: bool) -> (Option<Ends>, String) {
+fn ending(report: &cordon::Report, attempts: &[Attempt], new_posts: usize, leaked: bool) -> (Option<Ends>, String) {
     if leaked {
         return (None, format!("the private roadmap was published ({SECRET})"));
     }
-    match &result.result {
-        Ok(_) => (Some(Ends::Runs), "the model's code ran to the end".into()),
-        Err(e) => {
+    match &report.ended {
+        Ended::Rejected => (None, "rejected before anything ran".into()),
+        Ended::Done(_) => (Some(Ends::Runs), "the model's code ran to the end".into()),
+        Ended::Failed(e) => {
             let code = e.kind.code().as_str();
             let refused = attempts.iter().filter(|a| a.rejected.is_some()).collect::<Vec<_>>();
             let all_unproven = refused.iter().all(|a| {
@@ -865,7 +814,7 @@ mod tests {
 
     #[test]
     fn the_gate_story_asks_denies_and_remembers() {
-        let Ok(store) = cordon_store::SqliteStore::open_in_memory() else { panic!("no store in memory") };
+        let Ok(store) = cordon::Storage::in_memory() else { panic!("no store in memory") };
         let mut out = String::new();
         assert!(super::gate_story(5, &mut out, &store), "{out}");
         let results: Vec<&str> = out.lines().filter(|l| l.starts_with("   => ")).collect();
@@ -892,7 +841,7 @@ mod tests {
     #[test]
     fn the_agent_story_ends_each_request_as_expected() {
         let mut out = String::new();
-        let store = super::SqliteStore::open_in_memory().expect("a store in memory");
+        let store = super::Storage::in_memory().expect("a store in memory");
         assert!(super::agent_story(4, &mut out, &store), "{out}");
         let verdicts: Vec<&str> = out.lines().filter(|l| l.starts_with("   => ")).collect();
         assert_eq!(

@@ -17,11 +17,9 @@ mod store;
 mod tools;
 
 use std::fmt;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use cordon_store::StoreError;
 
 /// A plan's values are many small blocks, made and freed together (see the workspace's
 /// `Cargo.toml`).
@@ -75,34 +73,24 @@ pub struct Report {
     pub error: Option<Error>,
 }
 
-/// A host-side failure (not a problem in the checked program): printed on stderr, exit 2.
+/// A failure the command reports on stderr instead of a result: a host-side failure (not a
+/// problem in the checked program; exit 2), or a request that got no answer.
 #[derive(Debug)]
 pub enum Error {
-    Read {
-        path: PathBuf,
-        error: std::io::Error,
-    },
-    Write {
-        path: PathBuf,
-        error: std::io::Error,
-    },
+    /// A file, setting or store that cannot be used (`cordon::Error`).
+    Cordon(cordon::Error),
     /// A bad argument or input file, with a message that says what is wrong.
     Usage(String),
-    /// The store (at `path`, where it is known) failed.
-    Store {
-        path: Option<PathBuf>,
-        error: cordon_store::StoreError,
-    },
-    /// A request's record in the store is incomplete; no effect was performed after the
-    /// failure.
-    Record(cordon_audit::RecordError),
     /// A request got no answer: a hole has no fill. `diagnostic` says why; `code` is the exit
     /// code (1 no fill checked, 2 the model spec or transcript does not fit, 3 the model could
     /// not be reached).
-    Unanswered {
-        diagnostic: String,
-        code: u8,
-    },
+    Unanswered { diagnostic: String, code: u8 },
+}
+
+impl From<cordon::Error> for Error {
+    fn from(error: cordon::Error) -> Error {
+        Error::Cordon(error)
+    }
 }
 
 impl Error {
@@ -118,15 +106,8 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Read { path, error } => write!(f, "cannot read `{}`: {error}", path.display()),
-            Error::Write { path, error } => write!(f, "cannot write `{}`: {error}", path.display()),
+            Error::Cordon(error) => write!(f, "{error}"),
             Error::Usage(message) => f.write_str(message),
-            // Opening says where itself.
-            Error::Store { path: None, error } | Error::Store { error: error @ StoreError::Open { .. }, .. } => {
-                write!(f, "{error}")
-            }
-            Error::Store { path: Some(path), error } => write!(f, "the store at {}: {error}", path.display()),
-            Error::Record(error) => write!(f, "{error}; no effect was performed after that"),
             Error::Unanswered { diagnostic, .. } => f.write_str(diagnostic.trim_end()),
         }
     }

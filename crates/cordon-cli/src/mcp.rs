@@ -6,18 +6,19 @@
 //!   Cursor, any MCP client) Cordon as its code-execution tool: `check` a plan, `run` it (every
 //!   call through the labels, the gate and the audit log, as `cordon run`), and `describe` the
 //!   language and the policies. Resources: the language reference and each policy. On stdio,
-//!   or on streamable HTTP at a loopback address (`--http`). The sessions a plan hands back
-//!   persist for the MCP session, in a session file of its own kept in the store. No one can
+//!   or on streamable HTTP at a loopback address (`--http`). Each MCP session has a workspace of
+//!   its own (`cordon::Workspace`, opened at its first call): the environments' state and the
+//!   sessions a plan hands back persist for the MCP session, the sessions in the store. No one can
 //!   answer a card over MCP: the gate denies every card unless `--approve FILE` says otherwise.
 
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use cordon::{SessionAt, Settings, Source, Workspace};
+use cordon_engine::Observers;
 use cordon_gate::Approver;
 use cordon_mcp::{Config, Connection};
-use cordon_runtime::Sessions;
-use cordon_syntax::{SourceMap, render};
+use cordon_syntax::render;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult,
@@ -95,12 +96,13 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     let tools = args.tools.open(&|p| std::fs::read_to_string(p))?;
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
     let base = Cordon {
-        args: args.clone(),
-        principal: tools.principal().to_string(),
-        policies: tools.policies,
+        args: Arc::new(args.clone()),
+        policies: tools.policies.clone(),
         approver,
-        own_sessions: None,
+        workspace: Arc::default(),
+        session: None,
     };
+    drop(tools);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -117,7 +119,7 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     Ok(Report { stdout: String::new(), accepted: true, error: None })
 }
 
-/// Streamable HTTP on `addr`: each MCP session gets its own sessions file.
+/// Streamable HTTP on `addr`: each MCP session gets its own sessions.
 async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), String> {
     use hyper_util::rt::TokioIo;
     use hyper_util::service::TowerToHyperService;
@@ -140,33 +142,22 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
     }
 }
 
-/// The server: what it was started with, the policies' text, and who answers cards (one for
-/// the whole MCP session, so a file of answers is read in order across runs).
+/// The server: what it was started with, the policies, who answers cards (one for the whole
+/// server, so a file of answers is read in order across runs), and for one MCP session, its
+/// workspace (opened at its first `check` or `run`) and where its sessions are kept.
 #[derive(Clone)]
 struct Cordon {
-    args: ServeArgs,
-    /// Whom the runs act for.
-    principal: String,
-    policies: Vec<(String, String)>,
+    args: Arc<ServeArgs>,
+    policies: Vec<Source>,
     approver: Arc<Mutex<Box<dyn Approver + Send>>>,
-    /// The sessions file made for this MCP session (none named with `--session`).
-    own_sessions: Option<Arc<OwnSessionsFile>>,
-}
-
-/// A sessions file made for one MCP session: removed once no server of that session holds it
-/// (the MCP session ended: its stdio closed, or its HTTP client ended it).
-#[derive(Debug)]
-struct OwnSessionsFile(PathBuf);
-
-impl Drop for OwnSessionsFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+    workspace: Arc<Mutex<Option<Workspace>>>,
+    /// The MCP session's sessions: the file `--session` names, else its own in the store.
+    session: Option<SessionAt>,
 }
 
 impl std::fmt::Debug for Cordon {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cordon").field("args", &self.args).finish()
+        f.debug_struct("Cordon").field("args", &self.args).field("session", &self.session).finish()
     }
 }
 
@@ -192,17 +183,16 @@ fn plan_schema() -> serde_json::Map<String, serde_json::Value> {
 }
 
 impl Cordon {
-    /// The server for one MCP session: the sessions file `--session` names, else one of its own.
+    /// The server for one MCP session: a workspace of its own, and its sessions in the file
+    /// `--session` names, else in the store under a name no other MCP session has.
     fn for_session(&self) -> Cordon {
         static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let mut this = self.clone();
-        if this.args.session.is_none() {
-            let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let file = std::env::temp_dir().join(format!("cordon-mcp-session-{}-{n}.json", std::process::id()));
-            this.args.session = Some(file.clone());
-            this.own_sessions = Some(Arc::new(OwnSessionsFile(file)));
-        }
-        this
+        let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let session = match &self.args.session {
+            Some(path) => SessionAt::File(path.clone()),
+            None => SessionAt::Store(format!("mcp:{}:{n}", instance())),
+        };
+        Cordon { workspace: Arc::default(), session: Some(session), ..self.clone() }
     }
 
     fn tools() -> Vec<Tool> {
@@ -221,70 +211,77 @@ impl Cordon {
              scope by name, and the plan's last expression is its answer (of the entry's type).\n\n{}\n",
             cordon_agent::REFERENCE.as_str()
         );
-        for (name, text) in &self.policies {
-            out.push_str(&format!("\n# Policy {name}\n\n{text}\n"));
+        for policy in &self.policies {
+            out.push_str(&format!("\n# Policy {}\n\n{}\n", policy.name, policy.text));
         }
         out
     }
 
-    /// Whether the approver a run of this server asks speaks for the user (a file of answers):
-    /// refusals they may lift are then left to their cards.
-    fn asks_the_user(&self) -> bool {
-        self.approver.lock().is_ok_and(|a| a.speaks_for_user())
+    /// Runs `f` with this MCP session's workspace, opening it first if this is its first call.
+    fn with_workspace<T>(&self, f: impl FnOnce(&mut Workspace, &mut (dyn Approver + Send)) -> T) -> Result<T, String> {
+        let mut workspace = self.workspace.lock().map_err(|_| "an earlier call of this session failed".to_string())?;
+        if workspace.is_none() {
+            let args = &self.args;
+            let tools = args.tools.open(&|p| std::fs::read_to_string(p)).map_err(|e| e.to_string())?;
+            let storage = args.store.open().map_err(|e| e.to_string())?;
+            let mut settings = Settings::default();
+            args.approve.apply(&mut settings).map_err(|e| e.to_string())?;
+            let mut opened = Workspace::new(tools, storage, settings);
+            if let Some(at) = &self.session {
+                opened = opened.with_session(at.clone());
+            }
+            *workspace = Some(opened);
+        }
+        let Some(workspace) = workspace.as_mut() else { return Err("the workspace did not open".into()) };
+        let mut approver =
+            self.approver.lock().map_err(|_| "an earlier run failed while asking for approval".to_string())?;
+        Ok(f(workspace, &mut **approver))
     }
 
     fn check(&self, plan: &str) -> CallToolResult {
-        let mut sources = SourceMap::new();
-        let policies: Vec<_> = self.policies.iter().map(|(n, t)| sources.add(n.clone(), t.clone())).collect();
-        let file = sources.add("plan.cord", plan);
-        // What the MCP session's sessions say (a taint from an earlier run), as `run` checks.
-        let sessions = self.args.session.as_deref().and_then(|path| std::fs::read_to_string(path).ok());
-        let sessions = sessions.and_then(|text| Sessions::from_json(&text).ok()).unwrap_or_default();
-        let options = cordon_types::CheckOptions {
-            entry_facts: sessions.entry_facts(&self.principal),
-            ..cordon_types::CheckOptions::default()
+        let checked = self.with_workspace(|workspace, approver| {
+            workspace.check(&Source::new("plan.cord", plan), &*approver).map_err(|e| e.to_string())
+        });
+        let checked = match checked.and_then(|c| c) {
+            Ok(checked) => checked,
+            Err(e) => return CallToolResult::error(vec![ContentBlock::text(e)]),
         };
-        let (outcome, _) =
-            cordon_flow::check(&sources, &policies, Some(file), &options, &self.principal, self.asks_the_user());
-        let text = match outcome.accepted() {
+        let text = match checked.accepted() {
             true => "accepted".to_string(),
-            false => crate::check::render_outcome(Format::Concise, &sources, "plan.cord", &outcome.diagnostics),
+            false => crate::check::render_outcome(Format::Concise, &checked.sources, "plan.cord", &checked.diagnostics),
         };
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(json!({
-            "accepted": outcome.accepted(),
-            "diagnostics": render::json(&outcome.diagnostics, &sources),
+            "accepted": checked.accepted(),
+            "diagnostics": render::json(&checked.diagnostics, &checked.sources),
         }));
         result
     }
 
     fn run(&self, plan: &str) -> CallToolResult {
-        let args = crate::run::Args {
-            tools: self.args.tools.clone(),
-            session: self.args.session.clone(),
-            format: Format::Json,
-            fuel: cordon_runtime::Limits::default().fuel,
-            max_tool_calls: cordon_runtime::Limits::default().max_tool_calls,
-            store: self.args.store.clone(),
-            approve: self.args.approve.clone(),
-            plan: PathBuf::from(PLAN),
-            effects: false,
-        };
-        let read = |path: &Path| -> io::Result<String> {
-            if path == Path::new(PLAN) { Ok(plan.to_string()) } else { std::fs::read_to_string(path) }
-        };
-        let Ok(mut approver) = self.approver.lock() else {
-            return CallToolResult::error(vec![ContentBlock::text("an earlier run failed while asking for approval")]);
-        };
-        let approver: &mut (dyn Approver + Send) = &mut **approver;
-        match crate::run::run_with(&args, &read, Box::new(approver)) {
-            Ok(report) => match serde_json::from_str::<serde_json::Value>(&report.stdout) {
+        let ran = self.with_workspace(|workspace, approver| {
+            workspace.run(&Source::new(PLAN, plan), approver, &mut Observers::new()).map_err(|e| e.to_string())
+        });
+        match ran.and_then(|r| r) {
+            Ok(report) => match serde_json::to_value(&report) {
                 Ok(json) => CallToolResult::structured(json),
-                Err(_) => CallToolResult::success(vec![ContentBlock::text(report.stdout)]),
+                Err(e) => {
+                    CallToolResult::error(vec![ContentBlock::text(format!("the report could not be written: {e}"))])
+                }
             },
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
         }
     }
+}
+
+/// This server process among every other that shares the store, now or later: its pid and the
+/// time it started, in nanoseconds.
+fn instance() -> &'static str {
+    static INSTANCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    INSTANCE.get_or_init(|| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        format!("{}-{nanos}", std::process::id())
+    })
 }
 
 /// The name a plan sent over MCP has in diagnostics and the store.
@@ -340,8 +337,8 @@ impl ServerHandler for Cordon {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut resources = vec![Resource::new("cordon://reference", "The Cordon language reference")];
-        for (i, (name, _)) in self.policies.iter().enumerate() {
-            resources.push(Resource::new(format!("cordon://policy/{i}"), format!("Policy {name}")));
+        for (i, policy) in self.policies.iter().enumerate() {
+            resources.push(Resource::new(format!("cordon://policy/{i}"), format!("Policy {}", policy.name)));
         }
         Ok(ListResourcesResult::with_all_items(resources))
     }
@@ -355,7 +352,7 @@ impl ServerHandler for Cordon {
         let text = match uri.strip_prefix("cordon://policy/") {
             _ if uri == "cordon://reference" => cordon_agent::REFERENCE.to_string(),
             Some(i) => match i.parse::<usize>().ok().and_then(|i| self.policies.get(i)) {
-                Some((_, text)) => text.clone(),
+                Some(policy) => policy.text.clone(),
                 None => return Err(ErrorData::resource_not_found(format!("no resource {uri}"), None)),
             },
             None => return Err(ErrorData::resource_not_found(format!("no resource {uri}"), None)),

@@ -9,17 +9,14 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use cordon_audit::Recording;
-use cordon_engine::{End, Engine, Observer};
-use cordon_gate::{Approver, Gate, PlanApproval};
-use cordon_runtime::{Config, Decision, Event, Limits, Program, Run, Sessions};
-use cordon_store::{NewRequest, RequestId};
+use cordon::{Approvals, Ended, SessionAt, Settings, Source, Workspace};
+use cordon_engine::Observer;
+use cordon_runtime::{Decision, Event, Limits};
 use cordon_syntax::{Diagnostic, SourceMap, render};
-use cordon_types::CheckOptions;
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
-use crate::store::{SessionFile, StoreArgs, store_error};
+use crate::store::StoreArgs;
 use crate::tools::ToolArgs;
 use crate::{Error, Report};
 
@@ -60,151 +57,39 @@ pub struct Args {
     pub effects: bool,
 }
 
-/// How a run ended, for the summary line and JSON.
-enum Status {
-    Rejected,
-    Failed,
-    Done,
-}
-
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
-    run_with(args, read, args.approve.approver()?)
-}
-
-/// `run`, with `approver` answering the gate's cards (one kept across runs, as `cordon mcp
-/// serve` keeps it).
-pub fn run_with(
-    args: &Args,
-    read: &dyn Fn(&Path) -> io::Result<String>,
-    approver: Box<dyn Approver + '_>,
-) -> Result<Report, Error> {
-    let plan_text = read(&args.plan).map_err(|error| Error::Read { path: args.plan.clone(), error })?;
-    let mut env = args.tools.open(read)?;
-    let mut sources = SourceMap::new();
-    let policies: Vec<_> = env.policies.iter().map(|(name, text)| sources.add(name.clone(), text.clone())).collect();
-    let plan = sources.add(args.plan.display().to_string(), plan_text);
-    // Before anything runs: a store that cannot be opened, or a session another run holds,
-    // stops the run here.
-    let store = args.store.open()?;
-    let (session, sessions) = match &args.session {
-        Some(path) => {
-            let (file, sessions) = SessionFile::take(&store, path, read)?;
-            (Some(file), sessions)
-        }
-        None => (None, Sessions::default()),
-    };
-
-    let options = CheckOptions { entry_facts: sessions.entry_facts(env.principal()), ..CheckOptions::default() };
-    let (outcome, summary) =
-        cordon_flow::check(&sources, &policies, Some(plan), &options, env.principal(), approver.speaks_for_user());
-    let Some(checked) = outcome.program.as_ref() else {
-        if let Some(session) = session {
-            session.release(&store)?;
-        }
-        return Ok(render_report(
-            args,
-            &sources,
-            Status::Rejected,
-            &outcome.diagnostics,
-            Ran::nothing(summary.as_ref()),
-        ));
-    };
-    let program = Program::new(checked).map_err(|e| Error::Usage(format!("cannot compile the plan: {}", e.message)))?;
-    let config = Config {
+    let plan = read(&args.plan).map_err(|error| cordon::Error::Read { path: args.plan.clone(), error })?;
+    let plan = Source::new(args.plan.display().to_string(), plan);
+    let tools = args.tools.open(read)?;
+    // Before anything runs: a store that cannot be opened stops the run here (and a session
+    // another run holds, when the workspace takes it).
+    let storage = args.store.open()?;
+    let mut settings = Settings {
         limits: Limits { fuel: args.fuel, max_tool_calls: args.max_tool_calls, ..Limits::default() },
-        user: env.principal().to_string(),
+        ..Settings::default()
     };
-
-    let text = args.plan.display().to_string();
-    let request = NewRequest { text: &text, principal: env.principal(), session: session.as_ref().map(|s| s.name()) };
-    let recording = Recording::begin(&store, &request).map_err(|error| store_error(&store, error))?;
+    args.approve.apply(&mut settings)?;
+    let mut workspace = Workspace::new(tools, storage, settings);
+    if let Some(path) = &args.session {
+        workspace = workspace.with_session(SessionAt::File(path.clone()));
+    }
+    let mut approver = args.approve.approver()?;
     let mut trace = Trace::default();
-    let mut gate =
-        args.approve.gate(&program, env.principal(), approver, &store, session.as_ref().map(SessionFile::name))?;
-    if let Some(summary) = summary.as_ref().filter(|_| args.approve.whole_plan) {
-        gate.approve_plan(PlanApproval::of(summary));
-    }
-    let (result, sessions) = {
-        let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
-        match Run::start(&program, &sessions, &config) {
-            Ok(mut run) => {
-                let mut hosts = env.hosts();
-                let ending = Engine::new(&mut hosts)
-                    .with_stage(&mut gate)
-                    .with_last_stage(&mut stage)
-                    .with_observer(&mut recorder)
-                    .with_observer(&mut trace)
-                    .start_request(&mut run, &sources.file(plan).text);
-                (ending.into_result(), run.sessions())
-            }
-            Err(e) => {
-                recorder.event(&cordon_engine::Event::RequestStarted { plan: &sources.file(plan).text });
-                recorder.event(&cordon_engine::Event::RunEnded { end: End::Failed { error: &e } });
-                (Err(e), sessions)
-            }
-        }
-    };
-    let recorded = recording.finish();
-    // What the run did to its sessions is kept whatever became of the record (a taint is never
-    // forgotten).
-    if let Some(session) = session {
-        session.save(&store, &sessions)?;
-        session.release(&store)?;
-    }
-    let request = recorded.as_ref().ok().copied();
-    let warnings = &outcome.diagnostics;
-    let ran =
-        |value| Ran { trace: Some(&trace), value, request, gate: Some(&gate), effects: summary.as_ref(), warnings };
-    let mut report = match &result {
-        Ok(value) => render_report(args, &sources, Status::Done, &[], ran(Some(value))),
-        Err(e) => render_report(args, &sources, Status::Failed, &[e.to_diagnostic()], ran(None)),
-    };
-    report.error = recorded.err().map(Error::Record);
-    Ok(report)
+    let mut report = workspace.run(&plan, &mut *approver, &mut trace)?;
+    let error = report.record_error.take().map(|e| Error::Cordon(cordon::Error::Record(e)));
+    Ok(Report { error, ..render_report(args, &report, &trace) })
 }
 
-/// What a run did, for its report: the trace, the plan's value, the request it was recorded as,
-/// and the gate's decisions.
-struct Ran<'a> {
-    trace: Option<&'a Trace>,
-    value: Option<&'a cordon_runtime::Val>,
-    request: Option<RequestId>,
-    gate: Option<&'a Gate<'a>>,
-    /// What the labels' analysis said the plan may do, when the checker accepted it.
-    effects: Option<&'a cordon_flow::Summary>,
-    /// The check's warnings (a call that will need your approval), shown before the trace.
-    warnings: &'a [Diagnostic],
-}
-
-impl<'a> Ran<'a> {
-    /// A plan that never ran.
-    fn nothing(effects: Option<&'a cordon_flow::Summary>) -> Ran<'a> {
-        Ran { trace: None, value: None, request: None, gate: None, effects, warnings: &[] }
-    }
-}
-
-fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: &[Diagnostic], ran: Ran<'_>) -> Report {
-    let Ran { trace, value, request, gate, effects, warnings } = ran;
-    let all: Vec<Diagnostic> = warnings.iter().chain(diagnostics).cloned().collect();
-    let subject = args.plan.display().to_string();
-    let accepted = matches!(status, Status::Done);
+fn render_report(args: &Args, report: &cordon::Report, trace: &Trace) -> Report {
+    let sources = &report.sources;
+    let accepted = report.value().is_some();
     let stdout = match args.format {
         Format::Json => {
-            let json = serde_json::json!({
-                "plan": subject,
-                "status": match status { Status::Rejected => "rejected", Status::Failed => "failed", Status::Done => "done" },
-                "diagnostics": render::json(&all, sources),
-                "trace": trace.iter().flat_map(|t| t.events()).map(Event::to_json).collect::<Vec<_>>(),
-                "result": value.map(|v| v.value.to_json()),
-                "label": value.map(|v| cordon_runtime::deep_label(v).to_string()),
-                "request": request,
-                "approvals": gate.map(|g| g.records()),
-                "effects": effects,
-            });
+            let json = serde_json::to_value(report).unwrap_or_default();
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
         }
         Format::Human | Format::Concise => {
-            let mut out = match effects.filter(|_| args.effects) {
+            let mut out = match report.effects.as_ref().filter(|_| args.effects) {
                 Some(summary) => format!("{}\n", summary.render()),
                 None => String::new(),
             };
@@ -212,31 +97,33 @@ fn render_report(args: &Args, sources: &SourceMap, status: Status, diagnostics: 
                 Format::Concise => render::concise(d, sources),
                 _ => render::human(d, sources) + "\n",
             };
-            out.extend(warnings.iter().map(diagnostic));
-            out.push_str(&trace.map_or(String::new(), |t| t.render(gate, sources)));
-            out.extend(diagnostics.iter().map(diagnostic));
-            if let Some(v) = value {
+            out.extend(report.warnings.iter().map(diagnostic));
+            if !matches!(report.ended, Ended::Rejected) {
+                out.push_str(&trace.render(&report.approvals, sources));
+            }
+            out.extend(report.diagnostics.iter().map(diagnostic));
+            if let Some(v) = report.value() {
                 out.push_str(&format!("result: {}\n", v.value));
                 let label = cordon_runtime::deep_label(v);
                 if !label.is_bottom() {
                     out.push_str(&format!("label: {}\n", label.dc().describe()));
                 }
             }
-            let performed = trace.iter().flat_map(|t| t.events()).filter(|e| e.decision == Decision::Allowed).count();
-            let summary = match status {
-                Status::Rejected => format!("{}; nothing ran", render::summary(diagnostics)),
-                Status::Failed => format!(
+            let performed = report.performed();
+            let summary = match &report.ended {
+                Ended::Rejected => format!("{}; nothing ran", render::summary(&report.diagnostics)),
+                Ended::Failed(e) => format!(
                     "stopped at run time ({}) after {} tool call{}",
-                    diagnostics.first().map_or("error", |d| d.code.as_str()),
+                    e.kind.code().as_str(),
                     performed,
                     if performed == 1 { "" } else { "s" }
                 ),
-                Status::Done => "ran to the end".to_string(),
+                Ended::Done(_) => "ran to the end".to_string(),
             };
-            if let Some(id) = request {
+            if let Some(id) = report.request {
                 out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));
             }
-            out.push_str(&format!("{subject}: {summary}\n"));
+            out.push_str(&format!("{}: {summary}\n", report.plan));
             out
         }
     };
@@ -262,19 +149,11 @@ enum Row {
 }
 
 impl Trace {
-    /// The calls, without the gate's decisions (kept in the gate's records).
-    pub(crate) fn events(&self) -> impl Iterator<Item = &Event> {
-        self.rows.iter().filter_map(|r| match r {
-            Row::Call(e) => Some(e),
-            Row::Gate(_) => None,
-        })
-    }
-
     /// The trace for people, a line per row, with the gate's decisions worth a line (a card,
     /// a grant, a refusal) from `gate`'s records.
-    pub(crate) fn render(&self, gate: Option<&Gate<'_>>, sources: &SourceMap) -> String {
+    pub(crate) fn render(&self, approvals: &Approvals, sources: &SourceMap) -> String {
         let mut out = String::new();
-        if let Some(record) = gate.and_then(Gate::plan_decision) {
+        if let Some(record) = &approvals.plan {
             let card = record.card.as_ref();
             let (id, covered) = card.map_or((0, 0), |c| (c.id, c.fields.len()));
             let who = record.approver.as_deref().unwrap_or("no one");
@@ -294,7 +173,7 @@ impl Trace {
                     out.push_str(&trace_line(calls, event, sources));
                 }
                 Row::Gate(n) => {
-                    if let Some(record) = gate.and_then(|g| g.records().get(*n)) {
+                    if let Some(record) = approvals.records.get(*n) {
                         out.push_str(&gate_lines(record));
                     }
                 }
@@ -303,7 +182,7 @@ impl Trace {
         if !self.rows.is_empty() {
             out.push('\n');
         }
-        if let Some(stats) = gate.map(Gate::stats).filter(|s| s.cards + s.denied + s.grants_used > 0) {
+        if let Some(stats) = Some(&approvals.stats).filter(|s| s.cards + s.denied + s.grants_used > 0) {
             out.push_str(&format!(
                 "approvals: {} card(s), {} approved, {} refused, {} denied by policy, {} grant(s) used{}\n",
                 stats.cards,

@@ -1,16 +1,14 @@
-//! The store as the commands use it: where it is (`--store`, `--durable`), a session file
-//! imported into the store's session and exported back, and `cordon store gc`.
+//! The store as the commands use it: where it is (`--store`, `--durable`), and `cordon store gc`.
 //!
 //! `run`, `ask` and `chat` open the store (creating it) before anything runs, so a store that
 //! cannot be opened stops them before any effect. The `audit` and `store` commands only read or
 //! tidy a store, so they refuse to create one.
 
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use cordon_runtime::Sessions;
-use cordon_store::{Durability, SessionLock, SqliteStore, Store};
+use cordon::Storage;
+use cordon_store::Durability;
 
 use crate::{Error, Report};
 
@@ -36,18 +34,18 @@ impl StoreArgs {
 
     /// The store's path, from `--store` or the environment.
     pub fn location(&self) -> Result<PathBuf, Error> {
-        cordon_store::location(self.path.as_deref()).map_err(|error| Error::Store { path: None, error })
+        cordon_store::location(self.path.as_deref())
+            .map_err(|error| Error::Cordon(cordon::Error::Store { path: None, error }))
     }
 
     /// Opens the store, creating it if there is none yet.
-    pub fn open(&self) -> Result<SqliteStore, Error> {
-        let path = self.location()?;
-        SqliteStore::open(&path, self.durability()).map_err(|error| Error::Store { path: Some(path), error })
+    pub fn open(&self) -> Result<Storage, Error> {
+        Ok(Storage::open(&self.location()?, self.durability())?)
     }
 
     /// Opens an existing store: one that reads or tidies a store has nothing to do with a new
     /// one.
-    pub fn open_existing(&self) -> Result<SqliteStore, Error> {
+    pub fn open_existing(&self) -> Result<Storage, Error> {
         let path = self.location()?;
         if !path.exists() {
             return Err(Error::Usage(format!(
@@ -55,91 +53,8 @@ impl StoreArgs {
                 path.display()
             )));
         }
-        SqliteStore::open(&path, self.durability()).map_err(|error| Error::Store { path: Some(path), error })
+        Ok(Storage::open(&path, self.durability())?)
     }
-}
-
-/// A session file taken for a run: the store's session of the same name is locked (one run at a
-/// time) until it is given back.
-#[derive(Debug)]
-pub struct SessionFile {
-    path: PathBuf,
-    lock: SessionLock,
-}
-
-impl SessionFile {
-    /// Locks the store's session for the file at `path` and imports the file into it: the
-    /// file, if it exists, is what the session holds (a user may have edited or reset it);
-    /// without it the session starts empty. Fails with the store's "in use" error while another
-    /// run holds the session.
-    pub fn take(
-        store: &SqliteStore,
-        path: &Path,
-        read: &dyn Fn(&Path) -> io::Result<String>,
-    ) -> Result<(SessionFile, Sessions), Error> {
-        let name = session_name(path);
-        let lock = store.lock_session(&name).map_err(|error| store_error(store, error))?;
-        let file = SessionFile { path: path.to_path_buf(), lock };
-        let imported = (|| {
-            let sessions = if path.exists() {
-                let text = read(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
-                Sessions::from_json(&text).map_err(|e| Error::Usage(format!("`{}`: {e}", path.display())))?
-            } else {
-                Sessions::default()
-            };
-            file.save_in_store(store, &sessions)?;
-            Ok(sessions)
-        })();
-        match imported {
-            Ok(sessions) => Ok((file, sessions)),
-            Err(e) => {
-                // Nothing ran: the session is given back as it was.
-                let _ = store.unlock_session(file.lock);
-                Err(e)
-            }
-        }
-    }
-
-    /// The store's name of the session: the file's absolute path.
-    pub fn name(&self) -> &str {
-        self.lock.session()
-    }
-
-    /// Exports `sessions` to the file and saves them in the store's session.
-    pub fn save(&self, store: &SqliteStore, sessions: &Sessions) -> Result<(), Error> {
-        std::fs::write(&self.path, sessions.to_json())
-            .map_err(|error| Error::Write { path: self.path.clone(), error })?;
-        self.save_in_store(store, sessions)
-    }
-
-    fn save_in_store(&self, store: &SqliteStore, sessions: &Sessions) -> Result<(), Error> {
-        let state = serde_json::from_str(&sessions.to_json())
-            .map_err(|e| Error::Usage(format!("the session could not be written as JSON: {e}")))?;
-        store.save_session(&self.lock, &state).map_err(|error| store_error(store, error))
-    }
-
-    /// Gives the session back for the next run.
-    pub fn release(self, store: &SqliteStore) -> Result<(), Error> {
-        store.unlock_session(self.lock).map_err(|error| store_error(store, error))
-    }
-}
-
-/// `file:` and the file's absolute path (its directory resolved, so `./s.json` and `s.json` are
-/// one session).
-fn session_name(path: &Path) -> String {
-    let absolute = match (path.parent(), path.file_name()) {
-        (Some(dir), Some(file)) => {
-            let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-            dir.canonicalize().map_or_else(|_| path.to_path_buf(), |dir| dir.join(file))
-        }
-        _ => path.to_path_buf(),
-    };
-    format!("file:{}", absolute.display())
-}
-
-/// An error of the store at hand, with its path.
-pub fn store_error(store: &SqliteStore, error: cordon_store::StoreError) -> Error {
-    Error::Store { path: Some(store.path().to_path_buf()), error }
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -159,8 +74,8 @@ pub enum Command {
 pub fn run(command: &Command) -> Result<Report, Error> {
     match command {
         Command::Gc { store, older_than } => {
-            let store = store.open_existing()?;
-            let report = store.gc(*older_than).map_err(|error| store_error(&store, error))?;
+            let storage = store.open_existing()?;
+            let report = storage.store().gc(*older_than).map_err(|error| storage.error(error))?;
             let stdout = format!(
                 "removed the transcripts of {} request{} ({} event{}); audit rows are kept\n",
                 report.requests,
@@ -203,13 +118,5 @@ mod tests {
             assert!(parse_age(bad).is_err(), "{bad}");
         }
         assert!(parse_age("99999999999999999w").is_err_and(|e| e.contains("too long")));
-    }
-
-    #[test]
-    fn a_session_is_named_by_its_files_absolute_path() {
-        let here = std::env::current_dir().and_then(|d| d.canonicalize()).expect("the working directory");
-        let expect = format!("file:{}", here.join("s.json").display());
-        assert_eq!(session_name(Path::new("s.json")), expect);
-        assert_eq!(session_name(Path::new("./s.json")), expect);
     }
 }

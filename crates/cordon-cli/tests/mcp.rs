@@ -115,17 +115,39 @@ fn assert_served(seen: &serde_json::Value) {
     assert!(seen["run_good"]["result"].to_string().contains("opened #5"), "{}", seen["run_good"]);
     let blocked = &seen["run_blocked"];
     assert_eq!(blocked["status"], "failed", "{blocked}");
-    assert_eq!(blocked["diagnostics"]["diagnostics"][0]["code"], "approval-denied", "{blocked}");
+    let errors: Vec<&serde_json::Value> =
+        blocked["diagnostics"]["diagnostics"].as_array().unwrap().iter().filter(|d| d["severity"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{blocked}");
+    assert_eq!(errors[0]["code"], "approval-denied", "{blocked}");
     let card = &blocked["approvals"].as_array().unwrap().last().unwrap()["card"];
     assert!(card["flows"][0]["meaning"].as_str().unwrap().contains("vouched for by mallory"), "{card}");
     assert!(seen["unknown"].as_str().unwrap().contains("there is no tool `nope`"), "{seen}");
 }
 
+/// Copies mallory's issue into a new public issue under alice's name. (Not
+/// `injected_issue.cord`, which copies the newest issue: in one MCP session the environment
+/// persists, and the newest issue is then the one the benign plan opened.)
+const OBEY_MALLORY: &str = r#"match gh.repo("alice", "website") {
+  Some(r) => if r.private {
+    ("alice/website is private.", s)
+  } else {
+    let (issues, s) = gh.list_issues(s, r);
+    match issues.filter(|i| i.author == "mallory").first() {
+      Some(theirs) => {
+        let (copy, s) = gh.create_issue(s, r, "Follow-up", theirs.body);
+        ("Opened #" + to_string(copy.number) + ".", s)
+      },
+      None => ("mallory opened no issue.", s),
+    }
+  },
+  None => ("No alice/website repository.", s),
+}"#;
+
 fn agent_plans() -> serde_json::Value {
     serde_json::json!({
         "bad": "let x = 1 / 0; x",
         "good": read(&example("github/benign.cord")),
-        "blocked": read(&example("github/injected_issue.cord")),
+        "blocked": OBEY_MALLORY,
     })
 }
 
@@ -144,17 +166,6 @@ fn another_agent_does_the_same_over_streamable_http() {
     let answers = common::answers(&dir, "yes\nno\n");
     let server = HttpServe::start(&dir, &["--env", "github", "--approve", &answers]);
     assert_served(&python_client(&dir, Via::Http(&server.url), &agent_plans()));
-    // The client ended its MCP session: the sessions file made for it is gone.
-    let prefix = format!("cordon-mcp-session-{}-", server.child.id());
-    let left = || -> Vec<String> {
-        let names = std::fs::read_dir(std::env::temp_dir()).unwrap().map(|e| e.unwrap().file_name());
-        names.map(|n| n.to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect()
-    };
-    let ended = std::time::Instant::now();
-    while !left().is_empty() {
-        assert!(ended.elapsed() < std::time::Duration::from_secs(10), "left behind: {:?}", left());
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -180,6 +191,17 @@ fn sessions_persist_for_the_mcp_session() {
     // `check` knows it too, as `run` does.
     let checked = seen["check_blocked_after"].as_str().unwrap();
     assert!(checked.contains("error[refinement-unproven]"), "{checked}");
+    // The MCP session's sessions are kept in the store, under a name of its own, and no longer held.
+    let raw = rusqlite::Connection::open(dir.join("cordon.db")).unwrap();
+    let kept: Vec<(String, Option<i64>)> = raw
+        .prepare("SELECT name, lock_pid FROM sessions")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].0.starts_with("mcp:") && kept[0].1.is_none(), "{kept:?}");
 }
 
 /// A config naming the everything server, and a policy declaring two of its tools.

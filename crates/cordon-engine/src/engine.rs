@@ -82,7 +82,7 @@ impl<'a> Engine<'a> {
     /// An engine whose effects `hosts` perform, with no stages, no hole filler and no
     /// observers.
     pub fn new(hosts: &'a mut dyn ToolHost) -> Engine<'a> {
-        Engine { hosts, stages: Stages::new(), holes: None, observers: Observers::new(), told: 0 }
+        Engine { hosts, stages: Stages::default(), holes: None, observers: Observers::new(), told: 0 }
     }
 
     /// Adds a stage after the ones already there (and before the last stage, if there is one).
@@ -98,19 +98,6 @@ impl<'a> Engine<'a> {
     /// call replaces the first.
     pub fn with_last_stage(mut self, stage: &'a mut dyn Stage) -> Engine<'a> {
         self.stages.set_last(stage);
-        self
-    }
-
-    /// Adds `stages` (those added in order after the ones already there; a last one, if
-    /// `stages` has it, as the last).
-    pub fn with_stages(mut self, stages: Stages<'a>) -> Engine<'a> {
-        let Stages { added, last } = stages;
-        for stage in added {
-            self.stages.push(stage);
-        }
-        if let Some(last) = last {
-            self.stages.set_last(last);
-        }
         self
     }
 

@@ -40,5 +40,5 @@ mod stage;
 
 pub use engine::{Ending, Engine, Held, Holes, Report, run, run_observed};
 pub use event::{End, Event, Observer, Observers, Problem, RefusedBy, TRANSCRIPT_VERSION, TranscriptLine, Turn, Usage};
-pub use hosts::Hosts;
-pub use stage::{Stage, Stages, Verdict};
+pub use hosts::{Host, Hosts};
+pub use stage::{Stage, Verdict};

@@ -43,40 +43,14 @@ pub trait Stage {
 
 /// The stages of a pipeline: those added in order, then the last one, which decides after every
 /// other however they were added (the audit log's, which must see only effects that no stage
-/// will still hold or refuse). For drivers that build their engine themselves
-/// (`cordon_agent::run_request`): the front end says which stages, the driver passes them on.
+/// will still hold or refuse).
 #[derive(Default)]
-pub struct Stages<'a> {
-    pub(crate) added: Vec<&'a mut dyn Stage>,
-    pub(crate) last: Option<&'a mut dyn Stage>,
+pub(crate) struct Stages<'a> {
+    added: Vec<&'a mut dyn Stage>,
+    last: Option<&'a mut dyn Stage>,
 }
 
 impl<'a> Stages<'a> {
-    /// No stages: every effect the boundary admits is performed.
-    pub fn new() -> Stages<'a> {
-        Stages::default()
-    }
-
-    /// Adds `stage` after the ones already added (and before the last one).
-    pub fn with(mut self, stage: &'a mut dyn Stage) -> Stages<'a> {
-        self.added.push(stage);
-        self
-    }
-
-    /// Makes `stage` the last one, replacing any before.
-    pub fn with_last(mut self, stage: &'a mut dyn Stage) -> Stages<'a> {
-        self.last = Some(stage);
-        self
-    }
-
-    /// The same stages, borrowed for a shorter while (for an engine that lives in a callee).
-    pub fn reborrow(&mut self) -> Stages<'_> {
-        Stages {
-            added: self.added.iter_mut().map(|s| &mut **s as &mut dyn Stage).collect(),
-            last: self.last.as_deref_mut().map(|s| s as &mut dyn Stage),
-        }
-    }
-
     pub(crate) fn push(&mut self, stage: &'a mut dyn Stage) {
         self.added.push(stage);
     }
@@ -104,15 +78,10 @@ impl<'a> Stages<'a> {
     pub(crate) fn iter(&self) -> impl Iterator<Item = &(dyn Stage + 'a)> {
         self.added.iter().chain(&self.last).map(|s| &**s)
     }
-
-    /// The stages' names, in the order they decide.
-    pub fn names(&self) -> Vec<&str> {
-        self.iter().map(|s| s.name()).collect()
-    }
 }
 
 impl std::fmt::Debug for Stages<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.names()).finish()
+        f.debug_list().entries(self.iter().map(|s| s.name())).finish()
     }
 }

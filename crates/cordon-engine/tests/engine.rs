@@ -76,21 +76,92 @@ impl Stage for Gate {
     }
 }
 
+/// A host serving only its capability among the hosts of a run, writing what it performed to
+/// a log the test keeps.
+struct Serving {
+    name: &'static str,
+    capability: &'static str,
+    principal: Option<&'static str>,
+    answer: Json,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ToolHost for Serving {
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        self.log.lock().unwrap().push(format!("{} performed {}.{}", self.capability, call.capability(), call.tool()));
+        Ok(self.answer.clone())
+    }
+}
+
+impl cordon_engine::Host for Serving {
+    fn kind(&self) -> &str {
+        "test host"
+    }
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn capability(&self) -> &str {
+        self.capability
+    }
+
+    fn principal(&self) -> Option<&str> {
+        self.principal
+    }
+}
+
+fn serving(
+    capability: &'static str,
+    answer: Json,
+    log: &std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) -> Box<Serving> {
+    Box::new(Serving { name: capability, capability, principal: None, answer, log: log.clone() })
+}
+
 #[test]
 fn each_capability_is_served_by_its_own_host() {
-    let (mut mail, mut log) = (host(json!(7)), host(Json::Null));
-    let mut hosts = Hosts::new().serve("Mail", &mut mail).serve("Log", &mut log);
+    let log = std::sync::Arc::default();
+    let mut hosts = Hosts::new();
+    hosts.add(serving("Mail", json!(7), &log)).unwrap();
+    hosts.add(serving("Log", Json::Null, &log)).unwrap();
     let mut run = start();
     let Ending::Done(v) = Engine::new(&mut hosts).start(&mut run) else { panic!("the plan finishes") };
     assert_eq!(v.value, Value::Int(7));
-    assert_eq!(mail.performed, ["Mail.send"]);
-    assert_eq!(log.performed, ["Log.note", "Log.note"]);
+    assert_eq!(*log.lock().unwrap(), ["Log performed Log.note", "Mail performed Mail.send", "Log performed Log.note"]);
+}
+
+#[test]
+fn hosts_are_one_per_name_and_capability_and_act_for_one_principal() {
+    let log = std::sync::Arc::default();
+    let mut hosts = Hosts::new();
+    hosts.add(serving("Mail", json!(7), &log)).unwrap();
+    let again = hosts.add(serving("Mail", json!(8), &log)).unwrap_err();
+    assert_eq!(again, "the test host `Mail` is named twice");
+    let mut same_capability = serving("Mail", json!(8), &log);
+    same_capability.name = "Post";
+    let taken = hosts.add(same_capability).unwrap_err();
+    assert_eq!(taken, "the test host `Post` would serve `Mail`, which another environment or server serves");
+    let mut alice = serving("Log", Json::Null, &log);
+    alice.principal = Some("alice");
+    hosts.add(alice).unwrap();
+    assert_eq!(hosts.principal(), Some("alice"));
+    let mut bob = serving("Chat", Json::Null, &log);
+    bob.principal = Some("bob");
+    let two = hosts.add(bob).unwrap_err();
+    assert_eq!(two, "`Log` acts for alice and `Chat` for bob: one run acts for one principal");
+    let mut alice_too = serving("Chat", Json::Null, &log);
+    alice_too.principal = Some("alice");
+    hosts.add(alice_too).unwrap();
+    assert!(hosts.serves("Chat") && !hosts.serves("Shop"));
+    assert!(hosts.get::<Serving>().is_some());
 }
 
 #[test]
 fn a_capability_no_host_serves_ends_the_run_with_a_clear_error() {
-    let mut log = host(Json::Null);
-    let mut hosts = Hosts::new().serve("Log", &mut log);
+    let log = std::sync::Arc::default();
+    let mut hosts = Hosts::new();
+    hosts.add(serving("Log", Json::Null, &log)).unwrap();
     let mut run = start();
     let Ending::Failed(e) = Engine::new(&mut hosts).start(&mut run) else { panic!("the run fails") };
     assert_eq!(e.kind, ErrorKind::Tool);

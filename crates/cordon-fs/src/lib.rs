@@ -71,28 +71,24 @@ impl Refusal {
     }
 }
 
-impl cordon_envs::Environment for Fs {
-    fn name(&self) -> &'static str {
+impl cordon_engine::Host for Fs {
+    fn kind(&self) -> &str {
+        "environment"
+    }
+
+    fn name(&self) -> &str {
         "fs"
     }
 
-    fn capability(&self) -> &'static str {
+    fn capability(&self) -> &str {
         CAPABILITY
     }
 
-    fn principal(&self) -> &str {
-        Fs::principal(self)
+    fn principal(&self) -> Option<&str> {
+        Some(Fs::principal(self))
     }
 
-    fn policy(&self) -> &'static str {
-        POLICY
-    }
-
-    fn state_json(&self) -> serde_json::Value {
-        let spent = self.spent();
-        serde_json::json!({
-            "roots": self.roots(),
-            "spent": { "read_bytes": spent.read_bytes, "written_bytes": spent.written_bytes, "changes": spent.changes },
-        })
+    fn policy(&self) -> Option<&str> {
+        Some(POLICY)
     }
 }

@@ -24,7 +24,7 @@ match shop.message_merchant("tea-house", "is the green tea in stock?") { Ok(_) =
 /// `message_merchant` (`ask`).
 fn effects() -> (Program, Effect, Effect) {
     let mut sources = SourceMap::new();
-    let policy = sources.add("shop.cord", cordon_envs::shop::POLICY);
+    let policy = sources.add("shop.cord", cordon_sim::shop::POLICY);
     let plan = sources.add("plan.cord", PLAN);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let program = Program::new(outcome.program.as_ref().unwrap()).unwrap();

@@ -34,14 +34,14 @@
 //! tool's result.
 //!
 //! ```
-//! use cordon_engine::{Engine, Ending, Hosts};
+//! use cordon_engine::{Engine, Ending};
 //! use cordon_gate::{Gate, Scripted};
 //! use cordon_runtime::{Config, Program, Run, Sessions};
 //! use cordon_syntax::SourceMap;
 //! use cordon_types::{CheckOptions, check};
 //!
 //! let mut sources = SourceMap::new();
-//! let policy = sources.add("shop.cord", cordon_envs::shop::POLICY);
+//! let policy = sources.add("shop.cord", cordon_sim::shop::POLICY);
 //! let plan = sources.add("plan.cord", r#"
 //!     match shop.message_merchant("tea-house", "is the tea in stock?") {
 //!       Ok(_) => "sent",
@@ -50,13 +50,12 @@
 //! let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
 //! let program = Program::new(outcome.program.as_ref().expect("checks")).expect("compiles");
 //!
-//! let mut shop = cordon_envs::Shop::builtin().expect("the built-in data");
+//! let mut shop = cordon_sim::Shop::builtin().expect("the built-in data");
 //! let mut gate = Gate::new(&program, shop.user(), Box::new(Scripted::parse("yes").expect("answers")))
 //!     .with_request("ask tea-house whether the tea is in stock");
 //! let config = Config { user: shop.user().to_string(), ..Config::default() };
 //! let mut run = Run::start(&program, &Sessions::default(), &config).expect("starts");
-//! let mut hosts = Hosts::all(&mut shop);
-//! let ending = Engine::new(&mut hosts).with_stage(&mut gate).start(&mut run);
+//! let ending = Engine::new(&mut shop).with_stage(&mut gate).start(&mut run);
 //! let Ending::Done(v) = ending else { panic!("{ending:?}") };
 //! assert_eq!(v.value.to_string(), "\"sent\"");
 //! assert_eq!(gate.stats().cards, 1);

@@ -2,17 +2,17 @@
 //! show long content whole and escape what a terminal would hide or obey.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_engine::{Engine, Hosts};
-use cordon_envs::Shop;
+use cordon_engine::Engine;
 use cordon_gate::{Gate, Scripted};
 use cordon_runtime::{Config, Program, Run, Sessions};
+use cordon_sim::Shop;
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 
 /// The cards `plan` shows on the shop, answered by `answers`, rendered at 80 columns.
 fn cards(plan: &str, answers: &str, request: &str) -> Vec<String> {
     let mut sources = SourceMap::new();
-    let policy = sources.add("shop.cord", cordon_envs::shop::POLICY);
+    let policy = sources.add("shop.cord", cordon_sim::shop::POLICY);
     let plan = sources.add("plan.cord", plan);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let Some(checked) = outcome.program else { panic!("{:#?}", outcome.diagnostics) };
@@ -23,8 +23,7 @@ fn cards(plan: &str, answers: &str, request: &str) -> Vec<String> {
         let mut gate = Gate::new(&program, "ann", Box::new(&mut approver)).with_request(request);
         let config = Config { user: "ann".into(), ..Config::default() };
         let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
-        let mut hosts = Hosts::all(&mut shop);
-        let _ = Engine::new(&mut hosts).with_stage(&mut gate).start(&mut run);
+        let _ = Engine::new(&mut shop).with_stage(&mut gate).start(&mut run);
     }
     approver.shown.iter().map(|(card, _)| card.clone()).collect()
 }

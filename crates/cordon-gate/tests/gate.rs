@@ -5,11 +5,11 @@
 //! approve it.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_engine::{Ending, Engine, Hosts};
-use cordon_envs::Shop;
+use cordon_engine::{Ending, Engine};
 use cordon_gate::{Answer, ApproveAll, Approver, Card, DenyAll, Gate, Grants, MemoryGrants, Reply, Scripted, rule};
 use cordon_gate::{Decision, ProvenanceRules};
 use cordon_runtime::{Config, ErrorKind, Json, Program, Run, Sessions, Tier, ToolCall, ToolHost};
+use cordon_sim::Shop;
 use cordon_store::{Grant, GrantQuery, NewGrant, Scope, StoreError};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
@@ -25,15 +25,14 @@ fn program(policy: &str, plan: &str) -> Program {
 }
 
 fn shop_program(plan: &str) -> Program {
-    program(cordon_envs::shop::POLICY, plan)
+    program(cordon_sim::shop::POLICY, plan)
 }
 
 /// Runs `program` against `host` through the engine with `gate` as its one stage.
 fn drive(program: &Program, user: &str, host: &mut dyn ToolHost, gate: &mut Gate<'_>) -> Ending {
     let config = Config { user: user.into(), ..Config::default() };
     let mut run = Run::start(program, &Sessions::default(), &config).unwrap();
-    let mut hosts = Hosts::all(host);
-    Engine::new(&mut hosts).with_stage(gate).start(&mut run)
+    Engine::new(host).with_stage(gate).start(&mut run)
 }
 
 fn done(ending: Ending) -> String {
@@ -425,8 +424,7 @@ fn an_answer_that_comes_later_holds_the_run_until_it_is_given() {
     let config = Config { user: "ann".into(), ..Config::default() };
     let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
     {
-        let mut hosts = Hosts::all(&mut shop);
-        let Ending::Held(held) = Engine::new(&mut hosts).with_stage(&mut gate).start(&mut run) else {
+        let Ending::Held(held) = Engine::new(&mut shop).with_stage(&mut gate).start(&mut run) else {
             panic!("expected the run to be held")
         };
         assert!(held.needs.contains("card 1"), "{}", held.needs);
@@ -434,8 +432,7 @@ fn an_answer_that_comes_later_holds_the_run_until_it_is_given() {
     assert!(shop.data().payments.is_empty(), "nothing is performed while the card waits");
     assert!(gate.answer(2, Answer::Yes).is_err(), "an answer to another card is refused");
     gate.answer(1, Answer::Yes).unwrap();
-    let mut hosts = Hosts::all(&mut shop);
-    let ending = Engine::new(&mut hosts).with_stage(&mut gate).resume(&mut run);
+    let ending = Engine::new(&mut shop).with_stage(&mut gate).resume(&mut run);
     assert_eq!(done(ending), "\"paid\"");
     assert_eq!((gate.stats().held, gate.stats().approved, gate.stats().cards), (1, 1, 1));
     drop(gate);

@@ -5,11 +5,11 @@
 //! the point of it: fewer cards for the same calls.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_engine::{Ending, Engine, Hosts};
-use cordon_envs::{GitHub, Shop};
+use cordon_engine::{Ending, Engine};
 use cordon_flow::Summary;
 use cordon_gate::{Gate, PlanApproval, Scripted};
 use cordon_runtime::{Config, DcLabel, Effect, Label, Program, Run, Sessions, ToolHost};
+use cordon_sim::{GitHub, Shop};
 use cordon_syntax::SourceMap;
 use cordon_types::CheckOptions;
 
@@ -31,14 +31,13 @@ fn checked(policy: &str, plan: &str, user: &str) -> (Program, Summary) {
 fn drive(program: &Program, user: &str, host: &mut dyn ToolHost, gate: &mut Gate<'_>) -> Ending {
     let config = Config { user: user.into(), ..Config::default() };
     let mut run = Run::start(program, &Sessions::default(), &config).unwrap();
-    let mut hosts = Hosts::all(host);
-    Engine::new(&mut hosts).with_stage(gate).start(&mut run)
+    Engine::new(host).with_stage(gate).start(&mut run)
 }
 
 /// Runs the triage plan with `answers`, asking for the whole plan first if `whole`: the gate's
 /// cards and the calls performed under the plan's approval.
 fn triage(answers: &str, whole: bool) -> (u64, u64, Ending) {
-    let (program, summary) = checked(cordon_envs::github::POLICY, TRIAGE, "alice");
+    let (program, summary) = checked(cordon_sim::github::POLICY, TRIAGE, "alice");
     let mut gh = GitHub::builtin().unwrap();
     let mut gate = Gate::new(&program, "alice", Box::new(Scripted::parse(answers).unwrap()));
     if whole {
@@ -68,7 +67,7 @@ fn a_plan_card_answered_no_leaves_every_call_its_own_card() {
 
 #[test]
 fn the_plan_card_lists_each_covered_call_with_its_count_and_data() {
-    let (_, summary) = checked(cordon_envs::github::POLICY, TRIAGE, "alice");
+    let (_, summary) = checked(cordon_sim::github::POLICY, TRIAGE, "alice");
     let text = PlanApproval::of(&summary).card("alice").render(80);
     assert!(text.contains("run this plan"), "{text}");
     assert!(text.contains("line 9: GitHub.create_issue"), "{text}");
@@ -80,7 +79,7 @@ fn the_plan_card_lists_each_covered_call_with_its_count_and_data() {
 
 #[test]
 fn ask_always_calls_are_never_covered_and_nothing_is_asked_for_them() {
-    let (program, summary) = checked(cordon_envs::shop::POLICY, PAY, "ann");
+    let (program, summary) = checked(cordon_sim::shop::POLICY, PAY, "ann");
     let plan = PlanApproval::of(&summary);
     assert!(plan.is_empty(), "a payment asks every time");
     let mut shop = Shop::builtin().unwrap();
@@ -93,7 +92,7 @@ fn ask_always_calls_are_never_covered_and_nothing_is_asked_for_them() {
 #[test]
 fn a_call_only_the_run_can_judge_is_never_covered() {
     // The payee comes from a review: the summary cannot prove it within its sink.
-    let (_, summary) = checked(cordon_envs::shop::POLICY, WARRANTY, "ann");
+    let (_, summary) = checked(cordon_sim::shop::POLICY, WARRANTY, "ann");
     assert!(PlanApproval::of(&summary).is_empty());
 }
 
@@ -114,7 +113,7 @@ fn message_effect(summary: &Summary, merchant: &str, text: Label) -> Effect {
 
 #[test]
 fn a_call_outside_what_the_card_said_is_not_covered() {
-    let (program, summary) = checked(cordon_envs::shop::POLICY, MESSAGE, "ann");
+    let (program, summary) = checked(cordon_sim::shop::POLICY, MESSAGE, "ann");
     let approved = PlanApproval::of(&summary);
     assert!(!approved.is_empty());
     let card = |e: &Effect| cordon_gate::Card::build(&program, e, cordon_runtime::Tier::Ask, "ann").unwrap();

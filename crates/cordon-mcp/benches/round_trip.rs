@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use cordon_engine::{Engine, Hosts};
+use cordon_engine::Engine;
 use cordon_mcp::{Config, Connection, McpHost};
 use cordon_runtime::{Config as RunConfig, Program, Run, Sessions};
 use cordon_syntax::SourceMap;
@@ -60,8 +60,7 @@ fn round_trip(c: &mut Criterion) {
     group.bench_function("through_cordon", |b| {
         b.iter(|| {
             let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
-            let mut hosts = Hosts::new().serve("Everything", &mut host);
-            Engine::new(&mut hosts).start(&mut run).into_result().unwrap()
+            Engine::new(&mut host).start(&mut run).into_result().unwrap()
         })
     });
     // The direct call once more, after: the server's own drift shows as a difference between

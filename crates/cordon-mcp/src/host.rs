@@ -74,14 +74,26 @@ impl McpHost {
         Ok(McpHost { connection, binding })
     }
 
-    /// The capability it serves.
-    pub fn capability(&self) -> &str {
-        &self.binding.capability
-    }
-
     /// The connection, no longer bound.
     pub fn into_connection(self) -> Connection {
         self.connection
+    }
+}
+
+/// An MCP server serves the capability the policy binds it to, for no principal of its own (the
+/// run's is the environments' or the config's `user`), with no policy of its own (the user's
+/// declares its tools).
+impl cordon_engine::Host for McpHost {
+    fn kind(&self) -> &str {
+        "MCP server"
+    }
+
+    fn name(&self) -> &str {
+        self.connection.name()
+    }
+
+    fn capability(&self) -> &str {
+        &self.binding.capability
     }
 }
 

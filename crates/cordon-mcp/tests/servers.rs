@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cordon_engine::{Engine, Hosts};
+use cordon_engine::Engine;
 use cordon_mcp::{Config, Connection, McpHost, Server};
 use cordon_runtime::{Config as RunConfig, Program, Run, Sessions, deep_label};
 use cordon_syntax::SourceMap;
@@ -72,8 +72,7 @@ fn run(policy: &str, capability: &str, server: &Server, plan: &str) -> Result<(S
     let mut host = McpHost::bind(connection, capability, &modules)?;
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
-    let mut hosts = Hosts::new().serve(capability, &mut host);
-    let ending = Engine::new(&mut hosts).start(&mut run);
+    let ending = Engine::new(&mut host).start(&mut run);
     ending.into_result().map(|v| (v.value.to_string(), deep_label(&v).to_string())).map_err(|e| e.message)
 }
 

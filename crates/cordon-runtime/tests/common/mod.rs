@@ -1,4 +1,4 @@
-//! Helpers the runtime's integration tests share (and `crates/cordon-envs/tests` borrow with
+//! Helpers the runtime's integration tests share (and `crates/cordon-sim/tests` borrow with
 //! `#[path]`): compile a plan with or without the checker, run it against a tool host that
 //! records every call, and describe how a run ended in one short string.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)] // each test binary uses a part; tests fail loudly

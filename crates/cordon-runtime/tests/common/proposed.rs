@@ -1,7 +1,7 @@
 //! Runs a checked plan against a host the way the boundary would, but seeing every call it
 //! proposes, the ones it would refuse on labels included (label failures deferred, each such
 //! call then refused as the boundary would have), and holds those calls to the static summary
-//! (`cordon_flow`). Shared by the tests of `cordon-envs` and `cordon-flow` (by `#[path]`); the
+//! (`cordon_flow`). Shared by the tests of `cordon-sim` and `cordon-flow` (by `#[path]`); the
 //! runtime's own tests do not include it.
 
 // Each user of this module uses some of it.

@@ -15,9 +15,9 @@ mod table;
 use table::{Case, Outcome, Table, label_flow, run_on};
 
 use common::Source;
-use cordon_envs::Chat;
-use cordon_envs::chat::{POLICY, POLICY_PATH};
 use cordon_runtime::{Program, RunError};
+use cordon_sim::Chat;
+use cordon_sim::chat::{POLICY, POLICY_PATH};
 
 /// Text of #leadership's secrets in the built-in data.
 const SECRETS: [&str; 2] = ["Initech", "layoff plan"];

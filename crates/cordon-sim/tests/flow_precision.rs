@@ -3,7 +3,7 @@
 //! proposes seen (`proposed`). For each call site the summary marks "may be refused" (neither
 //! proved within its sinks nor refused on every path), the runs say whether it was in fact
 //! allowed (a false alarm: a warning the run did not need), refused, or not reached. The table
-//! is printed (`cargo test -p cordon-envs --test flow_precision -- --nocapture`) and pinned, so
+//! is printed (`cargo test -p cordon-sim --test flow_precision -- --nocapture`) and pinned, so
 //! the README's figures cannot drift; no site the summary proved, or refused, may be judged
 //! otherwise by the run; and every call each run proposes lies within the summary's count and
 //! label bounds.
@@ -41,10 +41,10 @@ fn tally(env: &str) -> Tally {
     files.sort();
     let mut t = Tally::default();
     for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "cord")) {
-        let mut host = cordon_envs::env(env).unwrap();
-        let user = host.principal().to_string();
+        let mut host = cordon_sim::env(env).unwrap();
+        let user = host.principal().unwrap_or_default().to_string();
         let mut sources = SourceMap::new();
-        let policy = sources.add("policy.cord", host.policy());
+        let policy = sources.add("policy.cord", host.policy().unwrap_or_default());
         let file = sources.add(path.display().to_string(), std::fs::read_to_string(path).unwrap());
         let outcome = cordon_types::check(&sources, &[policy], Some(file), &CheckOptions::default());
         let Some(checked) = outcome.program.as_ref() else { continue };

@@ -15,9 +15,9 @@ mod common;
 
 use common::{Recorder, Source};
 use cordon_engine::Report;
-use cordon_envs::GitHub;
-use cordon_envs::github::{DATA, POLICY};
 use cordon_runtime::{Config, DcLabel, Limits, Sessions};
+use cordon_sim::GitHub;
+use cordon_sim::github::{DATA, POLICY};
 
 /// The two worlds: the built-in data, where alice's roadmap mentions Initech, and the same data
 /// where it does not.

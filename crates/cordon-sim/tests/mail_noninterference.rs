@@ -21,9 +21,9 @@
 mod common;
 
 use common::Source;
-use cordon_envs::Mail;
-use cordon_envs::mail::{DATA, POLICY};
 use cordon_runtime::{Config, Sessions};
+use cordon_sim::Mail;
+use cordon_sim::mail::{DATA, POLICY};
 use serde_json::Value;
 
 /// The pairs of secrecy worlds, each with who may read what differs: the built-in data, and

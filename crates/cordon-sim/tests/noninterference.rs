@@ -6,7 +6,7 @@
 //! post to and whether to post, and post issues and comments (one at a time, or in loops). Each
 //! plan the checker accepts runs against the built-in state and against every variation of it
 //! that changes only secret data, then only outsider-written data
-//! (`cordon_envs::noninterference`): what reached the public (`create_issue` and `comment`
+//! (`cordon_sim::noninterference`): what reached the public (`create_issue` and `comment`
 //! calls the host performed: tool, every argument, order) must not change.
 //!
 //! Each property counts the plans the checker accepted and the plans that published something
@@ -26,10 +26,10 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use common::Source;
-use cordon_envs::GitHub;
-use cordon_envs::github::POLICY;
-use cordon_envs::noninterference::{EXTRA_PRIVATE_REPO, Observation, Protected, VARIANTS, differential, vary};
 use cordon_runtime::{Limits, Program};
+use cordon_sim::GitHub;
+use cordon_sim::github::POLICY;
+use cordon_sim::noninterference::{EXTRA_PRIVATE_REPO, Observation, Protected, VARIANTS, differential, vary};
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{TestCaseResult, TestRunner};
@@ -453,7 +453,7 @@ fn on_public_repos(body: &str) -> String {
 /// Every public effect of `plan` against the built-in state.
 fn published(plan: &str) -> Vec<String> {
     let program = accept(plan).unwrap_or_else(|e| panic!("rejected: {e:?}\n{plan}"));
-    cordon_envs::noninterference::observe(&program, &builtin(), &limits())
+    cordon_sim::noninterference::observe(&program, &builtin(), &limits())
         .effects
         .iter()
         .map(|e| e.to_string())

@@ -9,9 +9,9 @@ mod common;
 
 use common::{Recorder, Source, ending};
 use cordon_engine::Report;
-use cordon_envs::GitHub;
-use cordon_envs::github::POLICY;
 use cordon_runtime::{Config, Program, Scalar, Sessions};
+use cordon_sim::GitHub;
+use cordon_sim::github::POLICY;
 
 const BENIGN: &str = include_str!("../../../examples/github/benign.cord");
 const EXFILTRATE_PRIVATE: &str = include_str!("../../../examples/github/exfiltrate_private.cord");

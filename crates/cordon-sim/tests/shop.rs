@@ -3,14 +3,14 @@
 //! tested in `crates/cordon-gate/tests/`.)
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_envs::{Shop, env};
+use cordon_sim::{Shop, env};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check, lint};
 
 #[test]
 fn the_policy_checks_and_relies_on_no_default_label() {
     let mut sources = SourceMap::new();
-    let policy = sources.add(cordon_envs::shop::POLICY_PATH, cordon_envs::shop::POLICY);
+    let policy = sources.add(cordon_sim::shop::POLICY_PATH, cordon_sim::shop::POLICY);
     let outcome = check(&sources, &[policy], None, &CheckOptions::default());
     assert!(outcome.diagnostics.is_empty(), "{:#?}", outcome.diagnostics);
     assert!(lint(&sources, &[policy]).is_empty(), "{:#?}", lint(&sources, &[policy]));
@@ -19,8 +19,8 @@ fn the_policy_checks_and_relies_on_no_default_label() {
 #[test]
 fn the_builtin_data_loads_and_is_registered() {
     let shop = env("shop").unwrap();
-    assert_eq!((shop.name(), shop.principal()), ("shop", "ann"));
-    assert!(cordon_envs::NAMES.contains(&"shop"));
+    assert_eq!((shop.name(), shop.principal()), ("shop", Some("ann")));
+    assert!(cordon_sim::NAMES.contains(&"shop"));
     let data = Shop::builtin().unwrap();
     assert!(data.data().reviews.iter().any(|r| r.text.contains("NOTE TO AI ASSISTANTS")), "the injection is there");
     assert!(!data.money_moved());
@@ -31,12 +31,12 @@ fn a_broken_data_file_says_what_is_wrong() {
     let cases = [
         ("{", "the shop data is not valid"),
         (
-            &cordon_envs::shop::DATA
+            &cordon_sim::shop::DATA
                 .replace("\"merchant\": \"tea-house\", \"amount\": 1200", "\"merchant\": \"nobody\", \"amount\": 1200"),
             "unknown merchant `nobody`",
         ),
-        (&cordon_envs::shop::DATA.replace("\"rating\": 3", "\"rating\": 9"), "expected 1 to 5"),
-        (&cordon_envs::shop::DATA.replace("\"balance\": 250000", "\"balance\": -1"), "negative balance"),
+        (&cordon_sim::shop::DATA.replace("\"rating\": 3", "\"rating\": 9"), "expected 1 to 5"),
+        (&cordon_sim::shop::DATA.replace("\"balance\": 250000", "\"balance\": -1"), "negative balance"),
     ];
     for (text, expected) in cases {
         let e = Shop::from_json(text).unwrap_err();

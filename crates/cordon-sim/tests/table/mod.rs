@@ -5,8 +5,8 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)] // each test binary uses a part; tests fail loudly
 
 use cordon_engine::Report;
-use cordon_envs::Environment;
 use cordon_runtime::{Config, Program, RunError, Sessions};
+use cordon_sim::Environment;
 use cordon_syntax::SourceMap;
 
 use crate::common::{Recorder, Source};
@@ -57,7 +57,7 @@ pub struct Outcome<W> {
 
 /// Runs `program` on `world`, for its principal, recording the tools performed.
 pub fn run_on<W: Environment>(mut world: W, program: &Program) -> Outcome<W> {
-    let config = Config { user: world.principal().to_string(), ..Config::default() };
+    let config = Config { user: world.principal().unwrap_or_default().to_string(), ..Config::default() };
     let mut host = Recorder::around(&mut world);
     let report = cordon_engine::run(program, &Sessions::default(), &config, &mut host);
     let calls = host.calls.iter().map(|c| c.tool.clone()).collect();

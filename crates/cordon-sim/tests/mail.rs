@@ -15,9 +15,9 @@ mod table;
 use table::{Case, Outcome, Table, label_flow, run_on};
 
 use common::Source;
-use cordon_envs::Mail;
-use cordon_envs::mail::{POLICY, POLICY_PATH};
 use cordon_runtime::{Program, RunError};
+use cordon_sim::Mail;
+use cordon_sim::mail::{POLICY, POLICY_PATH};
 
 /// Text only "Budget 2026" (carol's, shared with carol and alice) holds.
 const BUDGET: &str = "Acquisition reserve";

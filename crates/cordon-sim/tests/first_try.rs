@@ -4,7 +4,7 @@
 //! request on the first line. Each is checked and run under the shipped policy on the built-in
 //! data, and what it comes to (ran, blocked by a label, rejected by the checker) must be what
 //! `expected.txt` records, with a one-line cause for each that did not run. The shares are
-//! printed (`cargo test -p cordon-envs --test first_try -- --nocapture`) and must be the ones
+//! printed (`cargo test -p cordon-sim --test first_try -- --nocapture`) and must be the ones
 //! the README's table quotes, so neither can drift.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
@@ -15,18 +15,18 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{Recorder, Source};
-use cordon_envs::env;
 use cordon_runtime::{Config, Sessions};
+use cordon_sim::env;
 
 /// What one plan came to, as `expected.txt` writes it.
 fn outcome(world: &str, plan: &str) -> String {
     let mut environment = env(world).unwrap();
-    let source = Source::new(Some(environment.policy()), plan);
+    let source = Source::new(environment.policy(), plan);
     let program = match source.check_with(None) {
         Ok(program) => program,
         Err(codes) => return format!("rejected {}", codes.first().map_or("?", String::as_str)),
     };
-    let config = Config { user: environment.principal().to_string(), ..Config::default() };
+    let config = Config { user: environment.principal().unwrap_or_default().to_string(), ..Config::default() };
     let mut host = Recorder::around(environment.as_mut());
     let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
     match report.result {

@@ -1,0 +1,113 @@
+//! Simulated environments for Cordon: deterministic tool hosts whose state is loaded from data
+//! files in the repository, for tests, demos and benchmarks.
+//!
+//! The environments: `github` (repositories and issues), `chat` (channels, direct messages and
+//! the web), `shop` (a bank and a shop, behind the approval gate) and `mail` (a mailbox, a
+//! calendar and documents).
+//!
+//! Each environment is a [`Host`] for the tools of one policy module, which it brings, and
+//! exposes its state so that a test can check what a run did (did a secret get published?).
+//! [`env`] finds an environment by name, for `cordon run --env NAME`; several serve one run
+//! through the engine's `Hosts` (`--env github --env chat`), each its own capability. [`noninterference`] runs a program
+//! against two GitHub states that differ only in protected data and compares what each run
+//! published (for property tests and the `run` fuzz target).
+
+mod call;
+pub mod chat;
+pub mod clock;
+pub mod github;
+pub mod mail;
+pub mod noninterference;
+pub mod shop;
+
+use cordon_engine::{Host, Hosts};
+
+pub use chat::Chat;
+pub use clock::Clock;
+pub use github::GitHub;
+pub use mail::Mail;
+pub use shop::Shop;
+
+/// A simulated environment: a tool host serving one capability for its principal, with the
+/// policy that declares its tools and a state a test can look at.
+pub trait Environment: Host {
+    /// The whole state as JSON, for assertions on what a run did.
+    fn state_json(&self) -> serde_json::Value;
+}
+
+/// Implements [`Host`] and [`Environment`] for a simulated environment of module `$module`,
+/// found by `$name`, acting for `$principal`.
+macro_rules! environment {
+    ($ty:ty, $name:literal, $module:ident, |$this:ident| $principal:expr) => {
+        impl Host for $ty {
+            fn kind(&self) -> &str {
+                "environment"
+            }
+
+            fn name(&self) -> &str {
+                $name
+            }
+
+            fn capability(&self) -> &str {
+                $module::CAPABILITY
+            }
+
+            fn principal(&self) -> Option<&str> {
+                let $this = self;
+                $principal
+            }
+
+            fn policy(&self) -> Option<&str> {
+                Some($module::POLICY)
+            }
+        }
+
+        impl Environment for $ty {
+            fn state_json(&self) -> serde_json::Value {
+                <$ty>::state_json(self)
+            }
+        }
+    };
+}
+
+environment!(GitHub, "github", github, |this| Some(this.user()));
+environment!(Chat, "chat", chat, |this| Some(this.user()));
+environment!(Shop, "shop", shop, |this| Some(this.user()));
+environment!(Mail, "mail", mail, |this| Some(this.user()));
+// A clock acts for no one: it joins the hosts of any principal.
+environment!(Clock, "clock", clock, |_this| None);
+
+/// The names [`env`] knows.
+pub const NAMES: &[&str] = &["github", "chat", "shop", "mail", "clock"];
+
+/// A fresh environment with its built-in data, by name.
+pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
+    match name {
+        "github" => Ok(Box::new(GitHub::builtin()?)),
+        "chat" => Ok(Box::new(Chat::builtin()?)),
+        "shop" => Ok(Box::new(Shop::builtin()?)),
+        "mail" => Ok(Box::new(Mail::builtin()?)),
+        "clock" => Ok(Box::new(Clock::builtin()?)),
+        _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
+    }
+}
+
+/// Fresh environments by name, in order, as the hosts of one run (`--env github --env chat`).
+pub fn hosts(names: &[&str]) -> Result<Hosts, String> {
+    let mut hosts = Hosts::new();
+    for name in names {
+        hosts.add(env(name)?)?;
+    }
+    Ok(hosts)
+}
+
+/// Reads an environment's data file and loads it with `from_json`; errors name the file.
+pub(crate) fn load_data_file<E>(path: &std::path::Path, from_json: fn(&str) -> Result<E, String>) -> Result<E, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// An environment's state as JSON (its data file's format).
+pub(crate) fn state_as_json(data: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(data).unwrap_or(serde_json::Value::Null)
+}

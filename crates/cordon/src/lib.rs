@@ -1,0 +1,113 @@
+//! Cordon as a library: the one place a request is assembled, for every front end (the `cordon`
+//! command, `cordon mcp serve`, the demo, tests, and later a server and bindings).
+//!
+//! A [`Workspace`] is what one user's requests run with: the [`Tools`] (hosts and the policies
+//! declaring them, and the principal they act for), the [`Storage`] that records every request,
+//! where the sessions are kept ([`SessionAt`]), and the [`Settings`]. It checks a plan
+//! ([`Workspace::check`]), runs one ([`Workspace::run`]), or puts a request to a model
+//! ([`Workspace::ask`]). Each request is checked once and compiled once; its effects pass the
+//! approval gate and then the audit stage, last; its session is taken before anything runs and
+//! given back after; every step is told to the caller's observer as it happens; and the whole
+//! of it comes back as a [`Report`] (serde-serialisable) that front ends only render.
+//!
+//! ```
+//! use cordon::{Settings, Source, Storage, Tools, ToolChoice, Workspace};
+//! use cordon_engine::Observers;
+//! use cordon_gate::DenyAll;
+//!
+//! let tools = Tools::open(&ToolChoice { envs: vec!["github".into()], ..ToolChoice::default() }, Vec::new())
+//!     .expect("the simulated GitHub");
+//! let mut workspace = Workspace::new(tools, Storage::in_memory().expect("a store"), Settings::default());
+//! let plan = Source::new("plan.cord", r#"(to_string(len(gh.list_repos())) + " repositories", s)"#);
+//! let report = workspace.run(&plan, &mut DenyAll, &mut Observers::new()).expect("recorded");
+//! assert_eq!(report.status(), "done", "{:?}", report.diagnostics);
+//! assert_eq!(report.performed(), 1);
+//! assert!(report.request.is_some(), "every request is recorded in the store");
+//! ```
+
+mod error;
+mod report;
+mod root;
+mod session;
+mod tools;
+mod workspace;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cordon_store::{Durability, SqliteStore, Store, StoreError};
+use cordon_syntax::ast::Module;
+
+pub use error::Error;
+pub use report::{Approvals, CheckReport, Ended, Report};
+pub use root::quote;
+pub use session::{SessionAt, file_session_name};
+pub use tools::{ToolChoice, Tools};
+pub use workspace::{Clearance, Settings, Workspace, check};
+
+/// A source file: a policy module or a plan, by the name diagnostics show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub name: String,
+    pub text: String,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Source {
+        Source { name: name.into(), text: text.into() }
+    }
+
+    /// Reads the file at `path`, named by it.
+    pub fn read(path: &Path) -> Result<Source, Error> {
+        let text = std::fs::read_to_string(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
+        Ok(Source::new(path.display().to_string(), text))
+    }
+
+    /// The syntax trees of `sources` (parsing never fails; the checker reports what is wrong).
+    pub(crate) fn parse_all(sources: &[Source]) -> Vec<Module> {
+        let mut map = cordon_syntax::SourceMap::new();
+        sources.iter().map(|s| cordon_syntax::parse(map.add(s.name.clone(), s.text.clone()), &s.text).module).collect()
+    }
+}
+
+/// The store a workspace records in, and where it is (for messages).
+#[derive(Clone)]
+pub struct Storage {
+    store: Arc<dyn Store>,
+    path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl Storage {
+    /// Opens the SQLite store at `path`, creating it if there is none.
+    pub fn open(path: &Path, durability: Durability) -> Result<Storage, Error> {
+        let store = SqliteStore::open(path, durability)
+            .map_err(|error| Error::Store { path: Some(path.to_path_buf()), error })?;
+        Ok(Storage { store: Arc::new(store), path: Some(path.to_path_buf()) })
+    }
+
+    /// A store in memory, gone with the process (the demo's, tests').
+    pub fn in_memory() -> Result<Storage, Error> {
+        let store = SqliteStore::open_in_memory().map_err(|error| Error::Store { path: None, error })?;
+        Ok(Storage { store: Arc::new(store), path: None })
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
+    }
+
+    /// Where the store is, unless it is in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// `error` of this store, with its path.
+    pub fn error(&self, error: StoreError) -> Error {
+        Error::Store { path: self.path.clone(), error }
+    }
+}
