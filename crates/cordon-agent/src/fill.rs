@@ -22,10 +22,9 @@
 use std::collections::HashMap;
 
 use cordon_engine::{End, Engine, Event, Holes, Observer, Problem, Stages, Turn};
+use cordon_label::{DcLabel, Label};
 use cordon_runtime::effect::Refill;
-use cordon_runtime::{
-    Config, DcLabel, ErrorKind, HoleRequest, Label, Program, Run, RunError, Sessions, Step, ToolHost, Val,
-};
+use cordon_runtime::{Config, ErrorKind, HoleRequest, Program, Run, RunError, Sessions, Step, ToolHost, Val};
 use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 

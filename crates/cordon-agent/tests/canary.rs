@@ -32,7 +32,8 @@ use cordon_agent::{Completion, FillConfig, Filler, Provider, ProviderError, Requ
 use cordon_audit::Recording;
 use cordon_engine::Stages;
 use cordon_envs::GitHub;
-use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, ErrorKind, Sessions};
 use cordon_store::{NewRequest, SqliteStore, Store};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};

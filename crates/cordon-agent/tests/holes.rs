@@ -8,7 +8,8 @@ mod common;
 use common::Recording;
 use cordon_agent::{FillConfig, Filler, Provider, Request, RequestOutcome, Transcript, prompt, replay, run_request};
 use cordon_engine::Stages;
-use cordon_runtime::{Config, DcLabel, Program, Run, Sessions, Step};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 

@@ -9,7 +9,8 @@ mod common;
 use common::Recording;
 use cordon_agent::{FillConfig, Filler, Provider, RequestOutcome, Transcript, run_request};
 use cordon_engine::Stages;
-use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, ErrorKind, Sessions};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 

@@ -12,7 +12,8 @@ use common::Recording;
 use cordon_agent::{FillConfig, Filler, RequestOutcome, Transcript, run_request};
 use cordon_engine::Stages;
 use cordon_envs::Chat;
-use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions, ToolHost};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, ErrorKind, Sessions, ToolHost};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 

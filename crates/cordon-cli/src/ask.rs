@@ -16,7 +16,8 @@ use cordon_agent::{
 };
 use cordon_audit::Recording;
 use cordon_engine::{Event, Observers, Stages};
-use cordon_runtime::{Config, DcLabel, Program, Sessions};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, Program, Sessions};
 use cordon_store::{NewRequest, RequestId, SqliteStore};
 use cordon_syntax::ast::{Item, ItemKind, Module, TypeExpr, TypeExprKind};
 use cordon_syntax::{FileId, SourceMap, render};

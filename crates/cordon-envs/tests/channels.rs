@@ -17,7 +17,8 @@ use common::{Recorder, Source};
 use cordon_engine::Report;
 use cordon_envs::GitHub;
 use cordon_envs::github::{DATA, POLICY};
-use cordon_runtime::{Config, DcLabel, Limits, Sessions};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, Limits, Sessions};
 
 /// The two worlds: the built-in data, where alice's roadmap mentions Initech, and the same data
 /// where it does not.
