@@ -35,7 +35,8 @@ use std::io;
 
 use cordon_agent::{Checking, Filler, Prompt, Scripted, ScriptedReply, Transcript, prompt};
 use cordon_engine::{Observer, Observers};
-use cordon_runtime::{Config, DcLabel, HoleRequest, Program, Run, Sessions, Step};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, HoleRequest, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, Checked, check, check_fill};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};

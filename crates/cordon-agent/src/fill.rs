@@ -22,8 +22,9 @@
 use std::collections::HashMap;
 
 use cordon_engine::{Event, Holes, Observer, Problem, Turn};
+use cordon_label::{DcLabel, Label};
 use cordon_runtime::effect::Refill;
-use cordon_runtime::{DcLabel, ErrorKind, HoleRequest, Label, Run, RunError, Step};
+use cordon_runtime::{ErrorKind, HoleRequest, Run, RunError, Step};
 use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 

@@ -21,8 +21,8 @@
 //! model writes runs with it. Prompts are deterministic: the same program, hole and values give
 //! the same text.
 
-use cordon_runtime::label::Formula;
-use cordon_runtime::{DcLabel, HoleRequest, Label, Val, Value, deep_label};
+use cordon_label::{DcLabel, Formula, Label};
+use cordon_runtime::{HoleRequest, Val, Value, deep_label};
 use cordon_syntax::{SourceMap, Span};
 use cordon_types::{BindingKind, Checked, HoleBinding, HoleSite};
 
@@ -516,7 +516,7 @@ mod tests {
     }
 
     fn secret(value: Value) -> Val {
-        let source = cordon_runtime::label::Source { what: "a test".into(), span: Span::default() };
+        let source = cordon_label::Source { what: "a test".into(), span: Span::default() };
         Val { value, label: Label::new(DcLabel::secret("alice"), source) }
     }
 
@@ -562,7 +562,7 @@ mod tests {
         let public = NotCleared { pc: pc.clone(), clearance: DcLabel::untrusted() };
         assert_eq!(public.reason(), "data secret to alice");
         assert_eq!(public.needed(), DcLabel::secret("alice").join(&DcLabel::untrusted()));
-        let source = cordon_runtime::label::Source { what: "a test".into(), span: Span::default() };
+        let source = cordon_label::Source { what: "a test".into(), span: Span::default() };
         let endorsed = Label::new(DcLabel::endorsed("alice"), source);
         let trusted_only = NotCleared { pc: endorsed, clearance: DcLabel::bottom() };
         assert_eq!(

@@ -34,7 +34,8 @@ use common::{RequestOutcome, run_request};
 
 use cordon_agent::{Completion, FillConfig, Filler, Provider, ProviderError, Request};
 use cordon_audit::Recording;
-use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, ErrorKind, Sessions};
 use cordon_sim::GitHub;
 use cordon_store::{NewRequest, SqliteStore, Store};
 use cordon_syntax::SourceMap;

@@ -7,7 +7,8 @@ mod common;
 
 use common::{Recording, RequestOutcome, run_request};
 use cordon_agent::{FillConfig, Filler, Provider, Request, Transcript, prompt, replay};
-use cordon_runtime::{Config, DcLabel, Program, Run, Sessions, Step};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, Program, Run, Sessions, Step};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 

@@ -138,7 +138,7 @@ fn the_model_never_removes_a_flag_of_the_rules() {
     let card = cordon_gate::Card {
         id: 1,
         tool: "Shop.message_merchant".into(),
-        tier: cordon_runtime::Tier::Ask,
+        tier: cordon_label::Tier::Ask,
         action: "message a merchant".into(),
         destination: None,
         recipients: Vec::new(),

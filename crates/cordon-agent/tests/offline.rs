@@ -10,7 +10,7 @@ use cordon_agent::{
     TranscriptError, Usage, open, replay,
 };
 use cordon_engine::{Event, Observer, Turn};
-use cordon_runtime::Label;
+use cordon_label::Label;
 use cordon_syntax::Code;
 use serde_json::{Value, json};
 

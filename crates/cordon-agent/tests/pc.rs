@@ -8,7 +8,8 @@ mod common;
 
 use common::{Recording, RequestOutcome, run_request};
 use cordon_agent::{FillConfig, Filler, Provider, Transcript};
-use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, ErrorKind, Sessions};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 

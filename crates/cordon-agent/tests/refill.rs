@@ -10,7 +10,8 @@ mod common;
 
 use common::{Recording, RequestOutcome, run_request};
 use cordon_agent::{FillConfig, Filler, Transcript};
-use cordon_runtime::{Config, DcLabel, ErrorKind, Sessions, ToolHost};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, ErrorKind, Sessions, ToolHost};
 use cordon_sim::Chat;
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};

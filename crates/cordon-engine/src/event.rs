@@ -10,8 +10,9 @@
 
 use std::ops::{Add, AddAssign};
 
+use cordon_label::Label;
 use cordon_runtime::effect::{Effect, HoleRequest};
-use cordon_runtime::{Json, Label, RunError, Val};
+use cordon_runtime::{Json, RunError, Val};
 use cordon_syntax::{Code, Span};
 use serde::Serialize;
 

@@ -3,8 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 use cordon_engine::{Ending, Engine, Event, Holes, Hosts, Observer, Stage, Turn, Usage, Verdict};
+use cordon_label::Label;
 use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
-use cordon_runtime::{Config, Decision, ErrorKind, Label, Program, Run, RunError, Sessions, Step, Value};
+use cordon_runtime::{Config, Decision, ErrorKind, Program, Run, RunError, Sessions, Step, Value};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, Checked, check, check_fill};
 use serde_json::{Value as Json, json};

@@ -12,8 +12,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use cordon_runtime::DcLabel;
-use cordon_runtime::label::Formula;
+use cordon_label::DcLabel;
 use cordon_syntax::ast::{ClosureParam, Expr};
 use serde::Serialize;
 
@@ -42,7 +41,7 @@ impl Bounds {
 
     /// Nothing known: from the bottom label to the top one.
     pub fn any() -> Bounds {
-        Bounds { lo: DcLabel::bottom(), hi: top() }
+        Bounds { lo: DcLabel::bottom(), hi: DcLabel::top() }
     }
 
     /// The label of a value computed from both: both bounds joined.
@@ -59,11 +58,6 @@ impl Bounds {
     pub fn is_bottom(&self) -> bool {
         self.hi.is_bottom()
     }
-}
-
-/// The top label: secret beyond anyone's release, vouched for by no one.
-pub fn top() -> DcLabel {
-    DcLabel { secrecy: Formula::falsity(), integrity: Formula::truth() }
 }
 
 /// Where a value came from, for the summary: an argument "from the plan's literals and the
@@ -224,7 +218,7 @@ impl Abs {
             Value::Variant(x) => {
                 Kind::Variant { name: Some(x.name.clone()), payload: x.payload.iter().map(of).collect() }
             }
-            Value::Func(_) => return Abs::unknown(Bounds { lo: label.lo, hi: top() }, origins.clone()),
+            Value::Func(_) => return Abs::unknown(Bounds { lo: label.lo, hi: DcLabel::top() }, origins.clone()),
             Value::Handle(h) => Kind::Handle(h.ty.clone()),
             Value::Capability(c) => Kind::Capability(c.as_str().into()),
             Value::Labeled(inner) => Kind::Labeled(Box::new(of(inner))),

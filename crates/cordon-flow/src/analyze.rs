@@ -16,14 +16,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use cordon_runtime::{DcLabel, Tier};
+use cordon_label::{DcLabel, Tier};
 use cordon_syntax::ast::{
     Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, Tool, TypeExpr,
     TypeExprKind, UnOp,
 };
 use cordon_syntax::{SourceMap, Span};
 
-use crate::abs::{Abs, Bounds, Closure, Kind, Origin, Origins, top};
+use crate::abs::{Abs, Bounds, Closure, Kind, Origin, Origins};
 use crate::{Count, Destination, HoleReach, Param, Site, Verdict};
 
 /// How many abstract steps an analysis may take before it gives up (and says so): far above
@@ -680,8 +680,8 @@ impl<'a> Analyzer<'a> {
                 break;
             }
             if round + 1 >= MAX_ROUNDS {
-                acc = acc.map(|a| Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: top() }, a.origins_deep()));
-                self.pc.hi = top();
+                acc = acc.map(|a| Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: DcLabel::top() }, a.origins_deep()));
+                self.pc.hi = DcLabel::top();
                 break;
             }
         }
@@ -812,7 +812,7 @@ impl<'a> Analyzer<'a> {
         }
         if self.recursive.contains(name) {
             self.analyze_open(name)?;
-            return Ok(Abs::unknown(Bounds { lo: self.pc.lo.clone(), hi: top() }, Origins::default()));
+            return Ok(Abs::unknown(Bounds { lo: self.pc.lo.clone(), hi: DcLabel::top() }, Origins::default()));
         }
         if self.calling.len() >= MAX_CALL_DEPTH {
             return Err(Stop::TooBig);
@@ -899,7 +899,7 @@ impl<'a> Analyzer<'a> {
                 pc: self.pc.clone(),
             });
         }
-        Abs::unknown(Bounds { lo: self.pc.lo.clone(), hi: top() }, Origins::one(Origin::Fill { line }))
+        Abs::unknown(Bounds { lo: self.pc.lo.clone(), hi: DcLabel::top() }, Origins::one(Origin::Fill { line }))
     }
 
     /// What a fill can reach besides tools: the plan's functions and the closures in scope,
@@ -1002,7 +1002,7 @@ impl<'a> Analyzer<'a> {
                     // Someone not known here: anyone's secret, or vouched for by anyone.
                     None if name == "secret" => Bounds {
                         lo: DcLabel::bottom(),
-                        hi: DcLabel { secrecy: top().secrecy, integrity: DcLabel::bottom().integrity },
+                        hi: DcLabel { secrecy: DcLabel::top().secrecy, integrity: DcLabel::bottom().integrity },
                     },
                     None => Bounds { lo: DcLabel::bottom(), hi: DcLabel::untrusted() },
                 };
@@ -1018,7 +1018,7 @@ impl<'a> Analyzer<'a> {
                     Some(ps) => Bounds::exactly(DcLabel::readers(&ps)),
                     None => Bounds {
                         lo: DcLabel::bottom(),
-                        hi: DcLabel { secrecy: top().secrecy, integrity: DcLabel::bottom().integrity },
+                        hi: DcLabel { secrecy: DcLabel::top().secrecy, integrity: DcLabel::bottom().integrity },
                     },
                 };
                 return Ok(Abs::plain(Kind::Label(l)));
@@ -1035,7 +1035,7 @@ impl<'a> Analyzer<'a> {
                 let inner = match &b.kind {
                     Kind::Labeled(inner) => (**inner).clone().raised(&b.label),
                     // A box whose content is not known: its label may be anything.
-                    _ => Abs::unknown(Bounds { lo: b.label.lo.clone(), hi: top() }, b.origins.clone()),
+                    _ => Abs::unknown(Bounds { lo: b.label.lo.clone(), hi: DcLabel::top() }, b.origins.clone()),
                 };
                 // `unlabel` raises the program-counter label by the content's, for good.
                 self.pc = self.pc.join(&inner.label);

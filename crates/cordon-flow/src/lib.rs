@@ -21,7 +21,8 @@ mod report;
 
 use std::collections::HashSet;
 
-use cordon_runtime::{HoleRequest, Label, Tier};
+use cordon_label::{Label, Tier};
+use cordon_runtime::HoleRequest;
 use cordon_syntax::ast::{ItemKind, Module, TypeExprKind};
 use cordon_syntax::{Diagnostic, FileId, SourceMap, Span};
 use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome};

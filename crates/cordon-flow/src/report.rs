@@ -1,8 +1,7 @@
 //! What the summary says to people and to models: the effect summary as text, and the
 //! check-time errors (a call that must break its sink, a call the policy always denies).
 
-use cordon_runtime::boundary::describe_flow;
-use cordon_runtime::{DcLabel, Tier};
+use cordon_label::{DcLabel, Tier, describe_flow};
 use cordon_syntax::{Code, Diagnostic};
 
 use crate::{Count, Destination, Origin, Origins, Site, Summary, Verdict};
@@ -177,7 +176,7 @@ fn needs_approval(mut d: Diagnostic) -> Diagnostic {
     d
 }
 
-fn decision_error(name: &str, site: &Site, pc: &cordon_runtime::DcLabel, sink: &cordon_runtime::DcLabel) -> Diagnostic {
+fn decision_error(name: &str, site: &Site, pc: &cordon_label::DcLabel, sink: &cordon_label::DcLabel) -> Diagnostic {
     let mut d = Diagnostic::error(
         Code::LabelFlow,
         site.span,
@@ -223,7 +222,7 @@ fn tier_in_words((least, most): (Tier, Tier)) -> String {
     }
 }
 
-fn sink_in_words(sink: &cordon_runtime::DcLabel) -> String {
+fn sink_in_words(sink: &cordon_label::DcLabel) -> String {
     let readers =
         if sink.secrecy.is_true() { "anyone may read it".to_string() } else { format!("{} may read it", sink.secrecy) };
     let vouch = if sink.integrity.is_true() {

@@ -12,8 +12,8 @@
 //! is wrapped and shown whole (a terminal approver pages it; nothing is cut), and control,
 //! invisible and direction-changing characters are escaped, so what is shown is what is sent.
 
-use cordon_runtime::label::{DcLabel, Formula};
-use cordon_runtime::{CardField, Effect, Label, Program, RunError, Tier, Val, Value, deep_label};
+use cordon_label::{DcLabel, Formula, Label, Tier};
+use cordon_runtime::{CardField, Effect, Program, RunError, Val, Value, deep_label};
 use serde::Serialize;
 
 /// One approval card.

@@ -3,7 +3,8 @@
 //! deny; asks the approver when a card is needed; and answers the engine.
 
 use cordon_engine::{Stage, Verdict};
-use cordon_runtime::{Effect, ErrorKind, Program, RunError, Tier, deep_label};
+use cordon_label::Tier;
+use cordon_runtime::{Effect, ErrorKind, Program, RunError, deep_label};
 use cordon_store::{GrantId, GrantQuery, NewGrant, Scope};
 use serde::Serialize;
 

@@ -9,7 +9,7 @@
 //! flagged card is shown even where a grant would have covered the call, and cannot make a
 //! grant. A card that asks to vouch for or release values the labels refused is always flagged.
 
-use cordon_runtime::label::Formula;
+use cordon_label::Formula;
 
 use crate::card::{Card, Origin, Shown, escape};
 

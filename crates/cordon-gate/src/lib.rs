@@ -3,7 +3,7 @@
 //! it. It carries out the policy's `@approval` and `@card` on the real argument values, after
 //! the model and outside it.
 //!
-//! - **Tiers** ([`cordon_runtime::Tier`], from `@approval`, computed per call): `deny` is
+//! - **Tiers** ([`cordon_label::Tier`], from `@approval`, computed per call): `deny` is
 //!   refused whoever approves; `ask_always` shows a card every time; `ask` shows a card unless a
 //!   grant covers the tool, every destination and the label class of the data; `none` asks
 //!   nobody. The rules ([`rule`]) answer in three values ([`Decision`]), never a bool.

@@ -11,7 +11,8 @@
 //! one the intent check flags, gets its own card as before.
 
 use cordon_flow::{Count, Destination, Site, Summary, Verdict};
-use cordon_runtime::{DcLabel, Effect, Label, Tier};
+use cordon_label::{DcLabel, Label, Tier};
+use cordon_runtime::Effect;
 use cordon_syntax::Span;
 
 use crate::card::{Card, Shown};

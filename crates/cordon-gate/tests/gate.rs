@@ -8,7 +8,8 @@
 use cordon_engine::{Ending, Engine};
 use cordon_gate::{Answer, ApproveAll, Approver, Card, DenyAll, Gate, Grants, MemoryGrants, Reply, Scripted, rule};
 use cordon_gate::{Decision, ProvenanceRules};
-use cordon_runtime::{Config, ErrorKind, Json, Program, Run, Sessions, Tier, ToolCall, ToolHost};
+use cordon_label::Tier;
+use cordon_runtime::{Config, ErrorKind, Json, Program, Run, Sessions, ToolCall, ToolHost};
 use cordon_sim::Shop;
 use cordon_store::{Grant, GrantQuery, NewGrant, Scope, StoreError};
 use cordon_syntax::SourceMap;

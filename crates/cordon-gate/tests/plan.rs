@@ -8,7 +8,8 @@
 use cordon_engine::{Ending, Engine};
 use cordon_flow::Summary;
 use cordon_gate::{Gate, PlanApproval, Scripted};
-use cordon_runtime::{Config, DcLabel, Effect, Label, Program, Run, Sessions, ToolHost};
+use cordon_label::{DcLabel, Label};
+use cordon_runtime::{Config, Effect, Program, Run, Sessions, ToolHost};
 use cordon_sim::{GitHub, Shop};
 use cordon_syntax::SourceMap;
 use cordon_types::CheckOptions;
@@ -116,8 +117,8 @@ fn a_call_outside_what_the_card_said_is_not_covered() {
     let (program, summary) = checked(cordon_sim::shop::POLICY, MESSAGE, "ann");
     let approved = PlanApproval::of(&summary);
     assert!(!approved.is_empty());
-    let card = |e: &Effect| cordon_gate::Card::build(&program, e, cordon_runtime::Tier::Ask, "ann").unwrap();
-    let source = cordon_runtime::label::Source { what: "a test".into(), span: Default::default() };
+    let card = |e: &Effect| cordon_gate::Card::build(&program, e, cordon_label::Tier::Ask, "ann").unwrap();
+    let source = cordon_label::Source { what: "a test".into(), span: Default::default() };
 
     // Within the bounds: covered once, as the summary counts it; a second time is not.
     let mut plan = approved.clone();

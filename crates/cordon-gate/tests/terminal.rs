@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use cordon_gate::{Approver, Card, Reply, Shown, Terminal};
-use cordon_runtime::{Label, Tier};
+use cordon_label::{Label, Tier};
 
 const CHILD: &str = "CORDON_GATE_TERMINAL_CHILD";
 

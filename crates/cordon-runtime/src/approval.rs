@@ -10,61 +10,16 @@
 
 use std::time::Instant;
 
+use cordon_label::{Label, Tier};
 use cordon_syntax::Span;
-use serde::{Deserialize, Serialize};
 
 use crate::compile::ToolDecl;
 use crate::ctx::{ConstState, Ctx};
 use crate::effect::Effect;
 use crate::error::{ErrorKind, RunError};
-use crate::label::Label;
 use crate::limits::Limits;
 use crate::value::{CodeRef, Val, Value};
 use crate::{Program, machine};
-
-/// How a tool call must be approved, from the policy's `@approval`. Ordered from the least to
-/// the most strict, so the stricter of two tiers is their maximum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    /// Performed without asking (`@approval(none)`, or no `@approval`).
-    None,
-    /// A card, unless a remembered grant covers the call.
-    Ask,
-    /// A card every time; never remembered.
-    AskAlways,
-    /// Never performed, whoever approves.
-    Deny,
-}
-
-impl Tier {
-    /// The tier `@approval` names `name`.
-    pub fn from_name(name: &str) -> Option<Tier> {
-        Some(match name {
-            "none" => Tier::None,
-            "ask" => Tier::Ask,
-            "ask_always" => Tier::AskAlways,
-            "deny" => Tier::Deny,
-            _ => return None,
-        })
-    }
-
-    /// The name `@approval` uses for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tier::None => "none",
-            Tier::Ask => "ask",
-            Tier::AskAlways => "ask_always",
-            Tier::Deny => "deny",
-        }
-    }
-}
-
-impl std::fmt::Display for Tier {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// A compiled `@approval`: a tier, or a choice on a condition over the parameters.
 #[derive(Clone, Debug)]

@@ -18,10 +18,10 @@ use crate::ctx::Ctx;
 use crate::effect::{Effect, Flow};
 use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
-use crate::label::{DcLabel, Label};
 use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
+use cordon_label::{DcLabel, Label, Source, describe_flow};
 
 /// Checks a tool call on the real values and, if it may go ahead, returns it as a proposed
 /// effect. Nothing changes yet: no linear value is used up, no call counted, nothing recorded
@@ -233,7 +233,7 @@ fn decision_error(tool: &str, pc: &Label, sink: &DcLabel) -> RunError {
 
 /// Points at where a label came from, or says it in a note where it has no place in the code
 /// (a field label a tool's result got from its type).
-fn explain(e: &mut RunError, source: &crate::label::Source, text: String) {
+fn explain(e: &mut RunError, source: &Source, text: String) {
     if source.span == Span::default() {
         e.notes.push(text);
     } else {
@@ -256,23 +256,6 @@ fn flow_error(tool: &str, param: &str, arg: &Val, carried: &Label, sink: &DcLabe
     }
     e.notes.push(describe_flow(&carried.dc(), sink));
     e
-}
-
-/// Says in words why a label may not flow to a sink.
-pub fn describe_flow(dc: &DcLabel, sink: &DcLabel) -> String {
-    if !sink.secrecy.implies(&dc.secrecy) {
-        format!("the data is secret to {}; this sink is readable by {}", dc.secrecy, readers(sink))
-    } else {
-        format!("the data is vouched for by {}; this sink needs data vouched for by {}", vouchers(dc), sink.integrity)
-    }
-}
-
-fn readers(l: &DcLabel) -> String {
-    if l.secrecy.is_true() { "anyone".into() } else { l.secrecy.to_string() }
-}
-
-fn vouchers(l: &DcLabel) -> String {
-    if l.integrity.is_true() { "no one".into() } else { l.integrity.to_string() }
 }
 
 fn label_value(v: Val) -> Result<DcLabel, RunError> {
@@ -465,7 +448,7 @@ fn mark_linear(ctx: &mut Ctx, v: &Value, decided: &Label) {
 /// A label for a tool's result: the policy's label, remembering the call it came from.
 fn result_label(dc: DcLabel, effect: &Effect) -> Label {
     let what = format!("the result of `{}.{}`", effect.capability, effect.tool);
-    Label::new(dc, crate::label::Source { what: what.into(), span: effect.span })
+    Label::new(dc, Source { what: what.into(), span: effect.span })
 }
 
 /// Puts a tool result's label on its data. The host-made values in a result tuple (the next
@@ -722,7 +705,7 @@ fn label_fields(ctx: &mut Ctx, ty: &str, fields: &mut [(Arc<str>, Val)]) -> Resu
         let dc = label_value(ctx.eval(code, values.clone())?)?;
         if let Some((name, field)) = fields.get_mut(*i) {
             let what = format!("the field `{ty}.{name}`");
-            field.label.join_mut(&Label::new(dc, crate::label::Source { what: what.into(), span: Span::default() }));
+            field.label.join_mut(&Label::new(dc, Source { what: what.into(), span: Span::default() }));
         }
     }
     Ok(())
@@ -744,7 +727,7 @@ pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Resu
                 let stored = sessions.values.get(&**name).filter(|s| s.ty == **ty);
                 if let Some(s) = stored {
                     let what = format!("the state of `{name}` kept from an earlier request");
-                    let source = crate::label::Source { what: what.into(), span: Span::default() };
+                    let source = Source { what: what.into(), span: Span::default() };
                     ctx.host.set_decided_by(id, Label::new(s.label.clone(), source));
                 }
                 for m in ctx.program.measures.values() {

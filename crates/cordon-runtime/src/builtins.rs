@@ -8,8 +8,8 @@ use std::sync::Arc;
 use cordon_syntax::pattern;
 
 use crate::error::{ErrorKind, RunError};
-use crate::label::{DcLabel, Label};
 use crate::value::{Record, Val, Value, Variant};
+use cordon_label::{DcLabel, Label};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {

@@ -1585,7 +1585,8 @@ impl Compiler {
     /// An approval tier (`ask`, or `if amount > 100 { ask_always } else { ask }`): the
     /// conditions become code over the parameters.
     fn tier(&mut self, e: &Expr, params: &[&str]) -> Res<crate::approval::TierCode> {
-        use crate::approval::{Tier, TierCode};
+        use crate::approval::TierCode;
+        use cordon_label::Tier;
         use cordon_syntax::ast::ExprKind;
         let tail = |e: &Expr| match &e.kind {
             ExprKind::Block(b) if b.stmts.is_empty() => b.tail.as_deref().cloned(),

@@ -13,10 +13,10 @@ use crate::builtins::Budget;
 use crate::compile::Compiled;
 use crate::error::{ErrorKind, RunError};
 use crate::host::HostState;
-use crate::label::Label;
 use crate::limits::Limits;
 use crate::trace::Event;
 use crate::value::{CodeRef, Str, Val};
+use cordon_label::Label;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ConstState {

@@ -7,8 +7,8 @@ use cordon_syntax::{FileId, Span};
 use serde::{Deserialize, Serialize};
 
 use crate::error::RunError;
-use crate::label::Label;
 use crate::value::{Val, Value};
+use cordon_label::{DcLabel, Label};
 
 /// One tool call, stopped at the boundary. The interpreter made it and performs nothing; the
 /// host decides, performs the tool and resumes the run with the result.
@@ -42,7 +42,7 @@ pub struct Flow {
     pub value: Option<Val>,
     /// What may not flow: the argument's label, or the decision's (the pc).
     pub carried: Label,
-    pub sink: crate::label::DcLabel,
+    pub sink: DcLabel,
 }
 
 impl Effect {

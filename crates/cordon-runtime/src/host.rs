@@ -11,8 +11,8 @@ use cordon_types::{EntryFact, FactValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, RunError};
-use crate::label::{DcLabel, Label};
 use crate::value::{HostId, Val, Value};
+use cordon_label::{DcLabel, Label};
 
 /// A measure's value: measures are booleans, integers or strings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,8 +19,9 @@
 //!
 //! Modules: `compile` turns syntax trees into code, `machine` runs it, `builtins` are the
 //! builtin functions (`decimal` their exact decimal arithmetic, `time` dates, instants and durations), `boundary` is where every effect is checked, `host` is what the host
-//! knows (measures, host-made values, sessions), `label` the DC labels, `shape` the types the
-//! boundary checks against, `limits` the host's limits, `trace` the record of decisions.
+//! knows (measures, host-made values, sessions), `shape` the types the boundary checks against,
+//! `limits` the host's limits, `trace` the record of decisions. Labels themselves are
+//! `cordon_label`'s.
 
 pub mod approval;
 pub mod boundary;
@@ -31,7 +32,6 @@ mod decimal;
 pub mod effect;
 pub mod error;
 pub mod host;
-pub mod label;
 pub mod limits;
 mod machine;
 mod shape;
@@ -43,17 +43,17 @@ pub mod value;
 use std::sync::Arc;
 use std::time::Instant;
 
+use cordon_label::{Label, Source};
 use cordon_syntax::Span;
 use cordon_syntax::ast::Module;
 use cordon_types::Checked;
 
-pub use approval::{CardField, Tier};
+pub use approval::CardField;
 pub use builtins::deep_label;
 pub use compile::CompileError;
 pub use effect::{Effect, Flow, HoleRequest, Json, ToolCall, ToolHost};
 pub use error::{ErrorKind, RunError};
 pub use host::{Scalar, Sessions, StoredValue};
-pub use label::{DcLabel, Label};
 pub use limits::Limits;
 pub use snapshot::SnapshotError;
 pub use trace::{Decision, Event};
@@ -412,7 +412,7 @@ impl Run {
             label.clone()
         } else {
             let what = "what the model that wrote this code was shown";
-            label.join(&Label::new(label.dc(), label::Source { what: what.into(), span: hole.span }))
+            label.join(&Label::new(label.dc(), Source { what: what.into(), span: hole.span }))
         };
         self.vm.enter_fill(&self.ctx.program, body, scope, hole.args, &label);
         self.proceed()

@@ -20,10 +20,10 @@ use crate::ctx::{ConstState, Ctx};
 use crate::decimal;
 use crate::effect::{Effect, HoleRequest};
 use crate::error::{ErrorKind, RunError};
-use crate::label::{Label, Source};
 use crate::shape::Shape;
 use crate::time;
 use crate::value::{CodeRef, Func, Record, Val, Value, Variant};
+use cordon_label::{Label, Source};
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 enum OnReturn {

@@ -24,12 +24,12 @@ use crate::compile::{self, Compiled, FillRecord};
 use crate::ctx::{ConstState, Ctx};
 use crate::effect::{Effect, HoleRequest};
 use crate::host::{HostState, Sessions};
-use crate::label::Label;
 use crate::limits::Limits;
 use crate::machine::{self, Vm};
 use crate::trace::Event;
 use crate::value::Val;
 use crate::{FillStart, Run};
+use cordon_label::Label;
 
 /// The format's version: a saved run of another version is refused, never guessed at. The
 /// machine's frames point into compiled code, so a change to what the compiler emits is a new

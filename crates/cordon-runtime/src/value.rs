@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::label::{DcLabel, Label};
+use cordon_label::{DcLabel, Label};
 
 /// A value with its label.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

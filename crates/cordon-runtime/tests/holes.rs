@@ -7,7 +7,8 @@
 mod common;
 
 use common::{Recorder, Source};
-use cordon_runtime::{Config, DcLabel, Json, Label, Run, Sessions, Step};
+use cordon_label::{DcLabel, Label};
+use cordon_runtime::{Config, Json, Run, Sessions, Step};
 use cordon_syntax::{FileId, parse};
 
 const POLICY: &str = r#"
@@ -52,10 +53,7 @@ fn run_with_fill(plan: &str, fill: &str, label: &Label, host: &mut Recorder<'_>)
 }
 
 fn untrusted() -> Label {
-    Label::new(
-        DcLabel::untrusted(),
-        cordon_runtime::label::Source { what: "the prompt".into(), span: Default::default() },
-    )
+    Label::new(DcLabel::untrusted(), cordon_label::Source { what: "the prompt".into(), span: Default::default() })
 }
 
 #[test]

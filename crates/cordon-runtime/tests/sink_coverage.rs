@@ -13,7 +13,8 @@ mod lab;
 use std::cell::Cell;
 
 use common::{Recorder, Source, config, small_limits};
-use cordon_runtime::{DcLabel, Effect, Json, Label, Sessions, deep_label};
+use cordon_label::{DcLabel, Label};
+use cordon_runtime::{Effect, Json, Sessions, deep_label};
 use lab::{POLICY, plan};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;

@@ -8,8 +8,9 @@ mod common;
 
 use common::Source;
 use cordon_engine::{Ending, Engine, Stage, Verdict};
+use cordon_label::Label;
 use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
-use cordon_runtime::{Config, Json, Label, Program, Run, RunError, Sessions, Step, Val, Value, deep_label};
+use cordon_runtime::{Config, Json, Program, Run, RunError, Sessions, Step, Val, Value, deep_label};
 use serde_json::json;
 
 #[test]

@@ -15,7 +15,8 @@ mod common;
 
 use common::{Recorder, Source};
 use cordon_engine::Report;
-use cordon_runtime::{Config, DcLabel, Limits, Sessions};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, Limits, Sessions};
 use cordon_sim::GitHub;
 use cordon_sim::github::{DATA, POLICY};
 

@@ -193,7 +193,7 @@ fn the_answer_of_a_leadership_plan_is_readable_by_leadership_only() {
     let out = run_on_chat(&plan(include_str!("../../../examples/chat/remind_leadership.cord")).checked());
     let answer = out.report.result.unwrap();
     assert_eq!(answer.value.to_string(), "\"Reposted in #leadership (3 messages there).\"");
-    assert_eq!(answer.label.dc(), cordon_runtime::label::DcLabel::readers(&LEADERSHIP));
+    assert_eq!(answer.label.dc(), cordon_label::DcLabel::readers(&LEADERSHIP));
 }
 
 #[test]

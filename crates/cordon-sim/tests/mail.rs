@@ -301,7 +301,7 @@ match mine.first() {
     let answer = out.report.result.unwrap();
     assert!(answer.value.to_string().contains("Revenue: 4.2M"), "{}", answer.value);
     // The user's own document is the user's to send: vouched for by the user, secret to no one.
-    assert_eq!(answer.label.dc(), cordon_runtime::label::DcLabel::endorsed("alice@example.com"));
+    assert_eq!(answer.label.dc(), cordon_label::DcLabel::endorsed("alice@example.com"));
 }
 
 // ------------------------------------------------------------------ what a plan changes

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
+use cordon_label::Tier;
 use cordon_smt::{Solver, Term};
 use cordon_syntax::ast::{
     self, Annotation, Expr, ExprKind, Ident, Item, ItemKind, Module, Param, TypeExpr, TypeExprKind,
@@ -764,11 +765,7 @@ impl<'a> Checker<'a> {
             "approval" => match a.args.as_slice() {
                 [arg] if arg.key.is_none() => self.check_tier(&arg.value, &sig.params),
                 _ => {
-                    self.error(
-                        Code::InvalidAnnotation,
-                        a.span,
-                        "`@approval` takes one of `deny`, `ask_always`, `ask`, `none`",
-                    );
+                    self.error(Code::InvalidAnnotation, a.span, tiers_wanted());
                 }
             },
             "card" => {
@@ -835,7 +832,7 @@ impl<'a> Checker<'a> {
     /// values are), so the tier of a call is decided on its real values.
     fn check_tier(&mut self, e: &Expr, params: &[(String, Ty)]) {
         match &e.kind {
-            ExprKind::Name(id) if TIERS.contains(&id.name.as_str()) => {}
+            ExprKind::Name(id) if Tier::from_name(&id.name).is_some() => {}
             ExprKind::If { cond, then, else_: Some(otherwise) } => {
                 self.check_annotation_expr(
                     cond,
@@ -862,8 +859,8 @@ impl<'a> Checker<'a> {
     }
 
     fn tier_error(&mut self, span: Span) {
-        self.error(Code::InvalidAnnotation, span, "`@approval` takes one of `deny`, `ask_always`, `ask`, `none`")
-            .help = Some("or a choice on the arguments: `if amount > 100 { ask_always } else { ask }`".into());
+        self.error(Code::InvalidAnnotation, span, tiers_wanted()).help =
+            Some("or a choice on the arguments: `if amount > 100 { ask_always } else { ask }`".into());
     }
 
     /// A `@label` value is a `Label` computed from the tool's arguments: it is type checked over
@@ -1095,8 +1092,11 @@ fn is_host_declaration(kind: &ItemKind) -> bool {
     )
 }
 
-/// The approval tiers, as `@approval` names them.
-const TIERS: &[&str] = &["deny", "ask_always", "ask", "none"];
+/// What `@approval` takes, for errors: every tier, the strictest first.
+fn tiers_wanted() -> String {
+    let names: Vec<String> = Tier::ALL.iter().rev().map(|t| format!("`{t}`")).collect();
+    format!("`@approval` takes one of {}", names.join(", "))
+}
 
 /// The keys of `@card` that mean something to the gate; any other key is an extra field.
 const CARD_KEYS: &[&str] = &["action", "destination", "content", "recipients"];

@@ -10,7 +10,8 @@ use cordon_audit::Recording;
 use cordon_engine::{End, Ending, Engine, Event, Hosts, Observer, Observers};
 use cordon_flow::Summary;
 use cordon_gate::{Approver, Gate, PlanApproval, ProvenanceRules, StoreGrants};
-use cordon_runtime::{Config, DcLabel, Limits, Program, Run, RunError, Sessions, Val, Value};
+use cordon_label::DcLabel;
+use cordon_runtime::{Config, Limits, Program, Run, RunError, Sessions, Val, Value};
 use cordon_store::NewRequest;
 use cordon_syntax::{FileId, SourceMap};
 use cordon_types::{CheckOptions, Checked};
@@ -442,4 +443,19 @@ fn answer_part(v: &Val) -> Val {
         return Val { value: first.value.clone(), label: first.label.join(&v.label) };
     }
     v.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_user_cleared_model_may_see_the_users_secrets_and_no_one_elses() {
+        let alices = DcLabel::secret("alice").join(&DcLabel::endorsed("alice"));
+        let bobs = DcLabel::secret("bob");
+        assert!(!alices.flows_to(&Clearance::Public.label("alice")));
+        assert!(alices.flows_to(&Clearance::User.label("alice")));
+        assert!(!bobs.flows_to(&Clearance::User.label("alice")));
+        assert!(DcLabel::untrusted().flows_to(&Clearance::Public.label("alice")));
+    }
 }

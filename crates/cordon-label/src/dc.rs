@@ -5,12 +5,10 @@
 //! consent; `true` : public). Integrity says who vouches for it (`alice` : alice wrote it;
 //! `true` : nobody, untrusted; `false` : everyone, e.g. the plan's own literals). Data labelled
 //! `l1` may flow where `l2` is allowed when `l2`'s secrecy implies `l1`'s and `l1`'s integrity
-//! implies `l2`'s. Values at run time carry a [`Label`]: a DC label plus where it came from.
+//! implies `l2`'s.
 
 use std::fmt;
-use std::sync::Arc;
 
-use cordon_syntax::Span;
 use serde::{Deserialize, Serialize};
 
 /// A conjunction of clauses, each a disjunction of principals. Kept minimal (no clause contains
@@ -140,6 +138,12 @@ impl DcLabel {
         DcLabel { secrecy: Formula::truth(), integrity: Formula::truth() }
     }
 
+    /// Secret beyond anyone's release and vouched for by no one: every label flows to it. No
+    /// value carries it; it bounds what an unknown value may carry.
+    pub fn top() -> DcLabel {
+        DcLabel { secrecy: Formula::falsity(), integrity: Formula::truth() }
+    }
+
     /// Only `p` may release it.
     pub fn secret(p: &str) -> DcLabel {
         DcLabel { secrecy: Formula::principal(p), integrity: Formula::falsity() }
@@ -233,100 +237,22 @@ impl Formula {
     }
 }
 
-/// Where part of a value's label came from: a tool's result, an `unlabel`, a hole's fill.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Source {
-    pub what: Arc<str>,
-    pub span: Span,
-}
-
-/// The label a value carries at run time: a DC label and the sources that raised it. Most
-/// values carry the bottom label, which costs nothing: no allocation, and joins with it are a
-/// pointer check.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Label(Option<Arc<LabelData>>);
-
-#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
-struct LabelData {
-    dc: DcLabel,
-    sources: Vec<Source>,
-}
-
-/// A label keeps at most this many sources; more would make diagnostics long, not clearer.
-const MAX_SOURCES: usize = 6;
-
-impl Label {
-    pub const fn bottom() -> Label {
-        Label(None)
-    }
-
-    pub fn new(dc: DcLabel, source: Source) -> Label {
-        if dc.is_bottom() {
-            return Label(None);
-        }
-        Label(Some(Arc::new(LabelData { dc, sources: vec![source] })))
-    }
-
-    pub fn is_bottom(&self) -> bool {
-        self.0.is_none()
-    }
-
-    pub fn dc(&self) -> DcLabel {
-        self.0.as_ref().map_or_else(DcLabel::bottom, |d| d.dc.clone())
-    }
-
-    pub fn sources(&self) -> &[Source] {
-        self.0.as_ref().map_or(&[], |d| &d.sources)
-    }
-
-    #[inline(always)]
-    pub fn join(&self, other: &Label) -> Label {
-        match (&self.0, &other.0) {
-            (None, _) => other.clone(),
-            (_, None) => self.clone(),
-            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => self.clone(),
-            (Some(a), Some(b)) => Label::join_slow(a, b),
-        }
-    }
-
-    #[inline(never)]
-    fn join_slow(a: &Arc<LabelData>, b: &Arc<LabelData>) -> Label {
-        let covers =
-            |x: &LabelData, y: &LabelData| y.dc.flows_to(&x.dc) && y.sources.iter().all(|s| x.sources.contains(s));
-        if covers(a, b) {
-            return Label(Some(a.clone()));
-        }
-        if covers(b, a) {
-            return Label(Some(b.clone()));
-        }
-        let mut sources = a.sources.clone();
-        for s in &b.sources {
-            if sources.len() < MAX_SOURCES && !sources.contains(s) {
-                sources.push(s.clone());
-            }
-        }
-        Label(Some(Arc::new(LabelData { dc: a.dc.join(&b.dc), sources })))
-    }
-
-    #[inline(always)]
-    pub fn join_mut(&mut self, other: &Label) {
-        if other.0.is_some() {
-            *self = self.join(other);
-        }
-    }
-
-    pub fn flows_to(&self, to: &DcLabel) -> bool {
-        match &self.0 {
-            None => DcLabel::bottom().flows_to(to),
-            Some(d) => d.dc.flows_to(to),
-        }
+/// Says in words why data labelled `dc` may not flow to `sink`: the first of the two conditions
+/// it fails, secrecy before integrity.
+pub fn describe_flow(dc: &DcLabel, sink: &DcLabel) -> String {
+    if !sink.secrecy.implies(&dc.secrecy) {
+        format!("the data is secret to {}; this sink is readable by {}", dc.secrecy, readers(sink))
+    } else {
+        format!("the data is vouched for by {}; this sink needs data vouched for by {}", vouchers(dc), sink.integrity)
     }
 }
 
-impl fmt::Display for Label {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.dc())
-    }
+fn readers(l: &DcLabel) -> String {
+    if l.secrecy.is_true() { "anyone".into() } else { l.secrecy.to_string() }
+}
+
+fn vouchers(l: &DcLabel) -> String {
+    if l.integrity.is_true() { "no one".into() } else { l.integrity.to_string() }
 }
 
 #[cfg(test)]
@@ -371,6 +297,20 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_says_which_condition_fails_first() {
+        let sink = DcLabel::endorsed("user");
+        assert_eq!(
+            describe_flow(&DcLabel::secret("alice"), &sink),
+            "the data is secret to alice; this sink is readable by anyone"
+        );
+        assert_eq!(
+            describe_flow(&DcLabel::untrusted(), &sink),
+            "the data is vouched for by no one; this sink needs data vouched for by user"
+        );
+        assert!(DcLabel::secret("alice").join(&DcLabel::untrusted()).flows_to(&DcLabel::top()));
+    }
+
+    #[test]
     fn secrets_do_not_flow_to_public_and_untrusted_data_is_not_endorsed() {
         let public_by_user = DcLabel::endorsed("user");
         assert!(DcLabel::bottom().flows_to(&public_by_user));
@@ -380,14 +320,5 @@ mod tests {
         let joined = DcLabel::secret("alice").join(&DcLabel::endorsed("user"));
         assert_eq!(joined.to_string(), "<secrecy: alice, integrity: user>");
         assert!(joined.flows_to(&DcLabel { secrecy: Formula::principal("alice"), integrity: Formula::truth() }));
-    }
-
-    #[test]
-    fn joining_bottom_allocates_nothing() {
-        let src = Source { what: "x".into(), span: Span::default() };
-        let l = Label::new(DcLabel::secret("a"), src);
-        assert_eq!(Label::bottom().join(&l), l);
-        assert!(Label::bottom().join(&Label::bottom()).is_bottom());
-        assert!(l.join(&l).sources().len() == 1);
     }
 }
