@@ -199,7 +199,8 @@ impl<'a> Filler<'a> {
                 Err(problem) => Rejection { feedback: problem, first: None },
                 Ok(Extracted { code, note }) => match check(code, attempt) {
                     Checking::Accepted(fill) => {
-                        observer.event(&Event::FillAccepted { hole, attempt, code });
+                        let file = fill.module().file;
+                        observer.event(&Event::FillAccepted { hole, attempt, code, file });
                         stats.filled = true;
                         messages.push(Message::assistant(echo(&completion.text)));
                         let conversation = Conversation { messages, attempts: attempt };

@@ -111,7 +111,7 @@ fn attempt(transcript: &mut Transcript<Vec<u8>>, hole: &str, text: &str, accepte
     transcript.write(&prompted).unwrap();
     transcript.write(&Event::FillReceived { hole, attempt, text, usage }).unwrap();
     let verdict = if accepted {
-        Event::FillAccepted { hole, attempt, code: text }
+        Event::FillAccepted { hole, attempt, code: text, file: cordon_syntax::FileId(0) }
     } else {
         Event::FillRejected { hole, attempt, feedback: "error: no code block", first: None }
     };
@@ -161,7 +161,7 @@ impl Write for Broken {
 
 #[test]
 fn write_errors_are_returned_and_kept() {
-    let accepted = Event::FillAccepted { hole: "h", attempt: 1, code: "1" };
+    let accepted = Event::FillAccepted { hole: "h", attempt: 1, code: "1", file: cordon_syntax::FileId(0) };
     let mut transcript = Transcript::new(Broken);
     let error = transcript.write(&accepted).unwrap_err();
     assert!(matches!(error, TranscriptError::Io(_)));

@@ -351,7 +351,7 @@ impl Observer for Recorder<'_> {
                 };
                 recording.append(state, kind::REFUSED, &json!({ "tool": tool, "by": by, "code": code }));
             }
-            Event::FillAccepted { hole, attempt, code } => {
+            Event::FillAccepted { hole, attempt, code, .. } => {
                 recording.append(state, kind::FILL, &json!({ "hole": hole, "attempt": attempt, "code": code }));
             }
             Event::FillRefused { hole, attempt, first, .. } => {

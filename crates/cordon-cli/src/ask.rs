@@ -6,10 +6,10 @@
 //! holes cost.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use cordon::{Ended, SessionAt, Settings, Workspace};
+use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 use cordon_agent::{FillConfig, HttpConfig, ProviderConfig, ProviderError, Transcript};
 use cordon_engine::{Event, Observers};
 use cordon_gate::Approver;
@@ -18,6 +18,7 @@ use cordon_syntax::render;
 use crate::approve::ApproveArgs;
 use crate::store::StoreArgs;
 use crate::tools::ToolArgs;
+use crate::trace::Trace;
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
@@ -29,9 +30,9 @@ pub struct Args {
     pub request: String,
 }
 
-pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
+pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dyn Write) -> Result<Report, Error> {
     let mut conversation = Conversation::open(&args.setup, read)?;
-    let report = conversation.ask(&args.request)?;
+    let report = conversation.ask(&args.request, out)?;
     match conversation.finish() {
         Err(error) if report.error.is_none() => Ok(Report { error: Some(error), ..report }),
         _ => Ok(report),
@@ -140,8 +141,9 @@ impl Conversation {
     }
 
     /// Runs one request through a root hole, the workspace keeping its sessions and the
-    /// conversation so far for the next request.
-    pub fn ask(&mut self, request: &str) -> Result<Report, Error> {
+    /// conversation so far for the next request. The trace is written to `out` as the run goes;
+    /// what follows it comes back in the report.
+    pub fn ask(&mut self, request: &str, out: &mut dyn Write) -> Result<Report, Error> {
         let mut progress = |event: &Event<'_>| match *event {
             Event::HolePrompted { model, hole, attempt, max_attempts, .. } => {
                 eprintln!("asking {model} for hole {hole} (attempt {attempt}/{max_attempts})");
@@ -153,18 +155,20 @@ impl Conversation {
             }
             _ => {}
         };
-        let mut trace = crate::run::Trace::default();
+        let prepared = self.workspace.prepare(Request::Ask(request), &mut *self.approver)?;
+        let mut trace = Trace::new(out, prepared.sources().cloned().unwrap_or_default());
         let mut observers = Observers::new().with(&mut progress).with(&mut trace);
         if let Some((_, t)) = self.transcript.as_mut() {
             observers = observers.with(t);
         }
-        let mut asked = self.workspace.ask(request, &mut *self.provider, &mut *self.approver, &mut observers)?;
+        let mut asked = prepared.with_model(&mut *self.provider).run(&mut observers)?;
         drop(observers);
+        trace.finish(&asked.approvals).map_err(|e| Error::Usage(format!("cannot write the trace: {e}")))?;
         if let Some((path, error)) = self.transcript.as_ref().and_then(|(path, t)| Some((path, t.error()?))) {
             return Err(Error::Usage(format!("cannot write the transcript `{}`: {error}", path.display())));
         }
         let record_error = asked.record_error.take();
-        let mut report = report(&asked, &trace.render(&asked.approvals, &asked.sources));
+        let mut report = report(&asked);
         if let Some(error) = record_error {
             report.error = Some(Error::Cordon(cordon::Error::Record(error)));
         }
@@ -177,10 +181,10 @@ impl Conversation {
     }
 }
 
-/// The trace (as `Trace::render` wrote it), the holes and their cost, and the result or error.
-fn report(outcome: &cordon::Report, trace: &str) -> Report {
+/// What follows the trace: the holes and their cost, and the result or error.
+fn report(outcome: &cordon::Report) -> Report {
     let sources = &outcome.sources;
-    let mut out = trace.to_string();
+    let mut out = String::new();
     for hole in &outcome.holes {
         if !hole.filled && hole.attempts == 0 {
             out.push_str(&format!("hole {}: not asked (the model is not cleared for it)\n", hole.hole));

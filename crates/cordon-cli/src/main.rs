@@ -15,6 +15,7 @@ mod mcp;
 mod run;
 mod store;
 mod tools;
+mod trace;
 
 use std::fmt;
 use std::process::ExitCode;
@@ -117,8 +118,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
-        Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path)),
-        Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path)),
+        Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),
+        Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),
         Command::Chat(args) => {
             let stdin = std::io::stdin();
             chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin.lock(), &mut std::io::stdout())

@@ -6,18 +6,19 @@
 //! next run, so a session tainted by one request stays tainted in the next; the store's session
 //! of that file is locked while the run holds it.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use cordon::{Approvals, Ended, SessionAt, Settings, Source, Workspace};
-use cordon_engine::Observer;
-use cordon_runtime::{Decision, Event, Limits};
+use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
+use cordon_engine::Observers;
+use cordon_runtime::Limits;
 use cordon_syntax::{Diagnostic, SourceMap, render};
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
 use crate::store::StoreArgs;
 use crate::tools::ToolArgs;
+use crate::trace::Trace;
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
@@ -57,7 +58,9 @@ pub struct Args {
     pub effects: bool,
 }
 
-pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Report, Error> {
+/// Checks and runs the plan; the trace is written to `out` as the run goes, and what follows it
+/// (the run's diagnostic, the result, the summary line) comes back in the report.
+pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dyn Write) -> Result<Report, Error> {
     let plan = read(&args.plan).map_err(|error| cordon::Error::Read { path: args.plan.clone(), error })?;
     let plan = Source::new(args.plan.display().to_string(), plan);
     let tools = args.tools.open(read)?;
@@ -74,13 +77,47 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
         workspace = workspace.with_session(SessionAt::File(path.clone()));
     }
     let mut approver = args.approve.approver()?;
-    let mut trace = Trace::default();
-    let mut report = workspace.run(&plan, &mut *approver, &mut trace)?;
+    let prepared = workspace.prepare(Request::Plan(&plan), &mut *approver)?;
+    let mut report = match (args.format, prepared.accepted()) {
+        (Format::Human | Format::Concise, true) => {
+            let sources = prepared.sources().cloned().unwrap_or_default();
+            let mut before = effects(args, prepared.effects());
+            before.extend(prepared.warnings().iter().map(|d| diagnostic(args.format, d, &sources)));
+            out.write_all(before.as_bytes()).map_err(write_error)?;
+            let mut trace = Trace::new(out, sources);
+            let report = prepared.run(&mut trace)?;
+            trace.finish(&report.approvals).map_err(write_error)?;
+            report
+        }
+        _ => prepared.run(&mut Observers::new())?,
+    };
     let error = report.record_error.take().map(|e| Error::Cordon(cordon::Error::Record(e)));
-    Ok(Report { error, ..render_report(args, &report, &trace) })
+    Ok(Report { error, ..render_report(args, &report) })
 }
 
-fn render_report(args: &Args, report: &cordon::Report, trace: &Trace) -> Report {
+fn write_error(error: io::Error) -> Error {
+    Error::Usage(format!("cannot write the trace: {error}"))
+}
+
+/// The effect summary, when `--effects` asks for it.
+fn effects(args: &Args, summary: Option<&cordon_flow::Summary>) -> String {
+    match summary.filter(|_| args.effects) {
+        Some(summary) => format!("{}\n", summary.render()),
+        None => String::new(),
+    }
+}
+
+/// A diagnostic for people (with a blank line after it) or for models.
+fn diagnostic(format: Format, d: &Diagnostic, sources: &SourceMap) -> String {
+    match format {
+        Format::Concise => render::concise(d, sources),
+        _ => render::human(d, sources) + "\n",
+    }
+}
+
+/// What the report says after the trace (or, for a plan that did not run, all of it); the
+/// whole report, in JSON.
+fn render_report(args: &Args, report: &cordon::Report) -> Report {
     let sources = &report.sources;
     let accepted = report.value().is_some();
     let stdout = match args.format {
@@ -89,19 +126,12 @@ fn render_report(args: &Args, report: &cordon::Report, trace: &Trace) -> Report 
             format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
         }
         Format::Human | Format::Concise => {
-            let mut out = match report.effects.as_ref().filter(|_| args.effects) {
-                Some(summary) => format!("{}\n", summary.render()),
-                None => String::new(),
+            let mut out = match report.ended {
+                // Nothing was written before: the effects and the check's findings are here.
+                Ended::Rejected => effects(args, report.effects.as_ref()),
+                _ => String::new(),
             };
-            let diagnostic = |d: &Diagnostic| match args.format {
-                Format::Concise => render::concise(d, sources),
-                _ => render::human(d, sources) + "\n",
-            };
-            out.extend(report.warnings.iter().map(diagnostic));
-            if !matches!(report.ended, Ended::Rejected) {
-                out.push_str(&trace.render(&report.approvals, sources));
-            }
-            out.extend(report.diagnostics.iter().map(diagnostic));
+            out.extend(report.diagnostics.iter().map(|d| diagnostic(args.format, d, sources)));
             if let Some(v) = report.value() {
                 out.push_str(&format!("result: {}\n", v.value));
                 let label = cordon_runtime::deep_label(v);
@@ -128,156 +158,4 @@ fn render_report(args: &Args, report: &cordon::Report, trace: &Trace) -> Report 
         }
     };
     Report { stdout, accepted, error: None }
-}
-
-/// The trace a user reads, as the engine's events tell it: each call allowed (performed) or
-/// blocked, what it returned or how it failed, as the boundary recorded them, and after each
-/// call what the approval gate decided about it.
-#[derive(Default)]
-pub(crate) struct Trace {
-    rows: Vec<Row>,
-    /// The gate's decisions so far: the next one is the gate's record of this number.
-    gate_decisions: usize,
-    /// The gate's decision about the call in flight, shown after the call's own row.
-    pending: Option<usize>,
-}
-
-enum Row {
-    Call(Event),
-    /// The gate's record of this number.
-    Gate(usize),
-}
-
-impl Trace {
-    /// The trace for people, a line per row, with the gate's decisions worth a line (a card,
-    /// a grant, a refusal) from `gate`'s records.
-    pub(crate) fn render(&self, approvals: &Approvals, sources: &SourceMap) -> String {
-        let mut out = String::new();
-        if let Some(record) = &approvals.plan {
-            let card = record.card.as_ref();
-            let (id, covered) = card.map_or((0, 0), |c| (c.id, c.fields.len()));
-            let who = record.approver.as_deref().unwrap_or("no one");
-            let said = if record.outcome == "approved" { "approved" } else { "refused" };
-            out.push_str(&format!(
-                "     gate     card {id}, the plan ({covered} call(s) without their own card), {said} by {who}\n"
-            ));
-        }
-        let mut calls = 0;
-        let pending = self.pending.map(Row::Gate);
-        for row in self.rows.iter().chain(pending.as_ref()) {
-            match row {
-                Row::Call(event) => {
-                    if matches!(event.decision, Decision::Allowed | Decision::Blocked { .. }) {
-                        calls += 1;
-                    }
-                    out.push_str(&trace_line(calls, event, sources));
-                }
-                Row::Gate(n) => {
-                    if let Some(record) = approvals.records.get(*n) {
-                        out.push_str(&gate_lines(record));
-                    }
-                }
-            }
-        }
-        if !self.rows.is_empty() {
-            out.push('\n');
-        }
-        if let Some(stats) = Some(&approvals.stats).filter(|s| s.cards + s.denied + s.grants_used > 0) {
-            out.push_str(&format!(
-                "approvals: {} card(s), {} approved, {} refused, {} denied by policy, {} grant(s) used{}\n",
-                stats.cards,
-                stats.approved,
-                stats.refused,
-                stats.denied,
-                stats.grants_used,
-                if stats.plan_covered > 0 {
-                    format!(", {} call(s) under the plan's approval", stats.plan_covered)
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        out
-    }
-}
-
-impl Observer for Trace {
-    fn event(&mut self, event: &cordon_engine::Event<'_>) {
-        use cordon_engine::Event as E;
-        let row = |tool: &str, detail: &str, decision, span| Event {
-            tool: tool.to_string(),
-            detail: detail.to_string(),
-            decision,
-            span,
-        };
-        let record = match *event {
-            E::StageDecided { stage: "gate", .. } => {
-                self.pending = Some(self.gate_decisions);
-                self.gate_decisions += 1;
-                return;
-            }
-            E::EffectPerformed { effect, .. } => Event::allowed(effect),
-            E::EffectRefused { tool, args_text, at, code, reason, .. } => {
-                row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at)
-            }
-            E::EffectReturned { tool, value_text, label, words, at } => {
-                row(tool, value_text, Decision::Returned { label: label.to_string(), words: words.to_string() }, at)
-            }
-            E::EffectFailed { tool, reason, at } => row(tool, "", Decision::Failed { reason: reason.to_string() }, at),
-            _ => return,
-        };
-        let call = matches!(record.decision, Decision::Allowed | Decision::Blocked { .. });
-        self.rows.push(Row::Call(record));
-        if call && let Some(n) = self.pending.take() {
-            self.rows.push(Row::Gate(n));
-        }
-    }
-}
-
-/// What the gate decided about a call, as the trace shows it: nothing for a call with no tier
-/// (or one the labels refused and no one may approve: its row says so), a line for a card, a
-/// grant or a refusal, and a line for each intent flag.
-fn gate_lines(record: &cordon_gate::Record) -> String {
-    let card = record.card.as_ref().map_or(0, |c| c.id);
-    let who = record.approver.as_deref().unwrap_or("no one");
-    let line = match record.outcome {
-        "granted" => match record.grant_used {
-            Some(id) => format!("performed under grant {id} (`cordon approvals list`)"),
-            None => "performed under a grant".to_string(),
-        },
-        "approved" if record.grants_made.is_empty() => format!("card {card} approved by {who}"),
-        "approved" => {
-            let ids: Vec<String> = record.grants_made.iter().map(ToString::to_string).collect();
-            format!("card {card} approved by {who}, who answered always: grant {} made", ids.join(", "))
-        }
-        "refused" if who == "none" => format!("card {card} refused: no one to ask (`--approve none`)"),
-        "refused" => format!("card {card} refused by {who}"),
-        "held" => format!("card {card} waits for an answer"),
-        "plan" => "performed under the plan's approval".to_string(),
-        "denied" | "error" => record.reason.clone().unwrap_or_default(),
-        _ => return String::new(),
-    };
-    let mut out = format!("     gate     {line}\n");
-    for flag in record.card.iter().flat_map(|c| &c.flags) {
-        out.push_str(&format!("     flagged  {flag}\n"));
-    }
-    out
-}
-
-/// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.
-fn trace_line(n: usize, event: &Event, sources: &SourceMap) -> String {
-    let at = {
-        let file = sources.file(event.span.file);
-        let (line, col) = file.line_col(event.span.start);
-        format!("{}:{line}:{col}", file.name)
-    };
-    match &event.decision {
-        Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {at}\n", event.tool, event.detail),
-        Decision::Blocked { code, .. } => {
-            format!("{n:>3}. BLOCKED  {}({})  [{code}] at {at}\n", event.tool, event.detail)
-        }
-        Decision::Returned { label, .. } if label.is_empty() => format!("     returned {}\n", event.detail),
-        Decision::Returned { words, .. } => format!("     returned {}  ({words})\n", event.detail),
-        Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
-    }
 }

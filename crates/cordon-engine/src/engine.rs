@@ -216,8 +216,13 @@ impl<'a> Engine<'a> {
             }
             let Some(stage) = self.stages.get(i) else { break };
             let verdict = stage.decide(&effect);
+            self.observers.event(&Event::StageDecided {
+                stage: stage.name(),
+                effect: &effect,
+                verdict: &verdict,
+                note: stage.note(),
+            });
             let stage = stage.name().to_string();
-            self.emit(&Event::StageDecided { stage: &stage, effect: &effect, verdict: &verdict });
             match verdict {
                 Verdict::Proceed => i += 1,
                 Verdict::Endorse { by } => {

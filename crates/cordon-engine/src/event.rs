@@ -13,10 +13,10 @@ use std::ops::{Add, AddAssign};
 use cordon_label::Label;
 use cordon_runtime::effect::{Effect, HoleRequest};
 use cordon_runtime::{Json, RunError, Val};
-use cordon_syntax::{Code, Span};
+use cordon_syntax::{Code, FileId, Span};
 use serde::Serialize;
 
-use crate::stage::Verdict;
+use crate::stage::{Note, Verdict};
 
 /// One thing that happened in a request.
 #[derive(Debug, Serialize)]
@@ -48,8 +48,8 @@ pub enum Event<'a> {
     /// as data (none when the reply had no code to check).
     FillRejected { hole: &'a str, attempt: u32, feedback: &'a str, first: Option<&'a Problem> },
     /// The reply's code checked as the hole's fill: the run goes on with `code`, the reply's
-    /// code block.
-    FillAccepted { hole: &'a str, attempt: u32, code: &'a str },
+    /// code block, the source of `file` (where the places of the fill's calls are).
+    FillAccepted { hole: &'a str, attempt: u32, code: &'a str, file: FileId },
     /// The accepted fill of attempt `attempt` made a call the labels refused before anything it
     /// did was performed, so the run went back to its hole: `feedback` goes to the model with
     /// the next prompt, if it may be told (`first` is the refusal as data).
@@ -65,13 +65,23 @@ pub enum Event<'a> {
         #[serde(flatten, serialize_with = "write::call")]
         effect: &'a Effect,
     },
-    /// A stage decided about an effect.
+    /// A stage decided about an effect; `note` is what the stage keeps of the decision, if it
+    /// keeps anything (the gate's record: the card, who answered, the grant used or made).
     StageDecided {
         stage: &'a str,
         #[serde(flatten, serialize_with = "write::call")]
         effect: &'a Effect,
         #[serde(flatten, serialize_with = "write::verdict")]
         verdict: &'a Verdict,
+        #[serde(skip_serializing_if = "Option::is_none", serialize_with = "write::maybe_note")]
+        note: Option<&'a dyn Note>,
+    },
+    /// A stage decided something that is about no single effect, before the run went on (the
+    /// gate's card for a whole plan), as the front end that asked it tells.
+    StageNoted {
+        stage: &'a str,
+        #[serde(serialize_with = "write::note")]
+        note: &'a dyn Note,
     },
     /// A call was refused and nothing was performed: by the boundary, as the plan made it, or by
     /// a stage. `args_text` is the arguments as the trace shows them.
@@ -265,7 +275,7 @@ mod write {
     use cordon_runtime::{Json, RunError, Val, deep_label};
     use serde::ser::{Serialize, SerializeMap, Serializer};
 
-    use crate::stage::Verdict;
+    use crate::stage::{Note, Verdict};
 
     pub(super) fn display<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(v)
@@ -325,6 +335,14 @@ mod write {
             }
         }
         map.end()
+    }
+
+    pub(super) fn note<S: Serializer>(note: &&dyn Note, s: S) -> Result<S::Ok, S::Error> {
+        note.to_json().serialize(s)
+    }
+
+    pub(super) fn maybe_note<S: Serializer>(note: &Option<&dyn Note>, s: S) -> Result<S::Ok, S::Error> {
+        note.map(|n| n.to_json()).serialize(s)
     }
 
     pub(super) fn answer<S: Serializer>(answer: &&Result<Json, String>, s: S) -> Result<S::Ok, S::Error> {

@@ -41,4 +41,4 @@ mod stage;
 pub use engine::{Ending, Engine, Held, Holes, Report, run, run_observed};
 pub use event::{End, Event, Observer, Observers, Problem, RefusedBy, TRANSCRIPT_VERSION, TranscriptLine, Turn, Usage};
 pub use hosts::{Host, Hosts};
-pub use stage::{Stage, Verdict};
+pub use stage::{Note, Stage, Verdict};

@@ -39,6 +39,19 @@ pub trait Stage {
     fn approves_flows(&self) -> bool {
         false
     }
+
+    /// What the stage keeps of the decision it made last, for observers that know the stage (the
+    /// gate's record of a card); told with the decision ([`crate::Event::StageDecided`]).
+    fn note(&self) -> Option<&dyn Note> {
+        None
+    }
+}
+
+/// What a stage keeps of a decision: typed, for an observer that knows the stage and downcasts
+/// it (`(note as &dyn Any).downcast_ref::<cordon_gate::Record>()`), and serialisable, for one
+/// that writes every event down (a transcript).
+pub trait Note: std::any::Any + std::fmt::Debug {
+    fn to_json(&self) -> cordon_runtime::Json;
 }
 
 /// The stages of a pipeline: those added in order, then the last one, which decides after every

@@ -367,7 +367,7 @@ impl Holes for OneFill {
         observer.event(&Event::FillReceived { hole, attempt, text: FILL, usage: Usage::default() });
         let file = self.sources.add("<fill>", FILL);
         let outcome = check_fill(&self.sources, &self.checked, 0, file, &CheckOptions::default());
-        observer.event(&Event::FillAccepted { hole, attempt, code: FILL });
+        observer.event(&Event::FillAccepted { hole, attempt, code: FILL, file });
         run.fill(&outcome.fill.expect("the fill checks"), &label)
     }
 }

@@ -2,7 +2,7 @@
 //! performs it. It decides in three values, never a bool ([`Decision`]): allow, needs approval,
 //! deny; asks the approver when a card is needed; and answers the engine.
 
-use cordon_engine::{Stage, Verdict};
+use cordon_engine::{Note, Stage, Verdict};
 use cordon_label::Tier;
 use cordon_runtime::{Effect, ErrorKind, Program, RunError, deep_label};
 use cordon_store::{GrantId, GrantQuery, NewGrant, Scope};
@@ -577,5 +577,17 @@ impl Stage for Gate<'_> {
 
     fn approves_flows(&self) -> bool {
         self.approver.speaks_for_user()
+    }
+
+    /// The record of the decision just made.
+    fn note(&self) -> Option<&dyn Note> {
+        self.records.last().map(|r| r as &dyn Note)
+    }
+}
+
+/// A record told with its decision, or with the plan's card.
+impl Note for Record {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
     }
 }

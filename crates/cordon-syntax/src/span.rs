@@ -34,7 +34,8 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
-    fn new(name: String, text: String) -> SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let (name, text) = (name.into(), text.into());
         let mut line_starts = vec![0];
         for (i, b) in text.bytes().enumerate() {
             if b == b'\n' {
@@ -80,13 +81,18 @@ impl SourceMap {
 
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
         let id = FileId(self.files.len() as u32);
-        self.files.push(SourceFile::new(name.into(), text.into()));
+        self.files.push(SourceFile::new(name, text));
         id
     }
 
     /// Panics only on an id that did not come from this map, which is a caller bug.
     pub fn file(&self, id: FileId) -> &SourceFile {
         &self.files[id.0 as usize]
+    }
+
+    /// The file `id`, if it came from this map.
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
     }
 
     pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {

@@ -27,6 +27,7 @@
 
 mod error;
 mod report;
+mod request;
 mod root;
 mod session;
 mod tools;
@@ -40,6 +41,7 @@ use cordon_syntax::ast::Module;
 
 pub use error::Error;
 pub use report::{Approvals, CheckReport, Ended, Report};
+pub use request::{Prepared, Request};
 pub use root::quote;
 pub use session::{SessionAt, file_session_name};
 pub use tools::{ToolChoice, Tools};

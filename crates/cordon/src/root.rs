@@ -66,6 +66,7 @@ pub fn quote(text: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)] // a test may fail loudly
 mod tests {
     use super::*;
 

@@ -5,20 +5,18 @@
 //! model filling holes, the caller's observer hearing every step; finish the record; keep the
 //! sessions it hands back; give the session back.
 
-use cordon_agent::{Earlier, FillConfig, Filler, ModelHoles, ModelIntent, Provider, ProviderConfig, Usage};
-use cordon_audit::Recording;
-use cordon_engine::{End, Ending, Engine, Event, Hosts, Observer, Observers};
-use cordon_flow::Summary;
-use cordon_gate::{Approver, Gate, PlanApproval, ProvenanceRules, StoreGrants};
+use cordon_agent::{Earlier, FillConfig, Provider, ProviderConfig};
+use cordon_engine::{Hosts, Observer};
+use cordon_gate::Approver;
 use cordon_label::DcLabel;
-use cordon_runtime::{Config, Limits, Program, Run, RunError, Sessions, Val, Value};
-use cordon_store::NewRequest;
+use cordon_runtime::{Limits, Sessions};
 use cordon_syntax::{FileId, SourceMap};
-use cordon_types::{CheckOptions, Checked};
+use cordon_types::CheckOptions;
 
-use crate::report::{Approvals, CheckReport, Ended, Report};
+use crate::report::{CheckReport, Report};
+use crate::request::{Prepared, Request};
 use crate::session::SessionAt;
-use crate::{Error, Source, Storage, Tools, root};
+use crate::{Error, Source, Storage, Tools};
 
 /// What a model may be shown: showing it a value is a flow of that value to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,22 +107,16 @@ pub fn check(policies: &[Source], plan: Option<&Source>, options: &CheckOptions,
 /// The policies, tools, store, session and settings one user's requests run with.
 #[derive(Debug)]
 pub struct Workspace {
-    tools: Tools,
-    storage: Storage,
-    session: Option<SessionAt>,
+    pub(crate) tools: Tools,
+    pub(crate) storage: Storage,
+    pub(crate) session: Option<SessionAt>,
     /// The sessions between requests when they are kept nowhere else (no `session`).
-    sessions: Sessions,
-    settings: Settings,
+    pub(crate) sessions: Sessions,
+    pub(crate) settings: Settings,
     /// The requests put to a model so far and their answers, for the next one's prompt.
-    history: Vec<Earlier>,
+    pub(crate) history: Vec<Earlier>,
     /// Requests put to a model so far: the next is `<request N+1>`.
-    asked: usize,
-}
-
-/// What a request runs: a plan, or a request a model answers through a root hole.
-enum Asking<'a> {
-    Plan(&'a Source),
-    Model { request: &'a str, model: &'a mut dyn Provider },
+    pub(crate) asked: usize,
 }
 
 impl Workspace {
@@ -195,7 +187,7 @@ impl Workspace {
         approver: &mut dyn Approver,
         observer: &mut dyn Observer,
     ) -> Result<Report, Error> {
-        self.request(Asking::Plan(plan), approver, observer)
+        self.prepare(Request::Plan(plan), approver)?.run(observer)
     }
 
     /// Puts `request` to `model` through a root hole at the policies' entry, whose fills are
@@ -208,165 +200,27 @@ impl Workspace {
         approver: &mut dyn Approver,
         observer: &mut dyn Observer,
     ) -> Result<Report, Error> {
-        self.request(Asking::Model { request, model }, approver, observer)
+        self.prepare(Request::Ask(request), approver)?.with_model(model).run(observer)
     }
 
-    fn check_options(&self, sessions: &Sessions) -> CheckOptions {
+    /// Takes the session (before anything runs: a session another request holds stops it here)
+    /// and checks `request` as a run answered by `approver` would: what the check found, and,
+    /// if it accepted the plan, the request ready to run, with the session held until it has.
+    pub fn prepare<'w>(
+        &'w mut self,
+        request: Request<'_>,
+        approver: &'w mut dyn Approver,
+    ) -> Result<Prepared<'w>, Error> {
+        Prepared::new(self, request, approver)
+    }
+
+    pub(crate) fn check_options(&self, sessions: &Sessions) -> CheckOptions {
         CheckOptions { entry_facts: sessions.entry_facts(self.principal()), ..self.settings.check.clone() }
-    }
-
-    /// Takes the session, runs the request, keeps what it did to the sessions (whatever became
-    /// of its record: a taint is never forgotten) and gives the session back.
-    fn request(
-        &mut self,
-        asking: Asking<'_>,
-        approver: &mut dyn Approver,
-        observer: &mut dyn Observer,
-    ) -> Result<Report, Error> {
-        let taken = self.session.as_ref().map(|at| at.take(&self.storage)).transpose()?;
-        let (taken, sessions) = match taken {
-            Some((taken, sessions)) => (Some(taken), sessions),
-            None => (None, self.sessions.clone()),
-        };
-        let session = taken.as_ref().map(|t| t.name().to_string());
-        let (report, after) = self.request_in(asking, &sessions, session.as_deref(), approver, observer);
-        let after = after.unwrap_or(sessions);
-        match taken {
-            Some(taken) => taken.save_and_release(&self.storage, &after)?,
-            None => self.sessions = after,
-        }
-        report
-    }
-
-    /// The request itself, in the session `session` holding `sessions`: its report, and the
-    /// sessions it hands back if it ran. The plan is checked here, once.
-    fn request_in(
-        &mut self,
-        asking: Asking<'_>,
-        sessions: &Sessions,
-        session: Option<&str>,
-        approver: &mut dyn Approver,
-        observer: &mut dyn Observer,
-    ) -> (Result<Report, Error>, Option<Sessions>) {
-        let mut sources = SourceMap::new();
-        let policies: Vec<FileId> =
-            self.policies().iter().map(|p| sources.add(p.name.clone(), p.text.clone())).collect();
-        let (name, text, request) = match &asking {
-            Asking::Plan(plan) => (plan.name.clone(), plan.text.clone(), plan.name.clone()),
-            Asking::Model { request, .. } => {
-                self.asked += 1;
-                (format!("<request {}>", self.asked), root::plan(&sources, &policies, request), request.to_string())
-            }
-        };
-        let plan = sources.add(name.clone(), text.clone());
-        let options = self.check_options(sessions);
-        let asked = approver.speaks_for_user();
-        let (outcome, effects) = cordon_flow::check(&sources, &policies, Some(plan), &options, self.principal(), asked);
-        let Some(checked) = outcome.program else {
-            return (Ok(Report::rejected(name, sources, outcome.diagnostics, effects)), None);
-        };
-        let accepted =
-            Accepted { name, text, request, sources, checked, options, warnings: outcome.diagnostics, effects };
-        match self.execute(accepted, asking, sessions, session, approver, observer) {
-            Ok((report, after)) => (Ok(report), Some(after)),
-            Err(e) => (Err(e), None),
-        }
-    }
-
-    /// Runs an accepted plan: compiled once, recorded, every effect through the gate and then
-    /// the audit stage, holes filled by the model if it was asked; the report, and the sessions
-    /// the run hands back.
-    fn execute(
-        &mut self,
-        accepted: Accepted,
-        asking: Asking<'_>,
-        sessions: &Sessions,
-        session: Option<&str>,
-        approver: &mut dyn Approver,
-        observer: &mut dyn Observer,
-    ) -> Result<(Report, Sessions), Error> {
-        let Accepted { name, text, request, mut sources, checked, options, warnings, effects } = accepted;
-        let principal = self.principal().to_string();
-        let program =
-            Program::new(&checked).map_err(|e| Error::Setup(format!("cannot compile the plan: {}", e.message)))?;
-        let fill = self.fill_config(&principal, approver.speaks_for_user());
-        let new = NewRequest { text: &request, principal: &principal, session };
-        let recording = Recording::begin(self.storage.store(), &new).map_err(|error| self.storage.error(error))?;
-        let mut gate = gate(&self.storage, &self.settings, &program, &principal, approver, session)?;
-        let config = Config { limits: self.settings.limits.clone(), user: principal.clone() };
-        let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
-        let mut observers = Observers::new().with(&mut recorder).with(observer);
-        let ran = match Run::start(&program, sessions, &config) {
-            Err(e) => {
-                observers.event(&Event::RequestStarted { plan: &text });
-                observers.event(&Event::RunEnded { end: End::Failed { error: &e } });
-                Ran { result: Err(e), sessions: sessions.clone(), trace: Vec::new(), holes: Vec::new() }
-            }
-            Ok(mut run) => {
-                let engine = Engine::new(&mut self.tools.hosts).with_last_stage(&mut stage);
-                match asking {
-                    Asking::Plan(_) => {
-                        if let (true, Some(summary)) = (self.settings.approve_plan, &effects) {
-                            gate.approve_plan(PlanApproval::of(summary));
-                        }
-                        let ending =
-                            engine.with_stage(&mut gate).with_observer(&mut observers).start_request(&mut run, &text);
-                        Ran::of(ending.into_result(), &run, Vec::new())
-                    }
-                    Asking::Model { request, model } => {
-                        gate = gate.with_request(request);
-                        let mut filler = Filler::new(model).with_config(fill);
-                        let mut holes = ModelHoles::new(&mut sources, &checked, &options, &mut filler);
-                        let ending = engine
-                            .with_stage(&mut gate)
-                            .with_holes(&mut holes)
-                            .with_observer(&mut observers)
-                            .start_request(&mut run, &text);
-                        let holes = holes.holes().to_vec();
-                        if let Ending::Done(v) = &ending {
-                            self.history.push(Earlier { request: request.to_string(), answer: answer_part(v) });
-                        }
-                        Ran::of(ending.into_result(), &run, holes)
-                    }
-                }
-            }
-        };
-        drop(observers);
-        let approvals = Approvals {
-            records: gate.records().to_vec(),
-            plan: gate.plan_decision().cloned(),
-            stats: gate.stats().clone(),
-        };
-        drop(gate);
-        let recorded = recording.finish();
-        let usage = ran.holes.iter().fold(Usage::default(), |sum, h| sum + h.usage);
-        let (ended, diagnostics) = match ran.result {
-            Ok(v) => (Ended::Done(v), Vec::new()),
-            Err(e) => {
-                let diagnostic = e.to_diagnostic();
-                (Ended::Failed(e), vec![diagnostic])
-            }
-        };
-        let report = Report {
-            plan: name,
-            sources,
-            warnings,
-            diagnostics,
-            effects,
-            ended,
-            trace: ran.trace,
-            approvals,
-            holes: ran.holes,
-            usage,
-            request: recorded.as_ref().ok().copied(),
-            record_error: recorded.err(),
-        };
-        Ok((report, ran.sessions))
     }
 
     /// How holes are filled, for `user`, where `asked` says whether a person speaking for them
     /// will be shown cards.
-    fn fill_config(&self, user: &str, asked: bool) -> FillConfig {
+    pub(crate) fn fill_config(&self, user: &str, asked: bool) -> FillConfig {
         FillConfig {
             max_attempts: self.settings.max_attempts,
             max_depth: self.settings.max_depth,
@@ -378,71 +232,6 @@ impl Workspace {
             ..FillConfig::default()
         }
     }
-}
-
-/// A plan the check accepted, with what running it needs.
-struct Accepted {
-    /// The plan's name, its source and the request's text as the store records it.
-    name: String,
-    text: String,
-    request: String,
-    sources: SourceMap,
-    checked: Checked,
-    options: CheckOptions,
-    /// The check's warnings.
-    warnings: Vec<cordon_syntax::Diagnostic>,
-    effects: Option<Summary>,
-}
-
-/// The approval gate for one run of `program`, on behalf of `user`: `approver` answers its
-/// cards, grants are kept in the store (for the session `session`, if the request holds one),
-/// and the intent model the settings name gives its second opinion.
-fn gate<'a>(
-    storage: &'a Storage,
-    settings: &Settings,
-    program: &Program,
-    user: &str,
-    approver: &'a mut dyn Approver,
-    session: Option<&str>,
-) -> Result<Gate<'a>, Error> {
-    let mut gate = Gate::new(program, user, Box::new(approver)).with_grants(Box::new(StoreGrants(storage.store())));
-    if let Some(name) = session {
-        gate = gate.in_session(name);
-    }
-    if let Some(ms) = settings.grants_expire_after_ms {
-        gate = gate.grants_expire_after_ms(ms);
-    }
-    if let Some(model) = &settings.intent_model {
-        let provider = cordon_agent::open(model).map_err(|e| Error::Setup(format!("the intent model: {e}")))?;
-        gate = gate.with_intent(Box::new(ModelIntent::new(provider, ProvenanceRules::new())));
-    }
-    Ok(gate)
-}
-
-/// What a drive of a request's run came to.
-struct Ran {
-    result: Result<Val, RunError>,
-    sessions: Sessions,
-    trace: Vec<cordon_runtime::Event>,
-    holes: Vec<cordon_agent::HoleStats>,
-}
-
-impl Ran {
-    fn of(result: Result<Val, RunError>, run: &Run, holes: Vec<cordon_agent::HoleStats>) -> Ran {
-        Ran { result, sessions: run.sessions(), trace: run.trace().to_vec(), holes }
-    }
-}
-
-/// The answer in a plan's value (its first part, when the entry hands more back), with its
-/// label joined with the whole value's own (what decided which tuple it is): what the next
-/// request's prompt may show of it.
-fn answer_part(v: &Val) -> Val {
-    if let Value::Tuple(items) = &v.value
-        && let Some(first) = items.first()
-    {
-        return Val { value: first.value.clone(), label: first.label.join(&v.label) };
-    }
-    v.clone()
 }
 
 #[cfg(test)]

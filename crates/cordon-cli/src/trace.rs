@@ -1,0 +1,183 @@
+//! The trace a person reads, printed as the run goes (`cordon run`, `ask`, `chat`): each call
+//! allowed (performed) or blocked, what it returned or how it failed, and after each call what
+//! the approval gate decided about it; at the end, the gate's counts. Every line is made from
+//! the engine's events as they come, so a card the gate shows follows the calls made before it.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use cordon::Approvals;
+use cordon_engine::{Event, Note, Observer};
+use cordon_gate::Record;
+use cordon_runtime::{Decision, Event as Call};
+use cordon_syntax::{FileId, SourceFile, SourceMap, Span};
+
+/// Writes the trace to `out` as events come.
+pub(crate) struct Trace<'o> {
+    out: &'o mut dyn Write,
+    /// The request's files as checked, and the fills accepted since, for the calls' places.
+    sources: SourceMap,
+    fills: HashMap<FileId, SourceFile>,
+    /// Calls so far: the next call's number is one more.
+    calls: usize,
+    /// The gate's record of the call in flight, shown after the call's own row.
+    pending: Option<Record>,
+    /// The first write that failed: the run goes on, and the command reports it at the end.
+    error: Option<io::Error>,
+}
+
+impl<'o> Trace<'o> {
+    /// A trace of a request checked from `sources`, written to `out`.
+    pub(crate) fn new(out: &'o mut dyn Write, sources: SourceMap) -> Trace<'o> {
+        Trace { out, sources, fills: HashMap::new(), calls: 0, pending: None, error: None }
+    }
+
+    /// Ends the trace: the gate's decision still pending (a held call), a blank line after the
+    /// calls, and the gate's counts where it had any work. The first write that failed, if one
+    /// did.
+    pub(crate) fn finish(mut self, approvals: &Approvals) -> io::Result<()> {
+        if let Some(record) = self.pending.take() {
+            self.write(&gate_lines(&record));
+        }
+        if self.calls > 0 {
+            self.write("\n");
+        }
+        let stats = &approvals.stats;
+        if stats.cards + stats.denied + stats.grants_used > 0 {
+            let plan = match stats.plan_covered {
+                0 => String::new(),
+                n => format!(", {n} call(s) under the plan's approval"),
+            };
+            self.write(&format!(
+                "approvals: {} card(s), {} approved, {} refused, {} denied by policy, {} grant(s) used{plan}\n",
+                stats.cards, stats.approved, stats.refused, stats.denied, stats.grants_used,
+            ));
+        }
+        match self.error.take() {
+            Some(error) => Err(error),
+            None => self.out.flush(),
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        if self.error.is_none()
+            && let Err(error) = self.out.write_all(text.as_bytes())
+        {
+            self.error = Some(error);
+        }
+    }
+
+    /// A row for a call, followed by the gate's decision about it.
+    fn call(&mut self, row: &Call) {
+        self.calls += 1;
+        let line = self.line(row);
+        self.write(&line);
+        if let Some(record) = self.pending.take() {
+            self.write(&gate_lines(&record));
+        }
+    }
+
+    /// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.
+    fn line(&self, row: &Call) -> String {
+        let n = self.calls;
+        match &row.decision {
+            Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {}\n", row.tool, row.detail, self.at(row.span)),
+            Decision::Blocked { code, .. } => {
+                format!("{n:>3}. BLOCKED  {}({})  [{code}] at {}\n", row.tool, row.detail, self.at(row.span))
+            }
+            Decision::Returned { label, .. } if label.is_empty() => format!("     returned {}\n", row.detail),
+            Decision::Returned { words, .. } => format!("     returned {}  ({words})\n", row.detail),
+            Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
+        }
+    }
+
+    /// Where `span` is: `plan.cord:3:7`, or in a fill, `<fill 0 attempt 1>:1:5`.
+    fn at(&self, span: Span) -> String {
+        let Some(file) = self.fills.get(&span.file).or_else(|| self.sources.get(span.file)) else {
+            return "an unknown place".to_string();
+        };
+        let (line, col) = file.line_col(span.start);
+        format!("{}:{line}:{col}", file.name)
+    }
+}
+
+impl Observer for Trace<'_> {
+    fn event(&mut self, event: &Event<'_>) {
+        let row = |tool: &str, detail: &str, decision, span| Call {
+            tool: tool.to_string(),
+            detail: detail.to_string(),
+            decision,
+            span,
+        };
+        match *event {
+            Event::StageNoted { stage: "gate", note } => {
+                if let Some(record) = record_of(note) {
+                    self.write(&plan_line(record));
+                }
+            }
+            Event::StageDecided { stage: "gate", note, .. } => {
+                self.pending = note.and_then(record_of).cloned();
+            }
+            Event::FillAccepted { hole, attempt, code, file } => {
+                self.fills.insert(file, SourceFile::new(format!("<fill {hole} attempt {attempt}>"), code));
+            }
+            Event::EffectPerformed { effect, .. } => self.call(&Call::allowed(effect)),
+            Event::EffectRefused { tool, args_text, at, code, reason, .. } => {
+                self.call(&row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at));
+            }
+            Event::EffectReturned { tool, value_text, label, words, at } => {
+                let returned = Decision::Returned { label: label.to_string(), words: words.to_string() };
+                let line = self.line(&row(tool, value_text, returned, at));
+                self.write(&line);
+            }
+            Event::EffectFailed { tool, reason, at } => {
+                let line = self.line(&row(tool, "", Decision::Failed { reason: reason.to_string() }, at));
+                self.write(&line);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The gate's record, from what it keeps of a decision.
+fn record_of(note: &dyn Note) -> Option<&Record> {
+    (note as &dyn std::any::Any).downcast_ref::<Record>()
+}
+
+/// The gate's card for the whole plan, as its line in the trace.
+fn plan_line(record: &Record) -> String {
+    let (id, covered) = record.card.as_ref().map_or((0, 0), |c| (c.id, c.fields.len()));
+    let who = record.approver.as_deref().unwrap_or("no one");
+    let said = if record.outcome == "approved" { "approved" } else { "refused" };
+    format!("     gate     card {id}, the plan ({covered} call(s) without their own card), {said} by {who}\n")
+}
+
+/// What the gate decided about a call, as the trace shows it: nothing for a call with no tier
+/// (or one the labels refused and no one may approve: its row says so), a line for a card, a
+/// grant or a refusal, and a line for each intent flag.
+fn gate_lines(record: &Record) -> String {
+    let card = record.card.as_ref().map_or(0, |c| c.id);
+    let who = record.approver.as_deref().unwrap_or("no one");
+    let line = match record.outcome {
+        "granted" => match record.grant_used {
+            Some(id) => format!("performed under grant {id} (`cordon approvals list`)"),
+            None => "performed under a grant".to_string(),
+        },
+        "approved" if record.grants_made.is_empty() => format!("card {card} approved by {who}"),
+        "approved" => {
+            let ids: Vec<String> = record.grants_made.iter().map(ToString::to_string).collect();
+            format!("card {card} approved by {who}, who answered always: grant {} made", ids.join(", "))
+        }
+        "refused" if who == "none" => format!("card {card} refused: no one to ask (`--approve none`)"),
+        "refused" => format!("card {card} refused by {who}"),
+        "held" => format!("card {card} waits for an answer"),
+        "plan" => "performed under the plan's approval".to_string(),
+        "denied" | "error" => record.reason.clone().unwrap_or_default(),
+        _ => return String::new(),
+    };
+    let mut out = format!("     gate     {line}\n");
+    for flag in record.card.iter().flat_map(|c| &c.flags) {
+        out.push_str(&format!("     flagged  {flag}\n"));
+    }
+    out
+}

@@ -1,0 +1,324 @@
+//! A request, from a plan or from a model's fill of a root hole, through one pipeline written
+//! here once. [`Workspace::prepare`] takes the session and checks the plan (with what the
+//! session knows of its measures); [`Prepared::run`] compiles it once, records the request in
+//! the store, runs it under the engine with the approval gate and then the audit stage (the
+//! last) deciding each effect and the model filling holes, the caller's observer hearing every
+//! step; then finishes the record, keeps the sessions the run hands back (whatever became of the
+//! record: a taint is never forgotten) and gives the session back.
+
+use cordon_agent::{Earlier, Filler, HoleStats, ModelHoles, ModelIntent, Provider, Usage};
+use cordon_audit::Recording;
+use cordon_engine::{End, Ending, Engine, Event, Observer, Observers};
+use cordon_flow::Summary;
+use cordon_gate::{Approver, Gate, PlanApproval, ProvenanceRules, StoreGrants};
+use cordon_runtime::{Config, Program, Run, RunError, Sessions, Val, Value};
+use cordon_store::NewRequest;
+use cordon_syntax::{Diagnostic, FileId, SourceMap};
+use cordon_types::{CheckOptions, Checked};
+
+use crate::report::{Approvals, Ended, Report};
+use crate::session::Taken;
+use crate::{Error, Settings, Source, Storage, Workspace, root};
+
+/// What a request runs.
+#[derive(Clone, Copy, Debug)]
+pub enum Request<'a> {
+    /// A plan, as written.
+    Plan(&'a Source),
+    /// A request in words: the plan is one typed hole at the policies' entry holding it,
+    /// `agent[T]("request", s, ..)`, which the model filling holes answers.
+    Ask(&'a str),
+}
+
+/// A request checked and ready to run, holding its session until it has run (or is dropped).
+pub struct Prepared<'w> {
+    workspace: &'w mut Workspace,
+    approver: &'w mut dyn Approver,
+    model: Option<&'w mut dyn Provider>,
+    /// The session the request holds, and what it held when taken.
+    taken: Option<Taken>,
+    sessions: Sessions,
+    /// The request's text, for the conversation's history, when it was put in words.
+    asked: Option<String>,
+    /// What the check found; taken when the request runs.
+    checked: Option<Result<Accepted, Box<Report>>>,
+}
+
+impl std::fmt::Debug for Prepared<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared").field("accepted", &self.accepted()).field("session", &self.taken).finish()
+    }
+}
+
+/// A plan the check accepted, with what running it needs.
+struct Accepted {
+    /// The plan's name, its source and the request as the store records it.
+    name: String,
+    text: String,
+    request: String,
+    sources: SourceMap,
+    checked: Checked,
+    options: CheckOptions,
+    /// The check's warnings.
+    warnings: Vec<Diagnostic>,
+    effects: Option<Summary>,
+}
+
+impl<'w> Prepared<'w> {
+    pub(crate) fn new(
+        workspace: &'w mut Workspace,
+        request: Request<'_>,
+        approver: &'w mut dyn Approver,
+    ) -> Result<Prepared<'w>, Error> {
+        let taken = workspace.session.as_ref().map(|at| at.take(&workspace.storage)).transpose()?;
+        let (taken, sessions) = match taken {
+            Some((taken, sessions)) => (Some(taken), sessions),
+            None => (None, workspace.sessions.clone()),
+        };
+        let asked = match request {
+            Request::Ask(text) => Some(text.to_string()),
+            Request::Plan(_) => None,
+        };
+        let checked = check(workspace, request, &sessions, &*approver);
+        Ok(Prepared { workspace, approver, model: None, taken, sessions, asked, checked: Some(checked) })
+    }
+
+    /// The same request, its holes filled by `model` (without one, a hole ends the run).
+    pub fn with_model(mut self, model: &'w mut dyn Provider) -> Prepared<'w> {
+        self.model = Some(model);
+        self
+    }
+
+    /// Whether the check accepted the plan.
+    pub fn accepted(&self) -> bool {
+        matches!(self.checked, Some(Ok(_)))
+    }
+
+    /// The check's warnings (a call that will need an approval): the plan runs despite them.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        match &self.checked {
+            Some(Ok(accepted)) => &accepted.warnings,
+            _ => &[],
+        }
+    }
+
+    /// What the labels' analysis says the plan may do, when the checker accepted it.
+    pub fn effects(&self) -> Option<&Summary> {
+        match self.checked.as_ref()? {
+            Ok(accepted) => accepted.effects.as_ref(),
+            Err(rejected) => rejected.effects.as_ref(),
+        }
+    }
+
+    /// The request's files, for rendering the warnings.
+    pub fn sources(&self) -> Option<&SourceMap> {
+        match self.checked.as_ref()? {
+            Ok(accepted) => Some(&accepted.sources),
+            Err(rejected) => Some(&rejected.sources),
+        }
+    }
+
+    /// Runs the request if the check accepted it (a rejected plan's report says why not),
+    /// `observer` hearing every step; keeps the sessions it hands back and gives the session
+    /// back.
+    pub fn run(mut self, observer: &mut dyn Observer) -> Result<Report, Error> {
+        let (report, after) = match self.checked.take() {
+            None => (Err(Error::Setup("the request has run already".into())), None),
+            Some(Err(rejected)) => (Ok(*rejected), None),
+            Some(Ok(accepted)) => match self.execute(accepted, observer) {
+                Ok((report, after)) => (Ok(report), Some(after)),
+                Err(e) => (Err(e), None),
+            },
+        };
+        let after = after.unwrap_or_else(|| self.sessions.clone());
+        match self.taken.take() {
+            Some(taken) => taken.save_and_release(&self.workspace.storage, &after)?,
+            None => self.workspace.sessions = after,
+        }
+        report
+    }
+
+    /// Runs an accepted plan: compiled once, recorded, every effect through the gate and then
+    /// the audit stage, holes filled by the model if there is one; the report, and the sessions
+    /// the run hands back.
+    fn execute(&mut self, accepted: Accepted, observer: &mut dyn Observer) -> Result<(Report, Sessions), Error> {
+        let Accepted { name, text, request, mut sources, checked, options, warnings, effects } = accepted;
+        let workspace = &mut *self.workspace;
+        let principal = workspace.principal().to_string();
+        let program =
+            Program::new(&checked).map_err(|e| Error::Setup(format!("cannot compile the plan: {}", e.message)))?;
+        let fill = workspace.fill_config(&principal, self.approver.speaks_for_user());
+        let session = self.taken.as_ref().map(|t| t.name().to_string());
+        let new = NewRequest { text: &request, principal: &principal, session: session.as_deref() };
+        let storage = &workspace.storage;
+        let recording = Recording::begin(storage.store(), &new).map_err(|error| storage.error(error))?;
+        let approver = &mut *self.approver;
+        let mut gate = gate(storage, &workspace.settings, &program, &principal, approver, session.as_deref())?;
+        if let Some(text) = &self.asked {
+            gate = gate.with_request(text);
+        }
+        let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
+        let mut observers = Observers::new().with(&mut recorder).with(observer);
+        if let (true, Some(summary), None) = (workspace.settings.approve_plan, &effects, &self.asked) {
+            gate.approve_plan(PlanApproval::of(summary));
+            if let Some(record) = gate.plan_decision() {
+                observers.event(&Event::StageNoted { stage: "gate", note: record });
+            }
+        }
+        let config = Config { limits: workspace.settings.limits.clone(), user: principal.clone() };
+        let ran = match Run::start(&program, &self.sessions, &config) {
+            Err(e) => {
+                observers.event(&Event::RequestStarted { plan: &text });
+                observers.event(&Event::RunEnded { end: End::Failed { error: &e } });
+                Ran { result: Err(e), sessions: self.sessions.clone(), trace: Vec::new(), holes: Vec::new() }
+            }
+            Ok(mut run) => {
+                let mut engine = Engine::new(&mut workspace.tools.hosts)
+                    .with_stage(&mut gate)
+                    .with_last_stage(&mut stage)
+                    .with_observer(&mut observers);
+                match self.model.as_deref_mut() {
+                    None => Ran::of(engine.start_request(&mut run, &text), &run, Vec::new()),
+                    Some(model) => {
+                        let mut filler = Filler::new(model).with_config(fill);
+                        let mut holes = ModelHoles::new(&mut sources, &checked, &options, &mut filler);
+                        let ending = engine.with_holes(&mut holes).start_request(&mut run, &text);
+                        Ran::of(ending, &run, holes.holes().to_vec())
+                    }
+                }
+            }
+        };
+        drop(observers);
+        let approvals = Approvals {
+            records: gate.records().to_vec(),
+            plan: gate.plan_decision().cloned(),
+            stats: gate.stats().clone(),
+        };
+        drop(gate);
+        let recorded = recording.finish();
+        if let (Some(asked), Ok(v)) = (&self.asked, &ran.result) {
+            workspace.history.push(Earlier { request: asked.clone(), answer: answer_part(v) });
+        }
+        let usage = ran.holes.iter().fold(Usage::default(), |sum, h| sum + h.usage);
+        let (ended, diagnostics) = match ran.result {
+            Ok(v) => (Ended::Done(v), Vec::new()),
+            Err(e) => {
+                let diagnostic = e.to_diagnostic();
+                (Ended::Failed(e), vec![diagnostic])
+            }
+        };
+        let report = Report {
+            plan: name,
+            sources,
+            warnings,
+            diagnostics,
+            effects,
+            ended,
+            trace: ran.trace,
+            approvals,
+            holes: ran.holes,
+            usage,
+            request: recorded.as_ref().ok().copied(),
+            record_error: recorded.err(),
+        };
+        Ok((report, ran.sessions))
+    }
+}
+
+impl Drop for Prepared<'_> {
+    /// A request dropped before it ran gives its session back as it was.
+    fn drop(&mut self) {
+        if let Some(taken) = self.taken.take() {
+            let _ = taken.save_and_release(&self.workspace.storage, &self.sessions);
+        }
+    }
+}
+
+/// Checks `request` in `workspace` with the sessions `sessions`, as a run `approver` answers
+/// would: the plan accepted with what running it needs, or the report of its rejection.
+fn check(
+    workspace: &mut Workspace,
+    request: Request<'_>,
+    sessions: &Sessions,
+    approver: &dyn Approver,
+) -> Result<Accepted, Box<Report>> {
+    let mut sources = SourceMap::new();
+    let policies: Vec<FileId> =
+        workspace.policies().iter().map(|p| sources.add(p.name.clone(), p.text.clone())).collect();
+    let (name, text, recorded) = match request {
+        Request::Plan(plan) => (plan.name.clone(), plan.text.clone(), plan.name.clone()),
+        Request::Ask(text) => {
+            workspace.asked += 1;
+            (format!("<request {}>", workspace.asked), root::plan(&sources, &policies, text), text.to_string())
+        }
+    };
+    let plan = sources.add(name.clone(), text.clone());
+    let options = workspace.check_options(sessions);
+    let asked = approver.speaks_for_user();
+    let (outcome, effects) =
+        cordon_flow::check(&sources, &policies, Some(plan), &options, workspace.principal(), asked);
+    match outcome.program {
+        None => Err(Box::new(Report::rejected(name, sources, outcome.diagnostics, effects))),
+        Some(checked) => Ok(Accepted {
+            name,
+            text,
+            request: recorded,
+            sources,
+            checked,
+            options,
+            warnings: outcome.diagnostics,
+            effects,
+        }),
+    }
+}
+
+/// The approval gate for one run of `program`, on behalf of `user`: `approver` answers its
+/// cards, grants are kept in the store (for the session `session`, if the request holds one),
+/// and the intent model the settings name gives its second opinion.
+fn gate<'a>(
+    storage: &'a Storage,
+    settings: &Settings,
+    program: &Program,
+    user: &str,
+    approver: &'a mut dyn Approver,
+    session: Option<&str>,
+) -> Result<Gate<'a>, Error> {
+    let mut gate = Gate::new(program, user, Box::new(approver)).with_grants(Box::new(StoreGrants(storage.store())));
+    if let Some(name) = session {
+        gate = gate.in_session(name);
+    }
+    if let Some(ms) = settings.grants_expire_after_ms {
+        gate = gate.grants_expire_after_ms(ms);
+    }
+    if let Some(model) = &settings.intent_model {
+        let provider = cordon_agent::open(model).map_err(|e| Error::Setup(format!("the intent model: {e}")))?;
+        gate = gate.with_intent(Box::new(ModelIntent::new(provider, ProvenanceRules::new())));
+    }
+    Ok(gate)
+}
+
+/// What a drive of a request's run came to.
+struct Ran {
+    result: Result<Val, RunError>,
+    sessions: Sessions,
+    trace: Vec<cordon_runtime::Event>,
+    holes: Vec<HoleStats>,
+}
+
+impl Ran {
+    fn of(ending: Ending, run: &Run, holes: Vec<HoleStats>) -> Ran {
+        Ran { result: ending.into_result(), sessions: run.sessions(), trace: run.trace().to_vec(), holes }
+    }
+}
+
+/// The answer in a plan's value (its first part, when the entry hands more back), with its
+/// label joined with the whole value's own (what decided which tuple it is): what the next
+/// request's prompt may show of it.
+fn answer_part(v: &Val) -> Val {
+    if let Value::Tuple(items) = &v.value
+        && let Some(first) = items.first()
+    {
+        return Val { value: first.value.clone(), label: first.label.join(&v.label) };
+    }
+    v.clone()
+}
