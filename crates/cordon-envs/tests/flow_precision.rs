@@ -4,7 +4,7 @@
 //! proved within its sinks nor refused on every path), the runs say whether it was in fact
 //! allowed (a false alarm: a warning the run did not need), refused, or not reached. The table
 //! is printed (`cargo test -p cordon-envs --test flow_precision -- --nocapture`) and pinned, so
-//! the README's figures cannot drift; no site the summary proved, or refused, may be judged
+//! the figures of `docs/guide/plans.md` cannot drift; no site the summary proved, or refused, may be judged
 //! otherwise by the run; and every call each run proposes lies within the summary's count and
 //! label bounds.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
@@ -93,7 +93,7 @@ fn the_summary_on_the_examples() {
     let chat = tally("chat");
     let shop = tally("shop");
     let mail = tally("mail");
-    // Pinned: a change in precision shows here and in the README's table.
+    // Pinned: a change in precision shows here and in the table of `docs/guide/plans.md`.
     let pinned = |plans, sites, allowed, must, may, may_allowed, may_refused, may_unreached| Tally {
         plans,
         sites,
