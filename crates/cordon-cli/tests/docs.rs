@@ -1,26 +1,27 @@
-//! The documentation's examples, checked against the `cordon` binary, so a doc cannot drift
-//! from what the program does.
+//! The documentation's examples, checked against the `cordon` binary, so that a doc cannot drift
+//! from what the program does. Every fenced block of `README.md`, `ARCHITECTURE.md` and
+//! `docs/**/*.md` says what it holds, and is checked by what it holds:
 //!
-//! Every fenced block of `README.md`, `ARCHITECTURE.md` and `docs/**/*.md` says what it holds.
-//!
-//! - A ```` ```console ```` block is a terminal session: each line starting with `$ ` is a
-//!   command (a line ending in `\` goes on on the next), and the lines after it, up to the next
-//!   command, are what it prints, stdout and stderr together. A line `...` stands for any lines,
-//!   and `[..]` in a line for any text in it. A command exits 0 unless it ends with the comment
-//!   `# exit N`. `cordon` commands run with the built binary in the repository root, with a store,
-//!   a home and a scratch directory of the block's own (a path starting `/tmp/` names a file in
-//!   that scratch directory, and the scratch directory is shown as `/tmp` in what is printed);
-//!   `mkdir -p` makes a scratch directory; `< FILE` feeds a command's input. A block marked
-//!   ```` ```console not-run ```` (a hosted model, a server from npm, a server waiting for its client) is not run: each of its
-//!   commands must name a subcommand and flags that `cordon --help` lists.
+//! - A ```` ```console ```` block is a terminal session. A line starting with `$ ` is a command
+//!   (ending in `\`, it goes on on the next line), and the lines after it, up to the next
+//!   command, are what it prints, stdout and stderr together. A line `...` stands for any
+//!   lines, and `[..]` in a line for any text. A command exits 0 unless it ends with the comment
+//!   `# exit N`.
+//! - Its `cordon` commands run with the built binary in the repository root, with a store, a
+//!   home and a scratch directory of the block's own. A path starting `/tmp/` names a file in
+//!   the scratch directory (which is shown as `/tmp` in what is printed), `mkdir -p /tmp/..`
+//!   makes one, and `< FILE` feeds a command's input.
+//! - A ```` ```console not-run ```` block (a hosted model, a server from npm, a server waiting
+//!   for its client) is not run: each command's subcommand and flags must be ones
+//!   `cordon --help` lists.
 //! - A ```` ```cordon ```` block must parse. Where it names its policies as a corpus case does
-//!   (`//@ policy: FILE`, or an inline policy before `//@ plan`; `tests/corpus/README.md`), it is
-//!   checked as `cordon check` checks a plan, and its errors must be exactly those its lines mark
-//!   with `//~ ERROR code`.
-//! - A block marked `file=PATH` (of any language) shows that file, and must be what it holds
-//!   (elisions allowed; an insta snapshot is read without its header).
-//! - A `cordon` command in a shell block (```` ```sh ````) is an error: it would be shown without
-//!   being run.
+//!   (`//@ policy: FILE`, or an inline policy before `//@ plan`: `tests/corpus/README.md`), it is
+//!   checked as `cordon check` checks a plan, and its errors must be exactly those its lines
+//!   mark with `//~ ERROR code`.
+//! - A block marked `file=PATH` shows that file and must be what it holds (elisions allowed; an
+//!   insta snapshot is read without its header).
+//! - A `cordon` command in a shell block (```` ```sh ````) is an error: it would be shown
+//!   without being run.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 use std::collections::BTreeMap;
@@ -86,7 +87,8 @@ fn doc_files(root: &Path) -> Vec<String> {
 /// lose that indentation.
 fn blocks(file: &str, text: &str) -> Result<Vec<Block>, String> {
     let mut out = Vec::new();
-    let mut open: Option<(usize, usize, usize, Block)> = None;
+    // The block being read, with its fence's indentation and length.
+    let mut open: Option<(usize, usize, Block)> = None;
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
@@ -96,19 +98,19 @@ fn blocks(file: &str, text: &str) -> Result<Vec<Block>, String> {
             None if ticks >= 3 && !trimmed[ticks..].contains('`') => {
                 let info = trimmed[ticks..].split_whitespace().map(str::to_string).collect();
                 let block = Block { file: file.to_string(), line: i + 1, info, lines: Vec::new() };
-                open = Some((indent, ticks, i, block));
+                open = Some((indent, ticks, block));
             }
             None => {}
-            Some((_, fence, _, block)) if ticks >= fence && trimmed[ticks..].trim().is_empty() => out.push(block),
-            Some((indent, fence, start, mut block)) => {
-                let cut = line.len() - line.trim_start_matches(' ').len();
-                block.lines.push(line[cut.min(indent)..].to_string());
-                open = Some((indent, fence, start, block));
+            Some((_, fence, block)) if ticks >= fence && trimmed[ticks..].trim().is_empty() => out.push(block),
+            Some((indent, fence, mut block)) => {
+                let spaces = line.len() - line.trim_start_matches(' ').len();
+                block.lines.push(line[spaces.min(indent)..].to_string());
+                open = Some((indent, fence, block));
             }
         }
     }
     match open {
-        Some((_, _, start, _)) => Err(format!("{file}:{}: a fenced block that is never closed", start + 1)),
+        Some((_, _, block)) => Err(format!("{file}:{}: a fenced block that is never closed", block.line)),
         None => Ok(out),
     }
 }
@@ -296,7 +298,13 @@ fn run_console(root: &Path, block: &Block, failures: &mut Vec<String>) {
         let (printed, code) = match words.first().map(String::as_str) {
             Some("cordon") => {
                 let stdin = match &step.stdin {
-                    Some(file) => Stdio::from(std::fs::File::open(root.join(local(file))).unwrap()),
+                    Some(file) => match std::fs::File::open(root.join(local(file))) {
+                        Ok(file) => Stdio::from(file),
+                        Err(e) => {
+                            failures.push(format!("{}: `< {file}`: {e}", block.at(step.at)));
+                            continue;
+                        }
+                    },
                     None => Stdio::null(),
                 };
                 cordon(root, &dir, &words[1..], stdin)
