@@ -22,6 +22,9 @@
 //!   insta snapshot is read without its header).
 //! - A `cordon` command in a shell block (```` ```sh ````) is an error: it would be shown
 //!   without being run.
+//!
+//! And every relative link of those files leads to a file that exists, and to a heading of it
+//! where it names one.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 use std::collections::BTreeMap;
@@ -577,4 +580,66 @@ fn elisions_match_what_they_stand_for() {
             Some("exit 1".to_string())
         )
     );
+}
+
+/// The anchor GitHub gives a heading: lower case, spaces as `-`, punctuation but `-` and `_`
+/// dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown text's headings.
+fn anchors(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        fenced ^= line.trim_start().starts_with("```");
+        if let Some(heading) = line.strip_prefix('#').filter(|_| !fenced) {
+            out.push(anchor(heading.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_link_in_the_docs_leads_somewhere() {
+    let root = repo_root();
+    let mut broken = Vec::new();
+    for file in doc_files(&root) {
+        let text = std::fs::read_to_string(root.join(&file)).unwrap();
+        let dir = Path::new(&file).parent().unwrap_or(Path::new(""));
+        let mut fenced = false;
+        for (n, line) in text.lines().enumerate() {
+            fenced ^= line.trim_start().starts_with("```");
+            // Code (fenced, or between backticks) is not a link: `agent[T](task)`.
+            let prose: String = line.split('`').step_by(2).collect();
+            if fenced {
+                continue;
+            }
+            for link in prose.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {
+                if link.contains("://") || link.starts_with("mailto:") {
+                    continue;
+                }
+                let (path, fragment) = link.split_once('#').unwrap_or((link, ""));
+                let target = if path.is_empty() { PathBuf::from(&file) } else { dir.join(path) };
+                let Ok(target_text) = std::fs::read_to_string(root.join(&target)) else {
+                    broken.push(format!("{file}:{}: `{link}`: no such file", n + 1));
+                    continue;
+                };
+                if !fragment.is_empty() && !anchors(&target_text).iter().any(|a| a == fragment) {
+                    broken.push(format!("{file}:{}: `{link}`: no such heading", n + 1));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links that lead nowhere:\n{}", broken.join("\n"));
 }
