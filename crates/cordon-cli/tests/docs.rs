@@ -330,7 +330,7 @@ fn run_console(root: &Path, block: &Block, failures: &mut Vec<String>) {
         };
         let printed = printed.replace(&shown, "/tmp");
         let actual: Vec<&str> = trim_blank_end(printed.lines().collect());
-        let expected = trim_blank_end(step.expected.iter().cloned().collect());
+        let expected = trim_blank_end(step.expected.to_vec());
         if code != step.exit || !output_matches(&expected, &actual) {
             let mut report = format!("{}: `$ {}`\n", block.at(step.at), step.text);
             if code != step.exit {
