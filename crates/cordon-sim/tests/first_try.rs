@@ -5,7 +5,7 @@
 //! data, and what it comes to (ran, blocked by a label, rejected by the checker) must be what
 //! `expected.txt` records, with a one-line cause for each that did not run. The shares are
 //! printed (`cargo test -p cordon-sim --test first_try -- --nocapture`) and must be the ones
-//! the README's table quotes, so neither can drift.
+//! the table of `docs/guide/agents.md` quotes, so neither can drift.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 #[path = "../../cordon-runtime/tests/common/mod.rs"]
@@ -15,18 +15,18 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{Recorder, Source};
-use cordon_runtime::{Config, Sessions};
 use cordon_sim::env;
+use cordon_runtime::{Config, Sessions};
 
 /// What one plan came to, as `expected.txt` writes it.
 fn outcome(world: &str, plan: &str) -> String {
     let mut environment = env(world).unwrap();
-    let source = Source::new(environment.policy(), plan);
+    let source = Source::new(Some(environment.policy()), plan);
     let program = match source.check_with(None) {
         Ok(program) => program,
         Err(codes) => return format!("rejected {}", codes.first().map_or("?", String::as_str)),
     };
-    let config = Config { user: environment.principal().unwrap_or_default().to_string(), ..Config::default() };
+    let config = Config { user: environment.principal().to_string(), ..Config::default() };
     let mut host = Recorder::around(environment.as_mut());
     let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
     match report.result {
@@ -55,7 +55,7 @@ fn expected(dir: &Path) -> BTreeMap<String, (String, Option<String>)> {
 }
 
 /// Checks every plan of `tests/first_try/ENV/` against its recorded outcome; returns the row of
-/// the README's table: `| ENV | plans | checked on the first try | ran to the end |`.
+/// the table in `docs/guide/agents.md`: `| ENV | plans | checked on the first try | ran to the end |`.
 fn measure(world: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/first_try").join(world);
     let expected = expected(&dir);
@@ -87,11 +87,11 @@ fn measure(world: &str) -> String {
 }
 
 #[test]
-fn first_try_requests_come_to_what_is_recorded_and_the_readme_quotes_the_shares() {
-    let readme = include_str!("../../../README.md");
+fn first_try_requests_come_to_what_is_recorded_and_the_guide_quotes_the_shares() {
+    let guide = include_str!("../../../docs/guide/agents.md");
     for world in ["chat", "mail"] {
         let row = measure(world);
         println!("{row}");
-        assert!(readme.contains(&row), "the README's table has no row `{row}`");
+        assert!(guide.contains(&row), "the table of docs/guide/agents.md has no row `{row}`");
     }
 }

@@ -4,7 +4,7 @@
 //! proved within its sinks nor refused on every path), the runs say whether it was in fact
 //! allowed (a false alarm: a warning the run did not need), refused, or not reached. The table
 //! is printed (`cargo test -p cordon-sim --test flow_precision -- --nocapture`) and pinned, so
-//! the README's figures cannot drift; no site the summary proved, or refused, may be judged
+//! the figures of `docs/guide/plans.md` cannot drift; no site the summary proved, or refused, may be judged
 //! otherwise by the run; and every call each run proposes lies within the summary's count and
 //! label bounds.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
@@ -42,9 +42,9 @@ fn tally(env: &str) -> Tally {
     let mut t = Tally::default();
     for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "cord")) {
         let mut host = cordon_sim::env(env).unwrap();
-        let user = host.principal().unwrap_or_default().to_string();
+        let user = host.principal().to_string();
         let mut sources = SourceMap::new();
-        let policy = sources.add("policy.cord", host.policy().unwrap_or_default());
+        let policy = sources.add("policy.cord", host.policy());
         let file = sources.add(path.display().to_string(), std::fs::read_to_string(path).unwrap());
         let outcome = cordon_types::check(&sources, &[policy], Some(file), &CheckOptions::default());
         let Some(checked) = outcome.program.as_ref() else { continue };
@@ -93,7 +93,7 @@ fn the_summary_on_the_examples() {
     let chat = tally("chat");
     let shop = tally("shop");
     let mail = tally("mail");
-    // Pinned: a change in precision shows here and in the README's table.
+    // Pinned: a change in precision shows here and in the table of `docs/guide/plans.md`.
     let pinned = |plans, sites, allowed, must, may, may_allowed, may_refused, may_unreached| Tally {
         plans,
         sites,

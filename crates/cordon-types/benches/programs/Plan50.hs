@@ -1,7 +1,7 @@
 -- The 50-line plan of the `check/50_lines` benchmark (plan50.cord with shop.cord), written as
 -- Elba-style Haskell: the shop as an effect monad with opaque types, refinements as smart
 -- constructors. Type-checked with `ghc -fno-code Plan50.hs`, to compare whole processes with
--- `cordon check` (see the README's "Speed").
+-- `cordon check` (see `docs/performance.md`).
 module Plan50 (plan) where
 
 newtype Positive = Positive Int
