@@ -13,6 +13,8 @@
 //! unbounded. A typed hole is code no one has seen yet: its result may be anything, and it may
 //! call any tool of the capabilities in its scope.
 
+mod builtins;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -21,10 +23,11 @@ use cordon_syntax::ast::{
     Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, Tool, TypeExpr,
     TypeExprKind, UnOp,
 };
-use cordon_syntax::{SourceMap, Span};
+use cordon_syntax::{Builtin, SourceMap, Span};
 
 use crate::abs::{Abs, Bounds, Closure, Kind, Origin, Origins};
 use crate::{Count, Destination, HoleReach, Param, Site, Verdict};
+use builtins::{Rule, rule};
 
 /// How many abstract steps an analysis may take before it gives up (and says so): far above
 /// any plan a model writes, well below a stall.
@@ -446,43 +449,6 @@ fn binary(op: BinOp, l: &Abs, r: &Abs) -> Abs {
     Abs::new(kind, label, origins)
 }
 
-/// The higher-order builtins: compiled to loops that call their function argument.
-fn is_higher_order(name: &str) -> bool {
-    matches!(name, "map" | "filter" | "fold" | "any" | "all" | "and_then" | "map_err") || is_keyed(name)
-}
-
-fn is_keyed(name: &str) -> bool {
-    matches!(name, "sort_by" | "min_by" | "max_by" | "group_by" | "count_by")
-}
-
-/// Builtins whose result is a list of the elements they were given.
-fn keeps_elements(name: &str) -> bool {
-    matches!(name, "take" | "skip" | "reverse" | "sort" | "unique" | "slice" | "concat" | "push")
-}
-
-/// Builtins whose result carries only their arguments' own labels (`len` of a list is the
-/// list's spine, not its elements); the elements a list result keeps keep their own.
-fn reads_own_labels(name: &str) -> bool {
-    matches!(
-        name,
-        "len"
-            | "is_empty"
-            | "is_some"
-            | "is_none"
-            | "is_ok"
-            | "is_err"
-            | "reverse"
-            | "take"
-            | "skip"
-            | "push"
-            | "enumerate"
-    )
-}
-
-fn label_fn(name: &str) -> bool {
-    matches!(name, "secret" | "endorsed" | "readers" | "public" | "untrusted" | "user")
-}
-
 /// The annotation `@name(..)` of a declaration, if it has one.
 fn annotation<'x>(annotations: &'x [Annotation], name: &str) -> Option<&'x Annotation> {
     annotations.iter().find(|a| a.name.name == name)
@@ -721,14 +687,14 @@ impl<'a> Analyzer<'a> {
                     let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
                     return Ok(Abs::plain(Kind::Variant { name: Some(name.into()), payload }));
                 }
-                if is_higher_order(name) && !args.is_empty() {
-                    let xs = self.expr(&args[0])?;
-                    let rest = args[1..].iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                    return self.higher_order(name, xs, rest, span);
-                }
-                if label_fn(name) || cordon_syntax::builtins::is_builtin(name) {
+                if let Some(b) = Builtin::from_name(name) {
+                    if let (Rule::Loop, [first, rest @ ..]) = (rule(b), args) {
+                        let xs = self.expr(first)?;
+                        let rest = rest.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                        return self.higher_order(b, xs, rest, span);
+                    }
                     let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                    return self.builtin(name, argv);
+                    return self.builtin(b, argv);
                 }
                 if self.lookup(name)?.is_none() {
                     // A measure (only in refinements): the host's value, public.
@@ -748,9 +714,10 @@ impl<'a> Analyzer<'a> {
     fn method(&mut self, receiver: &Expr, name: &str, args: &[Expr], span: Span) -> Res {
         let r = self.expr(receiver)?;
         let is_fn = self.decls.fns.contains_key(name);
-        if is_higher_order(name) && !is_fn {
+        let builtin = Builtin::from_name(name).filter(|_| !is_fn);
+        if let Some(b) = builtin.filter(|b| rule(*b) == Rule::Loop) {
             let rest = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-            return self.higher_order(name, r, rest, span);
+            return self.higher_order(b, r, rest, span);
         }
         let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
         if let Kind::Capability(cap) = &r.kind
@@ -759,8 +726,8 @@ impl<'a> Analyzer<'a> {
             return self.tool_call(cap.clone(), tool, argv, span);
         }
         let all: Vec<Abs> = std::iter::once(r).chain(argv).collect();
-        if (label_fn(name) || cordon_syntax::builtins::is_builtin(name) || matches!(name, "join" | "meet")) && !is_fn {
-            return self.builtin(name, all);
+        if let Some(b) = builtin {
+            return self.builtin(b, all);
         }
         match self.decls.fns.get_key_value(name) {
             Some((k, _)) => self.call_fn(k, all),
@@ -950,29 +917,6 @@ fn inspected(pat: &Pattern, v: &Abs) -> Bounds {
     }
 }
 
-impl<'a> Analyzer<'a> {
-    /// `map`, `and_then`, `map_err` on an `Option` or a `Result`: the `match` they stand for at
-    /// run time, the function called on the payload under the value's label, the result one of
-    /// the value (a variant passed through) and what the function made.
-    fn combinator(&mut self, name: &str, v: &Abs, f: Abs, span: Span) -> Res {
-        let saved = self.pc.clone();
-        self.pc = self.pc.join(&v.label);
-        let payload = match &v.kind {
-            Kind::Variant { payload, .. } if !payload.is_empty() => v.element(),
-            _ => Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: v.label.hi.clone() }, v.origins.clone()),
-        };
-        self.conds.push(format!("when it holds a value, in `{name}`"));
-        let r = self.call_value(f, vec![payload], span)?;
-        self.conds.pop();
-        let made = match name {
-            "and_then" => r,
-            _ => Abs::plain(Kind::Variant { name: None, payload: vec![r] }),
-        };
-        let inside = std::mem::replace(&mut self.pc, saved);
-        Ok(made.either(v).raised(&inside))
-    }
-}
-
 /// Paths that meet (`if`, `match`): the value is one of theirs, and carries the
 /// program-counter label each reached.
 fn meet_paths(paths: Vec<(Abs, Bounds)>) -> Abs {
@@ -980,175 +924,6 @@ fn meet_paths(paths: Vec<(Abs, Bounds)>) -> Abs {
     let Some((first, pc)) = it.next() else { return Abs::plain(Kind::Unit) };
     let (v, pc) = it.fold((first, pc), |(v, pc), (w, qc)| (v.either(&w), pc.either(&qc)));
     v.raised(&pc)
-}
-
-impl<'a> Analyzer<'a> {
-    /// A first-order builtin: the result carries at least its first argument's label (every
-    /// builtin joins it) and at most everything it was given.
-    fn builtin(&mut self, name: &str, args: Vec<Abs>) -> Res {
-        let label_arg = |i: usize| match args.get(i).map(|a| &a.kind) {
-            Some(Kind::Label(b)) => b.clone(),
-            _ => Bounds::any(),
-        };
-        let exact = |l: DcLabel| Ok(Abs::plain(Kind::Label(Bounds::exactly(l))));
-        match (name, args.len()) {
-            ("user", 0) => return Ok(Abs::plain(Kind::Str(self.user.clone()))),
-            ("public", 0) => return exact(DcLabel::bottom()),
-            ("untrusted", 0) => return exact(DcLabel::untrusted()),
-            ("secret" | "endorsed", 1) => {
-                let l = match args[0].as_str() {
-                    Some(p) if name == "secret" => Bounds::exactly(DcLabel::secret(p)),
-                    Some(p) => Bounds::exactly(DcLabel::endorsed(p)),
-                    // Someone not known here: anyone's secret, or vouched for by anyone.
-                    None if name == "secret" => Bounds {
-                        lo: DcLabel::bottom(),
-                        hi: DcLabel { secrecy: DcLabel::top().secrecy, integrity: DcLabel::bottom().integrity },
-                    },
-                    None => Bounds { lo: DcLabel::bottom(), hi: DcLabel::untrusted() },
-                };
-                return Ok(Abs::plain(Kind::Label(l)));
-            }
-            ("readers", 1) => {
-                let known: Option<Vec<&str>> = match &args[0].kind {
-                    Kind::List { elem, len: Some(1) } => elem.as_str().map(|p| vec![p]),
-                    Kind::List { len: Some(0), .. } => Some(Vec::new()),
-                    _ => None,
-                };
-                let l = match known {
-                    Some(ps) => Bounds::exactly(DcLabel::readers(&ps)),
-                    None => Bounds {
-                        lo: DcLabel::bottom(),
-                        hi: DcLabel { secrecy: DcLabel::top().secrecy, integrity: DcLabel::bottom().integrity },
-                    },
-                };
-                return Ok(Abs::plain(Kind::Label(l)));
-            }
-            ("join", 2) if matches!(args[0].kind, Kind::Label(_)) => {
-                return Ok(Abs::plain(Kind::Label(label_arg(0).join(&label_arg(1)))));
-            }
-            ("meet", 2) if matches!(args[0].kind, Kind::Label(_)) => {
-                let (a, b) = (label_arg(0), label_arg(1));
-                return Ok(Abs::plain(Kind::Label(Bounds { lo: a.lo.meet(&b.lo), hi: a.hi.meet(&b.hi) })));
-            }
-            ("unlabel", 1) => {
-                let b = &args[0];
-                let inner = match &b.kind {
-                    Kind::Labeled(inner) => (**inner).clone().raised(&b.label),
-                    // A box whose content is not known: its label may be anything.
-                    _ => Abs::unknown(Bounds { lo: b.label.lo.clone(), hi: DcLabel::top() }, b.origins.clone()),
-                };
-                // `unlabel` raises the program-counter label by the content's, for good.
-                self.pc = self.pc.join(&inner.label);
-                return Ok(inner);
-            }
-            _ => {}
-        }
-        let Some(first) = args.first() else {
-            return Ok(Abs::plain(Kind::Unknown));
-        };
-        let own_lo = first.label.lo.clone();
-        // Most builtins look inside what they are given; these read only its own label (a
-        // list's length, a variant's tag), as the run time's do.
-        let everything = if reads_own_labels(name) {
-            args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.label.hi))
-        } else {
-            everything_of(&args)
-        };
-        let origins = args.iter().fold(Origins::default(), |o, a| o.union(&a.origins_deep()));
-        let label = Bounds { lo: own_lo, hi: everything };
-        Ok(match name {
-            "unwrap_or" if args.len() == 2 => match &first.kind {
-                Kind::Variant { payload, .. } if payload.len() == 1 => payload[0]
-                    .either(&args[1])
-                    .raised(&Bounds { lo: first.label.lo.clone(), hi: first.label.hi.clone() }),
-                _ => Abs::unknown(label, origins),
-            },
-            "get" | "first" | "last" if matches!(first.kind, Kind::List { .. }) => {
-                let own = args.iter().fold(Bounds::bottom(), |l, a| l.join(&a.label));
-                Abs::new(Kind::Variant { name: None, payload: vec![first.element()] }, own, origins)
-            }
-            "range" if args.len() == 2 => {
-                let len = match (&args[0].kind, &args[1].kind) {
-                    (Kind::Int(a), Kind::Int(b)) => Some(b.saturating_sub(*a).max(0) as u64),
-                    _ => None,
-                };
-                let elem = Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: everything_of(&args) }, Origins::default());
-                Abs::new(Kind::List { elem: Box::new(elem), len }, label, origins)
-            }
-            n if keeps_elements(n) && matches!(first.kind, Kind::List { .. }) => {
-                let mut elem = first.element();
-                if let Some(other) = args.get(1).filter(|_| n == "concat") {
-                    elem = elem.either(&other.element());
-                }
-                if let Some(x) = args.get(1).filter(|_| n == "push") {
-                    elem = elem.either(x);
-                }
-                Abs::new(Kind::List { elem: Box::new(elem), len: None }, label, origins)
-            }
-            _ => Abs::unknown(label, origins),
-        })
-    }
-
-    /// `map`, `filter`, `fold`, `any`, `all` and the keyed builtins: a loop calling the
-    /// function argument on each element.
-    fn higher_order(&mut self, name: &str, xs: Abs, rest: Vec<Abs>, span: Span) -> Res {
-        let on_variant = matches!(xs.kind, Kind::Variant { .. }) || matches!(name, "and_then" | "map_err");
-        if let ("map" | "and_then" | "map_err", [f], true) = (name, rest.as_slice(), on_variant) {
-            return self.combinator(name, &xs, f.clone(), span);
-        }
-        let cond = format!("for each element, in `{name}`");
-        let (f, init) = match (name, rest.as_slice()) {
-            ("fold", [init, f]) => (f.clone(), Some(init.clone())),
-            (_, [f]) => (f.clone(), None),
-            _ => return Ok(Abs::any()),
-        };
-        let (acc, pc) = self.in_loop(&xs, cond, init, |a, elem, acc| {
-            let args = match (&acc, name) {
-                (Some(acc), "fold") => vec![acc.clone(), elem],
-                _ => vec![elem],
-            };
-            a.call_value(f.clone(), args, span).map(Some)
-        })?;
-        let len = match &xs.kind {
-            Kind::List { len, .. } => *len,
-            _ => None,
-        };
-        let out = acc.unwrap_or_else(|| Abs::plain(Kind::Unknown));
-        Ok(match name {
-            "map" => {
-                Abs::new(Kind::List { elem: Box::new(out), len }, Bounds::bottom(), Origins::default()).raised(&pc)
-            }
-            "fold" => out.raised(&pc),
-            "filter" => {
-                let label = xs.label.join(&out.deep(true)).join(&pc);
-                let elem = self.kept(&f, xs.element());
-                Abs::new(Kind::List { elem: Box::new(elem), len: None }, label, xs.origins.clone())
-            }
-            // Ordered by the keys: the result carries the list's own label and the keys'; the
-            // elements keep their own.
-            "sort_by" | "min_by" | "max_by" => {
-                let label = Bounds { lo: xs.label.lo.clone(), hi: xs.label.hi.join(&out.deep(true).hi) }.join(&pc);
-                let list = Kind::List { elem: Box::new(xs.element()), len };
-                if name == "sort_by" {
-                    Abs::new(list, label, xs.origins.clone())
-                } else {
-                    Abs::new(Kind::Variant { name: None, payload: vec![xs.element()] }, label, xs.origins.clone())
-                }
-            }
-            // `count_by`: keys and how many of each, from the keys alone; `any`, `all`,
-            // `group_by` (which holds the elements): from everything.
-            _ => {
-                let list = if name == "count_by" { xs.label.hi.clone() } else { xs.deep(true).hi };
-                let label = Bounds { lo: xs.label.lo.clone(), hi: list.join(&out.deep(true).hi) }.join(&pc);
-                Abs::unknown(label, xs.origins_deep().union(&out.origins))
-            }
-        })
-    }
-}
-
-/// At most everything `args` hold: the join of their deep upper bounds.
-fn everything_of(args: &[Abs]) -> DcLabel {
-    args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.deep(true).hi))
 }
 
 impl<'a> Analyzer<'a> {

@@ -15,10 +15,10 @@ use cordon_syntax::ast::{
 };
 use cordon_syntax::{FileId, Span};
 
-use crate::builtins::Builtin;
 pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
 use crate::value::{CodeId, CodeRef, Func, Layout, Str, Value};
+use cordon_syntax::{Builtin, LabelFn};
 
 pub type FnId = u32;
 pub type ConstId = u32;
@@ -233,6 +233,35 @@ enum Callee {
     Builtin(Builtin),
     /// A value: a local, or whatever else the name is (a constant, a function value).
     Value,
+}
+
+/// How a call of a builtin is compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// Its arguments, then `Op::Builtin`.
+    Apply,
+    /// A loop that calls its function argument on each element, so that a tool call inside the
+    /// function suspends the run like any other: `map`, `filter`, `fold`, `any`, `all`, and
+    /// `and_then` and `map_err`, which take an option or a result apart as `map` does.
+    Loop,
+    /// A loop computing each element's key (`sort_by(xs, key)`), then `Op::Builtin` over the
+    /// keys, and over the list too where the result holds its `elements` (all but `count_by`).
+    Keyed { elements: bool },
+}
+
+fn form(b: Builtin) -> Form {
+    use Builtin::*;
+    match b {
+        Map | Filter | Fold | Any | All | AndThen | MapErr => Form::Loop,
+        SortBy | MinBy | MaxBy | GroupBy => Form::Keyed { elements: true },
+        CountBy => Form::Keyed { elements: false },
+        Len | IsEmpty | MapFrom | UnwrapOr | Get | Push | Concat | Contains | Sum | Reverse | Range | First | Last
+        | Sort | Unique | Enumerate | Zip | Take | Skip | StartsWith | EndsWith | ToUpper | ToLower | Trim | Split
+        | Join | ToString | ParseInt | ParseDecimal | Find | Replace | Slice | Lines | Words | Repeat | PadLeft
+        | PadRight | Matches | FindAll | Captures | Insert | Remove | ContainsKey | Keys | Values | Entries | OkOr
+        | IsSome | IsNone | IsOk | IsErr | Abs | Min | Max | Round | DivRound | ParseDate | ParseDateTime | Seconds
+        | Minutes | Hours | Days | AddDays | DaysBetween | Unlabel | Label(_) => Form::Apply,
+    }
 }
 
 /// What a loop steps over.
@@ -1227,14 +1256,14 @@ impl Compiler {
         match name {
             "Some" => Callee::Variant("Option"),
             "Ok" | "Err" => Callee::Variant("Result"),
-            _ => Builtin::named(name).map_or(Callee::Value, Callee::Builtin),
+            _ => Builtin::from_name(name).map_or(Callee::Value, Callee::Builtin),
         }
     }
 
     fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Res {
         if self.in_label
             && let ExprKind::Name(id) = &callee.kind
-            && let Some(b) = Builtin::named(&id.name).filter(|b| b.is_label_fn())
+            && let Some(b) = LabelFn::from_name(&id.name).map(Builtin::Label)
         {
             let argv: Vec<&Expr> = args.iter().collect();
             return self.builtin(b, &argv, span);
@@ -1297,11 +1326,11 @@ impl Compiler {
     }
 
     fn method(&mut self, receiver: &Expr, name: &str, args: &[Expr], span: Span) -> Res {
-        let otherwise = if let Some(b) = Builtin::named(name).filter(|_| !self.globals.fns.contains_key(name)) {
+        let otherwise = if let Some(b) = Builtin::from_name(name).filter(|_| !self.globals.fns.contains_key(name)) {
             // Builtins that call a function compile to loops; a capability receiver (whose
             // tool happens to share the name) cannot be told apart here, so they dispatch on
             // the compiled loop only when the receiver is not a capability variable.
-            if b.is_higher_order() {
+            if form(b) != Form::Apply {
                 let argv: Vec<&Expr> = std::iter::once(receiver).chain(args).collect();
                 return self.builtin(b, &argv, span);
             }
@@ -1318,7 +1347,8 @@ impl Compiler {
     }
 
     fn builtin(&mut self, b: Builtin, args: &[&Expr], span: Span) -> Res {
-        if !b.is_higher_order() {
+        let form = form(b);
+        if form == Form::Apply {
             for a in args {
                 self.expr(a)?;
             }
@@ -1336,7 +1366,7 @@ impl Compiler {
         // A loop over `range(a, b)` builds no list where nothing needs it after the loop (the
         // keyed builtins but `count_by` order the list by its keys; `and_then` and `map_err`
         // take no list).
-        let ranges = !b.needs_elements() && !matches!(b, Builtin::AndThen | Builtin::MapErr);
+        let ranges = form != (Form::Keyed { elements: true }) && !matches!(b, Builtin::AndThen | Builtin::MapErr);
         let (over, elem) = self.loop_slots(list_expr, ranges, span)?;
         let acc = self.new_slot();
         if matches!(b, Builtin::Map | Builtin::AndThen | Builtin::MapErr) {
@@ -1383,7 +1413,7 @@ impl Compiler {
             }
         };
         // `map`, `filter` and the keyed builtins (their keys) build a list.
-        let builds_list = matches!(b, Builtin::Map | Builtin::Filter) || b.is_keyed();
+        let builds_list = matches!(b, Builtin::Map | Builtin::Filter) || matches!(form, Form::Keyed { .. });
         if builds_list {
             // `map` and the keys make one element for each; `filter` may keep few.
             let sized_like = (b != Builtin::Filter).then_some(over);
@@ -1416,12 +1446,12 @@ impl Compiler {
         self.patch(next);
         self.emit(if builds_list { Op::ListEnd(acc) } else { Op::Take(acc) }, span);
         self.emit(Op::JoinPc, span);
-        if b.needs_elements() {
+        if form == (Form::Keyed { elements: true }) {
             let Over::List { list, .. } = over else { return self.err(span, "a keyed builtin without its list") };
             // The keys, as `map` computed them; the builtin orders the list by them.
             self.emit(Op::Load(list), span);
             self.emit(Op::Builtin { builtin: b, argc: 2 }, span);
-        } else if b.is_keyed() {
+        } else if form == (Form::Keyed { elements: false }) {
             self.emit(Op::Builtin { builtin: b, argc: 1 }, span);
         }
         Ok(())
@@ -1472,7 +1502,7 @@ impl Compiler {
         if b == Builtin::Map {
             self.map_loop(Over::List { list: value, index }, payload, acc, (f, inline), span)?;
         } else {
-            self.emit(Op::Fail(format!("`{b:?}` needs an Option or a Result").into()), span);
+            self.emit(Op::Fail(format!("`{}` needs an Option or a Result", b.name()).into()), span);
         }
         for j in to_end {
             self.patch(j);

@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use cordon_syntax::Span;
 use cordon_syntax::ast::{BinOp, UnOp};
+use cordon_syntax::{Builtin, LabelFn, Span};
 
 use crate::boundary;
-use crate::builtins::{self, Budget, Builtin, SLOT_BYTES, deep_label, equal, overflow};
+use crate::builtins::{self, Budget, SLOT_BYTES, deep_label, equal, overflow};
 use crate::compile::{Access, CaptureFrom, Compiled, ConstId, MethodTarget, Op, Operand, Over, Pat};
 use crate::ctx::{ConstState, Ctx};
 use crate::decimal;
@@ -1161,7 +1161,7 @@ fn builtin_call(b: Builtin, args: &[Val], span: Span, ctx: &mut Ctx) -> Result<(
             }
             other => Err(type_error(Span::default(), format!("`unlabel` needs a Labeled value, not {}", other.kind()))),
         },
-        (Builtin::User, []) => Ok((Val::plain(Value::Str(ctx.user.clone())), None)),
+        (Builtin::Label(LabelFn::User), []) => Ok((Val::plain(Value::Str(ctx.user.clone())), None)),
         _ => builtins::apply(b, args, ctx).map(|v| (v, None)),
     }
 }

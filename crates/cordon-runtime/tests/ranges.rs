@@ -38,7 +38,9 @@ const FORMS: &[(&str, &str)] = &[
     ("XS.count_by(|i: Int| if i > s { 1 } else { 0 })", "List[(Int, Int)]"),
     ("XS.sort_by(|i: Int| -i).take(3)", "List[Int]"),
     ("XS.map(|i: Int| range(0, i).fold(0, |a: Int, j: Int| a + j))", "List[Int]"),
-    ("{ let f = |i: Int| i - s; XS.map(f) }", "List[Int]"),
+    // The function is made after `XS`, as on the other side, where `xs` is bound first: a
+    // memory limit then stops both at the same allocation.
+    ("XS.map({ let f = |i: Int| i - s; f })", "List[Int]"),
     ("{ for i in XS { lab.note(i) }; 0 }", "Int"),
     ("{ for i in XS { if i == s { lab.note(i) } }; 0 }", "Int"),
 ];

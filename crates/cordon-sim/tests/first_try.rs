@@ -15,18 +15,18 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{Recorder, Source};
-use cordon_sim::env;
 use cordon_runtime::{Config, Sessions};
+use cordon_sim::env;
 
 /// What one plan came to, as `expected.txt` writes it.
 fn outcome(world: &str, plan: &str) -> String {
     let mut environment = env(world).unwrap();
-    let source = Source::new(Some(environment.policy()), plan);
+    let source = Source::new(environment.policy(), plan);
     let program = match source.check_with(None) {
         Ok(program) => program,
         Err(codes) => return format!("rejected {}", codes.first().map_or("?", String::as_str)),
     };
-    let config = Config { user: environment.principal().to_string(), ..Config::default() };
+    let config = Config { user: environment.principal().unwrap_or_default().to_string(), ..Config::default() };
     let mut host = Recorder::around(environment.as_mut());
     let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
     match report.result {

@@ -42,9 +42,9 @@ fn tally(env: &str) -> Tally {
     let mut t = Tally::default();
     for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "cord")) {
         let mut host = cordon_sim::env(env).unwrap();
-        let user = host.principal().to_string();
+        let user = host.principal().unwrap_or_default().to_string();
         let mut sources = SourceMap::new();
-        let policy = sources.add("policy.cord", host.policy());
+        let policy = sources.add("policy.cord", host.policy().unwrap_or_default());
         let file = sources.add(path.display().to_string(), std::fs::read_to_string(path).unwrap());
         let outcome = cordon_types::check(&sources, &[policy], Some(file), &CheckOptions::default());
         let Some(checked) = outcome.program.as_ref() else { continue };

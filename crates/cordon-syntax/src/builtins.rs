@@ -1,7 +1,10 @@
-//! The builtin functions as the language defines them: the one list that the checker (which
-//! names it knows), the runtime (a test requires a behaviour for each), the prompt a model reads
-//! and the language reference (a test requires each there) all follow. Adding a builtin starts
-//! here.
+//! The builtin functions as the language defines them: one [`Builtin`] per function, with its
+//! name and the lines the prompt and the language reference show for it. Every layer dispatches
+//! on the enum by an exhaustive `match` (the checker's signatures and facts, the compiler's
+//! special forms, the interpreter's behaviour and label rules, the static analysis's abstract
+//! behaviour), so a new builtin does not compile until each of them says what it does. A name
+//! is looked at once, where a call is resolved ([`Builtin::from_name`]). Adding a builtin
+//! starts here.
 
 /// Where a builtin is listed for a reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +19,7 @@ pub enum Group {
 }
 
 impl Group {
+    /// The groups in the order the reference lists them.
     const ALL: [Group; 7] = [
         Group::Lists,
         Group::Strings,
@@ -39,113 +43,258 @@ impl Group {
     }
 }
 
-/// One builtin as a reader sees it. A name may stand in two groups (`contains` takes a list or
-/// a string).
-#[derive(Clone, Copy, Debug)]
-pub struct Builtin {
-    pub name: &'static str,
-    /// How the prompt and the reference show it: the name, or a signature where it helps.
-    pub shown: &'static str,
-    pub group: Group,
+/// Declares [`Builtin`] with a variant per name, in order, and its table and name lookups.
+macro_rules! builtins {
+    ($($variant:ident = $name:literal,)*) => {
+        /// A builtin function. The label functions ([`LabelFn`]) exist only in a policy's
+        /// `@label` values; every other one is a plan's to call.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Builtin {
+            $($variant,)*
+            Label(LabelFn),
+        }
+
+        impl Builtin {
+            /// The builtins a plan may call, in the order the reference lists them.
+            pub const PLAN: &[Builtin] = &[$(Builtin::$variant,)*];
+
+            /// The name a program calls it by.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Builtin::$variant => $name,)*
+                    Builtin::Label(l) => l.name(),
+                }
+            }
+
+            /// The builtin called `name`, a label function included.
+            pub fn from_name(name: &str) -> Option<Builtin> {
+                Some(match name {
+                    $($name => Builtin::$variant,)*
+                    _ => return LabelFn::from_name(name).map(Builtin::Label),
+                })
+            }
+        }
+    };
 }
 
-const fn b(name: &'static str, shown: &'static str, group: Group) -> Builtin {
-    Builtin { name, shown, group }
+// Within each group the reference lists its builtins in this order, so a builtin that stands in
+// two groups comes where both list it: `map_from` and `unwrap_or` before `get` and `map`, which
+// maps and options list after them.
+builtins! {
+    Len = "len",
+    IsEmpty = "is_empty",
+    MapFrom = "map_from",
+    UnwrapOr = "unwrap_or",
+    Get = "get",
+    Push = "push",
+    Concat = "concat",
+    Contains = "contains",
+    Map = "map",
+    Filter = "filter",
+    Fold = "fold",
+    Any = "any",
+    All = "all",
+    Sum = "sum",
+    Reverse = "reverse",
+    Range = "range",
+    First = "first",
+    Last = "last",
+    Sort = "sort",
+    SortBy = "sort_by",
+    MinBy = "min_by",
+    MaxBy = "max_by",
+    Unique = "unique",
+    GroupBy = "group_by",
+    CountBy = "count_by",
+    Enumerate = "enumerate",
+    Zip = "zip",
+    Take = "take",
+    Skip = "skip",
+    StartsWith = "starts_with",
+    EndsWith = "ends_with",
+    ToUpper = "to_upper",
+    ToLower = "to_lower",
+    Trim = "trim",
+    Split = "split",
+    Join = "join",
+    ToString = "to_string",
+    ParseInt = "parse_int",
+    ParseDecimal = "parse_decimal",
+    Find = "find",
+    Replace = "replace",
+    Slice = "slice",
+    Lines = "lines",
+    Words = "words",
+    Repeat = "repeat",
+    PadLeft = "pad_left",
+    PadRight = "pad_right",
+    Matches = "matches",
+    FindAll = "find_all",
+    Captures = "captures",
+    Insert = "insert",
+    Remove = "remove",
+    ContainsKey = "contains_key",
+    Keys = "keys",
+    Values = "values",
+    Entries = "entries",
+    AndThen = "and_then",
+    MapErr = "map_err",
+    OkOr = "ok_or",
+    IsSome = "is_some",
+    IsNone = "is_none",
+    IsOk = "is_ok",
+    IsErr = "is_err",
+    Abs = "abs",
+    Min = "min",
+    Max = "max",
+    Round = "round",
+    DivRound = "div_round",
+    ParseDate = "parse_date",
+    ParseDateTime = "parse_datetime",
+    Seconds = "seconds",
+    Minutes = "minutes",
+    Hours = "hours",
+    Days = "days",
+    AddDays = "add_days",
+    DaysBetween = "days_between",
+    Unlabel = "unlabel",
 }
 
-use Group::*;
+/// A label function: callable only in a policy's `@label` values, where it is never shadowed
+/// (`join` of two labels is the builtin `join`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LabelFn {
+    /// `public()`: anyone may read it, everyone vouches for it.
+    Public,
+    /// `untrusted()`: public, vouched for by no one.
+    Untrusted,
+    /// `secret(p)`: only `p` may release it.
+    Secret,
+    /// `endorsed(p)`: public, vouched for by `p`.
+    Endorsed,
+    /// `readers(ps)`: readable by any of `ps`.
+    Readers,
+    /// `user()`: the principal the agent acts for.
+    User,
+}
 
-pub const BUILTINS: &[Builtin] = &[
-    b("len", "len", Lists),
-    b("is_empty", "is_empty", Lists),
-    b("get", "get(xs, i) -> Option", Lists),
-    b("push", "push", Lists),
-    b("concat", "concat", Lists),
-    b("contains", "contains", Lists),
-    b("map", "map", Lists),
-    b("filter", "filter", Lists),
-    b("fold", "fold(xs, init, f)", Lists),
-    b("any", "any", Lists),
-    b("all", "all", Lists),
-    b("sum", "sum", Lists),
-    b("reverse", "reverse", Lists),
-    b("range", "range(a, b)", Lists),
-    b("first", "first", Lists),
-    b("last", "last", Lists),
-    b("sort", "sort", Lists),
-    b("sort_by", "sort_by(xs, key)", Lists),
-    b("min_by", "min_by(xs, key) -> Option", Lists),
-    b("max_by", "max_by", Lists),
-    b("unique", "unique", Lists),
-    b("group_by", "group_by(xs, key) -> List[(K, List[T])]", Lists),
-    b("count_by", "count_by(xs, key) -> List[(K, Int)]", Lists),
-    b("enumerate", "enumerate -> List[(Int, T)]", Lists),
-    b("zip", "zip", Lists),
-    b("take", "take(xs, n)", Lists),
-    b("skip", "skip", Lists),
-    b("contains", "contains", Strings),
-    b("starts_with", "starts_with", Strings),
-    b("ends_with", "ends_with", Strings),
-    b("to_upper", "to_upper", Strings),
-    b("to_lower", "to_lower", Strings),
-    b("trim", "trim", Strings),
-    b("split", "split", Strings),
-    b("join", "join", Strings),
-    b("to_string", "to_string", Strings),
-    b("parse_int", "parse_int -> Option", Strings),
-    b("parse_decimal", "parse_decimal -> Option[Decimal]", Strings),
-    b("find", "find(s, t) -> Option", Strings),
-    b("replace", "replace(s, from, to)", Strings),
-    b("slice", "slice(s, a, b)", Strings),
-    b("lines", "lines", Strings),
-    b("words", "words", Strings),
-    b("repeat", "repeat(s, n)", Strings),
-    b("pad_left", "pad_left(s, width, fill)", Strings),
-    b("pad_right", "pad_right", Strings),
-    b("matches", "matches(s, pattern)", Strings),
-    b("find_all", "find_all(s, pattern) -> List[String]", Strings),
-    b("captures", "captures(s, pattern) -> Option[List[String]]", Strings),
-    b("map_from", "map_from(pairs: List[(K, V)])", Maps),
-    b("get", "get(m, k) -> Option[V]", Maps),
-    b("insert", "insert(m, k, v)", Maps),
-    b("remove", "remove(m, k)", Maps),
-    b("contains_key", "contains_key", Maps),
-    b("keys", "keys", Maps),
-    b("values", "values", Maps),
-    b("entries", "entries -> List[(K, V)]", Maps),
-    b("unwrap_or", "unwrap_or", OptionsAndResults),
-    b("map", "map(o, f)", OptionsAndResults),
-    b("and_then", "and_then(o, f)", OptionsAndResults),
-    b("map_err", "map_err(r, f)", OptionsAndResults),
-    b("ok_or", "ok_or(o, e) -> Result", OptionsAndResults),
-    b("is_some", "is_some", OptionsAndResults),
-    b("is_none", "is_none", OptionsAndResults),
-    b("is_ok", "is_ok", OptionsAndResults),
-    b("is_err", "is_err", OptionsAndResults),
-    b("abs", "abs", Numbers),
-    b("min", "min", Numbers),
-    b("max", "max", Numbers),
-    b("round", "round(d, places)", Numbers),
-    b("div_round", "div_round(a, b, places)", Numbers),
-    b("parse_date", "parse_date(\"2026-12-01\") -> Option[Date]", Times),
-    b("parse_datetime", "parse_datetime(\"2026-12-01T09:30:00Z\") -> Option[DateTime]", Times),
-    b("seconds", "seconds(n) -> Duration", Times),
-    b("minutes", "minutes", Times),
-    b("hours", "hours", Times),
-    b("days", "days", Times),
-    b("add_days", "add_days(d, n) -> Date", Times),
-    b("days_between", "days_between(a, b) -> Int", Times),
-    b("unlabel", "unlabel", LabeledValues),
-];
+impl LabelFn {
+    pub const ALL: [LabelFn; 6] =
+        [LabelFn::Public, LabelFn::Untrusted, LabelFn::Secret, LabelFn::Endorsed, LabelFn::Readers, LabelFn::User];
 
-/// Is `name` a builtin function?
+    pub fn name(self) -> &'static str {
+        match self {
+            LabelFn::Public => "public",
+            LabelFn::Untrusted => "untrusted",
+            LabelFn::Secret => "secret",
+            LabelFn::Endorsed => "endorsed",
+            LabelFn::Readers => "readers",
+            LabelFn::User => "user",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<LabelFn> {
+        LabelFn::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+impl Builtin {
+    /// Where the reference and the prompt list it, and how each shows it: the name, or a
+    /// signature where it helps. A name may stand in two groups (`contains` takes a list or a
+    /// string). The label functions are a policy's, never shown to a plan's author.
+    pub fn listed(self) -> &'static [(Group, &'static str)] {
+        use Group::*;
+        match self {
+            Builtin::Len => &[(Lists, "len")],
+            Builtin::IsEmpty => &[(Lists, "is_empty")],
+            Builtin::Get => &[(Lists, "get(xs, i) -> Option"), (Maps, "get(m, k) -> Option[V]")],
+            Builtin::Push => &[(Lists, "push")],
+            Builtin::Concat => &[(Lists, "concat")],
+            Builtin::Contains => &[(Lists, "contains"), (Strings, "contains")],
+            Builtin::Map => &[(Lists, "map"), (OptionsAndResults, "map(o, f)")],
+            Builtin::Filter => &[(Lists, "filter")],
+            Builtin::Fold => &[(Lists, "fold(xs, init, f)")],
+            Builtin::Any => &[(Lists, "any")],
+            Builtin::All => &[(Lists, "all")],
+            Builtin::Sum => &[(Lists, "sum")],
+            Builtin::Reverse => &[(Lists, "reverse")],
+            Builtin::Range => &[(Lists, "range(a, b)")],
+            Builtin::First => &[(Lists, "first")],
+            Builtin::Last => &[(Lists, "last")],
+            Builtin::Sort => &[(Lists, "sort")],
+            Builtin::SortBy => &[(Lists, "sort_by(xs, key)")],
+            Builtin::MinBy => &[(Lists, "min_by(xs, key) -> Option")],
+            Builtin::MaxBy => &[(Lists, "max_by")],
+            Builtin::Unique => &[(Lists, "unique")],
+            Builtin::GroupBy => &[(Lists, "group_by(xs, key) -> List[(K, List[T])]")],
+            Builtin::CountBy => &[(Lists, "count_by(xs, key) -> List[(K, Int)]")],
+            Builtin::Enumerate => &[(Lists, "enumerate -> List[(Int, T)]")],
+            Builtin::Zip => &[(Lists, "zip")],
+            Builtin::Take => &[(Lists, "take(xs, n)")],
+            Builtin::Skip => &[(Lists, "skip")],
+            Builtin::StartsWith => &[(Strings, "starts_with")],
+            Builtin::EndsWith => &[(Strings, "ends_with")],
+            Builtin::ToUpper => &[(Strings, "to_upper")],
+            Builtin::ToLower => &[(Strings, "to_lower")],
+            Builtin::Trim => &[(Strings, "trim")],
+            Builtin::Split => &[(Strings, "split")],
+            Builtin::Join => &[(Strings, "join")],
+            Builtin::ToString => &[(Strings, "to_string")],
+            Builtin::ParseInt => &[(Strings, "parse_int -> Option")],
+            Builtin::ParseDecimal => &[(Strings, "parse_decimal -> Option[Decimal]")],
+            Builtin::Find => &[(Strings, "find(s, t) -> Option")],
+            Builtin::Replace => &[(Strings, "replace(s, from, to)")],
+            Builtin::Slice => &[(Strings, "slice(s, a, b)")],
+            Builtin::Lines => &[(Strings, "lines")],
+            Builtin::Words => &[(Strings, "words")],
+            Builtin::Repeat => &[(Strings, "repeat(s, n)")],
+            Builtin::PadLeft => &[(Strings, "pad_left(s, width, fill)")],
+            Builtin::PadRight => &[(Strings, "pad_right")],
+            Builtin::Matches => &[(Strings, "matches(s, pattern)")],
+            Builtin::FindAll => &[(Strings, "find_all(s, pattern) -> List[String]")],
+            Builtin::Captures => &[(Strings, "captures(s, pattern) -> Option[List[String]]")],
+            Builtin::MapFrom => &[(Maps, "map_from(pairs: List[(K, V)])")],
+            Builtin::Insert => &[(Maps, "insert(m, k, v)")],
+            Builtin::Remove => &[(Maps, "remove(m, k)")],
+            Builtin::ContainsKey => &[(Maps, "contains_key")],
+            Builtin::Keys => &[(Maps, "keys")],
+            Builtin::Values => &[(Maps, "values")],
+            Builtin::Entries => &[(Maps, "entries -> List[(K, V)]")],
+            Builtin::UnwrapOr => &[(OptionsAndResults, "unwrap_or")],
+            Builtin::AndThen => &[(OptionsAndResults, "and_then(o, f)")],
+            Builtin::MapErr => &[(OptionsAndResults, "map_err(r, f)")],
+            Builtin::OkOr => &[(OptionsAndResults, "ok_or(o, e) -> Result")],
+            Builtin::IsSome => &[(OptionsAndResults, "is_some")],
+            Builtin::IsNone => &[(OptionsAndResults, "is_none")],
+            Builtin::IsOk => &[(OptionsAndResults, "is_ok")],
+            Builtin::IsErr => &[(OptionsAndResults, "is_err")],
+            Builtin::Abs => &[(Numbers, "abs")],
+            Builtin::Min => &[(Numbers, "min")],
+            Builtin::Max => &[(Numbers, "max")],
+            Builtin::Round => &[(Numbers, "round(d, places)")],
+            Builtin::DivRound => &[(Numbers, "div_round(a, b, places)")],
+            Builtin::ParseDate => &[(Times, "parse_date(\"2026-12-01\") -> Option[Date]")],
+            Builtin::ParseDateTime => &[(Times, "parse_datetime(\"2026-12-01T09:30:00Z\") -> Option[DateTime]")],
+            Builtin::Seconds => &[(Times, "seconds(n) -> Duration")],
+            Builtin::Minutes => &[(Times, "minutes")],
+            Builtin::Hours => &[(Times, "hours")],
+            Builtin::Days => &[(Times, "days")],
+            Builtin::AddDays => &[(Times, "add_days(d, n) -> Date")],
+            Builtin::DaysBetween => &[(Times, "days_between(a, b) -> Int")],
+            Builtin::Unlabel => &[(LabeledValues, "unlabel")],
+            Builtin::Label(_) => &[],
+        }
+    }
+}
+
+/// Is `name` a builtin function a plan may call?
 pub fn is_builtin(name: &str) -> bool {
-    BUILTINS.iter().any(|b| b.name == name)
+    Builtin::from_name(name).is_some_and(|b| !matches!(b, Builtin::Label(_)))
 }
 
-/// Every builtin's name, once, in table order.
+/// Every builtin's name a plan may call, once, in the reference's order.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    BUILTINS.iter().enumerate().filter(|(i, b)| !BUILTINS[..*i].iter().any(|a| a.name == b.name)).map(|(_, b)| b.name)
+    Builtin::PLAN.iter().map(|b| b.name())
 }
 
 /// The builtins as one line of the prompt's language reference, by group.
@@ -153,7 +302,12 @@ pub fn summary() -> String {
     let groups: Vec<String> = Group::ALL
         .iter()
         .map(|g| {
-            let shown: Vec<&str> = BUILTINS.iter().filter(|b| b.group == *g).map(|b| b.shown).collect();
+            let shown: Vec<&str> = Builtin::PLAN
+                .iter()
+                .flat_map(|b| b.listed())
+                .filter(|(group, _)| group == g)
+                .map(|(_, shown)| *shown)
+                .collect();
             format!("{}{}", g.title(), shown.join(", "))
         })
         .collect();
@@ -173,11 +327,25 @@ mod tests {
     }
 
     #[test]
+    fn every_builtin_is_found_by_its_name() {
+        let label_fns = LabelFn::ALL.iter().map(|l| Builtin::Label(*l));
+        for b in Builtin::PLAN.iter().copied().chain(label_fns) {
+            assert_eq!(Builtin::from_name(b.name()), Some(b));
+        }
+        assert_eq!(Builtin::from_name("Some"), None);
+    }
+
+    #[test]
     fn the_summary_shows_every_builtin_by_group() {
         let line = summary();
         assert!(line.starts_with("len, is_empty, get(xs, i) -> Option"), "{line}");
-        for b in BUILTINS {
-            assert!(line.contains(b.shown), "{} is missing from: {line}", b.name);
+        for b in Builtin::PLAN {
+            assert!(!b.listed().is_empty(), "{} is in no group", b.name());
+            for (_, shown) in b.listed() {
+                assert!(line.contains(shown), "{} is missing from: {line}", b.name());
+            }
         }
+        assert!(line.contains("maps (`Map[K, V]`, keys ordered): map_from(pairs: List[(K, V)]), get(m, k)"), "{line}");
+        assert!(line.contains("options and results: unwrap_or, map(o, f), and_then(o, f)"), "{line}");
     }
 }

@@ -20,6 +20,7 @@ pub mod pattern;
 pub mod render;
 pub mod span;
 
+pub use builtins::{Builtin, LabelFn};
 pub use diagnostic::{Code, Diagnostic, Label, Severity};
 pub use parser::{MAX_NESTING, Parsed, parse};
 pub use span::{FileId, SourceFile, SourceMap, Span};

@@ -2,9 +2,10 @@
 //! the facts their results carry (`len(push(xs, x)) == len(xs) + 1`, `abs(x) >= 0`, ...); and
 //! the label functions (`public`, `secret`, ..) that only `@label` annotations may call.
 
+use cordon_smt::StrTest;
 use cordon_smt::Term;
 use cordon_syntax::ast::{Expr, ExprKind, Ident};
-use cordon_syntax::{Code, Span};
+use cordon_syntax::{Builtin, Code, LabelFn, Span};
 
 use crate::state::Typed;
 use crate::state::{Checker, LABEL, LABELED, label_ty, plural};
@@ -23,28 +24,31 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     cordon_syntax::builtins::names().chain(CONSTRUCTORS.iter().copied())
 }
 
-/// The label functions: callable only in a policy's `@label` values (`join` of two labels is the
-/// builtin `join`).
-pub const LABEL_NAMES: &[&str] = &["public", "untrusted", "secret", "endorsed", "readers", "user"];
-
-pub fn is_label_builtin(name: &str) -> bool {
-    LABEL_NAMES.contains(&name)
+/// The label function called `name`: callable only in a policy's `@label` values (`join` of two
+/// labels is the builtin `join`).
+pub fn label_fn(name: &str) -> Option<LabelFn> {
+    LabelFn::from_name(name)
 }
 
-/// Checks a call of the label function `id` (inside an `@label` value).
-pub fn label_call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Typed {
-    let (params, ret) = match id.name.as_str() {
-        "secret" | "endorsed" => (vec![Ty::Str], label_ty()),
-        "readers" => (vec![Ty::list(Ty::Str)], label_ty()),
-        "user" => (vec![], Ty::Str),
-        _ => (vec![], label_ty()),
+/// The builtin a plan may call by `name`.
+pub fn plan_builtin(name: &str) -> Option<Builtin> {
+    Builtin::from_name(name).filter(|b| !matches!(b, Builtin::Label(_)))
+}
+
+/// Checks a call of the label function `l` (inside an `@label` value).
+pub fn label_call(c: &mut Checker<'_>, l: LabelFn, args: &[&Expr], span: Span) -> Typed {
+    let (params, ret) = match l {
+        LabelFn::Secret | LabelFn::Endorsed => (vec![Ty::Str], label_ty()),
+        LabelFn::Readers => (vec![Ty::list(Ty::Str)], label_ty()),
+        LabelFn::User => (vec![], Ty::Str),
+        LabelFn::Public | LabelFn::Untrusted => (vec![], label_ty()),
     };
     if params.len() != args.len() {
         let n = params.len();
         c.error(
             Code::WrongArgCount,
             span,
-            format!("`{}` takes {n} argument{}, found {}", id.name, plural(n), args.len()),
+            format!("`{}` takes {n} argument{}, found {}", l.name(), plural(n), args.len()),
         );
         c.infer_after_error(args.iter().copied());
         return Typed::error();
@@ -76,7 +80,8 @@ struct Shape {
 /// `any`, `all`, `reverse`, `get`, `first` and `last` hand on, so a closure or a pattern over
 /// the elements knows what the list's type says of them. Functions that take new elements
 /// (`push`, `concat`, `contains`) use `first`: their result says nothing of the elements.
-fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, &'static str> {
+fn shape(c: &mut Checker<'_>, b: Builtin, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, &'static str> {
+    use Builtin::*;
     let s = |rest: Vec<Ty>, ret: Ty| Ok(Shape { rest, ret });
     let num = matches!(first, Ty::Int | Ty::Float | Ty::Decimal);
     // The element type with its refinements, where `kept` is the same list.
@@ -89,168 +94,168 @@ fn shape(c: &mut Checker<'_>, name: &str, first: &Ty, kept: &Ty, span: Span) -> 
         (Ty::Option(k) | Ty::Result(k, _), 0) | (Ty::Result(_, k), 1) => (**k).clone(),
         _ => t.clone(),
     };
-    match (name, first) {
-        ("len", Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Int),
-        ("len", _) => Err("a `String`, a `List` or a `Map`"),
-        ("is_empty", Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Bool),
-        ("is_empty", _) => Err("a `String`, a `List` or a `Map`"),
-        ("get", Ty::Map(k, v)) => s(vec![(**k).clone()], Ty::option((**v).clone())),
-        ("contains_key", Ty::Map(k, _)) => s(vec![(**k).clone()], Ty::Bool),
-        ("insert", Ty::Map(k, v)) => s(vec![(**k).clone(), (**v).clone()], first.clone()),
-        ("remove", Ty::Map(k, _)) => s(vec![(**k).clone()], first.clone()),
-        ("keys", Ty::Map(k, _)) => s(vec![], Ty::list((**k).clone())),
-        ("values", Ty::Map(_, v)) => s(vec![], Ty::list((**v).clone())),
-        ("entries", Ty::Map(k, v)) => s(vec![], Ty::list(Ty::Tuple(vec![(**k).clone(), (**v).clone()]))),
-        ("map_from", Ty::List(t)) => match &**t {
+    match (b, first) {
+        (Len, Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Int),
+        (Len, _) => Err("a `String`, a `List` or a `Map`"),
+        (IsEmpty, Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Bool),
+        (IsEmpty, _) => Err("a `String`, a `List` or a `Map`"),
+        (Get, Ty::Map(k, v)) => s(vec![(**k).clone()], Ty::option((**v).clone())),
+        (ContainsKey, Ty::Map(k, _)) => s(vec![(**k).clone()], Ty::Bool),
+        (Insert, Ty::Map(k, v)) => s(vec![(**k).clone(), (**v).clone()], first.clone()),
+        (Remove, Ty::Map(k, _)) => s(vec![(**k).clone()], first.clone()),
+        (Keys, Ty::Map(k, _)) => s(vec![], Ty::list((**k).clone())),
+        (Values, Ty::Map(_, v)) => s(vec![], Ty::list((**v).clone())),
+        (Entries, Ty::Map(k, v)) => s(vec![], Ty::list(Ty::Tuple(vec![(**k).clone(), (**v).clone()]))),
+        (MapFrom, Ty::List(t)) => match &**t {
             Ty::Tuple(kv) if kv.len() == 2 && kv.first().is_some_and(|k| orderable(c, k)) => {
                 let (k, v) = (kv[0].clone(), kv[1].clone());
                 s(vec![], Ty::Map(Box::new(k), Box::new(v)))
             }
             _ => Err("a `List` of `(key, value)` pairs whose keys can be ordered"),
         },
-        ("map_from", _) => Err("a `List` of `(key, value)` pairs"),
-        ("contains_key" | "insert" | "remove" | "keys" | "values" | "entries", _) => Err("a `Map`"),
-        ("get", Ty::List(t)) => s(vec![Ty::Int], Ty::option(elem(t))),
-        ("push", Ty::List(t)) => s(vec![(**t).clone()], first.clone()),
-        ("concat", Ty::List(_)) => s(vec![first.clone()], first.clone()),
-        ("concat", Ty::Str) => s(vec![Ty::Str], Ty::Str),
-        ("contains", Ty::List(t)) => s(vec![(**t).clone()], Ty::Bool),
-        ("contains" | "starts_with" | "ends_with", Ty::Str) => s(vec![Ty::Str], Ty::Bool),
-        ("map", Ty::List(t)) => {
+        (MapFrom, _) => Err("a `List` of `(key, value)` pairs"),
+        (ContainsKey | Insert | Remove | Keys | Values | Entries, _) => Err("a `Map`"),
+        (Get, Ty::List(t)) => s(vec![Ty::Int], Ty::option(elem(t))),
+        (Push, Ty::List(t)) => s(vec![(**t).clone()], first.clone()),
+        (Concat, Ty::List(_)) => s(vec![first.clone()], first.clone()),
+        (Concat, Ty::Str) => s(vec![Ty::Str], Ty::Str),
+        (Contains, Ty::List(t)) => s(vec![(**t).clone()], Ty::Bool),
+        (Contains | StartsWith | EndsWith, Ty::Str) => s(vec![Ty::Str], Ty::Bool),
+        (Map, Ty::List(t)) => {
             let u = c.new_var(span);
             s(vec![Ty::local_func(vec![elem(t)], u.clone())], Ty::list(u))
         }
-        ("filter", Ty::List(t)) => s(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::list(elem(t))),
-        ("any" | "all", Ty::List(t)) => s(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::Bool),
-        ("fold", Ty::List(t)) => {
+        (Filter, Ty::List(t)) => s(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::list(elem(t))),
+        (Any | All, Ty::List(t)) => s(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::Bool),
+        (Fold, Ty::List(t)) => {
             let u = c.new_var(span);
             s(vec![u.clone(), Ty::local_func(vec![u.clone(), elem(t)], u.clone())], u)
         }
-        ("sum", Ty::List(t)) if matches!(**t, Ty::Int) => s(vec![], Ty::Int),
+        (Sum, Ty::List(t)) if matches!(**t, Ty::Int) => s(vec![], Ty::Int),
         // The runtime does not know an empty list's element type, so it could not tell `0`
         // from `0d`: a fold names the zero.
-        ("sum", Ty::List(t)) if matches!(**t, Ty::Decimal) => {
+        (Sum, Ty::List(t)) if matches!(**t, Ty::Decimal) => {
             Err("a `List[Int]` (add decimals with `xs.fold(0d, |t, x| t + x)`)")
         }
-        ("sum", _) => Err("a `List[Int]`"),
-        ("reverse", Ty::List(t)) => s(vec![], Ty::list(elem(t))),
-        ("first" | "last", Ty::List(t)) => s(vec![], Ty::option(elem(t))),
-        ("join", Ty::List(t)) if matches!(**t, Ty::Str) => s(vec![Ty::Str], Ty::Str),
-        ("join", Ty::Opaque(n, _)) if &**n == LABEL => s(vec![label_ty()], label_ty()),
-        ("unlabel", Ty::Opaque(n, args)) if &**n == LABELED && args.len() == 1 => s(vec![], args[0].clone()),
-        ("unlabel", _) => Err("a `Labeled` value"),
-        ("join", _) => Err("a `List[String]`"),
-        ("to_upper" | "to_lower" | "trim", Ty::Str) => s(vec![], Ty::Str),
-        ("split", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
-        ("parse_int", Ty::Str) => s(vec![], Ty::option(Ty::Int)),
-        ("parse_decimal", Ty::Str) => s(vec![], Ty::option(Ty::Decimal)),
-        ("round", Ty::Decimal) => s(vec![Ty::Int], Ty::Decimal),
-        ("round", _) => Err("a `Decimal`"),
-        ("div_round", Ty::Decimal) => s(vec![Ty::Decimal, Ty::Int], Ty::Decimal),
-        ("div_round", _) => Err("a `Decimal`"),
-        ("find", Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::Int)),
-        ("replace", Ty::Str) => s(vec![Ty::Str, Ty::Str], Ty::Str),
-        ("slice", Ty::Str) => s(vec![Ty::Int, Ty::Int], Ty::Str),
-        ("slice", Ty::List(t)) => s(vec![Ty::Int, Ty::Int], Ty::list(elem(t))),
-        ("lines" | "words", Ty::Str) => s(vec![], Ty::list(Ty::Str)),
-        ("repeat", Ty::Str) => s(vec![Ty::Int], Ty::Str),
-        ("pad_left" | "pad_right", Ty::Str) => s(vec![Ty::Int, Ty::Str], Ty::Str),
-        ("matches", Ty::Str) => s(vec![Ty::Str], Ty::Bool),
-        ("find_all", Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
-        ("captures", Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::list(Ty::Str))),
-        ("slice", _) => Err("a `String` or a `List`"),
-        ("sort" | "unique", Ty::List(t)) if orderable(c, t) => s(vec![], Ty::list(elem(t))),
-        ("sort" | "unique", _) => Err("a `List` of `Int`, `Float`, `String` or `Bool` values (or tuples of them)"),
-        ("sort_by", Ty::List(t)) => {
+        (Sum, _) => Err("a `List[Int]`"),
+        (Reverse, Ty::List(t)) => s(vec![], Ty::list(elem(t))),
+        (First | Last, Ty::List(t)) => s(vec![], Ty::option(elem(t))),
+        (Join, Ty::List(t)) if matches!(**t, Ty::Str) => s(vec![Ty::Str], Ty::Str),
+        (Join, Ty::Opaque(n, _)) if &**n == LABEL => s(vec![label_ty()], label_ty()),
+        (Unlabel, Ty::Opaque(n, args)) if &**n == LABELED && args.len() == 1 => s(vec![], args[0].clone()),
+        (Unlabel, _) => Err("a `Labeled` value"),
+        (Join, _) => Err("a `List[String]`"),
+        (ToUpper | ToLower | Trim, Ty::Str) => s(vec![], Ty::Str),
+        (Split, Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
+        (ParseInt, Ty::Str) => s(vec![], Ty::option(Ty::Int)),
+        (ParseDecimal, Ty::Str) => s(vec![], Ty::option(Ty::Decimal)),
+        (Round, Ty::Decimal) => s(vec![Ty::Int], Ty::Decimal),
+        (Round, _) => Err("a `Decimal`"),
+        (DivRound, Ty::Decimal) => s(vec![Ty::Decimal, Ty::Int], Ty::Decimal),
+        (DivRound, _) => Err("a `Decimal`"),
+        (Find, Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::Int)),
+        (Replace, Ty::Str) => s(vec![Ty::Str, Ty::Str], Ty::Str),
+        (Slice, Ty::Str) => s(vec![Ty::Int, Ty::Int], Ty::Str),
+        (Slice, Ty::List(t)) => s(vec![Ty::Int, Ty::Int], Ty::list(elem(t))),
+        (Lines | Words, Ty::Str) => s(vec![], Ty::list(Ty::Str)),
+        (Repeat, Ty::Str) => s(vec![Ty::Int], Ty::Str),
+        (PadLeft | PadRight, Ty::Str) => s(vec![Ty::Int, Ty::Str], Ty::Str),
+        (Matches, Ty::Str) => s(vec![Ty::Str], Ty::Bool),
+        (FindAll, Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
+        (Captures, Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::list(Ty::Str))),
+        (Slice, _) => Err("a `String` or a `List`"),
+        (Sort | Unique, Ty::List(t)) if orderable(c, t) => s(vec![], Ty::list(elem(t))),
+        (Sort | Unique, _) => Err("a `List` of `Int`, `Float`, `String` or `Bool` values (or tuples of them)"),
+        (SortBy, Ty::List(t)) => {
             let k = c.new_var(span);
             s(vec![Ty::local_func(vec![elem(t)], k)], Ty::list(elem(t)))
         }
-        ("min_by" | "max_by", Ty::List(t)) => {
+        (MinBy | MaxBy, Ty::List(t)) => {
             let k = c.new_var(span);
             s(vec![Ty::local_func(vec![elem(t)], k)], Ty::option(elem(t)))
         }
-        ("group_by", Ty::List(t)) => {
+        (GroupBy, Ty::List(t)) => {
             let k = c.new_var(span);
             let f = Ty::local_func(vec![elem(t)], k.clone());
             s(vec![f], Ty::list(Ty::Tuple(vec![k, Ty::list(elem(t))])))
         }
-        ("count_by", Ty::List(t)) => {
+        (CountBy, Ty::List(t)) => {
             let k = c.new_var(span);
             s(vec![Ty::local_func(vec![elem(t)], k.clone())], Ty::list(Ty::Tuple(vec![k, Ty::Int])))
         }
-        ("enumerate", Ty::List(t)) => s(vec![], Ty::list(Ty::Tuple(vec![Ty::Int, elem(t)]))),
-        ("zip", Ty::List(t)) => {
+        (Enumerate, Ty::List(t)) => s(vec![], Ty::list(Ty::Tuple(vec![Ty::Int, elem(t)]))),
+        (Zip, Ty::List(t)) => {
             let u = c.new_var(span);
             s(vec![Ty::list(u.clone())], Ty::list(Ty::Tuple(vec![elem(t), u])))
         }
-        ("take" | "skip", Ty::List(t)) => s(vec![Ty::Int], Ty::list(elem(t))),
-        ("sort_by" | "min_by" | "max_by" | "group_by" | "count_by" | "enumerate" | "zip" | "take" | "skip", _) => {
-            Err("a `List`")
-        }
-        ("to_string", Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
-        ("to_string", Ty::Date | Ty::DateTime | Ty::Duration) => s(vec![], Ty::Str),
-        ("to_string", _) => Err("an `Int`, `Float`, `Decimal`, `Bool`, `String`, `Date`, `DateTime` or `Duration`"),
-        ("parse_date", Ty::Str) => s(vec![], Ty::option(Ty::Date)),
-        ("parse_datetime", Ty::Str) => s(vec![], Ty::option(Ty::DateTime)),
-        ("seconds" | "minutes" | "hours" | "days", Ty::Int) => s(vec![], Ty::Duration),
-        ("seconds" | "minutes" | "hours" | "days", _) => Err("an `Int`"),
-        ("add_days", Ty::Date) => s(vec![Ty::Int], Ty::Date),
-        ("days_between", Ty::Date) => s(vec![Ty::Date], Ty::Int),
-        ("add_days" | "days_between", _) => Err("a `Date`"),
-        ("is_some" | "is_none", Ty::Option(_)) => s(vec![], Ty::Bool),
-        ("is_ok" | "is_err", Ty::Result(..)) => s(vec![], Ty::Bool),
-        ("unwrap_or", Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
-        ("unwrap_or", _) => Err("an `Option` or a `Result`"),
+        (Take | Skip, Ty::List(t)) => s(vec![Ty::Int], Ty::list(elem(t))),
+        (SortBy | MinBy | MaxBy | GroupBy | CountBy | Enumerate | Zip | Take | Skip, _) => Err("a `List`"),
+        (ToString, Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
+        (ToString, Ty::Date | Ty::DateTime | Ty::Duration) => s(vec![], Ty::Str),
+        (ToString, _) => Err("an `Int`, `Float`, `Decimal`, `Bool`, `String`, `Date`, `DateTime` or `Duration`"),
+        (ParseDate, Ty::Str) => s(vec![], Ty::option(Ty::Date)),
+        (ParseDateTime, Ty::Str) => s(vec![], Ty::option(Ty::DateTime)),
+        (Seconds | Minutes | Hours | Days, Ty::Int) => s(vec![], Ty::Duration),
+        (Seconds | Minutes | Hours | Days, _) => Err("an `Int`"),
+        (AddDays, Ty::Date) => s(vec![Ty::Int], Ty::Date),
+        (DaysBetween, Ty::Date) => s(vec![Ty::Date], Ty::Int),
+        (AddDays | DaysBetween, _) => Err("a `Date`"),
+        (IsSome | IsNone, Ty::Option(_)) => s(vec![], Ty::Bool),
+        (IsOk | IsErr, Ty::Result(..)) => s(vec![], Ty::Bool),
+        (UnwrapOr, Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
+        (UnwrapOr, _) => Err("an `Option` or a `Result`"),
         // What the type says of the payload (`Option[{v: Int | v > 0}]`) holds in the function.
-        ("map", Ty::Option(t)) => {
+        (Map, Ty::Option(t)) => {
             let u = c.new_var(span);
             s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], Ty::option(u))
         }
-        ("map", Ty::Result(t, e)) => {
+        (Map, Ty::Result(t, e)) => {
             let u = c.new_var(span);
             s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], Ty::Result(Box::new(u), e.clone()))
         }
-        ("and_then", Ty::Option(t)) => {
+        (AndThen, Ty::Option(t)) => {
             let u = Ty::option(c.new_var(span));
             s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
         }
-        ("and_then", Ty::Result(t, e)) => {
+        (AndThen, Ty::Result(t, e)) => {
             let u = Ty::Result(Box::new(c.new_var(span)), e.clone());
             s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
         }
-        ("and_then", _) => Err("an `Option` or a `Result`"),
-        ("map_err", Ty::Result(t, e)) => {
+        (AndThen, _) => Err("an `Option` or a `Result`"),
+        (MapErr, Ty::Result(t, e)) => {
             let u = c.new_var(span);
             s(vec![Ty::local_func(vec![payload(e, 1)], u.clone())], Ty::Result(t.clone(), Box::new(u)))
         }
-        ("map_err", _) => Err("a `Result`"),
-        ("ok_or", Ty::Option(t)) => {
+        (MapErr, _) => Err("a `Result`"),
+        (OkOr, Ty::Option(t)) => {
             let u = c.new_var(span);
             s(vec![u.clone()], Ty::Result(t.clone(), Box::new(u)))
         }
-        ("ok_or", _) => Err("an `Option`"),
-        ("abs", _) if num => s(vec![], first.clone()),
-        ("min" | "max", _) if num => s(vec![first.clone()], first.clone()),
-        ("abs" | "min" | "max", _) => Err("an `Int`, a `Float` or a `Decimal`"),
-        ("map", _) => Err("a `List`, an `Option` or a `Result`"),
-        ("get" | "push" | "filter" | "fold" | "any" | "all" | "reverse" | "first" | "last", _) => Err("a `List`"),
-        ("concat" | "contains", _) => Err("a `List` or a `String`"),
+        (OkOr, _) => Err("an `Option`"),
+        (Abs, _) if num => s(vec![], first.clone()),
+        (Min | Max, _) if num => s(vec![first.clone()], first.clone()),
+        (Abs | Min | Max, _) => Err("an `Int`, a `Float` or a `Decimal`"),
+        (Map, _) => Err("a `List`, an `Option` or a `Result`"),
+        (Get | Push | Filter | Fold | Any | All | Reverse | First | Last, _) => Err("a `List`"),
+        (Concat | Contains, _) => Err("a `List` or a `String`"),
         (
-            "starts_with" | "ends_with" | "to_upper" | "to_lower" | "trim" | "split" | "parse_int" | "parse_decimal"
-            | "parse_date" | "parse_datetime" | "find" | "replace" | "lines" | "words" | "repeat" | "pad_left"
-            | "pad_right" | "matches" | "find_all" | "captures",
+            StartsWith | EndsWith | ToUpper | ToLower | Trim | Split | ParseInt | ParseDecimal | ParseDate
+            | ParseDateTime | Find | Replace | Lines | Words | Repeat | PadLeft | PadRight | Matches | FindAll
+            | Captures,
             _,
         ) => Err("a `String`"),
-        ("is_some" | "is_none", _) => Err("an `Option`"),
-        ("is_ok" | "is_err", _) => Err("a `Result`"),
-        _ => Err("a different value"),
+        (IsSome | IsNone, _) => Err("an `Option`"),
+        (IsOk | IsErr, _) => Err("a `Result`"),
+        // Checked before they get here: `range` takes two `Int`s, checked as such in `call`;
+        // the label functions only in `@label` values (`label_call`).
+        (Range | Label(_), _) => Err("a different value"),
     }
 }
 
-/// Checks a call of the builtin `id` on `args` (a method call's receiver first).
-pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Typed {
-    let name = id.name.as_str();
-    if name == "range" {
+/// Checks a call of the builtin `b` on `args` (a method call's receiver first).
+pub fn call(c: &mut Checker<'_>, b: Builtin, args: &[&Expr], span: Span) -> Typed {
+    let name = b.name();
+    if b == Builtin::Range {
         if args.len() != 2 {
             c.error(Code::WrongArgCount, span, format!("`range` takes 2 arguments, found {}", args.len()));
             return Typed::error();
@@ -279,11 +284,11 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         return Typed::error();
     }
     if c.is_linear(&ft) || c.is_second_class(&ft) {
-        let help = match (name, &ft) {
-            ("unwrap_or" | "is_some" | "is_none", Ty::Option(_)) => {
+        let help = match (b, &ft) {
+            (Builtin::UnwrapOr | Builtin::IsSome | Builtin::IsNone, Ty::Option(_)) => {
                 "builtins work on plain data, not linear values; take it apart with `match o { Some(x) => .., None => .. }`"
             }
-            ("unwrap_or" | "is_ok" | "is_err", Ty::Result(..)) => {
+            (Builtin::UnwrapOr | Builtin::IsOk | Builtin::IsErr, Ty::Result(..)) => {
                 "builtins work on plain data, not linear values; take it apart with `match r { Ok(x) => .., Err(e) => .. }`"
             }
             _ => "builtins work on plain data, not linear values or capabilities",
@@ -294,7 +299,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         c.infer_after_error(rest.iter().copied());
         return Typed::error();
     }
-    let mut sh = match shape(c, name, &ft, &kept, span) {
+    let mut sh = match shape(c, b, &ft, &kept, span) {
         Ok(sh) => sh,
         Err(wanted) => {
             c.error(Code::TypeMismatch, first_expr.span, format!("`{name}` needs {wanted}, found `{ft}`"));
@@ -302,7 +307,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
             return Typed::error();
         }
     };
-    if name == "fold"
+    if b == Builtin::Fold
         && let Some(acc) = declared_accumulator(c, rest)
         && let Some(Ty::Fn(f)) = sh.rest.get(1).map(|t| c.resolve(t))
         && let Some(elem) = f.params.get(1)
@@ -329,7 +334,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         let t = c.check(a, p);
         // `fold`'s accumulator may be linear: the function consumes each one and gives the next
         // back (checked like any function with a linear parameter), and `fold` gives the last.
-        let threaded = name == "fold" && i == 0;
+        let threaded = b == Builtin::Fold && i == 0;
         if c.is_linear(&t.ty) && !threaded {
             c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value")).help =
                 Some(format!("to use it once per element, thread it through the loop: {}", crate::RECURSION_HINT));
@@ -337,7 +342,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         // Only the functions `map`, `filter`, ... call are passed down; `unwrap_or` gives its
         // default back; every other argument becomes part of data.
         if c.is_second_class(&t.ty) && !c.is_second_class(p) {
-            if name == "unwrap_or" {
+            if b == Builtin::UnwrapOr {
                 returns_capability = true;
             } else {
                 c.store(&t, a.span);
@@ -345,8 +350,9 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         }
         terms.push(t.term);
     }
-    preconditions(c, name, &ft, &terms, args);
-    if matches!(name, "sort_by" | "min_by" | "max_by" | "group_by" | "count_by")
+    let logic = logic(b);
+    preconditions(c, b, logic.needs, &ft, &terms, args);
+    if matches!(b, Builtin::SortBy | Builtin::MinBy | Builtin::MaxBy | Builtin::GroupBy | Builtin::CountBy)
         && let (Some(key), Some(f)) = (rest.first(), sh.rest.first())
         && let Ty::Fn(f) = c.resolve(f).base()
     {
@@ -367,7 +373,7 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
             Some("a list could copy or drop its elements; handle linear values one by one".into());
         return Typed::error();
     }
-    let term = match result_term(c, name, &ft, &terms) {
+    let term = match result_term(c, logic.gives, &ft, &terms) {
         // Terms that mention an argument more than once (`abs`, `min`, `max`) are named, so
         // nesting them grows the query linearly, not exponentially.
         Some(t @ Term::Ite(..)) => {
@@ -381,8 +387,8 @@ pub fn call(c: &mut Checker<'_>, id: &Ident, args: &[&Expr], span: Span) -> Type
         None => {
             let fresh = c.fresh(&ret, "_builtin");
             if let Some(r) = &fresh {
-                result_facts(c, name, &ft, &terms, r, &ret);
-                if name == "zip"
+                result_facts(c, b, logic.gives, &ft, &terms, r, &ret);
+                if logic.gives == Gives::ZipLength
                     && let (Some(Some(b)), Some(bt)) = (terms.get(1), sh.rest.first())
                 {
                     zip_length(c, &ft, &terms, b, bt, r, &ret);
@@ -420,16 +426,116 @@ pub fn orderable(c: &Checker<'_>, t: &Ty) -> bool {
     }
 }
 
-/// What a builtin needs of its arguments, proved at the call like a refined parameter:
-/// `slice(x, a, b)` needs `0 <= a <= b <= len(x)`, `repeat(s, n)` needs `n >= 0`, the fill of
-/// `pad_left`/`pad_right` is one character.
-fn preconditions(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>], args: &[&Expr]) {
+/// What the logic knows of a builtin: what a call needs of its arguments (proved at the call
+/// like a refined parameter) and what it knows of the result.
+#[derive(Clone, Copy)]
+struct Logic {
+    needs: Needs,
+    gives: Gives,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    Nothing,
+    /// `slice(x, a, b)`: `0 <= a <= b <= len(x)`.
+    SliceBounds,
+    /// `repeat(s, n)`: `n >= 0`.
+    NonNegativeCount,
+    /// `pad_left`/`pad_right`: the fill is one character.
+    OneCharFill,
+    /// `matches`, `find_all`, `captures`: a literal pattern compiles.
+    Pattern,
+}
+
+/// What the logic knows of a result: its exact term, or facts about a fresh one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gives {
+    Nothing,
+    /// The length of a string, list or map.
+    Length,
+    /// Whether the length is 0.
+    IsEmpty,
+    /// Two strings joined; a list's length, the sum of both.
+    Concat,
+    /// A test in the solver's theory of strings, on strings.
+    StrTest(StrTest),
+    /// A date is its day number: days are added and counted exactly (the runtime stops outside
+    /// the years -9999 to 9999).
+    AddDays,
+    DaysBetween,
+    /// A duration is its nanoseconds, exactly (the runtime stops where they overflow): this
+    /// many per unit.
+    Duration(i64),
+    Abs,
+    Min,
+    Max,
+    /// A list or map result's length, against the first argument's.
+    LengthIs(Relation),
+    /// `len(slice(x, a, b)) == b - a`.
+    SliceLength,
+    /// `len(zip(xs, ys)) == min(len(xs), len(ys))`.
+    ZipLength,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Relation {
+    OneMore,
+    Same,
+    AtMost,
+}
+
+const SECOND: i64 = 1_000_000_000;
+
+fn logic(b: Builtin) -> Logic {
+    use Builtin::*;
+    let gives = |gives| Logic { needs: Needs::Nothing, gives };
+    match b {
+        Len => gives(Gives::Length),
+        IsEmpty => gives(Gives::IsEmpty),
+        Concat => gives(Gives::Concat),
+        StartsWith => gives(Gives::StrTest(StrTest::StartsWith)),
+        EndsWith => gives(Gives::StrTest(StrTest::EndsWith)),
+        Contains => gives(Gives::StrTest(StrTest::Contains)),
+        AddDays => gives(Gives::AddDays),
+        DaysBetween => gives(Gives::DaysBetween),
+        Seconds => gives(Gives::Duration(SECOND)),
+        Minutes => gives(Gives::Duration(60 * SECOND)),
+        Hours => gives(Gives::Duration(3_600 * SECOND)),
+        // A day is 24 hours.
+        Days => gives(Gives::Duration(86_400 * SECOND)),
+        Abs => gives(Gives::Abs),
+        Min => gives(Gives::Min),
+        Max => gives(Gives::Max),
+        Push => gives(Gives::LengthIs(Relation::OneMore)),
+        Map | Reverse | Sort | SortBy | Enumerate | Keys | Values | Entries => gives(Gives::LengthIs(Relation::Same)),
+        Remove | MapFrom | Filter | Unique | Take | Skip | GroupBy | CountBy => {
+            gives(Gives::LengthIs(Relation::AtMost))
+        }
+        Slice => Logic { needs: Needs::SliceBounds, gives: Gives::SliceLength },
+        Zip => gives(Gives::ZipLength),
+        Repeat => Logic { needs: Needs::NonNegativeCount, gives: Gives::Nothing },
+        PadLeft | PadRight => Logic { needs: Needs::OneCharFill, gives: Gives::Nothing },
+        Matches | FindAll | Captures => Logic { needs: Needs::Pattern, gives: Gives::Nothing },
+        UnwrapOr | Get | Fold | Any | All | Sum | Range | First | Last | MinBy | MaxBy | ToUpper | ToLower | Trim
+        | Split | Join | ToString | ParseInt | ParseDecimal | Find | Replace | Lines | Words | Insert | ContainsKey
+        | AndThen | MapErr | OkOr | IsSome | IsNone | IsOk | IsErr | Round | DivRound | ParseDate | ParseDateTime
+        | Unlabel | Label(_) => gives(Gives::Nothing),
+    }
+}
+
+/// Whether a refinement may call `b`: the logic knows its result exactly and it needs nothing.
+pub fn in_refinements(b: Builtin) -> bool {
+    matches!(logic(b), Logic { needs: Needs::Nothing, gives: Gives::Length | Gives::Duration(_) })
+}
+
+/// What `b` needs of its arguments (`needs`), proved at the call like a refined parameter.
+fn preconditions(c: &mut Checker<'_>, b: Builtin, needs: Needs, first: &Ty, terms: &[Option<Term>], args: &[&Expr]) {
     let at = |i: usize| args.get(i).map_or(Span::default(), |a| a.span);
     let text = |c: &Checker<'_>, i: usize| c.text(at(i)).to_string();
     let term = |i: usize| terms.get(i).cloned().flatten();
     let le = |a: Term, b: Term| Term::Le(Box::new(a), Box::new(b));
-    match name {
-        "slice" => {
+    match needs {
+        Needs::SliceBounds => {
             let (x, a, b) = (text(c, 0), text(c, 1), text(c, 2));
             let goal = match (term(0), term(1), term(2)) {
                 (Some(xs), Some(from), Some(to)) => c
@@ -440,13 +546,13 @@ fn preconditions(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Te
             let texts = vec![format!("0 <= {a}"), format!("{a} <= {b}"), format!("{b} <= len({x})")];
             prove(c, goal, texts, at(1), "`slice(x, a, b)` needs `0 <= a && a <= b && b <= len(x)`");
         }
-        "repeat" => {
+        Needs::NonNegativeCount => {
             let goal = term(1).map(|n| le(Term::Int(0), n));
             let texts = vec![format!("{} >= 0", text(c, 1))];
-            prove(c, goal, texts, at(1), "`repeat` needs a count of 0 or more");
+            prove(c, goal, texts, at(1), &format!("`{}` needs a count of 0 or more", b.name()));
         }
         // A literal pattern is compiled here, so a mistake in it is found before the run.
-        "matches" | "find_all" | "captures" => {
+        Needs::Pattern => {
             if let Some(ExprKind::Str(p)) = args.get(1).map(|a| &a.kind)
                 && let Err(why) = cordon_syntax::pattern::compile(p)
             {
@@ -457,12 +563,12 @@ fn preconditions(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Te
                 );
             }
         }
-        "pad_left" | "pad_right" => {
+        Needs::OneCharFill => {
             let goal = term(2).map(|f| Term::Eq(Box::new(Term::StrLen(Box::new(f))), Box::new(Term::Int(1))));
             let texts = vec![format!("len({}) == 1", text(c, 2))];
             prove(c, goal, texts, at(2), "the fill must be one character");
         }
-        _ => {}
+        Needs::Nothing => {}
     }
 }
 
@@ -476,46 +582,41 @@ fn prove(c: &mut Checker<'_>, goal: Option<Term>, texts: Vec<String>, span: Span
 }
 
 /// The exact term of a result where logic can say it.
-fn result_term(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>]) -> Option<Term> {
+fn result_term(c: &mut Checker<'_>, gives: Gives, first: &Ty, terms: &[Option<Term>]) -> Option<Term> {
     let a = terms.first()?.clone()?;
     let b = || terms.get(1).cloned().flatten();
     let zero = || if matches!(first, Ty::Float | Ty::Decimal) { Term::Real(0, 1) } else { Term::Int(0) };
-    match name {
-        "len" => c.length(&a, first),
-        "is_empty" => {
+    match gives {
+        Gives::Length => c.length(&a, first),
+        Gives::IsEmpty => {
             let len = c.length(&a, first)?;
             Some(Term::Eq(Box::new(len), Box::new(Term::Int(0))))
         }
-        "concat" if matches!(first, Ty::Str) => Some(Term::StrConcat(vec![a, b()?])),
-        "starts_with" => Some(Term::StrTest(cordon_smt::StrTest::StartsWith, Box::new(a), Box::new(b()?))),
-        "ends_with" => Some(Term::StrTest(cordon_smt::StrTest::EndsWith, Box::new(a), Box::new(b()?))),
-        "contains" if matches!(first, Ty::Str) => {
-            Some(Term::StrTest(cordon_smt::StrTest::Contains, Box::new(a), Box::new(b()?)))
-        }
-        // A date is its day number: days are added and counted exactly (the runtime stops
-        // outside the years -9999 to 9999).
-        "add_days" => Some(Term::Add(vec![a, b()?])),
-        "days_between" => Some(Term::Sub(Box::new(b()?), Box::new(a))),
-        // A duration is its nanoseconds, exactly (the runtime stops where they overflow).
-        "seconds" | "minutes" | "hours" | "days" => {
-            let unit = crate::expr::duration_unit(name)?;
-            Some(Term::Mul(Box::new(Term::Int(unit)), Box::new(a)))
-        }
-        "abs" => Some(Term::Ite(
+        Gives::Concat if matches!(first, Ty::Str) => Some(Term::StrConcat(vec![a, b()?])),
+        Gives::StrTest(test) if matches!(first, Ty::Str) => Some(Term::StrTest(test, Box::new(a), Box::new(b()?))),
+        Gives::AddDays => Some(Term::Add(vec![a, b()?])),
+        Gives::DaysBetween => Some(Term::Sub(Box::new(b()?), Box::new(a))),
+        Gives::Duration(unit) => Some(Term::Mul(Box::new(Term::Int(unit)), Box::new(a))),
+        Gives::Abs => Some(Term::Ite(
             Box::new(Term::Le(Box::new(zero()), Box::new(a.clone()))),
             Box::new(a.clone()),
             Box::new(Term::Neg(Box::new(a))),
         )),
-        "min" | "max" => {
+        Gives::Min | Gives::Max => {
             let b = b()?;
             let le = Box::new(Term::Le(Box::new(a.clone()), Box::new(b.clone())));
-            Some(if name == "min" {
+            Some(if gives == Gives::Min {
                 Term::Ite(le, Box::new(a), Box::new(b))
             } else {
                 Term::Ite(le, Box::new(b), Box::new(a))
             })
         }
-        _ => None,
+        Gives::Concat
+        | Gives::StrTest(_)
+        | Gives::Nothing
+        | Gives::LengthIs(_)
+        | Gives::SliceLength
+        | Gives::ZipLength => None,
     }
 }
 
@@ -529,10 +630,18 @@ fn zip_length(c: &mut Checker<'_>, first: &Ty, terms: &[Option<Term>], ys: &Term
     c.add_fact(Term::Eq(Box::new(r), Box::new(min)), "the length of `zip`'s result".to_string());
 }
 
-/// Facts about a fresh result: list lengths.
-fn result_facts(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Term>], result: &Term, ret: &Ty) {
+/// Facts about a fresh result of `b`: list lengths.
+fn result_facts(
+    c: &mut Checker<'_>,
+    b: Builtin,
+    gives: Gives,
+    first: &Ty,
+    terms: &[Option<Term>],
+    result: &Term,
+    ret: &Ty,
+) {
     let Some(Some(a)) = terms.first() else { return };
-    if name == "slice" {
+    if gives == Gives::SliceLength {
         let (Some(Some(from)), Some(Some(to)), Some(len_r)) = (terms.get(1), terms.get(2), c.length(result, ret))
         else {
             return;
@@ -545,19 +654,16 @@ fn result_facts(c: &mut Checker<'_>, name: &str, first: &Ty, terms: &[Option<Ter
         return;
     }
     let (Some(len_a), Some(len_r)) = (c.length(a, first), c.length(result, ret)) else { return };
-    let fact = match name {
-        "push" => Term::Eq(Box::new(len_r), Box::new(Term::Add(vec![len_a, Term::Int(1)]))),
-        "map" | "reverse" | "sort" | "sort_by" | "enumerate" | "keys" | "values" | "entries" => {
-            Term::Eq(Box::new(len_r), Box::new(len_a))
-        }
-        "remove" | "map_from" => Term::Le(Box::new(len_r), Box::new(len_a)),
-        "filter" | "unique" | "take" | "skip" | "group_by" | "count_by" => Term::Le(Box::new(len_r), Box::new(len_a)),
-        "concat" => {
+    let fact = match gives {
+        Gives::LengthIs(Relation::OneMore) => Term::Eq(Box::new(len_r), Box::new(Term::Add(vec![len_a, Term::Int(1)]))),
+        Gives::LengthIs(Relation::Same) => Term::Eq(Box::new(len_r), Box::new(len_a)),
+        Gives::LengthIs(Relation::AtMost) => Term::Le(Box::new(len_r), Box::new(len_a)),
+        Gives::Concat => {
             let Some(Some(b)) = terms.get(1) else { return };
             let Some(len_b) = c.length(b, first) else { return };
             Term::Eq(Box::new(len_r), Box::new(Term::Add(vec![len_a, len_b])))
         }
         _ => return,
     };
-    c.add_fact(fact, format!("the length of `{name}`'s result"));
+    c.add_fact(fact, format!("the length of `{}`'s result", b.name()));
 }

@@ -877,7 +877,7 @@ impl<'a> Checker<'a> {
         let mut calls: Vec<Ident> = Vec::new();
         let in_label = self.in_label;
         walk_names(e, &mut |id: &Ident, called: bool| {
-            let label_fn = in_label && crate::builtins::is_label_builtin(&id.name);
+            let label_fn = in_label && crate::builtins::label_fn(&id.name).is_some();
             if called && !label_fn && matches!(self.values.get(&id.name), Some(ValueDef::Fn(_) | ValueDef::Measure(_)))
             {
                 calls.push(id.clone());

@@ -7,7 +7,7 @@ use cordon_smt::{Sort, StrTest, Term};
 use cordon_syntax::ast::{
     BinOp, Block, ClosureParam, Expr, ExprKind, Ident, Pattern, PatternKind, Stmt, TypeExpr, UnOp,
 };
-use cordon_syntax::{Code, Diagnostic, Span};
+use cordon_syntax::{Builtin, Code, Diagnostic, Span};
 
 use crate::logic::UNMODELLED;
 use crate::state::{
@@ -1829,13 +1829,16 @@ impl Checker<'_> {
 
     fn check_call(&mut self, callee: &Expr, args: &[Expr], span: Span, expected: Option<&Ty>) -> Typed {
         let argv: Args<'_> = args.iter().collect();
+        // In a label annotation the label functions are never shadowed: a tool parameter named
+        // `user` must not hide `user()`.
+        if let ExprKind::Name(id) = &callee.kind
+            && self.in_label
+            && let Some(l) = crate::builtins::label_fn(&id.name)
+        {
+            return crate::builtins::label_call(self, l, &argv, span);
+        }
         match &callee.kind {
             ExprKind::Path { ty, variant } => return self.check_variant(ty, variant, Some(args), span),
-            // In a label annotation the label functions are never shadowed: a tool parameter
-            // named `user` must not hide `user()`.
-            ExprKind::Name(id) if self.in_label && crate::builtins::is_label_builtin(&id.name) => {
-                return crate::builtins::label_call(self, id, &argv, span);
-            }
             ExprKind::Name(id) if self.lookup(&id.name).is_none() => {
                 match id.name.as_str() {
                     "Some" | "Ok" | "Err" => return self.check_constructor(id, args, span, expected),
@@ -1857,10 +1860,12 @@ impl Checker<'_> {
                     }
                     _ => {}
                 }
-                if crate::builtins::is_builtin(&id.name) && (!self.in_refinement || in_refinements(&id.name)) {
-                    return crate::builtins::call(self, id, &argv, span);
+                if let Some(b) = crate::builtins::plan_builtin(&id.name)
+                    && (!self.in_refinement || crate::builtins::in_refinements(b))
+                {
+                    return crate::builtins::call(self, b, &argv, span);
                 }
-                if crate::builtins::is_label_builtin(&id.name) && !self.in_refinement {
+                if crate::builtins::label_fn(&id.name).is_some() && !self.in_refinement {
                     crate::builtins::label_outside_annotation(self, id);
                     self.infer_after_error(argv.iter().copied());
                     return Typed::error();
@@ -1967,7 +1972,8 @@ impl Checker<'_> {
 
     fn check_method(&mut self, receiver: &Expr, method: &Ident, args: &[Expr], span: Span) -> Typed {
         if self.in_refinement {
-            if method.name == "len" && args.is_empty() {
+            let builtin = crate::builtins::plan_builtin(&method.name);
+            if builtin == Some(Builtin::Len) && args.is_empty() {
                 let r = self.infer(receiver);
                 let term = r.term.as_ref().and_then(|t| self.length(t, &r.ty));
                 if term.is_none() && !r.ty.is_error() {
@@ -1981,10 +1987,10 @@ impl Checker<'_> {
                 return Typed { ty: Ty::Int, term };
             }
             // Allow-lists: `a.ends_with("@example.com")`, in the solver's theory of strings.
-            let test = match method.name.as_str() {
-                "starts_with" => Some(StrTest::StartsWith),
-                "ends_with" => Some(StrTest::EndsWith),
-                "contains" => Some(StrTest::Contains),
+            let test = match builtin {
+                Some(Builtin::StartsWith) => Some(StrTest::StartsWith),
+                Some(Builtin::EndsWith) => Some(StrTest::EndsWith),
+                Some(Builtin::Contains) => Some(StrTest::Contains),
                 _ => None,
             };
             if let (Some(test), [arg]) = (test, args) {
@@ -2029,11 +2035,15 @@ impl Checker<'_> {
             return Typed::error();
         }
         let argv: Args<'_> = std::iter::once(receiver).chain(args.iter()).collect();
-        if self.in_label && crate::builtins::is_label_builtin(&method.name) {
-            return crate::builtins::label_call(self, method, &argv, span);
+        if self.in_label
+            && let Some(l) = crate::builtins::label_fn(&method.name)
+        {
+            return crate::builtins::label_call(self, l, &argv, span);
         }
-        if crate::builtins::is_builtin(&method.name) && !self.values.contains_key(&method.name) {
-            return crate::builtins::call(self, method, &argv, span);
+        if let Some(b) = crate::builtins::plan_builtin(&method.name)
+            && !self.values.contains_key(&method.name)
+        {
+            return crate::builtins::call(self, b, &argv, span);
         }
         if let Some(ValueDef::Fn(sig)) = self.values.get(&method.name).cloned() {
             return self.call_signature(&sig, &argv, span, None);
@@ -2253,12 +2263,6 @@ impl Checker<'_> {
     }
 }
 
-/// The term a literal pattern matches, for facts in its arm.
-/// The builtins a refinement may call: those whose result the logic knows exactly.
-fn in_refinements(name: &str) -> bool {
-    name == "len" || duration_unit(name).is_some()
-}
-
 /// What an operator takes besides numbers.
 #[derive(Clone, Copy)]
 struct Operands {
@@ -2266,23 +2270,12 @@ struct Operands {
     times: bool,
 }
 
-/// The nanoseconds in one unit of `seconds`, `minutes`, `hours` or `days` (a day is 24 hours).
-pub(crate) fn duration_unit(name: &str) -> Option<i64> {
-    let second = 1_000_000_000;
-    Some(match name {
-        "seconds" => second,
-        "minutes" => 60 * second,
-        "hours" => 3_600 * second,
-        "days" => 86_400 * second,
-        _ => return None,
-    })
-}
-
 /// A decimal's exact value: its integer mantissa over a power of ten (at most `10^28`).
 pub(crate) fn decimal_term(d: rust_decimal::Decimal) -> Term {
     Term::Real(d.mantissa(), 10i128.pow(d.scale()))
 }
 
+/// The term a literal pattern matches, for facts in its arm.
 fn literal_term(p: &Pattern) -> Option<Term> {
     match &p.kind {
         PatternKind::Int(n) => Some(Term::Int(*n)),
