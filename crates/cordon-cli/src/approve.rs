@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use cordon::Settings;
-use cordon_agent::ProviderConfig;
-use cordon_gate::{ApproveAll, Approver, DenyAll, Scripted, Terminal};
-use cordon_store::{GrantId, Scope};
+use cordon::api::approval::{ApproveAll, Approver, DenyAll, Scripted, Terminal};
+use cordon::api::models::ProviderConfig;
+use cordon::api::store::{GrantId, Scope};
 
 use crate::store::StoreArgs;
 use crate::{Error, Report};

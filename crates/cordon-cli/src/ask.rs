@@ -9,11 +9,11 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use cordon::api::approval::Approver;
+use cordon::api::diagnostics::render;
+use cordon::api::events::{Event, Observers};
+use cordon::api::models::{FillConfig, HttpConfig, ProviderConfig, ProviderError, Transcript};
 use cordon::{Ended, Request, SessionAt, Settings, Workspace};
-use cordon_agent::{FillConfig, HttpConfig, ProviderConfig, ProviderError, Transcript};
-use cordon_engine::{Event, Observers};
-use cordon_gate::Approver;
-use cordon_syntax::render;
 
 use crate::approve::ApproveArgs;
 use crate::store::StoreArgs;
@@ -105,7 +105,7 @@ impl From<Clearance> for cordon::Clearance {
 /// state (the environment's, and the sessions').
 pub struct Conversation {
     workspace: Workspace,
-    provider: Box<dyn cordon_agent::Provider + Send>,
+    provider: Box<dyn cordon::api::models::Provider + Send>,
     approver: Box<dyn Approver>,
     transcript: Option<(PathBuf, Transcript<File>)>,
 }
@@ -114,7 +114,7 @@ impl Conversation {
     pub fn open(setup: &Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation, Error> {
         let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..HttpConfig::default() };
         let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?.with_http(http);
-        let provider = cordon_agent::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
+        let provider = cordon::api::models::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
         let tools = setup.tools.open(read)?;
         // Before anything runs: a store that cannot be opened stops here.
         let storage = setup.store.open()?;
@@ -211,7 +211,7 @@ fn report(outcome: &cordon::Report) -> Report {
         }
         Ended::Done(v) => {
             out.push_str(&answer(v));
-            let label = cordon_runtime::deep_label(v);
+            let label = cordon::api::values::deep_label(v);
             if !label.is_bottom() {
                 out.push_str(&format!("label: {}\n", label.dc().describe()));
             }
@@ -219,7 +219,7 @@ fn report(outcome: &cordon::Report) -> Report {
         }
         // No fill: the model could not be reached, or none of its fills checked. An error, for
         // stderr, not an answer.
-        Ended::Failed(e) if e.kind == cordon_runtime::ErrorKind::Hole => {
+        Ended::Failed(e) if e.kind == cordon::api::values::ErrorKind::Hole => {
             let code = match outcome.model_error() {
                 None => 1,
                 Some(ProviderError::Mismatch(_) | ProviderError::Config(_) | ProviderError::Exhausted { .. }) => 2,
@@ -247,9 +247,9 @@ fn report(outcome: &cordon::Report) -> Report {
 
 /// The plan's value for a person: its text as text (not a quoted, escaped string), and what
 /// else it hands back (a session kept for the next request) on lines of their own.
-fn answer(v: &cordon_runtime::Val) -> String {
-    use cordon_runtime::Value;
-    let parts: Vec<&cordon_runtime::Val> = match &v.value {
+fn answer(v: &cordon::api::values::Val) -> String {
+    use cordon::api::values::Value;
+    let parts: Vec<&cordon::api::values::Val> = match &v.value {
         Value::Tuple(items) => items.iter().collect(),
         _ => vec![v],
     };
@@ -277,8 +277,8 @@ mod tests {
 
     #[test]
     fn an_answer_is_printed_as_text_and_the_session_apart() {
-        use cordon_runtime::value::Handle;
-        use cordon_runtime::{Val, Value};
+        use cordon::api::values::Handle;
+        use cordon::api::values::{Val, Value};
         use std::sync::Arc;
         let session = Val::plain(Value::Handle(Arc::new(Handle { ty: "Session".into(), id: 7 })));
         let two_lines = Val::plain(Value::str("Two issues:\n- a \"quoted\" one\n- another"));

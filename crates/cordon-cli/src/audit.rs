@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use cordon::Storage;
-use cordon_store::{Checkpoint, EffectStatus, Entry, RequestId, RequestLog, Verdict};
+use cordon::api::store::{Checkpoint, EffectStatus, Entry, RequestId, RequestLog, Verdict};
 use serde_json::Value;
 
 use crate::store::StoreArgs;
@@ -102,7 +102,7 @@ fn request_log(storage: &Storage, id: Option<RequestId>) -> Result<Option<Reques
         },
     };
     store.show(id).map(Some).map_err(|error| match error {
-        cordon_store::StoreError::NoSuchRequest(id) => Error::Usage(format!("the store holds no request {id}")),
+        cordon::api::store::StoreError::NoSuchRequest(id) => Error::Usage(format!("the store holds no request {id}")),
         error => storage.error(error).into(),
     })
 }

@@ -4,7 +4,7 @@
 //! lists the commands; `/quit` (or `quit`, `exit`, `/exit` alone on a line) or the end of input
 //! stops, and never goes to the model. A request's answer goes to stdout and, when it got no
 //! answer, why to stderr; the chat goes on. The requests so far and their answers go into the
-//! next request's prompt (as labels allow: `cordon_agent::add_history`). Each request is
+//! next request's prompt (as labels allow: `cordon::api::models::add_history`). Each request is
 //! recorded in the store, and the sessions are kept after each, so stopping at any point loses
 //! nothing.
 

@@ -7,8 +7,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use cordon::Source;
-use cordon_syntax::{Diagnostic, SourceMap, render};
-use cordon_types::CheckOptions;
+use cordon::api::CheckOptions;
+use cordon::api::diagnostics::{Diagnostic, SourceMap, render};
 
 use crate::{Error, Report};
 
@@ -124,7 +124,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use cordon_syntax::{Code, Span};
+    use cordon::api::diagnostics::{Code, Span};
 
     fn rejected() -> (SourceMap, Vec<Diagnostic>) {
         let mut sources = SourceMap::new();

@@ -13,15 +13,15 @@
 //! `cordon run` and `cordon ask` record theirs, in a store in memory (the demo writes no file),
 //! whose audit log the last section verifies.
 
+use cordon::api::CheckOptions;
+use cordon::api::approval::{Approver, Reply};
+use cordon::api::diagnostics::{SourceMap, render};
+use cordon::api::events::{Event, Observer};
+use cordon::api::models::{Problem, Scripted};
+use cordon::api::sim::GitHub;
+use cordon::api::store::{EffectStatus, Verdict};
+use cordon::api::values::ErrorKind;
 use cordon::{Ended, Settings, Source, Storage, Tools, Workspace};
-use cordon_agent::{Problem, Scripted};
-use cordon_engine::{Event, Observer};
-use cordon_gate::{Approver, Reply};
-use cordon_runtime::ErrorKind;
-use cordon_sim::github::GitHub;
-use cordon_store::{EffectStatus, Verdict};
-use cordon_syntax::{SourceMap, render};
-use cordon_types::CheckOptions;
 
 use crate::Report;
 
@@ -247,7 +247,7 @@ fn run_plan(env: &str, policy: (&str, &str), plan: &Plan, store: &Storage) -> (S
 }
 
 /// Diagnostics rendered for people, a line each.
-fn diagnostic_lines(diagnostics: &[cordon_syntax::Diagnostic], sources: &SourceMap) -> Vec<String> {
+fn diagnostic_lines(diagnostics: &[cordon::api::diagnostics::Diagnostic], sources: &SourceMap) -> Vec<String> {
     diagnostics.iter().flat_map(|d| render::human(d, sources).lines().map(String::from).collect::<Vec<_>>()).collect()
 }
 
@@ -261,7 +261,7 @@ struct Executed {
 
 /// A fresh `env` with the story's policy, recording in `store`.
 fn workspace(env: &str, policy: (&str, &str), store: &Storage, settings: Settings) -> Result<Workspace, String> {
-    let hosts = cordon_sim::hosts(&[env])?;
+    let hosts = cordon::api::sim::hosts(&[env])?;
     let principal = hosts.principal().unwrap_or("user").to_string();
     let tools = Tools { hosts, policies: vec![Source::new(policy.0, policy.1)], principal };
     Ok(Workspace::new(tools, store.clone(), settings))
@@ -287,13 +287,13 @@ fn execute(
 /// person at the terminal (`--approve FILE`), or no one (`--approve none`); and every card they
 /// were shown, rendered as the terminal would.
 struct Person {
-    script: Option<cordon_gate::Scripted>,
+    script: Option<cordon::api::approval::Scripted>,
     shown: Vec<String>,
 }
 
 impl Person {
     fn new(answers: Option<&str>) -> Result<Person, String> {
-        let script = answers.map(cordon_gate::Scripted::parse).transpose().map_err(|e| e.message)?;
+        let script = answers.map(cordon::api::approval::Scripted::parse).transpose().map_err(|e| e.message)?;
         Ok(Person { script, shown: Vec::new() })
     }
 }
@@ -303,11 +303,11 @@ impl Approver for Person {
         if self.script.is_some() { "scripted" } else { "none" }
     }
 
-    fn review(&mut self, card: &cordon_gate::Card) -> Reply {
+    fn review(&mut self, card: &cordon::api::approval::Card) -> Reply {
         self.shown.push(card.render(84));
         match &mut self.script {
             Some(script) => script.review(card),
-            None => Reply::Answer(cordon_gate::Answer::No),
+            None => Reply::Answer(cordon::api::approval::Answer::No),
         }
     }
 
@@ -379,7 +379,7 @@ const REQUESTS: &[Request] = &[
     },
 ];
 
-/// Tells the agent story: each request runs through `cordon_agent::run_request` with its
+/// Tells the agent story: each request runs through `cordon::api::models::run_request` with its
 /// scripted model on a fresh GitHub. True when each request ends as expected.
 fn agent_story(number: usize, out: &mut String, store: &Storage) -> bool {
     out.push_str(&format!("\n{number}. An agent and an injected issue\n"));
@@ -524,7 +524,8 @@ fn gate_story(number: usize, out: &mut String, store: &Storage) -> bool {
 /// gate's counts.
 fn approve(case: &Approval, store: &Storage) -> Result<(Vec<String>, String), String> {
     let person = Person::new(Some(case.answers))?;
-    let ran = execute("shop", ("policies/shop.cord", cordon_sim::shop::POLICY), case.path, case.text, person, store)?;
+    let ran =
+        execute("shop", ("policies/shop.cord", cordon::api::sim::shop::POLICY), case.path, case.text, person, store)?;
     let s = &ran.report.approvals.stats;
     let counts = format!(
         "{} card(s), {} approved, {} denied by policy, {} grant(s) made, {} used",
@@ -561,7 +562,7 @@ fn audit_story(number: usize, out: &mut String, store: &Storage) -> bool {
                 }
             }
         }
-        Ok::<_, cordon_store::StoreError>((requests.len(), performed, refused, fills, store.verify()?))
+        Ok::<_, cordon::api::store::StoreError>((requests.len(), performed, refused, fills, store.verify()?))
     })();
     out.push_str("\n   $ cordon audit verify\n");
     match counted {
@@ -594,7 +595,7 @@ struct Asked {
 
 /// Runs one request of the agent story as `cordon ask` would, recorded in `store`.
 fn ask(request: &Request, store: &Storage) -> Result<Asked, String> {
-    let policy = (cordon_sim::github::POLICY_PATH, cordon_sim::github::POLICY);
+    let policy = (cordon::api::sim::github::POLICY_PATH, cordon::api::sim::github::POLICY);
     let settings = Settings { max_attempts: AGENT_ATTEMPTS, ..Settings::default() };
     let mut workspace = workspace("github", policy, store, settings)?;
     let github = |w: &Workspace| w.hosts().get::<GitHub>().map(|gh| (public_posts(gh), gh.published(SECRET)));
@@ -634,7 +635,7 @@ fn ending(report: &cordon::Report, attempts: &[Attempt], new_posts: usize, leake
             let code = e.kind.code().as_str();
             let refused = attempts.iter().filter(|a| a.rejected.is_some()).collect::<Vec<_>>();
             let all_unproven = refused.iter().all(|a| {
-                matches!(&a.rejected, Some(Rejected { first: Some(p), .. }) if p.code == cordon_syntax::Code::RefinementUnproven)
+                matches!(&a.rejected, Some(Rejected { first: Some(p), .. }) if p.code == cordon::api::diagnostics::Code::RefinementUnproven)
             });
             match e.kind {
                 ErrorKind::LabelFlow if new_posts == 0 => {
@@ -714,7 +715,7 @@ impl Observer for Recorder {
             }
             Event::FillReceived { text, .. } => {
                 if let Some(last) = self.attempts.last_mut() {
-                    last.code = cordon_agent::extract_code(text).map_or_else(|e| e, str::to_string);
+                    last.code = cordon::api::models::extract_code(text).map_or_else(|e| e, str::to_string);
                 }
             }
             Event::FillRejected { feedback, first, .. } => {

@@ -1,7 +1,7 @@
 //! `cordon mcp`: Cordon and the Model Context Protocol.
 //!
 //! - `cordon mcp import SERVER` connects to a server of the config, lists its tools and prints
-//!   a starter policy for them (`cordon_mcp::import`).
+//!   a starter policy for them (`cordon::api::mcp::import`).
 //! - `cordon mcp serve` is an MCP server on stdio giving another agent (Claude Code, Codex,
 //!   Cursor, any MCP client) Cordon as its code-execution tool: `check` a plan, `run` it (every
 //!   call through the labels, the gate and the audit log, as `cordon run`), and `describe` the
@@ -14,11 +14,11 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use cordon::api::approval::Approver;
+use cordon::api::diagnostics::render;
+use cordon::api::events::Observers;
+use cordon::api::mcp::{Config, Connection};
 use cordon::{SessionAt, Settings, Source, Workspace};
-use cordon_engine::Observers;
-use cordon_gate::Approver;
-use cordon_mcp::{Config, Connection};
-use cordon_syntax::render;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult,
@@ -77,7 +77,7 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             let (config, _) = Config::find(config.as_deref()).map_err(Error::Usage)?;
             let entry = config.server(server).map_err(Error::Usage)?;
             let connection = Connection::start(server, entry).map_err(Error::Usage)?;
-            let stdout = cordon_mcp::import::policy(server, &entry.capability(server), connection.tools());
+            let stdout = cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools());
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Serve(args) => serve(args),
@@ -209,7 +209,7 @@ impl Cordon {
         let mut out = format!(
             "# The Cordon language\n\nOver MCP you write a whole plan, not a fill: the entry's parameters are in \
              scope by name, and the plan's last expression is its answer (of the entry's type).\n\n{}\n",
-            cordon_agent::REFERENCE.as_str()
+            cordon::api::models::REFERENCE.as_str()
         );
         for policy in &self.policies {
             out.push_str(&format!("\n# Policy {}\n\n{}\n", policy.name, policy.text));
@@ -350,7 +350,7 @@ impl ServerHandler for Cordon {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.as_str();
         let text = match uri.strip_prefix("cordon://policy/") {
-            _ if uri == "cordon://reference" => cordon_agent::REFERENCE.to_string(),
+            _ if uri == "cordon://reference" => cordon::api::models::REFERENCE.to_string(),
             Some(i) => match i.parse::<usize>().ok().and_then(|i| self.policies.get(i)) {
                 Some(policy) => policy.text.clone(),
                 None => return Err(ErrorData::resource_not_found(format!("no resource {uri}"), None)),

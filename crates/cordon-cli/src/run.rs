@@ -9,10 +9,10 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use cordon::api::diagnostics::{Diagnostic, SourceMap, render};
+use cordon::api::events::Observers;
+use cordon::api::values::Limits;
 use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
-use cordon_engine::Observers;
-use cordon_runtime::Limits;
-use cordon_syntax::{Diagnostic, SourceMap, render};
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
@@ -100,7 +100,7 @@ fn write_error(error: io::Error) -> Error {
 }
 
 /// The effect summary, when `--effects` asks for it.
-fn effects(args: &Args, summary: Option<&cordon_flow::Summary>) -> String {
+fn effects(args: &Args, summary: Option<&cordon::api::Summary>) -> String {
     match summary.filter(|_| args.effects) {
         Some(summary) => format!("{}\n", summary.render()),
         None => String::new(),
@@ -134,7 +134,7 @@ fn render_report(args: &Args, report: &cordon::Report) -> Report {
             out.extend(report.diagnostics.iter().map(|d| diagnostic(args.format, d, sources)));
             if let Some(v) = report.value() {
                 out.push_str(&format!("result: {}\n", v.value));
-                let label = cordon_runtime::deep_label(v);
+                let label = cordon::api::values::deep_label(v);
                 if !label.is_bottom() {
                     out.push_str(&format!("label: {}\n", label.dc().describe()));
                 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use cordon::Storage;
-use cordon_store::Durability;
+use cordon::api::store::Durability;
 
 use crate::{Error, Report};
 
@@ -34,7 +34,7 @@ impl StoreArgs {
 
     /// The store's path, from `--store` or the environment.
     pub fn location(&self) -> Result<PathBuf, Error> {
-        cordon_store::location(self.path.as_deref())
+        cordon::api::store::location(self.path.as_deref())
             .map_err(|error| Error::Cordon(cordon::Error::Store { path: None, error }))
     }
 

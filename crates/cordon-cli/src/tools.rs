@@ -5,8 +5,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use cordon::api::Grant;
 use cordon::{Source, ToolChoice, Tools};
-use cordon_fs::Grant;
 
 use crate::Error;
 

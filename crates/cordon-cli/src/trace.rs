@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use cordon::Approvals;
-use cordon_engine::{Event, Note, Observer};
-use cordon_gate::Record;
-use cordon_runtime::{Decision, Event as Call};
-use cordon_syntax::{FileId, SourceFile, SourceMap, Span};
+use cordon::api::approval::Record;
+use cordon::api::diagnostics::{FileId, SourceFile, SourceMap, Span};
+use cordon::api::events::{Event, Note, Observer};
+use cordon::api::values::{Call, Decision};
 
 /// Writes the trace to `out` as events come.
 pub(crate) struct Trace<'o> {

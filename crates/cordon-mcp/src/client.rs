@@ -43,7 +43,7 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Starts (or, over HTTP, reaches) the server `name` as `server` says, initializes it and
-    /// lists its tools, each within the server's timeout.
+    /// lists its tools, each within the server's startup timeout.
     pub fn start(name: &str, server: &Server) -> Result<Connection, String> {
         let transport = server.transport(name)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -51,7 +51,7 @@ impl Connection {
             .build()
             .map_err(|e| format!("cannot start the MCP client for `{name}`: {e}"))?;
         let stderr = Arc::new(Mutex::new(String::new()));
-        let timeout = server.timeout();
+        let startup = server.startup_timeout();
         let started = runtime.block_on(async {
             match transport {
                 Transport::Stdio { command } => {
@@ -63,7 +63,7 @@ impl Connection {
                         tokio::spawn(keep_tail(err, stderr.clone()));
                     }
                     let pid = transport.id();
-                    let (service, tools) = connect(name, transport, timeout).await?;
+                    let (service, tools) = connect(name, transport, startup).await?;
                     Ok((service, tools, pid))
                 }
                 Transport::Http { url } => {
@@ -78,7 +78,7 @@ impl Connection {
                     }
                     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
                     let (service, tools) =
-                        connect(name, StreamableHttpClientTransport::from_config(config), timeout).await?;
+                        connect(name, StreamableHttpClientTransport::from_config(config), startup).await?;
                     Ok((service, tools, None))
                 }
             }
@@ -92,7 +92,7 @@ impl Connection {
             runtime,
             service: Some(service),
             tools,
-            timeout,
+            timeout: server.timeout(),
             stderr,
             pid,
             dead: None,

@@ -14,7 +14,8 @@
 //! env = ["HOME"]          # variables passed through from Cordon's own environment
 //! cwd = "/home/me"
 //! capability = "Files"    # the policy's capability these tools serve (default: `Files` from `files`)
-//! timeout_secs = 30       # for starting, listing and each call
+//! timeout_secs = 30       # for each call, and for starting and listing unless:
+//! startup_timeout_secs = 60  # for starting and listing its tools
 //! ```
 //!
 //! A server process gets an empty environment but `PATH` and the variables `env` names: a
@@ -58,8 +59,12 @@ pub struct Server {
     /// The capability of the policy its tools serve; by default the server's name with its
     /// first letter in upper case.
     pub capability: Option<String>,
-    /// Seconds to wait for the server to start, list its tools, or answer one call.
+    /// Seconds to wait for the server to answer one call (and to start and list its tools,
+    /// unless `startup_timeout_secs` says otherwise).
     pub timeout_secs: Option<u64>,
+    /// Seconds to wait for the server to start and list its tools: a server fetched by `npx` or
+    /// `uvx` may take longer to start than it may take to answer.
+    pub startup_timeout_secs: Option<u64>,
 }
 
 /// How a server is reached.
@@ -109,8 +114,14 @@ impl Server {
             .collect()
     }
 
+    /// How long one call may take.
     pub fn timeout(&self) -> Duration {
         self.timeout_secs.map_or(DEFAULT_TIMEOUT, Duration::from_secs)
+    }
+
+    /// How long starting the server and listing its tools may take.
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout_secs.map_or_else(|| self.timeout(), Duration::from_secs)
     }
 
     /// The capability its tools serve in a policy.

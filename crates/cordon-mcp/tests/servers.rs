@@ -130,6 +130,8 @@ fn a_declared_tool_the_server_lacks_is_an_error_at_start() {
 fn a_server_that_does_not_answer_in_time_ends_the_run_and_is_reaped() {
     let mut quick = everything();
     quick.timeout_secs = Some(2);
+    // However loaded the machine, the server starts: only the call is to time out.
+    quick.startup_timeout_secs = Some(120);
     let plan = "everything.trigger_long_running_operation(20, 1)";
     let started = Instant::now();
     let error = run(POLICY, "Everything", &quick, plan).unwrap_err();
@@ -160,7 +162,12 @@ entry(web: Web) -> String
 "#;
 
 fn hostile_run(mode: &str, timeout_secs: u64) -> Result<(String, String), String> {
-    run(HOSTILE_POLICY, "Web", &hostile(mode, timeout_secs), r#"web.fetch("https://example.com")"#)
+    let mut server = hostile(mode, timeout_secs);
+    // Only the modes about starting are to time out there, however loaded the machine.
+    if !matches!(mode, "garbage" | "silent" | "deep") {
+        server.startup_timeout_secs = Some(120);
+    }
+    run(HOSTILE_POLICY, "Web", &server, r#"web.fetch("https://example.com")"#)
 }
 
 #[test]

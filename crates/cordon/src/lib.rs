@@ -39,6 +39,61 @@ use std::sync::Arc;
 use cordon_store::{Durability, SqliteStore, Store, StoreError};
 use cordon_syntax::ast::Module;
 
+/// What front ends name from the layers below the library: its API boundary. A front end
+/// depends on this crate alone.
+pub mod api {
+    /// Sources, diagnostics and their renderers (human, concise for models, JSON).
+    pub mod diagnostics {
+        pub use cordon_syntax::{Code, Diagnostic, FileId, SourceFile, SourceMap, Span, render};
+    }
+
+    /// Values, their labels, a run's limits and the boundary's record of each call.
+    pub mod values {
+        pub use cordon_runtime::value::Handle;
+        pub use cordon_runtime::{Decision, ErrorKind, Event as Call, Limits, Val, Value, deep_label};
+    }
+
+    /// What happens in a request, as it happens.
+    pub mod events {
+        pub use cordon_engine::{Event, Note, Observer, Observers};
+    }
+
+    /// Who answers the approval gate's cards, and what the gate records.
+    pub mod approval {
+        pub use cordon_gate::{Answer, ApproveAll, Approver, Card, DenyAll, Record, Reply, Scripted, Terminal};
+    }
+
+    /// Models that fill holes, and transcripts of what they were asked.
+    pub mod models {
+        pub use cordon_agent::{
+            FillConfig, HttpConfig, Problem, Provider, ProviderConfig, ProviderError, REFERENCE, Scripted, Transcript,
+            extract_code, open,
+        };
+    }
+
+    /// The store: where it is, its audit log, its grants.
+    pub mod store {
+        pub use cordon_store::{
+            Checkpoint, Durability, EffectStatus, Entry, GrantId, RequestId, RequestLog, Scope, StoreError, Verdict,
+            location,
+        };
+    }
+
+    /// Real MCP servers: the config, a connection, a starter policy from a server's tools.
+    pub mod mcp {
+        pub use cordon_mcp::{Config, Connection, import};
+    }
+
+    /// The simulated environments, for demos and tests.
+    pub mod sim {
+        pub use cordon_sim::{GitHub, github, hosts, shop};
+    }
+
+    pub use cordon_flow::Summary;
+    pub use cordon_fs::Grant;
+    pub use cordon_types::CheckOptions;
+}
+
 pub use error::Error;
 pub use report::{Approvals, CheckReport, Ended, Report};
 pub use request::{Prepared, Request};
