@@ -1,0 +1,209 @@
+//! Who may name what. Each rule is a set of names and the crates whose code may use them; any
+//! other crate's `src/` (its test modules left out) that names one breaks it:
+//!
+//! - [`forbidden`]: the steps of assembling a request (starting the engine on a plan, the
+//!   static analysis, opening the audit record) are named only in the library;
+//! - [`variants`]: only the syntax and checker crates name the variants of the syntax tree's
+//!   kinds (`ExprKind::Call`): every later stage reads what the checker made of it;
+//! - [`string_dispatch`]: a builtin is told by its enum (`Builtin::Len`), never by its name
+//!   (`"len" =>`), so each meaning of it sits in one exhaustive `match`.
+
+use std::collections::BTreeMap;
+
+use crate::SourceFile;
+use crate::scan::{self, Kind, Token};
+use crate::uses::{self, Written};
+
+/// The code tokens of each file of `files`' `src/` outside the crates `exempt`, test items
+/// left out.
+fn code<'f>(files: &'f [SourceFile], exempt: &[&str]) -> Result<Vec<(&'f SourceFile, Vec<Token>)>, String> {
+    let mut out = Vec::new();
+    for file in files.iter().filter(|f| f.in_src().is_some() && !exempt.contains(&f.krate.as_str())) {
+        let tokens = scan::tokens(&file.text).map_err(|e| format!("{}: {e}", file.path))?;
+        out.push((file, scan::without_tests(&tokens)));
+    }
+    Ok(out)
+}
+
+/// Whether `tokens` starts with the tokens `pattern` spells, separated by spaces
+/// (`"Recording :: begin"`, `". start_request ("`).
+fn starts_with(tokens: &[Token], pattern: &str) -> bool {
+    let wanted: Vec<&str> = pattern.split_whitespace().collect();
+    wanted.len() <= tokens.len()
+        && wanted.iter().zip(tokens).all(|(want, token)| token.is_punct(want) || token.is_ident(want))
+}
+
+/// Every place outside the crate `owner` whose code writes one of `patterns` (token sequences,
+/// as [`starts_with`] reads them) or imports a path one of the `::` patterns spells.
+pub fn forbidden(files: &[SourceFile], owner: &str, patterns: &[&str]) -> Result<Vec<String>, String> {
+    let mut problems = Vec::new();
+    for (file, tokens) in code(files, &[owner])? {
+        for (at, token) in tokens.iter().enumerate() {
+            if let Some(pattern) = patterns.iter().find(|p| starts_with(&tokens[at..], p)) {
+                problems.push(format!("{}:{}: `{}` outside {owner}", file.path, token.line, pattern.replace(' ', "")));
+            }
+        }
+        for path in uses::paths(&tokens).into_iter().filter(|p| matches!(p.written, Written::Use { .. })) {
+            let spelled = path.segments.join("::");
+            let imported = patterns.iter().map(|p| p.replace(' ', "")).find(|p| p.contains("::") && spelled.starts_with(p));
+            let whole = imported.filter(|p| !spelled[p.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'));
+            let place = format!("{}:{}: ", file.path, path.line);
+            if let Some(pattern) = whole.filter(|_| !problems.iter().any(|p: &String| p.starts_with(&place))) {
+                problems.push(format!("{}:{}: imports `{pattern}` outside {owner}", file.path, path.line));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// The enums of `kinds` that no file of the crate `owner` declares (`enum ExprKind`): a rename
+/// there would leave the rule checking nothing.
+pub fn undeclared<'k>(files: &[SourceFile], owner: &str, kinds: &[&'k str]) -> Result<Vec<&'k str>, String> {
+    let mut declared = Vec::new();
+    for file in files.iter().filter(|f| f.krate == owner && f.in_src().is_some()) {
+        let tokens = scan::tokens(&file.text).map_err(|e| format!("{}: {e}", file.path))?;
+        declared.extend(tokens.windows(2).filter(|w| w[0].is_ident("enum")).filter_map(|w| w[1].ident().map(str::to_owned)));
+    }
+    Ok(kinds.iter().copied().filter(|k| !declared.iter().any(|d| d == k)).collect())
+}
+
+/// Each file outside the crates `allowed` that names a variant of one of the enums `kinds`
+/// (`ExprKind::Int`, `ExprKind::{…}`, `ExprKind::*`), with where it first does and how often.
+pub fn variants(files: &[SourceFile], allowed: &[&str], kinds: &[&str]) -> Result<BTreeMap<String, String>, String> {
+    let mut found = BTreeMap::new();
+    for (file, tokens) in code(files, allowed)? {
+        let uses: Vec<(usize, &str)> = tokens
+            .windows(3)
+            .filter(|w| w[1].is_punct("::") && (w[2].is_punct("{") || w[2].is_punct("*") || w[2].ident().is_some_and(starts_upper)))
+            .filter_map(|w| w[0].ident().filter(|k| kinds.contains(k)).map(|k| (w[0].line, k)))
+            .collect();
+        if let Some((line, kind)) = uses.first() {
+            found.insert(file.path.clone(), format!("names {kind} variants, first at line {line}, {} times in all", uses.len()));
+        }
+    }
+    Ok(found)
+}
+
+fn starts_upper(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// The names of the builtins, read from the file that declares them: each `Variant = "name"`
+/// of the declaring macro and each `LabelFn::Variant => "name"`.
+pub fn builtin_names(declaring: &str) -> Result<Vec<String>, String> {
+    let tokens = scan::tokens(declaring).map_err(|e| e.to_string())?;
+    let mut names = Vec::new();
+    for (at, window) in tokens.windows(3).enumerate() {
+        let declared = matches!(&window[0].kind, Kind::Ident(v) if starts_upper(v)) && window[1].is_punct("=");
+        let label = window[1].is_punct("=>") && at >= 2 && tokens[at - 2].is_ident("LabelFn");
+        if let (true, Kind::Str(name)) = (declared || label, &window[2].kind) {
+            names.push(name.clone());
+        }
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// Every place outside the crates `exempt` where a string literal that is a builtin's name is
+/// matched on or compared: followed by `=>`, `|`, `if`, `==` or `!=`, or after `==` or `!=`.
+pub fn string_dispatch(files: &[SourceFile], exempt: &[&str], names: &[String]) -> Result<Vec<String>, String> {
+    let mut problems = Vec::new();
+    for (file, tokens) in code(files, exempt)? {
+        for (at, token) in tokens.iter().enumerate() {
+            let Kind::Str(text) = &token.kind else { continue };
+            if !names.contains(text) {
+                continue;
+            }
+            let next = tokens.get(at + 1);
+            let before = at.checked_sub(1).and_then(|b| tokens.get(b));
+            let matched = next.is_some_and(|n| ["=>", "|", "==", "!="].iter().any(|p| n.is_punct(p)) || n.is_ident("if"))
+                || before.is_some_and(|b| b.is_punct("==") || b.is_punct("!="));
+            if matched {
+                problems.push(format!("{}:{}: dispatches on the builtin name \"{text}\": match on `Builtin`", file.path, token.line));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+    use super::*;
+
+    const REQUEST: &[&str] = &[". start_request (", ":: start_request (", "Recording :: begin", "cordon_flow :: check"];
+
+    #[test]
+    fn assembling_a_request_outside_the_library_is_named() {
+        let files = [
+            SourceFile::new("lib", "crates/lib/src/run.rs", "fn f() { engine.start_request(&mut run, p); Recording::begin(s, r); }"),
+            SourceFile::new("engine", "crates/engine/src/engine.rs", "/// `x.start_request(` here\npub fn start_request(&mut self) {}"),
+            SourceFile::new("engine", "crates/engine/tests/t.rs", "fn t() { e.start_request(&mut run, p); }"),
+            SourceFile::new("cli", "crates/cli/src/run.rs", "fn g() {\n let r = Engine::start_request(&mut e, &mut run, p);\n}"),
+            SourceFile::new("cli", "crates/cli/src/ask.rs", "use cordon_flow::{self as flow, check};\nuse cordon_flow::check_all;\nuse cordon_flow::check;"),
+            SourceFile::new("cli", "crates/cli/src/x.rs", "fn h() { cordon_flow::check(a) } #[cfg(test)] mod t { fn u() { Recording::begin(s, r); } }"),
+        ];
+        let problems = forbidden(&files, "lib", REQUEST).unwrap();
+        assert_eq!(
+            problems,
+            [
+                "crates/cli/src/run.rs:2: `::start_request(` outside lib",
+                "crates/cli/src/ask.rs:3: `cordon_flow::check` outside lib",
+                "crates/cli/src/ask.rs:1: imports `cordon_flow::check` outside lib",
+                "crates/cli/src/x.rs:1: `cordon_flow::check` outside lib",
+            ]
+        );
+    }
+
+    const KINDS: &[&str] = &["ExprKind", "ItemKind"];
+
+    #[test]
+    fn naming_a_syntax_kind_outside_the_syntax_and_checker_crates_is_found() {
+        let files = [
+            SourceFile::new("syntax", "crates/syntax/src/ast.rs", "pub enum ExprKind { Int } pub enum ItemKind { Fn }"),
+            SourceFile::new("types", "crates/types/src/check.rs", "match e { ExprKind::Int => 1 }"),
+            SourceFile::new("runtime", "crates/runtime/src/compile.rs", "use syntax::ItemKind;\nfn f() {\n match e { ExprKind::Int => 1, ExprKind::Call { .. } => 2 } }"),
+            SourceFile::new("mcp", "crates/mcp/src/names.rs", "fn k() { ExprKind::keyword(x) }"),
+            SourceFile::new("flow", "crates/flow/src/glob.rs", "use syntax::ItemKind::*;"),
+            SourceFile::new("flow", "crates/flow/tests/t.rs", "ExprKind::Int"),
+        ];
+        let found = variants(&files, &["syntax", "types"], KINDS).unwrap();
+        let places: Vec<_> = found.iter().map(|(p, w)| format!("{p}: {w}")).collect();
+        assert_eq!(
+            places,
+            [
+                "crates/flow/src/glob.rs: names ItemKind variants, first at line 1, 1 times in all",
+                "crates/runtime/src/compile.rs: names ExprKind variants, first at line 3, 2 times in all",
+            ]
+        );
+        assert_eq!(undeclared(&files, "syntax", KINDS).unwrap(), Vec::<&str>::new());
+        assert_eq!(undeclared(&files, "syntax", &["ExprKind", "StmtKind"]).unwrap(), ["StmtKind"]);
+    }
+
+    #[test]
+    fn builtin_names_are_read_from_their_declaration() {
+        let declaring = "builtins! { Len = \"len\", SortBy = \"sort_by\", }\nmatch self { LabelFn::Public => \"public\", }\nlet x = \"not\";";
+        assert_eq!(builtin_names(declaring).unwrap(), ["len", "public", "sort_by"]);
+    }
+
+    #[test]
+    fn a_match_or_comparison_on_a_builtin_name_is_named() {
+        let names: Vec<String> = ["len", "sort_by", "public"].map(String::from).into();
+        let files = [
+            SourceFile::new("syntax", "crates/syntax/src/b.rs", "match n { \"len\" => Len }"),
+            SourceFile::new("runtime", "crates/runtime/src/a.rs", "match n {\n \"len\" | \"sort_by\" => 1, _ => 2 }"),
+            SourceFile::new("flow", "crates/flow/src/a.rs", "if name == \"public\" {}\nlet m = \"len\";\nerror(\"sort_by\")"),
+        ];
+        let problems = string_dispatch(&files, &["syntax"], &names).unwrap();
+        assert_eq!(
+            problems,
+            [
+                "crates/runtime/src/a.rs:2: dispatches on the builtin name \"len\": match on `Builtin`",
+                "crates/runtime/src/a.rs:2: dispatches on the builtin name \"sort_by\": match on `Builtin`",
+                "crates/flow/src/a.rs:1: dispatches on the builtin name \"public\": match on `Builtin`",
+            ]
+        );
+    }
+}
