@@ -1,11 +1,12 @@
 //! No circle of imports between the files of a crate. Each file of a crate's `src/` is a module;
 //! a path it writes (`use crate::a::B`, `super::c()`, `d::e`) is an edge to the file of the
 //! module that path leads to, through re-exports (`pub use x::B` in `a` leads `crate::a::B` on
-//! to `x`). A circle is a set of files each of which reaches the others (a strongly connected
-//! component); a file's own test modules (`#[cfg(test)] mod … { … }`) are left out, as is
-//! `src/bin/`, whose files are crates of their own.
+//! to `x`; the re-export itself is a door, not a use, and no edge). A circle is a set of files
+//! each of which reaches the others (a strongly connected component). A file's own test
+//! modules (`#[cfg(test)] mod … { … }`) are left out, as is `src/bin/`, whose files are crates
+//! of their own.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::SourceFile;
 use crate::scan::{self, Token};
@@ -14,9 +15,16 @@ use crate::uses::{self, Path, Written};
 /// How many re-exports a path is followed through before the file that re-exports is taken.
 const MAX_REEXPORTS: usize = 8;
 
-/// Every circle of imports in `files`, each as its files' paths in order, or a file the scanner
-/// cannot read.
-pub fn circles(files: &[SourceFile]) -> Result<Vec<Vec<String>>, String> {
+/// A circle of imports: its files' paths, in order, and each import between two of them (the
+/// importing file, the imported one, the line of the first path that leads there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Circle {
+    pub files: Vec<String>,
+    pub imports: Vec<(String, String, usize)>,
+}
+
+/// Every circle of imports in `files`, or a file the scanner cannot read.
+pub fn circles(files: &[SourceFile]) -> Result<Vec<Circle>, String> {
     let mut by_crate: BTreeMap<&str, Vec<&SourceFile>> = BTreeMap::new();
     for file in files {
         if file.in_src().is_some_and(|rest| !rest.starts_with("bin/")) {
@@ -89,21 +97,23 @@ impl<'f> Graph<'f> {
             return Some(file);
         }
         let imported = self.paths[file].iter().find(|p| {
-            p.inline.is_empty() && matches!(&p.written, Written::Use { name: Some(n), module_level: true } if n == name)
+            p.inline.is_empty() && matches!(&p.written, Written::Use { name: Some(n), module_level: true, .. } if n == name)
         });
         let Some(import) = imported else { return Some(file) };
         let Some(onward) = self.absolute(&self.module_of[file], &import.segments) else { return Some(file) };
         self.target(&[onward.as_slice(), &absolute[length + 1..]].concat(), hops + 1)
     }
 
-    fn edges(&self) -> Vec<BTreeSet<usize>> {
-        let mut edges = vec![BTreeSet::new(); self.files.len()];
+    /// Each file's imports: the files it leads to, each with the line of the first path there.
+    fn edges(&self) -> Vec<BTreeMap<usize, usize>> {
+        let mut edges = vec![BTreeMap::new(); self.files.len()];
         for (from, paths) in self.paths.iter().enumerate() {
-            for path in paths {
+            // A re-export is a door, not a use: a path through it leads on to the file behind.
+            for path in paths.iter().filter(|p| !matches!(p.written, Written::Use { public: true, .. })) {
                 let scope = [self.module_of[from].as_slice(), &path.inline].concat();
                 let to = self.absolute(&scope, &path.segments).and_then(|a| self.target(&a, 0));
                 if let Some(to) = to.filter(|to| *to != from) {
-                    edges[from].insert(to);
+                    edges[from].entry(to).or_insert(path.line);
                 }
             }
         }
@@ -111,7 +121,7 @@ impl<'f> Graph<'f> {
     }
 
     /// The strongly connected components of more than one file (Tarjan's algorithm).
-    fn components(&self) -> Vec<Vec<String>> {
+    fn components(&self) -> Vec<Circle> {
         let edges = self.edges();
         let mut tarjan = Tarjan { edges: &edges, index: vec![None; edges.len()], low: vec![0; edges.len()], ..Tarjan::default() };
         for node in 0..edges.len() {
@@ -119,24 +129,28 @@ impl<'f> Graph<'f> {
                 tarjan.visit(node);
             }
         }
-        let mut found: Vec<Vec<String>> = tarjan
+        let path = |i: usize| self.files[i].path.clone();
+        let mut found: Vec<Circle> = tarjan
             .components
             .into_iter()
             .filter(|c| c.len() > 1)
-            .map(|c| {
-                let mut paths: Vec<String> = c.into_iter().map(|i| self.files[i].path.clone()).collect();
-                paths.sort();
-                paths
+            .map(|mut members| {
+                members.sort_by_key(|i| path(*i));
+                let imports = members
+                    .iter()
+                    .flat_map(|from| edges[*from].iter().filter(|(to, _)| members.contains(to)).map(|(to, line)| (path(*from), path(*to), *line)))
+                    .collect();
+                Circle { files: members.into_iter().map(path).collect(), imports }
             })
             .collect();
-        found.sort();
+        found.sort_by(|a, b| a.files.cmp(&b.files));
         found
     }
 }
 
 #[derive(Default)]
 struct Tarjan<'e> {
-    edges: &'e [BTreeSet<usize>],
+    edges: &'e [BTreeMap<usize, usize>],
     index: Vec<Option<usize>>,
     low: Vec<usize>,
     next: usize,
@@ -151,7 +165,7 @@ impl Tarjan<'_> {
         self.low[node] = self.next;
         self.next += 1;
         self.stack.push(node);
-        for &to in &self.edges[node] {
+        for &to in self.edges[node].keys() {
             match self.index[to] {
                 None => {
                     self.visit(to);
@@ -178,8 +192,8 @@ mod tests {
         SourceFile::new("k", &format!("crates/k/src/{path}"), text)
     }
 
-    fn names(found: Vec<Vec<String>>) -> Vec<Vec<String>> {
-        found.into_iter().map(|c| c.into_iter().map(|p| p.trim_start_matches("crates/k/src/").to_owned()).collect()).collect()
+    fn names(found: Vec<Circle>) -> Vec<Vec<String>> {
+        found.into_iter().map(|c| c.files.into_iter().map(|p| p.trim_start_matches("crates/k/src/").to_owned()).collect()).collect()
     }
 
     #[test]
@@ -189,7 +203,7 @@ mod tests {
             file("a.rs", "use crate::b::B; pub struct A(B);"),
             file("b.rs", "pub struct B; #[cfg(test)] mod tests { use crate::a::A; }"),
         ];
-        assert_eq!(circles(&files).unwrap(), Vec::<Vec<String>>::new());
+        assert_eq!(circles(&files).unwrap(), Vec::new());
     }
 
     #[test]
@@ -201,16 +215,23 @@ mod tests {
             file("m/y.rs", "use super::f; pub fn stop() {}"),
             file("solo.rs", "pub fn s() { crate::solo::s() }"),
         ];
-        assert_eq!(names(circles(&files).unwrap()), [["m/mod.rs", "m/x.rs", "m/y.rs"]]);
+        let found = circles(&files).unwrap();
+        let imports: Vec<_> = found[0].imports.iter().map(|(from, to, line)| format!("{from} {to} {line}")).collect();
+        assert_eq!(
+            imports,
+            ["crates/k/src/m/mod.rs crates/k/src/m/x.rs 1", "crates/k/src/m/x.rs crates/k/src/m/y.rs 1", "crates/k/src/m/y.rs crates/k/src/m/mod.rs 1"]
+        );
+        assert_eq!(names(found), [["m/mod.rs", "m/x.rs", "m/y.rs"]]);
     }
 
     #[test]
     fn a_re_export_leads_to_the_file_that_defines_the_item() {
-        // `a` uses `crate::E`, which the root re-exports from `e`: the edge is to `e`, so the
-        // root re-exporting `a` too makes no circle; naming the root's own item does.
+        // `a` uses `crate::E`, which the root re-exports from `e`: the edge is to `e`, and
+        // the root re-exporting `a` is no use of it, so there is no circle; the root calling
+        // into `a`, which names the root's own item, is one.
         let holds = [file("lib.rs", "mod a; mod e; pub use a::A; pub use e::E;"), file("a.rs", "use crate::E;"), file("e.rs", "")];
-        assert_eq!(circles(&holds).unwrap(), Vec::<Vec<String>>::new());
-        let breaks = [file("lib.rs", "mod a; pub use a::A; pub struct Own;"), file("a.rs", "use crate::Own;")];
+        assert_eq!(circles(&holds).unwrap(), Vec::new());
+        let breaks = [file("lib.rs", "mod a; pub use a::A; pub struct Own; fn f() { a::g() }"), file("a.rs", "use crate::Own;")];
         assert_eq!(names(circles(&breaks).unwrap()), [["a.rs", "lib.rs"]]);
     }
 
@@ -223,7 +244,7 @@ mod tests {
             SourceFile::new("p", "crates/p/src/a.rs", "pub fn f() {}"),
             SourceFile::new("q", "crates/q/src/a.rs", "use crate::z;"),
         ];
-        assert_eq!(circles(&files).unwrap(), Vec::<Vec<String>>::new());
+        assert_eq!(circles(&files).unwrap(), Vec::new());
         let one: Vec<_> = files.iter().map(|f| SourceFile { krate: "p".into(), ..f.clone() }).collect();
         assert!(!circles(&one).unwrap().is_empty(), "the same files as one crate");
     }

@@ -25,21 +25,20 @@ fn code<'f>(files: &'f [SourceFile], exempt: &[&str]) -> Result<Vec<(&'f SourceF
     Ok(out)
 }
 
-/// Whether `tokens` starts with the tokens `pattern` spells, separated by spaces
-/// (`"Recording :: begin"`, `". start_request ("`).
-fn starts_with(tokens: &[Token], pattern: &str) -> bool {
-    let wanted: Vec<&str> = pattern.split_whitespace().collect();
-    wanted.len() <= tokens.len()
-        && wanted.iter().zip(tokens).all(|(want, token)| token.is_punct(want) || token.is_ident(want))
+/// Whether `tokens` starts with the tokens `wanted`.
+fn starts_with(tokens: &[Token], wanted: &[&str]) -> bool {
+    wanted.len() <= tokens.len() && wanted.iter().zip(tokens).all(|(want, token)| token.is_punct(want) || token.is_ident(want))
 }
 
-/// Every place outside the crate `owner` whose code writes one of `patterns` (token sequences,
-/// as [`starts_with`] reads them) or imports a path one of the `::` patterns spells.
+/// Every place outside the crate `owner` whose code writes one of `patterns` (tokens separated
+/// by spaces: `"Recording :: begin"`, `". start_request ("`) or imports a path one of the `::`
+/// patterns spells.
 pub fn forbidden(files: &[SourceFile], owner: &str, patterns: &[&str]) -> Result<Vec<String>, String> {
+    let split: Vec<Vec<&str>> = patterns.iter().map(|p| p.split_whitespace().collect()).collect();
     let mut problems = Vec::new();
     for (file, tokens) in code(files, &[owner])? {
         for (at, token) in tokens.iter().enumerate() {
-            if let Some(pattern) = patterns.iter().find(|p| starts_with(&tokens[at..], p)) {
+            if let Some(pattern) = patterns.iter().zip(&split).find(|(_, s)| starts_with(&tokens[at..], s)).map(|(p, _)| p) {
                 problems.push(format!("{}:{}: `{}` outside {owner}", file.path, token.line, pattern.replace(' ', "")));
             }
         }

@@ -252,8 +252,12 @@ impl Scanner {
 
     fn punct(&mut self) {
         let line = self.line;
-        let pair: String = [self.peek(0), self.peek(1)].into_iter().flatten().collect();
-        if let Some(multi) = MULTI.into_iter().find(|m| *m == pair) {
+        let pair = (self.peek(0), self.peek(1));
+        let spells = |m: &str| {
+            let mut chars = m.chars();
+            (chars.next(), chars.next()) == pair
+        };
+        if let Some(multi) = MULTI.into_iter().find(|m| spells(m)) {
             self.at += 2;
             self.push(Kind::Punct(multi), line);
             return;

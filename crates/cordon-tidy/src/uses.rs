@@ -9,8 +9,9 @@ use crate::scan::{Kind, Token};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Written {
     /// In a `use` that binds `name` (`None` for a glob `*`); `module_level` when it stands
-    /// among the items of its module, not inside a function.
-    Use { name: Option<String>, module_level: bool },
+    /// among the items of its module, not inside a function; `public` when it re-exports
+    /// (`pub use`, `pub(crate) use`).
+    Use { name: Option<String>, module_level: bool, public: bool },
     /// In the code.
     Code,
 }
@@ -50,18 +51,19 @@ pub fn paths(tokens: &[Token]) -> Vec<Path> {
                 inline.pop();
             }
         }
-        let around: Vec<String> = inline.iter().map(|(n, _)| n.clone()).collect();
+        let around = || inline.iter().map(|(n, _)| n.clone()).collect::<Vec<String>>();
         if token.is_ident("use") {
             let module_level = depth == inline.last().map_or(0, |(_, d)| *d);
+            let public = is_public(&tokens[..i]);
             let mut trees = Vec::new();
             i += 1;
             tree(tokens, &mut i, &[], &mut trees);
             for (segments, name) in trees {
                 out.push(Path {
                     segments,
-                    written: Written::Use { name, module_level },
+                    written: Written::Use { name, module_level, public },
                     line: token.line,
-                    inline: around.clone(),
+                    inline: around(),
                 });
             }
             while tokens.get(i).is_some_and(|t| !t.is_punct(";")) {
@@ -82,11 +84,23 @@ pub fn paths(tokens: &[Token]) -> Vec<Path> {
                 }
                 i += 2;
             }
-            out.push(Path { segments, written: Written::Code, line, inline: around });
+            out.push(Path { segments, written: Written::Code, line, inline: around() });
         }
         i += 1;
     }
     out
+}
+
+/// Whether the item that follows `before` is declared `pub` or `pub(…)`.
+fn is_public(before: &[Token]) -> bool {
+    match before.split_last() {
+        Some((last, _)) if last.is_ident("pub") => true,
+        Some((last, rest)) if last.is_punct(")") => {
+            let open = rest.iter().rposition(|t| t.is_punct("("));
+            open.is_some_and(|o| o > 0 && rest[o - 1].is_ident("pub"))
+        }
+        _ => false,
+    }
 }
 
 /// One `use` tree from `tokens[*i]`, its paths (each after `prefix`) and the names they bind
@@ -154,12 +168,12 @@ mod tests {
     }
 
     fn used(name: Option<&str>) -> Written {
-        Written::Use { name: name.map(str::to_owned), module_level: true }
+        Written::Use { name: name.map(str::to_owned), module_level: true, public: false }
     }
 
     #[test]
     fn use_trees_are_spelled_out() {
-        let found = spelled("pub use crate::{a::{self, B as C}, d::*, e};\nuse ::x::y;\nuse z::{self as w};");
+        let found = spelled("use crate::{a::{self, B as C}, d::*, e};\nuse ::x::y;\nuse z::{self as w};");
         assert_eq!(
             found,
             [
@@ -179,7 +193,7 @@ mod tests {
         assert_eq!(
             found,
             [
-                ("super::g".to_string(), Written::Use { name: Some("g".into()), module_level: false }),
+                ("super::g".to_string(), Written::Use { name: Some("g".into()), module_level: false, public: false }),
                 ("crate::a::b".into(), Written::Code),
                 ("x::Y".into(), Written::Code),
             ]
@@ -191,6 +205,12 @@ mod tests {
         let found = paths(&tokens("mod a { mod b { use super::x; } fn f() {} use y::z; } use w::v;").unwrap());
         let scopes: Vec<_> = found.iter().map(|p| (p.segments.join("::"), p.inline.join("::"))).collect();
         assert_eq!(scopes, [("super::x".to_string(), "a::b".to_string()), ("y::z".into(), "a".into()), ("w::v".into(), "".into())]);
+    }
+
+    #[test]
+    fn a_re_export_is_told_from_a_use() {
+        let public = |text: &str| paths(&tokens(text).unwrap()).into_iter().map(|p| matches!(p.written, Written::Use { public: true, .. })).collect::<Vec<_>>();
+        assert_eq!(public("pub use a::b; pub(crate) use c::d; pub(in crate::x) use e::f; use g::h; f(x) use"), [true, true, true, false]);
     }
 
     #[test]
