@@ -29,7 +29,8 @@ mod tests {
 
     #[test]
     fn a_new_exception_and_a_fixed_one_both_fail() {
-        let found: BTreeMap<_, _> = [("a.rs".to_string(), "1,200 lines".to_string()), ("b.rs".into(), "1,100 lines".into())].into();
+        let found: BTreeMap<_, _> =
+            [("a.rs".to_string(), "1,200 lines".to_string()), ("b.rs".into(), "1,100 lines".into())].into();
         assert!(ratchet("size", &found, &["a.rs", "b.rs"]).is_empty());
         let problems = ratchet("size", &found, &["a.rs", "c.rs"]);
         assert_eq!(problems.len(), 2, "{problems:?}");

@@ -26,7 +26,8 @@ mod tests {
             SourceFile::new("k", "crates/k/src/d.rs", ""),
             SourceFile::new("k", "crates/k/tests/e.rs", "fn t() {}"),
         ];
-        let named: Vec<_> = undocumented(&files).into_iter().map(|p| p.split(':').next().unwrap_or_default().to_owned()).collect();
+        let named: Vec<_> =
+            undocumented(&files).into_iter().map(|p| p.split(':').next().unwrap_or_default().to_owned()).collect();
         assert_eq!(named, ["crates/k/src/b.rs", "crates/k/src/c.rs", "crates/k/src/d.rs"]);
     }
 }

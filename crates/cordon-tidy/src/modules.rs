@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::SourceFile;
-use crate::scan::{self, Token};
+use crate::scan;
 use crate::uses::{self, Path, Written};
 
 /// How many re-exports a path is followed through before the file that re-exports is taken.
@@ -91,13 +91,15 @@ impl<'f> Graph<'f> {
     /// The file `absolute` leads to: the deepest module on it, or, where the rest names
     /// something that module imports, the file that import leads to.
     fn target(&self, absolute: &[String], hops: usize) -> Option<usize> {
-        let (length, file) = (0..=absolute.len()).rev().find_map(|n| self.file_of.get(&absolute[..n]).map(|f| (n, *f)))?;
+        let (length, file) =
+            (0..=absolute.len()).rev().find_map(|n| self.file_of.get(&absolute[..n]).map(|f| (n, *f)))?;
         let Some(name) = absolute.get(length) else { return Some(file) };
         if hops == MAX_REEXPORTS {
             return Some(file);
         }
         let imported = self.paths[file].iter().find(|p| {
-            p.inline.is_empty() && matches!(&p.written, Written::Use { name: Some(n), module_level: true, .. } if n == name)
+            p.inline.is_empty()
+                && matches!(&p.written, Written::Use { name: Some(n), module_level: true, .. } if n == name)
         });
         let Some(import) = imported else { return Some(file) };
         let Some(onward) = self.absolute(&self.module_of[file], &import.segments) else { return Some(file) };
@@ -123,7 +125,8 @@ impl<'f> Graph<'f> {
     /// The strongly connected components of more than one file (Tarjan's algorithm).
     fn components(&self) -> Vec<Circle> {
         let edges = self.edges();
-        let mut tarjan = Tarjan { edges: &edges, index: vec![None; edges.len()], low: vec![0; edges.len()], ..Tarjan::default() };
+        let mut tarjan =
+            Tarjan { edges: &edges, index: vec![None; edges.len()], low: vec![0; edges.len()], ..Tarjan::default() };
         for node in 0..edges.len() {
             if tarjan.index[node].is_none() {
                 tarjan.visit(node);
@@ -138,7 +141,12 @@ impl<'f> Graph<'f> {
                 members.sort_by_key(|i| path(*i));
                 let imports = members
                     .iter()
-                    .flat_map(|from| edges[*from].iter().filter(|(to, _)| members.contains(to)).map(|(to, line)| (path(*from), path(*to), *line)))
+                    .flat_map(|from| {
+                        edges[*from]
+                            .iter()
+                            .filter(|(to, _)| members.contains(to))
+                            .map(|(to, line)| (path(*from), path(*to), *line))
+                    })
                     .collect();
                 Circle { files: members.into_iter().map(path).collect(), imports }
             })
@@ -193,7 +201,10 @@ mod tests {
     }
 
     fn names(found: Vec<Circle>) -> Vec<Vec<String>> {
-        found.into_iter().map(|c| c.files.into_iter().map(|p| p.trim_start_matches("crates/k/src/").to_owned()).collect()).collect()
+        found
+            .into_iter()
+            .map(|c| c.files.into_iter().map(|p| p.trim_start_matches("crates/k/src/").to_owned()).collect())
+            .collect()
     }
 
     #[test]
@@ -219,7 +230,11 @@ mod tests {
         let imports: Vec<_> = found[0].imports.iter().map(|(from, to, line)| format!("{from} {to} {line}")).collect();
         assert_eq!(
             imports,
-            ["crates/k/src/m/mod.rs crates/k/src/m/x.rs 1", "crates/k/src/m/x.rs crates/k/src/m/y.rs 1", "crates/k/src/m/y.rs crates/k/src/m/mod.rs 1"]
+            [
+                "crates/k/src/m/mod.rs crates/k/src/m/x.rs 1",
+                "crates/k/src/m/x.rs crates/k/src/m/y.rs 1",
+                "crates/k/src/m/y.rs crates/k/src/m/mod.rs 1"
+            ]
         );
         assert_eq!(names(found), [["m/mod.rs", "m/x.rs", "m/y.rs"]]);
     }
@@ -229,9 +244,14 @@ mod tests {
         // `a` uses `crate::E`, which the root re-exports from `e`: the edge is to `e`, and
         // the root re-exporting `a` is no use of it, so there is no circle; the root calling
         // into `a`, which names the root's own item, is one.
-        let holds = [file("lib.rs", "mod a; mod e; pub use a::A; pub use e::E;"), file("a.rs", "use crate::E;"), file("e.rs", "")];
+        let holds = [
+            file("lib.rs", "mod a; mod e; pub use a::A; pub use e::E;"),
+            file("a.rs", "use crate::E;"),
+            file("e.rs", ""),
+        ];
         assert_eq!(circles(&holds).unwrap(), Vec::new());
-        let breaks = [file("lib.rs", "mod a; pub use a::A; pub struct Own; fn f() { a::g() }"), file("a.rs", "use crate::Own;")];
+        let breaks =
+            [file("lib.rs", "mod a; pub use a::A; pub struct Own; fn f() { a::g() }"), file("a.rs", "use crate::Own;")];
         assert_eq!(names(circles(&breaks).unwrap()), [["a.rs", "lib.rs"]]);
     }
 

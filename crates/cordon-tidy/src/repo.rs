@@ -57,7 +57,11 @@ impl Repo {
             let text = read(&dir.join("Cargo.toml"))?;
             let manifest = manifest::parse(&text).map_err(|e| format!("{rel}/Cargo.toml: {e}"))?;
             for path in rust_files(&dir)? {
-                repo.files.push(SourceFile { krate: manifest.name.clone(), path: relative(root, &path), text: read(&path)? });
+                repo.files.push(SourceFile {
+                    krate: manifest.name.clone(),
+                    path: relative(root, &path),
+                    text: read(&path)?,
+                });
             }
             repo.manifests.push((rel, manifest));
         }

@@ -288,8 +288,7 @@ pub fn without_tests(tokens: &[Token]) -> Vec<Token> {
 const CFG_TEST: [&str; 7] = ["#", "[", "cfg", "(", "test", ")", "]"];
 
 fn is_cfg_test(tokens: &[Token]) -> bool {
-    tokens.len() >= CFG_TEST.len()
-        && CFG_TEST.iter().zip(tokens).all(|(want, t)| t.is_punct(want) || t.is_ident(want))
+    tokens.len() >= CFG_TEST.len() && CFG_TEST.iter().zip(tokens).all(|(want, t)| t.is_punct(want) || t.is_ident(want))
 }
 
 /// Where the item starting at `tokens[start]` (after its `#[cfg(test)]`) ends: past its
@@ -323,8 +322,7 @@ mod tests {
     fn comments_and_strings_hide_their_contents() {
         let text = "a // b {\n/* c /* d */ e */ f \"g { h\" r#\"i \" j\"# k";
         assert_eq!(idents(text), ["a", "f", "k"]);
-        let strings: Vec<_> =
-            tokens(text).unwrap().into_iter().filter(|t| matches!(t.kind, Kind::Str(_))).collect();
+        let strings: Vec<_> = tokens(text).unwrap().into_iter().filter(|t| matches!(t.kind, Kind::Str(_))).collect();
         assert_eq!(strings.len(), 2);
         assert_eq!(strings[1].kind, Kind::Str("i \" j".into()));
     }
@@ -346,7 +344,8 @@ mod tests {
     #[test]
     fn multi_character_punctuation_is_one_token() {
         let toks = tokens("a::b => c == d != e -> f || g").unwrap();
-        let puncts: Vec<_> = toks.iter().filter_map(|t| if let Kind::Punct(p) = t.kind { Some(p) } else { None }).collect();
+        let puncts: Vec<_> =
+            toks.iter().filter_map(|t| if let Kind::Punct(p) = t.kind { Some(p) } else { None }).collect();
         assert_eq!(puncts, ["::", "=>", "==", "!=", "->", "|", "|"]);
     }
 
@@ -364,7 +363,8 @@ mod tests {
     #[test]
     fn test_items_are_left_out() {
         let text = "a #[cfg(test)] mod tests { fn b() { c } } d #[cfg(test)] #[allow(x)] fn e(x: [u8; 2]) {} f #[cfg(test)] use g; h";
-        let kept: Vec<_> = without_tests(&tokens(text).unwrap()).into_iter().filter_map(|t| t.ident().map(str::to_owned)).collect();
+        let kept: Vec<_> =
+            without_tests(&tokens(text).unwrap()).into_iter().filter_map(|t| t.ident().map(str::to_owned)).collect();
         assert_eq!(kept, ["a", "d", "f", "h"]);
     }
 }

@@ -73,7 +73,10 @@ pub fn paths(tokens: &[Token]) -> Vec<Path> {
         }
         let starts_path = token.ident().is_some()
             && next.is_some_and(|n| n.is_punct("::"))
-            && !i.checked_sub(1).and_then(|p| tokens.get(p)).is_some_and(|p| p.is_punct("::") || p.is_punct("$") || p.is_ident("in"));
+            && !i
+                .checked_sub(1)
+                .and_then(|p| tokens.get(p))
+                .is_some_and(|p| p.is_punct("::") || p.is_punct("$") || p.is_ident("in"));
         if starts_path {
             let line = token.line;
             let mut segments = Vec::new();
@@ -204,13 +207,24 @@ mod tests {
     fn inline_modules_are_tracked() {
         let found = paths(&tokens("mod a { mod b { use super::x; } fn f() {} use y::z; } use w::v;").unwrap());
         let scopes: Vec<_> = found.iter().map(|p| (p.segments.join("::"), p.inline.join("::"))).collect();
-        assert_eq!(scopes, [("super::x".to_string(), "a::b".to_string()), ("y::z".into(), "a".into()), ("w::v".into(), "".into())]);
+        assert_eq!(
+            scopes,
+            [("super::x".to_string(), "a::b".to_string()), ("y::z".into(), "a".into()), ("w::v".into(), "".into())]
+        );
     }
 
     #[test]
     fn a_re_export_is_told_from_a_use() {
-        let public = |text: &str| paths(&tokens(text).unwrap()).into_iter().map(|p| matches!(p.written, Written::Use { public: true, .. })).collect::<Vec<_>>();
-        assert_eq!(public("pub use a::b; pub(crate) use c::d; pub(in crate::x) use e::f; use g::h; f(x) use"), [true, true, true, false]);
+        let public = |text: &str| {
+            paths(&tokens(text).unwrap())
+                .into_iter()
+                .map(|p| matches!(p.written, Written::Use { public: true, .. }))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            public("pub use a::b; pub(crate) use c::d; pub(in crate::x) use e::f; use g::h; f(x) use"),
+            [true, true, true, false]
+        );
     }
 
     #[test]

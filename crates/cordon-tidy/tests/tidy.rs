@@ -65,7 +65,8 @@ const ASSEMBLING_A_REQUEST: &[&str] = &[
 #[test]
 fn a_request_is_assembled_only_in_the_library() {
     let repo = repo();
-    holds(reach::forbidden(&repo.files, "cordon", ASSEMBLING_A_REQUEST).unwrap());
+    let found = reach::forbidden(&repo.files, &["cordon"], ASSEMBLING_A_REQUEST).unwrap();
+    holds(found.iter().map(|p| format!("{p}: a request is assembled only in the library (crates/cordon)")).collect());
 }
 
 /// The enums of the syntax tree whose variants say what a node is.
@@ -112,6 +113,29 @@ fn builtins_are_dispatched_by_enum_not_by_name() {
     holds(reach::string_dispatch(&repo.files, NAME_BUILTINS, &names).unwrap());
 }
 
+/// Looking a builtin up by its name (`Builtin::from_name`): a name is resolved once, where the
+/// checker resolves a call, and every later stage reads the builtin it found.
+const LOOK_UP_BUILTINS: &[&str] = &["Builtin :: from_name", "LabelFn :: from_name"];
+
+/// Crates that may look a builtin up by name: the one that declares the names, and the checker.
+const RESOLVE_BUILTINS: &[&str] = &["cordon-syntax", "cordon-types"];
+
+/// Files that resolve builtins again (issue 24, item 2): each goes when its stage reads the
+/// builtin the checker resolved.
+const RESOLVE_BUILTINS_FOR_NOW: &[&str] = &[
+    // The analysis's walker, for each call it meets.
+    "crates/cordon-flow/src/analyze.rs",
+    // The compiler, for each call it lowers.
+    "crates/cordon-runtime/src/compile.rs",
+];
+
+#[test]
+fn builtins_are_resolved_by_name_only_by_the_checker() {
+    let repo = repo();
+    let found = reach::by_file(&reach::forbidden(&repo.files, RESOLVE_BUILTINS, LOOK_UP_BUILTINS).unwrap());
+    holds(allow::ratchet("only the checker resolves a builtin by name", &found, RESOLVE_BUILTINS_FOR_NOW));
+}
+
 /// Circles of imports between the files of a crate, each as its files (in order, separated by
 /// white space).
 const CIRCLES_FOR_NOW: &[&str] = &[
@@ -149,11 +173,13 @@ fn no_crate_has_a_circle_of_imports_between_its_files() {
     let found = found
         .into_iter()
         .map(|c| {
-            let imports: Vec<_> = c.imports.iter().map(|(from, to, line)| format!("\n    {from}:{line} imports {to}")).collect();
+            let imports: Vec<_> =
+                c.imports.iter().map(|(from, to, line)| format!("\n    {from}:{line} imports {to}")).collect();
             (c.files.join(" "), format!("{} files reach each other:{}", c.files.len(), imports.concat()))
         })
         .collect();
-    let allowed: Vec<String> = CIRCLES_FOR_NOW.iter().map(|c| c.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    let allowed: Vec<String> =
+        CIRCLES_FOR_NOW.iter().map(|c| c.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
     let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
     holds(allow::ratchet("no circle of imports", &found, &allowed));
 }
