@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 
 use crate::SourceFile;
-use crate::scan;
 use crate::uses::{self, Path, Written};
 
 /// How many re-exports a path is followed through before the file that re-exports is taken.
@@ -63,8 +62,7 @@ impl<'f> Graph<'f> {
         let file_of = module_of.iter().enumerate().map(|(i, m)| (m.clone(), i)).collect();
         let mut paths = Vec::new();
         for file in files {
-            let tokens = scan::tokens(&file.text).map_err(|e| format!("{}: {e}", file.path))?;
-            paths.push(uses::paths(&scan::without_tests(&tokens)));
+            paths.push(uses::paths(file.code()?));
         }
         Ok(Graph { files: files.to_vec(), module_of, file_of, paths })
     }
@@ -265,7 +263,7 @@ mod tests {
             SourceFile::new("q", "crates/q/src/a.rs", "use crate::z;"),
         ];
         assert_eq!(circles(&files).unwrap(), Vec::new());
-        let one: Vec<_> = files.iter().map(|f| SourceFile { krate: "p".into(), ..f.clone() }).collect();
+        let one: Vec<_> = files.iter().map(|f| SourceFile::new("p", &f.path, &f.text)).collect();
         assert!(!circles(&one).unwrap().is_empty(), "the same files as one crate");
     }
 }

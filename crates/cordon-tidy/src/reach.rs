@@ -2,8 +2,8 @@
 //! other crate's `src/` (its test modules left out) that names one breaks it:
 //!
 //! - [`forbidden`]: the steps of assembling a request (starting the engine on a plan, the
-//!   static analysis, opening the audit record) are named only in the library, and a builtin
-//!   is looked up by its name only where the checker resolves a call;
+//!   static analysis, opening the audit record) are named only in the library, a builtin is
+//!   looked up by its name only where the checker resolves a call, and only the CLI prints;
 //! - [`variants`]: only the syntax and checker crates name the variants of the syntax tree's
 //!   kinds (`ExprKind::Call`): every later stage reads what the checker made of it;
 //! - [`string_dispatch`]: a builtin is told by its enum (`Builtin::Len`), never by its name
@@ -18,13 +18,9 @@ use crate::uses::{self, Written};
 
 /// The code tokens of each file of `files`' `src/` outside the crates `exempt`, test items
 /// left out.
-fn code<'f>(files: &'f [SourceFile], exempt: &[&str]) -> Result<Vec<(&'f SourceFile, Vec<Token>)>, String> {
-    let mut out = Vec::new();
-    for file in files.iter().filter(|f| f.in_src().is_some() && !exempt.contains(&f.krate.as_str())) {
-        let tokens = scan::tokens(&file.text).map_err(|e| format!("{}: {e}", file.path))?;
-        out.push((file, scan::without_tests(&tokens)));
-    }
-    Ok(out)
+fn code<'f>(files: &'f [SourceFile], exempt: &[&str]) -> Result<Vec<(&'f SourceFile, &'f [Token])>, String> {
+    let outside = files.iter().filter(|f| f.in_src().is_some() && !exempt.contains(&f.krate.as_str()));
+    outside.map(|file| Ok((file, file.code()?))).collect()
 }
 
 /// Whether `tokens` starts with the tokens `wanted`.
@@ -61,7 +57,7 @@ pub fn forbidden(files: &[SourceFile], allowed: &[&str], patterns: &[&str]) -> R
                 found.push(at_line(token.line, format!("writes `{}`", pattern.replace(' ', ""))));
             }
         }
-        for path in uses::paths(&tokens).into_iter().filter(|p| matches!(p.written, Written::Use { .. })) {
+        for path in uses::paths(tokens).into_iter().filter(|p| matches!(p.written, Written::Use { .. })) {
             let spelled = path.segments.join("::");
             let imported =
                 patterns.iter().map(|p| p.replace(' ', "")).find(|p| p.contains("::") && spelled.starts_with(p));
@@ -92,7 +88,7 @@ pub fn by_file(found: &[Place]) -> BTreeMap<String, String> {
 pub fn undeclared<'k>(files: &[SourceFile], owner: &str, kinds: &[&'k str]) -> Result<Vec<&'k str>, String> {
     let mut declared = Vec::new();
     for file in files.iter().filter(|f| f.krate == owner && f.in_src().is_some()) {
-        let tokens = scan::tokens(&file.text).map_err(|e| format!("{}: {e}", file.path))?;
+        let tokens = file.tokens()?;
         declared.extend(
             tokens.windows(2).filter(|w| w[0].is_ident("enum")).filter_map(|w| w[1].ident().map(str::to_owned)),
         );

@@ -3,10 +3,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::manifest::{self, Manifest};
+use crate::scan::{self, ScanError, Token};
 
-/// A Rust source file and the crate it belongs to.
+/// A Rust source file and the crate it belongs to, with its tokens once scanned (each check
+/// reads them; the repository is scanned once).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceFile {
     /// The package name of its crate (`cordon-runtime`); empty outside `crates/`.
@@ -14,11 +17,33 @@ pub struct SourceFile {
     /// Its path from the repository's root, with `/` between parts.
     pub path: String,
     pub text: String,
+    tokens: OnceLock<Result<Vec<Token>, ScanError>>,
+    code: OnceLock<Vec<Token>>,
 }
 
 impl SourceFile {
     pub fn new(krate: &str, path: &str, text: &str) -> SourceFile {
-        SourceFile { krate: krate.into(), path: path.into(), text: text.into() }
+        SourceFile {
+            krate: krate.into(),
+            path: path.into(),
+            text: text.into(),
+            tokens: OnceLock::new(),
+            code: OnceLock::new(),
+        }
+    }
+
+    /// Its tokens, or where it cannot be scanned.
+    pub fn tokens(&self) -> Result<&[Token], String> {
+        match self.tokens.get_or_init(|| scan::tokens(&self.text)) {
+            Ok(tokens) => Ok(tokens),
+            Err(e) => Err(format!("{}: {e}", self.path)),
+        }
+    }
+
+    /// Its tokens without its test items ([`scan::without_tests`]).
+    pub fn code(&self) -> Result<&[Token], String> {
+        let tokens = self.tokens()?;
+        Ok(self.code.get_or_init(|| scan::without_tests(tokens)))
     }
 
     /// Its path inside its crate's `src/` (`machine.rs`, `builtins/mod.rs`), if it is there:
@@ -57,16 +82,12 @@ impl Repo {
             let text = read(&dir.join("Cargo.toml"))?;
             let manifest = manifest::parse(&text).map_err(|e| format!("{rel}/Cargo.toml: {e}"))?;
             for path in rust_files(&dir)? {
-                repo.files.push(SourceFile {
-                    krate: manifest.name.clone(),
-                    path: relative(root, &path),
-                    text: read(&path)?,
-                });
+                repo.files.push(SourceFile::new(&manifest.name, &relative(root, &path), &read(&path)?));
             }
             repo.manifests.push((rel, manifest));
         }
         for path in rust_files(&root.join("fuzz"))? {
-            repo.files.push(SourceFile { krate: String::new(), path: relative(root, &path), text: read(&path)? });
+            repo.files.push(SourceFile::new("", &relative(root, &path), &read(&path)?));
         }
         Ok(repo)
     }

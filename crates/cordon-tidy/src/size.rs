@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::SourceFile;
-use crate::scan::{self, Kind, Token};
+use crate::scan::{Kind, Token};
 
 /// Each file of `files` longer than `limit` lines, with its length.
 pub fn long_files(files: &[SourceFile], limit: usize) -> BTreeMap<String, String> {
@@ -67,8 +67,7 @@ fn body_end(tokens: &[Token], start: usize) -> Option<usize> {
 pub fn long_functions(files: &[SourceFile], limit: usize) -> Result<BTreeMap<String, String>, String> {
     let mut found = BTreeMap::new();
     for file in files {
-        let tokens = scan::tokens(&file.text).map_err(|e| format!("{}: {e}", file.path))?;
-        for function in functions(&tokens).into_iter().filter(|f| f.lines() > limit) {
+        for function in functions(file.tokens()?).into_iter().filter(|f| f.lines() > limit) {
             found.insert(
                 format!("{}::{}", file.path, function.name),
                 format!("{} lines from line {}, over {limit}", function.lines(), function.first),
@@ -87,7 +86,7 @@ mod tests {
     #[test]
     fn functions_are_measured_from_fn_to_closing_brace() {
         let text = "trait T { fn decl(&self) -> [u8; 2]; }\nfn outer(f: fn(u8) -> u8) -> [u8; 2] {\n let s = \"}\";\n fn inner() {\n }\n}\nmacro_rules! m { ($n:ident) => { fn $n() {} } }";
-        let found = functions(&scan::tokens(text).unwrap());
+        let found = functions(&crate::scan::tokens(text).unwrap());
         let seen: Vec<_> = found.iter().map(|f| (f.name.as_str(), f.first, f.last)).collect();
         assert_eq!(seen, [("outer", 2, 6), ("inner", 4, 5)]);
     }

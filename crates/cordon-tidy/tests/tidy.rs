@@ -5,10 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
+use std::sync::OnceLock;
+
 use cordon_tidy::{Repo, allow, docs, layers, modules, reach, size};
 
-fn repo() -> Repo {
-    Repo::this().unwrap_or_else(|e| panic!("cannot read the repository: {e}"))
+/// The repository, read and scanned once for all the tests.
+fn repo() -> &'static Repo {
+    static REPO: OnceLock<Repo> = OnceLock::new();
+    REPO.get_or_init(|| Repo::this().unwrap_or_else(|e| panic!("cannot read the repository: {e}")))
 }
 
 fn holds(problems: Vec<String>) {
@@ -134,6 +138,23 @@ fn builtins_are_resolved_by_name_only_by_the_checker() {
     let repo = repo();
     let found = reach::by_file(&reach::forbidden(&repo.files, RESOLVE_BUILTINS, LOOK_UP_BUILTINS).unwrap());
     holds(allow::ratchet("only the checker resolves a builtin by name", &found, RESOLVE_BUILTINS_FOR_NOW));
+}
+
+/// Writing to the process's standard output or error.
+const PRINTING: &[&str] =
+    &["print !", "println !", "eprint !", "eprintln !", "io :: stdout (", "io :: stderr (", "io :: stdin ("];
+
+/// Files outside the CLI that use the process's terminal.
+const PRINTING_FOR_NOW: &[&str] = &[
+    // The terminal approver: `Terminal::stdio` asks a person on this process's stdin and stderr.
+    "crates/cordon-gate/src/approver.rs",
+];
+
+#[test]
+fn only_the_cli_prints() {
+    let repo = repo();
+    let found = reach::by_file(&reach::forbidden(&repo.files, &["cordon-cli"], PRINTING).unwrap());
+    holds(allow::ratchet("only cordon-cli prints", &found, PRINTING_FOR_NOW));
 }
 
 /// Circles of imports between the files of a crate, each as its files (in order, separated by
