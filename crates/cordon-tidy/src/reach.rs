@@ -79,7 +79,7 @@ pub fn by_file(found: &[Place]) -> BTreeMap<String, String> {
     }
     files
         .into_iter()
-        .map(|(path, (line, times, what))| (path, format!("{what} at line {line}, {times} times in all")))
+        .map(|(path, (line, times, what))| (path, format!("{what} at line {line}, {}", in_all(times))))
         .collect()
 }
 
@@ -112,11 +112,16 @@ pub fn variants(files: &[SourceFile], allowed: &[&str], kinds: &[&str]) -> Resul
         if let Some((line, kind)) = uses.first() {
             found.insert(
                 file.path.clone(),
-                format!("names {kind} variants, first at line {line}, {} times in all", uses.len()),
+                format!("names {kind} variants, first at line {line}, {}", in_all(uses.len())),
             );
         }
     }
     Ok(found)
+}
+
+/// How often a file breaks a rule, as its message says it.
+fn in_all(times: usize) -> String {
+    if times == 1 { "once in all".into() } else { format!("{times} times in all") }
 }
 
 fn starts_upper(name: &str) -> bool {
@@ -172,7 +177,7 @@ mod tests {
 
     use super::*;
 
-    const REQUEST: &[&str] = &[". start_request (", ":: start_request (", "Recording :: begin", "cordon_flow :: check"];
+    const REQUEST: &[&str] = &[". start_request (", ":: start_request", "Recording :: begin", "cordon_flow :: check"];
 
     #[test]
     fn assembling_a_request_outside_the_library_is_named() {
@@ -209,7 +214,7 @@ mod tests {
         assert_eq!(
             places,
             [
-                "crates/cli/src/run.rs:2: writes `::start_request(`",
+                "crates/cli/src/run.rs:2: writes `::start_request`",
                 "crates/cli/src/ask.rs:3: writes `cordon_flow::check`",
                 "crates/cli/src/ask.rs:1: imports `cordon_flow::check`",
                 "crates/cli/src/x.rs:1: writes `cordon_flow::check`",
@@ -220,8 +225,8 @@ mod tests {
             files,
             [
                 "crates/cli/src/ask.rs: writes `cordon_flow::check` at line 3, 2 times in all",
-                "crates/cli/src/run.rs: writes `::start_request(` at line 2, 1 times in all",
-                "crates/cli/src/x.rs: writes `cordon_flow::check` at line 1, 1 times in all",
+                "crates/cli/src/run.rs: writes `::start_request` at line 2, once in all",
+                "crates/cli/src/x.rs: writes `cordon_flow::check` at line 1, once in all",
             ]
         );
     }
@@ -247,7 +252,7 @@ mod tests {
         assert_eq!(
             places,
             [
-                "crates/flow/src/glob.rs: names ItemKind variants, first at line 1, 1 times in all",
+                "crates/flow/src/glob.rs: names ItemKind variants, first at line 1, once in all",
                 "crates/runtime/src/compile.rs: names ExprKind variants, first at line 3, 2 times in all",
             ]
         );

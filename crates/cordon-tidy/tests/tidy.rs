@@ -57,9 +57,9 @@ fn the_cli_reaches_the_workspace_only_through_the_library() {
 /// The steps of assembling a request; only the library (`crates/cordon/src/request.rs`,
 /// `workspace.rs`) takes them, so every front end gets the same order of stages.
 const ASSEMBLING_A_REQUEST: &[&str] = &[
-    // `Engine::start_request`: the engine driven on a plan.
+    // `Engine::start_request`: the engine driven on a plan (called, or taken as a function).
     ". start_request (",
-    ":: start_request (",
+    ":: start_request",
     // The static label analysis of a plan against its policies.
     "cordon_flow :: check",
     // The audit record of a request, opened before it runs.
@@ -140,7 +140,7 @@ fn builtins_are_resolved_by_name_only_by_the_checker() {
     holds(allow::ratchet("only the checker resolves a builtin by name", &found, RESOLVE_BUILTINS_FOR_NOW));
 }
 
-/// Writing to the process's standard output or error.
+/// The process's terminal: printing to its standard output or error, reading its input.
 const PRINTING: &[&str] =
     &["print !", "println !", "eprint !", "eprintln !", "io :: stdout (", "io :: stderr (", "io :: stdin ("];
 
