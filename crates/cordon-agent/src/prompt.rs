@@ -223,6 +223,13 @@ pub fn add_history(prompt: &mut Prompt, history: &[Earlier], request: &HoleReque
     prompt.stats.measure(&prompt.messages);
 }
 
+/// `val` as a sink with `clearance` (a model, a calling agent) may be shown it, seen where the
+/// program-counter label is `pc`: as a prompt shows it, or `<hidden>`.
+pub fn shown_to(clearance: &DcLabel, pc: &Label, val: &Val) -> String {
+    let mut shown = Shown { clearance, pc, label: Label::bottom(), stats: PromptStats::default() };
+    shown.value(val)
+}
+
 /// What a prompt showed so far: the join of the pc and the labels shown, and the counts.
 struct Shown<'a> {
     clearance: &'a DcLabel,

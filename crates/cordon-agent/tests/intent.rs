@@ -153,6 +153,47 @@ fn the_model_never_removes_a_flag_of_the_rules() {
     assert_eq!(intent.check(REQUEST, &card), ["the rules flag this"]);
 }
 
+#[test]
+fn the_intent_model_is_shown_the_card_under_its_own_clearance() {
+    let shown = |text: &str, label: cordon_label::DcLabel| cordon_gate::Shown {
+        text: text.into(),
+        label,
+        origin: cordon_gate::Origin::Request,
+        sources: Vec::new(),
+    };
+    let card = cordon_gate::Card {
+        id: 1,
+        tool: "Shop.message_merchant".into(),
+        tier: cordon_label::Tier::Ask,
+        action: "message a merchant".into(),
+        destination: Some(shown("tea-house", cordon_label::DcLabel::bottom())),
+        recipients: Vec::new(),
+        content: Some(shown("my card number is 4111 1111 1111 1111", cordon_label::DcLabel::secret("ann"))),
+        fields: Vec::new(),
+        decided_by: Vec::new(),
+        flows: Vec::new(),
+        flags: vec!["the content `my card number is 4111 1111 1111 1111` came from a tool".into()],
+        grantable: true,
+        label_class: "secret".into(),
+    };
+    // What the checking model was sent, cleared for `clearance` (public without one).
+    let sent = |clearance: Option<cordon_label::DcLabel>| {
+        let mut checker = Checker { answers: vec![Ok("ALLOW".into())], asked: Vec::new() };
+        let mut intent = ModelIntent::new(&mut checker, ProvenanceRules::new());
+        if let Some(clearance) = clearance {
+            intent = intent.with_clearance(clearance);
+        }
+        intent.check(REQUEST, &card);
+        drop(intent);
+        checker.asked[0].messages.iter().map(|m| m.content.clone()).collect::<String>()
+    };
+    let public = sent(None);
+    assert!(public.contains("tea-house") && public.contains("<hidden>"), "{public}");
+    assert!(!public.contains("4111"), "a secret value reached a public intent model: {public}");
+    let clearance = cordon_label::DcLabel::secret("ann").join(&cordon_label::DcLabel::untrusted());
+    assert!(sent(Some(clearance)).contains("4111"), "a model cleared for ann's data sees it");
+}
+
 proptest! {
     /// Only exactly `ALLOW` (around spaces) allows; a flag's reason is one escaped line.
     #[test]

@@ -10,6 +10,7 @@ use cordon::api::approval::{ApproveAll, Approver, DenyAll, Scripted, Terminal};
 use cordon::api::models::ProviderConfig;
 use cordon::api::store::{GrantId, Scope};
 
+use crate::ask::Clearance;
 use crate::store::StoreArgs;
 use crate::{Error, Report};
 
@@ -34,6 +35,11 @@ pub struct ApproveArgs {
     #[arg(long = "intent-model", value_name = "MODEL")]
     pub intent_model: Option<String>,
 
+    /// What the intent model may be shown of a card: `public` values only, or also what is
+    /// secret to the `user`; a value it may not see reads `<hidden>`
+    #[arg(long = "intent-clearance", value_enum, default_value_t = Clearance::Public)]
+    pub intent_clearance: Clearance,
+
     /// Before the run, one card for the whole plan: the calls that ask (`ask`) which its
     /// effect summary proves within their sinks and bounded in number; a yes lets each go
     /// without its own card while it stays inside what the card said
@@ -47,6 +53,7 @@ impl ApproveArgs {
     pub fn apply(&self, settings: &mut Settings) -> Result<(), Error> {
         settings.grants_expire_after_ms = self.grants_expire_after;
         settings.approve_plan = self.whole_plan;
+        settings.intent_clearance = self.intent_clearance.into();
         if let Some(spec) = &self.intent_model {
             let config = ProviderConfig::parse(spec).map_err(|e| Error::Usage(format!("--intent-model: {e}")))?;
             settings.intent_model = Some(config);

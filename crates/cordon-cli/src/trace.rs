@@ -8,9 +8,10 @@ use std::io::{self, Write};
 
 use cordon::Approvals;
 use cordon::api::approval::Record;
+use cordon::api::diagnostics::Code;
 use cordon::api::diagnostics::{FileId, SourceFile, SourceMap, Span};
 use cordon::api::events::{Event, Note, Observer};
-use cordon::api::values::{Call, Decision};
+use cordon::api::values::{Val, args_text, deep_label, value_text};
 
 /// Writes the trace to `out` as events come.
 pub(crate) struct Trace<'o> {
@@ -68,7 +69,7 @@ impl<'o> Trace<'o> {
     }
 
     /// A row for a call, followed by the gate's decision about it.
-    fn call(&mut self, row: &Call) {
+    fn call(&mut self, row: Row<'_>) {
         self.calls += 1;
         let line = self.line(row);
         self.write(&line);
@@ -78,16 +79,21 @@ impl<'o> Trace<'o> {
     }
 
     /// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.
-    fn line(&self, row: &Call) -> String {
+    fn line(&self, row: Row<'_>) -> String {
         let n = self.calls;
-        match &row.decision {
-            Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {}\n", row.tool, row.detail, self.at(row.span)),
-            Decision::Blocked { code, .. } => {
-                format!("{n:>3}. BLOCKED  {}({})  [{code}] at {}\n", row.tool, row.detail, self.at(row.span))
+        match row {
+            Row::Allowed { tool, args, at } => format!("{n:>3}. allowed  {tool}({args})  at {}\n", self.at(at)),
+            Row::Blocked { tool, args, code, at } => {
+                format!("{n:>3}. BLOCKED  {tool}({args})  [{code}] at {}\n", self.at(at))
             }
-            Decision::Returned { label, .. } if label.is_empty() => format!("     returned {}\n", row.detail),
-            Decision::Returned { words, .. } => format!("     returned {}  ({words})\n", row.detail),
-            Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
+            Row::Returned { value } => {
+                let label = deep_label(value);
+                match label.is_bottom() {
+                    true => format!("     returned {}\n", value_text(value)),
+                    false => format!("     returned {}  ({})\n", value_text(value), label.dc().describe()),
+                }
+            }
+            Row::Failed { reason } => format!("     FAILED   {reason}\n"),
         }
     }
 
@@ -101,14 +107,16 @@ impl<'o> Trace<'o> {
     }
 }
 
+/// A line of the trace, from the event it shows.
+enum Row<'a> {
+    Allowed { tool: &'a str, args: String, at: Span },
+    Blocked { tool: &'a str, args: String, code: Code, at: Span },
+    Returned { value: &'a Val },
+    Failed { reason: &'a str },
+}
+
 impl Observer for Trace<'_> {
     fn event(&mut self, event: &Event<'_>) {
-        let row = |tool: &str, detail: &str, decision, span| Call {
-            tool: tool.to_string(),
-            detail: detail.to_string(),
-            decision,
-            span,
-        };
         match *event {
             Event::StageNoted { stage: "gate", note } => {
                 if let Some(record) = record_of(note) {
@@ -121,17 +129,19 @@ impl Observer for Trace<'_> {
             Event::FillAccepted { hole, attempt, code, file } => {
                 self.fills.insert(file, SourceFile::new(format!("<fill {hole} attempt {attempt}>"), code));
             }
-            Event::EffectPerformed { effect, .. } => self.call(&Call::allowed(effect)),
-            Event::EffectRefused { tool, args_text, at, code, reason, .. } => {
-                self.call(&row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at));
+            Event::EffectPerformed { effect, .. } => {
+                let tool = format!("{}.{}", effect.capability, effect.tool);
+                self.call(Row::Allowed { tool: &tool, args: args_text(&effect.args), at: effect.span });
             }
-            Event::EffectReturned { tool, value_text, label, words, at } => {
-                let returned = Decision::Returned { label: label.to_string(), words: words.to_string() };
-                let line = self.line(&row(tool, value_text, returned, at));
+            Event::EffectRefused { tool, args, at, code, .. } => {
+                self.call(Row::Blocked { tool, args: args_text(args), code, at });
+            }
+            Event::EffectReturned { value, .. } => {
+                let line = self.line(Row::Returned { value });
                 self.write(&line);
             }
-            Event::EffectFailed { tool, reason, at } => {
-                let line = self.line(&row(tool, "", Decision::Failed { reason: reason.to_string() }, at));
+            Event::EffectFailed { reason, .. } => {
+                let line = self.line(Row::Failed { reason });
                 self.write(&line);
             }
             _ => {}

@@ -122,6 +122,13 @@ fn assert_served(seen: &serde_json::Value) {
     let card = &blocked["approvals"].as_array().unwrap().last().unwrap()["card"];
     assert!(card["flows"][0]["meaning"].as_str().unwrap().contains("vouched for by mallory"), "{card}");
     assert!(seen["unknown"].as_str().unwrap().contains("there is no tool `nope`"), "{seen}");
+    // A rejected plan and a run that did not finish are tool errors.
+    let is_error = &seen["is_error"];
+    assert_eq!(
+        [&is_error["check_bad"], &is_error["check_good"], &is_error["run_good"], &is_error["run_blocked"]],
+        [true, false, false, true],
+        "{is_error}"
+    );
 }
 
 /// Copies mallory's issue into a new public issue under alice's name. (Not
@@ -169,6 +176,20 @@ fn another_agent_does_the_same_over_streamable_http() {
 }
 
 #[test]
+fn each_mcp_session_has_its_own_answers() {
+    let dir = workdir("cli-mcp", "serve-answers");
+    // One yes in the file: each MCP session reads it afresh, so the second client's card is
+    // answered as the first's was, and neither can use up the other's answers.
+    let answers = common::answers(&dir, "yes\n");
+    let server = HttpServe::start(&dir, &["--env", "github", "--approve", &answers]);
+    for client in ["first", "second"] {
+        let seen = python_client(&dir, Via::Http(&server.url), &agent_plans());
+        assert_eq!(seen["run_good"]["status"], "done", "{client}: {}", seen["run_good"]);
+        assert_eq!(seen["run_blocked"]["status"], "failed", "{client}: {}", seen["run_blocked"]);
+    }
+}
+
+#[test]
 fn serve_refuses_an_address_other_machines_can_reach() {
     let dir = workdir("cli-mcp", "serve-public");
     let out = cordon(&dir, &["mcp", "serve", "--http", "0.0.0.0:0", "--env", "github"]);
@@ -185,6 +206,10 @@ fn sessions_persist_for_the_mcp_session() {
     let plans = serde_json::json!({ "bad": "1", "good": TAINT, "blocked": read(&example("github/benign.cord")) });
     let seen = python_client(&dir, Via::Stdio(&["--env", "github", "--approve", &yes]), &plans);
     assert_eq!(seen["run_good"]["status"], "done", "{}", seen["run_good"]);
+    // Decided by the private roadmap, the answer is withheld from a public client, and no word
+    // of the roadmap reaches it.
+    assert!(seen["run_good"]["withheld"].as_array().unwrap().contains(&"result".into()), "{}", seen["run_good"]);
+    assert!(!seen["run_good"].to_string().contains("Initech"), "{}", seen["run_good"]);
     let after = &seen["run_blocked"];
     assert_eq!(after["status"], "rejected", "{after}");
     assert_eq!(after["diagnostics"]["diagnostics"][0]["code"], "refinement-unproven", "{after}");

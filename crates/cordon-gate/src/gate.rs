@@ -3,7 +3,7 @@
 //! deny; asks the approver when a card is needed; and answers the engine.
 
 use cordon_engine::{Note, Stage, Verdict};
-use cordon_label::Tier;
+use cordon_label::{Label, Tier};
 use cordon_runtime::{Effect, ErrorKind, Program, RunError, deep_label};
 use cordon_store::{GrantId, GrantQuery, NewGrant, Scope};
 use serde::Serialize;
@@ -87,6 +87,10 @@ pub struct Record {
     pub grants_made: Vec<GrantId>,
     /// Why it was refused, when it was.
     pub reason: Option<String>,
+    /// What the decision to make the call depended on (bottom for the whole plan's card):
+    /// that there is a record at all says which way that decision went.
+    #[serde(skip)]
+    pub pc: Label,
 }
 
 /// A card waiting for an answer that comes later: which call, and the answer once given.
@@ -231,6 +235,7 @@ impl<'a> Gate<'a> {
             grant_used: None,
             grants_made: Vec::new(),
             reason: None,
+            pc: effect.pc.clone(),
         };
         let tier = match self.program.tier(effect) {
             Ok(t) => t,
@@ -338,6 +343,7 @@ impl<'a> Gate<'a> {
             grant_used: None,
             grants_made: Vec::new(),
             reason: None,
+            pc: Label::bottom(),
         });
         approved
     }

@@ -49,6 +49,7 @@ pub mod api {
 
     /// Values, their labels, a run's limits and the boundary's record of each call.
     pub mod values {
+        pub use cordon_runtime::trace::{args_text, value_text};
         pub use cordon_runtime::value::Handle;
         pub use cordon_runtime::{Decision, ErrorKind, Event as Call, Limits, Val, Value, deep_label};
     }
@@ -95,7 +96,7 @@ pub mod api {
 }
 
 pub use error::Error;
-pub use report::{Approvals, CheckReport, Ended, Report};
+pub use report::{Approvals, Audience, CheckReport, Ended, Report};
 pub use request::{Prepared, Request};
 pub use root::quote;
 pub use session::{SessionAt, file_session_name};

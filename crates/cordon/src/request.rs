@@ -292,7 +292,8 @@ fn gate<'a>(
     }
     if let Some(model) = &settings.intent_model {
         let provider = cordon_agent::open(model).map_err(|e| Error::Setup(format!("the intent model: {e}")))?;
-        gate = gate.with_intent(Box::new(ModelIntent::new(provider, ProvenanceRules::new())));
+        let clearance = settings.intent_clearance.label(user);
+        gate = gate.with_intent(Box::new(ModelIntent::new(provider, ProvenanceRules::new()).with_clearance(clearance)));
     }
     Ok(gate)
 }
