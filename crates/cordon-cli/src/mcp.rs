@@ -77,7 +77,8 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             let (config, _) = Config::find(config.as_deref()).map_err(Error::Usage)?;
             let entry = config.server(server).map_err(Error::Usage)?;
             let connection = Connection::start(server, entry).map_err(Error::Usage)?;
-            let stdout = cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools());
+            let stdout = cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools())
+                .map_err(Error::Usage)?;
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Serve(args) => serve(args),

@@ -124,11 +124,13 @@ impl Server {
         self.startup_timeout_secs.map_or_else(|| self.timeout(), Duration::from_secs)
     }
 
-    /// The capability its tools serve in a policy.
+    /// The capability its tools serve in a policy: by default the server's name as an
+    /// identifier, its first letter in upper case (`my-files` → `My_files`).
     pub fn capability(&self, name: &str) -> String {
         self.capability.clone().unwrap_or_else(|| {
-            let mut chars = name.chars();
-            chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+            let id = crate::names::identifier(name);
+            let mut chars = id.chars();
+            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
         })
     }
 }
