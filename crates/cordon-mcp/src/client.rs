@@ -87,7 +87,7 @@ impl Connection {
                             HeaderValue::try_from(value.as_str()).map_err(|_| bad("value"))?,
                         );
                     }
-                    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+                    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
                     let (service, tools) =
                         connect(name, StreamableHttpClientTransport::from_config(config), startup).await?;
                     Ok((service, tools, None))
