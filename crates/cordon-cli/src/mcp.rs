@@ -130,7 +130,7 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
     let service = TowerToHyperService::new(StreamableHttpService::new(
         move || Ok(base.for_session()),
         LocalSessionManager::default().into(),
-        Default::default(),
+        crate::origin::loopback_only(),
     ));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     eprintln!("cordon: serving MCP on http://{addr}/ (stop with Ctrl-C)");
