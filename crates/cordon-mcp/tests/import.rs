@@ -393,7 +393,7 @@ proptest! {
         prop_assert_eq!(kinds(|k| matches!(k, ItemKind::Capability { .. })), 1);
         prop_assert_eq!(kinds(|k| matches!(k, ItemKind::Entry { .. })), 1);
         prop_assert_eq!(kinds(|k| matches!(k, ItemKind::Record { .. } | ItemKind::Enum { .. })), module.items.len() - 2);
-        let bound = cordon_mcp::Binding::new("srv", &tools, "Srv", &[module.clone()]);
+        let bound = cordon_mcp::Binding::new("srv", &tools, "Srv", std::slice::from_ref(&module));
         prop_assert!(bound.is_ok(), "{:?}\n{}", bound.err(), text);
         for doc in docs(&module) {
             for line in doc.lines() {
