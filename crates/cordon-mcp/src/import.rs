@@ -91,7 +91,9 @@ pub fn policy(server: &str, capability: &str, tools: &[Tool]) -> Result<String, 
          user vouches for; tools that may write, delete or send ask first. Loosen what your tasks\n\
          need."
     ));
-    Ok(format!("{header}\n{}", print::module(&items)?))
+    let body =
+        print::module(&items).map_err(|e| format!("cannot write a policy for the MCP server `{server}`: {e}"))?;
+    Ok(format!("{header}\n{body}"))
 }
 
 /// The declaration of `tool`, or `None` if it requires properties whose names Cordon cannot

@@ -124,6 +124,18 @@ fn hostile_descriptions_stay_comments() {
     assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
 }
 
+#[test]
+fn a_capability_or_server_name_that_is_no_identifier_is_a_clear_error() {
+    let t = tool("fetch", json!({"type": "object", "properties": {}}), None);
+    let error = policy("srv", "My-srv", std::slice::from_ref(&t)).unwrap_err();
+    assert!(
+        error.contains("cannot write a policy for the MCP server `srv`")
+            && error.contains("\"My-srv\" is not an identifier"),
+        "{error}"
+    );
+    assert!(errors(&policy("my-srv", "Srv", &[t]).unwrap()).is_empty());
+}
+
 /// The attack that worked before the printer: an enum value `/*` opened a nested comment in
 /// a type's note, a later description's `*/` closed it, and the rest of that description
 /// line was source: a second, unguarded `delete_files`.
