@@ -322,7 +322,7 @@ fn hostile_schema() -> BoxedStrategy<Json> {
     .boxed()
 }
 
-/// A tool as a hostile server may list it.
+/// A tool as a hostile server may list it (its output schema, when it has one, an object).
 fn hostile_tool() -> impl Strategy<Value = Tool> {
     let hint = prop::option::of(any::<bool>());
     (
@@ -331,11 +331,13 @@ fn hostile_tool() -> impl Strategy<Value = Tool> {
         prop::collection::btree_map(hostile_text(), hostile_schema(), 0..4),
         prop::collection::vec(any::<bool>(), 4),
         prop::option::of((hint.clone(), hint, hostile_text())),
+        prop::option::of(hostile_schema()),
     )
-        .prop_map(|(name, description, props, required, hints)| {
+        .prop_map(|(name, description, props, required, hints, output)| {
             let required: Vec<&String> =
                 props.keys().zip(required.iter().cycle()).filter(|(_, r)| **r).map(|(k, _)| k).collect();
-            let mut t = tool(&name, json!({"type": "object", "properties": props, "required": required}), None);
+            let output = output.filter(|o| o.get("type") == Some(&json!("object")));
+            let mut t = tool(&name, json!({"type": "object", "properties": props, "required": required}), output);
             t.description = description.map(Into::into);
             t.annotations = hints.map(|(read_only, destructive, title)| {
                 let mut a = ToolAnnotations::default();
