@@ -12,6 +12,7 @@ mod chat;
 mod check;
 mod demo;
 mod mcp;
+mod origin;
 mod run;
 mod store;
 mod tools;

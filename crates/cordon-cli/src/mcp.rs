@@ -88,7 +88,8 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             let (config, _) = Config::find(config.as_deref()).map_err(Error::Usage)?;
             let entry = config.server(server).map_err(Error::Usage)?;
             let connection = Connection::start(server, entry).map_err(Error::Usage)?;
-            let stdout = cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools());
+            let stdout = cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools())
+                .map_err(Error::Usage)?;
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Serve(args) => serve(args),
@@ -142,7 +143,7 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
     let service = TowerToHyperService::new(StreamableHttpService::new(
         move || base.for_session().map_err(|e| std::io::Error::other(e.to_string())),
         LocalSessionManager::default().into(),
-        Default::default(),
+        crate::origin::loopback_only(),
     ));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     eprintln!("cordon: serving MCP on http://{addr}/ (stop with Ctrl-C)");

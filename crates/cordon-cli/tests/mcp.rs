@@ -197,6 +197,54 @@ fn serve_refuses_an_address_other_machines_can_reach() {
     assert!(out.stderr.contains("loopback address only"), "{}", out.stderr);
 }
 
+/// The status code `cordon mcp serve --http` at `addr` answers an `initialize` POST with, sent
+/// by hand with `host` and `origin` headers (none if `None`), as a hostile page's browser would.
+fn status_of_initialize(addr: &str, host: &str, origin: Option<&str>) -> String {
+    use std::io::Read;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}"#;
+    let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    String::from_utf8_lossy(&head[9..12]).to_string()
+}
+
+#[test]
+fn serving_http_refuses_requests_from_pages_that_are_not_on_this_machine() {
+    let dir = workdir("cli-mcp", "serve-origin");
+    let server = HttpServe::start(&dir, &["--env", "github"]);
+    let addr = server.url.trim_start_matches("http://").trim_end_matches('/').to_string();
+    let port = addr.rsplit(':').next().unwrap();
+    for origin in [
+        "https://evil.example",
+        "http://localhost.evil.example",
+        "http://127.0.0.1.evil.example",
+        "http://localhost:@evil.example",
+        "http://evil.example#@localhost",
+        "null",
+        "file://",
+        "not an origin",
+    ] {
+        assert_eq!(status_of_initialize(&addr, &addr, Some(origin)), "403", "Origin: {origin}");
+    }
+    for host in ["evil.example", &format!("evil.example:{port}"), "localhost.evil.example", "127.0.0.1.evil.example"] {
+        assert_eq!(status_of_initialize(&addr, host, None), "403", "Host: {host}");
+    }
+    for origin in
+        [None, Some("http://localhost:3000"), Some("http://127.0.0.1"), Some(&*format!("http://[::1]:{port}"))]
+    {
+        assert_eq!(status_of_initialize(&addr, &addr, origin), "200", "Origin: {origin:?}");
+    }
+    assert_eq!(status_of_initialize(&addr, &format!("localhost:{port}"), None), "200");
+}
+
 #[test]
 fn sessions_persist_for_the_mcp_session() {
     let dir = workdir("cli-mcp", "session");

@@ -1,15 +1,17 @@
 //! A connection to one MCP server: a child process on stdio (started with a clean environment,
 //! reaped when the connection ends) or a streamable HTTP endpoint. Its tools are listed once;
-//! starting, listing and each call are bounded by a timeout, and a result by a size limit.
+//! starting, listing and each call are bounded by a timeout, a result by a size limit, and the
+//! list of tools by pages, count and size (a server that pages forever, repeats a cursor or
+//! lists a tool twice is refused).
 //! Synchronous to its caller: the connection owns a small runtime for the SDK.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, PaginatedRequestParams, Tool};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -20,6 +22,15 @@ use crate::config::{Server, Transport};
 
 /// The most of a server's standard error kept, to explain why it failed.
 const STDERR_TAIL: usize = 2000;
+
+/// The most pages of tools a server may list.
+pub const MAX_TOOL_PAGES: usize = 100;
+
+/// The most tools a server may list.
+pub const MAX_TOOLS: usize = 1000;
+
+/// The most bytes of JSON a server's tools may take together.
+pub const MAX_TOOLS_BYTES: usize = 4 << 20;
 
 /// A running server.
 pub struct Connection {
@@ -76,7 +87,7 @@ impl Connection {
                             HeaderValue::try_from(value.as_str()).map_err(|_| bad("value"))?,
                         );
                     }
-                    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+                    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
                     let (service, tools) =
                         connect(name, StreamableHttpClientTransport::from_config(config), startup).await?;
                     Ok((service, tools, None))
@@ -189,11 +200,51 @@ where
         .await
         .map_err(|_| format!("the MCP server `{name}` did not finish starting within {timeout:?}"))?
         .map_err(|e| format!("the MCP server `{name}` failed to start: {e}"))?;
-    let tools = tokio::time::timeout(timeout, service.list_all_tools())
+    let tools = tokio::time::timeout(timeout, list_tools(name, &service))
         .await
-        .map_err(|_| format!("the MCP server `{name}` did not list its tools within {timeout:?}"))?
-        .map_err(|e| format!("the MCP server `{name}` could not list its tools: {e}"))?;
+        .map_err(|_| format!("the MCP server `{name}` did not list its tools within {timeout:?}"))??;
     Ok((service, tools))
+}
+
+/// Every page of the server's tools, within [`MAX_TOOL_PAGES`], [`MAX_TOOLS`] and
+/// [`MAX_TOOLS_BYTES`]; a cursor given twice (a loop) or a name listed twice is an error.
+async fn list_tools(name: &str, service: &RunningService<RoleClient, ()>) -> Result<Vec<Tool>, String> {
+    let mut tools: Vec<Tool> = Vec::new();
+    let mut names = BTreeSet::new();
+    let mut cursors = BTreeSet::new();
+    let mut bytes = 0usize;
+    let mut cursor = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = service
+            .list_tools(Some(params))
+            .await
+            .map_err(|e| format!("the MCP server `{name}` could not list its tools: {e}"))?;
+        for tool in page.tools {
+            bytes += serde_json::to_vec(&tool).map_or(usize::MAX, |json| json.len());
+            if bytes > MAX_TOOLS_BYTES {
+                return Err(format!(
+                    "the MCP server `{name}` lists tools of more than {} MiB in all: refused",
+                    MAX_TOOLS_BYTES >> 20
+                ));
+            }
+            if !names.insert(tool.name.to_string()) {
+                return Err(format!("the MCP server `{name}` lists the tool {:?} twice: refused", tool.name));
+            }
+            tools.push(tool);
+            if tools.len() > MAX_TOOLS {
+                return Err(format!("the MCP server `{name}` lists more than {MAX_TOOLS} tools: refused"));
+            }
+        }
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !cursors.insert(next.clone()) => {
+                return Err(format!("the MCP server `{name}` gave the same page cursor twice while listing its tools"));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(format!("the MCP server `{name}` lists its tools in more than {MAX_TOOL_PAGES} pages: refused"))
 }
 
 /// Keeps the last of what the server writes to stderr, to explain why it failed.
