@@ -121,8 +121,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),
         Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),
         Command::Chat(args) => {
-            let stdin = std::io::stdin();
-            chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin.lock(), &mut std::io::stdout())
+            let mut stdin = cordon::api::approval::StdinLines;
+            chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin, &mut std::io::stdout())
         }
         Command::Demo => Ok(demo::run()),
         Command::Audit(command) => audit::run(command),

@@ -118,3 +118,51 @@ fn the_chat_says_how_to_stop_and_quit_words_never_reach_the_model() {
         assert!(!stderr.contains("asking "), "{word}: {stderr}");
     }
 }
+
+/// Runs `cordon ARGS` at a pseudo-terminal, driven by `steps` (see `fixtures/pty_drive.py`):
+/// everything the terminal showed, and the exit code.
+pub fn at_a_terminal(steps: &serde_json::Value, args: &[&std::ffi::OsStr]) -> (String, Option<i32>) {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_drive.py");
+    let output = Command::new("python3")
+        .arg(driver)
+        .arg(steps.to_string())
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .output()
+        .unwrap();
+    (String::from_utf8_lossy(&output.stdout).into_owned(), output.status.code())
+}
+
+/// At a real terminal the chat reads its requests and the approver its answers from the same
+/// standard input: neither may hold it locked while the other reads (that deadlocked: the
+/// second card, or the second request, waited forever).
+#[test]
+fn a_chat_at_a_terminal_answers_cards_and_takes_the_next_request() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_two_issues.json");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join("pty");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = format!("scripted:{}", fixture.display());
+    let store = dir.join("cordon.db");
+    let steps = serde_json::json!([
+        ["expect", "> "],
+        ["send", "Say hello in a new issue on alice/website.\n"],
+        ["expect", "approve "],
+        ["send", "n\n"],
+        ["expect", "denied"],
+        ["expect", "> "],
+        ["send", "Say it again in a new issue on alice/website.\n"],
+        ["expect", "approve "],
+        ["send", "n\n"],
+        ["expect", "denied"],
+        ["expect", "> "],
+        ["send", "/quit\n"],
+    ]);
+    let flags = ["chat", "--env", "github", "--max-attempts", "1", "--model", &model, "--store"];
+    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).chain([store.as_os_str()]).collect();
+    let (shown, code) = at_a_terminal(&steps, &args);
+    assert!(!shown.contains("[pty_drive:"), "{shown}");
+    assert_eq!(shown.matches("create issue").count(), 2, "two cards, each answered:\n{shown}");
+    assert_eq!(code, Some(1), "both requests ran, and neither got its issue:\n{shown}");
+}

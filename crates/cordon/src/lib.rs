@@ -60,7 +60,9 @@ pub mod api {
 
     /// Who answers the approval gate's cards, and what the gate records.
     pub mod approval {
-        pub use cordon_gate::{Answer, ApproveAll, Approver, Card, DenyAll, Record, Reply, Scripted, Terminal};
+        pub use cordon_gate::{
+            Answer, ApproveAll, Approver, Card, DenyAll, ReadLine, Record, Reply, Scripted, StdinLines, Terminal,
+        };
     }
 
     /// Models that fill holes, and transcripts of what they were asked.
