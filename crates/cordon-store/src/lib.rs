@@ -47,6 +47,7 @@ pub mod chain;
 mod error;
 pub mod grant;
 mod location;
+pub mod private;
 pub mod request;
 mod schema;
 pub mod session;

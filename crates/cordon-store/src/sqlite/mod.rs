@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::{Value, json};
 
 use crate::audit::{
@@ -49,14 +49,21 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens the store at `path`, creating it (and its directory) if needed, migrating an older
-    /// one.
+    /// Opens the store at `path`, creating it (0600, and its directory 0700) if needed,
+    /// migrating an older one. A store that is not the user's alone is refused (see
+    /// [`crate::private`]).
     pub fn open(path: &Path, durability: Durability) -> Result<SqliteStore, StoreError> {
         let opened = || {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+            // The file (made 0600 in a 0700 directory if new) and SQLite's files beside it must
+            // be the user's alone; SQLite gives its own files the store's permissions.
+            crate::private::prepare_private(path)?;
+            for suffix in ["-wal", "-shm", "-journal"] {
+                let mut beside = path.as_os_str().to_owned();
+                beside.push(suffix);
+                crate::private::check_private(Path::new(&beside))?;
             }
-            let conn = Connection::open(path)?;
+            let flags = OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+            let conn = Connection::open_with_flags(path, flags)?;
             conn.busy_timeout(BUSY_TIMEOUT)?;
             // Setting a new store up (its write-ahead log, its tables) can find another process
             // doing the same: SQLite then answers "locked" at once rather than waiting, so this
