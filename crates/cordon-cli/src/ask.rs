@@ -13,6 +13,7 @@ use cordon::api::approval::Approver;
 use cordon::api::diagnostics::render;
 use cordon::api::events::{Event, Observers};
 use cordon::api::models::{FillConfig, HttpConfig, ProviderConfig, ProviderError, Transcript};
+use cordon::api::store::{StoreError, private};
 use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 
 use crate::approve::ApproveArgs;
@@ -131,7 +132,11 @@ impl Conversation {
         }
         let transcript = match &setup.transcript {
             Some(path) => {
-                let file = File::create(path).map_err(|error| cordon::Error::Write { path: path.clone(), error })?;
+                // What the model was shown: the user's alone, and never written through a link.
+                let file = private::create_private(path).map_err(|e| match e {
+                    StoreError::Io { path, error } => Error::Cordon(cordon::Error::Write { path, error }),
+                    refused => Error::Usage(refused.to_string()),
+                })?;
                 Some((path.clone(), Transcript::new(file)))
             }
             None => None,

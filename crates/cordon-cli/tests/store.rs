@@ -400,3 +400,38 @@ fn the_demo_writes_no_store() {
     assert!(demo.stdout.contains("=> intact: "), "{}", demo.stdout);
     assert!(!dir.join("cordon.db").exists());
 }
+
+/// A session file, a transcript or a store another user may have written, or that is a link
+/// to somewhere else, is refused before anything runs, naming the file; one Cordon makes is
+/// the user's alone.
+#[test]
+fn files_others_may_write_or_that_are_links_are_refused_and_new_ones_are_private() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = workdir("private");
+    std::fs::write(dir.join("read.cord"), READ_PRIVATE).unwrap();
+    let first = cordon(&dir, &["run", "--session", "session.json", "read.cord"]);
+    assert_eq!(first.code, 0, "{first:?}");
+    for file in ["session.json", "cordon.db"] {
+        assert_eq!(std::fs::metadata(dir.join(file)).unwrap().mode() & 0o777, 0o600, "{file}");
+    }
+
+    std::fs::set_permissions(dir.join("session.json"), PermissionsExt::from_mode(0o666)).unwrap();
+    let swapped = cordon(&dir, &["run", "--session", "session.json", "read.cord"]);
+    assert_eq!(swapped.code, 2, "{swapped:?}");
+    assert!(swapped.stderr.contains("session.json: it is writable by others (mode 0666)"), "{}", swapped.stderr);
+
+    std::fs::remove_file(dir.join("session.json")).unwrap();
+    std::fs::write(dir.join("elsewhere.json"), "{}").unwrap();
+    std::os::unix::fs::symlink(dir.join("elsewhere.json"), dir.join("session.json")).unwrap();
+    let linked = cordon(&dir, &["run", "--session", "session.json", "read.cord"]);
+    assert_eq!(linked.code, 2, "{linked:?}");
+    assert!(linked.stderr.contains("session.json: it is a symbolic link"), "{}", linked.stderr);
+    assert_eq!(std::fs::read_to_string(dir.join("elsewhere.json")).unwrap(), "{}", "nothing written through it");
+
+    std::fs::set_permissions(dir.join("cordon.db"), PermissionsExt::from_mode(0o666)).unwrap();
+    let store = cordon(&dir, &["run", "read.cord"]);
+    assert_eq!(store.code, 2, "{store:?}");
+    assert!(store.stderr.contains("cordon.db: it is writable by others (mode 0666)"), "{}", store.stderr);
+    let audit = cordon(&dir, &["audit", "verify"]);
+    assert_eq!(audit.code, 2, "{audit:?}");
+}

@@ -84,19 +84,24 @@ pub fn read_private(path: &Path) -> Result<Option<File>, StoreError> {
     Ok(Some(file))
 }
 
-/// Writes `contents` to `path`, creating it 0600 (and missing directories 0700) if it is
-/// missing, else replacing what an existing file of the caller's alone holds.
-pub fn write_private(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
+/// Opens `path` for writing, emptied, creating it 0600 (and missing directories 0700) if it is
+/// missing; an existing file must be the caller's alone.
+pub fn create_private(path: &Path) -> Result<File, StoreError> {
     let dir = directory_of(path);
     create_private_dirs(&dir)?;
     check_directories(&dir)?;
     let mut options = OpenOptions::new();
     options.write(true).create(true).mode(0o600).custom_flags(no_follow());
-    let mut file = options.open(path).map_err(refused_open(path))?;
+    let file = options.open(path).map_err(refused_open(path))?;
     let meta = file.metadata().map_err(StoreError::io(path))?;
     check_file(path, &meta, |mode| file.set_permissions(mode))?;
     file.set_len(0).map_err(StoreError::io(path))?;
-    file.write_all(contents).map_err(StoreError::io(path))
+    Ok(file)
+}
+
+/// Writes `contents` to `path` through [`create_private`].
+pub fn write_private(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
+    create_private(path)?.write_all(contents).map_err(StoreError::io(path))
 }
 
 /// The directory `path` is in (`.` for a bare file name), as an absolute path without

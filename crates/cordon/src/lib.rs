@@ -77,7 +77,7 @@ pub mod api {
     pub mod store {
         pub use cordon_store::{
             Checkpoint, Durability, EffectStatus, Entry, GrantId, RequestId, RequestLog, Scope, StoreError, Verdict,
-            location,
+            location, private,
         };
     }
 
