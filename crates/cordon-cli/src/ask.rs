@@ -18,7 +18,7 @@ use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 
 use crate::approve::ApproveArgs;
 use crate::store::StoreArgs;
-use crate::tools::ToolArgs;
+use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
 use crate::{Error, Report};
 
@@ -116,7 +116,7 @@ impl Conversation {
         let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..HttpConfig::default() };
         let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?.with_http(http);
         let provider = cordon::api::models::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
-        let tools = setup.tools.open(read)?;
+        let tools = setup.tools.open(read, kept(&setup.store, &setup.approve, setup.session.as_deref()))?;
         // Before anything runs: a store that cannot be opened stops here.
         let storage = setup.store.open()?;
         let mut settings = Settings {
