@@ -15,11 +15,12 @@ use crate::audit::{
     StatusRow, fold, kind,
 };
 use crate::chain::{BadRow, Checkpoint, Fields, Problem, Verdict};
-use crate::grant::{Grant, GrantId, GrantQuery, NewGrant, Scope};
+use crate::grant::{Grant, GrantId, GrantQuery, NewGrant};
 use crate::request::{NewRequest, Request, RequestId, Status};
 use crate::session::{Holder, SessionInfo, SessionLock};
 use crate::{Store, StoreError, now_ms, schema};
 
+mod grants;
 mod log;
 
 use log::{
@@ -158,23 +159,13 @@ fn request_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Request> {
     })
 }
 
-fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
-    let session: Option<String> = r.get(4)?;
-    Ok(Grant {
-        id: GrantId(r.get(0)?),
-        grant: NewGrant {
-            tool: r.get(1)?,
-            destination: r.get(2)?,
-            label_class: r.get(3)?,
-            scope: session.map_or(Scope::UntilRevoked, Scope::Session),
-            expires_ms: r.get(5)?,
-        },
-        created_ms: r.get(6)?,
-    })
+/// An intact chain's verdict, broken instead if the grants table and the chain disagree.
+fn with_grants(c: &Connection, verdict: Verdict) -> Result<Verdict, StoreError> {
+    match (&verdict, grants::verify_in(c)?) {
+        (Verdict::Intact { .. }, Some(bad)) => Ok(Verdict::Broken(bad)),
+        _ => Ok(verdict),
+    }
 }
-
-const SELECT_GRANT: &str =
-    "SELECT id, tool, destination, label_class, session, expires_ms, created_ms FROM grants WHERE revoked_ms IS NULL";
 
 fn holder_of(pid: Option<i64>, started: Option<i64>) -> Option<Holder> {
     // A pid that is no pid (a hostile edit) names no live process: the lock is stale.
@@ -273,53 +264,21 @@ impl Store for SqliteStore {
     }
 
     fn add_grant(&self, grant: &NewGrant) -> Result<Grant, StoreError> {
-        self.write(|c| {
-            let created_ms = now_ms();
-            let session = match &grant.scope {
-                Scope::Session(s) => Some(s.as_str()),
-                Scope::UntilRevoked => None,
-            };
-            let sql = "INSERT INTO grants (tool, destination, label_class, session, expires_ms, created_ms) \
-                       VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-            let g = grant;
-            c.execute(sql, params![g.tool, g.destination, g.label_class, session, g.expires_ms, created_ms])?;
-            let grant = Grant { id: GrantId(c.last_insert_rowid()), grant: grant.clone(), created_ms };
-            append_in(c, None, kind::GRANT, &serde_json::to_string(&grant)?)?;
-            Ok(grant)
-        })
+        self.write(|c| grants::add_in(c, grant))
     }
 
     fn grants(&self) -> Result<Vec<Grant>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare(&format!("{SELECT_GRANT} AND (expires_ms IS NULL OR expires_ms > ?1) ORDER BY id"))?;
-        let rows = stmt.query_map([now_ms()], grant_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.read(|c| grants::live_in(c, None))
     }
 
     fn revoke_grant(&self, id: GrantId) -> Result<(), StoreError> {
-        self.write(|c| {
-            let sql = "UPDATE grants SET revoked_ms = ?2 WHERE id = ?1 AND revoked_ms IS NULL";
-            if c.execute(sql, params![id.0, now_ms()])? == 0 {
-                return Err(StoreError::NoSuchGrant(id));
-            }
-            append_in(c, None, kind::REVOKE, &json!({ "grant": id }).to_string())?;
-            Ok(())
-        })
+        self.write(|c| grants::revoke_in(c, id))
     }
 
     fn find_grant(&self, query: &GrantQuery<'_>) -> Result<Option<Grant>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare_cached(&format!("{SELECT_GRANT} AND tool = ?1 AND label_class = ?2 ORDER BY id"))?;
+        let candidates = self.read(|c| grants::live_in(c, Some((query.tool, query.label_class))))?;
         let now = now_ms();
-        for grant in stmt.query_map([query.tool, query.label_class], grant_row)? {
-            let grant = grant?;
-            if grant.covers(query, now) {
-                return Ok(Some(grant));
-            }
-        }
-        Ok(None)
+        Ok(candidates.into_iter().find(|g| g.covers(query, now)))
     }
 
     fn begin_request(&self, request: &NewRequest<'_>) -> Result<RequestId, StoreError> {
@@ -411,7 +370,7 @@ impl Store for SqliteStore {
     }
 
     fn verify(&self) -> Result<Verdict, StoreError> {
-        self.read(|c| verify_in(c, start_in(c)?))
+        self.read(|c| with_grants(c, verify_in(c, start_in(c)?)?))
     }
 
     fn verify_against(&self, checkpoint: &Checkpoint) -> Result<Verdict, StoreError> {
@@ -434,7 +393,7 @@ impl Store for SqliteStore {
             if hash.as_deref() != Some(&checkpoint.hash.0[..]) {
                 return broken(checkpoint.seq, Problem::CheckpointMismatch);
             }
-            Ok(verdict)
+            with_grants(c, verdict)
         })
     }
 
