@@ -79,12 +79,10 @@ pub(super) fn revoke_in(c: &Connection, id: GrantId) -> Result<(), StoreError> {
 /// the table rows to look at (an SQL condition on `tool` and `label_class`, with `?1`, `?2`).
 pub(super) fn live_in(c: &Connection, filter: Option<(&str, &str)>) -> Result<Vec<Grant>, StoreError> {
     let (sql, args) = match filter {
-        Some((tool, label_class)) => {
-            (format!("{SELECT_GRANT} WHERE revoked_ms IS NULL AND tool = ?1 AND label_class = ?2 ORDER BY id"), vec![
-                tool,
-                label_class,
-            ])
-        }
+        Some((tool, label_class)) => (
+            format!("{SELECT_GRANT} WHERE revoked_ms IS NULL AND tool = ?1 AND label_class = ?2 ORDER BY id"),
+            vec![tool, label_class],
+        ),
         None => (format!("{SELECT_GRANT} WHERE revoked_ms IS NULL ORDER BY id"), Vec::new()),
     };
     let mut stmt = c.prepare_cached(&sql)?;
@@ -155,7 +153,8 @@ pub(super) fn verify_in(c: &Connection) -> Result<Option<BadRow>, StoreError> {
     let rows: Vec<Stored> = stmt.query_map([], stored_row)?.collect::<Result<_, _>>()?;
     let start = start_in(c)?.seq;
     // A revoked grant's rows may have been archived: the archive's chain holds them.
-    let archived = |s: &Stored| s.revoked && s.audit_seq.and_then(|a| u64::try_from(a).ok()).is_some_and(|a| a <= start);
+    let archived =
+        |s: &Stored| s.revoked && s.audit_seq.and_then(|a| u64::try_from(a).ok()).is_some_and(|a| a <= start);
     for stored in rows.iter().filter(|s| !archived(s)) {
         if let Err(reason) = in_chain(c, stored)? {
             let seq = stored.audit_seq.and_then(|s| u64::try_from(s).ok()).unwrap_or(0);
@@ -165,7 +164,8 @@ pub(super) fn verify_in(c: &Connection) -> Result<Option<BadRow>, StoreError> {
     // Every `grant` row still in the log has its grant (or a later row carried it over).
     let sql = "SELECT a.seq, json_extract(a.content, '$.id') FROM audit a WHERE a.kind = ?1 AND json_valid(a.content) \
                AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = json_extract(a.content, '$.id'))";
-    let gone = c.query_row(sql, [kind::GRANT], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))).optional()?;
+    let gone =
+        c.query_row(sql, [kind::GRANT], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))).optional()?;
     Ok(gone.map(|(seq, id)| BadRow {
         seq: u64::try_from(seq).unwrap_or(0),
         problem: Problem::Grant { grant: id.unwrap_or(0), reason: "the audit log granted it, and it is gone" },
@@ -176,8 +176,7 @@ pub(super) fn verify_in(c: &Connection) -> Result<Option<BadRow>, StoreError> {
 /// gets a new one, so the chain still holds it.
 pub(super) fn carry_over_in(c: &Connection, through: u64) -> Result<(), StoreError> {
     let sql = format!("{SELECT_GRANT} WHERE revoked_ms IS NULL AND audit_seq <= ?1 ORDER BY id");
-    let rows: Vec<Stored> =
-        c.prepare(&sql)?.query_map([sql_seq(through)?], stored_row)?.collect::<Result<_, _>>()?;
+    let rows: Vec<Stored> = c.prepare(&sql)?.query_map([sql_seq(through)?], stored_row)?.collect::<Result<_, _>>()?;
     for stored in rows {
         if in_chain(c, &stored)?.is_ok() {
             chain_in(c, &stored.grant)?;
