@@ -63,11 +63,20 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
             "outcome",
             "effect GitHub.list_issues",
             "outcome",
+            "decision",
             "effect GitHub.create_issue",
             "outcome",
             "status done",
         ]
     );
+    // The card, and how it was answered, is a row of its own before the effect's.
+    let decision: Value = serde_json::from_str(&store.rows(6, 1).unwrap()[0].content).unwrap();
+    assert_eq!(decision["stage"], "gate", "{decision}");
+    assert_eq!(decision["outcome"], "approved", "{decision}");
+    assert_eq!(decision["answer"], "yes", "{decision}");
+    assert_eq!(decision["approver"], "scripted", "{decision}");
+    assert_eq!(decision["card"]["action"], "create issue", "{decision}");
+    assert!(decision["card"].get("content").is_none(), "a card's values stay out of the log: {decision}");
     let request = &store.requests(10).unwrap()[0];
     assert_eq!((request.principal.as_str(), request.status), ("alice", Some(Status::Done)));
     assert!(request.text.ends_with("benign.cord"), "{request:?}");
@@ -85,7 +94,7 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
     let json: Value = serde_json::from_str(&blocked.stdout).unwrap();
     assert_eq!(json["request"], 2);
     assert_eq!(
-        kinds(&store)[8..],
+        kinds(&store)[9..],
         [
             "request",
             "effect GitHub.repo",
@@ -168,7 +177,7 @@ fn audit_verify_passes_then_names_the_row_an_edit_broke() {
     assert_eq!(cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]).code, 0);
     let verify = cordon(&dir, &["audit", "verify"]);
     assert_eq!(verify.code, 0, "{verify:?}");
-    assert!(verify.stdout.starts_with("intact: 8 rows, head 8:"), "{}", verify.stdout);
+    assert!(verify.stdout.starts_with("intact: 9 rows, head 9:"), "{}", verify.stdout);
     let head = cordon(&dir, &["audit", "head"]);
     assert_eq!(head.code, 0, "{head:?}");
     let checkpoint = head.stdout.trim().to_string();
@@ -187,7 +196,7 @@ fn audit_verify_passes_then_names_the_row_an_edit_broke() {
     assert_eq!(cordon(&dir, &["audit", "verify"]).code, 0);
     let verify = cordon(&dir, &["audit", "verify", "--checkpoint", &checkpoint]);
     assert_eq!(verify.code, 1, "{verify:?}");
-    assert!(verify.stdout.contains("rows 7..=8 are gone"), "{}", verify.stdout);
+    assert!(verify.stdout.contains("rows 7..=9 are gone"), "{}", verify.stdout);
 }
 
 #[test]
@@ -385,7 +394,7 @@ fn gc_removes_old_transcripts_and_keeps_every_audit_row() {
     assert!(gc.stdout.starts_with("removed the transcripts of 1 request ("), "{}", gc.stdout);
     let store = open(&dir);
     assert!(store.transcript(store.requests(1).unwrap()[0].id).unwrap().is_empty());
-    assert_eq!(kinds(&store).len(), 8);
+    assert_eq!(kinds(&store).len(), 9);
     assert_eq!(cordon(&dir, &["audit", "verify"]).code, 0);
     let bad = cordon(&dir, &["store", "gc", "--older-than", "30"]);
     assert_eq!(bad.code, 2, "{bad:?}");

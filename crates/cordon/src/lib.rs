@@ -76,8 +76,8 @@ pub mod api {
     /// The store: where it is, its audit log, its grants.
     pub mod store {
         pub use cordon_store::{
-            Checkpoint, Durability, EffectStatus, Entry, GrantId, RequestId, RequestLog, Scope, StoreError, Verdict,
-            location, private,
+            BadRow, Checkpoint, Durability, EffectStatus, Entry, GrantId, Problem, RequestId, RequestLog, Scope,
+            StoreError, Verdict, location, private,
         };
     }
 
