@@ -11,6 +11,7 @@ mod audit;
 mod chat;
 mod check;
 mod demo;
+mod interrupt;
 mod mcp;
 mod run;
 mod store;
@@ -116,6 +117,12 @@ impl fmt::Display for Error {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        Command::Run(args) => interrupt::watch(&args.store),
+        Command::Ask(args) => interrupt::watch(&args.setup.store),
+        Command::Chat(args) => interrupt::watch(&args.setup.store),
+        _ => {}
+    }
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
         Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),

@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod common;
+
 #[test]
 fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_taint.json");
@@ -119,21 +121,6 @@ fn the_chat_says_how_to_stop_and_quit_words_never_reach_the_model() {
     }
 }
 
-/// Runs `cordon ARGS` at a pseudo-terminal, driven by `steps` (see `fixtures/pty_drive.py`):
-/// everything the terminal showed, and the exit code.
-pub fn at_a_terminal(steps: &serde_json::Value, args: &[&std::ffi::OsStr]) -> (String, Option<i32>) {
-    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_drive.py");
-    let output = Command::new("python3")
-        .arg(driver)
-        .arg(steps.to_string())
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .output()
-        .unwrap();
-    (String::from_utf8_lossy(&output.stdout).into_owned(), output.status.code())
-}
-
 /// At a real terminal the chat reads its requests and the approver its answers from the same
 /// standard input: neither may hold it locked while the other reads (that deadlocked: the
 /// second card, or the second request, waited forever).
@@ -161,7 +148,7 @@ fn a_chat_at_a_terminal_answers_cards_and_takes_the_next_request() {
     ]);
     let flags = ["chat", "--env", "github", "--max-attempts", "1", "--model", &model, "--store"];
     let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).chain([store.as_os_str()]).collect();
-    let (shown, code) = at_a_terminal(&steps, &args);
+    let (shown, code) = common::at_a_terminal(&steps, &args);
     assert!(!shown.contains("[pty_drive:"), "{shown}");
     assert_eq!(shown.matches("create issue").count(), 2, "two cards, each answered:\n{shown}");
     assert_eq!(code, Some(1), "both requests ran, and neither got its issue:\n{shown}");

@@ -444,3 +444,27 @@ fn files_others_may_write_or_that_are_links_are_refused_and_new_ones_are_private
     let audit = cordon(&dir, &["audit", "verify"]);
     assert_eq!(audit.code, 2, "{audit:?}");
 }
+
+/// Ctrl-C while a run waits at a card: the terminal says the request is recorded as
+/// interrupted, the process ends as a Ctrl-C ends it (130), and `audit show` says interrupted,
+/// not running, with the status row in the chain.
+#[test]
+fn ctrl_c_at_a_card_records_the_request_as_interrupted() {
+    let dir = workdir("interrupted");
+    let store = dir.join("cordon.db");
+    let plan = common::example("shop/pay_tea_house.cord");
+    let args: Vec<&std::ffi::OsStr> = ["run", "--env", "shop", &plan, "--store"]
+        .into_iter()
+        .map(std::ffi::OsStr::new)
+        .chain([store.as_os_str()])
+        .collect();
+    let steps = serde_json::json!([["expect", "approve "], ["signal", "INT"]]);
+    let (shown, code) = common::at_a_terminal(&steps, &args);
+    assert_eq!(code, Some(130), "{shown}");
+    assert!(shown.contains("cordon: interrupted: request 1 is recorded as interrupted"), "{shown}");
+    let show = cordon(&dir, &["audit", "show", "--request", "1"]);
+    assert!(show.stdout.starts_with("request 1: interrupted\n"), "{}", show.stdout);
+    let status = open(&dir).rows(1, 100).unwrap().into_iter().filter(|r| r.kind == "status").last().unwrap();
+    assert_eq!(status.content, r#"{"status":"interrupted"}"#);
+    assert_eq!(cordon(&dir, &["audit", "verify"]).code, 0);
+}

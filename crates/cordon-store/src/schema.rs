@@ -69,8 +69,11 @@ const MIGRATIONS: [&str; 3] = [
         revoked_ms INTEGER
     ) STRICT;
     CREATE INDEX live_grants ON grants (tool, label_class) WHERE revoked_ms IS NULL;",
-    // 3: each grant names its `grant` row in the audit log, and counts only as the log holds it.
+    // 3: each grant names its `grant` row in the audit log, and counts only as the log holds it;
+    // each request names the process running it, so a signal can end its own requests.
     "ALTER TABLE grants ADD COLUMN audit_seq INTEGER;
+    ALTER TABLE requests ADD COLUMN pid INTEGER;
+    ALTER TABLE requests ADD COLUMN pid_started INTEGER;
     UPDATE grants SET audit_seq = (
         SELECT max(a.seq) FROM audit a
         WHERE a.kind = 'grant' AND json_valid(a.content) AND json_extract(a.content, '$.id') = grants.id

@@ -77,7 +77,7 @@ pub mod api {
     pub mod store {
         pub use cordon_store::{
             BadRow, Checkpoint, Durability, EffectStatus, Entry, GrantId, Problem, RequestId, RequestLog, Scope,
-            StoreError, Verdict, location, private,
+            SqliteStore, Store, StoreError, Verdict, location, private,
         };
     }
 

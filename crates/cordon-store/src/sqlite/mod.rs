@@ -283,9 +283,14 @@ impl Store for SqliteStore {
 
     fn begin_request(&self, request: &NewRequest<'_>) -> Result<RequestId, StoreError> {
         self.write(|c| {
-            let sql = "INSERT INTO requests (started_ms, text, principal, session, status) VALUES (?1, ?2, ?3, ?4, ?5)";
-            let r = request;
-            c.execute(sql, params![now_ms(), r.text, r.principal, r.session, Status::Running.as_str()])?;
+            let sql = "INSERT INTO requests (started_ms, text, principal, session, status, pid, pid_started) \
+                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+            let (r, me) = (request, Holder::current());
+            let started = me.started.and_then(|s| i64::try_from(s).ok());
+            c.execute(
+                sql,
+                params![now_ms(), r.text, r.principal, r.session, Status::Running.as_str(), me.pid, started],
+            )?;
             let id = RequestId(c.last_insert_rowid());
             let content = json!({ "text": r.text, "principal": r.principal, "session": r.session });
             let first = append_in(c, Some(id), kind::REQUEST, &content.to_string())?;
@@ -301,6 +306,25 @@ impl Store for SqliteStore {
             }
             append_in(c, Some(id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
             Ok(())
+        })
+    }
+
+    fn interrupt_own_requests(&self) -> Result<Vec<RequestId>, StoreError> {
+        let me = Holder::current();
+        let started = me.started.and_then(|s| i64::try_from(s).ok());
+        self.write(|c| {
+            let sql = "SELECT id FROM requests WHERE status IN ('running', 'waiting') AND pid = ?1 \
+                       AND pid_started IS ?2 ORDER BY id";
+            let ids: Vec<RequestId> = c
+                .prepare(sql)?
+                .query_map(params![me.pid, started], |r| r.get(0).map(RequestId))?
+                .collect::<Result<_, _>>()?;
+            let status = Status::Interrupted;
+            for id in &ids {
+                c.execute("UPDATE requests SET status = ?2 WHERE id = ?1", params![id.0, status.as_str()])?;
+                append_in(c, Some(*id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
+            }
+            Ok(ids)
         })
     }
 
