@@ -72,6 +72,7 @@ const MIGRATIONS: [&str; 3] = [
     // 3: each grant names its `grant` row in the audit log, and counts only as the log holds it;
     // each request names the process running it, so a signal can end its own requests.
     "ALTER TABLE grants ADD COLUMN audit_seq INTEGER;
+    ALTER TABLE grants ADD COLUMN instance TEXT;
     ALTER TABLE requests ADD COLUMN pid INTEGER;
     ALTER TABLE requests ADD COLUMN pid_started INTEGER;
     UPDATE grants SET audit_seq = (

@@ -37,7 +37,14 @@ fn sessions_are_saved_and_loaded() {
 }
 
 fn grant(tool: &str, destination: &str, scope: Scope, expires_ms: Option<i64>) -> NewGrant {
-    NewGrant { tool: tool.into(), destination: destination.into(), label_class: "public".into(), scope, expires_ms }
+    NewGrant {
+        tool: tool.into(),
+        destination: destination.into(),
+        label_class: "public".into(),
+        scope,
+        expires_ms,
+        instance: None,
+    }
 }
 
 #[test]
@@ -49,7 +56,7 @@ fn grants_cover_what_they_name_until_revoked_or_expired() {
     let expired = store.add_grant(&grant("fetch", "*", Scope::UntilRevoked, Some(1))).unwrap();
 
     let find = |tool: &str, destination: &str, label_class: &str, session: Option<&str>| {
-        let query = GrantQuery { tool, destination, label_class, session };
+        let query = GrantQuery { tool, destination, label_class, session, instance: None };
         store.find_grant(&query).unwrap().map(|g| g.id)
     };
     assert_eq!(find("send", "bo@example.com", "public", None), Some(mail.id));

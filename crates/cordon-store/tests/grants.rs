@@ -20,7 +20,14 @@ use serde_json::json;
 const SEED: u64 = 0x636f_7264_6f6e;
 
 fn grant(tool: &str, destination: &str, scope: Scope, expires_ms: Option<i64>) -> NewGrant {
-    NewGrant { tool: tool.into(), destination: destination.into(), label_class: "public".into(), scope, expires_ms }
+    NewGrant {
+        tool: tool.into(),
+        destination: destination.into(),
+        label_class: "public".into(),
+        scope,
+        expires_ms,
+        instance: None,
+    }
 }
 
 /// A store with four grants (one revoked, one for a session, one that expires in the far
@@ -63,7 +70,7 @@ fn honoured(store: &impl Store) -> Vec<Grant> {
     for (tool, destination, session) in
         [("send", "a@example.com", None), ("send", "b@example.com", None), ("post", "#general", Some("work"))]
     {
-        let query = GrantQuery { tool, destination, label_class: "public", session };
+        let query = GrantQuery { tool, destination, label_class: "public", session, instance: None };
         all.extend(store.find_grant(&query).unwrap());
     }
     all.sort_by_key(|g| g.id);

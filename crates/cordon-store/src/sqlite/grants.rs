@@ -15,8 +15,8 @@ use crate::chain::{BadRow, Fields, Problem, row_hash};
 use crate::grant::{Grant, GrantId, NewGrant, Scope};
 use crate::now_ms;
 
-const SELECT_GRANT: &str =
-    "SELECT id, tool, destination, label_class, session, expires_ms, created_ms, audit_seq, revoked_ms FROM grants";
+const SELECT_GRANT: &str = "SELECT id, tool, destination, label_class, session, expires_ms, created_ms, audit_seq, revoked_ms, instance \
+     FROM grants";
 
 /// A grant as its table row holds it: the grant, where its `grant` row is said to be, and
 /// whether it is marked revoked.
@@ -36,6 +36,7 @@ fn stored_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stored> {
             label_class: r.get(3)?,
             scope: session.map_or(Scope::UntilRevoked, Scope::Session),
             expires_ms: r.get(5)?,
+            instance: r.get(9)?,
         },
         created_ms: r.get(6)?,
     };
@@ -49,10 +50,10 @@ pub(super) fn add_in(c: &Connection, grant: &NewGrant) -> Result<Grant, StoreErr
         Scope::Session(s) => Some(s.as_str()),
         Scope::UntilRevoked => None,
     };
-    let sql = "INSERT INTO grants (tool, destination, label_class, session, expires_ms, created_ms) \
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    let sql = "INSERT INTO grants (tool, destination, label_class, session, expires_ms, created_ms, instance) \
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
     let g = grant;
-    c.execute(sql, params![g.tool, g.destination, g.label_class, session, g.expires_ms, created_ms])?;
+    c.execute(sql, params![g.tool, g.destination, g.label_class, session, g.expires_ms, created_ms, g.instance])?;
     let grant = Grant { id: GrantId(c.last_insert_rowid()), grant: grant.clone(), created_ms };
     chain_in(c, &grant)?;
     Ok(grant)
