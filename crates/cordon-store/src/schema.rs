@@ -73,6 +73,7 @@ const MIGRATIONS: [&str; 3] = [
     // each request names the process running it, so a signal can end its own requests.
     "ALTER TABLE grants ADD COLUMN audit_seq INTEGER;
     ALTER TABLE grants ADD COLUMN instance TEXT;
+    ALTER TABLE grants ADD COLUMN expired_ms INTEGER;
     ALTER TABLE requests ADD COLUMN pid INTEGER;
     ALTER TABLE requests ADD COLUMN pid_started INTEGER;
     UPDATE grants SET audit_seq = (

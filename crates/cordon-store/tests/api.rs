@@ -76,9 +76,11 @@ fn grants_cover_what_they_name_until_revoked_or_expired() {
     assert!(matches!(store.revoke_grant(mail.id), Err(StoreError::NoSuchGrant(id)) if id == mail.id));
     assert!(store.revoke_grant(expired.id).is_ok(), "an expired grant can still be revoked");
 
-    // Granting and revoking are in the audit log.
+    // Granting, expiring (once a lookup found the grant past its expiry) and revoking are in
+    // the audit log.
     let kinds: Vec<String> = store.rows(1, 100).unwrap().into_iter().map(|r| r.kind).collect();
-    assert_eq!(kinds, ["grant", "grant", "grant", "revoke", "revoke"]);
+    assert_eq!(kinds, ["grant", "grant", "grant", "expire", "revoke", "revoke"]);
+    assert!(matches!(store.verify().unwrap(), cordon_store::Verdict::Intact { .. }));
 }
 
 #[test]
@@ -191,7 +193,7 @@ fn a_store_in_memory_is_a_store() {
 #[test]
 fn reserved_kinds_are_written_only_by_their_methods() {
     let store = Scratch::new().open();
-    for kind in ["effect", "outcome", "request", "status", "grant", "revoke", "archive"] {
+    for kind in ["effect", "outcome", "request", "status", "grant", "revoke", "expire", "archive"] {
         assert!(matches!(store.append(None, kind, &json!(1)), Err(StoreError::ReservedKind(_))), "{kind}");
     }
     assert_eq!(store.head().unwrap(), Checkpoint::START);

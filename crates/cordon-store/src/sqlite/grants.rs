@@ -15,15 +15,19 @@ use crate::chain::{BadRow, Fields, Problem, row_hash};
 use crate::grant::{Grant, GrantId, NewGrant, Scope};
 use crate::now_ms;
 
-const SELECT_GRANT: &str = "SELECT id, tool, destination, label_class, session, expires_ms, created_ms, audit_seq, revoked_ms, instance \
-     FROM grants";
+const SELECT_GRANT: &str = "SELECT id, tool, destination, label_class, session, expires_ms, created_ms, audit_seq, revoked_ms, instance, \
+     expired_ms FROM grants";
+
+/// The table rows of grants neither revoked nor known to have expired.
+const LIVE: &str = "revoked_ms IS NULL AND expired_ms IS NULL";
 
 /// A grant as its table row holds it: the grant, where its `grant` row is said to be, and
-/// whether it is marked revoked.
+/// whether it is marked revoked, or expired (once the store noticed).
 struct Stored {
     grant: Grant,
     audit_seq: Option<i64>,
     revoked: bool,
+    expired: bool,
 }
 
 fn stored_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stored> {
@@ -40,7 +44,8 @@ fn stored_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stored> {
         },
         created_ms: r.get(6)?,
     };
-    Ok(Stored { grant, audit_seq: r.get(7)?, revoked: r.get::<_, Option<i64>>(8)?.is_some() })
+    let (revoked, expired) = (r.get::<_, Option<i64>>(8)?.is_some(), r.get::<_, Option<i64>>(10)?.is_some());
+    Ok(Stored { grant, audit_seq: r.get(7)?, revoked, expired })
 }
 
 /// Records a new grant: its table row and its `grant` row, in the caller's transaction.
@@ -81,10 +86,10 @@ pub(super) fn revoke_in(c: &Connection, id: GrantId) -> Result<(), StoreError> {
 pub(super) fn live_in(c: &Connection, filter: Option<(&str, &str)>) -> Result<Vec<Grant>, StoreError> {
     let (sql, args) = match filter {
         Some((tool, label_class)) => (
-            format!("{SELECT_GRANT} WHERE revoked_ms IS NULL AND tool = ?1 AND label_class = ?2 ORDER BY id"),
+            format!("{SELECT_GRANT} WHERE {LIVE} AND tool = ?1 AND label_class = ?2 ORDER BY id"),
             vec![tool, label_class],
         ),
-        None => (format!("{SELECT_GRANT} WHERE revoked_ms IS NULL ORDER BY id"), Vec::new()),
+        None => (format!("{SELECT_GRANT} WHERE {LIVE} ORDER BY id"), Vec::new()),
     };
     let mut stmt = c.prepare_cached(&sql)?;
     let rows: Vec<Stored> = stmt.query_map(rusqlite::params_from_iter(args), stored_row)?.collect::<Result<_, _>>()?;
@@ -130,21 +135,50 @@ fn in_chain(c: &Connection, stored: &Stored) -> Result<Result<(), &'static str>,
     if !chained {
         return Ok(Err("its row in the audit log does not match its hash"));
     }
-    if revoked_in_chain(c, stored.grant.id, seq)? != stored.revoked {
+    if ended_in_chain(c, kind::REVOKE, stored.grant.id, seq)? != stored.revoked {
         return Ok(Err(if stored.revoked {
             "it is marked revoked, but the audit log holds no revocation"
         } else {
             "the audit log revoked it"
         }));
     }
+    if ended_in_chain(c, kind::EXPIRE, stored.grant.id, seq)? != stored.expired {
+        return Ok(Err(if stored.expired {
+            "it is marked expired, but the audit log holds no expiry"
+        } else {
+            "the audit log says it expired"
+        }));
+    }
     Ok(Ok(()))
 }
 
-/// Whether the log holds a `revoke` row for grant `id` after row `after`.
-fn revoked_in_chain(c: &Connection, id: GrantId, after: i64) -> Result<bool, StoreError> {
+/// Whether the log holds a row of kind `ended` (`revoke`, `expire`) for grant `id` after row
+/// `after`.
+fn ended_in_chain(c: &Connection, ended: &str, id: GrantId, after: i64) -> Result<bool, StoreError> {
     let sql = "SELECT 1 FROM audit WHERE seq > ?1 AND kind = ?2 AND json_valid(content) \
                AND json_extract(content, '$.grant') = ?3 LIMIT 1";
-    Ok(c.prepare_cached(sql)?.query_row(params![after, kind::REVOKE, id.0], |_| Ok(())).optional()?.is_some())
+    Ok(c.prepare_cached(sql)?.query_row(params![after, ended, id.0], |_| Ok(())).optional()?.is_some())
+}
+
+/// Whether some grant not yet marked ended has expired by `now`.
+pub(super) fn any_expired_in(c: &Connection, now: i64) -> Result<bool, StoreError> {
+    let sql = format!("SELECT 1 FROM grants WHERE {LIVE} AND expires_ms <= ?1 LIMIT 1");
+    Ok(c.prepare_cached(&sql)?.query_row([now], |_| Ok(())).optional()?.is_some())
+}
+
+/// Ends every grant the chain holds that has expired by `now`: marks its row and appends its
+/// `expire` row, so the log tells when each grant stopped counting.
+pub(super) fn expire_in(c: &Connection, now: i64) -> Result<(), StoreError> {
+    let sql = format!("{SELECT_GRANT} WHERE {LIVE} AND expires_ms <= ?1 ORDER BY id");
+    let rows: Vec<Stored> = c.prepare(&sql)?.query_map([now], stored_row)?.collect::<Result<_, _>>()?;
+    for stored in rows {
+        if in_chain(c, &stored)?.is_ok() {
+            let id = stored.grant.id;
+            c.execute("UPDATE grants SET expired_ms = ?2 WHERE id = ?1", params![id.0, now])?;
+            append_in(c, None, kind::EXPIRE, &json!({ "grant": id }).to_string())?;
+        }
+    }
+    Ok(())
 }
 
 /// The first grant whose table row and the chain disagree, as a bad row of the log: a grant
@@ -176,7 +210,7 @@ pub(super) fn verify_in(c: &Connection) -> Result<Option<BadRow>, StoreError> {
 /// Before rows up to `through` are archived: every grant not revoked whose `grant` row goes
 /// gets a new one, so the chain still holds it.
 pub(super) fn carry_over_in(c: &Connection, through: u64) -> Result<(), StoreError> {
-    let sql = format!("{SELECT_GRANT} WHERE revoked_ms IS NULL AND audit_seq <= ?1 ORDER BY id");
+    let sql = format!("{SELECT_GRANT} WHERE {LIVE} AND audit_seq <= ?1 ORDER BY id");
     let rows: Vec<Stored> = c.prepare(&sql)?.query_map([sql_seq(through)?], stored_row)?.collect::<Result<_, _>>()?;
     for stored in rows {
         if in_chain(c, &stored)?.is_ok() {

@@ -276,6 +276,9 @@ impl Store for SqliteStore {
     }
 
     fn find_grant(&self, query: &GrantQuery<'_>) -> Result<Option<Grant>, StoreError> {
+        if self.read(|c| grants::any_expired_in(c, now_ms()))? {
+            self.write(|c| grants::expire_in(c, now_ms()))?;
+        }
         let candidates = self.read(|c| grants::live_in(c, Some((query.tool, query.label_class))))?;
         let now = now_ms();
         Ok(candidates.into_iter().find(|g| g.covers(query, now)))
