@@ -63,6 +63,7 @@ fn run(checker: &mut Checker, answers: &str) -> (u64, Vec<String>, Vec<Vec<Strin
         label_class: "public".into(),
         scope: Scope::UntilRevoked,
         expires_ms: None,
+        instance: None,
     };
     grants.add(&grant).unwrap();
     let mut shop = Shop::builtin().unwrap();

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use cordon::Storage;
-use cordon::api::store::{Checkpoint, EffectStatus, Entry, RequestId, RequestLog, Verdict};
+use cordon::api::store::{BadRow, Checkpoint, EffectStatus, Entry, Problem, RequestId, RequestLog, Verdict};
 use serde_json::Value;
 
 use crate::store::StoreArgs;
@@ -116,6 +116,10 @@ fn verified(verdict: &Verdict, checkpoint: Option<&Checkpoint>) -> Report {
             }
             Report { stdout, accepted: true, error: None }
         }
+        // A grant the chain does not hold may have no row to name.
+        Verdict::Broken(bad @ BadRow { problem: Problem::Grant { .. }, .. }) => {
+            Report { stdout: format!("BROKEN: {bad}\n"), accepted: false, error: None }
+        }
         Verdict::Broken(bad) => {
             Report { stdout: format!("BROKEN at row {}: {bad}\n", bad.seq), accepted: false, error: None }
         }
@@ -194,6 +198,30 @@ fn describe(entry: &Entry) -> (String, Vec<String>) {
         "fill" => {
             let code = text("code").lines().map(|l| format!("| {l}")).collect();
             (format!("hole {}, attempt {}", text("hole"), c["attempt"]), code)
+        }
+        "decision" => {
+            let mut more = Vec::new();
+            if let Some(card) = c["card"]["id"].as_u64() {
+                let answer = c["answer"].as_str().unwrap_or("no answer");
+                let by = c["approver"].as_str().unwrap_or("?");
+                more.push(format!(
+                    "card #{card} ({}) answered {answer} by {by}",
+                    c["card"]["action"].as_str().unwrap_or("?")
+                ));
+            }
+            if let Some(grant) = c["grant_used"].as_i64() {
+                more.push(format!("under grant {grant}"));
+            }
+            if let Value::Array(made) = &c["grants_made"]
+                && !made.is_empty()
+            {
+                let ids: Vec<String> = made.iter().map(Value::to_string).collect();
+                more.push(format!("made grant {}", ids.join(", ")));
+            }
+            if let Some(reason) = c["reason"].as_str() {
+                more.push(reason.to_string());
+            }
+            (format!("{} {} by the {}", text("tool"), text("outcome"), text("stage")), more)
         }
         "hole-abandoned" => {
             let hole = c["hole"].as_str().unwrap_or("?");

@@ -11,6 +11,7 @@ mod audit;
 mod chat;
 mod check;
 mod demo;
+mod interrupt;
 mod mcp;
 mod origin;
 mod run;
@@ -117,13 +118,19 @@ impl fmt::Display for Error {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        Command::Run(args) => interrupt::watch(&args.store),
+        Command::Ask(args) => interrupt::watch(&args.setup.store),
+        Command::Chat(args) => interrupt::watch(&args.setup.store),
+        _ => {}
+    }
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
         Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),
         Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),
         Command::Chat(args) => {
-            let stdin = std::io::stdin();
-            chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin.lock(), &mut std::io::stdout())
+            let mut stdin = cordon::api::approval::StdinLines;
+            chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin, &mut std::io::stdout())
         }
         Command::Demo => Ok(demo::run()),
         Command::Audit(command) => audit::run(command),

@@ -38,7 +38,7 @@ use crate::approve::ApproveArgs;
 use crate::ask::Clearance;
 use crate::check::Format;
 use crate::store::StoreArgs;
-use crate::tools::ToolArgs;
+use crate::tools::{ToolArgs, kept};
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Subcommand)]
@@ -105,7 +105,8 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     }
     // The tools and policies are checked once, before the first request: a broken policy or a
     // server that does not match is an error at start, not a failure of every call.
-    let tools = args.tools.open(&|p| std::fs::read_to_string(p))?;
+    let kept = kept(&args.store, &args.approve, args.session.as_deref());
+    let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept)?;
     // The approver too: a file of answers that does not read is an error at start.
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
     let base = Cordon {
@@ -238,7 +239,8 @@ impl Cordon {
         let mut workspace = self.workspace.lock().map_err(|_| "an earlier call of this session failed".to_string())?;
         if workspace.is_none() {
             let args = &self.args;
-            let tools = args.tools.open(&|p| std::fs::read_to_string(p)).map_err(|e| e.to_string())?;
+            let kept = kept(&args.store, &args.approve, args.session.as_deref());
+            let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept).map_err(|e| e.to_string())?;
             let storage = args.store.open().map_err(|e| e.to_string())?;
             let mut settings = Settings::default();
             args.approve.apply(&mut settings).map_err(|e| e.to_string())?;

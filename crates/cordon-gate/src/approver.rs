@@ -11,7 +11,7 @@
 //!   value the labels refused, and never makes a grant.
 
 use std::fmt;
-use std::io::{BufRead, Write};
+use std::io::{self, BufRead, Write};
 use std::path::Path;
 
 use serde::Serialize;
@@ -186,6 +186,30 @@ impl Approver for Scripted {
     }
 }
 
+/// Where a terminal approver reads its answers, a line at a time.
+pub trait ReadLine {
+    /// Appends the next line (with its newline) to `line`; `Ok(0)` at the end of input.
+    fn read_line(&mut self, line: &mut String) -> io::Result<usize>;
+}
+
+impl<R: BufRead> ReadLine for R {
+    fn read_line(&mut self, line: &mut String) -> io::Result<usize> {
+        BufRead::read_line(self, line)
+    }
+}
+
+/// This process's standard input, locked for one line at a time and never longer: a chat
+/// reading its requests and the terminal approver reading answers take turns on it (holding
+/// its lock across reads deadlocks the second reader).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdinLines;
+
+impl ReadLine for StdinLines {
+    fn read_line(&mut self, line: &mut String) -> io::Result<usize> {
+        io::stdin().read_line(line)
+    }
+}
+
 /// A card on a terminal: the card, a page at a time, then a prompt for `y`, `n` or `always`.
 /// Only `n` is taken before the last page: approval comes after everything was shown. The end
 /// of input or a read error, at any point, is a denial, and so are three unreadable answers.
@@ -213,7 +237,7 @@ impl fmt::Display for NotATerminal {
 
 impl std::error::Error for NotATerminal {}
 
-impl<R: BufRead, W: Write> Terminal<R, W> {
+impl<R: ReadLine, W: Write> Terminal<R, W> {
     /// Reads answers from `input` and writes cards to `output`, 80 columns by 24 rows.
     pub fn new(input: R, output: W) -> Terminal<R, W> {
         Terminal { input, output, width: 80, rows: 24 }
@@ -261,19 +285,19 @@ impl<R: BufRead, W: Write> Terminal<R, W> {
     }
 }
 
-impl Terminal<std::io::StdinLock<'static>, std::io::Stderr> {
-    /// The terminal of this process: answers from standard input, cards on standard error.
-    /// Fails when standard input is not a terminal.
+impl Terminal<StdinLines, io::Stderr> {
+    /// The terminal of this process: answers from standard input (locked only while a line is
+    /// read), cards on standard error. Fails when standard input is not a terminal.
     pub fn stdio() -> Result<Self, NotATerminal> {
         use std::io::IsTerminal;
-        if !std::io::stdin().is_terminal() {
+        if !io::stdin().is_terminal() {
             return Err(NotATerminal);
         }
-        Ok(Terminal::new(std::io::stdin().lock(), std::io::stderr()))
+        Ok(Terminal::new(StdinLines, io::stderr()))
     }
 }
 
-impl<R: BufRead, W: Write> Approver for Terminal<R, W> {
+impl<R: ReadLine, W: Write> Approver for Terminal<R, W> {
     fn name(&self) -> &str {
         "terminal"
     }

@@ -112,6 +112,8 @@ pub struct Gate<'a> {
     session: Option<String>,
     scope: Scope,
     grant_ttl_ms: Option<i64>,
+    /// What serves each capability (`Host::instance`), which grants are bound to.
+    instances: std::collections::HashMap<String, String>,
     cards: u64,
     /// The calls the person approved with the whole plan, and the card that asked.
     plan: PlanApproval,
@@ -147,6 +149,7 @@ impl<'a> Gate<'a> {
             session: None,
             scope: Scope::UntilRevoked,
             grant_ttl_ms: None,
+            instances: std::collections::HashMap::new(),
             cards: 0,
             plan: PlanApproval::default(),
             plan_decision: None,
@@ -190,6 +193,13 @@ impl<'a> Gate<'a> {
     }
 
     /// Grants answered "always" expire after `ms` milliseconds.
+    /// What serves each capability, by name (`Hosts::instances`): a grant made here is bound
+    /// to what served its tool, and covers the tool only as served by the same.
+    pub fn with_instances(mut self, instances: impl IntoIterator<Item = (String, String)>) -> Gate<'a> {
+        self.instances = instances.into_iter().collect();
+        self
+    }
+
     pub fn grants_expire_after_ms(mut self, ms: i64) -> Gate<'a> {
         self.grant_ttl_ms = Some(ms);
         self
@@ -431,6 +441,12 @@ impl<'a> Gate<'a> {
 
     /// A grant covering every destination of the card (the tool, each destination and
     /// recipient, the label class of the call's data), if one does.
+    /// What serves `tool` (`Capability.tool`), as [`Gate::with_instances`] said.
+    fn instance_of(&self, tool: &str) -> Option<&str> {
+        let capability = tool.split_once('.').map_or(tool, |(capability, _)| capability);
+        self.instances.get(capability).map(String::as_str)
+    }
+
     fn find_grant(&self, card: &Card) -> Result<Option<GrantId>, String> {
         let destinations = card.destinations();
         let destinations = if destinations.is_empty() { vec![""] } else { destinations };
@@ -441,6 +457,7 @@ impl<'a> Gate<'a> {
                 destination,
                 label_class: &card.label_class,
                 session: self.session.as_deref(),
+                instance: self.instance_of(&card.tool),
             };
             match self.grants.find(&query).map_err(|e| e.to_string())? {
                 Some(g) => found = found.or(Some(g.id)),
@@ -465,6 +482,7 @@ impl<'a> Gate<'a> {
                 label_class: card.label_class.clone(),
                 scope: self.scope.clone(),
                 expires_ms,
+                instance: self.instance_of(&card.tool).map(str::to_string),
             };
             ids.push(self.grants.add(&grant).map_err(|e| e.to_string())?.id);
         }

@@ -68,7 +68,9 @@ mod grants;
 mod intent;
 mod plan;
 
-pub use approver::{Answer, ApproveAll, Approver, DenyAll, NotATerminal, Reply, ScriptError, Scripted, Terminal};
+pub use approver::{
+    Answer, ApproveAll, Approver, DenyAll, NotATerminal, ReadLine, Reply, ScriptError, Scripted, StdinLines, Terminal,
+};
 pub use card::{Card, FlowShown, Origin, Shown, escape, label_class, origin};
 pub use gate::{Decision, Gate, Record, Stats, rule};
 pub use grants::{Grants, MemoryGrants, StoreGrants};

@@ -58,6 +58,7 @@ fn grant(tool: &str, destination: &str, class: &str) -> NewGrant {
         label_class: class.into(),
         scope: Scope::UntilRevoked,
         expires_ms: None,
+        instance: None,
     }
 }
 
@@ -214,6 +215,37 @@ fn always_makes_a_grant_that_the_next_call_uses() {
         (made[0].grant.tool.as_str(), made[0].grant.destination.as_str(), made[0].grant.label_class.as_str()),
         ("Shop.message_merchant", "tea-house", "public")
     );
+}
+
+/// A grant is bound to what served its tool when it was made: the same capability served by
+/// another server (another command, or the same one listing other tools) asks again.
+#[test]
+fn a_grant_covers_its_tool_only_as_served_by_the_same_server() {
+    let program = shop_program(&message("tea-house", "\"hi\""));
+    let grants = MemoryGrants::new();
+    let served_by = |instance: &str| [("Shop".to_string(), instance.to_string())];
+    let mut approver = Scripted::parse("always").unwrap();
+    let mut gate = Gate::new(&program, "ann", Box::new(&mut approver))
+        .with_grants(Box::new(&grants))
+        .with_instances(served_by("mcp shop sha256:aa"));
+    assert_eq!(done(drive(&program, "ann", &mut Shop::builtin().unwrap(), &mut gate)), "\"sent\"");
+    drop(gate);
+    assert_eq!(grants.all()[0].grant.instance.as_deref(), Some("mcp shop sha256:aa"));
+    // The same server: the grant answers.
+    let mut gate = Gate::new(&program, "ann", Box::new(DenyAll))
+        .with_grants(Box::new(&grants))
+        .with_instances(served_by("mcp shop sha256:aa"));
+    assert_eq!(done(drive(&program, "ann", &mut Shop::builtin().unwrap(), &mut gate)), "\"sent\"");
+    assert_eq!(gate.stats().grants_used, 1);
+    // Another one, or none named: a card, which no one approves.
+    for other in [Some("mcp shop sha256:bb"), None] {
+        let mut gate = Gate::new(&program, "ann", Box::new(DenyAll)).with_grants(Box::new(&grants));
+        if let Some(other) = other {
+            gate = gate.with_instances(served_by(other));
+        }
+        drive(&program, "ann", &mut Shop::builtin().unwrap(), &mut gate);
+        assert_eq!((gate.stats().grants_used, gate.stats().cards), (0, 1), "{other:?}");
+    }
 }
 
 /// A mail tool whose recipient's sink takes anyone's text: only the intent check stands

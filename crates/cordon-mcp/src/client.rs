@@ -44,6 +44,8 @@ pub struct Connection {
     pid: Option<u32>,
     /// Why the server can no longer be asked anything, once it cannot.
     dead: Option<String>,
+    /// What grants for its tools are bound to (see [`Connection::instance`]).
+    instance: String,
 }
 
 impl std::fmt::Debug for Connection {
@@ -98,7 +100,9 @@ impl Connection {
             Ok(started) => started,
             Err(e) => return Err(with_stderr(e, &stderr)),
         };
+        let instance = instance(name, server, &tools);
         Ok(Connection {
+            instance,
             name: name.to_string(),
             runtime,
             service: Some(service),
@@ -112,6 +116,14 @@ impl Connection {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The server as it was started and as it listed its tools: `mcp NAME sha256:HEX`, over
+    /// its name, command, arguments, working directory, address and tool list (names,
+    /// descriptions, schemas, annotations). A grant bound to it does not cover the same name
+    /// started otherwise or serving other tools.
+    pub fn instance(&self) -> &str {
+        &self.instance
     }
 
     /// The server's process id, while it runs.
@@ -268,4 +280,20 @@ async fn keep_tail(mut err: tokio::process::ChildStderr, tail: Arc<Mutex<String>
 fn with_stderr(reason: String, stderr: &Mutex<String>) -> String {
     let tail = stderr.lock().map(|t| t.trim().to_string()).unwrap_or_default();
     if tail.is_empty() { reason } else { format!("{reason}; it wrote: {}", tail.replace('\n', " | ")) }
+}
+
+/// [`Connection::instance`] of the server `name`, started as `server` says, listing `tools`.
+fn instance(name: &str, server: &Server, tools: &[Tool]) -> String {
+    use sha2::{Digest, Sha256};
+    let what = serde_json::json!({
+        "name": name,
+        "command": server.command,
+        "args": server.args,
+        "cwd": server.cwd,
+        "url": server.url,
+        "tools": tools,
+    });
+    let hash = Sha256::digest(what.to_string().as_bytes());
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("mcp {name} sha256:{hex}")
 }

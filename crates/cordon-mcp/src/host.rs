@@ -95,6 +95,12 @@ impl cordon_engine::Host for McpHost {
     fn capability(&self) -> &str {
         &self.binding.capability
     }
+
+    /// The server as started and as it listed its tools: a grant made for it lapses when the
+    /// config points the name elsewhere or the server's tools change.
+    fn instance(&self) -> String {
+        self.connection.instance().to_string()
+    }
 }
 
 impl Binding {

@@ -61,7 +61,9 @@ pub mod api {
 
     /// Who answers the approval gate's cards, and what the gate records.
     pub mod approval {
-        pub use cordon_gate::{Answer, ApproveAll, Approver, Card, DenyAll, Record, Reply, Scripted, Terminal};
+        pub use cordon_gate::{
+            Answer, ApproveAll, Approver, Card, DenyAll, ReadLine, Record, Reply, Scripted, StdinLines, Terminal,
+        };
     }
 
     /// Models that fill holes, and transcripts of what they were asked.
@@ -75,8 +77,8 @@ pub mod api {
     /// The store: where it is, its audit log, its grants.
     pub mod store {
         pub use cordon_store::{
-            Checkpoint, Durability, EffectStatus, Entry, GrantId, RequestId, RequestLog, Scope, StoreError, Verdict,
-            location,
+            BadRow, Checkpoint, Durability, EffectStatus, Entry, GrantId, Problem, RequestId, RequestLog, Scope,
+            SqliteStore, Store, StoreError, Verdict, location, private,
         };
     }
 

@@ -153,7 +153,9 @@ impl<'w> Prepared<'w> {
         let storage = &workspace.storage;
         let recording = Recording::begin(storage.store(), &new).map_err(|error| storage.error(error))?;
         let approver = &mut *self.approver;
-        let mut gate = gate(storage, &workspace.settings, &program, &principal, approver, session.as_deref())?;
+        let instances = workspace.tools.hosts.instances();
+        let mut gate =
+            gate(storage, &workspace.settings, &program, &principal, approver, session.as_deref(), instances)?;
         if let Some(text) = &self.asked {
             gate = gate.with_request(text);
         }
@@ -273,7 +275,8 @@ fn check(
 }
 
 /// The approval gate for one run of `program`, on behalf of `user`: `approver` answers its
-/// cards, grants are kept in the store (for the session `session`, if the request holds one),
+/// cards, grants are kept in the store (for the session `session`, if the request holds one,
+/// and bound to what serves each capability, `instances`),
 /// and the intent model the settings name gives its second opinion.
 fn gate<'a>(
     storage: &'a Storage,
@@ -282,8 +285,11 @@ fn gate<'a>(
     user: &str,
     approver: &'a mut dyn Approver,
     session: Option<&str>,
+    instances: Vec<(String, String)>,
 ) -> Result<Gate<'a>, Error> {
-    let mut gate = Gate::new(program, user, Box::new(approver)).with_grants(Box::new(StoreGrants(storage.store())));
+    let mut gate = Gate::new(program, user, Box::new(approver))
+        .with_grants(Box::new(StoreGrants(storage.store())))
+        .with_instances(instances);
     if let Some(name) = session {
         gate = gate.in_session(name);
     }
