@@ -10,7 +10,7 @@
 //! text in it that talks the checking model into `ALLOW` can at worst leave a card unflagged
 //! that the rules did not flag either.
 
-use cordon_gate::{Card, IntentCheck};
+use cordon_gate::{Card, Flag, IntentCheck};
 
 use crate::provider::{Message, Provider, Request};
 
@@ -53,13 +53,15 @@ impl<P: Provider, R: IntentCheck> IntentCheck for ModelIntent<P, R> {
         &self.name
     }
 
-    fn check(&mut self, request: &str, card: &Card) -> Vec<String> {
+    fn check(&mut self, request: &str, card: &Card) -> Vec<Flag> {
         let mut flags = self.rules.check(request, card);
         let asked = Request { messages: messages(request, card), max_tokens: MAX_TOKENS, hole: None };
         let model = self.provider.name().to_string();
         match self.provider.complete(&asked) {
-            Ok(reply) => flags.extend(read(&model, &reply.text)),
-            Err(e) => flags.push(format!("the intent model {model} could not be asked ({e}), so the card is flagged")),
+            Ok(reply) => flags.extend(read(&model, &reply.text).map(Flag::about_call)),
+            Err(e) => flags.push(Flag::about_call(format!(
+                "the intent model {model} could not be asked ({e}), so the card is flagged"
+            ))),
         }
         flags
     }
@@ -85,7 +87,8 @@ pub fn read(model: &str, reply: &str) -> Option<String> {
     Some(match reason {
         Some(reason) => {
             let shown: String = reason.chars().filter(|c| !c.is_control()).take(MAX_REASON).collect();
-            format!("the intent model {model} flagged it: {}", cordon_gate::escape(&shown))
+            // The card escapes it when it shows it.
+            format!("the intent model {model} flagged it: {shown}")
         }
         None => format!(
             "the intent model {model} gave no answer it could read (`ALLOW` or `FLAG: why`), so the card is flagged"

@@ -11,15 +11,15 @@
 
 use cordon_label::Formula;
 
-use crate::card::{Card, Origin, Shown, escape};
+use crate::card::{Card, Flag, Origin, Shown};
 
 /// Checks a card against the user's request.
 pub trait IntentCheck {
     /// Its name, for the gate's records.
     fn name(&self) -> &str;
 
-    /// What does not match the request, one sentence each; empty when everything does.
-    fn check(&mut self, request: &str, card: &Card) -> Vec<String>;
+    /// What does not match the request, one flag each; empty when everything does.
+    fn check(&mut self, request: &str, card: &Card) -> Vec<Flag>;
 }
 
 /// The default intent check: where each destination and recipient came from.
@@ -54,7 +54,7 @@ impl ProvenanceRules {
             _ if self.contacts.contains(&v.text) => true,
             _ if named_in(request, &v.text) => true,
             Origin::VouchedBy { .. } => self.trusted.iter().any(|t| v.label.integrity.implies(&Formula::principal(t))),
-            Origin::Nobody => false,
+            Origin::Model | Origin::Nobody => false,
         }
     }
 }
@@ -64,21 +64,22 @@ impl IntentCheck for ProvenanceRules {
         "provenance"
     }
 
-    fn check(&mut self, request: &str, card: &Card) -> Vec<String> {
+    fn check(&mut self, request: &str, card: &Card) -> Vec<Flag> {
         let mut flags = Vec::new();
         let roles =
             card.destination.iter().map(|d| ("destination", d)).chain(card.recipients.iter().map(|r| ("recipient", r)));
         for (role, v) in roles {
             if !self.acceptable(request, v) {
-                flags.push(format!("the {role} `{}` came from {}", escape(&v.text), v.origin_words()));
+                let says = format!("the {role} `{}` came from {}", v.text, v.origin_words());
+                flags.push(Flag { says, value: Some(v.text.clone()) });
             }
         }
         if !card.flows.is_empty() {
             let n = card.flows.len();
-            flags.push(format!(
+            flags.push(Flag::about_call(format!(
                 "the labels refused this call: approving it vouches for or releases {n} value{} for this call only",
                 if n == 1 { "" } else { "s" }
-            ));
+            )));
         }
         flags
     }

@@ -39,6 +39,9 @@ fn unescape(text: &str) -> Option<String> {
 /// Whether a terminal could hide or misrender `c` after `before` (`marks` marks already on it):
 /// read from the properties directly.
 fn renders_wrongly(c: char, before: Option<char>, marks: usize) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
     let gc = CodePointMapData::<GeneralCategory>::new().get(c);
     let invisible = GeneralCategoryGroup::Control
         .union(GeneralCategoryGroup::Format)
