@@ -13,6 +13,7 @@ use cordon::api::approval::Approver;
 use cordon::api::diagnostics::render;
 use cordon::api::events::{Event, Observers};
 use cordon::api::models::{FillConfig, HttpConfig, ProviderConfig, ProviderError, Transcript};
+use cordon::api::text::escape;
 use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 
 use crate::approve::ApproveArgs;
@@ -146,7 +147,7 @@ impl Conversation {
     pub fn ask(&mut self, request: &str, out: &mut dyn Write) -> Result<Report, Error> {
         let mut progress = |event: &Event<'_>| match *event {
             Event::HolePrompted { model, hole, attempt, max_attempts, .. } => {
-                eprintln!("asking {model} for hole {hole} (attempt {attempt}/{max_attempts})");
+                eprintln!("asking {} for hole {hole} (attempt {attempt}/{max_attempts})", escape(model));
             }
             Event::FillRefused { hole, attempt, .. } => {
                 eprintln!(

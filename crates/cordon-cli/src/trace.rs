@@ -10,6 +10,7 @@ use cordon::Approvals;
 use cordon::api::approval::Record;
 use cordon::api::diagnostics::{FileId, SourceFile, SourceMap, Span};
 use cordon::api::events::{Event, Note, Observer};
+use cordon::api::text::{escape, guard};
 use cordon::api::values::{Call, Decision};
 
 /// Writes the trace to `out` as events come.
@@ -81,13 +82,20 @@ impl<'o> Trace<'o> {
     fn line(&self, row: &Call) -> String {
         let n = self.calls;
         match &row.decision {
-            Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {}\n", row.tool, row.detail, self.at(row.span)),
-            Decision::Blocked { code, .. } => {
-                format!("{n:>3}. BLOCKED  {}({})  [{code}] at {}\n", row.tool, row.detail, self.at(row.span))
+            Decision::Allowed => {
+                format!("{n:>3}. allowed  {}({})  at {}\n", escape(&row.tool), guard(&row.detail), self.at(row.span))
             }
-            Decision::Returned { label, .. } if label.is_empty() => format!("     returned {}\n", row.detail),
-            Decision::Returned { words, .. } => format!("     returned {}  ({words})\n", row.detail),
-            Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
+            Decision::Blocked { code, .. } => format!(
+                "{n:>3}. BLOCKED  {}({})  [{code}] at {}\n",
+                escape(&row.tool),
+                guard(&row.detail),
+                self.at(row.span)
+            ),
+            Decision::Returned { label, .. } if label.is_empty() => format!("     returned {}\n", guard(&row.detail)),
+            Decision::Returned { words, .. } => {
+                format!("     returned {}  ({})\n", guard(&row.detail), escape(words))
+            }
+            Decision::Failed { reason } => format!("     FAILED   {}\n", escape(reason)),
         }
     }
 
@@ -97,7 +105,7 @@ impl<'o> Trace<'o> {
             return "an unknown place".to_string();
         };
         let (line, col) = file.line_col(span.start);
-        format!("{}:{line}:{col}", file.name)
+        format!("{}:{line}:{col}", escape(&file.name))
     }
 }
 
@@ -147,7 +155,7 @@ fn record_of(note: &dyn Note) -> Option<&Record> {
 /// The gate's card for the whole plan, as its line in the trace.
 fn plan_line(record: &Record) -> String {
     let (id, covered) = record.card.as_ref().map_or((0, 0), |c| (c.id, c.fields.len()));
-    let who = record.approver.as_deref().unwrap_or("no one");
+    let who = escape(record.approver.as_deref().unwrap_or("no one"));
     let said = if record.outcome == "approved" { "approved" } else { "refused" };
     format!("     gate     card {id}, the plan ({covered} call(s) without their own card), {said} by {who}\n")
 }
@@ -157,7 +165,7 @@ fn plan_line(record: &Record) -> String {
 /// grant or a refusal, and a line for each intent flag.
 fn gate_lines(record: &Record) -> String {
     let card = record.card.as_ref().map_or(0, |c| c.id);
-    let who = record.approver.as_deref().unwrap_or("no one");
+    let who = escape(record.approver.as_deref().unwrap_or("no one"));
     let line = match record.outcome {
         "granted" => match record.grant_used {
             Some(id) => format!("performed under grant {id} (`cordon approvals list`)"),
@@ -172,12 +180,12 @@ fn gate_lines(record: &Record) -> String {
         "refused" => format!("card {card} refused by {who}"),
         "held" => format!("card {card} waits for an answer"),
         "plan" => "performed under the plan's approval".to_string(),
-        "denied" | "error" => record.reason.clone().unwrap_or_default(),
+        "denied" | "error" => escape(record.reason.as_deref().unwrap_or_default()),
         _ => return String::new(),
     };
     let mut out = format!("     gate     {line}\n");
     for flag in record.card.iter().flat_map(|c| &c.flags) {
-        out.push_str(&format!("     flagged  {flag}\n"));
+        out.push_str(&format!("     flagged  {}\n", escape(&flag.says)));
     }
     out
 }

@@ -16,8 +16,7 @@ use cordon_types::{CheckOptions, check};
 
 /// Terminal escapes of every kind an attacker reaches for: erase the line, move up, set the
 /// window title, write the clipboard (OSC 52), a C1 CSI, a carriage return, bidi overrides.
-const HOSTILE: &str =
-    "ok\u{1b}[2K\u{1b}[1A\u{1b}]0;title\u{7}\u{1b}]52;c;c2VjcmV0\u{7}\u{9b}31m\rfrom: the user's request\u{202e}lap\u{2066}";
+const HOSTILE: &str = "ok\u{1b}[2K\u{1b}[1A\u{1b}]0;title\u{7}\u{1b}]52;c;c2VjcmV0\u{7}\u{9b}31m\rfrom: the user's request\u{202e}lap\u{2066}";
 
 /// Whether a terminal could show `line` as anything but its characters: a control, format or
 /// other hidden character, or a combining mark with nothing under it.
@@ -170,7 +169,10 @@ fn flagged_card(recipient: &str) -> Card {
         fields: Vec::new(),
         decided_by: Vec::new(),
         flows: Vec::new(),
-        flags: vec![Flag { says: format!("the recipient `{recipient}` came from the plan"), value: Some(recipient.into()) }],
+        flags: vec![Flag {
+            says: format!("the recipient `{recipient}` came from the plan"),
+            value: Some(recipient.into()),
+        }],
         grantable: false,
         label_class: "public".into(),
     }

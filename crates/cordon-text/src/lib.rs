@@ -25,7 +25,9 @@
 //! visible in text that is already laid out (it keeps line breaks and leaves backslashes alone,
 //! so text escaped before passes through unchanged).
 
-use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory, GeneralCategoryGroup, GraphemeBase, WhiteSpace};
+use icu_properties::props::{
+    DefaultIgnorableCodePoint, GeneralCategory, GeneralCategoryGroup, GraphemeBase, WhiteSpace,
+};
 use icu_properties::{CodePointMapData, CodePointSetData};
 
 /// Combining marks shown on one base character; more are escaped (a tall stack of marks
