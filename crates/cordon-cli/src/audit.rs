@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use cordon::Storage;
 use cordon::api::store::{Checkpoint, EffectStatus, Entry, RequestId, RequestLog, Verdict};
-use cordon::api::text::escape;
+use cordon::api::text::{escape, guard_line};
 use serde_json::Value;
 
 use crate::shown::visible_json;
@@ -187,7 +187,7 @@ fn describe(entry: &Entry) -> (String, Vec<String>) {
                 Some(EffectStatus::Performed { seq, result_size }) => {
                     format!("performed: a {result_size}-byte answer (row #{seq})")
                 }
-                Some(EffectStatus::Failed { seq, error }) => format!("failed: {} (row #{seq})", escape(error)),
+                Some(EffectStatus::Failed { seq, error }) => format!("failed: {} (row #{seq})", guard_line(error)),
                 Some(EffectStatus::Unknown) | None => "OUTCOME UNKNOWN: no outcome row; the process stopped after \
                                                        writing this one, so the host may or may not have performed it"
                     .to_string(),
@@ -208,7 +208,10 @@ fn describe(entry: &Entry) -> (String, Vec<String>) {
         "hole-abandoned" => {
             let hole = escape(c["hole"].as_str().unwrap_or("?"));
             let plural = if c["attempts"] == 1 { "" } else { "s" };
-            (format!("hole {hole} after {} attempt{plural} [{}]", c["attempts"], text("code")), vec![text("reason")])
+            (
+                format!("hole {hole} after {} attempt{plural} [{}]", c["attempts"], text("code")),
+                vec![guard_line(c["reason"].as_str().unwrap_or_default())],
+            )
         }
         _ => (short(c), Vec::new()),
     }

@@ -10,7 +10,7 @@ use cordon::Approvals;
 use cordon::api::approval::Record;
 use cordon::api::diagnostics::{FileId, SourceFile, SourceMap, Span};
 use cordon::api::events::{Event, Note, Observer};
-use cordon::api::text::{escape, guard};
+use cordon::api::text::{escape, guard, guard_line};
 use cordon::api::values::{Call, Decision};
 
 /// Writes the trace to `out` as events come.
@@ -95,7 +95,7 @@ impl<'o> Trace<'o> {
             Decision::Returned { words, .. } => {
                 format!("     returned {}  ({})\n", guard(&row.detail), escape(words))
             }
-            Decision::Failed { reason } => format!("     FAILED   {}\n", escape(reason)),
+            Decision::Failed { reason } => format!("     FAILED   {}\n", guard_line(reason)),
         }
     }
 
@@ -180,7 +180,7 @@ fn gate_lines(record: &Record) -> String {
         "refused" => format!("card {card} refused by {who}"),
         "held" => format!("card {card} waits for an answer"),
         "plan" => "performed under the plan's approval".to_string(),
-        "denied" | "error" => escape(record.reason.as_deref().unwrap_or_default()),
+        "denied" | "error" => guard_line(record.reason.as_deref().unwrap_or_default()),
         _ => return String::new(),
     };
     let mut out = format!("     gate     {line}\n");

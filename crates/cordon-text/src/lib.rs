@@ -21,9 +21,11 @@
 //!
 //! [`escape`] writes each hidden character as `\u{hex}`, line breaks and tabs as `\n`, `\r` and
 //! `\t`, and the backslash as `\\`, so no text can write a fake escape and the escaping can be
-//! undone exactly. [`guard`] is the last step before a terminal: it makes hidden characters
-//! visible in text that is already laid out (it keeps line breaks and leaves backslashes alone,
-//! so text escaped before passes through unchanged).
+//! undone exactly: that is how values are shown (cards, `audit show`, `approvals list`).
+//! [`guard`] is the last step before a terminal: it makes hidden characters visible in text
+//! that is already laid out (it keeps line breaks and leaves backslashes alone, so text escaped
+//! before passes through unchanged). [`guard_line`] does the same for a message quoted inside a
+//! line (an error, a server's reason), line breaks included.
 
 use icu_properties::props::{
     DefaultIgnorableCodePoint, GeneralCategory, GeneralCategoryGroup, GraphemeBase, WhiteSpace,
@@ -45,6 +47,13 @@ pub fn escape(text: &str) -> String {
 /// before comes through unchanged.
 pub fn guard(text: &str) -> String {
     write_escaped(text, Mode::Guard)
+}
+
+/// A message on one line (an error, a server's reason, the tail of its stderr): like
+/// [`guard`], but line breaks are written as `\u{a}` too, so the message cannot start a line
+/// of its own. Quoting it again changes nothing.
+pub fn guard_line(text: &str) -> String {
+    write_escaped(text, Mode::GuardLine)
 }
 
 /// Whether `c` is hidden wherever it stands (combining marks depend on what comes before them:
@@ -106,8 +115,12 @@ fn class(c: char) -> Class {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
+    /// [`escape`].
     Inline,
+    /// [`guard`].
     Guard,
+    /// [`guard_line`].
+    GuardLine,
 }
 
 fn write_escaped(text: &str, mode: Mode) -> String {
@@ -182,6 +195,13 @@ mod tests {
         let stack = format!("a{}", "\u{301}".repeat(MAX_MARKS + 2));
         let expected = format!("a{}\\u{{301}}\\u{{301}}", "\u{301}".repeat(MAX_MARKS));
         assert_eq!(escape(&stack), expected);
+    }
+
+    #[test]
+    fn a_message_stays_on_its_line_and_quoting_it_twice_changes_nothing() {
+        let once = guard_line("failed\nfrom: the user's request\r\u{1b}[2K");
+        assert_eq!(once, "failed\\u{a}from: the user's request\\u{d}\\u{1b}[2K");
+        assert_eq!(guard_line(&once), once);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! exactly, and text hidden in invisible characters comes out readable. The checker here reads
 //! the Unicode properties itself rather than asking the function under test.
 
-use cordon_text::{MAX_MARKS, escape, guard};
+use cordon_text::{MAX_MARKS, escape, guard, guard_line};
 use icu_properties::props::{
     DefaultIgnorableCodePoint, GeneralCategory, GeneralCategoryGroup, GraphemeBase, WhiteSpace,
 };
@@ -131,6 +131,9 @@ fn arbitrary_strings_escape_to_visible_text_that_decodes_back() {
             assert_all_visible(&shown, &input);
             prop_assert_eq!(unescape(&shown), Some(input.clone()));
             prop_assert_eq!(guard(&shown), shown.clone());
+            let line = guard_line(&input);
+            assert_all_visible(&line, &input);
+            prop_assert_eq!(guard_line(&line), line);
             Ok(())
         })
         .expect("the escaping holds for every string");
