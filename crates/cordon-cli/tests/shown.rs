@@ -13,8 +13,7 @@ use cordon::api::text::{is_hidden, is_mark};
 mod common;
 
 /// Every escape an attacker reaches for, as raw characters.
-const HOSTILE: &str =
-    "\u{1b}[2K\u{1b}[1A\u{1b}]0;pwned\u{7}\u{1b}]52;c;c2VjcmV0\u{7}\r\u{9b}31m\u{202e}evil\u{2066}\u{e0041}\u{200b}\u{301}";
+const HOSTILE: &str = "\u{1b}[2K\u{1b}[1A\u{1b}]0;pwned\u{7}\u{1b}]52;c;c2VjcmV0\u{7}\r\u{9b}31m\u{202e}evil\u{2066}\u{e0041}\u{200b}\u{301}";
 
 fn workdir(test: &str) -> PathBuf {
     common::workdir("cli-shown", test)
@@ -71,7 +70,8 @@ fn files_and_their_names_with_escapes_are_shown_escaped_in_the_trace_result_and_
     let copied = std::fs::read_to_string(dir.join("out/copy.txt")).unwrap();
     assert_eq!(copied, format!("buy milk{HOSTILE}\nline two"));
 
-    let json = run_clean(&dir, &["run", "--dir", "notes=notes", "--dir", "out=out:rw", "--format", "json", "plan.cord"]);
+    let json =
+        run_clean(&dir, &["run", "--dir", "notes=notes", "--dir", "out=out:rw", "--format", "json", "plan.cord"]);
     let value: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(value.to_string().contains("\\u001b]52;c;c2VjcmV0"), "the JSON keeps the text: {value}");
 
@@ -86,8 +86,7 @@ fn a_destination_with_escapes_is_shown_escaped_in_the_trace_and_approvals_list()
     let dir = workdir("grants");
     let plan = format!(
         "match shop.message_merchant(\"tea{}house\", \"hi{}\") {{ Ok(_) => \"sent\", Err(r) => r.code }}\n",
-        r"\u{1b}]52;c;eA==\u{7}\u{202e}\u{2028}",
-        r"\u{1b}[2K\r"
+        r"\u{1b}]52;c;eA==\u{7}\u{202e}\u{2028}", r"\u{1b}[2K\r"
     );
     std::fs::write(dir.join("plan.cord"), plan).unwrap();
     let always = common::answers(&dir, "always\n");
@@ -124,6 +123,10 @@ fn a_hostile_models_fills_are_shown_escaped_in_the_trace_diagnostics_and_audit()
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("answer: done\\u{1b}[2K"), "{}", run.stdout);
     let shown = run_clean(&dir, &["audit", "show"]);
-    assert!(shown.stdout.contains("| (\"done\\u{1b}[2K\\u{1b}[1A"), "the fill's code is shown escaped: {}", shown.stdout);
+    assert!(
+        shown.stdout.contains("| (\"done\\u{1b}[2K\\u{1b}[1A"),
+        "the fill's code is shown escaped: {}",
+        shown.stdout
+    );
     assert!(shown.stdout.contains("text     say done\\u{1b}[2K"), "{}", shown.stdout);
 }
