@@ -7,7 +7,8 @@
 //! the policy trusts, or from the trusted contacts; anything else is flagged ("the recipient
 //! `mallory@evil.example` came from data written by mallory (the field `Review.text`)"). A
 //! flagged card is shown even where a grant would have covered the call, and cannot make a
-//! grant. A card that asks to vouch for or release values the labels refused is always flagged.
+//! grant. A card that asks to vouch for or release values the labels refused is always flagged,
+//! and so is a destination or recipient whose letters mix scripts (a look-alike name).
 
 use cordon_label::Formula;
 
@@ -71,6 +72,14 @@ impl IntentCheck for ProvenanceRules {
         for (role, v) in roles {
             if !self.acceptable(request, v) {
                 let says = format!("the {role} `{}` came from {}", v.text, v.origin_words());
+                flags.push(Flag { says, value: Some(v.text.clone()) });
+            }
+            if let Some(scripts) = cordon_text::mixed_scripts(&v.text) {
+                let says = format!(
+                    "the {role} `{}` mixes {} letters: it may imitate another name with look-alikes",
+                    v.text,
+                    scripts.join(" and ")
+                );
                 flags.push(Flag { says, value: Some(v.text.clone()) });
             }
         }

@@ -155,6 +155,15 @@ fn a_recipient_copied_from_the_request_is_from_the_request_and_not_flagged() {
     assert!(card.flags.is_empty(), "{:?}", card.flags);
 }
 
+#[test]
+fn a_recipient_with_look_alike_letters_is_flagged_even_when_the_request_names_it() {
+    let lookalike = "bob@p\u{430}ypal.example";
+    let card = card_for_literals(lookalike, "the report", Some(&format!("send the report to {lookalike}")));
+    assert_eq!(card.recipients[0].origin, Origin::Request);
+    assert_eq!(card.flags.len(), 1, "{:?}", card.flags);
+    assert!(card.flags[0].says.contains("mixes Latin and Cyrillic letters"), "{}", card.flags[0].says);
+}
+
 /// A card flagged about `recipient`, as the gate would show it.
 fn flagged_card(recipient: &str) -> Card {
     let shown = |text: &str| Shown::labelled(text.into(), &Label::default(), "ann");

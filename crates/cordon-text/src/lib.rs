@@ -56,6 +56,22 @@ pub fn guard_line(text: &str) -> String {
     write_escaped(text, Mode::GuardLine)
 }
 
+/// The scripts the letters of `text` are written in (Unicode's Script property), when there
+/// are more than one: a name that mixes them can imitate another with look-alike letters
+/// (`pаypal` with a Cyrillic `а`). `None` for text in one script or none (digits, punctuation
+/// and combining marks belong to every script).
+pub fn mixed_scripts(text: &str) -> Option<Vec<&'static str>> {
+    let mut scripts: Vec<Script> = Vec::new();
+    for c in text.chars() {
+        let script = CodePointMapData::<Script>::new().get(c);
+        if ![Script::Common, Script::Inherited, Script::Unknown].contains(&script) && !scripts.contains(&script) {
+            scripts.push(script);
+        }
+    }
+    let names = PropertyNamesLong::<Script>::new();
+    (scripts.len() > 1).then(|| scripts.iter().map(|&s| names.get(s).unwrap_or("Unknown")).collect())
+}
+
 /// Whether `c` is hidden wherever it stands (combining marks depend on what comes before them:
 /// see [`escape`]).
 pub fn is_hidden(c: char) -> bool {
@@ -188,6 +204,14 @@ mod tests {
         assert_eq!(escape("a\u{fe0f}\u{e0100}"), "a\\u{fe0f}\\u{e0100}");
         assert_eq!(escape("\u{2800}\u{3164}\u{a0}\u{2028}"), "\\u{2800}\\u{3164}\\u{a0}\\u{2028}");
         assert_eq!(escape("\u{9b}31m"), "\\u{9b}31m");
+    }
+
+    #[test]
+    fn look_alike_letters_from_another_script_are_named() {
+        assert_eq!(mixed_scripts("p\u{430}ypal.example"), Some(vec!["Latin", "Cyrillic"]));
+        assert_eq!(mixed_scripts("paypal.example"), None);
+        assert_eq!(mixed_scripts("Москва-1"), None);
+        assert_eq!(mixed_scripts("e\u{301} 42 !"), None);
     }
 
     #[test]
