@@ -11,7 +11,7 @@
 //! text in it that talks the checking model into `ALLOW` can at worst leave a card unflagged
 //! that the rules did not flag either.
 
-use cordon_gate::{Card, IntentCheck, Shown};
+use cordon_gate::{Card, Flag, IntentCheck, Shown};
 use cordon_label::DcLabel;
 
 use crate::provider::{Message, Provider, Request};
@@ -63,14 +63,16 @@ impl<P: Provider, R: IntentCheck> IntentCheck for ModelIntent<P, R> {
         &self.name
     }
 
-    fn check(&mut self, request: &str, card: &Card) -> Vec<String> {
+    fn check(&mut self, request: &str, card: &Card) -> Vec<Flag> {
         let mut flags = self.rules.check(request, card);
         let card = card_under(card, &self.clearance);
         let asked = Request { messages: messages(request, &card), max_tokens: MAX_TOKENS, hole: None };
         let model = self.provider.name().to_string();
         match self.provider.complete(&asked) {
-            Ok(reply) => flags.extend(read(&model, &reply.text)),
-            Err(e) => flags.push(format!("the intent model {model} could not be asked ({e}), so the card is flagged")),
+            Ok(reply) => flags.extend(read(&model, &reply.text).map(Flag::about_call)),
+            Err(e) => flags.push(Flag::about_call(format!(
+                "the intent model {model} could not be asked ({e}), so the card is flagged"
+            ))),
         }
         flags
     }
@@ -98,7 +100,8 @@ pub fn card_under(card: &Card, clearance: &DcLabel) -> Card {
         || card.fields.iter().any(|(_, v)| hidden(v))
         || card.flows.iter().any(|f| hidden(&f.value));
     if any_hidden {
-        under.flags = card.flags.iter().map(|_| "flagged (its words quote a hidden value)".to_string()).collect();
+        let hidden = || Flag::about_call("flagged (its words quote a hidden value)".to_string());
+        under.flags = card.flags.iter().map(|_| hidden()).collect();
     }
     under
 }
@@ -123,7 +126,8 @@ pub fn read(model: &str, reply: &str) -> Option<String> {
     Some(match reason {
         Some(reason) => {
             let shown: String = reason.chars().filter(|c| !c.is_control()).take(MAX_REASON).collect();
-            format!("the intent model {model} flagged it: {}", cordon_gate::escape(&shown))
+            // The card escapes it when it shows it.
+            format!("the intent model {model} flagged it: {shown}")
         }
         None => format!(
             "the intent model {model} gave no answer it could read (`ALLOW` or `FLAG: why`), so the card is flagged"

@@ -9,6 +9,7 @@ use cordon::Settings;
 use cordon::api::approval::{ApproveAll, Approver, DenyAll, Scripted, Terminal};
 use cordon::api::models::ProviderConfig;
 use cordon::api::store::{GrantId, Scope};
+use cordon::api::text::escape;
 
 use crate::ask::Clearance;
 use crate::store::StoreArgs;
@@ -114,13 +115,16 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             let mut stdout = String::new();
             for g in &grants {
                 let scope = match &g.grant.scope {
-                    Scope::Session(name) => format!("session {name}"),
+                    Scope::Session(name) => format!("session {}", escape(name)),
                     Scope::UntilRevoked => "until revoked".to_string(),
                 };
                 let expires = g.grant.expires_ms.map_or(String::new(), |ms| format!(", expires {}", utc(ms)));
                 stdout.push_str(&format!(
                     "{:>4}  {}  to {}  for {} data  ({scope}{expires})\n",
-                    g.id, g.grant.tool, g.grant.destination, g.grant.label_class
+                    g.id,
+                    escape(&g.grant.tool),
+                    escape(&g.grant.destination),
+                    escape(&g.grant.label_class)
                 ));
             }
             if grants.is_empty() {

@@ -14,6 +14,7 @@ use cordon::api::diagnostics::render;
 use cordon::api::events::{Event, Observers};
 use cordon::api::models::{FillConfig, HttpConfig, ProviderConfig, ProviderError, Transcript};
 use cordon::api::store::{StoreError, private};
+use cordon::api::text::escape;
 use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 
 use crate::approve::ApproveArgs;
@@ -151,7 +152,7 @@ impl Conversation {
     pub fn ask(&mut self, request: &str, out: &mut dyn Write) -> Result<Report, Error> {
         let mut progress = |event: &Event<'_>| match *event {
             Event::HolePrompted { model, hole, attempt, max_attempts, .. } => {
-                eprintln!("asking {model} for hole {hole} (attempt {attempt}/{max_attempts})");
+                eprintln!("asking {} for hole {hole} (attempt {attempt}/{max_attempts})", escape(model));
             }
             Event::FillRefused { hole, attempt, .. } => {
                 eprintln!(

@@ -16,6 +16,7 @@ use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
+use crate::shown::visible_json;
 use crate::store::StoreArgs;
 use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
@@ -123,7 +124,7 @@ fn render_report(args: &Args, report: &cordon::Report) -> Report {
     let stdout = match args.format {
         Format::Json => {
             let json = serde_json::to_value(report).unwrap_or_default();
-            format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
+            format!("{}\n", visible_json(&serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string())))
         }
         Format::Human | Format::Concise => {
             let mut out = match report.ended {

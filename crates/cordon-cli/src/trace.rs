@@ -11,6 +11,7 @@ use cordon::api::approval::Record;
 use cordon::api::diagnostics::Code;
 use cordon::api::diagnostics::{FileId, SourceFile, SourceMap, Span};
 use cordon::api::events::{Event, Note, Observer};
+use cordon::api::text::{escape, guard, guard_line};
 use cordon::api::values::{Val, args_text, deep_label, value_text};
 
 /// Writes the trace to `out` as events come.
@@ -82,18 +83,24 @@ impl<'o> Trace<'o> {
     fn line(&self, row: Row<'_>) -> String {
         let n = self.calls;
         match row {
-            Row::Allowed { tool, args, at } => format!("{n:>3}. allowed  {tool}({args})  at {}\n", self.at(at)),
+            Row::Allowed { tool, args, at } => {
+                format!("{n:>3}. allowed  {}({})  at {}\n", escape(tool), guard(&args), self.at(at))
+            }
             Row::Blocked { tool, args, code, at } => {
-                format!("{n:>3}. BLOCKED  {tool}({args})  [{code}] at {}\n", self.at(at))
+                format!("{n:>3}. BLOCKED  {}({})  [{code}] at {}\n", escape(tool), guard(&args), self.at(at))
             }
             Row::Returned { value } => {
                 let label = deep_label(value);
                 match label.is_bottom() {
-                    true => format!("     returned {}\n", value_text(value)),
-                    false => format!("     returned {}  ({})\n", value_text(value), label.dc().describe()),
+                    true => format!("     returned {}\n", guard(&value_text(value))),
+                    false => format!(
+                        "     returned {}  ({})\n",
+                        guard(&value_text(value)),
+                        escape(&label.dc().describe())
+                    ),
                 }
             }
-            Row::Failed { reason } => format!("     FAILED   {reason}\n"),
+            Row::Failed { reason } => format!("     FAILED   {}\n", guard_line(reason)),
         }
     }
 
@@ -103,7 +110,7 @@ impl<'o> Trace<'o> {
             return "an unknown place".to_string();
         };
         let (line, col) = file.line_col(span.start);
-        format!("{}:{line}:{col}", file.name)
+        format!("{}:{line}:{col}", escape(&file.name))
     }
 }
 
@@ -157,7 +164,7 @@ fn record_of(note: &dyn Note) -> Option<&Record> {
 /// The gate's card for the whole plan, as its line in the trace.
 fn plan_line(record: &Record) -> String {
     let (id, covered) = record.card.as_ref().map_or((0, 0), |c| (c.id, c.fields.len()));
-    let who = record.approver.as_deref().unwrap_or("no one");
+    let who = escape(record.approver.as_deref().unwrap_or("no one"));
     let said = if record.outcome == "approved" { "approved" } else { "refused" };
     format!("     gate     card {id}, the plan ({covered} call(s) without their own card), {said} by {who}\n")
 }
@@ -167,7 +174,7 @@ fn plan_line(record: &Record) -> String {
 /// grant or a refusal, and a line for each intent flag.
 fn gate_lines(record: &Record) -> String {
     let card = record.card.as_ref().map_or(0, |c| c.id);
-    let who = record.approver.as_deref().unwrap_or("no one");
+    let who = escape(record.approver.as_deref().unwrap_or("no one"));
     let line = match record.outcome {
         "granted" => match record.grant_used {
             Some(id) => format!("performed under grant {id} (`cordon approvals list`)"),
@@ -182,12 +189,12 @@ fn gate_lines(record: &Record) -> String {
         "refused" => format!("card {card} refused by {who}"),
         "held" => format!("card {card} waits for an answer"),
         "plan" => "performed under the plan's approval".to_string(),
-        "denied" | "error" => record.reason.clone().unwrap_or_default(),
+        "denied" | "error" => guard_line(record.reason.as_deref().unwrap_or_default()),
         _ => return String::new(),
     };
     let mut out = format!("     gate     {line}\n");
     for flag in record.card.iter().flat_map(|c| &c.flags) {
-        out.push_str(&format!("     flagged  {flag}\n"));
+        out.push_str(&format!("     flagged  {}\n", escape(&flag.says)));
     }
     out
 }

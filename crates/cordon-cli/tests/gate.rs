@@ -126,7 +126,10 @@ fn a_payee_an_outsider_chose_is_a_flagged_card_and_no_grant() {
     assert_eq!(pay["outcome"], "approved");
     assert!(pay["grants_made"].as_array().unwrap().is_empty(), "{pay}");
     let flags = pay["card"]["flags"].as_array().unwrap();
-    assert!(flags.iter().any(|f| f.as_str().unwrap().contains("`refunds-desk` came from data written by mallory")));
+    assert!(
+        flags.iter().any(|f| f["says"].as_str().unwrap().contains("`refunds-desk` came from data written by mallory")
+            && f["value"] == "refunds-desk")
+    );
     assert_eq!(json["result"], "Paid refunds-desk for the warranty.");
     let (_, out) = cordon(&dir, &["approvals", "list"]);
     assert!(out.contains("no grants"), "{out}");

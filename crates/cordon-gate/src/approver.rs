@@ -2,8 +2,10 @@
 //! model wrote or a tool returned: the terminal reads a person's keys, the scripted approver a
 //! file the host was given, and the other two answer the same whatever they are shown.
 //!
-//! - [`Terminal`]: the card on a terminal, paged; `y`, `n` or `always`. A terminal that closes
-//!   (end of input, a read error) before an answer is a denial.
+//! - [`Terminal`]: the card on a terminal, paged; `y`, `n` or `always`. A flagged card is
+//!   approved only by typing the last characters of the flagged value, never by `y`, and never
+//!   with "always". A terminal that closes (end of input, a read error) before an answer is a
+//!   denial.
 //! - [`Scripted`]: answers from a file, in order (tests, demos). A missing answer is a denial.
 //! - [`DenyAll`] (`--approve none`): denies every card; the default when there is no terminal.
 //! - [`ApproveAll`] (`--approve all`): approves every card without showing it; for benchmarks
@@ -16,7 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::card::Card;
+use crate::card::{CONFIRM_CHARS, Card};
 
 /// A person's answer to a card.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -270,9 +272,17 @@ impl<R: ReadLine, W: Write> Terminal<R, W> {
                 }
             }
         }
+        match card.confirmation() {
+            Some((what, tail)) => self.confirm(card, &what, &tail),
+            None => self.yes_or_no(card),
+        }
+    }
+
+    /// The prompt for a card with no flag: `y`, `n`, or `always` where a grant may be made.
+    fn yes_or_no(&mut self, card: &Card) -> Option<Answer> {
         let choices = if card.grantable { "[y]es / [n]o / [a]lways" } else { "[y]es / [n]o" };
         for _ in 0..3 {
-            write!(self.output, "approve {}? {choices}: ", crate::card::escape(&card.tool)).ok()?;
+            write!(self.output, "approve {}? {choices}: ", cordon_text::escape(&card.tool)).ok()?;
             self.output.flush().ok()?;
             match Answer::parse(&self.read_line()?) {
                 Some(Answer::Always) if !card.grantable => return Some(Answer::Yes),
@@ -280,6 +290,34 @@ impl<R: ReadLine, W: Write> Terminal<R, W> {
                 None => writeln!(self.output, "please answer y or n{}", if card.grantable { " or always" } else { "" })
                     .ok()?,
             }
+        }
+        Some(Answer::No)
+    }
+
+    /// The prompt for a flagged card: approved only by typing `tail`, the end of the flagged
+    /// value as shown; `y` or `always` is refused and asked again, `n` denies, and so do three
+    /// answers that are not `tail`.
+    fn confirm(&mut self, card: &Card, what: &str, tail: &str) -> Option<Answer> {
+        let what = cordon_text::escape(what);
+        for _ in 0..3 {
+            write!(
+                self.output,
+                "FLAGGED: approve {}? type the last {CONFIRM_CHARS} characters of {what} to approve, or n: ",
+                cordon_text::escape(&card.tool)
+            )
+            .ok()?;
+            self.output.flush().ok()?;
+            let line = self.read_line()?;
+            let typed = line.trim_end_matches(['\n', '\r']).trim();
+            if typed == tail.trim() {
+                return Some(Answer::Yes);
+            }
+            let said = match Answer::parse(typed) {
+                Some(Answer::No) => return Some(Answer::No),
+                Some(Answer::Yes | Answer::Always) => "a flagged card is not approved by y or always",
+                None => "that is not the end of the flagged value",
+            };
+            writeln!(self.output, "{said}: type the last {CONFIRM_CHARS} characters of {what}, or n").ok()?;
         }
         Some(Answer::No)
     }

@@ -106,6 +106,9 @@ pub struct Gate<'a> {
     program: Program,
     user: String,
     request: String,
+    /// Whether a model wrote the plan (a request was given): then the plan's own text is the
+    /// model's, not the user's, on every card.
+    plan_by_model: bool,
     approver: Box<dyn Approver + 'a>,
     intent: Box<dyn IntentCheck + 'a>,
     grants: Box<dyn Grants + 'a>,
@@ -143,6 +146,7 @@ impl<'a> Gate<'a> {
             program: program.clone(),
             user: user.to_string(),
             request: String::new(),
+            plan_by_model: false,
             approver,
             intent: Box::new(ProvenanceRules::new()),
             grants: Box::new(MemoryGrants::new()),
@@ -159,10 +163,12 @@ impl<'a> Gate<'a> {
         }
     }
 
-    /// The user's original request, as the user typed it: all the intent check knows of the
-    /// user's intent.
+    /// The user's original request, as the user typed it, for a plan a model wrote from it:
+    /// all the intent check knows of the user's intent. The plan's own text on a card is then
+    /// the model's, unless the request names it.
     pub fn with_request(mut self, request: &str) -> Gate<'a> {
         self.request = request.to_string();
+        self.plan_by_model = true;
         self
     }
 
@@ -283,6 +289,9 @@ impl<'a> Gate<'a> {
         };
         if flows {
             card.flows = self.flows_shown(effect);
+        }
+        if self.plan_by_model {
+            card.attribute_plan_text_to_model(&self.request);
         }
         card.flags = self.intent.check(&self.request, &card);
         let flagged = !card.flags.is_empty();

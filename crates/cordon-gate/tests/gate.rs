@@ -294,8 +294,11 @@ fn an_injected_recipient_is_flagged_and_shown_even_under_a_grant() {
     assert_eq!((gate.stats().cards, gate.stats().flagged, gate.stats().grants_made), (1, 1, 0));
     let card = gate.records()[1].card.clone().unwrap();
     assert_eq!(
-        card.flags,
-        ["the recipient `mallory@evil.example` came from data no one vouches for (the result of `Mail.inbox`)"]
+        card.flags.iter().map(|f| (f.says.as_str(), f.value.as_deref())).collect::<Vec<_>>(),
+        [(
+            "the recipient `mallory@evil.example` came from data no one vouches for (the result of `Mail.inbox`)",
+            Some("mallory@evil.example")
+        )]
     );
     assert!(!card.grantable, "a flagged card cannot make a grant");
     drop(gate);
@@ -514,7 +517,7 @@ fn a_call_the_labels_refuse_becomes_a_flagged_card_the_user_may_approve_once() {
     assert_eq!(gate.stats().label_cards, 1);
     assert!(shop.data().sent.is_empty(), "a refused label card performed the call");
     let card = gate.records().iter().find_map(|r| r.card.clone()).unwrap();
-    assert!(card.flags.iter().any(|f| f.contains("the labels refused this call")), "{:?}", card.flags);
+    assert!(card.flags.iter().any(|f| f.says.contains("the labels refused this call")), "{:?}", card.flags);
     assert!(
         card.flows.iter().any(|f| f.meaning.contains("you vouch for data vouched for by mallory")),
         "{:#?}",

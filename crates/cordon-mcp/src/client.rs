@@ -18,6 +18,8 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 
+use cordon_text::guard_line;
+
 use crate::config::{Server, Transport};
 
 /// The most of a server's standard error kept, to explain why it failed.
@@ -149,9 +151,13 @@ impl Connection {
         match answer {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(e)) if matches!(e, rmcp::ServiceError::McpError(_)) => {
-                Err(format!("the MCP server `{}` refused `{tool}`: {e}", self.name))
+                Err(format!("the MCP server `{}` refused `{tool}`: {}", self.name, guard_line(&e.to_string())))
             }
-            Ok(Err(e)) => Err(self.died(format!("the MCP server `{}` failed during `{tool}`: {e}", self.name))),
+            Ok(Err(e)) => Err(self.died(format!(
+                "the MCP server `{}` failed during `{tool}`: {}",
+                self.name,
+                guard_line(&e.to_string())
+            ))),
             Err(_) => {
                 Err(self.died(format!("the MCP server `{}` did not answer `{tool}` within {timeout:?}", self.name)))
             }
@@ -211,7 +217,7 @@ where
     let service = tokio::time::timeout(timeout, ().serve(transport))
         .await
         .map_err(|_| format!("the MCP server `{name}` did not finish starting within {timeout:?}"))?
-        .map_err(|e| format!("the MCP server `{name}` failed to start: {e}"))?;
+        .map_err(|e| format!("the MCP server `{name}` failed to start: {}", guard_line(&e.to_string())))?;
     let tools = tokio::time::timeout(timeout, list_tools(name, &service))
         .await
         .map_err(|_| format!("the MCP server `{name}` did not list its tools within {timeout:?}"))??;
@@ -231,7 +237,7 @@ async fn list_tools(name: &str, service: &RunningService<RoleClient, ()>) -> Res
         let page = service
             .list_tools(Some(params))
             .await
-            .map_err(|e| format!("the MCP server `{name}` could not list its tools: {e}"))?;
+            .map_err(|e| format!("the MCP server `{name}` could not list its tools: {}", guard_line(&e.to_string())))?;
         for tool in page.tools {
             bytes += serde_json::to_vec(&tool).map_or(usize::MAX, |json| json.len());
             if bytes > MAX_TOOLS_BYTES {
@@ -279,7 +285,8 @@ async fn keep_tail(mut err: tokio::process::ChildStderr, tail: Arc<Mutex<String>
 
 fn with_stderr(reason: String, stderr: &Mutex<String>) -> String {
     let tail = stderr.lock().map(|t| t.trim().to_string()).unwrap_or_default();
-    if tail.is_empty() { reason } else { format!("{reason}; it wrote: {}", tail.replace('\n', " | ")) }
+    // The server's own words, on one line with nothing hidden.
+    if tail.is_empty() { reason } else { format!("{reason}; it wrote: {}", guard_line(&tail.replace('\n', " | "))) }
 }
 
 /// [`Connection::instance`] of the server `name`, started as `server` says, listing `tools`.

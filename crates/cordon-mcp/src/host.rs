@@ -240,7 +240,8 @@ fn take(tool: &str, returns: Returns, result: CallToolResult) -> Result<Json, St
     let text = text.join("\n");
     if result.is_error == Some(true) {
         let shown: String = text.chars().take(MAX_ERROR_CHARS).collect();
-        return Err(format!("`{tool}` failed: {shown}"));
+        // The server's words, on one line with nothing hidden, wherever the reason is shown.
+        return Err(format!("`{tool}` failed: {}", cordon_text::guard_line(&shown)));
     }
     match returns {
         Returns::Nothing => Ok(Json::Null),

@@ -60,6 +60,11 @@ pub mod api {
     }
 
     /// Who answers the approval gate's cards, and what the gate records.
+    /// Text for people: the one escaping every command uses for what it shows.
+    pub mod text {
+        pub use cordon_text::{escape, guard, guard_line, is_hidden, is_mark};
+    }
+
     pub mod approval {
         pub use cordon_gate::{
             Answer, ApproveAll, Approver, Card, DenyAll, ReadLine, Record, Reply, Scripted, StdinLines, Terminal,
