@@ -28,9 +28,9 @@
 //! line (an error, a server's reason), line breaks included.
 
 use icu_properties::props::{
-    DefaultIgnorableCodePoint, GeneralCategory, GeneralCategoryGroup, GraphemeBase, WhiteSpace,
+    DefaultIgnorableCodePoint, GeneralCategory, GeneralCategoryGroup, GraphemeBase, Script, WhiteSpace,
 };
-use icu_properties::{CodePointMapData, CodePointSetData};
+use icu_properties::{CodePointMapData, CodePointSetData, PropertyNamesLong};
 
 /// Combining marks shown on one base character; more are escaped (a tall stack of marks
 /// covers the lines around it).
