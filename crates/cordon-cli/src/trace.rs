@@ -93,11 +93,9 @@ impl<'o> Trace<'o> {
                 let label = deep_label(value);
                 match label.is_bottom() {
                     true => format!("     returned {}\n", guard(&value_text(value))),
-                    false => format!(
-                        "     returned {}  ({})\n",
-                        guard(&value_text(value)),
-                        escape(&label.dc().describe())
-                    ),
+                    false => {
+                        format!("     returned {}  ({})\n", guard(&value_text(value)), escape(&label.dc().describe()))
+                    }
                 }
             }
             Row::Failed { reason } => format!("     FAILED   {}\n", guard_line(reason)),
