@@ -6,7 +6,7 @@
 //! An effect whose host was mid-call keeps its "about to perform" row with no outcome, shown as
 //! unknown, as after a crash.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use cordon::api::store::{Durability, SqliteStore, Store};
 use tokio::signal::unix::{SignalKind, signal};
@@ -58,7 +58,7 @@ where
 
 /// Records this process's unfinished requests in the store at `path` as interrupted, and
 /// says so on stderr.
-fn interrupted(path: &PathBuf, said: &str) {
+fn interrupted(path: &Path, said: &str) {
     let recorded = SqliteStore::open(path, Durability::SurvivesCrash).and_then(|store| store.interrupt_own_requests());
     match recorded {
         Ok(ids) if ids.is_empty() => eprintln!("\ncordon: {said}"),

@@ -464,7 +464,7 @@ fn ctrl_c_at_a_card_records_the_request_as_interrupted() {
     assert!(shown.contains("cordon: interrupted: request 1 is recorded as interrupted"), "{shown}");
     let show = cordon(&dir, &["audit", "show", "--request", "1"]);
     assert!(show.stdout.starts_with("request 1: interrupted\n"), "{}", show.stdout);
-    let status = open(&dir).rows(1, 100).unwrap().into_iter().filter(|r| r.kind == "status").last().unwrap();
+    let status = open(&dir).rows(1, 100).unwrap().into_iter().rfind(|r| r.kind == "status").unwrap();
     assert_eq!(status.content, r#"{"status":"interrupted"}"#);
     assert_eq!(cordon(&dir, &["audit", "verify"]).code, 0);
 }
