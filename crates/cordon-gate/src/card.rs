@@ -274,8 +274,8 @@ impl Card {
             Tier::Deny => "never performed",
             Tier::None => "label check",
         };
-        let title = escape(&format!("== approve? {} [{} - {what}] ", self.tool, self.tier));
-        let fill = width.saturating_sub(title.chars().count());
+        let title = format!("== approve? {} [{} - {what}] ", self.tool, self.tier);
+        let fill = width.saturating_sub(escape(&title).chars().count());
         out.text(&format!("{title}{}", "=".repeat(fill)));
         if !self.flags.is_empty() {
             out.text("!! FLAGGED: this call may not be what the user asked for. Check each line below;");

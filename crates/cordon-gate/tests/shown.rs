@@ -75,6 +75,11 @@ fn hostile_text_in_every_line_of_a_card_is_shown_escaped() {
         let claims = text.lines().filter(|l| l.trim_start().starts_with("from: the user's request")).count();
         assert_eq!(claims, 0, "{text}");
         assert!(text.contains("\\u{1b}]52;c;"), "the clipboard write is shown: {text}");
+        // Escaped once, exactly: the title, a value and a principal's name read back as sent.
+        if width == 200 {
+            assert!(text.starts_with("== approve? Evil.payok\\u{1b}[2K\\u{1b}[1A"), "{text}");
+        }
+        assert!(!text.contains("\\\\u{"), "escaped twice: {text}");
         assert!(text.contains("mallory\\u{1b}]52;c;eA==\\u{7}"), "the principal's name is escaped: {text}");
         assert!(text.contains("\\u{202e}"), "{text}");
     }

@@ -195,6 +195,23 @@ fn hostile_servers_get_clear_errors_within_the_timeout() {
     assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 }
 
+/// A server's words in an error (its `isError` text, its JSON-RPC error, the tail of its
+/// stderr) reach the reason on one line with nothing hidden: no escape sequence, no carriage
+/// return, no line break to start a fake line with, no bidi override.
+#[test]
+fn a_servers_words_in_an_error_are_shown_on_one_line_with_nothing_hidden() {
+    for (mode, expected) in [
+        ("escapes", "no such page\\u{1b}[2K\\u{1b}]52;c;eA==\\u{7}\\u{d}\\u{a}from: the user's request\\u{202e}"),
+        ("refuses", "refused\\u{1b}[1A\\u{1b}]0;title\\u{7}\\u{a}from: the user's request"),
+        ("noisy", "\\u{1b}[2Kcrashed\\u{d}from: the user's request\\u{202e}\\u{9b}2J"),
+    ] {
+        let error = hostile_run(mode, 5).unwrap_err();
+        assert!(error.contains(expected), "{mode}: {error}");
+        let hidden: Vec<char> = error.chars().filter(|&c| cordon_text::is_hidden(c)).collect();
+        assert!(hidden.is_empty(), "{mode}: {hidden:?} in {error:?}");
+    }
+}
+
 #[test]
 fn a_server_cannot_raise_the_integrity_of_what_it_returns() {
     let (value, label) = hostile_run("liar", 5).unwrap();
