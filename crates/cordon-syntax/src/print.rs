@@ -16,8 +16,6 @@
 
 use std::fmt::Write as _;
 
-use unicode_general_category::{GeneralCategory, get_general_category};
-
 use crate::ast::{
     Annotation, AnnotationArg, Expr, ExprKind, Field, Ident, Item, ItemKind, Param, Tool, TypeExpr, TypeExprKind, UnOp,
     Variant,
@@ -71,7 +69,7 @@ pub fn string_literal(value: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if is_concealing(c) => {
+            c if cordon_text::is_hidden(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }
             c => out.push(c),
@@ -81,19 +79,14 @@ pub fn string_literal(value: &str) -> String {
     out
 }
 
-/// One line of a comment as it is written: every [concealing](is_concealing) character as
-/// `\u{..}`, and a space inside each `/*` and `*/`, so the text can neither leave its comment
-/// nor open a block comment, nor look other than it is.
+/// One line of a comment as it is written: every hidden character (`cordon_text`'s class, as a
+/// person is shown it) as `\u{..}`, and a space inside each `/*` and `*/`, so the text can
+/// neither leave its comment nor open a block comment, nor look other than it is.
 pub fn comment_text(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
+    let guarded = cordon_text::guard_line(line);
+    let mut out = String::with_capacity(guarded.len());
     let mut previous: Option<char> = None;
-    for c in line.chars() {
-        let stacked_on_nothing = is_mark(c) && !previous.is_some_and(char::is_alphanumeric);
-        if is_concealing(c) || stacked_on_nothing {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            previous = Some('}');
-            continue;
-        }
+    for c in guarded.chars() {
         if matches!((previous, c), (Some('*'), '/') | (Some('/'), '*')) {
             out.push(' ');
         }
@@ -101,39 +94,6 @@ pub fn comment_text(line: &str) -> String {
         previous = Some(c);
     }
     out
-}
-
-/// Characters that break a line, control a terminal, change the direction or shape of text,
-/// or render as nothing (or as a blank): general categories Cc, Cf, Zl, Zp, Co, Cs and Cn, every
-/// space but U+0020, variation selectors, and the letters and symbols drawn blank.
-pub fn is_concealing(c: char) -> bool {
-    use GeneralCategory as G;
-    let category = get_general_category(c);
-    matches!(
-        category,
-        G::Control
-            | G::Format
-            | G::LineSeparator
-            | G::ParagraphSeparator
-            | G::PrivateUse
-            | G::Surrogate
-            | G::Unassigned
-    ) || (category == G::SpaceSeparator && c != ' ')
-        || matches!(
-            c,
-            '\u{034F}' // combining grapheme joiner
-                | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' // Hangul fillers
-                | '\u{180B}'..='\u{180F}' // Mongolian variation selectors
-                | '\u{2800}' // Braille blank
-                | '\u{FE00}'..='\u{FE0F}'
-                | '\u{E0100}'..='\u{E01EF}' // variation selectors
-        )
-}
-
-/// Combining marks: shown as they are on a letter or digit, escaped on anything else.
-fn is_mark(c: char) -> bool {
-    use GeneralCategory as G;
-    matches!(get_general_category(c), G::NonspacingMark | G::EnclosingMark | G::SpacingMark)
 }
 
 /// The lines of `text`, split at every line break (`\r\n` counted once).
