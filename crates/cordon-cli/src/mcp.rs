@@ -23,7 +23,7 @@ use cordon::api::approval::Approver;
 use cordon::api::diagnostics::render;
 use cordon::api::events::Observers;
 use cordon::api::mcp::{Config, Connection};
-use cordon::{Audience, SessionAt, Settings, Source, Workspace};
+use cordon::{Audience, Request, SessionAt, Settings, Source, Workspace};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult,
@@ -67,8 +67,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub approve: ApproveArgs,
 
-    /// Keep the plans' sessions in this file (default: one file per MCP session, in the
-    /// temporary directory, removed when a stdio server stops)
+    /// Keep the plans' sessions in this file (default: in the store, under a name of each MCP
+    /// session's own)
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
 
@@ -282,7 +282,9 @@ impl Cordon {
     fn run(&self, plan: &str) -> CallToolResult {
         let clearance = cordon::Clearance::from(self.args.clearance);
         let ran = self.with_workspace(|workspace, approver| {
-            let report = workspace.run(&Source::new(PLAN, plan), approver, &mut Observers::new());
+            let plan = Source::new(PLAN, plan);
+            let prepared = workspace.prepare(Request::AgentPlan(&plan), approver);
+            let report = prepared.and_then(|p| p.run(&mut Observers::new()));
             let label = clearance.label(workspace.principal());
             report.map(|r| (r.status(), r.to_json(Audience::Agent { name: clearance.name(), clearance: &label })))
         });

@@ -23,8 +23,11 @@ use crate::{Error, Settings, Source, Storage, Workspace, root};
 /// What a request runs.
 #[derive(Clone, Copy, Debug)]
 pub enum Request<'a> {
-    /// A plan, as written.
+    /// A plan, as written by the user.
     Plan(&'a Source),
+    /// A plan another agent wrote (`cordon mcp serve`'s calling agent): a model's plan, so on a
+    /// card its own text is the model's, never the user's request.
+    AgentPlan(&'a Source),
     /// A request in words: the plan is one typed hole at the policies' entry holding it,
     /// `agent[T]("request", s, ..)`, which the model filling holes answers.
     Ask(&'a str),
@@ -40,6 +43,8 @@ pub struct Prepared<'w> {
     sessions: Sessions,
     /// The request's text, for the conversation's history, when it was put in words.
     asked: Option<String>,
+    /// Whether a model wrote the plan (a request in words, or another agent's plan).
+    by_model: bool,
     /// What the check found; taken when the request runs.
     checked: Option<Result<Accepted, Box<Report>>>,
 }
@@ -75,12 +80,13 @@ impl<'w> Prepared<'w> {
             Some((taken, sessions)) => (Some(taken), sessions),
             None => (None, workspace.sessions.clone()),
         };
-        let asked = match request {
-            Request::Ask(text) => Some(text.to_string()),
-            Request::Plan(_) => None,
+        let (asked, by_model) = match request {
+            Request::Ask(text) => (Some(text.to_string()), true),
+            Request::Plan(_) => (None, false),
+            Request::AgentPlan(_) => (None, true),
         };
         let checked = check(workspace, request, &sessions, &*approver);
-        Ok(Prepared { workspace, approver, model: None, taken, sessions, asked, checked: Some(checked) })
+        Ok(Prepared { workspace, approver, model: None, taken, sessions, asked, by_model, checked: Some(checked) })
     }
 
     /// The same request, its holes filled by `model` (without one, a hole ends the run).
@@ -156,8 +162,8 @@ impl<'w> Prepared<'w> {
         let instances = workspace.tools.hosts.instances();
         let mut gate =
             gate(storage, &workspace.settings, &program, &principal, approver, session.as_deref(), instances)?;
-        if let Some(text) = &self.asked {
-            gate = gate.with_request(text);
+        if self.by_model {
+            gate = gate.with_request(self.asked.as_deref().unwrap_or_default());
         }
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         let mut observers = Observers::new().with(&mut recorder).with(observer);
@@ -248,7 +254,7 @@ fn check(
     let policies: Vec<FileId> =
         workspace.policies().iter().map(|p| sources.add(p.name.clone(), p.text.clone())).collect();
     let (name, text, recorded) = match request {
-        Request::Plan(plan) => (plan.name.clone(), plan.text.clone(), plan.name.clone()),
+        Request::Plan(plan) | Request::AgentPlan(plan) => (plan.name.clone(), plan.text.clone(), plan.name.clone()),
         Request::Ask(text) => {
             workspace.asked += 1;
             (format!("<request {}>", workspace.asked), root::plan(&sources, &policies, text), text.to_string())

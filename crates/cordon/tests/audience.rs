@@ -3,7 +3,7 @@
 //! and never a refusal's own words, which can quote the data. The user's own report shows all.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon::{Audience, Clearance, Report, Settings, Source, Storage, ToolChoice, Tools, Workspace};
+use cordon::{Audience, Clearance, Report, Request, Settings, Source, Storage, ToolChoice, Tools, Workspace};
 use cordon_engine::Observers;
 use cordon_gate::DenyAll;
 
@@ -75,4 +75,36 @@ fn a_refusal_is_told_to_an_agent_in_words_that_quote_nothing() {
     let blocked = public["trace"].as_array().unwrap().iter().find(|row| row["decision"] == "blocked").unwrap().clone();
     assert!(!blocked["reason"].to_string().contains("The build fails"), "{blocked}");
     assert_eq!(blocked["code"], "label-flow");
+}
+
+/// Messages a merchant the plan names itself (the card's recipient).
+const MESSAGE: &str = r#"match shop.message_merchant("tea-house", "No rush on my order, thank you.") {
+  Ok(_) => "Sent.",
+  Err(r) => "Not sent: " + r.code + ".",
+}"#;
+
+/// The card the gate showed for the plan's one call, on a fresh simulated shop: the plan as the
+/// user's, or as another agent's.
+fn card_for(by_agent: bool) -> cordon_gate::Card {
+    let tools = Tools::open(&ToolChoice { envs: vec!["shop".into()], ..ToolChoice::default() }, Vec::new()).unwrap();
+    let mut workspace = Workspace::new(tools, Storage::in_memory().unwrap(), Settings::default());
+    let plan = Source::new("plan.cord", MESSAGE);
+    let mut answers = cordon_gate::Scripted::parse("no").unwrap();
+    let request = if by_agent { Request::AgentPlan(&plan) } else { Request::Plan(&plan) };
+    let prepared = workspace.prepare(request, &mut answers).unwrap();
+    let report = prepared.run(&mut Observers::new()).unwrap();
+    report.approvals.records.iter().find_map(|r| r.card.clone()).unwrap()
+}
+
+#[test]
+fn a_recipient_another_agent_wrote_is_the_models_and_flagged() {
+    let users = card_for(false);
+    let recipient = &users.recipients[0];
+    assert_eq!(recipient.text, "tea-house");
+    assert_ne!(recipient.origin, cordon_gate::Origin::Model, "the user wrote this plan");
+    assert!(users.flags.is_empty(), "{:?}", users.flags);
+
+    let agents = card_for(true);
+    assert_eq!(agents.recipients[0].origin, cordon_gate::Origin::Model);
+    assert!(!agents.flags.is_empty(), "a destination the calling agent chose is flagged");
 }
