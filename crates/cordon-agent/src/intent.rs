@@ -3,14 +3,16 @@
 //!
 //! The checking model is sent the user's original request and the card, as the person would
 //! read it, and nothing else: not the plan, not what the acting model was shown, not its
-//! reasoning. Its answer is read strictly: exactly `ALLOW`, or one line `FLAG: <why>`.
+//! reasoning. It is a model, and so a sink: a value on the card whose label does not flow to its
+//! clearance (public unless [`ModelIntent::with_clearance`] says more) reads `<hidden>`. Its answer is read strictly: exactly `ALLOW`, or one line `FLAG: <why>`.
 //! Anything else (more text, another word, an empty reply, a provider that cannot be reached)
 //! flags the card, never allows it. The model only adds flags to those of the deterministic
 //! rules it wraps, never removes one: a card's content is data outsiders may have written, so
 //! text in it that talks the checking model into `ALLOW` can at worst leave a card unflagged
 //! that the rules did not flag either.
 
-use cordon_gate::{Card, IntentCheck};
+use cordon_gate::{Card, Flag, IntentCheck, Shown};
+use cordon_label::DcLabel;
 
 use crate::provider::{Message, Provider, Request};
 
@@ -32,6 +34,7 @@ pub struct ModelIntent<P, R> {
     provider: P,
     rules: R,
     name: String,
+    clearance: DcLabel,
 }
 
 impl<P, R> std::fmt::Debug for ModelIntent<P, R> {
@@ -41,10 +44,17 @@ impl<P, R> std::fmt::Debug for ModelIntent<P, R> {
 }
 
 impl<P: Provider, R: IntentCheck> ModelIntent<P, R> {
-    /// Asks `provider` about each card, after `rules` (whose flags are always kept).
+    /// Asks `provider` about each card, after `rules` (whose flags are always kept), showing it
+    /// public values only.
     pub fn new(provider: P, rules: R) -> ModelIntent<P, R> {
         let name = format!("{} and the model {}", rules.name(), provider.name());
-        ModelIntent { provider, rules, name }
+        ModelIntent { provider, rules, name, clearance: DcLabel::untrusted() }
+    }
+
+    /// Shows the checking model the values whose labels flow to `clearance`.
+    pub fn with_clearance(mut self, clearance: DcLabel) -> ModelIntent<P, R> {
+        self.clearance = clearance;
+        self
     }
 }
 
@@ -53,16 +63,47 @@ impl<P: Provider, R: IntentCheck> IntentCheck for ModelIntent<P, R> {
         &self.name
     }
 
-    fn check(&mut self, request: &str, card: &Card) -> Vec<String> {
+    fn check(&mut self, request: &str, card: &Card) -> Vec<Flag> {
         let mut flags = self.rules.check(request, card);
-        let asked = Request { messages: messages(request, card), max_tokens: MAX_TOKENS, hole: None };
+        let card = card_under(card, &self.clearance);
+        let asked = Request { messages: messages(request, &card), max_tokens: MAX_TOKENS, hole: None };
         let model = self.provider.name().to_string();
         match self.provider.complete(&asked) {
-            Ok(reply) => flags.extend(read(&model, &reply.text)),
-            Err(e) => flags.push(format!("the intent model {model} could not be asked ({e}), so the card is flagged")),
+            Ok(reply) => flags.extend(read(&model, &reply.text).map(Flag::about_call)),
+            Err(e) => flags.push(Flag::about_call(format!(
+                "the intent model {model} could not be asked ({e}), so the card is flagged"
+            ))),
         }
         flags
     }
+}
+
+/// `card` with every value whose label does not flow to `clearance` written `<hidden>`, and the
+/// intent flags' words too where any is (a flag quotes its value). The action is the policy's
+/// `@card(action = ..)` text and is kept.
+pub fn card_under(card: &Card, clearance: &DcLabel) -> Card {
+    let hide = |shown: &Shown| match shown.label.flows_to(clearance) {
+        true => shown.clone(),
+        false => Shown { text: "<hidden>".into(), ..shown.clone() },
+    };
+    let mut under = card.clone();
+    under.destination = card.destination.as_ref().map(hide);
+    under.recipients = card.recipients.iter().map(hide).collect();
+    under.content = card.content.as_ref().map(hide);
+    under.fields = card.fields.iter().map(|(k, v)| (k.clone(), hide(v))).collect();
+    for flow in &mut under.flows {
+        flow.value = hide(&flow.value);
+    }
+    // A flag quotes the value it is about: where any value is hidden, so are the flags' words.
+    let hidden = |s: &Shown| !s.label.flows_to(clearance);
+    let any_hidden = card.destination.iter().chain(&card.recipients).chain(&card.content).any(hidden)
+        || card.fields.iter().any(|(_, v)| hidden(v))
+        || card.flows.iter().any(|f| hidden(&f.value));
+    if any_hidden {
+        let hidden = || Flag::about_call("flagged (its words quote a hidden value)".to_string());
+        under.flags = card.flags.iter().map(|_| hidden()).collect();
+    }
+    under
 }
 
 /// The conversation the checking model gets: the instructions, then the request and the card.
@@ -85,7 +126,8 @@ pub fn read(model: &str, reply: &str) -> Option<String> {
     Some(match reason {
         Some(reason) => {
             let shown: String = reason.chars().filter(|c| !c.is_control()).take(MAX_REASON).collect();
-            format!("the intent model {model} flagged it: {}", cordon_gate::escape(&shown))
+            // The card escapes it when it shows it.
+            format!("the intent model {model} flagged it: {shown}")
         }
         None => format!(
             "the intent model {model} gave no answer it could read (`ALLOW` or `FLAG: why`), so the card is flagged"

@@ -40,7 +40,7 @@ pub use fill::{
 pub use http::{HttpConfig, RetryPolicy};
 pub use intent::ModelIntent;
 pub use openai::{OpenAi, OpenAiConfig};
-pub use prompt::{Earlier, MAX_HISTORY, NotCleared, Prompt, PromptStats, REFERENCE, add_history, prompt};
+pub use prompt::{Earlier, MAX_HISTORY, NotCleared, Prompt, PromptStats, REFERENCE, add_history, prompt, shown_to};
 pub use provider::{Completion, Message, Provider, ProviderError, Request, Role, Usage};
 pub use scripted::{Scripted, ScriptedReply, estimate_tokens};
 pub use transcript::{Replay, Transcript, TranscriptError, VERSION, replay, replay_file};

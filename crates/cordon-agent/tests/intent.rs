@@ -7,7 +7,7 @@
 use cordon_agent::intent::read;
 use cordon_agent::{Completion, ModelIntent, Provider, ProviderError, Request, Usage};
 use cordon_engine::Engine;
-use cordon_gate::{Gate, Grants, IntentCheck, MemoryGrants, ProvenanceRules, Scripted};
+use cordon_gate::{Flag, Gate, Grants, IntentCheck, MemoryGrants, ProvenanceRules, Scripted};
 use cordon_runtime::{Config, Program, Run, Sessions};
 use cordon_sim::Shop;
 use cordon_store::{NewGrant, Scope};
@@ -45,7 +45,9 @@ match shop.message_merchant("tea-house", "No rush on my order, thank you.") {
 }
 "#;
 
-const REQUEST: &str = "Tell the tea house my order can wait.";
+/// It names the merchant as the plan writes it: a destination the model wrote that the request
+/// does not name is flagged by the rules themselves (`crates/cordon-gate/tests/shown.rs`).
+const REQUEST: &str = "Tell tea-house my order can wait.";
 
 /// Runs the plan on the shop through a gate whose intent check asks `checker`, with a grant
 /// for the message in place and a person answering `answers`: the gate's flags and cards.
@@ -63,6 +65,7 @@ fn run(checker: &mut Checker, answers: &str) -> (u64, Vec<String>, Vec<Vec<Strin
         label_class: "public".into(),
         scope: Scope::UntilRevoked,
         expires_ms: None,
+        instance: None,
     };
     grants.add(&grant).unwrap();
     let mut shop = Shop::builtin().unwrap();
@@ -76,7 +79,8 @@ fn run(checker: &mut Checker, answers: &str) -> (u64, Vec<String>, Vec<Vec<Strin
         let config = Config { user: "ann".into(), ..Config::default() };
         let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
         let _ = Engine::new(&mut shop).with_stage(&mut gate).start(&mut run);
-        let flags = gate.records().iter().map(|r| r.card.as_ref().map_or(Vec::new(), |c| c.flags.clone())).collect();
+        let says = |c: &cordon_gate::Card| c.flags.iter().map(|f| f.says.clone()).collect();
+        let flags = gate.records().iter().map(|r| r.card.as_ref().map_or(Vec::new(), says)).collect();
         (gate.stats().cards, flags)
     };
     (cards, person.shown.into_iter().map(|(card, _)| card).collect(), flags)
@@ -128,8 +132,8 @@ fn the_model_never_removes_a_flag_of_the_rules() {
         fn name(&self) -> &str {
             "wary"
         }
-        fn check(&mut self, _: &str, _: &cordon_gate::Card) -> Vec<String> {
-            vec!["the rules flag this".into()]
+        fn check(&mut self, _: &str, _: &cordon_gate::Card) -> Vec<Flag> {
+            vec![Flag::about_call("the rules flag this".into())]
         }
     }
     let mut checker = Checker { answers: vec![Ok("ALLOW".into())], asked: Vec::new() };
@@ -150,7 +154,51 @@ fn the_model_never_removes_a_flag_of_the_rules() {
         grantable: true,
         label_class: "public".into(),
     };
-    assert_eq!(intent.check(REQUEST, &card), ["the rules flag this"]);
+    assert_eq!(intent.check(REQUEST, &card), [Flag::about_call("the rules flag this".into())]);
+}
+
+#[test]
+fn the_intent_model_is_shown_the_card_under_its_own_clearance() {
+    let shown = |text: &str, label: cordon_label::DcLabel| cordon_gate::Shown {
+        text: text.into(),
+        label,
+        origin: cordon_gate::Origin::Request,
+        sources: Vec::new(),
+    };
+    let card = cordon_gate::Card {
+        id: 1,
+        tool: "Shop.message_merchant".into(),
+        tier: cordon_label::Tier::Ask,
+        action: "message a merchant".into(),
+        destination: Some(shown("tea-house", cordon_label::DcLabel::bottom())),
+        recipients: Vec::new(),
+        content: Some(shown("my card number is 4111 1111 1111 1111", cordon_label::DcLabel::secret("ann"))),
+        fields: Vec::new(),
+        decided_by: Vec::new(),
+        flows: Vec::new(),
+        flags: vec![cordon_gate::Flag {
+            says: "the content `my card number is 4111 1111 1111 1111` came from a tool".into(),
+            value: Some("my card number is 4111 1111 1111 1111".into()),
+        }],
+        grantable: true,
+        label_class: "secret".into(),
+    };
+    // What the checking model was sent, cleared for `clearance` (public without one).
+    let sent = |clearance: Option<cordon_label::DcLabel>| {
+        let mut checker = Checker { answers: vec![Ok("ALLOW".into())], asked: Vec::new() };
+        let mut intent = ModelIntent::new(&mut checker, ProvenanceRules::new());
+        if let Some(clearance) = clearance {
+            intent = intent.with_clearance(clearance);
+        }
+        intent.check(REQUEST, &card);
+        drop(intent);
+        checker.asked[0].messages.iter().map(|m| m.content.clone()).collect::<String>()
+    };
+    let public = sent(None);
+    assert!(public.contains("tea-house") && public.contains("<hidden>"), "{public}");
+    assert!(!public.contains("4111"), "a secret value reached a public intent model: {public}");
+    let clearance = cordon_label::DcLabel::secret("ann").join(&cordon_label::DcLabel::untrusted());
+    assert!(sent(Some(clearance)).contains("4111"), "a model cleared for ann's data sees it");
 }
 
 proptest! {

@@ -207,9 +207,14 @@ mod property {
     use std::cell::Cell;
 
     use proptest::prelude::*;
+    use proptest::test_runner::RngSeed;
     use proptest::test_runner::TestRunner;
 
     use super::*;
+
+    /// The seed of every case generated here: the same cases on every run, so a floor met once
+    /// is met always (change it, or set `PROPTEST_CASES`, to search elsewhere).
+    const SEED: u64 = 0x636f_7264_6f6e;
 
     const STATEMENTS: [&str; 5] = [
         "let seen = chat.read_channel(g);",
@@ -244,7 +249,12 @@ mod property {
         let strategy =
             (prop::collection::vec(prop::collection::vec(0..STATEMENTS.len(), 0..4), 1..5), any::<bool>(), 1u32..5);
         let seen = Seen::default();
-        let config = ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() };
+        let config = ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            rng_seed: RngSeed::Fixed(SEED),
+            ..ProptestConfig::default()
+        };
         let result = TestRunner::new(config).run(&strategy, |(fills, cleared_for_alice, max_attempts)| {
             let replies: Vec<String> = fills.iter().map(|f| fill(f)).collect();
             let replies: Vec<&str> = replies.iter().map(String::as_str).collect();

@@ -80,6 +80,12 @@ pub mod kind {
     /// call's arguments are what may not go there (a secret, an outsider's text), and the log
     /// keeps its rows for good. The transcript, which `gc` removes, has them.
     pub const REFUSED: &str = "refused";
+    /// A stage's decision with what it noted, unless it let a call through with no card and
+    /// no grant (the effect row says so): the approval gate's: the tier, whether a card
+    /// was shown and how it was answered and by whom, the grant used or made, a whole plan's
+    /// approval). A card is kept by its id, action, flags and label class, never its values:
+    /// the effect row that follows an approval has the arguments as the host shows them.
+    pub const DECISION: &str = "decision";
 }
 
 /// Why a request's record is incomplete.
@@ -299,6 +305,28 @@ fn intent(effect: &Effect, stages: Vec<StageDecision>, endorsed_by: Option<Strin
     }
 }
 
+/// A decision row's content: what the stage noted, a card cut down to what it was (never the
+/// values it showed).
+fn decision(stage: &str, noted: &Value) -> Value {
+    let mut row = Map::new();
+    row.insert("stage".into(), json!(stage));
+    if let Value::Object(noted) = noted {
+        for (key, value) in noted {
+            let value = match key.as_str() {
+                "card" if value.is_object() => {
+                    let kept = ["id", "action", "flags", "grantable", "label_class"];
+                    Value::Object(
+                        kept.iter().filter_map(|k| Some(((*k).to_string(), value.get(*k)?.clone()))).collect(),
+                    )
+                }
+                _ => value.clone(),
+            };
+            row.insert(key.clone(), value);
+        }
+    }
+    Value::Object(row)
+}
+
 /// The recording's observer: outcomes, transcript lines, and the audit rows of fills, holes,
 /// refusals and the request's status.
 #[derive(Debug)]
@@ -319,7 +347,15 @@ impl Observer for Recorder<'_> {
                 state.decisions.clear();
                 state.endorsed_by = None;
             }
-            Event::StageDecided { stage, verdict, .. } if stage != STAGE => {
+            Event::StageNoted { stage, note } => {
+                recording.append(state, kind::DECISION, &decision(stage, &note.to_json()));
+            }
+            Event::StageDecided { stage, verdict, note, .. } if stage != STAGE => {
+                // A call let through without a card or grant is said by its effect row alone.
+                let noted = note.map(|n| n.to_json()).filter(|n| n["outcome"] != "allowed");
+                if let Some(noted) = noted {
+                    recording.append(state, kind::DECISION, &decision(stage, &noted));
+                }
                 let (verdict, needs) = match verdict {
                     Verdict::Proceed => ("proceed", None),
                     Verdict::Endorse { by } => {

@@ -9,7 +9,9 @@ use cordon::Settings;
 use cordon::api::approval::{ApproveAll, Approver, DenyAll, Scripted, Terminal};
 use cordon::api::models::ProviderConfig;
 use cordon::api::store::{GrantId, Scope};
+use cordon::api::text::escape;
 
+use crate::ask::Clearance;
 use crate::store::StoreArgs;
 use crate::{Error, Report};
 
@@ -34,6 +36,11 @@ pub struct ApproveArgs {
     #[arg(long = "intent-model", value_name = "MODEL")]
     pub intent_model: Option<String>,
 
+    /// What the intent model may be shown of a card: `public` values only, or also what is
+    /// secret to the `user`; a value it may not see reads `<hidden>`
+    #[arg(long = "intent-clearance", value_enum, default_value_t = Clearance::Public)]
+    pub intent_clearance: Clearance,
+
     /// Before the run, one card for the whole plan: the calls that ask (`ask`) which its
     /// effect summary proves within their sinks and bounded in number; a yes lets each go
     /// without its own card while it stays inside what the card said
@@ -47,6 +54,7 @@ impl ApproveArgs {
     pub fn apply(&self, settings: &mut Settings) -> Result<(), Error> {
         settings.grants_expire_after_ms = self.grants_expire_after;
         settings.approve_plan = self.whole_plan;
+        settings.intent_clearance = self.intent_clearance.into();
         if let Some(spec) = &self.intent_model {
             let config = ProviderConfig::parse(spec).map_err(|e| Error::Usage(format!("--intent-model: {e}")))?;
             settings.intent_model = Some(config);
@@ -107,13 +115,16 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             let mut stdout = String::new();
             for g in &grants {
                 let scope = match &g.grant.scope {
-                    Scope::Session(name) => format!("session {name}"),
+                    Scope::Session(name) => format!("session {}", escape(name)),
                     Scope::UntilRevoked => "until revoked".to_string(),
                 };
                 let expires = g.grant.expires_ms.map_or(String::new(), |ms| format!(", expires {}", utc(ms)));
                 stdout.push_str(&format!(
                     "{:>4}  {}  to {}  for {} data  ({scope}{expires})\n",
-                    g.id, g.grant.tool, g.grant.destination, g.grant.label_class
+                    g.id,
+                    escape(&g.grant.tool),
+                    escape(&g.grant.destination),
+                    escape(&g.grant.label_class)
                 ));
             }
             if grants.is_empty() {

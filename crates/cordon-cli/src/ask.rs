@@ -13,11 +13,13 @@ use cordon::api::approval::Approver;
 use cordon::api::diagnostics::render;
 use cordon::api::events::{Event, Observers};
 use cordon::api::models::{FillConfig, HttpConfig, ProviderConfig, ProviderError, Transcript};
+use cordon::api::store::{StoreError, private};
+use cordon::api::text::escape;
 use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 
 use crate::approve::ApproveArgs;
 use crate::store::StoreArgs;
-use crate::tools::ToolArgs;
+use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
 use crate::{Error, Report};
 
@@ -115,7 +117,7 @@ impl Conversation {
         let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..HttpConfig::default() };
         let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?.with_http(http);
         let provider = cordon::api::models::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
-        let tools = setup.tools.open(read)?;
+        let tools = setup.tools.open(read, kept(&setup.store, &setup.approve, setup.session.as_deref()))?;
         // Before anything runs: a store that cannot be opened stops here.
         let storage = setup.store.open()?;
         let mut settings = Settings {
@@ -131,7 +133,11 @@ impl Conversation {
         }
         let transcript = match &setup.transcript {
             Some(path) => {
-                let file = File::create(path).map_err(|error| cordon::Error::Write { path: path.clone(), error })?;
+                // What the model was shown: the user's alone, and never written through a link.
+                let file = private::create_private(path).map_err(|e| match e {
+                    StoreError::Io { path, error } => Error::Cordon(cordon::Error::Write { path, error }),
+                    refused => Error::Usage(refused.to_string()),
+                })?;
                 Some((path.clone(), Transcript::new(file)))
             }
             None => None,
@@ -146,7 +152,7 @@ impl Conversation {
     pub fn ask(&mut self, request: &str, out: &mut dyn Write) -> Result<Report, Error> {
         let mut progress = |event: &Event<'_>| match *event {
             Event::HolePrompted { model, hole, attempt, max_attempts, .. } => {
-                eprintln!("asking {model} for hole {hole} (attempt {attempt}/{max_attempts})");
+                eprintln!("asking {} for hole {hole} (attempt {attempt}/{max_attempts})", escape(model));
             }
             Event::FillRefused { hole, attempt, .. } => {
                 eprintln!(

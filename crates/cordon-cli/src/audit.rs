@@ -7,9 +7,11 @@
 use std::fmt::Write as _;
 
 use cordon::Storage;
-use cordon::api::store::{Checkpoint, EffectStatus, Entry, RequestId, RequestLog, Verdict};
+use cordon::api::store::{BadRow, Checkpoint, EffectStatus, Entry, Problem, RequestId, RequestLog, Verdict};
+use cordon::api::text::{escape, guard_line};
 use serde_json::Value;
 
+use crate::shown::visible_json;
 use crate::store::StoreArgs;
 use crate::{Error, Report};
 
@@ -77,7 +79,7 @@ pub fn run(command: &Command) -> Result<Report, Error> {
                 ShowFormat::Json => {
                     let json = serde_json::to_string_pretty(&log)
                         .map_err(|e| Error::Usage(format!("the request could not be written as JSON: {e}")))?;
-                    json + "\n"
+                    visible_json(&json) + "\n"
                 }
                 ShowFormat::Human => render(&log),
             };
@@ -116,6 +118,10 @@ fn verified(verdict: &Verdict, checkpoint: Option<&Checkpoint>) -> Report {
             }
             Report { stdout, accepted: true, error: None }
         }
+        // A grant the chain does not hold may have no row to name.
+        Verdict::Broken(bad @ BadRow { problem: Problem::Grant { .. }, .. }) => {
+            Report { stdout: format!("BROKEN: {bad}\n"), accepted: false, error: None }
+        }
         Verdict::Broken(bad) => {
             Report { stdout: format!("BROKEN at row {}: {bad}\n", bad.seq), accepted: false, error: None }
         }
@@ -127,15 +133,19 @@ fn render(log: &RequestLog) -> String {
     let r = &log.request;
     let status = r.status.map_or("(an unknown status)", |s| s.as_str());
     let mut out = format!("request {}: {status}\n", r.id);
-    let _ = writeln!(out, "  text     {}", r.text);
-    let _ = writeln!(out, "  for      {}", r.principal);
+    // A request's text may run over lines (a plan, a fill): each line on its own row.
+    for (i, line) in r.text.split('\n').enumerate() {
+        let _ = writeln!(out, "  {:<9}{}", if i == 0 { "text" } else { "" }, escape(line));
+    }
+    let _ = writeln!(out, "  for      {}", escape(&r.principal));
     if let Some(session) = &r.session {
-        let _ = writeln!(out, "  session  {session}");
+        let _ = writeln!(out, "  session  {}", escape(session));
     }
     let _ = writeln!(out, "  started  {} UTC\n", utc(r.started_ms));
     for entry in &log.entries {
         let (what, more) = describe(entry);
-        let _ = writeln!(out, "  #{:<6} {}  {:<14} {what}", entry.seq, &utc(entry.at_ms)[11..], entry.kind);
+        let kind = escape(&entry.kind);
+        let _ = writeln!(out, "  #{:<6} {}  {kind:<14} {what}", entry.seq, &utc(entry.at_ms)[11..]);
         for line in more {
             let _ = writeln!(out, "  {:<38}{line}", "");
         }
@@ -146,13 +156,16 @@ fn render(log: &RequestLog) -> String {
 /// A row's one-line summary and the lines under it.
 fn describe(entry: &Entry) -> (String, Vec<String>) {
     let c = &entry.content;
-    let text = |key: &str| c[key].as_str().unwrap_or_default().to_string();
+    // Every string from a row is escaped where it is quoted: a row's text is data.
+    let text = |key: &str| escape(c[key].as_str().unwrap_or_default());
     match entry.kind.as_str() {
-        "request" => (format!("{:?}", text("text")), Vec::new()),
+        "request" => (format!("\"{}\"", text("text")), Vec::new()),
         "status" => (text("status"), Vec::new()),
         "effect" => {
             let args = match &c["args"] {
-                Value::Object(args) => args.iter().map(|(k, v)| format!("{k}: {}", short(v))).collect::<Vec<_>>(),
+                Value::Object(args) => {
+                    args.iter().map(|(k, v)| format!("{}: {}", escape(k), short(v))).collect::<Vec<_>>()
+                }
                 _ => Vec::new(),
             };
             let mut more: Vec<String> = Vec::new();
@@ -162,22 +175,23 @@ fn describe(entry: &Entry) -> (String, Vec<String>) {
                     .map(|s| {
                         let needs = s["needs"].as_str().map(|n| format!(" ({n})")).unwrap_or_default();
                         format!(
-                            "{} {}{needs}",
-                            s["stage"].as_str().unwrap_or("?"),
-                            s["verdict"].as_str().unwrap_or("?")
+                            "{} {}{}",
+                            escape(s["stage"].as_str().unwrap_or("?")),
+                            escape(s["verdict"].as_str().unwrap_or("?")),
+                            escape(&needs)
                         )
                     })
                     .collect();
                 more.push(format!("stages: {}", said.join(", ")));
             }
             if let Some(by) = c["approved_by"].as_str() {
-                more.push(format!("approved by {by}"));
+                more.push(format!("approved by {}", escape(by)));
             }
             more.push(match &entry.outcome {
                 Some(EffectStatus::Performed { seq, result_size }) => {
                     format!("performed: a {result_size}-byte answer (row #{seq})")
                 }
-                Some(EffectStatus::Failed { seq, error }) => format!("failed: {error} (row #{seq})"),
+                Some(EffectStatus::Failed { seq, error }) => format!("failed: {} (row #{seq})", guard_line(error)),
                 Some(EffectStatus::Unknown) | None => "OUTCOME UNKNOWN: no outcome row; the process stopped after \
                                                        writing this one, so the host may or may not have performed it"
                     .to_string(),
@@ -186,27 +200,54 @@ fn describe(entry: &Entry) -> (String, Vec<String>) {
         }
         "refused" => {
             let by = match &c["by"] {
-                Value::String(by) => format!("the {by}"),
-                by => format!("the stage `{}`", by["stage"].as_str().unwrap_or("?")),
+                Value::String(by) => format!("the {}", escape(by)),
+                by => format!("the stage `{}`", escape(by["stage"].as_str().unwrap_or("?"))),
             };
             (format!("{} by {by} [{}]", text("tool"), text("code")), Vec::new())
         }
         "fill" => {
-            let code = text("code").lines().map(|l| format!("| {l}")).collect();
+            let code = c["code"].as_str().unwrap_or_default().split('\n').map(|l| format!("| {}", escape(l))).collect();
             (format!("hole {}, attempt {}", text("hole"), c["attempt"]), code)
         }
+        "decision" => {
+            let mut more = Vec::new();
+            if let Some(card) = c["card"]["id"].as_u64() {
+                let answer = c["answer"].as_str().unwrap_or("no answer");
+                let by = c["approver"].as_str().unwrap_or("?");
+                more.push(format!(
+                    "card #{card} ({}) answered {answer} by {by}",
+                    c["card"]["action"].as_str().unwrap_or("?")
+                ));
+            }
+            if let Some(grant) = c["grant_used"].as_i64() {
+                more.push(format!("under grant {grant}"));
+            }
+            if let Value::Array(made) = &c["grants_made"]
+                && !made.is_empty()
+            {
+                let ids: Vec<String> = made.iter().map(Value::to_string).collect();
+                more.push(format!("made grant {}", ids.join(", ")));
+            }
+            if let Some(reason) = c["reason"].as_str() {
+                more.push(reason.to_string());
+            }
+            (format!("{} {} by the {}", text("tool"), text("outcome"), text("stage")), more)
+        }
         "hole-abandoned" => {
-            let hole = c["hole"].as_str().unwrap_or("?");
+            let hole = escape(c["hole"].as_str().unwrap_or("?"));
             let plural = if c["attempts"] == 1 { "" } else { "s" };
-            (format!("hole {hole} after {} attempt{plural} [{}]", c["attempts"], text("code")), vec![text("reason")])
+            (
+                format!("hole {hole} after {} attempt{plural} [{}]", c["attempts"], text("code")),
+                vec![guard_line(c["reason"].as_str().unwrap_or_default())],
+            )
         }
         _ => (short(c), Vec::new()),
     }
 }
 
-/// A value as compact JSON, cut short past 80 characters.
+/// A value as compact JSON (nothing hidden in it), cut short past 80 characters.
 fn short(v: &Value) -> String {
-    let text = v.to_string();
+    let text = visible_json(&v.to_string());
     match text.char_indices().nth(80) {
         Some((cut, _)) => format!("{}..", &text[..cut]),
         None => text,

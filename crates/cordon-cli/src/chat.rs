@@ -8,8 +8,10 @@
 //! recorded in the store, and the sessions are kept after each, so stopping at any point loses
 //! nothing.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::Path;
+
+use cordon::api::approval::ReadLine;
 
 use crate::ask::{Conversation, Setup};
 use crate::{Error, Report};
@@ -33,12 +35,13 @@ pub struct Args {
     pub setup: Setup,
 }
 
-/// Reads requests from `input` and prints each answer to `output` as it comes; the report
+/// Reads requests from `input` (a line at a time: at a terminal the approver reads the same
+/// standard input between two requests) and prints each answer to `output` as it comes; the report
 /// says whether every request ran to the end.
 pub fn run(
     args: &Args,
     read: &dyn Fn(&Path) -> io::Result<String>,
-    input: &mut dyn BufRead,
+    input: &mut dyn ReadLine,
     output: &mut dyn Write,
 ) -> Result<Report, Error> {
     let mut conversation = Conversation::open(&args.setup, read)?;

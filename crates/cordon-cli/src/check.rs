@@ -10,6 +10,7 @@ use cordon::Source;
 use cordon::api::CheckOptions;
 use cordon::api::diagnostics::{Diagnostic, SourceMap, render};
 
+use crate::shown::visible_json;
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
@@ -71,7 +72,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
     let stdout = match (args.format, &checked.effects) {
         (Format::Json, Some(_)) => {
             let value = serde_json::to_value(&checked).unwrap_or_default();
-            serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string()) + "\n"
+            visible_json(&serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string())) + "\n"
         }
         (_, Some(summary)) => format!(
             "{}\n{}",
@@ -99,7 +100,7 @@ pub(crate) fn render_outcome(format: Format, sources: &SourceMap, subject: &str,
         Format::Json => {
             let value = render::json(diagnostics, sources);
             // Serializing a `Value` cannot fail; fall back to compact output rather than panic.
-            out.push_str(&serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string()));
+            out.push_str(&visible_json(&serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string())));
             out.push('\n');
             return out;
         }

@@ -835,7 +835,7 @@ mod tests {
         assert!(out.contains("destination  tea-house") && out.contains("amount       1200"), "{out}");
         // The payee mallory's review chose is shown with where it came from, and flagged.
         assert!(out.contains("destination  refunds-desk"), "{out}");
-        assert!(out.contains("!! the destination `refunds-desk` came from data written by mallory"), "{out}");
+        assert!(out.contains("!! - the destination `refunds-desk` came from data written by mallory"), "{out}");
         assert!(out.contains("means: you vouch for data vouched for by mallory or sam as your own"), "{out}");
     }
 

@@ -11,16 +11,22 @@ mod audit;
 mod chat;
 mod check;
 mod demo;
+mod interrupt;
 mod mcp;
+mod origin;
 mod run;
+mod shown;
 mod store;
 mod tools;
 mod trace;
 
 use std::fmt;
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use crate::shown::Guarded;
 
 /// A plan's values are many small blocks, made and freed together (see the workspace's
 /// `Cargo.toml`).
@@ -114,15 +120,24 @@ impl fmt::Display for Error {
     }
 }
 
+/// Everything goes to the terminal guarded (`shown`): no control sequence from data reaches
+/// it.
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        Command::Run(args) => interrupt::watch(&args.store),
+        Command::Ask(args) => interrupt::watch(&args.setup.store),
+        Command::Chat(args) => interrupt::watch(&args.setup.store),
+        _ => {}
+    }
+    let mut stdout = Guarded::new(std::io::stdout());
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
-        Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),
-        Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path), &mut std::io::stdout()),
+        Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path), &mut stdout),
+        Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path), &mut stdout),
         Command::Chat(args) => {
-            let stdin = std::io::stdin();
-            chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin.lock(), &mut std::io::stdout())
+            let mut stdin = cordon::api::approval::StdinLines;
+            chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin, &mut stdout)
         }
         Command::Demo => Ok(demo::run()),
         Command::Audit(command) => audit::run(command),
@@ -130,21 +145,23 @@ fn main() -> ExitCode {
         Command::Approvals(command) => approve::run(command),
         Command::Mcp(command) => mcp::run(command),
     };
+    let mut stderr = Guarded::new(std::io::stderr());
+    // A terminal that is gone cannot be told so.
     match result {
-        Ok(Report { stdout, error: Some(error), .. }) => {
-            print!("{stdout}");
-            match error {
-                Error::Unanswered { .. } => eprintln!("{error}"),
-                _ => eprintln!("cordon: {error}"),
-            }
+        Ok(Report { stdout: text, error: Some(error), .. }) => {
+            let _ = write!(stdout, "{text}").and_then(|()| stdout.flush());
+            let _ = match error {
+                Error::Unanswered { .. } => writeln!(stderr, "{error}"),
+                _ => writeln!(stderr, "cordon: {error}"),
+            };
             ExitCode::from(error.exit_code())
         }
         Ok(report) => {
-            print!("{}", report.stdout);
+            let _ = write!(stdout, "{}", report.stdout);
             ExitCode::from(if report.accepted { 0 } else { 1 })
         }
         Err(error) => {
-            eprintln!("cordon: {error}");
+            let _ = writeln!(stderr, "cordon: {error}");
             ExitCode::from(2)
         }
     }

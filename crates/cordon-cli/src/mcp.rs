@@ -9,7 +9,12 @@
 //!   or on streamable HTTP at a loopback address (`--http`). Each MCP session has a workspace of
 //!   its own (`cordon::Workspace`, opened at its first call): the environments' state and the
 //!   sessions a plan hands back persist for the MCP session, the sessions in the store. No one can
-//!   answer a card over MCP: the gate denies every card unless `--approve FILE` says otherwise.
+//!   answer a card over MCP: the gate denies every card unless `--approve FILE` says otherwise,
+//!   and each MCP session reads that file afresh, so no client can use up another's answers.
+//! - A calling agent is a model, and so a sink: what a `run` reports to it (the trace, the
+//!   result, the errors) is what its clearance allows (`--clearance`, public by default, as
+//!   `cordon ask`'s models), through the library's `Report::to_json`. A rejected plan, and a
+//!   run that did not finish, are tool errors (`isError`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -18,7 +23,7 @@ use cordon::api::approval::Approver;
 use cordon::api::diagnostics::render;
 use cordon::api::events::Observers;
 use cordon::api::mcp::{Config, Connection};
-use cordon::{SessionAt, Settings, Source, Workspace};
+use cordon::{Audience, Request, SessionAt, Settings, Source, Workspace};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult,
@@ -30,9 +35,10 @@ use rmcp::{ErrorData, RoleServer, ServiceExt};
 use serde_json::json;
 
 use crate::approve::ApproveArgs;
+use crate::ask::Clearance;
 use crate::check::Format;
 use crate::store::StoreArgs;
-use crate::tools::ToolArgs;
+use crate::tools::{ToolArgs, kept};
 use crate::{Error, Report};
 
 #[derive(Debug, clap::Subcommand)]
@@ -61,14 +67,19 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub approve: ApproveArgs,
 
-    /// Keep the plans' sessions in this file (default: one file per MCP session, in the
-    /// temporary directory, removed when a stdio server stops)
+    /// Keep the plans' sessions in this file (default: in the store, under a name of each MCP
+    /// session's own)
     #[arg(long, value_name = "FILE")]
     pub session: Option<PathBuf>,
 
     /// Serve streamable HTTP on this loopback address (`127.0.0.1:8080`) instead of stdio
     #[arg(long = "http", value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+
+    /// What the calling agent may be shown of a run: `public` data only, or also what is secret
+    /// to the `user` (an agent the user trusts with their data)
+    #[arg(long, value_enum, default_value_t = Clearance::Public)]
+    pub clearance: Clearance,
 }
 
 pub fn run(command: &Command) -> Result<Report, Error> {
@@ -77,7 +88,8 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             let (config, _) = Config::find(config.as_deref()).map_err(Error::Usage)?;
             let entry = config.server(server).map_err(Error::Usage)?;
             let connection = Connection::start(server, entry).map_err(Error::Usage)?;
-            let stdout = cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools());
+            let stdout = cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools())
+                .map_err(Error::Usage)?;
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Serve(args) => serve(args),
@@ -93,7 +105,9 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     }
     // The tools and policies are checked once, before the first request: a broken policy or a
     // server that does not match is an error at start, not a failure of every call.
-    let tools = args.tools.open(&|p| std::fs::read_to_string(p))?;
+    let kept = kept(&args.store, &args.approve, args.session.as_deref());
+    let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept)?;
+    // The approver too: a file of answers that does not read is an error at start.
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
     let base = Cordon {
         args: Arc::new(args.clone()),
@@ -110,7 +124,8 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
         .map_err(|e| Error::Usage(format!("cannot start the MCP server: {e}")))?;
     let served = match args.http {
         None => runtime.block_on(async {
-            let service = base.for_session().serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
+            let session = base.for_session().map_err(|e| e.to_string())?;
+            let service = session.serve(rmcp::transport::stdio()).await.map_err(|e| e.to_string())?;
             service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
         }),
         Some(addr) => runtime.block_on(serve_http(base, addr)),
@@ -127,9 +142,9 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
     let service = TowerToHyperService::new(StreamableHttpService::new(
-        move || Ok(base.for_session()),
+        move || base.for_session().map_err(|e| std::io::Error::other(e.to_string())),
         LocalSessionManager::default().into(),
-        Default::default(),
+        crate::origin::loopback_only(),
     ));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     eprintln!("cordon: serving MCP on http://{addr}/ (stop with Ctrl-C)");
@@ -142,9 +157,10 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
     }
 }
 
-/// The server: what it was started with, the policies, who answers cards (one for the whole
-/// server, so a file of answers is read in order across runs), and for one MCP session, its
-/// workspace (opened at its first `check` or `run`) and where its sessions are kept.
+/// The server: what it was started with, the policies, and for one MCP session, who answers its
+/// cards (its own, so a file of answers is read in order across that session's runs and no
+/// other's), its workspace (opened at its first `check` or `run`) and where its sessions are
+/// kept.
 #[derive(Clone)]
 struct Cordon {
     args: Arc<ServeArgs>,
@@ -183,16 +199,17 @@ fn plan_schema() -> serde_json::Map<String, serde_json::Value> {
 }
 
 impl Cordon {
-    /// The server for one MCP session: a workspace of its own, and its sessions in the file
-    /// `--session` names, else in the store under a name no other MCP session has.
-    fn for_session(&self) -> Cordon {
+    /// The server for one MCP session: an approver and a workspace of its own, and its sessions
+    /// in the file `--session` names, else in the store under a name no other MCP session has.
+    fn for_session(&self) -> Result<Cordon, Error> {
         static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let session = match &self.args.session {
             Some(path) => SessionAt::File(path.clone()),
             None => SessionAt::Store(format!("mcp:{}:{n}", instance())),
         };
-        Cordon { workspace: Arc::default(), session: Some(session), ..self.clone() }
+        let approver = Arc::new(Mutex::new(self.args.approve.unattended()?));
+        Ok(Cordon { approver, workspace: Arc::default(), session: Some(session), ..self.clone() })
     }
 
     fn tools() -> Vec<Tool> {
@@ -222,7 +239,8 @@ impl Cordon {
         let mut workspace = self.workspace.lock().map_err(|_| "an earlier call of this session failed".to_string())?;
         if workspace.is_none() {
             let args = &self.args;
-            let tools = args.tools.open(&|p| std::fs::read_to_string(p)).map_err(|e| e.to_string())?;
+            let kept = kept(&args.store, &args.approve, args.session.as_deref());
+            let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept).map_err(|e| e.to_string())?;
             let storage = args.store.open().map_err(|e| e.to_string())?;
             let mut settings = Settings::default();
             args.approve.apply(&mut settings).map_err(|e| e.to_string())?;
@@ -250,7 +268,10 @@ impl Cordon {
             true => "accepted".to_string(),
             false => crate::check::render_outcome(Format::Concise, &checked.sources, "plan.cord", &checked.diagnostics),
         };
-        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        let mut result = match checked.accepted() {
+            true => CallToolResult::success(vec![ContentBlock::text(text)]),
+            false => CallToolResult::error(vec![ContentBlock::text(text)]),
+        };
         result.structured_content = Some(json!({
             "accepted": checked.accepted(),
             "diagnostics": render::json(&checked.diagnostics, &checked.sources),
@@ -259,16 +280,20 @@ impl Cordon {
     }
 
     fn run(&self, plan: &str) -> CallToolResult {
+        let clearance = cordon::Clearance::from(self.args.clearance);
         let ran = self.with_workspace(|workspace, approver| {
-            workspace.run(&Source::new(PLAN, plan), approver, &mut Observers::new()).map_err(|e| e.to_string())
+            let plan = Source::new(PLAN, plan);
+            let prepared = workspace.prepare(Request::AgentPlan(&plan), approver);
+            let report = prepared.and_then(|p| p.run(&mut Observers::new()));
+            let label = clearance.label(workspace.principal());
+            report.map(|r| (r.status(), r.to_json(Audience::Agent { name: clearance.name(), clearance: &label })))
         });
-        match ran.and_then(|r| r) {
-            Ok(report) => match serde_json::to_value(&report) {
-                Ok(json) => CallToolResult::structured(json),
-                Err(e) => {
-                    CallToolResult::error(vec![ContentBlock::text(format!("the report could not be written: {e}"))])
-                }
-            },
+        match ran.and_then(|r| r.map_err(|e| e.to_string())) {
+            Ok((status, json)) => {
+                let mut result = CallToolResult::structured(json);
+                result.is_error = Some(status != "done");
+                result
+            }
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
         }
     }

@@ -16,8 +16,9 @@ use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
+use crate::shown::visible_json;
 use crate::store::StoreArgs;
-use crate::tools::ToolArgs;
+use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
 use crate::{Error, Report};
 
@@ -63,7 +64,7 @@ pub struct Args {
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dyn Write) -> Result<Report, Error> {
     let plan = read(&args.plan).map_err(|error| cordon::Error::Read { path: args.plan.clone(), error })?;
     let plan = Source::new(args.plan.display().to_string(), plan);
-    let tools = args.tools.open(read)?;
+    let tools = args.tools.open(read, kept(&args.store, &args.approve, args.session.as_deref()))?;
     // Before anything runs: a store that cannot be opened stops the run here (and a session
     // another run holds, when the workspace takes it).
     let storage = args.store.open()?;
@@ -123,7 +124,7 @@ fn render_report(args: &Args, report: &cordon::Report) -> Report {
     let stdout = match args.format {
         Format::Json => {
             let json = serde_json::to_value(report).unwrap_or_default();
-            format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string()))
+            format!("{}\n", visible_json(&serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string())))
         }
         Format::Human | Format::Concise => {
             let mut out = match report.ended {

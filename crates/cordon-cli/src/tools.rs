@@ -9,6 +9,8 @@ use cordon::api::Grant;
 use cordon::{Source, ToolChoice, Tools};
 
 use crate::Error;
+use crate::approve::ApproveArgs;
+use crate::store::StoreArgs;
 
 /// The flags that choose a run's tools.
 #[derive(Debug, Clone, clap::Args)]
@@ -40,8 +42,14 @@ pub struct ToolArgs {
 
 impl ToolArgs {
     /// Reads the policies and opens the environments and servers (`cordon::Tools::open`); a
-    /// server whose tools do not match the policy is an error here, before anything runs.
-    pub fn open(&self, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Tools, Error> {
+    /// server whose tools do not match the policy is an error here, before anything runs, and
+    /// so is a read-write `--dir` holding a policy, a config or one of the `kept` files (see
+    /// [`kept`]).
+    pub fn open(
+        &self,
+        read: &dyn Fn(&Path) -> io::Result<String>,
+        kept: Vec<(String, PathBuf)>,
+    ) -> Result<Tools, Error> {
         let mut policies = Vec::new();
         for path in &self.policies {
             let text = read(path).map_err(|error| cordon::Error::Read { path: path.clone(), error })?;
@@ -52,7 +60,24 @@ impl ToolArgs {
             dirs: self.dirs.clone(),
             servers: self.servers.clone(),
             config: self.config.clone(),
+            kept: self.policies.iter().map(|p| ("a policy (--policy)".to_string(), p.clone())).chain(kept).collect(),
         };
         Ok(Tools::open(&choice, policies)?)
     }
+}
+
+/// The files a run reads as its own besides the policies: the store, the file of answers
+/// (`--approve FILE`), the session file. No read-write `--dir` may hold one.
+pub fn kept(store: &StoreArgs, approve: &ApproveArgs, session: Option<&Path>) -> Vec<(String, PathBuf)> {
+    let mut kept = Vec::new();
+    if let Ok(path) = store.location() {
+        kept.push(("the store".to_string(), path));
+    }
+    if let Some(file) = approve.approve.as_deref().filter(|a| !matches!(*a, "none" | "all")) {
+        kept.push(("the answers to the cards (--approve)".to_string(), PathBuf::from(file)));
+    }
+    if let Some(path) = session {
+        kept.push(("the session file (--session)".to_string(), path.to_path_buf()));
+    }
+    kept
 }

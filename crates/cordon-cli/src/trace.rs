@@ -8,9 +8,11 @@ use std::io::{self, Write};
 
 use cordon::Approvals;
 use cordon::api::approval::Record;
+use cordon::api::diagnostics::Code;
 use cordon::api::diagnostics::{FileId, SourceFile, SourceMap, Span};
 use cordon::api::events::{Event, Note, Observer};
-use cordon::api::values::{Call, Decision};
+use cordon::api::text::{escape, guard, guard_line};
+use cordon::api::values::{Val, args_text, deep_label, value_text};
 
 /// Writes the trace to `out` as events come.
 pub(crate) struct Trace<'o> {
@@ -68,7 +70,7 @@ impl<'o> Trace<'o> {
     }
 
     /// A row for a call, followed by the gate's decision about it.
-    fn call(&mut self, row: &Call) {
+    fn call(&mut self, row: Row<'_>) {
         self.calls += 1;
         let line = self.line(row);
         self.write(&line);
@@ -78,16 +80,25 @@ impl<'o> Trace<'o> {
     }
 
     /// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.
-    fn line(&self, row: &Call) -> String {
+    fn line(&self, row: Row<'_>) -> String {
         let n = self.calls;
-        match &row.decision {
-            Decision::Allowed => format!("{n:>3}. allowed  {}({})  at {}\n", row.tool, row.detail, self.at(row.span)),
-            Decision::Blocked { code, .. } => {
-                format!("{n:>3}. BLOCKED  {}({})  [{code}] at {}\n", row.tool, row.detail, self.at(row.span))
+        match row {
+            Row::Allowed { tool, args, at } => {
+                format!("{n:>3}. allowed  {}({})  at {}\n", escape(tool), guard(&args), self.at(at))
             }
-            Decision::Returned { label, .. } if label.is_empty() => format!("     returned {}\n", row.detail),
-            Decision::Returned { words, .. } => format!("     returned {}  ({words})\n", row.detail),
-            Decision::Failed { reason } => format!("     FAILED   {reason}\n"),
+            Row::Blocked { tool, args, code, at } => {
+                format!("{n:>3}. BLOCKED  {}({})  [{code}] at {}\n", escape(tool), guard(&args), self.at(at))
+            }
+            Row::Returned { value } => {
+                let label = deep_label(value);
+                match label.is_bottom() {
+                    true => format!("     returned {}\n", guard(&value_text(value))),
+                    false => {
+                        format!("     returned {}  ({})\n", guard(&value_text(value)), escape(&label.dc().describe()))
+                    }
+                }
+            }
+            Row::Failed { reason } => format!("     FAILED   {}\n", guard_line(reason)),
         }
     }
 
@@ -97,18 +108,20 @@ impl<'o> Trace<'o> {
             return "an unknown place".to_string();
         };
         let (line, col) = file.line_col(span.start);
-        format!("{}:{line}:{col}", file.name)
+        format!("{}:{line}:{col}", escape(&file.name))
     }
+}
+
+/// A line of the trace, from the event it shows.
+enum Row<'a> {
+    Allowed { tool: &'a str, args: String, at: Span },
+    Blocked { tool: &'a str, args: String, code: Code, at: Span },
+    Returned { value: &'a Val },
+    Failed { reason: &'a str },
 }
 
 impl Observer for Trace<'_> {
     fn event(&mut self, event: &Event<'_>) {
-        let row = |tool: &str, detail: &str, decision, span| Call {
-            tool: tool.to_string(),
-            detail: detail.to_string(),
-            decision,
-            span,
-        };
         match *event {
             Event::StageNoted { stage: "gate", note } => {
                 if let Some(record) = record_of(note) {
@@ -121,17 +134,19 @@ impl Observer for Trace<'_> {
             Event::FillAccepted { hole, attempt, code, file } => {
                 self.fills.insert(file, SourceFile::new(format!("<fill {hole} attempt {attempt}>"), code));
             }
-            Event::EffectPerformed { effect, .. } => self.call(&Call::allowed(effect)),
-            Event::EffectRefused { tool, args_text, at, code, reason, .. } => {
-                self.call(&row(tool, args_text, Decision::Blocked { code, reason: reason.to_string() }, at));
+            Event::EffectPerformed { effect, .. } => {
+                let tool = format!("{}.{}", effect.capability, effect.tool);
+                self.call(Row::Allowed { tool: &tool, args: args_text(&effect.args), at: effect.span });
             }
-            Event::EffectReturned { tool, value_text, label, words, at } => {
-                let returned = Decision::Returned { label: label.to_string(), words: words.to_string() };
-                let line = self.line(&row(tool, value_text, returned, at));
+            Event::EffectRefused { tool, args, at, code, .. } => {
+                self.call(Row::Blocked { tool, args: args_text(args), code, at });
+            }
+            Event::EffectReturned { value, .. } => {
+                let line = self.line(Row::Returned { value });
                 self.write(&line);
             }
-            Event::EffectFailed { tool, reason, at } => {
-                let line = self.line(&row(tool, "", Decision::Failed { reason: reason.to_string() }, at));
+            Event::EffectFailed { reason, .. } => {
+                let line = self.line(Row::Failed { reason });
                 self.write(&line);
             }
             _ => {}
@@ -147,7 +162,7 @@ fn record_of(note: &dyn Note) -> Option<&Record> {
 /// The gate's card for the whole plan, as its line in the trace.
 fn plan_line(record: &Record) -> String {
     let (id, covered) = record.card.as_ref().map_or((0, 0), |c| (c.id, c.fields.len()));
-    let who = record.approver.as_deref().unwrap_or("no one");
+    let who = escape(record.approver.as_deref().unwrap_or("no one"));
     let said = if record.outcome == "approved" { "approved" } else { "refused" };
     format!("     gate     card {id}, the plan ({covered} call(s) without their own card), {said} by {who}\n")
 }
@@ -157,7 +172,7 @@ fn plan_line(record: &Record) -> String {
 /// grant or a refusal, and a line for each intent flag.
 fn gate_lines(record: &Record) -> String {
     let card = record.card.as_ref().map_or(0, |c| c.id);
-    let who = record.approver.as_deref().unwrap_or("no one");
+    let who = escape(record.approver.as_deref().unwrap_or("no one"));
     let line = match record.outcome {
         "granted" => match record.grant_used {
             Some(id) => format!("performed under grant {id} (`cordon approvals list`)"),
@@ -172,12 +187,12 @@ fn gate_lines(record: &Record) -> String {
         "refused" => format!("card {card} refused by {who}"),
         "held" => format!("card {card} waits for an answer"),
         "plan" => "performed under the plan's approval".to_string(),
-        "denied" | "error" => record.reason.clone().unwrap_or_default(),
+        "denied" | "error" => guard_line(record.reason.as_deref().unwrap_or_default()),
         _ => return String::new(),
     };
     let mut out = format!("     gate     {line}\n");
     for flag in record.card.iter().flat_map(|c| &c.flags) {
-        out.push_str(&format!("     flagged  {flag}\n"));
+        out.push_str(&format!("     flagged  {}\n", escape(&flag.says)));
     }
     out
 }

@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod common;
+
 #[test]
 fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_taint.json");
@@ -117,4 +119,37 @@ fn the_chat_says_how_to_stop_and_quit_words_never_reach_the_model() {
         let (_, stderr) = chat("quit", "chat_taint.json", &format!("{word}\nHow long is the roadmap?\n"));
         assert!(!stderr.contains("asking "), "{word}: {stderr}");
     }
+}
+
+/// At a real terminal the chat reads its requests and the approver its answers from the same
+/// standard input: neither may hold it locked while the other reads (that deadlocked: the
+/// second card, or the second request, waited forever).
+#[test]
+fn a_chat_at_a_terminal_answers_cards_and_takes_the_next_request() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_two_issues.json");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join("pty");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = format!("scripted:{}", fixture.display());
+    let store = dir.join("cordon.db");
+    let steps = serde_json::json!([
+        ["expect", "> "],
+        ["send", "Say hello in a new issue on alice/website.\n"],
+        ["expect", "approve "],
+        ["send", "n\n"],
+        ["expect", "denied"],
+        ["expect", "> "],
+        ["send", "Say it again in a new issue on alice/website.\n"],
+        ["expect", "approve "],
+        ["send", "n\n"],
+        ["expect", "denied"],
+        ["expect", "> "],
+        ["send", "/quit\n"],
+    ]);
+    let flags = ["chat", "--env", "github", "--max-attempts", "1", "--model", &model, "--store"];
+    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).chain([store.as_os_str()]).collect();
+    let (shown, code) = common::at_a_terminal(&steps, &args);
+    assert!(!shown.contains("[pty_drive:"), "{shown}");
+    assert_eq!(shown.matches("create issue").count(), 2, "two cards, each answered:\n{shown}");
+    assert_eq!(code, Some(1), "both requests ran, and neither got its issue:\n{shown}");
 }

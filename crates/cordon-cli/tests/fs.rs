@@ -210,3 +210,38 @@ fn ask_with_directories() {
     assert!(out.contains("Saved: 3 to-dos."), "{out}");
     assert_eq!(std::fs::read_to_string(dir.join("out/count.txt")).unwrap(), "3");
 }
+
+/// A read-write directory that holds what Cordon reads and trusts (a `cordon.toml`, the
+/// user's config, a policy, the store, the file of answers, the session file, even one not
+/// written yet) is refused before anything runs, naming the file; read-only it is granted.
+#[test]
+fn a_writable_directory_may_not_hold_what_cordon_reads_and_trusts() {
+    let dir = workdir("implicit-config");
+    let plan = example("summarize_notes.cord");
+    let notes = data("notes");
+    std::fs::create_dir_all(dir.join("home/.config/cordon")).unwrap();
+    std::fs::create_dir_all(dir.join("conf")).unwrap();
+    std::fs::write(dir.join("conf/p.cord"), "").unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        (&["--dir", "here=.:rw"], "cordon.toml (the config Cordon reads here)"),
+        (&["--dir", "here=./out/..:rw"], "cordon.toml (the config Cordon reads here)"),
+        (&["--dir", "home=home:rw"], "the user's config, which Cordon reads implicitly"),
+        (&["--dir", "c=conf:rw", "--config", "conf/servers.toml"], "the config (--config)"),
+        (&["--dir", "c=conf:rw", "--policy", "conf/p.cord"], "a policy (--policy)"),
+        (&["--dir", "s=out:rw", "--store", "out/new/cordon.db"], "the store"),
+        (&["--dir", "a=out:rw", "--approve", "out/answers.txt"], "the answers to the cards (--approve)"),
+        (&["--dir", "s=out:rw", "--session", "out/session.json"], "the session file (--session)"),
+    ];
+    for (flags, what) in cases {
+        let mut args = vec!["run", "--dir", &notes];
+        args.extend_from_slice(flags);
+        args.push(&plan);
+        let run = common::command(&dir, &args).env("HOME", dir.join("home")).output().unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(what) && stderr.contains("grant this one read-only"), "{flags:?}: {stderr}");
+    }
+    // Read-only, the same directory is fine.
+    let (code, out) = cordon(&dir, &["run", "--dir", &notes, "--dir", "here=.", &plan]);
+    assert!(!out.contains("Cordon reads and trusts"), "{code}: {out}");
+}

@@ -126,7 +126,10 @@ fn a_payee_an_outsider_chose_is_a_flagged_card_and_no_grant() {
     assert_eq!(pay["outcome"], "approved");
     assert!(pay["grants_made"].as_array().unwrap().is_empty(), "{pay}");
     let flags = pay["card"]["flags"].as_array().unwrap();
-    assert!(flags.iter().any(|f| f.as_str().unwrap().contains("`refunds-desk` came from data written by mallory")));
+    assert!(
+        flags.iter().any(|f| f["says"].as_str().unwrap().contains("`refunds-desk` came from data written by mallory")
+            && f["value"] == "refunds-desk")
+    );
     assert_eq!(json["result"], "Paid refunds-desk for the warranty.");
     let (_, out) = cordon(&dir, &["approvals", "list"]);
     assert!(out.contains("no grants"), "{out}");
@@ -214,4 +217,33 @@ match mail.search("invoice").first() {
     );
     assert!(out.contains("stopped at run time (approval-denied)"), "{out}");
     assert!(!out.contains("allowed  Mail.forward("), "{out}");
+}
+
+/// Another local user, or a plan, with write access to the store file adds a grant with raw
+/// SQL, or widens one: the gate asks as if it were not there, and `audit verify` names it. And
+/// every decision is in the log: the card answered "always", the grant made, the grant used.
+#[test]
+fn a_grant_written_into_the_store_by_hand_is_not_honoured_and_verify_says_so() {
+    let dir = workdir("forged");
+    let always = answers(&dir, "always\n");
+    let plan = example("message_tea_house.cord");
+    let (_, out) = cordon(&dir, &["run", "--env", "shop", "--approve", &always, &plan]);
+    assert!(out.contains("result: \"Sent.\""), "{out}");
+    let (_, out) = cordon(&dir, &["run", "--env", "shop", "--approve", "none", &plan]);
+    assert!(out.contains("1 grant(s) used"), "{out}");
+    let (_, shown) = cordon(&dir, &["audit", "show", "--request", "1"]);
+    assert!(shown.contains("answered always by scripted") && shown.contains("made grant 1"), "{shown}");
+    let (_, shown) = cordon(&dir, &["audit", "show", "--request", "2"]);
+    assert!(shown.contains("Shop.message_merchant granted by the gate") && shown.contains("under grant 1"), "{shown}");
+
+    let db = rusqlite::Connection::open(dir.join("cordon.db")).unwrap();
+    db.execute("UPDATE grants SET destination = '*' WHERE id = 1", []).unwrap();
+    drop(db);
+    let (_, out) = cordon(&dir, &["run", "--env", "shop", "--approve", "none", &plan]);
+    assert!(out.contains("result: \"Not sent: approval-denied.\""), "the widened grant is not honoured: {out}");
+    let (code, out) = cordon(&dir, &["audit", "verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("BROKEN: grant 1 is not as the audit log recorded it"), "{out}");
+    let (_, listed) = cordon(&dir, &["approvals", "list"]);
+    assert!(listed.contains("no grants"), "{listed}");
 }

@@ -122,6 +122,13 @@ fn assert_served(seen: &serde_json::Value) {
     let card = &blocked["approvals"].as_array().unwrap().last().unwrap()["card"];
     assert!(card["flows"][0]["meaning"].as_str().unwrap().contains("vouched for by mallory"), "{card}");
     assert!(seen["unknown"].as_str().unwrap().contains("there is no tool `nope`"), "{seen}");
+    // A rejected plan and a run that did not finish are tool errors.
+    let is_error = &seen["is_error"];
+    assert_eq!(
+        [&is_error["check_bad"], &is_error["check_good"], &is_error["run_good"], &is_error["run_blocked"]],
+        [true, false, false, true],
+        "{is_error}"
+    );
 }
 
 /// Copies mallory's issue into a new public issue under alice's name. (Not
@@ -169,11 +176,73 @@ fn another_agent_does_the_same_over_streamable_http() {
 }
 
 #[test]
+fn each_mcp_session_has_its_own_answers() {
+    let dir = workdir("cli-mcp", "serve-answers");
+    // One yes in the file: each MCP session reads it afresh, so the second client's card is
+    // answered as the first's was, and neither can use up the other's answers.
+    let answers = common::answers(&dir, "yes\n");
+    let server = HttpServe::start(&dir, &["--env", "github", "--approve", &answers]);
+    for client in ["first", "second"] {
+        let seen = python_client(&dir, Via::Http(&server.url), &agent_plans());
+        assert_eq!(seen["run_good"]["status"], "done", "{client}: {}", seen["run_good"]);
+        assert_eq!(seen["run_blocked"]["status"], "failed", "{client}: {}", seen["run_blocked"]);
+    }
+}
+
+#[test]
 fn serve_refuses_an_address_other_machines_can_reach() {
     let dir = workdir("cli-mcp", "serve-public");
     let out = cordon(&dir, &["mcp", "serve", "--http", "0.0.0.0:0", "--env", "github"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("loopback address only"), "{}", out.stderr);
+}
+
+/// The status code `cordon mcp serve --http` at `addr` answers an `initialize` POST with, sent
+/// by hand with `host` and `origin` headers (none if `None`), as a hostile page's browser would.
+fn status_of_initialize(addr: &str, host: &str, origin: Option<&str>) -> String {
+    use std::io::Read;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}"#;
+    let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    String::from_utf8_lossy(&head[9..12]).to_string()
+}
+
+#[test]
+fn serving_http_refuses_requests_from_pages_that_are_not_on_this_machine() {
+    let dir = workdir("cli-mcp", "serve-origin");
+    let server = HttpServe::start(&dir, &["--env", "github"]);
+    let addr = server.url.trim_start_matches("http://").trim_end_matches('/').to_string();
+    let port = addr.rsplit(':').next().unwrap();
+    for origin in [
+        "https://evil.example",
+        "http://localhost.evil.example",
+        "http://127.0.0.1.evil.example",
+        "http://localhost:@evil.example",
+        "http://evil.example#@localhost",
+        "null",
+        "file://",
+        "not an origin",
+    ] {
+        assert_eq!(status_of_initialize(&addr, &addr, Some(origin)), "403", "Origin: {origin}");
+    }
+    for host in ["evil.example", &format!("evil.example:{port}"), "localhost.evil.example", "127.0.0.1.evil.example"] {
+        assert_eq!(status_of_initialize(&addr, host, None), "403", "Host: {host}");
+    }
+    for origin in
+        [None, Some("http://localhost:3000"), Some("http://127.0.0.1"), Some(&*format!("http://[::1]:{port}"))]
+    {
+        assert_eq!(status_of_initialize(&addr, &addr, origin), "200", "Origin: {origin:?}");
+    }
+    assert_eq!(status_of_initialize(&addr, &format!("localhost:{port}"), None), "200");
 }
 
 #[test]
@@ -185,6 +254,10 @@ fn sessions_persist_for_the_mcp_session() {
     let plans = serde_json::json!({ "bad": "1", "good": TAINT, "blocked": read(&example("github/benign.cord")) });
     let seen = python_client(&dir, Via::Stdio(&["--env", "github", "--approve", &yes]), &plans);
     assert_eq!(seen["run_good"]["status"], "done", "{}", seen["run_good"]);
+    // Decided by the private roadmap, the answer is withheld from a public client, and no word
+    // of the roadmap reaches it.
+    assert!(seen["run_good"]["withheld"].as_array().unwrap().contains(&"result".into()), "{}", seen["run_good"]);
+    assert!(!seen["run_good"].to_string().contains("Initech"), "{}", seen["run_good"]);
     let after = &seen["run_blocked"];
     assert_eq!(after["status"], "rejected", "{after}");
     assert_eq!(after["diagnostics"]["diagnostics"][0]["code"], "refinement-unproven", "{after}");

@@ -63,11 +63,20 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
             "outcome",
             "effect GitHub.list_issues",
             "outcome",
+            "decision",
             "effect GitHub.create_issue",
             "outcome",
             "status done",
         ]
     );
+    // The card, and how it was answered, is a row of its own before the effect's.
+    let decision: Value = serde_json::from_str(&store.rows(6, 1).unwrap()[0].content).unwrap();
+    assert_eq!(decision["stage"], "gate", "{decision}");
+    assert_eq!(decision["outcome"], "approved", "{decision}");
+    assert_eq!(decision["answer"], "yes", "{decision}");
+    assert_eq!(decision["approver"], "scripted", "{decision}");
+    assert_eq!(decision["card"]["action"], "create issue", "{decision}");
+    assert!(decision["card"].get("content").is_none(), "a card's values stay out of the log: {decision}");
     let request = &store.requests(10).unwrap()[0];
     assert_eq!((request.principal.as_str(), request.status), ("alice", Some(Status::Done)));
     assert!(request.text.ends_with("benign.cord"), "{request:?}");
@@ -85,7 +94,7 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
     let json: Value = serde_json::from_str(&blocked.stdout).unwrap();
     assert_eq!(json["request"], 2);
     assert_eq!(
-        kinds(&store)[8..],
+        kinds(&store)[9..],
         [
             "request",
             "effect GitHub.repo",
@@ -168,7 +177,7 @@ fn audit_verify_passes_then_names_the_row_an_edit_broke() {
     assert_eq!(cordon(&dir, &["run", "--approve", &yes(&dir), &example("benign.cord")]).code, 0);
     let verify = cordon(&dir, &["audit", "verify"]);
     assert_eq!(verify.code, 0, "{verify:?}");
-    assert!(verify.stdout.starts_with("intact: 8 rows, head 8:"), "{}", verify.stdout);
+    assert!(verify.stdout.starts_with("intact: 9 rows, head 9:"), "{}", verify.stdout);
     let head = cordon(&dir, &["audit", "head"]);
     assert_eq!(head.code, 0, "{head:?}");
     let checkpoint = head.stdout.trim().to_string();
@@ -187,7 +196,7 @@ fn audit_verify_passes_then_names_the_row_an_edit_broke() {
     assert_eq!(cordon(&dir, &["audit", "verify"]).code, 0);
     let verify = cordon(&dir, &["audit", "verify", "--checkpoint", &checkpoint]);
     assert_eq!(verify.code, 1, "{verify:?}");
-    assert!(verify.stdout.contains("rows 7..=8 are gone"), "{}", verify.stdout);
+    assert!(verify.stdout.contains("rows 7..=9 are gone"), "{}", verify.stdout);
 }
 
 #[test]
@@ -385,7 +394,7 @@ fn gc_removes_old_transcripts_and_keeps_every_audit_row() {
     assert!(gc.stdout.starts_with("removed the transcripts of 1 request ("), "{}", gc.stdout);
     let store = open(&dir);
     assert!(store.transcript(store.requests(1).unwrap()[0].id).unwrap().is_empty());
-    assert_eq!(kinds(&store).len(), 8);
+    assert_eq!(kinds(&store).len(), 9);
     assert_eq!(cordon(&dir, &["audit", "verify"]).code, 0);
     let bad = cordon(&dir, &["store", "gc", "--older-than", "30"]);
     assert_eq!(bad.code, 2, "{bad:?}");
@@ -399,4 +408,63 @@ fn the_demo_writes_no_store() {
     assert_eq!(demo.code, 0, "{demo:?}");
     assert!(demo.stdout.contains("=> intact: "), "{}", demo.stdout);
     assert!(!dir.join("cordon.db").exists());
+}
+
+/// A session file, a transcript or a store another user may have written, or that is a link
+/// to somewhere else, is refused before anything runs, naming the file; one Cordon makes is
+/// the user's alone.
+#[test]
+fn files_others_may_write_or_that_are_links_are_refused_and_new_ones_are_private() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = workdir("private");
+    std::fs::write(dir.join("read.cord"), READ_PRIVATE).unwrap();
+    let first = cordon(&dir, &["run", "--session", "session.json", "read.cord"]);
+    assert_eq!(first.code, 0, "{first:?}");
+    for file in ["session.json", "cordon.db"] {
+        assert_eq!(std::fs::metadata(dir.join(file)).unwrap().mode() & 0o777, 0o600, "{file}");
+    }
+
+    std::fs::set_permissions(dir.join("session.json"), PermissionsExt::from_mode(0o666)).unwrap();
+    let swapped = cordon(&dir, &["run", "--session", "session.json", "read.cord"]);
+    assert_eq!(swapped.code, 2, "{swapped:?}");
+    assert!(swapped.stderr.contains("session.json: it is writable by others (mode 0666)"), "{}", swapped.stderr);
+
+    std::fs::remove_file(dir.join("session.json")).unwrap();
+    std::fs::write(dir.join("elsewhere.json"), "{}").unwrap();
+    std::os::unix::fs::symlink(dir.join("elsewhere.json"), dir.join("session.json")).unwrap();
+    let linked = cordon(&dir, &["run", "--session", "session.json", "read.cord"]);
+    assert_eq!(linked.code, 2, "{linked:?}");
+    assert!(linked.stderr.contains("session.json: it is a symbolic link"), "{}", linked.stderr);
+    assert_eq!(std::fs::read_to_string(dir.join("elsewhere.json")).unwrap(), "{}", "nothing written through it");
+
+    std::fs::set_permissions(dir.join("cordon.db"), PermissionsExt::from_mode(0o666)).unwrap();
+    let store = cordon(&dir, &["run", "read.cord"]);
+    assert_eq!(store.code, 2, "{store:?}");
+    assert!(store.stderr.contains("cordon.db: it is writable by others (mode 0666)"), "{}", store.stderr);
+    let audit = cordon(&dir, &["audit", "verify"]);
+    assert_eq!(audit.code, 2, "{audit:?}");
+}
+
+/// Ctrl-C while a run waits at a card: the terminal says the request is recorded as
+/// interrupted, the process ends as a Ctrl-C ends it (130), and `audit show` says interrupted,
+/// not running, with the status row in the chain.
+#[test]
+fn ctrl_c_at_a_card_records_the_request_as_interrupted() {
+    let dir = workdir("interrupted");
+    let store = dir.join("cordon.db");
+    let plan = common::example("shop/pay_tea_house.cord");
+    let args: Vec<&std::ffi::OsStr> = ["run", "--env", "shop", &plan, "--store"]
+        .into_iter()
+        .map(std::ffi::OsStr::new)
+        .chain([store.as_os_str()])
+        .collect();
+    let steps = serde_json::json!([["expect", "approve "], ["signal", "INT"]]);
+    let (shown, code) = common::at_a_terminal(&steps, &args);
+    assert_eq!(code, Some(130), "{shown}");
+    assert!(shown.contains("cordon: interrupted: request 1 is recorded as interrupted"), "{shown}");
+    let show = cordon(&dir, &["audit", "show", "--request", "1"]);
+    assert!(show.stdout.starts_with("request 1: interrupted\n"), "{}", show.stdout);
+    let status = open(&dir).rows(1, 100).unwrap().into_iter().rfind(|r| r.kind == "status").unwrap();
+    assert_eq!(status.content, r#"{"status":"interrupted"}"#);
+    assert_eq!(cordon(&dir, &["audit", "verify"]).code, 0);
 }

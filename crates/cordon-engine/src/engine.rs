@@ -286,11 +286,12 @@ impl<'a> Engine<'a> {
                 Decision::Allowed => continue,
                 Decision::Blocked { code, reason } => {
                     let by = refused_by.take().map_or(RefusedBy::Boundary, RefusedBy::Stage);
-                    Event::EffectRefused { tool, args_text: &record.detail, at, by, code: *code, reason }
+                    Event::EffectRefused { tool, args: &record.values, at, by, code: *code, reason }
                 }
-                Decision::Returned { label, words } => {
-                    Event::EffectReturned { tool, value_text: &record.detail, label, words, at }
-                }
+                Decision::Returned => match record.result() {
+                    Some(value) => Event::EffectReturned { tool, value, at },
+                    None => continue,
+                },
                 Decision::Failed { reason } => Event::EffectFailed { tool, reason, at },
             };
             self.observers.event(&event);

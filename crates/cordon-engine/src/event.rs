@@ -9,6 +9,7 @@
 //! one per line.
 
 use std::ops::{Add, AddAssign};
+use std::sync::Arc;
 
 use cordon_label::Label;
 use cordon_runtime::effect::{Effect, HoleRequest};
@@ -84,8 +85,16 @@ pub enum Event<'a> {
         note: &'a dyn Note,
     },
     /// A call was refused and nothing was performed: by the boundary, as the plan made it, or by
-    /// a stage. `args_text` is the arguments as the trace shows them.
-    EffectRefused { tool: &'a str, args_text: &'a str, at: Span, by: RefusedBy<'a>, code: Code, reason: &'a str },
+    /// a stage. `args` are its arguments (written as `args_text`, as the trace shows them).
+    EffectRefused {
+        tool: &'a str,
+        #[serde(rename = "args_text", serialize_with = "write::args_text")]
+        args: &'a [(Arc<str>, Val)],
+        at: Span,
+        by: RefusedBy<'a>,
+        code: Code,
+        reason: &'a str,
+    },
     /// Every stage agreed: the call was committed (linear arguments used up, counted, recorded
     /// as allowed) and its host performed it and answered.
     EffectPerformed {
@@ -94,10 +103,15 @@ pub enum Event<'a> {
         #[serde(serialize_with = "write::answer")]
         answer: &'a Result<Json, String>,
     },
-    /// The boundary checked what the tool returned and labelled it (`label` empty for the
-    /// bottom label, `words` the same label for people); `value_text` is the value as the trace
-    /// shows it.
-    EffectReturned { tool: &'a str, value_text: &'a str, label: &'a str, words: &'a str, at: Span },
+    /// The boundary checked what the tool returned and labelled it: `value`, written as
+    /// `value_text` (as the trace shows it), `label` (empty for the bottom label) and `words` (the
+    /// same label for people).
+    EffectReturned {
+        tool: &'a str,
+        #[serde(flatten, serialize_with = "write::returned")]
+        value: &'a Val,
+        at: Span,
+    },
     /// The tool failed, or returned something other than it declares.
     EffectFailed { tool: &'a str, reason: &'a str, at: Span },
     /// A stage holds an effect: the run waits, intact, for what the stage `needs`.
@@ -270,6 +284,7 @@ impl Observer for Observers<'_> {
 /// name, its arguments by name and its place; fields in the order a reader wants them.
 mod write {
     use std::fmt::Display;
+    use std::sync::Arc;
 
     use cordon_runtime::effect::{Effect, HoleRequest};
     use cordon_runtime::{Json, RunError, Val, deep_label};
@@ -279,6 +294,25 @@ mod write {
 
     pub(super) fn display<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(v)
+    }
+
+    /// Arguments as the trace shows them: `name: value, ..`.
+    pub(super) fn args_text<S: Serializer>(args: &&[(Arc<str>, Val)], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&cordon_runtime::trace::args_text(args))
+    }
+
+    /// A tool's answer as the trace shows it, with its label and the label in words.
+    pub(super) fn returned<S: Serializer>(value: &&Val, s: S) -> Result<S::Ok, S::Error> {
+        let label = deep_label(value);
+        let (dc, words) = match label.is_bottom() {
+            true => (String::new(), String::new()),
+            false => (label.dc().to_string(), label.dc().describe()),
+        };
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("value_text", &cordon_runtime::trace::value_text(value))?;
+        map.serialize_entry("label", &dc)?;
+        map.serialize_entry("words", &words)?;
+        map.end()
     }
 
     /// A call's arguments by name, in the order of its parameters.

@@ -30,6 +30,13 @@ pub trait Host: ToolHost + Send + Any {
     fn policy(&self) -> Option<&str> {
         None
     }
+
+    /// What a grant for its tools is bound to: text that names this host and changes when what
+    /// it would do could (an MCP server's command, address or tool list). By default its kind
+    /// and name: a built-in host is what its name says.
+    fn instance(&self) -> String {
+        format!("{} {}", self.kind(), self.name())
+    }
 }
 
 /// The hosts of one run. Itself a [`ToolHost`]: an effect goes to the host of its capability.
@@ -84,6 +91,11 @@ impl Hosts {
     /// The policies the hosts bring, each as a name to show (`<github policy>`) and its source.
     pub fn policies(&self) -> Vec<(String, String)> {
         self.hosts.iter().filter_map(|h| Some((format!("<{} policy>", h.name()), h.policy()?.to_string()))).collect()
+    }
+
+    /// Each capability with what serves it (`Host::instance`), for binding grants.
+    pub fn instances(&self) -> Vec<(String, String)> {
+        self.hosts.iter().map(|h| (h.capability().to_string(), h.instance())).collect()
     }
 
     /// Whether a host serves `capability`.

@@ -43,6 +43,7 @@ fn grant() -> NewGrant {
         label_class: "public".into(),
         scope: Scope::UntilRevoked,
         expires_ms: None,
+        instance: None,
     }
 }
 

@@ -2,8 +2,10 @@
 //! model wrote or a tool returned: the terminal reads a person's keys, the scripted approver a
 //! file the host was given, and the other two answer the same whatever they are shown.
 //!
-//! - [`Terminal`]: the card on a terminal, paged; `y`, `n` or `always`. A terminal that closes
-//!   (end of input, a read error) before an answer is a denial.
+//! - [`Terminal`]: the card on a terminal, paged; `y`, `n` or `always`. A flagged card is
+//!   approved only by typing the last characters of the flagged value, never by `y`, and never
+//!   with "always". A terminal that closes (end of input, a read error) before an answer is a
+//!   denial.
 //! - [`Scripted`]: answers from a file, in order (tests, demos). A missing answer is a denial.
 //! - [`DenyAll`] (`--approve none`): denies every card; the default when there is no terminal.
 //! - [`ApproveAll`] (`--approve all`): approves every card without showing it; for benchmarks
@@ -11,12 +13,12 @@
 //!   value the labels refused, and never makes a grant.
 
 use std::fmt;
-use std::io::{BufRead, Write};
+use std::io::{self, BufRead, Write};
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::card::Card;
+use crate::card::{CONFIRM_CHARS, Card};
 
 /// A person's answer to a card.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -186,6 +188,30 @@ impl Approver for Scripted {
     }
 }
 
+/// Where a terminal approver reads its answers, a line at a time.
+pub trait ReadLine {
+    /// Appends the next line (with its newline) to `line`; `Ok(0)` at the end of input.
+    fn read_line(&mut self, line: &mut String) -> io::Result<usize>;
+}
+
+impl<R: BufRead> ReadLine for R {
+    fn read_line(&mut self, line: &mut String) -> io::Result<usize> {
+        BufRead::read_line(self, line)
+    }
+}
+
+/// This process's standard input, locked for one line at a time and never longer: a chat
+/// reading its requests and the terminal approver reading answers take turns on it (holding
+/// its lock across reads deadlocks the second reader).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdinLines;
+
+impl ReadLine for StdinLines {
+    fn read_line(&mut self, line: &mut String) -> io::Result<usize> {
+        io::stdin().read_line(line)
+    }
+}
+
 /// A card on a terminal: the card, a page at a time, then a prompt for `y`, `n` or `always`.
 /// Only `n` is taken before the last page: approval comes after everything was shown. The end
 /// of input or a read error, at any point, is a denial, and so are three unreadable answers.
@@ -213,7 +239,7 @@ impl fmt::Display for NotATerminal {
 
 impl std::error::Error for NotATerminal {}
 
-impl<R: BufRead, W: Write> Terminal<R, W> {
+impl<R: ReadLine, W: Write> Terminal<R, W> {
     /// Reads answers from `input` and writes cards to `output`, 80 columns by 24 rows.
     pub fn new(input: R, output: W) -> Terminal<R, W> {
         Terminal { input, output, width: 80, rows: 24 }
@@ -246,9 +272,17 @@ impl<R: BufRead, W: Write> Terminal<R, W> {
                 }
             }
         }
+        match card.confirmation() {
+            Some((what, tail)) => self.confirm(card, &what, &tail),
+            None => self.yes_or_no(card),
+        }
+    }
+
+    /// The prompt for a card with no flag: `y`, `n`, or `always` where a grant may be made.
+    fn yes_or_no(&mut self, card: &Card) -> Option<Answer> {
         let choices = if card.grantable { "[y]es / [n]o / [a]lways" } else { "[y]es / [n]o" };
         for _ in 0..3 {
-            write!(self.output, "approve {}? {choices}: ", crate::card::escape(&card.tool)).ok()?;
+            write!(self.output, "approve {}? {choices}: ", cordon_text::escape(&card.tool)).ok()?;
             self.output.flush().ok()?;
             match Answer::parse(&self.read_line()?) {
                 Some(Answer::Always) if !card.grantable => return Some(Answer::Yes),
@@ -259,21 +293,49 @@ impl<R: BufRead, W: Write> Terminal<R, W> {
         }
         Some(Answer::No)
     }
-}
 
-impl Terminal<std::io::StdinLock<'static>, std::io::Stderr> {
-    /// The terminal of this process: answers from standard input, cards on standard error.
-    /// Fails when standard input is not a terminal.
-    pub fn stdio() -> Result<Self, NotATerminal> {
-        use std::io::IsTerminal;
-        if !std::io::stdin().is_terminal() {
-            return Err(NotATerminal);
+    /// The prompt for a flagged card: approved only by typing `tail`, the end of the flagged
+    /// value as shown; `y` or `always` is refused and asked again, `n` denies, and so do three
+    /// answers that are not `tail`.
+    fn confirm(&mut self, card: &Card, what: &str, tail: &str) -> Option<Answer> {
+        let what = cordon_text::escape(what);
+        for _ in 0..3 {
+            write!(
+                self.output,
+                "FLAGGED: approve {}? type the last {CONFIRM_CHARS} characters of {what} to approve, or n: ",
+                cordon_text::escape(&card.tool)
+            )
+            .ok()?;
+            self.output.flush().ok()?;
+            let line = self.read_line()?;
+            let typed = line.trim_end_matches(['\n', '\r']).trim();
+            if typed == tail.trim() {
+                return Some(Answer::Yes);
+            }
+            let said = match Answer::parse(typed) {
+                Some(Answer::No) => return Some(Answer::No),
+                Some(Answer::Yes | Answer::Always) => "a flagged card is not approved by y or always",
+                None => "that is not the end of the flagged value",
+            };
+            writeln!(self.output, "{said}: type the last {CONFIRM_CHARS} characters of {what}, or n").ok()?;
         }
-        Ok(Terminal::new(std::io::stdin().lock(), std::io::stderr()))
+        Some(Answer::No)
     }
 }
 
-impl<R: BufRead, W: Write> Approver for Terminal<R, W> {
+impl Terminal<StdinLines, io::Stderr> {
+    /// The terminal of this process: answers from standard input (locked only while a line is
+    /// read), cards on standard error. Fails when standard input is not a terminal.
+    pub fn stdio() -> Result<Self, NotATerminal> {
+        use std::io::IsTerminal;
+        if !io::stdin().is_terminal() {
+            return Err(NotATerminal);
+        }
+        Ok(Terminal::new(StdinLines, io::stderr()))
+    }
+}
+
+impl<R: ReadLine, W: Write> Approver for Terminal<R, W> {
     fn name(&self) -> &str {
         "terminal"
     }

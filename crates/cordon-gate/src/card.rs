@@ -14,6 +14,7 @@
 
 use cordon_label::{DcLabel, Formula, Label, Tier};
 use cordon_runtime::{CardField, Effect, Program, RunError, Val, Value, deep_label};
+use cordon_text::escape;
 use serde::Serialize;
 
 /// One approval card.
@@ -36,14 +37,36 @@ pub struct Card {
     pub decided_by: Vec<String>,
     /// Values the labels refused for this call, which approving vouches for or releases.
     pub flows: Vec<FlowShown>,
-    /// What the intent check found wrong (each needs the person's attention).
-    pub flags: Vec<String>,
+    /// What the intent check found wrong (each needs the person's attention): a flagged card
+    /// leads with them, is approved only by typing the end of the flagged value, and never
+    /// makes a grant.
+    pub flags: Vec<Flag>,
     /// Whether "always" may be answered: a grant would be remembered for this tool, these
     /// destinations and this label class.
     pub grantable: bool,
     /// The label class of the call's data, as grants name it.
     pub label_class: String,
 }
+
+/// What the intent check found wrong with a call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Flag {
+    /// The finding, in a sentence (the card escapes it).
+    pub says: String,
+    /// The value it is about (a destination, a recipient), when it is about one: the person
+    /// types its last characters to approve.
+    pub value: Option<String>,
+}
+
+impl Flag {
+    /// A finding about the call as a whole.
+    pub fn about_call(says: String) -> Flag {
+        Flag { says, value: None }
+    }
+}
+
+/// Characters of the flagged value a person types to approve a flagged card.
+pub const CONFIRM_CHARS: usize = 4;
 
 /// A value as a card shows it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -68,6 +91,9 @@ pub enum Origin {
     /// Everyone vouches for it, and it came from a tool: the host's own facts (a product's
     /// merchant, an order's amount, a message's sender).
     Host,
+    /// Everyone vouches for it as the plan's own text, but a model wrote the plan (`cordon
+    /// ask`) and the user's request does not name it: the model's words, not the user's.
+    Model,
     /// Only these principals vouch for it (a tool's facts, a merchant's message, an author's
     /// review), written as a formula: `mallory`, `shop`.
     VouchedBy { who: String },
@@ -124,6 +150,7 @@ impl Shown {
         let what = match &self.origin {
             Origin::Request => "the user's request".to_string(),
             Origin::Host => "the host's own facts".to_string(),
+            Origin::Model => "the plan the model wrote (the user's request does not name it)".to_string(),
             Origin::VouchedBy { who } => format!("data written by {}", words(who)),
             Origin::Nobody => "data no one vouches for".to_string(),
         };
@@ -235,7 +262,9 @@ impl Card {
     }
 
     /// The card as text for a terminal `width` columns wide (at least 40): every line fits,
-    /// nothing is left out, and every character that is not plain printable text is escaped.
+    /// nothing is left out, and every character that is not plain printable text is escaped
+    /// (every line goes through [`escape`]). A flagged card leads with its flags and asks for
+    /// the end of the flagged value instead of a `y`.
     pub fn render(&self, width: usize) -> String {
         let width = width.max(40);
         let mut out = Lines { width, lines: Vec::new() };
@@ -245,10 +274,17 @@ impl Card {
             Tier::Deny => "never performed",
             Tier::None => "label check",
         };
-        let title = format!("== approve? {} [{} - {what}] ", escape(&self.tool), self.tier);
-        let fill = width.saturating_sub(title.chars().count());
-        out.raw(format!("{title}{}", "=".repeat(fill)));
-        out.field("action", &escape(&self.action));
+        let title = format!("== approve? {} [{} - {what}] ", self.tool, self.tier);
+        let fill = width.saturating_sub(escape(&title).chars().count());
+        out.text(&format!("{title}{}", "=".repeat(fill)));
+        if !self.flags.is_empty() {
+            out.text("!! FLAGGED: this call may not be what the user asked for. Check each line below;");
+            out.text("!! approving sends it exactly as shown.");
+            for flag in &self.flags {
+                out.wrapped("!! - ", "!!   ", &flag.says);
+            }
+        }
+        out.field("action", &self.action);
         if let Some(d) = &self.destination {
             out.shown("destination", d);
         }
@@ -257,48 +293,93 @@ impl Card {
             out.shown(&key, r);
         }
         for (key, v) in &self.fields {
-            out.shown(&escape(key), v);
+            out.shown(key, v);
         }
         if let Some(c) = &self.content {
             let lines = c.text.split('\n').count();
             let bytes = c.text.len();
             let s = |n: usize| if n == 1 { "" } else { "s" };
-            out.raw(format!("content ({lines} line{}, {bytes} byte{}, shown whole):", s(lines), s(bytes)));
+            out.text(&format!("content ({lines} line{}, {bytes} byte{}, shown whole):", s(lines), s(bytes)));
             for line in c.text.split('\n') {
-                out.wrapped("  | ", "  | ", &escape(line));
+                out.wrapped("  | ", "  | ", line);
             }
             out.wrapped("  ", "  ", &format!("label: {}", c.label_words()));
             out.wrapped("  ", "  ", &format!("from: {}", c.origin_words()));
         }
         if !self.decided_by.is_empty() {
-            out.wrapped("decided by   ", "             ", &escape(&self.decided_by.join("; ")));
+            out.wrapped("decided by   ", "             ", &self.decided_by.join("; "));
         }
-        out.wrapped("data         ", "             ", &format!("label class `{}`", escape(&self.label_class)));
+        out.wrapped("data         ", "             ", &format!("label class `{}`", self.label_class));
         if !self.flows.is_empty() {
-            out.raw("the labels refused this call; approving it, for this call only:".into());
+            out.text("the labels refused this call; approving it, for this call only:");
             for f in &self.flows {
-                let what =
-                    f.param.as_deref().map_or("the decision to call".to_string(), |p| format!("`{}`", escape(p)));
-                out.wrapped("  - ", "    ", &format!("{what} = {}", escape(&f.value.text)));
-                out.wrapped("    ", "    ", &format!("from: {}", escape(&f.value.origin_words())));
-                out.wrapped("    ", "    ", &format!("means: {}", escape(&f.meaning)));
+                let what = f.param.as_deref().map_or("the decision to call".to_string(), |p| format!("`{p}`"));
+                out.wrapped("  - ", "    ", &format!("{what} = {}", f.value.text));
+                out.wrapped("    ", "    ", &format!("from: {}", f.value.origin_words()));
+                out.wrapped("    ", "    ", &format!("means: {}", f.meaning));
             }
         }
-        for flag in &self.flags {
-            out.wrapped("!! ", "   ", &escape(flag));
+        out.wrapped("", "", &self.answer_line());
+        out.lines.join("\n")
+    }
+
+    /// What the person may answer, in words.
+    fn answer_line(&self) -> String {
+        if let Some((what, _)) = self.confirmation() {
+            return format!(
+                "answer: to approve, type the last {CONFIRM_CHARS} characters of {what} as shown above; n = no \
+                 (y is not enough on a flagged card, and it is never remembered)"
+            );
         }
         let always = if self.grantable {
             format!(
                 ", always = yes, and do not ask again for {} to {} with {} data",
-                escape(&self.tool),
-                escape(&self.destinations().join(", ")).if_empty("anywhere"),
-                escape(&self.label_class)
+                self.tool,
+                self.destinations().join(", ").if_empty("anywhere"),
+                self.label_class
             )
         } else {
             String::new()
         };
-        out.wrapped("", "", &format!("answer: y = yes, n = no{always}"));
-        out.lines.join("\n")
+        format!("answer: y = yes, n = no{always}")
+    }
+
+    /// For a flagged card: what the person must type the end of to approve it (in words) and
+    /// the characters to type: the last [`CONFIRM_CHARS`] of the first flagged value as the
+    /// card shows it (escaped), else of the first destination or recipient, else of the tool.
+    /// `None` for a card with no flag.
+    pub fn confirmation(&self) -> Option<(String, String)> {
+        self.flags.first()?;
+        // What a person can read the end of: not empty, not only spaces.
+        let readable = |v: &&str| !escape(v).trim_end().is_empty();
+        let flagged = self.flags.iter().filter_map(|f| f.value.as_deref()).find(readable);
+        let (what, value) = match flagged.or_else(|| self.destinations().into_iter().find(readable)) {
+            Some(value) => (format!("`{value}`"), value),
+            None => (format!("the tool `{}`", self.tool), self.tool.as_str()),
+        };
+        let shown: Vec<char> = escape(value).trim_end().chars().collect();
+        let tail: String = shown[shown.len().saturating_sub(CONFIRM_CHARS)..].iter().collect();
+        Some((what, tail))
+    }
+
+    /// In a plan a model wrote (`cordon ask`), the plan's own text is the model's: every value
+    /// the card would show as "from the user's request" only because it is the plan's text (no
+    /// one but everyone vouches for it, and it came from no tool) is the model's, unless
+    /// `request` names it.
+    pub fn attribute_plan_text_to_model(&mut self, request: &str) {
+        let shown = self
+            .destination
+            .iter_mut()
+            .chain(&mut self.recipients)
+            .chain(&mut self.content)
+            .chain(self.fields.iter_mut().map(|(_, v)| v))
+            .chain(self.flows.iter_mut().map(|f| &mut f.value));
+        for v in shown {
+            let plan_text = v.origin == Origin::Request && v.label.integrity.is_false() && v.sources.is_empty();
+            if plan_text && !crate::intent::named_in(request, &v.text) && v.text != request {
+                v.origin = Origin::Model;
+            }
+        }
     }
 }
 
@@ -320,34 +401,38 @@ struct Lines {
 
 const KEY_WIDTH: usize = 13;
 
+/// Every text given to it is escaped here, once: no line of a card can show a character as
+/// anything but itself.
 impl Lines {
-    fn raw(&mut self, line: String) {
-        self.wrapped("", "", &line);
+    fn text(&mut self, line: &str) {
+        self.wrapped("", "", line);
     }
 
     /// `key  value`, then the value's label and origin on lines of their own.
     fn shown(&mut self, key: &str, v: &Shown) {
-        self.field(key, &escape(&v.text));
+        self.field(key, &v.text);
         let pad = " ".repeat(KEY_WIDTH);
         self.wrapped(&pad, &pad, &format!("label: {}", v.label_words()));
-        self.wrapped(&pad, &pad, &format!("from: {}", escape(&v.origin_words())));
+        self.wrapped(&pad, &pad, &format!("from: {}", v.origin_words()));
     }
 
     fn field(&mut self, key: &str, text: &str) {
         let pad = " ".repeat(KEY_WIDTH);
-        let first = if key.chars().count() < KEY_WIDTH {
-            format!("{key}{}", " ".repeat(KEY_WIDTH - key.chars().count()))
+        let shown = escape(key);
+        let first = if shown.chars().count() < KEY_WIDTH {
+            format!("{shown}{}", " ".repeat(KEY_WIDTH - shown.chars().count()))
         } else {
             self.wrapped("", "", key);
             pad.clone()
         };
-        // A value with line breaks (escaped already) is wrapped like any other text.
         self.wrapped(&first, &pad, text);
     }
 
     /// `text` after `first` on its first line and `rest` on the others, broken at spaces where
     /// it can be and inside words where it must: nothing is dropped.
     fn wrapped(&mut self, first: &str, rest: &str, text: &str) {
+        let text = escape(text);
+        let text = text.as_str();
         let mut prefix = first;
         let mut line = String::new();
         let mut used = 0;
@@ -409,47 +494,9 @@ fn split_keeping_spaces(text: &str) -> Vec<&str> {
     out
 }
 
-/// `text` with every character a terminal would not show as itself escaped: control characters
-/// (line breaks too: a card keeps its own layout), invisible and direction-changing characters,
-/// and the backslash itself, so an escape in the text cannot pass for one of these.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() || invisible(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Characters that change how text around them looks, or show nothing: zero-width ones,
-/// direction marks and overrides, the byte-order mark, tag characters, the replacement
-/// character that stands for bytes that were not text.
-fn invisible(c: char) -> bool {
-    matches!(c as u32,
-        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E
-        | 0x200B..=0x200F | 0x2028..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
-        | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFD | 0xE0000..=0xE007F)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_what_a_terminal_would_hide_or_obey() {
-        assert_eq!(escape("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
-        assert_eq!(escape("pay \u{202e}olleh"), "pay \\u{202e}olleh");
-        assert_eq!(escape("x\\u{1b}"), "x\\\\u{1b}");
-        assert_eq!(escape("tab\there\r\n"), "tab\\there\\r\\n");
-        assert_eq!(escape("zero\u{200b}width"), "zero\\u{200b}width");
-        assert_eq!(escape("naïve café"), "naïve café");
-    }
 
     #[test]
     fn wrapping_keeps_every_character_and_fits() {

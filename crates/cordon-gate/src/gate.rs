@@ -3,7 +3,7 @@
 //! deny; asks the approver when a card is needed; and answers the engine.
 
 use cordon_engine::{Note, Stage, Verdict};
-use cordon_label::Tier;
+use cordon_label::{Label, Tier};
 use cordon_runtime::{Effect, ErrorKind, Program, RunError, deep_label};
 use cordon_store::{GrantId, GrantQuery, NewGrant, Scope};
 use serde::Serialize;
@@ -87,6 +87,10 @@ pub struct Record {
     pub grants_made: Vec<GrantId>,
     /// Why it was refused, when it was.
     pub reason: Option<String>,
+    /// What the decision to make the call depended on (bottom for the whole plan's card):
+    /// that there is a record at all says which way that decision went.
+    #[serde(skip)]
+    pub pc: Label,
 }
 
 /// A card waiting for an answer that comes later: which call, and the answer once given.
@@ -102,12 +106,17 @@ pub struct Gate<'a> {
     program: Program,
     user: String,
     request: String,
+    /// Whether a model wrote the plan (a request was given): then the plan's own text is the
+    /// model's, not the user's, on every card.
+    plan_by_model: bool,
     approver: Box<dyn Approver + 'a>,
     intent: Box<dyn IntentCheck + 'a>,
     grants: Box<dyn Grants + 'a>,
     session: Option<String>,
     scope: Scope,
     grant_ttl_ms: Option<i64>,
+    /// What serves each capability (`Host::instance`), which grants are bound to.
+    instances: std::collections::HashMap<String, String>,
     cards: u64,
     /// The calls the person approved with the whole plan, and the card that asked.
     plan: PlanApproval,
@@ -137,12 +146,14 @@ impl<'a> Gate<'a> {
             program: program.clone(),
             user: user.to_string(),
             request: String::new(),
+            plan_by_model: false,
             approver,
             intent: Box::new(ProvenanceRules::new()),
             grants: Box::new(MemoryGrants::new()),
             session: None,
             scope: Scope::UntilRevoked,
             grant_ttl_ms: None,
+            instances: std::collections::HashMap::new(),
             cards: 0,
             plan: PlanApproval::default(),
             plan_decision: None,
@@ -152,10 +163,12 @@ impl<'a> Gate<'a> {
         }
     }
 
-    /// The user's original request, as the user typed it: all the intent check knows of the
-    /// user's intent.
+    /// The user's original request, as the user typed it, for a plan a model wrote from it:
+    /// all the intent check knows of the user's intent. The plan's own text on a card is then
+    /// the model's, unless the request names it.
     pub fn with_request(mut self, request: &str) -> Gate<'a> {
         self.request = request.to_string();
+        self.plan_by_model = true;
         self
     }
 
@@ -186,6 +199,13 @@ impl<'a> Gate<'a> {
     }
 
     /// Grants answered "always" expire after `ms` milliseconds.
+    /// What serves each capability, by name (`Hosts::instances`): a grant made here is bound
+    /// to what served its tool, and covers the tool only as served by the same.
+    pub fn with_instances(mut self, instances: impl IntoIterator<Item = (String, String)>) -> Gate<'a> {
+        self.instances = instances.into_iter().collect();
+        self
+    }
+
     pub fn grants_expire_after_ms(mut self, ms: i64) -> Gate<'a> {
         self.grant_ttl_ms = Some(ms);
         self
@@ -231,6 +251,7 @@ impl<'a> Gate<'a> {
             grant_used: None,
             grants_made: Vec::new(),
             reason: None,
+            pc: effect.pc.clone(),
         };
         let tier = match self.program.tier(effect) {
             Ok(t) => t,
@@ -268,6 +289,9 @@ impl<'a> Gate<'a> {
         };
         if flows {
             card.flows = self.flows_shown(effect);
+        }
+        if self.plan_by_model {
+            card.attribute_plan_text_to_model(&self.request);
         }
         card.flags = self.intent.check(&self.request, &card);
         let flagged = !card.flags.is_empty();
@@ -338,6 +362,7 @@ impl<'a> Gate<'a> {
             grant_used: None,
             grants_made: Vec::new(),
             reason: None,
+            pc: Label::bottom(),
         });
         approved
     }
@@ -425,6 +450,12 @@ impl<'a> Gate<'a> {
 
     /// A grant covering every destination of the card (the tool, each destination and
     /// recipient, the label class of the call's data), if one does.
+    /// What serves `tool` (`Capability.tool`), as [`Gate::with_instances`] said.
+    fn instance_of(&self, tool: &str) -> Option<&str> {
+        let capability = tool.split_once('.').map_or(tool, |(capability, _)| capability);
+        self.instances.get(capability).map(String::as_str)
+    }
+
     fn find_grant(&self, card: &Card) -> Result<Option<GrantId>, String> {
         let destinations = card.destinations();
         let destinations = if destinations.is_empty() { vec![""] } else { destinations };
@@ -435,6 +466,7 @@ impl<'a> Gate<'a> {
                 destination,
                 label_class: &card.label_class,
                 session: self.session.as_deref(),
+                instance: self.instance_of(&card.tool),
             };
             match self.grants.find(&query).map_err(|e| e.to_string())? {
                 Some(g) => found = found.or(Some(g.id)),
@@ -459,6 +491,7 @@ impl<'a> Gate<'a> {
                 label_class: card.label_class.clone(),
                 scope: self.scope.clone(),
                 expires_ms,
+                instance: self.instance_of(&card.tool).map(str::to_string),
             };
             ids.push(self.grants.add(&grant).map_err(|e| e.to_string())?.id);
         }

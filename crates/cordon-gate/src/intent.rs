@@ -7,19 +7,20 @@
 //! the policy trusts, or from the trusted contacts; anything else is flagged ("the recipient
 //! `mallory@evil.example` came from data written by mallory (the field `Review.text`)"). A
 //! flagged card is shown even where a grant would have covered the call, and cannot make a
-//! grant. A card that asks to vouch for or release values the labels refused is always flagged.
+//! grant. A card that asks to vouch for or release values the labels refused is always flagged,
+//! and so is a destination or recipient whose letters mix scripts (a look-alike name).
 
 use cordon_label::Formula;
 
-use crate::card::{Card, Origin, Shown, escape};
+use crate::card::{Card, Flag, Origin, Shown};
 
 /// Checks a card against the user's request.
 pub trait IntentCheck {
     /// Its name, for the gate's records.
     fn name(&self) -> &str;
 
-    /// What does not match the request, one sentence each; empty when everything does.
-    fn check(&mut self, request: &str, card: &Card) -> Vec<String>;
+    /// What does not match the request, one flag each; empty when everything does.
+    fn check(&mut self, request: &str, card: &Card) -> Vec<Flag>;
 }
 
 /// The default intent check: where each destination and recipient came from.
@@ -54,7 +55,7 @@ impl ProvenanceRules {
             _ if self.contacts.contains(&v.text) => true,
             _ if named_in(request, &v.text) => true,
             Origin::VouchedBy { .. } => self.trusted.iter().any(|t| v.label.integrity.implies(&Formula::principal(t))),
-            Origin::Nobody => false,
+            Origin::Model | Origin::Nobody => false,
         }
     }
 }
@@ -64,21 +65,30 @@ impl IntentCheck for ProvenanceRules {
         "provenance"
     }
 
-    fn check(&mut self, request: &str, card: &Card) -> Vec<String> {
+    fn check(&mut self, request: &str, card: &Card) -> Vec<Flag> {
         let mut flags = Vec::new();
         let roles =
             card.destination.iter().map(|d| ("destination", d)).chain(card.recipients.iter().map(|r| ("recipient", r)));
         for (role, v) in roles {
             if !self.acceptable(request, v) {
-                flags.push(format!("the {role} `{}` came from {}", escape(&v.text), v.origin_words()));
+                let says = format!("the {role} `{}` came from {}", v.text, v.origin_words());
+                flags.push(Flag { says, value: Some(v.text.clone()) });
+            }
+            if let Some(scripts) = cordon_text::mixed_scripts(&v.text) {
+                let says = format!(
+                    "the {role} `{}` mixes {} letters: it may imitate another name with look-alikes",
+                    v.text,
+                    scripts.join(" and ")
+                );
+                flags.push(Flag { says, value: Some(v.text.clone()) });
             }
         }
         if !card.flows.is_empty() {
             let n = card.flows.len();
-            flags.push(format!(
+            flags.push(Flag::about_call(format!(
                 "the labels refused this call: approving it vouches for or releases {n} value{} for this call only",
                 if n == 1 { "" } else { "s" }
-            ));
+            )));
         }
         flags
     }

@@ -68,8 +68,10 @@ mod grants;
 mod intent;
 mod plan;
 
-pub use approver::{Answer, ApproveAll, Approver, DenyAll, NotATerminal, Reply, ScriptError, Scripted, Terminal};
-pub use card::{Card, FlowShown, Origin, Shown, escape, label_class, origin};
+pub use approver::{
+    Answer, ApproveAll, Approver, DenyAll, NotATerminal, ReadLine, Reply, ScriptError, Scripted, StdinLines, Terminal,
+};
+pub use card::{CONFIRM_CHARS, Card, Flag, FlowShown, Origin, Shown, label_class, origin};
 pub use gate::{Decision, Gate, Record, Stats, rule};
 pub use grants::{Grants, MemoryGrants, StoreGrants};
 pub use intent::{IntentCheck, ProvenanceRules, named_in};

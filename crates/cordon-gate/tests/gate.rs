@@ -58,6 +58,7 @@ fn grant(tool: &str, destination: &str, class: &str) -> NewGrant {
         label_class: class.into(),
         scope: Scope::UntilRevoked,
         expires_ms: None,
+        instance: None,
     }
 }
 
@@ -216,6 +217,37 @@ fn always_makes_a_grant_that_the_next_call_uses() {
     );
 }
 
+/// A grant is bound to what served its tool when it was made: the same capability served by
+/// another server (another command, or the same one listing other tools) asks again.
+#[test]
+fn a_grant_covers_its_tool_only_as_served_by_the_same_server() {
+    let program = shop_program(&message("tea-house", "\"hi\""));
+    let grants = MemoryGrants::new();
+    let served_by = |instance: &str| [("Shop".to_string(), instance.to_string())];
+    let mut approver = Scripted::parse("always").unwrap();
+    let mut gate = Gate::new(&program, "ann", Box::new(&mut approver))
+        .with_grants(Box::new(&grants))
+        .with_instances(served_by("mcp shop sha256:aa"));
+    assert_eq!(done(drive(&program, "ann", &mut Shop::builtin().unwrap(), &mut gate)), "\"sent\"");
+    drop(gate);
+    assert_eq!(grants.all()[0].grant.instance.as_deref(), Some("mcp shop sha256:aa"));
+    // The same server: the grant answers.
+    let mut gate = Gate::new(&program, "ann", Box::new(DenyAll))
+        .with_grants(Box::new(&grants))
+        .with_instances(served_by("mcp shop sha256:aa"));
+    assert_eq!(done(drive(&program, "ann", &mut Shop::builtin().unwrap(), &mut gate)), "\"sent\"");
+    assert_eq!(gate.stats().grants_used, 1);
+    // Another one, or none named: a card, which no one approves.
+    for other in [Some("mcp shop sha256:bb"), None] {
+        let mut gate = Gate::new(&program, "ann", Box::new(DenyAll)).with_grants(Box::new(&grants));
+        if let Some(other) = other {
+            gate = gate.with_instances(served_by(other));
+        }
+        drive(&program, "ann", &mut Shop::builtin().unwrap(), &mut gate);
+        assert_eq!((gate.stats().grants_used, gate.stats().cards), (0, 1), "{other:?}");
+    }
+}
+
 /// A mail tool whose recipient's sink takes anyone's text: only the intent check stands
 /// between an injected address and the send.
 const MAIL: &str = r#"
@@ -262,8 +294,11 @@ fn an_injected_recipient_is_flagged_and_shown_even_under_a_grant() {
     assert_eq!((gate.stats().cards, gate.stats().flagged, gate.stats().grants_made), (1, 1, 0));
     let card = gate.records()[1].card.clone().unwrap();
     assert_eq!(
-        card.flags,
-        ["the recipient `mallory@evil.example` came from data no one vouches for (the result of `Mail.inbox`)"]
+        card.flags.iter().map(|f| (f.says.as_str(), f.value.as_deref())).collect::<Vec<_>>(),
+        [(
+            "the recipient `mallory@evil.example` came from data no one vouches for (the result of `Mail.inbox`)",
+            Some("mallory@evil.example")
+        )]
     );
     assert!(!card.grantable, "a flagged card cannot make a grant");
     drop(gate);
@@ -482,7 +517,7 @@ fn a_call_the_labels_refuse_becomes_a_flagged_card_the_user_may_approve_once() {
     assert_eq!(gate.stats().label_cards, 1);
     assert!(shop.data().sent.is_empty(), "a refused label card performed the call");
     let card = gate.records().iter().find_map(|r| r.card.clone()).unwrap();
-    assert!(card.flags.iter().any(|f| f.contains("the labels refused this call")), "{:?}", card.flags);
+    assert!(card.flags.iter().any(|f| f.says.contains("the labels refused this call")), "{:?}", card.flags);
     assert!(
         card.flows.iter().any(|f| f.meaning.contains("you vouch for data vouched for by mallory")),
         "{:#?}",

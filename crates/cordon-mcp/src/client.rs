@@ -1,25 +1,38 @@
 //! A connection to one MCP server: a child process on stdio (started with a clean environment,
 //! reaped when the connection ends) or a streamable HTTP endpoint. Its tools are listed once;
-//! starting, listing and each call are bounded by a timeout, and a result by a size limit.
+//! starting, listing and each call are bounded by a timeout, a result by a size limit, and the
+//! list of tools by pages, count and size (a server that pages forever, repeats a cursor or
+//! lists a tool twice is refused).
 //! Synchronous to its caller: the connection owns a small runtime for the SDK.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, PaginatedRequestParams, Tool};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 
+use cordon_text::guard_line;
+
 use crate::config::{Server, Transport};
 
 /// The most of a server's standard error kept, to explain why it failed.
 const STDERR_TAIL: usize = 2000;
+
+/// The most pages of tools a server may list.
+pub const MAX_TOOL_PAGES: usize = 100;
+
+/// The most tools a server may list.
+pub const MAX_TOOLS: usize = 1000;
+
+/// The most bytes of JSON a server's tools may take together.
+pub const MAX_TOOLS_BYTES: usize = 4 << 20;
 
 /// A running server.
 pub struct Connection {
@@ -33,6 +46,8 @@ pub struct Connection {
     pid: Option<u32>,
     /// Why the server can no longer be asked anything, once it cannot.
     dead: Option<String>,
+    /// What grants for its tools are bound to (see [`Connection::instance`]).
+    instance: String,
 }
 
 impl std::fmt::Debug for Connection {
@@ -76,7 +91,7 @@ impl Connection {
                             HeaderValue::try_from(value.as_str()).map_err(|_| bad("value"))?,
                         );
                     }
-                    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+                    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
                     let (service, tools) =
                         connect(name, StreamableHttpClientTransport::from_config(config), startup).await?;
                     Ok((service, tools, None))
@@ -87,7 +102,9 @@ impl Connection {
             Ok(started) => started,
             Err(e) => return Err(with_stderr(e, &stderr)),
         };
+        let instance = instance(name, server, &tools);
         Ok(Connection {
+            instance,
             name: name.to_string(),
             runtime,
             service: Some(service),
@@ -101,6 +118,14 @@ impl Connection {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The server as it was started and as it listed its tools: `mcp NAME sha256:HEX`, over
+    /// its name, command, arguments, working directory, address and tool list (names,
+    /// descriptions, schemas, annotations). A grant bound to it does not cover the same name
+    /// started otherwise or serving other tools.
+    pub fn instance(&self) -> &str {
+        &self.instance
     }
 
     /// The server's process id, while it runs.
@@ -126,9 +151,13 @@ impl Connection {
         match answer {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(e)) if matches!(e, rmcp::ServiceError::McpError(_)) => {
-                Err(format!("the MCP server `{}` refused `{tool}`: {e}", self.name))
+                Err(format!("the MCP server `{}` refused `{tool}`: {}", self.name, guard_line(&e.to_string())))
             }
-            Ok(Err(e)) => Err(self.died(format!("the MCP server `{}` failed during `{tool}`: {e}", self.name))),
+            Ok(Err(e)) => Err(self.died(format!(
+                "the MCP server `{}` failed during `{tool}`: {}",
+                self.name,
+                guard_line(&e.to_string())
+            ))),
             Err(_) => {
                 Err(self.died(format!("the MCP server `{}` did not answer `{tool}` within {timeout:?}", self.name)))
             }
@@ -188,12 +217,52 @@ where
     let service = tokio::time::timeout(timeout, ().serve(transport))
         .await
         .map_err(|_| format!("the MCP server `{name}` did not finish starting within {timeout:?}"))?
-        .map_err(|e| format!("the MCP server `{name}` failed to start: {e}"))?;
-    let tools = tokio::time::timeout(timeout, service.list_all_tools())
+        .map_err(|e| format!("the MCP server `{name}` failed to start: {}", guard_line(&e.to_string())))?;
+    let tools = tokio::time::timeout(timeout, list_tools(name, &service))
         .await
-        .map_err(|_| format!("the MCP server `{name}` did not list its tools within {timeout:?}"))?
-        .map_err(|e| format!("the MCP server `{name}` could not list its tools: {e}"))?;
+        .map_err(|_| format!("the MCP server `{name}` did not list its tools within {timeout:?}"))??;
     Ok((service, tools))
+}
+
+/// Every page of the server's tools, within [`MAX_TOOL_PAGES`], [`MAX_TOOLS`] and
+/// [`MAX_TOOLS_BYTES`]; a cursor given twice (a loop) or a name listed twice is an error.
+async fn list_tools(name: &str, service: &RunningService<RoleClient, ()>) -> Result<Vec<Tool>, String> {
+    let mut tools: Vec<Tool> = Vec::new();
+    let mut names = BTreeSet::new();
+    let mut cursors = BTreeSet::new();
+    let mut bytes = 0usize;
+    let mut cursor = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = service
+            .list_tools(Some(params))
+            .await
+            .map_err(|e| format!("the MCP server `{name}` could not list its tools: {}", guard_line(&e.to_string())))?;
+        for tool in page.tools {
+            bytes += serde_json::to_vec(&tool).map_or(usize::MAX, |json| json.len());
+            if bytes > MAX_TOOLS_BYTES {
+                return Err(format!(
+                    "the MCP server `{name}` lists tools of more than {} MiB in all: refused",
+                    MAX_TOOLS_BYTES >> 20
+                ));
+            }
+            if !names.insert(tool.name.to_string()) {
+                return Err(format!("the MCP server `{name}` lists the tool {:?} twice: refused", tool.name));
+            }
+            tools.push(tool);
+            if tools.len() > MAX_TOOLS {
+                return Err(format!("the MCP server `{name}` lists more than {MAX_TOOLS} tools: refused"));
+            }
+        }
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !cursors.insert(next.clone()) => {
+                return Err(format!("the MCP server `{name}` gave the same page cursor twice while listing its tools"));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(format!("the MCP server `{name}` lists its tools in more than {MAX_TOOL_PAGES} pages: refused"))
 }
 
 /// Keeps the last of what the server writes to stderr, to explain why it failed.
@@ -216,5 +285,22 @@ async fn keep_tail(mut err: tokio::process::ChildStderr, tail: Arc<Mutex<String>
 
 fn with_stderr(reason: String, stderr: &Mutex<String>) -> String {
     let tail = stderr.lock().map(|t| t.trim().to_string()).unwrap_or_default();
-    if tail.is_empty() { reason } else { format!("{reason}; it wrote: {}", tail.replace('\n', " | ")) }
+    // The server's own words, on one line with nothing hidden.
+    if tail.is_empty() { reason } else { format!("{reason}; it wrote: {}", guard_line(&tail.replace('\n', " | "))) }
+}
+
+/// [`Connection::instance`] of the server `name`, started as `server` says, listing `tools`.
+fn instance(name: &str, server: &Server, tools: &[Tool]) -> String {
+    use sha2::{Digest, Sha256};
+    let what = serde_json::json!({
+        "name": name,
+        "command": server.command,
+        "args": server.args,
+        "cwd": server.cwd,
+        "url": server.url,
+        "tools": tools,
+    });
+    let hash = Sha256::digest(what.to_string().as_bytes());
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("mcp {name} sha256:{hex}")
 }

@@ -68,10 +68,15 @@ pub struct Server {
 }
 
 /// How a server is reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport<'a> {
-    Stdio { command: &'a str },
-    Http { url: &'a str },
+    Stdio {
+        command: &'a str,
+    },
+    /// The URL as parsed and judged: the client reaches exactly this.
+    Http {
+        url: String,
+    },
 }
 
 /// How long a server may take, unless its entry says.
@@ -82,20 +87,7 @@ impl Server {
     pub fn transport(&self, name: &str) -> Result<Transport<'_>, String> {
         match (&self.command, &self.url) {
             (Some(command), None) => Ok(Transport::Stdio { command }),
-            (None, Some(url)) => {
-                let rest = url.strip_prefix("http://").map(|r| r.split(['/', '?']).next().unwrap_or_default());
-                let host = rest.map(|h| h.rsplit_once(':').map_or(h, |(host, _)| host));
-                match host {
-                    None if url.starts_with("https://") => Ok(Transport::Http { url }),
-                    Some("127.0.0.1" | "localhost" | "[::1]") => Ok(Transport::Http { url }),
-                    Some(_) => Err(format!(
-                        "the MCP server `{name}`'s url is plain http to another machine: use https (headers may carry keys)"
-                    )),
-                    None => {
-                        Err(format!("the MCP server `{name}`'s url must start with https:// (or http:// to loopback)"))
-                    }
-                }
-            }
+            (None, Some(url)) => Ok(Transport::Http { url: judge_url(name, url)? }),
             (Some(_), Some(_)) => Err(format!("the MCP server `{name}` has both a command and a url: give one")),
             (None, None) => Err(format!("the MCP server `{name}` needs a command (stdio) or a url (streamable HTTP)")),
         }
@@ -124,12 +116,41 @@ impl Server {
         self.startup_timeout_secs.map_or_else(|| self.timeout(), Duration::from_secs)
     }
 
-    /// The capability its tools serve in a policy.
+    /// The capability its tools serve in a policy: by default the server's name as an
+    /// identifier, its first letter in upper case (`my-files` → `My_files`).
     pub fn capability(&self, name: &str) -> String {
         self.capability.clone().unwrap_or_else(|| {
-            let mut chars = name.chars();
-            chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+            let id = crate::names::identifier(name);
+            let mut chars = id.chars();
+            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
         })
+    }
+}
+
+/// The URL of the server `name`, judged on its parsed form (as the client will reach it):
+/// `https://` to a host, or `http://` to a loopback address (`127.0.0.1` and the rest of
+/// `127.0.0.0/8` however written, `[::1]`, `localhost`); never a user or password in it.
+fn judge_url(name: &str, text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("the MCP server `{name}`'s url {text:?} is not a URL: {e}"))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "the MCP server `{name}`'s url has a user or password before its host: put keys in `headers`"
+        ));
+    }
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        Some(url::Host::Domain(domain)) => domain == "localhost",
+        None => false,
+    };
+    match url.scheme() {
+        "https" if url.host().is_some() => Ok(url.to_string()),
+        "http" if loopback => Ok(url.to_string()),
+        "http" => Err(format!(
+            "the MCP server `{name}`'s url is plain http to another machine ({}): use https (headers may carry keys)",
+            url.host_str().unwrap_or("no host")
+        )),
+        _ => Err(format!("the MCP server `{name}`'s url must start with https:// (or http:// to loopback)")),
     }
 }
 
@@ -200,6 +221,37 @@ mod tests {
             transport("[servers.x]\nurl = \"http://mcp.example.com/mcp\"\n").is_err_and(|e| e.contains("plain http"))
         );
         assert!(transport("[servers.x]\nurl = \"http://127.0.0.1.evil.com/mcp\"\n").is_err());
+        // Judged on the host as parsed, however the text is written.
+        for url in [
+            "http://localhost:@evil.com/",
+            "http://localhost@evil.com/",
+            "http://127.0.0.1:80@evil.com/",
+            "http://[::1]@evil.com/",
+            "http://evil.com#@127.0.0.1/",
+            "http://evil.com\\\\@127.0.0.1/",
+            "http://localhost.evil.com/",
+            "http://localhost./",
+            "http://0x7f000001.evil/",
+            "http://3232235777/",
+            "http://user:key@example.com/",
+            "https://user:key@example.com/",
+            "http:/evil.com/",
+            "https://",
+        ] {
+            assert!(transport(&format!("[servers.x]\nurl = {url:?}\n")).is_err(), "{url}");
+        }
+        for (url, reached) in [
+            ("HTTP://LOCALHOST:8080/mcp", "http://localhost:8080/mcp"),
+            ("http://2130706433/", "http://127.0.0.1/"),
+            ("http://0177.0.0.1/", "http://127.0.0.1/"),
+            ("http://0x7f.1/", "http://127.0.0.1/"),
+            ("http://127.1.2.3./", "http://127.1.2.3/"),
+            ("http://[0:0:0:0:0:0:0:1]:9/", "http://[::1]:9/"),
+            ("http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/"),
+        ] {
+            let parsed = Config::parse(&format!("[servers.x]\nurl = {url:?}\n")).unwrap_or_default();
+            assert_eq!(parsed.servers["x"].transport("x"), Ok(Transport::Http { url: reached.to_string() }), "{url}");
+        }
         assert!(transport("[servers.x]\nurl = \"ftp://x\"\n").is_err());
         assert!(transport("[servers.x]\n").is_err_and(|e| e.contains("needs a command")));
         assert!(transport("[servers.x]\ncommand = \"a\"\nurl = \"https://b\"\n").is_err_and(|e| e.contains("both")));

@@ -95,6 +95,12 @@ impl cordon_engine::Host for McpHost {
     fn capability(&self) -> &str {
         &self.binding.capability
     }
+
+    /// The server as started and as it listed its tools: a grant made for it lapses when the
+    /// config points the name elsewhere or the server's tools change.
+    fn instance(&self) -> String {
+        self.connection.instance().to_string()
+    }
 }
 
 impl Binding {
@@ -234,7 +240,8 @@ fn take(tool: &str, returns: Returns, result: CallToolResult) -> Result<Json, St
     let text = text.join("\n");
     if result.is_error == Some(true) {
         let shown: String = text.chars().take(MAX_ERROR_CHARS).collect();
-        return Err(format!("`{tool}` failed: {shown}"));
+        // The server's words, on one line with nothing hidden, wherever the reason is shown.
+        return Err(format!("`{tool}` failed: {}", cordon_text::guard_line(&shown)));
     }
     match returns {
         Returns::Nothing => Ok(Json::Null),

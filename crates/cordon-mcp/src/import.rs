@@ -1,15 +1,28 @@
 //! `cordon mcp import SERVER`: a starter policy for a server's tools, for the deployer to read
 //! and edit. Types come from the tools' JSON Schemas (objects → records, string enums → enums,
 //! arrays → lists, optional → `Option`, integers → `Int`, numbers → `Float`; what Cordon cannot
-//! say, such as unions or free-form objects, becomes `String` with a comment). Each tool's
-//! description is kept as its doc comment, marked as the server's words. The conservative
+//! say, such as unions or free-form objects, becomes `String` with a note). The conservative
 //! defaults are written out: results secret to the user and vouched for by no one, arguments
 //! and the decision to call only what is public and vouched for by the user, and
-//! `@approval(ask)` on any tool whose annotations or name say it writes, deletes or sends.
+//! `@approval(ask)` on any tool whose name, or whose annotations, say it writes, deletes or
+//! sends (a server's annotations can add that caution, never take away what the name says).
+//!
+//! Everything the server sends is an outsider's text. The policy is built as a syntax tree
+//! and written by [`cordon_syntax::print`], never by pasting the server's text into source:
+//! names become identifiers ([`names::cordon_name`]) or the tool is left out; descriptions,
+//! enum values and left-out names are doc comment lines that begin `> ` (the mark of quoted
+//! outsider text, which a model's prompt explains) and that the printer keeps from ending
+//! their comment or hiding text. So whatever the server sends, the policy declares exactly the
+//! tools, types, labels and tiers this module means.
 
-use std::collections::BTreeSet;
-use std::fmt::Write;
+use std::collections::{BTreeMap, BTreeSet};
 
+use cordon_syntax::ast::{
+    Annotation, AnnotationArg, Expr, ExprKind, Field, Ident, Item, ItemKind, NodeId, Param, Tool as ToolDecl, TypeExpr,
+    TypeExprKind, Variant,
+};
+use cordon_syntax::print;
+use cordon_syntax::{FileId, Span};
 use rmcp::model::Tool;
 use serde_json::Value as Json;
 
@@ -18,102 +31,175 @@ use crate::names;
 /// How deep a schema is followed before the rest is `String`.
 const MAX_DEPTH: usize = 8;
 
+/// The most lines of a server's description kept in a doc comment.
+const MAX_QUOTED_LINES: usize = 20;
+
+/// The most enum values quoted in a note.
+const MAX_QUOTED_VALUES: usize = 20;
+
+/// The prefix of every doc comment line that quotes the server.
+pub const QUOTE: &str = "> ";
+
 /// Words in a tool's name that say it changes something.
 const WRITES: &[&str] = &[
     "write", "delete", "remove", "send", "create", "update", "edit", "move", "post", "put", "set", "upload", "insert",
     "drop", "rename", "publish", "pay", "transfer", "execute", "run",
 ];
 
-/// The policy module for `tools`, served as `capability`.
-pub fn policy(server: &str, capability: &str, tools: &[Tool]) -> String {
-    let mut types = Types::default();
-    let mut body = String::new();
+/// The policy module for `tools`, served as `capability`; an error if `server` or `capability`
+/// (the deployer's own names) cannot be written as identifiers.
+pub fn policy(server: &str, capability: &str, tools: &[Tool]) -> Result<String, String> {
+    let mut types = Types::new(capability);
+    let mut declared = Vec::new();
+    let mut left_out = Vec::new();
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
     for tool in tools {
-        let name = names::cordon_name(&tool.name);
-        let type_name = pascal(&name);
-        if let Some(description) = &tool.description {
-            doc(&mut body, "  ", description);
-        }
-        let schema = Json::Object((*tool.input_schema).clone());
-        let required = required(&schema);
-        let properties = properties(&schema);
-        // Two properties with one identifier (`a-b`, `a.b`) cannot be told apart by a plan.
-        let clash =
-            |p: &str| properties.iter().filter(|(q, _)| names::cordon_name(q) == names::cordon_name(p)).count() > 1;
-        if properties.iter().any(|(p, _)| required.contains(p) && clash(p)) {
-            let _ = writeln!(
-                body,
-                "  // `{}` is left out: it requires properties whose names Cordon cannot tell apart\n",
-                tool.name.replace('\n', " ")
-            );
+        *uses.entry(names::cordon_name(&tool.name)).or_default() += 1;
+    }
+    for tool in tools {
+        if uses.get(&names::cordon_name(&tool.name)).is_some_and(|n| *n > 1) {
+            left_out.push(tool.name.to_string());
             continue;
         }
-        let mut params = Vec::new();
-        for (property, prop_schema) in properties.iter().filter(|(p, _)| !clash(p)) {
-            let mut ty = types.of(prop_schema, &format!("{type_name}{}", pascal(&names::identifier(property))), 0);
-            if !required.contains(property) {
-                ty = format!("Option[{ty}]");
-            }
-            params.push((names::cordon_name(property), ty));
+        match declare(&mut types, tool) {
+            Some(decl) => declared.push(decl),
+            None => left_out.push(tool.name.to_string()),
         }
-        let returns = match &tool.output_schema {
-            Some(out) => types.of(&Json::Object((**out).clone()), &format!("{type_name}Result"), 0),
-            None => "String".to_string(),
-        };
-        let list: Vec<String> = params.iter().map(|(p, t)| format!("{p}: {t}")).collect();
-        body.push_str(&joined(&format!("  tool {name}("), &list, &format!(") -> {returns}"), "    "));
-        let mut labels: Vec<String> = params.iter().map(|(p, _)| format!("{p} = endorsed(user())")).collect();
-        labels.push("pc = endorsed(user())".into());
-        labels.push("returns = secret(user()).join(untrusted())".into());
-        body.push_str(&joined("    @label(", &labels, ")", "           "));
-        if writes(tool) {
-            let _ = writeln!(body, "    @approval(ask)");
-        }
-        body.push('\n');
     }
-    let mut out = format!(
-        "// A starter policy for the MCP server `{server}`,\n// written by `cordon mcp import {server}`.\n\
-         // Read it before you use it: the doc comments are the server's own words (untrusted),\n\
-         // and the labels are the conservative defaults: what a tool returns is secret to the user\n\
-         // and vouched for by no one; arguments, and the decision to call, may only be public data\n\
-         // the user vouches for; tools that may write, delete or send ask first. Loosen what your\n\
-         // tasks need.\n\n"
-    );
-    out.push_str(&types.decls);
-    let _ = writeln!(out, "/// The tools of the MCP server `{server}`.\ncapability {capability} {{");
-    out.push_str(body.trim_end());
-    out.push_str("\n}\n");
-    let _ = writeln!(
-        out,
-        "\n/// A plan gets the server's tools and returns its answer.\nentry({}: {capability}) -> String",
-        names::identifier(server)
-    );
-    out
+    let mut doc = vec![format!("The tools of the MCP server `{}`.", names::cordon_name(server))];
+    if !left_out.is_empty() {
+        doc.push(
+            "Left out: tools whose names, or whose required parameters' names, Cordon cannot tell apart:".to_string(),
+        );
+        doc.extend(left_out.iter().map(|name| format!("{QUOTE}{}", print::string_literal(name))));
+    }
+    let mut items = types.items;
+    items.push(item(Some(doc.join("\n")), ItemKind::Capability { name: ident(capability), tools: declared }));
+    items.push(item(
+        Some("A plan gets the server's tools and returns its answer.".to_string()),
+        ItemKind::Entry {
+            params: vec![Param { name: ident(&names::cordon_name(server)), ty: named(capability, vec![]) }],
+            ret: named("String", vec![]),
+        },
+    ));
+    let header = print::comment(&format!(
+        "A starter policy for the MCP server `{server}`,\n\
+         written by `cordon mcp import {server}`.\n\
+         Read it before you use it. Doc comment lines that begin `>` quote the server (untrusted);\n\
+         the labels are the conservative defaults: what a tool returns is secret to the user and\n\
+         vouched for by no one; arguments, and the decision to call, may only be public data the\n\
+         user vouches for; tools that may write, delete or send ask first. Loosen what your tasks\n\
+         need."
+    ));
+    let body =
+        print::module(&items).map_err(|e| format!("cannot write a policy for the MCP server `{server}`: {e}"))?;
+    Ok(format!("{header}\n{body}"))
 }
 
-/// Whether a tool may change something: its annotations say so (not read-only, or
-/// destructive), or, without annotations, its name does.
-fn writes(tool: &Tool) -> bool {
-    match &tool.annotations {
-        Some(a) if a.destructive_hint == Some(true) => true,
-        Some(a) if a.read_only_hint == Some(true) => false,
-        Some(a) if a.read_only_hint == Some(false) => true,
-        _ => names::normal(&tool.name).split('_').any(|w| WRITES.contains(&w)),
+/// The declaration of `tool`, or `None` if it requires properties whose names Cordon cannot
+/// tell apart (`a-b` and `a.b`: a plan could not say which it means).
+fn declare(types: &mut Types, tool: &Tool) -> Option<ToolDecl> {
+    let name = names::cordon_name(&tool.name);
+    let type_name = pascal(&name);
+    let schema = Json::Object((*tool.input_schema).clone());
+    let required = required(&schema);
+    let properties = properties(&schema);
+    let clash = |p: &str| properties.iter().filter(|(q, _)| names::cordon_name(q) == names::cordon_name(p)).count() > 1;
+    if properties.iter().any(|(p, _)| required.contains(p) && clash(p)) {
+        return None;
     }
+    let mut doc = Vec::new();
+    if let Some(description) = &tool.description {
+        doc.extend(quoted(description));
+    }
+    let mut notes = Vec::new();
+    let mut params = Vec::new();
+    for (property, prop_schema) in properties.iter().filter(|(p, _)| !clash(p)) {
+        let param = names::cordon_name(property);
+        let mut ty = types.of(prop_schema, &format!("{type_name}{}", pascal(&param)), &param, 0, &mut notes);
+        if !required.contains(property) {
+            ty = named("Option", vec![ty]);
+        }
+        params.push(Param { name: ident(&param), ty });
+    }
+    let ret = match &tool.output_schema {
+        Some(out) => {
+            types.of(&Json::Object((**out).clone()), &format!("{type_name}Result"), "the result", 0, &mut notes)
+        }
+        None => named("String", vec![]),
+    };
+    doc.extend(notes);
+    let mut labels: Vec<AnnotationArg> =
+        params.iter().map(|p| keyed(&p.name.name, call("endorsed", vec![call("user", vec![])]))).collect();
+    labels.push(keyed("pc", call("endorsed", vec![call("user", vec![])])));
+    let returns = method(call("secret", vec![call("user", vec![])]), "join", vec![call("untrusted", vec![])]);
+    labels.push(keyed("returns", returns));
+    let mut annotations = vec![Annotation { name: ident("label"), args: labels, span: span() }];
+    if writes(tool) {
+        let ask = AnnotationArg { key: None, value: expr(ExprKind::Name(ident("ask"))) };
+        annotations.push(Annotation { name: ident("approval"), args: vec![ask], span: span() });
+    }
+    let doc = (!doc.is_empty()).then(|| doc.join("\n"));
+    Some(ToolDecl { doc, name: ident(&name), params, ret: Some(ret), annotations, span: span() })
+}
+
+/// Whether a tool may change something: its name says so, or its annotations do (not
+/// read-only, or destructive). A server's annotations only add caution: a tool named
+/// `delete_all` asks first even if the server calls it read-only.
+pub fn writes(tool: &Tool) -> bool {
+    let by_name = names::normal(&tool.name).split('_').any(|w| WRITES.contains(&w));
+    let by_annotations =
+        tool.annotations.as_ref().is_some_and(|a| a.destructive_hint == Some(true) || a.read_only_hint == Some(false));
+    by_name || by_annotations
+}
+
+/// A server's text as doc comment lines, each marked as a quote, wrapped at the printer's
+/// width where words allow; at most [`MAX_QUOTED_LINES`] of them.
+fn quoted(text: &str) -> Vec<String> {
+    let mut lines = vec!["The server says (untrusted):".to_string()];
+    let mut quote = Vec::new();
+    let breaks = |c: char| matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    for paragraph in text.split(breaks).map(str::trim).filter(|l| !l.is_empty()) {
+        let mut line = String::new();
+        for word in paragraph.split_whitespace() {
+            if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > print::WIDTH - 8 {
+                quote.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        quote.push(line);
+    }
+    let more = quote.len().saturating_sub(MAX_QUOTED_LINES);
+    lines.extend(quote.into_iter().take(MAX_QUOTED_LINES).map(|l| format!("{QUOTE}{l}")));
+    if more > 0 {
+        lines.push(format!("(and {more} more lines)"));
+    }
+    lines
 }
 
 /// The types a policy needs, declared as they are met.
-#[derive(Default)]
 struct Types {
-    decls: String,
+    items: Vec<Item>,
     taken: BTreeSet<String>,
 }
 
 impl Types {
-    /// The Cordon type for `schema`; a record or enum it needs is declared as `name`.
-    fn of(&mut self, schema: &Json, name: &str, depth: usize) -> String {
+    /// No type declared yet; the builtin types' names and the capability's are taken.
+    fn new(capability: &str) -> Types {
+        let taken = cordon_types::BUILTIN_TYPES.iter().copied().chain([capability]).map(str::to_string).collect();
+        Types { items: Vec::new(), taken }
+    }
+
+    /// The Cordon type for `schema` (of the value `path` names); a record or enum it needs is
+    /// declared as `name`; what the type cannot say is noted in `notes`.
+    fn of(&mut self, schema: &Json, name: &str, path: &str, depth: usize, notes: &mut Vec<String>) -> TypeExpr {
+        let string = || named("String", vec![]);
         if depth > MAX_DEPTH {
-            return "String /* nested too deep to type */".to_string();
+            notes.push(format!("`{path}` is a `String`: its schema is nested too deep to type."));
+            return string();
         }
         let kind = schema.get("type");
         let nullable = matches!(kind, Some(Json::Array(ts)) if ts.iter().any(|t| t == "null"));
@@ -126,62 +212,82 @@ impl Types {
             _ => None,
         };
         let ty = match (kind, schema.get("enum")) {
-            (_, Some(Json::Array(values))) => self.enumeration(values, name),
-            (Some("string"), _) => "String".to_string(),
-            (Some("integer"), _) => "Int".to_string(),
-            (Some("number"), _) => "Float".to_string(),
-            (Some("boolean"), _) => "Bool".to_string(),
+            (_, Some(Json::Array(values))) => self.enumeration(values, name, path, notes),
+            (Some("string"), _) => string(),
+            (Some("integer"), _) => named("Int", vec![]),
+            (Some("number"), _) => named("Float", vec![]),
+            (Some("boolean"), _) => named("Bool", vec![]),
             (Some("array"), _) => match schema.get("items") {
-                Some(items) => format!("List[{}]", self.of(items, &format!("{name}Item"), depth + 1)),
-                None => "List[String] /* items of any type */".to_string(),
+                Some(items) => {
+                    let item = self.of(items, &format!("{name}Item"), &format!("{path}[..]"), depth + 1, notes);
+                    named("List", vec![item])
+                }
+                None => {
+                    notes.push(format!("`{path}` is a `List[String]`: its items may be of any type."));
+                    named("List", vec![string()])
+                }
             },
             (Some("object"), _) if !properties(schema).is_empty() => self.record(schema, name, depth),
-            (Some("object"), _) => "String /* an object with any fields: Cordon has no type for it yet */".to_string(),
-            _ => "String /* a union or untyped value Cordon cannot express */".to_string(),
+            (Some("object"), _) => {
+                notes.push(format!("`{path}` is a `String`: an object with any fields, which Cordon has no type for."));
+                string()
+            }
+            _ => {
+                notes.push(format!("`{path}` is a `String`: a union or untyped value Cordon cannot express."));
+                string()
+            }
         };
-        if nullable { format!("Option[{ty}]") } else { ty }
+        if nullable { named("Option", vec![ty]) } else { ty }
     }
 
-    fn record(&mut self, schema: &Json, name: &str, depth: usize) -> String {
+    fn record(&mut self, schema: &Json, name: &str, depth: usize) -> TypeExpr {
         let name = self.fresh(name);
         let required = required(schema);
-        let mut fields = Vec::new();
         let properties = properties(schema);
         let clash =
             |p: &str| properties.iter().filter(|(q, _)| names::cordon_name(q) == names::cordon_name(p)).count() > 1;
+        let mut fields = Vec::new();
         for (property, prop_schema) in properties.iter().filter(|(p, _)| !clash(p)) {
             let field = names::cordon_name(property);
-            let mut ty = self.of(prop_schema, &format!("{name}{}", pascal(&field)), depth + 1);
+            let mut notes = Vec::new();
+            let mut ty = self.of(prop_schema, &format!("{name}{}", pascal(&field)), &field, depth + 1, &mut notes);
             if !required.contains(property) {
-                ty = format!("Option[{ty}]");
+                ty = named("Option", vec![ty]);
             }
-            fields.push(format!("{field}: {ty}"));
+            let doc = (!notes.is_empty()).then(|| notes.join("\n"));
+            fields.push(Field { doc, name: ident(&field), ty, annotations: Vec::new() });
         }
-        if let Some(d) = schema.get("description").and_then(Json::as_str) {
-            doc(&mut self.decls, "", d);
-        }
-        self.decls.push_str(&joined(&format!("type {name} = {{ "), &fields, " }", "  "));
-        self.decls.push('\n');
-        name
+        let doc = schema.get("description").and_then(Json::as_str).map(|d| quoted(d).join("\n"));
+        self.items.push(item(doc, ItemKind::Record { name: ident(&name), fields, opaque: false }));
+        named(&name, vec![])
     }
 
-    /// An enum when every value is a string that can be a variant's name; else `String`.
-    fn enumeration(&mut self, values: &[Json], name: &str) -> String {
+    /// An enum when every value is a string that can be a variant's name; else `String`, with
+    /// the values quoted in a note.
+    fn enumeration(&mut self, values: &[Json], name: &str, path: &str, notes: &mut Vec<String>) -> TypeExpr {
         let variants: Vec<&str> = values.iter().filter_map(Json::as_str).collect();
-        let fits = |v: &&str| {
-            v.chars().next().is_some_and(char::is_alphabetic)
-                && v.chars().all(|c| c.is_alphanumeric() || c == '_')
-                && names::cordon_name(v) == *v
-        };
-        if variants.is_empty() || variants.len() != values.len() || !variants.iter().all(fits) {
-            let shown: Vec<String> = values.iter().map(|v| v.to_string().replace("*/", "* /")).collect();
-            return format!("String /* one of {} */", shown.join(", "));
+        let fits = |v: &&str| v.starts_with(|c: char| c.is_ascii_alphabetic()) && names::cordon_name(v) == *v;
+        let distinct = variants.iter().collect::<BTreeSet<_>>().len() == variants.len();
+        if variants.is_empty() || variants.len() != values.len() || !variants.iter().all(fits) || !distinct {
+            notes.push(format!("`{path}` is a `String`; the server's schema allows only these values:"));
+            let shown: Vec<String> = values
+                .iter()
+                .take(MAX_QUOTED_VALUES)
+                .map(|v| match v {
+                    Json::String(s) => print::string_literal(s),
+                    other => other.to_string(),
+                })
+                .collect();
+            let more = values.len().saturating_sub(MAX_QUOTED_VALUES);
+            let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+            notes.push(format!("{QUOTE}{}{more}", shown.join(", ")));
+            return named("String", vec![]);
         }
         let name = self.fresh(name);
-        let variants: Vec<String> = variants.iter().map(|v| v.to_string()).collect();
-        self.decls.push_str(&joined(&format!("enum {name} {{ "), &variants, " }", "  "));
-        self.decls.push('\n');
-        name
+        let variants =
+            variants.iter().map(|v| Variant { doc: None, name: ident(v), payload: Vec::new(), span: span() }).collect();
+        self.items.push(item(None, ItemKind::Enum { name: ident(&name), variants }));
+        named(&name, vec![])
     }
 
     fn fresh(&mut self, name: &str) -> String {
@@ -217,74 +323,38 @@ fn pascal(name: &str) -> String {
             c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
         })
         .collect();
-    if joined.starts_with(|c: char| c.is_alphabetic()) { joined } else { format!("T{joined}") }
+    if joined.starts_with(|c: char| c.is_ascii_alphabetic()) { joined } else { format!("T{joined}") }
 }
 
-/// The longest line written, in characters, where words allow.
-const WIDTH: usize = 100;
-
-/// `open`, the `items` joined by `, `, then `close`, as one line, or wrapped at [`WIDTH`] with
-/// `indent` before each continuation.
-fn joined(open: &str, items: &[String], close: &str, indent: &str) -> String {
-    let one = format!("{open}{}{close}\n", items.join(", "));
-    if one.chars().count() <= WIDTH + 1 {
-        return one;
-    }
-    let mut out = String::new();
-    let mut line = open.to_string();
-    // The close goes on a line of its own (at the open's indentation) when it would not fit
-    // after the last item even on a fresh line.
-    let last_fits = items.last().is_none_or(|item| indent.len() + item.chars().count() + close.len() <= WIDTH);
-    let margin: String = open.chars().take_while(|c| *c == ' ').collect();
-    for (i, item) in items.iter().enumerate() {
-        let piece = match i + 1 < items.len() {
-            true => format!("{item},"),
-            false if last_fits => format!("{item}{close}"),
-            false => format!("{item}\n{margin}{}", close.trim_start()),
-        };
-        let width = piece.lines().next().map_or(0, |l| l.chars().count());
-        if line != indent && line.chars().count() + 1 + width > WIDTH {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = indent.to_string();
-        }
-        if line != open && line != indent {
-            line.push(' ');
-        }
-        line.push_str(&piece);
-    }
-    if items.is_empty() {
-        line.push_str(close);
-    }
-    out.push_str(&line);
-    out.push('\n');
-    out
+/// The syntax tree is printed, never parsed, so its spans say nothing.
+fn span() -> Span {
+    Span::new(FileId(0), 0, 0)
 }
 
-/// The server's description as a doc comment, marked as its words, wrapped at [`WIDTH`];
-/// control characters dropped; at most 20 lines.
-fn doc(out: &mut String, indent: &str, text: &str) {
-    let clean: String = text.chars().map(|c| if c.is_control() && c != '\n' { ' ' } else { c }).collect();
-    let _ = writeln!(out, "{indent}/// The server says (untrusted):");
-    let prefix = format!("{indent}/// > ");
-    let mut lines = Vec::new();
-    for paragraph in clean.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let mut line = String::new();
-        for word in paragraph.split_whitespace() {
-            if !line.is_empty() && prefix.len() + line.chars().count() + 1 + word.chars().count() > WIDTH {
-                lines.push(std::mem::take(&mut line));
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-        lines.push(line);
-    }
-    for line in lines.iter().take(20) {
-        let _ = writeln!(out, "{prefix}{line}");
-    }
-    if lines.len() > 20 {
-        let _ = writeln!(out, "{prefix}(and {} more lines)", lines.len() - 20);
-    }
+fn ident(name: &str) -> Ident {
+    Ident { name: name.to_string(), span: span() }
+}
+
+fn item(doc: Option<String>, kind: ItemKind) -> Item {
+    Item { doc, kind, span: span() }
+}
+
+fn named(name: &str, args: Vec<TypeExpr>) -> TypeExpr {
+    TypeExpr { kind: TypeExprKind::Named { name: ident(name), args }, span: span() }
+}
+
+fn expr(kind: ExprKind) -> Expr {
+    Expr { id: NodeId(0), kind, span: span() }
+}
+
+fn call(function: &str, args: Vec<Expr>) -> Expr {
+    expr(ExprKind::Call { callee: Box::new(expr(ExprKind::Name(ident(function)))), args })
+}
+
+fn method(receiver: Expr, method: &str, args: Vec<Expr>) -> Expr {
+    expr(ExprKind::MethodCall { receiver: Box::new(receiver), method: ident(method), args })
+}
+
+fn keyed(key: &str, value: Expr) -> AnnotationArg {
+    AnnotationArg { key: Some(ident(key)), value }
 }

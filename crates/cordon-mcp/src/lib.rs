@@ -1,11 +1,12 @@
 //! Cordon and the Model Context Protocol.
 //!
 //! - [`config`]: `cordon.toml`, the servers a user has.
-//! - [`client`]: a connection to one server (stdio), with timeouts, size limits and a reaped
-//!   child process.
+//! - [`client`]: a connection to one server (stdio or streamable HTTP), with timeouts, size
+//!   limits, a bounded tool list and a reaped child process.
 //! - [`host`]: a server's tools as the tools of one capability of a policy, only those the
 //!   policy declares, arguments and results through the declared types.
-//! - [`import`]: a starter policy for a server's tools, from their JSON Schemas.
+//! - [`import`]: a starter policy for a server's tools, from their JSON Schemas, built as a
+//!   syntax tree and printed, so nothing the server sends becomes source.
 //! - [`names`]: how Cordon names meet MCP names.
 
 pub mod client;

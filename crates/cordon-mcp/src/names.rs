@@ -28,13 +28,13 @@ pub fn normal(name: &str) -> String {
     out.trim_matches('_').to_string()
 }
 
-/// A Cordon identifier for an MCP name: each run of other characters a `_`, case kept
-/// (`get-sum` → `get_sum`, `includeImage` stays), `_` first if it starts with a digit,
-/// `unnamed` if nothing is left.
+/// A Cordon identifier for an MCP name: ASCII letters and digits kept (case too), each run of
+/// other characters a `_` (`get-sum` → `get_sum`, `includeImage` stays, `café` → `caf`), `_`
+/// first if it starts with a digit, `unnamed` if nothing is left.
 pub fn identifier(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 1);
     for c in name.chars() {
-        if c.is_alphanumeric() {
+        if c.is_ascii_alphanumeric() {
             out.push(c);
         } else if !out.ends_with('_') {
             out.push('_');
@@ -48,11 +48,16 @@ pub fn identifier(name: &str) -> String {
     }
 }
 
+/// The keys of `@label` that are not parameters: a parameter of either name could not be labelled.
+const LABEL_KEYS: &[&str] = &["pc", "returns"];
+
 /// The name a plan uses for an MCP name, as `cordon mcp import` writes it and results are
-/// read: its [`identifier`], with a `_` after it if that is a keyword (`type` → `type_`).
+/// read: its [`identifier`], with a `_` after it if that is a keyword (`type` → `type_`) or a
+/// key of `@label` of its own (`pc` → `pc_`).
 pub fn cordon_name(name: &str) -> String {
     let id = identifier(name);
-    if cordon_syntax::lexer::TokenKind::keyword(&id).is_some() { format!("{id}_") } else { id }
+    let reserved = cordon_syntax::lexer::TokenKind::keyword(&id).is_some() || LABEL_KEYS.contains(&id.as_str());
+    if reserved { format!("{id}_") } else { id }
 }
 
 /// The one name of `candidates` that `wanted` names: exactly; else the one whose
@@ -101,6 +106,9 @@ mod tests {
         assert_eq!(find("a_b", ["a-b", "a.b"]), Err(vec!["a-b", "a.b"]));
         assert_eq!(find("A_B", ["a-b", "aB"]), Err(vec!["a-b", "aB"]));
         assert_eq!(cordon_name("type"), "type_");
+        assert_eq!(cordon_name("returns"), "returns_");
+        assert_eq!(identifier("café-crème"), "caf_cr_me");
+        assert_eq!(identifier("é"), "unnamed");
         assert_eq!(find("type_", ["type", "kind"]), Ok(Some("type")));
     }
 }

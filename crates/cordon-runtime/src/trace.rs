@@ -1,5 +1,12 @@
 //! The trace of a run: every tool call the boundary saw, what it decided, and what came back.
+//!
+//! An event keeps the values it is about (a call's arguments, a tool's answer) with their
+//! labels, not their rendering: a renderer decides how they are shown, and to whom (the user
+//! sees them all; a calling agent only what its clearance allows, `cordon`'s reports).
 
+use std::sync::Arc;
+
+use cordon_label::Label;
 use cordon_syntax::Span;
 use serde::{Deserialize, Serialize};
 
@@ -13,29 +20,38 @@ pub enum Decision {
     Allowed,
     /// Refused at the boundary.
     Blocked { code: cordon_syntax::Code, reason: String },
-    /// The tool answered; `label` is empty for the bottom label.
-    Returned {
-        label: String,
-        /// The same label in words, for people ("public, vouched for by bob"); empty with it.
-        #[serde(default)]
-        words: String,
-    },
+    /// The tool answered; the event's value is the answer, labelled.
+    Returned,
     /// The tool failed or broke its contract.
     Failed { reason: String },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Event {
     /// `Capability.tool`.
     pub tool: String,
-    /// The arguments (for `Allowed`/`Blocked`) or the result (for `Returned`), as text.
-    pub detail: String,
     pub decision: Decision,
     pub span: Span,
+    /// What the event is about: each argument by its parameter's name (`Allowed`, `Blocked`),
+    /// the answer under the name `result` (`Returned`), nothing (`Failed`).
+    pub values: Vec<(Arc<str>, Val)>,
+    /// The program-counter label at the call: that the call happened at all depends on it.
+    pub pc: Label,
 }
 
 /// Long values are shortened in traces.
 const MAX_DETAIL: usize = 200;
+
+/// A call's arguments as the user's trace shows them: `name: value, ..`, shortened.
+pub fn args_text(args: &[(Arc<str>, Val)]) -> String {
+    let parts: Vec<String> = args.iter().map(|(n, v)| format!("{n}: {}", v.value)).collect();
+    shorten(parts.join(", "))
+}
+
+/// A value as the user's trace shows it, shortened.
+pub fn value_text(v: &Val) -> String {
+    shorten(v.value.to_string())
+}
 
 fn shorten(s: String) -> String {
     if s.chars().count() <= MAX_DETAIL {
@@ -44,48 +60,81 @@ fn shorten(s: String) -> String {
     format!("{}...", s.chars().take(MAX_DETAIL - 3).collect::<String>())
 }
 
-fn args_text(effect: &Effect) -> String {
-    let parts: Vec<String> = effect.args.iter().map(|(n, v)| format!("{n}: {}", v.value)).collect();
-    shorten(parts.join(", "))
-}
-
 impl Event {
-    fn new(effect: &Effect, detail: String, decision: Decision) -> Event {
-        Event { tool: format!("{}.{}", effect.capability, effect.tool), detail, decision, span: effect.span }
+    fn new(effect: &Effect, values: Vec<(Arc<str>, Val)>, decision: Decision) -> Event {
+        let tool = format!("{}.{}", effect.capability, effect.tool);
+        Event { tool, decision, span: effect.span, values, pc: effect.pc.clone() }
     }
 
     pub fn allowed(effect: &Effect) -> Event {
-        Event::new(effect, args_text(effect), Decision::Allowed)
+        Event::new(effect, effect.args.clone(), Decision::Allowed)
     }
 
     pub fn blocked(effect: &Effect, e: &RunError) -> Event {
-        Event::new(effect, args_text(effect), Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
+        Event::new(effect, effect.args.clone(), Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
     }
 
     pub fn returned(effect: &Effect, v: &Val) -> Event {
-        Event::new(effect, shorten(v.value.to_string()), {
-            let label = crate::builtins::deep_label(v);
-            let dc = label.dc();
-            match label.is_bottom() {
-                true => Decision::Returned { label: String::new(), words: String::new() },
-                false => Decision::Returned { label: dc.to_string(), words: dc.describe() },
-            }
-        })
+        Event::new(effect, vec![("result".into(), v.clone())], Decision::Returned)
     }
 
     pub fn failed(effect: &Effect, e: &RunError) -> Event {
-        Event::new(effect, String::new(), Decision::Failed { reason: e.message.clone() })
+        Event::new(effect, Vec::new(), Decision::Failed { reason: e.message.clone() })
     }
 
+    /// The answer of a `Returned` event.
+    pub fn result(&self) -> Option<&Val> {
+        match self.decision {
+            Decision::Returned => self.values.first().map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The event's values as the user's own trace shows them: the arguments as `name: value`,
+    /// the answer as its value, shortened past 200 characters.
+    pub fn detail(&self) -> String {
+        self.detail_with(&|v| v.value.to_string())
+    }
+
+    /// The event's values, each written by `show`, as [`Event::detail`] lays them out.
+    pub fn detail_with(&self, show: &dyn Fn(&Val) -> String) -> String {
+        match (&self.decision, self.result()) {
+            (Decision::Returned, Some(v)) => shorten(show(v)),
+            _ => {
+                let parts: Vec<String> = self.values.iter().map(|(n, v)| format!("{n}: {}", show(v))).collect();
+                shorten(parts.join(", "))
+            }
+        }
+    }
+
+    /// The answer's label (empty for the bottom label) and the same in words, for a `Returned`
+    /// event.
+    pub fn result_label(&self) -> Option<(String, String)> {
+        let label = crate::builtins::deep_label(self.result()?);
+        Some(match label.is_bottom() {
+            true => (String::new(), String::new()),
+            false => (label.dc().to_string(), label.dc().describe()),
+        })
+    }
+
+    /// As `cordon run --format json` writes a trace row, for the user.
     pub fn to_json(&self) -> serde_json::Value {
+        self.json(self.detail(), self.result_label().map(|(label, _)| label), None)
+    }
+
+    /// A trace row with `detail` as its values' text, `label` as a `Returned` event's label, and
+    /// `reason` in place of a refusal's or failure's own, when given.
+    pub fn json(&self, detail: String, label: Option<String>, reason: Option<&str>) -> serde_json::Value {
         use serde_json::json;
         let (decision, extra) = match &self.decision {
             Decision::Allowed => ("allowed", json!({})),
-            Decision::Blocked { code, reason } => ("blocked", json!({ "code": code.as_str(), "reason": reason })),
-            Decision::Returned { label, .. } => ("returned", json!({ "label": label })),
-            Decision::Failed { reason } => ("failed", json!({ "reason": reason })),
+            Decision::Blocked { code, reason: own } => {
+                ("blocked", json!({ "code": code.as_str(), "reason": reason.unwrap_or(own) }))
+            }
+            Decision::Returned => ("returned", json!({ "label": label.unwrap_or_default() })),
+            Decision::Failed { reason: own } => ("failed", json!({ "reason": reason.unwrap_or(own) })),
         };
-        let mut v = json!({ "tool": self.tool, "decision": decision, "detail": self.detail });
+        let mut v = json!({ "tool": self.tool, "decision": decision, "detail": detail });
         if let (Some(obj), Some(extra)) = (v.as_object_mut(), extra.as_object()) {
             obj.extend(extra.clone());
         }

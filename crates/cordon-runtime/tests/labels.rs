@@ -456,7 +456,9 @@ fn a_blocked_call_is_in_the_trace_with_its_code() {
         .map(|e| match &e.decision {
             cordon_runtime::Decision::Allowed => format!("allowed {}", e.tool),
             cordon_runtime::Decision::Blocked { code, .. } => format!("blocked {} [{code}]", e.tool),
-            cordon_runtime::Decision::Returned { label, .. } => format!("returned {label}"),
+            cordon_runtime::Decision::Returned => {
+                format!("returned {}", e.result_label().map(|(label, _)| label).unwrap_or_default())
+            }
             cordon_runtime::Decision::Failed { reason } => format!("failed {reason}"),
         })
         .collect();

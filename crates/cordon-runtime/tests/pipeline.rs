@@ -29,9 +29,9 @@ fn decisions(run: &Run) -> Vec<String> {
     run.trace()
         .iter()
         .map(|e| match &e.decision {
-            Decision::Allowed => format!("allowed {}", e.detail),
-            Decision::Blocked { code, .. } => format!("blocked {} [{code}]", e.detail),
-            Decision::Returned { .. } => "returned".to_string(),
+            Decision::Allowed => format!("allowed {}", e.detail()),
+            Decision::Blocked { code, .. } => format!("blocked {} [{code}]", e.detail()),
+            Decision::Returned => "returned".to_string(),
             Decision::Failed { .. } => "failed".to_string(),
         })
         .collect()

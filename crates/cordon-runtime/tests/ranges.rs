@@ -11,6 +11,11 @@ mod common;
 use common::{Recorder, Source, config, small_limits};
 use cordon_runtime::{Json, Limits, Sessions};
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+
+/// The seed of every case generated here: the same cases on every run, so a floor met once
+/// is met always (change it, or set `PROPTEST_CASES`, to search elsewhere).
+const SEED: u64 = 0x636f_7264_6f6e;
 
 /// A secret number and a sink that records each number it is given; the entry returns
 /// `RESULT`.
@@ -80,7 +85,7 @@ fn outcome(plan: &str, ty: &str, (fuel, memory): (u64, u64)) -> String {
 const AMPLE: (u64, u64) = (200_000, 1 << 22);
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, rng_seed: RngSeed::Fixed(SEED), ..ProptestConfig::default() })]
 
     #[test]
     fn a_loop_over_a_range_ends_as_the_loop_over_its_list(

@@ -18,6 +18,11 @@ use cordon_runtime::{Effect, Json, Sessions, deep_label};
 use lab::{POLICY, plan};
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
+use proptest::test_runner::RngSeed;
+
+/// The seed of every case generated here: the same cases on every run, so a floor met once
+/// is met always (change it, or set `PROPTEST_CASES`, to search elsewhere).
+const SEED: u64 = 0x636f_7264_6f6e;
 
 /// The sink the policy gives each parameter of each tool, and the decision's: what the
 /// boundary must have checked, computed here independently of it.
@@ -72,8 +77,11 @@ const CASES: u32 = 300;
 
 #[test]
 fn every_argument_and_every_decision_meets_its_sink() {
-    let mut runner =
-        proptest::test_runner::TestRunner::new(ProptestConfig { cases: CASES, ..ProptestConfig::default() });
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: CASES,
+        rng_seed: RngSeed::Fixed(SEED),
+        ..ProptestConfig::default()
+    });
     let (cases, reached) = (Cell::new(0u32), Cell::new(0u32));
     let inputs = (plan(), (0i64..4, 0i64..4), (0i64..4, 0i64..4));
     let result = runner.run(&inputs, |(plan, secrets, outsiders)| {

@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -41,7 +42,8 @@ pub(crate) struct ArchiveWriter {
 impl ArchiveWriter {
     /// Creates the file, refusing to overwrite one.
     pub fn create(path: &Path, after: Checkpoint) -> Result<ArchiveWriter, StoreError> {
-        let file = File::options().write(true).create_new(true).open(path).map_err(StoreError::io(path))?;
+        // New (never an existing file or a link followed), and the user's alone, like the store.
+        let file = File::options().write(true).create_new(true).mode(0o600).open(path).map_err(StoreError::io(path))?;
         let mut writer = ArchiveWriter { path: path.to_path_buf(), out: BufWriter::new(file) };
         let header = Header { format: FORMAT.into(), version: VERSION, after };
         writer.line(&header)?;

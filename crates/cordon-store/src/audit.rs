@@ -27,10 +27,12 @@ pub mod kind {
     pub const GRANT: &str = "grant";
     /// The user revoked one.
     pub const REVOKE: &str = "revoke";
+    /// One expired: written when the store is next asked for a grant after its expiry.
+    pub const EXPIRE: &str = "expire";
     /// Rows up to here were moved to an archive file.
     pub const ARCHIVE: &str = "archive";
 
-    pub(crate) const RESERVED: [&str; 7] = [REQUEST, STATUS, EFFECT, OUTCOME, GRANT, REVOKE, ARCHIVE];
+    pub(crate) const RESERVED: [&str; 8] = [REQUEST, STATUS, EFFECT, OUTCOME, GRANT, REVOKE, EXPIRE, ARCHIVE];
 }
 
 /// An effect about to be performed: the `effect` row's content.

@@ -152,6 +152,9 @@ pub enum Problem {
     CheckpointMismatch,
     /// The checkpoint's row was archived (rows up to `through`): verify the archive against it.
     Archived { through: u64 },
+    /// The grants table and the log disagree about grant `grant` (a grant written, widened or
+    /// revived by hand, or one the log granted that is gone): it is not honoured.
+    Grant { grant: i64, reason: &'static str },
 }
 
 impl fmt::Display for BadRow {
@@ -170,6 +173,9 @@ impl fmt::Display for BadRow {
             }
             Problem::CheckpointMismatch => {
                 write!(f, "row {seq} is not the row of the checkpoint: the log was rewritten")
+            }
+            Problem::Grant { grant, reason } => {
+                write!(f, "grant {grant} is not as the audit log recorded it ({reason}): it is not honoured")
             }
             Problem::Archived { through } => write!(
                 f,

@@ -46,6 +46,12 @@ pub enum StoreError {
         path: PathBuf,
         error: std::io::Error,
     },
+    /// A file Cordon keeps is not the user's alone (owned or writable by someone else, in a
+    /// directory someone else can change, or a symbolic link): it is not used.
+    NotPrivate {
+        path: PathBuf,
+        reason: String,
+    },
     /// No path was given and neither `CORDON_STORE`, `XDG_DATA_HOME` nor `HOME` says where.
     NoLocation,
     /// The session is locked by a live process.
@@ -101,6 +107,9 @@ impl fmt::Display for StoreError {
             StoreError::Busy { detail } => write!(f, "the store stayed busy with another process ({detail})"),
             StoreError::Sqlite(e) => write!(f, "database error: {e}"),
             StoreError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            StoreError::NotPrivate { path, reason } => {
+                write!(f, "refusing {}: {reason}", path.display())
+            }
             StoreError::NoLocation => {
                 write!(f, "no store location: give a path, or set CORDON_STORE, XDG_DATA_HOME or HOME")
             }

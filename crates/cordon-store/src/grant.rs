@@ -38,6 +38,11 @@ pub struct NewGrant {
     pub scope: Scope,
     /// When it stops covering anything (Unix milliseconds), if ever.
     pub expires_ms: Option<i64>,
+    /// What serves the tool, as its host names itself (`Host::instance`: for an MCP server a
+    /// hash of its command, arguments, address and the tools it listed): the grant covers the
+    /// tool only as served by the same. `None` covers only a query that names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 /// A grant as stored.
@@ -57,6 +62,8 @@ pub struct GrantQuery<'a> {
     pub label_class: &'a str,
     /// The session the run holds, if any: session-scoped grants cover only their session.
     pub session: Option<&'a str>,
+    /// What serves the tool now (see [`NewGrant::instance`]).
+    pub instance: Option<&'a str>,
 }
 
 impl Grant {
@@ -65,6 +72,7 @@ impl Grant {
         let g = &self.grant;
         g.tool == q.tool
             && g.label_class == q.label_class
+            && g.instance.as_deref() == q.instance
             && g.expires_ms.is_none_or(|at| now_ms < at)
             && match &g.scope {
                 Scope::UntilRevoked => true,

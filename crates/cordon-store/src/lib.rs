@@ -47,6 +47,7 @@ pub mod chain;
 mod error;
 pub mod grant;
 mod location;
+pub mod private;
 pub mod request;
 mod schema;
 pub mod session;
@@ -101,6 +102,10 @@ pub trait Store: Send + Sync {
     /// Records a request as running, with its audit row.
     fn begin_request(&self, request: &NewRequest<'_>) -> Result<RequestId, StoreError>;
     fn set_status(&self, id: RequestId, status: Status) -> Result<(), StoreError>;
+    /// Marks every request this process began and has not ended (running or waiting) as
+    /// interrupted, each with its status row: what a signal handler calls before the process
+    /// stops. Returns them.
+    fn interrupt_own_requests(&self) -> Result<Vec<RequestId>, StoreError>;
     /// The most recent requests, newest first.
     fn requests(&self, limit: usize) -> Result<Vec<Request>, StoreError>;
     /// Appends an event to a request's transcript; returns its number there.

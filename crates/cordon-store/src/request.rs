@@ -40,6 +40,9 @@ pub enum Status {
     Waiting,
     Done,
     Failed,
+    /// Stopped by a signal (Ctrl-C, the terminal closing, SIGTERM) before it ended: what it
+    /// performed is in its rows; an effect with no outcome row may or may not have been.
+    Interrupted,
 }
 
 impl Status {
@@ -49,11 +52,14 @@ impl Status {
             Status::Waiting => "waiting",
             Status::Done => "done",
             Status::Failed => "failed",
+            Status::Interrupted => "interrupted",
         }
     }
 
     pub(crate) fn parse(s: &str) -> Option<Status> {
-        [Status::Running, Status::Waiting, Status::Done, Status::Failed].into_iter().find(|st| st.as_str() == s)
+        [Status::Running, Status::Waiting, Status::Done, Status::Failed, Status::Interrupted]
+            .into_iter()
+            .find(|st| st.as_str() == s)
     }
 }
 

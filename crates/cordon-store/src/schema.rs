@@ -13,7 +13,7 @@ use crate::sqlite::Durability;
 const APPLICATION_ID: i32 = 0x434f_5244;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 1: requests, their transcripts, and the audit log.
     "CREATE TABLE requests (
         id INTEGER PRIMARY KEY,
@@ -69,6 +69,17 @@ const MIGRATIONS: [&str; 2] = [
         revoked_ms INTEGER
     ) STRICT;
     CREATE INDEX live_grants ON grants (tool, label_class) WHERE revoked_ms IS NULL;",
+    // 3: each grant names its `grant` row in the audit log, and counts only as the log holds it;
+    // each request names the process running it, so a signal can end its own requests.
+    "ALTER TABLE grants ADD COLUMN audit_seq INTEGER;
+    ALTER TABLE grants ADD COLUMN instance TEXT;
+    ALTER TABLE grants ADD COLUMN expired_ms INTEGER;
+    ALTER TABLE requests ADD COLUMN pid INTEGER;
+    ALTER TABLE requests ADD COLUMN pid_started INTEGER;
+    UPDATE grants SET audit_seq = (
+        SELECT max(a.seq) FROM audit a
+        WHERE a.kind = 'grant' AND json_valid(a.content) AND json_extract(a.content, '$.id') = grants.id
+    );",
 ];
 
 /// The schema version this crate writes.

@@ -37,7 +37,14 @@ fn sessions_are_saved_and_loaded() {
 }
 
 fn grant(tool: &str, destination: &str, scope: Scope, expires_ms: Option<i64>) -> NewGrant {
-    NewGrant { tool: tool.into(), destination: destination.into(), label_class: "public".into(), scope, expires_ms }
+    NewGrant {
+        tool: tool.into(),
+        destination: destination.into(),
+        label_class: "public".into(),
+        scope,
+        expires_ms,
+        instance: None,
+    }
 }
 
 #[test]
@@ -49,7 +56,7 @@ fn grants_cover_what_they_name_until_revoked_or_expired() {
     let expired = store.add_grant(&grant("fetch", "*", Scope::UntilRevoked, Some(1))).unwrap();
 
     let find = |tool: &str, destination: &str, label_class: &str, session: Option<&str>| {
-        let query = GrantQuery { tool, destination, label_class, session };
+        let query = GrantQuery { tool, destination, label_class, session, instance: None };
         store.find_grant(&query).unwrap().map(|g| g.id)
     };
     assert_eq!(find("send", "bo@example.com", "public", None), Some(mail.id));
@@ -69,9 +76,11 @@ fn grants_cover_what_they_name_until_revoked_or_expired() {
     assert!(matches!(store.revoke_grant(mail.id), Err(StoreError::NoSuchGrant(id)) if id == mail.id));
     assert!(store.revoke_grant(expired.id).is_ok(), "an expired grant can still be revoked");
 
-    // Granting and revoking are in the audit log.
+    // Granting, expiring (once a lookup found the grant past its expiry) and revoking are in
+    // the audit log.
     let kinds: Vec<String> = store.rows(1, 100).unwrap().into_iter().map(|r| r.kind).collect();
-    assert_eq!(kinds, ["grant", "grant", "grant", "revoke", "revoke"]);
+    assert_eq!(kinds, ["grant", "grant", "grant", "expire", "revoke", "revoke"]);
+    assert!(matches!(store.verify().unwrap(), cordon_store::Verdict::Intact { .. }));
 }
 
 #[test]
@@ -184,7 +193,7 @@ fn a_store_in_memory_is_a_store() {
 #[test]
 fn reserved_kinds_are_written_only_by_their_methods() {
     let store = Scratch::new().open();
-    for kind in ["effect", "outcome", "request", "status", "grant", "revoke", "archive"] {
+    for kind in ["effect", "outcome", "request", "status", "grant", "revoke", "expire", "archive"] {
         assert!(matches!(store.append(None, kind, &json!(1)), Err(StoreError::ReservedKind(_))), "{kind}");
     }
     assert_eq!(store.head().unwrap(), Checkpoint::START);

@@ -122,7 +122,7 @@ fn a_second_writer_waits_for_the_first() {
     let store = scratch.open();
     let holder = raw(&scratch.db());
     holder
-        .execute_batch("BEGIN IMMEDIATE; INSERT INTO requests VALUES (99, 0, 't', 'p', NULL, 'running', NULL);")
+        .execute_batch("BEGIN IMMEDIATE; INSERT INTO requests (id, started_ms, text, principal, status) VALUES (99, 0, 't', 'p', 'running');")
         .unwrap();
     let release = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));

@@ -85,6 +85,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_log() {
         label_class: "public".into(),
         scope: Scope::UntilRevoked,
         expires_ms: None,
+        instance: None,
     };
     store.add_grant(&grant).unwrap();
     // And the log goes on from where it was.

@@ -9,8 +9,13 @@ use common::{Scratch, intent, raw};
 use cordon_store::chain::{Fields, row_hash};
 use cordon_store::{BadRow, Checkpoint, NewRequest, Outcome, Problem, RowHash, Store, Verdict};
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use rusqlite::types::Value as Sql;
 use serde_json::json;
+
+/// The seed of every case generated here: the same cases on every run, so a floor met once
+/// is met always (change it, or set `PROPTEST_CASES`, to search elsewhere).
+const SEED: u64 = 0x636f_7264_6f6e;
 
 /// Rows in the fixture log.
 const ROWS: u64 = 13;
@@ -185,7 +190,7 @@ fn value_for(column: usize) -> BoxedStrategy<Sql> {
 proptest! {
     // An edit the table refuses (a type, a duplicate number) or that changes nothing is rejected
     // and does not count: each of the 256 cases is an edit that took.
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, rng_seed: RngSeed::Fixed(SEED), ..ProptestConfig::default() })]
 
     #[test]
     fn any_single_edit_is_detected(

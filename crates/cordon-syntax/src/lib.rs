@@ -1,6 +1,6 @@
 //! The Cordon language's front end: source files and spans, the lexer, the parser (which never
-//! fails: it returns a tree and every error it found), the syntax tree, and the [`Diagnostic`]
-//! type with its renderers.
+//! fails: it returns a tree and every error it found), the syntax tree, its printer (declarations
+//! back to source), and the [`Diagnostic`] type with its renderers.
 //!
 //! ```
 //! use cordon_syntax::{SourceMap, parse};
@@ -17,6 +17,7 @@ pub mod entry;
 pub mod lexer;
 pub mod parser;
 pub mod pattern;
+pub mod print;
 pub mod render;
 pub mod span;
 

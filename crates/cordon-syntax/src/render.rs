@@ -8,10 +8,10 @@
 //!
 //! Spans come from model-written programs and may be wrong: offsets past the end of a file, in
 //! the middle of a character, reversed, or in a file the map does not hold. Every renderer clamps
-//! instead of panicking. Source text is also untrusted, so the text renderers replace control
-//! characters and bidirectional overrides (an escape sequence or a right-to-left override in a
-//! string literal must not reach the reviewer's terminal) and expand tabs so that carets stay
-//! aligned.
+//! instead of panicking. Source text is also untrusted, so the text renderers write every
+//! character a terminal would hide or obey (`cordon_text`'s class: an escape sequence or a
+//! right-to-left override in a string literal must not reach the reviewer's terminal) as
+//! `\u{hex}`, and expand tabs, so that carets stay aligned.
 
 use std::fmt::Write as _;
 
@@ -291,22 +291,15 @@ fn clamp(text: &str, offset: u32) -> u32 {
     u32::try_from(o).unwrap_or(offset)
 }
 
-/// A message on one line: line breaks and tabs become spaces, [hidden](is_hidden) characters `�`.
+/// A message on one line: line breaks and tabs become spaces, [hidden](cordon_text::guard)
+/// characters are written as `\u{hex}`.
 fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\n' | '\r' | '\t' => ' ',
-            c if is_hidden(c) => '\u{FFFD}',
-            c => c,
-        })
-        .collect()
+    cordon_text::guard(&s.replace(['\n', '\r', '\t'], " "))
 }
 
-/// Characters that must not reach a terminal as they are: control characters (escape sequences)
-/// and the bidirectional overrides that can make source read differently from how it parses.
-fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+/// How a hidden character is written in a snippet: as `\u{hex}`, the width its column takes.
+fn hidden_as(c: char) -> Option<String> {
+    cordon_text::is_hidden(c).then(|| format!("\\u{{{:x}}}", c as u32))
 }
 
 /// Writes `first_prefix` and the text's first line, then its other lines indented to match.
@@ -320,18 +313,23 @@ fn write_indented(out: &mut String, first_prefix: &str, text: &str) {
 
 /// Columns a source character takes once rendered.
 fn char_width(c: char) -> usize {
-    if c == '\t' { TAB_WIDTH } else { 1 }
+    match c {
+        '\t' => TAB_WIDTH,
+        c => hidden_as(c).map_or(1, |shown| shown.len()),
+    }
 }
 
-/// A source line as shown: tabs expanded, [hidden](is_hidden) characters replaced (keeping
-/// width 1).
+/// A source line as shown: tabs expanded, hidden characters written as `\u{hex}` (carets
+/// count their width).
 fn expand(line: &str) -> String {
     let mut s = String::with_capacity(line.len());
     for c in line.chars() {
         match c {
             '\t' => s.push_str(&" ".repeat(TAB_WIDTH)),
-            c if is_hidden(c) => s.push('\u{FFFD}'),
-            c => s.push(c),
+            c => match hidden_as(c) {
+                Some(shown) => s.push_str(&shown),
+                None => s.push(c),
+            },
         }
     }
     s

@@ -117,6 +117,23 @@ fn control_characters_are_not_printed() {
     insta::assert_snapshot!("control_characters_are_not_printed", all);
 }
 
+/// Hidden characters before a span are written as `\u{hex}` and the caret still points at
+/// the span: a fill cannot hide text from the reviewer, nor move the caret off its mistake.
+#[test]
+fn hidden_characters_are_shown_and_carets_stay_on_their_span() {
+    let mut sources = SourceMap::new();
+    let plan = sources.add("plan.cord", "let s: Int = \"\u{2800}\u{e0041}\u{fe0f}\" + q;\n");
+    let d = Diagnostic::error(Code::TypeMismatch, find(&sources, plan, "q", 0), "unknown name `q\u{200b}`")
+        .with_primary_label("here");
+    let text = human(&d, &sources);
+    let lines: Vec<&str> = text.lines().collect();
+    let source = lines.iter().find(|l| l.starts_with("1 |")).unwrap();
+    assert!(source.contains("\"\\u{2800}\\u{e0041}\\u{fe0f}\""), "{text}");
+    let caret = lines.iter().find(|l| l.contains('^')).unwrap();
+    assert_eq!(caret.find('^'), source.find('q'), "{text}");
+    assert!(text.contains("unknown name `q\\u{200b}`"), "{text}");
+}
+
 #[test]
 fn empty_span_at_end_of_file() {
     let mut sources = SourceMap::new();

@@ -30,6 +30,7 @@ mod ty;
 
 pub use holes::{BindingKind, CheckedFill, FillOutcome, HoleBinding, HoleSite, check_fill, check_nested_fill};
 pub use lint::label_defaults;
+pub use state::BUILTIN_TYPES;
 
 use cordon_smt::Term;
 use cordon_syntax::ast::{FnDecl, ItemKind, Module, Stmt};

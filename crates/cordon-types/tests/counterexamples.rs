@@ -6,6 +6,11 @@
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, check};
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+
+/// The seed of every case generated here: the same cases on every run, so a floor met once
+/// is met always (change it, or set `PROPTEST_CASES`, to search elsewhere).
+const SEED: u64 = 0x636f_7264_6f6e;
 
 /// The obligation `x > bound` under the guard `x OP c == k`; the counterexample offered, if any.
 fn counterexample(op: &str, c: i64, k: i64, bound: i64) -> Option<Option<i64>> {
@@ -37,7 +42,7 @@ fn apply(op: &str, x: i64, c: i64) -> i64 {
 fn guards_on_remainders_and_quotients_hold_of_their_counterexamples() {
     let offered = std::cell::Cell::new(0);
     let cases = std::cell::Cell::new(0);
-    proptest!(ProptestConfig::with_cases(96), |(
+    proptest!(ProptestConfig { rng_seed: RngSeed::Fixed(SEED), ..ProptestConfig::with_cases(96) }, |(
         op in prop::sample::select(vec!["%", "/"]),
         c in prop_oneof![-9i64..=-1, 1i64..=9, Just(97)],
         k in -12i64..=12,

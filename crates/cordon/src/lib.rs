@@ -49,6 +49,7 @@ pub mod api {
 
     /// Values, their labels, a run's limits and the boundary's record of each call.
     pub mod values {
+        pub use cordon_runtime::trace::{args_text, value_text};
         pub use cordon_runtime::value::Handle;
         pub use cordon_runtime::{Decision, ErrorKind, Event as Call, Limits, Val, Value, deep_label};
     }
@@ -59,8 +60,15 @@ pub mod api {
     }
 
     /// Who answers the approval gate's cards, and what the gate records.
+    /// Text for people: the one escaping every command uses for what it shows.
+    pub mod text {
+        pub use cordon_text::{escape, guard, guard_line, is_hidden, is_mark};
+    }
+
     pub mod approval {
-        pub use cordon_gate::{Answer, ApproveAll, Approver, Card, DenyAll, Record, Reply, Scripted, Terminal};
+        pub use cordon_gate::{
+            Answer, ApproveAll, Approver, Card, DenyAll, ReadLine, Record, Reply, Scripted, StdinLines, Terminal,
+        };
     }
 
     /// Models that fill holes, and transcripts of what they were asked.
@@ -74,8 +82,8 @@ pub mod api {
     /// The store: where it is, its audit log, its grants.
     pub mod store {
         pub use cordon_store::{
-            Checkpoint, Durability, EffectStatus, Entry, GrantId, RequestId, RequestLog, Scope, StoreError, Verdict,
-            location,
+            BadRow, Checkpoint, Durability, EffectStatus, Entry, GrantId, Problem, RequestId, RequestLog, Scope,
+            SqliteStore, Store, StoreError, Verdict, location, private,
         };
     }
 
@@ -95,7 +103,7 @@ pub mod api {
 }
 
 pub use error::Error;
-pub use report::{Approvals, CheckReport, Ended, Report};
+pub use report::{Approvals, Audience, CheckReport, Ended, Report};
 pub use request::{Prepared, Request};
 pub use root::quote;
 pub use session::{SessionAt, file_session_name};

@@ -23,8 +23,11 @@ use crate::{Error, Settings, Source, Storage, Workspace, root};
 /// What a request runs.
 #[derive(Clone, Copy, Debug)]
 pub enum Request<'a> {
-    /// A plan, as written.
+    /// A plan, as written by the user.
     Plan(&'a Source),
+    /// A plan another agent wrote (`cordon mcp serve`'s calling agent): a model's plan, so on a
+    /// card its own text is the model's, never the user's request.
+    AgentPlan(&'a Source),
     /// A request in words: the plan is one typed hole at the policies' entry holding it,
     /// `agent[T]("request", s, ..)`, which the model filling holes answers.
     Ask(&'a str),
@@ -40,6 +43,8 @@ pub struct Prepared<'w> {
     sessions: Sessions,
     /// The request's text, for the conversation's history, when it was put in words.
     asked: Option<String>,
+    /// Whether a model wrote the plan (a request in words, or another agent's plan).
+    by_model: bool,
     /// What the check found; taken when the request runs.
     checked: Option<Result<Accepted, Box<Report>>>,
 }
@@ -75,12 +80,13 @@ impl<'w> Prepared<'w> {
             Some((taken, sessions)) => (Some(taken), sessions),
             None => (None, workspace.sessions.clone()),
         };
-        let asked = match request {
-            Request::Ask(text) => Some(text.to_string()),
-            Request::Plan(_) => None,
+        let (asked, by_model) = match request {
+            Request::Ask(text) => (Some(text.to_string()), true),
+            Request::Plan(_) => (None, false),
+            Request::AgentPlan(_) => (None, true),
         };
         let checked = check(workspace, request, &sessions, &*approver);
-        Ok(Prepared { workspace, approver, model: None, taken, sessions, asked, checked: Some(checked) })
+        Ok(Prepared { workspace, approver, model: None, taken, sessions, asked, by_model, checked: Some(checked) })
     }
 
     /// The same request, its holes filled by `model` (without one, a hole ends the run).
@@ -153,9 +159,11 @@ impl<'w> Prepared<'w> {
         let storage = &workspace.storage;
         let recording = Recording::begin(storage.store(), &new).map_err(|error| storage.error(error))?;
         let approver = &mut *self.approver;
-        let mut gate = gate(storage, &workspace.settings, &program, &principal, approver, session.as_deref())?;
-        if let Some(text) = &self.asked {
-            gate = gate.with_request(text);
+        let instances = workspace.tools.hosts.instances();
+        let mut gate =
+            gate(storage, &workspace.settings, &program, &principal, approver, session.as_deref(), instances)?;
+        if self.by_model {
+            gate = gate.with_request(self.asked.as_deref().unwrap_or_default());
         }
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         let mut observers = Observers::new().with(&mut recorder).with(observer);
@@ -246,7 +254,7 @@ fn check(
     let policies: Vec<FileId> =
         workspace.policies().iter().map(|p| sources.add(p.name.clone(), p.text.clone())).collect();
     let (name, text, recorded) = match request {
-        Request::Plan(plan) => (plan.name.clone(), plan.text.clone(), plan.name.clone()),
+        Request::Plan(plan) | Request::AgentPlan(plan) => (plan.name.clone(), plan.text.clone(), plan.name.clone()),
         Request::Ask(text) => {
             workspace.asked += 1;
             (format!("<request {}>", workspace.asked), root::plan(&sources, &policies, text), text.to_string())
@@ -273,7 +281,8 @@ fn check(
 }
 
 /// The approval gate for one run of `program`, on behalf of `user`: `approver` answers its
-/// cards, grants are kept in the store (for the session `session`, if the request holds one),
+/// cards, grants are kept in the store (for the session `session`, if the request holds one,
+/// and bound to what serves each capability, `instances`),
 /// and the intent model the settings name gives its second opinion.
 fn gate<'a>(
     storage: &'a Storage,
@@ -282,8 +291,11 @@ fn gate<'a>(
     user: &str,
     approver: &'a mut dyn Approver,
     session: Option<&str>,
+    instances: Vec<(String, String)>,
 ) -> Result<Gate<'a>, Error> {
-    let mut gate = Gate::new(program, user, Box::new(approver)).with_grants(Box::new(StoreGrants(storage.store())));
+    let mut gate = Gate::new(program, user, Box::new(approver))
+        .with_grants(Box::new(StoreGrants(storage.store())))
+        .with_instances(instances);
     if let Some(name) = session {
         gate = gate.in_session(name);
     }
@@ -292,7 +304,8 @@ fn gate<'a>(
     }
     if let Some(model) = &settings.intent_model {
         let provider = cordon_agent::open(model).map_err(|e| Error::Setup(format!("the intent model: {e}")))?;
-        gate = gate.with_intent(Box::new(ModelIntent::new(provider, ProvenanceRules::new())));
+        let clearance = settings.intent_clearance.label(user);
+        gate = gate.with_intent(Box::new(ModelIntent::new(provider, ProvenanceRules::new()).with_clearance(clearance)));
     }
     Ok(gate)
 }

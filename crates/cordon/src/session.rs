@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use cordon_runtime::Sessions;
-use cordon_store::SessionLock;
+use cordon_store::{SessionLock, StoreError};
 
 use crate::{Error, Storage};
 
@@ -89,7 +89,10 @@ impl Taken {
 
     fn save(&self, store: &Storage, sessions: &Sessions) -> Result<(), Error> {
         if let SessionAt::File(path) = &self.at {
-            std::fs::write(path, sessions.to_json()).map_err(|error| Error::Write { path: path.clone(), error })?;
+            cordon_store::private::write_private(path, sessions.to_json().as_bytes()).map_err(|e| match e {
+                StoreError::Io { path, error } => Error::Write { path, error },
+                refused => Error::Setup(refused.to_string()),
+            })?;
         }
         self.save_in_store(store, sessions)
     }
@@ -101,8 +104,18 @@ impl Taken {
     }
 }
 
+/// A session file's sessions; the file must be the user's alone (`cordon_store::private`).
 fn read_file(path: &Path) -> Result<Sessions, Error> {
-    let text = std::fs::read_to_string(path).map_err(|error| Error::Read { path: path.to_path_buf(), error })?;
+    let read_error = |error| Error::Read { path: path.to_path_buf(), error };
+    let file = cordon_store::private::read_private(path).map_err(|e| match e {
+        StoreError::Io { path, error } => Error::Read { path, error },
+        refused => Error::Setup(refused.to_string()),
+    })?;
+    let mut text = String::new();
+    match file {
+        Some(mut file) => std::io::Read::read_to_string(&mut file, &mut text).map_err(read_error)?,
+        None => return Err(read_error(std::io::ErrorKind::NotFound.into())),
+    };
     Sessions::from_json(&text).map_err(|e| Error::Setup(format!("`{}`: {e}", path.display())))
 }
 

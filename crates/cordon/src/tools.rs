@@ -3,10 +3,10 @@
 //! and bound before anything runs, as one set of hosts; the policies that declare their tools;
 //! and the principal they all act for.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use cordon_engine::Hosts;
-use cordon_fs::{Fs, FsLimits, Grant};
+use cordon_fs::{Fs, FsLimits, Grant, Mode};
 use cordon_mcp::{Config, Connection, McpHost};
 
 use crate::{Error, Source};
@@ -23,6 +23,10 @@ pub struct ToolChoice {
     pub servers: Vec<String>,
     /// The config listing MCP servers (default: `./cordon.toml`, else the user's).
     pub config: Option<PathBuf>,
+    /// Files the run reads as its own (the store, the policies, a file of answers, a session
+    /// file), each with what it is: no read-write directory may hold one, nor the configs
+    /// Cordon reads implicitly.
+    pub kept: Vec<(String, PathBuf)>,
 }
 
 /// Open tools: the hosts, the policies declaring their tools, and the principal they act for.
@@ -47,6 +51,7 @@ impl Tools {
     /// policies). A server whose tools do not match the policies is an error here, before
     /// anything runs. The principal is the environments', else the config's `user`, else `user`.
     pub fn open(choice: &ToolChoice, policies: Vec<Source>) -> Result<Tools, Error> {
+        refuse_writable_config(choice)?;
         let config = match choice.servers.is_empty() {
             true => Config::default(),
             false => Config::find(choice.config.as_deref()).map_err(Error::Setup)?.0,
@@ -86,4 +91,56 @@ impl Tools {
         }
         Ok(Tools { hosts, policies, principal })
     }
+}
+
+/// Refuses a read-write directory that holds a file Cordon reads as configuration (`cordon.toml`
+/// here or in `~/.config/cordon`, the `--config` file) or as the run's own (`choice.kept`): a plan
+/// writing there would change what a later run is allowed, or what it records.
+fn refuse_writable_config(choice: &ToolChoice) -> Result<(), Error> {
+    let mut files: Vec<(String, PathBuf)> = vec![("the config Cordon reads here".into(), PathBuf::from("cordon.toml"))];
+    if let Some(home) = std::env::var_os("HOME") {
+        let config = PathBuf::from(home).join(".config/cordon/cordon.toml");
+        files.push(("the user's config, which Cordon reads implicitly".into(), config));
+    }
+    if let Some(config) = &choice.config {
+        files.push(("the config (--config)".into(), config.clone()));
+    }
+    files.extend(choice.kept.iter().cloned());
+    for grant in choice.dirs.iter().filter(|g| g.mode == Mode::ReadWrite) {
+        let dir = resolved(&grant.path);
+        if let Some((what, file)) = files.iter().find(|(_, file)| resolved(file).starts_with(&dir)) {
+            return Err(Error::Setup(format!(
+                "--dir {}={}:rw would let a plan write {} ({what}), which Cordon reads and trusts: grant a \
+                 directory that does not hold it, or grant this one read-only",
+                grant.name,
+                grant.path.display(),
+                file.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute, with every symbolic link of the part that exists resolved (the rest,
+/// not yet created, as written, without `.` or `..`).
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::env::current_dir().map_or_else(|_| path.to_path_buf(), |cwd| cwd.join(path));
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else { break };
+        rest.push(name.to_owned());
+        existing = parent;
+    }
+    let mut out = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
+    for name in rest.into_iter().rev() {
+        match Path::new(&name).components().next() {
+            Some(Component::ParentDir) => {
+                out.pop();
+            }
+            Some(Component::CurDir) => {}
+            _ => out.push(name),
+        }
+    }
+    out
 }

@@ -63,6 +63,8 @@ pub struct Settings {
     /// A second opinion on each card, from a model that is not the acting one: it is sent only
     /// the request and the card, and can flag a card, never clear one.
     pub intent_model: Option<ProviderConfig>,
+    /// What the intent model may be shown of a card: it is a model, and so a sink.
+    pub intent_clearance: Clearance,
     /// Before a plan runs, one card for the calls that ask which its effect summary proves
     /// within their sinks and bounded in number.
     pub approve_plan: bool,
@@ -82,6 +84,7 @@ impl Default for Settings {
             check: CheckOptions::default(),
             grants_expire_after_ms: None,
             intent_model: None,
+            intent_clearance: Clearance::Public,
             approve_plan: false,
             max_attempts: fill.max_attempts,
             max_depth: fill.max_depth,

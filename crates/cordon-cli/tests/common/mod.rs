@@ -56,3 +56,18 @@ pub fn answers(dir: &Path, text: &str) -> String {
 pub fn yes(dir: &Path) -> String {
     answers(dir, &"yes\n".repeat(8))
 }
+
+/// Runs `cordon ARGS` at a pseudo-terminal, driven by `steps` (see `fixtures/pty_drive.py`):
+/// everything the terminal showed, and the exit code.
+pub fn at_a_terminal(steps: &serde_json::Value, args: &[&std::ffi::OsStr]) -> (String, Option<i32>) {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_drive.py");
+    let output = Command::new("python3")
+        .arg(driver)
+        .arg(steps.to_string())
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .output()
+        .unwrap();
+    (String::from_utf8_lossy(&output.stdout).into_owned(), output.status.code())
+}

@@ -192,6 +192,8 @@ pub(super) fn archive(store: &SqliteStore, path: &Path, through: u64) -> Result<
         if start_in(c)? != start || same_row.as_deref() != Some(&last.hash.0[..]) {
             return Err(StoreError::ArchiveRaced);
         }
+        // The live grants whose rows go are granted again after them: the chain still holds them.
+        super::grants::carry_over_in(c, last.seq)?;
         c.execute("DELETE FROM audit WHERE seq <= ?1", [sql_seq(last.seq)?])?;
         c.execute(
             "INSERT OR REPLACE INTO audit_start (only, seq, hash) VALUES (1, ?1, ?2)",

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::{Value, json};
 
 use crate::audit::{
@@ -15,11 +15,12 @@ use crate::audit::{
     StatusRow, fold, kind,
 };
 use crate::chain::{BadRow, Checkpoint, Fields, Problem, Verdict};
-use crate::grant::{Grant, GrantId, GrantQuery, NewGrant, Scope};
+use crate::grant::{Grant, GrantId, GrantQuery, NewGrant};
 use crate::request::{NewRequest, Request, RequestId, Status};
 use crate::session::{Holder, SessionInfo, SessionLock};
 use crate::{Store, StoreError, now_ms, schema};
 
+mod grants;
 mod log;
 
 use log::{
@@ -49,14 +50,21 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens the store at `path`, creating it (and its directory) if needed, migrating an older
-    /// one.
+    /// Opens the store at `path`, creating it (0600, and its directory 0700) if needed,
+    /// migrating an older one. A store that is not the user's alone is refused (see
+    /// [`crate::private`]).
     pub fn open(path: &Path, durability: Durability) -> Result<SqliteStore, StoreError> {
         let opened = || {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+            // The file (made 0600 in a 0700 directory if new) and SQLite's files beside it must
+            // be the user's alone; SQLite gives its own files the store's permissions.
+            crate::private::prepare_private(path)?;
+            for suffix in ["-wal", "-shm", "-journal"] {
+                let mut beside = path.as_os_str().to_owned();
+                beside.push(suffix);
+                crate::private::check_private(Path::new(&beside))?;
             }
-            let conn = Connection::open(path)?;
+            let flags = OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+            let conn = Connection::open_with_flags(path, flags)?;
             conn.busy_timeout(BUSY_TIMEOUT)?;
             // Setting a new store up (its write-ahead log, its tables) can find another process
             // doing the same: SQLite then answers "locked" at once rather than waiting, so this
@@ -151,23 +159,13 @@ fn request_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Request> {
     })
 }
 
-fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
-    let session: Option<String> = r.get(4)?;
-    Ok(Grant {
-        id: GrantId(r.get(0)?),
-        grant: NewGrant {
-            tool: r.get(1)?,
-            destination: r.get(2)?,
-            label_class: r.get(3)?,
-            scope: session.map_or(Scope::UntilRevoked, Scope::Session),
-            expires_ms: r.get(5)?,
-        },
-        created_ms: r.get(6)?,
-    })
+/// An intact chain's verdict, broken instead if the grants table and the chain disagree.
+fn with_grants(c: &Connection, verdict: Verdict) -> Result<Verdict, StoreError> {
+    match (&verdict, grants::verify_in(c)?) {
+        (Verdict::Intact { .. }, Some(bad)) => Ok(Verdict::Broken(bad)),
+        _ => Ok(verdict),
+    }
 }
-
-const SELECT_GRANT: &str =
-    "SELECT id, tool, destination, label_class, session, expires_ms, created_ms FROM grants WHERE revoked_ms IS NULL";
 
 fn holder_of(pid: Option<i64>, started: Option<i64>) -> Option<Holder> {
     // A pid that is no pid (a hostile edit) names no live process: the lock is stale.
@@ -266,60 +264,36 @@ impl Store for SqliteStore {
     }
 
     fn add_grant(&self, grant: &NewGrant) -> Result<Grant, StoreError> {
-        self.write(|c| {
-            let created_ms = now_ms();
-            let session = match &grant.scope {
-                Scope::Session(s) => Some(s.as_str()),
-                Scope::UntilRevoked => None,
-            };
-            let sql = "INSERT INTO grants (tool, destination, label_class, session, expires_ms, created_ms) \
-                       VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-            let g = grant;
-            c.execute(sql, params![g.tool, g.destination, g.label_class, session, g.expires_ms, created_ms])?;
-            let grant = Grant { id: GrantId(c.last_insert_rowid()), grant: grant.clone(), created_ms };
-            append_in(c, None, kind::GRANT, &serde_json::to_string(&grant)?)?;
-            Ok(grant)
-        })
+        self.write(|c| grants::add_in(c, grant))
     }
 
     fn grants(&self) -> Result<Vec<Grant>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare(&format!("{SELECT_GRANT} AND (expires_ms IS NULL OR expires_ms > ?1) ORDER BY id"))?;
-        let rows = stmt.query_map([now_ms()], grant_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.read(|c| grants::live_in(c, None))
     }
 
     fn revoke_grant(&self, id: GrantId) -> Result<(), StoreError> {
-        self.write(|c| {
-            let sql = "UPDATE grants SET revoked_ms = ?2 WHERE id = ?1 AND revoked_ms IS NULL";
-            if c.execute(sql, params![id.0, now_ms()])? == 0 {
-                return Err(StoreError::NoSuchGrant(id));
-            }
-            append_in(c, None, kind::REVOKE, &json!({ "grant": id }).to_string())?;
-            Ok(())
-        })
+        self.write(|c| grants::revoke_in(c, id))
     }
 
     fn find_grant(&self, query: &GrantQuery<'_>) -> Result<Option<Grant>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare_cached(&format!("{SELECT_GRANT} AND tool = ?1 AND label_class = ?2 ORDER BY id"))?;
-        let now = now_ms();
-        for grant in stmt.query_map([query.tool, query.label_class], grant_row)? {
-            let grant = grant?;
-            if grant.covers(query, now) {
-                return Ok(Some(grant));
-            }
+        if self.read(|c| grants::any_expired_in(c, now_ms()))? {
+            self.write(|c| grants::expire_in(c, now_ms()))?;
         }
-        Ok(None)
+        let candidates = self.read(|c| grants::live_in(c, Some((query.tool, query.label_class))))?;
+        let now = now_ms();
+        Ok(candidates.into_iter().find(|g| g.covers(query, now)))
     }
 
     fn begin_request(&self, request: &NewRequest<'_>) -> Result<RequestId, StoreError> {
         self.write(|c| {
-            let sql = "INSERT INTO requests (started_ms, text, principal, session, status) VALUES (?1, ?2, ?3, ?4, ?5)";
-            let r = request;
-            c.execute(sql, params![now_ms(), r.text, r.principal, r.session, Status::Running.as_str()])?;
+            let sql = "INSERT INTO requests (started_ms, text, principal, session, status, pid, pid_started) \
+                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+            let (r, me) = (request, Holder::current());
+            let started = me.started.and_then(|s| i64::try_from(s).ok());
+            c.execute(
+                sql,
+                params![now_ms(), r.text, r.principal, r.session, Status::Running.as_str(), me.pid, started],
+            )?;
             let id = RequestId(c.last_insert_rowid());
             let content = json!({ "text": r.text, "principal": r.principal, "session": r.session });
             let first = append_in(c, Some(id), kind::REQUEST, &content.to_string())?;
@@ -335,6 +309,25 @@ impl Store for SqliteStore {
             }
             append_in(c, Some(id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
             Ok(())
+        })
+    }
+
+    fn interrupt_own_requests(&self) -> Result<Vec<RequestId>, StoreError> {
+        let me = Holder::current();
+        let started = me.started.and_then(|s| i64::try_from(s).ok());
+        self.write(|c| {
+            let sql = "SELECT id FROM requests WHERE status IN ('running', 'waiting') AND pid = ?1 \
+                       AND pid_started IS ?2 ORDER BY id";
+            let ids: Vec<RequestId> = c
+                .prepare(sql)?
+                .query_map(params![me.pid, started], |r| r.get(0).map(RequestId))?
+                .collect::<Result<_, _>>()?;
+            let status = Status::Interrupted;
+            for id in &ids {
+                c.execute("UPDATE requests SET status = ?2 WHERE id = ?1", params![id.0, status.as_str()])?;
+                append_in(c, Some(*id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
+            }
+            Ok(ids)
         })
     }
 
@@ -404,7 +397,7 @@ impl Store for SqliteStore {
     }
 
     fn verify(&self) -> Result<Verdict, StoreError> {
-        self.read(|c| verify_in(c, start_in(c)?))
+        self.read(|c| with_grants(c, verify_in(c, start_in(c)?)?))
     }
 
     fn verify_against(&self, checkpoint: &Checkpoint) -> Result<Verdict, StoreError> {
@@ -427,7 +420,7 @@ impl Store for SqliteStore {
             if hash.as_deref() != Some(&checkpoint.hash.0[..]) {
                 return broken(checkpoint.seq, Problem::CheckpointMismatch);
             }
-            Ok(verdict)
+            with_grants(c, verdict)
         })
     }
 
