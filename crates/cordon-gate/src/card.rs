@@ -376,7 +376,7 @@ impl Card {
             .chain(self.flows.iter_mut().map(|f| &mut f.value));
         for v in shown {
             let plan_text = v.origin == Origin::Request && v.label.integrity.is_false() && v.sources.is_empty();
-            if plan_text && !crate::intent::named_in(request, &v.text) && v.text != request {
+            if plan_text && !named_in(request, &v.text) && v.text != request {
                 v.origin = Origin::Model;
             }
         }
@@ -492,6 +492,34 @@ fn split_keeping_spaces(text: &str) -> Vec<&str> {
         out.push(&text[start..]);
     }
     out
+}
+
+/// Does the request name `text` on its own (not inside a longer word, address or name)?
+/// Matching ignores case; texts shorter than 3 characters never match.
+pub fn named_in(request: &str, text: &str) -> bool {
+    if text.chars().count() < 3 {
+        return false;
+    }
+    let (hay, needle) = (request.to_lowercase(), text.to_lowercase());
+    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '@' | '.' | '_' | '-' | '+' | '/' | ':');
+    let mut from = 0;
+    while let Some(i) = hay.get(from..).and_then(|h| h.find(&needle)) {
+        let start = from + i;
+        let end = start + needle.len();
+        let before = hay[..start].chars().next_back();
+        // A trailing full stop ends a sentence, not an address.
+        let after = hay[end..].chars().next();
+        let after_ok = match after {
+            None => true,
+            Some('.') => hay[end + 1..].chars().next().is_none_or(|c| !part_of_name(c)),
+            Some(c) => !part_of_name(c),
+        };
+        if before.is_none_or(|c| !part_of_name(c)) && after_ok {
+            return true;
+        }
+        from = start + needle.len().max(1);
+    }
+    false
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 
 use cordon_label::Formula;
 
-use crate::card::{Card, Flag, Origin, Shown};
+use crate::card::{Card, Flag, Origin, Shown, named_in};
 
 /// Checks a card against the user's request.
 pub trait IntentCheck {
@@ -92,34 +92,6 @@ impl IntentCheck for ProvenanceRules {
         }
         flags
     }
-}
-
-/// Does the request name `text` on its own (not inside a longer word, address or name)?
-/// Matching ignores case; texts shorter than 3 characters never match.
-pub fn named_in(request: &str, text: &str) -> bool {
-    if text.chars().count() < 3 {
-        return false;
-    }
-    let (hay, needle) = (request.to_lowercase(), text.to_lowercase());
-    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '@' | '.' | '_' | '-' | '+' | '/' | ':');
-    let mut from = 0;
-    while let Some(i) = hay.get(from..).and_then(|h| h.find(&needle)) {
-        let start = from + i;
-        let end = start + needle.len();
-        let before = hay[..start].chars().next_back();
-        // A trailing full stop ends a sentence, not an address.
-        let after = hay[end..].chars().next();
-        let after_ok = match after {
-            None => true,
-            Some('.') => hay[end + 1..].chars().next().is_none_or(|c| !part_of_name(c)),
-            Some(c) => !part_of_name(c),
-        };
-        if before.is_none_or(|c| !part_of_name(c)) && after_ok {
-            return true;
-        }
-        from = start + needle.len().max(1);
-    }
-    false
 }
 
 #[cfg(test)]

@@ -71,8 +71,8 @@ mod plan;
 pub use approver::{
     Answer, ApproveAll, Approver, DenyAll, NotATerminal, ReadLine, Reply, ScriptError, Scripted, StdinLines, Terminal,
 };
-pub use card::{CONFIRM_CHARS, Card, Flag, FlowShown, Origin, Shown, label_class, origin};
+pub use card::{CONFIRM_CHARS, Card, Flag, FlowShown, Origin, Shown, label_class, named_in, origin};
 pub use gate::{Decision, Gate, Record, Stats, rule};
 pub use grants::{Grants, MemoryGrants, StoreGrants};
-pub use intent::{IntentCheck, ProvenanceRules, named_in};
+pub use intent::{IntentCheck, ProvenanceRules};
 pub use plan::PlanApproval;
