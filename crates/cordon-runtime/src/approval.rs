@@ -8,25 +8,16 @@
 //! their labels: `destination = order.merchant` is as secret, and as vouched for, as the order
 //! it was read from.
 
-use std::time::Instant;
-
-use cordon_label::{Label, Tier};
+use cordon_label::Tier;
 use cordon_syntax::Span;
 
-use crate::compile::ToolDecl;
-use crate::ctx::{ConstState, Ctx};
+use crate::code::{TierCode, ToolDecl};
+use crate::ctx::Ctx;
 use crate::effect::Effect;
 use crate::error::{ErrorKind, RunError};
 use crate::limits::Limits;
 use crate::value::{CodeRef, Val, Value};
-use crate::{Program, machine};
-
-/// A compiled `@approval`: a tier, or a choice on a condition over the parameters.
-#[derive(Clone, Debug)]
-pub enum TierCode {
-    Is(Tier),
-    If { cond: CodeRef, then: Box<TierCode>, otherwise: Box<TierCode> },
-}
+use crate::Program;
 
 /// One field of a card, computed from a call's arguments: its `@card` key (`destination`,
 /// `content`, `amount`, ..) and its value with the label it carries.
@@ -99,23 +90,7 @@ impl Program {
     /// A context of its own for evaluating policy code outside any run: no host state, a
     /// small fuel budget, the default memory limits.
     fn scratch(&self) -> Ctx {
-        Ctx {
-            program: self.compiled.clone(),
-            host: Default::default(),
-            limits: Limits { fuel: FUEL, ..Limits::default() },
-            user: "user".into(),
-            fuel_used: 0,
-            memory_used: 0,
-            tool_calls: 0,
-            started: Instant::now(),
-            consts: vec![ConstState::Unset; self.compiled.consts.len()],
-            trace: Vec::new(),
-            pc_seen: Label::bottom(),
-            pc_seen_in_fill: Label::bottom(),
-            evaluator: machine::eval,
-            defer_label_flows: false,
-            refused: None,
-        }
+        Ctx::new(self.compiled.clone(), Limits { fuel: FUEL, ..Limits::default() }, "user")
     }
 }
 

@@ -13,11 +13,12 @@ use cordon_syntax::Span;
 use serde_json::{Map as JsonMap, Value as Json};
 
 use crate::builtins::{deep_label_within, equal};
-use crate::compile::{EntryDecl, ToolDecl};
+use crate::code::{EntryDecl, ToolDecl};
 use crate::ctx::Ctx;
 use crate::effect::{Effect, Flow};
 use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
+use crate::machine::Call;
 use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
@@ -27,16 +28,18 @@ use cordon_label::{DcLabel, Label, Source, describe_flow};
 /// effect. Nothing changes yet: no linear value is used up, no call counted, nothing recorded
 /// as allowed; that happens in [`commit`], when the host is about to perform it. A refusal is
 /// recorded in the trace.
-pub fn admit(ctx: &mut Ctx, cap: &str, tool: &str, args: Vec<Val>, pc: &Label, span: Span) -> Result<Effect, RunError> {
+pub fn admit(ctx: &mut Ctx, call: Call) -> Result<Effect, RunError> {
     let program = ctx.program.clone();
-    let Some(decl) = program.tools.iter().find(|t| &*t.capability == cap && &*t.name == tool) else {
-        return Err(RunError::new(ErrorKind::Type, span, format!("the capability `{cap}` has no tool `{tool}`")));
+    let Call { capability, tool, args, pc, span } = call;
+    let Some(decl) = program.tools.iter().find(|t| *t.capability == *capability && t.name == tool) else {
+        let message = format!("the capability `{capability}` has no tool `{tool}`");
+        return Err(RunError::new(ErrorKind::Type, span, message));
     };
     let mut effect = Effect {
         capability: decl.capability.clone(),
         tool: decl.name.clone(),
         args: decl.params.iter().map(|(n, _)| n.clone()).zip(args).collect(),
-        pc: pc.clone(),
+        pc,
         span,
         consumes: Vec::new(),
         flows: Vec::new(),

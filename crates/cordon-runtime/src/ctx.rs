@@ -1,7 +1,7 @@
 //! What a run shares between its machine and the boundary: the program, the host's state,
-//! limits and what has been spent, the trace. The boundary evaluates policy code (refinements,
-//! labels) through [`Ctx::eval`], which the machine provides when a run is made: the boundary
-//! stands below the machine that drives it, and does not reach into it.
+//! limits and what has been spent, the trace. The machine runs on it and stops at each tool
+//! call; the run then has the boundary admit the call, and the boundary evaluates policy code
+//! (refinements, labels) on the same context with the machine's [`Ctx::eval`].
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,12 +10,12 @@ use cordon_syntax::Span;
 use serde::{Deserialize, Serialize};
 
 use crate::builtins::Budget;
-use crate::compile::Compiled;
+use crate::code::Compiled;
 use crate::error::{ErrorKind, RunError};
 use crate::host::HostState;
 use crate::limits::Limits;
 use crate::trace::Event;
-use crate::value::{CodeRef, Str, Val};
+use crate::value::{Str, Val};
 use cordon_label::Label;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -44,8 +44,6 @@ pub struct Ctx {
     /// The same, since the innermost running fill started (the run keeps what it was before,
     /// for when that fill is left): that a fill reached a call depends on these too.
     pub pc_seen_in_fill: Label,
-    /// Runs pure code to completion: the machine's evaluator.
-    pub evaluator: Evaluator,
     /// Whether a call that fails only label checks is proposed with its failures marked
     /// (`Effect::flows`) for a stage to put to the user, instead of refused here.
     pub defer_label_flows: bool,
@@ -54,10 +52,29 @@ pub struct Ctx {
     pub refused: Option<Label>,
 }
 
-/// How policy code is run to a value: the machine's `eval`.
-pub type Evaluator = fn(&mut Ctx, &CodeRef, Vec<Val>) -> Result<Val, RunError>;
-
 impl Ctx {
+    /// A fresh context for running `program` for `user` within `limits`: nothing spent,
+    /// nothing recorded, no host-made value yet.
+    pub fn new(program: Arc<Compiled>, limits: Limits, user: &str) -> Ctx {
+        let consts = vec![ConstState::Unset; program.consts.len()];
+        Ctx {
+            program,
+            host: HostState::default(),
+            limits,
+            user: user.into(),
+            fuel_used: 0,
+            memory_used: 0,
+            tool_calls: 0,
+            started: Instant::now(),
+            consts,
+            trace: Vec::new(),
+            pc_seen: Label::bottom(),
+            pc_seen_in_fill: Label::bottom(),
+            defer_label_flows: false,
+            refused: None,
+        }
+    }
+
     /// The program-counter label `pc` is left behind where paths join: remembered in
     /// [`Ctx::pc_seen`] and [`Ctx::pc_seen_in_fill`].
     #[inline]
@@ -67,11 +84,6 @@ impl Ctx {
         }
         self.pc_seen.join_mut(pc);
         self.pc_seen_in_fill.join_mut(pc);
-    }
-
-    /// Evaluates pure code (a predicate, a label annotation) on `args` to completion.
-    pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
-        (self.evaluator)(self, code, args)
     }
 }
 

@@ -17,8 +17,10 @@
 //! assert_eq!(value.value.to_string(), "14");
 //! ```
 //!
-//! Modules: `compile` turns syntax trees into code, `machine` runs it, `builtins` are the
-//! builtin functions (`decimal` their exact decimal arithmetic, `time` dates, instants and durations), `boundary` is where every effect is checked, `host` is what the host
+//! Modules: `code` is the machine's code, which `compile` makes from syntax trees and
+//! `machine` runs until it stops at a tool call, a hole or the end; `builtins` are the builtin
+//! functions (`decimal` their exact decimal arithmetic, `time` dates, instants and durations);
+//! `boundary` is where the run has every call checked, `host` is what the host
 //! knows (measures, host-made values, sessions), `shape` the types the boundary checks against,
 //! `limits` the host's limits, `trace` the record of decisions. Labels themselves are
 //! `cordon_label`'s.
@@ -26,6 +28,7 @@
 pub mod approval;
 pub mod boundary;
 mod builtins;
+mod code;
 mod compile;
 mod ctx;
 mod decimal;
@@ -41,7 +44,6 @@ pub mod trace;
 pub mod value;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use cordon_label::{Label, Source};
 use cordon_syntax::Span;
@@ -59,8 +61,8 @@ pub use snapshot::SnapshotError;
 pub use trace::{Decision, Event};
 pub use value::{Val, Value};
 
-use compile::Compiled;
-use ctx::{ConstState, Ctx};
+use code::Compiled;
+use ctx::Ctx;
 use machine::{Exit, Vm};
 
 /// A program ready to run. Only a program the checker accepted can become one (outside the
@@ -140,22 +142,36 @@ pub enum Step {
 pub struct Run {
     vm: Vm,
     ctx: Ctx,
-    waiting: Option<Effect>,
-    /// Whether the waiting effect was committed (is being performed).
-    committed: bool,
-    /// Who approved the waiting effect's failed label checks (`Effect::flows`), if anyone did.
-    flows_approved_by: Option<String>,
-    waiting_hole: Option<HoleRequest>,
+    state: State,
     sessions: Sessions,
-    finished: bool,
-    /// The plan's result, once it finished.
-    result: Option<Val>,
-    /// What the failure that ended the run may have depended on: the pc at the failure and
-    /// every label the pc was raised by before it.
-    failure: Option<Label>,
     /// The fills running that have performed nothing yet, innermost last: where a call they
     /// make is refused by the labels, the run goes back to the innermost one's hole.
     running_fills: Vec<FillStart>,
+}
+
+/// Where a run is: what it waits for, or how it ended. Each method of [`Run`] acts in the
+/// states it names and refuses the rest.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) enum State {
+    /// Ready to go on ([`Run::proceed`]).
+    Ready,
+    /// At a tool call the boundary admitted, not yet committed.
+    Proposed {
+        effect: Effect,
+        /// Who approved the effect's failed label checks (`Effect::flows`), if anyone did:
+        /// for this run of the process only, never saved.
+        #[serde(skip)]
+        flows_approved_by: Option<String>,
+    },
+    /// At a committed tool call: the host is performing it ([`Run::resume`]).
+    Performing(Effect),
+    /// At a hole ([`Run::fill`]).
+    AtHole(HoleRequest),
+    /// Finished with the plan's result.
+    Done(Val),
+    /// Ended by a failure; what it may have depended on: the pc at the failure and every label
+    /// the pc was raised by before it.
+    Failed(Label),
 }
 
 /// Where a running fill started: the machine as it was at the fill's hole, so the run can go
@@ -178,23 +194,7 @@ impl Run {
     /// Prepares a run; `sessions` holds the linear values earlier requests handed back.
     pub fn start(program: &Program, sessions: &Sessions, config: &Config) -> Result<Run, RunError> {
         let compiled = program.compiled.clone();
-        let mut ctx = Ctx {
-            program: compiled.clone(),
-            host: Default::default(),
-            limits: config.limits.clone(),
-            user: config.user.as_str().into(),
-            fuel_used: 0,
-            memory_used: 0,
-            tool_calls: 0,
-            started: Instant::now(),
-            consts: vec![ConstState::Unset; compiled.consts.len()],
-            trace: Vec::new(),
-            pc_seen: Label::bottom(),
-            pc_seen_in_fill: Label::bottom(),
-            evaluator: machine::eval,
-            defer_label_flows: false,
-            refused: None,
-        };
+        let mut ctx = Ctx::new(compiled.clone(), config.limits.clone(), &config.user);
         let Some(plan) = compiled.plan else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "there is no plan to run"));
         };
@@ -205,46 +205,48 @@ impl Run {
         Ok(Run {
             vm: Vm::start(&compiled, plan, args),
             ctx,
-            waiting: None,
-            committed: false,
-            flows_approved_by: None,
-            waiting_hole: None,
+            state: State::Ready,
             sessions: sessions.clone(),
-            finished: false,
-            result: None,
-            failure: None,
             running_fills: Vec::new(),
         })
     }
 
     /// Runs until the next admitted tool call or the end.
     pub fn proceed(&mut self) -> Result<Step, RunError> {
-        if self.finished || self.waiting.is_some() || self.waiting_hole.is_some() {
+        if !matches!(self.state, State::Ready) {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "the run is not ready to continue"));
         }
-        let exit = machine::exec(&mut self.vm, &mut self.ctx);
+        let exit = match machine::exec(&mut self.vm, &mut self.ctx) {
+            Ok(exit) => exit,
+            Err(e) => return self.stopped(e),
+        };
         match exit {
-            Ok(Exit::Effect(effect)) => {
-                self.waiting = Some(effect.clone());
-                Ok(Step::Effect(effect))
-            }
-            Ok(Exit::Hole(hole)) => {
-                self.waiting_hole = Some(hole.clone());
+            // The machine stops at every call; the boundary decides whether it is proposed.
+            Exit::Call(call) => match boundary::admit(&mut self.ctx, call) {
+                Ok(effect) => {
+                    self.state = State::Proposed { effect: effect.clone(), flows_approved_by: None };
+                    Ok(Step::Effect(effect))
+                }
+                Err(e) => self.stopped(e),
+            },
+            Exit::Hole(hole) => {
+                self.state = State::AtHole(hole.clone());
                 Ok(Step::Hole(hole))
             }
-            Ok(Exit::Done(v)) => {
-                self.finished = true;
+            Exit::Done(v) => {
                 if let Err(e) = boundary::returned(&self.ctx, &v) {
                     return Err(self.fail(e));
                 }
-                self.result = Some(v.clone());
+                self.state = State::Done(v.clone());
                 Ok(Step::Done(v))
             }
-            Err(e) => {
-                let by_labels = e.kind == ErrorKind::LabelFlow;
-                self.refused(e, by_labels)
-            }
         }
+    }
+
+    /// The machine failed, or the boundary refused the call it stopped at.
+    fn stopped(&mut self, e: RunError) -> Result<Step, RunError> {
+        let by_labels = e.kind == ErrorKind::LabelFlow;
+        self.refused(e, by_labels)
     }
 
     /// The run stopped with `e`: a refused call (refused `by_labels`, or otherwise) or another
@@ -269,12 +271,9 @@ impl Run {
             self.ctx.pc_seen.join_mut(&label);
             self.ctx.pc_seen_in_fill = start.seen_before.join(&label);
             self.vm = start.vm;
-            self.waiting = None;
-            self.committed = false;
-            self.flows_approved_by = None;
             let mut hole = start.hole;
             hole.again = Some(Box::new(effect::Refill { error: e, label, fill: start.file }));
-            self.waiting_hole = Some(hole.clone());
+            self.state = State::AtHole(hole.clone());
             return Ok(Step::Hole(hole));
         }
         Err(self.fail(e))
@@ -282,8 +281,7 @@ impl Run {
 
     /// Ends the run with `e`, remembering what the failure may have depended on.
     fn fail(&mut self, e: RunError) -> RunError {
-        self.finished = true;
-        self.failure = Some(self.vm.pc.join(&self.ctx.pc_seen));
+        self.state = State::Failed(self.vm.pc.join(&self.ctx.pc_seen));
         e
     }
 
@@ -294,29 +292,38 @@ impl Run {
         if let Some(e) = self.unapproved_flows() {
             return Err(e);
         }
-        match &self.waiting {
-            Some(effect) if !self.committed => {
-                boundary::commit(&mut self.ctx, effect);
+        match std::mem::replace(&mut self.state, State::Ready) {
+            State::Proposed { effect, .. } => {
+                boundary::commit(&mut self.ctx, &effect);
                 self.running_fills.clear();
-                self.committed = true;
-                self.flows_approved_by = None;
+                self.state = State::Performing(effect);
                 Ok(())
             }
-            Some(_) => Err(RunError::new(ErrorKind::Type, Span::default(), "the tool call is already committed")),
-            None => Err(RunError::new(ErrorKind::Type, Span::default(), "no tool call is waiting")),
+            other => {
+                let message = match other {
+                    State::Performing(_) => "the tool call is already committed",
+                    _ => "no tool call is waiting",
+                };
+                self.state = other;
+                Err(RunError::new(ErrorKind::Type, Span::default(), message))
+            }
         }
     }
 
     /// Continues after the host performed the waiting tool call (or failed to). The call must
     /// have been committed.
     pub fn resume(&mut self, result: Result<Json, String>) -> Result<Step, RunError> {
-        if !self.committed {
-            return Err(RunError::new(ErrorKind::Type, Span::default(), "the tool call was not committed"));
-        }
-        let Some(effect) = self.waiting.take() else {
-            return Err(RunError::new(ErrorKind::Type, Span::default(), "no tool call is waiting"));
+        let effect = match std::mem::replace(&mut self.state, State::Ready) {
+            State::Performing(effect) => effect,
+            other => {
+                let message = match other {
+                    State::Proposed { .. } => "the tool call was not committed",
+                    _ => "no tool call is waiting",
+                };
+                self.state = other;
+                return Err(RunError::new(ErrorKind::Type, Span::default(), message));
+            }
         };
-        self.committed = false;
         match boundary::complete(&mut self.ctx, &effect, result) {
             Ok(v) => {
                 self.vm.resume(v);
@@ -332,7 +339,7 @@ impl Run {
     /// strings) and takes no linear value, the plan gets `Err(Refused { .. })` and goes on;
     /// otherwise the run ends with `e`.
     pub fn refuse(&mut self, mut e: RunError) -> Result<Step, RunError> {
-        let Some(effect) = self.waiting.take().filter(|_| !self.committed) else {
+        let State::Proposed { effect, .. } = std::mem::replace(&mut self.state, State::Ready) else {
             return Err(self.fail(RunError::new(
                 ErrorKind::Type,
                 Span::default(),
@@ -342,7 +349,6 @@ impl Run {
         if e.span == Span::default() {
             e.span = effect.span;
         }
-        self.flows_approved_by = None;
         boundary::refused(&mut self.ctx, &effect, &e);
         // A call the labels refused is handled as when the boundary refuses it itself: no
         // refusal value the plan could go on with.
@@ -374,8 +380,12 @@ impl Run {
     }
 
     fn fill_module(&mut self, fill: &Module, arg_names: &[String], label: &Label) -> Result<Step, RunError> {
-        let Some(hole) = self.waiting_hole.take() else {
-            return Err(RunError::new(ErrorKind::Type, Span::default(), "no hole is waiting"));
+        let hole = match std::mem::replace(&mut self.state, State::Ready) {
+            State::AtHole(hole) => hole,
+            other => {
+                self.state = other;
+                return Err(RunError::new(ErrorKind::Type, Span::default(), "no hole is waiting"));
+            }
         };
         if arg_names.len() != hole.args.len() {
             return Err(self.fail(RunError::new(
@@ -421,14 +431,13 @@ impl Run {
     /// Ends the run at the waiting hole: no fill could be had (the model failed, or no fill
     /// checked within the attempts allowed).
     pub fn abandon_hole(&mut self, reason: &str) -> RunError {
-        let span = self.waiting_hole.as_ref().map_or_else(Span::default, |h| h.span);
+        let span = self.waiting_hole().map_or_else(Span::default, |h| h.span);
         self.end_at_hole(RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}")))
     }
 
     /// Ends the run at the waiting hole with `e`: the model may not be asked, or a refusal that
     /// sent the run back to the hole ([`HoleRequest::again`]) stands.
     pub fn end_at_hole(&mut self, e: RunError) -> RunError {
-        self.waiting_hole = None;
         self.fail(e)
     }
 
@@ -455,15 +464,17 @@ impl Run {
             e.span = effect.span;
             return Err(e);
         }
-        self.flows_approved_by = Some(principal.to_string());
+        if let State::Proposed { flows_approved_by, .. } = &mut self.state {
+            *flows_approved_by = Some(principal.to_string());
+        }
         Ok(())
     }
 
     /// The refusal the waiting effect gets if it is performed as it is: its first failed label
     /// check, unless someone approved them. `None` when it may be performed.
     pub fn unapproved_flows(&self) -> Option<RunError> {
-        let effect = self.waiting_effect()?;
-        let first = effect.flows.first().filter(|_| self.flows_approved_by.is_none())?;
+        let State::Proposed { effect, flows_approved_by: None } = &self.state else { return None };
+        let first = effect.flows.first()?;
         let mut e = boundary::flow_refusal(&format!("{}.{}", effect.capability, effect.tool), first);
         e.span = effect.span;
         Some(e)
@@ -471,12 +482,18 @@ impl Run {
 
     /// The effect the run waits at, proposed and not yet committed, if any.
     pub fn waiting_effect(&self) -> Option<&Effect> {
-        self.waiting.as_ref().filter(|_| !self.committed)
+        match &self.state {
+            State::Proposed { effect, .. } => Some(effect),
+            _ => None,
+        }
     }
 
     /// The hole the run waits at, if any.
     pub fn waiting_hole(&self) -> Option<&HoleRequest> {
-        self.waiting_hole.as_ref()
+        match &self.state {
+            State::AtHole(hole) => Some(hole),
+            _ => None,
+        }
     }
 
     /// Every decision the boundary made so far.
@@ -488,7 +505,12 @@ impl Run {
     /// run did (a session it tainted stays tainted).
     pub fn sessions(&self) -> Sessions {
         let entry = self.ctx.program.entry.as_ref();
-        boundary::sessions_now(&self.ctx, entry, &self.sessions, self.result.as_ref(), self.failure.as_ref())
+        let (result, failure) = match &self.state {
+            State::Done(v) => (Some(v), None),
+            State::Failed(label) => (None, Some(label)),
+            _ => (None, None),
+        };
+        boundary::sessions_now(&self.ctx, entry, &self.sessions, result, failure)
     }
 
     /// Fuel used so far.

@@ -13,16 +13,15 @@ use serde::{Deserialize, Serialize};
 use cordon_syntax::ast::{BinOp, UnOp};
 use cordon_syntax::{Builtin, LabelFn, Span};
 
-use crate::boundary;
 use crate::builtins::{self, Budget, SLOT_BYTES, deep_label, equal, overflow};
-use crate::compile::{Access, CaptureFrom, Compiled, ConstId, MethodTarget, Op, Operand, Over, Pat};
+use crate::code::{Access, CaptureFrom, Compiled, ConstId, MethodTarget, Op, Operand, Over, Pat};
 use crate::ctx::{ConstState, Ctx};
 use crate::decimal;
-use crate::effect::{Effect, HoleRequest};
+use crate::effect::HoleRequest;
 use crate::error::{ErrorKind, RunError};
 use crate::shape::Shape;
 use crate::time;
-use crate::value::{CodeRef, Func, Record, Val, Value, Variant};
+use crate::value::{CodeRef, Func, Record, Str, Val, Value, Variant};
 use cordon_label::{Label, Source};
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -162,13 +161,26 @@ pub struct Vm {
     lists: Vec<Vec<Val>>,
 }
 
+/// Why the machine stopped.
 #[derive(Debug)]
 pub enum Exit {
     Done(Val),
-    /// A tool call the boundary admitted; the machine waits for its result.
-    Effect(Effect),
+    /// A tool call, not yet admitted: the machine waits for its result, and the run has the
+    /// boundary decide whether there will be one.
+    Call(Call),
     /// A hole; the machine waits for its fill.
     Hole(HoleRequest),
+}
+
+/// A tool call as the plan made it: the capability it was made on, the tool's name, the
+/// arguments, and the program-counter label at the call (what chose to make it).
+#[derive(Debug)]
+pub struct Call {
+    pub capability: Str,
+    pub tool: Arc<str>,
+    pub args: Vec<Val>,
+    pub pc: Label,
+    pub span: Span,
 }
 
 impl Ctx {
@@ -289,7 +301,8 @@ fn type_error(span: Span, message: impl Into<String>) -> RunError {
     RunError::new(ErrorKind::Type, span, message)
 }
 
-/// Runs until the program ends or stops at an admitted tool call.
+/// Runs until the program ends, or stops at a tool call (for the run to have the boundary
+/// admit it) or a hole.
 pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
     // One reference for the whole run of the loop: the code of every frame is borrowed from it.
     let program = ctx.program.clone();
@@ -714,9 +727,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         let cap = cap.clone();
                         let args = vm.stack.split_off(at + 1);
                         vm.stack.truncate(at);
-                        let effect = tri!(boundary::admit(ctx, &cap, name, args, &vm.pc, code.spans[ip - 1]));
                         save_ip!();
-                        return Ok(Exit::Effect(effect));
+                        let (tool, pc, span) = (name.clone(), vm.pc.clone(), code.spans[ip - 1]);
+                        return Ok(Exit::Call(Call { capability: cap, tool, args, pc, span }));
                     }
                     match otherwise {
                         MethodTarget::Builtin(b) => {
@@ -1469,14 +1482,16 @@ fn bind(pat: &Pat, v: &Val, outer: &Label, slots: &mut [Val], inspected: &mut La
     }
 }
 
-/// Evaluates pure code (a predicate, a label annotation) on `args` to completion: what
-/// [`Ctx::eval`] does, given to each `Ctx` when a run is made.
-pub fn eval(ctx: &mut Ctx, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
-    let mut vm = Vm::default();
-    vm.enter(&ctx.program, *code, None, args, OnReturn::Finish);
-    match exec(&mut vm, ctx)? {
-        Exit::Done(v) => Ok(v),
-        Exit::Effect(e) => Err(RunError::new(ErrorKind::Type, e.span, "a refinement or label cannot call a tool")),
-        Exit::Hole(h) => Err(RunError::new(ErrorKind::Type, h.span, "a refinement or label cannot hold a hole")),
+impl Ctx {
+    /// Evaluates pure code (a predicate, a label annotation) on `args` to completion, on a
+    /// machine of its own: what the boundary and the approval questions run policy code with.
+    pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
+        let mut vm = Vm::default();
+        vm.enter(&self.program, *code, None, args, OnReturn::Finish);
+        match exec(&mut vm, self)? {
+            Exit::Done(v) => Ok(v),
+            Exit::Call(c) => Err(RunError::new(ErrorKind::Type, c.span, "a refinement or label cannot call a tool")),
+            Exit::Hole(h) => Err(RunError::new(ErrorKind::Type, h.span, "a refinement or label cannot hold a hole")),
+        }
     }
 }

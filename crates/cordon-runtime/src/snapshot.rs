@@ -20,15 +20,14 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use crate::compile::{self, Compiled, FillRecord};
+use crate::code::{Compiled, FillRecord};
+use crate::compile;
 use crate::ctx::{ConstState, Ctx};
-use crate::effect::{Effect, HoleRequest};
 use crate::host::{HostState, Sessions};
 use crate::limits::Limits;
-use crate::machine::{self, Vm};
+use crate::machine::Vm;
 use crate::trace::Event;
-use crate::value::Val;
-use crate::{FillStart, Run};
+use crate::{FillStart, Run, State};
 use cordon_label::Label;
 
 /// The format's version: a saved run of another version is refused, never guessed at. The
@@ -39,8 +38,9 @@ use cordon_label::Label;
 /// the call it replaces, a jump to a return is that return, records keep a shared layout, and
 /// the running fills the run may go back to; 5: a loop over `range(a, b)` as written keeps its
 /// bounds in slots instead of a list, `count_by` takes only the keys, and a local on the left of
-/// a computed operand is read by the operation).
-const VERSION: u32 = 5;
+/// a computed operand is read by the operation; 6: the run's state is one value, saying what it
+/// waits for or how it ended).
+const VERSION: u32 = 6;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;
@@ -93,13 +93,8 @@ struct Snapshot {
     trace: Vec<Event>,
     pc_seen: Label,
     pc_seen_in_fill: Label,
-    waiting: Option<Effect>,
-    committed: bool,
-    waiting_hole: Option<HoleRequest>,
+    state: State,
     sessions: Sessions,
-    finished: bool,
-    result: Option<Val>,
-    failure: Option<Label>,
     running_fills: Vec<FillStart>,
 }
 
@@ -132,13 +127,8 @@ impl Run {
             trace: self.ctx.trace.clone(),
             pc_seen: self.ctx.pc_seen.clone(),
             pc_seen_in_fill: self.ctx.pc_seen_in_fill.clone(),
-            waiting: self.waiting.clone(),
-            committed: self.committed,
-            waiting_hole: self.waiting_hole.clone(),
+            state: self.state.clone(),
             sessions: self.sessions.clone(),
-            finished: self.finished,
-            result: self.result.clone(),
-            failure: self.failure.clone(),
             running_fills: self.running_fills.clone(),
         };
         // Serializing plain data to memory cannot fail.
@@ -165,36 +155,17 @@ impl Run {
             sources.add(name, text);
         }
         let program = compile_again(&sources, &s.policies, s.plan, &s.fills)?;
-        let ctx = Ctx {
-            program: Arc::new(program),
-            host: s.host,
-            limits: s.limits,
-            user: s.user.as_str().into(),
-            fuel_used: s.fuel_used,
-            memory_used: s.memory_used,
-            tool_calls: s.tool_calls,
-            started: Instant::now().checked_sub(s.elapsed).unwrap_or_else(Instant::now),
-            consts: s.consts,
-            trace: s.trace,
-            pc_seen: s.pc_seen,
-            pc_seen_in_fill: s.pc_seen_in_fill,
-            evaluator: machine::eval,
-            defer_label_flows: false,
-            refused: None,
-        };
-        let run = Run {
-            vm: s.vm,
-            ctx,
-            waiting: s.waiting,
-            committed: s.committed,
-            flows_approved_by: None,
-            waiting_hole: s.waiting_hole,
-            sessions: s.sessions,
-            finished: s.finished,
-            result: s.result,
-            failure: s.failure,
-            running_fills: s.running_fills,
-        };
+        let mut ctx = Ctx::new(Arc::new(program), s.limits, &s.user);
+        ctx.host = s.host;
+        ctx.fuel_used = s.fuel_used;
+        ctx.memory_used = s.memory_used;
+        ctx.tool_calls = s.tool_calls;
+        ctx.started = Instant::now().checked_sub(s.elapsed).unwrap_or_else(Instant::now);
+        ctx.consts = s.consts;
+        ctx.trace = s.trace;
+        ctx.pc_seen = s.pc_seen;
+        ctx.pc_seen_in_fill = s.pc_seen_in_fill;
+        let run = Run { vm: s.vm, ctx, state: s.state, sessions: s.sessions, running_fills: s.running_fills };
         Ok((run, sources))
     }
 }
