@@ -11,13 +11,13 @@
 use cordon_label::Tier;
 use cordon_syntax::Span;
 
+use crate::Program;
 use crate::code::{TierCode, ToolDecl};
 use crate::ctx::Ctx;
 use crate::effect::Effect;
 use crate::error::{ErrorKind, RunError};
 use crate::limits::Limits;
 use crate::value::{CodeRef, Val, Value};
-use crate::Program;
 
 /// One field of a card, computed from a call's arguments: its `@card` key (`destination`,
 /// `content`, `amount`, ..) and its value with the label it carries.

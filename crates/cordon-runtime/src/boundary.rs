@@ -44,12 +44,17 @@ pub fn admit(ctx: &mut Ctx, call: Call) -> Result<Effect, RunError> {
         consumes: Vec::new(),
         flows: Vec::new(),
     };
-    match check_call(ctx, decl, &effect) {
-        Ok((consumes, flows)) => {
-            effect.consumes = consumes;
-            effect.flows = flows;
-            Ok(effect)
+    let checked = check_call(ctx, decl, &effect).and_then(|(consumes, flows)| {
+        effect.consumes = consumes;
+        effect.flows = flows;
+        // Deferred, the failed label checks go with the effect to a stage that asks the user.
+        match label_refusal(&effect, None) {
+            Some(e) if !ctx.defer_label_flows => Err(e),
+            _ => Ok(()),
         }
+    });
+    match checked {
+        Ok(()) => Ok(effect),
         Err(mut e) => {
             if e.span == Span::default() {
                 e.span = span;
@@ -105,7 +110,7 @@ pub fn commit(ctx: &mut Ctx, effect: &Effect) {
 }
 
 /// Everything `admit` checks, changing nothing; returns the linear values the call uses up, and
-/// the label checks it failed where the run defers those to a stage.
+/// the label checks it failed.
 fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<HostId>, Vec<Flow>), RunError> {
     let name = format!("{}.{}", decl.capability, decl.name);
     if effect.args.len() != decl.params.len() {
@@ -130,7 +135,7 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<Ho
         conforms(ctx, shape, arg, &args, Role::Argument)
             .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
     }
-    let flows = check_sinks(ctx, decl, effect, &name)?;
+    let flows = check_sinks(ctx, decl, effect)?;
     Ok((consumed, flows))
 }
 
@@ -140,9 +145,8 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<Ho
 /// The default sink of a parameter is public and vouched for by the user (a policy that forgets
 /// a sink gets safety, not a leak); the decision's default is the meet of the parameters'.
 /// Every failure is found, in a fixed order (the decision's sink, then each argument's own
-/// label and the decision, parameter by parameter); the first is the refusal, unless the run
-/// defers label failures to a stage, which then gets them all.
-fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> Result<Vec<Flow>, RunError> {
+/// label and the decision, parameter by parameter); [`label_refusal`] decides on them.
+fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Flow>, RunError> {
     let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
     let default = DcLabel::endorsed(&ctx.user);
     let mut sinks = Vec::with_capacity(decl.sinks.len());
@@ -182,10 +186,23 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect, name: &str) -> R
             });
         }
     }
-    match flows.first() {
-        Some(first) if !ctx.defer_label_flows => Err(flow_refusal(name, first)),
-        _ => Ok(flows),
+    Ok(flows)
+}
+
+/// The one decision on a call's failed label checks ([`Effect::flows`]): the refusal the call
+/// gets if it is performed with `approver`'s approval (`None`: nobody's), or `None` when it may
+/// go ahead. Without approval every failed check refuses it; a principal's approval covers a
+/// check only where the principal may vouch for the value in its own name or release what is
+/// secret to it alone, never another's secret. The refusal names the first check not covered.
+pub fn label_refusal(effect: &Effect, approver: Option<&str>) -> Option<RunError> {
+    let covered = |flow: &Flow| approver.is_some_and(|p| flow.carried.dc().flows_to_with(&flow.sink, p));
+    let flow = effect.flows.iter().find(|flow| !covered(flow))?;
+    let mut e = flow_refusal(&format!("{}.{}", effect.capability, effect.tool), flow);
+    if let Some(p) = approver {
+        e = e.with_note(format!("`{p}` may not vouch for or release this: only its owner may"));
     }
+    e.span = effect.span;
+    Some(e)
 }
 
 /// The refusal of a call for one label check it failed: what the boundary says when it refuses

@@ -9,17 +9,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use cordon_syntax::Span;
 use cordon_syntax::ast::{
     Arm, BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
     TypeExpr, UnOp,
 };
-use cordon_syntax::Span;
 
-pub use crate::error::CompileError;
 use crate::code::{
-    Access, CaptureFrom, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals, HoleScope,
-    MeasureDecl, MethodTarget, Op, Operand, Origin, Over, Pat, Slot, TierCode, ToolDecl,
+    Access, CaptureFrom, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals,
+    HoleScope, MeasureDecl, MethodTarget, Op, Operand, Origin, Over, Pat, Slot, TierCode, ToolDecl,
 };
+pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
 use crate::value::{CodeId, CodeRef, Func, Layout, Value};
 use cordon_syntax::{Builtin, LabelFn};
@@ -253,7 +253,6 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         origin,
     })
 }
-
 
 /// Compiles a model's fill for the hole `site` of `program`. The fill's body is a closure
 /// whose captures are the hole's scope (in `HoleScope::names` order) and whose parameters are

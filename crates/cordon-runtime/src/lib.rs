@@ -457,11 +457,7 @@ impl Run {
         let Some(effect) = self.waiting_effect() else {
             return Err(RunError::new(ErrorKind::Type, Span::default(), "no uncommitted tool call is waiting"));
         };
-        let name = format!("{}.{}", effect.capability, effect.tool);
-        if let Some(flow) = effect.flows.iter().find(|f| !f.carried.dc().flows_to_with(&f.sink, principal)) {
-            let mut e = boundary::flow_refusal(&name, flow)
-                .with_note(format!("`{principal}` may not vouch for or release this: only its owner may"));
-            e.span = effect.span;
+        if let Some(e) = boundary::label_refusal(effect, Some(principal)) {
             return Err(e);
         }
         if let State::Proposed { flows_approved_by, .. } = &mut self.state {
@@ -473,11 +469,12 @@ impl Run {
     /// The refusal the waiting effect gets if it is performed as it is: its first failed label
     /// check, unless someone approved them. `None` when it may be performed.
     pub fn unapproved_flows(&self) -> Option<RunError> {
-        let State::Proposed { effect, flows_approved_by: None } = &self.state else { return None };
-        let first = effect.flows.first()?;
-        let mut e = boundary::flow_refusal(&format!("{}.{}", effect.capability, effect.tool), first);
-        e.span = effect.span;
-        Some(e)
+        match &self.state {
+            State::Proposed { effect, flows_approved_by } => {
+                boundary::label_refusal(effect, flows_approved_by.as_deref())
+            }
+            _ => None,
+        }
     }
 
     /// The effect the run waits at, proposed and not yet committed, if any.
