@@ -345,10 +345,11 @@ pub enum Access {
 }
 
 impl Compiled {
-    /// Appends a fill's code (its body, functions and holes) after the program's.
+    /// Appends a fill's code (its body, functions, constants and holes) after the program's.
     pub fn extend(&mut self, fill: CompiledFill) {
         self.codes.extend(fill.codes);
         self.fns.extend(fill.fns);
+        self.consts.extend(fill.consts);
         self.holes.extend(fill.holes);
         self.origin.fills.push(fill.record);
     }
@@ -359,6 +360,8 @@ impl Compiled {
 pub struct CompiledFill {
     pub codes: Vec<Code>,
     pub fns: Vec<Arc<Func>>,
+    /// The constants the fill declares: they follow the program's.
+    pub consts: Vec<ConstDecl>,
     pub holes: Vec<HoleScope>,
     /// The body: its parameters are the hole's arguments, its captures the hole's scope.
     pub body: CodeId,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use cordon_syntax::Span;
 use cordon_syntax::ast::{
-    Arm, BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
+    Arm, BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Ident, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
     TypeExpr, UnOp,
 };
 
@@ -147,7 +147,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         field_names: HashMap::new(),
     };
     let mut fn_decls: Vec<&FnDecl> = Vec::new();
-    let mut const_items: Vec<(&cordon_syntax::ast::Ident, &Expr)> = Vec::new();
+    let mut const_items: Vec<(&Ident, &Expr)> = Vec::new();
     let mut measures = HashMap::new();
     for item in &items {
         match &item.kind {
@@ -295,11 +295,28 @@ pub fn compile_fill(
     for (i, d) in fn_decls.iter().enumerate() {
         c.globals.fns.insert(d.name.name.clone(), (fn_base + i) as FnId);
     }
+    // The fill's constants follow the program's, as its functions do.
+    let const_items: Vec<(&Ident, &Expr)> = items
+        .iter()
+        .filter_map(|i| match &i.kind {
+            ItemKind::Const { name, value, .. } => Some((name, value)),
+            _ => None,
+        })
+        .collect();
+    let const_base = program.consts.len();
+    for (i, (name, _)) in const_items.iter().enumerate() {
+        c.globals.consts.insert(name.name.clone(), (const_base + i) as ConstId);
+    }
     let mut fns = Vec::new();
     for d in &fn_decls {
         let names: Vec<&str> = d.params.iter().map(|p| p.name.name.as_str()).collect();
         let code = c.body_code(&d.name.name, &names, |c| c.block(&d.body))?;
         fns.push(Arc::new(Func::new(code, Vec::new())));
+    }
+    let mut consts = Vec::new();
+    for (name, value) in const_items {
+        let init = c.body_code(&name.name, &[], |c| c.expr(value))?;
+        consts.push(ConstDecl { name: name.name.as_str().into(), init });
     }
     let mut body = Body::new(true);
     body.captures = scope.names.iter().map(|(n, a)| (n.to_string(), *a)).collect();
@@ -320,7 +337,7 @@ pub fn compile_fill(
         }
     }
     let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec() };
-    Ok(CompiledFill { codes: c.codes, fns, holes: c.holes, body, record })
+    Ok(CompiledFill { codes: c.codes, fns, consts, holes: c.holes, body, record })
 }
 
 /// The value of a literal expression (a measure's default).

@@ -62,7 +62,7 @@ pub use trace::{Decision, Event};
 pub use value::{Val, Value};
 
 use code::Compiled;
-use ctx::Ctx;
+use ctx::{ConstState, Ctx};
 use machine::{Exit, Vm};
 
 /// A program ready to run. Only a program the checker accepted can become one (outside the
@@ -403,6 +403,8 @@ impl Run {
         };
         let body = compiled.body;
         Arc::make_mut(&mut self.ctx.program).extend(compiled);
+        // The fill's constants are computed when first used, as the program's are.
+        self.ctx.consts.resize(self.ctx.program.consts.len(), ConstState::Unset);
         // Fills that returned are no longer running: the run cannot go back to their holes. What
         // the fill enclosing them had left behind before them is its own again.
         while let Some(returned) = self.running_fills.pop_if(|start| !self.vm.runs(start.vm.depth(), start.body)) {

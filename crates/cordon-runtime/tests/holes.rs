@@ -139,6 +139,39 @@ fn a_checked_fill_runs_in_its_hole() {
     assert_eq!(v.value.to_string(), "\"42\"");
 }
 
+/// Whatever checks as a fill runs as one: a fill may declare constants and functions, as a
+/// plan may, and uses them; a run saved inside such a fill goes on with them after loading.
+#[test]
+fn a_fill_that_declares_constants_and_functions_runs() {
+    use cordon_types::{CheckOptions, check, check_fill};
+    let mut sources = cordon_syntax::SourceMap::new();
+    let policy = sources.add("policy.cord", POLICY);
+    let plan = r#"let n: Int = agent[Int]("compute"); let m: Int = agent[Int]("again"); to_string(n + m)"#;
+    let plan = sources.add("plan.cord", plan);
+    let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
+    let checked = outcome.program.expect("accepted");
+    let program = cordon_runtime::Program::new(&checked).unwrap();
+    let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
+    let text = "const A: Int = 40\nconst B: Int = A + 1\nfn twice(x: Int) -> Int { x * 2 }\ntwice(A) - B - 39";
+    let check_at = |sources: &mut cordon_syntax::SourceMap, hole: &cordon_runtime::HoleRequest, name: &str| {
+        let site = checked.holes().iter().position(|h| h.span == hole.span).expect("the checker knows the hole");
+        let file = sources.add(name, text);
+        let outcome = check_fill(sources, &checked, site, file, &CheckOptions::default());
+        assert!(outcome.accepted(), "{:?}", outcome.diagnostics);
+        outcome.fill.expect("the fill checks")
+    };
+    // The first fill gives 0 (80 - 41 - 39); the run then waits at the second hole, is saved
+    // there and loaded, and the same fill runs again in the loaded run.
+    let Ok(Step::Hole(hole)) = run.proceed() else { panic!("the run stops at the first hole") };
+    let first = check_at(&mut sources, &hole, "fill1.cord");
+    let Ok(Step::Hole(hole)) = run.fill(&first, &Label::bottom()) else { panic!("at the second hole") };
+    let saved = run.save(&sources, b"key");
+    let (mut run, mut sources) = Run::load(&saved, b"key").unwrap();
+    let second = check_at(&mut sources, &hole, "fill2.cord");
+    let Ok(Step::Done(v)) = run.fill(&second, &Label::bottom()) else { panic!("the run ends") };
+    assert_eq!(v.value.to_string(), "\"0\"");
+}
+
 /// Runs `plan` to its first hole and fills it with `fill`, shown a prompt labelled `label`,
 /// performing every call with `host`: the step after the fill's last call or refusal.
 fn first_fill(
