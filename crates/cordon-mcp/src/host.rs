@@ -10,19 +10,24 @@
 //! taken as the declared type says: `()` ignores it; `String` takes the text the server wrote
 //! (or its structured content, if that is a string); any other type takes the structured
 //! content, or the text parsed as JSON, and the runtime's boundary decodes it against the
-//! declared type, so a result that does not fit is a run-time error, never a wrong value. A
-//! result the server marks as an error, or larger than the limit, is a failure of the tool.
+//! declared type, so a result that does not fit is a run-time error, never a wrong value.
+//! Structured content the server wraps (`{"result": ..}`, as the Python SDK does for a result
+//! that is not an object, saying so in its output schema) is unwrapped unless the declared
+//! type is the wrapper itself (a record with a field `result`, or a map). A result the server marks as an error, or larger than the limit, is
+//! a failure of the tool; an answer that cannot be taken is reported as one the tool gave after
+//! it was called, never as if the call had not happened.
 //! What the result may be trusted for is the policy's `@label(returns = ..)`; by default it is
 //! vouched for by no one, whatever the server claims.
 
 use std::collections::BTreeMap;
 
 use cordon_runtime::{Json, ToolCall, ToolHost};
-use cordon_syntax::ast::{ItemKind, Module, Tool, TypeExprKind};
+use cordon_syntax::ast::{ItemKind, Module, Tool, TypeExpr, TypeExprKind};
 use rmcp::model::{CallToolResult, JsonObject};
 
 use crate::client::Connection;
 use crate::names;
+use crate::schema;
 
 /// The largest result taken from a server, in bytes of JSON.
 pub const MAX_RESULT_BYTES: usize = 1 << 20;
@@ -50,6 +55,9 @@ struct Bound {
     server_tool: String,
     args: Vec<Arg>,
     returns: Returns,
+    /// Whether the server wraps its structured content in `{"result": ..}` and the declared
+    /// type wants what is inside.
+    unwrap: bool,
 }
 
 #[derive(Debug)]
@@ -127,7 +135,9 @@ impl Binding {
             })?;
         let mut bound = BTreeMap::new();
         for tool in declared {
-            bound.insert(tool.name.name.clone(), bind_tool(server, tools, capability, tool)?);
+            let mut one = bind_tool(server, tools, capability, tool)?;
+            one.unwrap &= !tool.ret.as_ref().is_some_and(|ret| declares_wrapper(ret, policies, 0));
+            bound.insert(tool.name.name.clone(), one);
         }
         Ok(Binding { capability: capability.to_string(), tools: bound })
     }
@@ -202,7 +212,33 @@ fn bind_tool(server: &str, tools: &[rmcp::model::Tool], capability: &str, tool: 
         }
         Some(_) => Returns::Json,
     };
-    Ok(Bound { server_tool: found.to_string(), args, returns })
+    let unwrap = server_tool.output_schema.as_deref().is_some_and(|schema| schema::wrapped_result(schema).is_some());
+    Ok(Bound { server_tool: found.to_string(), args, returns, unwrap })
+}
+
+/// Whether the declared type `ty` is the wrapper itself (a record with a field `result`, or a
+/// map, or an option of one; aliases followed), which takes a server's `{"result": ..}` as it
+/// is. Any other type is what the wrapper holds.
+fn declares_wrapper(ty: &TypeExpr, policies: &[Module], depth: u32) -> bool {
+    // Aliases form no cycle in a checked policy; the bound is for one that was not checked.
+    if depth > 32 {
+        return false;
+    }
+    match &ty.kind {
+        TypeExprKind::Refined { base, .. } => declares_wrapper(base, policies, depth + 1),
+        TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
+            ("Map", _) => true,
+            ("Option", [inner]) => declares_wrapper(inner, policies, depth + 1),
+            (name, _) => policies.iter().flat_map(|m| &m.items).any(|item| match &item.kind {
+                ItemKind::Record { name: n, fields, .. } => {
+                    n.name == name && fields.iter().any(|f| f.name.name == "result")
+                }
+                ItemKind::TypeAlias { name: n, ty } => n.name == name && declares_wrapper(ty, policies, depth + 1),
+                _ => false,
+            }),
+        },
+        _ => false,
+    }
 }
 
 impl ToolHost for McpHost {
@@ -226,36 +262,50 @@ impl ToolHost for McpHost {
             }
         }
         let result = self.connection.call(&bound.server_tool, arguments)?;
-        take(&bound.server_tool, bound.returns, result)
+        take(&bound.server_tool, bound, result)
     }
 }
 
-/// The result of `tool` as the declared type takes it.
-fn take(tool: &str, returns: Returns, result: CallToolResult) -> Result<Json, String> {
+/// The result of `tool` as the declared type takes it. The call has been made: every error
+/// here says so.
+fn take(tool: &str, bound: &Bound, result: CallToolResult) -> Result<Json, String> {
     let size = serde_json::to_vec(&result).map(|v| v.len()).unwrap_or(usize::MAX);
     if size > MAX_RESULT_BYTES {
-        return Err(format!("`{tool}` answered {size} bytes, more than the limit of {MAX_RESULT_BYTES}"));
+        return Err(format!(
+            "`{tool}` was called and answered {size} bytes, more than the limit of {MAX_RESULT_BYTES}"
+        ));
     }
-    let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
-    let text = text.join("\n");
+    let texts: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+    let text = texts.join("\n");
     if result.is_error == Some(true) {
         let shown: String = text.chars().take(MAX_ERROR_CHARS).collect();
         // The server's words, on one line with nothing hidden, wherever the reason is shown.
         return Err(format!("`{tool}` failed: {}", cordon_text::guard_line(&shown)));
     }
-    match returns {
+    let structured = match result.structured_content {
+        Some(Json::Object(mut map)) if bound.unwrap && map.len() == 1 && map.contains_key("result") => {
+            map.remove("result")
+        }
+        other => other,
+    };
+    match bound.returns {
         Returns::Nothing => Ok(Json::Null),
-        Returns::Text => match result.structured_content {
+        Returns::Text => match structured {
             Some(Json::String(s)) => Ok(Json::String(s)),
-            _ if !text.is_empty() || result.content.is_empty() => Ok(Json::String(text)),
+            // An empty text block is the empty string; no content at all is too.
+            _ if !texts.is_empty() || result.content.is_empty() => Ok(Json::String(text)),
             _ => Err(format!(
-                "`{tool}` answered no text (only images, audio or resources), which a `String` cannot hold"
+                "`{tool}` was called, but answered no text (only images, audio or resources), which a `String` \
+                 cannot hold"
             )),
         },
-        Returns::Json => match result.structured_content {
+        Returns::Json => match structured {
             Some(json) => Ok(cordon_names(json)),
             None => serde_json::from_str(&text).map(cordon_names).map_err(|e| {
-                format!("`{tool}` answered text that is not JSON ({e}); declare its result `String` to take the text")
+                format!(
+                    "`{tool}` was called, but answered text that is not JSON ({e}); declare its result `String` to \
+                     take the text"
+                )
             }),
         },
     }

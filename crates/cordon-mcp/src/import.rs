@@ -26,7 +26,7 @@ use cordon_syntax::{FileId, Span};
 use rmcp::model::Tool;
 use serde_json::Value as Json;
 
-use crate::names;
+use crate::{names, schema};
 
 /// How deep a schema is followed before the rest is `String`.
 const MAX_DEPTH: usize = 8;
@@ -123,9 +123,14 @@ fn declare(types: &mut Types, tool: &Tool) -> Option<ToolDecl> {
         params.push(Param { name: ident(&param), ty });
     }
     let ret = match &tool.output_schema {
-        Some(out) => {
-            types.of(&Json::Object((**out).clone()), &format!("{type_name}Result"), "the result", 0, &mut notes)
-        }
+        // What the server wraps in `{"result": ..}` is declared as what is inside: the host
+        // unwraps it.
+        Some(out) => match schema::wrapped_result(out) {
+            Some(inner) => types.of(inner, &format!("{type_name}Result"), "the result", 0, &mut notes),
+            None => {
+                types.of(&Json::Object((**out).clone()), &format!("{type_name}Result"), "the result", 0, &mut notes)
+            }
+        },
         None => named("String", vec![]),
     };
     doc.extend(notes);

@@ -14,6 +14,7 @@ pub mod config;
 pub mod host;
 pub mod import;
 pub mod names;
+mod schema;
 
 pub use client::Connection;
 pub use config::{Config, Server};

@@ -85,6 +85,22 @@ fn optional_properties_are_options_and_output_schemas_are_records() {
     assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
 }
 
+/// An output schema that only wraps (`{"result": ..}`, as the Python SDK writes for a result
+/// that is not an object) is declared as what it wraps: the host unwraps the answer.
+#[test]
+fn a_wrapped_output_is_declared_as_what_it_wraps() {
+    let input = json!({"type": "object", "properties": {}});
+    let list = json!({"type": "object", "required": ["result"],
+                      "properties": {"result": {"type": "array", "items": {"type": "integer"}}}});
+    let lone_optional = json!({"type": "object", "properties": {"result": {"type": "integer"}}});
+    let tools = [tool("numbers", input.clone(), Some(list)), tool("count", input, Some(lone_optional))];
+    let text = policy("srv", "Srv", &tools).unwrap();
+    assert!(text.contains("tool numbers() -> List[Int]"), "{text}");
+    // Not required: a record whose field may be missing, as any other object.
+    assert!(text.contains("tool count() -> CountResult"), "{text}");
+    assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
+}
+
 #[test]
 fn writes_ask_first_by_name_or_by_annotation_and_annotations_never_silence_the_name() {
     let empty = json!({"type": "object", "properties": {}});

@@ -409,3 +409,65 @@ entry(everything: Everything) -> String
     let (seen, _) = run(POLICY, "Everything", &server, "everything.get_env()").unwrap();
     assert!(seen.contains(name), "a variable the config names is passed: {seen}");
 }
+
+/// The tools of `tests/fixtures/shapes_server.py`, a server written with the Python SDK.
+const SHAPES_POLICY: &str = r#"
+capability Shapes {
+  tool empty_text() -> String
+  tool numbers() -> List[Int]
+  tool maybe_count(present: Bool) -> Option[Int]
+  tool total() -> Float
+  tool picture() -> String
+}
+entry(shapes: Shapes) -> String
+"#;
+
+fn shapes() -> Server {
+    let python = servers::python_mcp(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let script: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/shapes_server.py");
+    let mut server = server(python.to_str().unwrap(), &[script.to_str().unwrap()], 30);
+    server.startup_timeout_secs = Some(120);
+    server
+}
+
+/// What the Python SDK answers binds to the declared type as it is written: an empty text is
+/// `""`, and what the SDK wraps in `{"result": ..}` (a list, an option, a number) is what is
+/// inside, with no wrapper record to write.
+#[test]
+fn results_the_python_sdk_wraps_bind_to_the_declared_type() {
+    let server = shapes();
+    let value = |plan: &str| run(SHAPES_POLICY, "Shapes", &server, plan).map(|(value, _)| value);
+    assert_eq!(value(r#""[" + shapes.empty_text() + "]""#), Ok("\"[]\"".into()));
+    assert_eq!(value("to_string(shapes.numbers().sum())"), Ok("\"6\"".into()));
+    assert_eq!(value("to_string(shapes.maybe_count(true).unwrap_or(0))"), Ok("\"7\"".into()));
+    assert_eq!(value("to_string(shapes.maybe_count(false).unwrap_or(0))"), Ok("\"0\"".into()));
+    assert_eq!(value("to_string(shapes.total())"), Ok("\"12.5\"".into()));
+    // A policy that declares the wrapper itself still gets it whole.
+    let policy = SHAPES_POLICY
+        .replace("tool numbers() -> List[Int]", "tool numbers() -> Numbers")
+        .replace("capability Shapes {", "type Numbers = { result: List[Int] }\ncapability Shapes {");
+    let (value, _) = run(&policy, "Shapes", &server, "to_string(shapes.numbers().result.len())").unwrap();
+    assert_eq!(value, "\"3\"");
+}
+
+/// An answer that cannot be taken is reported as the answer of a call that was made, never as
+/// if the call had not happened.
+#[test]
+fn an_answer_that_cannot_be_taken_says_the_call_was_made() {
+    let error = run(SHAPES_POLICY, "Shapes", &shapes(), "shapes.picture()").unwrap_err();
+    assert!(error.contains("`picture` was called, but answered no text"), "{error}");
+}
+
+/// A server that says it wraps its result and then answers otherwise gets a decoding error,
+/// never a wrong value: a `result` beside another key is not unwrapped, and a wrapped string
+/// is no list.
+#[test]
+fn a_server_that_wraps_otherwise_than_it_says_gets_an_error_not_a_value() {
+    let policy = HOSTILE_POLICY.replace("tool fetch(url: String) -> String", "tool fetch(url: String) -> List[Int]");
+    for mode in ["wrapped", "mislabel"] {
+        let mut server = hostile(mode, 10);
+        server.startup_timeout_secs = Some(120);
+        let error = run(&policy, "Web", &server, r#"to_string(web.fetch("https://example.com").len())"#).unwrap_err();
+        assert!(error.contains("returned something other than it declares"), "{mode}: {error}");
+    }
+}
