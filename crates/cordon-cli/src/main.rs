@@ -15,6 +15,7 @@ mod interrupt;
 mod mcp;
 mod origin;
 mod run;
+mod secrets;
 mod shown;
 mod store;
 mod tools;
@@ -64,6 +65,9 @@ enum Command {
     /// The approvals the gate remembers: list them, revoke one
     #[command(subcommand)]
     Approvals(approve::Command),
+    /// The vault's credentials: add one (bound to hosts and a header), list them, remove one
+    #[command(subcommand)]
+    Secrets(secrets::Command),
     /// The Model Context Protocol: import a server's tools as a policy, serve Cordon to
     /// another agent
     #[command(subcommand)]
@@ -143,6 +147,9 @@ fn main() -> ExitCode {
         Command::Audit(command) => audit::run(command),
         Command::Store(command) => store::run(command),
         Command::Approvals(command) => approve::run(command),
+        Command::Secrets(command) => {
+            secrets::run(command).map(|stdout| Report { stdout, accepted: true, error: None }).map_err(Error::from)
+        }
         Command::Mcp(command) => mcp::run(command),
     };
     let mut stderr = Guarded::new(std::io::stderr());

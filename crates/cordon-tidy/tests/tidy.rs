@@ -31,6 +31,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("cordon-smt", 1),
     ("cordon-store", 1),
     ("cordon-label", 2),
+    // The vault keeps its files as the store keeps its own.
+    ("cordon-vault", 2),
     ("cordon-types", 3),
     ("cordon-runtime", 4),
     ("cordon-engine", 5),

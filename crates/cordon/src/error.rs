@@ -22,6 +22,8 @@ pub enum Error {
     /// A request's record in the store is incomplete; no effect was performed after the
     /// failure.
     Record(RecordError),
+    /// The vault cannot be opened or written.
+    Vault(cordon_vault::VaultError),
 }
 
 impl fmt::Display for Error {
@@ -36,6 +38,7 @@ impl fmt::Display for Error {
             }
             Error::Store { path: Some(path), error } => write!(f, "the store at {}: {error}", path.display()),
             Error::Record(error) => write!(f, "{error}; no effect was performed after that"),
+            Error::Vault(error) => write!(f, "{error}"),
         }
     }
 }
@@ -46,7 +49,14 @@ impl std::error::Error for Error {
             Error::Read { error, .. } | Error::Write { error, .. } => Some(error),
             Error::Store { error, .. } => Some(error),
             Error::Record(error) => Some(error),
+            Error::Vault(error) => Some(error),
             Error::Setup(_) => None,
         }
+    }
+}
+
+impl From<cordon_vault::VaultError> for Error {
+    fn from(error: cordon_vault::VaultError) -> Error {
+        Error::Vault(error)
     }
 }
