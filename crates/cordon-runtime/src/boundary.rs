@@ -43,9 +43,11 @@ pub fn admit(ctx: &mut Ctx, call: Call) -> Result<Effect, RunError> {
         span,
         consumes: Vec::new(),
         flows: Vec::new(),
+        sinks: Vec::new(),
     };
-    let checked = check_call(ctx, decl, &effect).and_then(|(consumes, flows)| {
+    let checked = check_call(ctx, decl, &effect).and_then(|(consumes, sinks, flows)| {
         effect.consumes = consumes;
+        effect.sinks = sinks;
         effect.flows = flows;
         // Deferred, the failed label checks go with the effect to a stage that asks the user.
         match label_refusal(&effect, None) {
@@ -109,9 +111,12 @@ pub fn commit(ctx: &mut Ctx, effect: &Effect) {
     ctx.trace.push(Event::allowed(effect));
 }
 
-/// Everything `admit` checks, changing nothing; returns the linear values the call uses up, and
-/// the label checks it failed.
-fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<HostId>, Vec<Flow>), RunError> {
+/// What `admit` found: the linear values the call uses up, each argument's sink, and the label
+/// checks the call failed.
+type Checked = (Vec<HostId>, Vec<DcLabel>, Vec<Flow>);
+
+/// Everything `admit` checks, changing nothing.
+fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Checked, RunError> {
     let name = format!("{}.{}", decl.capability, decl.name);
     if effect.args.len() != decl.params.len() {
         return Err(RunError::new(
@@ -135,8 +140,8 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<Ho
         conforms(ctx, shape, arg, &args, Role::Argument)
             .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
     }
-    let flows = check_sinks(ctx, decl, effect)?;
-    Ok((consumed, flows))
+    let (sinks, flows) = check_sinks(ctx, decl, effect)?;
+    Ok((consumed, sinks, flows))
 }
 
 /// Every argument and the decision to call have a sink, declared or default, and the call goes
@@ -145,8 +150,9 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<Ho
 /// The default sink of a parameter is public and vouched for by the user (a policy that forgets
 /// a sink gets safety, not a leak); the decision's default is the meet of the parameters'.
 /// Every failure is found, in a fixed order (the decision's sink, then each argument's own
-/// label and the decision, parameter by parameter); [`label_refusal`] decides on them.
-fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Flow>, RunError> {
+/// label and the decision, parameter by parameter); [`label_refusal`] decides on them. The
+/// arguments' sinks go with the effect, for the stages that judge what leaves.
+fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<DcLabel>, Vec<Flow>), RunError> {
     let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
     let default = DcLabel::endorsed(&ctx.user);
     let mut sinks = Vec::with_capacity(decl.sinks.len());
@@ -186,7 +192,7 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Vec<Fl
             });
         }
     }
-    Ok(flows)
+    Ok((sinks, flows))
 }
 
 /// The one decision on a call's failed label checks ([`Effect::flows`]): the refusal the call

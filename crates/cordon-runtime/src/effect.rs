@@ -30,6 +30,11 @@ pub struct Effect {
     /// after [`crate::Run::approve_flows`], else refused as the boundary would have.
     #[serde(default)]
     pub flows: Vec<Flow>,
+    /// Each argument's sink, in the order of `args`: who may read what the argument carries
+    /// once it is sent (the policy's `@label(param = ..)`, or the default, public). Empty for a
+    /// call made outside a run, whose sinks are unknown: a stage takes those as public.
+    #[serde(default)]
+    pub sinks: Vec<DcLabel>,
 }
 
 /// A label check a call failed: a value (or the decision to call) that may not flow to its
@@ -57,7 +62,13 @@ impl Effect {
             span: Span::default(),
             consumes: Vec::new(),
             flows: Vec::new(),
+            sinks: Vec::new(),
         }
+    }
+
+    /// The sink of the argument at `index`: public, vouched for by no one, where unknown.
+    pub fn sink(&self, index: usize) -> DcLabel {
+        self.sinks.get(index).cloned().unwrap_or_else(DcLabel::untrusted)
     }
 
     /// The argument for parameter `name`.

@@ -119,3 +119,30 @@ entry(l: Log, s: Session) -> Result[Session, Refused]
     let refused = run.refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "no"));
     assert!(refused.is_err(), "{refused:?}");
 }
+
+/// A proposed effect says where each argument goes: its parameter's declared sink, or the
+/// default (public, vouched for by the user), so a stage after the boundary can tell what
+/// leaves for readers other than the user.
+#[test]
+fn a_proposed_effect_carries_each_arguments_sink() {
+    let policy = r#"
+capability Mail {
+  tool send(to: String, body: String, note: String) -> () @label(body = readers(["ann", "bob"]), note = secret(user()))
+}
+entry(m: Mail) -> ()
+"#;
+    let program = Source::new(Some(policy), r#"m.send("bob", "hi", "to self")"#).checked();
+    let config = Config { user: "ann".into(), ..Config::default() };
+    let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
+    let Ok(Step::Effect(effect)) = run.proceed() else { panic!("expected the call") };
+    let sinks: Vec<String> = (0..3).map(|i| effect.sink(i).to_string()).collect();
+    assert_eq!(
+        sinks,
+        [
+            cordon_label::DcLabel::endorsed("ann").to_string(),
+            cordon_label::DcLabel::readers(&["ann", "bob"]).to_string(),
+            cordon_label::DcLabel::secret("ann").to_string(),
+        ]
+    );
+    assert_eq!(effect.sink(3), cordon_label::DcLabel::untrusted(), "an unknown sink is public");
+}
