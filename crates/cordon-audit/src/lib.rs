@@ -363,7 +363,7 @@ impl Observer for Recorder<'_> {
                         ("endorse", None)
                     }
                     Verdict::Hold { needs } => ("hold", Some(needs.clone())),
-                    Verdict::Refuse(_) => ("refuse", None),
+                    Verdict::Refuse(_) | Verdict::Withhold { .. } => ("refuse", None),
                 };
                 state.decisions.push(StageDecision { stage: stage.to_string(), verdict: verdict.into(), needs });
             }

@@ -242,6 +242,11 @@ impl<'a> Engine<'a> {
                     self.tell_trace(run, Some(&stage));
                     return Passed::Performed(step);
                 }
+                Verdict::Withhold { error, shown } => {
+                    let step = run.refuse_showing(error, Some(shown));
+                    self.tell_trace(run, Some(&stage));
+                    return Passed::Performed(step);
+                }
             }
         }
         Passed::Performed(self.perform(run, &effect))

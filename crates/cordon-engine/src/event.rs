@@ -362,7 +362,7 @@ mod write {
                 map.serialize_entry("verdict", "hold")?;
                 map.serialize_entry("needs", needs)?;
             }
-            Verdict::Refuse(e) => {
+            Verdict::Refuse(e) | Verdict::Withhold { error: e, .. } => {
                 map.serialize_entry("verdict", "refuse")?;
                 map.serialize_entry("code", &e.kind.code())?;
                 map.serialize_entry("reason", &e.message)?;

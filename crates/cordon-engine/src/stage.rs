@@ -2,8 +2,10 @@
 //! effect, and the host that performs it (the approval gate, an outgoing-data check, a
 //! credential broker), and what each may say.
 
-use cordon_runtime::RunError;
+use std::sync::Arc;
+
 use cordon_runtime::effect::Effect;
+use cordon_runtime::{RunError, Val};
 
 /// What a stage says about an effect the boundary admitted.
 #[derive(Debug)]
@@ -22,6 +24,10 @@ pub enum Verdict {
     /// Do not perform it: the plan gets the refusal where the tool allows one
     /// (`Result[T, Refused]`), else the run ends with this diagnostic.
     Refuse(RunError),
+    /// Do not perform it, as [`Verdict::Refuse`]; and wherever the refused call is told (the
+    /// run's trace, the refusal event), show `shown` for its arguments: the stage's rewrite of
+    /// data it would not let leave, which is then not repeated there.
+    Withhold { error: RunError, shown: Vec<(Arc<str>, Val)> },
 }
 
 /// A step of the effect pipeline after the boundary and before the host: the approval gate,

@@ -97,7 +97,13 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
 /// Records that `effect` was refused (by the boundary, or by a stage after it), and what the
 /// refusal depends on (the context's `refused`).
 pub fn refused(ctx: &mut Ctx, effect: &Effect, e: &RunError) {
-    ctx.trace.push(Event::blocked(effect, e));
+    refused_showing(ctx, effect, e, effect.args.clone());
+}
+
+/// As [`refused`], with the arguments recorded as `shown` (a stage's rewrite of what it would
+/// not let leave); what the refusal depends on is still computed from the real ones.
+pub fn refused_showing(ctx: &mut Ctx, effect: &Effect, e: &RunError, shown: Vec<(Arc<str>, Val)>) {
+    ctx.trace.push(Event::blocked_showing(effect, e, shown));
     ctx.refused = Some(chosen(ctx, effect));
 }
 

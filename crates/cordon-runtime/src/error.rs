@@ -47,6 +47,8 @@ pub enum ErrorKind {
     ApprovalDenied,
     /// A regular expression that does not parse or is over the size limits.
     InvalidPattern,
+    /// The outgoing-data check refused the call: what it sends holds what is never sent.
+    SensitiveData,
 }
 
 impl ErrorKind {
@@ -66,6 +68,7 @@ impl ErrorKind {
             ErrorKind::Hole => Code::HoleUnfilled,
             ErrorKind::ApprovalDenied => Code::ApprovalDenied,
             ErrorKind::InvalidPattern => Code::InvalidPattern,
+            ErrorKind::SensitiveData => Code::SensitiveData,
         }
     }
 }

@@ -338,7 +338,13 @@ impl Run {
     /// refused (its result is `Result[T, Refused]`, `Refused` a record with `code` and `reason`
     /// strings) and takes no linear value, the plan gets `Err(Refused { .. })` and goes on;
     /// otherwise the run ends with `e`.
-    pub fn refuse(&mut self, mut e: RunError) -> Result<Step, RunError> {
+    pub fn refuse(&mut self, e: RunError) -> Result<Step, RunError> {
+        self.refuse_showing(e, None)
+    }
+
+    /// As [`Run::refuse`], recording the call's arguments as `shown` where given: a stage's
+    /// rewrite of data it would not let leave, which the trace keeps instead of the data.
+    pub fn refuse_showing(&mut self, mut e: RunError, shown: Option<Vec<(Arc<str>, Val)>>) -> Result<Step, RunError> {
         let State::Proposed { effect, .. } = std::mem::replace(&mut self.state, State::Ready) else {
             return Err(self.fail(RunError::new(
                 ErrorKind::Type,
@@ -349,7 +355,8 @@ impl Run {
         if e.span == Span::default() {
             e.span = effect.span;
         }
-        boundary::refused(&mut self.ctx, &effect, &e);
+        let shown = shown.unwrap_or_else(|| effect.args.clone());
+        boundary::refused_showing(&mut self.ctx, &effect, &e, shown);
         // A call the labels refused is handled as when the boundary refuses it itself: no
         // refusal value the plan could go on with.
         if !effect.flows.is_empty() {

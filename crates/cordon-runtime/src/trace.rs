@@ -70,8 +70,9 @@ impl Event {
         Event::new(effect, effect.args.clone(), Decision::Allowed)
     }
 
-    pub fn blocked(effect: &Effect, e: &RunError) -> Event {
-        Event::new(effect, effect.args.clone(), Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
+    /// A refused call, recorded with `shown` for its arguments.
+    pub fn blocked_showing(effect: &Effect, e: &RunError, shown: Vec<(Arc<str>, Val)>) -> Event {
+        Event::new(effect, shown, Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
     }
 
     pub fn returned(effect: &Effect, v: &Val) -> Event {

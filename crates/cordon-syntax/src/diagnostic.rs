@@ -79,6 +79,7 @@ codes! {
     ConstantCycle = "constant-cycle": "at run time: a constant that depends on itself",
     HoleUnfilled = "hole-unfilled": "at run time: a hole that got no fill",
     ApprovalDenied = "approval-denied": "at run time: a call the approval gate refused (a `deny` tool, or no one approved it)",
+    SensitiveData = "sensitive-data": "at run time: a call whose outgoing data holds what is never sent (a credential, a card number, an ID), with the text rewritten",
 }
 
 impl Code {

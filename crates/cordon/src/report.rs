@@ -302,6 +302,7 @@ fn withheld_reason(code: Code) -> Option<&'static str> {
         Code::LimitReached | Code::ConstantCycle | Code::HoleUnfilled | Code::RuntimeTypeError => return None,
         Code::LabelFlow => "the call was blocked: data it depends on may not flow to its tool's sink",
         Code::ApprovalDenied => "the approval gate refused the call",
+        Code::SensitiveData => "the outgoing-data check refused the call: it would send what is never sent",
         Code::ToolFailed => "the tool failed",
         Code::ToolContract => "the tool returned something other than it declares",
         Code::RecheckFailed => "a refinement does not hold on the real values",
