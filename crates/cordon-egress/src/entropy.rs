@@ -6,7 +6,7 @@
 //!
 //! Random strings that are public by nature are not findings: hex (hashes, UUIDs), the body of
 //! a `data:` URI (an image), a subresource integrity hash (`sha512-..`), a digest
-//! (`sha256:..`), an SSH public key, the body of a PEM block that is not a private key
+//! (`sha256:..`), an encoded image, a Stripe publishable key, an SSH public key, the body of a PEM block that is not a private key
 //! (a public key, a certificate), and paths.
 
 use std::ops::Range;
@@ -141,8 +141,8 @@ fn entropy(bytes: &[u8]) -> f64 {
     counts.iter().filter(|&&c| c > 0).map(|&c| f64::from(c) / len).map(|p| -p * p.log2()).sum()
 }
 
-/// Whether what precedes the token says it is public: a data URI, a digest, an integrity
-/// hash, an SSH public key.
+/// Whether the token or what precedes it says it is public: a data URI, an encoded image (by
+/// its file signature), a digest, an integrity hash, an SSH public key, a Stripe publishable key.
 fn public_by_context(text: &str, start: usize, token: &str) -> bool {
     let mut from = start.saturating_sub(40);
     while !text.is_char_boundary(from) {
@@ -152,10 +152,12 @@ fn public_by_context(text: &str, start: usize, token: &str) -> bool {
     let integrity = ["sha1-", "sha256-", "sha384-", "sha512-"].iter().any(|p| token.starts_with(p));
     let digest = ["sha1:", "sha256:", "sha512:", "md5:"].iter().any(|p| before.ends_with(p));
     let data_uri = before.ends_with(";base64,");
+    let image = ["iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0"].iter().any(|p| token.starts_with(p));
+    let publishable = ["pk_live_", "pk_test_"].iter().any(|p| token.starts_with(p));
     let ssh = ["ssh-rsa ", "ssh-ed25519 ", "ssh-dss ", "ecdsa-sha2-nistp256 ", "ecdsa-sha2-nistp384 ", "ecdsa-sha2-nistp521 "]
         .iter()
         .any(|p| before.ends_with(p));
-    integrity || digest || data_uri || ssh
+    integrity || digest || data_uri || image || publishable || ssh
 }
 
 #[cfg(test)]

@@ -21,7 +21,8 @@ pub struct Ids {
 }
 
 /// Words that, just before a code, say it is a product's or an error's, not a person's.
-const NOT_AN_ID: &[&str] = &["part", "sku", "model", "serial", "code", "error", "ref", "order", "item", "product"];
+pub const NOT_AN_ID: &[&str] =
+    &["part", "sku", "model", "serial", "code", "error", "ref", "order", "item", "product", "ticket", "invoice"];
 
 impl Ids {
     /// The compiled patterns.
@@ -29,7 +30,7 @@ impl Ids {
         Ids {
             // A country code, two check digits, then 10 to 30 letters and digits, in groups of
             // four or not; the candidate is cut back to the length that validates.
-            iban: fixed(r"(?-u:\b)[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){10,30}(?-u:\b)"),
+            iban: fixed(r"(?-u:\b)[A-Za-z]{2}[0-9]{2}(?: ?[A-Za-z0-9]){10,30}(?-u:\b)"),
             nino: fixed(r"(?-u:\b)[A-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D](?-u:\b)"),
             dni: fixed(r"(?-u:\b)(?:[0-9]{8}|[XYZ]-?[0-9]{7})-?[A-Z](?-u:\b)"),
         }
@@ -45,14 +46,14 @@ impl Ids {
         for m in self.nino.find_iter(text) {
             let compact = compact(m.as_str());
             let &[first, second, ..] = compact.as_slice() else { continue };
-            if checksum::nino_prefix(first, second) && !preceded_by(text, m.start(), 24, 2, NOT_AN_ID) {
+            if checksum::nino_prefix(first, second) && !preceded_by(text, m.start(), 24, 3, NOT_AN_ID) {
                 out.push(Finding::new(Category::UkNino, m.range()));
             }
         }
         for m in self.dni.find_iter(text) {
             let compact = compact(m.as_str());
             let Some((&letter, number)) = compact.split_last() else { continue };
-            if checksum::dni(number, letter) && !preceded_by(text, m.start(), 24, 2, NOT_AN_ID) {
+            if checksum::dni(number, letter) && !preceded_by(text, m.start(), 24, 3, NOT_AN_ID) {
                 out.push(Finding::new(Category::EsDni, m.range()));
             }
         }
@@ -76,7 +77,7 @@ fn iban(text: &str, range: Range<usize>) -> Option<Range<usize>> {
     // The end in the text after each character of the compact form.
     let mut ends = Vec::with_capacity(candidate.len());
     for (at, c) in candidate.char_indices().filter(|(_, c)| *c != ' ') {
-        compact.push(c);
+        compact.push(c.to_ascii_uppercase());
         ends.push(range.start + at + c.len_utf8());
     }
     (15..=compact.len()).rev().find_map(|len| {

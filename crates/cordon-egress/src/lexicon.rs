@@ -72,14 +72,15 @@ fn entries(list: &str) -> impl Iterator<Item = (Needs, String)> + '_ {
     })
 }
 
-/// A term as a regular expression: escaped, spaces as any run of separators, and a word
-/// boundary (or an underscore, as in `available_balance`) at each end that is a letter or digit.
+/// A term as a regular expression: escaped, spaces as any run of separators, a plural `s`
+/// allowed, and a word boundary (or an underscore, as in `available_balance`) at each end that
+/// is a letter or digit.
 fn term(term: &str) -> String {
     let words: Vec<String> = term.split_whitespace().map(regex_syntax_escape).collect();
     let body = words.join(r"[\s_-]+");
     let edge = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
     let open = if edge(term.chars().next()) { r"(?:(?-u:\b)|_)" } else { "" };
-    let close = if edge(term.chars().last()) { r"(?:(?-u:\b)|_)" } else { "" };
+    let close = if edge(term.chars().last()) { r"s?(?:(?-u:\b)|_)" } else { "" };
     format!("{open}{body}{close}")
 }
 

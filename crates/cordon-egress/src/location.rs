@@ -16,8 +16,9 @@ pub struct Locations {
     decimal_pair: Regex,
 }
 
-/// A capitalised word of a street's name (letters of any script, an apostrophe or a dot).
-const NAME: &str = r"\p{Lu}[\p{L}'’.]*";
+/// A word of a street's name: capitalised (letters of any script, an apostrophe or a dot),
+/// or an ordinal (`5th`).
+const NAME: &str = r"(?:\p{Lu}[\p{L}'’.]*|\d{1,3}(?:st|nd|rd|th))";
 
 impl Locations {
     /// The compiled patterns.
@@ -32,7 +33,7 @@ impl Locations {
             r"(?-u:\b)(?:Calle|C/|Avenida|Avda\.?|Plaza|Paseo|Carrer|Via|Viale|Piazza|Corso|Rua|Travessa|Largo)[ \t]+(?:(?:de|del|la|los|las|dei|della|di|do|da|dos)[ \t]+)*{NAME}(?:[ \t]+{NAME}){{0,2}},?[ \t]+\d{{1,4}}(?-u:\b)"
         );
         let germanic = r"(?-u:\b)\p{Lu}\p{Ll}+(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|laan|straat|gracht|plein|kade|singel)[ \t]+\d{1,4}[a-z]?(?-u:\b)";
-        let json = r#"(?i)"?lat(?:itude)?"?[ \t]*[:=][ \t]*-?\d{1,2}\.\d{3,}[ \t]*,[ \t]*"?(?:lng|lon|long|longitude)"?[ \t]*[:=][ \t]*-?\d{1,3}\.\d{3,}"#;
+        let json = r#"(?i)"?lat(?:itude)?"?[ \t]*[:=]?[ \t]*-?\d{1,2}\.\d{3,}[ \t]*,[ \t]*"?(?:lng|lon|long|longitude)"?[ \t]*[:=]?[ \t]*-?\d{1,3}\.\d{3,}"#;
         let dms = r#"\d{1,2}°[ \t]?\d{1,2}['′][ \t]?\d{1,2}(?:\.\d+)?(?:"|″|'')?[ \t]?[NS][, \t]+\d{1,3}°[ \t]?\d{1,2}['′][ \t]?\d{1,2}(?:\.\d+)?(?:"|″|'')?[ \t]?[EW]"#;
         Locations {
             patterns: [english.as_str(), french.as_str(), southern.as_str(), germanic, json, dms].map(fixed).into(),

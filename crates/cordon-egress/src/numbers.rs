@@ -71,10 +71,11 @@ fn digits_end(bytes: &[u8], mut at: usize) -> usize {
 }
 
 /// Whether the digits `start..end` stand alone: not inside a word or identifier, not the
-/// fraction or the whole part of a decimal number.
+/// fraction or the whole part of a decimal number (with a point).
 fn standalone(bytes: &[u8], start: usize, end: usize) -> bool {
     let word = |b: &u8| b.is_ascii_alphabetic() || *b == b'_';
-    let decimal = |b: &u8| *b == b'.' || *b == b',';
+    // A comma is not glue: CSV fields are separated by commas more often than cards are split by them.
+    let decimal = |b: &u8| *b == b'.';
     let before = start.checked_sub(1).and_then(|i| bytes.get(i));
     let before_that = start.checked_sub(2).and_then(|i| bytes.get(i));
     let after = bytes.get(end);
@@ -92,7 +93,7 @@ const NOT_A_CARD: &[&str] = &[
 ];
 
 /// Words that, just before a number, say it is a telephone number.
-const PHONE: &[&str] = &["call", "phone", "tel", "telephone", "fax", "mobile", "cell", "ring", "text", "whatsapp"];
+const PHONE: &[&str] = &["call", "phone", "tel", "telephone", "fax", "mobile", "cell", "ring", "whatsapp"];
 
 /// Words that name a social security number.
 const SSN_NAMES: &[&str] = &["ssn", "social", "security"];
@@ -138,12 +139,24 @@ fn card(text: &str, run: &Run) -> Option<Range<usize>> {
             break;
         }
         let digits = run.digits(text, 0..last + 1);
-        if count >= 13 && checksum::card_number(&digits) {
+        if count >= 13 && card_grouping(&run.groups[..=last]) && checksum::card_number(&digits) {
             let compact = String::from_utf8_lossy(&digits);
             best = (!checksum::documented_example(&compact)).then_some(start..group.end);
         }
     }
     best
+}
+
+/// Whether the groups are printed as cards are: one group, fours (the last may be shorter),
+/// 4-6-4 and 4-6-5 (Diners Club, American Express), or one digit at a time.
+fn card_grouping(groups: &[Group]) -> bool {
+    let sizes: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    match sizes.as_slice() {
+        [_] | [4, 6, 4] | [4, 6, 5] => true,
+        ones if ones.iter().all(|&s| s == 1) => true,
+        [fours @ .., last] => fours.iter().all(|&s| s == 4) && (1..=4).contains(last),
+        [] => false,
+    }
 }
 
 /// A social security number: `123-45-6789` (dashes), or nine digits named as one.
@@ -153,7 +166,7 @@ fn ssn(text: &str, run: &Run) -> bool {
     let dashed = sizes == [3, 2, 4] && text.as_bytes().get(span.start + 3) == Some(&b'-');
     let named = preceded_by(text, span.start, 40, 4, SSN_NAMES);
     let shaped = dashed || (named && (sizes == [9] || sizes == [3, 2, 4]));
-    if !shaped || preceded_by(text, span.start, 24, 3, PHONE) {
+    if !shaped || preceded_by(text, span.start, 24, 3, PHONE) || preceded_by(text, span.start, 24, 3, crate::ids::NOT_AN_ID) {
         return false;
     }
     let digits = run.digits(text, 0..run.groups.len());

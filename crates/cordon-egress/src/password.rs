@@ -1,6 +1,7 @@
 //! The never tier's password assignments: the value after a key named `password`, `passwd`,
 //! `pwd`, `passphrase` or `secret` (`DB_PASSWORD=..`, `"password": ".."`, `client_secret: ..`),
-//! after `my password is`, and after a MySQL client's `-p`. The word in prose ("forgot your
+//! after `my password is`, after `login NAME password` (`.netrc`), after a MySQL client's `-p`,
+//! and in a URL's user information (`postgres://app:PASSWORD@db`). The word in prose ("forgot your
 //! password") has no value and is no finding.
 //!
 //! A value that stands for a password without being one is no finding either: a placeholder
@@ -25,6 +26,8 @@ pub struct Passwords {
     assignment: Regex,
     prose: Regex,
     mysql: Regex,
+    netrc: Regex,
+    userinfo: Regex,
 }
 
 impl Passwords {
@@ -36,14 +39,22 @@ impl Passwords {
             ),
             prose: fixed(r"(?i)(?-u:\b)(?:password|passphrase|pwd)[ \t]+(?:is|was)[ \t]*:?[ \t]+"),
             mysql: fixed(r"(?-u:\b)mysql(?:dump|admin)?[ \t][^\n]{0,200}?[ \t]-p"),
+            netrc: fixed(r"(?-u:\b)login[ \t]+\S{1,100}\s+password[ \t]+"),
+            // scheme://user: then the password, up to the `@` of the host.
+            userinfo: fixed(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@]{1,100}:"),
         }
     }
 
     /// The password values of `text`.
     pub fn find(&self, text: &str, out: &mut Vec<Finding>) {
-        let matches = self.assignment.find_iter(text).chain(self.prose.find_iter(text)).chain(self.mysql.find_iter(text));
+        let matches = [&self.assignment, &self.prose, &self.mysql, &self.netrc].into_iter().flat_map(|r| r.find_iter(text));
         for m in matches {
             if let Some(span) = value(text, m.end()) {
+                out.push(Finding::new(Category::Password, span));
+            }
+        }
+        for m in self.userinfo.find_iter(text) {
+            if let Some(span) = userinfo_password(text, m.end()) {
                 out.push(Finding::new(Category::Password, span));
             }
         }
@@ -75,6 +86,17 @@ fn value(text: &str, at: usize) -> Option<Range<usize>> {
     let value = text.get(span.clone())?;
     let real = value.len() <= MAX_VALUE && !placeholder(value) && (quote.is_some() || !code_or_word(value));
     real.then_some(span)
+}
+
+/// The password of a URL's user information starting at `at`: up to the `@` before the host,
+/// when it is not a placeholder (`USER:PASSWORD@HOST`).
+fn userinfo_password(text: &str, at: usize) -> Option<Range<usize>> {
+    let rest = text.get(at..)?;
+    let len = rest.find(|c: char| c == '@' || c == '/' || c.is_whitespace())?;
+    let value = &rest[..len];
+    let upper_word = value.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+    (rest.as_bytes().get(len) == Some(&b'@') && !value.is_empty() && !placeholder(value) && !upper_word)
+        .then_some(at..at + len)
 }
 
 /// Words that stand in a value's place.

@@ -31,6 +31,9 @@ const FORMATS: &[(Category, &str)] = &[
     (Category::Jwt, r"(?-u:\b)eyJ[A-Za-z0-9_-]{5,4000}\.[A-Za-z0-9_-]{2,8000}\.[A-Za-z0-9_-]{0,2000}"),
 ];
 
+/// How near (in bytes) an access key id makes a `secret_key` an AWS secret key.
+const AWS_REACH: usize = 300;
+
 /// The credential patterns, compiled once per scanner.
 #[derive(Debug)]
 pub struct Tokens {
@@ -46,7 +49,7 @@ impl Tokens {
         let patterns: Vec<&str> = FORMATS.iter().map(|(_, p)| *p).collect();
         Tokens {
             formats: fixed_many(&patterns),
-            aws_secret: fixed(r#"(?i)aws_?secret(?:_?access)?_?key["']?[ \t]*(?::|=|:=|=>)[ \t]*["']?[A-Za-z0-9/+]{40}"#),
+            aws_secret: fixed(r#"(?i)(?:aws_?)?secret(?:_?access)?_?key["']?[ \t]*(?::|=|:=|=>)[ \t]*["']?[A-Za-z0-9/+]{40}"#),
             key_begin: fixed(r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"),
             key_end: fixed(r"-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"),
         }
@@ -61,10 +64,14 @@ impl Tokens {
                 out.push(Finding::new(category, m.range()));
             }
         }
+        let access_keys: Vec<usize> =
+            out.iter().filter(|f| f.category == Category::AwsAccessKey).map(|f| f.span.start).collect();
         for m in self.aws_secret.find_iter(text) {
             let value = m.end() - 40..m.end();
             let glued = text.as_bytes().get(m.end()).is_some_and(|b| b.is_ascii_alphanumeric() || b"/+".contains(b));
-            if !glued && !checksum::documented_example(text.get(value.clone()).unwrap_or_default()) {
+            let named = m.as_str().get(..3).is_some_and(|p| p.eq_ignore_ascii_case("aws"));
+            let near = access_keys.iter().any(|&k| k.abs_diff(m.start()) <= AWS_REACH);
+            if !glued && (named || near) && !checksum::documented_example(text.get(value.clone()).unwrap_or_default()) {
                 out.push(Finding::new(Category::AwsSecretKey, value));
             }
         }
