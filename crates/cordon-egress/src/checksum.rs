@@ -51,29 +51,29 @@ const SIXTEEN_TO_NINETEEN: &[usize] = &[16, 17, 18, 19];
 
 /// The issuers' prefixes (ISO/IEC 7812 IINs as the networks publish them) and lengths.
 const ISSUERS: &[Issuer] = &[
-    issuer(1, 4, 4, &[13, 16, 19]),                         // Visa
-    issuer(2, 51, 55, &[16]),                               // Mastercard
-    issuer(4, 2221, 2720, &[16]),                           // Mastercard, 2-series
-    issuer(2, 34, 34, &[15]),                               // American Express
-    issuer(2, 37, 37, &[15]),                               // American Express
-    issuer(4, 6011, 6011, SIXTEEN_TO_NINETEEN),             // Discover
-    issuer(3, 644, 649, SIXTEEN_TO_NINETEEN),               // Discover
-    issuer(2, 65, 65, SIXTEEN_TO_NINETEEN),                 // Discover, RuPay
-    issuer(4, 3528, 3589, SIXTEEN_TO_NINETEEN),             // JCB
-    issuer(3, 300, 305, &[14, 15, 16, 17, 18, 19]),         // Diners Club
-    issuer(4, 3095, 3095, &[14, 15, 16, 17, 18, 19]),       // Diners Club
-    issuer(2, 36, 36, &[14, 15, 16, 17, 18, 19]),           // Diners Club
-    issuer(2, 38, 39, &[14, 15, 16, 17, 18, 19]),           // Diners Club
-    issuer(2, 62, 62, SIXTEEN_TO_NINETEEN),                 // UnionPay
-    issuer(2, 81, 81, SIXTEEN_TO_NINETEEN),                 // UnionPay
-    issuer(4, 2200, 2204, SIXTEEN_TO_NINETEEN),             // Mir
-    issuer(4, 5018, 5018, &[13, 14, 15, 16, 17, 18, 19]),   // Maestro
-    issuer(4, 5020, 5020, &[13, 14, 15, 16, 17, 18, 19]),   // Maestro
-    issuer(4, 5038, 5038, &[13, 14, 15, 16, 17, 18, 19]),   // Maestro
-    issuer(4, 5893, 5893, &[13, 14, 15, 16, 17, 18, 19]),   // Maestro
-    issuer(4, 6304, 6304, &[13, 14, 15, 16, 17, 18, 19]),   // Maestro
-    issuer(4, 6759, 6759, &[13, 14, 15, 16, 17, 18, 19]),   // Maestro
-    issuer(4, 6761, 6763, &[13, 14, 15, 16, 17, 18, 19]),   // Maestro
+    issuer(1, 4, 4, &[13, 16, 19]),                       // Visa
+    issuer(2, 51, 55, &[16]),                             // Mastercard
+    issuer(4, 2221, 2720, &[16]),                         // Mastercard, 2-series
+    issuer(2, 34, 34, &[15]),                             // American Express
+    issuer(2, 37, 37, &[15]),                             // American Express
+    issuer(4, 6011, 6011, SIXTEEN_TO_NINETEEN),           // Discover
+    issuer(3, 644, 649, SIXTEEN_TO_NINETEEN),             // Discover
+    issuer(2, 65, 65, SIXTEEN_TO_NINETEEN),               // Discover, RuPay
+    issuer(4, 3528, 3589, SIXTEEN_TO_NINETEEN),           // JCB
+    issuer(3, 300, 305, &[14, 15, 16, 17, 18, 19]),       // Diners Club
+    issuer(4, 3095, 3095, &[14, 15, 16, 17, 18, 19]),     // Diners Club
+    issuer(2, 36, 36, &[14, 15, 16, 17, 18, 19]),         // Diners Club
+    issuer(2, 38, 39, &[14, 15, 16, 17, 18, 19]),         // Diners Club
+    issuer(2, 62, 62, SIXTEEN_TO_NINETEEN),               // UnionPay
+    issuer(2, 81, 81, SIXTEEN_TO_NINETEEN),               // UnionPay
+    issuer(4, 2200, 2204, SIXTEEN_TO_NINETEEN),           // Mir
+    issuer(4, 5018, 5018, &[13, 14, 15, 16, 17, 18, 19]), // Maestro
+    issuer(4, 5020, 5020, &[13, 14, 15, 16, 17, 18, 19]), // Maestro
+    issuer(4, 5038, 5038, &[13, 14, 15, 16, 17, 18, 19]), // Maestro
+    issuer(4, 5893, 5893, &[13, 14, 15, 16, 17, 18, 19]), // Maestro
+    issuer(4, 6304, 6304, &[13, 14, 15, 16, 17, 18, 19]), // Maestro
+    issuer(4, 6759, 6759, &[13, 14, 15, 16, 17, 18, 19]), // Maestro
+    issuer(4, 6761, 6763, &[13, 14, 15, 16, 17, 18, 19]), // Maestro
 ];
 
 /// Whether `digits` are a card number: an issuer's prefix and length, and a valid Luhn digit.

@@ -29,11 +29,8 @@ pub fn words_before(text: &str, at: usize, window: usize, count: usize) -> Vec<S
     let start = back(text, at, window);
     let before = text.get(start..at).unwrap_or_default();
     let line = before.rsplit('\n').next().unwrap_or_default();
-    let words: Vec<String> = line
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect();
+    let words: Vec<String> =
+        line.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).map(str::to_ascii_lowercase).collect();
     let skip = words.len().saturating_sub(count);
     words.into_iter().skip(skip).collect()
 }

@@ -142,7 +142,8 @@ fn entropy(bytes: &[u8]) -> f64 {
 }
 
 /// Whether the token or what precedes it says it is public: a data URI, an encoded image (by
-/// its file signature), a digest, an integrity hash, an SSH public key, a Stripe publishable key.
+/// its file signature), a digest, an integrity hash, a password hash, an SSH public key, a
+/// Stripe publishable key.
 fn public_by_context(text: &str, start: usize, token: &str) -> bool {
     let mut from = start.saturating_sub(40);
     while !text.is_char_boundary(from) {
@@ -152,12 +153,21 @@ fn public_by_context(text: &str, start: usize, token: &str) -> bool {
     let integrity = ["sha1-", "sha256-", "sha384-", "sha512-"].iter().any(|p| token.starts_with(p));
     let digest = ["sha1:", "sha256:", "sha512:", "md5:"].iter().any(|p| before.ends_with(p));
     let data_uri = before.ends_with(";base64,");
+    // A password hash in the modular crypt format (`$2b$12$..`, `$argon2id$..$`).
+    let crypt = before.strip_suffix('$').is_some_and(|b| b.contains('$'));
     let image = ["iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0"].iter().any(|p| token.starts_with(p));
     let publishable = ["pk_live_", "pk_test_"].iter().any(|p| token.starts_with(p));
-    let ssh = ["ssh-rsa ", "ssh-ed25519 ", "ssh-dss ", "ecdsa-sha2-nistp256 ", "ecdsa-sha2-nistp384 ", "ecdsa-sha2-nistp521 "]
-        .iter()
-        .any(|p| before.ends_with(p));
-    integrity || digest || data_uri || image || publishable || ssh
+    let ssh = [
+        "ssh-rsa ",
+        "ssh-ed25519 ",
+        "ssh-dss ",
+        "ecdsa-sha2-nistp256 ",
+        "ecdsa-sha2-nistp384 ",
+        "ecdsa-sha2-nistp521 ",
+    ]
+    .iter()
+    .any(|p| before.ends_with(p));
+    integrity || digest || data_uri || crypt || image || publishable || ssh
 }
 
 #[cfg(test)]

@@ -35,7 +35,9 @@ impl Finding {
 /// classifier plugged in from outside may return any). Candidates of one consent category
 /// that lie close together in one sentence are joined into one finding.
 pub fn settle(text: &str, mut candidates: Vec<Finding>) -> Vec<Finding> {
-    candidates.retain(|f| f.span.start < f.span.end && text.is_char_boundary(f.span.start) && text.is_char_boundary(f.span.end));
+    candidates.retain(|f| {
+        f.span.start < f.span.end && text.is_char_boundary(f.span.start) && text.is_char_boundary(f.span.end)
+    });
     candidates.sort_by_key(|f| (rank(f.category), std::cmp::Reverse(f.span.len()), f.span.start));
     // Accepted findings by start; none overlap, so their ends are in the same order.
     let mut accepted: BTreeMap<usize, Finding> = BTreeMap::new();

@@ -21,8 +21,9 @@ pub struct Ids {
 }
 
 /// Words that, just before a code, say it is a product's or an error's, not a person's.
-pub const NOT_AN_ID: &[&str] =
-    &["part", "sku", "model", "serial", "code", "error", "ref", "order", "item", "product", "ticket", "invoice"];
+pub const NOT_AN_ID: &[&str] = &[
+    "part", "sku", "model", "serial", "code", "error", "ref", "order", "item", "product", "ticket", "invoice", "flight",
+];
 
 impl Ids {
     /// The compiled patterns.

@@ -80,16 +80,39 @@ fn standalone(bytes: &[u8], start: usize, end: usize) -> bool {
     let before_that = start.checked_sub(2).and_then(|i| bytes.get(i));
     let after = bytes.get(end);
     let after_that = bytes.get(end + 1);
-    let glued_before = before.is_some_and(word) || (before.is_some_and(decimal) && before_that.is_some_and(u8::is_ascii_digit));
-    let glued_after = after.is_some_and(word) || (after.is_some_and(decimal) && after_that.is_some_and(u8::is_ascii_digit));
+    let glued_before =
+        before.is_some_and(word) || (before.is_some_and(decimal) && before_that.is_some_and(u8::is_ascii_digit));
+    let glued_after =
+        after.is_some_and(word) || (after.is_some_and(decimal) && after_that.is_some_and(u8::is_ascii_digit));
     !glued_before && !glued_after
 }
 
 /// Words that, just before a number, say it is not a card: an order or tracking number, a
 /// device's serial or IMEI, a reference.
 const NOT_A_CARD: &[&str] = &[
-    "order", "tracking", "imei", "serial", "invoice", "ref", "reference", "isbn", "gtin", "ean", "upc", "sku", "parcel",
-    "shipment", "batch", "seed", "crm", "transaction", "txn", "id", "ticket", "booking", "confirmation",
+    "order",
+    "tracking",
+    "imei",
+    "serial",
+    "invoice",
+    "ref",
+    "reference",
+    "isbn",
+    "gtin",
+    "ean",
+    "upc",
+    "sku",
+    "parcel",
+    "shipment",
+    "batch",
+    "seed",
+    "crm",
+    "transaction",
+    "txn",
+    "id",
+    "ticket",
+    "booking",
+    "confirmation",
 ];
 
 /// Words that, just before a number, say it is a telephone number.
@@ -166,7 +189,10 @@ fn ssn(text: &str, run: &Run) -> bool {
     let dashed = sizes == [3, 2, 4] && text.as_bytes().get(span.start + 3) == Some(&b'-');
     let named = preceded_by(text, span.start, 40, 4, SSN_NAMES);
     let shaped = dashed || (named && (sizes == [9] || sizes == [3, 2, 4]));
-    if !shaped || preceded_by(text, span.start, 24, 3, PHONE) || preceded_by(text, span.start, 24, 3, crate::ids::NOT_AN_ID) {
+    if !shaped
+        || preceded_by(text, span.start, 24, 3, PHONE)
+        || preceded_by(text, span.start, 24, 3, crate::ids::NOT_AN_ID)
+    {
         return false;
     }
     let digits = run.digits(text, 0..run.groups.len());
@@ -190,7 +216,13 @@ fn account_near(text: &str, runs: &[Run], index: usize) -> Option<Range<usize>> 
         let digits = run.groups.iter().map(|g| g.len()).sum::<usize>();
         (4..=17).contains(&digits) && preceded_by(text, span.start, 24, 3, ACCOUNT_NAMES)
     };
-    let after = runs.iter().skip(index + 1).take_while(|r| r.span().start <= routing.end + ACCOUNT_REACH).find(|r| is_account(r));
-    let before = || runs[..index].iter().rev().take_while(|r| r.span().end + ACCOUNT_REACH >= routing.start).find(|r| is_account(r));
+    let after = runs
+        .iter()
+        .skip(index + 1)
+        .take_while(|r| r.span().start <= routing.end + ACCOUNT_REACH)
+        .find(|r| is_account(r));
+    let before = || {
+        runs[..index].iter().rev().take_while(|r| r.span().end + ACCOUNT_REACH >= routing.start).find(|r| is_account(r))
+    };
     after.or_else(before).map(Run::span)
 }

@@ -47,9 +47,14 @@ impl Passwords {
 
     /// The password values of `text`.
     pub fn find(&self, text: &str, out: &mut Vec<Finding>) {
-        let matches = [&self.assignment, &self.prose, &self.mysql, &self.netrc].into_iter().flat_map(|r| r.find_iter(text));
+        let matches = [&self.assignment, &self.mysql, &self.netrc].into_iter().flat_map(|r| r.find_iter(text));
         for m in matches {
             if let Some(span) = value(text, m.end()) {
+                out.push(Finding::new(Category::Password, span));
+            }
+        }
+        for m in self.prose.find_iter(text) {
+            if let Some(span) = prose_value(text, m.end()) {
                 out.push(Finding::new(Category::Password, span));
             }
         }
@@ -88,6 +93,86 @@ fn value(text: &str, at: usize) -> Option<Range<usize>> {
     real.then_some(span)
 }
 
+/// Words that follow "password is" in prose without being the password.
+const NOT_A_VALUE: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "on",
+    "in",
+    "at",
+    "not",
+    "now",
+    "also",
+    "just",
+    "still",
+    "too",
+    "very",
+    "so",
+    "wrong",
+    "incorrect",
+    "invalid",
+    "expired",
+    "required",
+    "needed",
+    "mandatory",
+    "weak",
+    "strong",
+    "correct",
+    "right",
+    "same",
+    "different",
+    "secure",
+    "insecure",
+    "long",
+    "short",
+    "case",
+    "empty",
+    "blank",
+    "missing",
+    "saved",
+    "stored",
+    "written",
+    "hidden",
+    "changed",
+    "reset",
+    "set",
+    "sent",
+    "shared",
+    "visible",
+    "encrypted",
+    "hashed",
+    "ok",
+    "fine",
+    "good",
+    "bad",
+    "easy",
+    "hard",
+    "simple",
+    "taped",
+    "somewhere",
+    "there",
+    "here",
+    "what",
+    "which",
+    "whatever",
+    "probably",
+    "definitely",
+];
+
+/// The value after "my password is": like an assignment's, but a plain word counts unless it
+/// is one of the words prose puts there (`the password is required`).
+fn prose_value(text: &str, at: usize) -> Option<Range<usize>> {
+    if let Some(span) = value(text, at) {
+        return Some(span);
+    }
+    let rest = text.get(at..)?;
+    let len = rest.find(|c: char| !c.is_alphabetic()).unwrap_or(rest.len());
+    let word = rest[..len].to_lowercase();
+    (len >= 4 && !NOT_A_VALUE.contains(&word.as_str()) && !PLACEHOLDERS.contains(&word.as_str()))
+        .then_some(at..at + len)
+}
+
 /// The password of a URL's user information starting at `at`: up to the `@` before the host,
 /// when it is not a placeholder (`USER:PASSWORD@HOST`).
 fn userinfo_password(text: &str, at: usize) -> Option<Range<usize>> {
@@ -101,9 +186,35 @@ fn userinfo_password(text: &str, at: usize) -> Option<Range<usize>> {
 
 /// Words that stand in a value's place.
 const PLACEHOLDERS: &[&str] = &[
-    "redacted", "hidden", "none", "null", "nil", "empty", "required", "optional", "true", "false", "password", "secret",
-    "your_password", "yourpassword", "your-password", "xxx", "todo", "tbd", "string", "str", "example", "undefined",
-    "masked", "removed", "omitted", "same", "see", "here", "changeme",
+    "redacted",
+    "hidden",
+    "none",
+    "null",
+    "nil",
+    "empty",
+    "required",
+    "optional",
+    "true",
+    "false",
+    "password",
+    "secret",
+    "your_password",
+    "yourpassword",
+    "your-password",
+    "xxx",
+    "todo",
+    "tbd",
+    "string",
+    "str",
+    "example",
+    "undefined",
+    "masked",
+    "removed",
+    "omitted",
+    "same",
+    "see",
+    "here",
+    "changeme",
 ];
 
 fn placeholder(value: &str) -> bool {
@@ -114,7 +225,8 @@ fn placeholder(value: &str) -> bool {
         || all_same
         || PLACEHOLDERS.contains(&lower.as_str())
         || ["<", "${", "$(", "{{", "%(", "[", "…", "..."].iter().any(|p| value.starts_with(p))
-        || (value.starts_with('$') && value[1..].bytes().all(|b| b.is_ascii_uppercase() || b == b'_' || b.is_ascii_digit()))
+        || (value.starts_with('$')
+            && value[1..].bytes().all(|b| b.is_ascii_uppercase() || b == b'_' || b.is_ascii_digit()))
 }
 
 /// Whether an unquoted value is code (`os.environ[..]`, `getenv(..)`, `&str`, `Self::KEY`)

@@ -49,7 +49,9 @@ impl Tokens {
         let patterns: Vec<&str> = FORMATS.iter().map(|(_, p)| *p).collect();
         Tokens {
             formats: fixed_many(&patterns),
-            aws_secret: fixed(r#"(?i)(?:aws_?)?secret(?:_?access)?_?key["']?[ \t]*(?::|=|:=|=>)[ \t]*["']?[A-Za-z0-9/+]{40}"#),
+            aws_secret: fixed(
+                r#"(?i)(?:aws_?)?secret(?:_?access)?_?key["']?[ \t]*(?::|=|:=|=>)[ \t]*["']?[A-Za-z0-9/+]{40}"#,
+            ),
             key_begin: fixed(r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"),
             key_end: fixed(r"-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"),
         }

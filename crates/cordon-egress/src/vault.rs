@@ -87,9 +87,13 @@ impl VaultMatcher {
         let skeleton = Skeleton::of(text);
         let lower = Zeroizing::new(skeleton.bytes.to_ascii_lowercase());
         for secret in &self.secrets {
-            spans.extend(memmem::find_iter(text.as_bytes(), secret.exact.as_slice()).map(|at| at..at + secret.exact.len()));
+            spans.extend(
+                memmem::find_iter(text.as_bytes(), secret.exact.as_slice()).map(|at| at..at + secret.exact.len()),
+            );
             for form in &secret.in_skeleton {
-                spans.extend(memmem::find_iter(&skeleton.bytes, form.as_slice()).map(|at| skeleton.span(at, form.len())));
+                spans.extend(
+                    memmem::find_iter(&skeleton.bytes, form.as_slice()).map(|at| skeleton.span(at, form.len())),
+                );
             }
             if let Some(hex) = &secret.hex {
                 spans.extend(memmem::find_iter(&lower, hex.as_slice()).map(|at| skeleton.span(at, hex.len())));

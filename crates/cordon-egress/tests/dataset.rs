@@ -14,7 +14,8 @@ use cordon_egress::{Category, Finding, Scanner, SecretValue, Tier};
 use serde::Deserialize;
 
 /// The canary vault the data set's `vault-secret` messages refer to (synthetic values).
-const VAULT: &[&str] = &["cordon-canary-7Hq2xVp9Lm", "Tr0ub4dor&3-fakeVault", "vlt_9f2KxQ7mZpR4wT1s", "maple orbit velvet anchor 42"];
+const VAULT: &[&str] =
+    &["cordon-canary-7Hq2xVp9Lm", "Tr0ub4dor&3-fakeVault", "vlt_9f2KxQ7mZpR4wT1s", "maple orbit velvet anchor 42"];
 
 /// The floors: (tier, least recall, least precision).
 const FLOORS: &[(Tier, f64, f64)] = &[(Tier::Never, 0.99, 0.97), (Tier::Consent, 0.90, 0.85)];
@@ -126,7 +127,11 @@ fn the_scanner_reaches_the_floors_on_the_labelled_messages() {
             if expected.iter().any(|l| matches(l, finding)) {
                 counts.findings_right += 1;
             } else {
-                misses.push(format!("line {line}: false {} {:?}", finding.category, &message.text[finding.span.clone()]));
+                misses.push(format!(
+                    "line {line}: false {} {:?}",
+                    finding.category,
+                    &message.text[finding.span.clone()]
+                ));
             }
         }
     }
@@ -141,7 +146,12 @@ fn the_scanner_reaches_the_floors_on_the_labelled_messages() {
         let counts = by_tier.get(&tier).copied().unwrap_or_default();
         assert!(counts.labels >= MIN_LABELS, "only {} {} labels", counts.labels, tier.name());
         assert!(counts.recall() >= recall, "{} tier recall {:.3} < {recall}", tier.name(), counts.recall());
-        assert!(counts.precision() >= precision, "{} tier precision {:.3} < {precision}", tier.name(), counts.precision());
+        assert!(
+            counts.precision() >= precision,
+            "{} tier precision {:.3} < {precision}",
+            tier.name(),
+            counts.precision()
+        );
     }
 }
 
