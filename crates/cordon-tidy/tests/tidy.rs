@@ -30,6 +30,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("cordon-syntax", 1),
     ("cordon-smt", 1),
     ("cordon-store", 1),
+    // The outgoing-data check's detectors: a pure library on texts, naming findings by cordon-text.
+    ("cordon-egress", 1),
     ("cordon-label", 2),
     // The vault keeps its files as the store keeps its own.
     ("cordon-vault", 2),

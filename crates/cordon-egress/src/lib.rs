@@ -1,0 +1,139 @@
+//! The outgoing-data check's detectors: what in a text about to leave is sensitive, in two
+//! tiers, and the text rewritten with each finding replaced by a typed placeholder.
+//!
+//! - The **never tier** ([`Tier::Never`]) is refused even when the user approves: the vault's
+//!   own secrets (exact, base64, hex, percent-encoded, split), private keys, provider tokens
+//!   (GitHub, AWS, Slack, Stripe, OpenAI, Anthropic, JWTs), payment card numbers, IBANs, US
+//!   routing and account numbers, US social security numbers, UK National Insurance numbers,
+//!   Spanish DNIs and NIEs, and password assignments. Checksums, issuer prefixes and fixed
+//!   formats keep it precise.
+//! - The **consent tier** ([`Tier::Consent`]) needs the user's yes: health, finances, sexual
+//!   life, religion, politics, precise location, and generic high-entropy strings. It sits
+//!   behind the [`Classifier`] trait; the built-in [`Lexicon`] reads word lists.
+//!
+//! [`Scanner::scan`] returns [`Finding`]s: a category and a byte span, never the text, so a
+//! finding can go into a diagnostic, a trace or the audit log as it is. [`redact`] rewrites the
+//! text. Every pattern is matched in linear time (the `regex` crates, `memchr`), and every
+//! check around a match is bounded, so hostile input costs time in proportion to its length.
+//!
+//! ```
+//! use cordon_egress::{Category, Scanner, SecretValue, redact};
+//!
+//! let scanner = Scanner::new(&[SecretValue::from("cordon-canary-7Hq2xVp9Lm")]);
+//! let text = "card 4539 1488 0343 6467, token Y29yZG9uLWNhbmFyeS03SHEyeFZwOUxt";
+//! let findings = scanner.scan(text);
+//! let categories: Vec<Category> = findings.iter().map(|f| f.category).collect();
+//! assert_eq!(categories, [Category::CardNumber, Category::VaultSecret]);
+//! assert_eq!(redact(text, &findings), "card [card number], token [vault secret]");
+//! ```
+
+mod category;
+mod checksum;
+mod classifier;
+mod context;
+mod entropy;
+mod finding;
+mod ids;
+mod lexicon;
+mod location;
+mod numbers;
+mod password;
+mod tokens;
+mod vault;
+
+use std::fmt;
+
+pub use category::{Category, Tier, UnknownCategory};
+pub use classifier::{Classifier, Lexicon};
+pub use finding::Finding;
+pub use vault::SecretValue;
+
+/// Finds the sensitive data of texts: the never tier's detectors, the vault's secrets, and a
+/// consent-tier [`Classifier`]. Built once, used for any number of texts (and threads).
+pub struct Scanner {
+    vault: vault::VaultMatcher,
+    tokens: tokens::Tokens,
+    ids: ids::Ids,
+    passwords: password::Passwords,
+    classifier: Box<dyn Classifier + Send + Sync>,
+}
+
+impl fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scanner").field("vault", &self.vault).finish_non_exhaustive()
+    }
+}
+
+impl Scanner {
+    /// A scanner for the vault's `secrets`, with the built-in [`Lexicon`] classifier.
+    pub fn new(secrets: &[SecretValue]) -> Scanner {
+        Scanner {
+            vault: vault::VaultMatcher::new(secrets),
+            tokens: tokens::Tokens::new(),
+            ids: ids::Ids::new(),
+            passwords: password::Passwords::new(),
+            classifier: Box::new(Lexicon::new()),
+        }
+    }
+
+    /// The same scanner with `classifier` for the consent tier instead of the built-in one.
+    pub fn with_classifier(mut self, classifier: Box<dyn Classifier + Send + Sync>) -> Scanner {
+        self.classifier = classifier;
+        self
+    }
+
+    /// The findings of `text`, sorted by position, none overlapping another (where candidates
+    /// overlap, a vault secret wins, then the never tier, then the longer).
+    pub fn scan(&self, text: &str) -> Vec<Finding> {
+        let mut candidates = self.never(text);
+        candidates.extend(self.classifier.classify(text).into_iter().filter(|f| f.category.tier() == Tier::Consent));
+        finding::settle(text, candidates)
+    }
+
+    /// The never tier's findings of `text` only, settled like [`Scanner::scan`]'s.
+    pub fn scan_never(&self, text: &str) -> Vec<Finding> {
+        finding::settle(text, self.never(text))
+    }
+
+    fn never(&self, text: &str) -> Vec<Finding> {
+        let mut out: Vec<Finding> =
+            self.vault.find(text).into_iter().map(|span| Finding::new(Category::VaultSecret, span)).collect();
+        self.tokens.find(text, &mut out);
+        numbers::find(text, &mut out);
+        self.ids.find(text, &mut out);
+        self.passwords.find(text, &mut out);
+        out
+    }
+}
+
+/// `text` with each finding's span replaced by its category's placeholder (`[card number]`).
+/// The findings are those [`Scanner::scan`] returned for this text: sorted, not overlapping;
+/// any that are not (or whose span is not on the text's character boundaries) are skipped.
+pub fn redact(text: &str, findings: &[Finding]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for finding in findings {
+        let span = &finding.span;
+        let Some(before) = text.get(at..span.start) else { continue };
+        if !text.is_char_boundary(span.end) || span.end < span.start {
+            continue;
+        }
+        out.push_str(before);
+        out.push_str(finding.category.placeholder());
+        at = span.end;
+    }
+    out.push_str(text.get(at..).unwrap_or_default());
+    out
+}
+
+/// A regex of this crate's own, fixed at compile time: a failure is a bug in the crate, caught
+/// by every test that builds a scanner.
+fn fixed(pattern: &str) -> regex::Regex {
+    regex::Regex::new(pattern).unwrap_or_else(|e| unreachable!("the pattern {pattern:?} does not compile: {e}"))
+}
+
+/// Patterns of this crate's own as one multi-pattern regex; see [`fixed`].
+fn fixed_many(patterns: &[&str]) -> regex_automata::meta::Regex {
+    regex_automata::meta::Regex::new_many(patterns)
+        .unwrap_or_else(|e| unreachable!("the patterns {patterns:?} do not compile: {e}"))
+}
