@@ -34,8 +34,9 @@ impl SecretValue {
         SecretValue(Zeroizing::new(value))
     }
 
-    /// The value itself, for the matcher that looks for it.
-    fn expose(&self) -> &str {
+    /// The value itself: for the matcher that looks for it, and for the one place that puts it
+    /// into a request.
+    pub fn expose(&self) -> &str {
         &self.0
     }
 }

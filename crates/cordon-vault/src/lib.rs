@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
+pub use cordon_egress::SecretValue;
 pub use destination::Destination;
 pub use error::VaultError;
 pub use file::KEY_LEN;
@@ -34,27 +35,6 @@ pub const MAX_VALUE_LEN: usize = 16 * 1024;
 
 /// The most secrets one vault keeps.
 pub const MAX_ENTRIES: usize = 1024;
-
-/// A secret's value: its bytes are cleared when it is dropped, and it is never shown.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SecretValue(Zeroizing<String>);
-
-impl SecretValue {
-    pub fn new(value: String) -> SecretValue {
-        SecretValue(Zeroizing::new(value))
-    }
-
-    /// The value itself: for the one place that sends it, and for scanning what leaves.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SecretValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SecretValue(..)")
-    }
-}
 
 /// One secret as `cordon secrets list` shows it: everything but its value.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,29 +107,29 @@ impl Vault {
 
     /// The value of the secret `name`, if there is one.
     pub fn value(&self, name: &str) -> Option<SecretValue> {
-        self.entries.iter().find(|s| s.entry.name == name).map(|s| SecretValue(s.value.clone()))
+        self.entries.iter().find(|s| s.entry.name == name).map(|s| SecretValue::new(s.value.to_string()))
     }
 
     /// Every secret's value: what the outgoing-data check looks for.
     pub fn values(&self) -> Vec<SecretValue> {
-        self.entries.iter().map(|s| SecretValue(s.value.clone())).collect()
+        self.entries.iter().map(|s| SecretValue::new(s.value.to_string())).collect()
     }
 
     /// Adds the secret `entry.name` (replacing one of that name) and writes the vault.
     pub fn add(&mut self, entry: Entry, value: SecretValue, key: &Key) -> Result<(), VaultError> {
         entry.check()?;
-        if value.0.is_empty() || value.0.len() > MAX_VALUE_LEN {
+        let length = value.expose().len();
+        if length == 0 || length > MAX_VALUE_LEN {
             return Err(VaultError::Invalid(format!(
                 "a secret's value is 1 to {MAX_VALUE_LEN} bytes; the one given for `{}` has {}",
-                entry.name,
-                value.0.len()
+                entry.name, length
             )));
         }
         let mut entries: Vec<&Stored> = self.entries.iter().filter(|s| s.entry.name != entry.name).collect();
         if entries.len() >= MAX_ENTRIES {
             return Err(VaultError::Invalid(format!("the vault holds at most {MAX_ENTRIES} secrets")));
         }
-        let added = Stored { entry, value: value.0 };
+        let added = Stored { entry, value: Zeroizing::new(value.expose().to_string()) };
         entries.push(&added);
         entries.sort_by(|a, b| a.entry.name.cmp(&b.entry.name));
         self.write(&entries, key)?;
