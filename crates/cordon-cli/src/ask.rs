@@ -127,7 +127,8 @@ impl Conversation {
             ..Settings::default()
         };
         setup.approve.apply(&mut settings)?;
-        let mut workspace = Workspace::new(tools, storage, settings);
+        let secrets = crate::secrets::for_requests(&setup.store.location()?)?;
+        let mut workspace = Workspace::new(tools, storage, settings).with_vault_secrets(&secrets);
         if let Some(path) = &setup.session {
             workspace = workspace.with_session(SessionAt::File(path.clone()));
         }

@@ -244,7 +244,9 @@ impl Cordon {
             let storage = args.store.open().map_err(|e| e.to_string())?;
             let mut settings = Settings::default();
             args.approve.apply(&mut settings).map_err(|e| e.to_string())?;
-            let mut opened = Workspace::new(tools, storage, settings);
+            let location = args.store.location().map_err(|e| e.to_string())?;
+            let secrets = crate::secrets::for_requests(&location).map_err(|e| e.to_string())?;
+            let mut opened = Workspace::new(tools, storage, settings).with_vault_secrets(&secrets);
             if let Some(at) = &self.session {
                 opened = opened.with_session(at.clone());
             }

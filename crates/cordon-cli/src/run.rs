@@ -73,7 +73,8 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dy
         ..Settings::default()
     };
     args.approve.apply(&mut settings)?;
-    let mut workspace = Workspace::new(tools, storage, settings);
+    let secrets = crate::secrets::for_requests(&args.store.location()?)?;
+    let mut workspace = Workspace::new(tools, storage, settings).with_vault_secrets(&secrets);
     if let Some(path) = &args.session {
         workspace = workspace.with_session(SessionAt::File(path.clone()));
     }

@@ -6,14 +6,16 @@ use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use cordon::Error;
-use cordon::api::vault::{Destination, Entry, KEY_VARIABLE, Key, SecretValue, Vault, key_location};
+use cordon::api::vault::{Destination, Entry, KEY_VARIABLE, Key, SecretValue, Vault, key_location, location};
 
 /// Where the vault and its key are.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VaultArgs {
-    /// The vault file. Default: `vault` beside the store (see `--store` of `cordon run`)
-    #[arg(long = "vault", value_name = "PATH")]
-    pub path: Option<PathBuf>,
+    /// The store the vault is beside (the vault is the file `vault` in its directory, where
+    /// `cordon run`, `ask`, `chat` and `mcp serve` find it). Default: $CORDON_STORE, else
+    /// $XDG_DATA_HOME/cordon/cordon.db, else ~/.local/share/cordon/cordon.db
+    #[arg(long = "store", value_name = "PATH")]
+    pub store: Option<PathBuf>,
 
     /// The vault's key file (64 hex digits; made on the first `add`), used when
     /// $CORDON_VAULT_KEY is not set. Default: $XDG_CONFIG_HOME/cordon/vault.key, else
@@ -102,11 +104,9 @@ pub fn run(command: &Command) -> Result<String, Error> {
 
 impl VaultArgs {
     fn path(&self) -> Result<PathBuf, Error> {
-        if let Some(path) = &self.path {
-            return Ok(path.clone());
-        }
-        let store = cordon::api::store::location(None).map_err(|error| Error::Store { path: None, error })?;
-        Ok(store.with_file_name("vault"))
+        let store =
+            cordon::api::store::location(self.store.as_deref()).map_err(|error| Error::Store { path: None, error })?;
+        Ok(location(&store))
     }
 
     fn key_file(&self) -> Result<PathBuf, Error> {
@@ -155,4 +155,12 @@ fn quiet(stdin: &std::io::Stdin) -> Option<rustix::termios::Termios> {
     silent.local_modes.remove(rustix::termios::LocalModes::ECHO);
     rustix::termios::tcsetattr(stdin, rustix::termios::OptionalActions::Now, &silent).ok()?;
     Some(previous)
+}
+
+/// The vault's secrets for a request's outgoing-data check: those of the vault beside the store
+/// at `store`, its key from $CORDON_VAULT_KEY or the default key file; none if there is no
+/// vault.
+pub fn for_requests(store: &std::path::Path) -> Result<Vec<SecretValue>, Error> {
+    let key_file = key_location(|name| std::env::var_os(name));
+    Ok(cordon::api::vault::secrets(store, key_variable(), key_file.as_deref())?)
 }

@@ -20,7 +20,8 @@ fn secrets(dir: &Path, args: &[&str], stdin: &str, key: Option<&str>) -> Output 
     let (vault, key_file) = files(dir);
     let mut all = vec!["secrets"];
     all.extend_from_slice(args);
-    all.extend_from_slice(&["--vault", vault.to_str().unwrap(), "--key-file", key_file.to_str().unwrap()]);
+    let store = vault.with_file_name("cordon.db");
+    all.extend_from_slice(&["--store", store.to_str().unwrap(), "--key-file", key_file.to_str().unwrap()]);
     let mut command = command(dir, &all);
     command.env_remove("CORDON_VAULT_KEY");
     if let Some(key) = key {
@@ -71,10 +72,11 @@ fn a_secret_typed_at_a_terminal_is_not_echoed() {
     let (vault, key_file) = files(&dir);
     let steps =
         serde_json::json!([["expect", "(not shown): "], ["send", format!("{CANARY}\n")], ["expect", "added `T`"],]);
-    let args: Vec<&std::ffi::OsStr> = ["secrets", "add", "T", "--host", "api.example.com", "--vault"]
+    let store = vault.with_file_name("cordon.db");
+    let args: Vec<&std::ffi::OsStr> = ["secrets", "add", "T", "--host", "api.example.com", "--store"]
         .iter()
         .map(std::ffi::OsStr::new)
-        .chain([vault.as_os_str(), std::ffi::OsStr::new("--key-file"), key_file.as_os_str()])
+        .chain([store.as_os_str(), std::ffi::OsStr::new("--key-file"), key_file.as_os_str()])
         .collect();
     let (shown, code) = at_a_terminal(&steps, &args);
     assert_eq!(code, Some(0), "{shown}");

@@ -29,6 +29,10 @@
 //!   inside what the card said (the same place in the plan, at most as often, to the same
 //!   destination, labels within the summary's bounds, not flagged); everything else asks.
 //!
+//! - **What leaves** ([`Egress`], a stage of its own, before the gate): a call whose data for
+//!   readers other than the user holds what is never sent (a credential, a card number, an
+//!   id: `cordon-egress`'s never tier) is refused with the text rewritten, whoever approves.
+//!
 //! Invariants: nothing is performed without a decision (an error anywhere is a refusal); deny
 //! beats every approval; no card, answer or grant is ever written by the model or read from a
 //! tool's result.
@@ -63,6 +67,7 @@
 
 mod approver;
 mod card;
+mod egress;
 mod gate;
 mod grants;
 mod intent;
@@ -72,6 +77,7 @@ pub use approver::{
     Answer, ApproveAll, Approver, DenyAll, NotATerminal, ReadLine, Reply, ScriptError, Scripted, StdinLines, Terminal,
 };
 pub use card::{CONFIRM_CHARS, Card, Flag, FlowShown, Origin, Shown, label_class, named_in, origin};
+pub use egress::{Egress, leaves};
 pub use gate::{Decision, Gate, Record, Stats, rule};
 pub use grants::{Grants, MemoryGrants, StoreGrants};
 pub use intent::{IntentCheck, ProvenanceRules};

@@ -164,6 +164,38 @@ impl Vault {
     }
 }
 
+/// Where the vault is: the file `vault` beside the store at `store`, with the user's data.
+pub fn location(store: &Path) -> PathBuf {
+    store.with_file_name("vault")
+}
+
+/// The secrets of the vault beside the store at `store`, its key from `key_variable` (the
+/// value of `CORDON_VAULT_KEY`) or the file `key_file`: what the outgoing-data check looks
+/// for. None if there is no vault; a vault that exists but does not open is an error, never
+/// an empty list (a check that silently lost the vault would let its secrets leave).
+pub fn secrets(
+    store: &Path,
+    key_variable: Option<String>,
+    key_file: Option<&Path>,
+) -> Result<Vec<SecretValue>, VaultError> {
+    let path = location(store);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let key = match (key_variable.filter(|v| !v.is_empty()), key_file) {
+        (Some(text), _) => Some(Key::from_hex(&text)?),
+        (None, Some(file)) => Key::load(None, file)?,
+        (None, None) => None,
+    };
+    let Some(key) = key else {
+        return Err(VaultError::BadKey(format!(
+            "there is a vault at {} but no key for it: set {KEY_VARIABLE} or restore the key file",
+            path.display()
+        )));
+    };
+    Ok(Vault::open(&path, &key)?.values())
+}
+
 /// Where the vault's key file is by default: `$XDG_CONFIG_HOME/cordon/vault.key`, else
 /// `~/.config/cordon/vault.key`; apart from the vault (which is beside the store, with the
 /// user's data), so that a copy of the data is no copy of the key. `env` reads a variable.

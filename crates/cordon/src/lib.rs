@@ -81,7 +81,9 @@ pub mod api {
 
     /// The vault: credentials encrypted at rest, each bound to where it may be sent.
     pub mod vault {
-        pub use cordon_vault::{Destination, Entry, KEY_VARIABLE, Key, SecretValue, Vault, VaultError, key_location};
+        pub use cordon_vault::{
+            Destination, Entry, KEY_VARIABLE, Key, SecretValue, Vault, VaultError, key_location, location, secrets,
+        };
     }
 
     /// The store: where it is, its audit log, its grants.

@@ -1,7 +1,7 @@
 //! A request, from a plan or from a model's fill of a root hole, through one pipeline written
 //! here once. [`Workspace::prepare`] takes the session and checks the plan (with what the
 //! session knows of its measures); [`Prepared::run`] compiles it once, records the request in
-//! the store, runs it under the engine with the approval gate and then the audit stage (the
+//! the store, runs it under the engine with the outgoing-data check, the approval gate and then the audit stage (the
 //! last) deciding each effect and the model filling holes, the caller's observer hearing every
 //! step; then finishes the record, keeps the sessions the run hands back (whatever became of the
 //! record: a taint is never forgotten) and gives the session back.
@@ -10,7 +10,7 @@ use cordon_agent::{Earlier, Filler, HoleStats, ModelHoles, ModelIntent, Provider
 use cordon_audit::Recording;
 use cordon_engine::{End, Ending, Engine, Event, Observer, Observers};
 use cordon_flow::Summary;
-use cordon_gate::{Approver, Gate, PlanApproval, ProvenanceRules, StoreGrants};
+use cordon_gate::{Approver, Egress, Gate, PlanApproval, ProvenanceRules, StoreGrants};
 use cordon_runtime::{Config, Program, Run, RunError, Sessions, Val, Value};
 use cordon_store::NewRequest;
 use cordon_syntax::{Diagnostic, FileId, SourceMap};
@@ -181,7 +181,10 @@ impl<'w> Prepared<'w> {
                 Ran { result: Err(e), sessions: self.sessions.clone(), trace: Vec::new(), holes: Vec::new() }
             }
             Ok(mut run) => {
+                // What is never sent is refused before any card could ask about it.
+                let mut egress = Egress::new(workspace.scanner.clone(), &principal);
                 let mut engine = Engine::new(&mut workspace.tools.hosts)
+                    .with_stage(&mut egress)
                     .with_stage(&mut gate)
                     .with_last_stage(&mut stage)
                     .with_observer(&mut observers);

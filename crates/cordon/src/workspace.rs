@@ -1,11 +1,14 @@
 //! A workspace and its requests. A request, from a plan or from a model's fill of a root hole,
 //! goes through one pipeline, written here once: take the session; check (with what the session
 //! knows of its measures) and compile once; record the request in the store; run it under the
-//! engine with the approval gate and then the audit stage (the last) deciding each effect, the
+//! engine with the outgoing-data check, the approval gate and then the audit stage (the last) deciding each effect, the
 //! model filling holes, the caller's observer hearing every step; finish the record; keep the
 //! sessions it hands back; give the session back.
 
+use std::sync::Arc;
+
 use cordon_agent::{Earlier, FillConfig, Provider, ProviderConfig};
+use cordon_egress::{Scanner, SecretValue};
 use cordon_engine::{Hosts, Observer};
 use cordon_gate::Approver;
 use cordon_label::DcLabel;
@@ -120,6 +123,9 @@ pub struct Workspace {
     pub(crate) history: Vec<Earlier>,
     /// Requests put to a model so far: the next is `<request N+1>`.
     pub(crate) asked: usize,
+    /// The outgoing-data check's detectors, with the vault's secrets: built once, used for
+    /// every call of every request.
+    pub(crate) scanner: Arc<Scanner>,
 }
 
 impl Workspace {
@@ -133,7 +139,15 @@ impl Workspace {
             settings,
             history: Vec::new(),
             asked: 0,
+            scanner: Arc::new(Scanner::new(&[])),
         }
+    }
+
+    /// The same workspace, its outgoing-data check also looking for `secrets` (the vault's),
+    /// exact or encoded, in everything a call would send.
+    pub fn with_vault_secrets(mut self, secrets: &[SecretValue]) -> Workspace {
+        self.scanner = Arc::new(Scanner::new(secrets));
+        self
     }
 
     /// The same workspace, keeping its sessions at `at` from one request to the next (without,

@@ -1,0 +1,124 @@
+//! The outgoing-data check end to end, as an attacker would try it: a plan that opens a public
+//! issue holding a card number, or the vault's own secret base64-encoded, is refused with the
+//! text rewritten even when the person at the gate says yes to everything; nothing the binary
+//! prints or records repeats the data; the same issue without it is opened.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+mod common;
+
+use common::{command, cordon, workdir, yes};
+
+const KEY: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+const CANARY: &str = "cordon-canary-7Hq2xVp9Lm";
+/// The canary in base64, as a plan that tried to smuggle it would write it.
+const CANARY_BASE64: &str = "Y29yZG9uLWNhbmFyeS03SHEyeFZwOUxt";
+
+/// A plan opening a triage issue on alice's public website with `body`.
+fn plan(dir: &Path, body: &str) -> String {
+    let text = format!(
+        r#"match gh.repo("alice", "website") {{
+  Some(r) => if r.private {{ ("private", s) }} else {{
+    let (issue, s) = gh.create_issue(s, r, "Payment", "{body}");
+    ("opened #" + to_string(issue.number), s)
+  }},
+  None => ("no repository", s),
+}}"#
+    );
+    let path = dir.join("plan.cord");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// Adds the canary to the vault beside the test's store.
+fn add_canary(dir: &Path) {
+    let mut child = command(dir, &["secrets", "add", "API_TOKEN", "--host", "api.example.com"])
+        .env("CORDON_VAULT_KEY", KEY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(CANARY.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// What the binary said, without the lines that quote the plan's own source (a diagnostic's
+/// excerpt shows the plan as its author wrote it).
+fn said(stdout: &[u8], stderr: &[u8]) -> String {
+    let text = format!("{}{}", String::from_utf8_lossy(stdout), String::from_utf8_lossy(stderr));
+    let quotes_source = |line: &str| {
+        let line = line.trim_start();
+        line.split_once(" |").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    text.lines().filter(|l| !quotes_source(l)).collect::<Vec<_>>().join("\n")
+}
+
+/// Every file the run left in `dir`, as text.
+fn written(dir: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            all.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    all
+}
+
+#[test]
+fn a_card_number_for_a_public_issue_is_refused_whoever_approves() {
+    let dir = workdir("cli-egress", "card");
+    let run =
+        command(&dir, &["run", "--approve", &yes(&dir), &plan(&dir, "Charge 4539 1488 0343 6467 for the hosting.")])
+            .output()
+            .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let both = said(&run.stdout, &run.stderr);
+    assert!(both.contains("error[sensitive-data]") && both.contains("(card number)"), "{both}");
+    assert!(both.contains("Charge [card number] for the hosting."), "the rewrite is offered: {both}");
+    assert!(!both.contains("4539") && !both.contains("6467"), "the number is repeated: {both}");
+    assert!(!both.contains("opened #"), "{both}");
+}
+
+#[test]
+fn the_vaults_secret_encoded_is_refused_and_repeated_nowhere() {
+    let dir = workdir("cli-egress", "canary");
+    add_canary(&dir);
+    let run = command(&dir, &["run", "--approve", &yes(&dir), &plan(&dir, &format!("token {CANARY_BASE64}"))])
+        .env("CORDON_VAULT_KEY", KEY)
+        .output()
+        .unwrap();
+    let both = said(&run.stdout, &run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{both}");
+    assert!(both.contains("(vault secret)") && both.contains("token [vault secret]"), "{both}");
+    assert!(!both.contains(CANARY) && !both.contains(CANARY_BASE64), "{both}");
+    assert!(!written(&dir).contains(CANARY), "a file in the store's directory holds the canary");
+}
+
+#[test]
+fn a_vault_that_does_not_open_stops_the_run_before_anything_is_sent() {
+    let dir = workdir("cli-egress", "no_key");
+    add_canary(&dir);
+    // Without the key, the check could not look for the vault's secrets: nothing runs.
+    let run = command(&dir, &["run", "--approve", &yes(&dir), &plan(&dir, "hello")])
+        .env_remove("CORDON_VAULT_KEY")
+        .env("HOME", &dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no key for it"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&run.stdout).contains("opened #"));
+}
+
+#[test]
+fn the_same_issue_without_the_data_is_opened() {
+    let dir = workdir("cli-egress", "clean");
+    let run = cordon(&dir, &["run", "--approve", &yes(&dir), &plan(&dir, "Charge the card on file for the hosting.")]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("opened #"), "{run:?}");
+}

@@ -1,0 +1,163 @@
+//! The outgoing-data check as a stage of the effect pipeline: every argument a call sends to a
+//! sink that anyone but the user may read (a message, an issue, a web address, an MCP tool's
+//! argument: whatever the policy's `@label(param = ..)` does not keep secret to the user) is
+//! scanned, every string in it and every number written out, and a call whose data holds
+//! what is never sent (the never tier of `cordon-egress`: the vault's secrets however encoded,
+//! private keys, provider tokens, card numbers, IBANs, bank accounts, national ids, password
+//! assignments) is refused, whoever approves: it runs before the approval gate, so no card is
+//! shown for it and no grant covers it.
+//!
+//! The refusal is a rewrite, not only a failure: its diagnostic gives, for each argument, the
+//! text with each finding replaced by a placeholder (`[card number]`), the finding's category
+//! and where it was, so the plan (and the model) can send the rewritten text instead. The
+//! sensitive text itself is in no diagnostic, and the trace keeps the rewritten arguments in
+//! place of the real ones (`Verdict::Withhold`).
+
+use std::sync::Arc;
+
+use cordon_egress::{Finding, Scanner, Tier, redact};
+use cordon_engine::{Stage, Verdict};
+use cordon_label::{DcLabel, Formula};
+use cordon_runtime::effect::Effect;
+use cordon_runtime::value::Record;
+use cordon_runtime::{ErrorKind, RunError, Val, Value};
+
+/// The stage: the scanner, and the principal whose own sinks need no check.
+#[derive(Debug)]
+pub struct Egress {
+    scanner: Arc<Scanner>,
+    user: String,
+}
+
+/// What one text in an argument held: where in the argument it is, and its never-tier findings.
+struct Found {
+    /// The parameter, then the field, element or payload path (`body`, `order.note`, `lines[2]`).
+    at: String,
+    findings: Vec<Finding>,
+    rewritten: String,
+}
+
+impl Egress {
+    /// The check with `scanner` (built with the vault's secrets) for a run acting for `user`.
+    pub fn new(scanner: Arc<Scanner>, user: &str) -> Egress {
+        Egress { scanner, user: user.to_string() }
+    }
+}
+
+impl Stage for Egress {
+    fn name(&self) -> &str {
+        "egress"
+    }
+
+    fn decide(&mut self, effect: &Effect) -> Verdict {
+        let mut found = Vec::new();
+        let mut shown = Vec::with_capacity(effect.args.len());
+        for (i, (param, value)) in effect.args.iter().enumerate() {
+            let rewritten = if leaves(&effect.sink(i), &self.user) {
+                rewrite(&self.scanner, value, param.to_string(), &mut found)
+            } else {
+                value.clone()
+            };
+            shown.push((param.clone(), rewritten));
+        }
+        if found.is_empty() {
+            return Verdict::Proceed;
+        }
+        Verdict::Withhold { error: refusal(effect, &found), shown }
+    }
+}
+
+/// Whether what goes to `sink` may be read by anyone but `user`: data secret to the user alone
+/// could not flow there.
+pub fn leaves(sink: &DcLabel, user: &str) -> bool {
+    !sink.secrecy.implies(&Formula::principal(user))
+}
+
+/// `v` with every never-tier finding in its texts replaced by a placeholder; each text that
+/// had one is added to `found`, at the path `at`.
+fn rewrite(scanner: &Scanner, v: &Val, at: String, found: &mut Vec<Found>) -> Val {
+    let value = match &v.value {
+        Value::Str(s) => match scan(scanner, s, &at, found) {
+            Some(rewritten) => Value::str(&rewritten),
+            None => return v.clone(),
+        },
+        // A number is sent as its digits: a card number typed as an integer is one too.
+        Value::Int(_) | Value::Decimal(_) | Value::Float(_) => {
+            let text = v.value.to_string();
+            match scan(scanner, &text, &at, found) {
+                Some(rewritten) => Value::str(&rewritten),
+                None => return v.clone(),
+            }
+        }
+        Value::Tuple(items) => Value::Tuple(Arc::new(each(scanner, items, &at, found))),
+        Value::List(items) => Value::List(Arc::new(each(scanner, items, &at, found))),
+        Value::Record(r) => {
+            let fields = r
+                .fields()
+                .map(|(name, f)| (name.clone(), rewrite(scanner, f, format!("{at}.{name}"), found)))
+                .collect();
+            Value::Record(Arc::new(Record::new(r.ty().clone(), fields, r.host())))
+        }
+        Value::Variant(x) => {
+            let payload = each(scanner, &x.payload, &format!("{at}({})", x.name), found);
+            Value::Variant(Arc::new(cordon_runtime::value::Variant::new(x.enum_name.clone(), x.name.clone(), payload)))
+        }
+        Value::Labeled(inner) => Value::Labeled(Arc::new(rewrite(scanner, inner, at, found))),
+        // Nothing else carries text the host sends.
+        _ => return v.clone(),
+    };
+    Val { value, label: v.label.clone() }
+}
+
+fn each(scanner: &Scanner, items: &[Val], at: &str, found: &mut Vec<Found>) -> Vec<Val> {
+    items.iter().enumerate().map(|(i, x)| rewrite(scanner, x, format!("{at}[{i}]"), found)).collect()
+}
+
+/// The rewrite of `text` if it holds never-tier findings (recorded in `found`).
+fn scan(scanner: &Scanner, text: &str, at: &str, found: &mut Vec<Found>) -> Option<String> {
+    let findings: Vec<Finding> =
+        scanner.scan_never(text).into_iter().filter(|f| f.category.tier() == Tier::Never).collect();
+    if findings.is_empty() {
+        return None;
+    }
+    let rewritten = redact(text, &findings);
+    found.push(Found { at: at.to_string(), findings, rewritten: rewritten.clone() });
+    Some(rewritten)
+}
+
+/// The refusal: what was found where, and each text rewritten; never the sensitive text.
+fn refusal(effect: &Effect, found: &[Found]) -> RunError {
+    let tool = format!("{}.{}", effect.capability, effect.tool);
+    let mut kinds: Vec<&str> =
+        found.iter().flat_map(|f| &f.findings).map(|f| f.category.placeholder().trim_matches(['[', ']'])).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let mut e = RunError::new(
+        ErrorKind::SensitiveData,
+        effect.span,
+        format!(
+            "`{tool}` refused: it would send what is never sent ({}) to readers other than you, whoever approves",
+            words(&kinds)
+        ),
+    );
+    for f in found {
+        let places: Vec<String> = f
+            .findings
+            .iter()
+            .map(|x| format!("{} at bytes {}..{}", x.category.name(), x.span.start, x.span.end))
+            .collect();
+        e.notes.push(format!("`{}` holds {}", f.at, places.join(", ")));
+        e.notes.push(format!("`{}` rewritten: {:?}", f.at, f.rewritten));
+    }
+    e.notes.push("send the rewritten text instead: each placeholder stands where the data was".to_string());
+    e
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn words(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
