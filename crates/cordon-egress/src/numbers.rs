@@ -44,7 +44,9 @@ fn runs(text: &str) -> Vec<Run> {
             at += 1;
             continue;
         }
-        let mut groups = vec![at..digits_end(bytes, at)];
+        let first: Group = at..digits_end(bytes, at);
+        let mut groups = Vec::new();
+        groups.push(first);
         let mut end = groups[0].end;
         while let Some(&sep) = bytes.get(end)
             && (sep == b' ' || sep == b'-')
@@ -138,11 +140,11 @@ pub fn find(text: &str, out: &mut Vec<Finding>) {
             out.push(Finding::new(Category::CardNumber, span));
         } else if ssn(text, run) {
             out.push(Finding::new(Category::UsSsn, run.span()));
-        } else if routing(text, run) {
-            if let Some(account) = account_near(text, &runs, index) {
-                out.push(Finding::new(Category::BankAccount, run.span()));
-                out.push(Finding::new(Category::BankAccount, account));
-            }
+        } else if routing(text, run)
+            && let Some(account) = account_near(text, &runs, index)
+        {
+            out.push(Finding::new(Category::BankAccount, run.span()));
+            out.push(Finding::new(Category::BankAccount, account));
         }
     }
 }

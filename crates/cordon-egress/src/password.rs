@@ -179,7 +179,7 @@ fn prose_value(text: &str, at: usize) -> Option<Range<usize>> {
     let rest = bounded(text, at)?;
     let len = rest.find(|c: char| !c.is_alphabetic()).unwrap_or(rest.len());
     let word = rest[..len].to_lowercase();
-    (len >= 4 && len <= MAX_VALUE && !NOT_A_VALUE.contains(&word.as_str()) && !PLACEHOLDERS.contains(&word.as_str()))
+    ((4..=MAX_VALUE).contains(&len) && !NOT_A_VALUE.contains(&word.as_str()) && !PLACEHOLDERS.contains(&word.as_str()))
         .then_some(at..at + len)
 }
 
