@@ -16,7 +16,7 @@ use regex::Regex;
 use crate::category::Category;
 use crate::checksum;
 use crate::finding::Finding;
-use crate::fixed;
+use crate::patterns::fixed;
 
 /// The shortest random part that counts.
 const MIN_LEN: usize = 20;

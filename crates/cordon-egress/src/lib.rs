@@ -38,6 +38,7 @@ mod lexicon;
 mod location;
 mod numbers;
 mod password;
+mod patterns;
 mod redaction;
 mod tokens;
 mod vault;
@@ -137,16 +138,4 @@ const MAX_ROUNDS: usize = 4;
 /// any that are not (or whose span is not on the text's character boundaries) are skipped.
 pub fn redact(text: &str, findings: &[Finding]) -> String {
     redaction::Redacted::new(text, findings).text().to_owned()
-}
-
-/// A regex of this crate's own, fixed at compile time: a failure is a bug in the crate, caught
-/// by every test that builds a scanner.
-fn fixed(pattern: &str) -> regex::Regex {
-    regex::Regex::new(pattern).unwrap_or_else(|e| unreachable!("the pattern {pattern:?} does not compile: {e}"))
-}
-
-/// Patterns of this crate's own as one multi-pattern regex; see [`fixed`].
-fn fixed_many(patterns: &[&str]) -> regex_automata::meta::Regex {
-    regex_automata::meta::Regex::new_many(patterns)
-        .unwrap_or_else(|e| unreachable!("the patterns {patterns:?} do not compile: {e}"))
 }

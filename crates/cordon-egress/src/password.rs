@@ -15,7 +15,7 @@ use regex::Regex;
 
 use crate::category::Category;
 use crate::finding::Finding;
-use crate::fixed;
+use crate::patterns::fixed;
 
 /// The longest value read after a key.
 const MAX_VALUE: usize = 256;

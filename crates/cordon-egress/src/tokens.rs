@@ -16,7 +16,7 @@ use regex_automata::meta;
 use crate::category::Category;
 use crate::checksum;
 use crate::finding::Finding;
-use crate::{fixed, fixed_many};
+use crate::patterns::{fixed, fixed_many};
 
 /// Each token format: its category and pattern (ASCII word boundaries, so the engine's
 /// fast paths hold on any text; no large bounded repetitions, whose many states would make the
