@@ -86,6 +86,8 @@ pub fn echoes(text: &str, findings: Vec<Finding>) -> Vec<Finding> {
     }
     let Ok(automaton) = aho_corasick::AhoCorasick::builder()
         .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+        // A handful of values, searched once: an NFA is built in no time, a DFA is not.
+        .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
         .build(values.iter().map(|v| v.0))
     else {
         return findings;
