@@ -26,7 +26,7 @@ pub fn luhn(digits: &[u8]) -> bool {
         }
         sum += value;
     }
-    !digits.is_empty() && sum % 10 == 0
+    !digits.is_empty() && sum.is_multiple_of(10)
 }
 
 /// The value of the first `n` digits (at most 8).
@@ -93,7 +93,7 @@ pub fn aba_routing(digits: &[u8]) -> bool {
         return false;
     }
     let sum: u32 = digits.iter().zip([3, 7, 1].iter().cycle()).map(|(d, w)| u32::from(d - b'0') * w).sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Whether nine `digits` follow the social security number's rules: area not 000, 666 or

@@ -11,7 +11,8 @@ use crate::category::Category;
 use crate::context;
 use crate::finding::Finding;
 use crate::lexicon::{self, Needs};
-use crate::{entropy, fixed, fixed_many, location};
+use crate::patterns::{fixed, fixed_many};
+use crate::{entropy, location};
 
 /// Finds consent-tier data in a text. Findings may overlap and need not be sorted: the
 /// scanner settles them with the never tier's.

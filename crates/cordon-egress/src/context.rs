@@ -23,22 +23,17 @@ fn forward(text: &str, at: usize, len: usize) -> usize {
     end
 }
 
-/// The last `count` words (lowercase ASCII letters) within `window` bytes before `at` on the
-/// same line, nearest last.
-pub fn words_before(text: &str, at: usize, window: usize, count: usize) -> Vec<String> {
+/// Whether one of the last `count` words (ASCII letters, any case) within `window` bytes
+/// before `at`, on the same line, is one of `words` (lowercase). Reads backwards, allocates
+/// nothing.
+pub fn preceded_by(text: &str, at: usize, window: usize, count: usize, words: &[&str]) -> bool {
     let start = back(text, at, window);
     let before = text.get(start..at).unwrap_or_default();
     let line = before.rsplit('\n').next().unwrap_or_default();
-    let words: Vec<String> =
-        line.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).map(str::to_ascii_lowercase).collect();
-    let skip = words.len().saturating_sub(count);
-    words.into_iter().skip(skip).collect()
-}
-
-/// Whether one of the last `count` words before `at` (within `window` bytes, same line) is
-/// one of `words`.
-pub fn preceded_by(text: &str, at: usize, window: usize, count: usize, words: &[&str]) -> bool {
-    words_before(text, at, window, count).iter().any(|w| words.contains(&w.as_str()))
+    line.rsplit(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .take(count)
+        .any(|w| words.iter().any(|candidate| candidate.eq_ignore_ascii_case(w)))
 }
 
 /// How far a sentence is looked at around a word, each way.

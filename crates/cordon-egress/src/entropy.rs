@@ -1,8 +1,8 @@
 //! Generic high-entropy strings, in the consent tier (the commonest false alarm of secret
 //! scanners, so never refused outright): a run of 20 to 200 base64 or base64url characters,
 //! after a short lowercase prefix such as `acct_`, that mixes upper and lower case letters
-//! and digits, changes character class often (as random text does and `camelCaseNames2` do
-//! not) and has a high Shannon entropy per character.
+//! and digits, changes character class often, is not mostly lowercase words (as
+//! `camelCaseNames2` are) and has a high Shannon entropy per character.
 //!
 //! Random strings that are public by nature are not findings: hex (hashes, UUIDs), the body of
 //! a `data:` URI (an image), a subresource integrity hash (`sha512-..`), a digest
@@ -16,7 +16,7 @@ use regex::Regex;
 use crate::category::Category;
 use crate::checksum;
 use crate::finding::Finding;
-use crate::fixed;
+use crate::patterns::fixed;
 
 /// The shortest random part that counts.
 const MIN_LEN: usize = 20;
@@ -26,6 +26,10 @@ const MAX_LEN: usize = 200;
 const MIN_ENTROPY: f64 = 3.3;
 /// The least share of adjacent characters of different classes (upper, lower, digit, symbol).
 const MIN_CHANGES: f64 = 0.3;
+
+/// The largest share of characters in runs of four or more lowercase letters: names
+/// (`getUser2FactorAuthSettings`) are mostly such runs, random text seldom.
+const MAX_WORDY: f64 = 0.4;
 
 /// The high-entropy patterns, compiled once per classifier.
 #[derive(Debug)]
@@ -55,7 +59,10 @@ impl HighEntropy {
                 continue;
             }
             let blocks = pem.get_or_insert_with(|| self.public_blocks(text));
-            let inside = blocks.iter().any(|b| b.start <= m.start() && m.end() <= b.end);
+            // The blocks are disjoint and sorted: the one that could hold the token starts last
+            // at or before it.
+            let holder = blocks.partition_point(|b| b.start <= m.start()).checked_sub(1).and_then(|i| blocks.get(i));
+            let inside = holder.is_some_and(|b| m.end() <= b.end);
             if !inside {
                 let start = m.start() + (token.len() - random.len());
                 out.push(Finding::new(Category::HighEntropy, start..m.start() + token.len()));
@@ -63,17 +70,19 @@ impl HighEntropy {
         }
     }
 
-    /// The PEM blocks of `text` that are not private keys, BEGIN to END.
+    /// The PEM blocks of `text` that are not private keys, BEGIN to END, joined where they
+    /// overlap: sorted and disjoint.
     fn public_blocks(&self, text: &str) -> Vec<Range<usize>> {
         let ends: Vec<Range<usize>> = self.pem_end.find_iter(text).map(|m| m.range()).collect();
-        self.pem_begin
-            .find_iter(text)
-            .filter(|m| !m.as_str().contains("PRIVATE"))
-            .filter_map(|m| {
-                let end = ends.get(ends.partition_point(|e| e.start < m.end()))?;
-                Some(m.start()..end.end)
-            })
-            .collect()
+        let mut blocks: Vec<Range<usize>> = Vec::new();
+        for m in self.pem_begin.find_iter(text).filter(|m| !m.as_str().contains("PRIVATE")) {
+            let Some(end) = ends.get(ends.partition_point(|e| e.start < m.end())) else { continue };
+            match blocks.last_mut() {
+                Some(last) if m.start() <= last.end => last.end = last.end.max(end.end),
+                _ => blocks.push(m.start()..end.end),
+            }
+        }
+        blocks
     }
 }
 
@@ -109,6 +118,7 @@ fn random_looking(s: &str) -> bool {
         && !all_hex
         && !path_like(s)
         && class_changes(bytes) >= MIN_CHANGES
+        && wordy(bytes) < MAX_WORDY
         && entropy(bytes) >= MIN_ENTROPY
         && !checksum::documented_example(s)
 }
@@ -130,6 +140,11 @@ fn class(b: u8) -> u8 {
 fn class_changes(bytes: &[u8]) -> f64 {
     let changes = bytes.windows(2).filter(|w| class(w[0]) != class(w[1])).count();
     changes as f64 / bytes.len().saturating_sub(1).max(1) as f64
+}
+
+fn wordy(bytes: &[u8]) -> f64 {
+    let in_words: usize = bytes.split(|b| !b.is_ascii_lowercase()).map(<[u8]>::len).filter(|&n| n >= 4).sum();
+    in_words as f64 / bytes.len().max(1) as f64
 }
 
 fn entropy(bytes: &[u8]) -> f64 {

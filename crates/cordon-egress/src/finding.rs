@@ -49,6 +49,61 @@ pub fn settle(text: &str, mut candidates: Vec<Finding>) -> Vec<Finding> {
     join_neighbours(text, accepted.into_values().collect())
 }
 
+/// `findings` with the `revealed` ones (never tier, found in their redaction and mapped back)
+/// taking their place: each revealed finding replaces those it overlaps, and revealed findings
+/// that overlap one another are joined.
+pub fn absorb(findings: Vec<Finding>, revealed: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = findings.into_iter().filter(|f| !revealed.iter().any(|r| r.overlaps(f))).collect();
+    let mut revealed = revealed;
+    revealed.sort_by_key(|f| f.span.start);
+    let mut joined: Vec<Finding> = Vec::with_capacity(revealed.len());
+    for finding in revealed {
+        match joined.last_mut() {
+            Some(last) if finding.span.start < last.span.end => last.span.end = last.span.end.max(finding.span.end),
+            _ => joined.push(finding),
+        }
+    }
+    out.extend(joined);
+    out.sort_by_key(|f| f.span.start);
+    out
+}
+
+/// The shortest value whose other occurrences are findings too.
+const MIN_ECHO: usize = 4;
+
+/// `findings` with every other occurrence of a never-tier finding's text added (one pass of
+/// Aho-Corasick over the distinct values, linear in the text), where it overlaps no finding.
+pub fn echoes(text: &str, findings: Vec<Finding>) -> Vec<Finding> {
+    let mut values: Vec<(&str, Category)> = findings
+        .iter()
+        .filter(|f| f.category.tier() == Tier::Never && f.span.len() >= MIN_ECHO)
+        .filter_map(|f| Some((text.get(f.span.clone())?, f.category)))
+        .collect();
+    values.sort_unstable();
+    values.dedup_by_key(|v| v.0);
+    if values.is_empty() {
+        return findings;
+    }
+    let Ok(automaton) = aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+        // A handful of values, searched once: an NFA is built in no time, a DFA is not.
+        .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+        .build(values.iter().map(|v| v.0))
+    else {
+        return findings;
+    };
+    let mut found: BTreeMap<usize, Finding> = findings.into_iter().map(|f| (f.span.start, f)).collect();
+    for m in automaton.find_iter(text) {
+        let Some(&(_, category)) = values.get(m.pattern().as_usize()) else { continue };
+        let echo = Finding::new(category, m.range());
+        let on_boundaries = text.is_char_boundary(echo.span.start) && text.is_char_boundary(echo.span.end);
+        if on_boundaries && !overlaps_any(&found, &echo) {
+            found.insert(echo.span.start, echo);
+        }
+    }
+    found.into_values().collect()
+}
+
 fn rank(category: Category) -> u8 {
     match (category, category.tier()) {
         (Category::VaultSecret, _) => 0,

@@ -10,7 +10,7 @@ use crate::category::Category;
 use crate::checksum;
 use crate::context::preceded_by;
 use crate::finding::Finding;
-use crate::fixed;
+use crate::patterns::fixed;
 
 /// The identifier patterns, compiled once per scanner.
 #[derive(Debug)]

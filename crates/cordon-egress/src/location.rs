@@ -7,7 +7,7 @@ use regex::Regex;
 
 use crate::category::Category;
 use crate::finding::Finding;
-use crate::fixed;
+use crate::patterns::fixed;
 
 /// The location patterns, compiled once per classifier.
 #[derive(Debug)]

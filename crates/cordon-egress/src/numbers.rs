@@ -44,7 +44,9 @@ fn runs(text: &str) -> Vec<Run> {
             at += 1;
             continue;
         }
-        let mut groups = vec![at..digits_end(bytes, at)];
+        let first: Group = at..digits_end(bytes, at);
+        let mut groups = Vec::new();
+        groups.push(first);
         let mut end = groups[0].end;
         while let Some(&sep) = bytes.get(end)
             && (sep == b' ' || sep == b'-')
@@ -136,13 +138,13 @@ pub fn find(text: &str, out: &mut Vec<Finding>) {
     for (index, run) in runs.iter().enumerate() {
         if let Some(span) = card(text, run) {
             out.push(Finding::new(Category::CardNumber, span));
-        } else if ssn(text, run) {
-            out.push(Finding::new(Category::UsSsn, run.span()));
-        } else if routing(text, run) {
-            if let Some(account) = account_near(text, &runs, index) {
-                out.push(Finding::new(Category::BankAccount, run.span()));
-                out.push(Finding::new(Category::BankAccount, account));
-            }
+        } else if let Some(span) = ssn(text, run) {
+            out.push(Finding::new(Category::UsSsn, span));
+        } else if routing(text, run)
+            && let Some(account) = account_near(text, &runs, index)
+        {
+            out.push(Finding::new(Category::BankAccount, run.span()));
+            out.push(Finding::new(Category::BankAccount, account));
         }
     }
 }
@@ -182,20 +184,35 @@ fn card_grouping(groups: &[Group]) -> bool {
     }
 }
 
-/// A social security number: `123-45-6789` (dashes), or nine digits named as one.
-fn ssn(text: &str, run: &Run) -> bool {
-    let span = run.span();
-    let sizes: Vec<usize> = run.groups.iter().map(|g| g.len()).collect();
-    let dashed = sizes == [3, 2, 4] && text.as_bytes().get(span.start + 3) == Some(&b'-');
-    let named = preceded_by(text, span.start, 40, 4, SSN_NAMES);
+/// A social security number: the run (`123-45-6789`, or nine digits named as one), or a
+/// dashed `123-45-6789` standing between spaces inside a longer run (`2.29448 214-35-9012`).
+fn ssn(text: &str, run: &Run) -> Option<Range<usize>> {
+    if ssn_groups(text, &run.groups) {
+        return Some(run.span());
+    }
+    let bytes = text.as_bytes();
+    let separator = |g: &Group| bytes.get(g.end).copied();
+    run.groups.windows(3).enumerate().find_map(|(k, triple)| {
+        let sizes = [triple[0].len(), triple[1].len(), triple[2].len()];
+        let dashed = separator(&triple[0]) == Some(b'-') && separator(&triple[1]) == Some(b'-');
+        let spaced_before = k == 0 || run.groups.get(k - 1).and_then(separator) == Some(b' ');
+        let spaced_after = k + 3 == run.groups.len() || separator(&triple[2]) == Some(b' ');
+        let alone = sizes == [3, 2, 4] && dashed && spaced_before && spaced_after;
+        (alone && k > 0 && ssn_groups(text, triple)).then(|| triple[0].start..triple[2].end)
+    })
+}
+
+fn ssn_groups(text: &str, groups: &[Group]) -> bool {
+    let Some(start) = groups.first().map(|g| g.start) else { return false };
+    let sizes: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    let dashed = sizes == [3, 2, 4] && text.as_bytes().get(start + 3) == Some(&b'-');
+    let named = preceded_by(text, start, 40, 4, SSN_NAMES);
     let shaped = dashed || (named && (sizes == [9] || sizes == [3, 2, 4]));
-    if !shaped
-        || preceded_by(text, span.start, 24, 3, PHONE)
-        || preceded_by(text, span.start, 24, 3, crate::ids::NOT_AN_ID)
-    {
+    if !shaped || preceded_by(text, start, 24, 3, PHONE) || preceded_by(text, start, 24, 3, crate::ids::NOT_AN_ID) {
         return false;
     }
-    let digits = run.digits(text, 0..run.groups.len());
+    let bytes = text.as_bytes();
+    let digits: Vec<u8> = groups.iter().flat_map(|g| bytes[g.clone()].iter().copied()).collect();
     checksum::ssn(&digits) && !checksum::documented_example(&String::from_utf8_lossy(&digits))
 }
 

@@ -15,7 +15,7 @@ use regex::Regex;
 
 use crate::category::Category;
 use crate::finding::Finding;
-use crate::fixed;
+use crate::patterns::fixed;
 
 /// The longest value read after a key.
 const MAX_VALUE: usize = 256;
@@ -38,7 +38,7 @@ impl Passwords {
                 r#"(?i)(?-u:\b)[a-z0-9_.-]*(?:password|passwd|pwd|passphrase|secret)(?:_?key|_?value)?["']?[ \t]*(?::=|=>|:|=)[ \t]*"#,
             ),
             prose: fixed(r"(?i)(?-u:\b)(?:password|passphrase|pwd)[ \t]+(?:is|was)[ \t]*:?[ \t]+"),
-            mysql: fixed(r"(?-u:\b)mysql(?:dump|admin)?[ \t][^\n]{0,200}?[ \t]-p"),
+            mysql: fixed(r"(?-u:\b)mysql(?:dump|admin)?[ \t][^\n]*?[ \t]-p"),
             netrc: fixed(r"(?-u:\b)login[ \t]+\S{1,100}\s+password[ \t]+"),
             // scheme://user: then the password, up to the `@` of the host.
             userinfo: fixed(r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@]{1,100}:"),
@@ -72,9 +72,19 @@ impl Default for Passwords {
     }
 }
 
+/// The text from `at`, at most one byte past the longest value: reading a value costs the
+/// same however long the text (a text of many `password=` reads each value once, not the rest).
+fn bounded(text: &str, at: usize) -> Option<&str> {
+    let mut end = (at + MAX_VALUE + 2).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(at..end)
+}
+
 /// The value starting at `at`, when it is a real one.
 fn value(text: &str, at: usize) -> Option<Range<usize>> {
-    let rest = text.get(at..)?;
+    let rest = bounded(text, at)?;
     let quote = rest.chars().next().filter(|c| ['"', '\'', '`'].contains(c));
     let span = match quote {
         Some(q) => {
@@ -166,17 +176,17 @@ fn prose_value(text: &str, at: usize) -> Option<Range<usize>> {
     if let Some(span) = value(text, at) {
         return Some(span);
     }
-    let rest = text.get(at..)?;
+    let rest = bounded(text, at)?;
     let len = rest.find(|c: char| !c.is_alphabetic()).unwrap_or(rest.len());
     let word = rest[..len].to_lowercase();
-    (len >= 4 && !NOT_A_VALUE.contains(&word.as_str()) && !PLACEHOLDERS.contains(&word.as_str()))
+    ((4..=MAX_VALUE).contains(&len) && !NOT_A_VALUE.contains(&word.as_str()) && !PLACEHOLDERS.contains(&word.as_str()))
         .then_some(at..at + len)
 }
 
 /// The password of a URL's user information starting at `at`: up to the `@` before the host,
 /// when it is not a placeholder (`USER:PASSWORD@HOST`).
 fn userinfo_password(text: &str, at: usize) -> Option<Range<usize>> {
-    let rest = text.get(at..)?;
+    let rest = bounded(text, at)?;
     let len = rest.find(|c: char| c == '@' || c == '/' || c.is_whitespace())?;
     let value = &rest[..len];
     let upper_word = value.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
