@@ -65,6 +65,9 @@ struct Arg {
     param: String,
     property: String,
     required: bool,
+    /// The parameter is a `Decimal` (which Cordon writes as a string, `"12.50"`) and the
+    /// server's schema says the property is a number: it is sent as one, exactly or not at all.
+    decimal_as_number: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +138,7 @@ impl Binding {
             })?;
         let mut bound = BTreeMap::new();
         for tool in declared {
-            let mut one = bind_tool(server, tools, capability, tool)?;
+            let mut one = bind_tool(server, tools, capability, tool, policies)?;
             one.unwrap &= !tool.ret.as_ref().is_some_and(|ret| declares_wrapper(ret, policies, 0));
             bound.insert(tool.name.name.clone(), one);
         }
@@ -144,7 +147,13 @@ impl Binding {
 }
 
 /// Binds the declared `tool` to the server's tool of that name.
-fn bind_tool(server: &str, tools: &[rmcp::model::Tool], capability: &str, tool: &Tool) -> Result<Bound, String> {
+fn bind_tool(
+    server: &str,
+    tools: &[rmcp::model::Tool],
+    capability: &str,
+    tool: &Tool,
+    policies: &[Module],
+) -> Result<Bound, String> {
     let wanted = &tool.name.name;
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     let found = match names::find(wanted, offered.iter().copied()) {
@@ -196,7 +205,14 @@ fn bind_tool(server: &str, tools: &[rmcp::model::Tool], capability: &str, tool: 
                 ));
             }
         };
-        args.push(Arg { param: name.clone(), property: property.to_string(), required: required.contains(&property) });
+        let numeric =
+            schema.get("properties").and_then(|p| p.get(property)).is_some_and(|p| says_number(p.get("type")));
+        args.push(Arg {
+            param: name.clone(),
+            property: property.to_string(),
+            required: required.contains(&property),
+            decimal_as_number: numeric && is_decimal(&param.ty, policies, 0),
+        });
     }
     if let Some(missing) = required.iter().find(|r| !args.iter().any(|a| a.property == **r)) {
         return Err(format!(
@@ -214,6 +230,51 @@ fn bind_tool(server: &str, tools: &[rmcp::model::Tool], capability: &str, tool: 
     };
     let unwrap = server_tool.output_schema.as_deref().is_some_and(|schema| schema::wrapped_result(schema).is_some());
     Ok(Bound { server_tool: found.to_string(), args, returns, unwrap })
+}
+
+/// Whether a property's JSON Schema `type` says a number (`"number"`, `"integer"`, or a list of
+/// types holding one, as `["number", "null"]`).
+fn says_number(ty: Option<&Json>) -> bool {
+    let number = |t: &Json| matches!(t.as_str(), Some("number" | "integer"));
+    match ty {
+        Some(Json::Array(types)) => types.iter().any(number),
+        Some(t) => number(t),
+        None => false,
+    }
+}
+
+/// Whether the declared type `ty` is `Decimal` (refined, optional or by an alias).
+fn is_decimal(ty: &TypeExpr, policies: &[Module], depth: u32) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    match &ty.kind {
+        TypeExprKind::Refined { base, .. } => is_decimal(base, policies, depth + 1),
+        TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
+            ("Decimal", []) => true,
+            ("Option", [inner]) => is_decimal(inner, policies, depth + 1),
+            (name, []) => policies.iter().flat_map(|m| &m.items).any(|item| match &item.kind {
+                ItemKind::TypeAlias { name: n, ty } => n.name == name && is_decimal(ty, policies, depth + 1),
+                _ => false,
+            }),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// `text`, a `Decimal` as Cordon writes it (`"12.50"`), as the JSON number it is: an integer
+/// exactly, a fraction as the binary float whose shortest text is that decimal, which a
+/// float holds exactly only for at most 15 significant digits; `None` for one with more.
+fn decimal_number(text: &str) -> Option<Json> {
+    let exact = cordon_runtime::decimal::parse(text)?;
+    if exact.fract().is_zero() {
+        let whole: i64 = exact.trunc().to_string().parse().ok()?;
+        return Some(Json::from(whole));
+    }
+    let float: f64 = text.parse().ok()?;
+    let back = cordon_runtime::decimal::from_float_text(float)?;
+    (back == exact).then(|| serde_json::Number::from_f64(float).map(Json::Number)).flatten()
 }
 
 /// Whether the declared type `ty` is the wrapper itself (a record with a field `result`, or a
@@ -255,6 +316,19 @@ impl ToolHost for McpHost {
         for arg in &bound.args {
             match call.args.get(&arg.param) {
                 None | Some(Json::Null) if !arg.required => {}
+                Some(Json::String(text)) if arg.decimal_as_number => match decimal_number(text) {
+                    Some(number) => {
+                        arguments.insert(arg.property.clone(), number);
+                    }
+                    None => {
+                        return Err(format!(
+                            "`{}` was not called: its argument `{}` ({text}) cannot be held exactly by the JSON \
+                             number its schema asks for (at most 15 significant digits, or an integer of 64 bits)",
+                            call.tool(),
+                            arg.param
+                        ));
+                    }
+                },
                 Some(value) => {
                     arguments.insert(arg.property.clone(), value.clone());
                 }

@@ -418,6 +418,8 @@ capability Shapes {
   tool maybe_count(present: Bool) -> Option[Int]
   tool total() -> Float
   tool picture() -> String
+  tool pay(amount: {a: Decimal | a <= 1000.00d}) -> Decimal
+  tool fee() -> Decimal
 }
 entry(shapes: Shapes) -> String
 "#;
@@ -470,4 +472,29 @@ fn a_server_that_wraps_otherwise_than_it_says_gets_an_error_not_a_value() {
         let error = run(&policy, "Web", &server, r#"to_string(web.fetch("https://example.com").len())"#).unwrap_err();
         assert!(error.contains("returned something other than it declares"), "{mode}: {error}");
     }
+}
+
+/// A `Decimal` goes to a server whose schema says `number` as a JSON number, exactly (an
+/// amount a refinement bounds to the cent is the amount the server gets), and comes back from
+/// one as the decimal it wrote; one that a binary float cannot hold exactly is refused, before
+/// the call going out and as a contract error coming back, never rounded.
+#[test]
+fn decimals_cross_as_the_numbers_the_schema_says_exactly_or_not_at_all() {
+    let server = shapes();
+    let value = |plan: &str| run(SHAPES_POLICY, "Shapes", &server, plan).map(|(value, _)| value);
+    assert_eq!(value("to_string(shapes.pay(999.99d))"), Ok("\"999.99\"".into()));
+    assert_eq!(value("to_string(shapes.pay(1000d))"), Ok("\"1000\"".into()));
+    let long = value("to_string(shapes.pay(0.123456789012345678d))").unwrap_err();
+    assert!(long.contains("`pay` was not called") && long.contains("cannot be held exactly"), "{long}");
+    // What goes over the wire is a JSON number, not the string Cordon writes a decimal as.
+    let policy = "capability Pay {\n  tool pay(amount: Decimal) -> String\n}\nentry(p: Pay) -> String\n";
+    let mut raw = hostile("numbers", 10);
+    raw.startup_timeout_secs = Some(120);
+    let (sent, _) = run(policy, "Pay", &raw, "p.pay(12.50d)").unwrap();
+    assert_eq!(sent, r#""{\"amount\": 12.5}""#);
+    let fee = value("to_string(shapes.fee())").unwrap_err();
+    assert!(
+        fee.contains("returned something other than it declares") && fee.contains("15 significant digits"),
+        "{fee}"
+    );
 }

@@ -525,8 +525,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
             None => return Err(wrong("an Int", at)),
         },
         (Shape::Float, Json::Number(n)) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        // A decimal comes as a string (`"12.50"`), or as a JSON integer; never through a
-        // binary float, which could not hold it exactly.
+        // A decimal comes as a string (`"12.50"`), or as a JSON number (below).
         (Shape::Decimal, Json::String(s)) => match crate::decimal::parse(s) {
             Some(d) => Value::decimal(d),
             None => return Err(wrong("a Decimal (a string such as \"12.50\")", at)),
@@ -543,9 +542,18 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
                 None => return Err(wrong(&format!("a {shape} in ISO 8601"), at)),
             }
         }
-        (Shape::Decimal, Json::Number(n)) => match n.as_i64() {
-            Some(i) => Value::decimal(crate::decimal::from_int(i)),
-            None => return Err(wrong("a Decimal (a string such as \"12.50\", or an integer)", at)),
+        // A JSON number that is not an integer came through a binary float: it is taken as the
+        // decimal its shortest text says only where that text has at most 15 significant
+        // digits, which it then holds exactly; a longer one cannot be known and is refused.
+        (Shape::Decimal, Json::Number(n)) => match (n.as_i64(), n.as_f64().and_then(crate::decimal::from_float_text)) {
+            (Some(i), _) => Value::decimal(crate::decimal::from_int(i)),
+            (None, Some(d)) => Value::decimal(d),
+            (None, None) => {
+                return Err(wrong(
+                    "a Decimal (a string such as \"12.50\", or a number of at most 15 significant digits)",
+                    at,
+                ));
+            }
         },
         (Shape::Str, Json::String(s)) => crate::builtins::string(s.clone(), ctx).map_err(|e| at.locate(e))?,
         (Shape::Tuple(ss), Json::Array(items)) if ss.len() == items.len() => {

@@ -140,10 +140,49 @@ pub fn from_int(i: i64) -> Decimal {
     Decimal::from(i)
 }
 
+/// The most significant digits a decimal may have and still be read back exactly from the
+/// binary float a JSON parser made of it: every decimal of at most 15 digits is the shortest
+/// text of the nearest float (IEEE 754 doubles hold 15 decimal digits exactly).
+pub const FLOAT_DIGITS: u32 = 15;
+
+/// The decimal a JSON number stands for, where a parser gave it to us as the binary float
+/// `x`: the shortest text that reads back as `x`, if it has at most [`FLOAT_DIGITS`]
+/// significant digits (then it is the number its sender wrote, if they wrote at most that
+/// many). `None` for a float with more (its sender's text cannot be known) or not finite.
+pub fn from_float_text(x: f64) -> Option<Decimal> {
+    if !x.is_finite() {
+        return None;
+    }
+    // `{}` of an f64 is its shortest round-trip text, never in exponent form.
+    let text = format!("{x}");
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    let significant = digits.trim_start_matches('0').trim_end_matches('0').len();
+    if significant as u32 > FLOAT_DIGITS {
+        return None;
+    }
+    parse(&text)
+}
+
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "a test fails loudly")]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_float_is_a_decimal_only_where_its_text_is_exact() {
+        assert_eq!(from_float_text(12.5), Some(d("12.5")));
+        assert_eq!(from_float_text(0.1), Some(d("0.1")));
+        assert_eq!(from_float_text(1000.01), Some(d("1000.01")));
+        assert_eq!(from_float_text(-0.000123), Some(d("-0.000123")));
+        assert_eq!(from_float_text(123456789012345.0), Some(d("123456789012345")));
+        assert_eq!(from_float_text(1e20), Some(d("100000000000000000000")));
+        // 16 and 17 significant digits: the sender's text cannot be known.
+        assert_eq!(from_float_text(0.1 + 0.2), None);
+        assert_eq!(from_float_text(1234567890123456.0), None);
+        assert_eq!(from_float_text(1234567.890123456), None);
+        assert_eq!(from_float_text(f64::NAN), None);
+        assert_eq!(from_float_text(f64::INFINITY), None);
+    }
 
     fn d(s: &str) -> Decimal {
         parse(s).unwrap()

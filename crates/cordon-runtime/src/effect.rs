@@ -155,7 +155,7 @@ impl<'a> ToolCall<'a> {
 /// | declared type | JSON |
 /// |---|---|
 /// | `Int`, `Float`, `Bool`, `String` | a number (an integer for `Int`), a boolean, a string |
-/// | `Decimal` | a string, `"12.50"` (an integer is also read; a fraction never travels as a binary float) |
+/// | `Decimal` | a string, `"12.50"`; a number is also read, exactly where it has at most 15 significant digits (a longer fraction has been through a binary float and is refused) |
 /// | `Date`, `DateTime`, `Duration` | an ISO 8601 string: `"2026-12-01"`, `"2026-12-01T09:30:00Z"` (an instant needs its offset), `"PT1H30M"` |
 /// | `()` | `null` |
 /// | a tuple, `List[T]` | an array |

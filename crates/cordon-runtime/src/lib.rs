@@ -31,7 +31,7 @@ mod builtins;
 mod code;
 mod compile;
 mod ctx;
-mod decimal;
+pub mod decimal;
 pub mod effect;
 pub mod error;
 pub mod host;
