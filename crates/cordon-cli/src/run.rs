@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use cordon::api::diagnostics::{Diagnostic, SourceMap, render};
 use cordon::api::events::Observers;
+use cordon::api::models::{HttpConfig, ProviderConfig, open};
 use cordon::api::values::Limits;
 use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
 
@@ -50,6 +51,12 @@ pub struct Args {
     #[command(flatten)]
     pub approve: ApproveArgs,
 
+    /// The model that fills the plan's typed holes (`agent[T](..)`), as for `cordon ask`:
+    /// openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL], scripted:PATH or replay:PATH.
+    /// Without one, a hole ends the run (`hole-unfilled`)
+    #[arg(long, value_name = "SPEC")]
+    pub model: Option<String>,
+
     /// The plan to run
     pub plan: PathBuf,
 
@@ -79,7 +86,17 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dy
         workspace = workspace.with_session(SessionAt::File(path.clone()));
     }
     let mut approver = args.approve.approver()?;
-    let prepared = workspace.prepare(Request::Plan(&plan), &mut *approver)?;
+    let mut model = match &args.model {
+        Some(spec) => {
+            let config = ProviderConfig::parse(spec).map_err(|e| Error::Usage(e.to_string()))?;
+            Some(open(&config.with_http(HttpConfig::default())).map_err(|e| Error::Usage(e.to_string()))?)
+        }
+        None => None,
+    };
+    let mut prepared = workspace.prepare(Request::Plan(&plan), &mut *approver)?;
+    if let Some(model) = model.as_deref_mut() {
+        prepared = prepared.with_model(model);
+    }
     let mut report = match (args.format, prepared.accepted()) {
         (Format::Human | Format::Concise, true) => {
             let sources = prepared.sources().cloned().unwrap_or_default();

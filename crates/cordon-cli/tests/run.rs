@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::{cordon, workdir as dir_of, yes};
 
 /// A fresh directory for one test.
@@ -158,4 +160,27 @@ fn the_effect_summary_comes_before_anything_runs() {
     let summary = run.stdout.find("3 call sites:").unwrap();
     let first_call = run.stdout.find("  1. allowed  GitHub.repo(").unwrap();
     assert!(summary < first_call, "{}", run.stdout);
+}
+
+/// A plan with holes runs with a model filling them (`--model`, as `cordon ask` takes it),
+/// its fills checked before they run; without one, a hole ends the run cleanly.
+#[test]
+fn a_plan_with_holes_runs_with_the_model_given() {
+    let dir = workdir("holes_with_a_model");
+    let plan = dir.join("plan.cord");
+    std::fs::write(&plan, "agent[(String, Session)](\"How long is the roadmap?\", s)\n").unwrap();
+    let plan = plan.display().to_string();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_taint.json");
+    let model = format!("scripted:{}", fixture.display());
+    let run = cordon(&dir, &["run", "--model", &model, &plan]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("result: (\"The roadmap has 172 characters.\", <Session #3>)"), "{}", run.stdout);
+    let json = cordon(&dir, &["run", "--format", "json", "--model", &model, &plan]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(report["status"], "done", "{report}");
+    let without = cordon(&dir, &["run", &plan]);
+    assert_eq!(without.code, 1, "{without:?}");
+    assert!(without.stdout.contains("hole-unfilled"), "{without:?}");
+    let bad = cordon(&dir, &["run", "--model", "nonsense", &plan]);
+    assert_eq!(bad.code, 2, "{bad:?}");
 }
