@@ -18,6 +18,8 @@ use cordon::api::text::escape;
 use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 
 use crate::approve::ApproveArgs;
+use crate::check::Format;
+use crate::shown::visible_json;
 use crate::store::StoreArgs;
 use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
@@ -28,13 +30,19 @@ pub struct Args {
     #[command(flatten)]
     pub setup: Setup,
 
+    /// How to print: `human` (the trace as it happens, then the answer), or `json` (the
+    /// report `cordon run --format json` prints: the calls, the cards and their flags, the
+    /// holes, the answer and its label); `concise` is `human`
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
     /// What to ask
     pub request: String,
 }
 
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dyn Write) -> Result<Report, Error> {
     let mut conversation = Conversation::open(&args.setup, read)?;
-    let report = conversation.ask(&args.request, out)?;
+    let report = conversation.ask(&args.request, out, args.format == Format::Json)?;
     match conversation.finish() {
         Err(error) if report.error.is_none() => Ok(Report { error: Some(error), ..report }),
         _ => Ok(report),
@@ -150,7 +158,7 @@ impl Conversation {
     /// Runs one request through a root hole, the workspace keeping its sessions and the
     /// conversation so far for the next request. The trace is written to `out` as the run goes;
     /// what follows it comes back in the report.
-    pub fn ask(&mut self, request: &str, out: &mut dyn Write) -> Result<Report, Error> {
+    pub fn ask(&mut self, request: &str, out: &mut dyn Write, json: bool) -> Result<Report, Error> {
         let mut progress = |event: &Event<'_>| match *event {
             Event::HolePrompted { model, hole, attempt, max_attempts, .. } => {
                 eprintln!("asking {} for hole {hole} (attempt {attempt}/{max_attempts})", escape(model));
@@ -163,6 +171,9 @@ impl Conversation {
             _ => {}
         };
         let prepared = self.workspace.prepare(Request::Ask(request), &mut *self.approver)?;
+        // In JSON the report holds the calls: nothing is written as they happen.
+        let mut sink = io::sink();
+        let out: &mut dyn Write = if json { &mut sink } else { out };
         let mut trace = Trace::new(out, prepared.sources().cloned().unwrap_or_default());
         let mut observers = Observers::new().with(&mut progress).with(&mut trace);
         if let Some((_, t)) = self.transcript.as_mut() {
@@ -176,6 +187,11 @@ impl Conversation {
         }
         let record_error = asked.record_error.take();
         let mut report = report(&asked);
+        if json {
+            let value = serde_json::to_value(&asked).unwrap_or_default();
+            let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+            report.stdout = format!("{}\n", visible_json(&text));
+        }
         if let Some(error) = record_error {
             report.error = Some(Error::Cordon(cordon::Error::Record(error)));
         }

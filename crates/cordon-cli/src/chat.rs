@@ -63,7 +63,7 @@ pub fn run(
             write!(output, "{HELP}").map_err(write_error)?;
             continue;
         }
-        let report = conversation.ask(request, output)?;
+        let report = conversation.ask(request, output, false)?;
         all_ran &= report.accepted;
         write!(output, "{}", report.stdout).map_err(write_error)?;
         match report.error {

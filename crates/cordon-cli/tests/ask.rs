@@ -219,3 +219,33 @@ fn a_sub_agent_refused_at_run_time_is_told_when_cleared_and_answers_instead() {
     assert!(run.stdout.contains("cleared for `public`"), "{}", run.stdout);
     assert!(!run.stderr.contains("attempt 2/3"), "{}", run.stderr);
 }
+
+/// `--format json` is the report `cordon run --format json` prints, so a driver reads the
+/// calls, the cards and their flags, the holes and the answer without parsing the trace; the
+/// trace is not written around it.
+#[test]
+fn a_request_answers_in_json_as_run_does() {
+    let dir = workdir("json");
+    let model = scripted("chat_two_issues.json");
+    let yes = dir.join("yes.txt");
+    std::fs::write(&yes, "yes\n").unwrap();
+    let args = ["ask", "--env", "github", "--model", &model, "--format", "json", "--approve"];
+    let mut args = args.to_vec();
+    let yes = yes.display().to_string();
+    args.extend([yes.as_str(), "Say hello in a new issue on alice/website."]);
+    let out = cordon(&dir, &args);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(report["status"], "done", "{report}");
+    let trace = report["trace"].as_array().unwrap();
+    assert!(trace.iter().any(|row| row["tool"] == "GitHub.create_issue" && row["decision"] == "allowed"), "{report}");
+    let records = report["approvals"].as_array().unwrap();
+    let card = records.iter().find(|r| r["tool"] == "GitHub.create_issue").unwrap();
+    assert_eq!(
+        (&card["outcome"], &card["answer"]),
+        (&serde_json::json!("approved"), &serde_json::json!("yes")),
+        "{card}"
+    );
+    assert_eq!(card["card"]["action"], "create issue", "{card}");
+    assert!(report["holes"].as_array().is_some_and(|h| !h.is_empty()), "{report}");
+    assert!(!out.stdout.contains("  1. allowed"), "no trace lines around the JSON: {}", out.stdout);
+}
