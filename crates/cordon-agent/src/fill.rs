@@ -20,7 +20,9 @@
 //! need, with the decisions' sources as related places.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use cordon_egress::{Scanner, redact};
 use cordon_engine::{Event, Holes, Observer, Problem, Turn};
 use cordon_label::{DcLabel, Label};
 use cordon_runtime::effect::Refill;
@@ -110,6 +112,9 @@ impl HoleStats {
 pub struct Filler<'a> {
     provider: &'a mut dyn Provider,
     config: FillConfig,
+    /// The outgoing-data check's detectors: what a model is sent has what is never sent
+    /// replaced by its placeholder (`[card number]`). None: sent as it is.
+    scanner: Option<Arc<Scanner>>,
 }
 
 impl std::fmt::Debug for Filler<'_> {
@@ -121,7 +126,26 @@ impl std::fmt::Debug for Filler<'_> {
 impl<'a> Filler<'a> {
     /// A filler asking `provider`, with the default settings.
     pub fn new(provider: &'a mut dyn Provider) -> Filler<'a> {
-        Filler { provider, config: FillConfig::default() }
+        Filler { provider, config: FillConfig::default(), scanner: None }
+    }
+
+    /// The same filler, every prompt it sends read by `scanner` first: a model is a reader
+    /// other than the user, and what is never sent (a credential, a card number, the vault's
+    /// secrets however encoded) reaches it as a placeholder.
+    pub fn with_scanner(mut self, scanner: Arc<Scanner>) -> Filler<'a> {
+        self.scanner = Some(scanner);
+        self
+    }
+
+    /// `messages` as the model is sent them.
+    fn outgoing(&self, messages: &[Message]) -> Vec<Message> {
+        let Some(scanner) = &self.scanner else { return messages.to_vec() };
+        let redacted = |m: &Message| {
+            let findings = scanner.scan_never(&m.content);
+            let content = if findings.is_empty() { m.content.clone() } else { redact(&m.content, &findings) };
+            Message { role: m.role, content }
+        };
+        messages.iter().map(redacted).collect()
     }
 
     /// The same filler with these settings.
@@ -168,7 +192,7 @@ impl<'a> Filler<'a> {
         for attempt in before + 1..=max_attempts {
             stats.attempts = attempt - before;
             let request = Request {
-                messages: messages.clone(),
+                messages: self.outgoing(&messages),
                 max_tokens: self.config.max_tokens,
                 hole: Some(hole.to_string()),
             };

@@ -77,6 +77,12 @@ fn the_github_root_prompt() {
     let p = prompt(&sources, &checked, &checked.holes()[0], &request, &DcLabel::untrusted()).unwrap();
     let text: Vec<String> = p.messages.iter().map(|m| format!("=== {} ===\n{}", m.role.as_str(), m.content)).collect();
     insta::assert_snapshot!("github_root_prompt", text.join("\n"));
+    // The outgoing-data check reads every prompt: it must find nothing in the prompt itself
+    // (the language reference, the policy, the task), or it would garble what the model learns.
+    let scanner = cordon_egress::Scanner::new(&[]);
+    for message in &p.messages {
+        assert_eq!(scanner.scan(&message.content), Vec::new(), "{}", message.content);
+    }
     assert!(p.label.is_bottom(), "only the user's own request was shown");
     eprintln!("github root prompt: {} chars, ~{} tokens (chars/4)", p.stats.chars, p.stats.estimated_tokens);
     assert!(p.stats.estimated_tokens < 2500, "{} tokens", p.stats.estimated_tokens);

@@ -249,3 +249,30 @@ fn a_request_answers_in_json_as_run_does() {
     assert!(report["holes"].as_array().is_some_and(|h| !h.is_empty()), "{report}");
     assert!(!out.stdout.contains("  1. allowed"), "no trace lines around the JSON: {}", out.stdout);
 }
+
+/// A model is a reader other than the user: what is never sent (here a card number in the
+/// request itself) reaches it as a placeholder, in every prompt, and so in the transcript.
+#[test]
+fn what_is_never_sent_reaches_the_model_as_a_placeholder() {
+    let dir = workdir("never_to_the_model");
+    let model = scripted("ask_count_issues.json");
+    let transcript = dir.join("transcript.jsonl");
+    let request = "How many open issues does alice/website have? My card is 4539 1488 0343 6467.";
+    let out = cordon(
+        &dir,
+        &["ask", "--env", "github", "--model", &model, "--transcript", transcript.to_str().unwrap(), request],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let written = std::fs::read_to_string(&transcript).unwrap();
+    let prompts: Vec<serde_json::Value> = written
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "hole_prompted")
+        .collect();
+    assert!(!prompts.is_empty(), "{written}");
+    for prompt in &prompts {
+        let text = prompt["messages"].to_string();
+        assert!(text.contains("My card is [card number]."), "{text}");
+        assert!(!text.contains("4539") && !text.contains("6467"), "{text}");
+    }
+}

@@ -191,7 +191,7 @@ impl<'w> Prepared<'w> {
                 match self.model.as_deref_mut() {
                     None => Ran::of(engine.start_request(&mut run, &text), &run, Vec::new()),
                     Some(model) => {
-                        let mut filler = Filler::new(model).with_config(fill);
+                        let mut filler = Filler::new(model).with_config(fill).with_scanner(workspace.scanner.clone());
                         let mut holes = ModelHoles::new(&mut sources, &checked, &options, &mut filler);
                         let ending = engine.with_holes(&mut holes).start_request(&mut run, &text);
                         Ran::of(ending, &run, holes.holes().to_vec())
