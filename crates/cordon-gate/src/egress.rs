@@ -69,7 +69,7 @@ impl Stage for Egress {
 
 /// Whether what goes to `sink` may be read by anyone but `user`: data secret to the user alone
 /// could not flow there.
-pub fn leaves(sink: &DcLabel, user: &str) -> bool {
+fn leaves(sink: &DcLabel, user: &str) -> bool {
     !sink.secrecy.implies(&Formula::principal(user))
 }
 

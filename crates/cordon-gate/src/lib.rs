@@ -77,7 +77,7 @@ pub use approver::{
     Answer, ApproveAll, Approver, DenyAll, NotATerminal, ReadLine, Reply, ScriptError, Scripted, StdinLines, Terminal,
 };
 pub use card::{CONFIRM_CHARS, Card, Flag, FlowShown, Origin, Shown, label_class, named_in, origin};
-pub use egress::{Egress, leaves};
+pub use egress::Egress;
 pub use gate::{Decision, Gate, Record, Stats, rule};
 pub use grants::{Grants, MemoryGrants, StoreGrants};
 pub use intent::{IntentCheck, ProvenanceRules};

@@ -182,7 +182,8 @@ impl<'w> Prepared<'w> {
             }
             Ok(mut run) => {
                 // What is never sent is refused before any card could ask about it.
-                let mut egress = Egress::new(workspace.scanner.clone(), &principal);
+                let scanner = workspace.scanner();
+                let mut egress = Egress::new(scanner.clone(), &principal);
                 let mut engine = Engine::new(&mut workspace.tools.hosts)
                     .with_stage(&mut egress)
                     .with_stage(&mut gate)
@@ -191,7 +192,7 @@ impl<'w> Prepared<'w> {
                 match self.model.as_deref_mut() {
                     None => Ran::of(engine.start_request(&mut run, &text), &run, Vec::new()),
                     Some(model) => {
-                        let mut filler = Filler::new(model).with_config(fill).with_scanner(workspace.scanner.clone());
+                        let mut filler = Filler::new(model).with_config(fill).with_scanner(scanner.clone());
                         let mut holes = ModelHoles::new(&mut sources, &checked, &options, &mut filler);
                         let ending = engine.with_holes(&mut holes).start_request(&mut run, &text);
                         Ran::of(ending, &run, holes.holes().to_vec())

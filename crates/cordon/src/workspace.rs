@@ -5,7 +5,7 @@
 //! model filling holes, the caller's observer hearing every step; finish the record; keep the
 //! sessions it hands back; give the session back.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cordon_agent::{Earlier, FillConfig, Provider, ProviderConfig};
 use cordon_egress::{Scanner, SecretValue};
@@ -123,9 +123,11 @@ pub struct Workspace {
     pub(crate) history: Vec<Earlier>,
     /// Requests put to a model so far: the next is `<request N+1>`.
     pub(crate) asked: usize,
-    /// The outgoing-data check's detectors, with the vault's secrets: built once, used for
-    /// every call of every request.
-    pub(crate) scanner: Arc<Scanner>,
+    /// The vault's secrets, which the outgoing-data check looks for.
+    secrets: Vec<SecretValue>,
+    /// The outgoing-data check's detectors with those secrets: built at the first request
+    /// that needs them (building them compiles hundreds of patterns), then used for every call.
+    scanner: OnceLock<Arc<Scanner>>,
 }
 
 impl Workspace {
@@ -139,15 +141,22 @@ impl Workspace {
             settings,
             history: Vec::new(),
             asked: 0,
-            scanner: Arc::new(Scanner::new(&[])),
+            secrets: Vec::new(),
+            scanner: OnceLock::new(),
         }
     }
 
     /// The same workspace, its outgoing-data check also looking for `secrets` (the vault's),
     /// exact or encoded, in everything a call would send.
     pub fn with_vault_secrets(mut self, secrets: &[SecretValue]) -> Workspace {
-        self.scanner = Arc::new(Scanner::new(secrets));
+        self.secrets = secrets.to_vec();
+        self.scanner = OnceLock::new();
         self
+    }
+
+    /// The outgoing-data check's detectors, built on first use.
+    pub(crate) fn scanner(&self) -> Arc<Scanner> {
+        self.scanner.get_or_init(|| Arc::new(Scanner::new(&self.secrets))).clone()
     }
 
     /// The same workspace, keeping its sessions at `at` from one request to the next (without,
