@@ -139,7 +139,7 @@ impl Binding {
         let mut bound = BTreeMap::new();
         for tool in declared {
             let mut one = bind_tool(server, tools, capability, tool, policies)?;
-            one.unwrap &= !tool.ret.as_ref().is_some_and(|ret| declares_wrapper(ret, policies, 0));
+            one.unwrap &= !tool.ret.as_ref().is_some_and(|ret| declares_wrapper(ret, policies));
             bound.insert(tool.name.name.clone(), one);
         }
         Ok(Binding { capability: capability.to_string(), tools: bound })
@@ -211,7 +211,7 @@ fn bind_tool(
             param: name.clone(),
             property: property.to_string(),
             required: required.contains(&property),
-            decimal_as_number: numeric && is_decimal(&param.ty, policies, 0),
+            decimal_as_number: numeric && is_decimal(&param.ty, policies),
         });
     }
     if let Some(missing) = required.iter().find(|r| !args.iter().any(|a| a.property == **r)) {
@@ -243,24 +243,34 @@ fn says_number(ty: Option<&Json>) -> bool {
     }
 }
 
+/// The type `ty` stands for, with refinements, `Option` and aliases taken off: the named type
+/// whose JSON a value of `ty` is (or is `null` beside). `None` for a tuple or a function, or an
+/// alias chain deeper than any checked policy has.
+fn underlying<'a>(mut ty: &'a TypeExpr, policies: &'a [Module]) -> Option<(&'a str, &'a [TypeExpr])> {
+    // Aliases form no cycle in a checked policy; the bound is for one that was not checked.
+    for _ in 0..32 {
+        match &ty.kind {
+            TypeExprKind::Refined { base, .. } => ty = base,
+            TypeExprKind::Named { name, args } if name.name == "Option" && args.len() == 1 => ty = &args[0],
+            TypeExprKind::Named { name, args } => {
+                let alias = policies.iter().flat_map(|m| &m.items).find_map(|item| match &item.kind {
+                    ItemKind::TypeAlias { name: n, ty } if n.name == name.name && args.is_empty() => Some(ty),
+                    _ => None,
+                });
+                match alias {
+                    Some(aliased) => ty = aliased,
+                    None => return Some((name.name.as_str(), args.as_slice())),
+                }
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// Whether the declared type `ty` is `Decimal` (refined, optional or by an alias).
-fn is_decimal(ty: &TypeExpr, policies: &[Module], depth: u32) -> bool {
-    if depth > 32 {
-        return false;
-    }
-    match &ty.kind {
-        TypeExprKind::Refined { base, .. } => is_decimal(base, policies, depth + 1),
-        TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
-            ("Decimal", []) => true,
-            ("Option", [inner]) => is_decimal(inner, policies, depth + 1),
-            (name, []) => policies.iter().flat_map(|m| &m.items).any(|item| match &item.kind {
-                ItemKind::TypeAlias { name: n, ty } => n.name == name && is_decimal(ty, policies, depth + 1),
-                _ => false,
-            }),
-            _ => false,
-        },
-        _ => false,
-    }
+fn is_decimal(ty: &TypeExpr, policies: &[Module]) -> bool {
+    matches!(underlying(ty, policies), Some(("Decimal", [])))
 }
 
 /// `text`, a `Decimal` as Cordon writes it (`"12.50"`), as the JSON number it is: an integer
@@ -280,25 +290,16 @@ fn decimal_number(text: &str) -> Option<Json> {
 /// Whether the declared type `ty` is the wrapper itself (a record with a field `result`, or a
 /// map, or an option of one; aliases followed), which takes a server's `{"result": ..}` as it
 /// is. Any other type is what the wrapper holds.
-fn declares_wrapper(ty: &TypeExpr, policies: &[Module], depth: u32) -> bool {
-    // Aliases form no cycle in a checked policy; the bound is for one that was not checked.
-    if depth > 32 {
-        return false;
-    }
-    match &ty.kind {
-        TypeExprKind::Refined { base, .. } => declares_wrapper(base, policies, depth + 1),
-        TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
-            ("Map", _) => true,
-            ("Option", [inner]) => declares_wrapper(inner, policies, depth + 1),
-            (name, _) => policies.iter().flat_map(|m| &m.items).any(|item| match &item.kind {
-                ItemKind::Record { name: n, fields, .. } => {
-                    n.name == name && fields.iter().any(|f| f.name.name == "result")
-                }
-                ItemKind::TypeAlias { name: n, ty } => n.name == name && declares_wrapper(ty, policies, depth + 1),
-                _ => false,
-            }),
-        },
-        _ => false,
+fn declares_wrapper(ty: &TypeExpr, policies: &[Module]) -> bool {
+    match underlying(ty, policies) {
+        Some(("Map", _)) => true,
+        Some((name, _)) => policies.iter().flat_map(|m| &m.items).any(|item| match &item.kind {
+            ItemKind::Record { name: n, fields, .. } => {
+                n.name == name && fields.iter().any(|f| f.name.name == "result")
+            }
+            _ => false,
+        }),
+        None => false,
     }
 }
 
