@@ -115,6 +115,9 @@ pub struct Filler<'a> {
     /// The outgoing-data check's detectors: what a model is sent has what is never sent
     /// replaced by its placeholder (`[card number]`). None: sent as it is.
     scanner: Option<Arc<Scanner>>,
+    /// Each message text already read by the scanner, and its rewrite where it needed one: the
+    /// reference and declarations repeat in every prompt, and a conversation only grows.
+    read: HashMap<String, Option<String>>,
 }
 
 impl std::fmt::Debug for Filler<'_> {
@@ -126,7 +129,7 @@ impl std::fmt::Debug for Filler<'_> {
 impl<'a> Filler<'a> {
     /// A filler asking `provider`, with the default settings.
     pub fn new(provider: &'a mut dyn Provider) -> Filler<'a> {
-        Filler { provider, config: FillConfig::default(), scanner: None }
+        Filler { provider, config: FillConfig::default(), scanner: None, read: HashMap::new() }
     }
 
     /// The same filler, every prompt it sends read by `scanner` first: a model is a reader
@@ -137,15 +140,18 @@ impl<'a> Filler<'a> {
         self
     }
 
-    /// `messages` as the model is sent them.
-    fn outgoing(&self, messages: &[Message]) -> Vec<Message> {
+    /// `messages` as the model is sent them; each text is scanned once.
+    fn outgoing(&mut self, messages: &[Message]) -> Vec<Message> {
         let Some(scanner) = &self.scanner else { return messages.to_vec() };
-        let redacted = |m: &Message| {
-            let findings = scanner.scan_never(&m.content);
-            let content = if findings.is_empty() { m.content.clone() } else { redact(&m.content, &findings) };
-            Message { role: m.role, content }
-        };
-        messages.iter().map(redacted).collect()
+        let mut sent = Vec::with_capacity(messages.len());
+        for m in messages {
+            let rewrite = self.read.entry(m.content.clone()).or_insert_with(|| {
+                let findings = scanner.scan_never(&m.content);
+                (!findings.is_empty()).then(|| redact(&m.content, &findings))
+            });
+            sent.push(Message { role: m.role, content: rewrite.clone().unwrap_or_else(|| m.content.clone()) });
+        }
+        sent
     }
 
     /// The same filler with these settings.
