@@ -23,7 +23,8 @@ use cordon_syntax::ast::{
     Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, Tool, TypeExpr,
     TypeExprKind, UnOp,
 };
-use cordon_syntax::{Builtin, SourceMap, Span};
+use cordon_syntax::{SourceMap, Span};
+use cordon_types::{Callee, Calls};
 
 use crate::abs::{Abs, Bounds, Closure, Kind, Origin, Origins};
 use crate::{Count, Destination, HoleReach, Param, Site, Verdict};
@@ -55,11 +56,14 @@ pub(crate) struct Decls<'a> {
     pub types: HashMap<&'a str, &'a ItemKind>,
     pub fns: HashMap<&'a str, &'a FnDecl>,
     pub consts: HashMap<&'a str, &'a Expr>,
+    /// What the checker resolved each call of the modules to (one table per checked unit).
+    calls: Vec<&'a Calls>,
 }
 
 impl<'a> Decls<'a> {
-    pub fn of(modules: &[&'a Module]) -> Decls<'a> {
-        let mut d = Decls { tools: HashMap::new(), types: HashMap::new(), fns: HashMap::new(), consts: HashMap::new() };
+    pub fn of(modules: &[&'a Module], calls: Vec<&'a Calls>) -> Decls<'a> {
+        let mut d =
+            Decls { tools: HashMap::new(), types: HashMap::new(), fns: HashMap::new(), consts: HashMap::new(), calls };
         for m in modules {
             for item in &m.items {
                 match &item.kind {
@@ -90,6 +94,11 @@ impl<'a> Decls<'a> {
 
     fn is_capability(&self, name: &str) -> bool {
         self.tools.keys().any(|(c, _)| &**c == name)
+    }
+
+    /// What the call expression `call` calls, as the checker resolved it.
+    fn callee(&self, call: &Expr) -> Option<Callee> {
+        self.calls.iter().find_map(|c| c.get(call))
     }
 }
 
@@ -333,8 +342,8 @@ impl<'a> Analyzer<'a> {
                 let i = self.expr(index)?;
                 xs.element().raised(&xs.label.join(&i.label))
             }
-            ExprKind::Call { callee, args } => self.call(callee, args, e.span)?,
-            ExprKind::MethodCall { receiver, method, args } => self.method(receiver, &method.name, args, e.span)?,
+            ExprKind::Call { callee, args } => self.call(e, callee, args)?,
+            ExprKind::MethodCall { receiver, method, args } => self.method(e, receiver, &method.name, args)?,
             ExprKind::Unary { op, operand } => {
                 let v = self.expr(operand)?;
                 let kind = match (op, &v.kind) {
@@ -666,42 +675,44 @@ impl<'a> Analyzer<'a> {
         Ok((acc, inside))
     }
 
-    fn is_local(&self, name: &str) -> bool {
-        self.scope.get(name).is_some()
-    }
-
-    fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Res {
+    fn call(&mut self, call: &Expr, callee: &Expr, args: &[Expr]) -> Res {
+        let span = call.span;
         match &callee.kind {
             ExprKind::Path { variant, .. } => {
                 let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
                 return Ok(Abs::plain(Kind::Variant { name: Some(variant.name.as_str().into()), payload }));
             }
-            ExprKind::Name(id) if !self.is_local(&id.name) => {
+            ExprKind::Name(id) => {
                 let name = id.name.as_str();
-                if let Some((k, _)) = self.decls.fns.get_key_value(name) {
-                    let k: &'a str = k;
-                    let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                    return self.call_fn(k, argv);
-                }
-                if matches!(name, "Some" | "Ok" | "Err") {
-                    let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                    return Ok(Abs::plain(Kind::Variant { name: Some(name.into()), payload }));
-                }
-                if let Some(b) = Builtin::from_name(name) {
-                    if let (Rule::Loop, [first, rest @ ..]) = (rule(b), args) {
-                        let xs = self.expr(first)?;
-                        let rest = rest.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                        return self.higher_order(b, xs, rest, span);
+                match self.decls.callee(call) {
+                    Some(Callee::Function) => {
+                        if let Some((k, _)) = self.decls.fns.get_key_value(name) {
+                            let k: &'a str = k;
+                            let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                            return self.call_fn(k, argv);
+                        }
                     }
-                    let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                    return self.builtin(b, argv);
-                }
-                if self.lookup(name)?.is_none() {
-                    // A measure (only in refinements): the host's value, public.
-                    for a in args {
-                        self.expr(a)?;
+                    Some(Callee::Constructor) => {
+                        let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                        return Ok(Abs::plain(Kind::Variant { name: Some(name.into()), payload }));
                     }
-                    return Ok(Abs::plain(Kind::Unknown));
+                    Some(Callee::Builtin(b)) => {
+                        if let (Rule::Loop, [first, rest @ ..]) = (rule(b), args) {
+                            let xs = self.expr(first)?;
+                            let rest = rest.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                            return self.higher_order(b, xs, rest, span);
+                        }
+                        let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                        return self.builtin(b, argv);
+                    }
+                    Some(Callee::Measure) => {
+                        // Only in refinements: the host's value, public.
+                        for a in args {
+                            self.expr(a)?;
+                        }
+                        return Ok(Abs::plain(Kind::Unknown));
+                    }
+                    Some(Callee::Value | Callee::Tool) | None => {}
                 }
             }
             _ => {}
@@ -711,15 +722,20 @@ impl<'a> Analyzer<'a> {
         self.call_value(f, argv, span)
     }
 
-    fn method(&mut self, receiver: &Expr, name: &str, args: &[Expr], span: Span) -> Res {
+    fn method(&mut self, call: &Expr, receiver: &Expr, name: &str, args: &[Expr]) -> Res {
+        let span = call.span;
         let r = self.expr(receiver)?;
-        let is_fn = self.decls.fns.contains_key(name);
-        let builtin = Builtin::from_name(name).filter(|_| !is_fn);
+        let callee = self.decls.callee(call);
+        let builtin = match callee {
+            Some(Callee::Builtin(b)) => Some(b),
+            _ => None,
+        };
         if let Some(b) = builtin.filter(|b| rule(*b) == Rule::Loop) {
             let rest = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
             return self.higher_order(b, r, rest, span);
         }
         let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+        // A capability's receiver makes any method call a call of its tool, as at run time.
         if let Kind::Capability(cap) = &r.kind
             && let Some(tool) = self.decls.tools.get(&(cap.clone(), name.into()))
         {
@@ -729,7 +745,7 @@ impl<'a> Analyzer<'a> {
         if let Some(b) = builtin {
             return self.builtin(b, all);
         }
-        match self.decls.fns.get_key_value(name) {
+        match self.decls.fns.get_key_value(name).filter(|_| callee == Some(Callee::Function)) {
             Some((k, _)) => self.call_fn(k, all),
             None => Ok(Abs::any()),
         }

@@ -235,7 +235,7 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
         return Summary { calls: Vec::new(), holes: Vec::new(), complete: true };
     };
     let modules: Vec<&Module> = checked.policies().iter().chain(std::iter::once(plan)).collect();
-    let decls = Decls::of(&modules);
+    let decls = Decls::of(&modules, vec![checked.calls()]);
     let (entry, _) = cordon_syntax::entry::of(checked.policies());
     let params: Vec<(String, Abs)> = match entry.map(|e| e.kind) {
         Some(ItemKind::Entry { params, .. }) => params
@@ -272,7 +272,7 @@ pub fn analyze_fill(
     let mut modules: Vec<&Module> = checked.policies().iter().collect();
     modules.extend(checked.plan());
     modules.push(fill.module());
-    let decls = Decls::of(&modules);
+    let decls = Decls::of(&modules, vec![checked.calls(), fill.calls()]);
     let opaque = |ty: &str| matches!(decls.types.get(ty), Some(ItemKind::Record { opaque: true, .. }));
     let mut bindings: Vec<(String, Abs)> = request
         .scope

@@ -79,3 +79,50 @@ fn the_summary_bounds_every_call_of_random_lab_plans() {
     assert!(seen.get() >= u64::from(cases) * 4, "only {} calls seen in {cases} plans", seen.get());
     assert!(refused.get() >= u64::from(cases) / 4, "only {} refused calls seen", refused.get());
 }
+
+/// A capability's tool may have a builtin's name (`filter`, `len`, `map`): a call of it on the
+/// capability is the tool's for the checker, the analysis and the run alike, because both later
+/// stages read what the checker resolved the call to. For every builtin a plan may call, the run
+/// performs the tool call, and the summary has it.
+#[test]
+fn a_tool_named_as_a_builtin_is_the_tool_for_every_stage() {
+    let mut wrong = Vec::new();
+    for builtin in cordon_syntax::Builtin::PLAN {
+        let name = builtin.name();
+        let policy = format!("capability Lab {{\n  tool {name}(n: Int) -> Int\n}}\nentry(lab: Lab) -> Int\n");
+        let mut sources = SourceMap::new();
+        let policy = sources.add("lab.cord", policy);
+        let plan = sources.add("plan.cord", format!("lab.{name}(1) + 1"));
+        let outcome = cordon_types::check(&sources, &[policy], Some(plan), &CheckOptions::default());
+        let Some(checked) = outcome.program.as_ref() else {
+            wrong.push(format!("`lab.{name}(1)` does not check: {:?}", outcome.diagnostics));
+            continue;
+        };
+        let summary = cordon_flow::analyze(checked, &sources, "user");
+        if summary.calls.iter().map(|s| &*s.tool).collect::<Vec<_>>() != [name] {
+            wrong.push(format!("the summary of `lab.{name}(1)` has {:?}", summary.calls));
+        }
+        let program = Program::new(checked).unwrap();
+        struct Answers;
+        impl ToolHost for Answers {
+            fn perform(&mut self, _: &ToolCall<'_>) -> Result<Json, String> {
+                Ok(Json::from(41))
+            }
+        }
+        match proposed::proposed(&program, &mut Answers, "user", &Limits::default()) {
+            Ok(effects) if effects.len() == 1 && effects[0].tool.as_ref() == name => {
+                if let Err(e) = proposed::within(&summary, &effects) {
+                    wrong.push(format!("`lab.{name}(1)`: {e}"));
+                }
+            }
+            other => wrong.push(format!("`lab.{name}(1)` proposed {other:?}")),
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} builtins' names:\n{}",
+        wrong.len(),
+        cordon_syntax::Builtin::PLAN.len(),
+        wrong.join("\n")
+    );
+}

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use cordon_label::Tier;
 use cordon_syntax::ast::{BinOp, UnOp};
 use cordon_syntax::{Builtin, FileId, Span};
+use cordon_types::Calls;
 
 use crate::shape::{Decls, Shape};
 use crate::value::{CodeId, CodeRef, Func, Layout, Str, Value};
@@ -375,15 +376,19 @@ pub struct CompiledFill {
 pub struct Origin {
     pub policies: Vec<FileId>,
     pub plan: Option<FileId>,
+    /// What the checker resolved each call of the policies and the plan to.
+    pub calls: Calls,
     pub fills: Vec<FillRecord>,
 }
 
-/// A fill a run entered: the hole it filled, its source file, its arguments' names.
+/// A fill a run entered: the hole it filled, its source file, its arguments' names, and what
+/// the checker resolved each of its calls to.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FillRecord {
     pub site: usize,
     pub file: FileId,
     pub arg_names: Vec<String>,
+    pub calls: Calls,
 }
 
 /// A compiled `@approval`: a tier, or a choice on a condition over the parameters.

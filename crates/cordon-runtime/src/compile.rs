@@ -2,9 +2,11 @@
 //! list what they capture, control flow becomes jumps, and every place where a decision depends
 //! on a value raises the program-counter label (`RaisePc`) until the paths join (`JoinPc`).
 //!
-//! Compilation does not rely on the checker's types: the interpreter is dynamically typed, so
-//! that code which never went through the checker (tests of the runtime's own re-checks) fails
-//! cleanly instead of misbehaving.
+//! A call compiles to what the checker resolved it to ([`Calls`]); a call the checker did not
+//! resolve calls a value, and a method call whose receiver is not a capability fails at run
+//! time. Beyond that, compilation does not rely on the checker's types: the interpreter is
+//! dynamically typed, so that code which never went through the checker (tests of the runtime's
+//! own re-checks) fails cleanly instead of misbehaving.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,9 +24,10 @@ use crate::code::{
 pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
 use crate::value::{CodeId, CodeRef, Func, Layout, Value};
-use cordon_syntax::{Builtin, LabelFn};
+use cordon_syntax::Builtin;
+use cordon_types::Calls;
 
-/// What a call of a name calls (see `Compiler::callee_of`).
+/// What a call of a name compiles to (see `Compiler::callee_of`).
 enum Callee {
     Fn(FnId),
     Measure,
@@ -129,9 +132,14 @@ fn is_comparison(op: BinOp) -> bool {
     matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
 }
 
-pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, CompileError> {
-    let origin =
-        Origin { policies: policies.iter().map(|m| m.file).collect(), plan: plan.map(|m| m.file), fills: Vec::new() };
+/// Compiles the policies and the plan, whose calls call what `calls` says.
+pub fn compile(policies: &[Module], plan: Option<&Module>, calls: &Calls) -> Result<Compiled, CompileError> {
+    let origin = Origin {
+        policies: policies.iter().map(|m| m.file).collect(),
+        plan: plan.map(|m| m.file),
+        calls: calls.clone(),
+        fills: Vec::new(),
+    };
     let modules: Vec<&Module> = policies.iter().chain(plan).collect();
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
     let decls = Decls::collect(&items);
@@ -140,8 +148,8 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
         bodies: Vec::new(),
         codes: Vec::new(),
         decls,
+        calls: calls.clone(),
         in_refinement: false,
-        in_label: false,
         code_base: 0,
         holes: Vec::new(),
         field_names: HashMap::new(),
@@ -256,13 +264,14 @@ pub fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Compiled, C
 
 /// Compiles a model's fill for the hole `site` of `program`. The fill's body is a closure
 /// whose captures are the hole's scope (in `HoleScope::names` order) and whose parameters are
-/// the hole's extra arguments, named `arg_names`. Its functions and holes are appended after
-/// the program's.
+/// the hole's extra arguments, named `arg_names`; its calls call what `calls` says. Its functions
+/// and holes are appended after the program's.
 pub fn compile_fill(
     program: &Compiled,
     site: usize,
     fill: &Module,
     arg_names: &[String],
+    calls: &Calls,
 ) -> Result<CompiledFill, CompileError> {
     let Some(scope) = program.holes.get(site) else {
         return Err(CompileError { message: format!("there is no hole {site}"), span: fill.body.span });
@@ -277,8 +286,8 @@ pub fn compile_fill(
         bodies: Vec::new(),
         codes: Vec::new(),
         decls,
+        calls: calls.clone(),
         in_refinement: false,
-        in_label: false,
         code_base: program.codes.len() as u32,
         holes: Vec::new(),
         field_names: HashMap::new(),
@@ -336,7 +345,7 @@ pub fn compile_fill(
             }
         }
     }
-    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec() };
+    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec(), calls: c.calls };
     Ok(CompiledFill { codes: c.codes, fns, consts, holes: c.holes, body, record })
 }
 
@@ -360,12 +369,12 @@ pub(crate) struct Compiler {
     /// The bodies compiled so far, indexed by [`CodeId`].
     codes: Vec<Code>,
     decls: Decls,
+    /// What each call of the code being compiled calls.
+    calls: Calls,
     /// Compiling a refinement predicate: the only code that may read a measure. Elsewhere a
     /// measure would let a program branch on what the host knows (is this session tainted?)
     /// without that decision carrying any label.
     in_refinement: bool,
-    /// Compiling a label annotation: calls of label functions are never shadowed.
-    in_label: bool,
     /// The `CodeId` of `codes[0]` (a fill's code follows the program's).
     code_base: u32,
     holes: Vec<HoleScope>,
@@ -553,11 +562,6 @@ impl Compiler {
         names.into_iter().filter_map(|n| self.resolve(top, &n).map(|a| (Arc::from(n.as_str()), a))).collect()
     }
 
-    fn is_local(&mut self, name: &str) -> bool {
-        let top = self.bodies.len() - 1;
-        self.resolve(top, name).is_some()
-    }
-
     fn block(&mut self, b: &Block) -> Res {
         let depth = self.body().scope.len();
         for s in &b.stmts {
@@ -685,8 +689,8 @@ impl Compiler {
                 self.expr(index)?;
                 self.emit(Op::Index, span);
             }
-            ExprKind::Call { callee, args } => self.call(callee, args, span)?,
-            ExprKind::MethodCall { receiver, method, args } => self.method(receiver, &method.name, args, span)?,
+            ExprKind::Call { callee, args } => self.call(e, callee, args)?,
+            ExprKind::MethodCall { receiver, method, args } => self.method(e, receiver, &method.name, args)?,
             ExprKind::Unary { op, operand } => {
                 self.expr(operand)?;
                 self.emit(Op::Unary(*op), span);
@@ -888,39 +892,29 @@ impl Compiler {
     fn range_call<'e>(&mut self, e: &'e Expr) -> Option<[&'e Expr; 2]> {
         let ExprKind::Call { callee, args } = &e.kind else { return None };
         let ExprKind::Name(id) = &callee.kind else { return None };
-        match (self.callee_of(&id.name), args.as_slice()) {
+        match (self.callee_of(e, &id.name), args.as_slice()) {
             (Callee::Builtin(Builtin::Range), [from, to]) => Some([from, to]),
             _ => None,
         }
     }
 
-    /// What a call of the name `name` calls: the first of a local, a function, a measure, a
-    /// variant of `Option` or `Result`, and a builtin that has it.
-    fn callee_of(&mut self, name: &str) -> Callee {
-        if self.is_local(name) {
-            return Callee::Value;
-        }
-        if let Some(&func) = self.globals.fns.get(name) {
-            return Callee::Fn(func);
-        }
-        if self.globals.measures.contains_key(name) {
-            return Callee::Measure;
-        }
-        match name {
-            "Some" => Callee::Variant("Option"),
-            "Ok" | "Err" => Callee::Variant("Result"),
-            _ => Builtin::from_name(name).map_or(Callee::Value, Callee::Builtin),
+    /// What the call `call` of the name `name` compiles to, as the checker resolved it.
+    fn callee_of(&self, call: &Expr, name: &str) -> Callee {
+        match self.calls.get(call) {
+            Some(cordon_types::Callee::Function) => {
+                self.globals.fns.get(name).map_or(Callee::Value, |&f| Callee::Fn(f))
+            }
+            Some(cordon_types::Callee::Measure) => Callee::Measure,
+            Some(cordon_types::Callee::Constructor) => {
+                Callee::Variant(if name == "Some" { "Option" } else { "Result" })
+            }
+            Some(cordon_types::Callee::Builtin(b)) => Callee::Builtin(b),
+            Some(cordon_types::Callee::Value | cordon_types::Callee::Tool) | None => Callee::Value,
         }
     }
 
-    fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Res {
-        if self.in_label
-            && let ExprKind::Name(id) = &callee.kind
-            && let Some(b) = LabelFn::from_name(&id.name).map(Builtin::Label)
-        {
-            let argv: Vec<&Expr> = args.iter().collect();
-            return self.builtin(b, &argv, span);
-        }
+    fn call(&mut self, call: &Expr, callee: &Expr, args: &[Expr]) -> Res {
+        let span = call.span;
         match &callee.kind {
             ExprKind::Path { ty, variant } => {
                 self.exprs(args)?;
@@ -936,7 +930,7 @@ impl Compiler {
             }
             ExprKind::Name(id) => {
                 let name = id.name.as_str();
-                match self.callee_of(name) {
+                match self.callee_of(call, name) {
                     Callee::Fn(func) => {
                         self.exprs(args)?;
                         self.emit(Op::Call { func, argc: args.len() as u16 }, span);
@@ -978,20 +972,21 @@ impl Compiler {
         Ok(())
     }
 
-    fn method(&mut self, receiver: &Expr, name: &str, args: &[Expr], span: Span) -> Res {
-        let otherwise = if let Some(b) = Builtin::from_name(name).filter(|_| !self.globals.fns.contains_key(name)) {
-            // Builtins that call a function compile to loops; a capability receiver (whose
-            // tool happens to share the name) cannot be told apart here, so they dispatch on
-            // the compiled loop only when the receiver is not a capability variable.
-            if form(b) != Form::Apply {
+    fn method(&mut self, call: &Expr, receiver: &Expr, name: &str, args: &[Expr]) -> Res {
+        let span = call.span;
+        // A capability's receiver makes any method call a call of its tool (`Op::Method` looks
+        // at the receiver first); otherwise the method is what the checker resolved it to.
+        let otherwise = match self.calls.get(call) {
+            // Builtins that call a function compile to loops.
+            Some(cordon_types::Callee::Builtin(b)) if form(b) != Form::Apply => {
                 let argv: Vec<&Expr> = std::iter::once(receiver).chain(args).collect();
                 return self.builtin(b, &argv, span);
             }
-            MethodTarget::Builtin(b)
-        } else if let Some(&f) = self.globals.fns.get(name) {
-            MethodTarget::Func(f)
-        } else {
-            MethodTarget::None
+            Some(cordon_types::Callee::Builtin(b)) => MethodTarget::Builtin(b),
+            Some(cordon_types::Callee::Function) => {
+                self.globals.fns.get(name).map_or(MethodTarget::None, |&f| MethodTarget::Func(f))
+            }
+            _ => MethodTarget::None,
         };
         self.expr(receiver)?;
         self.exprs(args)?;
@@ -1311,12 +1306,10 @@ impl Compiler {
     }
 
     /// Compiles a label annotation's value. The label functions (`user()`, `secret(..)`) are
-    /// always the label functions there, even where a parameter has the same name.
+    /// always the label functions there, even where a parameter has the same name: the checker
+    /// resolved them so.
     fn label_code(&mut self, name: &str, params: &[&str], value: &Expr) -> Res<CodeRef> {
-        let outer = std::mem::replace(&mut self.in_label, true);
-        let code = self.body_code(name, params, |c| c.expr(value));
-        self.in_label = outer;
-        code
+        self.body_code(name, params, |c| c.expr(value))
     }
 
     /// The run-time shape of a type; refinements become predicates over the refined value and

@@ -48,6 +48,8 @@ use std::sync::Arc;
 use cordon_label::{Label, Source};
 use cordon_syntax::Span;
 use cordon_syntax::ast::Module;
+#[cfg(feature = "unchecked")]
+use cordon_syntax::{FileId, SourceMap};
 use cordon_types::Checked;
 
 pub use approval::CardField;
@@ -74,18 +76,20 @@ pub struct Program {
 
 impl Program {
     pub fn new(checked: &Checked) -> Result<Program, CompileError> {
-        Program::compile(checked.policies(), checked.plan())
+        let compiled = compile::compile(checked.policies(), checked.plan(), checked.calls())?;
+        Ok(Program { compiled: Arc::new(compiled) })
     }
 
-    /// Compiles code the checker never saw. For tests that prove the boundary's re-checks
-    /// catch what a checker bug would let through; not available to the `cordon` binary.
+    /// Compiles code the checker may reject, its calls resolved as far as the checker could
+    /// ([`cordon_types::resolve_calls`]). For tests that prove the boundary's re-checks catch
+    /// what a checker bug would let through; not available to the `cordon` binary.
     #[cfg(feature = "unchecked")]
-    pub fn unchecked(policies: &[Module], plan: Option<&Module>) -> Result<Program, CompileError> {
-        Program::compile(policies, plan)
-    }
-
-    fn compile(policies: &[Module], plan: Option<&Module>) -> Result<Program, CompileError> {
-        Ok(Program { compiled: Arc::new(compile::compile(policies, plan)?) })
+    pub fn unchecked(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>) -> Result<Program, CompileError> {
+        let parse = |file: FileId| cordon_syntax::parse(file, &sources.file(file).text).module;
+        let modules: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
+        let calls = cordon_types::resolve_calls(sources, policies, plan);
+        let compiled = compile::compile(&modules, plan.map(parse).as_ref(), &calls)?;
+        Ok(Program { compiled: Arc::new(compiled) })
     }
 
     /// The names of the entry's linear parameters and their types: what a host keeps between
@@ -376,17 +380,32 @@ impl Run {
     /// label of everything the model was shown (its prompt): the fill runs with the
     /// program-counter label raised by it, and its result carries it.
     pub fn fill(&mut self, fill: &cordon_types::CheckedFill, label: &Label) -> Result<Step, RunError> {
-        self.fill_module(fill.module(), fill.arg_names(), label)
+        self.fill_module(fill.module(), fill.arg_names(), fill.calls(), label)
     }
 
-    /// Continues at the waiting hole with a fill the checker never saw: for tests that show
-    /// what the runtime alone enforces.
+    /// Continues at the waiting hole with the fill in `sources`' file `fill`, which the checker
+    /// may reject: its calls are resolved as the checker resolves a plan's against the program's
+    /// policies. For tests that show what the runtime alone enforces.
     #[cfg(feature = "unchecked")]
-    pub fn fill_unchecked(&mut self, fill: &Module, arg_names: &[String], label: &Label) -> Result<Step, RunError> {
-        self.fill_module(fill, arg_names, label)
+    pub fn fill_unchecked(
+        &mut self,
+        sources: &SourceMap,
+        fill: FileId,
+        arg_names: &[String],
+        label: &Label,
+    ) -> Result<Step, RunError> {
+        let module = cordon_syntax::parse(fill, &sources.file(fill).text).module;
+        let calls = cordon_types::resolve_calls(sources, &self.ctx.program.origin.policies, Some(fill));
+        self.fill_module(&module, arg_names, &calls, label)
     }
 
-    fn fill_module(&mut self, fill: &Module, arg_names: &[String], label: &Label) -> Result<Step, RunError> {
+    fn fill_module(
+        &mut self,
+        fill: &Module,
+        arg_names: &[String],
+        calls: &cordon_types::Calls,
+        label: &Label,
+    ) -> Result<Step, RunError> {
         let hole = match std::mem::replace(&mut self.state, State::Ready) {
             State::AtHole(hole) => hole,
             other => {
@@ -401,7 +420,7 @@ impl Run {
                 format!("the fill names {} arguments; the hole has {}", arg_names.len(), hole.args.len()),
             )));
         }
-        let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names) {
+        let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names, calls) {
             Ok(c) => c,
             Err(e) => {
                 let message = format!("the fill does not compile: {}", e.message);

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_syntax::{FileId, SourceMap};
+use cordon_types::Calls;
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
@@ -39,8 +40,8 @@ use cordon_label::Label;
 /// the running fills the run may go back to; 5: a loop over `range(a, b)` as written keeps its
 /// bounds in slots instead of a list, `count_by` takes only the keys, and a local on the left of
 /// a computed operand is read by the operation; 6: the run's state is one value, saying what it
-/// waits for or how it ended).
-const VERSION: u32 = 6;
+/// waits for or how it ended; 7: a run keeps what the checker resolved each call to).
+const VERSION: u32 = 7;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;
@@ -79,6 +80,8 @@ struct Snapshot {
     sources: Vec<(String, String)>,
     policies: Vec<FileId>,
     plan: Option<FileId>,
+    /// What the checker resolved each call of the policies and the plan to.
+    calls: Calls,
     fills: Vec<FillRecord>,
     vm: Vm,
     host: HostState,
@@ -114,6 +117,7 @@ impl Run {
             sources: sources.files().map(|(_, f)| (f.name.clone(), f.text.clone())).collect(),
             policies: self.ctx.program.origin.policies.clone(),
             plan: self.ctx.program.origin.plan,
+            calls: self.ctx.program.origin.calls.clone(),
             fills: self.ctx.program.origin.fills.clone(),
             vm: self.vm.clone(),
             host: self.ctx.host.clone(),
@@ -154,7 +158,7 @@ impl Run {
         for (name, text) in s.sources {
             sources.add(name, text);
         }
-        let program = compile_again(&sources, &s.policies, s.plan, &s.fills)?;
+        let program = compile_again(&sources, &s.policies, s.plan, &s.calls, &s.fills)?;
         let mut ctx = Ctx::new(Arc::new(program), s.limits, &s.user);
         ctx.host = s.host;
         ctx.fuel_used = s.fuel_used;
@@ -171,11 +175,13 @@ impl Run {
 }
 
 /// Compiles the program and its fills as the run had them. The sources were checked when the
-/// run was made, and the tag says they are those: they are not checked again.
+/// run was made, and the tag says they, and what their calls were resolved to, are those: they
+/// are not checked again.
 fn compile_again(
     sources: &SourceMap,
     policies: &[FileId],
     plan: Option<FileId>,
+    calls: &Calls,
     fills: &[FillRecord],
 ) -> Result<Compiled, SnapshotError> {
     let parse = |file: FileId| {
@@ -188,10 +194,11 @@ fn compile_again(
     let plan = plan.map(parse).transpose()?;
     let broken =
         |e: compile::CompileError| SnapshotError::Malformed(format!("its code does not compile: {}", e.message));
-    let mut program = compile::compile(&policies, plan.as_ref()).map_err(broken)?;
+    let mut program = compile::compile(&policies, plan.as_ref(), calls).map_err(broken)?;
     for fill in fills {
         let module = parse(fill.file)?;
-        let compiled = compile::compile_fill(&program, fill.site, &module, &fill.arg_names).map_err(broken)?;
+        let compiled =
+            compile::compile_fill(&program, fill.site, &module, &fill.arg_names, &fill.calls).map_err(broken)?;
         program.extend(compiled);
     }
     Ok(program)

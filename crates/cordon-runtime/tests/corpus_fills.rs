@@ -12,7 +12,7 @@ mod common;
 use common::{cord_files, repo_root, split_corpus_file};
 use cordon_label::Label;
 use cordon_runtime::{Config, Program, Run, Sessions, Step};
-use cordon_syntax::{FileId, parse};
+use cordon_syntax::SourceMap;
 
 /// The plan every case is the fill of: one hole, in the scope of the policies' entry.
 const HOLE: &str = r#"agent[Int]("the corpus case")"#;
@@ -24,23 +24,23 @@ fn every_accepted_case_compiles_and_runs_as_a_fill() {
     for path in &accept {
         let text = std::fs::read_to_string(path).unwrap();
         let parts = split_corpus_file(&text);
+        let mut sources = SourceMap::new();
         let mut policies = Vec::new();
-        for (i, p) in parts.policy_paths.iter().enumerate() {
+        for p in &parts.policy_paths {
             let policy = std::fs::read_to_string(repo_root().join(p)).unwrap();
-            policies.push(parse(FileId(i as u32), &policy).module);
+            policies.push(sources.add(p.as_str(), policy));
         }
         if let Some(inline) = &parts.inline_policy {
-            policies.push(parse(FileId(policies.len() as u32), inline).module);
+            policies.push(sources.add("policy.cord", inline.as_str()));
         }
-        let base = policies.len() as u32;
-        let hole = parse(FileId(base), HOLE).module;
-        let fill = parse(FileId(base + 1), &parts.plan).module;
-        let Ok(program) = Program::unchecked(&policies, Some(&hole)) else { continue };
+        let hole = sources.add("plan.cord", HOLE);
+        let fill = sources.add("fill.cord", parts.plan.as_str());
+        let Ok(program) = Program::unchecked(&sources, &policies, Some(hole)) else { continue };
         // An entry whose inputs a fresh run cannot make (a refined one) has no run to try.
         let Ok(mut run) = Run::start(&program, &Sessions::default(), &Config::default()) else { continue };
         let Ok(Step::Hole(_)) = run.proceed() else { continue };
         tried += 1;
-        match run.fill_unchecked(&fill, &[], &Label::bottom()) {
+        match run.fill_unchecked(&sources, fill, &[], &Label::bottom()) {
             Err(e) if e.message.starts_with("the fill does not compile") => {
                 failures.push(format!("{}: {}", path.display(), e.message));
             }

@@ -9,7 +9,6 @@ mod common;
 use common::{Recorder, Source};
 use cordon_label::{DcLabel, Label};
 use cordon_runtime::{Config, Json, Run, Sessions, Step};
-use cordon_syntax::{FileId, parse};
 
 const POLICY: &str = r#"
 capability Lab {
@@ -23,13 +22,12 @@ entry(lab: Lab) -> String
 /// Runs `plan` to its first hole and fills it with `fill` shown a prompt labelled `label`;
 /// performs tool calls with `host`; returns how the run ended.
 fn run_with_fill(plan: &str, fill: &str, label: &Label, host: &mut Recorder<'_>) -> Result<String, String> {
-    let source = Source::new(Some(POLICY), plan);
+    let mut source = Source::new(Some(POLICY), plan);
     let program = source.checked();
     let config = Config { user: "alice".into(), ..Config::default() };
     let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
     let mut step = run.proceed();
-    let fill = parse(FileId(9), fill);
-    assert!(fill.diagnostics.is_empty(), "{:?}", fill.diagnostics);
+    let fill = source.add_fill(fill);
     loop {
         match step {
             // Back at the hole after a refusal: this host does not ask again.
@@ -39,7 +37,7 @@ fn run_with_fill(plan: &str, fill: &str, label: &Label, host: &mut Recorder<'_>)
             }
             Ok(Step::Hole(h)) => {
                 let names: Vec<String> = h.args.iter().enumerate().map(|(i, _)| format!("arg{}", i + 1)).collect();
-                step = run.fill_unchecked(&fill.module, &names, label);
+                step = run.fill_unchecked(&source.sources, fill, &names, label);
             }
             Ok(Step::Effect(e)) => {
                 step = run.commit().and_then(|()| {
@@ -179,40 +177,40 @@ fn first_fill(
     fill: &str,
     label: &Label,
     host: &mut Recorder<'_>,
-) -> (Run, Result<Step, cordon_runtime::RunError>) {
-    let source = Source::new(Some(POLICY), plan);
+) -> (Run, Source, Result<Step, cordon_runtime::RunError>) {
+    let mut source = Source::new(Some(POLICY), plan);
     let program = source.checked();
     let config = Config { user: "alice".into(), ..Config::default() };
     let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
     let Ok(Step::Hole(hole)) = run.proceed() else { panic!("the run stops at the hole") };
-    let fill = parse(FileId(9), fill);
+    let fill = source.add_fill(fill);
     let names: Vec<String> = hole.args.iter().enumerate().map(|(i, _)| format!("arg{}", i + 1)).collect();
-    let mut step = run.fill_unchecked(&fill.module, &names, label);
+    let mut step = run.fill_unchecked(&source.sources, fill, &names, label);
     while let Ok(Step::Effect(e)) = step {
         step = run
             .commit()
             .and_then(|()| run.resume(cordon_runtime::ToolHost::perform(host, &cordon_runtime::ToolCall::new(&e))));
     }
-    (run, step)
+    (run, source, step)
 }
 
 #[test]
 fn a_refused_fill_that_performed_nothing_sends_the_run_back_to_its_hole() {
     let plan = r#"let secret = "s3cret"; let done: () = agent[()]("post a greeting"); "ok""#;
     let mut host = Recorder::new(|_| Ok(Json::Null));
-    let (mut run, step) = first_fill(plan, r#"lab.post("hello " + secret)"#, &untrusted(), &mut host);
+    let (mut run, mut source, step) = first_fill(plan, r#"lab.post("hello " + secret)"#, &untrusted(), &mut host);
     let Ok(Step::Hole(hole)) = step else { panic!("back at the hole: {step:?}") };
     let again = hole.again.as_ref().expect("says why");
     assert_eq!(again.error.kind.code().as_str(), "label-flow");
-    assert_eq!(again.fill, FileId(9));
+    assert_eq!(source.sources.file(again.fill).text, r#"lab.post("hello " + secret)"#);
     // What the refusal depends on: what chose the call, here the untrusted prompt the fill was
     // written from.
     assert!(!again.label.dc().flows_to(&DcLabel::endorsed("alice")), "{}", again.label);
     assert!(host.seen().is_empty(), "nothing performed");
     assert!(run.waiting_hole().is_some_and(|h| h.span == hole.span), "the run waits at the same hole");
     // A second fill goes on from the hole as the first found it.
-    let fill = parse(FileId(10), r#"lab.note("hello")"#);
-    let mut step = run.fill_unchecked(&fill.module, &[], &untrusted());
+    let fill = source.add_fill(r#"lab.note("hello")"#);
+    let mut step = run.fill_unchecked(&source.sources, fill, &[], &untrusted());
     while let Ok(Step::Effect(e)) = step {
         step = run.commit().and_then(|()| {
             run.resume(cordon_runtime::ToolHost::perform(&mut host, &cordon_runtime::ToolCall::new(&e)))
@@ -226,7 +224,7 @@ fn a_refused_fill_that_performed_nothing_sends_the_run_back_to_its_hole() {
 fn a_refused_fill_that_performed_an_effect_ends_the_run() {
     let plan = r#"let done: () = agent[()]("post a greeting"); "ok""#;
     let mut host = Recorder::new(|_| Ok(Json::Null));
-    let (_, step) = first_fill(plan, r#"lab.note("first"); lab.post("hello")"#, &untrusted(), &mut host);
+    let (_, _, step) = first_fill(plan, r#"lab.note("first"); lab.post("hello")"#, &untrusted(), &mut host);
     assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "label-flow"), "{step:?}");
     assert_eq!(host.seen(), [r#"note("first")"#]);
 }
@@ -237,20 +235,21 @@ fn a_refusal_after_the_fill_returned_ends_the_run() {
     // to, even though nothing was performed since the fill started.
     let plan = r#"let text: String = agent[String]("write a greeting"); lab.post(text); "ok""#;
     let mut host = Recorder::new(|_| Ok(Json::Null));
-    let (_, step) = first_fill(plan, r#""hello""#, &untrusted(), &mut host);
+    let (_, _, step) = first_fill(plan, r#""hello""#, &untrusted(), &mut host);
     assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "label-flow"), "{step:?}");
     // The same with a hole reached at the same depth again: both fills have returned.
     let plan =
         r#"let words = [1, 2].map(|i: Int| -> String { agent[String]("a word") }); lab.post(words.join(" ")); "ok""#;
-    let program = Source::new(Some(POLICY), plan).checked();
+    let mut source = Source::new(Some(POLICY), plan);
+    let program = source.checked();
     let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
-    let fill = parse(FileId(9), r#""w""#);
+    let fill = source.add_fill(r#""w""#);
     let mut step = run.proceed();
     let mut filled = 0;
     while let Ok(Step::Hole(hole)) = step {
         assert!(hole.again.is_none(), "went back to a fill that returned");
         filled += 1;
-        step = run.fill_unchecked(&fill.module, &[], &untrusted());
+        step = run.fill_unchecked(&source.sources, fill, &[], &untrusted());
     }
     assert_eq!(filled, 2);
     assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "label-flow"), "{step:?}");
@@ -261,7 +260,7 @@ fn other_failures_in_a_fill_end_the_run() {
     // Only the labels' refusals send a run back: an overflow is the fill's own doing.
     let plan = r#"let n: Int = agent[Int]("a number"); to_string(n)"#;
     let mut host = Recorder::new(|_| Ok(Json::Null));
-    let (_, step) = first_fill(plan, "9223372036854775807 + 1", &Label::bottom(), &mut host);
+    let (_, _, step) = first_fill(plan, "9223372036854775807 + 1", &Label::bottom(), &mut host);
     assert!(matches!(&step, Err(e) if e.kind.code().as_str() == "arithmetic-error"), "{step:?}");
 }
 
@@ -271,13 +270,13 @@ fn a_saved_run_keeps_the_fill_it_may_go_back_from() {
     // is saved, loaded elsewhere, and the person says no: the run goes back to the hole.
     let mut source = Source::new(Some(POLICY), r#"let done: () = agent[()]("post a greeting"); "ok""#);
     let program = source.checked();
-    let text = r#"lab.post("hello")"#;
-    let file = source.sources.add("fill.cord", text);
-    let fill = parse(file, text);
+    let file = source.add_fill(r#"lab.post("hello")"#);
     let mut run = Run::start(&program, &Sessions::default(), &Config::default()).unwrap();
     run.defer_label_flows(true);
     let Ok(Step::Hole(_)) = run.proceed() else { panic!("the run stops at the hole") };
-    let Ok(Step::Effect(effect)) = run.fill_unchecked(&fill.module, &[], &untrusted()) else { panic!("proposed") };
+    let Ok(Step::Effect(effect)) = run.fill_unchecked(&source.sources, file, &[], &untrusted()) else {
+        panic!("proposed")
+    };
     assert!(!effect.flows.is_empty(), "its label checks failed");
     let bytes = run.save(&source.sources, b"key");
     drop(run);
@@ -295,7 +294,7 @@ fn that_a_refused_call_was_reached_depends_on_the_fills_decisions_before_it() {
     let plan = r#"let n = lab.secret(); let done: () = agent[()]("post a greeting", n); "ok""#;
     let refusal = |fill: &str| {
         let mut host = Recorder::new(|_| Ok(serde_json::json!(7)));
-        let source = Source::new(Some(POLICY), plan);
+        let mut source = Source::new(Some(POLICY), plan);
         let program = source.checked();
         let config = Config { user: "alice".into(), ..Config::default() };
         let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
@@ -306,8 +305,8 @@ fn that_a_refused_call_was_reached_depends_on_the_fills_decisions_before_it() {
             });
         }
         let Ok(Step::Hole(_)) = step else { panic!("the run stops at the hole: {step:?}") };
-        let fill = parse(FileId(9), fill);
-        let Ok(Step::Hole(hole)) = run.fill_unchecked(&fill.module, &["arg1".into()], &untrusted()) else {
+        let fill = source.add_fill(fill);
+        let Ok(Step::Hole(hole)) = run.fill_unchecked(&source.sources, fill, &["arg1".into()], &untrusted()) else {
             panic!("back at the hole")
         };
         hole.again.unwrap().label

@@ -48,7 +48,7 @@ macro_rules! builtins {
     ($($variant:ident = $name:literal,)*) => {
         /// A builtin function. The label functions ([`LabelFn`]) exist only in a policy's
         /// `@label` values; every other one is a plan's to call.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
         pub enum Builtin {
             $($variant,)*
             Label(LabelFn),
@@ -162,7 +162,7 @@ builtins! {
 
 /// A label function: callable only in a policy's `@label` values, where it is never shadowed
 /// (`join` of two labels is the builtin `join`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum LabelFn {
     /// `public()`: anyone may read it, everyone vouches for it.
     Public,

@@ -134,20 +134,16 @@ const LOOK_UP_BUILTINS: &[&str] = &["Builtin :: from_name", "LabelFn :: from_nam
 /// Crates that may look a builtin up by name: the one that declares the names, and the checker.
 const RESOLVE_BUILTINS: &[&str] = &["cordon-syntax", "cordon-types"];
 
-/// Files that resolve builtins again (issue 24, item 2): each goes when its stage reads the
-/// builtin the checker resolved.
-const RESOLVE_BUILTINS_FOR_NOW: &[&str] = &[
-    // The analysis's walker, for each call it meets.
-    "crates/cordon-flow/src/analyze.rs",
-    // The compiler, for each call it lowers.
-    "crates/cordon-runtime/src/compile.rs",
-];
-
 #[test]
 fn builtins_are_resolved_by_name_only_by_the_checker() {
     let repo = repo();
-    let found = reach::by_file(&reach::forbidden(&repo.files, RESOLVE_BUILTINS, LOOK_UP_BUILTINS).unwrap());
-    holds(allow::ratchet("only the checker resolves a builtin by name", &found, RESOLVE_BUILTINS_FOR_NOW));
+    let found = reach::forbidden(&repo.files, RESOLVE_BUILTINS, LOOK_UP_BUILTINS).unwrap();
+    holds(
+        found
+            .iter()
+            .map(|p| format!("{p}: only the checker resolves a builtin by name (read `Checked::calls`)"))
+            .collect(),
+    );
 }
 
 /// The process's terminal: printing to its standard output or error, reading its input.

@@ -52,6 +52,7 @@ impl<'a> Checker<'a> {
             hole_sites: Vec::new(),
             fills: HashMap::new(),
             filled: HashSet::new(),
+            calls: crate::Calls::default(),
             pending_lists: None,
             bound_before_inferred: Vec::new(),
             duplicate_values: HashSet::new(),

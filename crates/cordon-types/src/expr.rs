@@ -9,6 +9,7 @@ use cordon_syntax::ast::{
 };
 use cordon_syntax::{Builtin, Code, Diagnostic, Span};
 
+use crate::Callee;
 use crate::logic::UNMODELLED;
 use crate::state::{
     Binding, Checker, ClosureFrame, LABEL, LABELED, Lin, LinMark, LinPath, Signature, TypeDef, Typed, ValueDef,
@@ -211,8 +212,8 @@ impl Checker<'_> {
             ExprKind::Field { base, name } => self.check_field(base, name, span),
             ExprKind::TupleField { base, index, index_span } => self.check_tuple_field(base, *index, *index_span, span),
             ExprKind::Index { base, index } => self.check_index(base, index),
-            ExprKind::Call { callee, args } => self.check_call(callee, args, span, expected),
-            ExprKind::MethodCall { receiver, method, args } => self.check_method(receiver, method, args, span),
+            ExprKind::Call { callee, args } => self.check_call(e, callee, args, expected),
+            ExprKind::MethodCall { receiver, method, args } => self.check_method(e, receiver, method, args),
             ExprKind::Unary { op, operand } => self.check_unary(*op, operand),
             ExprKind::Binary { op, lhs, rhs } => self.check_binary(*op, lhs, rhs),
             ExprKind::If { cond, then, else_ } => self.check_if(e, cond, then, else_.as_deref(), None),
@@ -1827,7 +1828,8 @@ impl Checker<'_> {
         self.fresh_typed(Ty::Enum(Rc::from(ty.name.as_str())), "_variant")
     }
 
-    fn check_call(&mut self, callee: &Expr, args: &[Expr], span: Span, expected: Option<&Ty>) -> Typed {
+    fn check_call(&mut self, call: &Expr, callee: &Expr, args: &[Expr], expected: Option<&Ty>) -> Typed {
+        let span = call.span;
         let argv: Args<'_> = args.iter().collect();
         // In a label annotation the label functions are never shadowed: a tool parameter named
         // `user` must not hide `user()`.
@@ -1835,13 +1837,17 @@ impl Checker<'_> {
             && self.in_label
             && let Some(l) = crate::builtins::label_fn(&id.name)
         {
+            self.calls.record(call, Callee::Builtin(Builtin::Label(l)));
             return crate::builtins::label_call(self, l, &argv, span);
         }
         match &callee.kind {
             ExprKind::Path { ty, variant } => return self.check_variant(ty, variant, Some(args), span),
             ExprKind::Name(id) if self.lookup(&id.name).is_none() => {
                 match id.name.as_str() {
-                    "Some" | "Ok" | "Err" => return self.check_constructor(id, args, span, expected),
+                    "Some" | "Ok" | "Err" => {
+                        self.calls.record(call, Callee::Constructor);
+                        return self.check_constructor(id, args, span, expected);
+                    }
                     "None" => {
                         self.error(Code::NotCallable, callee.span, "`None` takes no arguments");
                         return Typed::error();
@@ -1849,8 +1855,12 @@ impl Checker<'_> {
                     _ => {}
                 }
                 match self.values.get(&id.name).cloned() {
-                    Some(ValueDef::Fn(sig)) => return self.call_signature(&sig, &argv, span, None),
+                    Some(ValueDef::Fn(sig)) => {
+                        self.calls.record(call, Callee::Function);
+                        return self.call_signature(&sig, &argv, span, None);
+                    }
                     Some(ValueDef::Measure(sig)) => {
+                        self.calls.record(call, Callee::Measure);
                         if self.in_refinement {
                             return self.call_measure(&sig, &argv, span);
                         }
@@ -1863,6 +1873,7 @@ impl Checker<'_> {
                 if let Some(b) = crate::builtins::plan_builtin(&id.name)
                     && (!self.in_refinement || crate::builtins::in_refinements(b))
                 {
+                    self.calls.record(call, Callee::Builtin(b));
                     return crate::builtins::call(self, b, &argv, span);
                 }
                 if crate::builtins::label_fn(&id.name).is_some() && !self.in_refinement {
@@ -1900,6 +1911,7 @@ impl Checker<'_> {
             );
             return Typed::error();
         }
+        self.calls.record(call, Callee::Value);
         let f = self.infer(callee);
         let ft = self.resolve(&f.ty);
         match ft.base() {
@@ -1970,10 +1982,12 @@ impl Checker<'_> {
         self.fresh_typed(ty, "_ctor")
     }
 
-    fn check_method(&mut self, receiver: &Expr, method: &Ident, args: &[Expr], span: Span) -> Typed {
+    fn check_method(&mut self, call: &Expr, receiver: &Expr, method: &Ident, args: &[Expr]) -> Typed {
+        let span = call.span;
         if self.in_refinement {
             let builtin = crate::builtins::plan_builtin(&method.name);
             if builtin == Some(Builtin::Len) && args.is_empty() {
+                self.calls.record(call, Callee::Builtin(Builtin::Len));
                 let r = self.infer(receiver);
                 let term = r.term.as_ref().and_then(|t| self.length(t, &r.ty));
                 if term.is_none() && !r.ty.is_error() {
@@ -1993,7 +2007,8 @@ impl Checker<'_> {
                 Some(Builtin::Contains) => Some(StrTest::Contains),
                 _ => None,
             };
-            if let (Some(test), [arg]) = (test, args) {
+            if let (Some(test), [arg], Some(b)) = (test, args, builtin) {
+                self.calls.record(call, Callee::Builtin(b));
                 let r = self.infer(receiver);
                 let a = self.infer(arg);
                 for (t, at) in [(&r, receiver.span), (&a, arg.span)] {
@@ -2027,6 +2042,7 @@ impl Checker<'_> {
         {
             let cap = cap.clone();
             self.use_binding(i, receiver.span);
+            self.calls.record(call, Callee::Tool);
             return self.call_tool(&cap, method, args, span);
         }
         if let Some(ValueDef::Measure(_)) = self.values.get(&method.name) {
@@ -2038,20 +2054,24 @@ impl Checker<'_> {
         if self.in_label
             && let Some(l) = crate::builtins::label_fn(&method.name)
         {
+            self.calls.record(call, Callee::Builtin(Builtin::Label(l)));
             return crate::builtins::label_call(self, l, &argv, span);
         }
         if let Some(b) = crate::builtins::plan_builtin(&method.name)
             && !self.values.contains_key(&method.name)
         {
+            self.calls.record(call, Callee::Builtin(b));
             return crate::builtins::call(self, b, &argv, span);
         }
         if let Some(ValueDef::Fn(sig)) = self.values.get(&method.name).cloned() {
+            self.calls.record(call, Callee::Function);
             return self.call_signature(&sig, &argv, span, None);
         }
         let r = self.infer(receiver);
         let rt = self.resolve(&r.ty);
         if let Ty::Cap(cap) = rt.base() {
             let cap = cap.clone();
+            self.calls.record(call, Callee::Tool);
             return self.call_tool(&cap, method, args, span);
         }
         if !rt.is_error() {

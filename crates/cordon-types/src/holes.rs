@@ -22,7 +22,7 @@ use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 use crate::state::Typed;
 use crate::state::{Checker, ClosureFrame, Lin, Role, ValueDef};
 use crate::ty::Ty;
-use crate::{CheckOptions, Checked};
+use crate::{Calls, CheckOptions, Checked};
 
 /// One hole of a checked program (or fill): what a model filling it must produce and may name.
 #[derive(Clone, Debug)]
@@ -91,6 +91,7 @@ pub struct CheckedFill {
     /// The fills from the outermost down to this one, each with the span of its hole: what a
     /// nested fill's check puts in place.
     chain: Vec<(Span, Arc<Module>)>,
+    calls: Calls,
 }
 
 impl CheckedFill {
@@ -112,6 +113,11 @@ impl CheckedFill {
     /// The holes in the fill itself, in source order (filled with [`check_nested_fill`]).
     pub fn holes(&self) -> &[HoleSite] {
         &self.holes
+    }
+
+    /// What each call of the fill calls.
+    pub fn calls(&self) -> &Calls {
+        &self.calls
     }
 }
 
@@ -186,7 +192,8 @@ fn check_in_place(
     }
     let holes = renumber(report.sites.into_iter().filter(|s| s.span.file == fill).collect());
     let arg_names = site.args.iter().map(|a| a.name.clone()).collect();
-    FillOutcome { diagnostics, fill: Some(CheckedFill { hole, module, arg_names, holes, chain }) }
+    let calls = report.calls.in_file(fill);
+    FillOutcome { diagnostics, fill: Some(CheckedFill { hole, module, arg_names, holes, chain, calls }) }
 }
 
 fn no_such_hole(fill: FileId, hole: usize) -> FillOutcome {

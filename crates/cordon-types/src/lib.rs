@@ -18,6 +18,7 @@
 
 mod arith;
 mod builtins;
+mod calls;
 mod checker;
 mod exhaustive;
 mod expr;
@@ -28,6 +29,7 @@ mod logic;
 mod state;
 mod ty;
 
+pub use calls::{CallSite, Callee, Calls};
 pub use holes::{BindingKind, CheckedFill, FillOutcome, HoleBinding, HoleSite, check_fill, check_nested_fill};
 pub use lint::label_defaults;
 pub use state::BUILTIN_TYPES;
@@ -127,13 +129,15 @@ pub struct Outcome {
     pub program: Option<Checked>,
 }
 
-/// A program that passed the checker: the parsed policy modules and plan. It has no public
-/// constructor, so holding one proves the program was checked (only [`check`] makes one).
+/// A program that passed the checker: the parsed policy modules and plan, and what each of its
+/// calls calls. It has no public constructor, so holding one proves the program was checked
+/// (only [`check`] makes one).
 #[derive(Debug)]
 pub struct Checked {
     policies: Vec<Module>,
     plan: Option<Module>,
     holes: Vec<HoleSite>,
+    calls: Calls,
 }
 
 impl Checked {
@@ -151,6 +155,11 @@ impl Checked {
     /// a hole's index here is its id, the `hole` of [`check_fill`].
     pub fn holes(&self) -> &[HoleSite] {
         &self.holes
+    }
+
+    /// What each call of the policies and the plan calls.
+    pub fn calls(&self) -> &Calls {
+        &self.calls
     }
 }
 
@@ -205,7 +214,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
     let program = if diagnostics.iter().any(Diagnostic::is_error) {
         None
     } else {
-        Some(Checked { policies, plan, holes: holes::renumber(report.sites) })
+        Some(Checked { policies, plan, holes: holes::renumber(report.sites), calls: report.calls })
     };
     Outcome {
         diagnostics,
@@ -219,6 +228,16 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         holes: report.holes,
         program,
     }
+}
+
+/// What each call of `policies` and `plan` calls, as far as the checker can tell, whether or
+/// not it accepts them: for compiling code the checker rejects (the runtime's tests of its own
+/// re-checks). A call whose callee has an error is left out.
+pub fn resolve_calls(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>) -> Calls {
+    let parse = |file: FileId| cordon_syntax::parse(file, &sources.file(file).text).module;
+    let policies: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
+    let plan = plan.map(parse);
+    check_modules(sources, &policies, plan.as_ref(), &[], &CheckOptions::default()).calls
 }
 
 /// What one run of the checker found.
@@ -236,6 +255,7 @@ struct Report {
     sites: Vec<HoleSite>,
     /// The holes whose fill (from `fills`) was checked in place.
     filled: HashSet<Span>,
+    calls: Calls,
 }
 
 /// Checks parsed modules: the policies, the plan, and `fills`, each the fill of the hole at its
@@ -299,6 +319,7 @@ fn check_modules(
         holes: checker.holes,
         sites: std::mem::take(&mut checker.hole_sites),
         filled: std::mem::take(&mut checker.filled),
+        calls: std::mem::take(&mut checker.calls),
     }
 }
 

@@ -167,6 +167,8 @@ pub struct Checker<'a> {
     pub fills: HashMap<Span, std::sync::Arc<Module>>,
     /// The holes whose fill was checked.
     pub filled: HashSet<Span>,
+    /// What each call checked so far calls.
+    pub calls: crate::Calls,
     /// While declarations are resolved: the list element types to check once they all are.
     pub pending_lists: Option<Vec<(Ty, Span, Holder)>>,
     /// The names of functions, constants and measures that repeat an earlier one.

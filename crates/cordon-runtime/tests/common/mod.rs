@@ -48,16 +48,22 @@ impl Source {
         })
     }
 
-    /// The program compiled without the checker; it must parse.
+    /// The program compiled whether or not the checker accepts it; it must parse.
     pub fn unchecked(&self) -> Program {
-        let parse = |file| {
-            let parsed = cordon_syntax::parse(file, &self.sources.file(file).text);
+        for file in self.policy.iter().chain([&self.plan]) {
+            let parsed = cordon_syntax::parse(*file, &self.sources.file(*file).text);
             assert!(parsed.diagnostics.is_empty(), "does not parse: {:?}", parsed.diagnostics);
-            parsed.module
-        };
-        let policies: Vec<_> = self.policy.into_iter().map(parse).collect();
-        let plan = parse(self.plan);
-        Program::unchecked(&policies, Some(&plan)).expect("compiles")
+        }
+        let policies: Vec<_> = self.policy.into_iter().collect();
+        Program::unchecked(&self.sources, &policies, Some(self.plan)).expect("compiles")
+    }
+
+    /// Adds the source of a fill, which must parse.
+    pub fn add_fill(&mut self, text: &str) -> cordon_syntax::FileId {
+        let file = self.sources.add("fill.cord", text);
+        let parsed = cordon_syntax::parse(file, text);
+        assert!(parsed.diagnostics.is_empty(), "the fill does not parse: {:?}", parsed.diagnostics);
+        file
     }
 
     /// The source text a span covers.
