@@ -1,7 +1,8 @@
 //! The outgoing-data check end to end, as an attacker would try it: a plan that opens a public
 //! issue holding a card number, or the vault's own secret base64-encoded, is refused with the
 //! text rewritten even when the person at the gate says yes to everything; nothing the binary
-//! prints or records repeats the data; the same issue without it is opened.
+//! prints or records (the store's transcript and audit rows included) repeats the data; the same
+//! issue without it is opened.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 use std::io::Write;
@@ -81,6 +82,24 @@ fn a_card_number_for_a_public_issue_is_refused_whoever_approves() {
     assert!(both.contains("Charge [card number] for the hosting."), "the rewrite is offered: {both}");
     assert!(!both.contains("4539") && !both.contains("6467"), "the number is repeated: {both}");
     assert!(!both.contains("opened #"), "{both}");
+}
+
+#[test]
+fn a_card_number_made_at_run_time_is_written_down_nowhere() {
+    // The plan's source holds the number in two pieces; only the call's argument holds it whole.
+    // Every event about the call (its proposal, each stage's decision) shows it rewritten, so
+    // the store's transcript and audit rows never hold it.
+    let dir = workdir("cli-egress", "made");
+    let body = r#"Charge 4539 1488 " + "0343 6467 for the hosting."#;
+    let run = command(&dir, &["run", "--approve", &yes(&dir), &plan(&dir, body)]).output().unwrap();
+    let both = said(&run.stdout, &run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{both}");
+    assert!(both.contains("Charge [card number] for the hosting."), "the rewrite is offered: {both}");
+    let whole = "4539 1488 0343 6467";
+    assert!(!both.contains(whole), "{both}");
+    let files = written(&dir);
+    assert!(files.contains("[card number]"), "the store records the refused call");
+    assert!(!files.contains(whole), "a file in the store's directory holds the card number");
 }
 
 #[test]

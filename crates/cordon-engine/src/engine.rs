@@ -135,9 +135,10 @@ impl<'a> Engine<'a> {
         self.told = run.trace().len();
         self.defer_flows(run);
         let effect = run.waiting_effect().cloned();
-        self.emit(&Event::RunResumed { effect: effect.as_ref() });
+        let shown = effect.as_ref().and_then(|e| self.stages.screen(e));
+        self.emit(&Event::RunResumed { effect: shown.as_ref().or(effect.as_ref()) });
         if let Some(effect) = effect {
-            return match self.pipeline(run, effect, 0) {
+            return match self.pipeline(run, effect, shown, 0) {
                 Passed::Performed(step) => self.drive(run, step),
                 Passed::Held(held) => Ending::Held(held),
             };
@@ -153,8 +154,9 @@ impl<'a> Engine<'a> {
     pub fn release(&mut self, run: &mut Run, held: Held) -> Ending {
         self.told = run.trace().len();
         self.defer_flows(run);
-        self.emit(&Event::RunResumed { effect: Some(&held.effect) });
-        match self.pipeline(run, held.effect, held.next) {
+        let shown = self.stages.screen(&held.effect);
+        self.emit(&Event::RunResumed { effect: Some(shown.as_ref().unwrap_or(&held.effect)) });
+        match self.pipeline(run, held.effect, shown, held.next) {
             Passed::Performed(step) => self.drive(run, step),
             Passed::Held(held) => Ending::Held(held),
         }
@@ -164,7 +166,8 @@ impl<'a> Engine<'a> {
     /// where its tool allows one ([`Run::refuse`]), else the run ends with `e`.
     pub fn refuse(&mut self, run: &mut Run, held: Held, e: RunError) -> Ending {
         self.told = run.trace().len();
-        self.emit(&Event::RunResumed { effect: Some(&held.effect) });
+        let shown = self.stages.screen(&held.effect);
+        self.emit(&Event::RunResumed { effect: Some(shown.as_ref().unwrap_or(&held.effect)) });
         let step = run.refuse(e);
         self.tell_trace(run, Some(&held.stage));
         self.drive(run, step)
@@ -182,8 +185,9 @@ impl<'a> Engine<'a> {
             self.tell_trace(run, None);
             step = match step {
                 Ok(Step::Effect(effect)) => {
-                    self.emit(&Event::EffectProposed { effect: &effect });
-                    match self.pipeline(run, effect, 0) {
+                    let shown = self.stages.screen(&effect);
+                    self.emit(&Event::EffectProposed { effect: shown.as_ref().unwrap_or(&effect) });
+                    match self.pipeline(run, effect, shown, 0) {
                         Passed::Performed(next) => next,
                         Passed::Held(held) => return Ending::Held(held),
                     }
@@ -204,8 +208,10 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Passes `effect` through the stages from `first` on, then commits and performs it.
-    fn pipeline(&mut self, run: &mut Run, effect: Effect, first: usize) -> Passed {
+    /// Passes `effect` through the stages from `first` on, then commits and performs it; every
+    /// event about it shows `shown` instead, if a stage screened it.
+    fn pipeline(&mut self, run: &mut Run, effect: Effect, shown: Option<Effect>, first: usize) -> Passed {
+        let told = shown.as_ref().unwrap_or(&effect);
         let mut i = first;
         loop {
             // The last stage sees only calls that will be performed if it agrees.
@@ -218,7 +224,7 @@ impl<'a> Engine<'a> {
             let verdict = stage.decide(&effect);
             self.observers.event(&Event::StageDecided {
                 stage: stage.name(),
-                effect: &effect,
+                effect: told,
                 verdict: &verdict,
                 note: stage.note(),
             });
@@ -234,7 +240,7 @@ impl<'a> Engine<'a> {
                     i += 1;
                 }
                 Verdict::Hold { needs } => {
-                    self.emit(&Event::RunHeld { stage: &stage, effect: &effect, needs: &needs });
+                    self.emit(&Event::RunHeld { stage: &stage, effect: told, needs: &needs });
                     return Passed::Held(Held { effect, stage, needs, next: i + 1 });
                 }
                 Verdict::Refuse(e) => {
@@ -249,7 +255,8 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        Passed::Performed(self.perform(run, &effect))
+        let told = shown.as_ref().unwrap_or(&effect);
+        Passed::Performed(self.perform(run, &effect, told))
     }
 
     /// Refuses, as the boundary would have, a call that failed label checks and that no stage
@@ -261,13 +268,14 @@ impl<'a> Engine<'a> {
         Some(step)
     }
 
-    fn perform(&mut self, run: &mut Run, effect: &Effect) -> Result<Step, RunError> {
+    /// Commits and performs `effect`, telling the observers of it as `told`.
+    fn perform(&mut self, run: &mut Run, effect: &Effect, told: &Effect) -> Result<Step, RunError> {
         if let Some(step) = self.refuse_unendorsed(run) {
             return step;
         }
         run.commit()?;
         let answer = self.hosts.perform(&ToolCall::new(effect));
-        self.emit(&Event::EffectPerformed { effect, answer: &answer });
+        self.emit(&Event::EffectPerformed { effect: told, answer: &answer });
         run.resume(answer)
     }
 

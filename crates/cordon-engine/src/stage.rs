@@ -51,6 +51,16 @@ pub trait Stage {
     fn note(&self) -> Option<&dyn Note> {
         None
     }
+
+    /// `effect` as observers may be told of it, if this stage keeps part of its arguments from
+    /// ever being written down: the outgoing-data check shows what is never sent replaced by a
+    /// placeholder, so no transcript, trace or audit row holds it either. Asked before anyone is
+    /// told of the effect; the first stage to answer decides what every event shows. `None`
+    /// (the effect as it is), by default.
+    fn screen(&self, effect: &Effect) -> Option<Effect> {
+        let _ = effect;
+        None
+    }
 }
 
 /// What a stage keeps of a decision: typed, for an observer that knows the stage and downcasts
@@ -96,6 +106,11 @@ impl<'a> Stages<'a> {
     /// Every stage, in the order they decide.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &(dyn Stage + 'a)> {
         self.added.iter().chain(&self.last).map(|s| &**s)
+    }
+
+    /// `effect` as observers may be told of it ([`Stage::screen`]), if a stage changes it.
+    pub(crate) fn screen(&self, effect: &Effect) -> Option<Effect> {
+        self.iter().find_map(|s| s.screen(effect))
     }
 }
 

@@ -11,7 +11,8 @@
 //! text with each finding replaced by a placeholder (`[card number]`), the finding's category
 //! and where it was, so the plan (and the model) can send the rewritten text instead. The
 //! sensitive text itself is in no diagnostic, and the trace keeps the rewritten arguments in
-//! place of the real ones (`Verdict::Withhold`).
+//! place of the real ones (`Verdict::Withhold`); every event about the call shows them too, from
+//! its proposal on (`Stage::screen`), so no transcript or audit row holds the text.
 
 use std::sync::Arc;
 
@@ -28,6 +29,9 @@ pub struct Egress {
     scanner: Arc<Scanner>,
     user: String,
 }
+
+/// A call's arguments, by parameter.
+type Args = Vec<(Arc<str>, Val)>;
 
 /// What one text in an argument held: where in the argument it is, and its never-tier findings.
 struct Found {
@@ -50,6 +54,25 @@ impl Stage for Egress {
     }
 
     fn decide(&mut self, effect: &Effect) -> Verdict {
+        match self.rewrite(effect) {
+            Some((found, shown)) => Verdict::Withhold { error: refusal(effect, &found), shown },
+            None => Verdict::Proceed,
+        }
+    }
+
+    /// A call this stage refuses is told of with its arguments rewritten, from its proposal on.
+    fn screen(&self, effect: &Effect) -> Option<Effect> {
+        let (_, shown) = self.rewrite(effect)?;
+        let mut screened = effect.clone();
+        screened.args = shown;
+        Some(screened)
+    }
+}
+
+impl Egress {
+    /// What `effect` sends that is never sent, and its arguments with each such text rewritten;
+    /// `None` if it sends none.
+    fn rewrite(&self, effect: &Effect) -> Option<(Vec<Found>, Args)> {
         let mut found = Vec::new();
         let mut shown = Vec::with_capacity(effect.args.len());
         for (i, (param, value)) in effect.args.iter().enumerate() {
@@ -60,10 +83,7 @@ impl Stage for Egress {
             };
             shown.push((param.clone(), rewritten));
         }
-        if found.is_empty() {
-            return Verdict::Proceed;
-        }
-        Verdict::Withhold { error: refusal(effect, &found), shown }
+        (!found.is_empty()).then_some((found, shown))
     }
 }
 

@@ -129,7 +129,7 @@ proptest! {
 
     /// Nothing leaves unscanned: a card number anywhere in any argument, nested any way, with
     /// any text around it, is refused exactly when the argument's sink may be read by someone
-    /// other than the user; and no refusal repeats it.
+    /// other than the user; and no refusal, nor what observers are told of the call, repeats it.
     #[test]
     fn nothing_leaves_unscanned(
         before in "[a-z ]{0,20}",
@@ -152,6 +152,14 @@ proptest! {
         prop_assert_eq!(matches!(verdict, Verdict::Withhold { .. }), leaves, "{:?}", verdict);
         if leaves {
             prop_assert!(!said(&verdict).contains("4539"));
+        }
+        // Observers are told of the call screened exactly when it is withheld, and never see
+        // the number.
+        let screened = stage().screen(&effect);
+        prop_assert_eq!(screened.is_some(), leaves);
+        if let Some(screened) = screened {
+            prop_assert!(!format!("{:?}", screened.args).contains("4539"), "{:?}", screened.args);
+            prop_assert_eq!((screened.capability, screened.tool, screened.span), (effect.capability, effect.tool, effect.span));
         }
     }
 }
