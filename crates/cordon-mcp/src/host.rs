@@ -18,6 +18,14 @@
 //! it was called, never as if the call had not happened.
 //! What the result may be trusted for is the policy's `@label(returns = ..)`; by default it is
 //! vouched for by no one, whatever the server claims.
+//!
+//! Values of a linear type the policy declares (a `Session` and its measures) are Cordon's own
+//! and never cross: a parameter of such a type is not sent, and where the declared result is one
+//! (or a tuple holding some) the server answers only the rest, and the runtime's boundary makes
+//! the new value, with the measures the result's refinement defines, as it does for a simulated
+//! host. So `tool read(s: Session, ..) -> (String, {s2: Session | tainted(s2) == ..})` binds to a
+//! server's `read(..)` that answers a string, and a tainted session stops a later post at check
+//! time, or at the boundary.
 
 use std::collections::BTreeMap;
 
@@ -58,6 +66,19 @@ struct Bound {
     /// Whether the server wraps its structured content in `{"result": ..}` and the declared
     /// type wants what is inside.
     unwrap: bool,
+    made: Made,
+}
+
+/// How the declared result is made of what the server answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Made {
+    /// The server's answer is the result.
+    Answer,
+    /// The result is a value Cordon keeps (a linear one): nothing the server says is in it.
+    Kept,
+    /// A tuple of `len` items whose items at `answered` the server answers (as one value, or a
+    /// list of them if several) and whose others Cordon keeps.
+    Tuple { len: usize, answered: Vec<usize> },
 }
 
 #[derive(Debug)]
@@ -138,8 +159,7 @@ impl Binding {
             })?;
         let mut bound = BTreeMap::new();
         for tool in declared {
-            let mut one = bind_tool(server, tools, capability, tool, policies)?;
-            one.unwrap &= !tool.ret.as_ref().is_some_and(|ret| declares_wrapper(ret, policies));
+            let one = bind_tool(server, tools, capability, tool, policies)?;
             bound.insert(tool.name.name.clone(), one);
         }
         Ok(Binding { capability: capability.to_string(), tools: bound })
@@ -187,8 +207,12 @@ fn bind_tool(
         .map(|r| r.iter().filter_map(Json::as_str).collect())
         .unwrap_or_default();
     let mut args = Vec::new();
-    for param in &tool.params {
+    // A linear parameter is Cordon's: the server never sees it.
+    for param in tool.params.iter().filter(|p| !is_linear(&p.ty, policies)) {
         let name = &param.name.name;
+        if holds_linear(&param.ty, policies, 0) {
+            return Err(kept_whole(capability, wanted, &format!("the parameter `{name}`")));
+        }
         let property = match names::find(name, properties.iter().copied()) {
             Ok(Some(p)) => p,
             Ok(None) => {
@@ -219,17 +243,130 @@ fn bind_tool(
             "the MCP server `{server}`'s `{found}` requires `{missing}`, which `{capability}.{wanted}` does not declare"
         ));
     }
-    let returns = match tool.ret.as_ref().map(|t| &t.kind) {
-        None => Returns::Nothing,
-        Some(TypeExprKind::Tuple(items)) if items.is_empty() => Returns::Nothing,
-        Some(TypeExprKind::Named { name, args }) if name.name == "String" && args.is_empty() => Returns::Text,
-        Some(TypeExprKind::Refined { base, .. }) if matches!(&base.kind, TypeExprKind::Named { name, .. } if name.name == "String") => {
+    let (made, answered) = made_of(tool.ret.as_ref(), policies);
+    let answered_types: Vec<&TypeExpr> = match (&made, tool.ret.as_ref().map(|t| &t.kind)) {
+        (Made::Tuple { answered, .. }, Some(TypeExprKind::Tuple(items))) => {
+            answered.iter().map(|i| &items[*i]).collect()
+        }
+        (Made::Answer, Some(_)) => tool.ret.iter().collect(),
+        _ => Vec::new(),
+    };
+    if answered_types.iter().any(|ty| holds_linear(ty, policies, 0)) {
+        return Err(kept_whole(capability, wanted, "its result"));
+    }
+    let returns = match answered {
+        Answered::Nothing => Returns::Nothing,
+        Answered::One(ty) => returns(ty),
+        Answered::Several => Returns::Json,
+    };
+    let wraps = server_tool.output_schema.as_deref().is_some_and(|schema| schema::wrapped_result(schema).is_some());
+    let unwrap = wraps && !matches!(answered, Answered::One(ty) if declares_wrapper(ty, policies));
+    Ok(Bound { server_tool: found.to_string(), args, returns, unwrap, made })
+}
+
+/// What the server answers of a declared result.
+enum Answered<'a> {
+    Nothing,
+    /// One value, of this type.
+    One(&'a TypeExpr),
+    /// A list of several values.
+    Several,
+}
+
+/// How the declared result `ret` is made, and what of it the server answers: all of it, but
+/// for the linear values Cordon keeps.
+fn made_of<'a>(ret: Option<&'a TypeExpr>, policies: &[Module]) -> (Made, Answered<'a>) {
+    let Some(ret) = ret else { return (Made::Answer, Answered::Nothing) };
+    if is_linear(ret, policies) {
+        return (Made::Kept, Answered::Nothing);
+    }
+    let TypeExprKind::Tuple(items) = &ret.kind else { return (Made::Answer, Answered::One(ret)) };
+    let answered: Vec<usize> = (0..items.len()).filter(|i| !is_linear(&items[*i], policies)).collect();
+    if answered.len() == items.len() {
+        return (Made::Answer, if items.is_empty() { Answered::Nothing } else { Answered::One(ret) });
+    }
+    let what = match answered.as_slice() {
+        [] => Answered::Nothing,
+        [one] => Answered::One(&items[*one]),
+        _ => Answered::Several,
+    };
+    (Made::Tuple { len: items.len(), answered }, what)
+}
+
+/// How a result of the declared type `ty` is taken from what the server answers.
+fn returns(ty: &TypeExpr) -> Returns {
+    match &ty.kind {
+        TypeExprKind::Tuple(items) if items.is_empty() => Returns::Nothing,
+        TypeExprKind::Named { name, args } if name.name == "String" && args.is_empty() => Returns::Text,
+        TypeExprKind::Refined { base, .. } if matches!(&base.kind, TypeExprKind::Named { name, .. } if name.name == "String") => {
             Returns::Text
         }
-        Some(_) => Returns::Json,
-    };
-    let unwrap = server_tool.output_schema.as_deref().is_some_and(|schema| schema::wrapped_result(schema).is_some());
-    Ok(Bound { server_tool: found.to_string(), args, returns, unwrap })
+        _ => Returns::Json,
+    }
+}
+
+/// The refusal of a tool whose `what` holds a linear value inside something else.
+fn kept_whole(capability: &str, tool: &str, what: &str) -> String {
+    format!(
+        "{what} of `{capability}.{tool}` holds a linear value inside an option, a list, a record or an enum: \
+         Cordon keeps linear values only as a parameter, a result or an item of a result tuple, and never \
+         lets a server decide whether one exists"
+    )
+}
+
+/// Whether a value of type `ty` holds a linear value anywhere (in a field, an element, a
+/// payload, an item), the policies' records and enums followed to `MAX_DEPTH`.
+fn holds_linear(ty: &TypeExpr, policies: &[Module], depth: usize) -> bool {
+    const MAX_DEPTH: usize = 32;
+    if depth > MAX_DEPTH {
+        // Deeper than any checked policy nests: not one to bind.
+        return true;
+    }
+    let deeper = |t: &TypeExpr| holds_linear(t, policies, depth + 1);
+    match &ty.kind {
+        TypeExprKind::Refined { base, .. } => deeper(base),
+        TypeExprKind::Tuple(items) => items.iter().any(deeper),
+        TypeExprKind::Fn { .. } | TypeExprKind::Error => false,
+        TypeExprKind::Named { name, args } => {
+            args.iter().any(deeper)
+                || policies.iter().flat_map(|m| &m.items).any(|item| match &item.kind {
+                    ItemKind::Linear { name: n } => n.name == name.name,
+                    ItemKind::TypeAlias { name: n, ty } => n.name == name.name && deeper(ty),
+                    ItemKind::Record { name: n, fields, .. } => {
+                        n.name == name.name && fields.iter().any(|f| deeper(&f.ty))
+                    }
+                    ItemKind::Enum { name: n, variants } => {
+                        n.name == name.name && variants.iter().flat_map(|v| &v.payload).any(deeper)
+                    }
+                    _ => false,
+                })
+        }
+    }
+}
+
+/// Whether `ty` is a linear type the policies declare (refined, or by an alias): a value
+/// Cordon makes and keeps, which a server never sees. An `Option` or a list of one is not.
+fn is_linear<'a>(mut ty: &'a TypeExpr, policies: &'a [Module]) -> bool {
+    // Aliases form no cycle in a checked policy; the bound is for one that was not checked.
+    for _ in 0..32 {
+        match &ty.kind {
+            TypeExprKind::Refined { base, .. } => ty = base,
+            TypeExprKind::Named { name, args } if args.is_empty() => {
+                let declared = policies.iter().flat_map(|m| &m.items).find_map(|item| match &item.kind {
+                    ItemKind::Linear { name: n } if n.name == name.name => Some(None),
+                    ItemKind::TypeAlias { name: n, ty } if n.name == name.name => Some(Some(ty)),
+                    _ => None,
+                });
+                match declared {
+                    Some(Some(aliased)) => ty = aliased,
+                    Some(None) => return true,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// Whether a property's JSON Schema `type` says a number (`"number"`, `"integer"`, or a list of
@@ -337,7 +474,36 @@ impl ToolHost for McpHost {
             }
         }
         let result = self.connection.call(&bound.server_tool, arguments)?;
-        take(&bound.server_tool, bound, result)
+        let answer = take(&bound.server_tool, bound, result)?;
+        place(&bound.server_tool, &bound.made, answer)
+    }
+}
+
+/// The declared result made of the server's `answer`: a value Cordon keeps is `null` here, for
+/// the boundary to make (a linear value is the host's whatever its JSON).
+fn place(tool: &str, made: &Made, answer: Json) -> Result<Json, String> {
+    match made {
+        Made::Answer => Ok(answer),
+        Made::Kept => Ok(Json::Null),
+        Made::Tuple { len, answered } => {
+            let mut items = vec![Json::Null; *len];
+            match (answered.as_slice(), answer) {
+                ([], _) => {}
+                ([one], answer) => items[*one] = answer,
+                (several, Json::Array(answers)) if answers.len() == several.len() => {
+                    for (i, answer) in several.iter().zip(answers) {
+                        items[*i] = answer;
+                    }
+                }
+                (several, _) => {
+                    return Err(format!(
+                        "`{tool}` was called, but did not answer a list of the {} values its result holds",
+                        several.len()
+                    ));
+                }
+            }
+            Ok(Json::Array(items))
+        }
     }
 }
 
@@ -400,5 +566,71 @@ fn cordon_names(json: Json) -> Json {
         }
         Json::Array(items) => Json::Array(items.into_iter().map(cordon_names).collect()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+    use super::*;
+
+    const POLICY: &str = r#"
+linear type Session
+type Kept = {s: Session | true}
+record Note { text: String }
+capability Notes {
+  tool plain() -> Note
+  tool close(s: Session) -> Kept
+  tool read(s: Session) -> (String, Session)
+  tool both(s: Session) -> (Note, Session, Int)
+  tool maybe() -> Option[Session]
+}
+entry(notes: Notes) -> ()
+"#;
+
+    /// How each tool of the policy's `Notes` makes its result.
+    fn made(tool: &str) -> Made {
+        let module = cordon_syntax::parse(cordon_syntax::FileId(0), POLICY).module;
+        let policies = [module];
+        let declared = policies[0].items.iter().find_map(|item| match &item.kind {
+            ItemKind::Capability { tools, .. } => tools.iter().find(|t| t.name.name == tool),
+            _ => None,
+        });
+        made_of(declared.unwrap().ret.as_ref(), &policies).0
+    }
+
+    #[test]
+    fn what_the_server_answers_is_the_result_but_for_the_linear_values_cordon_keeps() {
+        assert_eq!(made("plain"), Made::Answer);
+        assert_eq!(made("close"), Made::Kept, "a refined alias of a linear type is kept");
+        assert_eq!(made("read"), Made::Tuple { len: 2, answered: vec![0] });
+        assert_eq!(made("both"), Made::Tuple { len: 3, answered: vec![0, 2] });
+        // An optional session is the server's answer, which would decide whether a session
+        // exists: binding such a tool is refused.
+        assert_eq!(made("maybe"), Made::Answer);
+        let module = cordon_syntax::parse(cordon_syntax::FileId(0), POLICY).module;
+        let tools: Vec<rmcp::model::Tool> = ["plain", "close", "read", "both", "maybe"]
+            .iter()
+            .map(|name| {
+                serde_json::from_value(serde_json::json!({"name": name, "inputSchema": {"type": "object"}})).unwrap()
+            })
+            .collect();
+        let error = Binding::new("notes", &tools, "Notes", &[module]).unwrap_err();
+        assert!(error.contains("`Notes.maybe` holds a linear value inside an option"), "{error}");
+    }
+
+    #[test]
+    fn the_kept_values_are_made_by_the_boundary_and_a_short_answer_says_the_call_was_made() {
+        let one = Made::Tuple { len: 2, answered: vec![0] };
+        assert_eq!(place("read", &one, Json::from("hi")), Ok(serde_json::json!(["hi", null])));
+        assert_eq!(place("close", &Made::Kept, Json::from("anything")), Ok(Json::Null));
+        let two = Made::Tuple { len: 3, answered: vec![0, 2] };
+        assert_eq!(
+            place("both", &two, serde_json::json!([{"text": "a"}, 3])),
+            Ok(serde_json::json!([{"text": "a"}, null, 3]))
+        );
+        let short = place("both", &two, serde_json::json!([{"text": "a"}])).unwrap_err();
+        assert!(short.starts_with("`both` was called, but did not answer a list of the 2 values"), "{short}");
     }
 }

@@ -498,3 +498,93 @@ fn decimals_cross_as_the_numbers_the_schema_says_exactly_or_not_at_all() {
         "{fee}"
     );
 }
+
+/// A workspace whose tools act on one account: the policy threads a session through them,
+/// which reading the private channel taints and a post needs untainted. The session is
+/// Cordon's, never the server's.
+const WORKSPACE_POLICY: &str = r#"
+/// Ann's session with the workspace: reading `payroll` taints it.
+linear type Session
+measure tainted(s: Session) -> Bool = false
+
+capability Workspace {
+  tool read_channel(s: Session, channel: String)
+    -> (String, {s2: Session | tainted(s2) == (channel == "payroll" || tainted(s))})
+    @label(channel = untrusted())
+  tool post_message(s: {s: Session | !tainted(s)}, channel: String, text: String)
+    -> (String, {s2: Session | tainted(s2) == tainted(s)})
+    @label(channel = untrusted(), text = untrusted())
+  tool received() -> String
+}
+entry(workspace: Workspace, s: Session) -> (String, Session)
+"#;
+
+fn workspace() -> Server {
+    let python = servers::python_mcp(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let script: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/workspace_server.py");
+    let mut server = server(python.to_str().unwrap(), &[script.to_str().unwrap()], 30);
+    server.startup_timeout_secs = Some(120);
+    server
+}
+
+/// Runs `plan` against the workspace server with the sessions `sessions` kept from earlier
+/// requests, checked knowing them (`known`) or assuming fresh ones: the plan's value (or why it
+/// did not run) and the sessions to keep.
+fn run_in_workspace(plan: &str, sessions: &Sessions, known: bool) -> (Result<String, String>, Sessions) {
+    let mut sources = SourceMap::new();
+    let policy_file = sources.add("policy.cord", WORKSPACE_POLICY);
+    let plan = sources.add("plan.cord", plan);
+    let options =
+        CheckOptions { entry_facts: known.then(|| sessions.entry_facts("ann")).flatten(), ..CheckOptions::default() };
+    let outcome = check(&sources, &[policy_file], Some(plan), &options);
+    let Some(checked) = outcome.program else {
+        let codes: Vec<&str> = outcome.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        return (Err(format!("rejected: {}", codes.join(", "))), sessions.clone());
+    };
+    let program = Program::new(&checked).unwrap();
+    let modules = vec![cordon_syntax::parse(policy_file, WORKSPACE_POLICY).module];
+    let connection = Connection::start("workspace", &workspace()).unwrap();
+    let mut host = McpHost::bind(connection, "Workspace", &modules).unwrap();
+    let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
+    let report = cordon_engine::run(&program, sessions, &config, &mut host);
+    (
+        report.result.map(|v| v.value.to_string()).map_err(|e| format!("{}: {}", e.kind.code().as_str(), e.message)),
+        report.sessions,
+    )
+}
+
+#[test]
+fn a_session_is_threaded_by_cordon_and_never_sent_to_the_server() {
+    let plan = r#"let (news, s) = workspace.read_channel(s, "general");
+let (posted, s) = workspace.post_message(s, "general", "hello");
+(posted + " " + workspace.received(), s)"#;
+    let (value, _) = run_in_workspace(plan, &Sessions::default(), true);
+    let value = value.unwrap();
+    assert!(value.starts_with("(\"posted "), "{value}");
+    assert!(value.contains(r#"\"tool\": \"post_message\""#), "{value}");
+    // The server asked for an `s` in every tool; it was sent none.
+    assert!(value.contains(r#"\"s\": null"#) && !value.contains(r#"\"s\": \""#), "{value}");
+}
+
+#[test]
+fn a_session_tainted_over_mcp_stops_a_later_post_at_check_time_and_at_the_boundary() {
+    // In one plan: reading payroll then posting does not check.
+    let plan = r#"let (pay, s) = workspace.read_channel(s, "payroll");
+let (posted, s) = workspace.post_message(s, "general", "hello");
+(posted, s)"#;
+    let (value, _) = run_in_workspace(plan, &Sessions::default(), true);
+    assert!(value.as_ref().is_err_and(|e| e.contains("refinement-unproven")), "{value:?}");
+    // Across requests: the session comes back tainted, the measure as the refinement defines it.
+    let read = r#"let (pay, s) = workspace.read_channel(s, "payroll"); (to_string(pay.len()), s)"#;
+    let (value, kept) = run_in_workspace(read, &Sessions::default(), true);
+    assert!(value.is_ok(), "{value:?}");
+    assert!(kept.to_json().contains("\"tainted\": true"), "{}", kept.to_json());
+    let post = r#"let (posted, s) = workspace.post_message(s, "general", "hello"); (posted, s)"#;
+    let (value, _) = run_in_workspace(post, &kept, true);
+    assert!(value.as_ref().is_err_and(|e| e.contains("refinement-unproven")), "{value:?}");
+    // Checked as if the session were fresh, the boundary re-checks the host's measure: the post
+    // is refused before the server is called.
+    let (value, _) = run_in_workspace(post, &kept, false);
+    let error = value.unwrap_err();
+    assert!(error.starts_with("recheck-failed: the refinement on `s` does not hold"), "{error}");
+}
