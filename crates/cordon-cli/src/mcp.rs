@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use cordon::api::approval::Approver;
 use cordon::api::diagnostics::render;
 use cordon::api::events::Observers;
+use cordon::api::mcp::import::Account;
 use cordon::api::mcp::{Config, Connection};
 use cordon::{Audience, Request, SessionAt, Settings, Source, Workspace};
 use rmcp::handler::server::ServerHandler;
@@ -51,6 +52,10 @@ pub enum Command {
         /// ~/.config/cordon/cordon.toml)
         #[arg(long = "config", value_name = "FILE")]
         config: Option<PathBuf>,
+        /// The tools act on one account: thread a session through them, which Cordon keeps
+        /// (never sent) and whose `tainted` measure stops writes after private reads
+        #[arg(long)]
+        session: bool,
     },
     /// Serve Cordon over MCP on stdio: tools `check`, `run` and `describe`
     Serve(Box<ServeArgs>),
@@ -84,12 +89,14 @@ pub struct ServeArgs {
 
 pub fn run(command: &Command) -> Result<Report, Error> {
     match command {
-        Command::Import { server, config } => {
+        Command::Import { server, config, session } => {
             let (config, _) = Config::find(config.as_deref()).map_err(Error::Usage)?;
             let entry = config.server(server).map_err(Error::Usage)?;
             let connection = Connection::start(server, entry).map_err(Error::Usage)?;
-            let stdout = cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools())
-                .map_err(Error::Usage)?;
+            let account = if *session { Account::Session } else { Account::PerCall };
+            let stdout =
+                cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools(), account)
+                    .map_err(Error::Usage)?;
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Serve(args) => serve(args),

@@ -14,12 +14,18 @@
 //! outsider text, which a model's prompt explains) and that the printer keeps from ending
 //! their comment or hiding text. So whatever the server sends, the policy declares exactly the
 //! tools, types, labels and tiers this module means.
+//!
+//! For a server whose tools act on one account ([`Account::Session`], `--session`), the policy
+//! threads a `Session` through every tool, which Cordon keeps and never sends (see
+//! [`crate::host`]), with a measure `tainted`: each tool hands back the session as tainted as it
+//! got it, and a tool that writes or sends needs it untainted. The deployer marks the tools that
+//! read private data as tainting it; then "read private, then post" is a type error.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use cordon_syntax::ast::{
-    Annotation, AnnotationArg, Expr, ExprKind, Field, Ident, Item, ItemKind, NodeId, Param, Tool as ToolDecl, TypeExpr,
-    TypeExprKind, Variant,
+    Annotation, AnnotationArg, BinOp, Expr, ExprKind, Field, Ident, Item, ItemKind, NodeId, Param, Tool as ToolDecl,
+    TypeExpr, TypeExprKind, UnOp, Variant,
 };
 use cordon_syntax::print;
 use cordon_syntax::{FileId, Span};
@@ -46,10 +52,28 @@ const WRITES: &[&str] = &[
     "drop", "rename", "publish", "pay", "transfer", "execute", "run",
 ];
 
-/// The policy module for `tools`, served as `capability`; an error if `server` or `capability`
-/// (the deployer's own names) cannot be written as identifiers.
-pub fn policy(server: &str, capability: &str, tools: &[Tool]) -> Result<String, String> {
+/// How a server's tools act: each call on its own, or all on one account, whose session the
+/// policy threads through them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Account {
+    PerCall,
+    Session,
+}
+
+/// The name of the measure the session of [`Account::Session`] has, unless a parameter has it.
+const TAINTED: &str = "tainted";
+
+/// The threaded session: its type's name and its measure's.
+struct Session {
+    ty: String,
+    tainted: String,
+}
+
+/// The policy module for `tools`, served as `capability`, acting as `account` says; an error if
+/// `server` or `capability` (the deployer's own names) cannot be written as identifiers.
+pub fn policy(server: &str, capability: &str, tools: &[Tool], account: Account) -> Result<String, String> {
     let mut types = Types::new(capability);
+    let session_ty = (account == Account::Session).then(|| types.fresh("Session"));
     let mut declared = Vec::new();
     let mut left_out = Vec::new();
     let mut uses: BTreeMap<String, usize> = BTreeMap::new();
@@ -62,10 +86,20 @@ pub fn policy(server: &str, capability: &str, tools: &[Tool]) -> Result<String, 
             continue;
         }
         match declare(&mut types, tool) {
-            Some(decl) => declared.push(decl),
+            Some(decl) => declared.push((decl, writes(tool))),
             None => left_out.push(tool.name.to_string()),
         }
     }
+    // The measure is named apart from every parameter, which would hide it in a refinement.
+    let params: Vec<Param> = declared.iter().flat_map(|(d, _)| d.params.clone()).collect();
+    let session = session_ty.map(|ty| Session { ty, tainted: fresh_name(TAINTED, &params) });
+    let declared: Vec<ToolDecl> = declared
+        .into_iter()
+        .map(|(decl, writes)| match &session {
+            Some(session) => threaded(decl, session, writes),
+            None => decl,
+        })
+        .collect();
     let mut doc = vec![format!("The tools of the MCP server `{}`.", names::cordon_name(server))];
     if !left_out.is_empty() {
         doc.push(
@@ -74,14 +108,20 @@ pub fn policy(server: &str, capability: &str, tools: &[Tool]) -> Result<String, 
         doc.extend(left_out.iter().map(|name| format!("{QUOTE}{}", print::string_literal(name))));
     }
     let mut items = types.items;
+    let mut entry = vec![Param { name: ident(&names::cordon_name(server)), ty: named(capability, vec![]) }];
+    let mut ret = named("String", vec![]);
+    if let Some(session) = &session {
+        items.extend(session_items(server, session));
+        let name = fresh_name("s", &entry);
+        entry.push(Param { name: ident(&name), ty: named(&session.ty, vec![]) });
+        ret = TypeExpr { kind: TypeExprKind::Tuple(vec![ret, named(&session.ty, vec![])]), span: span() };
+    }
     items.push(item(Some(doc.join("\n")), ItemKind::Capability { name: ident(capability), tools: declared }));
-    items.push(item(
-        Some("A plan gets the server's tools and returns its answer.".to_string()),
-        ItemKind::Entry {
-            params: vec![Param { name: ident(&names::cordon_name(server)), ty: named(capability, vec![]) }],
-            ret: named("String", vec![]),
-        },
-    ));
+    let entry_doc = match session {
+        Some(_) => "A plan gets the server's tools and the session, and returns its answer and the session.",
+        None => "A plan gets the server's tools and returns its answer.",
+    };
+    items.push(item(Some(entry_doc.to_string()), ItemKind::Entry { params: entry, ret }));
     let header = print::comment(&format!(
         "A starter policy for the MCP server `{server}`,\n\
          written by `cordon mcp import {server}`.\n\
@@ -146,6 +186,68 @@ fn declare(types: &mut Types, tool: &Tool) -> Option<ToolDecl> {
     }
     let doc = (!doc.is_empty()).then(|| doc.join("\n"));
     Some(ToolDecl { doc, name: ident(&name), params, ret: Some(ret), annotations, span: span() })
+}
+
+/// The session's declarations: the linear type and its measure, `false` for a new session.
+fn session_items(server: &str, session: &Session) -> [Item; 2] {
+    let linear = item(
+        Some(format!(
+            "The account the MCP server `{}` acts on, as one session Cordon threads through its tools\n\
+             and never sends. Mark each tool that reads private data as tainting it\n\
+             (`{}(next) == true`); tools that write or send need it untainted.",
+            names::cordon_name(server),
+            session.tainted
+        )),
+        ItemKind::Linear { name: ident(&session.ty) },
+    );
+    let measure = item(
+        Some("Whether the session has read what may not be written where others read it.".to_string()),
+        ItemKind::Measure {
+            name: ident(&session.tainted),
+            params: vec![Param { name: ident("s"), ty: named(&session.ty, vec![]) }],
+            ret: named("Bool", vec![]),
+            default: Some(expr(ExprKind::Bool(false))),
+        },
+    );
+    [linear, measure]
+}
+
+/// `decl` with the session threaded through: taken first (untainted, for a tool that
+/// `writes`), and handed back beside the result, as tainted as it came.
+fn threaded(mut decl: ToolDecl, session: &Session, writes: bool) -> ToolDecl {
+    let tainted = |name: &str| call(&session.tainted, vec![expr(ExprKind::Name(ident(name)))]);
+    let param = fresh_name("session", &decl.params);
+    let taken = match writes {
+        true => {
+            let untainted = expr(ExprKind::Unary { op: UnOp::Not, operand: Box::new(tainted(&param)) });
+            refined(&param, &session.ty, untainted)
+        }
+        false => named(&session.ty, vec![]),
+    };
+    decl.params.insert(0, Param { name: ident(&param), ty: taken });
+    let next = fresh_name("next", &decl.params);
+    let same = expr(ExprKind::Binary { op: BinOp::Eq, lhs: Box::new(tainted(&next)), rhs: Box::new(tainted(&param)) });
+    let result = decl.ret.take().unwrap_or_else(|| named("String", vec![]));
+    let ret = TypeExprKind::Tuple(vec![result, refined(&next, &session.ty, same)]);
+    decl.ret = Some(TypeExpr { kind: ret, span: span() });
+    decl
+}
+
+/// `{var: ty | pred}`.
+fn refined(var: &str, ty: &str, pred: Expr) -> TypeExpr {
+    TypeExpr {
+        kind: TypeExprKind::Refined { var: ident(var), base: Box::new(named(ty, vec![])), pred: Box::new(pred) },
+        span: span(),
+    }
+}
+
+/// `base`, or `base` followed by underscores, whichever no parameter of `params` is named.
+fn fresh_name(base: &str, params: &[Param]) -> String {
+    let mut name = base.to_string();
+    while params.iter().any(|p| p.name.name == name) {
+        name.push('_');
+    }
+    name
 }
 
 /// Whether a tool may change something: its name says so, or its annotations do (not

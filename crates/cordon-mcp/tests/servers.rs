@@ -245,7 +245,7 @@ fn listing_tools_is_bounded_in_pages_count_and_size() {
 #[test]
 fn a_hostile_tool_list_cannot_rewrite_the_policy_imported_from_it() {
     let connection = listing("import").unwrap();
-    let text = cordon_mcp::import::policy("s", "S", connection.tools()).unwrap();
+    let text = cordon_mcp::import::policy("s", "S", connection.tools(), cordon_mcp::import::Account::PerCall).unwrap();
     let mut sources = SourceMap::new();
     let file = sources.add("imported.cord", text.clone());
     let outcome = check(&sources, &[file], None, &CheckOptions::default());
@@ -587,4 +587,43 @@ let (posted, s) = workspace.post_message(s, "general", "hello");
     let (value, _) = run_in_workspace(post, &kept, false);
     let error = value.unwrap_err();
     assert!(error.starts_with("recheck-failed: the refinement on `s` does not hold"), "{error}");
+}
+
+/// `cordon mcp import --session` for the workspace server: the policy it writes checks and
+/// binds as it is, threads the session through every tool (never sent), and once the deployer
+/// marks the private read as tainting, a post after it is a type error.
+#[test]
+fn an_imported_policy_threads_a_session_that_the_deployer_marks_tainted() {
+    let connection = Connection::start("workspace", &workspace()).unwrap();
+    let text =
+        cordon_mcp::import::policy("workspace", "Workspace", connection.tools(), cordon_mcp::import::Account::Session)
+            .unwrap();
+    let check_plan = |policy: &str, plan: &str| {
+        let mut sources = SourceMap::new();
+        let p = sources.add("imported.cord", policy);
+        let f = sources.add("plan.cord", plan);
+        let outcome = check(&sources, &[p], Some(f), &CheckOptions::default());
+        let codes: Vec<String> = outcome.diagnostics.iter().map(|d| d.code.as_str().to_string()).collect();
+        (outcome.program, codes)
+    };
+    let post = r#"let (posted, s) = workspace.post_message(s, "general", None, "hello"); (posted, s)"#;
+    let (checked, codes) = check_plan(&text, post);
+    let checked = checked.unwrap_or_else(|| panic!("{codes:?}\n{text}"));
+    let program = Program::new(&checked).unwrap();
+    let modules = vec![cordon_syntax::parse(cordon_syntax::FileId(0), &text).module];
+    let mut host = McpHost::bind(connection, "Workspace", &modules).unwrap();
+    let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
+    let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
+    assert!(report.result.is_ok(), "{:?}", report.result);
+    // Reading then posting checks as written (every tool hands the session back as it got it) ..
+    let read_then_post = r#"let (pay, s) = workspace.read_channel(s, "payroll", None);
+let (posted, s) = workspace.post_message(s, "general", None, "hello");
+(posted, s)"#;
+    assert!(check_plan(&text, read_then_post).0.is_some());
+    // .. and not once the deployer says the read taints it.
+    let first = text.find("tainted(next) == tainted(session)");
+    assert!(text.find("tool read_channel") < first && first < text.find("tool post_message"), "{text}");
+    let marked = text.replacen("tainted(next) == tainted(session)", "tainted(next) == true", 1);
+    let (checked, codes) = check_plan(&marked, read_then_post);
+    assert!(checked.is_none() && codes.contains(&"refinement-unproven".to_string()), "{codes:?}");
 }

@@ -170,8 +170,16 @@ fn print_item(out: &mut String, item: &Item) -> Result<(), PrintError> {
             out.push_str(&listed("entry(", &params, &format!(") -> {}", type_expr(ret)?), ""));
             out.push('\n');
         }
-        ItemKind::Measure { .. } | ItemKind::Fn(_) | ItemKind::Const { .. } => {
-            return Err("the printer writes declarations only, not measures, functions or constants".to_string());
+        ItemKind::Measure { name, params, ret, default } => {
+            let params = params.iter().map(param).collect::<Result<Vec<_>, _>>()?;
+            let _ = write!(out, "measure {}({}) -> {}", ident(name)?, params.join(", "), type_expr(ret)?);
+            if let Some(default) = default {
+                let _ = write!(out, " = {}", expr(default)?);
+            }
+            out.push('\n');
+        }
+        ItemKind::Fn(_) | ItemKind::Const { .. } => {
+            return Err("the printer writes declarations only, not functions or constants".to_string());
         }
     }
     Ok(())
