@@ -94,9 +94,10 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             let entry = config.server(server).map_err(Error::Usage)?;
             let connection = Connection::start(server, entry).map_err(Error::Usage)?;
             let account = if *session { Account::Session } else { Account::PerCall };
-            let stdout =
-                cordon::api::mcp::import::policy(server, &entry.capability(server), connection.tools(), account)
-                    .map_err(Error::Usage)?;
+            // With several capabilities, every tool goes to the first: move each where it belongs.
+            let capabilities = entry.capabilities(server).map_err(Error::Usage)?;
+            let stdout = cordon::api::mcp::import::policy(server, &capabilities[0], connection.tools(), account)
+                .map_err(Error::Usage)?;
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Serve(args) => serve(args),

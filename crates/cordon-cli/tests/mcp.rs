@@ -327,6 +327,31 @@ fn run_calls_a_real_server_through_the_policy() {
 }
 
 #[test]
+fn one_server_serves_several_capabilities() {
+    let dir = workdir("cli-mcp", "several");
+    everything_setup(&dir);
+    let config = std::fs::read_to_string(dir.join("cordon.toml")).unwrap();
+    std::fs::write(dir.join("cordon.toml"), format!("{config}capability = [\"Echo\", \"Sums\"]\n")).unwrap();
+    std::fs::write(
+        dir.join("split.cord"),
+        "capability Echo {\n  tool echo(message: String) -> String\n    @label(message = untrusted(), returns = public())\n}\n\
+         capability Sums {\n  tool get_sum(a: Int, b: Int) -> String\n    @label(a = untrusted(), b = untrusted(), returns = public())\n}\n\
+         entry(echo: Echo, sums: Sums) -> String\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("plan.cord"), "echo.echo(sums.get_sum(2, 3))").unwrap();
+    let out = cordon(&dir, &["run", "--mcp", "everything", "--policy", "split.cord", "plan.cord"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("allowed  Sums.get_sum(a: 2, b: 3)"), "{}", out.stdout);
+    assert!(out.stdout.contains("result: \"Echo: The sum of 2 and 3 is 5."), "{}", out.stdout);
+    // Each capability's tools are its own: the echo capability has no `get_sum`.
+    std::fs::write(dir.join("wrong.cord"), "echo.get_sum(2, 3)").unwrap();
+    let out = cordon(&dir, &["run", "--mcp", "everything", "--policy", "split.cord", "wrong.cord"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("the capability `Echo` has no tool `get_sum`"), "{}{}", out.stdout, out.stderr);
+}
+
+#[test]
 fn import_writes_a_policy_that_checks_and_asks_before_writes() {
     let dir = workdir("cli-mcp", "import");
     everything_setup(&dir);

@@ -1,7 +1,8 @@
 //! Tool hosts and how a run's are put together. A [`Host`] serves one capability: a simulated
 //! environment, the filesystem the user granted, a real MCP server. A run's [`Hosts`] send each
 //! effect to the host of its capability. The composition rules live here and nowhere else: no
-//! host named twice, no capability served twice, and one principal for the whole run.
+//! name for two different hosts (one MCP server serving several capabilities is one host under
+//! one name), no capability served twice, and one principal for the whole run.
 
 use std::any::Any;
 
@@ -57,11 +58,14 @@ impl Hosts {
         Hosts::default()
     }
 
-    /// Adds `host`, unless its name or its capability is taken already, or it acts for
-    /// another principal than the hosts before it.
+    /// Adds `host`, unless its name is taken already (but by the same instance serving another
+    /// capability: one MCP server bound to several), its capability is served already, or it
+    /// acts for another principal than the hosts before it.
     pub fn add(&mut self, host: Box<dyn Host>) -> Result<(), String> {
         let (kind, name) = (host.kind(), host.name());
-        if self.hosts.iter().any(|h| h.name() == name) {
+        let another_capability_of_it =
+            |h: &dyn Host| h.instance() == host.instance() && h.capability() != host.capability();
+        if self.hosts.iter().any(|h| h.name() == name && !another_capability_of_it(&**h)) {
             return Err(format!("the {kind} `{name}` is named twice"));
         }
         let capability = host.capability();

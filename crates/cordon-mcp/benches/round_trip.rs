@@ -55,7 +55,7 @@ fn round_trip(c: &mut Criterion) {
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let program = Program::new(outcome.program.as_ref().unwrap()).unwrap();
     let modules = vec![cordon_syntax::parse(policy, POLICY).module];
-    let mut host = McpHost::bind(connection, "Everything", &modules).unwrap();
+    let mut host = McpHost::bind(connection, &["Everything"], &modules).unwrap().remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     group.bench_function("through_cordon", |b| {
         b.iter(|| {
@@ -65,7 +65,7 @@ fn round_trip(c: &mut Criterion) {
     });
     // The direct call once more, after: the server's own drift shows as a difference between
     // the two `direct` figures.
-    let mut connection = host.into_connection();
+    let mut connection = host.into_connection().expect("the only host of its server");
     group.bench_function("direct_again", |b| b.iter(|| call(&mut connection)));
     group.finish();
 }

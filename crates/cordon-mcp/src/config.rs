@@ -13,7 +13,8 @@
 //! args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
 //! env = ["HOME"]          # variables passed through from Cordon's own environment
 //! cwd = "/home/me"
-//! capability = "Files"    # the policy's capability these tools serve (default: `Files` from `files`)
+//! capability = "Files"    # the policy's capability these tools serve (default: `Files` from `files`),
+//!                         # or several, one server for all: ["Notes", "Drafts"]
 //! timeout_secs = 30       # for each call, and for starting and listing unless:
 //! startup_timeout_secs = 60  # for starting and listing its tools
 //! ```
@@ -56,15 +57,23 @@ pub struct Server {
     #[serde(default)]
     pub env: Vec<String>,
     pub cwd: Option<PathBuf>,
-    /// The capability of the policy its tools serve; by default the server's name with its
-    /// first letter in upper case.
-    pub capability: Option<String>,
+    /// The capability of the policy its tools serve, or several, which one server process
+    /// serves together; by default the server's name with its first letter in upper case.
+    pub capability: Option<Capabilities>,
     /// Seconds to wait for the server to answer one call (and to start and list its tools,
     /// unless `startup_timeout_secs` says otherwise).
     pub timeout_secs: Option<u64>,
     /// Seconds to wait for the server to start and list its tools: a server fetched by `npx` or
     /// `uvx` may take longer to start than it may take to answer.
     pub startup_timeout_secs: Option<u64>,
+}
+
+/// The capabilities a server serves: one, or a list.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Capabilities {
+    One(String),
+    Several(Vec<String>),
 }
 
 /// How a server is reached.
@@ -116,14 +125,26 @@ impl Server {
         self.startup_timeout_secs.map_or_else(|| self.timeout(), Duration::from_secs)
     }
 
-    /// The capability its tools serve in a policy: by default the server's name as an
-    /// identifier, its first letter in upper case (`my-files` → `My_files`).
-    pub fn capability(&self, name: &str) -> String {
-        self.capability.clone().unwrap_or_else(|| {
-            let id = crate::names::identifier(name);
-            let mut chars = id.chars();
-            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
-        })
+    /// The capabilities its tools serve in a policy, at least one and none twice: by default
+    /// the server's name as an identifier, its first letter in upper case (`my-files` →
+    /// `My_files`).
+    pub fn capabilities(&self, name: &str) -> Result<Vec<String>, String> {
+        let all = match &self.capability {
+            None => {
+                let id = crate::names::identifier(name);
+                let mut chars = id.chars();
+                vec![chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()]
+            }
+            Some(Capabilities::One(one)) => vec![one.clone()],
+            Some(Capabilities::Several(several)) => several.clone(),
+        };
+        if all.is_empty() {
+            return Err(format!("the MCP server `{name}` serves no capability: name at least one"));
+        }
+        if let Some(twice) = all.iter().enumerate().find_map(|(i, c)| all[..i].contains(c).then_some(c)) {
+            return Err(format!("the MCP server `{name}` lists the capability `{twice}` twice"));
+        }
+        Ok(all)
     }
 }
 
@@ -206,9 +227,17 @@ mod tests {
         .unwrap_or_default();
         let files = config.server("files").map_err(|e| e.to_string());
         assert_eq!(
-            files.map(|s| (s.capability("files"), s.timeout())),
-            Ok(("Files".to_string(), Duration::from_secs(5)))
+            files.map(|s| (s.capabilities("files"), s.timeout())),
+            Ok((Ok(vec!["Files".to_string()]), Duration::from_secs(5)))
         );
+        let capabilities = |line: &str| {
+            let config = Config::parse(&format!("[servers.x]\ncommand = \"a\"\n{line}\n")).unwrap_or_default();
+            config.servers["x"].capabilities("x")
+        };
+        assert_eq!(capabilities("capability = \"Notes\""), Ok(vec!["Notes".to_string()]));
+        assert_eq!(capabilities("capability = [\"Notes\", \"Drafts\"]"), Ok(vec!["Notes".into(), "Drafts".into()]));
+        assert!(capabilities("capability = []").is_err_and(|e| e.contains("serves no capability")));
+        assert!(capabilities("capability = [\"A\", \"A\"]").is_err_and(|e| e.contains("`A` twice")));
         assert!(config.server("mail").is_err_and(|e| e.contains("it lists: files")));
         assert!(Config::parse("[servers.x]\ncommand = 1\n").is_err());
         assert!(Config::parse("[servers.x]\ncommand = \"a\"\nsecret = \"k\"\n").is_err());

@@ -1,4 +1,6 @@
-//! A server's tools as the tools of one capability of a policy.
+//! A server's tools as the tools of a capability of a policy: one host per capability, several
+//! of which may share one server (a policy that splits a server's tools between a reader and a
+//! writer needs one process, not two).
 //!
 //! Only what the policy declares can be called: the policy gives each tool its Cordon
 //! signature, labels and approval tier, and the checker refuses a call to anything else. At
@@ -28,6 +30,7 @@
 //! time, or at the boundary.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use cordon_runtime::{Json, ToolCall, ToolHost};
 use cordon_syntax::ast::{ItemKind, Module, Tool, TypeExpr, TypeExprKind};
@@ -46,7 +49,11 @@ const MAX_ERROR_CHARS: usize = 500;
 /// A server serving one capability.
 #[derive(Debug)]
 pub struct McpHost {
-    connection: Connection,
+    /// The server, shared with the hosts of its other capabilities.
+    connection: Arc<Mutex<Connection>>,
+    /// The server's name and what a grant for it is bound to, as the connection says.
+    server: String,
+    instance: String,
     binding: Binding,
 }
 
@@ -99,16 +106,29 @@ enum Returns {
 }
 
 impl McpHost {
-    /// Binds the tools of `connection` to the capability `capability` as `policies` declare
-    /// it; every mismatch is an error naming the tool and what differs.
-    pub fn bind(connection: Connection, capability: &str, policies: &[Module]) -> Result<McpHost, String> {
-        let binding = Binding::new(connection.name(), connection.tools(), capability, policies)?;
-        Ok(McpHost { connection, binding })
+    /// Binds the tools of `connection` to each of `capabilities` as `policies` declare them:
+    /// a host for each, in order, all calling the one server. Every mismatch is an error naming
+    /// the tool and what differs.
+    pub fn bind(connection: Connection, capabilities: &[&str], policies: &[Module]) -> Result<Vec<McpHost>, String> {
+        let bindings = capabilities
+            .iter()
+            .map(|c| Binding::new(connection.name(), connection.tools(), c, policies))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (server, instance) = (connection.name().to_string(), connection.instance().to_string());
+        let connection = Arc::new(Mutex::new(connection));
+        let host = |binding| McpHost {
+            connection: connection.clone(),
+            server: server.clone(),
+            instance: instance.clone(),
+            binding,
+        };
+        Ok(bindings.into_iter().map(host).collect())
     }
 
-    /// The connection, no longer bound.
-    pub fn into_connection(self) -> Connection {
-        self.connection
+    /// The connection, no longer bound, if no other host shares it.
+    pub fn into_connection(self) -> Option<Connection> {
+        let connection = Arc::try_unwrap(self.connection).ok()?;
+        Some(connection.into_inner().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
@@ -121,7 +141,7 @@ impl cordon_engine::Host for McpHost {
     }
 
     fn name(&self) -> &str {
-        self.connection.name()
+        &self.server
     }
 
     fn capability(&self) -> &str {
@@ -131,7 +151,7 @@ impl cordon_engine::Host for McpHost {
     /// The server as started and as it listed its tools: a grant made for it lapses when the
     /// config points the name elsewhere or the server's tools change.
     fn instance(&self) -> String {
-        self.connection.instance().to_string()
+        self.instance.clone()
     }
 }
 
@@ -447,7 +467,7 @@ impl ToolHost for McpHost {
                 "`{}.{}` is not bound to the MCP server `{}`",
                 call.capability(),
                 call.tool(),
-                self.connection.name()
+                self.server
             ));
         };
         let mut arguments = JsonObject::new();
@@ -473,7 +493,10 @@ impl ToolHost for McpHost {
                 None => return Err(format!("`{}` was called without `{}`", call.tool(), arg.param)),
             }
         }
-        let result = self.connection.call(&bound.server_tool, arguments)?;
+        // A call that panicked while it held the server would be the client's bug; the next
+        // call still gets an answer or an error from the server itself.
+        let result =
+            self.connection.lock().unwrap_or_else(PoisonError::into_inner).call(&bound.server_tool, arguments)?;
         let answer = take(&bound.server_tool, bound, result)?;
         place(&bound.server_tool, &bound.made, answer)
     }

@@ -71,7 +71,7 @@ fn run(policy: &str, capability: &str, server: &Server, plan: &str) -> Result<(S
     let program = Program::new(&checked).unwrap();
     let modules = vec![cordon_syntax::parse(policy_file, policy).module];
     let connection = Connection::start("s", server)?;
-    let mut host = McpHost::bind(connection, capability, &modules)?;
+    let mut host = McpHost::bind(connection, &[capability], &modules)?.remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
     let ending = Engine::new(&mut host).start(&mut run);
@@ -278,7 +278,7 @@ fn a_hostile_tool_list_cannot_rewrite_the_policy_imported_from_it() {
     let expected: Vec<(String, bool, String)> =
         expected.iter().map(|(n, a, p)| (n.to_string(), *a, p.to_string())).collect();
     assert_eq!(declared, expected, "{text}");
-    assert!(McpHost::bind(connection, "S", &[module]).is_ok(), "{text}");
+    assert!(McpHost::bind(connection, &["S"], &[module]).is_ok(), "{text}");
 }
 
 #[test]
@@ -544,7 +544,7 @@ fn run_in_workspace(plan: &str, sessions: &Sessions, known: bool) -> (Result<Str
     let program = Program::new(&checked).unwrap();
     let modules = vec![cordon_syntax::parse(policy_file, WORKSPACE_POLICY).module];
     let connection = Connection::start("workspace", &workspace()).unwrap();
-    let mut host = McpHost::bind(connection, "Workspace", &modules).unwrap();
+    let mut host = McpHost::bind(connection, &["Workspace"], &modules).unwrap().remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let report = cordon_engine::run(&program, sessions, &config, &mut host);
     (
@@ -611,7 +611,7 @@ fn an_imported_policy_threads_a_session_that_the_deployer_marks_tainted() {
     let checked = checked.unwrap_or_else(|| panic!("{codes:?}\n{text}"));
     let program = Program::new(&checked).unwrap();
     let modules = vec![cordon_syntax::parse(cordon_syntax::FileId(0), &text).module];
-    let mut host = McpHost::bind(connection, "Workspace", &modules).unwrap();
+    let mut host = McpHost::bind(connection, &["Workspace"], &modules).unwrap().remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
     assert!(report.result.is_ok(), "{:?}", report.result);
@@ -626,4 +626,39 @@ let (posted, s) = workspace.post_message(s, "general", None, "hello");
     let marked = text.replacen("tainted(next) == tainted(session)", "tainted(next) == true", 1);
     let (checked, codes) = check_plan(&marked, read_then_post);
     assert!(checked.is_none() && codes.contains(&"refinement-unproven".to_string()), "{codes:?}");
+}
+
+/// A policy that splits one server's tools between two capabilities: one process serves both.
+#[test]
+fn one_server_process_serves_every_capability_bound_to_it() {
+    const SPLIT: &str = r#"
+capability Reader {
+  tool read_channel(channel: String) -> String
+}
+capability Poster {
+  tool post_message(channel: String, text: String) -> String
+  tool received() -> String
+}
+entry(reader: Reader, poster: Poster) -> String
+"#;
+    let mut sources = SourceMap::new();
+    let policy = sources.add("policy.cord", SPLIT);
+    let plan = sources.add("plan.cord", r#"let news = reader.read_channel("general"); let posted = poster.post_message("general", "hi"); poster.received()"#);
+    let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
+    let program = Program::new(outcome.program.as_ref().unwrap()).unwrap();
+    let modules = vec![cordon_syntax::parse(policy, SPLIT).module];
+    let connection = Connection::start("workspace", &workspace()).unwrap();
+    let mut hosts = cordon_engine::Hosts::new();
+    for host in McpHost::bind(connection, &["Reader", "Poster"], &modules).unwrap() {
+        hosts.add(Box::new(host)).unwrap();
+    }
+    let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
+    let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut hosts);
+    let seen = report.result.unwrap().value.to_string();
+    // The poster's server saw the reader's call: they are one process.
+    assert!(seen.contains(r#"\"tool\": \"read_channel\""#) && seen.contains(r#"\"tool\": \"post_message\""#), "{seen}");
+    // A capability the policy does not declare is refused when binding, naming it.
+    let connection = Connection::start("workspace", &workspace()).unwrap();
+    let error = McpHost::bind(connection, &["Reader", "Writer"], &modules).unwrap_err();
+    assert!(error.contains("serves the capability `Writer`, but no policy declares it"), "{error}");
 }

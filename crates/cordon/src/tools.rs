@@ -85,8 +85,11 @@ impl Tools {
             for name in &choice.servers {
                 let server = config.server(name).map_err(Error::Setup)?;
                 let connection = Connection::start(name, server).map_err(Error::Setup)?;
-                let host = McpHost::bind(connection, &server.capability(name), &modules).map_err(Error::Setup)?;
-                hosts.add(Box::new(host)).map_err(Error::Setup)?;
+                let capabilities = server.capabilities(name).map_err(Error::Setup)?;
+                let capabilities: Vec<&str> = capabilities.iter().map(String::as_str).collect();
+                for host in McpHost::bind(connection, &capabilities, &modules).map_err(Error::Setup)? {
+                    hosts.add(Box::new(host)).map_err(Error::Setup)?;
+                }
             }
         }
         Ok(Tools { hosts, policies, principal })
