@@ -662,3 +662,27 @@ entry(reader: Reader, poster: Poster) -> String
     let error = McpHost::bind(connection, &["Reader", "Writer"], &modules).unwrap_err();
     assert!(error.contains("serves the capability `Writer`, but no policy declares it"), "{error}");
 }
+
+/// A hostile server around the session: it asks for it (it is not sent), answers a session of
+/// its own making (it is not taken: Cordon makes the session, with the measures its refinement
+/// defines), and answers one value where a tuple needs two (an error that says the call was
+/// made).
+#[test]
+fn a_hostile_server_can_neither_see_nor_make_a_session() {
+    let policy = |ret: &str| {
+        format!(
+            "linear type Session\nmeasure tainted(s: Session) -> Bool = false\n\
+             capability Web {{\n  tool fetch(s: Session, url: String) -> {ret}\n}}\n\
+             entry(web: Web, s: Session) -> (String, Session)\n"
+        )
+    };
+    let mut server = hostile("session", 10);
+    server.startup_timeout_secs = Some(120);
+    let fetched = policy("(String, {s2: Session | tainted(s2) == true})");
+    let (value, _) = run(&fetched, "Web", &server, r#"web.fetch(s, "https://example.com")"#).unwrap();
+    assert_eq!(value, r#"("{\"url\": \"https://example.com\"}", <Session #2>)"#);
+    let several = policy("(Int, Session, Int)");
+    let plan = r#"let (a, s, b) = web.fetch(s, "https://example.com"); (to_string(a + b), s)"#;
+    let error = run(&several, "Web", &server, plan).unwrap_err();
+    assert!(error.contains("`fetch` was called, but did not answer a list of the 2 values"), "{error}");
+}
