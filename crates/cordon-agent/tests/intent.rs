@@ -151,6 +151,7 @@ fn the_model_never_removes_a_flag_of_the_rules() {
         decided_by: Vec::new(),
         flows: Vec::new(),
         flags: Vec::new(),
+        sensitive: Vec::new(),
         grantable: true,
         label_class: "public".into(),
     };
@@ -180,6 +181,7 @@ fn the_intent_model_is_shown_the_card_under_its_own_clearance() {
             says: "the content `my card number is 4111 1111 1111 1111` came from a tool".into(),
             value: Some("my card number is 4111 1111 1111 1111".into()),
         }],
+        sensitive: Vec::new(),
         grantable: true,
         label_class: "secret".into(),
     };

@@ -141,3 +141,33 @@ fn the_same_issue_without_the_data_is_opened() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("opened #"), "{run:?}");
 }
+
+#[test]
+fn a_health_detail_for_a_public_issue_needs_the_users_yes_on_a_masked_card() {
+    // The detail is made at run time: the plan's source (which the store keeps as the request)
+    // holds it in two pieces, so that only what the run records about the call could hold it.
+    let body = r#"My tooth " + "hurts since Monday, so I am slow this week."#;
+    let whole = "tooth hurts";
+    let dir = workdir("cli-egress", "consent_no");
+    let run = command(&dir, &["run", "--approve", &common::answers(&dir, "n\n"), &plan(&dir, body)]).output().unwrap();
+    let both = said(&run.stdout, &run.stderr);
+    assert_ne!(run.status.code(), Some(0), "{both}");
+    assert!(!both.contains("opened #"), "{both}");
+    assert!(both.contains("`body` holds health detail"), "{both}");
+    assert!(both.contains("\"[health detail] since Monday"), "the trace and the refusal show it masked: {both}");
+    assert!(!both.contains(whole), "{both}");
+    let files = written(&dir);
+    assert!(files.contains("health detail"), "the card the store records says what it held");
+    assert!(!files.contains(whole), "a file in the store's directory holds the health detail");
+    // A yes sends it as it is, for this call only; the store still records it masked.
+    let dir = workdir("cli-egress", "consent_yes");
+    let run = command(&dir, &["run", "--approve", &common::answers(&dir, "y\n"), &plan(&dir, body)]).output().unwrap();
+    let both = said(&run.stdout, &run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{both}");
+    assert!(both.contains("opened #"), "{both}");
+    // The audit log says a health detail went out, not which; the tool's answer (the issue it
+    // opened, which quotes it) is the user's own record of what they agreed to send.
+    let audit = command(&dir, &["audit", "show", "--request", "1"]).output().unwrap();
+    let audit = said(&audit.stdout, &audit.stderr);
+    assert!(audit.contains("[health detail] since Monday") && !audit.contains(whole), "{audit}");
+}

@@ -94,8 +94,9 @@ impl<'a> Engine<'a> {
     /// Makes `stage` the pipeline's last stage: it decides after every stage added with
     /// [`Engine::with_stage`], before or after this call, and right before the effect is
     /// committed and performed. For the stage that records an effect as about to be performed
-    /// (`cordon-audit`'s): a later stage could still hold or refuse it. One last stage; a second
-    /// call replaces the first.
+    /// (`cordon-audit`'s): a later stage could still hold or refuse it. It is given the effect as
+    /// observers are told of it ([`Stage::screen`]), so what a stage keeps from being written down
+    /// is not in its row either. One last stage; a second call replaces the first.
     pub fn with_last_stage(mut self, stage: &'a mut dyn Stage) -> Engine<'a> {
         self.stages.set_last(stage);
         self
@@ -168,7 +169,7 @@ impl<'a> Engine<'a> {
         self.told = run.trace().len();
         let shown = self.stages.screen(&held.effect);
         self.emit(&Event::RunResumed { effect: Some(shown.as_ref().unwrap_or(&held.effect)) });
-        let step = run.refuse(e);
+        let step = refuse_call(run, e, shown.as_ref());
         self.tell_trace(run, Some(&held.stage));
         self.drive(run, step)
     }
@@ -216,12 +217,15 @@ impl<'a> Engine<'a> {
         loop {
             // The last stage sees only calls that will be performed if it agrees.
             if self.stages.is_last(i)
-                && let Some(step) = self.refuse_unendorsed(run)
+                && let Some(step) = self.refuse_unendorsed(run, shown.as_ref())
             {
                 return Passed::Performed(step);
             }
+            let last = self.stages.is_last(i);
             let Some(stage) = self.stages.get(i) else { break };
-            let verdict = stage.decide(&effect);
+            // The last stage (the audit's) writes the call down: it is shown the call as every
+            // observer is told of it, screened.
+            let verdict = stage.decide(if last { told } else { &effect });
             self.observers.event(&Event::StageDecided {
                 stage: stage.name(),
                 effect: told,
@@ -233,7 +237,7 @@ impl<'a> Engine<'a> {
                 Verdict::Proceed => i += 1,
                 Verdict::Endorse { by } => {
                     if let Err(e) = run.approve_flows(&by) {
-                        let step = run.refuse(e);
+                        let step = refuse_call(run, e, shown.as_ref());
                         self.tell_trace(run, Some(&stage));
                         return Passed::Performed(step);
                     }
@@ -244,7 +248,7 @@ impl<'a> Engine<'a> {
                     return Passed::Held(Held { effect, stage, needs, next: i + 1 });
                 }
                 Verdict::Refuse(e) => {
-                    let step = run.refuse(e);
+                    let step = refuse_call(run, e, shown.as_ref());
                     self.tell_trace(run, Some(&stage));
                     return Passed::Performed(step);
                 }
@@ -260,17 +264,17 @@ impl<'a> Engine<'a> {
     }
 
     /// Refuses, as the boundary would have, a call that failed label checks and that no stage
-    /// endorsed.
-    fn refuse_unendorsed(&mut self, run: &mut Run) -> Option<Result<Step, RunError>> {
+    /// endorsed (its arguments recorded as `shown`, where a stage screened them).
+    fn refuse_unendorsed(&mut self, run: &mut Run, shown: Option<&Effect>) -> Option<Result<Step, RunError>> {
         let e = run.unapproved_flows()?;
-        let step = run.refuse(e);
+        let step = refuse_call(run, e, shown);
         self.tell_trace(run, None);
         Some(step)
     }
 
     /// Commits and performs `effect`, telling the observers of it as `told`.
     fn perform(&mut self, run: &mut Run, effect: &Effect, told: &Effect) -> Result<Step, RunError> {
-        if let Some(step) = self.refuse_unendorsed(run) {
+        if let Some(step) = self.refuse_unendorsed(run, Some(told)) {
             return step;
         }
         run.commit()?;
@@ -314,6 +318,12 @@ impl<'a> Engine<'a> {
     fn emit(&mut self, event: &Event<'_>) {
         self.observers.event(event);
     }
+}
+
+/// Refuses the waiting call with `e`; the trace keeps its arguments as `shown` where a stage
+/// screened them ([`Stage::screen`]), so no refusal of it records what the stage kept out.
+fn refuse_call(run: &mut Run, e: RunError, shown: Option<&Effect>) -> Result<Step, RunError> {
+    run.refuse_showing(e, shown.map(|s| s.args.clone()))
 }
 
 /// The end of a run driven by [`run`].

@@ -41,6 +41,10 @@ pub struct Card {
     /// leads with them, is approved only by typing the end of the flagged value, and never
     /// makes a grant.
     pub flags: Vec<Flag>,
+    /// What the call would send to readers other than the user that needs the user's consent
+    /// (health, finances, ..), which their own words did not give: the card shows every value
+    /// with such data masked, and never makes a grant.
+    pub sensitive: Vec<Sensitive>,
     /// Whether "always" may be answered: a grant would be remembered for this tool, these
     /// destinations and this label class.
     pub grantable: bool,
@@ -63,6 +67,16 @@ impl Flag {
     pub fn about_call(says: String) -> Flag {
         Flag { says, value: None }
     }
+}
+
+/// A text a call would send that needs the user's consent: where it is (`body`, `msg.text`),
+/// the kinds of data it holds (`health detail`) and the text with each replaced by its
+/// placeholder; never the data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Sensitive {
+    pub at: String,
+    pub kinds: Vec<String>,
+    pub rewritten: String,
 }
 
 /// Characters of the flagged value a person types to approve a flagged card.
@@ -221,6 +235,7 @@ impl Card {
             decided_by: effect.pc.sources().iter().map(|s| s.what.to_string()).collect(),
             flows: Vec::new(),
             flags: Vec::new(),
+            sensitive: Vec::new(),
             grantable: false,
             label_class: label_class(effect),
         };
@@ -282,6 +297,13 @@ impl Card {
             out.text("!! approving sends it exactly as shown.");
             for flag in &self.flags {
                 out.wrapped("!! - ", "!!   ", &flag.says);
+            }
+        }
+        if !self.sensitive.is_empty() {
+            out.text("!! SENSITIVE: this call sends, to readers other than you, what needs your consent");
+            out.text("!! (shown masked below; approving sends it as it is, for this call only):");
+            for s in &self.sensitive {
+                out.wrapped("!! - ", "!!   ", &format!("`{}` holds {}", s.at, s.kinds.join(", ")));
             }
         }
         out.field("action", &self.action);
@@ -367,19 +389,24 @@ impl Card {
     /// one but everyone vouches for it, and it came from no tool) is the model's, unless
     /// `request` names it.
     pub fn attribute_plan_text_to_model(&mut self, request: &str) {
-        let shown = self
-            .destination
-            .iter_mut()
-            .chain(&mut self.recipients)
-            .chain(&mut self.content)
-            .chain(self.fields.iter_mut().map(|(_, v)| v))
-            .chain(self.flows.iter_mut().map(|f| &mut f.value));
-        for v in shown {
+        for v in self.shown_mut() {
             let plan_text = v.origin == Origin::Request && v.label.integrity.is_false() && v.sources.is_empty();
             if plan_text && !named_in(request, &v.text) && v.text != request {
                 v.origin = Origin::Model;
             }
         }
+    }
+}
+
+impl Card {
+    /// Every value the card shows.
+    pub fn shown_mut(&mut self) -> impl Iterator<Item = &mut Shown> {
+        self.destination
+            .iter_mut()
+            .chain(&mut self.recipients)
+            .chain(&mut self.content)
+            .chain(self.fields.iter_mut().map(|(_, v)| v))
+            .chain(self.flows.iter_mut().map(|f| &mut f.value))
     }
 }
 

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use cordon_egress::{Finding, Scanner, Tier, redact};
+use cordon_egress::{Category, Finding, Scanner, Tier, redact};
 use cordon_engine::{Stage, Verdict};
 use cordon_label::{DcLabel, Formula};
 use cordon_runtime::effect::Effect;
@@ -33,7 +33,7 @@ pub struct Egress {
 /// A call's arguments, by parameter.
 type Args = Vec<(Arc<str>, Val)>;
 
-/// What one text in an argument held: where in the argument it is, and its never-tier findings.
+/// What one text in an argument held: where in the argument it is, and its findings.
 struct Found {
     /// The parameter, then the field, element or payload path (`body`, `order.note`, `lines[2]`).
     at: String,
@@ -60,9 +60,15 @@ impl Stage for Egress {
         }
     }
 
-    /// A call this stage refuses is told of with its arguments rewritten, from its proposal on.
+    /// A call is told of with what it sends to others that is never sent, or needs consent,
+    /// replaced by placeholders, from its proposal on: one this stage refuses, and one the
+    /// user agrees to send alike (the audit log says a health detail went to the dentist, not
+    /// which).
     fn screen(&self, effect: &Effect) -> Option<Effect> {
-        let (_, shown) = self.rewrite(effect)?;
+        let (found, shown) = leaving(&self.scanner, &[Tier::Never, Tier::Consent], effect, &self.user);
+        if found.is_empty() {
+            return None;
+        }
         let mut screened = effect.clone();
         screened.args = shown;
         Some(screened)
@@ -73,18 +79,45 @@ impl Egress {
     /// What `effect` sends that is never sent, and its arguments with each such text rewritten;
     /// `None` if it sends none.
     fn rewrite(&self, effect: &Effect) -> Option<(Vec<Found>, Args)> {
-        let mut found = Vec::new();
-        let mut shown = Vec::with_capacity(effect.args.len());
-        for (i, (param, value)) in effect.args.iter().enumerate() {
-            let rewritten = if leaves(&effect.sink(i), &self.user) {
-                rewrite(&self.scanner, value, param.to_string(), &mut found)
-            } else {
-                value.clone()
-            };
-            shown.push((param.clone(), rewritten));
-        }
+        let (found, shown) = leaving(&self.scanner, &[Tier::Never], effect, &self.user);
         (!found.is_empty()).then_some((found, shown))
     }
+}
+
+/// What `effect` sends to readers other than `user` that needs their consent (the consent
+/// tier: health, finances, beliefs, precise location, ..): each such text, where it is, the
+/// kinds of data it holds, and the text with each replaced by its placeholder.
+pub(crate) fn needs_consent(scanner: &Scanner, effect: &Effect, user: &str) -> Vec<(String, Vec<Category>, String)> {
+    let (found, _) = leaving(scanner, &[Tier::Consent], effect, user);
+    found.into_iter().map(|f| (f.at, f.findings.iter().map(|x| x.category).collect(), f.rewritten)).collect()
+}
+
+/// `text` with every finding of either tier replaced by its placeholder, if it has one: a
+/// card shows what it sends masked, so no record of the card holds it.
+pub(crate) fn masked(scanner: &Scanner, text: &str) -> Option<String> {
+    let findings = scanner.scan(text);
+    (!findings.is_empty()).then(|| redact(text, &findings))
+}
+
+/// The categories of the consent tier that `text` (the user's own words) speaks of.
+pub(crate) fn consent_categories(scanner: &Scanner, text: &str) -> Vec<Category> {
+    scanner.scan(text).into_iter().map(|f| f.category).filter(|c| c.tier() == Tier::Consent).collect()
+}
+
+/// The texts of `effect`'s arguments bound for readers other than `user` that hold findings
+/// of `tiers`, and the arguments with each such text rewritten.
+fn leaving(scanner: &Scanner, tiers: &[Tier], effect: &Effect, user: &str) -> (Vec<Found>, Args) {
+    let mut found = Vec::new();
+    let mut shown = Vec::with_capacity(effect.args.len());
+    for (i, (param, value)) in effect.args.iter().enumerate() {
+        let rewritten = if leaves(&effect.sink(i), user) {
+            rewrite(scanner, tiers, value, param.to_string(), &mut found)
+        } else {
+            value.clone()
+        };
+        shown.push((param.clone(), rewritten));
+    }
+    (found, shown)
 }
 
 /// Whether what goes to `sink` may be read by anyone but `user`: data secret to the user alone
@@ -93,50 +126,53 @@ fn leaves(sink: &DcLabel, user: &str) -> bool {
     !sink.secrecy.implies(&Formula::principal(user))
 }
 
-/// `v` with every never-tier finding in its texts replaced by a placeholder; each text that
-/// had one is added to `found`, at the path `at`.
-fn rewrite(scanner: &Scanner, v: &Val, at: String, found: &mut Vec<Found>) -> Val {
+/// `v` with every finding of `tiers` in its texts replaced by a placeholder; each text that had
+/// one is added to `found`, at the path `at`.
+fn rewrite(scanner: &Scanner, tiers: &[Tier], v: &Val, at: String, found: &mut Vec<Found>) -> Val {
     let value = match &v.value {
-        Value::Str(s) => match scan(scanner, s, &at, found) {
+        Value::Str(s) => match scan(scanner, tiers, s, &at, found) {
             Some(rewritten) => Value::str(&rewritten),
             None => return v.clone(),
         },
         // A number is sent as its digits: a card number typed as an integer is one too.
         Value::Int(_) | Value::Decimal(_) | Value::Float(_) => {
             let text = v.value.to_string();
-            match scan(scanner, &text, &at, found) {
+            match scan(scanner, tiers, &text, &at, found) {
                 Some(rewritten) => Value::str(&rewritten),
                 None => return v.clone(),
             }
         }
-        Value::Tuple(items) => Value::Tuple(Arc::new(each(scanner, items, &at, found))),
-        Value::List(items) => Value::List(Arc::new(each(scanner, items, &at, found))),
+        Value::Tuple(items) => Value::Tuple(Arc::new(each(scanner, tiers, items, &at, found))),
+        Value::List(items) => Value::List(Arc::new(each(scanner, tiers, items, &at, found))),
         Value::Record(r) => {
             let fields = r
                 .fields()
-                .map(|(name, f)| (name.clone(), rewrite(scanner, f, format!("{at}.{name}"), found)))
+                .map(|(name, f)| (name.clone(), rewrite(scanner, tiers, f, format!("{at}.{name}"), found)))
                 .collect();
             Value::Record(Arc::new(Record::new(r.ty().clone(), fields, r.host())))
         }
         Value::Variant(x) => {
-            let payload = each(scanner, &x.payload, &format!("{at}({})", x.name), found);
+            let payload = each(scanner, tiers, &x.payload, &format!("{at}({})", x.name), found);
             Value::Variant(Arc::new(cordon_runtime::value::Variant::new(x.enum_name.clone(), x.name.clone(), payload)))
         }
-        Value::Labeled(inner) => Value::Labeled(Arc::new(rewrite(scanner, inner, at, found))),
+        Value::Labeled(inner) => Value::Labeled(Arc::new(rewrite(scanner, tiers, inner, at, found))),
         // Nothing else carries text the host sends.
         _ => return v.clone(),
     };
     Val { value, label: v.label.clone() }
 }
 
-fn each(scanner: &Scanner, items: &[Val], at: &str, found: &mut Vec<Found>) -> Vec<Val> {
-    items.iter().enumerate().map(|(i, x)| rewrite(scanner, x, format!("{at}[{i}]"), found)).collect()
+fn each(scanner: &Scanner, tiers: &[Tier], items: &[Val], at: &str, found: &mut Vec<Found>) -> Vec<Val> {
+    items.iter().enumerate().map(|(i, x)| rewrite(scanner, tiers, x, format!("{at}[{i}]"), found)).collect()
 }
 
-/// The rewrite of `text` if it holds never-tier findings (recorded in `found`).
-fn scan(scanner: &Scanner, text: &str, at: &str, found: &mut Vec<Found>) -> Option<String> {
-    let findings: Vec<Finding> =
-        scanner.scan_never(text).into_iter().filter(|f| f.category.tier() == Tier::Never).collect();
+/// The rewrite of `text` if it holds findings of `tiers` (recorded in `found`).
+fn scan(scanner: &Scanner, tiers: &[Tier], text: &str, at: &str, found: &mut Vec<Found>) -> Option<String> {
+    let all = match tiers.contains(&Tier::Consent) {
+        true => scanner.scan(text),
+        false => scanner.scan_never(text),
+    };
+    let findings: Vec<Finding> = all.into_iter().filter(|f| tiers.contains(&f.category.tier())).collect();
     if findings.is_empty() {
         return None;
     }

@@ -2,6 +2,9 @@
 //! performs it. It decides in three values, never a bool ([`Decision`]): allow, needs approval,
 //! deny; asks the approver when a card is needed; and answers the engine.
 
+use std::sync::Arc;
+
+use cordon_egress::{Category, Scanner};
 use cordon_engine::{Note, Stage, Verdict};
 use cordon_label::{Label, Tier};
 use cordon_runtime::{Effect, ErrorKind, Program, RunError, deep_label};
@@ -9,7 +12,8 @@ use cordon_store::{GrantId, GrantQuery, NewGrant, Scope};
 use serde::Serialize;
 
 use crate::approver::{Answer, Approver, Reply};
-use crate::card::{Card, FlowShown, Shown, integrity_words, secrecy_words};
+use crate::card::{Card, FlowShown, Sensitive, Shown, integrity_words, named_in, secrecy_words};
+use crate::egress;
 use crate::grants::{Grants, MemoryGrants};
 use crate::intent::{IntentCheck, ProvenanceRules};
 use crate::plan::PlanApproval;
@@ -27,16 +31,19 @@ pub enum Decision {
 }
 
 /// The rules, as a pure function of what the gate found: the tier; whether the labels refused
-/// the call (and the user could approve that); whether the intent check flagged the card; and
-/// whether a live grant covers it. Deny beats everything; `ask_always` ignores grants; a
-/// flagged card or a label approval needs a card even under a grant, and never makes one.
-pub fn rule(tier: Tier, flows: bool, flagged: bool, granted: bool) -> Decision {
+/// the call (and the user could approve that); whether the intent check flagged the card;
+/// whether the call sends what needs the user's consent (and their own words did not give it);
+/// and whether a live grant covers it. Deny beats everything; `ask_always` ignores grants; a
+/// flagged card, a label approval or a consent needs a card even under a grant, and never makes
+/// one.
+pub fn rule(tier: Tier, flows: bool, flagged: bool, consent: bool, granted: bool) -> Decision {
+    let special = flows || flagged || consent;
     match tier {
         Tier::Deny => Decision::Deny,
         Tier::AskAlways => Decision::NeedsApproval { grantable: false },
-        Tier::Ask if granted && !flagged && !flows => Decision::Allow,
-        Tier::Ask => Decision::NeedsApproval { grantable: !flagged && !flows },
-        Tier::None if flows => Decision::NeedsApproval { grantable: false },
+        Tier::Ask if granted && !special => Decision::Allow,
+        Tier::Ask => Decision::NeedsApproval { grantable: !special },
+        Tier::None if flows || consent => Decision::NeedsApproval { grantable: false },
         Tier::None => Decision::Allow,
     }
 }
@@ -111,6 +118,10 @@ pub struct Gate<'a> {
     plan_by_model: bool,
     approver: Box<dyn Approver + 'a>,
     intent: Box<dyn IntentCheck + 'a>,
+    /// The outgoing-data check's detectors, for the consent tier, and the user's own words
+    /// (their request, or the plan they wrote), whose consent-tier data they consent to send
+    /// to whom they name.
+    consent: Option<(Arc<Scanner>, String)>,
     grants: Box<dyn Grants + 'a>,
     session: Option<String>,
     scope: Scope,
@@ -149,6 +160,7 @@ impl<'a> Gate<'a> {
             plan_by_model: false,
             approver,
             intent: Box::new(ProvenanceRules::new()),
+            consent: None,
             grants: Box::new(MemoryGrants::new()),
             session: None,
             scope: Scope::UntilRevoked,
@@ -169,6 +181,16 @@ impl<'a> Gate<'a> {
     pub fn with_request(mut self, request: &str) -> Gate<'a> {
         self.request = request.to_string();
         self.plan_by_model = true;
+        self
+    }
+
+    /// Asks the user's consent, on a card, before a call sends to readers other than them what
+    /// `scanner`'s consent tier finds (health, finances, beliefs, precise location, ..), unless
+    /// `own_words` (their request, or the plan they wrote) speak of that kind of data and name
+    /// every destination and recipient of the call: "tell my dentist my tooth hurts" consents to
+    /// health, to the dentist, for this request only.
+    pub fn with_consent(mut self, scanner: Arc<Scanner>, own_words: &str) -> Gate<'a> {
+        self.consent = Some((scanner, own_words.to_string()));
         self
     }
 
@@ -198,7 +220,6 @@ impl<'a> Gate<'a> {
         self
     }
 
-    /// Grants answered "always" expire after `ms` milliseconds.
     /// What serves each capability, by name (`Hosts::instances`): a grant made here is bound
     /// to what served its tool, and covers the tool only as served by the same.
     pub fn with_instances(mut self, instances: impl IntoIterator<Item = (String, String)>) -> Gate<'a> {
@@ -206,6 +227,7 @@ impl<'a> Gate<'a> {
         self
     }
 
+    /// Grants answered "always" expire after `ms` milliseconds.
     pub fn grants_expire_after_ms(mut self, ms: i64) -> Gate<'a> {
         self.grant_ttl_ms = Some(ms);
         self
@@ -278,15 +300,31 @@ impl<'a> Gate<'a> {
             record.reason = Some("the labels refused this call and the user may not approve it".into());
             return (Verdict::Proceed, record);
         }
-        if tier == Tier::None && !flows {
+        // What needs consent, before a card is built: most calls send nothing of the kind.
+        let found = match &self.consent {
+            Some((scanner, _)) => egress::needs_consent(scanner, effect, &self.user),
+            None => Vec::new(),
+        };
+        let allowed = |mut record: Record| {
             record.decision = Some(Decision::Allow);
             record.outcome = "allowed";
-            return (Verdict::Proceed, record);
+            (Verdict::Proceed, record)
+        };
+        if tier == Tier::None && !flows && found.is_empty() {
+            return allowed(record);
         }
         let mut card = match Card::build(&self.program, effect, tier, &self.user) {
             Ok(c) => c,
             Err(e) => return self.failed(record, effect, "its approval card could not be built", &e.to_string()),
         };
+        card.sensitive = self.not_consented(found, &card);
+        let consent = !card.sensitive.is_empty();
+        if tier == Tier::None && !flows && !consent {
+            return allowed(record);
+        }
+        if consent {
+            self.mask(&mut card);
+        }
         if flows {
             card.flows = self.flows_shown(effect);
         }
@@ -295,19 +333,19 @@ impl<'a> Gate<'a> {
         }
         card.flags = self.intent.check(&self.request, &card);
         let flagged = !card.flags.is_empty();
-        if tier == Tier::Ask && !flagged && !flows && self.plan.take(effect, &card) {
+        if tier == Tier::Ask && !flagged && !flows && !consent && self.plan.take(effect, &card) {
             record.decision = Some(Decision::Allow);
             record.outcome = "plan";
             return (Verdict::Proceed, record);
         }
         let mut granted = None;
-        if tier == Tier::Ask && !flagged && !flows {
+        if tier == Tier::Ask && !flagged && !flows && !consent {
             match self.find_grant(&card) {
                 Ok(g) => granted = g,
                 Err(e) => return self.failed(record, effect, "the grant store could not be read", &e),
             }
         }
-        let decision = rule(tier, flows, flagged, granted.is_some());
+        let decision = rule(tier, flows, flagged, consent, granted.is_some());
         record.decision = Some(decision);
         match decision {
             Decision::Deny => unreachable_deny(self, record, effect),
@@ -319,6 +357,40 @@ impl<'a> Gate<'a> {
             Decision::NeedsApproval { grantable } => {
                 card.grantable = grantable;
                 self.ask(record, effect, card, flows)
+            }
+        }
+    }
+
+    /// Of what a call sends that needs the user's consent (`found`: each text's place and
+    /// kinds), what their own words did not give: a kind of data they did not speak of, or a
+    /// destination or recipient (of `card`) they did not name.
+    fn not_consented(&self, found: Vec<(String, Vec<Category>, String)>, card: &Card) -> Vec<Sensitive> {
+        let Some((scanner, own_words)) = &self.consent else { return Vec::new() };
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let spoken = egress::consent_categories(scanner, own_words);
+        let destinations = card.destinations();
+        let named = !destinations.is_empty() && destinations.iter().all(|d| named_in(own_words, d));
+        found
+            .into_iter()
+            .filter(|(_, kinds, _)| !(named && kinds.iter().all(|k| spoken.contains(k))))
+            .map(|(at, mut kinds, rewritten)| {
+                kinds.sort_unstable();
+                kinds.dedup();
+                let kinds = kinds.iter().map(|k| k.placeholder().trim_matches(['[', ']']).to_string()).collect();
+                Sensitive { at, kinds, rewritten }
+            })
+            .collect()
+    }
+
+    /// Every value `card` shows with what the outgoing-data check finds in it masked: the card
+    /// is recorded (the audit log, transcripts), and a record may not hold it.
+    fn mask(&self, card: &mut Card) {
+        let Some((scanner, _)) = &self.consent else { return };
+        for shown in card.shown_mut() {
+            if let Some(masked) = egress::masked(scanner, &shown.text) {
+                shown.text = masked;
             }
         }
     }
@@ -404,8 +476,17 @@ impl<'a> Gate<'a> {
         let verdict = match answer {
             Answer::No => {
                 let reason = format!("`{}` was not approved: {} answered no", card.tool, self.approver.name());
+                let rewrites = rewrites(&card.sensitive);
                 record.card = Some(card);
-                return self.refuse(record, effect, reason, "refused");
+                let (verdict, record) = self.refuse(record, effect, reason, "refused");
+                let verdict = match verdict {
+                    Verdict::Refuse(mut e) => {
+                        e.notes.extend(rewrites);
+                        Verdict::Refuse(e)
+                    }
+                    other => other,
+                };
+                return (verdict, record);
             }
             Answer::Always if card.grantable => match self.make_grants(&card) {
                 Ok(ids) => {
@@ -623,4 +704,18 @@ impl Note for Record {
     fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
     }
+}
+
+/// For a refused call that would have sent what needs consent: each such text rewritten, so
+/// the plan (or the model) can send the rewrite instead; never the data.
+fn rewrites(sensitive: &[Sensitive]) -> Vec<String> {
+    if sensitive.is_empty() {
+        return Vec::new();
+    }
+    let mut notes: Vec<String> = sensitive
+        .iter()
+        .map(|s| format!("`{}` holds {}; rewritten: {:?}", s.at, s.kinds.join(", "), s.rewritten))
+        .collect();
+    notes.push("the user may agree to the rewritten text: each placeholder stands where the data was".into());
+    notes
 }

@@ -84,6 +84,7 @@ impl PlanApproval {
             decided_by: Vec::new(),
             flows: Vec::new(),
             flags: Vec::new(),
+            sensitive: Vec::new(),
             grantable: false,
             label_class: String::new(),
         }

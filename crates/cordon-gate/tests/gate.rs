@@ -107,21 +107,31 @@ fn deny_beats_every_approval_and_every_grant() {
 fn the_rules_are_three_valued_and_deny_wins() {
     for flows in [false, true] {
         for flagged in [false, true] {
-            for granted in [false, true] {
-                assert_eq!(rule(Tier::Deny, flows, flagged, granted), Decision::Deny);
-                assert_eq!(
-                    rule(Tier::AskAlways, flows, flagged, granted),
-                    Decision::NeedsApproval { grantable: false }
-                );
+            for consent in [false, true] {
+                for granted in [false, true] {
+                    assert_eq!(rule(Tier::Deny, flows, flagged, consent, granted), Decision::Deny);
+                    assert_eq!(
+                        rule(Tier::AskAlways, flows, flagged, consent, granted),
+                        Decision::NeedsApproval { grantable: false }
+                    );
+                    // What needs consent needs a card under every other tier and grant, and
+                    // never makes a grant.
+                    if consent {
+                        for tier in [Tier::Ask, Tier::None] {
+                            let decision = rule(tier, flows, flagged, consent, granted);
+                            assert_eq!(decision, Decision::NeedsApproval { grantable: false });
+                        }
+                    }
+                }
             }
         }
     }
-    assert_eq!(rule(Tier::Ask, false, false, true), Decision::Allow);
-    assert_eq!(rule(Tier::Ask, false, true, true), Decision::NeedsApproval { grantable: false });
-    assert_eq!(rule(Tier::Ask, true, false, true), Decision::NeedsApproval { grantable: false });
-    assert_eq!(rule(Tier::Ask, false, false, false), Decision::NeedsApproval { grantable: true });
-    assert_eq!(rule(Tier::None, false, false, false), Decision::Allow);
-    assert_eq!(rule(Tier::None, true, false, false), Decision::NeedsApproval { grantable: false });
+    assert_eq!(rule(Tier::Ask, false, false, false, true), Decision::Allow);
+    assert_eq!(rule(Tier::Ask, false, true, false, true), Decision::NeedsApproval { grantable: false });
+    assert_eq!(rule(Tier::Ask, true, false, false, true), Decision::NeedsApproval { grantable: false });
+    assert_eq!(rule(Tier::Ask, false, false, false, false), Decision::NeedsApproval { grantable: true });
+    assert_eq!(rule(Tier::None, false, false, false, false), Decision::Allow);
+    assert_eq!(rule(Tier::None, true, false, false, false), Decision::NeedsApproval { grantable: false });
 }
 
 const PAY: &str = r#"
@@ -579,4 +589,126 @@ entry(n: Notes) -> ()
     let card = gate.records().iter().find_map(|r| r.card.clone()).unwrap();
     assert!(card.flows[0].meaning.contains("you release data that is secret to ann to anyone"), "{:#?}", card.flows);
     assert_eq!(host.0, ["\"a note\""]);
+}
+
+/// A messaging tool with no approval tier, whose card names the recipient and the text.
+const MESSAGES: &str = r#"
+capability Messages {
+  tool send(to: String, text: String)
+    @label(to = untrusted(), text = untrusted())
+    @card(destination = to, content = text)
+}
+entry(messages: Messages) -> ()
+"#;
+
+/// Records every card it is shown and answers each with `answer`.
+struct Watching {
+    answer: Answer,
+    seen: Vec<Card>,
+}
+
+impl Approver for Watching {
+    fn name(&self) -> &str {
+        "watching"
+    }
+
+    fn review(&mut self, card: &Card) -> Reply {
+        self.seen.push(card.clone());
+        Reply::Answer(self.answer)
+    }
+
+    fn speaks_for_user(&self) -> bool {
+        true
+    }
+}
+
+/// Every message sent, as `to: text`.
+#[derive(Default)]
+struct Outbox(Vec<String>);
+
+impl ToolHost for Outbox {
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        self.0.push(format!(
+            "{}: {}",
+            call.args["to"].as_str().unwrap_or(""),
+            call.args["text"].as_str().unwrap_or("")
+        ));
+        Ok(Json::Null)
+    }
+}
+
+/// Sends `text` to `to` with a gate that asks consent against `own_words`, answering `answer`:
+/// what was sent, the cards shown, the gate's records and how the run ended.
+fn send_with_consent(
+    to: &str,
+    text: &str,
+    own_words: &str,
+    answer: Answer,
+) -> (Vec<String>, Vec<Card>, String, Ending) {
+    let program = program(MESSAGES, &format!("messages.send({to:?}, {text:?})"));
+    let scanner = std::sync::Arc::new(cordon_egress::Scanner::new(&[]));
+    let mut approver = Watching { answer, seen: Vec::new() };
+    let mut outbox = Outbox::default();
+    let (records, ending) = {
+        let mut gate = Gate::new(&program, "ann", Box::new(&mut approver)).with_consent(scanner, own_words);
+        let ending = drive(&program, "ann", &mut outbox, &mut gate);
+        (serde_json::to_string(gate.records()).unwrap(), ending)
+    };
+    (outbox.0, approver.seen, records, ending)
+}
+
+#[test]
+fn what_needs_consent_is_sent_only_with_a_yes_on_a_card_that_shows_it_masked() {
+    let (to, text) = ("dentist@clinic.example", "my tooth hurts, can I come tomorrow?");
+    // Nothing in the user's words: a card, whatever the tier; no answers no, nothing sent.
+    let (sent, cards, records, ending) = send_with_consent(to, text, "", Answer::No);
+    assert!(sent.is_empty(), "{sent:?}");
+    // The refusal gives the plan (and the model) the text rewritten, never the data.
+    let refusal = failed(ending);
+    let notes = refusal.notes.join("\n");
+    assert!(
+        notes.contains(r#"`text` holds health detail; rewritten: "[health detail], can I come tomorrow?""#),
+        "{notes}"
+    );
+    assert!(!format!("{refusal:?}").contains("tooth hurts"), "{refusal:?}");
+    let [card] = cards.as_slice() else { panic!("one card: {cards:?}") };
+    assert_eq!(card.sensitive.len(), 1, "{card:?}");
+    assert_eq!(
+        (card.sensitive[0].at.as_str(), card.sensitive[0].kinds.as_slice()),
+        ("text", &["health detail".to_string()][..])
+    );
+    assert!(!card.grantable, "consent is for this call only");
+    let shown = card.render(100);
+    assert!(shown.contains("!! SENSITIVE") && shown.contains("`text` holds health detail"), "{shown}");
+    for what in [&shown, &records] {
+        assert!(!what.contains("tooth hurts"), "the health detail is shown masked and recorded masked: {what}");
+    }
+    assert!(shown.contains("[health detail], can I come tomorrow?"), "{shown}");
+    // Yes sends it as it is.
+    let (sent, _, _, _) = send_with_consent(to, text, "", Answer::Yes);
+    assert_eq!(sent, [format!("{to}: {text}")]);
+}
+
+#[test]
+fn the_users_own_words_consent_to_that_kind_of_data_for_whom_they_name() {
+    let (to, text) = ("dentist@clinic.example", "my tooth hurts, can I come tomorrow?");
+    // "Tell my dentist my tooth hurts": health, to the dentist, no card.
+    let own = "tell dentist@clinic.example that my tooth hurts";
+    let (sent, cards, _, _) = send_with_consent(to, text, own, Answer::No);
+    assert!(cards.is_empty(), "{cards:?}");
+    assert_eq!(sent.len(), 1);
+    // The same words do not cover another recipient ..
+    let (sent, cards, _, _) = send_with_consent("boss@work.example", text, own, Answer::No);
+    assert!(sent.is_empty() && cards.len() == 1, "{sent:?} {cards:?}");
+    // .. nor another kind of data for the dentist.
+    let (sent, cards, _, _) = send_with_consent(
+        to,
+        "I was diagnosed with depression last year",
+        "tell dentist@clinic.example hello",
+        Answer::No,
+    );
+    assert!(sent.is_empty() && cards.len() == 1, "{sent:?} {cards:?}");
+    // A message with nothing of the kind needs no card.
+    let (sent, cards, _, _) = send_with_consent(to, "can I come tomorrow at 10?", "", Answer::No);
+    assert!(cards.is_empty() && sent.len() == 1, "{sent:?} {cards:?}");
 }

@@ -56,6 +56,7 @@ fn hostile_card() -> Card {
             meaning: format!("you vouch for {HOSTILE}"),
         }],
         flags: vec![Flag { says: format!("the recipient came from {HOSTILE}"), value: Some(format!("x{HOSTILE}")) }],
+        sensitive: Vec::new(),
         grantable: true,
         label_class: format!("secret:{HOSTILE}"),
     }
@@ -187,6 +188,7 @@ fn flagged_card(recipient: &str) -> Card {
             says: format!("the recipient `{recipient}` came from the plan"),
             value: Some(recipient.into()),
         }],
+        sensitive: Vec::new(),
         grantable: false,
         label_class: "public".into(),
     }

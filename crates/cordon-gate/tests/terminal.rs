@@ -30,6 +30,7 @@ fn card() -> Card {
         decided_by: Vec::new(),
         flows: Vec::new(),
         flags: Vec::new(),
+        sensitive: Vec::new(),
         grantable: false,
         label_class: "public".into(),
     }

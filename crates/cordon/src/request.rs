@@ -160,8 +160,16 @@ impl<'w> Prepared<'w> {
         let recording = Recording::begin(storage.store(), &new).map_err(|error| storage.error(error))?;
         let approver = &mut *self.approver;
         let instances = workspace.tools.hosts.instances();
+        let scanner = workspace.scanner();
         let mut gate =
             gate(storage, &workspace.settings, &program, &principal, approver, session.as_deref(), instances)?;
+        // What needs consent is sent without a card only as the user's own words say: their
+        // request, or the plan they wrote.
+        let own_words = match self.by_model {
+            true => self.asked.as_deref().unwrap_or_default(),
+            false => text.as_str(),
+        };
+        gate = gate.with_consent(scanner.clone(), own_words);
         if self.by_model {
             gate = gate.with_request(self.asked.as_deref().unwrap_or_default());
         }
@@ -182,7 +190,6 @@ impl<'w> Prepared<'w> {
             }
             Ok(mut run) => {
                 // What is never sent is refused before any card could ask about it.
-                let scanner = workspace.scanner();
                 let mut egress = Egress::new(scanner.clone(), &principal);
                 let mut engine = Engine::new(&mut workspace.tools.hosts)
                     .with_stage(&mut egress)
