@@ -125,7 +125,8 @@ impl Conversation {
         let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..HttpConfig::default() };
         let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?.with_http(http);
         let provider = cordon::api::models::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
-        let tools = setup.tools.open(read, kept(&setup.store, &setup.approve, setup.session.as_deref()))?;
+        let kept = kept(&setup.store, &setup.approve, setup.session.as_deref());
+        let tools = setup.tools.open(read, kept, &setup.store.location()?)?;
         // Before anything runs: a store that cannot be opened stops here.
         let storage = setup.store.open()?;
         let mut settings = Settings {
@@ -135,8 +136,7 @@ impl Conversation {
             ..Settings::default()
         };
         setup.approve.apply(&mut settings)?;
-        let secrets = crate::secrets::for_requests(&setup.store.location()?)?;
-        let mut workspace = Workspace::new(tools, storage, settings).with_vault_secrets(&secrets);
+        let mut workspace = Workspace::new(tools, storage, settings);
         if let Some(path) = &setup.session {
             workspace = workspace.with_session(SessionAt::File(path.clone()));
         }

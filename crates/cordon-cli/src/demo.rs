@@ -263,7 +263,7 @@ struct Executed {
 fn workspace(env: &str, policy: (&str, &str), store: &Storage, settings: Settings) -> Result<Workspace, String> {
     let hosts = cordon::api::sim::hosts(&[env])?;
     let principal = hosts.principal().unwrap_or("user").to_string();
-    let tools = Tools { hosts, policies: vec![Source::new(policy.0, policy.1)], principal };
+    let tools = Tools { hosts, policies: vec![Source::new(policy.0, policy.1)], principal, broker: None };
     Ok(Workspace::new(tools, store.clone(), settings))
 }
 

@@ -8,6 +8,7 @@
 mod approve;
 mod ask;
 mod audit;
+mod broker;
 mod chat;
 mod check;
 mod demo;
@@ -68,6 +69,10 @@ enum Command {
     /// The vault's credentials: add one (bound to hosts and a header), list them, remove one
     #[command(subcommand)]
     Secrets(secrets::Command),
+    /// The credential broker: the one process that opens the vault, putting a secret into a
+    /// request only where it is bound, and sending the web's requests (`run --web` starts its
+    /// own; this one serves `--broker`)
+    Broker(broker::Args),
     /// The Model Context Protocol: import a server's tools as a policy, serve Cordon to
     /// another agent
     #[command(subcommand)]
@@ -151,6 +156,9 @@ fn main() -> ExitCode {
             secrets::run(command).map(|stdout| Report { stdout, accepted: true, error: None }).map_err(Error::from)
         }
         Command::Mcp(command) => mcp::run(command),
+        Command::Broker(args) => broker::run(args)
+            .map(|()| Report { stdout: String::new(), accepted: true, error: None })
+            .map_err(Error::from),
     };
     let mut stderr = Guarded::new(std::io::stderr());
     // A terminal that is gone cannot be told so.
@@ -171,5 +179,15 @@ fn main() -> ExitCode {
             let _ = writeln!(stderr, "cordon: {error}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every subcommand's arguments are well formed (clap checks a command only when it is
+    /// parsed: two flags of one name would panic only when that subcommand is used).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
     }
 }

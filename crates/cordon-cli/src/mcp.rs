@@ -114,7 +114,7 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     // The tools and policies are checked once, before the first request: a broken policy or a
     // server that does not match is an error at start, not a failure of every call.
     let kept = kept(&args.store, &args.approve, args.session.as_deref());
-    let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept)?;
+    let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept, &args.store.location()?)?;
     // The approver too: a file of answers that does not read is an error at start.
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
     let base = Cordon {
@@ -248,13 +248,12 @@ impl Cordon {
         if workspace.is_none() {
             let args = &self.args;
             let kept = kept(&args.store, &args.approve, args.session.as_deref());
-            let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept).map_err(|e| e.to_string())?;
+            let location = args.store.location().map_err(|e| e.to_string())?;
+            let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept, &location).map_err(|e| e.to_string())?;
             let storage = args.store.open().map_err(|e| e.to_string())?;
             let mut settings = Settings::default();
             args.approve.apply(&mut settings).map_err(|e| e.to_string())?;
-            let location = args.store.location().map_err(|e| e.to_string())?;
-            let secrets = crate::secrets::for_requests(&location).map_err(|e| e.to_string())?;
-            let mut opened = Workspace::new(tools, storage, settings).with_vault_secrets(&secrets);
+            let mut opened = Workspace::new(tools, storage, settings);
             if let Some(at) = &self.session {
                 opened = opened.with_session(at.clone());
             }

@@ -71,7 +71,8 @@ pub struct Args {
 pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dyn Write) -> Result<Report, Error> {
     let plan = read(&args.plan).map_err(|error| cordon::Error::Read { path: args.plan.clone(), error })?;
     let plan = Source::new(args.plan.display().to_string(), plan);
-    let tools = args.tools.open(read, kept(&args.store, &args.approve, args.session.as_deref()))?;
+    let kept = kept(&args.store, &args.approve, args.session.as_deref());
+    let tools = args.tools.open(read, kept, &args.store.location()?)?;
     // Before anything runs: a store that cannot be opened stops the run here (and a session
     // another run holds, when the workspace takes it).
     let storage = args.store.open()?;
@@ -80,8 +81,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dy
         ..Settings::default()
     };
     args.approve.apply(&mut settings)?;
-    let secrets = crate::secrets::for_requests(&args.store.location()?)?;
-    let mut workspace = Workspace::new(tools, storage, settings).with_vault_secrets(&secrets);
+    let mut workspace = Workspace::new(tools, storage, settings);
     if let Some(path) = &args.session {
         workspace = workspace.with_session(SessionAt::File(path.clone()));
     }

@@ -156,11 +156,3 @@ fn quiet(stdin: &std::io::Stdin) -> Option<rustix::termios::Termios> {
     rustix::termios::tcsetattr(stdin, rustix::termios::OptionalActions::Now, &silent).ok()?;
     Some(previous)
 }
-
-/// The vault's secrets for a request's outgoing-data check: those of the vault beside the store
-/// at `store`, its key from $CORDON_VAULT_KEY or the default key file; none if there is no
-/// vault.
-pub fn for_requests(store: &std::path::Path) -> Result<Vec<SecretValue>, Error> {
-    let key_file = key_location(|name| std::env::var_os(name));
-    Ok(cordon::api::vault::secrets(store, key_variable(), key_file.as_deref())?)
-}

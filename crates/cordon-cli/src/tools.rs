@@ -1,6 +1,7 @@
 //! The flags that say what a run's tools are: the policies (`--policy`), the simulated
-//! environments (`--env`), the directories the user grants (`--dir`), and real MCP servers
-//! (`--mcp`, from `cordon.toml` or `--config`). `cordon::Tools::open` opens them.
+//! environments (`--env`), the directories the user grants (`--dir`), the web (`--web`, through
+//! the credential broker, `--broker`), and real MCP servers (`--mcp`, from `cordon.toml` or
+//! `--config`). `cordon::Tools::open` opens them.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -38,17 +39,29 @@ pub struct ToolArgs {
     /// The config listing MCP servers (default: ./cordon.toml, else ~/.config/cordon/cordon.toml)
     #[arg(long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// The web: the plan gets `http: Http` (policies/http.cord, or a `--policy` with your own
+    /// allow-list), its requests sent by the credential broker
+    #[arg(long)]
+    pub web: bool,
+
+    /// The credential broker to use, listening at this socket (`cordon broker --socket PATH`);
+    /// without it, one is started for this command when there is a vault or `--web`
+    #[arg(long, value_name = "SOCKET")]
+    pub broker: Option<PathBuf>,
 }
 
 impl ToolArgs {
-    /// Reads the policies and opens the environments and servers (`cordon::Tools::open`); a
-    /// server whose tools do not match the policy is an error here, before anything runs, and
-    /// so is a read-write `--dir` holding a policy, a config or one of the `kept` files (see
-    /// [`kept`]).
+    /// Reads the policies, starts (or reaches) the credential broker where one is needed (a
+    /// vault beside `store`, or `--web`), and opens the environments and servers
+    /// (`cordon::Tools::open`); a server whose tools do not match the policy is an error here,
+    /// before anything runs, and so is a read-write `--dir` holding a policy, a config or one
+    /// of the `kept` files (see [`kept`]).
     pub fn open(
         &self,
         read: &dyn Fn(&Path) -> io::Result<String>,
         kept: Vec<(String, PathBuf)>,
+        store: &Path,
     ) -> Result<Tools, Error> {
         let mut policies = Vec::new();
         for path in &self.policies {
@@ -61,6 +74,8 @@ impl ToolArgs {
             servers: self.servers.clone(),
             config: self.config.clone(),
             kept: self.policies.iter().map(|p| ("a policy (--policy)".to_string(), p.clone())).chain(kept).collect(),
+            http: self.web,
+            broker: crate::broker::for_requests(self.broker.as_deref(), store, self.web).map_err(Error::from)?,
         };
         Ok(Tools::open(&choice, policies)?)
     }

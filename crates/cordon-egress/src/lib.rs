@@ -44,16 +44,17 @@ mod tokens;
 mod vault;
 
 use std::fmt;
+use std::sync::Arc;
 
 pub use category::{Category, Tier, UnknownCategory};
 pub use classifier::{Classifier, Lexicon};
 pub use finding::Finding;
-pub use vault::SecretValue;
+pub use vault::{SecretFinder, SecretValue, VaultMatcher};
 
 /// Finds the sensitive data of texts: the never tier's detectors, the vault's secrets, and a
 /// consent-tier [`Classifier`]. Built once, used for any number of texts (and threads).
 pub struct Scanner {
-    vault: vault::VaultMatcher,
+    vault: Arc<dyn SecretFinder>,
     tokens: tokens::Tokens,
     ids: ids::Ids,
     passwords: password::Passwords,
@@ -69,8 +70,14 @@ impl fmt::Debug for Scanner {
 impl Scanner {
     /// A scanner for the vault's `secrets`, with the built-in [`Lexicon`] classifier.
     pub fn new(secrets: &[SecretValue]) -> Scanner {
+        Scanner::with_secret_finder(Arc::new(VaultMatcher::new(secrets)))
+    }
+
+    /// A scanner that asks `vault` where the vault's secrets are (the credential broker, which
+    /// alone holds their values), with the built-in [`Lexicon`] classifier.
+    pub fn with_secret_finder(vault: Arc<dyn SecretFinder>) -> Scanner {
         Scanner {
-            vault: vault::VaultMatcher::new(secrets),
+            vault,
             tokens: tokens::Tokens::new(),
             ids: ids::Ids::new(),
             passwords: password::Passwords::new(),

@@ -62,7 +62,16 @@ struct Forms {
     hex: Option<Zeroizing<Vec<u8>>>,
 }
 
-/// Finds the vault's secrets in a text.
+/// Where a [`Scanner`](crate::Scanner) looks for the vault's own secrets: in this process
+/// ([`VaultMatcher`], built from the values), or in another that alone holds them (the
+/// credential broker, asked over its socket).
+pub trait SecretFinder: Send + Sync + fmt::Debug {
+    /// The spans of `text` where a secret appears in any of its forms (they may overlap). A
+    /// finder that cannot answer answers the whole text: nothing leaves unchecked.
+    fn find(&self, text: &str) -> Vec<Range<usize>>;
+}
+
+/// Finds the vault's secrets in a text, from their values.
 pub struct VaultMatcher {
     secrets: Vec<Forms>,
 }
@@ -79,8 +88,14 @@ impl VaultMatcher {
         VaultMatcher { secrets: secrets.iter().filter(|s| !s.expose().is_empty()).map(forms).collect() }
     }
 
-    /// The spans of `text` where a secret appears in any of its forms (they may overlap).
-    pub fn find(&self, text: &str) -> Vec<Range<usize>> {
+    /// Whether it looks for no secret at all.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+}
+
+impl SecretFinder for VaultMatcher {
+    fn find(&self, text: &str) -> Vec<Range<usize>> {
         let mut spans = Vec::new();
         if self.secrets.is_empty() {
             return spans;

@@ -35,6 +35,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("cordon-label", 2),
     // The vault keeps its files as the store keeps its own.
     ("cordon-vault", 2),
+    // The credential broker: the vault's secrets into requests, as a process of its own; it
+    // knows no language, no engine and no host.
+    ("cordon-broker", 3),
     ("cordon-types", 3),
     ("cordon-runtime", 4),
     ("cordon-engine", 5),
@@ -42,6 +45,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("cordon-gate", 6),
     ("cordon-audit", 6),
     ("cordon-fs", 6),
+    ("cordon-http", 6),
     ("cordon-mcp", 6),
     ("cordon-sim", 6),
     ("cordon-agent", 7),
@@ -116,7 +120,7 @@ fn only_the_syntax_and_checker_crates_match_on_syntax_kinds() {
 
 /// Crates whose string literals may equal a builtin's name: cordon-syntax declares the names;
 /// the hosts match on their own tools' names (`remove` a file), which are not the language's.
-const NAME_BUILTINS: &[&str] = &["cordon-syntax", "cordon-fs", "cordon-sim", "cordon-mcp"];
+const NAME_BUILTINS: &[&str] = &["cordon-syntax", "cordon-fs", "cordon-http", "cordon-sim", "cordon-mcp"];
 
 #[test]
 fn builtins_are_dispatched_by_enum_not_by_name() {

@@ -115,6 +115,11 @@ impl Vault {
         self.entries.iter().map(|s| SecretValue::new(s.value.to_string())).collect()
     }
 
+    /// Every secret with its value, in name order: what the credential broker puts into requests.
+    pub fn secrets(&self) -> Vec<(Entry, SecretValue)> {
+        self.entries.iter().map(|s| (s.entry.clone(), SecretValue::new(s.value.to_string()))).collect()
+    }
+
     /// Adds the secret `entry.name` (replacing one of that name) and writes the vault.
     pub fn add(&mut self, entry: Entry, value: SecretValue, key: &Key) -> Result<(), VaultError> {
         entry.check()?;
@@ -169,18 +174,18 @@ pub fn location(store: &Path) -> PathBuf {
     store.with_file_name("vault")
 }
 
-/// The secrets of the vault beside the store at `store`, its key from `key_variable` (the
-/// value of `CORDON_VAULT_KEY`) or the file `key_file`: what the outgoing-data check looks
-/// for. None if there is no vault; a vault that exists but does not open is an error, never
-/// an empty list (a check that silently lost the vault would let its secrets leave).
-pub fn secrets(
+/// The vault beside the store at `store`, opened with its key from `key_variable` (the value of
+/// `CORDON_VAULT_KEY`) or the file `key_file`: what the credential broker serves. `None` if
+/// there is no vault; a vault that exists but does not open is an error, never an empty vault
+/// (a check that silently lost the vault would let its secrets leave).
+pub fn open_beside(
     store: &Path,
     key_variable: Option<String>,
     key_file: Option<&Path>,
-) -> Result<Vec<SecretValue>, VaultError> {
+) -> Result<Option<Vault>, VaultError> {
     let path = location(store);
     if !path.exists() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let key = match (key_variable.filter(|v| !v.is_empty()), key_file) {
         (Some(text), _) => Some(Key::from_hex(&text)?),
@@ -193,7 +198,7 @@ pub fn secrets(
             path.display()
         )));
     };
-    Ok(Vault::open(&path, &key)?.values())
+    Ok(Some(Vault::open(&path, &key)?))
 }
 
 /// Where the vault's key file is by default: `$XDG_CONFIG_HOME/cordon/vault.key`, else

@@ -82,8 +82,19 @@ pub mod api {
     /// The vault: credentials encrypted at rest, each bound to where it may be sent.
     pub mod vault {
         pub use cordon_vault::{
-            Destination, Entry, KEY_VARIABLE, Key, SecretValue, Vault, VaultError, key_location, location, secrets,
+            Destination, Entry, KEY_VARIABLE, Key, SecretValue, Vault, VaultError, key_location, location, open_beside,
         };
+    }
+
+    /// The credential broker: the one process that opens the vault and sends the agent's HTTP
+    /// requests.
+    pub mod broker {
+        pub use cordon_broker::{Broker, BrokerError, BrokerProcess, Client, READY, USER_AGENT, listen};
+    }
+
+    /// The HTTP capability's template policy.
+    pub mod http {
+        pub use cordon_http::{HttpLimits, POLICY, POLICY_PATH};
     }
 
     /// The store: where it is, its audit log, its grants.

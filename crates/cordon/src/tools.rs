@@ -1,12 +1,17 @@
 //! What a workspace's plans may call: simulated environments by name, the directories the user
-//! grants (served as the `Fs` capability), and real MCP servers from the user's config, opened
+//! grants (served as the `Fs` capability), the web through the credential broker (the `Http`
+//! capability), and real MCP servers from the user's config, opened
 //! and bound before anything runs, as one set of hosts; the policies that declare their tools;
 //! and the principal they all act for.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use cordon_broker::Client;
 
 use cordon_engine::Hosts;
 use cordon_fs::{Fs, FsLimits, Grant, Mode};
+use cordon_http::{HttpHost, HttpLimits};
 use cordon_mcp::{Config, Connection, McpHost};
 
 use crate::{Error, Source};
@@ -27,15 +32,23 @@ pub struct ToolChoice {
     /// file), each with what it is: no read-write directory may hold one, nor the configs
     /// Cordon reads implicitly.
     pub kept: Vec<(String, PathBuf)>,
+    /// Whether plans may use the web (the `Http` capability), sent through the broker.
+    pub http: bool,
+    /// The credential broker: it alone holds the vault's secrets, and it sends the web's
+    /// requests. A front end gives one when there is a vault or `http` is asked for.
+    pub broker: Option<Arc<Client>>,
 }
 
-/// Open tools: the hosts, the policies declaring their tools, and the principal they act for.
+/// Open tools: the hosts, the policies declaring their tools, the principal they act for, and
+/// the credential broker, if there is one.
 #[derive(Debug)]
 pub struct Tools {
     pub hosts: Hosts,
     pub policies: Vec<Source>,
     /// Whom `user()` names in the policies' labels.
     pub principal: String,
+    /// What the outgoing-data check asks where the vault's secrets are; none without a vault.
+    pub broker: Option<Arc<Client>>,
 }
 
 impl Tools {
@@ -44,7 +57,7 @@ impl Tools {
     pub fn new(hosts: Hosts) -> Tools {
         let policies = hosts.policies().into_iter().map(|(name, text)| Source::new(name, text)).collect();
         let principal = hosts.principal().unwrap_or(cordon_fs::DEFAULT_PRINCIPAL).to_string();
-        Tools { hosts, policies, principal }
+        Tools { hosts, policies, principal, broker: None }
     }
 
     /// Opens what `choice` names, declared by `policies` (without any, the environments' own
@@ -56,7 +69,8 @@ impl Tools {
             true => Config::default(),
             false => Config::find(choice.config.as_deref()).map_err(Error::Setup)?.0,
         };
-        let nothing_named = choice.envs.is_empty() && choice.dirs.is_empty() && choice.servers.is_empty();
+        let nothing_named =
+            choice.envs.is_empty() && choice.dirs.is_empty() && choice.servers.is_empty() && !choice.http;
         let envs: Vec<&str> = match nothing_named {
             true => vec!["github"],
             false => choice.envs.iter().map(String::as_str).collect(),
@@ -69,6 +83,15 @@ impl Tools {
         if !choice.dirs.is_empty() {
             let fs = Fs::open(&choice.dirs, &principal, FsLimits::default()).map_err(Error::Setup)?;
             hosts.add(Box::new(fs)).map_err(Error::Setup)?;
+        }
+        if choice.http {
+            let Some(broker) = &choice.broker else {
+                return Err(Error::Setup(
+                    "the web is reached only through the credential broker, and none is given".into(),
+                ));
+            };
+            let http = HttpHost::open(broker.clone(), HttpLimits::default()).map_err(Error::Setup)?;
+            hosts.add(Box::new(http)).map_err(Error::Setup)?;
         }
         let policies = match policies.is_empty() {
             false => policies,
@@ -92,7 +115,7 @@ impl Tools {
                 }
             }
         }
-        Ok(Tools { hosts, policies, principal })
+        Ok(Tools { hosts, policies, principal, broker: choice.broker.clone() })
     }
 }
 

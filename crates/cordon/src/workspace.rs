@@ -8,7 +8,7 @@
 use std::sync::{Arc, OnceLock};
 
 use cordon_agent::{Earlier, FillConfig, Provider, ProviderConfig};
-use cordon_egress::{Scanner, SecretValue};
+use cordon_egress::Scanner;
 use cordon_engine::{Hosts, Observer};
 use cordon_gate::Approver;
 use cordon_label::DcLabel;
@@ -123,10 +123,8 @@ pub struct Workspace {
     pub(crate) history: Vec<Earlier>,
     /// Requests put to a model so far: the next is `<request N+1>`.
     pub(crate) asked: usize,
-    /// The vault's secrets, which the outgoing-data check looks for.
-    secrets: Vec<SecretValue>,
-    /// The outgoing-data check's detectors with those secrets: built at the first request
-    /// that needs them (building them compiles hundreds of patterns), then used for every call.
+    /// The outgoing-data check's detectors: built at the first request that needs them
+    /// (building them compiles hundreds of patterns), then used for every call.
     scanner: OnceLock<Arc<Scanner>>,
 }
 
@@ -141,22 +139,19 @@ impl Workspace {
             settings,
             history: Vec::new(),
             asked: 0,
-            secrets: Vec::new(),
             scanner: OnceLock::new(),
         }
     }
 
-    /// The same workspace, its outgoing-data check also looking for `secrets` (the vault's),
-    /// exact or encoded, in everything a call would send.
-    pub fn with_vault_secrets(mut self, secrets: &[SecretValue]) -> Workspace {
-        self.secrets = secrets.to_vec();
-        self.scanner = OnceLock::new();
-        self
-    }
-
-    /// The outgoing-data check's detectors, built on first use.
+    /// The outgoing-data check's detectors, built on first use: with the tools' broker, also
+    /// looking for the vault's secrets, exact or encoded, by asking the broker (which alone
+    /// holds them).
     pub(crate) fn scanner(&self) -> Arc<Scanner> {
-        self.scanner.get_or_init(|| Arc::new(Scanner::new(&self.secrets))).clone()
+        let build = || match &self.tools.broker {
+            Some(broker) => Scanner::with_secret_finder(broker.clone()),
+            None => Scanner::new(&[]),
+        };
+        self.scanner.get_or_init(|| Arc::new(build())).clone()
     }
 
     /// The same workspace, keeping its sessions at `at` from one request to the next (without,

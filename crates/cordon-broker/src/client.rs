@@ -1,0 +1,133 @@
+//! The client's side of the socket: what a run's hosts and its outgoing-data check ask the
+//! broker. One connection, one ask at a time.
+
+use std::ops::Range;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use cordon_egress::SecretFinder;
+use cordon_vault::Entry;
+
+use crate::error::BrokerError;
+use crate::process::BrokerProcess;
+use crate::protocol::{Answer, Ask, Incoming, Outgoing, Refusal, read_frame, write_frame};
+
+/// A connection to a broker.
+#[derive(Debug)]
+pub struct Client {
+    path: PathBuf,
+    /// `None` once the connection failed.
+    stream: Mutex<Option<UnixStream>>,
+    /// The broker this client started for itself, ended when the client is dropped.
+    process: Option<BrokerProcess>,
+}
+
+/// How long an ask about texts or secrets may take; a request may take its own timeout more.
+const ASK_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Client {
+    /// Connects to the broker listening at `path`.
+    pub fn connect(path: &Path) -> Result<Client, BrokerError> {
+        let stream = UnixStream::connect(path)
+            .map_err(|e| BrokerError(format!("no credential broker answers at {}: {e}", path.display())))?;
+        Ok(Client { path: path.to_path_buf(), stream: Mutex::new(Some(stream)), process: None })
+    }
+
+    /// Starts a private broker ([`BrokerProcess::start`]) and connects to it; the broker ends
+    /// when this client is dropped.
+    pub fn spawn(command: std::process::Command) -> Result<Client, BrokerError> {
+        let process = BrokerProcess::start(command)?;
+        let mut client = Client::connect(process.socket())?;
+        client.process = Some(process);
+        Ok(client)
+    }
+
+    /// Where the broker listens.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether this client started its broker itself.
+    pub fn owns_its_broker(&self) -> bool {
+        self.process.is_some()
+    }
+
+    /// The vault's secrets: names, destinations and slots.
+    pub fn secrets(&self) -> Result<Vec<Entry>, BrokerError> {
+        match self.ask(&Ask::Secrets, ASK_TIMEOUT)? {
+            Answer::Secrets { entries } => Ok(entries),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Performs `out` through the broker: what the server answered, or why it was not sent.
+    pub fn send(&self, out: &Outgoing) -> Result<Result<Incoming, Refusal>, BrokerError> {
+        let wait = Duration::from_millis(out.timeout_ms).saturating_add(ASK_TIMEOUT);
+        match self.ask(&Ask::Send(out.clone()), wait)? {
+            Answer::Sent(incoming) => Ok(Ok(incoming)),
+            Answer::Refused(refusal) => Ok(Err(refusal)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Where the vault's secrets are in `text`.
+    pub fn find(&self, text: &str) -> Result<Vec<Range<usize>>, BrokerError> {
+        match self.ask(&Ask::Find { texts: vec![text.to_string()] }, ASK_TIMEOUT)? {
+            Answer::Found { spans } if spans.len() == 1 => Ok(spans[0]
+                .iter()
+                .filter(|(start, end)| start < end && *end <= text.len())
+                .map(|(start, end)| *start..*end)
+                .collect()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Asks and reads the answer. A connection that failed once is not used again: an answer
+    /// that came late would be read as the next one's.
+    fn ask(&self, ask: &Ask, wait: Duration) -> Result<Answer, BrokerError> {
+        let mut slot = self.stream.lock().map_err(|_| BrokerError("the broker's connection is broken".into()))?;
+        let Some(stream) = slot.as_mut() else {
+            return Err(BrokerError("the credential broker stopped answering earlier in this run".into()));
+        };
+        let answer = stream
+            .set_read_timeout(Some(wait))
+            .and_then(|()| write_frame(stream, ask))
+            .and_then(|()| read_frame::<Answer>(stream));
+        match answer {
+            Ok(Some(answer)) => Ok(answer),
+            Ok(None) => {
+                *slot = None;
+                Err(BrokerError("the credential broker went away".into()))
+            }
+            Err(e) => {
+                *slot = None;
+                Err(BrokerError(format!("the credential broker did not answer: {e}")))
+            }
+        }
+    }
+}
+
+fn unexpected(answer: &Answer) -> BrokerError {
+    let what = match answer {
+        Answer::Secrets { .. } => "a list of secrets",
+        Answer::Found { .. } => "findings",
+        Answer::Sent(_) => "a response",
+        Answer::Refused(_) => "a refusal",
+    };
+    BrokerError(format!("the credential broker answered with {what} where it was asked something else"))
+}
+
+/// The outgoing-data check asking the broker where the vault's secrets are: the broker alone
+/// holds their values. A broker that does not answer has found a secret in the whole text, so
+/// nothing leaves unchecked.
+impl SecretFinder for Client {
+    fn find(&self, text: &str) -> Vec<Range<usize>> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let whole: Range<usize> = 0..text.len();
+        Client::find(self, text).unwrap_or_else(|_| std::iter::once(whole).collect())
+    }
+}
