@@ -25,6 +25,7 @@ fn bench(c: &mut Criterion) {
         name: "API_KEY".into(),
         destinations: vec![Destination::parse(&web.url("")).unwrap()],
         header: "X-Api-Key".into(),
+        scheme: None,
     };
     let secret = SecretValue::from("cordon-canary-7Hq2xVp9Lm");
     let dir = tempfile::tempdir().unwrap();

@@ -11,6 +11,7 @@ use std::time::Duration;
 use cordon_egress::{SecretFinder, VaultMatcher};
 use cordon_vault::{Destination, Entry, SecretValue};
 use url::{Host, Url};
+use zeroize::Zeroizing;
 
 use crate::address::{Resolve, is_public};
 use crate::protocol::{Code, Incoming, Outgoing, Refusal};
@@ -166,7 +167,11 @@ impl Sender {
             let Some(value) = self.value(name) else {
                 return Err(Refusal::new(Code::NotAllowed, format!("the vault has no secret `{name}`")));
             };
-            request = request.set(&entry.header, value.expose());
+            let value = match &entry.scheme {
+                Some(scheme) => Zeroizing::new(format!("{scheme} {}", value.expose())),
+                None => Zeroizing::new(value.expose().to_string()),
+            };
+            request = request.set(&entry.header, &value);
         }
         let answer = match &out.body {
             Some(body) => request.send_string(body),

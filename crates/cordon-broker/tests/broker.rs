@@ -30,6 +30,7 @@ fn broker_for(web: &Web) -> Broker {
         name: "API_KEY".into(),
         destinations: vec![Destination::parse(&format!("http://127.0.0.1:{}", web.port)).unwrap()],
         header: "X-Api-Key".into(),
+        scheme: None,
     };
     Broker::with_secrets(vec![(entry, SecretValue::from(CANARY))])
 }
@@ -313,4 +314,21 @@ fn the_log_names_each_request_without_its_secret_or_its_query() {
     assert!(lines[0].contains(r#""credential":"API_KEY""#) && lines[0].contains(r#""status":200"#), "{logged}");
     assert!(lines[1].contains("not-allowed") && lines[2].contains("not-allowed"), "{logged}");
     assert!(!logged.contains(CANARY) && !logged.contains("page=2"), "{logged}");
+}
+
+#[test]
+fn a_scheme_goes_before_the_secret_in_its_header() {
+    let web = Web::start();
+    let entry = Entry {
+        name: "GITHUB_TOKEN".into(),
+        destinations: vec![Destination::parse(&web.url("")).unwrap()],
+        header: "Authorization".into(),
+        scheme: Some("Bearer".into()),
+    };
+    let broker = Broker::with_secrets(vec![(entry, SecretValue::from(CANARY))]);
+    let mut out = get(&web.url("/echo"));
+    out.credential = Some("GITHUB_TOKEN".into());
+    let answer = sent(&broker, &out);
+    assert!(web.received().contains(&format!(r#"["authorization", "Bearer {CANARY}"]"#)), "{}", web.received());
+    assert!(answer.body.contains(r#"["authorization", "Bearer [vault secret]"]"#), "{}", answer.body);
 }

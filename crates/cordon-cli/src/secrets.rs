@@ -37,6 +37,10 @@ pub enum Command {
         /// The request header it goes in
         #[arg(long, value_name = "NAME", default_value = "Authorization")]
         header: String,
+        /// A word the header's value starts with before the secret (`Bearer`, `token`), as
+        /// `Authorization: Bearer <secret>`
+        #[arg(long, value_name = "WORD")]
+        scheme: Option<String>,
         #[command(flatten)]
         vault: VaultArgs,
     },
@@ -56,16 +60,25 @@ pub enum Command {
 /// What the command says on stdout.
 pub fn run(command: &Command) -> Result<String, Error> {
     let stdout = match command {
-        Command::Add { name, hosts, header, vault } => {
+        Command::Add { name, hosts, header, scheme, vault } => {
             let destinations = hosts.iter().map(|h| Destination::parse(h)).collect::<Result<Vec<_>, _>>();
-            let entry = Entry { name: name.clone(), destinations: destinations?, header: header.clone() };
+            let entry = Entry {
+                name: name.clone(),
+                destinations: destinations?,
+                header: header.clone(),
+                scheme: scheme.clone(),
+            };
             // Nothing is asked for or written for an entry the vault would refuse.
             entry.check()?;
             let key = Key::load_or_create(key_variable(), &vault.key_file()?)?;
             let mut opened = Vault::open(&vault.path()?, &key)?;
             let value = read_value(name)?;
             let places: Vec<String> = entry.destinations.iter().map(ToString::to_string).collect();
-            let said = format!("added `{name}`: sent only in `{header}` to {}\n", places.join(", "));
+            let slot = match scheme {
+                Some(scheme) => format!("{header}: {scheme} ..."),
+                None => header.clone(),
+            };
+            let said = format!("added `{name}`: sent only in `{slot}` to {}\n", places.join(", "));
             opened.add(entry, value, &key)?;
             said
         }

@@ -40,6 +40,7 @@ fn broker(web: &Web, dir: &std::path::Path) -> Arc<Client> {
         name: "API_KEY".into(),
         destinations: vec![Destination::parse(&web.url("")).unwrap()],
         header: "X-Api-Key".into(),
+        scheme: None,
     };
     let socket = dir.join("broker.sock");
     let listener = cordon_broker::listen(&socket).unwrap();

@@ -45,6 +45,9 @@ pub struct Entry {
     pub destinations: Vec<Destination>,
     /// The header it goes in there (`Authorization`).
     pub header: String,
+    /// The word the header's value starts with before the secret (`Bearer`), if it wants one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<String>,
 }
 
 impl Entry {
@@ -53,6 +56,9 @@ impl Entry {
     pub fn check(&self) -> Result<(), VaultError> {
         check_name(&self.name)?;
         check_header(&self.header)?;
+        if let Some(scheme) = &self.scheme {
+            check_scheme(scheme)?;
+        }
         if self.destinations.is_empty() {
             return Err(VaultError::Invalid(format!("the secret `{}` needs a host it may be sent to", self.name)));
         }
@@ -223,6 +229,14 @@ fn check_name(name: &str) -> Result<(), VaultError> {
         "`{}` is not a secret's name: a letter or `_`, then letters, digits and `_` (at most 64)",
         name.escape_debug()
     )))
+}
+
+/// An authentication scheme (`Bearer`, `token`): letters, digits and `-`, at most 32.
+fn check_scheme(scheme: &str) -> Result<(), VaultError> {
+    if !scheme.is_empty() && scheme.len() <= 32 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return Ok(());
+    }
+    Err(VaultError::Invalid(format!("`{}` is not an authentication scheme (`Bearer`, `token`)", scheme.escape_debug())))
 }
 
 /// A header's name: an HTTP token (RFC 9110), at most 64 characters.

@@ -16,6 +16,7 @@ fn entry(name: &str, hosts: &[&str]) -> Entry {
         name: name.into(),
         destinations: hosts.iter().map(|h| Destination::parse(h).unwrap()).collect(),
         header: "Authorization".into(),
+        scheme: None,
     }
 }
 
