@@ -22,7 +22,8 @@ pub struct ToolArgs {
 
     /// A simulated environment whose tools the plan calls; repeat for several (`--env github
     /// --env chat`), each serving its own capability. `github` when no `--env`, `--dir` or
-    /// `--mcp` is given
+    /// `--mcp` is given. `github-rest` is GitHub itself, through the credential broker with the
+    /// vault's GITHUB_TOKEN (at $CORDON_GITHUB_API, else https://api.github.com/)
     #[arg(long = "env", value_name = "NAME")]
     pub envs: Vec<String>,
 
@@ -75,6 +76,7 @@ impl ToolArgs {
             config: self.config.clone(),
             kept: self.policies.iter().map(|p| ("a policy (--policy)".to_string(), p.clone())).chain(kept).collect(),
             http: self.web,
+            github_api: std::env::var("CORDON_GITHUB_API").ok().filter(|v| !v.is_empty()),
             broker: crate::broker::for_requests(self.broker.as_deref(), store, self.web).map_err(Error::from)?,
         };
         Ok(Tools::open(&choice, policies)?)

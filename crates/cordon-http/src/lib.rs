@@ -1,5 +1,6 @@
 //! The HTTP capability: a plan's requests to the addresses its policy allows, each sent by the
-//! credential broker, served as the `Http` capability of a policy like `policies/http.cord`.
+//! credential broker, served as the `Http` capability of a policy like `policies/http.cord`;
+//! and GitHub's REST API as the `GitHub` capability ([`github`]), through the same broker.
 //!
 //! # Where a request may go
 //!
@@ -29,6 +30,8 @@
 //! A plan holds a credential only as a `Secret`, an opaque record holding its name, which only
 //! `http.secret(name)` makes (and only for a secret the vault has). Passed as a request's `auth`,
 //! it tells the broker which secret to put in; the value never enters this process.
+
+pub mod github;
 
 use std::sync::Arc;
 

@@ -11,6 +11,7 @@ use cordon_broker::Client;
 
 use cordon_engine::Hosts;
 use cordon_fs::{Fs, FsLimits, Grant, Mode};
+use cordon_http::github::{DEFAULT_API, GitHubRest, TOKEN};
 use cordon_http::{HttpHost, HttpLimits};
 use cordon_mcp::{Config, Connection, McpHost};
 
@@ -37,7 +38,12 @@ pub struct ToolChoice {
     /// The credential broker: it alone holds the vault's secrets, and it sends the web's
     /// requests. A front end gives one when there is a vault or `http` is asked for.
     pub broker: Option<Arc<Client>>,
+    /// Where the `github-rest` environment's API is (default: GitHub's own).
+    pub github_api: Option<String>,
 }
+
+/// The environment that is GitHub itself, over its REST API, rather than a simulation.
+pub const GITHUB_REST: &str = "github-rest";
 
 /// Open tools: the hosts, the policies declaring their tools, the principal they act for, and
 /// the credential broker, if there is one.
@@ -73,9 +79,19 @@ impl Tools {
             choice.envs.is_empty() && choice.dirs.is_empty() && choice.servers.is_empty() && !choice.http;
         let envs: Vec<&str> = match nothing_named {
             true => vec!["github"],
-            false => choice.envs.iter().map(String::as_str).collect(),
+            false => choice.envs.iter().map(String::as_str).filter(|e| *e != GITHUB_REST).collect(),
         };
         let mut hosts = cordon_sim::hosts(&envs).map_err(Error::Setup)?;
+        if choice.envs.iter().any(|e| e == GITHUB_REST) {
+            let Some(broker) = &choice.broker else {
+                return Err(Error::Setup(format!(
+                    "--env {GITHUB_REST} needs the vault's `{TOKEN}`: cordon secrets add {TOKEN} --host api.github.com \
+                     --scheme Bearer"
+                )));
+            };
+            let api = choice.github_api.as_deref().unwrap_or(DEFAULT_API);
+            hosts.add(Box::new(GitHubRest::open(broker.clone(), api).map_err(Error::Setup)?)).map_err(Error::Setup)?;
+        }
         let principal = match hosts.principal() {
             Some(p) => p.to_string(),
             None => config.user.clone().unwrap_or_else(|| cordon_fs::DEFAULT_PRINCIPAL.to_string()),
