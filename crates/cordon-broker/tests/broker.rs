@@ -332,3 +332,59 @@ fn a_scheme_goes_before_the_secret_in_its_header() {
     assert!(web.received().contains(&format!(r#"["authorization", "Bearer {CANARY}"]"#)), "{}", web.received());
     assert!(answer.body.contains(r#"["authorization", "Bearer [vault secret]"]"#), "{}", answer.body);
 }
+
+/// An address the broker could be asked to send the secret to: a scheme, a way of writing a
+/// host, a port (the bound one or another), a path.
+fn address(web_port: u16) -> impl proptest::strategy::Strategy<Value = (String, bool)> {
+    use proptest::prelude::*;
+    let schemes = prop_oneof![Just("http"), Just("https"), Just("HTTP")];
+    let hosts = prop_oneof![
+        Just(("127.0.0.1", true)),
+        Just(("127.0.0.1.", true)),
+        Just(("0x7f.0.0.1", true)),
+        Just(("2130706433", true)),
+        Just(("127.0.0.2", false)),
+        Just(("localhost", false)),
+        Just(("LOCALHOST", false)),
+        Just(("[::1]", false)),
+        Just(("[::ffff:127.0.0.1]", false)),
+        Just(("api.example.com", false)),
+    ];
+    let ports = prop_oneof![Just(web_port), Just(web_port + 1), Just(80), Just(443)];
+    (schemes, hosts, ports, "[a-z/.%]{0,12}").prop_map(move |(scheme, (host, same), port, path)| {
+        let bound = same && port == web_port && scheme.eq_ignore_ascii_case("http");
+        (format!("{scheme}://{host}:{port}/{path}"), bound)
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 64,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(26),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// However the address is written, the secret is sent exactly when it names the bound
+    /// scheme, host and port (`127.0.0.1.`, `0x7f.0.0.1` and `2130706433` are that address).
+    #[test]
+    fn a_secret_is_sent_exactly_where_it_is_bound((url, bound) in address(PORT.with(|p| *p))) {
+        let web = WEB.with(|w| w.url(""));
+        let broker = BROKER.with(|b| b.clone());
+        let out = with_key(get(&url));
+        match broker.answer(&Ask::Send(out)) {
+            Answer::Sent(_) => proptest::prop_assert!(bound, "sent to {url} ({web})"),
+            Answer::Refused(r) => proptest::prop_assert!(
+                !bound || r.code != Code::NotAllowed,
+                "refused {url}: {r:?}"
+            ),
+            other => proptest::prop_assert!(false, "{other:?}"),
+        }
+    }
+}
+
+thread_local! {
+    /// One web server and its broker for the property's cases.
+    static WEB: Web = Web::start();
+    static PORT: u16 = WEB.with(|w| w.port);
+    static BROKER: Arc<Broker> = WEB.with(|w| Arc::new(broker_for(w)));
+}

@@ -190,3 +190,36 @@ fn a_broker_that_cannot_open_the_vault_stops_the_run_before_anything_is_sent() {
     assert!(stderr.contains("credential broker could not start") && stderr.contains("no key"), "{stderr}");
     assert_eq!(web.received(), "");
 }
+
+#[test]
+fn a_model_is_shown_the_vaults_secret_only_as_a_placeholder() {
+    // The user pastes the canary into a request: every prompt the model is sent (as the
+    // transcript records it) has the placeholder, found by asking the broker, which alone holds
+    // the vault.
+    let web = Web::start();
+    let dir = setup("prompt", &web, &[&web]);
+    let model = format!("scripted:{}", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ask_count_issues.json"));
+    let transcript = dir.join("transcript.jsonl");
+    let request = format!("How many open issues does alice/website have? My token is {CANARY}.");
+    let output = command(
+        &dir,
+        &["ask", "--env", "github", "--model", &model, "--transcript", transcript.to_str().unwrap(), &request],
+    )
+    .env("CORDON_VAULT_KEY", KEY)
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    // (The request itself is recorded as the user typed it: the store is their own record.)
+    let written = std::fs::read_to_string(&transcript).unwrap();
+    let prompts: Vec<String> = written
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "hole_prompted")
+        .map(|v| v["messages"].to_string())
+        .collect();
+    assert!(!prompts.is_empty(), "{written}");
+    for prompt in &prompts {
+        assert!(prompt.contains("My token is [vault secret]."), "{prompt}");
+        assert!(!prompt.contains(CANARY), "{prompt}");
+    }
+}

@@ -144,7 +144,7 @@ fn a_redirect_loop_ends_with_the_last_redirect() {
 }
 
 #[test]
-fn a_post_asks_nothing_of_the_host_but_sends_its_body() {
+fn a_post_sends_its_body_and_headers() {
     let web = Web::start();
     let plan = format!(
         r#"match http.post("{}", "hello there", [Header {{ name: "Content-Type", value: "text/plain" }}], None) {{
@@ -155,4 +155,30 @@ fn a_post_asks_nothing_of_the_host_but_sends_its_body() {
     );
     assert_eq!(run(&[&web], &web, &plan), "\"200\"");
     assert!(web.received().contains(r#""body": "hello there""#), "{}", web.received());
+}
+
+#[test]
+fn a_broker_that_dies_mid_request_ends_the_call_and_sends_nothing_twice() {
+    // A broker that lists its secrets, then takes the request and goes away without an answer.
+    use cordon_broker::protocol::{Answer, Ask, read_frame, write_frame};
+    let web = Web::start();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("broker.sock");
+    let listener = cordon_broker::listen(&socket).unwrap();
+    let asked = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let first: Ask = read_frame(&mut stream).unwrap().unwrap();
+        write_frame(&mut stream, &Answer::Secrets { entries: Vec::new() }).unwrap();
+        let second: Ask = read_frame(&mut stream).unwrap().unwrap();
+        (first, second)
+    });
+    let client = Arc::new(Client::connect(&socket).unwrap());
+    let mut host = HttpHost::open(client, HttpLimits::default()).unwrap();
+    let program = Source::new(Some(&policy(&[&web])), &get(&web.url("/echo"), false)).check_with(None).unwrap();
+    let config = Config { user: "ann".into(), ..Config::default() };
+    let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
+    assert_eq!(common::ending(&report), "tool-failed");
+    let (first, second) = asked.join().unwrap();
+    assert!(matches!(first, Ask::Secrets) && matches!(second, Ask::Send(_)));
+    assert_eq!(web.received(), "", "the broker sent nothing, and nothing else did");
 }
