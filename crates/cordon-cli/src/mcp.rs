@@ -92,7 +92,16 @@ pub fn run(command: &Command) -> Result<Report, Error> {
         Command::Import { server, config, session } => {
             let (config, _) = Config::find(config.as_deref()).map_err(Error::Usage)?;
             let entry = config.server(server).map_err(Error::Usage)?;
-            let connection = Connection::start(server, entry).map_err(Error::Usage)?;
+            // A server with a credential is asked through a broker of the vault in the
+            // default store's place.
+            let broker = match &entry.credential {
+                Some(_) => {
+                    let store = StoreArgs { path: None, durable: false }.location()?;
+                    crate::broker::for_requests(None, &store, false).map_err(Error::from)?
+                }
+                None => None,
+            };
+            let connection = Connection::start(server, entry, broker.as_ref()).map_err(Error::Usage)?;
             let account = if *session { Account::Session } else { Account::PerCall };
             // With several capabilities, every tool goes to the first: move each where it belongs.
             let capabilities = entry.capabilities(server).map_err(Error::Usage)?;

@@ -39,7 +39,7 @@ fn round_trip(c: &mut Criterion) {
     let server = server();
     let mut group = c.benchmark_group("mcp_round_trip");
     // One server for both, warmed up first (Node's JIT): the two differ only in Cordon.
-    let mut connection = Connection::start("everything", &server).unwrap();
+    let mut connection = Connection::start("everything", &server, None).unwrap();
     let call = |connection: &mut Connection| {
         let args = serde_json::json!({"message": "hi"}).as_object().cloned().unwrap();
         connection.call("echo", args).unwrap()

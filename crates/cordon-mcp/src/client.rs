@@ -18,8 +18,10 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 
+use cordon_broker::Client;
 use cordon_text::guard_line;
 
+use crate::brokered::Brokered;
 use crate::config::{Server, Transport};
 
 /// The most of a server's standard error kept, to explain why it failed.
@@ -58,8 +60,9 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Starts (or, over HTTP, reaches) the server `name` as `server` says, initializes it and
-    /// lists its tools, each within the server's startup timeout.
-    pub fn start(name: &str, server: &Server) -> Result<Connection, String> {
+    /// lists its tools, each within the server's startup timeout. A server with a credential is
+    /// reached through `broker`.
+    pub fn start(name: &str, server: &Server, broker: Option<&Arc<Client>>) -> Result<Connection, String> {
         let transport = server.transport(name)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -92,8 +95,19 @@ impl Connection {
                         );
                     }
                     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
-                    let (service, tools) =
-                        connect(name, StreamableHttpClientTransport::from_config(config), startup).await?;
+                    let (service, tools) = match &server.credential {
+                        Some(credential) => {
+                            let Some(broker) = broker else {
+                                return Err(format!(
+                                    "the MCP server `{name}`'s credential `{credential}` is a vault secret, and there \
+                                     is no vault (cordon secrets add {credential} --host ...)"
+                                ));
+                            };
+                            let client = Brokered::new(broker.clone(), credential, server.timeout());
+                            connect(name, StreamableHttpClientTransport::with_client(client, config), startup).await?
+                        }
+                        None => connect(name, StreamableHttpClientTransport::from_config(config), startup).await?,
+                    };
                     Ok((service, tools, None))
                 }
             }

@@ -6,7 +6,8 @@
 //!
 //! [servers.search]
 //! url = "https://mcp.example.com/mcp"   # streamable HTTP instead of a command
-//! headers = { Authorization = "${SEARCH_TOKEN}" }
+//! credential = "SEARCH_TOKEN"           # a vault secret, put in by the credential broker
+//! headers = { X-Team = "${TEAM}" }      # or values from the environment
 //!
 //! [servers.files]
 //! command = "npx"
@@ -53,6 +54,10 @@ pub struct Server {
     /// Cordon's environment, so a key need not be written in the file.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// A vault secret for the server (`cordon secrets add NAME --host ...`): its requests are
+    /// then sent by the credential broker, which puts the secret into the header the vault
+    /// binds it to, if the server's address is one it is bound to.
+    pub credential: Option<String>,
     /// Names of variables passed through from Cordon's environment (besides `PATH`).
     #[serde(default)]
     pub env: Vec<String>,
@@ -95,6 +100,9 @@ impl Server {
     /// The command or the URL: exactly one of them.
     pub fn transport(&self, name: &str) -> Result<Transport<'_>, String> {
         match (&self.command, &self.url) {
+            (Some(_), None) if self.credential.is_some() => Err(format!(
+                "the MCP server `{name}` has a credential and a command: a credential is for a server's url"
+            )),
             (Some(command), None) => Ok(Transport::Stdio { command }),
             (None, Some(url)) => Ok(Transport::Http { url: judge_url(name, url)? }),
             (Some(_), Some(_)) => Err(format!("the MCP server `{name}` has both a command and a url: give one")),

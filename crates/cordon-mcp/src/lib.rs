@@ -9,6 +9,7 @@
 //!   syntax tree and printed, so nothing the server sends becomes source.
 //! - [`names`]: how Cordon names meet MCP names.
 
+mod brokered;
 pub mod client;
 pub mod config;
 pub mod host;

@@ -70,7 +70,7 @@ fn run(policy: &str, capability: &str, server: &Server, plan: &str) -> Result<(S
     let Some(checked) = outcome.program else { return Err(format!("rejected: {:?}", outcome.diagnostics)) };
     let program = Program::new(&checked).unwrap();
     let modules = vec![cordon_syntax::parse(policy_file, policy).module];
-    let connection = Connection::start("s", server)?;
+    let connection = Connection::start("s", server, None)?;
     let mut host = McpHost::bind(connection, &[capability], &modules)?.remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
@@ -143,7 +143,7 @@ fn a_server_that_does_not_answer_in_time_ends_the_run_and_is_reaped() {
 
 #[test]
 fn the_server_process_is_gone_after_the_connection() {
-    let mut connection = Connection::start("s", &everything()).unwrap();
+    let mut connection = Connection::start("s", &everything(), None).unwrap();
     let pid = connection.pid().unwrap();
     assert!(Path::new(&format!("/proc/{pid}")).exists());
     connection.shutdown();
@@ -224,7 +224,7 @@ fn a_server_cannot_raise_the_integrity_of_what_it_returns() {
 fn listing(mode: &str) -> Result<Connection, String> {
     let mut server = hostile(mode, 5);
     server.startup_timeout_secs = Some(120);
-    Connection::start("s", &server)
+    Connection::start("s", &server, None)
 }
 
 #[test]
@@ -283,7 +283,7 @@ fn a_hostile_tool_list_cannot_rewrite_the_policy_imported_from_it() {
 
 #[test]
 fn a_command_that_does_not_exist_is_a_clear_error() {
-    let error = Connection::start("s", &server("/nonexistent/mcp-server", &[], 2)).unwrap_err();
+    let error = Connection::start("s", &server("/nonexistent/mcp-server", &[], 2), None).unwrap_err();
     assert!(error.contains("cannot start the MCP server `s`"), "{error}");
 }
 
@@ -372,7 +372,7 @@ fn a_server_on_streamable_http_serves_the_same_tools() {
         http.url
     );
     let server = Config::parse(&text).unwrap().servers.remove("s").unwrap();
-    let error = Connection::start("s", &server).unwrap_err();
+    let error = Connection::start("s", &server, None).unwrap_err();
     assert!(error.contains("`CORDON_TEST_UNSET_TOKEN`, which is not set"), "{error}");
 }
 
@@ -382,7 +382,7 @@ fn an_http_server_that_is_not_there_is_a_clear_error_within_the_timeout() {
     let text = format!("[servers.s]\nurl = \"http://127.0.0.1:{port}/mcp\"\ntimeout_secs = 3\n");
     let server = Config::parse(&text).unwrap().servers.remove("s").unwrap();
     let started = Instant::now();
-    let error = Connection::start("s", &server).unwrap_err();
+    let error = Connection::start("s", &server, None).unwrap_err();
     assert!(error.contains("the MCP server `s`"), "{error}");
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
 }
@@ -543,7 +543,7 @@ fn run_in_workspace(plan: &str, sessions: &Sessions, known: bool) -> (Result<Str
     };
     let program = Program::new(&checked).unwrap();
     let modules = vec![cordon_syntax::parse(policy_file, WORKSPACE_POLICY).module];
-    let connection = Connection::start("workspace", &workspace()).unwrap();
+    let connection = Connection::start("workspace", &workspace(), None).unwrap();
     let mut host = McpHost::bind(connection, &["Workspace"], &modules).unwrap().remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let report = cordon_engine::run(&program, sessions, &config, &mut host);
@@ -594,7 +594,7 @@ let (posted, s) = workspace.post_message(s, "general", "hello");
 /// marks the private read as tainting, a post after it is a type error.
 #[test]
 fn an_imported_policy_threads_a_session_that_the_deployer_marks_tainted() {
-    let connection = Connection::start("workspace", &workspace()).unwrap();
+    let connection = Connection::start("workspace", &workspace(), None).unwrap();
     let text =
         cordon_mcp::import::policy("workspace", "Workspace", connection.tools(), cordon_mcp::import::Account::Session)
             .unwrap();
@@ -647,7 +647,7 @@ entry(reader: Reader, poster: Poster) -> String
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let program = Program::new(outcome.program.as_ref().unwrap()).unwrap();
     let modules = vec![cordon_syntax::parse(policy, SPLIT).module];
-    let connection = Connection::start("workspace", &workspace()).unwrap();
+    let connection = Connection::start("workspace", &workspace(), None).unwrap();
     let mut hosts = cordon_engine::Hosts::new();
     for host in McpHost::bind(connection, &["Reader", "Poster"], &modules).unwrap() {
         hosts.add(Box::new(host)).unwrap();
@@ -658,7 +658,7 @@ entry(reader: Reader, poster: Poster) -> String
     // The poster's server saw the reader's call: they are one process.
     assert!(seen.contains(r#"\"tool\": \"read_channel\""#) && seen.contains(r#"\"tool\": \"post_message\""#), "{seen}");
     // A capability the policy does not declare is refused when binding, naming it.
-    let connection = Connection::start("workspace", &workspace()).unwrap();
+    let connection = Connection::start("workspace", &workspace(), None).unwrap();
     let error = McpHost::bind(connection, &["Reader", "Writer"], &modules).unwrap_err();
     assert!(error.contains("serves the capability `Writer`, but no policy declares it"), "{error}");
 }
@@ -685,4 +685,102 @@ fn a_hostile_server_can_neither_see_nor_make_a_session() {
     let plan = r#"let (a, s, b) = web.fetch(s, "https://example.com"); (to_string(a + b), s)"#;
     let error = run(&several, "Web", &server, plan).unwrap_err();
     assert!(error.contains("`fetch` was called, but did not answer a list of the 2 values"), "{error}");
+}
+
+/// A credentialed server over streamable HTTP (`fixtures/credential_server.py`, the Python SDK)
+/// on a free port, killed when dropped, and the file where it writes each Authorization header.
+struct Credentialed {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Credentialed {
+    fn start() -> Credentialed {
+        let python = servers::python_mcp(Path::new(env!("CARGO_TARGET_TMPDIR")));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/credential_server.py");
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("tokens.log");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = std::process::Command::new(python)
+            .arg(script)
+            .arg(port.to_string())
+            .arg(&log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(30), "the credentialed server did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Credentialed { child, port, log, _dir: dir }
+    }
+
+    fn server(&self) -> Server {
+        let text = format!(
+            "[servers.s]\nurl = \"http://127.0.0.1:{}/mcp\"\ncredential = \"MCP_TOKEN\"\ntimeout_secs = 30\n",
+            self.port
+        );
+        Config::parse(&text).unwrap().servers.remove("s").unwrap()
+    }
+
+    fn tokens(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Credentialed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const TOKEN: &str = "mcp-canary-Jq4Lw9Xz2Vb";
+
+/// A broker holding the token as `MCP_TOKEN`, bound to `origin` as a bearer token, on a socket
+/// in `dir`.
+fn token_broker(origin: &str, dir: &Path) -> std::sync::Arc<cordon_broker::Client> {
+    let entry = cordon_vault::Entry {
+        name: "MCP_TOKEN".into(),
+        destinations: vec![cordon_vault::Destination::parse(origin).unwrap()],
+        header: "Authorization".into(),
+        scheme: Some("Bearer".into()),
+    };
+    let socket = dir.join("broker.sock");
+    let listener = cordon_broker::listen(&socket).unwrap();
+    let broker =
+        std::sync::Arc::new(cordon_broker::Broker::with_secrets(vec![(entry, cordon_vault::SecretValue::from(TOKEN))]));
+    std::thread::spawn(move || broker.serve(listener));
+    std::sync::Arc::new(cordon_broker::Client::connect(&socket).unwrap())
+}
+
+#[test]
+fn a_servers_credential_comes_from_the_vault_and_never_comes_back() {
+    let server = Credentialed::start();
+    let dir = tempfile::tempdir().unwrap();
+    let broker = token_broker(&format!("http://127.0.0.1:{}", server.port), dir.path());
+    let mut connection = Connection::start("s", &server.server(), Some(&broker)).unwrap();
+    let answer = connection.call("whoami", serde_json::Map::new()).unwrap();
+    let answer = serde_json::to_string(&answer).unwrap();
+    // The server got the token in its slot; what it sent back holds the placeholder.
+    assert!(server.tokens().contains(&format!("Bearer {TOKEN}")), "{}", server.tokens());
+    assert!(answer.contains("you sent: Bearer [vault secret]"), "{answer}");
+    assert!(!answer.contains(TOKEN), "{answer}");
+}
+
+#[test]
+fn a_servers_credential_bound_elsewhere_is_never_sent() {
+    let server = Credentialed::start();
+    let dir = tempfile::tempdir().unwrap();
+    let broker = token_broker("https://mcp.example.com", dir.path());
+    let error = Connection::start("s", &server.server(), Some(&broker)).unwrap_err();
+    assert!(error.contains("is not bound to"), "{error}");
+    assert_eq!(server.tokens(), "");
+    // And without a vault, it is not reached at all.
+    let error = Connection::start("s", &server.server(), None).unwrap_err();
+    assert!(error.contains("vault secret"), "{error}");
 }

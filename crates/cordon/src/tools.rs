@@ -123,7 +123,7 @@ impl Tools {
             let modules = Source::parse_all(&policies);
             for name in &choice.servers {
                 let server = config.server(name).map_err(Error::Setup)?;
-                let connection = Connection::start(name, server).map_err(Error::Setup)?;
+                let connection = Connection::start(name, server, choice.broker.as_ref()).map_err(Error::Setup)?;
                 let capabilities = server.capabilities(name).map_err(Error::Setup)?;
                 let capabilities: Vec<&str> = capabilities.iter().map(String::as_str).collect();
                 for host in McpHost::bind(connection, &capabilities, &modules).map_err(Error::Setup)? {
