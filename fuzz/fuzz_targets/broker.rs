@@ -22,6 +22,7 @@ fn broker() -> &'static Broker {
             destinations: vec![Destination::parse("api.example.com").unwrap()],
             header: "Authorization".into(),
             scheme: None,
+            programs: Vec::new(),
         };
         Broker::with_secrets(vec![(entry, SecretValue::from(CANARY))])
     })

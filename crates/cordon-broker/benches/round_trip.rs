@@ -26,6 +26,7 @@ fn bench(c: &mut Criterion) {
         destinations: vec![Destination::parse(&web.url("")).unwrap()],
         header: "X-Api-Key".into(),
         scheme: None,
+        programs: Vec::new(),
     };
     let secret = SecretValue::from("cordon-canary-7Hq2xVp9Lm");
     let dir = tempfile::tempdir().unwrap();

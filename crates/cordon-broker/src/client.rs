@@ -12,7 +12,7 @@ use cordon_vault::Entry;
 
 use crate::error::BrokerError;
 use crate::process::BrokerProcess;
-use crate::protocol::{Answer, Ask, Incoming, Outgoing, Refusal, read_frame, write_frame};
+use crate::protocol::{Answer, Ask, Incoming, Outgoing, Refusal, Spawn, read_frame, write_frame};
 
 /// A connection to a broker.
 #[derive(Debug)]
@@ -72,6 +72,25 @@ impl Client {
         }
     }
 
+    /// Starts `spawn`'s program through the broker: the connection that is its standard input
+    /// and output (what it writes scrubbed of every vault secret).
+    pub fn start(&self, spawn: &Spawn) -> Result<UnixStream, BrokerError> {
+        let mut stream = UnixStream::connect(&self.path)
+            .map_err(|e| BrokerError(format!("no credential broker answers at {}: {e}", self.path.display())))?;
+        let gone = |e: std::io::Error| BrokerError(format!("the credential broker did not answer: {e}"));
+        stream.set_read_timeout(Some(ASK_TIMEOUT)).map_err(gone)?;
+        write_frame(&mut stream, &Ask::Spawn(spawn.clone())).map_err(gone)?;
+        match read_frame::<Answer>(&mut stream).map_err(gone)? {
+            Some(Answer::Spawned) => {
+                stream.set_read_timeout(None).map_err(gone)?;
+                Ok(stream)
+            }
+            Some(Answer::Refused(refusal)) => Err(BrokerError(refusal.reason)),
+            Some(other) => Err(unexpected(&other)),
+            None => Err(BrokerError("the credential broker went away".into())),
+        }
+    }
+
     /// Where the vault's secrets are in `text`.
     pub fn find(&self, text: &str) -> Result<Vec<Range<usize>>, BrokerError> {
         match self.ask(&Ask::Find { texts: vec![text.to_string()] }, ASK_TIMEOUT)? {
@@ -115,6 +134,7 @@ fn unexpected(answer: &Answer) -> BrokerError {
         Answer::Found { .. } => "findings",
         Answer::Sent(_) => "a response",
         Answer::Refused(_) => "a refusal",
+        Answer::Spawned => "a started program",
     };
     BrokerError(format!("the credential broker answered with {what} where it was asked something else"))
 }

@@ -11,7 +11,9 @@
 //! caller judges the next address); answers are bounded in time and size, and every vault secret
 //! in them, in any form, is replaced by `[vault secret]` before they leave the broker. And it
 //! answers the outgoing-data check's question, where the vault's secrets are in a text, so that
-//! the check needs no copy of them.
+//! the check needs no copy of them. And it starts a program that wants a secret in its
+//! environment (a local MCP server), only one the secret is bound to, relaying its input and
+//! output with every vault secret scrubbed from what it writes.
 //!
 //! A client speaks [`protocol`] over a Unix socket that only the user may use (0600, and the
 //! peer's credentials checked). [`Broker`] is the server, [`Client`] the client, and
@@ -24,11 +26,12 @@ mod process;
 pub mod protocol;
 mod send;
 mod server;
+mod spawn;
 
 pub use address::{Resolve, SystemResolver, is_public};
 pub use client::Client;
 pub use error::BrokerError;
 pub use process::{BrokerProcess, READY, listen};
-pub use protocol::{Code, Incoming, Outgoing, Refusal};
+pub use protocol::{Code, Incoming, Outgoing, Refusal, Spawn};
 pub use send::USER_AGENT;
 pub use server::Broker;

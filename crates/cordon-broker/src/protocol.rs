@@ -21,6 +21,10 @@ pub enum Ask {
     Find { texts: Vec<String> },
     /// Perform one request.
     Send(Outgoing),
+    /// Start a program with vault secrets in its environment; once it is answered `Spawned`, the
+    /// connection is the program's standard input and output (what it writes scrubbed of every
+    /// vault secret, line by line), until either ends.
+    Spawn(Spawn),
 }
 
 /// What the broker answers.
@@ -36,6 +40,22 @@ pub enum Answer {
     },
     Sent(Incoming),
     Refused(Refusal),
+    /// The program started: the connection is its standard input and output from here on.
+    Spawned,
+}
+
+/// A program to start: a local MCP server that wants a token in its environment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spawn {
+    pub command: String,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+    /// Variables set as they are (`PATH`, and what the configuration passes through); the
+    /// program gets no other environment.
+    pub env: Vec<(String, String)>,
+    /// Variables set to a vault secret's value, each with the secret's name: only a secret bound
+    /// to exactly this command and these arguments.
+    pub secrets: Vec<(String, String)>,
 }
 
 /// One outgoing HTTP request. Redirects are not followed here: a redirect is answered as it is,

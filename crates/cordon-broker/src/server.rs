@@ -12,7 +12,7 @@ use cordon_egress::{SecretFinder, VaultMatcher};
 use cordon_vault::{Entry, SecretValue, Vault};
 
 use crate::address::{Resolve, SystemResolver};
-use crate::protocol::{Answer, Ask, Outgoing, read_frame, write_frame};
+use crate::protocol::{Answer, Ask, Outgoing, Spawn, read_frame, write_frame};
 use crate::send::Sender;
 
 /// The broker: the vault's secrets, and what it needs to send requests with them.
@@ -70,6 +70,10 @@ impl Broker {
                     .map(|t| self.sender.matcher.find(t).into_iter().map(|r| (r.start, r.end)).collect())
                     .collect(),
             },
+            Ask::Spawn(_) => Answer::Refused(crate::Refusal::new(
+                crate::Code::BadRequest,
+                "a program is started only on a connection of its own",
+            )),
             Ask::Send(out) => {
                 let (sent, result) = self.sender.send(out);
                 self.log(out, sent.as_ref().map(|s| (s.origin.as_str(), s.path.as_str())), &result);
@@ -97,9 +101,47 @@ impl Broker {
             return;
         }
         while let Ok(Some(ask)) = read_frame::<Ask>(&mut stream) {
+            if let Ask::Spawn(spawn) = &ask {
+                return self.spawn(stream, spawn);
+            }
             if write_frame(&mut stream, &self.answer(&ask)).is_err() {
                 return;
             }
+        }
+    }
+
+    /// Starts the program, tells the client, and relays for it on this connection.
+    fn spawn(&self, mut stream: UnixStream, spawn: &Spawn) {
+        let started = self.sender.start(spawn);
+        self.log_spawn(spawn, &started);
+        match started {
+            Ok(child) => {
+                if write_frame(&mut stream, &Answer::Spawned).is_ok() {
+                    crate::spawn::relay(stream, child, &self.sender.matcher);
+                }
+            }
+            Err(refusal) => {
+                let _ = write_frame(&mut stream, &Answer::Refused(refusal));
+            }
+        }
+    }
+
+    fn log_spawn(&self, spawn: &Spawn, started: &Result<std::process::Child, crate::Refusal>) {
+        let Some(log) = &self.log else { return };
+        let time_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let outcome = match started {
+            Ok(child) => serde_json::json!({ "pid": child.id() }),
+            Err(refusal) => serde_json::json!({ "refused": refusal.code.name(), "reason": refusal.reason }),
+        };
+        let secrets: Vec<&str> = spawn.secrets.iter().map(|(_, name)| name.as_str()).collect();
+        let line = serde_json::json!({
+            "time_ms": time_ms,
+            "program": spawn.command,
+            "secrets": secrets,
+            "outcome": outcome,
+        });
+        if let Ok(mut file) = log.lock() {
+            let _ = writeln!(file, "{line}");
         }
     }
 

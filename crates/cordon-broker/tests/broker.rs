@@ -31,6 +31,7 @@ fn broker_for(web: &Web) -> Broker {
         destinations: vec![Destination::parse(&format!("http://127.0.0.1:{}", web.port)).unwrap()],
         header: "X-Api-Key".into(),
         scheme: None,
+        programs: Vec::new(),
     };
     Broker::with_secrets(vec![(entry, SecretValue::from(CANARY))])
 }
@@ -324,6 +325,7 @@ fn a_scheme_goes_before_the_secret_in_its_header() {
         destinations: vec![Destination::parse(&web.url("")).unwrap()],
         header: "Authorization".into(),
         scheme: Some("Bearer".into()),
+        programs: Vec::new(),
     };
     let broker = Broker::with_secrets(vec![(entry, SecretValue::from(CANARY))]);
     let mut out = get(&web.url("/echo"));

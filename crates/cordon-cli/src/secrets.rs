@@ -32,7 +32,7 @@ pub enum Command {
         name: String,
         /// A host it may be sent to (`api.github.com`, meaning HTTPS on port 443, or an origin
         /// such as `https://ghe.example.com:8443`); repeat for more
-        #[arg(long = "host", value_name = "HOST", required = true)]
+        #[arg(long = "host", value_name = "HOST", required_unless_present = "programs")]
         hosts: Vec<String>,
         /// The request header it goes in
         #[arg(long, value_name = "NAME", default_value = "Authorization")]
@@ -41,6 +41,11 @@ pub enum Command {
         /// `Authorization: Bearer <secret>`
         #[arg(long, value_name = "WORD")]
         scheme: Option<String>,
+        /// A program that may be started with it in an environment variable: a local MCP
+        /// server's command and arguments, exactly as the config gives them (`"npx -y
+        /// @modelcontextprotocol/server-github"`, split at spaces); repeat for more
+        #[arg(long = "program", value_name = "COMMAND")]
+        programs: Vec<String>,
         #[command(flatten)]
         vault: VaultArgs,
     },
@@ -60,20 +65,27 @@ pub enum Command {
 /// What the command says on stdout.
 pub fn run(command: &Command) -> Result<String, Error> {
     let stdout = match command {
-        Command::Add { name, hosts, header, scheme, vault } => {
+        Command::Add { name, hosts, header, scheme, programs, vault } => {
             let destinations = hosts.iter().map(|h| Destination::parse(h)).collect::<Result<Vec<_>, _>>();
+            let programs = programs.iter().map(|p| p.split_whitespace().map(String::from).collect()).collect();
             let entry = Entry {
                 name: name.clone(),
                 destinations: destinations?,
                 header: header.clone(),
                 scheme: scheme.clone(),
+                programs,
             };
             // Nothing is asked for or written for an entry the vault would refuse.
             entry.check()?;
             let key = Key::load_or_create(key_variable(), &vault.key_file()?)?;
             let mut opened = Vault::open(&vault.path()?, &key)?;
             let value = read_value(name)?;
-            let places: Vec<String> = entry.destinations.iter().map(ToString::to_string).collect();
+            let places: Vec<String> = entry
+                .destinations
+                .iter()
+                .map(ToString::to_string)
+                .chain(entry.programs.iter().map(|p| format!("the program `{}`", p.join(" "))))
+                .collect();
             let slot = match scheme {
                 Some(scheme) => format!("{header}: {scheme} ..."),
                 None => header.clone(),
@@ -96,7 +108,12 @@ pub fn run(command: &Command) -> Result<String, Error> {
                 let lines: Vec<String> = entries
                     .iter()
                     .map(|e| {
-                        let places: Vec<String> = e.destinations.iter().map(ToString::to_string).collect();
+                        let places: Vec<String> = e
+                            .destinations
+                            .iter()
+                            .map(ToString::to_string)
+                            .chain(e.programs.iter().map(|p| format!("program:{}", p.join(" "))))
+                            .collect();
                         format!("{:width$}  {:header_width$}  {}\n", e.name, e.header, places.join(" "))
                     })
                     .collect();

@@ -28,6 +28,7 @@ fn broker(api: &Web, name: &str, value: &str, dir: &std::path::Path) -> Arc<Clie
         destinations: vec![Destination::parse(&api.url("")).unwrap()],
         header: "Authorization".into(),
         scheme: Some("Bearer".into()),
+        programs: Vec::new(),
     };
     let socket = dir.join("broker.sock");
     let listener = cordon_broker::listen(&socket).unwrap();

@@ -41,6 +41,7 @@ fn broker(web: &Web, dir: &std::path::Path) -> Arc<Client> {
         destinations: vec![Destination::parse(&web.url("")).unwrap()],
         header: "X-Api-Key".into(),
         scheme: None,
+        programs: Vec::new(),
     };
     let socket = dir.join("broker.sock");
     let listener = cordon_broker::listen(&socket).unwrap();

@@ -87,7 +87,9 @@ impl Brokered {
         let sent = tokio::task::spawn_blocking(move || broker.send(&out)).await?;
         match sent {
             Ok(Ok(incoming)) => Ok(incoming),
-            Ok(Err(refusal)) => Err(fail(format!("the broker did not send it ({}): {}", refusal.code.name(), refusal.reason))),
+            Ok(Err(refusal)) => {
+                Err(fail(format!("the broker did not send it ({}): {}", refusal.code.name(), refusal.reason)))
+            }
             Err(e) => Err(fail(e.to_string())),
         }
     }
@@ -123,8 +125,7 @@ impl StreamableHttpClient for Brokered {
             ("Content-Type".to_string(), "application/json".to_string()),
         ];
         let body = serde_json::to_string(&message)?;
-        let incoming =
-            self.send("POST", &uri, headers, session_id.as_deref(), custom_headers, Some(body)).await?;
+        let incoming = self.send("POST", &uri, headers, session_id.as_deref(), custom_headers, Some(body)).await?;
         let session = incoming.header(SESSION).map(str::to_string);
         let kind = incoming.header("content-type").unwrap_or("").to_ascii_lowercase();
         if incoming.status == 202 || (awaits_nothing && (200..300).contains(&incoming.status)) {

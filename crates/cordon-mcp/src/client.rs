@@ -1,5 +1,6 @@
 //! A connection to one MCP server: a child process on stdio (started with a clean environment,
-//! reaped when the connection ends) or a streamable HTTP endpoint. Its tools are listed once;
+//! reaped when the connection ends; started by the credential broker when it wants vault
+//! secrets) or a streamable HTTP endpoint (reached through the broker when it has a credential). Its tools are listed once;
 //! starting, listing and each call are bounded by a timeout, a result by a size limit, and the
 //! list of tools by pages, count and size (a server that pages forever, repeats a cursor or
 //! lists a tool twice is refused).
@@ -18,7 +19,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 
-use cordon_broker::Client;
+use cordon_broker::{Client, Spawn};
 use cordon_text::guard_line;
 
 use crate::brokered::Brokered;
@@ -72,6 +73,21 @@ impl Connection {
         let startup = server.startup_timeout();
         let started = runtime.block_on(async {
             match transport {
+                Transport::Stdio { command } if !server.secrets.is_empty() => {
+                    let Some(broker) = broker else {
+                        return Err(format!(
+                            "the MCP server `{name}` wants vault secrets, and there is no vault (cordon secrets add \
+                             NAME --program \"{command} ..\")"
+                        ));
+                    };
+                    let stream = broker.start(&spawn(command, server)).map_err(|e| {
+                        format!("the credential broker did not start the MCP server `{name}` (`{command}`): {e}")
+                    })?;
+                    stream.set_nonblocking(true).map_err(|e| e.to_string())?;
+                    let stream = tokio::net::UnixStream::from_std(stream).map_err(|e| e.to_string())?;
+                    let (service, tools) = connect(name, stream.into_split(), startup).await?;
+                    Ok((service, tools, None))
+                }
                 Transport::Stdio { command } => {
                     let (transport, err) = TokioChildProcess::builder(child(command, server))
                         .stderr(Stdio::piped())
@@ -216,6 +232,22 @@ fn child(command: &str, server: &Server) -> tokio::process::Command {
         child.current_dir(cwd);
     }
     child
+}
+
+/// What the broker starts for a server that wants vault secrets: as [`child`] would be, with the
+/// secrets by name.
+fn spawn(command: &str, server: &Server) -> Spawn {
+    let env = std::iter::once("PATH")
+        .chain(server.env.iter().map(String::as_str))
+        .filter_map(|var| std::env::var(var).ok().map(|value| (var.to_string(), value)))
+        .collect();
+    Spawn {
+        command: command.to_string(),
+        args: server.args.clone(),
+        cwd: server.cwd.as_ref().map(|c| c.display().to_string()),
+        env,
+        secrets: server.secrets.iter().map(|(var, secret)| (var.clone(), secret.clone())).collect(),
+    }
 }
 
 /// Initializes the server over `transport` and lists its tools, each within `timeout`.

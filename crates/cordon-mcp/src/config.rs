@@ -13,6 +13,7 @@
 //! command = "npx"
 //! args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
 //! env = ["HOME"]          # variables passed through from Cordon's own environment
+//! secrets = { NOTES_TOKEN = "NOTES_TOKEN" }  # variables set to vault secrets, by the broker
 //! cwd = "/home/me"
 //! capability = "Files"    # the policy's capability these tools serve (default: `Files` from `files`),
 //!                         # or several, one server for all: ["Notes", "Drafts"]
@@ -61,6 +62,12 @@ pub struct Server {
     /// Names of variables passed through from Cordon's environment (besides `PATH`).
     #[serde(default)]
     pub env: Vec<String>,
+    /// Variables set to vault secrets, each by the secret's name (`{ GITHUB_PERSONAL_ACCESS_TOKEN
+    /// = "GITHUB_TOKEN" }`): the credential broker starts the server then, only if each secret
+    /// is bound to its command and arguments (`cordon secrets add NAME --program ".."`), and
+    /// scrubs every vault secret out of what the server writes.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, String>,
     pub cwd: Option<PathBuf>,
     /// The capability of the policy its tools serve, or several, which one server process
     /// serves together; by default the server's name with its first letter in upper case.
@@ -101,7 +108,12 @@ impl Server {
     pub fn transport(&self, name: &str) -> Result<Transport<'_>, String> {
         match (&self.command, &self.url) {
             (Some(_), None) if self.credential.is_some() => Err(format!(
-                "the MCP server `{name}` has a credential and a command: a credential is for a server's url"
+                "the MCP server `{name}` has a credential and a command: a credential is for a server's url \
+                 (a command's secrets go in `secrets`)"
+            )),
+            (None, Some(_)) if !self.secrets.is_empty() => Err(format!(
+                "the MCP server `{name}` has secrets and a url: `secrets` are a command's (a url's secret is \
+                 its `credential`)"
             )),
             (Some(command), None) => Ok(Transport::Stdio { command }),
             (None, Some(url)) => Ok(Transport::Http { url: judge_url(name, url)? }),

@@ -749,6 +749,7 @@ fn token_broker(origin: &str, dir: &Path) -> std::sync::Arc<cordon_broker::Clien
         destinations: vec![cordon_vault::Destination::parse(origin).unwrap()],
         header: "Authorization".into(),
         scheme: Some("Bearer".into()),
+        programs: Vec::new(),
     };
     let socket = dir.join("broker.sock");
     let listener = cordon_broker::listen(&socket).unwrap();
@@ -783,4 +784,70 @@ fn a_servers_credential_bound_elsewhere_is_never_sent() {
     // And without a vault, it is not reached at all.
     let error = Connection::start("s", &server.server(), None).unwrap_err();
     assert!(error.contains("vault secret"), "{error}");
+}
+
+/// The stdio server that wants `NOTES_TOKEN` (`fixtures/env_server.py`): its command line, and
+/// the file where it writes the token it got.
+fn env_server(dir: &Path) -> (Vec<String>, PathBuf) {
+    let python = servers::python_mcp(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/env_server.py");
+    let log = dir.join("token.log");
+    let argv = [python.display().to_string(), script.display().to_string(), log.display().to_string()];
+    (argv.to_vec(), log)
+}
+
+/// A broker holding the token as `NOTES_TOKEN`, given only to `program`.
+fn program_broker(program: Vec<String>, dir: &Path) -> std::sync::Arc<cordon_broker::Client> {
+    let entry = cordon_vault::Entry {
+        name: "NOTES_TOKEN".into(),
+        destinations: Vec::new(),
+        header: "Authorization".into(),
+        scheme: None,
+        programs: vec![program],
+    };
+    let socket = dir.join("broker.sock");
+    let listener = cordon_broker::listen(&socket).unwrap();
+    let broker =
+        std::sync::Arc::new(cordon_broker::Broker::with_secrets(vec![(entry, cordon_vault::SecretValue::from(TOKEN))]));
+    std::thread::spawn(move || broker.serve(listener));
+    std::sync::Arc::new(cordon_broker::Client::connect(&socket).unwrap())
+}
+
+fn wanting_secrets(argv: &[String]) -> Server {
+    let text = format!(
+        "[servers.s]\ncommand = {:?}\nargs = {:?}\nsecrets = {{ NOTES_TOKEN = \"NOTES_TOKEN\" }}\ntimeout_secs = 30\n",
+        argv[0],
+        &argv[1..]
+    );
+    Config::parse(&text).unwrap().servers.remove("s").unwrap()
+}
+
+#[test]
+fn a_local_servers_secret_is_given_by_the_broker_and_scrubbed_from_what_it_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let (argv, log) = env_server(dir.path());
+    let broker = program_broker(argv.clone(), dir.path());
+    let mut connection = Connection::start("s", &wanting_secrets(&argv), Some(&broker)).unwrap();
+    let said = serde_json::to_string(&connection.call("token", serde_json::Map::new()).unwrap()).unwrap();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), TOKEN, "the server got its token");
+    assert!(said.contains("my token is [vault secret]") && !said.contains(TOKEN), "{said}");
+    let environment = serde_json::to_string(&connection.call("environment", serde_json::Map::new()).unwrap()).unwrap();
+    // Only what the broker was told to give (Python may add its locale variable, LC_CTYPE).
+    assert!(environment.contains("NOTES_TOKEN") && environment.contains("PATH"), "{environment}");
+    assert!(!environment.contains("CORDON_STORE") && !environment.contains("HOME"), "nothing else: {environment}");
+}
+
+#[test]
+fn a_local_servers_secret_bound_to_another_program_is_never_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let (argv, log) = env_server(dir.path());
+    // Bound to the same command with another argument: not this program.
+    let mut other = argv.clone();
+    other.push("--other".into());
+    let broker = program_broker(other, dir.path());
+    let error = Connection::start("s", &wanting_secrets(&argv), Some(&broker)).unwrap_err();
+    assert!(error.contains("is not bound to the program"), "{error}");
+    assert!(!log.exists(), "the server was not started");
+    let error = Connection::start("s", &wanting_secrets(&argv), None).unwrap_err();
+    assert!(error.contains("wants vault secrets"), "{error}");
 }

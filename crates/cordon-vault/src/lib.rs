@@ -48,6 +48,10 @@ pub struct Entry {
     /// The word the header's value starts with before the secret (`Bearer`), if it wants one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheme: Option<String>,
+    /// Programs (each a command and its arguments, exactly) that may be started with it in an
+    /// environment variable: a local MCP server that wants a token.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<Vec<String>>,
 }
 
 impl Entry {
@@ -59,8 +63,14 @@ impl Entry {
         if let Some(scheme) = &self.scheme {
             check_scheme(scheme)?;
         }
-        if self.destinations.is_empty() {
-            return Err(VaultError::Invalid(format!("the secret `{}` needs a host it may be sent to", self.name)));
+        if self.destinations.is_empty() && self.programs.is_empty() {
+            return Err(VaultError::Invalid(format!(
+                "the secret `{}` needs a host it may be sent to, or a program it may be given to",
+                self.name
+            )));
+        }
+        if self.programs.iter().any(|p| p.first().is_none_or(|c| c.is_empty())) {
+            return Err(VaultError::Invalid(format!("the secret `{}` names a program with no command", self.name)));
         }
         Ok(())
     }

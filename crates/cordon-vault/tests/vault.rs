@@ -17,6 +17,7 @@ fn entry(name: &str, hosts: &[&str]) -> Entry {
         destinations: hosts.iter().map(|h| Destination::parse(h).unwrap()).collect(),
         header: "Authorization".into(),
         scheme: None,
+        programs: Vec::new(),
     }
 }
 
