@@ -452,3 +452,25 @@ fn holes_of_policy_functions_come_first() {
     expect_fill(&mut p, None, 1, "|n: Int| len(sh.echo(to_string(n)))", &[]);
     expect_fill(&mut p, None, 1, "|n: Int| len(sh.close(s))", &["linear-captured"]);
 }
+
+/// A sub-agent given less of the web: a function whose address is refined to one site, and the
+/// hole in a function that is not given `http`.
+const NARROWER_WEB: &str = r#"type Wiki = {u: String | u.starts_with("https://en.wikipedia.org/wiki/")}
+fn research(wiki: fn(Wiki) -> Result[Response, HttpError]) -> String {
+  agent[String]("summarise the article on Cordon", wiki)
+}
+research(|u: Wiki| http.get(u, [], None))
+"#;
+
+#[test]
+fn a_sub_agent_given_one_site_of_the_web_reaches_only_that_site() {
+    let mut p = program(Some(include_str!("../../../policies/http.cord")), NARROWER_WEB);
+    let read = r#"match wiki("https://en.wikipedia.org/wiki/Cordon") { Ok(r) => r.body, Err(e) => e.reason }"#;
+    expect_fill(&mut p, None, 0, read, &[]);
+    // Another site through the function: its parameter's refinement is the narrower list.
+    let elsewhere = r#"match wiki("https://api.github.com/user") { Ok(r) => r.body, Err(e) => e.reason }"#;
+    expect_fill(&mut p, None, 0, elsewhere, &["refinement-unproven"]);
+    // The whole web: not in scope at the hole.
+    let whole = r#"match http.get("https://api.github.com/user", [], None) { Ok(r) => r.body, Err(e) => e.reason }"#;
+    expect_fill(&mut p, None, 0, whole, &["undefined-name"]);
+}
