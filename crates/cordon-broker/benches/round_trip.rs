@@ -53,6 +53,7 @@ fn bench(c: &mut Criterion) {
         credential: Some("API_KEY".into()),
         timeout_ms: 5_000,
         max_response_bytes: 1 << 20,
+        local: true,
     };
     group.bench_function("through the broker", |b| b.iter(|| black_box(client.send(&out).unwrap().unwrap())));
     group.finish();

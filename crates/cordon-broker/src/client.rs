@@ -18,7 +18,8 @@ use crate::protocol::{Answer, Ask, Incoming, Outgoing, Refusal, Spawn, read_fram
 #[derive(Debug)]
 pub struct Client {
     path: PathBuf,
-    /// `None` once the connection failed.
+    /// The connection kept for questions about the vault; `None` once it failed, until the next
+    /// question opens another.
     stream: Mutex<Option<UnixStream>>,
     /// The broker this client started for itself, ended when the client is dropped.
     process: Option<BrokerProcess>,
@@ -62,10 +63,12 @@ impl Client {
         }
     }
 
-    /// Performs `out` through the broker: what the server answered, or why it was not sent.
+    /// Performs `out` through the broker: what the server answered, or why it was not sent. On
+    /// a connection of its own, so that a slow site holds up no other question.
     pub fn send(&self, out: &Outgoing) -> Result<Result<Incoming, Refusal>, BrokerError> {
         let wait = Duration::from_millis(out.timeout_ms).saturating_add(ASK_TIMEOUT);
-        match self.ask(&Ask::Send(out.clone()), wait)? {
+        let mut stream = self.open()?;
+        match exchange(&mut stream, &Ask::Send(out.clone()), wait)? {
             Answer::Sent(incoming) => Ok(Ok(incoming)),
             Answer::Refused(refusal) => Ok(Err(refusal)),
             other => Err(unexpected(&other)),
@@ -75,20 +78,21 @@ impl Client {
     /// Starts `spawn`'s program through the broker: the connection that is its standard input
     /// and output (what it writes scrubbed of every vault secret).
     pub fn start(&self, spawn: &Spawn) -> Result<UnixStream, BrokerError> {
-        let mut stream = UnixStream::connect(&self.path)
-            .map_err(|e| BrokerError(format!("no credential broker answers at {}: {e}", self.path.display())))?;
-        let gone = |e: std::io::Error| BrokerError(format!("the credential broker did not answer: {e}"));
-        stream.set_read_timeout(Some(ASK_TIMEOUT)).map_err(gone)?;
-        write_frame(&mut stream, &Ask::Spawn(spawn.clone())).map_err(gone)?;
-        match read_frame::<Answer>(&mut stream).map_err(gone)? {
-            Some(Answer::Spawned) => {
+        let mut stream = self.open()?;
+        match exchange(&mut stream, &Ask::Spawn(spawn.clone()), ASK_TIMEOUT)? {
+            Answer::Spawned => {
                 stream.set_read_timeout(None).map_err(gone)?;
                 Ok(stream)
             }
-            Some(Answer::Refused(refusal)) => Err(BrokerError(refusal.reason)),
-            Some(other) => Err(unexpected(&other)),
-            None => Err(BrokerError("the credential broker went away".into())),
+            Answer::Refused(refusal) => Err(BrokerError(refusal.reason)),
+            other => Err(unexpected(&other)),
         }
+    }
+
+    /// A new connection to the broker.
+    fn open(&self) -> Result<UnixStream, BrokerError> {
+        UnixStream::connect(&self.path)
+            .map_err(|e| BrokerError(format!("no credential broker answers at {}: {e}", self.path.display())))
     }
 
     /// Where the vault's secrets are in `text`.
@@ -103,29 +107,30 @@ impl Client {
         }
     }
 
-    /// Asks and reads the answer. A connection that failed once is not used again: an answer
-    /// that came late would be read as the next one's.
+    /// Asks on the kept connection and reads the answer. A connection that failed is dropped,
+    /// never used again (an answer that came late would be read as the next one's); the next ask
+    /// opens another.
     fn ask(&self, ask: &Ask, wait: Duration) -> Result<Answer, BrokerError> {
         let mut slot = self.stream.lock().map_err(|_| BrokerError("the broker's connection is broken".into()))?;
-        let Some(stream) = slot.as_mut() else {
-            return Err(BrokerError("the credential broker stopped answering earlier in this run".into()));
+        let mut stream = match slot.take() {
+            Some(stream) => stream,
+            None => self.open()?,
         };
-        let answer = stream
-            .set_read_timeout(Some(wait))
-            .and_then(|()| write_frame(stream, ask))
-            .and_then(|()| read_frame::<Answer>(stream));
-        match answer {
-            Ok(Some(answer)) => Ok(answer),
-            Ok(None) => {
-                *slot = None;
-                Err(BrokerError("the credential broker went away".into()))
-            }
-            Err(e) => {
-                *slot = None;
-                Err(BrokerError(format!("the credential broker did not answer: {e}")))
-            }
-        }
+        let answer = exchange(&mut stream, ask, wait)?;
+        *slot = Some(stream);
+        Ok(answer)
     }
+}
+
+/// Writes `ask` on `stream` and reads the answer, waiting at most `wait`.
+fn exchange(stream: &mut UnixStream, ask: &Ask, wait: Duration) -> Result<Answer, BrokerError> {
+    stream.set_read_timeout(Some(wait)).map_err(gone)?;
+    write_frame(stream, ask).map_err(gone)?;
+    read_frame::<Answer>(stream).map_err(gone)?.ok_or_else(|| BrokerError("the credential broker went away".into()))
+}
+
+fn gone(e: std::io::Error) -> BrokerError {
+    BrokerError(format!("the credential broker did not answer: {e}"))
 }
 
 fn unexpected(answer: &Answer) -> BrokerError {

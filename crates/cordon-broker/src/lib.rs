@@ -35,3 +35,4 @@ pub use process::{BrokerProcess, READY, listen};
 pub use protocol::{Code, Incoming, Outgoing, Refusal, Spawn};
 pub use send::USER_AGENT;
 pub use server::Broker;
+pub use spawn::resolve_program;

@@ -74,6 +74,11 @@ pub struct Outgoing {
     pub timeout_ms: u64,
     /// The most bytes of body the answer may have.
     pub max_response_bytes: usize,
+    /// Whether an address written in the URL may be one on this machine or a private network
+    /// (a name must always lead to the internet): the deployer's say, for the web; a server's
+    /// own address from the user's configuration.
+    #[serde(default)]
+    pub local: bool,
 }
 
 /// What the server answered, with every vault secret in it replaced by `[vault secret]`.

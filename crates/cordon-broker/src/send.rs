@@ -54,10 +54,30 @@ impl Sender {
     /// The request's address, if the request may be sent as it is.
     fn check(&self, out: &Outgoing) -> Result<Url, Refusal> {
         let bad = |why: String| Refusal::new(Code::BadRequest, why);
+        // Nothing of the vault leaves except in its slot, where it is bound: looked for first, so
+        // that no other refusal repeats a secret in its words.
+        let texts = [out.method.as_str(), out.url.as_str()]
+            .into_iter()
+            .chain(out.headers.iter().flat_map(|(n, v)| [n.as_str(), v.as_str()]))
+            .chain(out.body.as_deref());
+        let refused = || {
+            Refusal::new(
+                Code::NotAllowed,
+                "the request holds a vault secret outside a credential slot: it is never sent so",
+            )
+        };
+        if texts.into_iter().any(|t| !self.matcher.find(t).is_empty()) {
+            return Err(refused());
+        }
         if !METHODS.contains(&out.method.as_str()) {
             return Err(bad(format!("`{}` is not a method the broker sends", out.method.escape_debug())));
         }
         let url = Url::parse(&out.url).map_err(|e| bad(format!("the address is not a URL: {e}")))?;
+        // The address as it will be sent (its host lower-cased and mapped from other scripts,
+        // escapes in it decoded, tabs and line breaks dropped) holds none either.
+        if !self.matcher.find(url.as_str()).is_empty() {
+            return Err(refused());
+        }
         if !matches!(url.scheme(), "http" | "https") {
             return Err(bad(format!("`{}` is not HTTP", url.scheme())));
         }
@@ -78,16 +98,6 @@ impl Sender {
             if FRAMING.contains(&name.to_ascii_lowercase().as_str()) {
                 return Err(bad(format!("the header `{name}` is set by the connection, not by a request")));
             }
-        }
-        // Nothing of the vault leaves except in its slot, where it is bound.
-        let texts = std::iter::once(out.url.as_str())
-            .chain(out.headers.iter().flat_map(|(n, v)| [n.as_str(), v.as_str()]))
-            .chain(out.body.as_deref());
-        if texts.into_iter().any(|t| !self.matcher.find(t).is_empty()) {
-            return Err(Refusal::new(
-                Code::NotAllowed,
-                "the request holds a vault secret outside a credential slot: it is never sent so",
-            ));
         }
         if let Some(name) = &out.credential {
             let entry = self.entry(name)?;
@@ -117,20 +127,31 @@ impl Sender {
         self.secrets.iter().find(|(e, _)| e.name == name).map(|(_, v)| v)
     }
 
-    /// The addresses the request may connect to: a name resolved once, every address public; an
-    /// address written in the URL as it is.
-    fn addresses(&self, url: &Url) -> Result<Vec<SocketAddr>, Refusal> {
+    /// The addresses the request may connect to: a name resolved once (within `timeout`), every
+    /// address public; an address written in the URL as it is, if it is public or the request
+    /// may reach this machine and its network (`local`).
+    fn addresses(&self, url: &Url, local: bool, timeout: Duration) -> Result<Vec<SocketAddr>, Refusal> {
         let port = url.port_or_known_default().unwrap_or(443);
-        let name = match url.host() {
-            Some(Host::Ipv4(ip)) => return Ok(vec![SocketAddr::new(IpAddr::V4(ip), port)]),
-            Some(Host::Ipv6(ip)) => return Ok(vec![SocketAddr::new(IpAddr::V6(ip), port)]),
-            Some(Host::Domain(name)) => name,
+        let literal = match url.host() {
+            Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+            Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+            Some(Host::Domain(_)) => None,
             None => return Err(Refusal::new(Code::BadRequest, "the address names no host")),
         };
-        let found = self
-            .resolver
-            .resolve(name, port)
-            .map_err(|e| Refusal::new(Code::Unreachable, format!("`{name}` could not be resolved: {e}")))?;
+        if let Some(ip) = literal {
+            if !local && !is_public(ip) {
+                return Err(Refusal::new(
+                    Code::NotAllowed,
+                    format!(
+                        "{ip} is an address on this machine or a private network, which only a deployer may let the \
+                         web reach (`--web-local`)"
+                    ),
+                ));
+            }
+            return Ok(vec![SocketAddr::new(ip, port)]);
+        }
+        let name = url.host_str().unwrap_or_default().to_string();
+        let found = self.resolve(&name, port, timeout)?;
         if found.is_empty() {
             return Err(Refusal::new(Code::Unreachable, format!("`{name}` has no address")));
         }
@@ -147,9 +168,25 @@ impl Sender {
         Ok(found)
     }
 
+    /// `name`'s addresses, asked of the resolver on a thread of its own, so that a slow name
+    /// server costs the request its time and no more.
+    fn resolve(&self, name: &str, port: u16, timeout: Duration) -> Result<Vec<SocketAddr>, Refusal> {
+        let (tell, answer) = std::sync::mpsc::channel();
+        let (resolver, asked) = (self.resolver.clone(), name.to_string());
+        std::thread::spawn(move || {
+            let _ = tell.send(resolver.resolve(&asked, port));
+        });
+        match answer.recv_timeout(timeout) {
+            Ok(found) => {
+                found.map_err(|e| Refusal::new(Code::Unreachable, format!("`{name}` could not be resolved: {e}")))
+            }
+            Err(_) => Err(Refusal::new(Code::Timeout, format!("`{name}` was not resolved in time"))),
+        }
+    }
+
     fn perform(&self, out: &Outgoing, url: &Url) -> Result<Incoming, Refusal> {
-        let addresses = self.addresses(url)?;
         let timeout = Duration::from_millis(out.timeout_ms.max(1));
+        let addresses = self.addresses(url, out.local, timeout)?;
         let agent = ureq::AgentBuilder::new()
             .resolver(Pinned(addresses))
             .redirects(0)
@@ -207,8 +244,16 @@ impl Sender {
         scrub(&self.matcher, text)
     }
 
+    /// Why the exchange failed, in words that name neither the address nor its query.
     fn transport(&self, t: &ureq::Transport) -> Refusal {
-        let words = self.scrub(&t.to_string());
+        let cause = std::error::Error::source(t).map(ToString::to_string);
+        let words = match (t.message(), cause) {
+            (Some(message), Some(cause)) => format!("{}: {message}: {cause}", t.kind()),
+            (Some(message), None) => format!("{}: {message}", t.kind()),
+            (None, Some(cause)) => format!("{}: {cause}", t.kind()),
+            (None, None) => t.kind().to_string(),
+        };
+        let words = self.scrub(&words);
         let timed_out = t.kind() == ureq::ErrorKind::Io
             && std::error::Error::source(t)
                 .and_then(|s| s.downcast_ref::<std::io::Error>())

@@ -88,9 +88,14 @@ impl Broker {
     /// Serves clients on `listener` until it fails.
     pub fn serve(self: Arc<Self>, listener: UnixListener) -> io::Result<()> {
         for stream in listener.incoming() {
-            let stream = stream?;
-            let broker = self.clone();
-            std::thread::spawn(move || broker.serve_client(stream));
+            match stream {
+                Ok(stream) => {
+                    let broker = self.clone();
+                    std::thread::spawn(move || broker.serve_client(stream));
+                }
+                // Out of descriptors, say, for a moment: the broker goes on.
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            }
         }
         Ok(())
     }

@@ -45,6 +45,8 @@ fn get(url: &str) -> Outgoing {
         credential: None,
         timeout_ms: 5_000,
         max_response_bytes: 1 << 20,
+        // The tests' servers are on this machine.
+        local: true,
     }
 }
 
@@ -220,6 +222,30 @@ fn a_name_is_resolved_once_and_the_connection_goes_where_it_was_checked() {
     let refusal = refused(&broker, &out);
     assert!(matches!(refusal.code, Code::Unreachable | Code::Timeout), "{refusal:?}");
     assert_eq!(resolver.asked.load(Ordering::SeqCst), 1);
+    assert_eq!(web.received(), "");
+}
+
+#[test]
+fn an_address_on_this_machine_is_reached_only_where_the_deployer_allows() {
+    let web = Web::start();
+    let broker = broker_for(&web);
+    // However it is written: dotted, as one number, in hexadecimal, mapped into IPv6; the cloud
+    // metadata service; this machine's every address.
+    let port = web.port;
+    for url in [
+        web.url("/echo"),
+        format!("http://2130706433:{port}/echo"),
+        format!("http://0x7f.0.0.1:{port}/echo"),
+        format!("http://[::ffff:127.0.0.1]:{port}/echo"),
+        format!("http://0.0.0.0:{port}/echo"),
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+    ] {
+        let mut out = get(&url);
+        out.local = false;
+        let refusal = refused(&broker, &out);
+        assert_eq!(refusal.code, Code::NotAllowed, "{url}: {refusal:?}");
+        assert!(refusal.reason.contains("--web-local"), "{refusal:?}");
+    }
     assert_eq!(web.received(), "");
 }
 

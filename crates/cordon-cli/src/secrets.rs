@@ -67,7 +67,7 @@ pub fn run(command: &Command) -> Result<String, Error> {
     let stdout = match command {
         Command::Add { name, hosts, header, scheme, programs, vault } => {
             let destinations = hosts.iter().map(|h| Destination::parse(h)).collect::<Result<Vec<_>, _>>();
-            let programs = programs.iter().map(|p| p.split_whitespace().map(String::from).collect()).collect();
+            let programs = programs.iter().map(|p| program(p)).collect::<Result<Vec<_>, _>>()?;
             let entry = Entry {
                 name: name.clone(),
                 destinations: destinations?,
@@ -185,4 +185,18 @@ fn quiet(stdin: &std::io::Stdin) -> Option<rustix::termios::Termios> {
     silent.local_modes.remove(rustix::termios::LocalModes::ECHO);
     rustix::termios::tcsetattr(stdin, rustix::termios::OptionalActions::Now, &silent).ok()?;
     Some(previous)
+}
+
+/// A program's command line as a binding keeps it: split at spaces, the command as the canonical
+/// path of the program it names (found on `PATH` as the broker will find it), so that no other
+/// program of that name is ever given the secret.
+fn program(line: &str) -> Result<Vec<String>, Error> {
+    let mut argv: Vec<String> = line.split_whitespace().map(String::from).collect();
+    let Some(command) = argv.first_mut() else {
+        return Err(Error::Setup("--program needs a command".into()));
+    };
+    let path = std::env::var("PATH").ok();
+    *command = cordon::api::broker::resolve_program(command, path.as_deref())
+        .ok_or_else(|| Error::Setup(format!("--program: there is no program `{command}`")))?;
+    Ok(argv)
 }

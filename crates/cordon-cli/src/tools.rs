@@ -46,6 +46,11 @@ pub struct ToolArgs {
     #[arg(long)]
     pub web: bool,
 
+    /// Let the web's requests reach addresses on this machine or its private network that the
+    /// allow-list names by number (`http://127.0.0.1:8080/`); by default only the internet
+    #[arg(long, requires = "web")]
+    pub web_local: bool,
+
     /// The credential broker to use, listening at this socket (`cordon broker --socket PATH`);
     /// without it, one is started for this command when there is a vault or `--web`
     #[arg(long, value_name = "SOCKET")]
@@ -76,6 +81,7 @@ impl ToolArgs {
             config: self.config.clone(),
             kept: self.policies.iter().map(|p| ("a policy (--policy)".to_string(), p.clone())).chain(kept).collect(),
             http: self.web,
+            web_local: self.web_local,
             github_api: std::env::var("CORDON_GITHUB_API").ok().filter(|v| !v.is_empty()),
             broker: crate::broker::for_requests(self.broker.as_deref(), store, self.web).map_err(Error::from)?,
         };

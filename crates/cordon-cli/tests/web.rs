@@ -49,10 +49,11 @@ fn setup(name: &str, bound: &Web, sites: &[&Web]) -> std::path::PathBuf {
 /// code.
 fn run(dir: &Path, plan: &str) -> (String, i32) {
     std::fs::write(dir.join("plan.cord"), plan).unwrap();
-    let output = command(dir, &["run", "--web", "--policy", "http.cord", "--approve", &yes(dir), "plan.cord"])
-        .env("CORDON_VAULT_KEY", KEY)
-        .output()
-        .unwrap();
+    let output =
+        command(dir, &["run", "--web", "--web-local", "--policy", "http.cord", "--approve", &yes(dir), "plan.cord"])
+            .env("CORDON_VAULT_KEY", KEY)
+            .output()
+            .unwrap();
     let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     (said, output.status.code().unwrap_or(-1))
 }
@@ -179,7 +180,7 @@ fn a_broker_that_cannot_open_the_vault_stops_the_run_before_anything_is_sent() {
         format!(r#"match http.get("{}", [], None) {{ Ok(r) => r.body, Err(e) => e.code }}"#, web.url("/hi")),
     )
     .unwrap();
-    let output = command(&dir, &["run", "--web", "--policy", "http.cord", "plan.cord"])
+    let output = command(&dir, &["run", "--web", "--web-local", "--policy", "http.cord", "plan.cord"])
         .env_remove("CORDON_VAULT_KEY")
         .env("HOME", &dir)
         .env("XDG_CONFIG_HOME", dir.join("config"))
@@ -222,4 +223,26 @@ fn a_model_is_shown_the_vaults_secret_only_as_a_placeholder() {
         assert!(prompt.contains("My token is [vault secret]."), "{prompt}");
         assert!(!prompt.contains(CANARY), "{prompt}");
     }
+}
+
+#[test]
+fn a_plan_may_not_write_where_a_program_given_secrets_lives() {
+    // A local MCP server given a vault secret runs `work/server.py`: a plan that could write
+    // there could run its own code with the secret, so `work` may not be granted read-write.
+    let dir = workdir("cli-web", "program_in_rw_dir");
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    std::fs::write(dir.join("work/server.py"), "print('hello')\n").unwrap();
+    let config = format!(
+        "[servers.notes]\ncommand = \"python3\"\nargs = [{:?}]\nsecrets = {{ NOTES_TOKEN = \"NOTES_TOKEN\" }}\n",
+        dir.join("work/server.py").display().to_string()
+    );
+    std::fs::write(dir.join("cordon.toml"), config).unwrap();
+    std::fs::write(dir.join("plan.cord"), "\"hi\"").unwrap();
+    std::fs::write(dir.join("p.cord"), "entry() -> String\n").unwrap();
+    let output = command(&dir, &["run", "--mcp", "notes", "--dir", "work=work:rw", "--policy", "p.cord", "plan.cord"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("server.py") && stderr.contains("which is given vault secrets"), "{stderr}");
 }

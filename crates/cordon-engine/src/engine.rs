@@ -277,7 +277,9 @@ impl<'a> Engine<'a> {
         if let Some(step) = self.refuse_unendorsed(run, Some(told)) {
             return step;
         }
-        run.commit()?;
+        // The trace keeps the call as observers are told of it.
+        let shown = (!std::ptr::eq(told, effect)).then(|| told.args.clone());
+        run.commit_showing(shown)?;
         let answer = self.hosts.perform(&ToolCall::new(effect));
         self.emit(&Event::EffectPerformed { effect: told, answer: &answer });
         run.resume(answer)

@@ -322,11 +322,12 @@ impl<'a> Gate<'a> {
         if tier == Tier::None && !flows && !consent {
             return allowed(record);
         }
-        if consent {
-            self.mask(&mut card);
-        }
         if flows {
             card.flows = self.flows_shown(effect);
+        }
+        // Masked once every value is on it: the card is recorded (the audit log, transcripts).
+        if consent {
+            self.mask(&mut card);
         }
         if self.plan_by_model {
             card.attribute_plan_text_to_model(&self.request);

@@ -712,3 +712,56 @@ fn the_users_own_words_consent_to_that_kind_of_data_for_whom_they_name() {
     let (sent, cards, _, _) = send_with_consent(to, "can I come tomorrow at 10?", "", Answer::No);
     assert!(cards.is_empty() && sent.len() == 1, "{sent:?} {cards:?}");
 }
+
+/// A note secret to the user, and the messaging tool.
+const NOTE_AND_MESSAGES: &str = r#"
+capability Notes {
+  tool note() -> String
+    @label(returns = secret(user()))
+}
+capability Messages {
+  tool send(to: String, text: String)
+    @label(to = untrusted(), text = untrusted())
+    @card(destination = to, content = text)
+}
+entry(notes: Notes, messages: Messages) -> ()
+"#;
+
+/// Answers `note` with a note, and records every message sent.
+#[derive(Default)]
+struct NotesAndOutbox(Vec<String>);
+
+impl ToolHost for NotesAndOutbox {
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        match call.tool() {
+            "note" => Ok(Json::String("see you at 10".into())),
+            _ => {
+                self.0.push(call.args["text"].as_str().unwrap_or("").to_string());
+                Ok(Json::Null)
+            }
+        }
+    }
+}
+
+#[test]
+fn a_card_that_releases_a_secret_and_needs_consent_shows_every_value_masked() {
+    // The text both carries the user's secret note (a label card: the user releases it) and a
+    // health detail: every value the card shows, its flows' included, is masked.
+    let plan = r#"messages.send("dentist@clinic.example", "my tooth hurts; " + notes.note())"#;
+    let program = program(NOTE_AND_MESSAGES, plan);
+    let scanner = std::sync::Arc::new(cordon_egress::Scanner::new(&[]));
+    let mut approver = Watching { answer: Answer::Yes, seen: Vec::new() };
+    let mut host = NotesAndOutbox::default();
+    let records = {
+        let mut gate = Gate::new(&program, "ann", Box::new(&mut approver)).with_consent(scanner, "");
+        drive(&program, "ann", &mut host, &mut gate);
+        serde_json::to_string(gate.records()).unwrap()
+    };
+    let [card] = approver.seen.as_slice() else { panic!("one card: {:?}", approver.seen) };
+    assert!(!card.flows.is_empty() && !card.sensitive.is_empty(), "{card:#?}");
+    let shown = serde_json::to_string(card).unwrap();
+    for what in [&shown, &records] {
+        assert!(!what.contains("tooth hurts"), "{what}");
+    }
+    assert_eq!(host.0, ["my tooth hurts; see you at 10"], "a yes sends it as it is");
+}

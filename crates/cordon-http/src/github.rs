@@ -17,7 +17,7 @@ use cordon_runtime::{Json, ToolCall, ToolHost};
 use serde_json::json;
 use url::Url;
 
-use crate::HttpLimits;
+use crate::HttpOptions;
 
 /// The vault secret the host sends.
 pub const TOKEN: &str = "GITHUB_TOKEN";
@@ -40,7 +40,7 @@ pub struct GitHubRest {
     broker: Arc<Client>,
     api: Url,
     login: String,
-    limits: HttpLimits,
+    limits: HttpOptions,
 }
 
 impl GitHubRest {
@@ -58,7 +58,7 @@ impl GitHubRest {
                 api.host_str().unwrap_or("api.github.com")
             ));
         }
-        let mut host = GitHubRest { broker, api, login: String::new(), limits: HttpLimits::default() };
+        let mut host = GitHubRest { broker, api, login: String::new(), limits: HttpOptions::default() };
         let user = host.get_json(&host.url(&["user"], &[]), &[200])?;
         host.login = user["login"].as_str().ok_or("GitHub did not say whose token this is")?.to_string();
         Ok(host)
@@ -96,6 +96,8 @@ impl GitHubRest {
             credential: Some(TOKEN.into()),
             timeout_ms: self.limits.timeout_ms,
             max_response_bytes: self.limits.max_response_bytes,
+            // The API's address is the user's configuration, not a plan's.
+            local: true,
         };
         match self.broker.send(&out).map_err(|e| e.to_string())? {
             Ok(incoming) => Ok(incoming),

@@ -9,9 +9,11 @@
 //! entry, one list per method (a tool per method). The checker proves it before the plan runs,
 //! so a literal address outside it is a type error; the boundary checks it again on the real
 //! value. This host sends only an address written in its normal form (the `url` crate's
-//! serialisation: lower-case host, no default port, no `.` or `..` segments, escapes
-//! normalised), so a prefix means what it says: `https://api.github.com/repos/../user` is not
-//! under `/repos/`, and it is refused here as not normal, not sent as `/user`.
+//! serialisation: lower-case host, no default port, no `.` or `..` segments) and with no escaped
+//! `/`, `\` or `.` in its path, so a prefix means what it says:
+//! `https://api.github.com/repos/../user` and `https://api.github.com/repos/%2E%2E%2Fuser` are not
+//! under `/repos/`, and each is refused here, not sent as `/user`. (A prefix should end in `/`
+//! after the host: `https://en.wikipedia.org` would also admit `https://en.wikipedia.org.evil/`.)
 //!
 //! The broker then checks what only the sender can: a name is resolved once and must lead to
 //! the internet (never this machine or a private network), the connection goes to the address
@@ -19,11 +21,12 @@
 //!
 //! # Redirects
 //!
-//! A redirect within the same site (scheme, host and port) is followed, at most
-//! [`HttpLimits::max_redirects`] times, each hop checked by the broker again; the credential,
-//! bound to the site, goes along. A redirect to another site is not followed: it is the answer
-//! (its status and `location` header), and the plan may request that address itself, through
-//! the allow-list like any other.
+//! A GET's redirect within the same site (scheme, host and port) is followed, at most
+//! [`HttpOptions::max_redirects`] times, each hop checked by the broker again; the credential,
+//! bound to the site, goes along, and nothing of the plan's is sent to the address the site
+//! chose. Any other redirect (to another site, or of a POST, whose body would be sent again) is
+//! not followed: it is the answer (its status and `location` header), and the plan may request
+//! that address itself, through the allow-list like any other.
 //!
 //! # Credentials
 //!
@@ -49,20 +52,23 @@ pub const POLICY: &str = include_str!("../../../policies/http.cord");
 /// The policy's path from the repository root.
 pub const POLICY_PATH: &str = "policies/http.cord";
 
-/// Bounds on each request.
+/// Bounds on each request, and whether it may reach this machine.
 #[derive(Clone, Copy, Debug)]
-pub struct HttpLimits {
+pub struct HttpOptions {
     /// How long one exchange may take, each hop of a redirect on its own.
     pub timeout_ms: u64,
     /// The most bytes an answer's body may have.
     pub max_response_bytes: usize,
     /// Redirects within a site followed before the last one is answered as it is.
     pub max_redirects: usize,
+    /// Whether an address the allow-list names by number may be on this machine or a private
+    /// network (`--web-local`, the deployer's say; a name must always lead to the internet).
+    pub local: bool,
 }
 
-impl Default for HttpLimits {
-    fn default() -> HttpLimits {
-        HttpLimits { timeout_ms: 30_000, max_response_bytes: 4 * 1024 * 1024, max_redirects: 5 }
+impl Default for HttpOptions {
+    fn default() -> HttpOptions {
+        HttpOptions { timeout_ms: 30_000, max_response_bytes: 4 * 1024 * 1024, max_redirects: 5, local: false }
     }
 }
 
@@ -71,12 +77,12 @@ impl Default for HttpLimits {
 pub struct HttpHost {
     broker: Arc<Client>,
     secrets: Vec<String>,
-    limits: HttpLimits,
+    limits: HttpOptions,
 }
 
 impl HttpHost {
     /// The host sending through `broker`; it asks the broker once which secrets the vault has.
-    pub fn open(broker: Arc<Client>, limits: HttpLimits) -> Result<HttpHost, String> {
+    pub fn open(broker: Arc<Client>, limits: HttpOptions) -> Result<HttpHost, String> {
         let secrets = broker.secrets().map_err(|e| e.to_string())?.into_iter().map(|e| e.name).collect();
         Ok(HttpHost { broker, secrets, limits })
     }
@@ -115,6 +121,7 @@ impl HttpHost {
             credential,
             timeout_ms: self.limits.timeout_ms,
             max_response_bytes: self.limits.max_response_bytes,
+            local: self.limits.local,
         };
         let mut at = url;
         for hop in 0..=self.limits.max_redirects {
@@ -122,15 +129,11 @@ impl HttpHost {
                 Ok(incoming) => incoming,
                 Err(refusal) => return Ok(error(refusal.code.name(), &refusal.reason)),
             };
+            // Only a GET follows a redirect, and only within its site: it sends nothing of the
+            // plan's to the address the site chose. Anything else answers with the redirect.
             let next = redirect(&incoming).and_then(|location| at.join(location).ok());
             match next {
-                Some(next) if next.origin() == at.origin() && hop < self.limits.max_redirects => {
-                    // 303, and a POST answered 301 or 302, go on as a GET without a body, as
-                    // browsers do; 307 and 308 repeat the request.
-                    if incoming.status == 303 || (matches!(incoming.status, 301 | 302) && out.method == "POST") {
-                        out.method = "GET".into();
-                        out.body = None;
-                    }
+                Some(next) if method == "GET" && next.origin() == at.origin() && hop < self.limits.max_redirects => {
                     out.url = next.to_string();
                     at = next;
                 }
@@ -146,6 +149,15 @@ fn normal(address: &str) -> Result<Url, (&'static str, String)> {
     let url = Url::parse(address).map_err(|e| ("bad-address", format!("`{address}` is not an address: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(("bad-address", format!("`{}` is not HTTP", url.scheme())));
+    }
+    // An escaped `/`, `\` or `.` is one segment to this host and may be a path to the server:
+    // `/repos/%2E%2E%2Fuser` would be under `/repos/` as written and `/user` as served.
+    let escaped = url.path().to_ascii_lowercase();
+    if ["%2f", "%5c", "%2e"].iter().any(|e| escaped.contains(e)) {
+        return Err((
+            "not-normal",
+            format!("`{address}` escapes a `/`, `\\` or `.` in its path, which a server may read as the character"),
+        ));
     }
     if url.as_str() != address {
         return Err((

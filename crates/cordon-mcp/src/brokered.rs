@@ -82,6 +82,8 @@ impl Brokered {
             credential: Some(self.credential.clone()),
             timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
             max_response_bytes: MAX_RESPONSE_BYTES,
+            // The server's address is the user's configuration, not a plan's.
+            local: true,
         };
         let broker = self.broker.clone();
         let sent = tokio::task::spawn_blocking(move || broker.send(&out)).await?;

@@ -796,6 +796,12 @@ fn env_server(dir: &Path) -> (Vec<String>, PathBuf) {
     (argv.to_vec(), log)
 }
 
+/// `argv` as a binding keeps it: the command as its canonical path.
+fn bound(mut argv: Vec<String>) -> Vec<String> {
+    argv[0] = cordon_broker::resolve_program(&argv[0], None).unwrap();
+    argv
+}
+
 /// A broker holding the token as `NOTES_TOKEN`, given only to `program`.
 fn program_broker(program: Vec<String>, dir: &Path) -> std::sync::Arc<cordon_broker::Client> {
     let entry = cordon_vault::Entry {
@@ -826,7 +832,7 @@ fn wanting_secrets(argv: &[String]) -> Server {
 fn a_local_servers_secret_is_given_by_the_broker_and_scrubbed_from_what_it_says() {
     let dir = tempfile::tempdir().unwrap();
     let (argv, log) = env_server(dir.path());
-    let broker = program_broker(argv.clone(), dir.path());
+    let broker = program_broker(bound(argv.clone()), dir.path());
     let mut connection = Connection::start("s", &wanting_secrets(&argv), Some(&broker)).unwrap();
     let said = serde_json::to_string(&connection.call("token", serde_json::Map::new()).unwrap()).unwrap();
     assert_eq!(std::fs::read_to_string(&log).unwrap(), TOKEN, "the server got its token");
@@ -842,7 +848,7 @@ fn a_local_servers_secret_bound_to_another_program_is_never_given() {
     let dir = tempfile::tempdir().unwrap();
     let (argv, log) = env_server(dir.path());
     // Bound to the same command with another argument: not this program.
-    let mut other = argv.clone();
+    let mut other = bound(argv.clone());
     other.push("--other".into());
     let broker = program_broker(other, dir.path());
     let error = Connection::start("s", &wanting_secrets(&argv), Some(&broker)).unwrap_err();

@@ -108,13 +108,13 @@ pub fn refused_showing(ctx: &mut Ctx, effect: &Effect, e: &RunError, shown: Vec<
 }
 
 /// The host is about to perform an admitted effect: its linear arguments are used up, the call
-/// is counted, and it is recorded as allowed.
-pub fn commit(ctx: &mut Ctx, effect: &Effect) {
+/// is counted, and it is recorded as allowed (with `shown` for its arguments, where given).
+pub fn commit(ctx: &mut Ctx, effect: &Effect, shown: Option<Vec<(Arc<str>, Val)>>) {
     for id in &effect.consumes {
         ctx.host.consume(*id);
     }
     ctx.tool_calls += 1;
-    ctx.trace.push(Event::allowed(effect));
+    ctx.trace.push(Event::allowed_showing(effect, shown.unwrap_or_else(|| effect.args.clone())));
 }
 
 /// What `admit` found: the linear values the call uses up, each argument's sink, and the label

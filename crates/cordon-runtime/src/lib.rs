@@ -293,12 +293,19 @@ impl Run {
     /// counted and recorded as allowed. Call it once, right before the host performs the
     /// effect, after every stage agreed; [`Run::resume`] then takes the host's answer.
     pub fn commit(&mut self) -> Result<(), RunError> {
+        self.commit_showing(None)
+    }
+
+    /// As [`Run::commit`], recording the call's arguments as `shown` where given: a stage's
+    /// screen of what must not be written down (data the user agreed to send, which the trace
+    /// keeps masked).
+    pub fn commit_showing(&mut self, shown: Option<Vec<(Arc<str>, Val)>>) -> Result<(), RunError> {
         if let Some(e) = self.unapproved_flows() {
             return Err(e);
         }
         match std::mem::replace(&mut self.state, State::Ready) {
             State::Proposed { effect, .. } => {
-                boundary::commit(&mut self.ctx, &effect);
+                boundary::commit(&mut self.ctx, &effect, shown);
                 self.running_fills.clear();
                 self.state = State::Performing(effect);
                 Ok(())

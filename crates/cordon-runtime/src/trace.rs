@@ -66,8 +66,9 @@ impl Event {
         Event { tool, decision, span: effect.span, values, pc: effect.pc.clone() }
     }
 
-    pub fn allowed(effect: &Effect) -> Event {
-        Event::new(effect, effect.args.clone(), Decision::Allowed)
+    /// An allowed call, recorded with `shown` for its arguments.
+    pub fn allowed_showing(effect: &Effect, shown: Vec<(Arc<str>, Val)>) -> Event {
+        Event::new(effect, shown, Decision::Allowed)
     }
 
     /// A refused call, recorded with `shown` for its arguments.

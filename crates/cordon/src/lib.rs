@@ -89,12 +89,14 @@ pub mod api {
     /// The credential broker: the one process that opens the vault and sends the agent's HTTP
     /// requests.
     pub mod broker {
-        pub use cordon_broker::{Broker, BrokerError, BrokerProcess, Client, READY, USER_AGENT, listen};
+        pub use cordon_broker::{
+            Broker, BrokerError, BrokerProcess, Client, READY, USER_AGENT, listen, resolve_program,
+        };
     }
 
     /// The HTTP capability's template policy.
     pub mod http {
-        pub use cordon_http::{HttpLimits, POLICY, POLICY_PATH};
+        pub use cordon_http::{HttpOptions, POLICY, POLICY_PATH};
     }
 
     /// The store: where it is, its audit log, its grants.

@@ -12,7 +12,7 @@ use cordon_broker::Client;
 use cordon_engine::Hosts;
 use cordon_fs::{Fs, FsLimits, Grant, Mode};
 use cordon_http::github::{DEFAULT_API, GitHubRest, TOKEN};
-use cordon_http::{HttpHost, HttpLimits};
+use cordon_http::{HttpHost, HttpOptions};
 use cordon_mcp::{Config, Connection, McpHost};
 
 use crate::{Error, Source};
@@ -35,6 +35,9 @@ pub struct ToolChoice {
     pub kept: Vec<(String, PathBuf)>,
     /// Whether plans may use the web (the `Http` capability), sent through the broker.
     pub http: bool,
+    /// Whether the web's requests may reach addresses on this machine or a private network
+    /// that the allow-list names by number (a name must always lead to the internet).
+    pub web_local: bool,
     /// The credential broker: it alone holds the vault's secrets, and it sends the web's
     /// requests. A front end gives one when there is a vault or `http` is asked for.
     pub broker: Option<Arc<Client>>,
@@ -70,11 +73,12 @@ impl Tools {
     /// policies). A server whose tools do not match the policies is an error here, before
     /// anything runs. The principal is the environments', else the config's `user`, else `user`.
     pub fn open(choice: &ToolChoice, policies: Vec<Source>) -> Result<Tools, Error> {
-        refuse_writable_config(choice)?;
+        refuse_writable_config(choice, &[])?;
         let config = match choice.servers.is_empty() {
             true => Config::default(),
             false => Config::find(choice.config.as_deref()).map_err(Error::Setup)?.0,
         };
+        refuse_writable_config(choice, &given_secrets(choice, &config))?;
         let nothing_named =
             choice.envs.is_empty() && choice.dirs.is_empty() && choice.servers.is_empty() && !choice.http;
         let envs: Vec<&str> = match nothing_named {
@@ -106,7 +110,8 @@ impl Tools {
                     "the web is reached only through the credential broker, and none is given".into(),
                 ));
             };
-            let http = HttpHost::open(broker.clone(), HttpLimits::default()).map_err(Error::Setup)?;
+            let options = HttpOptions { local: choice.web_local, ..HttpOptions::default() };
+            let http = HttpHost::open(broker.clone(), options).map_err(Error::Setup)?;
             hosts.add(Box::new(http)).map_err(Error::Setup)?;
         }
         let policies = match policies.is_empty() {
@@ -138,8 +143,9 @@ impl Tools {
 /// Refuses a read-write directory that holds a file Cordon reads as configuration (`cordon.toml`
 /// here or in `~/.config/cordon`, the `--config` file) or as the run's own (`choice.kept`): a plan
 /// writing there would change what a later run is allowed, or what it records.
-fn refuse_writable_config(choice: &ToolChoice) -> Result<(), Error> {
+fn refuse_writable_config(choice: &ToolChoice, programs: &[(String, PathBuf)]) -> Result<(), Error> {
     let mut files: Vec<(String, PathBuf)> = vec![("the config Cordon reads here".into(), PathBuf::from("cordon.toml"))];
+    files.extend(programs.iter().cloned());
     if let Some(home) = std::env::var_os("HOME") {
         let config = PathBuf::from(home).join(".config/cordon/cordon.toml");
         files.push(("the user's config, which Cordon reads implicitly".into(), config));
@@ -161,6 +167,29 @@ fn refuse_writable_config(choice: &ToolChoice) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// What the MCP servers `choice` names that are given vault secrets run: the program, the
+/// arguments that are files, the folder it starts in. A plan that could change one would run
+/// its own code with the secret.
+fn given_secrets(choice: &ToolChoice, config: &Config) -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    let path = std::env::var("PATH").ok();
+    for name in &choice.servers {
+        let Ok(server) = config.server(name) else { continue };
+        if server.secrets.is_empty() {
+            continue;
+        }
+        let what = format!("what the MCP server `{name}` runs, which is given vault secrets");
+        let command = server.command.as_deref().and_then(|c| cordon_broker::resolve_program(c, path.as_deref()));
+        let paths = command
+            .into_iter()
+            .map(PathBuf::from)
+            .chain(server.args.iter().map(PathBuf::from).filter(|a| a.exists()))
+            .chain(server.cwd.clone());
+        files.extend(paths.map(|p| (what.clone(), p)));
+    }
+    files
 }
 
 /// `path` made absolute, with every symbolic link of the part that exists resolved (the rest,
