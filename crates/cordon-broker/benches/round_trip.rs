@@ -11,9 +11,8 @@
 mod web;
 
 use std::hint::black_box;
-use std::sync::Arc;
 
-use cordon_broker::{Broker, Client, Outgoing};
+use cordon_broker::{Broker, Outgoing};
 use cordon_egress::{SecretFinder, SecretValue, VaultMatcher};
 use cordon_vault::{Destination, Entry};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -30,11 +29,8 @@ fn bench(c: &mut Criterion) {
     };
     let secret = SecretValue::from("cordon-canary-7Hq2xVp9Lm");
     let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("broker.sock");
-    let listener = cordon_broker::listen(&socket).unwrap();
-    let broker = Arc::new(Broker::with_secrets(vec![(entry, secret.clone())]));
-    std::thread::spawn(move || broker.serve(listener));
-    let client = Client::connect(&socket).unwrap();
+    let client =
+        Broker::with_secrets(vec![(entry, secret.clone())]).serve_on_thread(&dir.path().join("broker.sock")).unwrap();
     let url = web.url("/hi");
 
     let mut group = c.benchmark_group("get");

@@ -85,6 +85,15 @@ impl Broker {
         }
     }
 
+    /// Serves clients on a new socket at `socket`, on a thread of its own (for a broker inside
+    /// the process that uses it: tests, embedders), and connects to it.
+    pub fn serve_on_thread(self, socket: &std::path::Path) -> Result<crate::Client, crate::BrokerError> {
+        let listener = crate::listen(socket)?;
+        let broker = Arc::new(self);
+        std::thread::spawn(move || broker.serve(listener));
+        crate::Client::connect(socket)
+    }
+
     /// Serves clients on `listener` until it fails.
     pub fn serve(self: Arc<Self>, listener: UnixListener) -> io::Result<()> {
         for stream in listener.incoming() {

@@ -5,15 +5,12 @@
 //! issue without it is opened.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
 mod common;
 
-use common::{command, cordon, workdir, yes};
+use common::{VAULT_KEY as KEY, add_secret, command, cordon, workdir, yes};
 
-const KEY: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
 const CANARY: &str = "cordon-canary-7Hq2xVp9Lm";
 /// The canary in base64, as a plan that tried to smuggle it would write it.
 const CANARY_BASE64: &str = "Y29yZG9uLWNhbmFyeS03SHEyeFZwOUxt";
@@ -36,14 +33,7 @@ fn plan(dir: &Path, body: &str) -> String {
 
 /// Adds the canary to the vault beside the test's store.
 fn add_canary(dir: &Path) {
-    let mut child = command(dir, &["secrets", "add", "API_TOKEN", "--host", "api.example.com"])
-        .env("CORDON_VAULT_KEY", KEY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(CANARY.as_bytes()).unwrap();
-    assert!(child.wait().unwrap().success());
+    add_secret(dir, &["API_TOKEN", "--host", "api.example.com"], CANARY);
 }
 
 /// What the binary said, without the lines that quote the plan's own source (a diagnostic's

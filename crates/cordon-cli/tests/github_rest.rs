@@ -6,18 +6,15 @@
 //! releases them); and the token reaches the API only in its `Authorization` header.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 mod common;
 #[path = "../../../tests/web/web.rs"]
 mod web;
 
-use common::{command, example, workdir, yes};
+use common::{VAULT_KEY as KEY, add_secret, command, example, workdir, yes};
 use web::Web as Api;
 
-const KEY: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
 const TOKEN: &str = "mock-token-Zq81LmX2vB7";
 
 /// A directory with the token in its vault, bound to `api`, and the mock running.
@@ -25,14 +22,7 @@ fn setup(name: &str) -> (PathBuf, Api) {
     let dir = workdir("cli-github-rest", name);
     let api = Api::github(TOKEN);
     let origin = format!("http://127.0.0.1:{}", api.port);
-    let mut child = command(&dir, &["secrets", "add", "GITHUB_TOKEN", "--host", &origin, "--scheme", "Bearer"])
-        .env("CORDON_VAULT_KEY", KEY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(TOKEN.as_bytes()).unwrap();
-    assert!(child.wait().unwrap().success());
+    add_secret(&dir, &["GITHUB_TOKEN", "--host", &origin, "--scheme", "Bearer"], TOKEN);
     (dir, api)
 }
 

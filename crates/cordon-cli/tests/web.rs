@@ -6,32 +6,22 @@
 //! the canary is nowhere but in the `x-api-key` header of requests to the bound server.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
 mod common;
 #[path = "../../../tests/web/web.rs"]
 mod web;
 
-use common::{command, workdir, yes};
+use common::{VAULT_KEY as KEY, add_secret, command, workdir, yes};
 use web::Web;
 
-const KEY: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
 const CANARY: &str = "cordon-canary-7Hq2xVp9Lm";
 const CANARY_BASE64: &str = "Y29yZG9uLWNhbmFyeS03SHEyeFZwOUxt";
 
 /// A directory with a vault holding the canary for `bound`, and a policy allowing `sites`.
 fn setup(name: &str, bound: &Web, sites: &[&Web]) -> std::path::PathBuf {
     let dir = workdir("cli-web", name);
-    let mut child = command(&dir, &["secrets", "add", "API_KEY", "--host", &bound.url(""), "--header", "X-Api-Key"])
-        .env("CORDON_VAULT_KEY", KEY)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(CANARY.as_bytes()).unwrap();
-    assert!(child.wait().unwrap().success());
+    add_secret(&dir, &["API_KEY", "--host", &bound.url(""), "--header", "X-Api-Key"], CANARY);
     let policy = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/http.cord")).unwrap();
     let allowed: Vec<String> = sites.iter().map(|w| format!("u.starts_with(\"{}\")", w.url("/"))).collect();
     let allowed = allowed.join(" || ");

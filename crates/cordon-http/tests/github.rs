@@ -30,11 +30,8 @@ fn broker(api: &Web, name: &str, value: &str, dir: &std::path::Path) -> Arc<Clie
         scheme: Some("Bearer".into()),
         programs: Vec::new(),
     };
-    let socket = dir.join("broker.sock");
-    let listener = cordon_broker::listen(&socket).unwrap();
-    let broker = Arc::new(Broker::with_secrets(vec![(entry, SecretValue::from(value))]));
-    std::thread::spawn(move || broker.serve(listener));
-    Arc::new(Client::connect(&socket).unwrap())
+    let broker = Broker::with_secrets(vec![(entry, SecretValue::from(value))]);
+    Arc::new(broker.serve_on_thread(&dir.join("broker.sock")).unwrap())
 }
 
 /// Checks and runs `plan` against the mock: how it ended.

@@ -48,11 +48,8 @@ fn broker(web: &Web, dir: &std::path::Path) -> Arc<Client> {
         scheme: None,
         programs: Vec::new(),
     };
-    let socket = dir.join("broker.sock");
-    let listener = cordon_broker::listen(&socket).unwrap();
-    let broker = Arc::new(Broker::with_secrets(vec![(entry, SecretValue::from(CANARY))]));
-    std::thread::spawn(move || broker.serve(listener));
-    Arc::new(Client::connect(&socket).unwrap())
+    let broker = Broker::with_secrets(vec![(entry, SecretValue::from(CANARY))]);
+    Arc::new(broker.serve_on_thread(&dir.join("broker.sock")).unwrap())
 }
 
 /// Checks and runs `plan` with `sites` allowed and `web`'s broker: how it ended.

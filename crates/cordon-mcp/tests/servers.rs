@@ -751,12 +751,8 @@ fn token_broker(origin: &str, dir: &Path) -> std::sync::Arc<cordon_broker::Clien
         scheme: Some("Bearer".into()),
         programs: Vec::new(),
     };
-    let socket = dir.join("broker.sock");
-    let listener = cordon_broker::listen(&socket).unwrap();
-    let broker =
-        std::sync::Arc::new(cordon_broker::Broker::with_secrets(vec![(entry, cordon_vault::SecretValue::from(TOKEN))]));
-    std::thread::spawn(move || broker.serve(listener));
-    std::sync::Arc::new(cordon_broker::Client::connect(&socket).unwrap())
+    let broker = cordon_broker::Broker::with_secrets(vec![(entry, cordon_vault::SecretValue::from(TOKEN))]);
+    std::sync::Arc::new(broker.serve_on_thread(&dir.join("broker.sock")).unwrap())
 }
 
 #[test]
@@ -811,12 +807,8 @@ fn program_broker(program: Vec<String>, dir: &Path) -> std::sync::Arc<cordon_bro
         scheme: None,
         programs: vec![program],
     };
-    let socket = dir.join("broker.sock");
-    let listener = cordon_broker::listen(&socket).unwrap();
-    let broker =
-        std::sync::Arc::new(cordon_broker::Broker::with_secrets(vec![(entry, cordon_vault::SecretValue::from(TOKEN))]));
-    std::thread::spawn(move || broker.serve(listener));
-    std::sync::Arc::new(cordon_broker::Client::connect(&socket).unwrap())
+    let broker = cordon_broker::Broker::with_secrets(vec![(entry, cordon_vault::SecretValue::from(TOKEN))]);
+    std::sync::Arc::new(broker.serve_on_thread(&dir.join("broker.sock")).unwrap())
 }
 
 fn wanting_secrets(argv: &[String]) -> Server {

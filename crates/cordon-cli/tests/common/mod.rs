@@ -71,3 +71,20 @@ pub fn at_a_terminal(steps: &serde_json::Value, args: &[&std::ffi::OsStr]) -> (S
         .unwrap();
     (String::from_utf8_lossy(&output.stdout).into_owned(), output.status.code())
 }
+
+/// The vault key the tests use (`CORDON_VAULT_KEY`).
+pub const VAULT_KEY: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+
+/// `cordon secrets add ARGS` in `dir`, the value given on standard input, under [`VAULT_KEY`].
+pub fn add_secret(dir: &Path, args: &[&str], value: &str) {
+    use std::io::Write;
+    let mut command = command(dir, &[&["secrets", "add"], args].concat());
+    let mut child = command
+        .env("CORDON_VAULT_KEY", VAULT_KEY)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(value.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success(), "cordon secrets add {args:?}");
+}
