@@ -14,7 +14,7 @@ pub enum Verdict {
     Proceed,
     /// Go on, and the label checks the boundary found failed on this call ([`Effect::flows`])
     /// are approved by the principal `by`, for this call only: the run performs it only if `by`
-    /// may approve each (the user vouches for the user; only a value's owner releases it),
+    /// may approve each (the user vouches for the user, and releases only what they may read),
     /// and refuses it as the boundary would have otherwise. Only a stage that put the values to
     /// that principal says this.
     Endorse { by: String },

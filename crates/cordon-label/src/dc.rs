@@ -189,8 +189,9 @@ impl DcLabel {
     }
 
     /// May data labelled `self` flow where `to` is allowed, on the word of `principal` (DC
-    /// labels' flow with a privilege)? `principal` may release what is secret to it (and to no
-    /// one else) and vouch for data in its own name; nothing else.
+    /// labels' flow with a privilege)? `principal` may release what it is among the readers of
+    /// (a clause that names it: its own secret, and what others share with it, such as a mail it
+    /// received or a private channel it is in) and vouch for data in its own name; nothing else.
     pub fn flows_to_with(&self, to: &DcLabel, principal: &str) -> bool {
         let p = Formula::principal(principal);
         to.secrecy.and(&p).implies(&self.secrecy) && self.integrity.and(&p).implies(&to.integrity)
