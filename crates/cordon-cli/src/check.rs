@@ -79,9 +79,25 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Re
             summary.render(),
             render_outcome(args.format, &checked.sources, &subject(args), &checked.diagnostics)
         ),
+        (Format::Human, None) => {
+            releases(&checked.releases)
+                + &render_outcome(args.format, &checked.sources, &subject(args), &checked.diagnostics)
+        }
         (_, None) => render_outcome(args.format, &checked.sources, &subject(args), &checked.diagnostics),
     };
     Ok(Report { stdout, accepted: checked.accepted(), error: None })
+}
+
+/// The releases policies declare, one line each: what may leave a group, to where, and who is
+/// asked. Nothing if they declare none.
+fn releases(releases: &[cordon::api::Release]) -> String {
+    let mut out = String::new();
+    for r in releases {
+        let to = if r.to.secrecy.is_true() { "anyone".to_string() } else { format!("readers of {}", r.to.secrecy) };
+        let asked = if r.card { "with the user's yes on a card, each time" } else { "without asking anyone" };
+        out.push_str(&format!("release: the data of the group `{}` may go to {to}, {asked}\n", r.group));
+    }
+    out
 }
 
 /// What the summary line is about: the plan, or the policy modules when there is none.

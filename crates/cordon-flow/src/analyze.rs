@@ -18,7 +18,7 @@ mod builtins;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use cordon_label::{DcLabel, Tier};
+use cordon_label::{DcLabel, Release, Tier};
 use cordon_syntax::ast::{
     Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, Tool, TypeExpr,
     TypeExprKind, UnOp,
@@ -56,14 +56,22 @@ pub(crate) struct Decls<'a> {
     pub types: HashMap<&'a str, &'a ItemKind>,
     pub fns: HashMap<&'a str, &'a FnDecl>,
     pub consts: HashMap<&'a str, &'a Expr>,
+    /// The policies' releases: each group, the label it may go to, and whether a card asks.
+    pub releases: Vec<(&'a str, &'a Expr, bool)>,
     /// What the checker resolved each call of the modules to (one table per checked unit).
     calls: Vec<&'a Calls>,
 }
 
 impl<'a> Decls<'a> {
     pub fn of(modules: &[&'a Module], calls: Vec<&'a Calls>) -> Decls<'a> {
-        let mut d =
-            Decls { tools: HashMap::new(), types: HashMap::new(), fns: HashMap::new(), consts: HashMap::new(), calls };
+        let mut d = Decls {
+            tools: HashMap::new(),
+            types: HashMap::new(),
+            fns: HashMap::new(),
+            consts: HashMap::new(),
+            releases: Vec::new(),
+            calls,
+        };
         for m in modules {
             for item in &m.items {
                 match &item.kind {
@@ -84,6 +92,12 @@ impl<'a> Decls<'a> {
                     }
                     ItemKind::Const { name, value, .. } => {
                         d.consts.insert(name.name.as_str(), value);
+                    }
+                    ItemKind::Release { group, to, annotations, .. } => {
+                        let free = annotation(annotations, "approval")
+                            .and_then(|a| a.args.first())
+                            .is_some_and(|arg| matches!(&arg.value.kind, ExprKind::Name(id) if id.name == "none"));
+                        d.releases.push((group.as_str(), to, !free));
                     }
                     _ => {}
                 }
@@ -176,6 +190,8 @@ pub(crate) struct Analyzer<'a> {
     /// Functions already analysed as a fill might call them: with nothing known.
     top_done: HashSet<&'a str>,
     steps: u64,
+    /// The policies' releases, their labels computed ([`Analyzer::compute_releases`]).
+    pub releases: Vec<Release>,
 }
 
 fn key(span: Span) -> (u32, u32, u32) {
@@ -203,7 +219,21 @@ impl<'a> Analyzer<'a> {
             consts: HashMap::new(),
             top_done: HashSet::new(),
             steps: 0,
+            releases: Vec::new(),
         }
+    }
+
+    /// Computes the policies' releases' labels (constants, by the checker's rules): the most
+    /// permissive each may be, so that no call is refused here that a release lets through.
+    pub fn compute_releases(&mut self) -> Res<()> {
+        let decls = self.decls;
+        let mut releases = Vec::with_capacity(decls.releases.len());
+        for (group, to, card) in &decls.releases {
+            let to = self.label_expr(to, &[])?.lo;
+            releases.push(Release { group: group.to_string(), to, card: *card });
+        }
+        self.releases = releases;
+        Ok(())
     }
 
     /// Starts the analysis under `pc` (a fill's, at its hole).
@@ -1003,8 +1033,8 @@ impl<'a> Analyzer<'a> {
                     carried: c.clone(),
                     origins: a.origins_deep(),
                     sink: sink.clone(),
-                    verdict: Verdict::of(c, sink),
-                    decision: Verdict::of(&self.pc, sink),
+                    verdict: Verdict::of(c, sink, &self.releases),
+                    decision: Verdict::of(&self.pc, sink, &self.releases),
                 });
             }
             let site = Site {
@@ -1017,7 +1047,7 @@ impl<'a> Analyzer<'a> {
                 params: ps,
                 pc: self.pc.clone(),
                 decision_sink: decision_sink.clone(),
-                decision: Verdict::of(&self.pc, &decision_sink),
+                decision: Verdict::of(&self.pc, &decision_sink, &self.releases),
                 tiers,
                 destination,
             };

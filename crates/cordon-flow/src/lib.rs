@@ -21,7 +21,7 @@ mod report;
 
 use std::collections::HashSet;
 
-use cordon_label::{Label, Tier};
+use cordon_label::{Label, Release, Tier};
 use cordon_runtime::HoleRequest;
 use cordon_syntax::ast::{ItemKind, Module, TypeExprKind};
 use cordon_syntax::{Diagnostic, FileId, SourceMap, Span};
@@ -81,10 +81,11 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn of(carried: &Bounds, sink: &Bounds) -> Verdict {
-        if carried.hi.flows_to(&sink.lo) {
+    /// Judged with the releases that need no one's yes: what they let out is not a failure.
+    fn of(carried: &Bounds, sink: &Bounds, releases: &[Release]) -> Verdict {
+        if carried.hi.released(&sink.lo, releases, false).flows_to(&sink.lo) {
             Verdict::Allowed
-        } else if !carried.lo.flows_to(&sink.hi) {
+        } else if !carried.lo.released(&sink.hi, releases, false).flows_to(&sink.hi) {
             Verdict::Must
         } else {
             Verdict::May
@@ -199,6 +200,8 @@ pub struct Summary {
     pub holes: Vec<HoleReach>,
     /// `false` if the plan was too large to analyse: then nothing is claimed.
     pub complete: bool,
+    /// The releases the policies declare, with their labels for this user.
+    pub releases: Vec<Release>,
 }
 
 /// Checks a plan as `cordon check` does: the checker's rules, then the labels' ([`analyze`]'s
@@ -232,7 +235,7 @@ pub fn check(
 /// Analyses a checked program's plan for the principal `user` (whom `user()` names).
 pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
     let Some(plan) = checked.plan() else {
-        return Summary { calls: Vec::new(), holes: Vec::new(), complete: true };
+        return Summary { calls: Vec::new(), holes: Vec::new(), complete: true, releases: Vec::new() };
     };
     let modules: Vec<&Module> = checked.policies().iter().chain(std::iter::once(plan)).collect();
     let decls = Decls::of(&modules, vec![checked.calls()]);
@@ -254,6 +257,18 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
         _ => Vec::new(),
     };
     summarize(&decls, sources, user, &params, &Bounds::bottom(), &plan.body)
+}
+
+/// The releases `checked`'s policies declare, their labels computed for `user`: what may leave
+/// a group, to where, and whether the user is asked (`cordon check --policy` lists them).
+pub fn releases(checked: &Checked, sources: &SourceMap, user: &str) -> Vec<Release> {
+    let modules: Vec<&Module> = checked.policies().iter().collect();
+    let decls = Decls::of(&modules, vec![checked.calls()]);
+    let mut a = Analyzer::new(&decls, sources, user, HashSet::new());
+    match a.compute_releases() {
+        Ok(()) => a.releases,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Analyses a fill the checker accepted for a hole the run reached, before it runs: its body,
@@ -303,14 +318,16 @@ fn summarize(
             a.bind(n, v.clone());
         }
         a.raise_pc(pc);
-        match a.block(body) {
+        match a.compute_releases().and_then(|()| a.block(body)) {
             Ok(_) => {
                 let calls = a.sites.into_values().collect();
                 let holes = a.holes.into_values().collect();
-                return Summary { calls, holes, complete: true };
+                return Summary { calls, holes, complete: true, releases: a.releases };
             }
             Err(Stop::Restart) => recursive = a.recursive,
-            Err(Stop::TooBig) => return Summary { calls: Vec::new(), holes: Vec::new(), complete: false },
+            Err(Stop::TooBig) => {
+                return Summary { calls: Vec::new(), holes: Vec::new(), complete: false, releases: a.releases };
+            }
         }
     }
 }

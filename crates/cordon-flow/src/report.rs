@@ -60,7 +60,10 @@ impl Summary {
                     );
                 }
             }
-            let liftable = |lo: &DcLabel, sink: &DcLabel| approver.is_some_and(|p| lo.flows_to_with(sink, p));
+            // What the user's yes may lift: what is theirs, and what a release with a card lets out.
+            let liftable = |lo: &DcLabel, sink: &DcLabel| {
+                approver.is_some_and(|p| lo.released(sink, &self.releases, true).flows_to_with(sink, p))
+            };
             let lifted = site.decision != Verdict::Must || liftable(&site.pc.lo, &site.decision_sink.hi);
             let lifted = lifted
                 && site.params.iter().all(|p| {

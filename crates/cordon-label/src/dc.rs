@@ -11,6 +11,20 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// The prefix of a group's principal.
+const GROUP: &str = "group:";
+
+/// The principal that stands for the group `name` in its members' clause (see
+/// [`DcLabel::group`]).
+pub fn group_principal(name: &str) -> String {
+    format!("{GROUP}{name}")
+}
+
+/// The group `principal` stands for, if it stands for one.
+pub fn group_of(principal: &str) -> Option<&str> {
+    principal.strip_prefix(GROUP)
+}
+
 /// A conjunction of clauses, each a disjunction of principals. Kept minimal (no clause contains
 /// another) and sorted, so equal formulas are equal values. `true` has no clause; `false` has
 /// the empty clause.
@@ -32,6 +46,11 @@ impl Formula {
         Formula { clauses: vec![vec![p.to_string()]] }
     }
 
+    /// Its clauses, each a disjunction of principals.
+    pub fn clauses(&self) -> &[Vec<String>] {
+        &self.clauses
+    }
+
     pub fn is_true(&self) -> bool {
         self.clauses.is_empty()
     }
@@ -40,7 +59,7 @@ impl Formula {
         self.clauses.iter().any(Vec::is_empty)
     }
 
-    fn normalize(mut clauses: Vec<Vec<String>>) -> Formula {
+    pub(crate) fn normalize(mut clauses: Vec<Vec<String>>) -> Formula {
         for c in &mut clauses {
             c.sort();
             c.dedup();
@@ -69,6 +88,16 @@ impl Formula {
             }
         }
         Formula::normalize(clauses)
+    }
+
+    /// Whether a clause holds a group's principal: a group's data.
+    pub(crate) fn is_group_clause(clause: &[String]) -> bool {
+        clause.iter().any(|p| group_of(p).is_some())
+    }
+
+    /// The formula without the clauses `drop` picks (a minimal formula stays minimal).
+    pub(crate) fn without(&self, drop: impl Fn(&[String]) -> bool) -> Formula {
+        Formula { clauses: self.clauses.iter().filter(|c| !drop(c)).cloned().collect() }
     }
 
     /// Does `self` imply `other`? For negation-free CNF: every clause of `other` contains some
@@ -191,10 +220,14 @@ impl DcLabel {
     /// May data labelled `self` flow where `to` is allowed, on the word of `principal` (DC
     /// labels' flow with a privilege)? `principal` may release what it is among the readers of
     /// (a clause that names it: its own secret, and what others share with it, such as a mail it
-    /// received or a private channel it is in) and vouch for data in its own name; nothing else.
+    /// received) and vouch for data in its own name; nothing else. A group's data (a clause with
+    /// a group's principal, [`DcLabel::group`]) is not its members' to release: only a release
+    /// the policy declares lets it out ([`DcLabel::released`]).
     pub fn flows_to_with(&self, to: &DcLabel, principal: &str) -> bool {
         let p = Formula::principal(principal);
-        to.secrecy.and(&p).implies(&self.secrecy) && self.integrity.and(&p).implies(&to.integrity)
+        // A group's clause names its members too, but it is the group's, not theirs to release.
+        let theirs = |c: &[String]| c.iter().any(|x| x == principal) && !Formula::is_group_clause(c);
+        to.secrecy.implies(&self.secrecy.without(theirs)) && self.integrity.and(&p).implies(&to.integrity)
     }
 }
 
@@ -226,7 +259,11 @@ impl Formula {
     /// A formula other than `true` and `false` in words: "alice", "alice or bob", "alice and
     /// (bob or carol)".
     fn in_words(&self) -> String {
-        let clause = |c: &Vec<String>| c.join(" or ");
+        let principal = |p: &String| match group_of(p) {
+            Some(group) => format!("the group {group}"),
+            None => p.clone(),
+        };
+        let clause = |c: &Vec<String>| c.iter().map(principal).collect::<Vec<_>>().join(" or ");
         match self.clauses.as_slice() {
             [one] => clause(one),
             many => many

@@ -8,6 +8,8 @@
 //! - [`Label`]: what a value carries at run time, a DC label and the [`Source`]s that raised
 //!   it (for diagnostics); the bottom label costs no allocation.
 //! - [`Tier`]: how a tool call must be approved (`@approval`).
+//! - Groups and [`Release`]s: a group's data, which no member's privilege releases, and the
+//!   releases a policy declares to let it out.
 //!
 //! ```
 //! use cordon_label::DcLabel;
@@ -19,8 +21,10 @@
 
 mod dc;
 mod label;
+mod release;
 mod tier;
 
-pub use dc::{DcLabel, Formula, describe_flow};
+pub use dc::{DcLabel, Formula, describe_flow, group_of, group_principal};
 pub use label::{Label, Source};
+pub use release::Release;
 pub use tier::Tier;

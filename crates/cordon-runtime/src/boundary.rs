@@ -22,7 +22,7 @@ use crate::machine::Call;
 use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
-use cordon_label::{DcLabel, Label, Source, describe_flow};
+use cordon_label::{DcLabel, Label, Release, Source, describe_flow};
 
 /// Checks a tool call on the real values and, if it may go ahead, returns it as a proposed
 /// effect. Nothing changes yet: no linear value is used up, no call counted, nothing recorded
@@ -159,6 +159,7 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Checked
 /// label and the decision, parameter by parameter); [`label_refusal`] decides on them. The
 /// arguments' sinks go with the effect, for the stages that judge what leaves.
 fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<DcLabel>, Vec<Flow>), RunError> {
+    let releases = releases(ctx)?;
     let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
     let default = DcLabel::endorsed(&ctx.user);
     let mut sinks = Vec::with_capacity(decl.sinks.len());
@@ -169,36 +170,53 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<D
         });
     }
     let mut flows = Vec::new();
+    // A label check the call fails, unless a release no one need agree to covers it.
+    let fails = |carried: &Label, sink: &DcLabel, param: Option<&str>, value: Option<&Val>| {
+        if carried.flows_to(sink) {
+            return None;
+        }
+        let dc = carried.dc();
+        if !releases.is_empty() && dc.released(sink, &releases, false).flows_to(sink) {
+            return None;
+        }
+        Some(Flow {
+            param: param.map(str::to_string),
+            value: value.cloned(),
+            carried: carried.clone(),
+            sink: sink.clone(),
+            releasable: dc.released(sink, &releases, true),
+        })
+    };
     // The bottom pc (a decision that depended on nothing) flows to every sink.
     if !effect.pc.is_bottom() {
         let decision = match &decl.decision_sink {
             Some(code) => label_value(ctx.eval(code, args.clone())?)?,
             None => sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default),
         };
-        if !effect.pc.flows_to(&decision) {
-            flows.push(Flow { param: None, value: None, carried: effect.pc.clone(), sink: decision });
-        }
+        flows.extend(fails(&effect.pc, &decision, None, None));
     }
     for ((pname, arg), sink) in effect.args.iter().zip(&sinks) {
         let own = arg_label(ctx, arg);
-        if !own.flows_to(sink) {
-            flows.push(Flow {
-                param: Some(pname.to_string()),
-                value: Some(arg.clone()),
-                carried: own,
-                sink: sink.clone(),
-            });
-        }
-        if !effect.pc.flows_to(sink) {
-            flows.push(Flow {
-                param: Some(pname.to_string()),
-                value: None,
-                carried: effect.pc.clone(),
-                sink: sink.clone(),
-            });
-        }
+        flows.extend(fails(&own, sink, Some(pname), Some(arg)));
+        flows.extend(fails(&effect.pc, sink, Some(pname), None));
     }
     Ok((sinks, flows))
+}
+
+/// The policies' releases for this run's user, computed at the first call that needs them.
+fn releases(ctx: &mut Ctx) -> Result<Arc<[Release]>, RunError> {
+    if let Some(releases) = &ctx.releases {
+        return Ok(releases.clone());
+    }
+    let program = ctx.program.clone();
+    let mut releases = Vec::with_capacity(program.releases.len());
+    for r in &program.releases {
+        let to = label_value(ctx.eval(&r.to, Vec::new())?)?;
+        releases.push(Release { group: r.group.to_string(), to, card: r.card });
+    }
+    let releases: Arc<[Release]> = releases.into();
+    ctx.releases = Some(releases.clone());
+    Ok(releases)
 }
 
 /// The one decision on a call's failed label checks ([`Effect::flows`]): the refusal the call
@@ -207,7 +225,7 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<D
 /// check only where the principal may vouch for the value in its own name or release what is
 /// secret to it alone, never another's secret. The refusal names the first check not covered.
 pub fn label_refusal(effect: &Effect, approver: Option<&str>) -> Option<RunError> {
-    let covered = |flow: &Flow| approver.is_some_and(|p| flow.carried.dc().flows_to_with(&flow.sink, p));
+    let covered = |flow: &Flow| approver.is_some_and(|p| flow.approvable_by(p));
     let flow = effect.flows.iter().find(|flow| !covered(flow))?;
     let mut e = flow_refusal(&format!("{}.{}", effect.capability, effect.tool), flow);
     if let Some(p) = approver {

@@ -246,6 +246,15 @@ pub enum MethodTarget {
     None,
 }
 
+/// A policy's `release`: the data of `group` may go where the label `to` (code over no
+/// parameter) allows, with the user's yes on a card if `card`.
+#[derive(Clone, Debug)]
+pub struct ReleaseDecl {
+    pub group: Arc<str>,
+    pub to: CodeRef,
+    pub card: bool,
+}
+
 /// A tool as the boundary sees it: its parameters' types (refinements compiled) and its label
 /// annotations (compiled to code over the parameters).
 #[derive(Clone, Debug)]
@@ -301,6 +310,8 @@ pub struct Compiled {
     pub fns: Vec<Arc<Func>>,
     pub consts: Vec<ConstDecl>,
     pub tools: Vec<ToolDecl>,
+    /// The releases the policies declare.
+    pub releases: Vec<ReleaseDecl>,
     /// The labels record types give their fields in tool results, by type name.
     pub field_labels: HashMap<Arc<str>, Vec<(usize, CodeRef)>>,
     pub measures: HashMap<Arc<str>, MeasureDecl>,

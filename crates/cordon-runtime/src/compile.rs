@@ -19,7 +19,7 @@ use cordon_syntax::ast::{
 
 use crate::code::{
     Access, CaptureFrom, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals,
-    HoleScope, MeasureDecl, MethodTarget, Op, Operand, Origin, Over, Pat, Slot, TierCode, ToolDecl,
+    HoleScope, MeasureDecl, MethodTarget, Op, Operand, Origin, Over, Pat, ReleaseDecl, Slot, TierCode, ToolDecl,
 };
 pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
@@ -192,6 +192,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>, calls: &Calls) -> Res
         consts.push(ConstDecl { name: name.name.as_str().into(), init });
     }
     let mut tools = Vec::new();
+    let mut releases = Vec::new();
     let mut field_labels = HashMap::new();
     for item in &items {
         match &item.kind {
@@ -199,6 +200,14 @@ pub fn compile(policies: &[Module], plan: Option<&Module>, calls: &Calls) -> Res
                 for t in ts {
                     tools.push(c.tool(&name.name, t)?);
                 }
+            }
+            ItemKind::Release { group, to, annotations, .. } => {
+                // A card unless the policy says no one is asked (the checker allows only these).
+                let free = annotations.iter().any(|a| {
+                    a.args.first().is_some_and(|arg| matches!(&arg.value.kind, ExprKind::Name(id) if id.name == "none"))
+                });
+                let to = c.label_code("release", &[], to)?;
+                releases.push(ReleaseDecl { group: group.as_str().into(), to, card: !free });
             }
             ItemKind::Record { name, fields, .. } => {
                 let mut shapes = Vec::with_capacity(fields.len());
@@ -252,6 +261,7 @@ pub fn compile(policies: &[Module], plan: Option<&Module>, calls: &Calls) -> Res
         fns,
         consts,
         tools,
+        releases,
         field_labels,
         measures,
         entry,

@@ -16,7 +16,7 @@ use crate::host::HostState;
 use crate::limits::Limits;
 use crate::trace::Event;
 use crate::value::{Str, Val};
-use cordon_label::Label;
+use cordon_label::{Label, Release};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ConstState {
@@ -50,6 +50,9 @@ pub struct Ctx {
     /// What the last refused call's refusal depends on (what chose the call), from the
     /// boundary's record of it until the run takes it to decide where the refusal goes.
     pub refused: Option<Label>,
+    /// The policies' releases, their labels computed for this run's user: at the first call
+    /// that needs them.
+    pub releases: Option<Arc<[Release]>>,
 }
 
 impl Ctx {
@@ -72,6 +75,7 @@ impl Ctx {
             pc_seen_in_fill: Label::bottom(),
             defer_label_flows: false,
             refused: None,
+            releases: None,
         }
     }
 

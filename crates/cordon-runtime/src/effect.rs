@@ -48,6 +48,17 @@ pub struct Flow {
     /// What may not flow: the argument's label, or the decision's (the pc).
     pub carried: Label,
     pub sink: DcLabel,
+    /// What is left of `carried` once the releases the policy declares with a card let their
+    /// groups' data out toward `sink`: what the user's yes must still cover.
+    pub releasable: DcLabel,
+}
+
+impl Flow {
+    /// Whether `principal`'s yes lets it through: with the releases that ask for it, what is
+    /// left is theirs to release and vouch for.
+    pub fn approvable_by(&self, principal: &str) -> bool {
+        self.releasable.flows_to_with(&self.sink, principal)
+    }
 }
 
 impl Effect {

@@ -40,8 +40,9 @@ use cordon_label::Label;
 /// the running fills the run may go back to; 5: a loop over `range(a, b)` as written keeps its
 /// bounds in slots instead of a list, `count_by` takes only the keys, and a local on the left of
 /// a computed operand is read by the operation; 6: the run's state is one value, saying what it
-/// waits for or how it ended; 7: a run keeps what the checker resolved each call to).
-const VERSION: u32 = 7;
+/// waits for or how it ended; 7: a run keeps what the checker resolved each call to; 8: a failed
+/// label check keeps what is left of it once the policy's releases let groups' data out).
+const VERSION: u32 = 8;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;

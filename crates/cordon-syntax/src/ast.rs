@@ -78,6 +78,15 @@ pub enum ItemKind {
         params: Vec<Param>,
         ret: TypeExpr,
     },
+    /// `release "group" to L`, with `@approval(..)` after it: the data of the group (labelled
+    /// `group("group", ..)`) may go where the label `L` allows, with the user's yes on a card
+    /// unless the approval is `none`. Policies only.
+    Release {
+        group: String,
+        group_span: Span,
+        to: Expr,
+        annotations: Vec<Annotation>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

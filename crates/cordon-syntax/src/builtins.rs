@@ -174,13 +174,23 @@ pub enum LabelFn {
     Endorsed,
     /// `readers(ps)`: readable by any of `ps`.
     Readers,
+    /// `group(name, members)`: the group `name`'s data, readable by its members; no member's
+    /// word releases it, only a `release` the policy declares.
+    Group,
     /// `user()`: the principal the agent acts for.
     User,
 }
 
 impl LabelFn {
-    pub const ALL: [LabelFn; 6] =
-        [LabelFn::Public, LabelFn::Untrusted, LabelFn::Secret, LabelFn::Endorsed, LabelFn::Readers, LabelFn::User];
+    pub const ALL: [LabelFn; 7] = [
+        LabelFn::Public,
+        LabelFn::Untrusted,
+        LabelFn::Secret,
+        LabelFn::Endorsed,
+        LabelFn::Readers,
+        LabelFn::Group,
+        LabelFn::User,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -189,6 +199,7 @@ impl LabelFn {
             LabelFn::Secret => "secret",
             LabelFn::Endorsed => "endorsed",
             LabelFn::Readers => "readers",
+            LabelFn::Group => "group",
             LabelFn::User => "user",
         }
     }

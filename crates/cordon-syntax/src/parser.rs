@@ -215,7 +215,12 @@ impl<'a> Parser<'a> {
     }
 
     fn at_item_start(&self) -> bool {
-        is_item_start(self.peek(), self.nth(1))
+        is_item_start(self.peek(), self.nth(1)) || self.at_release()
+    }
+
+    /// `release "..`: a word, not a keyword, so that nothing else may not be called `release`.
+    fn at_release(&self) -> bool {
+        self.at_word("release") && matches!(self.nth(1), TokenKind::Str(_))
     }
 
     /// Consumes the current token (never the final `Eof`) and returns its span.
@@ -2061,6 +2066,7 @@ impl<'a> Parser<'a> {
         let doc = self.doc_here();
         let start = self.tok().span.start;
         let kind = match self.peek() {
+            _ if self.at_release() => self.release_item(),
             T::Type => self.type_item(),
             T::Enum => self.enum_item(),
             T::Linear => self.linear_item(),
@@ -2082,6 +2088,38 @@ impl<'a> Parser<'a> {
             }
         };
         Some(Item { doc, kind, span: self.span_from(start) })
+    }
+
+    /// At `release "group"`: `release "group" to L @approval(..)`.
+    fn release_item(&mut self) -> ItemKind {
+        let start = self.tok().span.start;
+        self.bump();
+        let group_span = self.tok().span;
+        let group = match self.peek() {
+            TokenKind::Str(name) => name.clone(),
+            _ => String::new(),
+        };
+        self.bump();
+        if self.at_word("to") {
+            self.bump();
+        } else {
+            self.error_expected_help(
+                "`to` and a label",
+                Some("a release is declared `release \"group\" to untrusted()`"),
+            );
+        }
+        let to = self.expr();
+        let item_col = self.byte_col(start);
+        let mut annotations = Vec::new();
+        while self.at(&TokenKind::At) {
+            let at = self.tok().span.start;
+            let same_line = self.line_of(at) == self.line_of(self.prev_span.end);
+            if !same_line && self.byte_col(at) <= item_col {
+                break;
+            }
+            annotations.push(self.annotation());
+        }
+        ItemKind::Release { group, group_span, to, annotations }
     }
 
     fn type_item(&mut self) -> ItemKind {

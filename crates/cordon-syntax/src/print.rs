@@ -178,6 +178,13 @@ fn print_item(out: &mut String, item: &Item) -> Result<(), PrintError> {
             }
             out.push('\n');
         }
+        ItemKind::Release { group, to, annotations, .. } => {
+            let _ = write!(out, "release {} to {}", string_literal(group), expr(to)?);
+            for a in annotations {
+                let _ = write!(out, " {}", annotation_line(a)?);
+            }
+            out.push('\n');
+        }
         ItemKind::Fn(_) | ItemKind::Const { .. } => {
             return Err("the printer writes declarations only, not functions or constants".to_string());
         }

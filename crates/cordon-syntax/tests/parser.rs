@@ -196,6 +196,9 @@ fn r_item(item: &Item) -> String {
             let default = default.as_ref().map(|d| format!(" = {}", r_expr(d))).unwrap_or_default();
             format!("measure {}({}) -> {}{default}", name.name, r_params(params), r_ty(ret))
         }
+        ItemKind::Release { group, to, annotations, .. } => {
+            format!("release {group:?} to {} ({} annotations)", r_expr(to), annotations.len())
+        }
         ItemKind::Capability { name, tools } => {
             let mut out = format!("capability {} {{", name.name);
             for tool in tools {
@@ -318,6 +321,7 @@ impl Invariants {
                 params.iter().for_each(|p| self.ty(&p.ty, s));
                 self.ty(ret, s);
             }
+            ItemKind::Release { to, .. } => self.expr(to, s),
             ItemKind::Capability { tools, .. } => {
                 for tool in tools {
                     self.span(tool.span, s, "tool");

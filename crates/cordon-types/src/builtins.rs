@@ -40,6 +40,7 @@ pub fn label_call(c: &mut Checker<'_>, l: LabelFn, args: &[&Expr], span: Span) -
     let (params, ret) = match l {
         LabelFn::Secret | LabelFn::Endorsed => (vec![Ty::Str], label_ty()),
         LabelFn::Readers => (vec![Ty::list(Ty::Str)], label_ty()),
+        LabelFn::Group => (vec![Ty::Str, Ty::list(Ty::Str)], label_ty()),
         LabelFn::User => (vec![], Ty::Str),
         LabelFn::Public | LabelFn::Untrusted => (vec![], label_ty()),
     };

@@ -117,7 +117,7 @@ impl<'a> Checker<'a> {
                         Diagnostic::error(
                             Code::HostDeclarationInPlan,
                             item.span,
-                            "a plan cannot declare host types, measures, capabilities or an entry",
+                            "a plan cannot declare host types, measures, capabilities, releases or an entry",
                         )
                         .with_primary_label("only a policy module may declare this")
                         .with_help("use the types and tools the policy declares; host values come only from tools"),
@@ -363,6 +363,30 @@ impl<'a> Checker<'a> {
                         .collect(),
                     ret: sig.ret,
                 });
+            }
+            ItemKind::Release { group, group_span, to, annotations } => {
+                if group.is_empty() || group.chars().any(|c| c.is_control() || c.is_whitespace()) {
+                    self.error(Code::InvalidAnnotation, *group_span, "a group's name is a word, without spaces").help =
+                        Some("name the group as its data is labelled: `group(\"workspace\", ..)`".into());
+                }
+                self.check_label_value(to, &[]);
+                for a in annotations {
+                    let tier = match (a.name.name.as_str(), a.args.as_slice()) {
+                        ("approval", [arg]) if arg.key.is_none() => match &arg.value.kind {
+                            ExprKind::Name(id) => Tier::from_name(&id.name),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if !matches!(tier, Some(Tier::Ask | Tier::None)) {
+                        self.error(
+                            Code::InvalidAnnotation,
+                            a.span,
+                            "a release takes `@approval(ask)` (the user's yes on a card, the default) or \
+                             `@approval(none)` (no one is asked)",
+                        );
+                    }
+                }
             }
             ItemKind::TypeAlias { .. } | ItemKind::Linear { .. } | ItemKind::Opaque { .. } => {}
         }
@@ -1089,6 +1113,7 @@ fn is_host_declaration(kind: &ItemKind) -> bool {
             | ItemKind::Measure { .. }
             | ItemKind::Capability { .. }
             | ItemKind::Entry { .. }
+            | ItemKind::Release { .. }
             | ItemKind::Record { opaque: true, .. }
     )
 }

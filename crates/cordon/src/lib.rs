@@ -119,6 +119,7 @@ pub mod api {
 
     pub use cordon_flow::Summary;
     pub use cordon_fs::Grant;
+    pub use cordon_label::Release;
     pub use cordon_types::CheckOptions;
 }
 

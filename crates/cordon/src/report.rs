@@ -5,7 +5,7 @@ use cordon_agent::{HoleStats, ProviderError, Usage};
 use cordon_audit::RecordError;
 use cordon_flow::Summary;
 use cordon_gate::{Record, Stats};
-use cordon_label::DcLabel;
+use cordon_label::{DcLabel, Release};
 use cordon_runtime::{ErrorKind, RunError, Val};
 use cordon_store::RequestId;
 use cordon_syntax::{Code, Diagnostic, SourceMap, render};
@@ -19,6 +19,9 @@ pub struct CheckReport {
     pub diagnostics: Vec<Diagnostic>,
     /// What the plan may do with which data, when the checker accepted it.
     pub effects: Option<Summary>,
+    /// For policies checked alone: the releases they declare (what may leave a group, to where,
+    /// and whether the user is asked).
+    pub releases: Vec<Release>,
 }
 
 impl CheckReport {

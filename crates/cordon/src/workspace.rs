@@ -104,10 +104,14 @@ pub fn check(policies: &[Source], plan: Option<&Source>, options: &CheckOptions,
     let files: Vec<FileId> = policies.iter().map(|p| sources.add(p.name.clone(), p.text.clone())).collect();
     let plan = plan.map(|p| sources.add(p.name.clone(), p.text.clone()));
     let (mut outcome, effects) = cordon_flow::check(&sources, &files, plan, options, user, false);
+    let mut releases = Vec::new();
     if plan.is_none() {
         outcome.diagnostics.extend(cordon_types::lint(&sources, &files));
+        if let Some(checked) = &outcome.program {
+            releases = cordon_flow::releases(checked, &sources, user);
+        }
     }
-    CheckReport { sources, diagnostics: outcome.diagnostics, effects }
+    CheckReport { sources, diagnostics: outcome.diagnostics, effects, releases }
 }
 
 /// The policies, tools, store, session and settings one user's requests run with.
@@ -197,7 +201,7 @@ impl Workspace {
         let options = self.check_options(&sessions);
         let (outcome, effects) =
             cordon_flow::check(&sources, &policies, Some(file), &options, self.principal(), approver.speaks_for_user());
-        Ok(CheckReport { sources, diagnostics: outcome.diagnostics, effects })
+        Ok(CheckReport { sources, diagnostics: outcome.diagnostics, effects, releases: Vec::new() })
     }
 
     /// Checks `plan` and, if it is accepted, runs it: every call through the gate (`approver`

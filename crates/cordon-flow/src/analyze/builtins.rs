@@ -158,20 +158,20 @@ impl<'a> Analyzer<'a> {
                 None => Bounds { lo: DcLabel::bottom(), hi: DcLabel::untrusted() },
             }),
             (LabelFn::Readers, [ps]) => {
-                let known: Option<Vec<&str>> = match &ps.kind {
-                    Kind::List { elem, len: Some(1) } => elem.as_str().map(|p| vec![p]),
-                    Kind::List { len: Some(0), .. } => Some(Vec::new()),
-                    _ => None,
-                };
-                label(known.map_or_else(anyones_secret, |ps| Bounds::exactly(DcLabel::readers(&ps))))
+                label(known_names(ps).map_or_else(anyones_secret, |ps| Bounds::exactly(DcLabel::readers(&ps))))
             }
+            (LabelFn::Group, [name, ps]) => label(match (name.as_str(), known_names(ps)) {
+                (Some(name), Some(ps)) => Bounds::exactly(DcLabel::group(name, &ps)),
+                _ => anyones_secret(),
+            }),
             (
                 LabelFn::User
                 | LabelFn::Public
                 | LabelFn::Untrusted
                 | LabelFn::Secret
                 | LabelFn::Endorsed
-                | LabelFn::Readers,
+                | LabelFn::Readers
+                | LabelFn::Group,
                 _,
             ) => None,
         }
@@ -269,4 +269,13 @@ impl<'a> Analyzer<'a> {
 /// At most everything `args` hold: the join of their deep upper bounds.
 fn everything_of(args: &[Abs]) -> DcLabel {
     args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.deep(true).hi))
+}
+
+/// The names a list of principals holds, where the analysis knows them all.
+fn known_names(ps: &Abs) -> Option<Vec<&str>> {
+    match &ps.kind {
+        Kind::List { elem, len: Some(1) } => elem.as_str().map(|p| vec![p]),
+        Kind::List { len: Some(0), .. } => Some(Vec::new()),
+        _ => None,
+    }
 }

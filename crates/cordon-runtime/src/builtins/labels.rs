@@ -23,17 +23,30 @@ pub(super) fn apply(l: LabelFn, c: &Call) -> Result<Val, RunError> {
             Some(p) => label(DcLabel::endorsed(p)),
             None => c.bad(),
         },
-        (LabelFn::Readers, [ps]) => {
-            let Value::List(items) = &ps.value else { return c.bad() };
-            let mut names = Vec::with_capacity(items.len());
-            for p in items.iter() {
-                let Some(p) = str_of(p) else { return c.bad() };
-                names.push(p);
-            }
-            label(DcLabel::readers(&names))
-        }
-        (LabelFn::Public | LabelFn::Untrusted | LabelFn::Secret | LabelFn::Endorsed | LabelFn::Readers, _) => c.bad(),
+        (LabelFn::Readers, [ps]) => match names(ps) {
+            Some(names) => label(DcLabel::readers(&names)),
+            None => c.bad(),
+        },
+        (LabelFn::Group, [name, ps]) => match (str_of(name), names(ps)) {
+            (Some(name), Some(members)) => label(DcLabel::group(name, &members)),
+            _ => c.bad(),
+        },
+        (
+            LabelFn::Public
+            | LabelFn::Untrusted
+            | LabelFn::Secret
+            | LabelFn::Endorsed
+            | LabelFn::Readers
+            | LabelFn::Group,
+            _,
+        ) => c.bad(),
         // Applied by the interpreter (`machine`), which knows the run's principal.
         (LabelFn::User, _) => c.bad(),
     }
+}
+
+/// The principals' names in the list `ps`.
+fn names(ps: &Val) -> Option<Vec<&str>> {
+    let Value::List(items) = &ps.value else { return None };
+    items.iter().map(str_of).collect()
 }
