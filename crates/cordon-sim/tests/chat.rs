@@ -42,10 +42,16 @@ fn cases() -> Vec<Case<Chat>> {
         case!("chat", "reply_newest", Runs, &["list_channels", "read_channel", "send_dm"], |chat| {
             assert_eq!(dms(chat), [("carol", "Thanks for your message in #general; I will reply after lunch.")])
         }),
-        case!("chat", "forward_article", Runs, &["list_channels", "read_channel", "get_webpage", "send_dm"], |chat| {
-            assert!(chat.sent_to("carol", "Bob shared this in #general: Blameless postmortems"));
-            assert_eq!(chat.data().web_log, ["https://blog.example.com/blameless-postmortems"]);
-        }),
+        // The link is the workspace's (bob posted it in #general): fetching its page shows it to
+        // the site, which the policy's release allows only on the user's yes. With no one to
+        // ask, nothing is fetched; with a yes, it runs (`an_article_a_colleague_posted_..`).
+        case!(
+            "chat",
+            "forward_article",
+            Blocked("`Chat.get_webpage` blocked: the argument `url`"),
+            &["list_channels", "read_channel"],
+            |chat| assert!(chat.data().web_log.is_empty() && chat.data().dms.is_empty())
+        ),
         case!("chat", "remind_leadership", Runs, &["list_channels", "read_channel", "post_message"], |chat| {
             assert!(chat.posted("leadership", "Reminder: Board meeting moves to Thursday 9:00."))
         }),
@@ -70,7 +76,7 @@ fn cases() -> Vec<Case<Chat>> {
             "chat",
             "dm_outsider",
             Blocked(
-                "`Chat.send_dm` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol, integrity: false>, which may not flow to <secrecy: alice | dave, integrity: alice>"
+                "`Chat.send_dm` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol | group:#leadership, integrity: false>"
             ),
             &["list_channels", "read_channel"],
             unchanged
@@ -78,7 +84,9 @@ fn cases() -> Vec<Case<Chat>> {
         case!(
             "chat",
             "text_chooses_recipient",
-            Blocked("`Chat.send_dm` blocked: the argument `to` (\"dave\") carries <secrecy: true, integrity: mallory>"),
+            Blocked(
+                "`Chat.send_dm` blocked: the argument `to` (\"dave\") carries <secrecy: group:workspace, integrity: mallory>"
+            ),
             &["list_channels", "read_channel"],
             unchanged
         ),
@@ -86,7 +94,7 @@ fn cases() -> Vec<Case<Chat>> {
             "chat",
             "text_chooses_channel",
             Blocked(
-                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: mallory>"
+                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: group:workspace, integrity: mallory>"
             ),
             &["list_channels", "read_channel"],
             unchanged
@@ -94,13 +102,13 @@ fn cases() -> Vec<Case<Chat>> {
         case!(
             "chat",
             "obey_webpage",
-            Blocked(
-                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: true>"
-            ),
-            &["list_channels", "read_channel", "get_webpage"],
+            // The link is the workspace's (mallory posted it in #random): with no one to say yes
+            // to its release, the page is not even fetched. (With a yes, the page's answer
+            // would decide the post: refused on integrity, `forwarding_only_if_..` shows how.)
+            Blocked("`Chat.get_webpage` blocked: the argument `url`"),
+            &["list_channels", "read_channel"],
             |chat| {
-                assert_eq!(chat.data().web_log, ["https://free-prizes.example.net/claim"]);
-                assert!(!chat.posted("general", "free prizes"));
+                assert!(chat.data().web_log.is_empty());
                 assert_eq!(chat.data().channels, Chat::builtin().unwrap().data().channels);
             }
         ),
@@ -115,7 +123,7 @@ fn cases() -> Vec<Case<Chat>> {
             "chat",
             "fewest_including_private",
             Blocked(
-                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: alice | bob | carol"
+                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: (alice | bob | carol | group:#leadership) & group:workspace, integrity: false>"
             ),
             &["list_channels", "read_channel", "read_channel", "read_channel", "read_channel"],
             unchanged
@@ -124,7 +132,7 @@ fn cases() -> Vec<Case<Chat>> {
             "chat",
             "text_decides_post",
             Blocked(
-                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: bob | carol | dave | mallory>"
+                "`Chat.post_message` blocked: the decision to make this call depends on data labelled <secrecy: group:workspace, integrity: bob | carol | dave | mallory>"
             ),
             &["list_channels", "read_channel"],
             unchanged
@@ -175,7 +183,8 @@ const TABLE: Table<Chat> = Table {
 
 #[test]
 fn benign_plans_run_and_hostile_plans_are_stopped() {
-    assert_eq!(TABLE.play_all(&cases()), (7, 9), "benign ran / hostile stopped");
+    // With no one to ask: `forward_article` needs the user's yes to release the link it fetches.
+    assert_eq!(TABLE.play_all(&cases()), (6, 10), "ran / stopped");
 }
 
 #[test]
@@ -193,7 +202,7 @@ fn the_answer_of_a_leadership_plan_is_readable_by_leadership_only() {
     let out = run_on_chat(&plan(include_str!("../../../examples/chat/remind_leadership.cord")).checked());
     let answer = out.report.result.unwrap();
     assert_eq!(answer.value.to_string(), "\"Reposted in #leadership (3 messages there).\"");
-    assert_eq!(answer.label.dc(), cordon_label::DcLabel::readers(&LEADERSHIP));
+    assert_eq!(answer.label.dc(), cordon_label::DcLabel::group("#leadership", &LEADERSHIP));
 }
 
 #[test]
@@ -266,7 +275,8 @@ fn a_private_channels_secret_reaches_another_only_if_all_its_members_may_read_it
     let e = label_flow(&out);
     assert!(e.message.contains("`Chat.post_message` blocked"), "{}", e.message);
     assert!(
-        e.message.contains("may not flow to <secrecy: alice | bob | carol | dave, integrity: alice>"),
+        e.message
+            .contains("may not flow to <secrecy: (alice | bob | carol | dave) & group:workspace, integrity: alice>"),
         "{}",
         e.message
     );
@@ -313,11 +323,7 @@ fn finding_a_public_channel_by_name_alone_reads_private_names() {
         .replace("!c.private && c.name == \"general\"", "c.name == \"general\"");
     assert_ne!(natural, include_str!("../../../examples/chat/thank_most_active.cord"));
     let (e, chat) = refused(&natural);
-    assert!(
-        e.message.contains("depends on data labelled <secrecy: alice | bob | carol, integrity: false>"),
-        "{}",
-        e.message
-    );
+    assert!(e.message.contains("(alice | bob | carol | group:#leadership)"), "{}", e.message);
     assert!(e.notes.iter().any(|n| n.contains("the field `Channel.name`")), "{:?}", e.notes);
     unchanged(&chat);
 }
@@ -346,15 +352,49 @@ match general.first() {
   None => "There is no public #general channel.",
 }
 "#;
-    let (e, chat) = refused(natural);
+    // (Under a release that needs no one's yes, so that the fetch goes ahead.)
+    let out = run_on_chat(&releasing(natural).checked());
+    let e = label_flow(&out);
     assert!(
-        e.message.contains(
-            "`Chat.send_dm` blocked: the decision to make this call depends on data labelled <secrecy: true, integrity: bob>"
-        ),
+        e.message.contains("`Chat.send_dm` blocked: the decision to make this call depends on data labelled"),
         "{}",
         e.message
     );
-    assert!(chat.data().dms.is_empty());
+    assert!(e.message.contains("integrity: bob>"), "{}", e.message);
+    assert!(out.world.data().dms.is_empty());
+}
+
+#[test]
+fn an_article_a_colleague_posted_is_fetched_once_the_workspaces_data_may_leave() {
+    // `forward_article.cord` under the policy's release, here needing no one's yes (the card
+    // the shipped release asks for is the gate's: `crates/cordon-cli/tests/gate.rs`).
+    let out = run_on_chat(&releasing(include_str!("../../../examples/chat/forward_article.cord")).checked());
+    assert!(out.report.result.is_ok(), "{:?}", out.report.result);
+    assert!(out.world.sent_to("carol", "Bob shared this in #general: Blameless postmortems"));
+    assert_eq!(out.world.data().web_log, ["https://blog.example.com/blameless-postmortems"]);
+    // A private channel's data is released by nothing: its link never leaves.
+    let private = r#"
+match chat.list_channels().filter(|c| c.private && c.name == "leadership").first() {
+  Some(c) => {
+    let words = chat.read_channel(c).map(|m| m.text).join(" ").words();
+    let url = words.filter(|w| w.starts_with("https://")).first().unwrap_or("https://example.com/");
+    let page = chat.get_webpage(url);
+    "Fetched."
+  },
+  None => "No #leadership channel.",
+}
+"#;
+    let out = run_on_chat(&releasing(private).checked());
+    assert!(label_flow(&out).message.contains("`Chat.get_webpage` blocked"), "{:?}", out.report.result);
+    assert!(out.world.data().web_log.is_empty());
+}
+
+/// `text` under the chat policy with its release of the workspace's data needing no one's yes.
+fn releasing(text: &str) -> Source {
+    let policy = POLICY
+        .replace(r#"release "workspace" to untrusted()"#, r#"release "workspace" to untrusted() @approval(none)"#);
+    assert_ne!(policy, POLICY);
+    Source::new(Some(&policy), text)
 }
 
 #[test]

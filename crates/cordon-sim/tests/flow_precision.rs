@@ -105,7 +105,9 @@ fn the_summary_on_the_examples() {
         may_unreached,
     };
     assert_eq!(github, pinned(8, 26, 23, 1, 2, 0, 2, 0), "github");
-    assert_eq!(chat, pinned(15, 46, 31, 1, 14, 7, 7, 0), "chat");
+    // chat: the two fetches of a link posted in a public channel (the workspace's data) are refused
+    // with no one to ask (the policy releases it on a card).
+    assert_eq!(chat, pinned(15, 46, 29, 3, 14, 7, 7, 0), "chat");
     assert_eq!(shop, pinned(4, 9, 8, 0, 1, 0, 1, 0), "shop");
     assert_eq!(mail, pinned(17, 42, 33, 0, 9, 2, 7, 0), "mail");
 }
