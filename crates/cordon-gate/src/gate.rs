@@ -626,13 +626,16 @@ impl<'a> Gate<'a> {
             crate::card::words(&f.sink.secrecy.to_string())
         };
         // What a release of the policy lets out of a group on this yes, then what is the user's.
-        let left = f.releasable.secrecy.groups();
-        let let_out: Vec<String> =
-            carried.secrecy.groups().into_iter().filter(|g| !left.contains(g)).map(|g| format!("`{g}`")).collect();
+        let let_out = f.let_out();
         if !let_out.is_empty() {
+            let groups: Vec<String> = let_out.iter().map(|g| format!("`{g}`")).collect();
+            let what = match f.as_received {
+                true => "this text, word for word as it was received",
+                false => "a text built from that data, which may carry any of it",
+            };
             meaning.push(format!(
-                "you let the data of the group {} out to {to}, as the policy's release allows",
-                let_out.join(", ")
+                "you let the data of the group {} out to {to}, as the policy's release allows: {what}",
+                groups.join(", ")
             ));
         }
         if !f.sink.secrecy.implies(&f.releasable.secrecy) {
@@ -642,7 +645,14 @@ impl<'a> Gate<'a> {
             meaning
                 .push(format!("you vouch for data vouched for by {} as your own", integrity_words(&carried.integrity)));
         }
-        FlowShown { param: f.param.clone(), value, sink: f.sink.clone(), meaning: meaning.join("; and ") }
+        FlowShown {
+            param: f.param.clone(),
+            value,
+            sink: f.sink.clone(),
+            meaning: meaning.join("; and "),
+            let_out,
+            as_received: f.as_received,
+        }
     }
 }
 

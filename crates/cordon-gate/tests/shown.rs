@@ -54,6 +54,8 @@ fn hostile_card() -> Card {
             value: shown(HOSTILE),
             sink: DcLabel::bottom(),
             meaning: format!("you vouch for {HOSTILE}"),
+            let_out: vec![format!("group{HOSTILE}")],
+            as_received: false,
         }],
         flags: vec![Flag { says: format!("the recipient came from {HOSTILE}"), value: Some(format!("x{HOSTILE}")) }],
         sensitive: Vec::new(),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cordon_syntax::Span;
 use serde_json::{Map as JsonMap, Value as Json};
 
-use crate::builtins::{deep_label_within, equal};
+use crate::builtins::{deep_label, deep_label_within, equal};
 use crate::code::{EntryDecl, ToolDecl};
 use crate::ctx::Ctx;
 use crate::effect::{Effect, Flow};
@@ -169,6 +169,11 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<D
             None => default.clone(),
         });
     }
+    let decision = match &decl.decision_sink {
+        _ if effect.pc.is_bottom() => None,
+        Some(code) => Some(label_value(ctx.eval(code, args.clone())?)?),
+        None => Some(sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default)),
+    };
     let mut flows = Vec::new();
     // A label check the call fails, unless a release no one need agree to covers it.
     let fails = |carried: &Label, sink: &DcLabel, param: Option<&str>, value: Option<&Val>| {
@@ -179,21 +184,21 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<D
         if !releases.is_empty() && dc.released(sink, &releases, false).flows_to(sink) {
             return None;
         }
-        Some(Flow {
+        let mut flow = Flow {
             param: param.map(str::to_string),
             value: value.cloned(),
             carried: carried.clone(),
             sink: sink.clone(),
             releasable: dc.released(sink, &releases, true),
-        })
+            as_received: false,
+        };
+        let let_out = flow.let_out();
+        flow.as_received = !let_out.is_empty() && value.is_some_and(|v| received_as_is(&ctx.trace, v, &let_out));
+        Some(flow)
     };
     // The bottom pc (a decision that depended on nothing) flows to every sink.
-    if !effect.pc.is_bottom() {
-        let decision = match &decl.decision_sink {
-            Some(code) => label_value(ctx.eval(code, args.clone())?)?,
-            None => sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default),
-        };
-        flows.extend(fails(&effect.pc, &decision, None, None));
+    if let Some(decision) = &decision {
+        flows.extend(fails(&effect.pc, decision, None, None));
     }
     for ((pname, arg), sink) in effect.args.iter().zip(&sinks) {
         let own = arg_label(ctx, arg);
@@ -201,6 +206,31 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<D
         flows.extend(fails(&effect.pc, sink, Some(pname), None));
     }
     Ok((sinks, flows))
+}
+
+/// Whether `value` is a text a tool's answer in `trace` held as it is, that answer carrying the
+/// data of every group in `groups`: one of its texts, or one word of one, punctuation around it
+/// aside (a link as it was posted). See [`Flow::as_received`].
+fn received_as_is(trace: &[Event], value: &Val, groups: &[String]) -> bool {
+    let Value::Str(text) = &value.value else { return false };
+    let text = text.as_str();
+    if text.trim().is_empty() {
+        return false;
+    }
+    let holds = |answer: &Val| {
+        let secrecy = deep_label(answer).dc().secrecy;
+        let carried = secrecy.groups();
+        groups.iter().all(|g| carried.contains(g)) && crate::builtins::texts(answer).iter().any(|t| has_word(t, text))
+    };
+    trace.iter().filter_map(Event::result).any(holds)
+}
+
+/// Whether `word` is `text` or one of its words, punctuation around the word aside.
+fn has_word(text: &str, word: &str) -> bool {
+    let around = |c: char| {
+        matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '"' | '\'' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>')
+    };
+    text == word || text.split_whitespace().any(|w| w == word || w.trim_matches(around) == word)
 }
 
 /// The policies' releases for this run's user, computed at the first call that needs them.
@@ -873,4 +903,22 @@ fn path_label(v: &Val, id: HostId) -> Option<Label> {
 pub fn returned(ctx: &Ctx, v: &Val) -> Result<(), RunError> {
     let mut consumed = Vec::new();
     genuine(ctx, &v.value, &mut consumed).map_err(|e| e.with_note("in the plan's result"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_word;
+
+    #[test]
+    fn a_word_received_is_a_whole_word_punctuation_around_it_aside() {
+        let text = "great read: (https://blog.example.com/a). see you";
+        for word in ["https://blog.example.com/a", "(https://blog.example.com/a).", "see", text] {
+            assert!(has_word(text, word), "{word}");
+        }
+        for word in
+            ["https://blog.example.com", "blog.example.com/a", "see you", "https://blog.example.com/a?q=see", ""]
+        {
+            assert!(!has_word(text, word), "{word}");
+        }
+    }
 }

@@ -51,6 +51,12 @@ pub struct Flow {
     /// What is left of `carried` once the releases the policy declares with a card let their
     /// groups' data out toward `sink`: what the user's yes must still cover.
     pub releasable: DcLabel,
+    /// Whether the argument is a text the run received as it is, from a tool's answer holding
+    /// the data of each group a release lets out here: one of its texts, or one word of one (a
+    /// link as it was posted), rather than a text built from such data, which may carry any of
+    /// it. What a release's card says it lets out; false where no release applies.
+    #[serde(default)]
+    pub as_received: bool,
 }
 
 impl Flow {
@@ -58,6 +64,12 @@ impl Flow {
     /// left is theirs to release and vouch for.
     pub fn approvable_by(&self, principal: &str) -> bool {
         self.releasable.flows_to_with(&self.sink, principal)
+    }
+
+    /// The groups whose data the policy's releases let out toward the sink on the user's yes.
+    pub fn let_out(&self) -> Vec<String> {
+        let left = self.releasable.secrecy.groups();
+        self.carried.dc().secrecy.groups().into_iter().filter(|g| !left.contains(g)).collect()
     }
 }
 

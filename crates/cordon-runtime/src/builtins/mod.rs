@@ -224,6 +224,19 @@ fn push_parts<'a>(v: &'a Value, stack: &mut Vec<&'a Val>, enter: &dyn Fn(&Record
     }
 }
 
+/// Every text in `v` and everything inside it (the content of a `Labeled` box aside).
+pub fn texts(v: &Val) -> Vec<&str> {
+    let mut texts = Vec::new();
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        if let Value::Str(s) = &v.value {
+            texts.push(s.as_str());
+        }
+        push_parts(&v.value, &mut stack, &|_| true);
+    }
+    texts
+}
+
 /// Joins into `l` the labels of the values on `stack` and of everything inside them.
 fn join_deep(l: &mut Label, stack: &mut Vec<&Val>, enter: &dyn Fn(&Record) -> bool) {
     while let Some(v) = stack.pop() {
