@@ -31,17 +31,19 @@ impl DcLabel {
 
     /// `self` without the clauses of the groups that one of `releases` lets out to `sink`
     /// (those that need a card only if `with_card`, the user having said yes): what is left for
-    /// the sink to check. Integrity is not a release's business.
+    /// the sink to check. A clause the sink admits as it is stays: nothing is let out of it, so
+    /// what a release removes is exactly what it lets out. Integrity is not a release's business.
     pub fn released(&self, sink: &DcLabel, releases: &[Release], with_card: bool) -> DcLabel {
         if releases.is_empty() {
             return self.clone();
         }
         let lets_out = |clause: &[String]| {
-            clause.iter().filter_map(|p| group_of(p)).any(|group| {
-                releases
-                    .iter()
-                    .any(|r| r.group == group && (with_card || !r.card) && sink.secrecy.implies(&r.to.secrecy))
-            })
+            !sink.secrecy.implies(&Formula::normalize(vec![clause.to_vec()]))
+                && clause.iter().filter_map(|p| group_of(p)).any(|group| {
+                    releases
+                        .iter()
+                        .any(|r| r.group == group && (with_card || !r.card) && sink.secrecy.implies(&r.to.secrecy))
+                })
         };
         DcLabel { secrecy: self.secrecy.without(lets_out), integrity: self.integrity.clone() }
     }
@@ -84,6 +86,16 @@ mod tests {
         // What is shared with alice (a mail bob sent her) is hers to release, as before.
         assert!(DcLabel::readers(&["alice", "bob"]).flows_to_with(&DcLabel::untrusted(), "alice"));
         assert!(DcLabel::secret("alice").flows_to_with(&DcLabel::untrusted(), "alice"));
+    }
+
+    #[test]
+    fn a_release_lets_out_only_what_the_sink_does_not_admit_already() {
+        let carded = [release(DcLabel::untrusted(), true)];
+        // A post in the workspace admits the workspace's data: nothing is let out, nothing asked.
+        let in_the_workspace = workspace().join(&DcLabel::readers(&["alice"]));
+        assert_eq!(workspace().released(&in_the_workspace, &carded, true), workspace());
+        assert_eq!(workspace().released(&workspace(), &carded, true), workspace());
+        assert!(workspace().released(&DcLabel::untrusted(), &carded, true).secrecy.groups().is_empty());
     }
 
     #[test]
