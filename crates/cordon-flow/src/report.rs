@@ -45,7 +45,7 @@ impl Summary {
                         p.name, p.carried.lo, p.sink.hi
                     );
                     let mut d = Diagnostic::error(Code::LabelFlow, site.span, message)
-                        .with_primary_label(format!("`{}` is {}", p.name, p.carried.lo.describe()))
+                        .with_primary_label(format!("`{}` is {}", p.name, what_fails(&p.carried.lo, &p.sink.hi)))
                         .with_note(describe_flow(&p.carried.lo, &p.sink.hi));
                     if !p.origins.known.is_empty() {
                         d = d.with_note(format!("`{}` comes from {}", p.name, origins_in_words(&p.origins)));
@@ -179,6 +179,21 @@ fn needs_approval(mut d: Diagnostic) -> Diagnostic {
     d
 }
 
+/// What of `carried`, the least a value carries on any run, may not flow to `sink`, in words:
+/// who may read it where the sink is more public, who vouches for it at most where the sink asks
+/// for more. (The rest of the best case would mislead: a value from bob's message is "vouched
+/// for by everyone" at best only because it might have been the plan's own.)
+fn what_fails(carried: &DcLabel, sink: &DcLabel) -> String {
+    let mut parts = Vec::new();
+    if !sink.secrecy.implies(&carried.secrecy) {
+        parts.push(carried.secrecy_in_words());
+    }
+    if !carried.integrity.implies(&sink.integrity) {
+        parts.push(format!("vouched for by {} at most", carried.integrity_in_words()));
+    }
+    parts.join(", and ")
+}
+
 fn decision_error(name: &str, site: &Site, pc: &cordon_label::DcLabel, sink: &cordon_label::DcLabel) -> Diagnostic {
     let mut d = Diagnostic::error(
         Code::LabelFlow,
@@ -262,4 +277,20 @@ pub fn origins_in_words(o: &Origins) -> String {
         s.push_str(" and more");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::what_fails;
+    use cordon_label::DcLabel;
+
+    #[test]
+    fn a_refusal_names_only_what_fails() {
+        // bob's link at best: the workspace's, and the plan's own only as far as the analysis knows.
+        let link = DcLabel::group("workspace", &[]);
+        assert_eq!(what_fails(&link, &DcLabel::untrusted()), "secret to the group workspace");
+        assert_eq!(what_fails(&DcLabel::endorsed("bob"), &DcLabel::endorsed("alice")), "vouched for by bob at most");
+        let both = DcLabel::secret("alice").join(&DcLabel::endorsed("bob"));
+        assert_eq!(what_fails(&both, &DcLabel::endorsed("alice")), "secret to alice, and vouched for by bob at most");
+    }
 }

@@ -241,17 +241,25 @@ impl DcLabel {
     /// The label in words, for people: "public, vouched for by no one", "secret to alice,
     /// vouched for by alice". (Machines read the formula: [`fmt::Display`].)
     pub fn describe(&self) -> String {
-        let secrecy = match &self.secrecy {
+        format!("{}, vouched for by {}", self.secrecy_in_words(), self.integrity_in_words())
+    }
+
+    /// Who may read it, in words: "public", "secret to alice or bob".
+    pub fn secrecy_in_words(&self) -> String {
+        match &self.secrecy {
             s if s.is_true() => "public".to_string(),
             s if s.is_false() => "secret beyond anyone's release".to_string(),
             s => format!("secret to {}", s.in_words()),
-        };
-        let integrity = match &self.integrity {
+        }
+    }
+
+    /// Who vouches for it, in words: "no one", "alice", "everyone (the plan's own)".
+    pub fn integrity_in_words(&self) -> String {
+        match &self.integrity {
             i if i.is_true() => "no one".to_string(),
             i if i.is_false() => "everyone (the plan's own)".to_string(),
             i => i.in_words(),
-        };
-        format!("{secrecy}, vouched for by {integrity}")
+        }
     }
 }
 
