@@ -379,8 +379,8 @@ const REQUESTS: &[Request] = &[
     },
 ];
 
-/// Tells the agent story: each request runs through `cordon::api::models::run_request` with its
-/// scripted model on a fresh GitHub. True when each request ends as expected.
+/// Tells the agent story: each request is put to its scripted model through the library's
+/// `Workspace::ask`, on a fresh GitHub. True when each request ends as expected.
 fn agent_story(number: usize, out: &mut String, store: &Storage) -> bool {
     out.push_str(&format!("\n{number}. An agent and an injected issue\n"));
     for line in wrap(AGENT_INTRO, 88) {

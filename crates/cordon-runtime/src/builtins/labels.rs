@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cordon_label::DcLabel;
 use cordon_syntax::LabelFn;
 
-use super::{Call, str_of};
+use super::common::{Call, str_of};
 use crate::error::RunError;
 use crate::value::{Val, Value};
 

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use cordon_syntax::Builtin;
 
-use super::{
-    Budget, Call, bounds, check_list_len, check_range_len, check_string_len, compare, deep_label, elements_label,
-    equal, list_of, maps, ordered, overflow, string, strings,
+use super::common::{
+    Budget, Call, SLOT_BYTES, bounds, check_list_len, check_range_len, check_string_len, compare, deep_label,
+    elements_label, equal, list_of, ordered, overflow, string,
 };
+use super::{maps, strings};
 use crate::error::RunError;
 use crate::value::{Val, Value};
 
@@ -187,7 +188,7 @@ pub(super) fn grouped_by_keys(c: &Call, budget: &mut dyn Budget) -> Result<Val, 
     }
     groups.sort_by_key(|&(start, _)| order.get(start).copied());
     check_list_len(groups.len(), budget)?;
-    budget.allocate(groups.len() as u64 * 2 * super::SLOT_BYTES)?;
+    budget.allocate(groups.len() as u64 * 2 * SLOT_BYTES)?;
     let mut out = Vec::with_capacity(groups.len());
     for (start, end) in groups {
         let (Some(members), Some(key)) = (order.get(start..end), order.get(start).and_then(|&i| keys_list.get(i)))
@@ -234,7 +235,7 @@ pub(super) fn enumerate(c: &Call, budget: &mut dyn Budget) -> Result<Val, RunErr
     let [xs] = c.args else { return c.bad() };
     let Some(list) = list_of(xs) else { return c.bad() };
     check_list_len(list.len(), budget)?;
-    budget.allocate(list.len() as u64 * 2 * super::SLOT_BYTES)?;
+    budget.allocate(list.len() as u64 * 2 * SLOT_BYTES)?;
     let pairs: Vec<Val> = list
         .iter()
         .enumerate()
@@ -248,7 +249,7 @@ pub(super) fn zip(c: &Call, budget: &mut dyn Budget) -> Result<Val, RunError> {
     let (Some(xs), Some(ys)) = (list_of(xs), list_of(ys)) else { return c.bad() };
     let n = xs.len().min(ys.len());
     check_list_len(n, budget)?;
-    budget.allocate(n as u64 * 2 * super::SLOT_BYTES)?;
+    budget.allocate(n as u64 * 2 * SLOT_BYTES)?;
     let pairs: Vec<Val> =
         xs.iter().zip(ys.iter()).map(|(x, y)| Val::plain(Value::Tuple(Arc::new(vec![x.clone(), y.clone()])))).collect();
     c.plain(Value::List(Arc::new(pairs)))

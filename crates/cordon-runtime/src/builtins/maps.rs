@@ -8,7 +8,9 @@ use std::sync::Arc;
 use cordon_label::Label;
 use cordon_syntax::Builtin;
 
-use super::{Budget, Call, SLOT_BYTES, check_list_len, compare, deep_label, elements_label, equal, list_of, ordered};
+use super::common::{
+    Budget, Call, SLOT_BYTES, check_list_len, compare, deep_label, elements_label, equal, list_of, ordered,
+};
 use crate::error::{ErrorKind, RunError};
 use crate::value::{Val, Value, Variant};
 

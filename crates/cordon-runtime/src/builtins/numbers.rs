@@ -2,7 +2,7 @@
 
 use cordon_syntax::Builtin;
 
-use super::{Call, overflow, str_of};
+use super::common::{Call, overflow, str_of};
 use crate::decimal;
 use crate::error::RunError;
 use crate::value::{Val, Value};

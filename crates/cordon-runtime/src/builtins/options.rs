@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cordon_syntax::Builtin;
 
-use super::Call;
+use super::common::Call;
 use crate::error::RunError;
 use crate::value::{Val, Value, Variant};
 

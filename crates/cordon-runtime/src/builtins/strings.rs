@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cordon_syntax::{Builtin, pattern};
 
-use super::{
+use super::common::{
     Budget, Call, bounds, check_list_len, check_string_len, elements_label, int_text, list_of, out_of_range, overflow,
     str_of, string,
 };

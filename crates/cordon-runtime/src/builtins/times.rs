@@ -2,7 +2,7 @@
 
 use cordon_syntax::Builtin;
 
-use super::{Call, str_of};
+use super::common::{Call, str_of};
 use crate::error::RunError;
 use crate::time;
 use crate::value::{Val, Value};
