@@ -11,9 +11,9 @@ use cordon::api::models::ProviderConfig;
 use cordon::api::store::{GrantId, Scope};
 use cordon::api::text::escape;
 
-use crate::ask::Clearance;
+use crate::clearance::Clearance;
+use crate::outcome::{Error, Report};
 use crate::store::StoreArgs;
-use crate::{Error, Report};
 
 /// The `--approve` flag.
 #[derive(Debug, Clone, clap::Args)]

@@ -19,11 +19,12 @@ use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
+use crate::clearance::Clearance;
+use crate::outcome::{Error, Report};
 use crate::shown::visible_json;
 use crate::store::StoreArgs;
 use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
-use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -93,22 +94,6 @@ pub struct Setup {
 
     #[command(flatten)]
     pub approve: ApproveArgs,
-}
-
-/// A model's clearance: showing it a value is a flow of that value to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Clearance {
-    Public,
-    User,
-}
-
-impl From<Clearance> for cordon::Clearance {
-    fn from(clearance: Clearance) -> cordon::Clearance {
-        match clearance {
-            Clearance::Public => cordon::Clearance::Public,
-            Clearance::User => cordon::Clearance::User,
-        }
-    }
 }
 
 /// An open workspace, model and transcript: requests run one after another against the same

@@ -11,9 +11,9 @@ use cordon::api::store::{BadRow, Checkpoint, EffectStatus, Entry, Problem, Reque
 use cordon::api::text::{escape, guard_line};
 use serde_json::Value;
 
+use crate::outcome::{Error, Report};
 use crate::shown::visible_json;
 use crate::store::StoreArgs;
-use crate::{Error, Report};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {

@@ -14,7 +14,7 @@ use std::path::Path;
 use cordon::api::approval::ReadLine;
 
 use crate::ask::{Conversation, Setup};
-use crate::{Error, Report};
+use crate::outcome::{Error, Report};
 
 /// Printed when the chat starts.
 const HINT: &str = "Type a request and press Enter; /help for commands, /quit (or Ctrl-D) to stop.";

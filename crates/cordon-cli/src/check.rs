@@ -10,8 +10,8 @@ use cordon::Source;
 use cordon::api::CheckOptions;
 use cordon::api::diagnostics::{Diagnostic, SourceMap, render};
 
+use crate::outcome::{Error, Report};
 use crate::shown::visible_json;
-use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

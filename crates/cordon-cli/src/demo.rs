@@ -23,7 +23,7 @@ use cordon::api::store::{EffectStatus, Verdict};
 use cordon::api::values::ErrorKind;
 use cordon::{Ended, Settings, Source, Storage, Tools, Workspace};
 
-use crate::Report;
+use crate::outcome::Report;
 
 /// What Cordon must do with a plan.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -36,11 +36,11 @@ use rmcp::{ErrorData, RoleServer, ServiceExt};
 use serde_json::json;
 
 use crate::approve::ApproveArgs;
-use crate::ask::Clearance;
 use crate::check::Format;
+use crate::clearance::Clearance;
+use crate::outcome::{Error, Report};
 use crate::store::StoreArgs;
 use crate::tools::{ToolArgs, kept};
-use crate::{Error, Report};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {

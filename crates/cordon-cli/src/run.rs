@@ -17,11 +17,11 @@ use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
+use crate::outcome::{Error, Report};
 use crate::shown::visible_json;
 use crate::store::StoreArgs;
 use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
-use crate::{Error, Report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

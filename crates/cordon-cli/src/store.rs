@@ -10,7 +10,7 @@ use std::time::Duration;
 use cordon::Storage;
 use cordon::api::store::Durability;
 
-use crate::{Error, Report};
+use crate::outcome::{Error, Report};
 
 /// Where the store is and what its commits survive.
 #[derive(Debug, Clone, clap::Args)]

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use cordon::api::Grant;
 use cordon::{Source, ToolChoice, Tools};
 
-use crate::Error;
 use crate::approve::ApproveArgs;
+use crate::outcome::Error;
 use crate::store::StoreArgs;
 
 /// The flags that choose a run's tools.
