@@ -131,6 +131,9 @@ pub struct FlowShown {
     /// Whether the value is a text the run received as it is (a link as it was posted), not one
     /// built from the groups' data ([`cordon_runtime::Flow::as_received`]).
     pub as_received: bool,
+    /// Where it was built from the groups' data: the parts of it that are that data word for
+    /// word ([`cordon_runtime::Flow::received`]), marked on the card.
+    pub received: Vec<String>,
 }
 
 fn display<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
@@ -344,6 +347,14 @@ impl Card {
                 out.wrapped("  - ", "    ", &format!("{what} = {}", f.value.text));
                 out.wrapped("    ", "    ", &format!("from: {}", f.value.origin_words()));
                 out.wrapped("    ", "    ", &format!("means: {}", f.meaning));
+                if !f.received.is_empty() {
+                    let parts: Vec<String> = f.received.iter().map(|p| format!("`{p}`")).collect();
+                    out.wrapped(
+                        "    ",
+                        "    ",
+                        &format!("the group's data in it, word for word: {}", parts.join(", ")),
+                    );
+                }
             }
         }
         out.wrapped("", "", &self.answer_line());

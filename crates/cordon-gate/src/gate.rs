@@ -388,6 +388,13 @@ impl<'a> Gate<'a> {
     /// is recorded (the audit log, transcripts), and a record may not hold it.
     fn mask(&self, card: &mut Card) {
         let Some((scanner, _)) = &self.consent else { return };
+        // A part cut out of a value may hold a piece of what is masked in it: a masked value's
+        // parts are not marked.
+        for flow in &mut card.flows {
+            if egress::masked(scanner, &flow.value.text).is_some() {
+                flow.received.clear();
+            }
+        }
         for shown in card.shown_mut() {
             if let Some(masked) = egress::masked(scanner, &shown.text) {
                 shown.text = masked;
@@ -652,6 +659,7 @@ impl<'a> Gate<'a> {
             meaning: meaning.join("; and "),
             let_out,
             as_received: f.as_received,
+            received: f.received.clone(),
         }
     }
 }

@@ -887,5 +887,41 @@ fn a_release_card_tells_a_text_received_as_it_is_from_one_built_from_the_groups_
         assert!(!card.flows[0].as_received, "{plan}: {:?}", card.flows[0]);
         assert!(card.flows[0].meaning.ends_with("a text built from that data, which may carry any of it"), "{plan}");
         assert!(card.flags.iter().any(|f| f.says.contains(built_from)), "{plan}: {:?}", card.flags);
+        // What it marks as the group's is the group's, word for word.
+        let news = "launch on friday, see https://example.com/launch.";
+        assert!(card.flows[0].received.iter().all(|p| news.contains(p.as_str())), "{plan}: {:?}", card.flows[0]);
     }
+    let (_, cards, _) = in_workspace(release, LEAK, Answer::No);
+    assert!(cards[0].flows[0].received.contains(&"launch on friday, see https://example.com/launch.".to_string()));
+    assert!(cards[0].render(100).contains("the group's data in it, word for word:"), "{}", cards[0].render(100));
+}
+
+/// Answers `read` with news that holds a health detail.
+struct SickNews;
+
+impl ToolHost for SickNews {
+    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Json, String> {
+        match call.tool() {
+            "read" => Ok(Json::String("my tooth hurts since the launch on friday".into())),
+            _ => Ok(Json::Null),
+        }
+    }
+}
+
+/// A part cut out of a value could hold a piece of what the card masks in it: a release card
+/// that masks a value marks no part of it.
+#[test]
+fn a_release_card_marks_no_part_of_a_value_it_masks() {
+    let program = program(&workspace_policy(r#"release "workspace" to untrusted()"#), LEAK);
+    let scanner = std::sync::Arc::new(cordon_egress::Scanner::new(&[]));
+    let mut approver = Watching { answer: Answer::No, seen: Vec::new() };
+    {
+        let mut gate = Gate::new(&program, "ann", Box::new(&mut approver)).with_consent(scanner, "");
+        drive(&program, "ann", &mut SickNews, &mut gate);
+    }
+    let [card] = approver.seen.as_slice() else { panic!("one card: {:?}", approver.seen) };
+    assert!(!card.sensitive.is_empty(), "{card:#?}");
+    assert!(card.flows[0].received.is_empty(), "{:?}", card.flows[0]);
+    let shown = serde_json::to_string(card).unwrap() + &card.render(100);
+    assert!(!shown.contains("tooth hurts"), "{shown}");
 }

@@ -56,6 +56,7 @@ fn hostile_card() -> Card {
             meaning: format!("you vouch for {HOSTILE}"),
             let_out: vec![format!("group{HOSTILE}")],
             as_received: false,
+            received: vec![format!("part{HOSTILE}")],
         }],
         flags: vec![Flag { says: format!("the recipient came from {HOSTILE}"), value: Some(format!("x{HOSTILE}")) }],
         sensitive: Vec::new(),

@@ -12,13 +12,14 @@ use std::sync::Arc;
 use cordon_syntax::Span;
 use serde_json::{Map as JsonMap, Value as Json};
 
-use crate::builtins::{deep_label, deep_label_within, equal};
+use crate::builtins::{deep_label_within, equal};
 use crate::code::{EntryDecl, ToolDecl};
 use crate::ctx::Ctx;
 use crate::effect::{Effect, Flow};
 use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
 use crate::machine::Call;
+use crate::received;
 use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
@@ -191,9 +192,15 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<D
             sink: sink.clone(),
             releasable: dc.released(sink, &releases, true),
             as_received: false,
+            received: Vec::new(),
         };
         let let_out = flow.let_out();
-        flow.as_received = !let_out.is_empty() && value.is_some_and(|v| received_as_is(&ctx.trace, v, &let_out));
+        if let (false, Some(v)) = (let_out.is_empty(), value) {
+            flow.as_received = received::as_is(&ctx.trace, v, &let_out);
+            if !flow.as_received {
+                flow.received = received::parts(&ctx.trace, v, &let_out);
+            }
+        }
         Some(flow)
     };
     // The bottom pc (a decision that depended on nothing) flows to every sink.
@@ -206,31 +213,6 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<D
         flows.extend(fails(&effect.pc, sink, Some(pname), None));
     }
     Ok((sinks, flows))
-}
-
-/// Whether `value` is a text a tool's answer in `trace` held as it is, that answer carrying the
-/// data of every group in `groups`: one of its texts, or one word of one, punctuation around it
-/// aside (a link as it was posted). See [`Flow::as_received`].
-fn received_as_is(trace: &[Event], value: &Val, groups: &[String]) -> bool {
-    let Value::Str(text) = &value.value else { return false };
-    let text = text.as_str();
-    if text.trim().is_empty() {
-        return false;
-    }
-    let holds = |answer: &Val| {
-        let secrecy = deep_label(answer).dc().secrecy;
-        let carried = secrecy.groups();
-        groups.iter().all(|g| carried.contains(g)) && crate::builtins::texts(answer).iter().any(|t| has_word(t, text))
-    };
-    trace.iter().filter_map(Event::result).any(holds)
-}
-
-/// Whether `word` is `text` or one of its words, punctuation around the word aside.
-fn has_word(text: &str, word: &str) -> bool {
-    let around = |c: char| {
-        matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '"' | '\'' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>')
-    };
-    text == word || text.split_whitespace().any(|w| w == word || w.trim_matches(around) == word)
 }
 
 /// The policies' releases for this run's user, computed at the first call that needs them.
@@ -903,22 +885,4 @@ fn path_label(v: &Val, id: HostId) -> Option<Label> {
 pub fn returned(ctx: &Ctx, v: &Val) -> Result<(), RunError> {
     let mut consumed = Vec::new();
     genuine(ctx, &v.value, &mut consumed).map_err(|e| e.with_note("in the plan's result"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::has_word;
-
-    #[test]
-    fn a_word_received_is_a_whole_word_punctuation_around_it_aside() {
-        let text = "great read: (https://blog.example.com/a). see you";
-        for word in ["https://blog.example.com/a", "(https://blog.example.com/a).", "see", text] {
-            assert!(has_word(text, word), "{word}");
-        }
-        for word in
-            ["https://blog.example.com", "blog.example.com/a", "see you", "https://blog.example.com/a?q=see", ""]
-        {
-            assert!(!has_word(text, word), "{word}");
-        }
-    }
 }

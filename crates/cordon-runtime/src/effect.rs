@@ -57,6 +57,11 @@ pub struct Flow {
     /// it. What a release's card says it lets out; false where no release applies.
     #[serde(default)]
     pub as_received: bool,
+    /// Where the argument is a text built from the released groups' data: the parts of it such
+    /// an answer held word for word (runs of at least 8 characters), for the card to mark. Data changed on the way (encoded, reordered) is not
+    /// found, so this never says what is not the group's; `as_received` false says the rest may be.
+    #[serde(default)]
+    pub received: Vec<String>,
 }
 
 impl Flow {

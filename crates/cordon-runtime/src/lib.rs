@@ -37,6 +37,7 @@ pub mod error;
 pub mod host;
 pub mod limits;
 mod machine;
+mod received;
 mod shape;
 mod snapshot;
 pub mod time;
