@@ -294,7 +294,10 @@ chat.get_webpage("https://blog.example.com/blameless-postmortems?ref=" + said)
     let run: serde_json::Value = serde_json::from_str(&json).unwrap();
     let card = run["approvals"].as_array().unwrap().iter().find_map(|a| a["card"].as_object()).unwrap();
     let flags = serde_json::to_string(&card["flags"]).unwrap();
-    assert!(flags.contains("is built from the data of the group `workspace`, not received as it is"), "{flags}");
+    assert!(
+        flags.contains("the destination is built from the data of the group `workspace`, not received as it is"),
+        "{flags}"
+    );
 
     let (code, out) = cordon(&dir, &["run", "--env", "chat", "--approve", "none", &plan]);
     assert_eq!(code, 1, "{out}");

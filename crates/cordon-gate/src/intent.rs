@@ -91,9 +91,16 @@ impl IntentCheck for ProvenanceRules {
         for flow in card.flows.iter().filter(|f| !f.let_out.is_empty() && !f.as_received) {
             if !named_in(request, &flow.value.text) {
                 let groups: Vec<String> = flow.let_out.iter().map(|g| format!("`{g}`")).collect();
+                // The value is on the card already: named by its place, not written out again.
+                let what = match &flow.param {
+                    _ if card.destination.as_ref().is_some_and(|d| d.text == flow.value.text) => {
+                        "the destination".into()
+                    }
+                    Some(param) => format!("the argument `{param}`"),
+                    None => "the decision".into(),
+                };
                 let says = format!(
-                    "`{}` is built from the data of the group {}, not received as it is: it may carry more of that data than the request asked for",
-                    flow.value.text,
+                    "{what} is built from the data of the group {}, not received as it is: it may carry more of that data than the request asked for",
                     groups.join(", ")
                 );
                 flags.push(Flag { says, value: Some(flow.value.text.clone()) });
