@@ -92,6 +92,10 @@ pub fn card_under(card: &Card, clearance: &DcLabel) -> Card {
     under.content = card.content.as_ref().map(hide);
     under.fields = card.fields.iter().map(|(k, v)| (k.clone(), hide(v))).collect();
     for flow in &mut under.flows {
+        // The parts of a value marked as a group's are that value's: hidden with it.
+        if !flow.value.label.flows_to(clearance) {
+            flow.received.clear();
+        }
         flow.value = hide(&flow.value);
     }
     // A flag quotes the value it is about: where any value is hidden, so are the flags' words.

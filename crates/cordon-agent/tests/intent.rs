@@ -176,7 +176,19 @@ fn the_intent_model_is_shown_the_card_under_its_own_clearance() {
         content: Some(shown("my card number is 4111 1111 1111 1111", cordon_label::DcLabel::secret("ann"))),
         fields: Vec::new(),
         decided_by: Vec::new(),
-        flows: Vec::new(),
+        // A release of the group's text built into an address, with its parts marked.
+        flows: vec![cordon_gate::FlowShown {
+            param: Some("url".into()),
+            value: shown(
+                "https://x.test/?q=the launch moves to friday",
+                cordon_label::DcLabel::group("staff", &["ann"]),
+            ),
+            sink: cordon_label::DcLabel::untrusted(),
+            meaning: "you let the data of the group `staff` out to anyone".into(),
+            let_out: vec!["staff".into()],
+            as_received: false,
+            received: vec!["the launch moves to friday".into()],
+        }],
         flags: vec![cordon_gate::Flag {
             says: "the content `my card number is 4111 1111 1111 1111` came from a tool".into(),
             value: Some("my card number is 4111 1111 1111 1111".into()),
@@ -199,6 +211,7 @@ fn the_intent_model_is_shown_the_card_under_its_own_clearance() {
     let public = sent(None);
     assert!(public.contains("tea-house") && public.contains("<hidden>"), "{public}");
     assert!(!public.contains("4111"), "a secret value reached a public intent model: {public}");
+    assert!(!public.contains("launch moves"), "a group's text reached a public intent model: {public}");
     let clearance = cordon_label::DcLabel::secret("ann").join(&cordon_label::DcLabel::untrusted());
     assert!(sent(Some(clearance)).contains("4111"), "a model cleared for ann's data sees it");
 }
