@@ -14,20 +14,23 @@
 //! call any tool of the capabilities in its scope.
 
 mod builtins;
+mod open;
+mod releases;
+mod tools;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use cordon_label::{DcLabel, Release, Tier};
+use cordon_label::{DcLabel, Release};
 use cordon_syntax::ast::{
-    Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, Tool, TypeExpr,
-    TypeExprKind, UnOp,
+    Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, Tool, UnOp,
+    release_asks,
 };
 use cordon_syntax::{SourceMap, Span};
 use cordon_types::{Callee, Calls};
 
-use crate::abs::{Abs, Bounds, Closure, Kind, Origin, Origins};
-use crate::{Count, Destination, HoleReach, Param, Site, Verdict};
+use crate::abs::{Abs, Bounds, Closure, Kind, Origins};
+use crate::{Count, HoleReach, Site};
 use builtins::{Rule, rule};
 
 /// How many abstract steps an analysis may take before it gives up (and says so): far above
@@ -51,6 +54,7 @@ pub(crate) enum Stop {
 type Res<T = Abs> = Result<T, Stop>;
 
 /// What the policies and the plan declare, by name.
+#[derive(Default)]
 pub(crate) struct Decls<'a> {
     pub tools: HashMap<(Arc<str>, Arc<str>), &'a Tool>,
     pub types: HashMap<&'a str, &'a ItemKind>,
@@ -64,14 +68,7 @@ pub(crate) struct Decls<'a> {
 
 impl<'a> Decls<'a> {
     pub fn of(modules: &[&'a Module], calls: Vec<&'a Calls>) -> Decls<'a> {
-        let mut d = Decls {
-            tools: HashMap::new(),
-            types: HashMap::new(),
-            fns: HashMap::new(),
-            consts: HashMap::new(),
-            releases: Vec::new(),
-            calls,
-        };
+        let mut d = Decls { calls, ..Decls::default() };
         for m in modules {
             for item in &m.items {
                 match &item.kind {
@@ -94,10 +91,7 @@ impl<'a> Decls<'a> {
                         d.consts.insert(name.name.as_str(), value);
                     }
                     ItemKind::Release { group, to, annotations, .. } => {
-                        let free = annotation(annotations, "approval")
-                            .and_then(|a| a.args.first())
-                            .is_some_and(|arg| matches!(&arg.value.kind, ExprKind::Name(id) if id.name == "none"));
-                        d.releases.push((group.as_str(), to, !free));
+                        d.releases.push((group.as_str(), to, release_asks(annotations)));
                     }
                     _ => {}
                 }
@@ -221,19 +215,6 @@ impl<'a> Analyzer<'a> {
             steps: 0,
             releases: Vec::new(),
         }
-    }
-
-    /// Computes the policies' releases' labels (constants, by the checker's rules): the most
-    /// permissive each may be, so that no call is refused here that a release lets through.
-    pub fn compute_releases(&mut self) -> Res<()> {
-        let decls = self.decls;
-        let mut releases = Vec::with_capacity(decls.releases.len());
-        for (group, to, card) in &decls.releases {
-            let to = self.label_expr(to, &[])?.lo;
-            releases.push(Release { group: group.to_string(), to, card: *card });
-        }
-        self.releases = releases;
-        Ok(())
     }
 
     /// Starts the analysis under `pc` (a fill's, at its hole).
@@ -841,108 +822,6 @@ impl<'a> Analyzer<'a> {
         self.calling.pop();
         r
     }
-
-    /// Analyses a function as if called with any arguments of its parameters' types, under
-    /// any program-counter label, any number of times: how a recursive function, or one a
-    /// fill may call, is summarised. Once per analysis.
-    fn analyze_open(&mut self, name: &'a str) -> Res<()> {
-        if !self.top_done.insert(name) {
-            return Ok(());
-        }
-        let Some(f) = self.decls.fns.get(name) else { return Ok(()) };
-        let params: Vec<(String, Abs)> = f.params.iter().map(|p| (p.name.name.clone(), self.any_of(&p.ty))).collect();
-        let scope = std::mem::take(&mut self.scope);
-        let pc = std::mem::replace(&mut self.pc, Bounds::any());
-        let mult = std::mem::replace(&mut self.mult, Count::Unbounded);
-        let conds = std::mem::replace(&mut self.conds, vec![format!("in `{name}`, with any arguments")]);
-        let recording = std::mem::replace(&mut self.recording, true);
-        for (n, v) in params {
-            self.bind(&n, v);
-        }
-        self.top_mode += 1;
-        self.calling.push(name);
-        let r = self.block(&f.body);
-        self.calling.pop();
-        self.top_mode -= 1;
-        self.scope = scope;
-        self.pc = pc;
-        self.mult = mult;
-        self.conds = conds;
-        self.recording = recording;
-        r.map(|_| ())
-    }
-
-    /// Anything of type `ty`: a capability is the one of that name (the only value of its
-    /// type); anything else is unknown.
-    fn any_of(&self, ty: &TypeExpr) -> Abs {
-        match &ty.kind {
-            TypeExprKind::Named { name, .. } if self.decls.is_capability(&name.name) => {
-                Abs::plain(Kind::Capability(name.name.as_str().into()))
-            }
-            TypeExprKind::Refined { base, .. } => self.any_of(base),
-            _ => Abs::any(),
-        }
-    }
-
-    /// A typed hole: the fill may call any tool of the capabilities in scope and any of the
-    /// plan's functions and closures in scope, with anything; its result may be anything,
-    /// and carries at least the program-counter label here.
-    fn hole(&mut self, span: Span) -> Abs {
-        let line = self.line(span);
-        if self.recording {
-            let mut caps: Vec<String> = Vec::new();
-            for (_, v) in self.scope.visible() {
-                let mut seen = |v: &Abs| {
-                    if let Kind::Capability(c) = &v.kind
-                        && !caps.contains(&c.to_string())
-                    {
-                        caps.push(c.to_string());
-                    }
-                };
-                seen(v);
-                if let Kind::Closure(c) = &v.kind {
-                    c.env.iter().for_each(|(_, v)| seen(v));
-                }
-            }
-            caps.sort();
-            self.holes.entry(key(span)).and_modify(|h| h.pc = h.pc.either(&self.pc)).or_insert(HoleReach {
-                span,
-                line,
-                capabilities: caps,
-                pc: self.pc.clone(),
-            });
-        }
-        Abs::unknown(Bounds { lo: self.pc.lo.clone(), hi: DcLabel::top() }, Origins::one(Origin::Fill { line }))
-    }
-
-    /// What a fill can reach besides tools: the plan's functions and the closures in scope,
-    /// each analysed with anything. Called where a hole is, after the hole itself.
-    fn open_reach(&mut self) -> Res<()> {
-        let names: Vec<&'a str> = self.decls.fns.keys().copied().collect();
-        for n in names {
-            if !self.calling.contains(&n) {
-                self.analyze_open(n)?;
-            }
-        }
-        let closures: Vec<Arc<Closure>> = self
-            .scope
-            .visible()
-            .filter_map(|(_, v)| match &v.kind {
-                Kind::Closure(c) => Some(c.clone()),
-                _ => None,
-            })
-            .collect();
-        for c in closures {
-            let f = Abs::new(Kind::Closure(c.clone()), Bounds::any(), Origins::default());
-            let saved =
-                (std::mem::replace(&mut self.mult, Count::Unbounded), std::mem::replace(&mut self.pc, Bounds::any()));
-            let args = c.params.iter().map(|_| Abs::any()).collect();
-            let r = self.call_value(f, args, c.body.span);
-            (self.mult, self.pc) = saved;
-            r?;
-        }
-        Ok(())
-    }
 }
 
 /// The labels a pattern reads when it is matched against `v` (the machine's `bind`): each
@@ -970,250 +849,6 @@ fn meet_paths(paths: Vec<(Abs, Bounds)>) -> Abs {
     let Some((first, pc)) = it.next() else { return Abs::plain(Kind::Unit) };
     let (v, pc) = it.fold((first, pc), |(v, pc), (w, qc)| (v.either(&w), pc.either(&qc)));
     v.raised(&pc)
-}
-
-impl<'a> Analyzer<'a> {
-    /// A tool call: its sinks and result label computed from the policy's annotations on
-    /// these arguments, each argument and the decision judged against its sink, the call
-    /// recorded; the result shaped as the tool declares it and labelled as the boundary
-    /// labels it (the policy's result label joined with what chose the call).
-    fn tool_call(&mut self, cap: Arc<str>, tool: &'a Tool, args: Vec<Abs>, span: Span) -> Res {
-        let params: Vec<(String, Abs)> =
-            tool.params.iter().zip(&args).map(|(p, a)| (p.name.name.clone(), a.clone())).collect();
-        let labels = annotation(&tool.annotations, "label");
-        let default = Bounds::exactly(DcLabel::endorsed(&self.user));
-        let mut sinks = Vec::with_capacity(params.len());
-        for (name, _) in &params {
-            sinks.push(match keyed(labels, name) {
-                Some(e) => self.label_expr(e, &params)?,
-                None => default.clone(),
-            });
-        }
-        let decision_sink = match keyed(labels, "pc") {
-            Some(e) => self.label_expr(e, &params)?,
-            None => sinks
-                .iter()
-                .cloned()
-                .reduce(|a, b| Bounds { lo: a.lo.meet(&b.lo), hi: a.hi.meet(&b.hi) })
-                .unwrap_or(default),
-        };
-        let returns = match keyed(labels, "returns") {
-            Some(e) => self.label_expr(e, &params)?,
-            None => Bounds::exactly(DcLabel::closed(&self.user)),
-        };
-        let carried: Vec<Bounds> = args.iter().map(|a| a.deep(false)).collect();
-        let cap = cap.clone();
-        let chosen = carried.iter().fold(self.pc.clone(), |l, c| l.join(c));
-        let name = format!("{cap}.{}", tool.name.name);
-        if self.recording {
-            let tiers = self.tiers(
-                annotation(&tool.annotations, "approval").and_then(|a| a.args.first()).map(|a| &a.value),
-                &params,
-            )?;
-            // Where the card says the call goes: its destination, else its one recipient.
-            let card = annotation(&tool.annotations, "card");
-            let destination = match keyed(card, "destination").or_else(|| keyed(card, "recipients")) {
-                None => Destination::None,
-                Some(e) => {
-                    let v = self.value_expr(e, &params)?;
-                    let known = match &v.kind {
-                        Kind::List { elem, len: Some(1) } => elem.as_str(),
-                        _ => v.as_str(),
-                    };
-                    match known {
-                        Some(s) => Destination::Known(s.to_string()),
-                        None => Destination::Computed,
-                    }
-                }
-            };
-            let mut ps = Vec::with_capacity(params.len());
-            for (((pname, a), sink), c) in params.iter().zip(&sinks).zip(&carried) {
-                ps.push(Param {
-                    name: pname.clone(),
-                    carried: c.clone(),
-                    origins: a.origins_deep(),
-                    sink: sink.clone(),
-                    verdict: Verdict::of(c, sink, &self.releases),
-                    decision: Verdict::of(&self.pc, sink, &self.releases),
-                });
-            }
-            let site = Site {
-                capability: cap.to_string(),
-                tool: tool.name.name.clone(),
-                span,
-                line: self.line(span),
-                conditions: self.conds.clone(),
-                count: self.mult,
-                params: ps,
-                pc: self.pc.clone(),
-                decision_sink: decision_sink.clone(),
-                decision: Verdict::of(&self.pc, &decision_sink, &self.releases),
-                tiers,
-                destination,
-            };
-            match self.sites.get_mut(&key(span)) {
-                Some(known) => known.merge(site),
-                None => {
-                    self.sites.insert(key(span), site);
-                }
-            }
-        }
-        let line = self.line(span);
-        let label = chosen.join(&returns);
-        let key = (cap, tool.name.name.as_str().into());
-        Ok(self.result_of(key, tool.ret.as_ref(), &label, Origins::one(Origin::Result { tool: name, line })))
-    }
-
-    /// A label expression of the policy (`@label(body = ..)`), evaluated on the call's
-    /// arguments: bounds on the label it gives.
-    fn label_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res<Bounds> {
-        // A label that names no parameter (`secret(user())`) is the same at every call.
-        let key = (e.span.file.0, e.span.start, e.span.end);
-        if let Some(b) = self.constant_labels.get(&key) {
-            return Ok(b.clone());
-        }
-        let v = self.value_expr(e, params)?;
-        let b = match v.kind {
-            Kind::Label(b) => b,
-            _ => Bounds::any(),
-        };
-        let mut named = HashSet::new();
-        names_in(e, &mut named);
-        if !params.iter().any(|(p, _)| named.contains(p)) {
-            self.constant_labels.insert(key, b.clone());
-        }
-        Ok(b)
-    }
-
-    /// Evaluates policy code on the call's arguments, recording nothing.
-    fn value_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res {
-        let scope =
-            std::mem::replace(&mut self.scope, Scope::of(params.iter().map(|(n, a)| (n.as_str().into(), a.clone()))));
-        let pc = std::mem::replace(&mut self.pc, Bounds::bottom());
-        let recording = std::mem::replace(&mut self.recording, false);
-        let v = self.expr(e);
-        self.scope = scope;
-        self.pc = pc;
-        self.recording = recording;
-        v
-    }
-
-    /// The least and the most strict approval tier `@approval(..)` may give these arguments.
-    fn tiers(&mut self, e: Option<&Expr>, params: &[(String, Abs)]) -> Res<(Tier, Tier)> {
-        let Some(e) = e else { return Ok((Tier::None, Tier::None)) };
-        Ok(match &e.kind {
-            ExprKind::Name(id) => match Tier::from_name(&id.name) {
-                Some(t) => (t, t),
-                None => (Tier::None, Tier::Deny),
-            },
-            ExprKind::If { cond, then, else_ } => {
-                let c = self.value_expr(cond, params)?;
-                let then_ = then.tail.as_deref();
-                match (c.as_bool(), else_) {
-                    (Some(true), _) => self.tiers(then_, params)?,
-                    (Some(false), Some(x)) => self.tiers(Some(x), params)?,
-                    (_, Some(x)) => {
-                        let (a, b) = (self.tiers(then_, params)?, self.tiers(Some(x), params)?);
-                        (a.0.min(b.0), a.1.max(b.1))
-                    }
-                    _ => (Tier::None, Tier::Deny),
-                }
-            }
-            ExprKind::Block(b) if b.stmts.is_empty() => self.tiers(b.tail.as_deref(), params)?,
-            _ => (Tier::None, Tier::Deny),
-        })
-    }
-
-    /// A tool's result as the boundary makes it: shaped as declared, each record field
-    /// labelled as its type says, and the call's label on the value (on each component of a
-    /// tuple but the host-made ones, which stay unlabelled).
-    fn result_of(
-        &mut self,
-        tool: (Arc<str>, Arc<str>),
-        ty: Option<&TypeExpr>,
-        label: &Bounds,
-        origins: Origins,
-    ) -> Abs {
-        let Some(ty) = ty else { return Abs::plain(Kind::Unit) };
-        let shaped = match self.shapes.get(&tool) {
-            Some(s) => s.clone(),
-            None => {
-                let s = self.shape(ty, 0, &Origins::default());
-                self.shapes.insert(tool, s.clone());
-                s
-            }
-        };
-        let shaped = shaped.from(&origins);
-        match shaped.kind {
-            Kind::Tuple(items) => Abs::new(
-                Kind::Tuple(
-                    items
-                        .into_iter()
-                        .map(|x| if matches!(x.kind, Kind::Handle(_)) { x } else { x.raised(label) })
-                        .collect(),
-                ),
-                Bounds::bottom(),
-                origins,
-            ),
-            Kind::Handle(_) => shaped,
-            _ => shaped.raised(label),
-        }
-    }
-
-    /// A value of type `ty` as a tool returns it, before the call's label: the parts the type
-    /// declares, every record field with its declared label, unknown values otherwise.
-    fn shape(&mut self, ty: &TypeExpr, depth: usize, origins: &Origins) -> Abs {
-        let unknown = || Abs::unknown(Bounds::bottom(), origins.clone());
-        if depth > 12 {
-            return Abs::unknown(Bounds::any(), origins.clone());
-        }
-        let part = |a: &mut Self, t: &TypeExpr| a.shape(t, depth + 1, origins);
-        match &ty.kind {
-            TypeExprKind::Tuple(ts) if ts.is_empty() => Abs::plain(Kind::Unit),
-            TypeExprKind::Tuple(ts) => {
-                let items = ts.iter().map(|t| part(self, t)).collect();
-                Abs::new(Kind::Tuple(items), Bounds::bottom(), origins.clone())
-            }
-            TypeExprKind::Refined { base, .. } => self.shape(base, depth, origins),
-            TypeExprKind::Fn { .. } | TypeExprKind::Error => Abs::unknown(Bounds::any(), origins.clone()),
-            TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
-                ("Int" | "String" | "Bool" | "Float", _) => unknown(),
-                ("List", [t]) => {
-                    let elem = part(self, t);
-                    Abs::new(Kind::List { elem: Box::new(elem), len: None }, Bounds::bottom(), origins.clone())
-                }
-                ("Option", [t]) => {
-                    let p = part(self, t);
-                    Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
-                }
-                ("Result", [t, e]) => {
-                    let p = part(self, t).either(&part(self, e));
-                    Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
-                }
-                (n, _) => match self.decls.types.get(n).copied() {
-                    Some(ItemKind::Record { fields, opaque, .. }) => {
-                        let env: Vec<(String, Abs)> =
-                            fields.iter().map(|f| (f.name.name.clone(), part(self, &f.ty))).collect();
-                        let declared = self.declared_labels(n, &env);
-                        let fields = env.into_iter().map(|(name, v)| (name.as_str().into(), v)).collect();
-                        let kind = Kind::Record { opaque: *opaque, ty: Some(n.into()), fields, declared };
-                        Abs::new(kind, Bounds::bottom(), origins.clone())
-                    }
-                    Some(ItemKind::TypeAlias { ty, .. }) => self.shape(ty, depth + 1, origins),
-                    Some(ItemKind::Linear { .. } | ItemKind::Opaque { .. }) => {
-                        Abs::new(Kind::Handle(n.into()), Bounds::bottom(), origins.clone())
-                    }
-                    Some(ItemKind::Enum { variants, .. }) => {
-                        let payloads: Vec<Abs> =
-                            variants.iter().flat_map(|v| v.payload.iter()).map(|t| part(self, t)).collect();
-                        let hi = payloads.iter().fold(DcLabel::bottom(), |l, p| l.join(&p.deep(true).hi));
-                        Abs::unknown(Bounds { lo: DcLabel::bottom(), hi }, origins.clone())
-                    }
-                    _ => Abs::unknown(Bounds::any(), origins.clone()),
-                },
-            },
-        }
-    }
 }
 
 /// Every name an expression mentions (a superset of the names a closure captures: what it

@@ -146,6 +146,16 @@ pub struct AnnotationArg {
     pub value: Expr,
 }
 
+/// Whether a `release` with `annotations` asks the user on a card: unless it says
+/// `@approval(none)`. (The checker allows only `@approval(ask)` and `@approval(none)`.)
+pub fn release_asks(annotations: &[Annotation]) -> bool {
+    let says_none = |a: &Annotation| {
+        a.name.name == "approval"
+            && matches!(a.args.as_slice(), [arg] if matches!(&arg.value.kind, ExprKind::Name(id) if id.name == "none"))
+    };
+    !annotations.iter().any(says_none)
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeExpr {
     pub kind: TypeExprKind,

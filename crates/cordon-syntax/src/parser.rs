@@ -18,11 +18,14 @@
 //!
 //! Invariant: every loop either consumes a token or ends, so parsing is linear in the input.
 
+mod annotations;
+mod release;
+
 use std::mem;
 
 use crate::ast::{
-    Annotation, AnnotationArg, Arm, BinOp, Block, ClosureParam, Expr, ExprKind, Field, FnDecl, Ident, Item, ItemKind,
-    Module, NodeId, Param, Pattern, PatternKind, Stmt, Tool, TypeExpr, TypeExprKind, UnOp, Variant,
+    Arm, BinOp, Block, ClosureParam, Expr, ExprKind, Field, FnDecl, Ident, Item, ItemKind, Module, NodeId, Param,
+    Pattern, PatternKind, Stmt, Tool, TypeExpr, TypeExprKind, UnOp, Variant,
 };
 use crate::diagnostic::{Code, Diagnostic};
 use crate::lexer::{LexError, Lexed, Token, TokenKind, lex};
@@ -216,11 +219,6 @@ impl<'a> Parser<'a> {
 
     fn at_item_start(&self) -> bool {
         is_item_start(self.peek(), self.nth(1)) || self.at_release()
-    }
-
-    /// `release "..`: a word, not a keyword, so that nothing else may not be called `release`.
-    fn at_release(&self) -> bool {
-        self.at_word("release") && matches!(self.nth(1), TokenKind::Str(_))
     }
 
     /// Consumes the current token (never the final `Eof`) and returns its span.
@@ -2090,38 +2088,6 @@ impl<'a> Parser<'a> {
         Some(Item { doc, kind, span: self.span_from(start) })
     }
 
-    /// At `release "group"`: `release "group" to L @approval(..)`.
-    fn release_item(&mut self) -> ItemKind {
-        let start = self.tok().span.start;
-        self.bump();
-        let group_span = self.tok().span;
-        let group = match self.peek() {
-            TokenKind::Str(name) => name.clone(),
-            _ => String::new(),
-        };
-        self.bump();
-        if self.at_word("to") {
-            self.bump();
-        } else {
-            self.error_expected_help(
-                "`to` and a label",
-                Some("a release is declared `release \"group\" to untrusted()`"),
-            );
-        }
-        let to = self.expr();
-        let item_col = self.byte_col(start);
-        let mut annotations = Vec::new();
-        while self.at(&TokenKind::At) {
-            let at = self.tok().span.start;
-            let same_line = self.line_of(at) == self.line_of(self.prev_span.end);
-            if !same_line && self.byte_col(at) <= item_col {
-                break;
-            }
-            annotations.push(self.annotation());
-        }
-        ItemKind::Release { group, group_span, to, annotations }
-    }
-
     fn type_item(&mut self) -> ItemKind {
         self.bump();
         let name = self.ident("a type name");
@@ -2144,7 +2110,7 @@ impl<'a> Parser<'a> {
                 let ty = self.refined_rest(open, var, ty);
                 return ItemKind::TypeAlias { name, ty };
             }
-            let annotations = self.field_annotations();
+            let annotations = self.annotations_here();
             let mut fields = vec![Field { doc: first_doc, name: var, ty, annotations }];
             if self.eat(&TokenKind::Comma) {
                 fields.extend(self.comma_list(open, TokenKind::RBrace, Self::field));
@@ -2172,17 +2138,8 @@ impl<'a> Parser<'a> {
             return Field { doc, name, ty, annotations: Vec::new() };
         }
         let ty = self.ty();
-        let annotations = self.field_annotations();
+        let annotations = self.annotations_here();
         Field { doc, name, ty, annotations }
-    }
-
-    /// The annotations after a field's type: `body: String @label(untrusted())`.
-    fn field_annotations(&mut self) -> Vec<Annotation> {
-        let mut annotations = Vec::new();
-        while self.at(&TokenKind::At) {
-            annotations.push(self.annotation());
-        }
-        annotations
     }
 
     fn enum_item(&mut self) -> ItemKind {
@@ -2366,10 +2323,7 @@ impl<'a> Parser<'a> {
         let start = self.tok().span.start;
         let first = self.pos;
         let mut doc = self.doc_here();
-        let mut annotations = Vec::new();
-        while self.at(&TokenKind::At) {
-            annotations.push(self.annotation());
-        }
+        let mut annotations = self.annotations_here();
         if self.pos != first {
             doc = match (doc, self.doc_here()) {
                 (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
@@ -2385,42 +2339,9 @@ impl<'a> Parser<'a> {
         let name = self.ident("a tool name");
         let params = self.params();
         let ret = if self.eat(&TokenKind::Arrow) { Some(self.ty()) } else { None };
-        // An annotation after the signature is this tool's if it is on the signature's last line
-        // or indented deeper than the tool; otherwise it leads the next tool.
-        let tool_col = self.byte_col(start);
-        while self.at(&TokenKind::At) {
-            let at = self.tok().span.start;
-            let same_line = self.line_of(at) == self.line_of(self.prev_span.end);
-            if !same_line && self.byte_col(at) <= tool_col {
-                break;
-            }
-            annotations.push(self.annotation());
-        }
+        // An annotation at the tool's column or left of it leads the next tool.
+        self.trailing_annotations(start, &mut annotations);
         Tool { doc, name, params, ret, annotations, span: self.span_from(start) }
-    }
-
-    /// At `@`: `@name`, `@name(arg, key = arg, ..)`.
-    fn annotation(&mut self) -> Annotation {
-        let start = self.bump().start;
-        let name = self.ident("an annotation name");
-        let args = if self.at(&TokenKind::LParen) {
-            let open = self.bump();
-            self.comma_list(open, TokenKind::RParen, Self::annotation_arg)
-        } else {
-            Vec::new()
-        };
-        Annotation { name, args, span: self.span_from(start) }
-    }
-
-    fn annotation_arg(&mut self) -> AnnotationArg {
-        let key = if *self.peek() == TokenKind::Ident && *self.nth(1) == TokenKind::Eq {
-            let key = self.ident_token();
-            self.bump();
-            Some(key)
-        } else {
-            None
-        };
-        AnnotationArg { key, value: self.expr() }
     }
 
     fn fn_decl(&mut self) -> FnDecl {

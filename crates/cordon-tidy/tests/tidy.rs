@@ -94,8 +94,11 @@ const READ_SYNTAX: &[&str] = &["cordon-syntax", "cordon-types"];
 /// Files that still read the syntax tree where they should read the checker's program
 /// (issue 24, item 2): each goes when its stage lowers from what the checker resolved.
 const READ_SYNTAX_FOR_NOW: &[&str] = &[
-    // The static label analysis walks the tree itself.
+    // The static label analysis walks the tree itself (its tool calls, split out of the walker,
+    // read the policy's annotations; an unknown value's reach reads its declared type).
     "crates/cordon-flow/src/analyze.rs",
+    "crates/cordon-flow/src/analyze/open.rs",
+    "crates/cordon-flow/src/analyze/tools.rs",
     "crates/cordon-flow/src/lib.rs",
     // The MCP host reads a tool's declared return type from the tree.
     "crates/cordon-mcp/src/host.rs",
@@ -104,6 +107,7 @@ const READ_SYNTAX_FOR_NOW: &[&str] = &[
     "crates/cordon-mcp/src/import.rs",
     // The runtime's compiler and its shapes lower from the tree, not from the checker's types.
     "crates/cordon-runtime/src/compile.rs",
+    "crates/cordon-runtime/src/compile/policy.rs",
     "crates/cordon-runtime/src/shape.rs",
     // The library reads the entry's parameters from the tree to build a request's root plan.
     "crates/cordon/src/root.rs",
@@ -203,8 +207,6 @@ fn no_crate_has_a_circle_of_imports_between_its_files() {
 
 /// Files over 1,000 lines.
 const LONG_FILES_FOR_NOW: &[&str] = &[
-    // The analysis's walker, with its abstract values' rules for each expression.
-    "crates/cordon-flow/src/analyze.rs",
     // The compiler, lowering each expression kind; the machine, with its one loop.
     "crates/cordon-runtime/src/compile.rs",
     "crates/cordon-runtime/src/machine.rs",

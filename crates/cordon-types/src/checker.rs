@@ -2,6 +2,8 @@
 //! declarations a plan may make, resolving type expressions, and checking function, constant
 //! and entry declarations. The state it fills is in `state.rs`.
 
+mod approval;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
@@ -365,28 +367,7 @@ impl<'a> Checker<'a> {
                 });
             }
             ItemKind::Release { group, group_span, to, annotations } => {
-                if group.is_empty() || group.chars().any(|c| c.is_control() || c.is_whitespace()) {
-                    self.error(Code::InvalidAnnotation, *group_span, "a group's name is a word, without spaces").help =
-                        Some("name the group as its data is labelled: `group(\"workspace\", ..)`".into());
-                }
-                self.check_label_value(to, &[]);
-                for a in annotations {
-                    let tier = match (a.name.name.as_str(), a.args.as_slice()) {
-                        ("approval", [arg]) if arg.key.is_none() => match &arg.value.kind {
-                            ExprKind::Name(id) => Tier::from_name(&id.name),
-                            _ => None,
-                        },
-                        _ => None,
-                    };
-                    if !matches!(tier, Some(Tier::Ask | Tier::None)) {
-                        self.error(
-                            Code::InvalidAnnotation,
-                            a.span,
-                            "a release takes `@approval(ask)` (the user's yes on a card, the default) or \
-                             `@approval(none)` (no one is asked)",
-                        );
-                    }
-                }
+                self.check_release(group, *group_span, to, annotations)
             }
             ItemKind::TypeAlias { .. } | ItemKind::Linear { .. } | ItemKind::Opaque { .. } => {}
         }
@@ -850,42 +831,6 @@ impl<'a> Checker<'a> {
     /// over the tool's data parameters and may call builtins only.
     fn check_card_value(&mut self, e: &Expr, params: &[(String, Ty)]) {
         self.check_annotation_expr(e, params, "a card shows values", None);
-    }
-
-    /// An approval tier: `deny`, `ask_always`, `ask` or `none`, or `if cond { tier } else
-    /// tier` whose conditions are booleans computed from the tool's arguments (as a card's
-    /// values are), so the tier of a call is decided on its real values.
-    fn check_tier(&mut self, e: &Expr, params: &[(String, Ty)]) {
-        match &e.kind {
-            ExprKind::Name(id) if Tier::from_name(&id.name).is_some() => {}
-            ExprKind::If { cond, then, else_: Some(otherwise) } => {
-                self.check_annotation_expr(
-                    cond,
-                    params,
-                    "an approval tier is computed from the arguments",
-                    Some(&Ty::Bool),
-                );
-                match (then.stmts.as_slice(), &then.tail) {
-                    ([], Some(tail)) => self.check_tier(tail, params),
-                    _ => self.tier_error(then.span),
-                }
-                match &otherwise.kind {
-                    ExprKind::Block(b) if b.stmts.is_empty() && b.tail.is_some() => {
-                        if let Some(tail) = &b.tail {
-                            self.check_tier(tail, params);
-                        }
-                    }
-                    ExprKind::If { .. } => self.check_tier(otherwise, params),
-                    _ => self.tier_error(otherwise.span),
-                }
-            }
-            _ => self.tier_error(e.span),
-        }
-    }
-
-    fn tier_error(&mut self, span: Span) {
-        self.error(Code::InvalidAnnotation, span, tiers_wanted()).help =
-            Some("or a choice on the arguments: `if amount > 100 { ask_always } else { ask }`".into());
     }
 
     /// A `@label` value is a `Label` computed from the tool's arguments: it is type checked over

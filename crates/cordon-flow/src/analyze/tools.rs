@@ -1,0 +1,258 @@
+//! A tool call as the analysis sees it: the sinks, tiers and result label the policy's
+//! annotations give it on abstract arguments, each argument and the decision judged against its
+//! sink and the call recorded, and the result shaped as the tool declares it.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use cordon_label::{DcLabel, Tier};
+use cordon_syntax::Span;
+use cordon_syntax::ast::{Expr, ExprKind, ItemKind, Tool, TypeExpr, TypeExprKind};
+
+use super::{Analyzer, Res, Scope, annotation, key, keyed, names_in};
+use crate::abs::{Abs, Bounds, Kind, Origin, Origins};
+use crate::{Destination, Param, Site, Verdict};
+
+impl<'a> Analyzer<'a> {
+    /// A tool call: its sinks and result label computed from the policy's annotations on
+    /// these arguments, each argument and the decision judged against its sink, the call
+    /// recorded; the result shaped as the tool declares it and labelled as the boundary
+    /// labels it (the policy's result label joined with what chose the call).
+    pub(super) fn tool_call(&mut self, cap: Arc<str>, tool: &'a Tool, args: Vec<Abs>, span: Span) -> Res {
+        let params: Vec<(String, Abs)> =
+            tool.params.iter().zip(&args).map(|(p, a)| (p.name.name.clone(), a.clone())).collect();
+        let labels = annotation(&tool.annotations, "label");
+        let default = Bounds::exactly(DcLabel::endorsed(&self.user));
+        let mut sinks = Vec::with_capacity(params.len());
+        for (name, _) in &params {
+            sinks.push(match keyed(labels, name) {
+                Some(e) => self.label_expr(e, &params)?,
+                None => default.clone(),
+            });
+        }
+        let decision_sink = match keyed(labels, "pc") {
+            Some(e) => self.label_expr(e, &params)?,
+            None => sinks
+                .iter()
+                .cloned()
+                .reduce(|a, b| Bounds { lo: a.lo.meet(&b.lo), hi: a.hi.meet(&b.hi) })
+                .unwrap_or(default),
+        };
+        let returns = match keyed(labels, "returns") {
+            Some(e) => self.label_expr(e, &params)?,
+            None => Bounds::exactly(DcLabel::closed(&self.user)),
+        };
+        let carried: Vec<Bounds> = args.iter().map(|a| a.deep(false)).collect();
+        let cap = cap.clone();
+        let chosen = carried.iter().fold(self.pc.clone(), |l, c| l.join(c));
+        let name = format!("{cap}.{}", tool.name.name);
+        if self.recording {
+            let tiers = self.tiers(
+                annotation(&tool.annotations, "approval").and_then(|a| a.args.first()).map(|a| &a.value),
+                &params,
+            )?;
+            // Where the card says the call goes: its destination, else its one recipient.
+            let card = annotation(&tool.annotations, "card");
+            let destination = match keyed(card, "destination").or_else(|| keyed(card, "recipients")) {
+                None => Destination::None,
+                Some(e) => {
+                    let v = self.value_expr(e, &params)?;
+                    let known = match &v.kind {
+                        Kind::List { elem, len: Some(1) } => elem.as_str(),
+                        _ => v.as_str(),
+                    };
+                    match known {
+                        Some(s) => Destination::Known(s.to_string()),
+                        None => Destination::Computed,
+                    }
+                }
+            };
+            let mut ps = Vec::with_capacity(params.len());
+            for (((pname, a), sink), c) in params.iter().zip(&sinks).zip(&carried) {
+                ps.push(Param {
+                    name: pname.clone(),
+                    carried: c.clone(),
+                    origins: a.origins_deep(),
+                    sink: sink.clone(),
+                    verdict: Verdict::of(c, sink, &self.releases),
+                    decision: Verdict::of(&self.pc, sink, &self.releases),
+                });
+            }
+            let site = Site {
+                capability: cap.to_string(),
+                tool: tool.name.name.clone(),
+                span,
+                line: self.line(span),
+                conditions: self.conds.clone(),
+                count: self.mult,
+                params: ps,
+                pc: self.pc.clone(),
+                decision_sink: decision_sink.clone(),
+                decision: Verdict::of(&self.pc, &decision_sink, &self.releases),
+                tiers,
+                destination,
+            };
+            match self.sites.get_mut(&key(span)) {
+                Some(known) => known.merge(site),
+                None => {
+                    self.sites.insert(key(span), site);
+                }
+            }
+        }
+        let line = self.line(span);
+        let label = chosen.join(&returns);
+        let key = (cap, tool.name.name.as_str().into());
+        Ok(self.result_of(key, tool.ret.as_ref(), &label, Origins::one(Origin::Result { tool: name, line })))
+    }
+
+    /// A label expression of the policy (`@label(body = ..)`), evaluated on the call's
+    /// arguments: bounds on the label it gives.
+    pub(super) fn label_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res<Bounds> {
+        // A label that names no parameter (`secret(user())`) is the same at every call.
+        let key = (e.span.file.0, e.span.start, e.span.end);
+        if let Some(b) = self.constant_labels.get(&key) {
+            return Ok(b.clone());
+        }
+        let v = self.value_expr(e, params)?;
+        let b = match v.kind {
+            Kind::Label(b) => b,
+            _ => Bounds::any(),
+        };
+        let mut named = HashSet::new();
+        names_in(e, &mut named);
+        if !params.iter().any(|(p, _)| named.contains(p)) {
+            self.constant_labels.insert(key, b.clone());
+        }
+        Ok(b)
+    }
+
+    /// Evaluates policy code on the call's arguments, recording nothing.
+    fn value_expr(&mut self, e: &Expr, params: &[(String, Abs)]) -> Res {
+        let scope =
+            std::mem::replace(&mut self.scope, Scope::of(params.iter().map(|(n, a)| (n.as_str().into(), a.clone()))));
+        let pc = std::mem::replace(&mut self.pc, Bounds::bottom());
+        let recording = std::mem::replace(&mut self.recording, false);
+        let v = self.expr(e);
+        self.scope = scope;
+        self.pc = pc;
+        self.recording = recording;
+        v
+    }
+
+    /// The least and the most strict approval tier `@approval(..)` may give these arguments.
+    fn tiers(&mut self, e: Option<&Expr>, params: &[(String, Abs)]) -> Res<(Tier, Tier)> {
+        let Some(e) = e else { return Ok((Tier::None, Tier::None)) };
+        Ok(match &e.kind {
+            ExprKind::Name(id) => match Tier::from_name(&id.name) {
+                Some(t) => (t, t),
+                None => (Tier::None, Tier::Deny),
+            },
+            ExprKind::If { cond, then, else_ } => {
+                let c = self.value_expr(cond, params)?;
+                let then_ = then.tail.as_deref();
+                match (c.as_bool(), else_) {
+                    (Some(true), _) => self.tiers(then_, params)?,
+                    (Some(false), Some(x)) => self.tiers(Some(x), params)?,
+                    (_, Some(x)) => {
+                        let (a, b) = (self.tiers(then_, params)?, self.tiers(Some(x), params)?);
+                        (a.0.min(b.0), a.1.max(b.1))
+                    }
+                    _ => (Tier::None, Tier::Deny),
+                }
+            }
+            ExprKind::Block(b) if b.stmts.is_empty() => self.tiers(b.tail.as_deref(), params)?,
+            _ => (Tier::None, Tier::Deny),
+        })
+    }
+
+    /// A tool's result as the boundary makes it: shaped as declared, each record field
+    /// labelled as its type says, and the call's label on the value (on each component of a
+    /// tuple but the host-made ones, which stay unlabelled).
+    fn result_of(
+        &mut self,
+        tool: (Arc<str>, Arc<str>),
+        ty: Option<&TypeExpr>,
+        label: &Bounds,
+        origins: Origins,
+    ) -> Abs {
+        let Some(ty) = ty else { return Abs::plain(Kind::Unit) };
+        let shaped = match self.shapes.get(&tool) {
+            Some(s) => s.clone(),
+            None => {
+                let s = self.shape(ty, 0, &Origins::default());
+                self.shapes.insert(tool, s.clone());
+                s
+            }
+        };
+        let shaped = shaped.from(&origins);
+        match shaped.kind {
+            Kind::Tuple(items) => Abs::new(
+                Kind::Tuple(
+                    items
+                        .into_iter()
+                        .map(|x| if matches!(x.kind, Kind::Handle(_)) { x } else { x.raised(label) })
+                        .collect(),
+                ),
+                Bounds::bottom(),
+                origins,
+            ),
+            Kind::Handle(_) => shaped,
+            _ => shaped.raised(label),
+        }
+    }
+
+    /// A value of type `ty` as a tool returns it, before the call's label: the parts the type
+    /// declares, every record field with its declared label, unknown values otherwise.
+    fn shape(&mut self, ty: &TypeExpr, depth: usize, origins: &Origins) -> Abs {
+        let unknown = || Abs::unknown(Bounds::bottom(), origins.clone());
+        if depth > 12 {
+            return Abs::unknown(Bounds::any(), origins.clone());
+        }
+        let part = |a: &mut Self, t: &TypeExpr| a.shape(t, depth + 1, origins);
+        match &ty.kind {
+            TypeExprKind::Tuple(ts) if ts.is_empty() => Abs::plain(Kind::Unit),
+            TypeExprKind::Tuple(ts) => {
+                let items = ts.iter().map(|t| part(self, t)).collect();
+                Abs::new(Kind::Tuple(items), Bounds::bottom(), origins.clone())
+            }
+            TypeExprKind::Refined { base, .. } => self.shape(base, depth, origins),
+            TypeExprKind::Fn { .. } | TypeExprKind::Error => Abs::unknown(Bounds::any(), origins.clone()),
+            TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
+                ("Int" | "String" | "Bool" | "Float", _) => unknown(),
+                ("List", [t]) => {
+                    let elem = part(self, t);
+                    Abs::new(Kind::List { elem: Box::new(elem), len: None }, Bounds::bottom(), origins.clone())
+                }
+                ("Option", [t]) => {
+                    let p = part(self, t);
+                    Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
+                }
+                ("Result", [t, e]) => {
+                    let p = part(self, t).either(&part(self, e));
+                    Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
+                }
+                (n, _) => match self.decls.types.get(n).copied() {
+                    Some(ItemKind::Record { fields, opaque, .. }) => {
+                        let env: Vec<(String, Abs)> =
+                            fields.iter().map(|f| (f.name.name.clone(), part(self, &f.ty))).collect();
+                        let declared = self.declared_labels(n, &env);
+                        let fields = env.into_iter().map(|(name, v)| (name.as_str().into(), v)).collect();
+                        let kind = Kind::Record { opaque: *opaque, ty: Some(n.into()), fields, declared };
+                        Abs::new(kind, Bounds::bottom(), origins.clone())
+                    }
+                    Some(ItemKind::TypeAlias { ty, .. }) => self.shape(ty, depth + 1, origins),
+                    Some(ItemKind::Linear { .. } | ItemKind::Opaque { .. }) => {
+                        Abs::new(Kind::Handle(n.into()), Bounds::bottom(), origins.clone())
+                    }
+                    Some(ItemKind::Enum { variants, .. }) => {
+                        let payloads: Vec<Abs> =
+                            variants.iter().flat_map(|v| v.payload.iter()).map(|t| part(self, t)).collect();
+                        let hi = payloads.iter().fold(DcLabel::bottom(), |l, p| l.join(&p.deep(true).hi));
+                        Abs::unknown(Bounds { lo: DcLabel::bottom(), hi }, origins.clone())
+                    }
+                    _ => Abs::unknown(Bounds::any(), origins.clone()),
+                },
+            },
+        }
+    }
+}
