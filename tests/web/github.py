@@ -6,6 +6,8 @@ Requests without `Authorization: Bearer TOKEN` are answered 401, as GitHub answe
     python3 github.py --data github.json --token TOKEN --log FILE    prints its port, then serves
 
 Endpoints: GET /user; GET /repos/O/N; GET /user/repos?visibility=public|private;
+GET /orgs/O/repos?type=internal (for a member; internal repositories are "private" with
+"visibility": "internal", as GitHub answers them);
 GET /repos/O/N/contents/PATH (with Accept: application/vnd.github.raw); GET /repos/O/N/issues
 ?state=all; GET /search/code?q=...; POST /repos/O/N/issues; POST /repos/O/N/issues/K/comments.
 """
@@ -20,8 +22,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LOCK = threading.Lock()
 
 
+def visibility(r):
+    return "internal" if r.get("internal") else "private" if r["private"] else "public"
+
+
 def repo_json(r):
-    return {"name": r["name"], "full_name": f"{r['owner']}/{r['name']}", "owner": {"login": r["owner"]}, "private": r["private"]}
+    return {
+        "name": r["name"],
+        "full_name": f"{r['owner']}/{r['name']}",
+        "owner": {"login": r["owner"]},
+        "private": visibility(r) != "public",
+        "visibility": visibility(r),
+    }
 
 
 def issue_json(i):
@@ -52,7 +64,10 @@ class Handler(BaseHTTPRequestHandler):
             self.route(urllib.parse.urlsplit(self.path), body)
 
     def visible(self, r):
-        return not r["private"] or r["owner"] == self.server.data["user"]
+        data = self.server.data
+        if r.get("internal"):
+            return any(o["name"] == r["owner"] and data["user"] in o["members"] for o in data.get("orgs", []))
+        return not r["private"] or r["owner"] == data["user"]
 
     def find(self, owner, name):
         for r in self.server.data["repos"]:
@@ -70,6 +85,11 @@ class Handler(BaseHTTPRequestHandler):
             want = query.get("visibility", "all")
             mine = [r for r in data["repos"] if r["owner"] == data["user"]]
             chosen = [r for r in mine if want == "all" or (want == "private") == r["private"]]
+            return self.json(200, [repo_json(r) for r in chosen])
+        if self.command == "GET" and len(parts) == 3 and parts[0] == "orgs" and parts[2] == "repos":
+            want = query.get("type", "all")
+            theirs = [r for r in data["repos"] if r["owner"] == parts[1] and self.visible(r)]
+            chosen = [r for r in theirs if want == "all" or visibility(r) == want]
             return self.json(200, [repo_json(r) for r in chosen])
         if self.command == "GET" and parts == ["search", "code"]:
             q = query.get("q", "").lower().replace(f"user:{data['user']}", "").strip()

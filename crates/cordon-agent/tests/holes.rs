@@ -85,7 +85,10 @@ fn the_github_root_prompt() {
     }
     assert!(p.label.is_bottom(), "only the user's own request was shown");
     eprintln!("github root prompt: {} chars, ~{} tokens (chars/4)", p.stats.chars, p.stats.estimated_tokens);
-    assert!(p.stats.estimated_tokens < 2500, "{} tokens", p.stats.estimated_tokens);
+    // About 2,470 tokens before the organisations' internal repositories, whose label (the
+    // group when the repository is internal, public otherwise) each of their sinks spells out;
+    // a policy-level name for a label would bring it back under 2,500.
+    assert!(p.stats.estimated_tokens < 3200, "{} tokens", p.stats.estimated_tokens);
 }
 
 #[test]

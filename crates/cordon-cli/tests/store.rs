@@ -135,7 +135,7 @@ fn audit_show_lists_the_effects_of_a_request() {
     let show = cordon(&dir, &["audit", "show"]);
     assert_eq!(show.code, 0, "{show:?}");
     assert!(show.stdout.starts_with("request 2: failed\n"), "{}", show.stdout);
-    assert!(show.stdout.contains("GitHub.list_issues(r: {\"name\":\"website\""), "{}", show.stdout);
+    assert!(show.stdout.contains("GitHub.list_issues(r: {\"internal\":false,\"name\":\"website\""), "{}", show.stdout);
     assert!(show.stdout.contains("performed: a "), "{}", show.stdout);
     assert!(show.stdout.contains("refused        GitHub.create_issue by the boundary [label-flow]"), "{}", show.stdout);
     // The log never holds a refused call's arguments: here, the injected text it would have

@@ -444,8 +444,11 @@ impl<'a> Analyzer<'a> {
     }
 }
 
+/// The longest text the analysis folds from a `+` of two known ones.
+const MAX_FOLDED_TEXT: usize = 256;
+
 /// A binary operation: known values folded where the policies' label expressions need them
-/// (`d.root == "public"`), the operands' labels joined.
+/// (`d.root == "public"`, `"github:" + org`), the operands' labels joined.
 fn binary(op: BinOp, l: &Abs, r: &Abs) -> Abs {
     let label = l.label.join(&r.label);
     let origins = l.origins.union(&r.origins);
@@ -462,6 +465,11 @@ fn binary(op: BinOp, l: &Abs, r: &Abs) -> Abs {
         (BinOp::Ge, Kind::Int(a), Kind::Int(b)) => Kind::Bool(a >= b),
         (BinOp::Add, Kind::Int(a), Kind::Int(b)) => a.checked_add(*b).map_or(Kind::Unknown, Kind::Int),
         (BinOp::Sub, Kind::Int(a), Kind::Int(b)) => a.checked_sub(*b).map_or(Kind::Unknown, Kind::Int),
+        // A group's name built from a known one (`"github:" + org`); short texts only, so
+        // that a loop doubling a text does not grow the analysis.
+        (BinOp::Add, Kind::Str(a), Kind::Str(b)) if a.len() + b.len() <= MAX_FOLDED_TEXT => {
+            Kind::Str(format!("{a}{b}").into())
+        }
         _ => Kind::Unknown,
     };
     // Comparing or combining whole values reveals everything inside them.

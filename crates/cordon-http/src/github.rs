@@ -127,18 +127,25 @@ impl GitHubRest {
 
     fn repo_tool(&self, call: &ToolCall<'_>) -> Result<Json, String> {
         let url = self.url(&["repos", text(call, "owner")?, text(call, "name")?], &[]);
-        Ok(self.find(&url)?.filter(|r| r["private"] == false).map_or(Json::Null, |r| repo(&r)))
+        Ok(self.find(&url)?.filter(|r| visibility(r) == "public").map_or(Json::Null, |r| repo(&r)))
     }
 
     fn private_repo_tool(&self, call: &ToolCall<'_>) -> Result<Json, String> {
         let url = self.url(&["repos", &self.login, text(call, "name")?], &[]);
-        Ok(self.find(&url)?.filter(|r| r["private"] == true).map_or(Json::Null, |r| repo(&r)))
+        Ok(self.find(&url)?.filter(|r| visibility(r) == "private").map_or(Json::Null, |r| repo(&r)))
     }
 
-    fn list_repos_tool(&self, visibility: &str) -> Result<Json, String> {
-        let query = [("visibility", visibility), ("affiliation", "owner"), ("per_page", PAGE)];
+    fn list_repos_tool(&self, visibility_wanted: &str) -> Result<Json, String> {
+        let query = [("visibility", visibility_wanted), ("affiliation", "owner"), ("per_page", PAGE)];
         let repos = self.get_json(&self.url(&["user", "repos"], &query), &[200])?;
-        Ok(list(&repos)?.iter().map(repo).collect())
+        Ok(list(&repos)?.iter().filter(|r| visibility(r) == visibility_wanted).map(repo).collect())
+    }
+
+    /// The internal repositories of an organisation, as a member sees them.
+    fn org_repos_tool(&self, call: &ToolCall<'_>) -> Result<Json, String> {
+        let query = [("type", "internal"), ("per_page", PAGE)];
+        let repos = self.get_json(&self.url(&["orgs", text(call, "org")?, "repos"], &query), &[200])?;
+        Ok(list(&repos)?.iter().filter(|r| visibility(r) == "internal").map(repo).collect())
     }
 
     fn read_file_tool(&self, call: &ToolCall<'_>) -> Result<Json, String> {
@@ -209,6 +216,7 @@ impl ToolHost for GitHubRest {
             "private_repo" => self.private_repo_tool(call),
             "list_repos" => self.list_repos_tool("public"),
             "list_private_repos" => self.list_repos_tool("private"),
+            "org_repos" => self.org_repos_tool(call),
             "read_file" => self.read_file_tool(call),
             "list_issues" => self.list_issues_tool(call),
             "search_code" => self.search_code_tool(call),
@@ -246,9 +254,25 @@ impl cordon_engine::Host for GitHubRest {
     }
 }
 
-/// A `Repo`: `{ name, owner, private }`.
+/// A repository's visibility: "public", "private" or "internal" (which the API also calls
+/// private). An answer without the field is private unless it says it is not.
+fn visibility(r: &Json) -> &str {
+    match (r["visibility"].as_str(), r["private"].as_bool()) {
+        (Some(v @ ("public" | "private" | "internal")), _) => v,
+        (None, Some(false)) => "public",
+        _ => "private",
+    }
+}
+
+/// A `Repo`: `{ name, owner, private, internal }`.
 fn repo(r: &Json) -> Json {
-    json!({ "name": r["name"], "owner": r["owner"]["login"], "private": r["private"] })
+    let visibility = visibility(r);
+    json!({
+        "name": r["name"],
+        "owner": r["owner"]["login"],
+        "private": visibility == "private",
+        "internal": visibility == "internal",
+    })
 }
 
 /// An `Issue`: `{ number, title, body, author, open }` (a missing body is empty).

@@ -52,6 +52,8 @@ fn every_tool_answers_as_the_policy_declares() {
 let public = gh.list_repos().map(|r| r.name).join(",");
 let private = gh.list_private_repos().map(|r| r.name).join(",");
 let hidden = match gh.repo("carol", "infra") { Some(_) => "seen", None => "hidden" };
+let internal = match gh.repo("acme", "billing") { Some(_) => "seen", None => "hidden" };
+let org = gh.org_repos("acme").map(|r| f"{r.owner}/{r.name} {r.internal} {r.private}").join(",");
 let mine = match gh.private_repo("secret-plans") { Some(r) => r.name, None => "none" };
 match gh.repo("bob", "lib") {
   Some(lib) => if lib.private { ("private", s) } else {
@@ -60,7 +62,7 @@ match gh.repo("bob", "lib") {
     let first = issues.first();
     let s = match first { Some(i) => gh.comment(s, lib, i, "Thanks, " + i.author + "."), None => s };
     let found = gh.search_code("make site").len();
-    (public + " | " + private + " | " + hidden + " | " + mine + " | " + to_string(code.len() > 0) + " | "
+    (public + " | " + private + " | " + hidden + " | " + internal + " | " + org + " | " + mine + " | " + to_string(code.len() > 0) + " | "
       + to_string(issues.len()) + " | " + to_string(found > 0), s)
   },
   None => ("no lib", s),
@@ -68,7 +70,7 @@ match gh.repo("bob", "lib") {
     let ending = run(&api, plan);
     assert_eq!(
         ending,
-        r#"("website,cordon-notes | secret-plans | hidden | secret-plans | true | 1 | true", <Session #10>)"#
+        r#"("website,cordon-notes | secret-plans | hidden | hidden | acme/billing true false | secret-plans | true | 1 | true", <Session #11>)"#
     );
     let received = api.received();
     assert!(received.contains(r#""method": "POST", "path": "/repos/bob/lib/issues/1/comments""#), "{received}");

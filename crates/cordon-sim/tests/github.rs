@@ -67,7 +67,7 @@ fn a_registered_environment_is_a_tool_host() {
     let host: &mut dyn ToolHost = &mut *env;
     let effect = Effect::outside_a_run("GitHub", "list_repos", Vec::new());
     let repos = items(&host.perform(&ToolCall { effect: &effect, args: Default::default() }).unwrap());
-    assert_eq!(repos.len(), 3, "the public repositories");
+    assert_eq!(repos.len(), 4, "the public repositories");
 }
 
 #[test]
@@ -100,12 +100,12 @@ fn the_state_round_trips_through_json() {
 fn repo_finds_visible_repositories_only() {
     let mut gh = github();
     let website = repo(&mut gh, "alice", "website");
-    assert_eq!(field_names(&website), ["name", "owner", "private"], "the declared fields");
+    assert_eq!(field_names(&website), ["internal", "name", "owner", "private"], "the declared fields");
     assert_eq!(field(&website, "private"), json!(false));
     assert_eq!(field(&private_repo(&mut gh, "secret-plans"), "private"), json!(true));
     // `repo` finds public repositories only: whether a private one exists is for
-    // `private_repo`, whose result is secret to the user.
-    for (owner, name) in [("carol", "infra"), ("alice", "nope"), ("alice", "secret-plans")] {
+    // `private_repo`, whose result is secret to the user, and an internal one for `org_repos`.
+    for (owner, name) in [("carol", "infra"), ("alice", "nope"), ("alice", "secret-plans"), ("acme", "billing")] {
         let found = perform(&mut gh, "repo", vec![("owner", json!(owner)), ("name", json!(name))]);
         assert_eq!(found.unwrap(), Json::Null, "{owner}/{name}");
     }
@@ -116,14 +116,23 @@ fn repo_finds_visible_repositories_only() {
 }
 
 #[test]
-fn list_repos_lists_public_repositories_and_list_private_repos_the_users_own() {
+fn list_repos_lists_public_repositories_list_private_repos_the_users_own_and_org_repos_an_orgs_internal_ones() {
     let mut gh = github();
     let names = |gh: &mut GitHub, tool: &str| -> Vec<String> {
         let repos = items(&perform(gh, tool, vec![]).unwrap());
         repos.iter().map(|r| format!("{}/{}", text(&field(r, "owner")), text(&field(r, "name")))).collect()
     };
-    assert_eq!(names(&mut gh, "list_repos"), ["alice/website", "alice/cordon-notes", "bob/lib"]);
+    assert_eq!(names(&mut gh, "list_repos"), ["alice/website", "alice/cordon-notes", "bob/lib", "acme/sdk"]);
     assert_eq!(names(&mut gh, "list_private_repos"), ["alice/secret-plans"]);
+    let org = |gh: &mut GitHub, org: &str| -> Vec<String> {
+        let repos = items(&perform(gh, "org_repos", vec![("org", json!(org))]).unwrap());
+        repos
+            .iter()
+            .map(|r| format!("{}/{} {}", text(&field(r, "owner")), text(&field(r, "name")), field(r, "internal")))
+            .collect()
+    };
+    assert_eq!(org(&mut gh, "acme"), ["acme/billing true"]);
+    assert_eq!(org(&mut gh, "initech"), Vec::<String>::new());
 }
 
 #[test]

@@ -1428,7 +1428,7 @@ impl Checker<'_> {
                 }
                 for (i, p) in args.iter().enumerate() {
                     let t = payload.get(i).cloned().unwrap_or(Ty::Error);
-                    let sub = self.fresh(&t, &format!("_{}", name.name));
+                    let sub = self.fresh_from(&t, &format!("_{}", name.name), &format!("what `{}` holds", name.name));
                     self.bind_pattern(p, &t, sub, true);
                 }
             }

@@ -5,11 +5,14 @@
 //! it showed and how many of those warned. Checked after every run, whoever answered: a private
 //! channel's secrets reach no one outside it; and, for the reader, the workspace's own text
 //! reaches a web site only as a link someone posted, word for word.
+//!
+//! The same for GitHub, whose policy releases no organisation's data: every plan of
+//! `examples/github/`, answered yes to every card; acme's internal text is published by none.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 use cordon::{Ended, Settings, Source, Storage, ToolChoice, Tools, Workspace};
 use cordon_gate::{Answer, Approver, Card, Reply};
-use cordon_sim::Chat;
+use cordon_sim::{Chat, GitHub};
 
 /// The flag a release's card carries when what leaves was built from a group's data.
 const BUILT: &str = "is built from the data of the group";
@@ -97,9 +100,10 @@ leadership_to_dave           yes to all: rejected 0 card(s), 0 warned | reads: r
 const SECRETS: [&str; 2] = ["Initech", "layoff plan"];
 const LEADERSHIP: [&str; 3] = ["alice", "bob", "carol"];
 
-/// Runs `plan` on a fresh workspace, answered by `person`: how it ended, and the workspace after.
-fn run(name: &str, plan: &str, person: &mut Person) -> (&'static str, Chat) {
-    let tools = Tools::open(&ToolChoice { envs: vec!["chat".into()], ..ToolChoice::default() }, Vec::new()).unwrap();
+/// Runs `plan` in a fresh workspace with the environment `env`, answered by `person`: how it
+/// ended, and the workspace after.
+fn run_in(env: &str, name: &str, plan: &str, person: &mut Person) -> (&'static str, Workspace) {
+    let tools = Tools::open(&ToolChoice { envs: vec![env.into()], ..ToolChoice::default() }, Vec::new()).unwrap();
     let mut workspace = Workspace::new(tools, Storage::in_memory().unwrap(), Settings::default());
     let report = workspace.run(&Source::new(name, plan), person, &mut |_: &cordon_engine::Event<'_>| {}).unwrap();
     let ended = match report.ended {
@@ -107,7 +111,22 @@ fn run(name: &str, plan: &str, person: &mut Person) -> (&'static str, Chat) {
         Ended::Failed(_) => "stopped",
         Ended::Done(_) => "ran",
     };
+    (ended, workspace)
+}
+
+/// Runs `plan` on a fresh chat workspace, answered by `person`: how it ended, and the chat after.
+fn run(name: &str, plan: &str, person: &mut Person) -> (&'static str, Chat) {
+    let (ended, workspace) = run_in("chat", name, plan, person);
     (ended, workspace.hosts().get::<Chat>().unwrap().clone())
+}
+
+/// The plans of `examples/ENV/`, by name.
+fn examples(env: &str) -> Vec<(String, String)> {
+    let mut paths: Vec<_> =
+        std::fs::read_dir(format!("../../examples/{env}")).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    let name = |p: &std::path::Path| p.file_stem().unwrap().to_string_lossy().to_string();
+    paths.iter().map(|p| (name(p), std::fs::read_to_string(p).unwrap())).collect()
 }
 
 /// Whatever anyone answered: #leadership's secrets are with its members only.
@@ -138,13 +157,7 @@ fn assert_only_links_left(name: &str, chat: &Chat) {
 
 #[test]
 fn the_workspace_data_leaves_only_on_a_yes_and_a_private_channels_never() {
-    let mut plans: Vec<(String, String)> = Vec::new();
-    let mut examples: Vec<_> = std::fs::read_dir("../../examples/chat").unwrap().map(|e| e.unwrap().path()).collect();
-    examples.sort();
-    for path in examples {
-        let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        plans.push((name, std::fs::read_to_string(&path).unwrap()));
-    }
+    let mut plans = examples("chat");
     plans.extend(EXFILTRATIONS.iter().map(|(name, plan)| (name.to_string(), plan.to_string())));
 
     let mut table = String::new();
@@ -162,4 +175,44 @@ fn the_workspace_data_leaves_only_on_a_yes_and_a_private_channels_never() {
         ));
     }
     assert_eq!(table, EXPECTED, "\n{table}");
+}
+
+/// How each GitHub plan ends with a yes to every card, and how many cards it showed: every
+/// request asks at most once (`weekly_triage` asks once for its whole plan with
+/// `--approve-plan`, four times here, call by call). The user's own data, and others' text
+/// under the user's name, go out on a (flagged) card, which this person says yes to:
+/// `exfiltrate_via_search`, `injected_issue`, `outsider_picks_target`. acme's data goes out on
+/// none: no card is offered for it.
+const GITHUB_EXPECTED: &str = "\
+benign                       ran      1 card(s)
+card_in_issue                stopped  0 card(s)
+comment_on_issue             ran      1 card(s)
+exfiltrate_private           rejected 0 card(s)
+exfiltrate_via_search        ran      1 card(s)
+injected_issue               ran      1 card(s)
+org_followup                 ran      1 card(s)
+org_pricing_to_public        rejected 0 card(s)
+org_summary                  ran      0 card(s)
+outsider_picks_target        ran      1 card(s)
+reuse_session                rejected 0 card(s)
+thank_newest_author          ran      1 card(s)
+weekly_triage                ran      4 card(s)
+";
+
+/// Text of acme's internal repository in the built-in data.
+const ACME_INTERNAL: [&str; 3] = ["48 EUR per seat", "Globex", "VAT is rounded on each line"];
+
+#[test]
+fn an_organisations_data_stays_inside_and_its_work_asks_at_most_once() {
+    let mut table = String::new();
+    for (name, plan) in examples("github") {
+        let mut says_yes = Person { reads: false, cards: 0, warned: 0 };
+        let (ended, workspace) = run_in("github", &name, &plan, &mut says_yes);
+        let gh = workspace.hosts().get::<GitHub>().unwrap();
+        for text in ACME_INTERNAL {
+            assert!(!gh.published(text), "{name}: `{text}` was published");
+        }
+        table.push_str(&format!("{name:28} {ended:8} {} card(s)\n", says_yes.cards));
+    }
+    assert_eq!(table, GITHUB_EXPECTED, "\n{table}");
 }

@@ -202,7 +202,8 @@ impl<'a> Analyzer<'a> {
     }
 
     /// A value of type `ty` as a tool returns it, before the call's label: the parts the type
-    /// declares, every record field with its declared label, unknown values otherwise.
+    /// declares, every record field with its declared label (and the value its refinement
+    /// gives it), unknown values otherwise.
     fn shape(&mut self, ty: &TypeExpr, depth: usize, origins: &Origins) -> Abs {
         let unknown = || Abs::unknown(Bounds::bottom(), origins.clone());
         if depth > 12 {
@@ -215,7 +216,16 @@ impl<'a> Analyzer<'a> {
                 let items = ts.iter().map(|t| part(self, t)).collect();
                 Abs::new(Kind::Tuple(items), Bounds::bottom(), origins.clone())
             }
-            TypeExprKind::Refined { base, .. } => self.shape(base, depth, origins),
+            TypeExprKind::Refined { var, base, pred } => {
+                // The boundary holds every result to its refinement: what it says of the fields
+                // (`{r: Repo | !r.private}`) is known of the value, as on a path of that `if`.
+                let shaped = self.shape(base, depth, origins);
+                let outer = std::mem::replace(&mut self.scope, Scope::of([(var.name.as_str().into(), shaped.clone())]));
+                self.assume(pred, true);
+                let known = self.scope.get(&var.name).cloned().unwrap_or(shaped);
+                self.scope = outer;
+                known
+            }
             TypeExprKind::Fn { .. } | TypeExprKind::Error => Abs::unknown(Bounds::any(), origins.clone()),
             TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
                 ("Int" | "String" | "Bool" | "Float", _) => unknown(),

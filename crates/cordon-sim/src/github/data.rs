@@ -12,7 +12,25 @@ use serde::{Deserialize, Serialize};
 pub struct Data {
     /// The login of the account the agent acts for: the principal of its labels.
     pub user: String,
+    /// The organisations, with their members.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orgs: Vec<OrgData>,
     pub repos: Vec<RepoData>,
+}
+
+impl Data {
+    /// The organisation `name`, if there is one.
+    pub fn org(&self, name: &str) -> Option<&OrgData> {
+        self.orgs.iter().find(|o| o.name == name)
+    }
+}
+
+/// An organisation: its internal repositories are its members' to read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrgData {
+    pub name: String,
+    pub members: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,6 +39,10 @@ pub struct RepoData {
     pub owner: String,
     pub name: String,
     pub private: bool,
+    /// Visible to the members of the organisation that owns it, and to no one else (never
+    /// together with `private`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub internal: bool,
     #[serde(default)]
     pub files: Vec<FileData>,
     #[serde(default)]
@@ -88,15 +110,31 @@ pub fn parse(text: &str) -> Result<Data, String> {
 }
 
 /// Checks what the JSON shape cannot: names are well formed and unique, issue numbers positive
-/// and unique per repository, authors named.
+/// and unique per repository, authors named, an internal repository owned by an organisation.
 pub fn validate(data: &Data) -> Result<(), String> {
     check_login(&data.user, "the user")?;
+    let mut orgs = HashSet::new();
+    for org in &data.orgs {
+        check_login(&org.name, "an organisation's name")?;
+        if !orgs.insert(org.name.as_str()) {
+            return Err(format!("the organisation `{}` is listed twice", org.name));
+        }
+        for member in &org.members {
+            check_login(member, &format!("a member of `{}`", org.name))?;
+        }
+    }
     let mut names = HashSet::new();
     for repo in &data.repos {
         check_login(&repo.owner, "a repository owner")?;
         check_login(&repo.name, "a repository name")?;
         if !names.insert((repo.owner.as_str(), repo.name.as_str())) {
             return Err(format!("the repository `{}` is listed twice", repo.full_name()));
+        }
+        if repo.internal && (repo.private || !orgs.contains(repo.owner.as_str())) {
+            return Err(format!(
+                "`{}` is internal: it must be owned by a listed organisation and not be private",
+                repo.full_name()
+            ));
         }
         validate_repo(repo)?;
     }

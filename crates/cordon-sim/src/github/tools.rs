@@ -28,6 +28,7 @@ impl ToolHost for GitHub {
             "private_repo" => self.private_repo_tool(&args),
             "list_repos" => Ok(self.list_repos_tool(false)),
             "list_private_repos" => Ok(self.list_repos_tool(true)),
+            "org_repos" => self.org_repos_tool(&args),
             "read_file" => self.read_file_tool(&args),
             "list_issues" => self.list_issues_tool(&args),
             "create_issue" => self.create_issue_tool(&args),
@@ -57,7 +58,7 @@ impl GitHub {
 
     fn repo_tool(&self, args: &Args<'_>) -> Result<Json, String> {
         let (owner, name) = (args.str("owner")?, args.str("name")?);
-        Ok(self.repo(&owner, &name).filter(|r| !r.private).map_or(Json::Null, repo_json))
+        Ok(self.repo(&owner, &name).filter(|r| is_public(r)).map_or(Json::Null, repo_json))
     }
 
     fn private_repo_tool(&self, args: &Args<'_>) -> Result<Json, String> {
@@ -66,7 +67,14 @@ impl GitHub {
     }
 
     fn list_repos_tool(&self, private: bool) -> Json {
-        self.visible_repos().filter(|r| r.private == private).map(repo_json).collect()
+        let chosen = |r: &&RepoData| if private { r.private } else { is_public(r) };
+        self.visible_repos().filter(chosen).map(repo_json).collect()
+    }
+
+    /// The internal repositories of `org` the account can see (none if it is not a member).
+    fn org_repos_tool(&self, args: &Args<'_>) -> Result<Json, String> {
+        let org = args.str("org")?;
+        Ok(self.visible_repos().filter(|r| r.internal && r.owner == org).map(repo_json).collect())
     }
 
     fn read_file_tool(&self, args: &Args<'_>) -> Result<Json, String> {
@@ -102,9 +110,14 @@ impl GitHub {
     }
 }
 
-/// A `Repo`: `{ name, owner, private }`.
+/// Public to the world: neither private nor internal.
+fn is_public(r: &RepoData) -> bool {
+    !r.private && !r.internal
+}
+
+/// A `Repo`: `{ name, owner, private, internal }`.
 fn repo_json(r: &RepoData) -> Json {
-    json!({ "name": r.name, "owner": r.owner, "private": r.private })
+    json!({ "name": r.name, "owner": r.owner, "private": r.private, "internal": r.internal })
 }
 
 /// An `Issue`: `{ number, title, body, author, open }`.
