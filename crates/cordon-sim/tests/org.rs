@@ -113,6 +113,28 @@ fn the_internal_work_runs_and_stays_inside() {
     assert!(!gh.published("Follow-up"));
 }
 
+/// What comes back from an internal repository is acme's: by the label `org_repos` gives the
+/// repository (a call's result carries the labels of what chose it) and by the one the read
+/// declares, either of which keeps it inside.
+#[test]
+fn what_is_read_from_an_internal_repository_is_the_organisations() {
+    let reads = [
+        ("the repository", "(b.name, s)"),
+        ("a file", "gh.read_file(s, b, \"docs/pricing.md\")"),
+        ("the issues", "{ let (issues, s) = gh.list_issues(s, b); (issues.map(|i| i.title).join(\", \"), s) }"),
+    ];
+    for (what, read) in reads {
+        let text = format!(
+            "match gh.org_repos(\"acme\").filter(|r| r.name == \"billing\").first() {{\n  Some(b) => {read},\n  None => (\"none\", s),\n}}"
+        );
+        let (_, report, _) = run(&plan(&text).checked());
+        let answer = report.result.as_ref().unwrap_or_else(|e| panic!("{what}: {e}"));
+        let cordon_runtime::value::Value::Tuple(parts) = &answer.value else { panic!("{what}: {}", answer.value) };
+        let secrecy = cordon_runtime::deep_label(&parts[0]).dc().secrecy_in_words();
+        assert_eq!(secrecy, "secret to the group github:acme", "{what}");
+    }
+}
+
 /// Plans that take acme's internal text out, each with the call that must be refused.
 const EXFILTRATIONS: [(&str, &str, &str); 4] = [
     ("pricing_in_a_public_issue", include_str!("../../../examples/github/org_pricing_to_public.cord"), "create_issue"),
