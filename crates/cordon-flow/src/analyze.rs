@@ -538,7 +538,8 @@ impl<'a> Analyzer<'a> {
     }
 
     /// What a path knows from its condition: `r.private` is false on the path of
-    /// `!r.private`, `c.name` is `"general"` on the path of `c.name == "general"`. Known as a
+    /// `!r.private`, `c.name` is `"general"` on the path of `c.name == "general"` (or of
+    /// `c.name == n` where `n` is known to be `"general"`). Known as a
     /// new binding of `r` that shadows it on that path only; labels stay as they were.
     fn assume(&mut self, cond: &Expr, holds: bool) {
         let field_of = |e: &Expr| match &e.kind {
@@ -562,6 +563,15 @@ impl<'a> Analyzer<'a> {
             ExprKind::Binary { op: BinOp::Eq, lhs, rhs } if holds => match (&rhs.kind, &lhs.kind) {
                 (ExprKind::Str(s), _) => (field_of(lhs), Kind::Str(s.as_str().into())),
                 (_, ExprKind::Str(s)) => (field_of(rhs), Kind::Str(s.as_str().into())),
+                // A field equal to a name whose text is known (`r.owner == org`, where a call
+                // gave `org`).
+                (ExprKind::Name(x), _) | (_, ExprKind::Name(x)) => {
+                    let field = if matches!(rhs.kind, ExprKind::Name(_)) { lhs } else { rhs };
+                    match self.scope.get(&x.name).map(|v| &v.kind) {
+                        Some(Kind::Str(s)) => (field_of(field), Kind::Str(s.clone())),
+                        _ => return,
+                    }
+                }
                 _ => return,
             },
             _ => return,

@@ -102,7 +102,7 @@ impl<'a> Analyzer<'a> {
         let line = self.line(span);
         let label = chosen.join(&returns);
         let key = (cap, tool.name.name.as_str().into());
-        Ok(self.result_of(key, tool.ret.as_ref(), &label, Origins::one(Origin::Result { tool: name, line })))
+        Ok(self.result_of(key, tool.ret.as_ref(), &params, &label, Origins::one(Origin::Result { tool: name, line })))
     }
 
     /// A label expression of the policy (`@label(body = ..)`), evaluated on the call's
@@ -167,20 +167,31 @@ impl<'a> Analyzer<'a> {
 
     /// A tool's result as the boundary makes it: shaped as declared, each record field
     /// labelled as its type says, and the call's label on the value (on each component of a
-    /// tuple but the host-made ones, which stay unlabelled).
+    /// tuple but the host-made ones, which stay unlabelled). What its refinements say of it is
+    /// known, on the call's arguments `params` (`{r: Repo | r.owner == org}`).
     fn result_of(
         &mut self,
         tool: (Arc<str>, Arc<str>),
         ty: Option<&TypeExpr>,
+        params: &[(String, Abs)],
         label: &Bounds,
         origins: Origins,
     ) -> Abs {
         let Some(ty) = ty else { return Abs::plain(Kind::Unit) };
+        // A refinement learns only from arguments whose values are known: without one, the
+        // shape is the same at every call.
+        let known = |a: &Abs| matches!(a.kind, Kind::Str(_) | Kind::Int(_) | Kind::Bool(_));
+        let args: Vec<(Arc<str>, Abs)> =
+            params.iter().filter(|(_, a)| known(a)).map(|(n, a)| (n.as_str().into(), a.clone())).collect();
         let shaped = match self.shapes.get(&tool) {
-            Some(s) => s.clone(),
-            None => {
+            Some(s) if args.is_empty() => s.clone(),
+            _ => {
+                let outer = std::mem::replace(&mut self.scope, Scope::of(args.iter().cloned()));
                 let s = self.shape(ty, 0, &Origins::default());
-                self.shapes.insert(tool, s.clone());
+                self.scope = outer;
+                if args.is_empty() {
+                    self.shapes.insert(tool, s.clone());
+                }
                 s
             }
         };
@@ -220,10 +231,11 @@ impl<'a> Analyzer<'a> {
                 // The boundary holds every result to its refinement: what it says of the fields
                 // (`{r: Repo | !r.private}`) is known of the value, as on a path of that `if`.
                 let shaped = self.shape(base, depth, origins);
-                let outer = std::mem::replace(&mut self.scope, Scope::of([(var.name.as_str().into(), shaped.clone())]));
+                let outer = self.scope.len();
+                self.bind(&var.name, shaped.clone());
                 self.assume(pred, true);
                 let known = self.scope.get(&var.name).cloned().unwrap_or(shaped);
-                self.scope = outer;
+                self.scope.truncate(outer);
                 known
             }
             TypeExprKind::Fn { .. } | TypeExprKind::Error => Abs::unknown(Bounds::any(), origins.clone()),
