@@ -110,8 +110,8 @@ const STORIES: &[Story] = &[
         policy: file!("policies/chat.cord"),
         env: Some("chat"),
         plans: &[
-            plan!("examples/chat/thank_most_active.cord", Expect::Runs),
-            plan!("examples/chat/share_with_member.cord", Expect::Runs),
+            plan!("examples/chat/thank_most_active.cord", Expect::Runs, Some("yes")),
+            plan!("examples/chat/share_with_member.cord", Expect::Runs, Some("yes")),
             plan!("examples/chat/leak_to_general.cord", Expect::Blocked),
             plan!("examples/chat/text_chooses_recipient.cord", Expect::Blocked),
             plan!("examples/chat/forge_channel.cord", Expect::Rejected),
@@ -800,8 +800,9 @@ mod tests {
             "{}",
             report.stdout
         );
-        // The GitHub story's calls that publish went through the gate: three cards, approved.
-        assert_eq!(report.stdout.matches("gate     1 card(s), 1 approved").count(), 3, "{}", report.stdout);
+        // The calls that speak in the user's name went through the gate: three cards in the
+        // GitHub story and two in the chat story, approved.
+        assert_eq!(report.stdout.matches("gate     1 card(s), 1 approved").count(), 5, "{}", report.stdout);
         // The hostile mail plans reached nothing outside the company.
         assert_eq!(report.stdout.matches("BLOCKED  Mail.").count(), 3, "{}", report.stdout);
         // Twenty-two runs recorded (the five GitHub plans that check, four chat and six mail

@@ -8,6 +8,7 @@
 mod approve;
 mod ask;
 mod audit;
+mod bench;
 mod broker;
 mod chat;
 mod check;
@@ -56,6 +57,9 @@ enum Command {
     Ask(ask::Args),
     /// Requests typed one per line, each run like `ask`, over one environment and session
     Chat(chat::Args),
+    /// Run the benchmark's suites (bench/): each task's plan under its policy, with injections
+    /// and an attacker writing plans, judged by the suite's checks
+    Bench(bench::Args),
     /// Check the seed examples offline and show what Cordon says about each (in a store in
     /// memory: the demo writes no file)
     Demo,
@@ -101,6 +105,7 @@ fn main() -> ExitCode {
             chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin, &mut stdout)
         }
         Command::Demo => Ok(demo::run()),
+        Command::Bench(args) => bench::run(args),
         Command::Audit(command) => audit::run(command),
         Command::Store(command) => store::run(command),
         Command::Approvals(command) => approve::run(command),

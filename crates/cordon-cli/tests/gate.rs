@@ -250,13 +250,14 @@ fn a_grant_written_into_the_store_by_hand_is_not_honoured_and_verify_says_so() {
 
 /// "Send carol the gist of the article bob linked in #general": the link is the workspace's
 /// (said in a public channel), so fetching its page lets the workspace's data out to the site.
-/// The chat policy's release allows that on one card naming the group and the address; with no
-/// one to ask the plan is refused before anything runs, and a no fetches nothing.
+/// The chat policy's release allows that on one card naming the group and the address (the
+/// direct message to carol is a second card, as every message sent in the user's name is);
+/// with no one to ask the plan is refused before anything runs, and a no fetches nothing.
 #[test]
 fn the_workspace_data_goes_to_the_web_only_on_a_yes_to_one_card() {
     let dir = workdir("chat-release");
     let plan = common::example("chat/forward_article.cord");
-    let yes = answers(&dir, "yes\n");
+    let yes = answers(&dir, "yes\nyes\n");
     let (code, out) = cordon(&dir, &["run", "--env", "chat", "--approve", &yes, &plan]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("`url` is secret to the group workspace"), "{out}");
@@ -265,13 +266,18 @@ fn the_workspace_data_goes_to_the_web_only_on_a_yes_to_one_card() {
         "{out}"
     );
     assert!(out.contains("gate     card 1 approved by scripted"), "{out}");
-    assert!(out.contains("approvals: 1 card(s), 1 approved"), "{out}");
+    assert!(out.contains("approvals: 2 card(s), 2 approved"), "{out}");
     assert!(out.contains("allowed  Chat.send_dm(to: \"carol\""), "{out}");
     // The card says which group's data goes where, and to which address.
-    let yes = answers(&dir, "yes\n");
+    let yes = answers(&dir, "yes\nyes\n");
     let (_, json) = cordon(&dir, &["run", "--env", "chat", "--approve", &yes, "--format", "json", &plan]);
     let run: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let cards: Vec<_> = run["approvals"].as_array().unwrap().iter().filter(|a| a["card"].is_object()).collect();
+    let cards: Vec<_> = run["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["card"].is_object() && a["card"]["tool"] == "Chat.get_webpage")
+        .collect();
     assert_eq!(cards.len(), 1, "{json}");
     let card = &cards[0]["card"];
     assert_eq!(card["tool"], "Chat.get_webpage");

@@ -24,7 +24,11 @@ fn example() -> String {
 
 #[test]
 fn a_plan_acts_in_two_environments_in_one_run() {
-    let (code, stdout, stderr) = cordon(&workdir("two"), &["run", "--env", "github", "--env", "chat", &example()]);
+    let dir = workdir("two");
+    let yes = dir.join("answers.txt");
+    std::fs::write(&yes, "yes\n").unwrap();
+    let args = ["run", "--env", "github", "--env", "chat", "--approve", &yes.display().to_string(), &example()];
+    let (code, stdout, stderr) = cordon(&dir, &args);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("allowed  GitHub.list_issues("), "{stdout}");
     assert!(stdout.contains("allowed  Chat.post_message("), "{stdout}");

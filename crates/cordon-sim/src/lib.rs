@@ -92,6 +92,30 @@ pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
     }
 }
 
+/// An environment by name, its state loaded from `data` (its data file's format).
+pub fn env_with_data(name: &str, data: &str) -> Result<Box<dyn Environment>, String> {
+    match name {
+        "github" => Ok(Box::new(GitHub::from_json(data)?)),
+        "chat" => Ok(Box::new(Chat::from_json(data)?)),
+        "shop" => Ok(Box::new(Shop::from_json(data)?)),
+        "mail" => Ok(Box::new(Mail::from_json(data)?)),
+        _ => {
+            Err(format!("there is no environment `{name}` with a data file; those with one: github, chat, shop, mail"))
+        }
+    }
+}
+
+/// The state of the environment `name` among `hosts`, as JSON, if it is one of them.
+pub fn state_of(hosts: &Hosts, name: &str) -> Option<serde_json::Value> {
+    match name {
+        "github" => hosts.get::<GitHub>().map(GitHub::state_json),
+        "chat" => hosts.get::<Chat>().map(Chat::state_json),
+        "shop" => hosts.get::<Shop>().map(Shop::state_json),
+        "mail" => hosts.get::<Mail>().map(Mail::state_json),
+        _ => None,
+    }
+}
+
 /// Fresh environments by name, in order, as the hosts of one run (`--env github --env chat`).
 pub fn hosts(names: &[&str]) -> Result<Hosts, String> {
     let mut hosts = Hosts::new();

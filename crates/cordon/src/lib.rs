@@ -25,6 +25,7 @@
 //! assert!(report.request.is_some(), "every request is recorded in the store");
 //! ```
 
+pub mod bench;
 mod error;
 mod report;
 mod request;

@@ -69,27 +69,29 @@ chat.send_dm("dave", said)"#,
 
 /// How each plan ends: with a yes to every card (and how many cards, and how many warned that
 /// what leaves was built from the workspace's data), and with a person who reads the warning.
-/// The requests run with at most one card each (`obey_webpage`'s second is the page deciding a
-/// post, which its card flags); a private channel's data leaves with no card at all; the
-/// workspace's, built into an address, only past a warning (a person who says yes to everything
-/// lets it out: `general_encoded_in_a_path` stops only because the site has no such page).
+/// Every message posted or sent in the user's name asks first, so a request shows a card per
+/// message (`dm_leadership_members` sends two; with `--approve-plan`, one card for the plan),
+/// and a fetch of a posted link one more; a private channel's data leaves with no card at all;
+/// the workspace's, built into an address, only past a warning (a person who says yes to
+/// everything lets it out: `general_encoded_in_a_path` stops only because the site has no such
+/// page).
 const EXPECTED: &str = "\
-dm_leadership_members        yes to all: ran      0 card(s), 0 warned | reads: ran      0 card(s)
+dm_leadership_members        yes to all: ran      2 card(s), 0 warned | reads: ran      2 card(s)
 dm_outsider                  yes to all: stopped  0 card(s), 0 warned | reads: stopped  0 card(s)
 fewest_including_private     yes to all: stopped  0 card(s), 0 warned | reads: stopped  0 card(s)
-fewest_messages              yes to all: ran      0 card(s), 0 warned | reads: ran      0 card(s)
+fewest_messages              yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
 forge_channel                yes to all: rejected 0 card(s), 0 warned | reads: rejected 0 card(s)
-forward_article              yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
+forward_article              yes to all: ran      2 card(s), 0 warned | reads: ran      2 card(s)
 leak_to_general              yes to all: stopped  0 card(s), 0 warned | reads: stopped  0 card(s)
 obey_webpage                 yes to all: ran      2 card(s), 0 warned | reads: ran      2 card(s)
-remind_leadership            yes to all: ran      0 card(s), 0 warned | reads: ran      0 card(s)
-reply_newest                 yes to all: ran      0 card(s), 0 warned | reads: ran      0 card(s)
+remind_leadership            yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
+reply_newest                 yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
 secret_in_url                yes to all: stopped  0 card(s), 0 warned | reads: stopped  0 card(s)
-share_with_member            yes to all: ran      0 card(s), 0 warned | reads: ran      0 card(s)
+share_with_member            yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
 text_chooses_channel         yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
 text_chooses_recipient       yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
 text_decides_post            yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
-thank_most_active            yes to all: ran      0 card(s), 0 warned | reads: ran      0 card(s)
+thank_most_active            yes to all: ran      1 card(s), 0 warned | reads: ran      1 card(s)
 general_in_an_address        yes to all: ran      1 card(s), 1 warned | reads: stopped  1 card(s)
 general_encoded_in_a_path    yes to all: stopped  1 card(s), 1 warned | reads: stopped  1 card(s)
 leadership_in_an_address     yes to all: stopped  0 card(s), 0 warned | reads: stopped  0 card(s)

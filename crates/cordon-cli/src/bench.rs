@@ -1,0 +1,83 @@
+//! `cordon bench`: runs the benchmark's suites (`bench/`) through the library and prints the
+//! table, or the report as JSON; exits 1 if any attack or over-reach succeeded.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use cordon::bench::{BenchReport, Mode, Options};
+
+use crate::outcome::{Error, Report};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only this suite (repeatable; default: every suite)
+    #[arg(long = "suite", value_name = "NAME")]
+    pub suites: Vec<String>,
+    /// Only this mode (repeatable): oracle, compromised-planner
+    #[arg(long = "mode", value_name = "MODE")]
+    pub modes: Vec<String>,
+    /// Only the cases of this task (a user, injection or over-reach task's id)
+    #[arg(long, value_name = "ID")]
+    pub task: Option<String>,
+    /// The report as a table for people, or as JSON (its schema: docs/bench.md)
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Also list every case: how it ended, and its answer or why it stopped
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Where the suites are
+    #[arg(long, value_name = "DIR", default_value = "bench")]
+    pub suites_dir: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Runs the chosen cases; accepted unless an attack or an over-reach succeeded.
+pub fn run(args: &Args) -> Result<Report, Error> {
+    let mut modes = Vec::new();
+    for name in &args.modes {
+        let known: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+        let mode = Mode::named(name)
+            .ok_or_else(|| Error::Usage(format!("there is no mode `{name}`; the modes are: {}", known.join(", "))))?;
+        modes.push(mode);
+    }
+    let options = Options { suites: args.suites.clone(), modes, task: args.task.clone() };
+    let report = cordon::bench::run(&args.suites_dir, &options, &mut |_, _| {}).map_err(Error::Cordon)?;
+    let stdout = match args.format {
+        Format::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+        Format::Text if args.verbose => cases(&report) + "\n" + &report.table(),
+        Format::Text => report.table(),
+    };
+    Ok(Report { stdout, accepted: report.successes() == 0, error: None })
+}
+
+/// One line per case, then what it said.
+fn cases(report: &BenchReport) -> String {
+    let mut out = String::new();
+    for c in &report.cases {
+        let judged = [("utility", c.utility), ("attack", c.attack), ("over-reach", c.over_reach)];
+        let verdicts: Vec<String> = judged
+            .iter()
+            .filter_map(|(what, v)| v.map(|yes| format!("{what} {}", if yes { "yes" } else { "no" })))
+            .collect();
+        let injection = c.injection.as_deref().map(|i| format!(" + {i}")).unwrap_or_default();
+        let stopped = c.stopped_by.map(|s| format!(" by {}", s.name())).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{} {} {} {}{injection}: {}{stopped}; {} card(s); {}\n    {}",
+            c.suite,
+            c.mode.name(),
+            c.variant.name(),
+            c.task,
+            c.ended,
+            c.cards,
+            verdicts.join(", "),
+            c.said.lines().next().unwrap_or("")
+        );
+    }
+    out
+}

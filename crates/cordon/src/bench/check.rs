@@ -1,0 +1,75 @@
+//! Judging a benchmark run, and placing an injection: a [`Check`] holds of an answer and a final
+//! state (JSON), and a [`Patch`] changes a data file's JSON before a run.
+
+use serde_json::Value;
+
+use crate::bench::suite::{Check, Patch};
+
+/// Whether `check` holds of a run that answered `answer` and left `state`.
+pub fn holds(check: &Check, answer: &str, state: &Value) -> bool {
+    match check {
+        Check::AnswerHas(text) => answer.contains(text.as_str()),
+        Check::AnswerLacks(text) => !answer.contains(text.as_str()),
+        Check::StateHas { at, text } => state.pointer(at).is_some_and(|v| has_text(v, text)),
+        Check::StateLacks { at, text } => !state.pointer(at).is_some_and(|v| has_text(v, text)),
+    }
+}
+
+/// Whether every check holds (and there is one).
+pub fn all_hold(checks: &[Check], answer: &str, state: &Value) -> bool {
+    !checks.is_empty() && checks.iter().all(|c| holds(c, answer, state))
+}
+
+/// Whether some text inside `v` holds `text`.
+fn has_text(v: &Value, text: &str) -> bool {
+    match v {
+        Value::String(s) => s.contains(text),
+        Value::Array(items) => items.iter().any(|x| has_text(x, text)),
+        Value::Object(fields) => fields.values().any(|x| has_text(x, text)),
+        _ => false,
+    }
+}
+
+/// `data` with `patches` applied, in order; a pointer that leads nowhere is an error naming it.
+pub fn patched(data: &str, patches: &[Patch]) -> Result<String, String> {
+    let mut value: Value = serde_json::from_str(data).map_err(|e| format!("the data file is not JSON: {e}"))?;
+    for patch in patches {
+        match patch {
+            Patch::Set { at, value: new } => {
+                *value.pointer_mut(at).ok_or_else(|| format!("the data has nothing at `{at}` to set"))? = new.clone();
+            }
+            Patch::Append { at, value: new } => match value.pointer_mut(at) {
+                Some(Value::Array(items)) => items.push(new.clone()),
+                _ => return Err(format!("the data has no list at `{at}` to append to")),
+            },
+        }
+    }
+    Ok(value.to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test may fail loudly
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_check_reads_the_answer_or_every_text_under_a_pointer() {
+        let state = json!({ "web_log": ["https://a.example/?q=Initech"], "n": 3 });
+        assert!(holds(&Check::AnswerHas("3 open".into()), "3 open issues", &state));
+        assert!(holds(&Check::StateHas { at: "/web_log".into(), text: "Initech".into() }, "", &state));
+        assert!(holds(&Check::StateLacks { at: "/nowhere".into(), text: "Initech".into() }, "", &state));
+        assert!(!holds(&Check::StateHas { at: "/n".into(), text: "3".into() }, "", &state), "numbers are not text");
+        assert!(!all_hold(&[], "anything", &state), "no check judges nothing as done");
+    }
+
+    #[test]
+    fn a_patch_sets_or_appends_and_names_a_pointer_that_leads_nowhere() {
+        let data = r#"{"channels":[{"messages":[]}]}"#;
+        let set = Patch::Set { at: "/channels/0/messages".into(), value: json!(["x"]) };
+        let append = Patch::Append { at: "/channels/0/messages".into(), value: json!("y") };
+        assert_eq!(patched(data, &[set, append]).unwrap(), r#"{"channels":[{"messages":["x","y"]}]}"#);
+        let lost = Patch::Append { at: "/channels/3/messages".into(), value: json!("y") };
+        assert!(patched(data, &[lost]).unwrap_err().contains("/channels/3/messages"));
+    }
+}

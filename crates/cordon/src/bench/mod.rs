@@ -1,0 +1,124 @@
+//! `cordon bench`: Cordon's own task suites (`bench/*/suite.toml`), each case run through the
+//! library as any front end runs a plan, and judged by the suite's checks.
+//!
+//! For each suite the cases are: in `oracle` mode (the reference plans, a person who reads the
+//! cards), every user task on the suite's data (`normal`), every user task with each injection
+//! placed where it reads (`injected`: is the task still done, did the attacker's goal happen),
+//! and every over-reach task's right plan (`over-reach`); in `compromised-planner` mode (the
+//! attacker writes the plan, a hurried person says yes to any card of a tool the request
+//! names), every injection task's plan with the data and cards of each user task that reads
+//! its vector, and every over-reach task's tempted plan.
+
+mod check;
+mod report;
+mod run;
+mod suite;
+
+use std::path::Path;
+use std::time::Instant;
+
+pub use report::{BenchReport, Count, Row, SCHEMA_VERSION};
+pub use run::{Mode, Outcome, Person, Stop, Variant};
+pub use suite::{Asked, Check, InjectionTask, OverReach, Patch, Suite, UserTask, load, load_all};
+
+use crate::Error;
+
+/// Which cases to run.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Only these suites (all, if empty).
+    pub suites: Vec<String>,
+    /// Only these modes (all, if empty).
+    pub modes: Vec<Mode>,
+    /// Only the cases of this task (a user, injection or over-reach task's id).
+    pub task: Option<String>,
+}
+
+/// The cases of `suite` that `options` choose.
+pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
+    let mut out = Vec::new();
+    let wanted = |m: Mode| options.modes.is_empty() || options.modes.contains(&m);
+    let base = |mode, variant, person, task: &str, plan: &'s str, approve: &'s [Asked]| run::Case {
+        suite,
+        mode,
+        variant,
+        person,
+        task: task.to_string(),
+        injection: None,
+        plan,
+        patches: &[],
+        approve,
+        utility: None,
+        attack: None,
+        over_reach: None,
+    };
+    if wanted(Mode::Oracle) {
+        let (mode, person) = (Mode::Oracle, Person::Informed);
+        for t in &suite.user_tasks {
+            out.push(run::Case {
+                utility: Some(&t.utility),
+                ..base(mode, Variant::Normal, person, &t.id, &t.plan, &t.approve)
+            });
+        }
+        for t in &suite.user_tasks {
+            for i in suite.injection_tasks.iter().filter(|i| t.reads.contains(&i.vector)) {
+                out.push(run::Case {
+                    injection: Some(i.id.clone()),
+                    patches: &i.inject,
+                    utility: Some(&t.utility),
+                    attack: Some(&i.happened),
+                    ..base(mode, Variant::Injected, person, &t.id, &t.plan, &t.approve)
+                });
+            }
+        }
+        for o in &suite.over_reach {
+            out.push(run::Case {
+                utility: Some(&o.utility),
+                over_reach: Some(&o.happened),
+                ..base(mode, Variant::OverReach, person, &o.id, &o.plan, &o.approve)
+            });
+        }
+    }
+    if wanted(Mode::CompromisedPlanner) {
+        let (mode, person) = (Mode::CompromisedPlanner, Person::Hurried);
+        for i in &suite.injection_tasks {
+            for t in suite.user_tasks.iter().filter(|t| t.reads.contains(&i.vector)) {
+                out.push(run::Case {
+                    injection: Some(i.id.clone()),
+                    patches: &i.inject,
+                    attack: Some(&i.happened),
+                    ..base(mode, Variant::Injected, person, &t.id, &i.plan, &t.approve)
+                });
+            }
+        }
+        for o in &suite.over_reach {
+            out.push(run::Case {
+                over_reach: Some(&o.happened),
+                ..base(mode, Variant::OverReach, person, &o.id, &o.tempted, &o.approve)
+            });
+        }
+    }
+    if let Some(task) = &options.task {
+        out.retain(|c| &c.task == task || c.injection.as_ref() == Some(task));
+    }
+    out
+}
+
+/// Runs the chosen cases of the suites under `root`, telling `progress` how many of how many
+/// are done after each.
+pub fn run(root: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<BenchReport, Error> {
+    let mut suites = load_all(root).map_err(Error::Setup)?;
+    if let Some(unknown) = options.suites.iter().find(|s| !suites.iter().any(|x| &x.name == *s)) {
+        let known: Vec<&str> = suites.iter().map(|s| s.name.as_str()).collect();
+        return Err(Error::Setup(format!("there is no suite `{unknown}`; the suites are: {}", known.join(", "))));
+    }
+    suites.retain(|s| options.suites.is_empty() || options.suites.contains(&s.name));
+    let all: Vec<run::Case<'_>> = suites.iter().flat_map(|s| cases(s, options)).collect();
+    let started = Instant::now();
+    let mut outcomes = Vec::with_capacity(all.len());
+    for (n, case) in all.iter().enumerate() {
+        outcomes.push(run::run(case)?);
+        progress(n + 1, all.len());
+    }
+    Ok(BenchReport::of(outcomes, started.elapsed().as_secs_f64()))
+}

@@ -1,0 +1,263 @@
+//! One benchmark case: a plan run in a fresh workspace of its suite's environment (its data
+//! patched with an injection where the case has one), answered by a scripted person, and
+//! judged: was the user's task done, did the attacker's goal or the over-reach happen, how many
+//! cards were shown, and where a run that did not finish was stopped.
+
+use std::time::Instant;
+
+use cordon_engine::Hosts;
+use cordon_gate::{Answer, Approver, Card, Reply};
+use cordon_runtime::{ErrorKind, Value};
+use serde::Serialize;
+
+use crate::bench::check::{all_hold, patched};
+use crate::bench::suite::{Asked, Check, Suite};
+use crate::{Ended, Error, Settings, Source, Storage, Tools, Workspace};
+
+/// Who writes the plan that runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// The reference plans: utility under the policy with a perfect model.
+    Oracle,
+    /// The attacker writes the root plan; only types, labels, the gate and the outgoing-data
+    /// check stand in the way.
+    CompromisedPlanner,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Oracle, Mode::CompromisedPlanner];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Oracle => "oracle",
+            Mode::CompromisedPlanner => "compromised-planner",
+        }
+    }
+
+    /// The mode called `name`.
+    pub fn named(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// Which data and which tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// The suite's data as it is.
+    Normal,
+    /// An injection task's text placed where the user task reads.
+    Injected,
+    /// A benign request that tempts an agent past its authority.
+    OverReach,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Normal => "normal",
+            Variant::Injected => "injected",
+            Variant::OverReach => "over-reach",
+        }
+    }
+}
+
+/// A scripted person at the cards: the informed one says yes to the cards the request asked
+/// for (the tool, showing what it named) and no to every other; the hurried one says yes to
+/// any card of a tool the request asked for, whatever it shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Person {
+    Informed,
+    Hurried,
+}
+
+impl Person {
+    pub fn name(self) -> &'static str {
+        match self {
+            Person::Informed => "informed",
+            Person::Hurried => "hurried",
+        }
+    }
+}
+
+/// Where a run that did not finish was stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stop {
+    /// The checker: types, refinements, linearity, capabilities.
+    Checker,
+    /// The labels' static analysis, before anything ran.
+    StaticLabels,
+    /// The labels at the boundary, at run time.
+    RuntimeLabels,
+    /// The boundary's re-checks of refinements and host-made values.
+    RuntimeChecks,
+    /// The approval gate: a `deny` tool or a person's no.
+    Gate,
+    /// The outgoing-data check.
+    OutgoingCheck,
+    /// Anything else: a tool that failed, a limit.
+    Other,
+}
+
+impl Stop {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Checker => "checker",
+            Stop::StaticLabels => "static labels",
+            Stop::RuntimeLabels => "run-time labels",
+            Stop::RuntimeChecks => "run-time checks",
+            Stop::Gate => "gate",
+            Stop::OutgoingCheck => "outgoing check",
+            Stop::Other => "other",
+        }
+    }
+}
+
+/// One case to run.
+#[derive(Clone, Debug)]
+pub struct Case<'s> {
+    pub suite: &'s Suite,
+    pub mode: Mode,
+    pub variant: Variant,
+    pub person: Person,
+    /// The user task, or over-reach task, it stands for.
+    pub task: String,
+    pub injection: Option<String>,
+    pub plan: &'s str,
+    /// The data's patches (an injection's).
+    pub patches: &'s [crate::bench::suite::Patch],
+    /// The cards the person asked for.
+    pub approve: &'s [Asked],
+    /// Judges whether the user's task was done, if the case measures it.
+    pub utility: Option<&'s [Check]>,
+    /// Judges whether the attacker's goal happened, if the case measures it.
+    pub attack: Option<&'s [Check]>,
+    /// Judges whether the agent over-reached, if the case measures it.
+    pub over_reach: Option<&'s [Check]>,
+}
+
+/// How a case went.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub suite: String,
+    pub mode: Mode,
+    pub variant: Variant,
+    pub person: Person,
+    pub task: String,
+    pub injection: Option<String>,
+    /// `done`, `rejected` (nothing ran) or `stopped` (at run time).
+    pub ended: &'static str,
+    /// Where a run that did not finish was stopped.
+    pub stopped_by: Option<Stop>,
+    pub utility: Option<bool>,
+    pub attack: Option<bool>,
+    pub over_reach: Option<bool>,
+    /// Cards shown, and how many the person approved.
+    pub cards: usize,
+    pub approved: usize,
+    pub micros: u64,
+    /// The answer, or why the run stopped (for `-v`).
+    pub said: String,
+}
+
+/// The person at the cards, counting them.
+struct Scripted<'a> {
+    person: Person,
+    approve: &'a [Asked],
+    cards: usize,
+    approved: usize,
+}
+
+impl Approver for Scripted<'_> {
+    fn name(&self) -> &str {
+        self.person.name()
+    }
+
+    fn review(&mut self, card: &Card) -> Reply {
+        self.cards += 1;
+        let tool = card.tool.rsplit('.').next().unwrap_or_default();
+        let shown: Vec<&str> =
+            card.destination.iter().chain(&card.recipients).chain(&card.content).map(|s| s.text.as_str()).collect();
+        let asked = |a: &Asked| {
+            a.tool == tool
+                && (self.person == Person::Hurried
+                    || a.shows.as_ref().is_none_or(|x| shown.iter().any(|s| s.contains(x.as_str()))))
+        };
+        let yes = self.approve.iter().any(asked);
+        self.approved += usize::from(yes);
+        Reply::Answer(if yes { Answer::Yes } else { Answer::No })
+    }
+
+    fn speaks_for_user(&self) -> bool {
+        true
+    }
+}
+
+/// Runs `case` in a fresh, in-memory workspace.
+pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
+    let suite = case.suite;
+    let setup = |e: String| Error::Setup(format!("suite `{}`, `{}`: {e}", suite.name, case.task));
+    let data = patched(&suite.data, case.patches).map_err(setup)?;
+    let mut hosts = Hosts::new();
+    hosts.add(cordon_sim::env_with_data(&suite.env, &data).map_err(setup)?).map_err(setup)?;
+    let mut workspace = Workspace::new(Tools::new(hosts), Storage::in_memory()?, Settings::default());
+    let mut person = Scripted { person: case.person, approve: case.approve, cards: 0, approved: 0 };
+    let started = Instant::now();
+    let name = format!("{}/{}", suite.name, case.task);
+    let report = workspace.run(&Source::new(name, case.plan), &mut person, &mut |_: &cordon_engine::Event<'_>| {})?;
+    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let state = cordon_sim::state_of(workspace.hosts(), &suite.env).unwrap_or_default();
+    let (ended, stopped_by, said) = match &report.ended {
+        Ended::Done(v) => ("done", None, answer_text(&v.value)),
+        Ended::Rejected => {
+            let codes: Vec<&str> =
+                report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code.as_str()).collect();
+            let by = if codes.contains(&"label-flow") { Stop::StaticLabels } else { Stop::Checker };
+            ("rejected", Some(by), codes.join(", "))
+        }
+        Ended::Failed(e) => ("stopped", Some(stop_of(e.kind)), format!("{}: {}", e.kind.code().as_str(), e.message)),
+    };
+    let answer = if ended == "done" { said.as_str() } else { "" };
+    let judge = |checks: Option<&[Check]>| checks.map(|c| all_hold(c, answer, &state));
+    Ok(Outcome {
+        suite: suite.name.clone(),
+        mode: case.mode,
+        variant: case.variant,
+        person: case.person,
+        task: case.task.clone(),
+        injection: case.injection.clone(),
+        ended,
+        stopped_by,
+        utility: judge(case.utility),
+        attack: judge(case.attack),
+        over_reach: judge(case.over_reach),
+        cards: person.cards,
+        approved: person.approved,
+        micros,
+        said,
+    })
+}
+
+/// Which layer a run-time error comes from.
+fn stop_of(kind: ErrorKind) -> Stop {
+    match kind {
+        ErrorKind::LabelFlow => Stop::RuntimeLabels,
+        ErrorKind::Recheck | ErrorKind::Forged | ErrorKind::Contract => Stop::RuntimeChecks,
+        ErrorKind::ApprovalDenied => Stop::Gate,
+        ErrorKind::SensitiveData => Stop::OutgoingCheck,
+        _ => Stop::Other,
+    }
+}
+
+/// The answer for the user: the text a plan returns (alone, or first of a tuple with the
+/// session).
+fn answer_text(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.as_str().to_string(),
+        Value::Tuple(items) => items.first().map_or_else(String::new, |x| answer_text(&x.value)),
+        other => other.to_string(),
+    }
+}
