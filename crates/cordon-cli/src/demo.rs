@@ -127,9 +127,9 @@ const STORIES: &[Story] = &[
         policy: file!("policies/mail.cord"),
         env: Some("mail"),
         plans: &[
-            plan!("examples/mail/reply_to_bob.cord", Expect::Runs),
-            plan!("examples/mail/forward_invoice.cord", Expect::Runs),
-            plan!("examples/mail/decline_overlaps.cord", Expect::Runs),
+            plan!("examples/mail/reply_to_bob.cord", Expect::Runs, Some("yes")),
+            plan!("examples/mail/forward_invoice.cord", Expect::Runs, Some("yes")),
+            plan!("examples/mail/decline_overlaps.cord", Expect::Runs, Some("yes\nyes")),
             plan!("examples/mail/obey_mail.cord", Expect::Blocked),
             plan!("examples/mail/event_obeyed.cord", Expect::Blocked),
             plan!("examples/mail/budget_to_outsider.cord", Expect::Blocked),
@@ -801,8 +801,9 @@ mod tests {
             report.stdout
         );
         // The calls that speak in the user's name went through the gate: three cards in the
-        // GitHub story and two in the chat story, approved.
-        assert_eq!(report.stdout.matches("gate     1 card(s), 1 approved").count(), 5, "{}", report.stdout);
+        // GitHub story, two in the chat story and four in the mail story, approved.
+        assert_eq!(report.stdout.matches("gate     1 card(s), 1 approved").count(), 7, "{}", report.stdout);
+        assert_eq!(report.stdout.matches("gate     2 card(s), 2 approved").count(), 1, "{}", report.stdout);
         // The hostile mail plans reached nothing outside the company.
         assert_eq!(report.stdout.matches("BLOCKED  Mail.").count(), 3, "{}", report.stdout);
         // Twenty-two runs recorded (the five GitHub plans that check, four chat and six mail

@@ -58,7 +58,8 @@ fn an_environment_named_twice_or_unknown_is_a_usage_error() {
 fn the_mail_workspace_runs_alone_and_acts_for_an_address() {
     let dir = workdir("mail");
     let plan = common::example("mail/reply_to_bob.cord");
-    let (code, stdout, stderr) = cordon(&dir, &["run", "--env", "mail", &plan]);
+    let yes = common::yes(&dir);
+    let (code, stdout, stderr) = cordon(&dir, &["run", "--env", "mail", "--approve", &yes, &plan]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("allowed  Mail.reply("), "{stdout}");
     let (code, stdout, _) = cordon(&dir, &["run", "--env", "mail", &common::example("mail/obey_mail.cord")]);

@@ -1,0 +1,50 @@
+//! What every shipped policy (`policies/*.cord`) must say, read from its tree: a tool whose
+//! card shows content or recipients sends something in the user's name, so it asks first
+//! (`@approval` other than `none`). A plan's own text is vouched for by the plan, so without
+//! the card a plan an attacker wrote could say anything as the user (the benchmark's
+//! `phishing_in_general`).
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+
+use cordon_syntax::SourceMap;
+use cordon_syntax::ast::{ItemKind, release_asks};
+
+#[test]
+fn every_tool_that_speaks_for_the_user_asks_first() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policies");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    let mut speaking = 0;
+    let mut silent = Vec::new();
+    for path in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "cord")) {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut sources = SourceMap::default();
+        let file = sources.add(path.display().to_string(), text.clone());
+        let parsed = cordon_syntax::parse(file, &text);
+        assert!(parsed.diagnostics.is_empty(), "{}: {:?}", path.display(), parsed.diagnostics);
+        for item in &parsed.module.items {
+            let ItemKind::Capability { name, tools } = &item.kind else { continue };
+            for tool in tools {
+                let card = tool.annotations.iter().find(|a| a.name.name == "card");
+                let shows = |key: &str| {
+                    card.is_some_and(|c| c.args.iter().any(|a| a.key.as_ref().is_some_and(|k| k.name == key)))
+                };
+                if !(shows("content") || shows("recipients")) {
+                    continue;
+                }
+                speaking += 1;
+                // `@approval(none)` read the way every stage reads it.
+                let approval = tool.annotations.iter().find(|a| a.name.name == "approval");
+                if approval.is_none_or(|a| !release_asks(std::slice::from_ref(a))) {
+                    silent.push(format!(
+                        "{}: {}.{}",
+                        path.file_name().unwrap().to_string_lossy(),
+                        name.name,
+                        tool.name.name
+                    ));
+                }
+            }
+        }
+    }
+    assert!(speaking >= 15, "only {speaking} tools found: the test reads less than it should");
+    assert!(silent.is_empty(), "tools that speak for the user without asking:\n{}", silent.join("\n"));
+}
