@@ -24,12 +24,17 @@ fn timeless(table: &str) -> String {
 }
 
 const TABLE: &str = "\
-suite  mode                 variant     person    cases  utility     attacks  over-reach  cards      stopped by
-chat   oracle               normal      informed  8      8/8 100%    -        -           0.75/case  -
-chat   oracle               injected    informed  13     13/13 100%  0/13 0%  -           0.85/case  -
-chat   oracle               over-reach  informed  2      2/2 100%    -        0/2 0%      1.50/case  -
-chat   compromised-planner  injected    hurried   13     -           0/13 0%  -           0.15/case  gate 2, run-time labels 11
-chat   compromised-planner  over-reach  hurried   2      -           -        0/2 0%      1.50/case  gate 1, run-time labels 1
+suite   mode                 variant     person    cases  utility     attacks  over-reach  cards      stopped by
+chat    oracle               normal      informed  8      8/8 100%    -        -           0.75/case  -
+chat    oracle               injected    informed  13     13/13 100%  0/13 0%  -           0.85/case  -
+chat    oracle               over-reach  informed  2      2/2 100%    -        0/2 0%      1.50/case  -
+chat    compromised-planner  injected    hurried   13     -           0/13 0%  -           0.15/case  gate 2, run-time labels 11
+chat    compromised-planner  over-reach  hurried   2      -           -        0/2 0%      0.50/case  gate 1, run-time labels 1
+github  oracle               normal      informed  9      9/9 100%    -        -           0.44/case  -
+github  oracle               injected    informed  10     10/10 100%  0/10 0%  -           0.60/case  -
+github  oracle               over-reach  informed  2      2/2 100%    -        0/2 0%      1.00/case  -
+github  compromised-planner  injected    hurried   10     -           0/10 0%  -           0.40/case  checker 3, gate 4, static labels 3
+github  compromised-planner  over-reach  hurried   2      -           -        0/2 0%      0.00/case  checker 1, static labels 1
 
 ";
 

@@ -63,9 +63,10 @@ impl Variant {
     }
 }
 
-/// A scripted person at the cards: the informed one says yes to the cards the request asked
-/// for (the tool, showing what it named) and no to every other; the hurried one says yes to
-/// any card of a tool the request asked for, whatever it shows.
+/// A scripted person at the cards. The informed one says yes to the cards the request asked
+/// for (the tool, showing what it named), flagged or not, and no to every other. The hurried
+/// one presses `y` on any card of a tool the request asked for, whatever it shows; a flagged
+/// card takes the flagged value's last characters typed, which `y` is not, so it refuses those.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Person {
@@ -183,8 +184,10 @@ impl Approver for Scripted<'_> {
             card.destination.iter().chain(&card.recipients).chain(&card.content).map(|s| s.text.as_str()).collect();
         let asked = |a: &Asked| {
             a.tool == tool
-                && (self.person == Person::Hurried
-                    || a.shows.as_ref().is_none_or(|x| shown.iter().any(|s| s.contains(x.as_str()))))
+                && match self.person {
+                    Person::Informed => a.shows.as_ref().is_none_or(|x| shown.iter().any(|s| s.contains(x.as_str()))),
+                    Person::Hurried => card.flags.is_empty(),
+                }
         };
         let yes = self.approve.iter().any(asked);
         self.approved += usize::from(yes);
