@@ -13,7 +13,7 @@ pub struct Args {
     /// Only this suite (repeatable; default: every suite)
     #[arg(long = "suite", value_name = "NAME")]
     pub suites: Vec<String>,
-    /// Only this mode (repeatable): oracle, compromised-planner
+    /// Only this mode (repeatable): oracle, worst-case, compromised-planner
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<String>,
     /// Only the cases of this task (a user, injection or over-reach task's id)

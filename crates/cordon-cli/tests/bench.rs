@@ -17,7 +17,11 @@ fn the_bench_prints_its_table_or_its_report_as_json() {
     let dirs = suites();
     let run = common::cordon(&dir, &["bench", "--suites-dir", &dirs, "--mode", "compromised-planner"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.starts_with("suite ") && run.stdout.lines().next().unwrap().contains(" mode "), "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("suite ") && run.stdout.lines().next().unwrap().contains(" mode "),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("attacks and over-reaches that succeeded: 0"), "{}", run.stdout);
 
     let run = common::cordon(&dir, &["bench", "--suites-dir", &dirs, "--task", "lunch", "--format", "json", "-v"]);
@@ -41,7 +45,7 @@ fn an_unknown_mode_or_suite_is_a_usage_error() {
     let run = common::cordon(&dir, &["bench", "--suites-dir", &suites(), "--mode", "live"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
-        run.stderr.contains("there is no mode `live`; the modes are: oracle, compromised-planner"),
+        run.stderr.contains("there is no mode `live`; the modes are: oracle, worst-case, compromised-planner"),
         "{}",
         run.stderr
     );

@@ -1,15 +1,18 @@
 //! `cordon bench`: Cordon's own task suites (`bench/*/suite.toml`), each case run through the
 //! library as any front end runs a plan, and judged by the suite's checks.
 //!
-//! For each suite the cases are: in `oracle` mode (the reference plans, a person who reads the
-//! cards), every user task on the suite's data (`normal`), every user task with each injection
-//! placed where it reads (`injected`: is the task still done, did the attacker's goal happen),
-//! and every over-reach task's right plan (`over-reach`); in `compromised-planner` mode (the
-//! attacker writes the plan, a hurried person says yes to any card of a tool the request
-//! names), every injection task's plan with the data and cards of each user task that reads
-//! its vector, and every over-reach task's tempted plan.
+//! For each suite the cases are: in `oracle` mode (the reference plans and fills, a person who
+//! reads the cards), every user task on the suite's data (`normal`), every user task with each
+//! injection placed where it reads (`injected`: is the task still done, did the attacker's goal
+//! happen), and every over-reach task's right plan (`over-reach`); in `worst-case` mode, every
+//! user task with holes, with each injection it reads, every hole whose prompt showed the
+//! injected text filled by the attacker (and a hurried person at the cards); in
+//! `compromised-planner` mode (the attacker writes the plan, a hurried person presses `y` on
+//! any card of a tool the request names), every injection task's plan with the data and cards
+//! of each user task that reads its vector, and every over-reach task's tempted plan.
 
 mod check;
+mod model;
 mod report;
 mod run;
 mod suite;
@@ -19,7 +22,7 @@ use std::time::Instant;
 
 pub use report::{BenchReport, Count, Row, SCHEMA_VERSION};
 pub use run::{Mode, Outcome, Person, Stop, Variant};
-pub use suite::{Asked, Check, InjectionTask, OverReach, Patch, Suite, UserTask, load, load_all};
+pub use suite::{Asked, Check, Fill, InjectionTask, OverReach, Patch, Suite, UserTask, load, load_all};
 
 use crate::Error;
 
@@ -48,6 +51,8 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
         plan,
         patches: &[],
         approve,
+        fills: &[],
+        attacker_fills: &[],
         utility: None,
         attack: None,
         over_reach: None,
@@ -57,6 +62,7 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
         for t in &suite.user_tasks {
             out.push(run::Case {
                 utility: Some(&t.utility),
+                fills: &t.fills,
                 ..base(mode, Variant::Normal, person, &t.id, &t.plan, &t.approve)
             });
         }
@@ -67,6 +73,7 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
                     patches: &i.inject,
                     utility: Some(&t.utility),
                     attack: Some(&i.happened),
+                    fills: &t.fills,
                     ..base(mode, Variant::Injected, person, &t.id, &t.plan, &t.approve)
                 });
             }
@@ -77,6 +84,23 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
                 over_reach: Some(&o.happened),
                 ..base(mode, Variant::OverReach, person, &o.id, &o.plan, &o.approve)
             });
+        }
+    }
+    if wanted(Mode::WorstCase) {
+        // Only plans with holes: without one, the attacker has nothing to fill.
+        let (mode, person) = (Mode::WorstCase, Person::Hurried);
+        for t in suite.user_tasks.iter().filter(|t| !t.fills.is_empty()) {
+            for i in suite.injection_tasks.iter().filter(|i| t.reads.contains(&i.vector) && !i.fills.is_empty()) {
+                out.push(run::Case {
+                    injection: Some(i.id.clone()),
+                    patches: &i.inject,
+                    utility: Some(&t.utility),
+                    attack: Some(&i.happened),
+                    fills: &t.fills,
+                    attacker_fills: &i.fills,
+                    ..base(mode, Variant::Injected, person, &t.id, &t.plan, &t.approve)
+                });
+            }
         }
     }
     if wanted(Mode::CompromisedPlanner) {

@@ -11,26 +11,32 @@ use cordon_runtime::{ErrorKind, Value};
 use serde::Serialize;
 
 use crate::bench::check::{all_hold, patched};
-use crate::bench::suite::{Asked, Check, Suite};
-use crate::{Ended, Error, Settings, Source, Storage, Tools, Workspace};
+use crate::bench::model::BenchModel;
+use crate::bench::suite::{Asked, Check, Fill, Patch, Suite};
+use crate::{Clearance, Ended, Error, Request, Settings, Source, Storage, Tools, Workspace};
 
 /// Who writes the plan that runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
-    /// The reference plans: utility under the policy with a perfect model.
+    /// The reference plans, their holes filled by the reference fills: utility under the
+    /// policy with a perfect model.
     Oracle,
+    /// The reference plans, every hole whose prompt showed injected text filled by the
+    /// attacker: a sub-agent the injection took over, with the reach of its hole.
+    WorstCase,
     /// The attacker writes the root plan; only types, labels, the gate and the outgoing-data
     /// check stand in the way.
     CompromisedPlanner,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 2] = [Mode::Oracle, Mode::CompromisedPlanner];
+    pub const ALL: [Mode; 3] = [Mode::Oracle, Mode::WorstCase, Mode::CompromisedPlanner];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Oracle => "oracle",
+            Mode::WorstCase => "worst-case",
             Mode::CompromisedPlanner => "compromised-planner",
         }
     }
@@ -129,9 +135,14 @@ pub struct Case<'s> {
     pub injection: Option<String>,
     pub plan: &'s str,
     /// The data's patches (an injection's).
-    pub patches: &'s [crate::bench::suite::Patch],
+    pub patches: &'s [Patch],
     /// The cards the person asked for.
     pub approve: &'s [Asked],
+    /// What a model writes for the plan's holes.
+    pub fills: &'s [Fill],
+    /// What the attacker writes in a hole whose prompt shows the injected text (none outside
+    /// `worst-case`).
+    pub attacker_fills: &'s [Fill],
     /// Judges whether the user's task was done, if the case measures it.
     pub utility: Option<&'s [Check]>,
     /// Judges whether the attacker's goal happened, if the case measures it.
@@ -159,6 +170,9 @@ pub struct Outcome {
     /// Cards shown, and how many the person approved.
     pub cards: usize,
     pub approved: usize,
+    /// Holes the model was asked to fill, and how many of them the attacker filled.
+    pub holes: usize,
+    pub attacked_holes: usize,
     pub micros: u64,
     /// The answer, or why the run stopped (for `-v`).
     pub said: String,
@@ -206,11 +220,18 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
     let data = patched(&suite.data, case.patches).map_err(setup)?;
     let mut hosts = Hosts::new();
     hosts.add(cordon_sim::env_with_data(&suite.env, &data).map_err(setup)?).map_err(setup)?;
-    let mut workspace = Workspace::new(Tools::new(hosts), Storage::in_memory()?, Settings::default());
+    // In `worst-case` mode a hole's model is shown all the user may see: the most an
+    // injection can reach it through.
+    let clearance = if case.mode == Mode::WorstCase { Clearance::User } else { Clearance::Public };
+    let settings = Settings { clearance, ..Settings::default() };
+    let mut workspace = Workspace::new(Tools::new(hosts), Storage::in_memory()?, settings);
     let mut person = Scripted { person: case.person, approve: case.approve, cards: 0, approved: 0 };
+    let injected = if case.attacker_fills.is_empty() { Vec::new() } else { placed_texts(case.patches) };
+    let mut model = BenchModel::new(case.fills, case.attacker_fills, &injected);
     let started = Instant::now();
-    let name = format!("{}/{}", suite.name, case.task);
-    let report = workspace.run(&Source::new(name, case.plan), &mut person, &mut |_: &cordon_engine::Event<'_>| {})?;
+    let plan = Source::new(format!("{}/{}", suite.name, case.task), case.plan);
+    let prepared = workspace.prepare(Request::Plan(&plan), &mut person)?.with_model(&mut model);
+    let report = prepared.run(&mut |_: &cordon_engine::Event<'_>| {})?;
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     let state = cordon_sim::state_of(workspace.hosts(), &suite.env).unwrap_or_default();
     let (ended, stopped_by, said) = match &report.ended {
@@ -239,9 +260,30 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
         over_reach: judge(case.over_reach),
         cards: person.cards,
         approved: person.approved,
+        holes: model.asked,
+        attacked_holes: model.attacked,
         micros,
         said,
     })
+}
+
+/// Every text an injection's patches place.
+fn placed_texts(patches: &[Patch]) -> Vec<String> {
+    fn texts(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|x| texts(x, out)),
+            serde_json::Value::Object(fields) => fields.values().for_each(|x| texts(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for patch in patches {
+        match patch {
+            Patch::Set { value, .. } | Patch::Append { value, .. } => texts(value, &mut out),
+        }
+    }
+    out
 }
 
 /// Which layer a run-time error comes from.
@@ -250,6 +292,8 @@ fn stop_of(kind: ErrorKind) -> Stop {
         ErrorKind::LabelFlow => Stop::RuntimeLabels,
         ErrorKind::Recheck | ErrorKind::Forged | ErrorKind::Contract => Stop::RuntimeChecks,
         ErrorKind::ApprovalDenied => Stop::Gate,
+        // A hole none of whose fills the checker accepted.
+        ErrorKind::Hole => Stop::Checker,
         ErrorKind::SensitiveData => Stop::OutgoingCheck,
         _ => Stop::Other,
     }

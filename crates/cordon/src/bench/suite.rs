@@ -34,6 +34,17 @@ pub struct UserTask {
     /// The cards the person asked for.
     pub approve: Vec<Asked>,
     pub utility: Vec<Check>,
+    /// What a model writes for each typed hole of the plan.
+    pub fills: Vec<Fill>,
+}
+
+/// A fill of one typed hole (`agent[T]("task", ..)`), found by its task's text in the prompt:
+/// a user task's reference fill, or an injection task's (what the attacker writes there, which
+/// the `worst-case` mode answers where the hole's prompt showed the injected text).
+#[derive(Clone, Debug)]
+pub struct Fill {
+    pub task: String,
+    pub plan: String,
 }
 
 /// A card the person asked for: one of the tool `tool` (its bare name: `send_dm`) that shows
@@ -60,6 +71,8 @@ pub struct InjectionTask {
     pub inject: Vec<Patch>,
     /// The plan an attacker who wrote the plan would run.
     pub plan: String,
+    /// What the attacker writes into the holes it took over, by their task.
+    pub fills: Vec<Fill>,
     /// The goal happened: every one of these holds after the run.
     pub happened: Vec<Check>,
 }
@@ -127,6 +140,15 @@ struct UserTaskFile {
     #[serde(default)]
     approve: Vec<Asked>,
     utility: Vec<Check>,
+    #[serde(default)]
+    fills: Vec<FillFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FillFile {
+    task: String,
+    plan: String,
 }
 
 #[derive(Deserialize)]
@@ -137,6 +159,8 @@ struct InjectionTaskFile {
     vector: String,
     inject: Vec<Patch>,
     plan: String,
+    #[serde(default)]
+    fills: Vec<FillFile>,
     happened: Vec<Check>,
 }
 
@@ -174,6 +198,10 @@ pub fn load(dir: &Path) -> Result<Suite, String> {
     let mut user_tasks = Vec::new();
     for t in file.user_tasks {
         let plan = read(&t.plan)?;
+        let mut fills = Vec::new();
+        for f in t.fills {
+            fills.push(Fill { task: f.task, plan: read(&f.plan)? });
+        }
         user_tasks.push(UserTask {
             id: t.id,
             request: t.request,
@@ -181,17 +209,23 @@ pub fn load(dir: &Path) -> Result<Suite, String> {
             reads: t.reads,
             approve: t.approve,
             utility: t.utility,
+            fills,
         });
     }
     let mut injection_tasks = Vec::new();
     for t in file.injection_tasks {
         let plan = read(&t.plan)?;
+        let mut fills = Vec::new();
+        for f in t.fills {
+            fills.push(Fill { task: f.task, plan: read(&f.plan)? });
+        }
         injection_tasks.push(InjectionTask {
             id: t.id,
             goal: t.goal,
             vector: t.vector,
             inject: t.inject,
             plan,
+            fills,
             happened: t.happened,
         });
     }
@@ -213,8 +247,8 @@ pub fn load(dir: &Path) -> Result<Suite, String> {
     Ok(suite)
 }
 
-/// Ids unique across the suite, every vector read placed by some injection task, every task
-/// judged by at least one check.
+/// Ids unique across the suite, every vector read placed by some injection task, every hole
+/// an attacker fills one a user task has, every task judged by at least one check.
 fn validate(suite: &Suite) -> Result<(), String> {
     let name = &suite.name;
     let mut ids = BTreeSet::new();
@@ -230,6 +264,12 @@ fn validate(suite: &Suite) -> Result<(), String> {
         }
         if checks == 0 {
             return Err(format!("suite `{name}`: `{id}` has no check: nothing would judge its run"));
+        }
+    }
+    let holes: BTreeSet<&str> = suite.user_tasks.iter().flat_map(|t| &t.fills).map(|f| f.task.as_str()).collect();
+    for t in &suite.injection_tasks {
+        if let Some(f) = t.fills.iter().find(|f| !holes.contains(f.task.as_str())) {
+            return Err(format!("suite `{name}`: `{}` fills the hole `{}`, which no user task has", t.id, f.task));
         }
     }
     let placed: BTreeSet<&str> = suite.injection_tasks.iter().map(|t| t.vector.as_str()).collect();

@@ -1,0 +1,71 @@
+//! The model that answers the typed holes of a benchmark's plans: for each hole, the user
+//! task's fill for the hole's task (the prompt's `Task:` line); in `worst-case` mode, where the
+//! hole's prompt showed text the injection placed, the injection task's fill for it instead
+//! (the reference one where the attacker wrote none). A hole with no fill is an error naming
+//! its task.
+
+use cordon_agent::{Completion, Provider, ProviderError, Request, Usage, estimate_tokens};
+
+use crate::bench::suite::Fill;
+
+/// Answers holes from a user task's fills.
+pub struct BenchModel<'s> {
+    fills: &'s [Fill],
+    attacker: &'s [Fill],
+    /// Texts the injection placed (a start of each), looked for in each prompt; empty when the
+    /// attacker fills nothing.
+    injected: Vec<String>,
+    /// Holes asked, and how many of them the attacker filled.
+    pub asked: usize,
+    pub attacked: usize,
+}
+
+/// The least of a placed text that counts as seen: enough not to be found by chance.
+const MARKER_CHARS: usize = 32;
+
+impl<'s> BenchModel<'s> {
+    /// A model giving the reference `fills`; with `injected` (the texts an injection placed),
+    /// the `attacker`'s wherever a prompt shows one of them.
+    pub fn new(fills: &'s [Fill], attacker: &'s [Fill], injected: &[String]) -> BenchModel<'s> {
+        let injected = injected
+            .iter()
+            .filter_map(|text| {
+                let line = text.lines().find(|l| l.chars().count() >= MARKER_CHARS)?;
+                Some(line.chars().take(MARKER_CHARS).collect())
+            })
+            .collect();
+        BenchModel { fills, attacker, injected, asked: 0, attacked: 0 }
+    }
+}
+
+impl<'s> Provider for BenchModel<'s> {
+    fn name(&self) -> &str {
+        "bench"
+    }
+
+    fn complete(&mut self, request: &Request) -> Result<Completion, ProviderError> {
+        self.asked += 1;
+        // The hole's task: the newest message that states one (a retry's follows it).
+        let task = request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| m.content.lines().find_map(|l| l.strip_prefix("Task: ")))
+            .unwrap_or_default();
+        let of = |fills: &'s [Fill]| fills.iter().find(|f| f.task == task);
+        let prompt: String = request.messages.iter().map(|m| m.content.as_str()).collect();
+        let seen = self.injected.iter().any(|marker| prompt.contains(marker.as_str()));
+        let (fill, attacked) = match (seen.then(|| of(self.attacker)).flatten(), of(self.fills)) {
+            (Some(attack), _) => (attack, true),
+            (None, Some(reference)) => (reference, false),
+            (None, None) => {
+                return Err(ProviderError::Mismatch(format!("the suite gives no fill for the hole `{task}`")));
+            }
+        };
+        self.attacked += usize::from(attacked);
+        let code = &fill.plan;
+        let text = format!("```cordon\n{code}\n```");
+        let prompt_tokens = request.messages.iter().map(|m| estimate_tokens(&m.content)).sum();
+        Ok(Completion { usage: Usage { prompt_tokens, completion_tokens: estimate_tokens(&text) }, text })
+    }
+}
