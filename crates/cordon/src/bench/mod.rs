@@ -41,13 +41,14 @@ pub struct Options {
 pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
     let mut out = Vec::new();
     let wanted = |m: Mode| options.modes.is_empty() || options.modes.contains(&m);
-    let base = |mode, variant, person, task: &str, plan: &'s str, approve: &'s [Asked]| run::Case {
+    let base = |mode, variant, person, task: &str, request: &'s str, plan: &'s str, approve: &'s [Asked]| run::Case {
         suite,
         mode,
         variant,
         person,
         task: task.to_string(),
         injection: None,
+        request,
         plan,
         patches: &[],
         approve,
@@ -63,7 +64,7 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
             out.push(run::Case {
                 utility: Some(&t.utility),
                 fills: &t.fills,
-                ..base(mode, Variant::Normal, person, &t.id, &t.plan, &t.approve)
+                ..base(mode, Variant::Normal, person, &t.id, &t.request, &t.plan, &t.approve)
             });
         }
         for t in &suite.user_tasks {
@@ -74,7 +75,7 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
                     utility: Some(&t.utility),
                     attack: Some(&i.happened),
                     fills: &t.fills,
-                    ..base(mode, Variant::Injected, person, &t.id, &t.plan, &t.approve)
+                    ..base(mode, Variant::Injected, person, &t.id, &t.request, &t.plan, &t.approve)
                 });
             }
         }
@@ -82,7 +83,7 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
             out.push(run::Case {
                 utility: Some(&o.utility),
                 over_reach: Some(&o.happened),
-                ..base(mode, Variant::OverReach, person, &o.id, &o.plan, &o.approve)
+                ..base(mode, Variant::OverReach, person, &o.id, &o.request, &o.plan, &o.approve)
             });
         }
     }
@@ -98,7 +99,7 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
                     attack: Some(&i.happened),
                     fills: &t.fills,
                     attacker_fills: &i.fills,
-                    ..base(mode, Variant::Injected, person, &t.id, &t.plan, &t.approve)
+                    ..base(mode, Variant::Injected, person, &t.id, &t.request, &t.plan, &t.approve)
                 });
             }
         }
@@ -111,14 +112,14 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
                     injection: Some(i.id.clone()),
                     patches: &i.inject,
                     attack: Some(&i.happened),
-                    ..base(mode, Variant::Injected, person, &t.id, &i.plan, &t.approve)
+                    ..base(mode, Variant::Injected, person, &t.id, &t.request, &i.plan, &t.approve)
                 });
             }
         }
         for o in &suite.over_reach {
             out.push(run::Case {
                 over_reach: Some(&o.happened),
-                ..base(mode, Variant::OverReach, person, &o.id, &o.tempted, &o.approve)
+                ..base(mode, Variant::OverReach, person, &o.id, &o.request, &o.tempted, &o.approve)
             });
         }
     }

@@ -1,8 +1,9 @@
-//! The model that answers the typed holes of a benchmark's plans: for each hole, the user
-//! task's fill for the hole's task (the prompt's `Task:` line); in `worst-case` mode, where the
-//! hole's prompt showed text the injection placed, the injection task's fill for it instead
-//! (the reference one where the attacker wrote none). A hole with no fill is an error naming
-//! its task.
+//! The model a benchmark's requests are put to: the request itself is answered with the
+//! case's plan (the reference one, or the attacker's), so the plan is a model's, as it is in
+//! use; each typed hole in it with the user task's fill for the hole's task (the prompt's
+//! `Task:` line); in `worst-case` mode, where a hole's prompt showed text the injection placed,
+//! with the injection task's fill for it instead (the reference one where the attacker wrote
+//! none). A hole with no fill is an error naming its task.
 
 use cordon_agent::{Completion, Provider, ProviderError, Request, Usage, estimate_tokens};
 
@@ -10,6 +11,7 @@ use crate::bench::suite::Fill;
 
 /// Answers holes from a user task's fills.
 pub struct BenchModel<'s> {
+    root: &'s Fill,
     fills: &'s [Fill],
     attacker: &'s [Fill],
     /// Texts the injection placed (a start of each), looked for in each prompt; empty when the
@@ -24,9 +26,10 @@ pub struct BenchModel<'s> {
 const MARKER_CHARS: usize = 32;
 
 impl<'s> BenchModel<'s> {
-    /// A model giving the reference `fills`; with `injected` (the texts an injection placed),
-    /// the `attacker`'s wherever a prompt shows one of them.
-    pub fn new(fills: &'s [Fill], attacker: &'s [Fill], injected: &[String]) -> BenchModel<'s> {
+    /// A model answering the request with `root`'s plan and holes with the reference `fills`;
+    /// with `injected` (the texts an injection placed), the `attacker`'s wherever a prompt
+    /// shows one of them.
+    pub fn new(root: &'s Fill, fills: &'s [Fill], attacker: &'s [Fill], injected: &[String]) -> BenchModel<'s> {
         let injected = injected
             .iter()
             .filter_map(|text| {
@@ -34,7 +37,7 @@ impl<'s> BenchModel<'s> {
                 Some(line.chars().take(MARKER_CHARS).collect())
             })
             .collect();
-        BenchModel { fills, attacker, injected, asked: 0, attacked: 0 }
+        BenchModel { root, fills, attacker, injected, asked: 0, attacked: 0 }
     }
 }
 
@@ -52,7 +55,8 @@ impl<'s> Provider for BenchModel<'s> {
             .rev()
             .find_map(|m| m.content.lines().find_map(|l| l.strip_prefix("Task: ")))
             .unwrap_or_default();
-        let of = |fills: &'s [Fill]| fills.iter().find(|f| f.task == task);
+        let root = std::slice::from_ref(self.root);
+        let of = |fills: &'s [Fill]| fills.iter().chain(root).find(|f| f.task == task);
         let prompt: String = request.messages.iter().map(|m| m.content.as_str()).collect();
         let seen = self.injected.iter().any(|marker| prompt.contains(marker.as_str()));
         let (fill, attacked) = match (seen.then(|| of(self.attacker)).flatten(), of(self.fills)) {

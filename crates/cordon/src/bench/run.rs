@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::bench::check::{all_hold, patched};
 use crate::bench::model::BenchModel;
 use crate::bench::suite::{Asked, Check, Fill, Patch, Suite};
-use crate::{Clearance, Ended, Error, Request, Settings, Source, Storage, Tools, Workspace};
+use crate::{Clearance, Ended, Error, Settings, Storage, Tools, Workspace};
 
 /// Who writes the plan that runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -133,6 +133,8 @@ pub struct Case<'s> {
     /// The user task, or over-reach task, it stands for.
     pub task: String,
     pub injection: Option<String>,
+    /// What the person asked, in words: the model answers it with `plan`.
+    pub request: &'s str,
     pub plan: &'s str,
     /// The data's patches (an injection's).
     pub patches: &'s [Patch],
@@ -227,11 +229,10 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
     let mut workspace = Workspace::new(Tools::new(hosts), Storage::in_memory()?, settings);
     let mut person = Scripted { person: case.person, approve: case.approve, cards: 0, approved: 0 };
     let injected = if case.attacker_fills.is_empty() { Vec::new() } else { placed_texts(case.patches) };
-    let mut model = BenchModel::new(case.fills, case.attacker_fills, &injected);
+    let root = Fill { task: case.request.to_string(), plan: case.plan.to_string() };
+    let mut model = BenchModel::new(&root, case.fills, case.attacker_fills, &injected);
     let started = Instant::now();
-    let plan = Source::new(format!("{}/{}", suite.name, case.task), case.plan);
-    let prepared = workspace.prepare(Request::Plan(&plan), &mut person)?.with_model(&mut model);
-    let report = prepared.run(&mut |_: &cordon_engine::Event<'_>| {})?;
+    let report = workspace.ask(case.request, &mut model, &mut person, &mut |_: &cordon_engine::Event<'_>| {})?;
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     let state = cordon_sim::state_of(workspace.hosts(), &suite.env).unwrap_or_default();
     let (ended, stopped_by, said) = match &report.ended {
@@ -242,7 +243,15 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
             let by = if codes.contains(&"label-flow") { Stop::StaticLabels } else { Stop::Checker };
             ("rejected", Some(by), codes.join(", "))
         }
-        Ended::Failed(e) => ("stopped", Some(stop_of(e.kind)), format!("{}: {}", e.kind.code().as_str(), e.message)),
+        Ended::Failed(e) => {
+            let by = match e.kind {
+                // The root plan, or a hole's fill, rejected on every attempt: by the labels'
+                // analysis or by the checker, as its last rejection says.
+                ErrorKind::Hole if e.message.contains("error[label-flow]") => Stop::StaticLabels,
+                kind => stop_of(kind),
+            };
+            ("stopped", Some(by), format!("{}: {}", e.kind.code().as_str(), e.message))
+        }
     };
     let answer = if ended == "done" { said.as_str() } else { "" };
     let judge = |checks: Option<&[Check]>| checks.map(|c| all_hold(c, answer, &state));
