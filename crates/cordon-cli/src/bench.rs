@@ -46,7 +46,14 @@ pub fn run(args: &Args) -> Result<Report, Error> {
         modes.push(mode);
     }
     let options = Options { suites: args.suites.clone(), modes, task: args.task.clone() };
-    let report = cordon::bench::run(&args.suites_dir, &options, &mut |_, _| {}).map_err(Error::Cordon)?;
+    // A bar on stderr while the cases run; indicatif draws nothing where stderr is no terminal.
+    let bar = indicatif::ProgressBar::new(0);
+    let progress = |done: usize, all: usize| {
+        bar.set_length(all as u64);
+        bar.set_position(done as u64);
+    };
+    let report = cordon::bench::run(&args.suites_dir, &options, &mut { progress }).map_err(Error::Cordon)?;
+    bar.finish_and_clear();
     let stdout = match args.format {
         Format::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
         Format::Text if args.verbose => cases(&report) + "\n" + &report.table(),
