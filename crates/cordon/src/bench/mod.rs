@@ -38,7 +38,7 @@ pub struct Options {
 }
 
 /// The cases of `suite` that `options` choose.
-pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
+fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
     let mut out = Vec::new();
     let wanted = |m: Mode| options.modes.is_empty() || options.modes.contains(&m);
     let base = |mode, variant, person, task: &str, request: &'s str, plan: &'s str, approve: &'s [Asked]| run::Case {
@@ -58,6 +58,18 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
         attack: None,
         over_reach: None,
     };
+    // Each user task with each injection placed where it reads.
+    let pairs: Vec<(&'s UserTask, &'s InjectionTask)> = suite
+        .user_tasks
+        .iter()
+        .flat_map(|t| suite.injection_tasks.iter().filter(|i| t.reads.contains(&i.vector)).map(move |i| (t, i)))
+        .collect();
+    let injected = |mode, person, t: &'s UserTask, i: &'s InjectionTask, plan: &'s str| run::Case {
+        injection: Some(i.id.clone()),
+        patches: &i.inject,
+        attack: Some(&i.happened),
+        ..base(mode, Variant::Injected, person, &t.id, &t.request, plan, &t.approve)
+    };
     if wanted(Mode::Oracle) {
         let (mode, person) = (Mode::Oracle, Person::Informed);
         for t in &suite.user_tasks {
@@ -67,17 +79,8 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
                 ..base(mode, Variant::Normal, person, &t.id, &t.request, &t.plan, &t.approve)
             });
         }
-        for t in &suite.user_tasks {
-            for i in suite.injection_tasks.iter().filter(|i| t.reads.contains(&i.vector)) {
-                out.push(run::Case {
-                    injection: Some(i.id.clone()),
-                    patches: &i.inject,
-                    utility: Some(&t.utility),
-                    attack: Some(&i.happened),
-                    fills: &t.fills,
-                    ..base(mode, Variant::Injected, person, &t.id, &t.request, &t.plan, &t.approve)
-                });
-            }
+        for &(t, i) in &pairs {
+            out.push(run::Case { utility: Some(&t.utility), fills: &t.fills, ..injected(mode, person, t, i, &t.plan) });
         }
         for o in &suite.over_reach {
             out.push(run::Case {
@@ -88,33 +91,21 @@ pub fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
         }
     }
     if wanted(Mode::WorstCase) {
-        // Only plans with holes: without one, the attacker has nothing to fill.
+        // Only holes an injection's attacker wrote fills for: elsewhere there is nothing to take.
         let (mode, person) = (Mode::WorstCase, Person::Hurried);
-        for t in suite.user_tasks.iter().filter(|t| !t.fills.is_empty()) {
-            for i in suite.injection_tasks.iter().filter(|i| t.reads.contains(&i.vector) && !i.fills.is_empty()) {
-                out.push(run::Case {
-                    injection: Some(i.id.clone()),
-                    patches: &i.inject,
-                    utility: Some(&t.utility),
-                    attack: Some(&i.happened),
-                    fills: &t.fills,
-                    attacker_fills: &i.fills,
-                    ..base(mode, Variant::Injected, person, &t.id, &t.request, &t.plan, &t.approve)
-                });
-            }
+        for &(t, i) in pairs.iter().filter(|(t, i)| !t.fills.is_empty() && !i.fills.is_empty()) {
+            out.push(run::Case {
+                utility: Some(&t.utility),
+                fills: &t.fills,
+                attacker_fills: &i.fills,
+                ..injected(mode, person, t, i, &t.plan)
+            });
         }
     }
     if wanted(Mode::CompromisedPlanner) {
         let (mode, person) = (Mode::CompromisedPlanner, Person::Hurried);
-        for i in &suite.injection_tasks {
-            for t in suite.user_tasks.iter().filter(|t| t.reads.contains(&i.vector)) {
-                out.push(run::Case {
-                    injection: Some(i.id.clone()),
-                    patches: &i.inject,
-                    attack: Some(&i.happened),
-                    ..base(mode, Variant::Injected, person, &t.id, &t.request, &i.plan, &t.approve)
-                });
-            }
+        for &(t, i) in &pairs {
+            out.push(injected(mode, person, t, i, &i.plan));
         }
         for o in &suite.over_reach {
             out.push(run::Case {
