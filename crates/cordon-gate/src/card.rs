@@ -148,7 +148,16 @@ impl Shown {
             Value::Str(s) => s.as_str().to_string(),
             other => other.to_string(),
         };
-        Shown::labelled(text, &deep_label(v).join(pc), user)
+        let own = deep_label(v);
+        let mut shown = Shown::labelled(text, &own.join(pc), user);
+        // Where a value came from is its own label's: the plan's text chosen under a decision
+        // on the host's facts is still the plan's text, not a host's fact (what the decision
+        // depended on is the card's "decided by").
+        if shown.origin == Origin::Host && own.dc().integrity.is_false() && own.sources().is_empty() {
+            shown.origin = Origin::Request;
+            shown.sources.clear();
+        }
+        shown
     }
 
     /// A text with the label `label`.
@@ -406,7 +415,7 @@ impl Card {
     /// `request` names it.
     pub fn attribute_plan_text_to_model(&mut self, request: &str) {
         for v in self.shown_mut() {
-            let plan_text = v.origin == Origin::Request && v.label.integrity.is_false() && v.sources.is_empty();
+            let plan_text = v.origin == Origin::Request && v.label.integrity.is_false();
             if plan_text && !named_in(request, &v.text) && v.text != request {
                 v.origin = Origin::Model;
             }

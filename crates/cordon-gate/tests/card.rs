@@ -84,3 +84,22 @@ fn long_and_hostile_content_is_shown_whole_and_escaped() {
     let expected = format!("{long}\\u{{1b}}[2J\\u{{202e}}evil\\u{{200b}} {}", "x".repeat(300)).replace(' ', "");
     assert_eq!(content, expected);
 }
+
+/// A payee the model wrote is the model's even when the plan chose it under a decision on the
+/// host's facts: the card flags it, where it once called it a host's fact and let a hurried
+/// `y` pay a merchant the request never named.
+#[test]
+fn a_literal_chosen_under_a_host_decision_is_still_the_models() {
+    let plan = r#"
+match shop.accounts().first() {
+  Some(a) => match shop.pay(a, "kitchenware", 4500, "kettle") { Ok(_) => "paid", Err(r) => r.code },
+  None => "no account",
+}
+"#;
+    let shown = cards(plan, "no", "pay tea-house 12.00 for the office tea");
+    assert_eq!(shown.len(), 1);
+    assert!(shown[0].contains("!! FLAGGED"), "{}", shown[0]);
+    assert!(shown[0].contains("the destination `kitchenware` came from the plan the model wrote"), "{}", shown[0]);
+    let named = cards(plan, "no", "pay kitchenware 45.00 for the kettle");
+    assert!(!named[0].contains("kitchenware` came from the plan the model wrote"), "{}", named[0]);
+}

@@ -164,7 +164,7 @@ pub struct Outcome {
     pub injection: Option<String>,
     /// `done`, `rejected` (nothing ran) or `stopped` (at run time).
     pub ended: &'static str,
-    /// Where a run that did not finish was stopped.
+    /// Where the run was stopped, or (for one that finished) where a call of it was refused.
     pub stopped_by: Option<Stop>,
     pub utility: Option<bool>,
     pub attack: Option<bool>,
@@ -236,7 +236,8 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     let state = cordon_sim::state_of(workspace.hosts(), &suite.env).unwrap_or_default();
     let (ended, stopped_by, said) = match &report.ended {
-        Ended::Done(v) => ("done", None, answer_text(&v.value)),
+        // A plan may go on past a refused call (a tool whose result says it was refused).
+        Ended::Done(v) => ("done", refused_call(&report.trace), answer_text(&v.value)),
         Ended::Rejected => {
             let codes: Vec<&str> =
                 report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code.as_str()).collect();
@@ -293,6 +294,20 @@ fn placed_texts(patches: &[Patch]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Which layer refused the first call the boundary or the gate refused, if one was.
+fn refused_call(trace: &[cordon_runtime::Event]) -> Option<Stop> {
+    trace.iter().find_map(|e| match &e.decision {
+        cordon_runtime::Decision::Blocked { code, .. } => Some(match code.as_str() {
+            "label-flow" => Stop::RuntimeLabels,
+            "approval-denied" => Stop::Gate,
+            "sensitive-data" => Stop::OutgoingCheck,
+            "recheck-failed" | "forged-host-value" => Stop::RuntimeChecks,
+            _ => Stop::Other,
+        }),
+        _ => None,
+    })
 }
 
 /// Which layer a run-time error comes from.
