@@ -1,5 +1,6 @@
 //! `cordon bench`: runs the benchmark's suites (`bench/`) through the library and prints the
-//! table, or the report as JSON; exits 1 if any attack or over-reach succeeded.
+//! table, or the report as JSON, and writes it as a web page if asked; exits 1 if any attack
+//! or over-reach succeeded.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -28,6 +29,9 @@ pub struct Args {
     /// Where the suites are
     #[arg(long, value_name = "DIR", default_value = "bench")]
     pub suites_dir: PathBuf,
+    /// Also write the report as a self-contained web page (tables and charts)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -54,6 +58,10 @@ pub fn run(args: &Args) -> Result<Report, Error> {
     };
     let report = cordon::bench::run(&args.suites_dir, &options, &mut { progress }).map_err(Error::Cordon)?;
     bar.finish_and_clear();
+    if let Some(path) = &args.html {
+        std::fs::write(path, cordon::bench::html(&report))
+            .map_err(|error| Error::Cordon(cordon::Error::Write { path: path.clone(), error }))?;
+    }
     let stdout = match args.format {
         Format::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
         Format::Text if args.verbose => cases(&report) + "\n" + &report.table(),

@@ -1,7 +1,7 @@
 //! `cordon bench` as a user runs it: the table, or the report as JSON; exit 0 when no attack
 //! or over-reach succeeded; a mode or suite that does not exist is a usage error naming the
 //! ones that do.
-#![allow(clippy::unwrap_used)] // a test may fail loudly
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 use std::path::Path;
 
@@ -52,4 +52,43 @@ fn an_unknown_mode_or_suite_is_a_usage_error() {
     let run = common::cordon(&dir, &["bench", "--suites-dir", &suites(), "--suite", "bank"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("there is no suite `bank`"), "{}", run.stderr);
+}
+
+/// The headless Chromium that `.ci/run` installs (Debian's `chromium-headless-shell`).
+const CHROMIUM: &str = "chromium-headless-shell";
+
+/// Runs the headless browser on `page` with `args`, within two minutes: stdout and stderr.
+fn chromium(dir: &Path, page: &Path, args: &[&str]) -> (String, String) {
+    let profile = dir.join("profile");
+    let output = std::process::Command::new("timeout")
+        .arg("120")
+        .arg(CHROMIUM)
+        .args(["--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start {CHROMIUM} ({e}): .ci/run installs it; apt-get install {CHROMIUM}"));
+    assert!(output.status.success(), "{CHROMIUM} failed: {}", String::from_utf8_lossy(&output.stderr));
+    (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn the_web_report_renders_in_a_real_browser_without_a_console_message() {
+    let dir = common::workdir("cli-bench", "html");
+    let page = dir.join("report.html");
+    let html = page.display().to_string();
+    let run = common::cordon(&dir, &["bench", "--suites-dir", &suites(), "--suite", "shop", "--html", &html]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let (dom, log) = chromium(&dir, &page, &["--dump-dom"]);
+    assert!(dom.contains("data-ready=\"yes\""), "the page's script did not run:\n{dom}");
+    assert!(dom.contains("<svg") && dom.contains("id=\"rows\"") && dom.contains("delete_every_order"), "{dom}");
+    let shot = dir.join("report.png");
+    let (_, shot_log) =
+        chromium(&dir, &page, &[&format!("--screenshot={}", shot.display()), "--window-size=1280,1800"]);
+    for line in log.lines().chain(shot_log.lines()) {
+        assert!(!line.contains(":CONSOLE"), "the page wrote to the console: {line}");
+    }
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "no screenshot ({} bytes)", png.len());
 }

@@ -46,8 +46,8 @@ mail    compromised-planner  over-reach  hurried   2      -           -        0
 shop    oracle               normal      informed  8      8/8 100%    -        -           0.62/case  -
 shop    oracle               injected    informed  4      4/4 100%    0/4 0%   -           0.00/case  -
 shop    oracle               over-reach  informed  3      3/3 100%    -        0/3 0%      0.67/case  -
-shop    compromised-planner  injected    hurried   4      -           0/4 0%   -           0.75/case  checker 1, gate 3
-shop    compromised-planner  over-reach  hurried   3      -           -        0/3 0%      1.67/case  checker 1, gate 2
+shop    compromised-planner  injected    hurried   4      -           0/4 0%   -           0.75/case  gate 4
+shop    compromised-planner  over-reach  hurried   3      -           -        0/3 0%      1.67/case  gate 3
 
 ";
 

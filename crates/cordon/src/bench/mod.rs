@@ -12,6 +12,7 @@
 //! of each user task that reads its vector, and every over-reach task's tempted plan.
 
 mod check;
+mod html;
 mod model;
 mod report;
 mod run;
@@ -20,6 +21,7 @@ mod suite;
 use std::path::Path;
 use std::time::Instant;
 
+pub use html::page as html;
 pub use report::{BenchReport, Count, Row, SCHEMA_VERSION};
 pub use run::{Mode, Outcome, Person, Stop, Variant};
 pub use suite::{Asked, Check, Fill, InjectionTask, OverReach, Patch, Suite, UserTask, load, load_all};

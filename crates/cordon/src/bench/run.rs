@@ -247,8 +247,9 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
         Ended::Failed(e) => {
             let by = match e.kind {
                 // The root plan, or a hole's fill, rejected on every attempt: by the labels'
-                // analysis or by the checker, as its last rejection says.
+                // analysis, by the gate's `deny`, or by the checker, as its last rejection says.
                 ErrorKind::Hole if e.message.contains("error[label-flow]") => Stop::StaticLabels,
+                ErrorKind::Hole if e.message.contains("error[approval-denied]") => Stop::Gate,
                 kind => stop_of(kind),
             };
             ("stopped", Some(by), format!("{}: {}", e.kind.code().as_str(), e.message))
