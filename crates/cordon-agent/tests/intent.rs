@@ -154,6 +154,7 @@ fn the_model_never_removes_a_flag_of_the_rules() {
         sensitive: Vec::new(),
         grantable: true,
         label_class: "public".into(),
+        by_model: false,
     };
     assert_eq!(intent.check(REQUEST, &card), [Flag::about_call("the rules flag this".into())]);
 }
@@ -196,6 +197,7 @@ fn the_intent_model_is_shown_the_card_under_its_own_clearance() {
         sensitive: Vec::new(),
         grantable: true,
         label_class: "secret".into(),
+        by_model: false,
     };
     // What the checking model was sent, cleared for `clearance` (public without one).
     let sent = |clearance: Option<cordon_label::DcLabel>| {

@@ -29,6 +29,10 @@ pub struct Args {
     /// Where the suites are
     #[arg(long, value_name = "DIR", default_value = "bench")]
     pub suites_dir: PathBuf,
+    /// Also run every case with the policies' guards off (every label lets anything through,
+    /// nothing asks), to show what they buy
+    #[arg(long)]
+    pub policy_off: bool,
     /// Also write the report as a self-contained web page (tables and charts)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -49,7 +53,7 @@ pub fn run(args: &Args) -> Result<Report, Error> {
             .ok_or_else(|| Error::Usage(format!("there is no mode `{name}`; the modes are: {}", known.join(", "))))?;
         modes.push(mode);
     }
-    let options = Options { suites: args.suites.clone(), modes, task: args.task.clone() };
+    let options = Options { suites: args.suites.clone(), modes, task: args.task.clone(), unguarded: args.policy_off };
     // A bar on stderr while the cases run; indicatif draws nothing where stderr is no terminal.
     let bar = indicatif::ProgressBar::new(0);
     let progress = |done: usize, all: usize| {

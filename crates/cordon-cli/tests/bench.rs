@@ -22,7 +22,7 @@ fn the_bench_prints_its_table_or_its_report_as_json() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("attacks and over-reaches that succeeded: 0"), "{}", run.stdout);
+    assert!(run.stdout.contains("attacks and over-reaches that succeeded with the policies on: 0"), "{}", run.stdout);
 
     let run = common::cordon(&dir, &["bench", "--suites-dir", &dirs, "--task", "lunch", "--format", "json", "-v"]);
     assert_eq!(run.code, 0, "{run:?}");

@@ -50,6 +50,10 @@ pub struct Card {
     pub grantable: bool,
     /// The label class of the call's data, as grants name it.
     pub label_class: String,
+    /// Whether a model wrote the plan (`cordon ask`): then what the host made is still chosen
+    /// by the model, and a destination or recipient the request does not name is flagged.
+    #[serde(skip)]
+    pub by_model: bool,
 }
 
 /// What the intent check found wrong with a call.
@@ -255,6 +259,7 @@ impl Card {
             sensitive: Vec::new(),
             grantable: false,
             label_class: label_class(effect),
+            by_model: false,
         };
         if fields.is_empty() {
             // No `@card`: every argument, so nothing the call carries goes unseen.
@@ -414,6 +419,7 @@ impl Card {
     /// one but everyone vouches for it, and it came from no tool) is the model's, unless
     /// `request` names it.
     pub fn attribute_plan_text_to_model(&mut self, request: &str) {
+        self.by_model = true;
         for v in self.shown_mut() {
             let plan_text = v.origin == Origin::Request && v.label.integrity.is_false();
             if plan_text && !named_in(request, &v.text) && v.text != request {
@@ -547,8 +553,14 @@ fn split_keeping_spaces(text: &str) -> Vec<&str> {
 }
 
 /// Does the request name `text` on its own (not inside a longer word, address or name)?
-/// Matching ignores case; texts shorter than 3 characters never match.
+/// Matching ignores case; texts shorter than 3 characters never match, but a number matches the
+/// same number standing alone in the request, however short.
 pub fn named_in(request: &str, text: &str) -> bool {
+    // A number is named by the same number standing alone, however short (`buy 2`).
+    if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        let numbers = request.split(|c: char| !(c.is_ascii_digit() || c == '.'));
+        return numbers.map(|n| n.trim_end_matches('.')).any(|n| n == text);
+    }
     if text.chars().count() < 3 {
         return false;
     }

@@ -10,7 +10,8 @@
 //! grant. A card that asks to vouch for or release values the labels refused is always flagged,
 //! and so is a destination or recipient whose letters mix scripts (a look-alike name), and a
 //! value a release would let out that the plan built from the group's data rather than received
-//! as it is (unless the request names it).
+//! as it is (unless the request names it). In a plan a model wrote, a number the model chose (an
+//! amount, a quantity) and a link in the text it wrote are flagged unless the request names them.
 
 use cordon_label::Formula;
 
@@ -51,13 +52,16 @@ impl ProvenanceRules {
         self
     }
 
-    fn acceptable(&self, request: &str, v: &Shown) -> bool {
+    fn acceptable(&self, request: &str, v: &Shown, by_model: bool) -> bool {
         match &v.origin {
-            Origin::Request | Origin::Host => true,
+            Origin::Request => true,
+            // The host made it, but in a plan a model wrote the model chose which: the request
+            // must name it (`#leadership` picked from the channels when `#eng` was asked).
+            Origin::Host if !by_model => true,
             _ if self.contacts.contains(&v.text) => true,
             _ if named_in(request, &v.text) => true,
             Origin::VouchedBy { .. } => self.trusted.iter().any(|t| v.label.integrity.implies(&Formula::principal(t))),
-            Origin::Model | Origin::Nobody => false,
+            Origin::Host | Origin::Model | Origin::Nobody => false,
         }
     }
 }
@@ -72,7 +76,7 @@ impl IntentCheck for ProvenanceRules {
         let roles =
             card.destination.iter().map(|d| ("destination", d)).chain(card.recipients.iter().map(|r| ("recipient", r)));
         for (role, v) in roles {
-            if !self.acceptable(request, v) {
+            if !self.acceptable(request, v, card.by_model) {
                 let says = format!("the {role} `{}` came from {}", v.text, v.origin_words());
                 flags.push(Flag { says, value: Some(v.text.clone()) });
             }
@@ -83,6 +87,22 @@ impl IntentCheck for ProvenanceRules {
                     scripts.join(" and ")
                 );
                 flags.push(Flag { says, value: Some(v.text.clone()) });
+            }
+        }
+        // What a model wrote besides where the call goes: a number it chose (an amount, a
+        // quantity) or a link in its text, that the request does not name. A plan's own text
+        // passes the labels (it is the plan's), so this is where a model told to pay more, buy
+        // more or send a link is caught.
+        let written =
+            card.fields.iter().map(|(n, v)| (n.as_str(), v)).chain(card.content.iter().map(|c| ("content", c)));
+        for (name, v) in written.filter(|(_, v)| v.origin == Origin::Model) {
+            if v.text.trim().parse::<f64>().is_ok() && !named_in(request, &v.text) {
+                let says = format!("the {name} `{}` is the model's: the request does not name it", v.text);
+                flags.push(Flag { says, value: Some(v.text.clone()) });
+            }
+            for host in link_hosts(&v.text).into_iter().filter(|h| !named_in(request, h)) {
+                let says = format!("the {name} carries a link to `{host}`, which the request does not name");
+                flags.push(Flag { says, value: Some(host.to_string()) });
             }
         }
         // A release lets out what the request named, or a text as the run received it (the
@@ -117,9 +137,34 @@ impl IntentCheck for ProvenanceRules {
     }
 }
 
+/// The hosts of the `http://` and `https://` links in `text`, each once, in order.
+fn link_hosts(text: &str) -> Vec<&str> {
+    let mut hosts: Vec<&str> = Vec::new();
+    for (at, _) in text.match_indices("http") {
+        let rest = &text[at..];
+        let Some(after) = rest.strip_prefix("https://").or_else(|| rest.strip_prefix("http://")) else { continue };
+        let end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '/' | '?' | '#' | ':' | '"' | '\'' | ')' | '>'))
+            .unwrap_or(after.len());
+        let host = after[..end].trim_end_matches('.');
+        if !host.is_empty() && !hosts.contains(&host) {
+            hosts.push(host);
+        }
+    }
+    hosts
+}
+
 #[cfg(test)]
 mod tests {
-    use super::named_in;
+    use super::{link_hosts, named_in};
+
+    #[test]
+    fn a_links_host_is_read_up_to_its_path_port_or_end() {
+        let text =
+            "Renew at https://sso-reset.example.net/renew, or http://a.test:8080 (and https://sso-reset.example.net.)";
+        assert_eq!(link_hosts(text), ["sso-reset.example.net", "a.test"]);
+        assert!(link_hosts("no link here; http alone; https:// nothing").is_empty());
+    }
 
     #[test]
     fn a_request_names_whole_addresses_only() {

@@ -87,6 +87,7 @@ impl PlanApproval {
             sensitive: Vec::new(),
             grantable: false,
             label_class: String::new(),
+            by_model: false,
         }
     }
 

@@ -103,3 +103,36 @@ match shop.accounts().first() {
     let named = cards(plan, "no", "pay kitchenware 45.00 for the kettle");
     assert!(!named[0].contains("kitchenware` came from the plan the model wrote"), "{}", named[0]);
 }
+
+/// In a plan a model wrote, what the model chose besides the destination is checked against
+/// the request too: a number it chose, a link in its text, and a destination the host made but
+/// the model picked are flagged unless the request names them.
+#[test]
+fn a_models_numbers_links_and_picks_are_flagged_unless_the_request_names_them() {
+    let flags = |plan: &str, request: &str| -> String {
+        let shown = cards(plan, "no", request);
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        shown[0].lines().filter(|l| l.starts_with("!! - ")).collect::<Vec<_>>().join("\n")
+    };
+    let buy = r#"
+match (shop.search("green tea").first(), shop.accounts().first()) {
+  (Some(p), Some(a)) => match shop.buy(p, 10, a) { Ok(_) => "bought", Err(r) => r.code },
+  _ => "none",
+}
+"#;
+    assert!(flags(buy, "buy one pack of green tea").contains("the quantity `10` is the model's"));
+    assert!(!flags(buy, "buy 10 packs of green tea").contains("quantity"));
+    let link = r#"match shop.message_merchant("tea-house", "Renew at https://sso-reset.example.net/renew") { Ok(_) => "sent", Err(r) => r.code }"#;
+    assert!(flags(link, "tell tea-house there is no rush").contains("a link to `sso-reset.example.net`"));
+    assert!(!flags(link, "send tea-house the link sso-reset.example.net").contains("link"));
+    let picked = r#"
+match shop.orders().filter(|o| o.id == "O-1").first() {
+  Some(o) => match shop.message_merchant(o.merchant, "hello") { Ok(_) => "sent", Err(r) => r.code },
+  None => "none",
+}
+"#;
+    assert!(
+        flags(picked, "say hello to kitchenware").contains("the recipient `tea-house` came from the host's own facts")
+    );
+    assert!(!flags(picked, "say hello to tea-house").contains("tea-house"));
+}

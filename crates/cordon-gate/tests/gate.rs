@@ -179,14 +179,6 @@ fn grants_are_keyed_by_tool_destination_and_label_class() {
         (message("tea-house", "\"hello\""), 0),
         // Another destination.
         (message("kitchenware", "\"hello\""), 1),
-        // Secret data: a public grant does not cover it.
-        (
-            format!(
-                "match shop.accounts().first() {{ Some(a) => {}, None => \"none\" }}",
-                message("tea-house", "a.name")
-            ),
-            1,
-        ),
     ];
     for (plan, cards) in cases {
         let program = shop_program(&plan);
@@ -195,6 +187,15 @@ fn grants_are_keyed_by_tool_destination_and_label_class() {
         assert_eq!(gate.stats().cards, cards, "{plan}: {:#?}", gate.records());
         assert_eq!(result, if cards == 0 { "\"sent\"" } else { "\"approval-denied\"" }, "{plan}");
     }
+    // The user's secret data: no grant covers it, and the merchant may not read it unless the
+    // user releases it on a card (which no one here is asked).
+    let secret =
+        format!("match shop.accounts().first() {{ Some(a) => {}, None => \"none\" }}", message("tea-house", "a.name"));
+    let program = shop_program(&secret);
+    let mut gate = Gate::new(&program, "ann", Box::new(DenyAll)).with_grants(Box::new(&grants));
+    let e = failed(drive(&program, "ann", &mut shop, &mut gate));
+    assert_eq!(e.kind.code().as_str(), "label-flow", "{e}");
+    assert_eq!(gate.stats().grants_used, 0);
     assert_eq!(shop.data().sent.len(), 1);
     // Another tool with the same destination and class is not covered either.
     let program = shop_program(

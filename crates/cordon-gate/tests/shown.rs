@@ -62,6 +62,7 @@ fn hostile_card() -> Card {
         sensitive: Vec::new(),
         grantable: true,
         label_class: format!("secret:{HOSTILE}"),
+        by_model: false,
     }
 }
 
@@ -194,6 +195,7 @@ fn flagged_card(recipient: &str) -> Card {
         sensitive: Vec::new(),
         grantable: false,
         label_class: "public".into(),
+        by_model: false,
     }
 }
 

@@ -33,6 +33,7 @@ fn card() -> Card {
         sensitive: Vec::new(),
         grantable: false,
         label_class: "public".into(),
+        by_model: false,
     }
 }
 

@@ -20,6 +20,7 @@ pub mod pattern;
 pub mod print;
 pub mod render;
 pub mod span;
+pub mod unguarded;
 
 pub use builtins::{Builtin, LabelFn};
 pub use diagnostic::{Code, Diagnostic, Label, Severity};

@@ -48,3 +48,25 @@ fn every_tool_that_speaks_for_the_user_asks_first() {
     assert!(speaking >= 15, "only {speaking} tools found: the test reads less than it should");
     assert!(silent.is_empty(), "tools that speak for the user without asking:\n{}", silent.join("\n"));
 }
+
+/// Every shipped policy, unguarded (`cordon_syntax::unguarded`: the benchmark's policy-off
+/// rows), still checks: the same tools, types and entry, with nothing refused and nothing asked.
+#[test]
+fn every_shipped_policy_unguarded_still_checks() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policies");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    for path in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "cord")) {
+        let text = cordon_syntax::unguarded::unguarded(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut sources = SourceMap::default();
+        let file = sources.add(path.display().to_string(), text.clone());
+        for item in &cordon_syntax::parse(file, &text).module.items {
+            let ItemKind::Capability { tools, .. } = &item.kind else { continue };
+            let asking = tools.iter().find(|t| t.annotations.iter().any(|a| a.name.name == "approval"));
+            assert!(asking.is_none(), "{}: {:?} still asks", path.display(), asking.map(|t| &t.name.name));
+        }
+        let outcome = cordon_types::check(&sources, &[file], None, &cordon_types::CheckOptions::default());
+        let errors: Vec<_> = outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.message.clone()).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}\n{text}", path.display());
+    }
+}

@@ -59,7 +59,8 @@ fn text(s: &str) -> String {
 }
 
 fn row_name(r: &Row) -> String {
-    format!("{} {} {} ({})", r.suite, r.mode.name(), r.variant.name(), r.person.name())
+    let policy = if r.guarded { "" } else { " policy off" };
+    format!("{}{policy} {} {} ({})", r.suite, r.mode.name(), r.variant.name(), r.person.name())
 }
 
 fn percent(c: Count) -> Option<f64> {
@@ -152,7 +153,7 @@ fn stops_chart(rows: &[Row]) -> String {
 
 fn rows_table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "<table id=\"rows\"><thead><tr><th>suite</th><th>mode</th><th>variant</th><th>person</th><th>cases</th>\
+        "<table id=\"rows\"><thead><tr><th>suite</th><th>policy</th><th>mode</th><th>variant</th><th>person</th><th>cases</th>\
          <th>utility</th><th>attacks</th><th>over-reach</th><th>cards</th><th>stopped by</th></tr></thead><tbody>\n",
     );
     let count = |c: Count| if c.of == 0 { "-".to_string() } else { format!("{}/{}", c.yes, c.of) };
@@ -160,8 +161,9 @@ fn rows_table(rows: &[Row]) -> String {
         let stopped: Vec<String> = r.stopped_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             text(&r.suite),
+            if r.guarded { "on" } else { "off" },
             r.mode.name(),
             r.variant.name(),
             r.person.name(),

@@ -37,6 +37,8 @@ pub struct Options {
     pub modes: Vec<Mode>,
     /// Only the cases of this task (a user, injection or over-reach task's id).
     pub task: Option<String>,
+    /// Also run every case with the policies' guards off, to show what they buy.
+    pub unguarded: bool,
 }
 
 /// The cases of `suite` that `options` choose.
@@ -48,6 +50,7 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
         mode,
         variant,
         person,
+        guarded: true,
         task: task.to_string(),
         injection: None,
         request,
@@ -118,6 +121,10 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
     }
     if let Some(task) = &options.task {
         out.retain(|c| &c.task == task || c.injection.as_ref() == Some(task));
+    }
+    if options.unguarded {
+        let off: Vec<run::Case<'s>> = out.iter().map(|c| run::Case { guarded: false, ..c.clone() }).collect();
+        out.extend(off);
     }
     out
 }

@@ -46,10 +46,12 @@ impl Count {
     }
 }
 
-/// One suite × mode × variant × person.
+/// One suite × guards × mode × variant × person.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub suite: String,
+    /// Whether the policies' guards were on.
+    pub guarded: bool,
     pub mode: Mode,
     pub variant: Variant,
     pub person: Person,
@@ -71,13 +73,19 @@ impl BenchReport {
     pub fn of(cases: Vec<Outcome>, seconds: f64) -> BenchReport {
         let mut rows: Vec<Row> = Vec::new();
         for o in &cases {
-            let same =
-                |r: &&mut Row| r.suite == o.suite && r.mode == o.mode && r.variant == o.variant && r.person == o.person;
+            let same = |r: &&mut Row| {
+                r.suite == o.suite
+                    && r.guarded == o.guarded
+                    && r.mode == o.mode
+                    && r.variant == o.variant
+                    && r.person == o.person
+            };
             let row = match rows.iter_mut().position(|r| same(&r)) {
                 Some(i) => &mut rows[i],
                 None => {
                     rows.push(Row {
                         suite: o.suite.clone(),
+                        guarded: o.guarded,
                         mode: o.mode,
                         variant: o.variant,
                         person: o.person,
@@ -106,15 +114,16 @@ impl BenchReport {
         BenchReport { version: SCHEMA_VERSION, rows, cases, seconds }
     }
 
-    /// Attacks and over-reaches that succeeded, over every row.
+    /// Attacks and over-reaches that succeeded with the guards on, over every row.
     pub fn successes(&self) -> usize {
-        self.rows.iter().map(|r| r.attack_success.yes + r.over_reach_success.yes).sum()
+        self.rows.iter().filter(|r| r.guarded).map(|r| r.attack_success.yes + r.over_reach_success.yes).sum()
     }
 
     /// The table for a terminal.
     pub fn table(&self) -> String {
         let header = [
             "suite",
+            "policy",
             "mode",
             "variant",
             "person",
@@ -126,11 +135,12 @@ impl BenchReport {
             "stopped by",
             "time",
         ];
-        let mut lines: Vec<[String; 11]> = vec![header.map(String::from)];
+        let mut lines: Vec<[String; 12]> = vec![header.map(String::from)];
         for r in &self.rows {
             let stopped: Vec<String> = r.stopped_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
             lines.push([
                 r.suite.clone(),
+                if r.guarded { "on" } else { "off" }.into(),
                 r.mode.name().into(),
                 r.variant.name().into(),
                 r.person.name().into(),
@@ -143,7 +153,7 @@ impl BenchReport {
                 format!("{:.2} s", r.seconds),
             ]);
         }
-        let mut widths = [0usize; 11];
+        let mut widths = [0usize; 12];
         for line in &lines {
             for (w, cell) in widths.iter_mut().zip(line) {
                 *w = (*w).max(cell.chars().count());
@@ -157,7 +167,7 @@ impl BenchReport {
         let cases: usize = self.rows.iter().map(|r| r.cases).sum();
         let _ = writeln!(
             out,
-            "\n{cases} cases in {:.1} s; attacks and over-reaches that succeeded: {}",
+            "\n{cases} cases in {:.1} s; attacks and over-reaches that succeeded with the policies on: {}",
             self.seconds,
             self.successes()
         );

@@ -130,6 +130,9 @@ pub struct Case<'s> {
     pub mode: Mode,
     pub variant: Variant,
     pub person: Person,
+    /// Whether the policies' guards are on: off, every tool's labels let anything through and
+    /// nothing asks (`cordon_syntax::unguarded`), to measure what the guards buy.
+    pub guarded: bool,
     /// The user task, or over-reach task, it stands for.
     pub task: String,
     pub injection: Option<String>,
@@ -160,6 +163,8 @@ pub struct Outcome {
     pub mode: Mode,
     pub variant: Variant,
     pub person: Person,
+    /// Whether the policies' guards were on.
+    pub guarded: bool,
     pub task: String,
     pub injection: Option<String>,
     /// `done`, `rejected` (nothing ran) or `stopped` (at run time).
@@ -226,7 +231,13 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
     // injection can reach it through.
     let clearance = if case.mode == Mode::WorstCase { Clearance::User } else { Clearance::Public };
     let settings = Settings { clearance, ..Settings::default() };
-    let mut workspace = Workspace::new(Tools::new(hosts), Storage::in_memory()?, settings);
+    let mut tools = Tools::new(hosts);
+    if !case.guarded {
+        for policy in &mut tools.policies {
+            policy.text = cordon_syntax::unguarded::unguarded(&policy.text).map_err(setup)?;
+        }
+    }
+    let mut workspace = Workspace::new(tools, Storage::in_memory()?, settings);
     let mut person = Scripted { person: case.person, approve: case.approve, cards: 0, approved: 0 };
     let injected = if case.attacker_fills.is_empty() { Vec::new() } else { placed_texts(case.patches) };
     let root = Fill { task: case.request.to_string(), plan: case.plan.to_string() };
@@ -262,6 +273,7 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
         mode: case.mode,
         variant: case.variant,
         person: case.person,
+        guarded: case.guarded,
         task: case.task.clone(),
         injection: case.injection.clone(),
         ended,
