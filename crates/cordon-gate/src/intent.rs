@@ -137,12 +137,15 @@ impl IntentCheck for ProvenanceRules {
     }
 }
 
-/// The hosts of the `http://` and `https://` links in `text`, each once, in order.
+/// The hosts of the `http://` and `https://` links in `text` (the scheme in any case), each
+/// once, in order. (A link written without its scheme is not seen.)
 fn link_hosts(text: &str) -> Vec<&str> {
+    // ASCII lowering keeps every byte where it was, so positions found in it hold in `text`.
+    let lowered = text.to_ascii_lowercase();
     let mut hosts: Vec<&str> = Vec::new();
-    for (at, _) in text.match_indices("http") {
-        let rest = &text[at..];
-        let Some(after) = rest.strip_prefix("https://").or_else(|| rest.strip_prefix("http://")) else { continue };
+    for (at, _) in lowered.match_indices("http") {
+        let scheme = ["https://", "http://"].into_iter().find(|s| lowered[at..].starts_with(s));
+        let Some(after) = scheme.map(|s| &text[at + s.len()..]) else { continue };
         let end = after
             .find(|c: char| c.is_whitespace() || matches!(c, '/' | '?' | '#' | ':' | '"' | '\'' | ')' | '>'))
             .unwrap_or(after.len());
@@ -163,6 +166,7 @@ mod tests {
         let text =
             "Renew at https://sso-reset.example.net/renew, or http://a.test:8080 (and https://sso-reset.example.net.)";
         assert_eq!(link_hosts(text), ["sso-reset.example.net", "a.test"]);
+        assert_eq!(link_hosts("HTTPS://Evil.Example/x and hTTp://b.test"), ["Evil.Example", "b.test"]);
         assert!(link_hosts("no link here; http alone; https:// nothing").is_empty());
     }
 
