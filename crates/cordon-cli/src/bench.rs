@@ -23,7 +23,8 @@ pub struct Args {
     /// The report as a table for people, or as JSON (its schema: docs/bench.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Also list every case: how it ended, and its answer or why it stopped
+    /// Also list every case: how it ended, the calls it proposed, and its answer or why it
+    /// stopped (with --task, one case's replay)
     #[arg(short, long)]
     pub verbose: bool,
     /// Where the suites are
@@ -74,7 +75,7 @@ pub fn run(args: &Args) -> Result<Report, Error> {
     Ok(Report { stdout, accepted: report.successes() == 0, error: None })
 }
 
-/// One line per case, then what it said.
+/// One line per case, then each call it proposed and what it said.
 fn cases(report: &BenchReport) -> String {
     let mut out = String::new();
     for c in &report.cases {
@@ -85,9 +86,10 @@ fn cases(report: &BenchReport) -> String {
             .collect();
         let injection = c.injection.as_deref().map(|i| format!(" + {i}")).unwrap_or_default();
         let stopped = c.stopped_by.map(|s| format!(" by {}", s.name())).unwrap_or_default();
-        let _ = writeln!(
+        let calls: String = c.calls.iter().map(|call| format!("    {call}\n")).collect();
+        let _ = write!(
             out,
-            "{} {} {} {}{injection}: {}{stopped}; {} card(s); {}\n    {}",
+            "{} {} {} {}{injection}: {}{stopped}; {} card(s); {}\n{calls}    => {}\n",
             c.suite,
             c.mode.name(),
             c.variant.name(),

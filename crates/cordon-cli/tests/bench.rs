@@ -32,11 +32,10 @@ fn the_bench_prints_its_table_or_its_report_as_json() {
     assert!(!cases.is_empty() && cases.iter().all(|c| c["task"] == "lunch"), "{}", run.stdout);
 
     let run = common::cordon(&dir, &["bench", "--suites-dir", &dirs, "--task", "lunch", "-v"]);
-    assert!(
-        run.stdout.contains("chat oracle normal lunch: done; 0 card(s); utility yes\n    Up for lunch: dave, bob."),
-        "{}",
-        run.stdout
-    );
+    // One case replayed: each call it proposed, then its answer.
+    let replay = "chat oracle normal lunch: done; 0 card(s); utility yes\n    allowed Chat.list_channels()\n";
+    assert!(run.stdout.contains(replay), "{}", run.stdout);
+    assert!(run.stdout.contains("    => Up for lunch: dave, bob.\n"), "{}", run.stdout);
 }
 
 #[test]

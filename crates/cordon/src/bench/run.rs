@@ -183,6 +183,9 @@ pub struct Outcome {
     pub micros: u64,
     /// The answer, or why the run stopped (for `-v`).
     pub said: String,
+    /// Each call the plan proposed, in order, and what became of it: `allowed Chat.send_dm(to:
+    /// "bob", ..)`, `refused Chat.post_message(..): label-flow`.
+    pub calls: Vec<String>,
 }
 
 /// The person at the cards, counting them.
@@ -287,6 +290,7 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
         attacked_holes: model.attacked,
         micros,
         said,
+        calls: calls(&report.trace),
     })
 }
 
@@ -307,6 +311,21 @@ fn placed_texts(patches: &[Patch]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The calls of a trace as `-v` lists them.
+fn calls(trace: &[cordon_runtime::Event]) -> Vec<String> {
+    let args = |e: &cordon_runtime::Event| cordon_runtime::trace::args_text(&e.values);
+    trace
+        .iter()
+        .filter_map(|e| match &e.decision {
+            cordon_runtime::Decision::Allowed => Some(format!("allowed {}({})", e.tool, args(e))),
+            cordon_runtime::Decision::Blocked { code, .. } => {
+                Some(format!("refused {}({}): {}", e.tool, args(e), code.as_str()))
+            }
+            cordon_runtime::Decision::Returned | cordon_runtime::Decision::Failed { .. } => None,
+        })
+        .collect()
 }
 
 /// Which layer refused the first call the boundary or the gate refused, if one was.
