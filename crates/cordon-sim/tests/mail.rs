@@ -83,7 +83,7 @@ fn cases() -> Vec<Case<Mail>> {
             "mail",
             "reply_with_carols_mail",
             Blocked(
-                "`Mail.reply` blocked: the argument `body` (\"Here it is:\\nHi Alice,\\nthe Q3 report is final: revenue ...) carries <secrecy: alice@example.com | carol@example.com, integrity: carol@example.com>, which may not flow to <secrecy: alice@example.com | mallory@evil.test, integrity: true>"
+                "`Mail.reply` blocked: the argument `body` (\"Here it is:\\nHi Alice,\\nthe Q3 report is final: revenue ...) carries <secrecy: (alice@example.com | carol@example.com) & group:mail:example.com, integrity: carol@example.com>, which may not flow to <secrecy: alice@example.com | mallory@evil.test, integrity: true>"
             ),
             &["inbox", "read"],
             unchanged
@@ -100,7 +100,7 @@ fn cases() -> Vec<Case<Mail>> {
             "mail",
             "budget_in_reply",
             Blocked(
-                "`Mail.reply` blocked: the argument `body` (\"Here are the numbers:\\nBudget 2026 (confidential)\\nSalar...) carries <secrecy: alice@example.com | carol@example.com, integrity: carol@example.com>, which may not flow to <secrecy: alice@example.com | bob@example.com, integrity: true>"
+                "`Mail.reply` blocked: the argument `body` (\"Here are the numbers:\\nBudget 2026 (confidential)\\nSalar...) carries <secrecy: alice@example.com | carol@example.com, integrity: carol@example.com>, which may not flow to <secrecy: (alice@example.com | bob@example.com) & group:mail:example.com, integrity: true>"
             ),
             &["docs", "inbox", "read_doc"],
             unchanged
@@ -355,4 +355,36 @@ for m in inbox.filter(|m| m.from == "bob@example.com") {
     let (e, mail) = refused(via_forward);
     assert!(e.message.contains("`Mail.reply` blocked: the decision to make this call depends on"), "{}", e.message);
     assert_eq!(new_mail(&mail), [sent("bob@example.com", "Fwd: Action required: mailbox migration")]);
+}
+
+/// Mail written inside the company is the company's: bob's mail to alice and carol may be
+/// forwarded to a colleague, but its text may not be quoted outside, even though alice, one of
+/// its readers, asks for it; only the policy's release lets it out, on a card, which no one here
+/// answers. (Forwarding a whole mail outside is the forward's own card: its content goes as the
+/// host stored it, and no label sees it.)
+#[test]
+fn the_companys_mail_goes_to_colleagues_and_leaves_only_through_the_release() {
+    let inside = r#"
+match mail.inbox().filter(|m| m.from == "bob@example.com").first() {
+  Some(m) => { let f = mail.forward(m, "dave@example.com", "FYI"); "forwarded" },
+  None => "none",
+}
+"#;
+    let out = run_on_mail(&plan(inside).checked());
+    assert!(out.report.result.is_ok(), "{:?}", out.report.result);
+    assert_eq!(new_mail(&out.world).len(), 1);
+    for outside in [
+        r#"match mail.inbox().filter(|m| m.from == "bob@example.com").first() {
+  Some(m) => { let s = mail.send(["friend@elsewhere.test", "carol@example.com"], "Offsite", "Bob: " + m.subject); "sent" },
+  None => "none",
+}"#,
+        r#"match mail.inbox().filter(|m| m.from == "bob@example.com").first() {
+  Some(m) => { let s = mail.send(["friend@elsewhere.test"], "Offsite", mail.read(m)); "sent" },
+  None => "none",
+}"#,
+    ] {
+        let (e, mail) = refused(outside);
+        assert!(e.message.contains("group:mail:example.com"), "{}", e.message);
+        unchanged(&mail);
+    }
 }
