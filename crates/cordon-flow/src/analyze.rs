@@ -164,8 +164,9 @@ pub(crate) struct Analyzer<'a> {
     pub user: Arc<str>,
     scope: Scope,
     pc: Bounds,
-    /// The shape of each tool's result, with its fields' labels (computed once per tool).
-    shapes: HashMap<(Arc<str>, Arc<str>), Abs>,
+    /// The shape of each tool's result, with its fields' labels: computed once per tool and
+    /// per set of known argument values its result refinement may learn from.
+    shapes: HashMap<(Arc<str>, Arc<str>, String), Abs>,
     /// The policy's label expressions that name no parameter, by where they are: computed once.
     constant_labels: HashMap<(u32, u32, u32), Bounds>,
     /// How many times the code being analysed may run, per run of the plan.

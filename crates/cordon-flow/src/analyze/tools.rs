@@ -183,15 +183,16 @@ impl<'a> Analyzer<'a> {
         let known = |a: &Abs| matches!(a.kind, Kind::Str(_) | Kind::Int(_) | Kind::Bool(_));
         let args: Vec<(Arc<str>, Abs)> =
             params.iter().filter(|(_, a)| known(a)).map(|(n, a)| (n.as_str().into(), a.clone())).collect();
-        let shaped = match self.shapes.get(&tool) {
-            Some(s) if args.is_empty() => s.clone(),
-            _ => {
-                let outer = std::mem::replace(&mut self.scope, Scope::of(args.iter().cloned()));
+        // The shape is the same at every call with the same known arguments.
+        let known_args: String = args.iter().map(|(n, a)| format!("{n}={:?};", a.kind)).collect();
+        let key = (tool.0, tool.1, known_args);
+        let shaped = match self.shapes.get(&key) {
+            Some(s) => s.clone(),
+            None => {
+                let outer = std::mem::replace(&mut self.scope, Scope::of(args));
                 let s = self.shape(ty, 0, &Origins::default());
                 self.scope = outer;
-                if args.is_empty() {
-                    self.shapes.insert(tool, s.clone());
-                }
+                self.shapes.insert(key, s.clone());
                 s
             }
         };

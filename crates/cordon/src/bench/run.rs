@@ -8,6 +8,7 @@ use std::time::Instant;
 use cordon_engine::Hosts;
 use cordon_gate::{Answer, Approver, Card, Reply};
 use cordon_runtime::{ErrorKind, Value};
+use cordon_syntax::Code;
 use serde::Serialize;
 
 use crate::bench::check::{all_hold, patched};
@@ -253,9 +254,9 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
         // A plan may go on past a refused call (a tool whose result says it was refused).
         Ended::Done(v) => ("done", refused_call(&report.trace), answer_text(&v.value)),
         Ended::Rejected => {
-            let codes: Vec<&str> =
-                report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code.as_str()).collect();
-            let by = if codes.contains(&"label-flow") { Stop::StaticLabels } else { Stop::Checker };
+            let errors: Vec<Code> = report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
+            let by = if errors.contains(&Code::LabelFlow) { Stop::StaticLabels } else { Stop::Checker };
+            let codes: Vec<&str> = errors.iter().map(|c| c.as_str()).collect();
             ("rejected", Some(by), codes.join(", "))
         }
         Ended::Failed(e) => {
@@ -264,7 +265,7 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
                 // analysis, by the gate's `deny`, or by the checker, as its last rejection says.
                 ErrorKind::Hole if e.message.contains("error[label-flow]") => Stop::StaticLabels,
                 ErrorKind::Hole if e.message.contains("error[approval-denied]") => Stop::Gate,
-                kind => stop_of(kind),
+                kind => stop_of(kind.code()),
             };
             ("stopped", Some(by), format!("{}: {}", e.kind.code().as_str(), e.message))
         }
@@ -331,26 +332,20 @@ fn calls(trace: &[cordon_runtime::Event]) -> Vec<String> {
 /// Which layer refused the first call the boundary or the gate refused, if one was.
 fn refused_call(trace: &[cordon_runtime::Event]) -> Option<Stop> {
     trace.iter().find_map(|e| match &e.decision {
-        cordon_runtime::Decision::Blocked { code, .. } => Some(match code.as_str() {
-            "label-flow" => Stop::RuntimeLabels,
-            "approval-denied" => Stop::Gate,
-            "sensitive-data" => Stop::OutgoingCheck,
-            "recheck-failed" | "forged-host-value" => Stop::RuntimeChecks,
-            _ => Stop::Other,
-        }),
+        cordon_runtime::Decision::Blocked { code, .. } => Some(stop_of(*code)),
         _ => None,
     })
 }
 
-/// Which layer a run-time error comes from.
-fn stop_of(kind: ErrorKind) -> Stop {
-    match kind {
-        ErrorKind::LabelFlow => Stop::RuntimeLabels,
-        ErrorKind::Recheck | ErrorKind::Forged | ErrorKind::Contract => Stop::RuntimeChecks,
-        ErrorKind::ApprovalDenied => Stop::Gate,
+/// Which layer a run-time refusal or error comes from, by its code.
+fn stop_of(code: Code) -> Stop {
+    match code {
+        Code::LabelFlow => Stop::RuntimeLabels,
+        Code::RecheckFailed | Code::ForgedValue | Code::ToolContract => Stop::RuntimeChecks,
+        Code::ApprovalDenied => Stop::Gate,
         // A hole none of whose fills the checker accepted.
-        ErrorKind::Hole => Stop::Checker,
-        ErrorKind::SensitiveData => Stop::OutgoingCheck,
+        Code::HoleUnfilled => Stop::Checker,
+        Code::SensitiveData => Stop::OutgoingCheck,
         _ => Stop::Other,
     }
 }
