@@ -166,6 +166,7 @@ fn the_intent_model_is_shown_the_card_under_its_own_clearance() {
         label,
         origin: cordon_gate::Origin::Request,
         sources: Vec::new(),
+        hidden: None,
     };
     let card = cordon_gate::Card {
         id: 1,

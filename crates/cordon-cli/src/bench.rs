@@ -14,7 +14,7 @@ pub struct Args {
     /// Only this suite (repeatable; default: every suite)
     #[arg(long = "suite", value_name = "NAME")]
     pub suites: Vec<String>,
-    /// Only this mode (repeatable): oracle, worst-case, compromised-planner
+    /// Only this mode (repeatable): oracle, worst-case, compromised-planner, adaptive
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<String>,
     /// Only the cases of this task (a user, injection or over-reach task's id)
@@ -86,7 +86,8 @@ fn cases(report: &BenchReport) -> String {
             .collect();
         let injection = c.injection.as_deref().map(|i| format!(" + {i}")).unwrap_or_default();
         let stopped = c.stopped_by.map(|s| format!(" by {}", s.name())).unwrap_or_default();
-        let calls: String = c.calls.iter().map(|call| format!("    {call}\n")).collect();
+        // An adaptive case's attempts, then the last one's calls.
+        let calls: String = c.tried.iter().chain(&c.calls).map(|line| format!("    {line}\n")).collect();
         let _ = write!(
             out,
             "{} {} {} {}{injection}: {}{stopped}; {} card(s); {}\n{calls}    => {}\n",

@@ -138,7 +138,8 @@ const STORIES: &[Story] = &[
     },
     Story {
         title: "Opaque types: citations only from the trusted source",
-        intro: "`Trusted[Bib]` has no constructor: only `fetch_bib` makes one, and `append` takes nothing else.",
+        intro: "An `Entry` is opaque: only the index's tools (`search`, `fetch`) make one, and `append` takes \
+                nothing else, and only an entry the checker proves is not retracted.",
         policy: file!("policies/citations.cord"),
         env: None,
         plans: &[

@@ -1,8 +1,7 @@
 //! `--dir NAME=PATH[:rw]` end to end: the plans of `examples/fs/` against real directories in
 //! the test's own folder (what runs writes what it should, what is blocked or refused writes
 //! nothing), bad grants refused before anything runs, a directory beside a simulated
-//! environment, the approval gate on writes to the `public` root and on removals, and `cordon
-//! ask` with a directory.
+//! environment, the approval gate on writes and removals, and `cordon ask` with a directory.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -34,9 +33,13 @@ fn data(name: &str) -> String {
 #[test]
 fn a_summary_is_read_from_one_root_and_written_to_another() {
     let dir = workdir("summary");
-    let (code, out) =
-        cordon(&dir, &["run", "--dir", &data("notes"), "--dir", "out=out:rw", &example("summarize_notes.cord")]);
+    let yes = common::yes(&dir);
+    let (code, out) = cordon(
+        &dir,
+        &["run", "--dir", &data("notes"), "--dir", "out=out:rw", "--approve", &yes, &example("summarize_notes.cord")],
+    );
     assert_eq!(code, 0, "{out}");
+    assert!(out.contains("approvals: 1 card(s), 1 approved"), "every write asks: {out}");
     assert!(out.contains("result: \"Saved summary.txt: 3 things to do; 2024 Q1 revenue: 12\""), "{out}");
     assert_eq!(std::fs::read_to_string(dir.join("out/summary.txt")).unwrap(), "3 things to do; 2024 Q1 revenue: 12");
     // Without `:rw`, `out` is read-only, and the plan says so instead of writing.
@@ -73,8 +76,11 @@ fn the_inbox_cannot_decide_a_removal() {
 #[test]
 fn the_inbox_may_be_carried_into_a_digest() {
     let dir = workdir("digest");
-    let (code, out) =
-        cordon(&dir, &["run", "--dir", &data("inbox"), "--dir", "out=out:rw", &example("digest_inbox.cord")]);
+    let yes = common::yes(&dir);
+    let (code, out) = cordon(
+        &dir,
+        &["run", "--dir", &data("inbox"), "--dir", "out=out:rw", "--approve", &yes, &example("digest_inbox.cord")],
+    );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("result: \"Saved digest.txt.\""), "{out}");
     let digest = std::fs::read_to_string(dir.join("out/digest.txt")).unwrap();
@@ -149,8 +155,10 @@ match fs.root("out") {
 }"#,
     )
     .unwrap();
+    let yes = common::yes(&dir);
+    let plan = plan.to_str().unwrap();
     let (code, out) =
-        cordon(&dir, &["run", "--env", "shop", "--dir", "out=out:rw", "--format", "json", plan.to_str().unwrap()]);
+        cordon(&dir, &["run", "--env", "shop", "--dir", "out=out:rw", "--approve", &yes, "--format", "json", plan]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(std::fs::read_to_string(dir.join("out/orders.txt")).unwrap(), "3 orders");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -158,7 +166,7 @@ match fs.root("out") {
 }
 
 #[test]
-fn writing_to_the_public_root_and_removing_need_a_yes() {
+fn writing_and_removing_need_a_yes() {
     let dir = workdir("gate");
     std::fs::write(dir.join("out/old.txt"), "old").unwrap();
     let plan = dir.join("site.cord");
@@ -203,7 +211,9 @@ fn ask_with_directories() {
             &data("notes"),
             "--dir",
             "out=out:rw",
-            "Count my to-dos and save the count.",
+            "--approve",
+            &common::yes(&dir),
+            "Count my to-dos and save the count in count.txt.",
         ],
     );
     assert_eq!(code, 0, "{out}");

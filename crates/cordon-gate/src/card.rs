@@ -97,7 +97,31 @@ pub struct Shown {
     pub origin: Origin,
     /// Where its label came from (`the result of \`Shop.reviews\``, `the field \`Review.text\``).
     pub sources: Vec<String>,
+    /// For a value the card accounts for but never shows (`@card(hidden = ..)`, a new
+    /// password): the value itself, for the intent check. `text` then says only that it is
+    /// there; this is never rendered, recorded or serialized.
+    #[serde(skip)]
+    pub hidden: Option<HiddenText>,
 }
+
+/// A text no card shows and no record keeps: its `Debug` does not print it either.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HiddenText(String);
+
+impl HiddenText {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for HiddenText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HiddenText(<hidden>)")
+    }
+}
+
+/// What a card shows in place of a hidden text.
+pub const HIDDEN: &str = "<hidden>";
 
 /// Where a value came from, read from its integrity: who vouches for it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -172,7 +196,22 @@ impl Shown {
             origin = Origin::Host;
         }
         let sources = label.sources().iter().map(|s| s.what.to_string()).collect();
-        Shown { text, label: dc, origin, sources }
+        Shown { text, label: dc, origin, sources, hidden: None }
+    }
+
+    /// `v` as a card accounts for it without showing it: where it came from and its label, its
+    /// length, never its text.
+    pub fn hidden(v: &Val, pc: &Label, user: &str) -> Shown {
+        let mut shown = Shown::of(v, pc, user);
+        let n = shown.text.chars().count();
+        let text = std::mem::replace(&mut shown.text, format!("{HIDDEN} ({n} characters)"));
+        shown.hidden = Some(HiddenText(text));
+        shown
+    }
+
+    /// The text the intent check reads: the value itself, hidden or not.
+    pub fn checked_text(&self) -> &str {
+        self.hidden.as_ref().map_or(&self.text, HiddenText::as_str)
     }
 
     /// "secret to alice" or "public", "vouched for by ..": the label in words.
@@ -287,10 +326,30 @@ impl Card {
                     }
                     _ => card.recipients.push(Shown::of(&value, &effect.pc, user)),
                 },
+                "hidden" => card.fields.push((key, Shown::hidden(&value, &effect.pc, user))),
                 _ => card.fields.push((key, Shown::of(&value, &effect.pc, user))),
             }
         }
         Ok(card)
+    }
+
+    /// Hides each hidden value wherever else the card would show it (a value the labels
+    /// refused, shown with what approving it means).
+    pub fn hide_everywhere(&mut self) {
+        let hidden: Vec<String> = self
+            .fields
+            .iter()
+            .filter_map(|(_, v)| v.hidden.as_ref())
+            .map(|h| h.as_str().to_string())
+            .filter(|h| !h.is_empty())
+            .collect();
+        for v in self.shown_mut().filter(|v| v.hidden.is_none()) {
+            for h in &hidden {
+                if v.text.contains(h.as_str()) {
+                    v.text = v.text.replace(h.as_str(), HIDDEN);
+                }
+            }
+        }
     }
 
     /// Where the call goes, as grants match it: the destination and every recipient.
@@ -422,7 +481,8 @@ impl Card {
         self.by_model = true;
         for v in self.shown_mut() {
             let plan_text = v.origin == Origin::Request && v.label.integrity.is_false();
-            if plan_text && !named_in(request, &v.text) && v.text != request {
+            let text = v.checked_text();
+            if plan_text && !named_in(request, text) && text != request {
                 v.origin = Origin::Model;
             }
         }

@@ -324,6 +324,7 @@ impl<'a> Gate<'a> {
         if flows {
             card.flows = self.flows_shown(effect);
         }
+        card.hide_everywhere();
         // Masked once every value is on it: the card is recorded (the audit log, transcripts).
         if consent {
             self.mask(&mut card);

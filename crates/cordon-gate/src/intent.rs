@@ -12,6 +12,8 @@
 //! value a release would let out that the plan built from the group's data rather than received
 //! as it is (unless the request names it). In a plan a model wrote, a number the model chose (an
 //! amount, a quantity) and a link in the text it wrote are flagged unless the request names them.
+//! A value the card hides (`@card(hidden = ..)`, a new password) is flagged unless it is the
+//! user's own words: the person cannot check it on the card.
 
 use cordon_label::Formula;
 
@@ -88,6 +90,12 @@ impl IntentCheck for ProvenanceRules {
                 );
                 flags.push(Flag { says, value: Some(v.text.clone()) });
             }
+        }
+        // A value the card hides (a new password) must be the user's own words: the person
+        // cannot check it on the card, so nothing else may have chosen it.
+        for (_, v) in card.fields.iter().filter(|(_, v)| v.hidden.is_some() && v.origin != Origin::Request) {
+            let says = format!("the value hidden on this card came from {}", v.origin_words());
+            flags.push(Flag::about_call(says));
         }
         // What a model wrote besides where the call goes: a number it chose (an amount, a
         // quantity) or a link in its text, that the request does not name. A plan's own text

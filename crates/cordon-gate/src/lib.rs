@@ -76,7 +76,9 @@ mod plan;
 pub use approver::{
     Answer, ApproveAll, Approver, DenyAll, NotATerminal, ReadLine, Reply, ScriptError, Scripted, StdinLines, Terminal,
 };
-pub use card::{CONFIRM_CHARS, Card, Flag, FlowShown, Origin, Sensitive, Shown, label_class, named_in, origin};
+pub use card::{
+    CONFIRM_CHARS, Card, Flag, FlowShown, HIDDEN, HiddenText, Origin, Sensitive, Shown, label_class, named_in, origin,
+};
 pub use egress::Egress;
 pub use gate::{Decision, Gate, Record, Stats, rule};
 pub use grants::{Grants, MemoryGrants, StoreGrants};

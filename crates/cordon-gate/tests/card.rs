@@ -136,3 +136,62 @@ match shop.orders().filter(|o| o.id == "O-1").first() {
     );
     assert!(!flags(picked, "say hello to tea-house").contains("tea-house"));
 }
+
+/// The cards `plan` shows on the bank, in a plan a model wrote for `request`, answered no: each
+/// rendered, and as the store records it (JSON).
+fn bank_cards(plan: &str, request: &str) -> Vec<(String, String)> {
+    let mut sources = SourceMap::new();
+    let policy = sources.add("bank.cord", cordon_sim::bank::POLICY);
+    let plan = sources.add("plan.cord", plan);
+    let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
+    let Some(checked) = outcome.program else { panic!("{:#?}", outcome.diagnostics) };
+    let program = Program::new(&checked).unwrap();
+    let mut bank = cordon_sim::Bank::builtin().unwrap();
+    let user = bank.user().to_string();
+    let mut approver = Scripted::parse("no").unwrap();
+    let mut records = Vec::new();
+    {
+        let mut gate = Gate::new(&program, &user, Box::new(&mut approver)).with_request(request);
+        let config = Config { user: user.clone(), ..Config::default() };
+        let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
+        let _ = Engine::new(&mut bank).with_stage(&mut gate).start(&mut run);
+        records
+            .extend(gate.records().iter().filter_map(|r| r.card.as_ref()).map(|c| serde_json::to_string(c).unwrap()));
+    }
+    approver.shown.iter().map(|(card, _)| card.clone()).zip(records).collect()
+}
+
+/// A value a card hides (`@card(hidden = new)`, a new password) is on no card and in no
+/// record, even where the labels refused it; and since the person cannot check it, it is
+/// flagged unless it is the user's own words.
+#[test]
+fn a_hidden_value_is_never_shown_and_is_flagged_unless_the_request_gives_it() {
+    let plan = r#"match bank.change_password("Winter-Sunrise-7781") { Ok(_) => "changed", Err(r) => r.code }"#;
+    let own = bank_cards(plan, "set my password to Winter-Sunrise-7781");
+    let chosen = bank_cards(plan, "change my password to something strong");
+    for (card, record) in own.iter().chain(&chosen) {
+        assert!(!card.contains("Winter") && !card.contains("7781"), "{card}");
+        assert!(!record.contains("Winter") && !record.contains("7781"), "{record}");
+        assert!(card.contains("<hidden> (19 characters)"), "{card}");
+    }
+    assert!(!own[0].0.contains("FLAGGED"), "{}", own[0].0);
+    assert!(
+        chosen[0].0.contains("the value hidden on this card came from the plan the model wrote"),
+        "{}",
+        chosen[0].0
+    );
+    // Taken from a message someone else wrote: the labels refuse it, and the card that asks to
+    // vouch for it shows the refused value hidden too.
+    let from_message = r#"
+match bank.inbox().first() {
+  Some(m) => if len(m.text) >= 12 {
+    match bank.change_password(m.text) { Ok(_) => "changed", Err(r) => r.code }
+  } else { "short" },
+  None => "none",
+}
+"#;
+    for (card, record) in bank_cards(from_message, "change my password as the bank says") {
+        assert!(card.contains("<hidden>") && card.contains("FLAGGED"), "{card}");
+        assert!(!record.contains("lease renewal"), "{record}");
+    }
+}

@@ -12,8 +12,10 @@
 //! against two GitHub states that differ only in protected data and compares what each run
 //! published (for property tests and the `run` fuzz target).
 
+pub mod bank;
 mod call;
 pub mod chat;
+pub mod citations;
 pub mod clock;
 pub mod github;
 pub mod mail;
@@ -22,7 +24,9 @@ pub mod shop;
 
 use cordon_engine::{Host, Hosts};
 
+pub use bank::Bank;
 pub use chat::Chat;
+pub use citations::Citations;
 pub use clock::Clock;
 pub use github::GitHub;
 pub use mail::Mail;
@@ -74,11 +78,13 @@ environment!(GitHub, "github", github, |this| Some(this.user()));
 environment!(Chat, "chat", chat, |this| Some(this.user()));
 environment!(Shop, "shop", shop, |this| Some(this.user()));
 environment!(Mail, "mail", mail, |this| Some(this.user()));
+environment!(Bank, "bank", bank, |this| Some(this.user()));
+environment!(Citations, "citations", citations, |this| Some(this.user()));
 // A clock acts for no one: it joins the hosts of any principal.
 environment!(Clock, "clock", clock, |_this| None);
 
 /// The names [`env`] knows.
-pub const NAMES: &[&str] = &["github", "chat", "shop", "mail", "clock"];
+pub const NAMES: &[&str] = &["github", "chat", "shop", "mail", "citations", "bank", "clock"];
 
 /// A fresh environment with its built-in data, by name.
 pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
@@ -87,6 +93,8 @@ pub fn env(name: &str) -> Result<Box<dyn Environment>, String> {
         "chat" => Ok(Box::new(Chat::builtin()?)),
         "shop" => Ok(Box::new(Shop::builtin()?)),
         "mail" => Ok(Box::new(Mail::builtin()?)),
+        "citations" => Ok(Box::new(Citations::builtin()?)),
+        "bank" => Ok(Box::new(Bank::builtin()?)),
         "clock" => Ok(Box::new(Clock::builtin()?)),
         _ => Err(format!("there is no environment `{name}`; the environments are: {}", NAMES.join(", "))),
     }
@@ -99,9 +107,11 @@ pub fn env_with_data(name: &str, data: &str) -> Result<Box<dyn Environment>, Str
         "chat" => Ok(Box::new(Chat::from_json(data)?)),
         "shop" => Ok(Box::new(Shop::from_json(data)?)),
         "mail" => Ok(Box::new(Mail::from_json(data)?)),
-        _ => {
-            Err(format!("there is no environment `{name}` with a data file; those with one: github, chat, shop, mail"))
-        }
+        "citations" => Ok(Box::new(Citations::from_json(data)?)),
+        "bank" => Ok(Box::new(Bank::from_json(data)?)),
+        _ => Err(format!(
+            "there is no environment `{name}` with a data file; those with one: github, chat, shop, mail, citations, bank"
+        )),
     }
 }
 
@@ -112,6 +122,8 @@ pub fn state_of(hosts: &Hosts, name: &str) -> Option<serde_json::Value> {
         "chat" => hosts.get::<Chat>().map(Chat::state_json),
         "shop" => hosts.get::<Shop>().map(Shop::state_json),
         "mail" => hosts.get::<Mail>().map(Mail::state_json),
+        "citations" => hosts.get::<Citations>().map(Citations::state_json),
+        "bank" => hosts.get::<Bank>().map(Bank::state_json),
         _ => None,
     }
 }

@@ -21,6 +21,7 @@ pub mod print;
 pub mod render;
 pub mod span;
 pub mod unguarded;
+pub mod variants;
 
 pub use builtins::{Builtin, LabelFn};
 pub use diagnostic::{Code, Diagnostic, Label, Severity};

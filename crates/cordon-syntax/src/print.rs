@@ -329,6 +329,7 @@ pub fn expr(e: &Expr) -> Result<String, PrintError> {
     let list = |items: &[Expr]| items.iter().map(expr).collect::<Result<Vec<_>, _>>().map(|v| v.join(", "));
     Ok(match &e.kind {
         ExprKind::Int(n) if *n >= 0 => n.to_string(),
+        ExprKind::Decimal(d) if !d.is_sign_negative() => format!("{d}d"),
         ExprKind::Str(s) => string_literal(s),
         ExprKind::Bool(b) => b.to_string(),
         ExprKind::Unit => "()".to_string(),

@@ -275,3 +275,14 @@ fn what_the_printer_cannot_write_is_an_error() {
     assert!(print::expr(&ex(ExprKind::Int(-1))).is_err());
     assert!(print::expr(&ex(ExprKind::Float(1.5))).is_err());
 }
+
+/// A refinement over decimals (`{a: Decimal | a > 0.50d}`, as the language reference writes
+/// them) prints back as it was written: a policy with one reaches a model's prompt.
+#[test]
+fn decimal_literals_print_back() {
+    let text = "type Pay = { amount: {a: Decimal | a > 0.50d && a <= 5000d} }\n";
+    let back = reparse(text);
+    let printed = print::module(&back).unwrap();
+    assert!(printed.contains("a > 0.50d") && printed.contains("a <= 5000d"), "{printed}");
+    assert_eq!(print::module(&reparse(&printed)).unwrap(), printed);
+}

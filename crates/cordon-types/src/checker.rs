@@ -1070,7 +1070,7 @@ fn tiers_wanted() -> String {
 }
 
 /// The keys of `@card` that mean something to the gate; any other key is an extra field.
-const CARD_KEYS: &[&str] = &["action", "destination", "content", "recipients"];
+const CARD_KEYS: &[&str] = &["action", "destination", "content", "recipients", "hidden"];
 
 /// Is `key` a likely misspelling of `meant` (one edit away, or a missing or extra `s`)? A
 /// misspelt `recipients` would silently become an extra field that the intent check does not

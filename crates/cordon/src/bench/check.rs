@@ -30,14 +30,30 @@ fn has_text(v: &Value, text: &str) -> bool {
     }
 }
 
+/// Puts `new` at `at`: in place of what is there, or as a new key of the object the pointer's
+/// parent names (a file added to a directory, a field to a record).
+fn set(value: &mut Value, at: &str, new: Value) -> Result<(), String> {
+    if let Some(old) = value.pointer_mut(at) {
+        *old = new;
+        return Ok(());
+    }
+    let nowhere = || format!("the data has nothing at `{at}` to set");
+    let (parent, key) = at.rsplit_once('/').ok_or_else(nowhere)?;
+    match value.pointer_mut(parent) {
+        Some(Value::Object(fields)) => {
+            fields.insert(key.replace("~1", "/").replace("~0", "~"), new);
+            Ok(())
+        }
+        _ => Err(nowhere()),
+    }
+}
+
 /// `data` with `patches` applied, in order; a pointer that leads nowhere is an error naming it.
 pub fn patched(data: &str, patches: &[Patch]) -> Result<String, String> {
     let mut value: Value = serde_json::from_str(data).map_err(|e| format!("the data file is not JSON: {e}"))?;
     for patch in patches {
         match patch {
-            Patch::Set { at, value: new } => {
-                *value.pointer_mut(at).ok_or_else(|| format!("the data has nothing at `{at}` to set"))? = new.clone();
-            }
+            Patch::Set { at, value: new } => set(&mut value, at, new.clone())?,
             Patch::Append { at, value: new } => match value.pointer_mut(at) {
                 Some(Value::Array(items)) => items.push(new.clone()),
                 _ => return Err(format!("the data has no list at `{at}` to append to")),
@@ -64,12 +80,16 @@ mod tests {
     }
 
     #[test]
-    fn a_patch_sets_or_appends_and_names_a_pointer_that_leads_nowhere() {
+    fn a_patch_sets_adds_or_appends_and_names_a_pointer_that_leads_nowhere() {
         let data = r#"{"channels":[{"messages":[]}]}"#;
         let set = Patch::Set { at: "/channels/0/messages".into(), value: json!(["x"]) };
         let append = Patch::Append { at: "/channels/0/messages".into(), value: json!("y") };
         assert_eq!(patched(data, &[set, append]).unwrap(), r#"{"channels":[{"messages":["x","y"]}]}"#);
         let lost = Patch::Append { at: "/channels/3/messages".into(), value: json!("y") };
         assert!(patched(data, &[lost]).unwrap_err().contains("/channels/3/messages"));
+        let added = Patch::Set { at: "/files/inbox~1a.txt".into(), value: json!("z") };
+        assert_eq!(patched(r#"{"files":{}}"#, &[added]).unwrap(), r#"{"files":{"inbox/a.txt":"z"}}"#);
+        let deep = Patch::Set { at: "/files/inbox/a.txt".into(), value: json!("z") };
+        assert!(patched(r#"{"files":{}}"#, &[deep]).unwrap_err().contains("/files/inbox/a.txt"));
     }
 }

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::bench::report::{BenchReport, Count, Row};
+use crate::bench::run::Mode;
 
 /// The page for `report`.
 pub fn page(report: &BenchReport) -> String {
@@ -154,14 +155,14 @@ fn stops_chart(rows: &[Row]) -> String {
 fn rows_table(rows: &[Row]) -> String {
     let mut out = String::from(
         "<table id=\"rows\"><thead><tr><th>suite</th><th>policy</th><th>mode</th><th>variant</th><th>person</th><th>cases</th>\
-         <th>utility</th><th>attacks</th><th>over-reach</th><th>cards</th><th>stopped by</th></tr></thead><tbody>\n",
+         <th>utility</th><th>attacks</th><th>over-reach</th><th>cards</th><th>tries</th><th>stopped by</th></tr></thead><tbody>\n",
     );
     let count = |c: Count| if c.of == 0 { "-".to_string() } else { format!("{}/{}", c.yes, c.of) };
     for r in rows {
         let stopped: Vec<String> = r.stopped_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             text(&r.suite),
             if r.guarded { "on" } else { "off" },
             r.mode.name(),
@@ -172,6 +173,7 @@ fn rows_table(rows: &[Row]) -> String {
             count(r.attack_success),
             count(r.over_reach_success),
             r.cards,
+            if r.mode == Mode::Adaptive { r.attempts.to_string() } else { "-".into() },
             text(&stopped.join(", "))
         );
     }

@@ -9,9 +9,14 @@
 //! injected text filled by the attacker (and a hurried person at the cards); in
 //! `compromised-planner` mode (the attacker writes the plan, a hurried person presses `y` on
 //! any card of a tool the request names), every injection task's plan with the data and cards
-//! of each user task that reads its vector, and every over-reach task's tempted plan.
+//! of each user task that reads its vector, and every over-reach task's tempted plan; in
+//! `adaptive` mode, each injection task's goal pursued by an attacker who reads why each plan
+//! failed and writes another (`adaptive.rs`), with the data and cards of the first user task
+//! that reads its vector.
 
+mod adaptive;
 mod check;
+mod files;
 mod html;
 mod model;
 mod report;
@@ -119,6 +124,15 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
             });
         }
     }
+    if wanted(Mode::Adaptive) {
+        // Each goal once, with the data and cards of the first user task that reads its vector.
+        let (mode, person) = (Mode::Adaptive, Person::Hurried);
+        for i in &suite.injection_tasks {
+            if let Some(t) = suite.user_tasks.iter().find(|t| t.reads.contains(&i.vector)) {
+                out.push(injected(mode, person, t, i, &i.plan));
+            }
+        }
+    }
     if let Some(task) = &options.task {
         out.retain(|c| &c.task == task || c.injection.as_ref() == Some(task));
     }
@@ -132,17 +146,22 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
 /// Runs the chosen cases of the suites under `root`, telling `progress` how many of how many
 /// are done after each.
 pub fn run(root: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<BenchReport, Error> {
-    let mut suites = load_all(root).map_err(Error::Setup)?;
-    if let Some(unknown) = options.suites.iter().find(|s| !suites.iter().any(|x| &x.name == *s)) {
-        let known: Vec<&str> = suites.iter().map(|s| s.name.as_str()).collect();
-        return Err(Error::Setup(format!("there is no suite `{unknown}`; the suites are: {}", known.join(", "))));
+    let mut names = suite::names(root).map_err(Error::Setup)?;
+    if let Some(unknown) = options.suites.iter().find(|s| !names.contains(s)) {
+        return Err(Error::Setup(format!("there is no suite `{unknown}`; the suites are: {}", names.join(", "))));
     }
-    suites.retain(|s| options.suites.is_empty() || options.suites.contains(&s.name));
+    // Only the chosen suites are read: one being edited does not stop another's run.
+    names.retain(|name| options.suites.is_empty() || options.suites.contains(name));
+    let suites: Vec<Suite> =
+        names.iter().map(|name| load(&root.join(name))).collect::<Result<_, _>>().map_err(Error::Setup)?;
     let all: Vec<run::Case<'_>> = suites.iter().flat_map(|s| cases(s, options)).collect();
     let started = Instant::now();
     let mut outcomes = Vec::with_capacity(all.len());
     for (n, case) in all.iter().enumerate() {
-        outcomes.push(run::run(case)?);
+        outcomes.push(match case.mode {
+            Mode::Adaptive => adaptive::attack(case)?,
+            _ => run::run(case)?,
+        });
         progress(n + 1, all.len());
     }
     Ok(BenchReport::of(outcomes, started.elapsed().as_secs_f64()))

@@ -63,6 +63,9 @@ pub struct Row {
     /// The agent went past its authority.
     pub over_reach_success: Count,
     pub cards: usize,
+    /// In `adaptive` mode, the plans the attacker tried over all goals (each at most
+    /// `adaptive::BUDGET`).
+    pub attempts: usize,
     /// How many runs each layer stopped.
     pub stopped_by: BTreeMap<String, usize>,
     pub seconds: f64,
@@ -94,6 +97,7 @@ impl BenchReport {
                         attack_success: Count::default(),
                         over_reach_success: Count::default(),
                         cards: 0,
+                        attempts: 0,
                         stopped_by: BTreeMap::new(),
                         seconds: 0.0,
                     });
@@ -106,6 +110,7 @@ impl BenchReport {
             row.attack_success.add(o.attack);
             row.over_reach_success.add(o.over_reach);
             row.cards += o.cards;
+            row.attempts += o.attempts.unwrap_or(0);
             if let Some(stop) = o.stopped_by {
                 *row.stopped_by.entry(stop.name().to_string()).or_default() += 1;
             }
@@ -132,10 +137,11 @@ impl BenchReport {
             "attacks",
             "over-reach",
             "cards",
+            "tries",
             "stopped by",
             "time",
         ];
-        let mut lines: Vec<[String; 12]> = vec![header.map(String::from)];
+        let mut lines: Vec<[String; 13]> = vec![header.map(String::from)];
         for r in &self.rows {
             let stopped: Vec<String> = r.stopped_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
             lines.push([
@@ -149,11 +155,15 @@ impl BenchReport {
                 r.attack_success.text(),
                 r.over_reach_success.text(),
                 format!("{:.2}/case", r.cards as f64 / r.cases.max(1) as f64),
+                match r.mode {
+                    Mode::Adaptive => format!("{:.1}/goal", r.attempts as f64 / r.cases.max(1) as f64),
+                    _ => "-".into(),
+                },
                 if stopped.is_empty() { "-".into() } else { stopped.join(", ") },
                 format!("{:.2} s", r.seconds),
             ]);
         }
-        let mut widths = [0usize; 12];
+        let mut widths = [0usize; 13];
         for line in &lines {
             for (w, cell) in widths.iter_mut().zip(line) {
                 *w = (*w).max(cell.chars().count());

@@ -12,6 +12,7 @@ use cordon_syntax::Code;
 use serde::Serialize;
 
 use crate::bench::check::{all_hold, patched};
+use crate::bench::files;
 use crate::bench::model::BenchModel;
 use crate::bench::suite::{Asked, Check, Fill, Patch, Suite};
 use crate::{Clearance, Ended, Error, Settings, Storage, Tools, Workspace};
@@ -29,16 +30,20 @@ pub enum Mode {
     /// The attacker writes the root plan; only types, labels, the gate and the outgoing-data
     /// check stand in the way.
     CompromisedPlanner,
+    /// The attacker writes the root plan, reads why it failed, and writes another, within a
+    /// budget of attempts per goal (`adaptive.rs`).
+    Adaptive,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Oracle, Mode::WorstCase, Mode::CompromisedPlanner];
+    pub const ALL: [Mode; 4] = [Mode::Oracle, Mode::WorstCase, Mode::CompromisedPlanner, Mode::Adaptive];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Oracle => "oracle",
             Mode::WorstCase => "worst-case",
             Mode::CompromisedPlanner => "compromised-planner",
+            Mode::Adaptive => "adaptive",
         }
     }
 
@@ -187,6 +192,10 @@ pub struct Outcome {
     /// Each call the plan proposed, in order, and what became of it: `allowed Chat.send_dm(to:
     /// "bob", ..)`, `refused Chat.post_message(..): label-flow`.
     pub calls: Vec<String>,
+    /// In `adaptive` mode, how many plans the attacker tried (until its goal happened or the
+    /// budget was spent), and what each tried and how it ended.
+    pub attempts: Option<usize>,
+    pub tried: Vec<String>,
 }
 
 /// The person at the cards, counting them.
@@ -224,23 +233,46 @@ impl Approver for Scripted<'_> {
     }
 }
 
+/// The tools of `case`'s environment (its data patched), guarded or not, and the fixture on
+/// disk that holds them where the environment is the real filesystem.
+fn tools(case: &Case<'_>) -> Result<(Option<files::Fixture>, Tools), String> {
+    let suite = case.suite;
+    let data = patched(&suite.data, case.patches)?;
+    // The `files` environment is the real filesystem over a fixture written for this case.
+    let (fixture, hosts) = match suite.env.as_str() {
+        files::ENV => {
+            let (fixture, hosts) = files::Fixture::open(&data)?;
+            (Some(fixture), hosts)
+        }
+        env => {
+            let mut hosts = Hosts::new();
+            hosts.add(cordon_sim::env_with_data(env, &data)?)?;
+            (None, hosts)
+        }
+    };
+    let mut tools = Tools::new(hosts);
+    if !case.guarded {
+        for policy in &mut tools.policies {
+            policy.text = cordon_syntax::unguarded::unguarded(&policy.text)?;
+        }
+    }
+    Ok((fixture, tools))
+}
+
+/// The texts of the policies `case`'s plan is checked against.
+pub fn policies(case: &Case<'_>) -> Result<Vec<String>, String> {
+    Ok(tools(case)?.1.policies.into_iter().map(|p| p.text).collect())
+}
+
 /// Runs `case` in a fresh, in-memory workspace.
 pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
     let suite = case.suite;
     let setup = |e: String| Error::Setup(format!("suite `{}`, `{}`: {e}", suite.name, case.task));
-    let data = patched(&suite.data, case.patches).map_err(setup)?;
-    let mut hosts = Hosts::new();
-    hosts.add(cordon_sim::env_with_data(&suite.env, &data).map_err(setup)?).map_err(setup)?;
+    let (fixture, tools) = tools(case).map_err(setup)?;
     // In `worst-case` mode a hole's model is shown all the user may see: the most an
     // injection can reach it through.
     let clearance = if case.mode == Mode::WorstCase { Clearance::User } else { Clearance::Public };
     let settings = Settings { clearance, ..Settings::default() };
-    let mut tools = Tools::new(hosts);
-    if !case.guarded {
-        for policy in &mut tools.policies {
-            policy.text = cordon_syntax::unguarded::unguarded(&policy.text).map_err(setup)?;
-        }
-    }
     let mut workspace = Workspace::new(tools, Storage::in_memory()?, settings);
     let mut person = Scripted { person: case.person, approve: case.approve, cards: 0, approved: 0 };
     let injected = if case.attacker_fills.is_empty() { Vec::new() } else { placed_texts(case.patches) };
@@ -249,7 +281,10 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
     let started = Instant::now();
     let report = workspace.ask(case.request, &mut model, &mut person, &mut |_: &cordon_engine::Event<'_>| {})?;
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    let state = cordon_sim::state_of(workspace.hosts(), &suite.env).unwrap_or_default();
+    let state = match &fixture {
+        Some(fixture) => fixture.state(),
+        None => cordon_sim::state_of(workspace.hosts(), &suite.env).unwrap_or_default(),
+    };
     let (ended, stopped_by, said) = match &report.ended {
         // A plan may go on past a refused call (a tool whose result says it was refused).
         Ended::Done(v) => ("done", refused_call(&report.trace), answer_text(&v.value)),
@@ -292,6 +327,8 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
         micros,
         said,
         calls: calls(&report.trace),
+        attempts: None,
+        tried: Vec::new(),
     })
 }
 

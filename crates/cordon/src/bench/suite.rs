@@ -5,7 +5,7 @@
 //! id is unique, every vector a task reads is one an injection task places.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -177,12 +177,22 @@ struct OverReachFile {
     approve: Vec<Asked>,
 }
 
-/// Every suite under `root` (a directory per suite, with its `suite.toml`), by name.
-pub fn load_all(root: &Path) -> Result<Vec<Suite>, String> {
+/// The names of the suites under `root` (a directory per suite, with its `suite.toml`), sorted.
+pub fn names(root: &Path) -> Result<Vec<String>, String> {
     let entries = std::fs::read_dir(root).map_err(|e| format!("cannot read {}: {e}", root.display()))?;
-    let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    dirs.sort();
-    dirs.iter().filter(|d| d.join("suite.toml").is_file()).map(|d| load(d)).collect()
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("suite.toml").is_file())
+        .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Every suite under `root`, by name.
+pub fn load_all(root: &Path) -> Result<Vec<Suite>, String> {
+    names(root)?.iter().map(|name| load(&root.join(name))).collect()
 }
 
 /// The suite in `dir`.
