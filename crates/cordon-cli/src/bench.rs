@@ -5,7 +5,10 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use cordon::bench::{BenchReport, Mode, Options};
+use cordon::api::events::{Event, Observer};
+use cordon::api::models::{ProviderConfig, Transcript};
+use cordon::api::store::{StoreError, private};
+use cordon::bench::{BenchReport, Live, Mode, Options};
 
 use crate::outcome::{Error, Report};
 
@@ -14,7 +17,7 @@ pub struct Args {
     /// Only this suite (repeatable; default: every suite)
     #[arg(long = "suite", value_name = "NAME")]
     pub suites: Vec<String>,
-    /// Only this mode (repeatable): oracle, worst-case, compromised-planner, adaptive
+    /// Only this mode (repeatable): oracle, worst-case, compromised-planner, adaptive (live: --model)
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<String>,
     /// Only the cases of this task (a user, injection or over-reach task's id)
@@ -37,6 +40,15 @@ pub struct Args {
     /// Also write the report as a self-contained web page (tables and charts)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// The live mode: put every user task's request, on clean data and with each injection it
+    /// reads, to this model (openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL],
+    /// scripted:PATH or replay:PATH) instead of running the other modes
+    #[arg(long, value_name = "SPEC")]
+    pub model: Option<String>,
+    /// With --model: write a JSONL transcript of every request's events here, to replay the
+    /// run offline (`--model replay:FILE`)
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub transcript: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -54,15 +66,51 @@ pub fn run(args: &Args) -> Result<Report, Error> {
             .ok_or_else(|| Error::Usage(format!("there is no mode `{name}`; the modes are: {}", known.join(", "))))?;
         modes.push(mode);
     }
-    let options = Options { suites: args.suites.clone(), modes, task: args.task.clone(), unguarded: args.policy_off };
+    let options = Options {
+        suites: args.suites.clone(),
+        modes,
+        task: args.task.clone(),
+        unguarded: args.policy_off,
+        live: args.model.is_some(),
+    };
+    let mut model = match &args.model {
+        Some(spec) => {
+            let config = ProviderConfig::parse(spec).map_err(|e| Error::Usage(e.to_string()))?;
+            Some(cordon::api::models::open(&config).map_err(|e| Error::Usage(e.to_string()))?)
+        }
+        None => None,
+    };
+    let mut transcript = match &args.transcript {
+        // What the model was shown: the user's alone, and never written through a link.
+        Some(path) => Some(Transcript::new(private::create_private(path).map_err(|e| match e {
+            StoreError::Io { path, error } => Error::Cordon(cordon::Error::Write { path, error }),
+            refused => Error::Usage(refused.to_string()),
+        })?)),
+        None => None,
+    };
+    let mut unheard = |_: &Event<'_>| {};
+    let live = model.as_mut().map(|model| Live {
+        model: &mut **model,
+        observer: match transcript.as_mut() {
+            Some(t) => t as &mut dyn Observer,
+            None => &mut unheard,
+        },
+    });
     // A bar on stderr while the cases run; indicatif draws nothing where stderr is no terminal.
     let bar = indicatif::ProgressBar::new(0);
     let progress = |done: usize, all: usize| {
         bar.set_length(all as u64);
         bar.set_position(done as u64);
     };
-    let report = cordon::bench::run(&args.suites_dir, &options, &mut { progress }).map_err(Error::Cordon)?;
+    let report = cordon::bench::run(&args.suites_dir, &options, live, &mut { progress }).map_err(Error::Cordon)?;
     bar.finish_and_clear();
+    if let Some(error) = transcript.as_ref().and_then(Transcript::error) {
+        return Err(Error::Usage(format!("cannot write the transcript: {error}")));
+    }
+    // A replayed transcript with replies left over says so.
+    if let Some(model) = model.as_mut() {
+        model.finish().map_err(|e| Error::Usage(e.to_string()))?;
+    }
     if let Some(path) = &args.html {
         std::fs::write(path, cordon::bench::html(&report))
             .map_err(|error| Error::Cordon(cordon::Error::Write { path: path.clone(), error }))?;

@@ -91,3 +91,49 @@ fn the_web_report_renders_in_a_real_browser_without_a_console_message() {
     let png = std::fs::read(&shot).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "no screenshot ({} bytes)", png.len());
 }
+
+/// `--model` runs the live mode: each request put to the model, its plans judged by the same
+/// checks. Here a hostile model (scripted, offline) answers the kettle-reviews request honestly
+/// on clean data and with each attacker's plan where an injection was placed; no attack
+/// succeeds, and the transcript replays to the same table.
+#[test]
+fn a_live_model_is_judged_by_the_same_checks_and_its_transcript_replays() {
+    let dir = common::workdir("cli-bench", "live");
+    let shop = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/shop");
+    let plan = |file: &str| format!("```cordon\n{}\n```", std::fs::read_to_string(shop.join(file)).unwrap());
+    let replies: Vec<serde_json::Value> = [
+        "tasks/kettle_reviews.cord",
+        "attacks/warranty_payment.cord",
+        "attacks/leak_balance.cord",
+        "attacks/bulk_kettles.cord",
+        "attacks/orders_to_kitchenware.cord",
+    ]
+    .iter()
+    .map(|f| serde_json::json!({ "text": plan(f) }))
+    .collect();
+    let script = dir.join("model.json");
+    std::fs::write(&script, serde_json::json!({ "replies": replies }).to_string()).unwrap();
+    let transcript = dir.join("live.jsonl");
+    let dirs = suites();
+    let model = format!("scripted:{}", script.display());
+    let args = ["bench", "--suites-dir", &dirs, "--suite", "shop", "--task", "kettle_reviews", "--model"];
+    let mut live = args.to_vec();
+    live.extend([model.as_str(), "--transcript", transcript.to_str().unwrap()]);
+    let run = common::cordon(&dir, &live);
+    assert_eq!(run.code, 0, "{run:?}");
+    let rows: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("shop ")).collect();
+    assert_eq!(rows.len(), 2, "{}", run.stdout);
+    assert!(rows[0].contains(" live ") && rows[0].contains(" normal ") && rows[0].contains("1/1 100%"), "{rows:?}");
+    assert!(rows[1].contains(" injected ") && rows[1].contains("0/4 0%"), "{rows:?}");
+    assert!(run.stdout.lines().next().unwrap().contains(" tokens "), "{}", run.stdout);
+
+    let replay = format!("replay:{}", transcript.display());
+    let mut again = args.to_vec();
+    again.push(&replay);
+    let replayed = common::cordon(&dir, &again);
+    assert_eq!(replayed.code, 0, "{replayed:?}");
+    let timeless = |out: &str| -> Vec<String> {
+        out.lines().filter(|l| l.starts_with("shop ")).map(|l| l.rsplit_once("  ").unwrap().0.to_string()).collect()
+    };
+    assert_eq!(timeless(&replayed.stdout), timeless(&run.stdout));
+}

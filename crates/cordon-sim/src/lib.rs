@@ -2,8 +2,10 @@
 //! files in the repository, for tests, demos and benchmarks.
 //!
 //! The environments: `github` (repositories and issues), `chat` (channels, direct messages and
-//! the web), `shop` (a bank and a shop, behind the approval gate) and `mail` (a mailbox, a
-//! calendar and documents).
+//! the web), `shop` (a bank and a shop, behind the approval gate), `mail` (a mailbox, a
+//! calendar and documents), `bank` (accounts, transfers, standing orders, statements and a
+//! profile with a password) and `citations` (a trusted index of papers and the user's
+//! bibliography).
 //!
 //! Each environment is a [`Host`] for the tools of one policy module, which it brings, and
 //! exposes its state so that a test can check what a run did (did a secret get published?).

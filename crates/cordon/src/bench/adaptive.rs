@@ -147,7 +147,7 @@ pub fn attack(case: &Case<'_>) -> Result<Outcome, Error> {
     let mut untyped: BTreeSet<usize> = BTreeSet::new();
     let (mut tried, mut cards, mut approved, mut micros) = (Vec::new(), 0, 0, 0);
     while let Some(attempt) = next {
-        let outcome = run::run(&Case { plan: &attempt.plan, fills: &fills, ..case.clone() })?;
+        let outcome = run::run(&Case { plan: &attempt.plan, fills: &fills, ..case.clone() }, None)?;
         cards += outcome.cards;
         approved += outcome.approved;
         micros += outcome.micros;

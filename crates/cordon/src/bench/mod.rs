@@ -12,7 +12,9 @@
 //! of each user task that reads its vector, and every over-reach task's tempted plan; in
 //! `adaptive` mode, each injection task's goal pursued by an attacker who reads why each plan
 //! failed and writes another (`adaptive.rs`), with the data and cards of the first user task
-//! that reads its vector.
+//! that reads its vector. With a model (`live`), only the `live` cases: every user task on
+//! clean data (an informed person at the cards) and with each injection it reads (a hurried
+//! one), the model writing the plans and fills.
 
 mod adaptive;
 mod check;
@@ -28,7 +30,7 @@ use std::time::Instant;
 
 pub use html::page as html;
 pub use report::{BenchReport, Count, Row, SCHEMA_VERSION};
-pub use run::{Mode, Outcome, Person, Stop, Variant};
+pub use run::{Live, Mode, Outcome, Person, Stop, Variant};
 pub use suite::{Asked, Check, Fill, InjectionTask, OverReach, Patch, Suite, UserTask, load, load_all};
 
 use crate::Error;
@@ -44,6 +46,9 @@ pub struct Options {
     pub task: Option<String>,
     /// Also run every case with the policies' guards off, to show what they buy.
     pub unguarded: bool,
+    /// Put the requests to a real model (`live` mode) instead: every user task on clean data
+    /// and with each injection it reads. The other modes need no model and are not run.
+    pub live: bool,
 }
 
 /// The cases of `suite` that `options` choose.
@@ -80,7 +85,18 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
         attack: Some(&i.happened),
         ..base(mode, Variant::Injected, person, &t.id, &t.request, plan, &t.approve)
     };
-    if wanted(Mode::Oracle) {
+    if options.live {
+        for t in &suite.user_tasks {
+            out.push(run::Case {
+                utility: Some(&t.utility),
+                ..base(Mode::Live, Variant::Normal, Person::Informed, &t.id, &t.request, "", &t.approve)
+            });
+        }
+        for &(t, i) in &pairs {
+            out.push(run::Case { utility: Some(&t.utility), ..injected(Mode::Live, Person::Hurried, t, i, "") });
+        }
+    }
+    if wanted(Mode::Oracle) && !options.live {
         let (mode, person) = (Mode::Oracle, Person::Informed);
         for t in &suite.user_tasks {
             out.push(run::Case {
@@ -100,7 +116,7 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
             });
         }
     }
-    if wanted(Mode::WorstCase) {
+    if wanted(Mode::WorstCase) && !options.live {
         // Only holes an injection's attacker wrote fills for: elsewhere there is nothing to take.
         let (mode, person) = (Mode::WorstCase, Person::Hurried);
         for &(t, i) in pairs.iter().filter(|(t, i)| !t.fills.is_empty() && !i.fills.is_empty()) {
@@ -112,7 +128,7 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
             });
         }
     }
-    if wanted(Mode::CompromisedPlanner) {
+    if wanted(Mode::CompromisedPlanner) && !options.live {
         let (mode, person) = (Mode::CompromisedPlanner, Person::Hurried);
         for &(t, i) in &pairs {
             out.push(injected(mode, person, t, i, &i.plan));
@@ -124,7 +140,7 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
             });
         }
     }
-    if wanted(Mode::Adaptive) {
+    if wanted(Mode::Adaptive) && !options.live {
         // Each goal once, with the data and cards of the first user task that reads its vector.
         let (mode, person) = (Mode::Adaptive, Person::Hurried);
         for i in &suite.injection_tasks {
@@ -143,9 +159,17 @@ fn cases<'s>(suite: &'s Suite, options: &Options) -> Vec<run::Case<'s>> {
     out
 }
 
-/// Runs the chosen cases of the suites under `root`, telling `progress` how many of how many
-/// are done after each.
-pub fn run(root: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<BenchReport, Error> {
+/// Runs the chosen cases of the suites under `root` (the `live` ones on `live`'s model),
+/// telling `progress` how many of how many are done after each.
+pub fn run(
+    root: &Path,
+    options: &Options,
+    mut live: Option<Live<'_>>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<BenchReport, Error> {
+    if options.live != live.is_some() {
+        return Err(Error::Setup("the live mode needs a model, and only it does".into()));
+    }
     let mut names = suite::names(root).map_err(Error::Setup)?;
     if let Some(unknown) = options.suites.iter().find(|s| !names.contains(s)) {
         return Err(Error::Setup(format!("there is no suite `{unknown}`; the suites are: {}", names.join(", "))));
@@ -160,7 +184,7 @@ pub fn run(root: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
     for (n, case) in all.iter().enumerate() {
         outcomes.push(match case.mode {
             Mode::Adaptive => adaptive::attack(case)?,
-            _ => run::run(case)?,
+            _ => run::run(case, live.as_mut())?,
         });
         progress(n + 1, all.len());
     }

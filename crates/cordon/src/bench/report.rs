@@ -66,6 +66,8 @@ pub struct Row {
     /// In `adaptive` mode, the plans the attacker tried over all goals (each at most
     /// `adaptive::BUDGET`).
     pub attempts: usize,
+    /// Tokens of the model's prompts and replies, in all (estimated for the scripted model).
+    pub tokens: u64,
     /// How many runs each layer stopped.
     pub stopped_by: BTreeMap<String, usize>,
     pub seconds: f64,
@@ -98,6 +100,7 @@ impl BenchReport {
                         over_reach_success: Count::default(),
                         cards: 0,
                         attempts: 0,
+                        tokens: 0,
                         stopped_by: BTreeMap::new(),
                         seconds: 0.0,
                     });
@@ -111,6 +114,7 @@ impl BenchReport {
             row.over_reach_success.add(o.over_reach);
             row.cards += o.cards;
             row.attempts += o.attempts.unwrap_or(0);
+            row.tokens += o.tokens;
             if let Some(stop) = o.stopped_by {
                 *row.stopped_by.entry(stop.name().to_string()).or_default() += 1;
             }
@@ -141,10 +145,15 @@ impl BenchReport {
             "stopped by",
             "time",
         ];
-        let mut lines: Vec<[String; 13]> = vec![header.map(String::from)];
+        // A live model's tokens are a cost; the scripted model's are an estimate of nothing.
+        let live = self.rows.iter().any(|r| r.mode == Mode::Live);
+        let mut lines: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+        if live {
+            lines[0].insert(11, "tokens".into());
+        }
         for r in &self.rows {
             let stopped: Vec<String> = r.stopped_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
-            lines.push([
+            let mut line = vec![
                 r.suite.clone(),
                 if r.guarded { "on" } else { "off" }.into(),
                 r.mode.name().into(),
@@ -161,9 +170,13 @@ impl BenchReport {
                 },
                 if stopped.is_empty() { "-".into() } else { stopped.join(", ") },
                 format!("{:.2} s", r.seconds),
-            ]);
+            ];
+            if live {
+                line.insert(11, format!("{}/case", r.tokens / r.cases.max(1) as u64));
+            }
+            lines.push(line);
         }
-        let mut widths = [0usize; 13];
+        let mut widths = vec![0usize; lines[0].len()];
         for line in &lines {
             for (w, cell) in widths.iter_mut().zip(line) {
                 *w = (*w).max(cell.chars().count());
@@ -171,7 +184,7 @@ impl BenchReport {
         }
         let mut out = String::new();
         for line in &lines {
-            let cells: Vec<String> = line.iter().zip(widths).map(|(c, w)| format!("{c:w$}")).collect();
+            let cells: Vec<String> = line.iter().zip(&widths).map(|(c, w)| format!("{c:w$}")).collect();
             let _ = writeln!(out, "{}", cells.join("  ").trim_end());
         }
         let cases: usize = self.rows.iter().map(|r| r.cases).sum();

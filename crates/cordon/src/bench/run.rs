@@ -5,7 +5,8 @@
 
 use std::time::Instant;
 
-use cordon_engine::Hosts;
+use cordon_agent::Provider;
+use cordon_engine::{Hosts, Observer};
 use cordon_gate::{Answer, Approver, Card, Reply};
 use cordon_runtime::{ErrorKind, Value};
 use cordon_syntax::Code;
@@ -33,10 +34,13 @@ pub enum Mode {
     /// The attacker writes the root plan, reads why it failed, and writes another, within a
     /// budget of attempts per goal (`adaptive.rs`).
     Adaptive,
+    /// A real model (`--model`) writes the plans and fills for every user task, on clean data
+    /// and with each injection it reads; the same people and checks.
+    Live,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Oracle, Mode::WorstCase, Mode::CompromisedPlanner, Mode::Adaptive];
+    pub const ALL: [Mode; 5] = [Mode::Oracle, Mode::WorstCase, Mode::CompromisedPlanner, Mode::Adaptive, Mode::Live];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -44,6 +48,7 @@ impl Mode {
             Mode::WorstCase => "worst-case",
             Mode::CompromisedPlanner => "compromised-planner",
             Mode::Adaptive => "adaptive",
+            Mode::Live => "live",
         }
     }
 
@@ -196,6 +201,21 @@ pub struct Outcome {
     /// budget was spent), and what each tried and how it ended.
     pub attempts: Option<usize>,
     pub tried: Vec<String>,
+    /// Tokens of the model's prompts and replies (estimated for the scripted model).
+    pub tokens: u64,
+}
+
+/// A model to put the requests to (`live` mode), and who hears each request's events (a
+/// transcript, to replay the run offline).
+pub struct Live<'a> {
+    pub model: &'a mut dyn Provider,
+    pub observer: &'a mut dyn Observer,
+}
+
+impl std::fmt::Debug for Live<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live").field("model", &self.model.name()).finish_non_exhaustive()
+    }
 }
 
 /// The person at the cards, counting them.
@@ -264,8 +284,9 @@ pub fn policies(case: &Case<'_>) -> Result<Vec<String>, String> {
     Ok(tools(case)?.1.policies.into_iter().map(|p| p.text).collect())
 }
 
-/// Runs `case` in a fresh, in-memory workspace.
-pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
+/// Runs `case` in a fresh, in-memory workspace: its request answered by `live`'s model if
+/// there is one, else by the case's plan and fills.
+pub fn run(case: &Case<'_>, live: Option<&mut Live<'_>>) -> Result<Outcome, Error> {
     let suite = case.suite;
     let setup = |e: String| Error::Setup(format!("suite `{}`, `{}`: {e}", suite.name, case.task));
     let (fixture, tools) = tools(case).map_err(setup)?;
@@ -279,7 +300,10 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
     let root = Fill { task: case.request.to_string(), plan: case.plan.to_string() };
     let mut model = BenchModel::new(&root, case.fills, case.attacker_fills, &injected);
     let started = Instant::now();
-    let report = workspace.ask(case.request, &mut model, &mut person, &mut |_: &cordon_engine::Event<'_>| {})?;
+    let report = match live {
+        Some(live) => workspace.ask(case.request, live.model, &mut person, live.observer)?,
+        None => workspace.ask(case.request, &mut model, &mut person, &mut |_: &cordon_engine::Event<'_>| {})?,
+    };
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     let state = match &fixture {
         Some(fixture) => fixture.state(),
@@ -329,6 +353,7 @@ pub fn run(case: &Case<'_>) -> Result<Outcome, Error> {
         calls: calls(&report.trace),
         attempts: None,
         tried: Vec::new(),
+        tokens: report.usage.total(),
     })
 }
 
