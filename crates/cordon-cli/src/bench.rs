@@ -66,6 +66,9 @@ pub fn run(args: &Args) -> Result<Report, Error> {
             .ok_or_else(|| Error::Usage(format!("there is no mode `{name}`; the modes are: {}", known.join(", "))))?;
         modes.push(mode);
     }
+    if modes.contains(&Mode::Live) && args.model.is_none() {
+        return Err(Error::Usage("the live mode puts the requests to a model: give one with --model SPEC".into()));
+    }
     let options = Options {
         suites: args.suites.clone(),
         modes,

@@ -41,16 +41,21 @@ fn the_bench_prints_its_table_or_its_report_as_json() {
 #[test]
 fn an_unknown_mode_or_suite_is_a_usage_error() {
     let dir = common::workdir("cli-bench", "unknown");
-    let run = common::cordon(&dir, &["bench", "--suites-dir", &suites(), "--mode", "live"]);
+    let run = common::cordon(&dir, &["bench", "--suites-dir", &suites(), "--mode", "telepathy"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
-        run.stderr.contains("there is no mode `live`; the modes are: oracle, worst-case, compromised-planner"),
+        run.stderr.contains(
+            "there is no mode `telepathy`; the modes are: oracle, worst-case, compromised-planner, adaptive, live"
+        ),
         "{}",
         run.stderr
     );
-    let run = common::cordon(&dir, &["bench", "--suites-dir", &suites(), "--suite", "bank"]);
+    let run = common::cordon(&dir, &["bench", "--suites-dir", &suites(), "--mode", "live"]);
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("there is no suite `bank`"), "{}", run.stderr);
+    assert!(run.stderr.contains("the live mode puts the requests to a model: give one with --model"), "{}", run.stderr);
+    let run = common::cordon(&dir, &["bench", "--suites-dir", &suites(), "--suite", "nope"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("there is no suite `nope`; the suites are: bank, chat, citations"), "{}", run.stderr);
 }
 
 /// The headless Chromium that `.ci/run` installs (Debian's `chromium-headless-shell`).

@@ -61,7 +61,9 @@ fn files_and_their_names_with_escapes_are_shown_escaped_in_the_trace_result_and_
 }
 "#;
     std::fs::write(dir.join("plan.cord"), plan).unwrap();
-    let args = ["run", "--dir", "notes=notes", "--dir", "out=out:rw", "plan.cord"];
+    // Every write asks: the person says yes.
+    std::fs::write(dir.join("yes.txt"), "yes\n").unwrap();
+    let args = ["run", "--dir", "notes=notes", "--dir", "out=out:rw", "--approve", "yes.txt", "plan.cord"];
     let run = run_clean(&dir, &args);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("\\u{1b}]52;c;c2VjcmV0\\u{7}"), "the clipboard write is shown: {}", run.stdout);
@@ -70,8 +72,21 @@ fn files_and_their_names_with_escapes_are_shown_escaped_in_the_trace_result_and_
     let copied = std::fs::read_to_string(dir.join("out/copy.txt")).unwrap();
     assert_eq!(copied, format!("buy milk{HOSTILE}\nline two"));
 
-    let json =
-        run_clean(&dir, &["run", "--dir", "notes=notes", "--dir", "out=out:rw", "--format", "json", "plan.cord"]);
+    let json = run_clean(
+        &dir,
+        &[
+            "run",
+            "--dir",
+            "notes=notes",
+            "--dir",
+            "out=out:rw",
+            "--approve",
+            "yes.txt",
+            "--format",
+            "json",
+            "plan.cord",
+        ],
+    );
     let value: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(value.to_string().contains("\\u001b]52;c;c2VjcmV0"), "the JSON keeps the text: {value}");
 
