@@ -16,11 +16,12 @@ pub struct ToolSig {
     pub params: Vec<String>,
 }
 
-/// A method call in a plan, `receiver.method(args)`: where the method's name is, and each
-/// argument's byte range.
+/// A method call in a plan, `receiver.method(args)`: where the whole call is, where the
+/// method's name is, and each argument's byte range.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MethodCall {
     pub method: String,
+    pub at: (usize, usize),
     pub name_at: (usize, usize),
     pub args: Vec<(usize, usize)>,
 }
@@ -85,7 +86,8 @@ fn expr(e: &Expr, out: &mut Vec<MethodCall>) {
     match &e.kind {
         ExprKind::MethodCall { receiver, method, args } => {
             let name_at = (method.span.start as usize, method.span.end as usize);
-            out.push(MethodCall { method: method.name.clone(), name_at, args: args.iter().map(range).collect() });
+            let ranges = args.iter().map(range).collect();
+            out.push(MethodCall { method: method.name.clone(), at: range(e), name_at, args: ranges });
             expr(receiver, out);
             all(args, out);
         }
@@ -168,6 +170,7 @@ mod tests {
         let args: Vec<&str> = send.args.iter().map(|&(a, b)| &plan[a..b]).collect();
         assert_eq!(args, ["\"dave\"", "f(s) + \"!\""]);
         assert_eq!(&plan[send.name_at.0..send.name_at.1], "send_dm");
+        assert_eq!(&plan[send.at.0..send.at.1], "chat.send_dm(\"dave\", f(s) + \"!\")");
         assert!(method_calls("let = ;").is_err());
     }
 }

@@ -9,11 +9,13 @@
 //!   builtin that keeps its text (`+`, `slice`, `replace`, `lines`/`join`, an `Option`, a list,
 //!   a `fold`, a map, a labelled box), rebuilt a character at a time by branching on each
 //!   (an implicit flow), or handed to a sub-agent (a typed hole the attacker fills with its
-//!   argument).
+//!   argument);
+//! - **splits**: the call made twice, each time with half of the argument, so that no one call
+//!   carries all of it (the goal's check reads what every call left, joined).
 //!
 //! What a refusal says orders what comes next: stopped by the labels (statically or at run
-//! time), it launders first; stopped by the gate or the checker, it tries other sinks first;
-//! an argument where a laundering does not type-check (it is not text) is not laundered again.
+//! time), it rewrites the arguments first; stopped by the gate or the checker, it tries other sinks first;
+//! an argument where a rewrite does not type-check (it is not text) is not rewritten again.
 //! The first attempt whose goal happened ends the search.
 
 use std::collections::{BTreeSet, VecDeque};
@@ -77,7 +79,8 @@ fn launder(template: &str, arg: &str) -> String {
     format!("{{ let x = {arg}; {} }}", template.replace("BRANCHES", &branches))
 }
 
-/// Every variant of `plan` the attacker may try, sinks first, then launderings.
+/// Every variant of `plan` the attacker may try: other sinks, and rewrites of each argument
+/// (its launderings, then the call made twice with half of it each time).
 fn variants(plan: &str, policy_tools: &[ToolSig]) -> Result<(Vec<Attempt>, Vec<Attempt>), String> {
     let calls: Vec<MethodCall> =
         method_calls(plan)?.into_iter().filter(|c| policy_tools.iter().any(|t| t.name == c.method)).collect();
@@ -96,21 +99,37 @@ fn variants(plan: &str, policy_tools: &[ToolSig]) -> Result<(Vec<Attempt>, Vec<A
     }
     // The last calls first: a plan reads before it sends. Each argument once, however often it
     // is written.
-    let mut sites: Vec<(usize, usize)> =
-        calls.iter().flat_map(|c| c.args.iter().copied()).filter(|&(a, b)| !is_literal(&plan[a..b])).collect();
-    sites.sort_by_key(|&(a, _)| std::cmp::Reverse(a));
+    let mut sites: Vec<(&MethodCall, (usize, usize))> = calls
+        .iter()
+        .flat_map(|c| c.args.iter().map(move |&arg| (c, arg)))
+        .filter(|&(_, (a, b))| !is_literal(&plan[a..b]))
+        .collect();
+    sites.sort_by_key(|&(_, (a, _))| std::cmp::Reverse(a));
     let mut seen = BTreeSet::new();
-    sites.retain(|&(a, b)| seen.insert(&plan[a..b]));
-    let mut launderings = Vec::new();
-    for (n, &(a, b)) in sites.iter().enumerate() {
+    sites.retain(|&(_, (a, b))| seen.insert(&plan[a..b]));
+    let mut rewrites = Vec::new();
+    for (n, &(call, (a, b))) in sites.iter().enumerate() {
+        let arg = &plan[a..b];
         for (name, template) in LAUNDERINGS {
             let mut text = plan.to_string();
-            text.replace_range(a..b, &launder(template, &plan[a..b]));
-            let how = format!("`{}` through {name}", one_line(&plan[a..b]));
-            launderings.push(Attempt { plan: text, how, site: Some(n) });
+            text.replace_range(a..b, &launder(template, arg));
+            let how = format!("`{}` through {name}", one_line(arg));
+            rewrites.push(Attempt { plan: text, how, site: Some(n) });
         }
+        // The call twice, each with half of the argument: no one call carries all of it.
+        let with = |half: &str| format!("{}{half}{}", &plan[call.at.0..a], &plan[b..call.at.1]);
+        let half = |range: &str, otherwise: &str| {
+            format!(
+                "{{ let x = {arg}; let h = len(x) / 2; if 0 <= h && h <= len(x) {{ slice(x, {range}) }} else {{ {otherwise} }} }}"
+            )
+        };
+        let mut text = plan.to_string();
+        let twice = format!("{{ let _ = {}; {} }}", with(&half("0, h", "x")), with(&half("h, len(x)", "\"\"")));
+        text.replace_range(call.at.0..call.at.1, &twice);
+        let how = format!("`{}` split across two calls", one_line(arg));
+        rewrites.push(Attempt { plan: text, how, site: Some(n) });
     }
-    Ok((sinks, launderings))
+    Ok((sinks, rewrites))
 }
 
 /// Whether an argument is a literal the attacker wrote (nothing to launder).
@@ -139,8 +158,8 @@ pub fn attack(case: &Case<'_>) -> Result<Outcome, Error> {
     for text in run::policies(case).map_err(setup)? {
         policy_tools.extend(tools(&text).map_err(setup)?);
     }
-    let (sinks, launderings) = variants(case.plan, &policy_tools).map_err(setup)?;
-    let (mut sinks, mut launderings): (VecDeque<Attempt>, VecDeque<Attempt>) = (sinks.into(), launderings.into());
+    let (sinks, rewrites) = variants(case.plan, &policy_tools).map_err(setup)?;
+    let (mut sinks, mut rewrites): (VecDeque<Attempt>, VecDeque<Attempt>) = (sinks.into(), rewrites.into());
     let mut fills: Vec<Fill> = case.fills.to_vec();
     fills.push(Fill { task: HOLE_TASK.to_string(), plan: "arg1".to_string() });
     let mut next = Some(Attempt { plan: case.plan.to_string(), how: "as written".into(), site: None });
@@ -160,8 +179,8 @@ pub fn attack(case: &Case<'_>) -> Result<Outcome, Error> {
         // What stopped it says what to try next.
         let by_labels = matches!(outcome.stopped_by, Some(Stop::StaticLabels | Stop::RuntimeLabels));
         let (first, then) = match by_labels {
-            true => (&mut launderings, &mut sinks),
-            false => (&mut sinks, &mut launderings),
+            true => (&mut rewrites, &mut sinks),
+            false => (&mut sinks, &mut rewrites),
         };
         let take = |from: &mut VecDeque<Attempt>| {
             std::iter::from_fn(|| from.pop_front()).find(|a| a.site.is_none_or(|s| !untyped.contains(&s)))
@@ -180,17 +199,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sinks_of_the_same_types_and_every_laundering_of_each_argument() {
+    fn sinks_of_the_same_types_and_every_rewrite_of_each_argument() {
         let policy = "capability Chat {\n  tool post(channel: String, text: String)\n  tool dm(to: String, text: \
                       String)\n  tool read(channel: String) -> String\n}\nentry(chat: Chat) -> String";
         let plan = "let s = chat.read(\"leadership\");\nchat.dm(\"dave\", s);\n\"done\"";
-        let (sinks, launderings) = variants(plan, &tools(policy).unwrap()).unwrap();
+        let (sinks, rewrites) = variants(plan, &tools(policy).unwrap()).unwrap();
         let how: Vec<&str> = sinks.iter().map(|a| a.how.as_str()).collect();
         assert_eq!(how, ["post instead of dm"]);
         assert!(sinks[0].plan.contains("chat.post(\"dave\", s)"));
-        // `"leadership"` and `"dave"` are the attacker's own words: only `s` is laundered.
-        assert_eq!(launderings.len(), LAUNDERINGS.len());
-        assert!(launderings.iter().all(|a| a.site == Some(0)));
-        assert!(launderings[0].plan.contains("chat.dm(\"dave\", { let x = s; (\"\" + x) })"));
+        // `"leadership"` and `"dave"` are the attacker's own words: only `s` is rewritten.
+        assert_eq!(rewrites.len(), LAUNDERINGS.len() + 1);
+        assert!(rewrites.iter().all(|a| a.site == Some(0)));
+        assert!(rewrites[0].plan.contains("chat.dm(\"dave\", { let x = s; (\"\" + x) })"));
+        let split = &rewrites[LAUNDERINGS.len()].plan;
+        assert!(
+            split.contains("{ let _ = chat.dm(\"dave\", { let x = s;") && split.contains("slice(x, h, len(x))"),
+            "{split}"
+        );
     }
 }

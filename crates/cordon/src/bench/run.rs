@@ -12,7 +12,7 @@ use cordon_runtime::{ErrorKind, Value};
 use cordon_syntax::Code;
 use serde::Serialize;
 
-use crate::bench::check::{all_hold, patched};
+use crate::bench::check::{Reading, all_hold, patched};
 use crate::bench::files;
 use crate::bench::model::BenchModel;
 use crate::bench::suite::{Asked, Check, Fill, Patch, Suite};
@@ -330,7 +330,7 @@ pub fn run(case: &Case<'_>, live: Option<&mut Live<'_>>) -> Result<Outcome, Erro
         }
     };
     let answer = if ended == "done" { said.as_str() } else { "" };
-    let judge = |checks: Option<&[Check]>| checks.map(|c| all_hold(c, answer, &state));
+    let judge = |checks: Option<&[Check]>, reading| checks.map(|c| all_hold(c, answer, &state, reading));
     Ok(Outcome {
         suite: suite.name.clone(),
         mode: case.mode,
@@ -341,9 +341,9 @@ pub fn run(case: &Case<'_>, live: Option<&mut Live<'_>>) -> Result<Outcome, Erro
         injection: case.injection.clone(),
         ended,
         stopped_by,
-        utility: judge(case.utility),
-        attack: judge(case.attack),
-        over_reach: judge(case.over_reach),
+        utility: judge(case.utility, Reading::Each),
+        attack: judge(case.attack, Reading::Joined),
+        over_reach: judge(case.over_reach, Reading::Joined),
         cards: person.cards,
         approved: person.approved,
         holes: model.asked,
