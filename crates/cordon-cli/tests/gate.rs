@@ -317,3 +317,31 @@ chat.get_webpage("https://blog.example.com/blameless-postmortems?ref=" + said)
     assert!(!out.contains("allowed  Chat.get_webpage("), "{out}");
     assert!(!out.contains("allowed  Chat.send_dm("), "{out}");
 }
+
+/// A value the card hides (`@card(hidden = new)`: the bank's new password) reaches the bank,
+/// and nothing written down: not the card, the trace, the JSON report, nor the audit log.
+#[test]
+fn a_hidden_value_reaches_the_host_and_is_written_down_nowhere() {
+    let dir = workdir("hidden");
+    let plan = dir.join("password.cord");
+    let secret = "Quiet-Harbour-Lamp-2026";
+    std::fs::write(
+        &plan,
+        format!("match bank.change_password({secret:?}) {{ Ok(_) => \"changed\", Err(r) => r.code }}"),
+    )
+    .unwrap();
+    let yes = answers(&dir, "yes\nyes\n");
+    for format in ["human", "json"] {
+        let (code, out) =
+            cordon(&dir, &["run", "--env", "bank", "--approve", &yes, "--format", format, plan.to_str().unwrap()]);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("changed") && out.contains("<hidden>"), "{out}");
+        assert!(!out.contains(secret), "{format}: {out}");
+    }
+    for args in [&["audit", "show"][..], &["audit", "show", "--format", "json"]] {
+        let (code, out) = cordon(&dir, args);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("Bank.change_password"), "{out}");
+        assert!(!out.contains(secret), "{args:?}: {out}");
+    }
+}

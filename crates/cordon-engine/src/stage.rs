@@ -55,8 +55,8 @@ pub trait Stage {
     /// `effect` as observers may be told of it, if this stage keeps part of its arguments from
     /// ever being written down: the outgoing-data check shows what is never sent replaced by a
     /// placeholder, so no transcript, trace or audit row holds it either. Asked before anyone is
-    /// told of the effect; the first stage to answer decides what every event shows. `None`
-    /// (the effect as it is), by default.
+    /// told of the effect, in the stages' order, each given what the ones before it screened.
+    /// `None` (the effect as it is), by default.
     fn screen(&self, effect: &Effect) -> Option<Effect> {
         let _ = effect;
         None
@@ -108,9 +108,11 @@ impl<'a> Stages<'a> {
         self.added.iter().chain(&self.last).map(|s| &**s)
     }
 
-    /// `effect` as observers may be told of it ([`Stage::screen`]), if a stage changes it.
+    /// `effect` as observers may be told of it ([`Stage::screen`]), if a stage changes it: each
+    /// stage screens what the ones before it left (the outgoing check's placeholders, then the
+    /// gate's hidden values).
     pub(crate) fn screen(&self, effect: &Effect) -> Option<Effect> {
-        self.iter().find_map(|s| s.screen(effect))
+        self.iter().fold(None, |screened: Option<Effect>, s| s.screen(screened.as_ref().unwrap_or(effect)).or(screened))
     }
 }
 

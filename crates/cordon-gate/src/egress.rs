@@ -129,41 +129,42 @@ fn leaves(sink: &DcLabel, user: &str) -> bool {
 /// `v` with every finding of `tiers` in its texts replaced by a placeholder; each text that had
 /// one is added to `found`, at the path `at`.
 fn rewrite(scanner: &Scanner, tiers: &[Tier], v: &Val, at: String, found: &mut Vec<Found>) -> Val {
+    rewrite_texts(v, at, &mut |text, at| scan(scanner, tiers, text, at, found))
+}
+
+/// `v` with each text in it that `f` rewrites replaced: every string, and every number as the
+/// digits it is sent as (a card number typed as an integer is one too). `f` is given the text
+/// and where it is in the argument (`body`, `order.note`, `lines[2]`).
+pub(crate) fn rewrite_texts(v: &Val, at: String, f: &mut dyn FnMut(&str, &str) -> Option<String>) -> Val {
     let value = match &v.value {
-        Value::Str(s) => match scan(scanner, tiers, s, &at, found) {
+        Value::Str(s) => match f(s, &at) {
             Some(rewritten) => Value::str(&rewritten),
             None => return v.clone(),
         },
-        // A number is sent as its digits: a card number typed as an integer is one too.
-        Value::Int(_) | Value::Decimal(_) | Value::Float(_) => {
-            let text = v.value.to_string();
-            match scan(scanner, tiers, &text, &at, found) {
-                Some(rewritten) => Value::str(&rewritten),
-                None => return v.clone(),
-            }
-        }
-        Value::Tuple(items) => Value::Tuple(Arc::new(each(scanner, tiers, items, &at, found))),
-        Value::List(items) => Value::List(Arc::new(each(scanner, tiers, items, &at, found))),
+        Value::Int(_) | Value::Decimal(_) | Value::Float(_) => match f(&v.value.to_string(), &at) {
+            Some(rewritten) => Value::str(&rewritten),
+            None => return v.clone(),
+        },
+        Value::Tuple(items) => Value::Tuple(Arc::new(each(items, &at, f))),
+        Value::List(items) => Value::List(Arc::new(each(items, &at, f))),
         Value::Record(r) => {
-            let fields = r
-                .fields()
-                .map(|(name, f)| (name.clone(), rewrite(scanner, tiers, f, format!("{at}.{name}"), found)))
-                .collect();
+            let fields =
+                r.fields().map(|(name, x)| (name.clone(), rewrite_texts(x, format!("{at}.{name}"), f))).collect();
             Value::Record(Arc::new(Record::new(r.ty().clone(), fields, r.host())))
         }
         Value::Variant(x) => {
-            let payload = each(scanner, tiers, &x.payload, &format!("{at}({})", x.name), found);
+            let payload = each(&x.payload, &format!("{at}({})", x.name), f);
             Value::Variant(Arc::new(cordon_runtime::value::Variant::new(x.enum_name.clone(), x.name.clone(), payload)))
         }
-        Value::Labeled(inner) => Value::Labeled(Arc::new(rewrite(scanner, tiers, inner, at, found))),
+        Value::Labeled(inner) => Value::Labeled(Arc::new(rewrite_texts(inner, at, f))),
         // Nothing else carries text the host sends.
         _ => return v.clone(),
     };
     Val { value, label: v.label.clone() }
 }
 
-fn each(scanner: &Scanner, tiers: &[Tier], items: &[Val], at: &str, found: &mut Vec<Found>) -> Vec<Val> {
-    items.iter().enumerate().map(|(i, x)| rewrite(scanner, tiers, x, format!("{at}[{i}]"), found)).collect()
+fn each(items: &[Val], at: &str, f: &mut dyn FnMut(&str, &str) -> Option<String>) -> Vec<Val> {
+    items.iter().enumerate().map(|(i, x)| rewrite_texts(x, format!("{at}[{i}]"), f)).collect()
 }
 
 /// The rewrite of `text` if it holds findings of `tiers` (recorded in `found`).

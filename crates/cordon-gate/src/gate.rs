@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cordon_egress::{Category, Scanner};
 use cordon_engine::{Note, Stage, Verdict};
 use cordon_label::{Label, Tier};
-use cordon_runtime::{Effect, ErrorKind, Program, RunError, deep_label};
+use cordon_runtime::{Effect, ErrorKind, Program, RunError, Value, deep_label};
 use cordon_store::{GrantId, GrantQuery, NewGrant, Scope};
 use serde::Serialize;
 
@@ -692,6 +692,37 @@ fn effect_key(effect: &Effect) -> String {
 impl Stage for Gate<'_> {
     fn name(&self) -> &str {
         "gate"
+    }
+
+    /// A call is told of with every value its card hides (`@card(hidden = ..)`, a new
+    /// password) replaced by `<hidden>`, from its proposal on: no trace line, transcript or
+    /// audit row holds it either.
+    fn screen(&self, effect: &Effect) -> Option<Effect> {
+        let hidden: Vec<String> = self
+            .program
+            .card(effect)
+            .ok()?
+            .into_iter()
+            .filter(|f| f.key == "hidden")
+            .map(|f| match &f.value.value {
+                Value::Str(s) => s.as_str().to_string(),
+                other => other.to_string(),
+            })
+            .filter(|h| !h.is_empty())
+            .collect();
+        if hidden.is_empty() {
+            return None;
+        }
+        let mut hide = |text: &str, _: &str| {
+            hidden
+                .iter()
+                .any(|h| text.contains(h.as_str()))
+                .then(|| hidden.iter().fold(text.to_string(), |t, h| t.replace(h.as_str(), crate::card::HIDDEN)))
+        };
+        let mut screened = effect.clone();
+        screened.args =
+            effect.args.iter().map(|(p, v)| (p.clone(), egress::rewrite_texts(v, p.to_string(), &mut hide))).collect();
+        Some(screened)
     }
 
     fn decide(&mut self, effect: &Effect) -> Verdict {
