@@ -155,14 +155,14 @@ fn stops_chart(rows: &[Row]) -> String {
 fn rows_table(rows: &[Row]) -> String {
     let mut out = String::from(
         "<table id=\"rows\"><thead><tr><th>suite</th><th>policy</th><th>mode</th><th>variant</th><th>person</th><th>cases</th>\
-         <th>utility</th><th>attacks</th><th>over-reach</th><th>cards</th><th>tries</th><th>stopped by</th></tr></thead><tbody>\n",
+         <th>utility</th><th>attacks</th><th>over-reach</th><th>cards</th><th>tries</th><th>tokens</th><th>stopped by</th></tr></thead><tbody>\n",
     );
     let count = |c: Count| if c.of == 0 { "-".to_string() } else { format!("{}/{}", c.yes, c.of) };
     for r in rows {
         let stopped: Vec<String> = r.stopped_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             text(&r.suite),
             if r.guarded { "on" } else { "off" },
             r.mode.name(),
@@ -174,6 +174,8 @@ fn rows_table(rows: &[Row]) -> String {
             count(r.over_reach_success),
             r.cards,
             if r.mode == Mode::Adaptive { r.attempts.to_string() } else { "-".into() },
+            // A live model's tokens are a cost; the scripted model's are an estimate of nothing.
+            if r.mode == Mode::Live { r.tokens.to_string() } else { "-".into() },
             text(&stopped.join(", "))
         );
     }
