@@ -873,76 +873,15 @@ fn meet_paths(paths: Vec<(Abs, Bounds)>) -> Abs {
 /// Every name an expression mentions (a superset of the names a closure captures: what it
 /// binds itself is counted too, which only captures more).
 fn names_in(e: &Expr, out: &mut HashSet<String>) {
-    let block = |b: &Block, out: &mut HashSet<String>| {
-        for st in &b.stmts {
-            match st {
-                Stmt::Let { value, .. } => names_in(value, out),
-                Stmt::Expr(x) => names_in(x, out),
-            }
-        }
-        if let Some(t) = &b.tail {
-            names_in(t, out);
-        }
-    };
     match &e.kind {
         ExprKind::Name(id) => {
             out.insert(id.name.clone());
         }
-        ExprKind::Tuple(xs) | ExprKind::List(xs) => xs.iter().for_each(|x| names_in(x, out)),
-        ExprKind::Record { fields, .. } => fields.iter().for_each(|(_, x)| names_in(x, out)),
-        ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => names_in(base, out),
-        ExprKind::Index { base, index } => {
-            names_in(base, out);
-            names_in(index, out);
-        }
-        ExprKind::Call { callee, args } => {
-            names_in(callee, out);
-            args.iter().for_each(|x| names_in(x, out));
-        }
-        ExprKind::MethodCall { receiver, args, .. } => {
-            names_in(receiver, out);
-            args.iter().for_each(|x| names_in(x, out));
-        }
-        ExprKind::Unary { operand, .. } => names_in(operand, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            names_in(lhs, out);
-            names_in(rhs, out);
-        }
-        ExprKind::If { cond, then, else_ } => {
-            names_in(cond, out);
-            block(then, out);
-            if let Some(x) = else_ {
-                names_in(x, out);
-            }
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            names_in(scrutinee, out);
-            for a in arms {
-                if let Some(g) = &a.guard {
-                    names_in(g, out);
-                }
-                names_in(&a.body, out);
-            }
-        }
-        ExprKind::For { iter, body, .. } => {
-            names_in(iter, out);
-            block(body, out);
-        }
-        ExprKind::Block(b) | ExprKind::ToLabeled(b) => block(b, out),
-        ExprKind::Closure { body, .. } => names_in(body, out),
-        ExprKind::Cast { expr, .. } => names_in(expr, out),
-        ExprKind::Hole { args, .. } => {
-            // A fill may name anything in scope.
+        // A fill may name anything in scope.
+        ExprKind::Hole { .. } => {
             out.insert("*".into());
-            args.iter().for_each(|x| names_in(x, out));
         }
-        ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Decimal(_)
-        | ExprKind::Str(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Unit
-        | ExprKind::Path { .. }
-        | ExprKind::Error => {}
+        _ => {}
     }
+    e.for_each_child(&mut |child| names_in(child, out));
 }

@@ -193,6 +193,21 @@ pub struct Block {
     pub span: Span,
 }
 
+impl Block {
+    /// Calls `f` on each statement's expression (a `let`'s value), then on the block's value.
+    pub fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        for stmt in &self.stmts {
+            match stmt {
+                Stmt::Let { value, .. } => f(value),
+                Stmt::Expr(e) => f(e),
+            }
+        }
+        if let Some(tail) = &self.tail {
+            f(tail);
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     /// Boxed parts keep statements small (a block holds many).
@@ -206,6 +221,64 @@ pub struct Expr {
     pub id: NodeId,
     pub kind: ExprKind,
     pub span: Span,
+}
+
+impl Expr {
+    /// Calls `f` on each expression directly inside this one, in source order (a block's
+    /// statements and value, an arm's guard and body; not patterns or types): a walk over a
+    /// tree is `f` recursing through this.
+    pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
+        match &self.kind {
+            ExprKind::Tuple(xs) | ExprKind::List(xs) | ExprKind::Hole { args: xs, .. } => xs.iter().for_each(f),
+            ExprKind::Record { fields, .. } => fields.iter().for_each(|(_, x)| f(x)),
+            ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => f(base),
+            ExprKind::Index { base, index } => {
+                f(base);
+                f(index);
+            }
+            ExprKind::Call { callee: first, args } | ExprKind::MethodCall { receiver: first, args, .. } => {
+                f(first);
+                args.iter().for_each(f);
+            }
+            ExprKind::Unary { operand, .. } => f(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            ExprKind::If { cond, then, else_ } => {
+                f(cond);
+                then.for_each_expr(f);
+                if let Some(e) = else_ {
+                    f(e);
+                }
+            }
+            ExprKind::Match { scrutinee, arms } => {
+                f(scrutinee);
+                for arm in arms {
+                    if let Some(g) = &arm.guard {
+                        f(g);
+                    }
+                    f(&arm.body);
+                }
+            }
+            ExprKind::For { iter, body, .. } => {
+                f(iter);
+                body.for_each_expr(f);
+            }
+            ExprKind::Block(b) | ExprKind::ToLabeled(b) => b.for_each_expr(f),
+            ExprKind::Closure { body, .. } => f(body),
+            ExprKind::Cast { expr, .. } => f(expr),
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Decimal(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Unit
+            | ExprKind::Name(_)
+            | ExprKind::Path { .. }
+            | ExprKind::Error => {}
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! names a plan writes), and where a plan calls a method and what its arguments are (byte
 //! ranges, to rewrite). The attacker's rewrites themselves live with the benchmark.
 
-use crate::ast::{Block, Expr, ExprKind, ItemKind, Stmt};
+use crate::ast::{Expr, ExprKind, ItemKind};
 use crate::print;
 use crate::{FileId, parse};
 
@@ -56,12 +56,12 @@ pub fn method_calls(plan: &str) -> Result<Vec<MethodCall>, String> {
     let mut out = Vec::new();
     for item in &parsed.module.items {
         match &item.kind {
-            ItemKind::Fn(f) => block(&f.body, &mut out),
+            ItemKind::Fn(f) => f.body.for_each_expr(&mut |e| expr(e, &mut out)),
             ItemKind::Const { value, .. } => expr(value, &mut out),
             _ => {}
         }
     }
-    block(&parsed.module.body, &mut out);
+    parsed.module.body.for_each_expr(&mut |e| expr(e, &mut out));
     Ok(out)
 }
 
@@ -69,77 +69,14 @@ fn range(e: &Expr) -> (usize, usize) {
     (e.span.start as usize, e.span.end as usize)
 }
 
-fn block(b: &Block, out: &mut Vec<MethodCall>) {
-    for stmt in &b.stmts {
-        match stmt {
-            Stmt::Let { value, .. } => expr(value, out),
-            Stmt::Expr(e) => expr(e, out),
-        }
-    }
-    if let Some(tail) = &b.tail {
-        expr(tail, out);
-    }
-}
-
+/// Every method call in `e`, outermost first.
 fn expr(e: &Expr, out: &mut Vec<MethodCall>) {
-    let all = |es: &[Expr], out: &mut Vec<MethodCall>| es.iter().for_each(|x| expr(x, out));
-    match &e.kind {
-        ExprKind::MethodCall { receiver, method, args } => {
-            let name_at = (method.span.start as usize, method.span.end as usize);
-            let ranges = args.iter().map(range).collect();
-            out.push(MethodCall { method: method.name.clone(), at: range(e), name_at, args: ranges });
-            expr(receiver, out);
-            all(args, out);
-        }
-        ExprKind::Tuple(xs) | ExprKind::List(xs) | ExprKind::Hole { args: xs, .. } => all(xs, out),
-        ExprKind::Record { fields, .. } => fields.iter().for_each(|(_, x)| expr(x, out)),
-        ExprKind::Field { base, .. } | ExprKind::TupleField { base, .. } => expr(base, out),
-        ExprKind::Index { base, index } => {
-            expr(base, out);
-            expr(index, out);
-        }
-        ExprKind::Call { callee, args } => {
-            expr(callee, out);
-            all(args, out);
-        }
-        ExprKind::Unary { operand, .. } => expr(operand, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            expr(lhs, out);
-            expr(rhs, out);
-        }
-        ExprKind::If { cond, then, else_ } => {
-            expr(cond, out);
-            block(then, out);
-            if let Some(e) = else_ {
-                expr(e, out);
-            }
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            expr(scrutinee, out);
-            for arm in arms {
-                if let Some(g) = &arm.guard {
-                    expr(g, out);
-                }
-                expr(&arm.body, out);
-            }
-        }
-        ExprKind::For { iter, body, .. } => {
-            expr(iter, out);
-            block(body, out);
-        }
-        ExprKind::Block(b) | ExprKind::ToLabeled(b) => block(b, out),
-        ExprKind::Closure { body, .. } => expr(body, out),
-        ExprKind::Cast { expr: inner, .. } => expr(inner, out),
-        ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Decimal(_)
-        | ExprKind::Str(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Unit
-        | ExprKind::Name(_)
-        | ExprKind::Path { .. }
-        | ExprKind::Error => {}
+    if let ExprKind::MethodCall { method, args, .. } = &e.kind {
+        let name_at = (method.span.start as usize, method.span.end as usize);
+        let ranges = args.iter().map(range).collect();
+        out.push(MethodCall { method: method.name.clone(), at: range(e), name_at, args: ranges });
     }
+    e.for_each_child(&mut |child| expr(child, out));
 }
 
 #[cfg(test)]
