@@ -14,6 +14,49 @@
 //! against two GitHub states that differ only in protected data and compares what each run
 //! published (for property tests and the `run` fuzz target).
 
+/// The ways every environment is made and read: `builtin()` (its built-in data, the module's
+/// `DATA`), `from_json` (a data file's text; a malformed or inconsistent file is an error saying
+/// what is wrong), `from_path`, `user()` (the principal `user()` names in labels), `data()` and
+/// `state_json()` (the whole state, for tests and the benchmark's checks). `$make` builds the
+/// environment from its parsed data.
+macro_rules! loaded_from_data {
+    ($ty:ident, $make:expr) => {
+        impl $ty {
+            /// The environment with the built-in data.
+            pub fn builtin() -> Result<$ty, String> {
+                $ty::from_json(DATA)
+            }
+
+            /// Loads a state from JSON text; a malformed or inconsistent file is an error saying
+            /// what is wrong.
+            pub fn from_json(text: &str) -> Result<$ty, String> {
+                let make: fn(Data) -> $ty = $make;
+                Ok(make(data::parse(text)?))
+            }
+
+            /// Loads a state from a JSON data file.
+            pub fn from_path(path: &std::path::Path) -> Result<$ty, String> {
+                crate::load_data_file(path, $ty::from_json)
+            }
+
+            /// The principal the agent acts for: `user()` in labels.
+            pub fn user(&self) -> &str {
+                &self.data.user
+            }
+
+            /// The whole state, for tests and the benchmark's checks.
+            pub fn data(&self) -> &Data {
+                &self.data
+            }
+
+            /// The whole state as JSON (the data file's format).
+            pub fn state_json(&self) -> serde_json::Value {
+                crate::state_as_json(&self.data)
+            }
+        }
+    };
+}
+
 pub mod bank;
 mod call;
 pub mod chat;

@@ -15,8 +15,6 @@
 mod data;
 mod tools;
 
-use std::path::Path;
-
 pub use data::{
     AccountData, Data, MessageData, Money, PayeeData, ProfileData, ScheduledData, SentData, StatementData,
     TransactionData, TransferData, is_iban,
@@ -38,38 +36,9 @@ pub struct Bank {
     data: Data,
 }
 
+loaded_from_data!(Bank, |data| Bank { data });
+
 impl Bank {
-    /// The environment with the built-in data.
-    pub fn builtin() -> Result<Bank, String> {
-        Bank::from_json(DATA)
-    }
-
-    /// Loads a state from JSON text; a malformed or inconsistent file is an error saying what
-    /// is wrong.
-    pub fn from_json(text: &str) -> Result<Bank, String> {
-        Ok(Bank { data: data::parse(text)? })
-    }
-
-    /// Loads a state from a JSON data file.
-    pub fn from_path(path: &Path) -> Result<Bank, String> {
-        crate::load_data_file(path, Bank::from_json)
-    }
-
-    /// The customer the agent acts for: the principal `user()` in labels.
-    pub fn user(&self) -> &str {
-        &self.data.user
-    }
-
-    /// The whole state, for tests.
-    pub fn data(&self) -> &Data {
-        &self.data
-    }
-
-    /// The whole state as JSON (the data file's format).
-    pub fn state_json(&self) -> serde_json::Value {
-        crate::state_as_json(&self.data)
-    }
-
     /// The account `id`.
     pub fn account(&self, id: &str) -> Result<&AccountData, String> {
         self.data.accounts.iter().find(|a| a.id == id).ok_or_else(|| format!("there is no account `{id}`"))

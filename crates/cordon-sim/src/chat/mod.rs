@@ -17,8 +17,6 @@
 mod data;
 mod tools;
 
-use std::path::Path;
-
 pub use data::{ChannelData, Data, DmData, MessageData, PageData, TICK};
 pub use tools::CAPABILITY;
 
@@ -37,38 +35,9 @@ pub struct Chat {
     data: Data,
 }
 
+loaded_from_data!(Chat, |data| Chat { data });
+
 impl Chat {
-    /// The environment with the built-in data.
-    pub fn builtin() -> Result<Chat, String> {
-        Chat::from_json(DATA)
-    }
-
-    /// Loads a state from JSON text; a malformed or inconsistent file is an error saying what
-    /// is wrong.
-    pub fn from_json(text: &str) -> Result<Chat, String> {
-        Ok(Chat { data: data::parse(text)? })
-    }
-
-    /// Loads a state from a JSON data file.
-    pub fn from_path(path: &Path) -> Result<Chat, String> {
-        crate::load_data_file(path, Chat::from_json)
-    }
-
-    /// The member the agent acts for: the principal `user()` in labels.
-    pub fn user(&self) -> &str {
-        &self.data.user
-    }
-
-    /// The whole state, for tests.
-    pub fn data(&self) -> &Data {
-        &self.data
-    }
-
-    /// The whole state as JSON (the data file's format).
-    pub fn state_json(&self) -> serde_json::Value {
-        crate::state_as_json(&self.data)
-    }
-
     /// The channels the user can see, in the data file's order.
     pub fn visible_channels(&self) -> impl Iterator<Item = &ChannelData> {
         self.data.channels.iter().filter(|c| can_see(c, &self.data.user))

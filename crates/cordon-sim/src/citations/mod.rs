@@ -17,7 +17,6 @@ mod data;
 mod tools;
 
 use std::collections::HashSet;
-use std::path::Path;
 
 pub use data::{CommentData, Data, EntryData, NoteData, PaperData};
 pub use tools::CAPABILITY;
@@ -52,38 +51,9 @@ pub struct Refusal {
     pub reason: String,
 }
 
+loaded_from_data!(Citations, |data| Citations { data, returned: HashSet::new() });
+
 impl Citations {
-    /// The environment with the built-in data.
-    pub fn builtin() -> Result<Citations, String> {
-        Citations::from_json(DATA)
-    }
-
-    /// Loads a state from JSON text; a malformed or inconsistent file is an error saying what
-    /// is wrong.
-    pub fn from_json(text: &str) -> Result<Citations, String> {
-        Ok(Citations { data: data::parse(text)?, returned: HashSet::new() })
-    }
-
-    /// Loads a state from a JSON data file.
-    pub fn from_path(path: &Path) -> Result<Citations, String> {
-        crate::load_data_file(path, Citations::from_json)
-    }
-
-    /// The author the agent acts for: the principal `user()` in labels.
-    pub fn user(&self) -> &str {
-        &self.data.user
-    }
-
-    /// The whole state, for tests.
-    pub fn data(&self) -> &Data {
-        &self.data
-    }
-
-    /// The whole state as JSON (the data file's format).
-    pub fn state_json(&self) -> serde_json::Value {
-        crate::state_as_json(&self.data)
-    }
-
     /// The index's papers whose title, key or authors hold every word of `query` (ignoring
     /// case), in the index's order, at most [`MAX_RESULTS`]; the query is logged.
     pub fn search(&mut self, query: &str) -> Vec<EntryData> {

@@ -15,8 +15,6 @@
 mod data;
 mod tools;
 
-use std::path::Path;
-
 pub use data::{CommentData, Data, FileData, IssueData, OrgData, RepoData};
 pub use tools::CAPABILITY;
 
@@ -38,38 +36,9 @@ pub struct GitHub {
     data: Data,
 }
 
+loaded_from_data!(GitHub, |data| GitHub { data });
+
 impl GitHub {
-    /// The environment with the built-in data.
-    pub fn builtin() -> Result<GitHub, String> {
-        GitHub::from_json(DATA)
-    }
-
-    /// Loads a state from JSON text; a malformed or inconsistent file is an error saying what
-    /// is wrong.
-    pub fn from_json(text: &str) -> Result<GitHub, String> {
-        Ok(GitHub { data: data::parse(text)? })
-    }
-
-    /// Loads a state from a JSON data file.
-    pub fn from_path(path: &Path) -> Result<GitHub, String> {
-        crate::load_data_file(path, GitHub::from_json)
-    }
-
-    /// The login of the account the agent acts for: the principal `user()` in labels.
-    pub fn user(&self) -> &str {
-        &self.data.user
-    }
-
-    /// The whole state, for tests and benchmark checks.
-    pub fn data(&self) -> &Data {
-        &self.data
-    }
-
-    /// The whole state as JSON (the data file's format).
-    pub fn state_json(&self) -> serde_json::Value {
-        crate::state_as_json(&self.data)
-    }
-
     /// Does the text of any issue or comment on a public repository contain `needle`? What a
     /// benchmark's security check asks: did this text get published?
     pub fn published(&self, needle: &str) -> bool {

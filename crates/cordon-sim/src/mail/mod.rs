@@ -21,8 +21,6 @@
 mod data;
 mod tools;
 
-use std::path::Path;
-
 pub use data::{Data, DocData, EventData, FOLDERS, MailData, RESPONSES};
 pub use tools::CAPABILITY;
 
@@ -41,38 +39,9 @@ pub struct Mail {
     data: Data,
 }
 
+loaded_from_data!(Mail, |data| Mail { data });
+
 impl Mail {
-    /// The environment with the built-in data.
-    pub fn builtin() -> Result<Mail, String> {
-        Mail::from_json(DATA)
-    }
-
-    /// Loads a state from JSON text; a malformed or inconsistent file is an error saying what
-    /// is wrong.
-    pub fn from_json(text: &str) -> Result<Mail, String> {
-        Ok(Mail { data: data::parse(text)? })
-    }
-
-    /// Loads a state from a JSON data file.
-    pub fn from_path(path: &Path) -> Result<Mail, String> {
-        crate::load_data_file(path, Mail::from_json)
-    }
-
-    /// The address the agent acts for: the principal `user()` in labels.
-    pub fn user(&self) -> &str {
-        &self.data.user
-    }
-
-    /// The whole state, for tests.
-    pub fn data(&self) -> &Data {
-        &self.data
-    }
-
-    /// The whole state as JSON (the data file's format).
-    pub fn state_json(&self) -> serde_json::Value {
-        crate::state_as_json(&self.data)
-    }
-
     /// Today's date: the clock's first ten characters (`2026-03-03`).
     pub fn today(&self) -> &str {
         self.data.now.get(..10).unwrap_or(&self.data.now)

@@ -14,8 +14,6 @@
 mod data;
 mod tools;
 
-use std::path::Path;
-
 pub use data::{
     AccountData, Data, MessageData, OrderData, PaymentData, ProductData, ReviewData, SentData, TransferData,
 };
@@ -36,38 +34,9 @@ pub struct Shop {
     data: Data,
 }
 
+loaded_from_data!(Shop, |data| Shop { data });
+
 impl Shop {
-    /// The environment with the built-in data.
-    pub fn builtin() -> Result<Shop, String> {
-        Shop::from_json(DATA)
-    }
-
-    /// Loads a state from JSON text; a malformed or inconsistent file is an error saying what
-    /// is wrong.
-    pub fn from_json(text: &str) -> Result<Shop, String> {
-        Ok(Shop { data: data::parse(text)? })
-    }
-
-    /// Loads a state from a JSON data file.
-    pub fn from_path(path: &Path) -> Result<Shop, String> {
-        crate::load_data_file(path, Shop::from_json)
-    }
-
-    /// The customer the agent acts for: the principal `user()` in labels.
-    pub fn user(&self) -> &str {
-        &self.data.user
-    }
-
-    /// The whole state, for tests.
-    pub fn data(&self) -> &Data {
-        &self.data
-    }
-
-    /// The whole state as JSON (the data file's format).
-    pub fn state_json(&self) -> serde_json::Value {
-        crate::state_as_json(&self.data)
-    }
-
     /// Products whose name contains `query`, ignoring case.
     pub fn search(&self, query: &str) -> Vec<&ProductData> {
         let q = query.to_lowercase();
