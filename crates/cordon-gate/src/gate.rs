@@ -698,26 +698,17 @@ impl Stage for Gate<'_> {
     /// password) replaced by `<hidden>`, from its proposal on: no trace line, transcript or
     /// audit row holds it either.
     fn screen(&self, effect: &Effect) -> Option<Effect> {
-        let hidden: Vec<String> = self
-            .program
-            .card(effect)
-            .ok()?
-            .into_iter()
-            .filter(|f| f.key == "hidden")
-            .map(|f| match &f.value.value {
-                Value::Str(s) => s.as_str().to_string(),
-                other => other.to_string(),
-            })
-            .filter(|h| !h.is_empty())
-            .collect();
+        // Most tools hide nothing: only the `hidden` field is computed, and only where there is one.
+        let field = self.program.card_field(effect, "hidden").ok()??;
+        let hidden = match &field.value.value {
+            Value::Str(s) => s.as_str().to_string(),
+            other => other.to_string(),
+        };
         if hidden.is_empty() {
             return None;
         }
         let mut hide = |text: &str, _: &str| {
-            hidden
-                .iter()
-                .any(|h| text.contains(h.as_str()))
-                .then(|| hidden.iter().fold(text.to_string(), |t, h| t.replace(h.as_str(), crate::card::HIDDEN)))
+            text.contains(hidden.as_str()).then(|| text.replace(hidden.as_str(), crate::card::HIDDEN))
         };
         let mut screened = effect.clone();
         screened.args =

@@ -74,6 +74,15 @@ impl Program {
         Ok(fields)
     }
 
+    /// The `@card` field `key` of `effect`'s tool, computed on its argument values; `None` when
+    /// the card has no such field (nothing else is computed).
+    pub fn card_field(&self, effect: &Effect, key: &str) -> Result<Option<CardField>, RunError> {
+        let decl = self.decl(effect)?;
+        let Some((key, code)) = decl.card.iter().find(|(k, _)| k == key) else { return Ok(None) };
+        let value = eval(&mut self.scratch(), effect, code, &format!("@card({key})"))?;
+        Ok(Some(CardField { key: key.clone(), value }))
+    }
+
     /// Whether the policy declares `@card` for `effect`'s tool.
     pub fn has_card(&self, effect: &Effect) -> bool {
         self.decl(effect).is_ok_and(|d| !d.card.is_empty())
