@@ -188,6 +188,20 @@ pub(crate) fn load_data_file<E>(path: &std::path::Path, from_json: fn(&str) -> R
     from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Checks a data file's ids: none empty, none listed twice; `what` names one ("the account").
+pub(crate) fn unique_ids<'a>(ids: impl IntoIterator<Item = &'a str>, what: &str) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for id in ids {
+        if id.is_empty() {
+            return Err(format!("{what} with an empty id"));
+        }
+        if !seen.insert(id) {
+            return Err(format!("{what} `{id}` is listed twice"));
+        }
+    }
+    Ok(())
+}
+
 /// An environment's state as JSON (its data file's format).
 pub(crate) fn state_as_json(data: &impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(data).unwrap_or(serde_json::Value::Null)

@@ -4,7 +4,6 @@
 //! money as exact cents written as decimal text, and the checks that make a loaded file a
 //! consistent state.
 
-use std::collections::HashSet;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -223,19 +222,6 @@ fn is_date(date: &str) -> bool {
         && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
 }
 
-fn unique<'a>(ids: impl Iterator<Item = &'a str>, what: &str) -> Result<(), String> {
-    let mut seen = HashSet::new();
-    for id in ids {
-        if id.is_empty() {
-            return Err(format!("{what} with an empty id"));
-        }
-        if !seen.insert(id) {
-            return Err(format!("{what} `{id}` is listed twice"));
-        }
-    }
-    Ok(())
-}
-
 /// Checks what the JSON shape cannot: ids unique, accounts that exist, IBANs and dates well
 /// formed and not after today, balances not negative, standing orders above 0 on days 1 to
 /// 28, a password of at least 12 characters.
@@ -249,10 +235,10 @@ pub fn validate(data: &Data) -> Result<(), String> {
     if data.profile.password.chars().count() < 12 {
         return Err("the password is shorter than 12 characters".into());
     }
-    unique(data.accounts.iter().map(|a| a.id.as_str()), "the account")?;
-    unique(data.transactions.iter().map(|t| t.id.as_str()), "the transaction")?;
-    unique(data.scheduled.iter().map(|s| s.id.as_str()), "the standing order")?;
-    unique(data.inbox.iter().map(|m| m.id.as_str()), "the message")?;
+    crate::unique_ids(data.accounts.iter().map(|a| a.id.as_str()), "the account")?;
+    crate::unique_ids(data.transactions.iter().map(|t| t.id.as_str()), "the transaction")?;
+    crate::unique_ids(data.scheduled.iter().map(|s| s.id.as_str()), "the standing order")?;
+    crate::unique_ids(data.inbox.iter().map(|m| m.id.as_str()), "the message")?;
     let account = |id: &str, what: String| {
         if data.accounts.iter().any(|a| a.id == id) {
             Ok(())

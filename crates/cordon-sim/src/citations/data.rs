@@ -4,8 +4,6 @@
 //! every added entry that is not the index's own), and the checks that make a loaded file a
 //! consistent state.
 
-use std::collections::HashSet;
-
 use serde::{Deserialize, Serialize};
 
 /// The whole state.
@@ -122,22 +120,10 @@ pub fn validate(data: &Data) -> Result<(), String> {
     if data.user.is_empty() {
         return Err("the user has no name".into());
     }
-    let unique = |ids: Vec<&str>, what: &str| {
-        let mut seen = HashSet::new();
-        for id in ids {
-            if id.is_empty() {
-                return Err(format!("{what} is empty"));
-            }
-            if !seen.insert(id) {
-                return Err(format!("{what} `{id}` is listed twice"));
-            }
-        }
-        Ok(())
-    };
-    unique(data.papers.iter().map(|p| p.key.as_str()).collect(), "the index's key")?;
-    unique(data.papers.iter().map(|p| p.doi.as_str()).collect(), "the index's DOI")?;
-    unique(data.bibliography.iter().map(|e| e.key.as_str()).collect(), "the bibliography's key")?;
-    unique(data.bibliography.iter().map(|e| e.doi.as_str()).collect(), "the bibliography's DOI")?;
+    crate::unique_ids(data.papers.iter().map(|p| p.key.as_str()), "the index's key")?;
+    crate::unique_ids(data.papers.iter().map(|p| p.doi.as_str()), "the index's DOI")?;
+    crate::unique_ids(data.bibliography.iter().map(|e| e.key.as_str()), "the bibliography's key")?;
+    crate::unique_ids(data.bibliography.iter().map(|e| e.doi.as_str()), "the bibliography's DOI")?;
     let entries = data.papers.iter().map(PaperData::entry).chain(data.bibliography.iter().cloned());
     for e in entries {
         if !YEARS.contains(&e.year) {

@@ -2,8 +2,6 @@
 //! tools did (payments, transfers, deleted orders, refund requests, messages sent), and the
 //! checks that make a loaded file a consistent state.
 
-use std::collections::HashSet;
-
 use serde::{Deserialize, Serialize};
 
 /// The whole state.
@@ -125,22 +123,10 @@ pub fn validate(data: &Data) -> Result<(), String> {
     if data.user.is_empty() {
         return Err("the user has no name".into());
     }
-    let unique = |ids: Vec<&str>, what: &str| {
-        let mut seen = HashSet::new();
-        for id in ids {
-            if id.is_empty() {
-                return Err(format!("{what} with an empty id"));
-            }
-            if !seen.insert(id) {
-                return Err(format!("{what} `{id}` is listed twice"));
-            }
-        }
-        Ok(())
-    };
-    unique(data.accounts.iter().map(|a| a.id.as_str()).collect(), "the account")?;
-    unique(data.merchants.iter().map(String::as_str).collect(), "the merchant")?;
-    unique(data.products.iter().map(|p| p.id.as_str()).collect(), "the product")?;
-    unique(data.orders.iter().map(|o| o.id.as_str()).collect(), "the order")?;
+    crate::unique_ids(data.accounts.iter().map(|a| a.id.as_str()), "the account")?;
+    crate::unique_ids(data.merchants.iter().map(String::as_str), "the merchant")?;
+    crate::unique_ids(data.products.iter().map(|p| p.id.as_str()), "the product")?;
+    crate::unique_ids(data.orders.iter().map(|o| o.id.as_str()), "the order")?;
     let merchant = |m: &str, what: String| {
         if data.merchants.iter().any(|x| x == m) {
             Ok(())
