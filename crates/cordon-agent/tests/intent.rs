@@ -66,6 +66,7 @@ fn run(checker: &mut Checker, answers: &str) -> (u64, Vec<String>, Vec<Vec<Strin
         scope: Scope::UntilRevoked,
         expires_ms: None,
         instance: None,
+        principal: None,
     };
     grants.add(&grant).unwrap();
     let mut shop = Shop::builtin().unwrap();

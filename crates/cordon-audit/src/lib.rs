@@ -168,6 +168,13 @@ impl<'s> Recording<'s> {
         Ok(Recording { store, request, state: RefCell::new(State::default()) })
     }
 
+    /// Goes on recording `request`, begun earlier (a run that was parked and is resumed, maybe
+    /// by another process): its transcript continues where it stopped.
+    pub fn resume(store: &'s dyn Store, request: RequestId) -> Result<Recording<'s>, StoreError> {
+        let line = u64::try_from(store.transcript(request)?.len()).unwrap_or(u64::MAX);
+        Ok(Recording { store, request, state: RefCell::new(State { line, ..State::default() }) })
+    }
+
     /// The request's number in the store.
     pub fn request(&self) -> RequestId {
         self.request

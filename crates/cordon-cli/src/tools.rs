@@ -84,6 +84,7 @@ impl ToolArgs {
             web_local: self.web_local,
             github_api: std::env::var("CORDON_GITHUB_API").ok().filter(|v| !v.is_empty()),
             broker: crate::broker::for_requests(self.broker.as_deref(), store, self.web).map_err(Error::from)?,
+            principal: None,
         };
         Ok(Tools::open(&choice, policies)?)
     }

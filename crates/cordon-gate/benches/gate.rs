@@ -44,6 +44,7 @@ fn grant() -> NewGrant {
         scope: Scope::UntilRevoked,
         expires_ms: None,
         instance: None,
+        principal: None,
     }
 }
 

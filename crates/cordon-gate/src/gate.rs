@@ -556,6 +556,7 @@ impl<'a> Gate<'a> {
                 label_class: &card.label_class,
                 session: self.session.as_deref(),
                 instance: self.instance_of(&card.tool),
+                principal: &self.user,
             };
             match self.grants.find(&query).map_err(|e| e.to_string())? {
                 Some(g) => found = found.or(Some(g.id)),
@@ -581,6 +582,7 @@ impl<'a> Gate<'a> {
                 scope: self.scope.clone(),
                 expires_ms,
                 instance: self.instance_of(&card.tool).map(str::to_string),
+                principal: Some(self.user.clone()),
             };
             ids.push(self.grants.add(&grant).map_err(|e| e.to_string())?.id);
         }

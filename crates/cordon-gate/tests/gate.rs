@@ -59,6 +59,7 @@ fn grant(tool: &str, destination: &str, class: &str) -> NewGrant {
         scope: Scope::UntilRevoked,
         expires_ms: None,
         instance: None,
+        principal: None,
     }
 }
 

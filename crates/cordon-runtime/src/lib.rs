@@ -550,4 +550,16 @@ impl Run {
     pub fn fuel_used(&self) -> u64 {
         self.ctx.fuel_used
     }
+
+    /// The program the run runs, with the fills it entered so far (a loaded run's, compiled
+    /// again from its own sources).
+    pub fn program(&self) -> Program {
+        Program { compiled: self.ctx.program.clone() }
+    }
+
+    /// The files of its source map that hold the policies, and the plan: what it was checked
+    /// from.
+    pub fn checked_from(&self) -> (&[cordon_syntax::FileId], Option<cordon_syntax::FileId>) {
+        (&self.ctx.program.origin.policies, self.ctx.program.origin.plan)
+    }
 }

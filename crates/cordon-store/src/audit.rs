@@ -31,8 +31,15 @@ pub mod kind {
     pub const EXPIRE: &str = "expire";
     /// Rows up to here were moved to an archive file.
     pub const ARCHIVE: &str = "archive";
+    /// A run was queued to run in the background: its number, principal, kind and name.
+    pub const RUN: &str = "run";
+    /// A person answered a background run's card (or its deadline passed, for no one).
+    pub const ANSWER: &str = "answer";
+    /// A person was allowed to sign in to `cordon serve`.
+    pub const USER: &str = "user";
 
-    pub(crate) const RESERVED: [&str; 8] = [REQUEST, STATUS, EFFECT, OUTCOME, GRANT, REVOKE, EXPIRE, ARCHIVE];
+    pub(crate) const RESERVED: [&str; 11] =
+        [REQUEST, STATUS, EFFECT, OUTCOME, GRANT, REVOKE, EXPIRE, ARCHIVE, RUN, ANSWER, USER];
 }
 
 /// An effect about to be performed: the `effect` row's content.

@@ -91,6 +91,12 @@ pub enum StoreError {
     },
     /// The store changed while archiving (another archive ran): nothing was removed.
     ArchiveRaced,
+    /// A worker's lease on a background run was taken over by another worker (it ran out).
+    LeaseLost {
+        run: crate::queue::RunId,
+    },
+    /// A person of this name may sign in already.
+    UserExists(String),
 }
 
 impl fmt::Display for StoreError {
@@ -143,6 +149,10 @@ impl fmt::Display for StoreError {
             StoreError::ArchiveRaced => {
                 write!(f, "the audit log changed while archiving; no row was removed, try again")
             }
+            StoreError::LeaseLost { run } => {
+                write!(f, "run {run} was taken over by another worker: this worker's lease on it ran out")
+            }
+            StoreError::UserExists(name) => write!(f, "there is a user `{name}` already"),
         }
     }
 }

@@ -43,6 +43,10 @@ pub struct NewGrant {
     /// tool only as served by the same. `None` covers only a query that names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
+    /// Whose answer it is: it covers only that principal's effects. `None` (every grant made
+    /// before grants named one, when one person used the store) covers anyone's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
 }
 
 /// A grant as stored.
@@ -64,6 +68,8 @@ pub struct GrantQuery<'a> {
     pub session: Option<&'a str>,
     /// What serves the tool now (see [`NewGrant::instance`]).
     pub instance: Option<&'a str>,
+    /// Whom the effect is for.
+    pub principal: &'a str,
 }
 
 impl Grant {
@@ -73,6 +79,7 @@ impl Grant {
         g.tool == q.tool
             && g.label_class == q.label_class
             && g.instance.as_deref() == q.instance
+            && g.principal.as_deref().is_none_or(|p| p == q.principal)
             && g.expires_ms.is_none_or(|at| now_ms < at)
             && match &g.scope {
                 Scope::UntilRevoked => true,

@@ -48,6 +48,7 @@ mod error;
 pub mod grant;
 mod location;
 pub mod private;
+pub mod queue;
 pub mod request;
 mod schema;
 pub mod session;
@@ -66,6 +67,9 @@ pub use chain::{BadRow, Checkpoint, Problem, RowHash, Verdict};
 pub use error::StoreError;
 pub use grant::{Grant, GrantId, GrantQuery, NewGrant, Scope};
 pub use location::location;
+pub use queue::{
+    AnswerRefused, Claimed, GivenAnswer, Lease, NewRun, Parking, QueuedRun, RunId, RunKind, RunState, WebSession,
+};
 pub use request::{NewRequest, Request, RequestId, Status};
 pub use schema::VERSION as SCHEMA_VERSION;
 pub use session::{Holder, SessionInfo, SessionLock};
@@ -146,6 +150,57 @@ pub trait Store: Send + Sync {
     /// Moves the audit rows up to `through` into a new JSONL file at `path`, removing them from
     /// the store only once the file's chain verifies. The log then starts after `through`.
     fn archive(&self, path: &Path, through: u64) -> Result<Archived, StoreError>;
+
+    // Background runs (`cordon serve`), see [`queue`].
+
+    /// Queues a run, with its `run` audit row.
+    fn submit_run(&self, run: &NewRun<'_>) -> Result<RunId, StoreError>;
+    /// Takes the next run there is work on, leased to `owner` for `lease_ms`: queued, answered,
+    /// past its deadline (then answered `no`, by no one, with its audit row), or left running
+    /// by a worker whose lease ran out.
+    fn claim_run(&self, owner: &str, lease_ms: i64) -> Result<Option<Claimed>, StoreError>;
+    /// Extends a lease by `lease_ms` from now; fails with `LeaseLost` once another worker took
+    /// the run.
+    fn renew_lease(&self, lease: &Lease, lease_ms: i64) -> Result<(), StoreError>;
+    /// Notes the request a leased run is recorded as, as soon as it is.
+    fn run_started(&self, lease: &Lease, request: RequestId) -> Result<(), StoreError>;
+    /// Parks a leased run at a card (the saved run, the card, its seal and deadline, at once);
+    /// the lease ends.
+    fn park_run(&self, lease: &Lease, parking: &Parking<'_>) -> Result<(), StoreError>;
+    /// Ends a leased run as `state` (done or failed) with its report.
+    fn finish_run(
+        &self,
+        lease: &Lease,
+        state: RunState,
+        request: Option<RequestId>,
+        result: &Value,
+    ) -> Result<(), StoreError>;
+    /// Takes `by`'s answer (`yes`, `no`, `always`) to the card sealed `seal` that run `run`
+    /// waits on, with its `answer` audit row; refused (and nothing written) unless `by` is the
+    /// run's principal, the run waits on that very card, unanswered, and its deadline has not
+    /// passed.
+    fn answer_run(
+        &self,
+        run: RunId,
+        seal: &str,
+        by: &str,
+        answer: &str,
+    ) -> Result<Result<(), AnswerRefused>, StoreError>;
+    fn queued_run(&self, run: RunId) -> Result<Option<QueuedRun>, StoreError>;
+    /// The newest runs, of `principal` (or everyone's), newest first.
+    fn queued_runs(&self, principal: Option<&str>, limit: usize) -> Result<Vec<QueuedRun>, StoreError>;
+
+    // The people who may answer cards on the web page, and their sign-ins.
+
+    /// Lets `name` sign in with the token whose SHA-256 is `token_hash` (the token itself is
+    /// never stored), with its `user` audit row.
+    fn add_user(&self, name: &str, token_hash: &[u8]) -> Result<(), StoreError>;
+    fn user_by_token(&self, token_hash: &[u8]) -> Result<Option<String>, StoreError>;
+    /// Starts a web session whose cookie hashes to `id_hash` (expired ones are removed).
+    fn start_web_session(&self, id_hash: &[u8], session: &WebSession) -> Result<(), StoreError>;
+    /// The live web session whose cookie hashes to `id_hash`, if any.
+    fn web_session(&self, id_hash: &[u8]) -> Result<Option<WebSession>, StoreError>;
+    fn end_web_session(&self, id_hash: &[u8]) -> Result<(), StoreError>;
 }
 
 /// The time now, in Unix milliseconds.

@@ -13,7 +13,7 @@ use crate::sqlite::Durability;
 const APPLICATION_ID: i32 = 0x434f_5244;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // 1: requests, their transcripts, and the audit log.
     "CREATE TABLE requests (
         id INTEGER PRIMARY KEY,
@@ -80,6 +80,45 @@ const MIGRATIONS: [&str; 3] = [
         SELECT max(a.seq) FROM audit a
         WHERE a.kind = 'grant' AND json_valid(a.content) AND json_extract(a.content, '$.id') = grants.id
     );",
+    // 4: background runs (`cordon serve`) and the people who answer their cards; each grant
+    // names the principal it answers for (none: any, as every grant made before this did).
+    "ALTER TABLE grants ADD COLUMN principal TEXT;
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        principal TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        text TEXT NOT NULL,
+        state TEXT NOT NULL,
+        request INTEGER REFERENCES requests (id),
+        -- While parked: the saved run, and the audit log's last row when it was saved.
+        saved BLOB,
+        saved_seq INTEGER,
+        card TEXT,
+        seal TEXT,
+        deadline_ms INTEGER,
+        answer TEXT,
+        answered_by TEXT,
+        answered_ms INTEGER,
+        result TEXT,
+        lease_owner TEXT,
+        lease_until_ms INTEGER,
+        lease_epoch INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX runs_to_claim ON runs (state, updated_ms);
+    CREATE TABLE users (
+        name TEXT PRIMARY KEY,
+        token_hash BLOB NOT NULL UNIQUE,
+        created_ms INTEGER NOT NULL
+    ) STRICT;
+    CREATE TABLE web_sessions (
+        id_hash BLOB PRIMARY KEY,
+        user TEXT NOT NULL REFERENCES users (name),
+        csrf TEXT NOT NULL,
+        expires_ms INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 /// The schema version this crate writes.

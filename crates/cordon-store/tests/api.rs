@@ -44,6 +44,7 @@ fn grant(tool: &str, destination: &str, scope: Scope, expires_ms: Option<i64>) -
         scope,
         expires_ms,
         instance: None,
+        principal: None,
     }
 }
 
@@ -56,7 +57,7 @@ fn grants_cover_what_they_name_until_revoked_or_expired() {
     let expired = store.add_grant(&grant("fetch", "*", Scope::UntilRevoked, Some(1))).unwrap();
 
     let find = |tool: &str, destination: &str, label_class: &str, session: Option<&str>| {
-        let query = GrantQuery { tool, destination, label_class, session, instance: None };
+        let query = GrantQuery { tool, destination, label_class, session, instance: None, principal: "alice" };
         store.find_grant(&query).unwrap().map(|g| g.id)
     };
     assert_eq!(find("send", "bo@example.com", "public", None), Some(mail.id));

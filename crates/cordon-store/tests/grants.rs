@@ -27,6 +27,7 @@ fn grant(tool: &str, destination: &str, scope: Scope, expires_ms: Option<i64>) -
         scope,
         expires_ms,
         instance: None,
+        principal: None,
     }
 }
 
@@ -70,7 +71,8 @@ fn honoured(store: &impl Store) -> Vec<Grant> {
     for (tool, destination, session) in
         [("send", "a@example.com", None), ("send", "b@example.com", None), ("post", "#general", Some("work"))]
     {
-        let query = GrantQuery { tool, destination, label_class: "public", session, instance: None };
+        let query =
+            GrantQuery { tool, destination, label_class: "public", session, instance: None, principal: "alice" };
         all.extend(store.find_grant(&query).unwrap());
     }
     all.sort_by_key(|g| g.id);

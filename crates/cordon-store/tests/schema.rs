@@ -86,6 +86,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_log() {
         scope: Scope::UntilRevoked,
         expires_ms: None,
         instance: None,
+        principal: None,
     };
     store.add_grant(&grant).unwrap();
     // And the log goes on from where it was.

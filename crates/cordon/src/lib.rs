@@ -25,6 +25,7 @@
 //! assert!(report.request.is_some(), "every request is recorded in the store");
 //! ```
 
+pub mod background;
 pub mod bench;
 mod error;
 mod report;
@@ -103,8 +104,9 @@ pub mod api {
     /// The store: where it is, its audit log, its grants.
     pub mod store {
         pub use cordon_store::{
-            BadRow, Checkpoint, Durability, EffectStatus, Entry, GrantId, Problem, RequestId, RequestLog, Scope,
-            SqliteStore, Store, StoreError, Verdict, location, private,
+            AnswerRefused, BadRow, Checkpoint, Durability, EffectIntent, EffectStatus, Entry, GrantId, NewRun, Problem,
+            QueuedRun, RequestId, RequestLog, RunId, RunKind, RunState, Scope, SqliteStore, Store, StoreError, Verdict,
+            WebSession, location, private,
         };
     }
 
@@ -197,4 +199,10 @@ impl Storage {
     pub fn error(&self, error: StoreError) -> Error {
         Error::Store { path: self.path.clone(), error }
     }
+}
+
+/// The time now, in Unix milliseconds.
+pub(crate) fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -52,6 +52,8 @@ pub enum Ended {
     Failed(RunError),
     /// The plan finished with this value.
     Done(Val),
+    /// The run waits for a person's answer to a card, saved ([`crate::Prepared::parking`]).
+    Waiting(Box<crate::background::Waiting>),
 }
 
 /// What the approval gate decided in a request.
@@ -123,6 +125,7 @@ impl Report {
             Ended::Rejected => "rejected",
             Ended::Failed(_) => "failed",
             Ended::Done(_) => "done",
+            Ended::Waiting(_) => "waiting",
         }
     }
 

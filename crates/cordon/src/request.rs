@@ -11,11 +11,12 @@ use cordon_audit::Recording;
 use cordon_engine::{End, Ending, Engine, Event, Observer, Observers};
 use cordon_flow::Summary;
 use cordon_gate::{Approver, Egress, Gate, PlanApproval, ProvenanceRules, StoreGrants};
-use cordon_runtime::{Config, Program, Run, RunError, Sessions, Val, Value};
-use cordon_store::NewRequest;
+use cordon_runtime::{Config, Program, Run, Sessions, Val, Value};
+use cordon_store::{NewRequest, RequestId};
 use cordon_syntax::{Diagnostic, FileId, SourceMap};
 use cordon_types::{CheckOptions, Checked};
 
+use crate::background::{Background, LeaseStage, Waiting, load_error};
 use crate::report::{Approvals, Ended, Report};
 use crate::session::Taken;
 use crate::{Error, Settings, Source, Storage, Workspace, root};
@@ -47,6 +48,20 @@ pub struct Prepared<'w> {
     by_model: bool,
     /// What the check found; taken when the request runs.
     checked: Option<Result<Accepted, Box<Report>>>,
+    /// Where the run starts: afresh, or where a saved run stopped.
+    start: Option<Start>,
+    /// How a run in the background is leased and saved ([`Prepared::in_background`]).
+    background: Option<Background>,
+}
+
+/// Where a request's run starts.
+enum Start {
+    Fresh,
+    /// Where a saved run stopped, as the request the store already records.
+    Saved {
+        run: Box<Run>,
+        request: RequestId,
+    },
 }
 
 impl std::fmt::Debug for Prepared<'_> {
@@ -86,7 +101,85 @@ impl<'w> Prepared<'w> {
             Request::AgentPlan(_) => (None, true),
         };
         let checked = check(workspace, request, &sessions, &*approver);
-        Ok(Prepared { workspace, approver, model: None, taken, sessions, asked, by_model, checked: Some(checked) })
+        Ok(Prepared {
+            workspace,
+            approver,
+            model: None,
+            taken,
+            sessions,
+            asked,
+            by_model,
+            checked: Some(checked),
+            start: Some(Start::Fresh),
+            background: None,
+        })
+    }
+
+    /// A run saved when it waited for a person ([`crate::Ended::Waiting`]) under `background`'s
+    /// key, ready to go on in the background as the request `recorded`, which the store
+    /// records; `request` is what it was started as (the plan, or the request in words). It
+    /// goes on with the policies and plan it was saved with, checked again from them; it holds
+    /// no session.
+    pub(crate) fn saved(
+        workspace: &'w mut Workspace,
+        saved: &[u8],
+        background: Background,
+        recorded: RequestId,
+        request: Request<'_>,
+        approver: &'w mut dyn Approver,
+    ) -> Result<Prepared<'w>, Error> {
+        let key = &background.key;
+        let (asked, by_model) = match request {
+            Request::Ask(text) => (Some(text.to_string()), true),
+            Request::Plan(_) => (None, false),
+            Request::AgentPlan(_) => (None, true),
+        };
+        let (run, sources) = Run::load(saved, key).map_err(|e| Error::Setup(load_error(&e).message))?;
+        let sessions = Sessions::default();
+        let options = workspace.check_options(&sessions);
+        let (policies, plan) = run.checked_from();
+        let (outcome, effects) =
+            cordon_flow::check(&sources, policies, plan, &options, workspace.principal(), approver.speaks_for_user());
+        let (Some(checked), Some(plan)) = (outcome.program, plan) else {
+            return Err(Error::Setup("the saved run's plan no longer checks".into()));
+        };
+        let file = sources.file(plan);
+        let accepted = Accepted {
+            name: file.name.clone(),
+            text: file.text.clone(),
+            request: String::new(),
+            sources,
+            checked,
+            options,
+            warnings: Vec::new(),
+            effects,
+        };
+        Ok(Prepared {
+            workspace,
+            approver,
+            model: None,
+            taken: None,
+            sessions,
+            asked,
+            by_model,
+            checked: Some(Ok(accepted)),
+            start: Some(Start::Saved { run: Box::new(run), request: recorded }),
+            background: Some(background),
+        })
+    }
+
+    /// The same request, run in the background ([`Background`]): the queue's run notes the
+    /// request as soon as the store records it, no effect is performed once the worker's lease
+    /// is lost, and when its first card waits for an answer that comes later (its approver
+    /// replied [`cordon_gate::Reply::Later`]) it is saved under the key and ends as
+    /// [`crate::Ended::Waiting`] instead of failing. A request holding a session cannot wait:
+    /// the session would be free for others while the run still holds its values.
+    pub fn in_background(mut self, background: Background) -> Result<Prepared<'w>, Error> {
+        if self.taken.is_some() {
+            return Err(Error::Setup("a run in the background holds no session".into()));
+        }
+        self.background = Some(background);
+        Ok(self)
     }
 
     /// The same request, its holes filled by `model` (without one, a hole ends the run).
@@ -132,6 +225,8 @@ impl<'w> Prepared<'w> {
             None => (Err(Error::Setup("the request has run already".into())), None),
             Some(Err(rejected)) => (Ok(*rejected), None),
             Some(Ok(accepted)) => match self.execute(accepted, observer) {
+                // A run that waits keeps its sessions in its saved state until it ends.
+                Ok((report, _)) if matches!(report.ended, Ended::Waiting(_)) => (Ok(report), None),
                 Ok((report, after)) => (Ok(report), Some(after)),
                 Err(e) => (Err(e), None),
             },
@@ -151,13 +246,26 @@ impl<'w> Prepared<'w> {
         let Accepted { name, text, request, mut sources, checked, options, warnings, effects } = accepted;
         let workspace = &mut *self.workspace;
         let principal = workspace.principal().to_string();
-        let program =
-            Program::new(&checked).map_err(|e| Error::Setup(format!("cannot compile the plan: {}", e.message)))?;
+        let start = self.start.take().unwrap_or(Start::Fresh);
+        let program = match &start {
+            Start::Fresh => {
+                Program::new(&checked).map_err(|e| Error::Setup(format!("cannot compile the plan: {}", e.message)))?
+            }
+            Start::Saved { run, .. } => run.program(),
+        };
         let fill = workspace.fill_config(&principal, self.approver.speaks_for_user());
         let session = self.taken.as_ref().map(|t| t.name().to_string());
         let new = NewRequest { text: &request, principal: &principal, session: session.as_deref() };
         let storage = &workspace.storage;
-        let recording = Recording::begin(storage.store(), &new).map_err(|error| storage.error(error))?;
+        let recording = match &start {
+            Start::Fresh => Recording::begin(storage.store(), &new),
+            Start::Saved { request, .. } => Recording::resume(storage.store(), *request),
+        }
+        .map_err(|error| storage.error(error))?;
+        let mut leased = self.background.as_ref().map(|b| LeaseStage::new(storage.store(), b));
+        if let Some(leased) = &leased {
+            leased.started(recording.request()).map_err(|error| storage.error(error))?;
+        }
         let approver = &mut *self.approver;
         let instances = workspace.tools.hosts.instances();
         let scanner = workspace.scanner();
@@ -182,29 +290,49 @@ impl<'w> Prepared<'w> {
             }
         }
         let config = Config { limits: workspace.settings.limits.clone(), user: principal.clone() };
-        let ran = match Run::start(&program, &self.sessions, &config) {
+        let started = match start {
+            Start::Fresh => Run::start(&program, &self.sessions, &config).map(|run| (Box::new(run), true)),
+            Start::Saved { run, .. } => Ok((run, false)),
+        };
+        let ran = match started {
             Err(e) => {
                 observers.event(&Event::RequestStarted { plan: &text });
                 observers.event(&Event::RunEnded { end: End::Failed { error: &e } });
-                Ran { result: Err(e), sessions: self.sessions.clone(), trace: Vec::new(), holes: Vec::new() }
+                Ran { ended: Ended::Failed(e), sessions: self.sessions.clone(), trace: Vec::new(), holes: Vec::new() }
             }
-            Ok(mut run) => {
+            Ok((mut run, fresh)) => {
                 // What is never sent is refused before any card could ask about it.
                 let mut egress = Egress::new(scanner.clone(), &principal);
-                let mut engine = Engine::new(&mut workspace.tools.hosts)
-                    .with_stage(&mut egress)
-                    .with_stage(&mut gate)
-                    .with_last_stage(&mut stage)
-                    .with_observer(&mut observers);
-                match self.model.as_deref_mut() {
-                    None => Ran::of(engine.start_request(&mut run, &text), &run, Vec::new()),
+                let mut engine = Engine::new(&mut workspace.tools.hosts).with_stage(&mut egress).with_stage(&mut gate);
+                if let Some(leased) = &mut leased {
+                    engine = engine.with_stage(leased);
+                }
+                let engine = engine.with_last_stage(&mut stage).with_observer(&mut observers);
+                let (ending, holes) = match self.model.as_deref_mut() {
+                    None => (drive(engine, &mut run, fresh, &text), Vec::new()),
                     Some(model) => {
                         let mut filler = Filler::new(model).with_config(fill).with_scanner(scanner.clone());
                         let mut holes = ModelHoles::new(&mut sources, &checked, &options, &mut filler);
-                        let ending = engine.with_holes(&mut holes).start_request(&mut run, &text);
-                        Ran::of(ending, &run, holes.holes().to_vec())
+                        let ending = drive(engine.with_holes(&mut holes), &mut run, fresh, &text);
+                        let stats = holes.holes().to_vec();
+                        (ending, stats)
                     }
-                }
+                };
+                let waiting = match (&ending, &self.background, gate.pending_card()) {
+                    (Ending::Held(_), Some(Background { key, .. }), Some(_)) => gate
+                        .records()
+                        .iter()
+                        .rev()
+                        .find_map(|r| r.card.clone().filter(|_| r.outcome == "held"))
+                        .map(|card| Waiting::new(&run, &sources, key, card)),
+                    _ => None,
+                };
+                let ended = match (waiting, ending.into_result()) {
+                    (Some(waiting), _) => Ended::Waiting(Box::new(waiting)),
+                    (None, Ok(v)) => Ended::Done(v),
+                    (None, Err(e)) => Ended::Failed(e),
+                };
+                Ran { ended, sessions: run.sessions(), trace: run.trace().to_vec(), holes }
             }
         };
         drop(observers);
@@ -215,17 +343,15 @@ impl<'w> Prepared<'w> {
         };
         drop(gate);
         let recorded = recording.finish();
-        if let (Some(asked), Ok(v)) = (&self.asked, &ran.result) {
+        if let (Some(asked), Ended::Done(v)) = (&self.asked, &ran.ended) {
             workspace.history.push(Earlier { request: asked.clone(), answer: answer_part(v) });
         }
         let usage = ran.holes.iter().fold(Usage::default(), |sum, h| sum + h.usage);
-        let (ended, diagnostics) = match ran.result {
-            Ok(v) => (Ended::Done(v), Vec::new()),
-            Err(e) => {
-                let diagnostic = e.to_diagnostic();
-                (Ended::Failed(e), vec![diagnostic])
-            }
+        let diagnostics = match &ran.ended {
+            Ended::Failed(e) => vec![e.to_diagnostic()],
+            _ => Vec::new(),
         };
+        let ended = ran.ended;
         let report = Report {
             plan: name,
             sources,
@@ -321,18 +447,20 @@ fn gate<'a>(
     Ok(gate)
 }
 
+/// Drives `run` from its start (`fresh`, the plan's source `text`) or from where it waits.
+fn drive(mut engine: Engine<'_>, run: &mut Run, fresh: bool, text: &str) -> Ending {
+    match fresh {
+        true => engine.start_request(run, text),
+        false => engine.resume(run),
+    }
+}
+
 /// What a drive of a request's run came to.
 struct Ran {
-    result: Result<Val, RunError>,
+    ended: Ended,
     sessions: Sessions,
     trace: Vec<cordon_runtime::Event>,
     holes: Vec<HoleStats>,
-}
-
-impl Ran {
-    fn of(ending: Ending, run: &Run, holes: Vec<HoleStats>) -> Ran {
-        Ran { result: ending.into_result(), sessions: run.sessions(), trace: run.trace().to_vec(), holes }
-    }
 }
 
 /// The answer in a plan's value (its first part, when the entry hands more back), with its

@@ -43,6 +43,9 @@ pub struct ToolChoice {
     pub broker: Option<Arc<Client>>,
     /// Where the `github-rest` environment's API is (default: GitHub's own).
     pub github_api: Option<String>,
+    /// Whom the tools act for (`cordon serve`: the person who submitted the request). Tools
+    /// that act for someone of their own (a simulated environment's user) refuse anyone else.
+    pub principal: Option<String>,
 }
 
 /// The environment that is GitHub itself, over its REST API, rather than a simulation.
@@ -96,9 +99,13 @@ impl Tools {
             let api = choice.github_api.as_deref().unwrap_or(DEFAULT_API);
             hosts.add(Box::new(GitHubRest::open(broker.clone(), api).map_err(Error::Setup)?)).map_err(Error::Setup)?;
         }
-        let principal = match hosts.principal() {
-            Some(p) => p.to_string(),
-            None => config.user.clone().unwrap_or_else(|| cordon_fs::DEFAULT_PRINCIPAL.to_string()),
+        let principal = match (hosts.principal(), &choice.principal) {
+            (Some(own), Some(asked)) if own != asked => {
+                return Err(Error::Setup(format!("these tools act for `{own}`, so they cannot act for `{asked}`")));
+            }
+            (Some(own), _) => own.to_string(),
+            (None, Some(asked)) => asked.clone(),
+            (None, None) => config.user.clone().unwrap_or_else(|| cordon_fs::DEFAULT_PRINCIPAL.to_string()),
         };
         if !choice.dirs.is_empty() {
             let fs = Fs::open(&choice.dirs, &principal, FsLimits::default()).map_err(Error::Setup)?;

@@ -239,6 +239,21 @@ impl Workspace {
         Prepared::new(self, request, approver)
     }
 
+    /// Goes on in the background ([`crate::background::Background`]) with a run saved when it
+    /// waited for a person ([`crate::Ended::Waiting`]), recorded as the request `recorded`;
+    /// `request` is what it was started as. With [`Prepared::run`] as for a new request; it may
+    /// wait again.
+    pub fn resume<'w>(
+        &'w mut self,
+        saved: &[u8],
+        background: crate::background::Background,
+        recorded: cordon_store::RequestId,
+        request: Request<'_>,
+        approver: &'w mut dyn Approver,
+    ) -> Result<Prepared<'w>, Error> {
+        Prepared::saved(self, saved, background, recorded, request, approver)
+    }
+
     pub(crate) fn check_options(&self, sessions: &Sessions) -> CheckOptions {
         CheckOptions { entry_facts: sessions.entry_facts(self.principal()), ..self.settings.check.clone() }
     }

@@ -16,7 +16,7 @@ use crate::grant::{Grant, GrantId, NewGrant, Scope};
 use crate::now_ms;
 
 const SELECT_GRANT: &str = "SELECT id, tool, destination, label_class, session, expires_ms, created_ms, audit_seq, revoked_ms, instance, \
-     expired_ms FROM grants";
+     expired_ms, principal FROM grants";
 
 /// The table rows of grants neither revoked nor known to have expired.
 const LIVE: &str = "revoked_ms IS NULL AND expired_ms IS NULL";
@@ -41,6 +41,7 @@ fn stored_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stored> {
             scope: session.map_or(Scope::UntilRevoked, Scope::Session),
             expires_ms: r.get(5)?,
             instance: r.get(9)?,
+            principal: r.get(11)?,
         },
         created_ms: r.get(6)?,
     };
@@ -55,10 +56,11 @@ pub(super) fn add_in(c: &Connection, grant: &NewGrant) -> Result<Grant, StoreErr
         Scope::Session(s) => Some(s.as_str()),
         Scope::UntilRevoked => None,
     };
-    let sql = "INSERT INTO grants (tool, destination, label_class, session, expires_ms, created_ms, instance) \
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    let sql = "INSERT INTO grants (tool, destination, label_class, session, expires_ms, created_ms, instance, \
+               principal) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
     let g = grant;
-    c.execute(sql, params![g.tool, g.destination, g.label_class, session, g.expires_ms, created_ms, g.instance])?;
+    let row = params![g.tool, g.destination, g.label_class, session, g.expires_ms, created_ms, g.instance, g.principal];
+    c.execute(sql, row)?;
     let grant = Grant { id: GrantId(c.last_insert_rowid()), grant: grant.clone(), created_ms };
     chain_in(c, &grant)?;
     Ok(grant)

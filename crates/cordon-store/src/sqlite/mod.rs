@@ -16,12 +16,14 @@ use crate::audit::{
 };
 use crate::chain::{BadRow, Checkpoint, Fields, Problem, Verdict};
 use crate::grant::{Grant, GrantId, GrantQuery, NewGrant};
+use crate::queue::{AnswerRefused, Claimed, Lease, NewRun, Parking, QueuedRun, RunId, RunState, WebSession};
 use crate::request::{NewRequest, Request, RequestId, Status};
 use crate::session::{Holder, SessionInfo, SessionLock};
 use crate::{Store, StoreError, now_ms, schema};
 
 mod grants;
 mod log;
+mod queue;
 
 use log::{
     INSERT_ROW, SELECT_ROW, append_in, audit_rows, check_request, head_in, insert_row, refuse_reserved, sql_seq,
@@ -463,5 +465,73 @@ impl Store for SqliteStore {
 
     fn archive(&self, path: &Path, through: u64) -> Result<Archived, StoreError> {
         log::archive(self, path, through)
+    }
+
+    fn submit_run(&self, run: &NewRun<'_>) -> Result<RunId, StoreError> {
+        self.write(|c| queue::submit_in(c, run))
+    }
+
+    fn claim_run(&self, owner: &str, lease_ms: i64) -> Result<Option<Claimed>, StoreError> {
+        self.write(|c| queue::claim_in(c, owner, lease_ms))
+    }
+
+    fn renew_lease(&self, lease: &Lease, lease_ms: i64) -> Result<(), StoreError> {
+        self.write(|c| queue::renew_in(c, lease, lease_ms))
+    }
+
+    fn run_started(&self, lease: &Lease, request: RequestId) -> Result<(), StoreError> {
+        self.write(|c| queue::started_in(c, lease, request))
+    }
+
+    fn park_run(&self, lease: &Lease, parking: &Parking<'_>) -> Result<(), StoreError> {
+        self.write(|c| queue::park_in(c, lease, parking))
+    }
+
+    fn finish_run(
+        &self,
+        lease: &Lease,
+        state: RunState,
+        request: Option<RequestId>,
+        result: &Value,
+    ) -> Result<(), StoreError> {
+        self.write(|c| queue::finish_in(c, lease, state, request, result))
+    }
+
+    fn answer_run(
+        &self,
+        run: RunId,
+        seal: &str,
+        by: &str,
+        answer: &str,
+    ) -> Result<Result<(), AnswerRefused>, StoreError> {
+        self.write(|c| queue::answer_in(c, run, seal, by, answer))
+    }
+
+    fn queued_run(&self, run: RunId) -> Result<Option<QueuedRun>, StoreError> {
+        self.read(|c| queue::run_in(c, run))
+    }
+
+    fn queued_runs(&self, principal: Option<&str>, limit: usize) -> Result<Vec<QueuedRun>, StoreError> {
+        self.read(|c| queue::runs_in(c, principal, limit))
+    }
+
+    fn add_user(&self, name: &str, token_hash: &[u8]) -> Result<(), StoreError> {
+        self.write(|c| queue::add_user_in(c, name, token_hash))
+    }
+
+    fn user_by_token(&self, token_hash: &[u8]) -> Result<Option<String>, StoreError> {
+        self.read(|c| queue::user_by_token_in(c, token_hash))
+    }
+
+    fn start_web_session(&self, id_hash: &[u8], session: &WebSession) -> Result<(), StoreError> {
+        self.write(|c| queue::start_web_session_in(c, id_hash, session))
+    }
+
+    fn web_session(&self, id_hash: &[u8]) -> Result<Option<WebSession>, StoreError> {
+        self.read(|c| queue::web_session_in(c, id_hash))
+    }
+
+    fn end_web_session(&self, id_hash: &[u8]) -> Result<(), StoreError> {
+        self.write(|c| queue::end_web_session_in(c, id_hash))
     }
 }

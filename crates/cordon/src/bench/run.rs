@@ -312,6 +312,8 @@ pub fn run(case: &Case<'_>, live: Option<&mut Live<'_>>) -> Result<Outcome, Erro
     let (ended, stopped_by, said) = match &report.ended {
         // A plan may go on past a refused call (a tool whose result says it was refused).
         Ended::Done(v) => ("done", refused_call(&report.trace), answer_text(&v.value)),
+        // The bench's people answer at once: its runs never wait.
+        Ended::Waiting(_) => ("waiting", None, String::new()),
         Ended::Rejected => {
             let errors: Vec<Code> = report.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
             let by = if errors.contains(&Code::LabelFlow) { Stop::StaticLabels } else { Stop::Checker };

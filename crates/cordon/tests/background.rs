@@ -1,0 +1,269 @@
+//! Runs in the background: a worker parks a run at its card, a person answers that card (once,
+//! and only the principal it asks), and the run goes on, in another worker too; a card whose
+//! deadline passes is a denial; a saved run or card edited in the store is refused; a worker
+//! whose lease was taken over performs nothing more; a run whose worker died after an effect is
+//! never made again.
+
+use std::path::Path;
+
+use cordon::api::Grant;
+use cordon::api::store::Verdict;
+use cordon::api::store::{AnswerRefused, EffectIntent, NewRun, RunId, RunKind, RunState};
+use cordon::background::{Did, Worker, WorkerSettings, seal_holds};
+use cordon::{Storage, ToolChoice, Tools, Workspace};
+
+const KEY: &[u8] = b"the deployment's key, for tests";
+
+/// Writes `a.txt`, then `b.txt`: two cards.
+const TWO_WRITES: &str = r#"match fs.root("out") {
+  Some(out) => if out.writable {
+    let a = fs.write(out, "a.txt", "first");
+    let b = fs.write(out, "b.txt", "second");
+    match (a, b) {
+      (Ok(_), Ok(_)) => "wrote both",
+      _ => "a write was refused",
+    }
+  } else { "read-only" },
+  None => "no out",
+}"#;
+
+fn storage(dir: &Path) -> Storage {
+    Storage::open(&dir.join("cordon.db"), cordon::api::store::Durability::SurvivesCrash).expect("the store opens")
+}
+
+fn new_worker(name: &str, storage: &Storage, out: &Path, lease_ms: i64, card_ms: i64) -> Worker {
+    let settings =
+        WorkerSettings { name: name.into(), key: KEY.to_vec(), lease_ms, card_ms, model: None, notify: None };
+    let grant = Grant::parse(&format!("out={}:rw", out.display())).expect("a grant");
+    let (store, out) = (storage.clone(), grant);
+    let open = move |principal: &str| {
+        let choice = ToolChoice { dirs: vec![out.clone()], principal: Some(principal.into()), ..ToolChoice::default() };
+        let tools = Tools::open(&choice, Vec::new())?;
+        Ok(Workspace::new(tools, store.clone(), cordon::Settings::default()))
+    };
+    Worker::new(settings, storage.clone(), Box::new(open))
+}
+
+fn submit(storage: &Storage, principal: &str, plan: &str) -> RunId {
+    let run = NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: plan };
+    storage.store().submit_run(&run).expect("queued")
+}
+
+/// The card run `id` waits on, after checking its seal, and the seal.
+fn card(storage: &Storage, id: RunId) -> (serde_json::Value, String) {
+    let run = storage.store().queued_run(id).expect("read").expect("the run");
+    assert_eq!(run.state, RunState::Waiting, "{run:?}");
+    let (card, seal) = (run.card.expect("a card"), run.seal.expect("a seal"));
+    assert!(seal_holds(KEY, id, &card, &seal), "the stored card's seal holds");
+    (card, seal)
+}
+
+fn answer(storage: &Storage, id: RunId, by: &str, answer: &str) -> Result<(), AnswerRefused> {
+    let (_, seal) = card(storage, id);
+    storage.store().answer_run(id, &seal, by, answer).expect("the store answers")
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).expect("a row's content is JSON")
+}
+
+fn intact(storage: &Storage) {
+    let verdict = storage.store().verify().expect("verified");
+    assert!(matches!(verdict, Verdict::Intact { .. }), "{verdict:?}");
+}
+
+#[test]
+fn a_run_parks_at_each_card_and_goes_on_when_its_principal_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
+    let id = submit(&storage, "alice", TWO_WRITES);
+
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    assert!(!out.join("a.txt").exists(), "nothing is written before the answer");
+    let (shown, _) = card(&storage, id);
+    assert!(shown["text"].as_str().unwrap().contains("a.txt"), "{shown}");
+    assert_eq!(worker.work_once().unwrap(), None, "a waiting run is no one's work");
+
+    assert_eq!(answer(&storage, id, "bob", "yes"), Err(AnswerRefused::NotYours));
+    assert_eq!(answer(&storage, id, "alice", "yes"), Ok(()));
+    assert_eq!(answer(&storage, id, "alice", "yes"), Err(AnswerRefused::NotWaiting), "a second answer");
+
+    // Another worker, as another process would, goes on with the saved run.
+    let mut other = new_worker("w2", &storage, &out, 60_000, 3_600_000);
+    assert_eq!(other.work_once().unwrap(), Some(Did::Parked(id)), "parked again at the second card");
+    assert_eq!(std::fs::read_to_string(out.join("a.txt")).unwrap(), "first");
+    assert!(!out.join("b.txt").exists());
+    let (second, _) = card(&storage, id);
+    assert!(second["text"].as_str().unwrap().contains("b.txt"), "{second}");
+
+    assert_eq!(answer(&storage, id, "alice", "no"), Ok(()));
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Ended(id, RunState::Done)));
+    assert!(!out.join("b.txt").exists(), "denied");
+    let run = storage.store().queued_run(id).unwrap().unwrap();
+    assert_eq!(run.result.as_ref().unwrap()["result"], "a write was refused", "{:?}", run.result);
+    // One request, performed once, and every answer in the chain.
+    let request = run.request.expect("recorded");
+    let log = storage.store().show(request).unwrap();
+    let performed = log.entries.iter().filter(|e| e.kind == "effect" && e.content["tool"] == "Fs.write").count();
+    assert_eq!(performed, 1, "{log:?}");
+    let rows = storage.store().rows(1, 1000).unwrap();
+    let answers: Vec<_> =
+        rows.iter().filter(|r| r.kind == "answer").map(|r| json(&r.content)["answer"].clone()).collect();
+    assert_eq!(answers, ["yes", "no"]);
+    intact(&storage);
+}
+
+#[test]
+fn a_card_whose_deadline_passes_is_denied_by_no_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let mut worker = new_worker("w1", &storage, &out, 60_000, 0);
+    let id = submit(&storage, "alice", TWO_WRITES);
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    assert_eq!(answer(&storage, id, "alice", "yes"), Err(AnswerRefused::TooLate));
+    // Both cards pass their deadline in turn.
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Ended(id, RunState::Done)));
+    assert!(!out.join("a.txt").exists() && !out.join("b.txt").exists());
+    let rows = storage.store().rows(1, 1000).unwrap();
+    let by: Vec<_> = rows.iter().filter(|r| r.kind == "answer").map(|r| json(&r.content)["by"].clone()).collect();
+    assert_eq!(by, [serde_json::Value::Null, serde_json::Value::Null]);
+    intact(&storage);
+}
+
+#[test]
+fn a_saved_run_edited_in_the_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
+    let id = submit(&storage, "alice", TWO_WRITES);
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    assert_eq!(answer(&storage, id, "alice", "yes"), Ok(()));
+    // Anyone who can write the database changes the saved run: the label of a value, say.
+    let db = rusqlite::Connection::open(dir.path().join("cordon.db")).unwrap();
+    db.execute("UPDATE runs SET saved = CAST(replace(CAST(saved AS TEXT), 'first', 'FIRST') AS BLOB)", []).unwrap();
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Ended(id, RunState::Failed)));
+    let run = storage.store().queued_run(id).unwrap().unwrap();
+    let error = run.result.unwrap()["error"].as_str().unwrap().to_string();
+    assert!(error.contains("changed after it was saved"), "{error}");
+    assert!(!out.join("a.txt").exists());
+}
+
+#[test]
+fn a_card_edited_in_the_store_no_longer_holds_its_seal() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
+    let id = submit(&storage, "alice", TWO_WRITES);
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    let db = rusqlite::Connection::open(dir.path().join("cordon.db")).unwrap();
+    db.execute("UPDATE runs SET card = replace(card, 'a.txt', 'harmless.txt')", []).unwrap();
+    let run = storage.store().queued_run(id).unwrap().unwrap();
+    assert!(!seal_holds(KEY, id, run.card.as_ref().unwrap(), run.seal.as_ref().unwrap()));
+    // Sealing the edited card needs the key; under any other, the seal does not hold either.
+    let resealed = cordon::background::seal(b"another key", id, run.card.as_ref().unwrap());
+    assert!(!seal_holds(KEY, id, run.card.as_ref().unwrap(), &resealed));
+}
+
+#[test]
+fn an_answer_to_a_card_the_run_no_longer_shows_parks_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
+    let id = submit(&storage, "alice", TWO_WRITES);
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    // The seal answered is another card's (say a page showed an older one): the store keeps the
+    // answer only for the card the run waits on.
+    let refused = storage.store().answer_run(id, "0f".repeat(32).as_str(), "alice", "yes").unwrap();
+    assert_eq!(refused, Err(AnswerRefused::OtherCard));
+}
+
+#[test]
+fn a_worker_whose_lease_was_taken_over_performs_nothing_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let id = submit(&storage, "alice", TWO_WRITES);
+    // The first worker takes the run and stops answering (its lease runs out at once).
+    let first = storage.store().claim_run("dead", 0).unwrap().expect("claimed");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let mut second = new_worker("w2", &storage, &out, 60_000, 3_600_000);
+    assert_eq!(second.work_once().unwrap(), Some(Did::Parked(id)), "the second worker starts it afresh");
+    let lost = storage.store().renew_lease(&first.lease, 60_000).unwrap_err();
+    assert!(lost.to_string().contains("taken over"), "{lost}");
+    let finished = storage.store().finish_run(&first.lease, RunState::Done, None, &serde_json::json!({}));
+    assert!(finished.is_err(), "the first worker cannot end the run");
+    intact(&storage);
+}
+
+#[test]
+fn a_run_whose_worker_died_after_an_effect_is_not_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let id = submit(&storage, "alice", TWO_WRITES);
+    let mut first = new_worker("w1", &storage, &out, 60_000, 3_600_000);
+    assert_eq!(first.work_once().unwrap(), Some(Did::Parked(id)));
+    assert_eq!(answer(&storage, id, "alice", "yes"), Ok(()));
+    // A worker takes the answered run and dies right after its effect's "about to perform" row
+    // (written here as that worker would have).
+    let claimed = storage.store().claim_run("dying", 0).unwrap().expect("claimed");
+    let request = claimed.run.request.expect("recorded");
+    let intent = EffectIntent {
+        tool: "fs.write".into(),
+        args: serde_json::json!({ "name": "a.txt" }),
+        decision: "approved".into(),
+        approved_by: Some("alice".into()),
+        labels: serde_json::json!({}),
+        stages: Vec::new(),
+    };
+    let _never_ended = storage.store().begin_effect(Some(request), &intent).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let mut next = new_worker("w2", &storage, &out, 60_000, 3_600_000);
+    assert_eq!(next.work_once().unwrap(), Some(Did::Ended(id, RunState::Failed)));
+    let run = storage.store().queued_run(id).unwrap().unwrap();
+    let error = run.result.unwrap()["error"].as_str().unwrap().to_string();
+    assert!(error.contains("going on would make them again"), "{error}");
+    assert!(!out.join("a.txt").exists(), "the effect the dead worker began is not made again");
+    assert_eq!(storage.store().unknown_outcomes().unwrap().len(), 1, "and the log says its outcome is unknown");
+    intact(&storage);
+}
+
+#[test]
+fn tools_that_act_for_someone_refuse_anyone_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = storage(dir.path());
+    let settings = WorkerSettings {
+        name: "w".into(),
+        key: KEY.to_vec(),
+        lease_ms: 60_000,
+        card_ms: 60_000,
+        model: None,
+        notify: None,
+    };
+    let store = storage.clone();
+    let open = move |principal: &str| {
+        let choice =
+            ToolChoice { envs: vec!["github".into()], principal: Some(principal.into()), ..ToolChoice::default() };
+        Ok(Workspace::new(Tools::open(&choice, Vec::new())?, store.clone(), cordon::Settings::default()))
+    };
+    let mut worker = Worker::new(settings, storage.clone(), Box::new(open));
+    let id = submit(&storage, "mallory", "len(gh.list_repos())");
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Ended(id, RunState::Failed)));
+    let run = storage.store().queued_run(id).unwrap().unwrap();
+    let error = run.result.unwrap()["error"].as_str().unwrap().to_string();
+    assert!(error.contains("cannot act for `mallory`"), "{error}");
+}
