@@ -242,6 +242,7 @@ fn report(outcome: &cordon::Report) -> Report {
             out.push('\n');
             out.push_str(&format!("request: stopped ({})\n", e.kind.code().as_str()));
         }
+        Ended::Waiting(_) => out.push_str("request: waits for an answer to a card\n"),
     }
     out.push_str(&format!(
         "tokens: {} prompt + {} reply\n",

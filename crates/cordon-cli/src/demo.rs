@@ -244,6 +244,8 @@ fn run_plan(env: &str, policy: (&str, &str), plan: &Plan, store: &Storage) -> (S
                 lines,
             )
         }
+        // The demo's people answer at once: its runs never wait.
+        Ended::Waiting(_) => (command, Expect::Blocked, "accepted, and waits for an answer".into(), lines),
     }
 }
 
@@ -539,6 +541,7 @@ fn approve(case: &Approval, store: &Storage) -> Result<(Vec<String>, String), St
         }
         Ended::Done(v) => format!("result: {}  (gate: {counts})", v.value),
         Ended::Failed(e) => format!("stopped ({})  (gate: {counts})", e.kind.code().as_str()),
+        Ended::Waiting(_) => format!("waits for an answer  (gate: {counts})"),
     };
     Ok((ran.cards, got))
 }
@@ -631,6 +634,7 @@ fn ending(report: &cordon::Report, attempts: &[Attempt], new_posts: usize, leake
     }
     match &report.ended {
         Ended::Rejected => (None, "rejected before anything ran".into()),
+        Ended::Waiting(_) => (None, "waits for an answer".into()),
         Ended::Done(_) => (Some(Ends::Runs), "the model's code ran to the end".into()),
         Ended::Failed(e) => {
             let code = e.kind.code().as_str();

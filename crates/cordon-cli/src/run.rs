@@ -168,6 +168,7 @@ fn render_report(args: &Args, report: &cordon::Report) -> Report {
                     if performed == 1 { "" } else { "s" }
                 ),
                 Ended::Done(_) => "ran to the end".to_string(),
+                Ended::Waiting(_) => "waits for an answer to a card".to_string(),
             };
             if let Some(id) = report.request {
                 out.push_str(&format!("recorded as request {id} (`cordon audit show --request {id}`)\n"));

@@ -112,6 +112,7 @@ fn run_in(env: &str, name: &str, plan: &str, person: &mut Person) -> (&'static s
         Ended::Rejected => "rejected",
         Ended::Failed(_) => "stopped",
         Ended::Done(_) => "ran",
+        Ended::Waiting(_) => "waiting",
     };
     (ended, workspace)
 }
