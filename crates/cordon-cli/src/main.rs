@@ -20,6 +20,7 @@ mod origin;
 mod outcome;
 mod run;
 mod secrets;
+mod serve;
 mod shown;
 mod store;
 mod tools;
@@ -83,6 +84,9 @@ enum Command {
     /// another agent
     #[command(subcommand)]
     Mcp(mcp::Command),
+    /// Run requests in the background: each waits at its cards until a person answers them on
+    /// the web page or over the HTTP API (`--add-user NAME` lets a person in)
+    Serve(serve::Args),
 }
 
 /// Everything goes to the terminal guarded (`shown`): no control sequence from data reaches
@@ -113,6 +117,7 @@ fn main() -> ExitCode {
             secrets::run(command).map(|stdout| Report { stdout, accepted: true, error: None }).map_err(Error::from)
         }
         Command::Mcp(command) => mcp::run(command),
+        Command::Serve(args) => serve::run(args),
         Command::Broker(args) => broker::run(args)
             .map(|()| Report { stdout: String::new(), accepted: true, error: None })
             .map_err(Error::from),

@@ -69,6 +69,18 @@ impl ToolArgs {
         kept: Vec<(String, PathBuf)>,
         store: &Path,
     ) -> Result<Tools, Error> {
+        self.open_for(read, kept, store, None)
+    }
+
+    /// As [`ToolArgs::open`], the tools acting for `principal` where one is given (see
+    /// `cordon::ToolChoice::principal`).
+    pub fn open_for(
+        &self,
+        read: &dyn Fn(&Path) -> io::Result<String>,
+        kept: Vec<(String, PathBuf)>,
+        store: &Path,
+        principal: Option<&str>,
+    ) -> Result<Tools, Error> {
         let mut policies = Vec::new();
         for path in &self.policies {
             let text = read(path).map_err(|error| cordon::Error::Read { path: path.clone(), error })?;
@@ -84,7 +96,7 @@ impl ToolArgs {
             web_local: self.web_local,
             github_api: std::env::var("CORDON_GITHUB_API").ok().filter(|v| !v.is_empty()),
             broker: crate::broker::for_requests(self.broker.as_deref(), store, self.web).map_err(Error::from)?,
-            principal: None,
+            principal: principal.map(str::to_string),
         };
         Ok(Tools::open(&choice, policies)?)
     }

@@ -28,6 +28,7 @@
 pub mod background;
 pub mod bench;
 mod error;
+pub mod people;
 mod report;
 mod request;
 mod root;
@@ -69,7 +70,8 @@ pub mod api {
 
     pub mod approval {
         pub use cordon_gate::{
-            Answer, ApproveAll, Approver, Card, DenyAll, ReadLine, Record, Reply, Scripted, StdinLines, Terminal,
+            Answer, ApproveAll, Approver, CONFIRM_CHARS, Card, DenyAll, ReadLine, Record, Reply, Scripted, StdinLines,
+            Terminal,
         };
     }
 
