@@ -8,10 +8,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use cordon::Storage;
 use cordon::api::store::{AnswerRefused, NewRun, QueuedRun, RunId, RunKind, RunState, WebSession};
 use cordon::background::seal_holds;
 use cordon::people;
-use cordon::Storage;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
@@ -103,9 +103,10 @@ impl Server {
                 tool: g.grant.tool,
                 destination: g.grant.destination,
                 label_class: g.grant.label_class,
-                expires: g.grant.expires_ms.map_or("revoked by you".to_string(), |at| {
-                    format!("{} from now", page::duration(at - now_ms()))
-                }),
+                expires: g
+                    .grant
+                    .expires_ms
+                    .map_or("revoked by you".to_string(), |at| format!("{} from now", page::duration(at - now_ms()))),
             })
             .collect();
         html(StatusCode::OK, page::home(&session.user, &session.csrf, &runs, &grants, now_ms()))
@@ -139,7 +140,10 @@ impl Server {
         }
         let form = b"application/x-www-form-urlencoded";
         if headers.get(header::CONTENT_TYPE).is_none_or(|t| !t.as_bytes().starts_with(form)) {
-            return Err(text(StatusCode::UNSUPPORTED_MEDIA_TYPE, "a form is sent as application/x-www-form-urlencoded"));
+            return Err(text(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "a form is sent as application/x-www-form-urlencoded",
+            ));
         }
         let Some((cookie, session)) = self.session(headers) else {
             return Err(text(StatusCode::UNAUTHORIZED, "sign in first"));
@@ -274,10 +278,8 @@ impl Server {
 
     /// An API call: the bearer token's person, or 401.
     fn api(&self, headers: &HeaderMap, act: impl FnOnce(&str) -> Answer) -> Answer {
-        let token = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let token =
+            headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
         match token.map(|t| people::user_by_token(&self.storage, t)) {
             Some(Ok(Some(user))) => act(&user),
             Some(Err(_)) => failed("the store could not be read"),
@@ -294,7 +296,10 @@ impl Server {
             (Some(plan), None) => (RunKind::Plan, plan, asked["name"].as_str().unwrap_or("plan.cord")),
             (None, Some(request)) => (RunKind::Ask, request, "request"),
             _ => {
-                return json_answer(StatusCode::BAD_REQUEST, &json!({ "error": "give `plan` (and a `name`) or `request`" }));
+                return json_answer(
+                    StatusCode::BAD_REQUEST,
+                    &json!({ "error": "give `plan` (and a `name`) or `request`" }),
+                );
             }
         };
         match self.storage.store().submit_run(&NewRun { principal: user, kind, name, text }) {
@@ -308,7 +313,10 @@ impl Server {
 
     fn list(&self, user: &str) -> Answer {
         match self.storage.store().queued_runs(Some(user), 100) {
-            Ok(runs) => json_answer(StatusCode::OK, &json!({ "runs": runs.iter().map(|r| self.run_json(r)).collect::<Vec<_>>() })),
+            Ok(runs) => json_answer(
+                StatusCode::OK,
+                &json!({ "runs": runs.iter().map(|r| self.run_json(r)).collect::<Vec<_>>() }),
+            ),
             Err(_) => failed("the store could not be read"),
         }
     }

@@ -117,7 +117,8 @@ pub fn run(args: &Args) -> Result<Report, Error> {
         let wake = wake.clone();
         std::thread::spawn(move || work(worker, &wake));
     }
-    let server = http::Server { storage, key, secure: args.behind_tls_proxy, wake, loopback: args.listen.ip().is_loopback() };
+    let server =
+        http::Server { storage, key, secure: args.behind_tls_proxy, wake, loopback: args.listen.ip().is_loopback() };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

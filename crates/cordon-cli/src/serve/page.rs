@@ -83,8 +83,7 @@ pub struct GrantRow {
 
 /// The home page: the cards waiting for `user`, their runs, and their grants.
 pub fn home(user: &str, csrf: &str, runs: &[QueuedRun], grants: &[GrantRow], now_ms: i64) -> String {
-    let waiting: Vec<&QueuedRun> =
-        runs.iter().filter(|r| r.state == RunState::Waiting && r.answer.is_none()).collect();
+    let waiting: Vec<&QueuedRun> = runs.iter().filter(|r| r.state == RunState::Waiting && r.answer.is_none()).collect();
     let mut body = String::from("<h1>Cards waiting for you</h1>");
     if waiting.is_empty() {
         body.push_str("<p id=\"no-cards\">None.</p>");
@@ -159,7 +158,14 @@ pub enum CardView<'a> {
 
 /// A run's page: its state, its card (with the answer form), its plan, how it ended, and its
 /// audit rows.
-pub fn run(user: &str, csrf: &str, run: &QueuedRun, card: CardView<'_>, rows: &[Entry], message: Option<&str>) -> String {
+pub fn run(
+    user: &str,
+    csrf: &str,
+    run: &QueuedRun,
+    card: CardView<'_>,
+    rows: &[Entry],
+    message: Option<&str>,
+) -> String {
     let mut body = format!(
         "<h1>Run {} <small>{}</small></h1><p>state: <b id=\"state\">{}</b></p>",
         run.id,
@@ -291,7 +297,9 @@ mod tests {
 
     #[test]
     fn a_value_is_never_markup_and_never_a_second_line() {
-        for hostile in ["<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "a\nforged: line", "x\u{202e}gpj.exe"] {
+        for hostile in
+            ["<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "a\nforged: line", "x\u{202e}gpj.exe"]
+        {
             let shown = one_line(hostile);
             assert!(!shown.contains('<') && !shown.contains('>') && !shown.contains('"'), "{shown}");
             assert!(!shown.contains('\n') && !shown.contains('\u{202e}'), "{shown}");
