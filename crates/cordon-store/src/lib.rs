@@ -68,7 +68,8 @@ pub use error::StoreError;
 pub use grant::{Grant, GrantId, GrantQuery, NewGrant, Scope};
 pub use location::location;
 pub use queue::{
-    AnswerRefused, Claimed, GivenAnswer, Lease, NewRun, Parking, QueuedRun, RunId, RunKind, RunState, WebSession,
+    AnswerRefused, Claimed, GivenAnswer, Lease, NewAnswer, NewRun, Parking, QueuedRun, RunId, RunKind, RunState,
+    WebSession,
 };
 pub use request::{NewRequest, Request, RequestId, Status};
 pub use schema::VERSION as SCHEMA_VERSION;
@@ -175,17 +176,11 @@ pub trait Store: Send + Sync {
         request: Option<RequestId>,
         result: &Value,
     ) -> Result<(), StoreError>;
-    /// Takes `by`'s answer (`yes`, `no`, `always`) to the card sealed `seal` that run `run`
-    /// waits on, with its `answer` audit row; refused (and nothing written) unless `by` is the
-    /// run's principal, the run waits on that very card, unanswered, and its deadline has not
-    /// passed.
-    fn answer_run(
-        &self,
-        run: RunId,
-        seal: &str,
-        by: &str,
-        answer: &str,
-    ) -> Result<Result<(), AnswerRefused>, StoreError>;
+    /// Takes an answer (`yes`, `no`, `always`) to the card sealed `answer.seal` that run `run`
+    /// waits on, with its `answer` audit row; refused (and nothing written) unless `answer.by`
+    /// is the run's principal, the run waits on that very card, unanswered, and its deadline
+    /// has not passed.
+    fn answer_run(&self, run: RunId, answer: &NewAnswer<'_>) -> Result<Result<(), AnswerRefused>, StoreError>;
     fn queued_run(&self, run: RunId) -> Result<Option<QueuedRun>, StoreError>;
     /// The newest runs, of `principal` (or everyone's), newest first.
     fn queued_runs(&self, principal: Option<&str>, limit: usize) -> Result<Vec<QueuedRun>, StoreError>;

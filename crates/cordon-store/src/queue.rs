@@ -115,6 +115,20 @@ pub struct Parking<'a> {
     pub deadline_ms: i64,
 }
 
+/// A person's answer to a run's card, as the server takes it.
+#[derive(Clone, Copy, Debug)]
+pub struct NewAnswer<'a> {
+    /// The seal of the card the person was shown.
+    pub seal: &'a str,
+    /// Who answers: the run's principal, or the answer is refused.
+    pub by: &'a str,
+    /// `yes`, `no` or `always`.
+    pub answer: &'a str,
+    /// A MAC of the answer under the deployment's key: a worker applies a yes only with it, so
+    /// whoever can write the store but has not the key cannot approve a card.
+    pub mac: &'a str,
+}
+
 /// An answer to a run's card.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GivenAnswer {
@@ -123,6 +137,9 @@ pub struct GivenAnswer {
     /// Who gave it; `None` when no one did before the deadline (the answer is then `no`).
     pub by: Option<String>,
     pub at_ms: i64,
+    /// The answer's MAC, when a person gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
 }
 
 /// A run as the queue holds it (without its saved bytes).

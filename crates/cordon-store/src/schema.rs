@@ -102,6 +102,7 @@ const MIGRATIONS: [&str; 4] = [
         answer TEXT,
         answered_by TEXT,
         answered_ms INTEGER,
+        answer_mac TEXT,
         result TEXT,
         lease_owner TEXT,
         lease_until_ms INTEGER,

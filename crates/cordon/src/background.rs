@@ -123,9 +123,43 @@ pub fn seal(key: &[u8], run: RunId, record: &serde_json::Value) -> String {
 
 /// Whether `seal` is `record`'s, compared in constant time.
 pub fn seal_holds(key: &[u8], run: RunId, record: &serde_json::Value, seal_hex: &str) -> bool {
-    let expected = seal(key, run, record);
-    expected.len() == seal_hex.len()
-        && expected.bytes().zip(seal_hex.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+    crate::people::same(&seal(key, run, record), seal_hex)
+}
+
+/// The MAC of `by`'s `answer` to the card sealed `seal` of run `run`, under `key`, in hex.
+fn answer_mac(key: &[u8], run: RunId, seal: &str, by: &str, answer: &str) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).unwrap_or_else(|_| unreachable!());
+    mac.update(format!("cordon answer of run {run}\n{seal}\n{by}\n{answer}").as_bytes());
+    mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Takes `by`'s `answer` to the card sealed `seal` that run `run` waits on, MACed under `key`
+/// (see [`cordon_store::NewAnswer`]): the store's refusal if it does not take it.
+pub fn answer(
+    storage: &Storage,
+    key: &[u8],
+    run: RunId,
+    seal: &str,
+    by: &str,
+    answer: &str,
+) -> Result<Result<(), cordon_store::AnswerRefused>, Error> {
+    let mac = answer_mac(key, run, seal, by, answer);
+    let given = cordon_store::NewAnswer { seal, by, answer, mac: &mac };
+    storage.store().answer_run(run, &given).map_err(|e| storage.error(e))
+}
+
+/// The answer a worker may apply to run `run`'s card sealed `seal`: a person's, whose MAC holds;
+/// else no (the deadline's, or one written into the store by someone without the key).
+fn answer_to_apply(key: &[u8], run: RunId, seal: &str, given: &cordon_store::GivenAnswer) -> Answer {
+    let by = given.by.as_deref().unwrap_or_default();
+    let genuine = given
+        .mac
+        .as_deref()
+        .is_some_and(|mac| crate::people::same(mac, &answer_mac(key, run, seal, by, &given.answer)));
+    match Answer::parse(&given.answer) {
+        Some(answer) if genuine => answer,
+        _ => Answer::No,
+    }
 }
 
 /// The approver of a run in the background: every card waits for a person ([`Reply::Later`]),
@@ -285,8 +319,7 @@ impl Worker {
         let background = Background { key: settings.key.clone(), lease: lease.clone(), lease_ms: settings.lease_ms };
         let mut approver = Later::new(&settings.key, run.id);
         if let (Some(answer), Some(seal)) = (&run.answer, &run.seal) {
-            let answer = Answer::parse(&answer.answer).unwrap_or(Answer::No);
-            approver = approver.answered(seal, answer);
+            approver = approver.answered(seal, answer_to_apply(&settings.key, run.id, seal, answer));
         }
         let source = Source::new(run.name.clone(), run.text.clone());
         let request = match run.kind {

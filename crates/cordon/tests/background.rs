@@ -60,7 +60,7 @@ fn card(storage: &Storage, id: RunId) -> (serde_json::Value, String) {
 
 fn answer(storage: &Storage, id: RunId, by: &str, answer: &str) -> Result<(), AnswerRefused> {
     let (_, seal) = card(storage, id);
-    storage.store().answer_run(id, &seal, by, answer).expect("the store answers")
+    cordon::background::answer(storage, KEY, id, &seal, by, answer).expect("the store answers")
 }
 
 fn json(text: &str) -> serde_json::Value {
@@ -175,7 +175,7 @@ fn a_card_edited_in_the_store_no_longer_holds_its_seal() {
 }
 
 #[test]
-fn an_answer_to_a_card_the_run_no_longer_shows_parks_it_again() {
+fn an_answer_to_another_card_than_the_one_the_run_waits_on_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
@@ -185,7 +185,7 @@ fn an_answer_to_a_card_the_run_no_longer_shows_parks_it_again() {
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
     // The seal answered is another card's (say a page showed an older one): the store keeps the
     // answer only for the card the run waits on.
-    let refused = storage.store().answer_run(id, "0f".repeat(32).as_str(), "alice", "yes").unwrap();
+    let refused = cordon::background::answer(&storage, KEY, id, "0f".repeat(32).as_str(), "alice", "yes").unwrap();
     assert_eq!(refused, Err(AnswerRefused::OtherCard));
 }
 
@@ -266,4 +266,76 @@ fn tools_that_act_for_someone_refuse_anyone_else() {
     let run = storage.store().queued_run(id).unwrap().unwrap();
     let error = run.result.unwrap()["error"].as_str().unwrap().to_string();
     assert!(error.contains("cannot act for `mallory`"), "{error}");
+}
+
+#[test]
+fn two_answers_at_once_to_one_card_are_taken_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
+    let id = submit(&storage, "alice", TWO_WRITES);
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    let (_, seal) = card(&storage, id);
+    // Two servers (each with its own connection to the store) take an answer at the same time.
+    let path = dir.path().join("cordon.db");
+    let answers: Vec<_> = ["yes", "no"]
+        .into_iter()
+        .map(|answer| {
+            let (path, seal) = (path.clone(), seal.clone());
+            std::thread::spawn(move || {
+                let own = Storage::open(&path, cordon::api::store::Durability::SurvivesCrash).unwrap();
+                cordon::background::answer(&own, KEY, id, &seal, "alice", answer).unwrap()
+            })
+        })
+        .collect();
+    let taken: Vec<_> = answers.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(taken.iter().filter(|t| t.is_ok()).count(), 1, "{taken:?}");
+    assert!(taken.contains(&Err(AnswerRefused::NotWaiting)), "{taken:?}");
+    let rows = storage.store().rows(1, 1000).unwrap();
+    assert_eq!(rows.iter().filter(|r| r.kind == "answer").count(), 1);
+    intact(&storage);
+}
+
+#[test]
+fn workers_on_one_store_each_take_a_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = storage(dir.path());
+    let runs: Vec<RunId> = (0..20).map(|i| submit(&storage, "alice", &format!("{i} + 1"))).collect();
+    let path = dir.path().join("cordon.db");
+    let claimers: Vec<_> = (0..4)
+        .map(|n| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let own = Storage::open(&path, cordon::api::store::Durability::SurvivesCrash).unwrap();
+                let mut taken = Vec::new();
+                while let Some(claimed) = own.store().claim_run(&format!("w{n}"), 60_000).unwrap() {
+                    taken.push(claimed.run.id);
+                }
+                taken
+            })
+        })
+        .collect();
+    let mut taken: Vec<RunId> = claimers.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    taken.sort();
+    assert_eq!(taken, runs, "every run taken, and by one worker");
+}
+
+#[test]
+fn an_approval_written_into_the_store_without_the_key_is_a_denial() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let storage = storage(dir.path());
+    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
+    let id = submit(&storage, "alice", TWO_WRITES);
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    assert_eq!(answer(&storage, id, "alice", "no"), Ok(()));
+    // Whoever can write the database turns the person's no into a yes.
+    let db = rusqlite::Connection::open(dir.path().join("cordon.db")).unwrap();
+    db.execute("UPDATE runs SET answer = 'yes'", []).unwrap();
+    // The worker parks again at the second card: the first write was denied.
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    assert!(!out.join("a.txt").exists(), "the forged yes was not applied");
 }

@@ -246,7 +246,7 @@ impl Server {
         if answer == "always" && card["grantable"] != true {
             return refused("this card cannot be remembered: answer yes or no");
         }
-        match self.storage.store().answer_run(run.id, &given.seal, user, answer) {
+        match cordon::background::answer(&self.storage, &self.key, run.id, &given.seal, user, answer) {
             Ok(Ok(())) => {
                 self.wake.notify();
                 Ok(())

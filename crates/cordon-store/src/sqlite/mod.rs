@@ -16,7 +16,7 @@ use crate::audit::{
 };
 use crate::chain::{BadRow, Checkpoint, Fields, Problem, Verdict};
 use crate::grant::{Grant, GrantId, GrantQuery, NewGrant};
-use crate::queue::{AnswerRefused, Claimed, Lease, NewRun, Parking, QueuedRun, RunId, RunState, WebSession};
+use crate::queue::{AnswerRefused, Claimed, Lease, NewAnswer, NewRun, Parking, QueuedRun, RunId, RunState, WebSession};
 use crate::request::{NewRequest, Request, RequestId, Status};
 use crate::session::{Holder, SessionInfo, SessionLock};
 use crate::{Store, StoreError, now_ms, schema};
@@ -497,14 +497,8 @@ impl Store for SqliteStore {
         self.write(|c| queue::finish_in(c, lease, state, request, result))
     }
 
-    fn answer_run(
-        &self,
-        run: RunId,
-        seal: &str,
-        by: &str,
-        answer: &str,
-    ) -> Result<Result<(), AnswerRefused>, StoreError> {
-        self.write(|c| queue::answer_in(c, run, seal, by, answer))
+    fn answer_run(&self, run: RunId, answer: &NewAnswer<'_>) -> Result<Result<(), AnswerRefused>, StoreError> {
+        self.write(|c| queue::answer_in(c, run, answer))
     }
 
     fn queued_run(&self, run: RunId) -> Result<Option<QueuedRun>, StoreError> {

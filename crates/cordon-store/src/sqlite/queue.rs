@@ -7,13 +7,14 @@ use serde_json::{Value, json};
 use super::log::{append_in, head_in, sql_seq};
 use crate::audit::kind;
 use crate::queue::{
-    AnswerRefused, Claimed, GivenAnswer, Lease, NewRun, Parking, QueuedRun, RunId, RunKind, RunState, WebSession,
+    AnswerRefused, Claimed, GivenAnswer, Lease, NewAnswer, NewRun, Parking, QueuedRun, RunId, RunKind, RunState,
+    WebSession,
 };
 use crate::request::RequestId;
 use crate::{StoreError, now_ms};
 
 const SELECT_RUN: &str = "SELECT id, created_ms, updated_ms, principal, kind, name, text, state, request, card, seal, \
-     deadline_ms, answer, answered_by, answered_ms, result FROM runs";
+     deadline_ms, answer, answered_by, answered_ms, result, answer_mac FROM runs";
 
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedRun> {
     let json = |i: usize| -> rusqlite::Result<Option<Value>> {
@@ -21,7 +22,12 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedRun> {
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     };
     let answer = match r.get::<_, Option<String>>(12)? {
-        Some(answer) => Some(GivenAnswer { answer, by: r.get(13)?, at_ms: r.get::<_, Option<i64>>(14)?.unwrap_or(0) }),
+        Some(answer) => Some(GivenAnswer {
+            answer,
+            by: r.get(13)?,
+            at_ms: r.get::<_, Option<i64>>(14)?.unwrap_or(0),
+            mac: r.get(16)?,
+        }),
         None => None,
     };
     // A kind or state this crate does not write is read as the safest: a plan, failed.
@@ -85,7 +91,8 @@ pub(super) fn claim_in(c: &Connection, owner: &str, lease_ms: i64) -> Result<Opt
         .optional()?;
     let Some((id, state, unanswered)) = found else { return Ok(None) };
     if state == "waiting" && unanswered {
-        let sql = "UPDATE runs SET answer = 'no', answered_by = NULL, answered_ms = ?2 WHERE id = ?1";
+        let sql =
+            "UPDATE runs SET answer = 'no', answered_by = NULL, answered_ms = ?2, answer_mac = NULL WHERE id = ?1";
         c.execute(sql, params![id, now])?;
         let content = json!({ "run": id, "answer": "no", "by": null, "why": "the card's deadline passed" });
         append_in(c, None, kind::ANSWER, &content.to_string())?;
@@ -135,7 +142,7 @@ pub(super) fn park_in(c: &Connection, lease: &Lease, parking: &Parking<'_>) -> R
     held(c, lease)?;
     let saved_seq = sql_seq(head_in(c)?.seq)?;
     let sql = "UPDATE runs SET state = 'waiting', request = ?2, saved = ?3, saved_seq = ?4, card = ?5, seal = ?6, \
-               deadline_ms = ?7, answer = NULL, answered_by = NULL, answered_ms = NULL, lease_owner = NULL, \
+               deadline_ms = ?7, answer = NULL, answered_by = NULL, answered_ms = NULL, answer_mac = NULL, lease_owner = NULL, \
                lease_until_ms = NULL, updated_ms = ?8 WHERE id = ?1";
     let p = parking;
     let card = serde_json::to_string(p.card)?;
@@ -159,14 +166,13 @@ pub(super) fn finish_in(
     Ok(())
 }
 
-/// Takes `by`'s answer to the card run `id` waits on, sealed `seal`, once, with its audit row.
+/// Takes an answer to the card run `id` waits on, once, with its audit row.
 pub(super) fn answer_in(
     c: &Connection,
     id: RunId,
-    seal: &str,
-    by: &str,
-    answer: &str,
+    given: &NewAnswer<'_>,
 ) -> Result<Result<(), AnswerRefused>, StoreError> {
+    let NewAnswer { seal, by, answer, mac } = *given;
     let sql = "SELECT principal, state, seal, deadline_ms, answer IS NOT NULL, request FROM runs WHERE id = ?1";
     let row = c
         .query_row(sql, [id.0], |r| {
@@ -198,8 +204,9 @@ pub(super) fn answer_in(
     if let Some(refused) = refused {
         return Ok(Err(refused));
     }
-    let sql = "UPDATE runs SET answer = ?2, answered_by = ?3, answered_ms = ?4, updated_ms = ?4 WHERE id = ?1";
-    c.execute(sql, params![id.0, answer, by, now])?;
+    let sql = "UPDATE runs SET answer = ?2, answered_by = ?3, answered_ms = ?4, updated_ms = ?4, answer_mac = ?5 \
+               WHERE id = ?1";
+    c.execute(sql, params![id.0, answer, by, now, mac])?;
     let content = json!({ "run": id, "request": request, "answer": answer, "by": by, "seal": seal });
     append_in(c, request.map(RequestId), kind::ANSWER, &content.to_string())?;
     Ok(Ok(()))
