@@ -339,3 +339,52 @@ fn an_approval_written_into_the_store_without_the_key_is_a_denial() {
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
     assert!(!out.join("a.txt").exists(), "the forged yes was not applied");
 }
+
+/// A request in words, answered by a scripted model whose fill opens an issue: the run parks at
+/// the fill's card and goes on, in the fill, once answered.
+#[test]
+fn a_request_in_words_parks_inside_the_models_fill_and_goes_on_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = storage(dir.path());
+    let fill = r#"match gh.repo("alice", "website") {
+  Some(r) => if r.private { ("private", s) } else {
+    let (i, s) = gh.create_issue(s, r, "Hello", "thanks");
+    ("Opened #" + to_string(i.number), s)
+  },
+  None => ("no website", s),
+}"#;
+    let script = dir.path().join("model.json");
+    let reply = serde_json::json!({ "replies": [{ "text": format!("```cordon\n{fill}\n```") }] });
+    std::fs::write(&script, reply.to_string()).unwrap();
+    let model = cordon::api::models::ProviderConfig::parse(&format!("scripted:{}", script.display())).unwrap();
+    let settings = WorkerSettings {
+        name: "w".into(),
+        key: KEY.to_vec(),
+        lease_ms: 60_000,
+        card_ms: 3_600_000,
+        model: Some(model),
+        notify: None,
+    };
+    let store = storage.clone();
+    let open = move |principal: &str| {
+        let choice =
+            ToolChoice { envs: vec!["github".into()], principal: Some(principal.into()), ..ToolChoice::default() };
+        Ok(Workspace::new(Tools::open(&choice, Vec::new())?, store.clone(), cordon::Settings::default()))
+    };
+    let mut worker = Worker::new(settings, storage.clone(), Box::new(open));
+    let principal = Tools::open(&ToolChoice { envs: vec!["github".into()], ..ToolChoice::default() }, Vec::new())
+        .unwrap()
+        .principal;
+    let request = "Open an issue on alice/website titled Hello saying thanks";
+    let run = NewRun { principal: &principal, kind: RunKind::Ask, name: "request", text: request };
+    let id = storage.store().submit_run(&run).unwrap();
+    let did = worker.work_once().unwrap();
+    assert_eq!(did, Some(Did::Parked(id)), "{:?}", storage.store().queued_run(id).unwrap().unwrap().result);
+    let (shown, _) = card(&storage, id);
+    assert!(shown["text"].as_str().unwrap().contains("create issue"), "{shown}");
+    assert_eq!(answer(&storage, id, &principal, "yes"), Ok(()));
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Ended(id, RunState::Done)));
+    let result = storage.store().queued_run(id).unwrap().unwrap().result.unwrap();
+    assert!(result["result"][0].as_str().unwrap().starts_with("Opened #"), "{result}");
+    intact(&storage);
+}
