@@ -339,3 +339,81 @@ fn listening_beyond_loopback_needs_tls_in_front() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--behind-tls-proxy"));
 }
+
+/// Twenty calls of the simulated GitHub, none of which asks.
+const TWENTY_CALLS: &str = "let n = fold(range(0, 20), 0, |acc, i| acc + len(gh.list_repos()));\n(to_string(n), s)";
+
+/// `cordon serve` over the simulated GitHub, with a lease of one second.
+fn serve_github(dir: &Path) -> Served {
+    let args = ["serve", "--listen", "127.0.0.1:0", "--env", "github", "--lease", "1", "--workers", "2"];
+    let mut child = command(dir, &args).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let port = line.split("http://127.0.0.1:").nth(1).and_then(|r| r.split('/').next()).and_then(|p| p.parse().ok());
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    Served { child, port: port.unwrap_or_else(|| panic!("{line:?}")) }
+}
+
+/// A server killed with SIGKILL at arbitrary points of its runs, and started again, several
+/// times: every run ends, the chain verifies, and no effect is made twice: every request with
+/// an effect is the one its run ended as, with at most the plan's twenty.
+#[test]
+fn a_server_killed_mid_run_and_started_again_makes_no_effect_twice() {
+    let dir = workdir("serve", "killed");
+    let alice_token = {
+        // The simulated GitHub acts for its own user.
+        let out = command(&dir, &["serve", "--add-user", "alice"]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().lines().last().unwrap().trim().to_string()
+    };
+    let mut runs = Vec::new();
+    // Pseudo-random kill points, the same every run of the test.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for round in 0..5 {
+        let server = serve_github(&dir);
+        for _ in 0..6 {
+            runs.push(submit(server.port, &alice_token, TWENTY_CALLS));
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_millis(20 + seed % 300));
+        drop(server); // SIGKILL
+        eprintln!("round {round}: killed");
+    }
+    // The last server finishes what is left (a dead worker's lease runs out within a second).
+    let server = serve_github(&dir);
+    for run in &runs {
+        until(server.port, &alice_token, *run, ended);
+    }
+    drop(server);
+    let store =
+        cordon_store::SqliteStore::open(&dir.join("cordon.db"), cordon_store::Durability::SurvivesCrash).unwrap();
+    use cordon_store::Store as _;
+    assert!(matches!(store.verify().unwrap(), cordon_store::Verdict::Intact { .. }));
+    let mut ended_as = std::collections::BTreeSet::new();
+    let mut done = 0;
+    for run in &runs {
+        let queued = store.queued_run(cordon_store::RunId(*run)).unwrap().unwrap();
+        done += usize::from(queued.state == cordon_store::RunState::Done);
+        if queued.state == cordon_store::RunState::Failed {
+            let error = queued.result.as_ref().and_then(|r| r["error"].as_str()).unwrap_or_default().to_string();
+            assert!(error.contains("since it was last saved"), "run {run} failed otherwise: {error}");
+        }
+        if let Some(request) = queued.request {
+            ended_as.insert(request);
+        }
+    }
+    for request in store.requests(10_000).unwrap() {
+        let effects = store.show(request.id).unwrap().entries.iter().filter(|e| e.kind == "effect").count();
+        assert!(effects <= 20, "request {} made {effects} calls", request.id);
+        assert!(
+            effects == 0 || ended_as.contains(&request.id),
+            "request {} made calls for a run that ran again",
+            request.id
+        );
+    }
+    let requests = store.requests(10_000).unwrap().len();
+    eprintln!("{} runs: {done} done, {} failed, {requests} requests", runs.len(), runs.len() - done);
+    assert!(done > 0, "some runs finished");
+}
