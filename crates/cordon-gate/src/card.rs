@@ -362,6 +362,18 @@ impl Card {
     /// (every line goes through [`escape`]). A flagged card leads with its flags and asks for
     /// the end of the flagged value instead of a `y`.
     pub fn render(&self, width: usize) -> String {
+        let mut out = self.lines(width);
+        out.wrapped("", "", &self.answer_line());
+        out.lines.join("\n")
+    }
+
+    /// [`Card::render`] without its last lines, which say what to type at a terminal: for a page
+    /// that offers its own buttons.
+    pub fn render_without_answer(&self, width: usize) -> String {
+        self.lines(width).lines.join("\n")
+    }
+
+    fn lines(&self, width: usize) -> Lines {
         let width = width.max(40);
         let mut out = Lines { width, lines: Vec::new() };
         let what = match self.tier {
@@ -430,8 +442,7 @@ impl Card {
                 }
             }
         }
-        out.wrapped("", "", &self.answer_line());
-        out.lines.join("\n")
+        out
     }
 
     /// What the person may answer, in words.

@@ -2,9 +2,12 @@
 //! there to answer, is saved, and goes on later, maybe in another process, once a person
 //! answered that very card.
 //!
-//! - A request prepared with [`crate::Prepared::parking`] and answered by [`Later`] ends,
-//!   at the first card, as [`crate::Ended::Waiting`]: the run saved under the deployment's key
-//!   (authenticated: a saved run edited anywhere is refused when loaded) and the card.
+//! - A request prepared [`crate::Prepared::in_background`] and answered by [`Later`] ends, at
+//!   the first card, as [`crate::Ended::Waiting`]: the run saved under the deployment's key
+//!   (authenticated: a saved run edited anywhere is refused when loaded) and the card. Until
+//!   then it runs under the worker's lease on the queue's run ([`Background`]).
+//! - [`Worker`] takes the queue's runs: it parks each at its card (the card, its seal and its
+//!   deadline stored before anyone is told) and finishes it.
 //! - The card is [`seal`]ed: a MAC, under the same key, over the run's number and the card as
 //!   shown. A page shows a card only if its seal holds, and an answer names the seal of the
 //!   card the person saw.
@@ -95,15 +98,15 @@ impl Waiting {
 pub const CARD_WIDTH: usize = 100;
 
 /// A card as a page shows it and the store keeps it: the card's data (without its number in the
-/// run, which a resumed run counts again), its text as a terminal shows it ([`Card::render`],
-/// every line escaped), whether "always" may be answered, and for a flagged card the characters
+/// run, which a resumed run counts again), its text as a terminal shows it, but for what to type
+/// there ([`Card::render_without_answer`], every line escaped), whether "always" may be answered, and for a flagged card the characters
 /// a person must type to approve it.
 pub fn card_record(card: &Card) -> serde_json::Value {
     let mut data = card.clone();
     data.id = 0;
     serde_json::json!({
         "card": data,
-        "text": card.render(CARD_WIDTH),
+        "text": card.render_without_answer(CARD_WIDTH),
         "grantable": card.grantable && card.confirmation().is_none(),
         "confirm": card.confirmation().map(|(what, tail)| serde_json::json!({ "what": what, "tail": tail })),
     })
@@ -170,24 +173,27 @@ pub struct Later {
     key: Vec<u8>,
     run: RunId,
     answered: Option<(String, Answer)>,
+    /// Who answers: `web` until an answer is given, then who gave it.
+    name: String,
 }
 
 impl Later {
     /// For run `run` with no answer yet.
     pub fn new(key: &[u8], run: RunId) -> Later {
-        Later { key: key.to_vec(), run, answered: None }
+        Later { key: key.to_vec(), run, answered: None, name: "web".into() }
     }
 
-    /// With `answer`, given to the card sealed `seal`.
-    pub fn answered(mut self, seal: &str, answer: Answer) -> Later {
+    /// With `answer`, given by `by` (on the page or over the API) to the card sealed `seal`.
+    pub fn answered(mut self, seal: &str, answer: Answer, by: &str) -> Later {
         self.answered = Some((seal.to_string(), answer));
+        self.name = by.to_string();
         self
     }
 }
 
 impl Approver for Later {
     fn name(&self) -> &str {
-        "web"
+        &self.name
     }
 
     fn review(&mut self, card: &Card) -> Reply {
@@ -204,11 +210,6 @@ impl Approver for Later {
     fn speaks_for_user(&self) -> bool {
         true
     }
-}
-
-/// Why a saved run could not go on.
-pub(crate) fn load_error(e: &impl std::fmt::Display) -> RunError {
-    RunError::new(cordon_runtime::ErrorKind::Tool, cordon_syntax::Span::default(), format!("the saved run: {e}"))
 }
 
 /// How a worker runs the queue's runs.
@@ -238,12 +239,15 @@ pub enum Did {
     LostLease(RunId),
 }
 
+/// How a worker opens the workspace a principal's requests run in.
+pub type OpenWorkspace = Box<dyn FnMut(&str) -> Result<Workspace, Error> + Send>;
+
 /// Takes the queue's runs and runs them: each principal's requests in a workspace of their own,
 /// opened when first needed.
 pub struct Worker {
     settings: WorkerSettings,
     storage: Storage,
-    open: Box<dyn FnMut(&str) -> Result<Workspace, Error> + Send>,
+    open: OpenWorkspace,
     workspaces: HashMap<String, Workspace>,
 }
 
@@ -255,11 +259,7 @@ impl std::fmt::Debug for Worker {
 
 impl Worker {
     /// A worker over `storage`'s queue; `open` makes the workspace a principal's requests run in.
-    pub fn new(
-        settings: WorkerSettings,
-        storage: Storage,
-        open: Box<dyn FnMut(&str) -> Result<Workspace, Error> + Send>,
-    ) -> Worker {
+    pub fn new(settings: WorkerSettings, storage: Storage, open: OpenWorkspace) -> Worker {
         Worker { settings, storage, open, workspaces: HashMap::new() }
     }
 
@@ -319,7 +319,11 @@ impl Worker {
         let background = Background { key: settings.key.clone(), lease: lease.clone(), lease_ms: settings.lease_ms };
         let mut approver = Later::new(&settings.key, run.id);
         if let (Some(answer), Some(seal)) = (&run.answer, &run.seal) {
-            approver = approver.answered(seal, answer_to_apply(&settings.key, run.id, seal, answer));
+            let by = match &answer.by {
+                Some(person) => format!("{person} (on the web)"),
+                None => "no one (the card's deadline passed)".to_string(),
+            };
+            approver = approver.answered(seal, answer_to_apply(&settings.key, run.id, seal, answer), &by);
         }
         let source = Source::new(run.name.clone(), run.text.clone());
         let request = match run.kind {

@@ -16,7 +16,7 @@ use cordon_store::{NewRequest, RequestId};
 use cordon_syntax::{Diagnostic, FileId, SourceMap};
 use cordon_types::{CheckOptions, Checked};
 
-use crate::background::{Background, LeaseStage, Waiting, load_error};
+use crate::background::{Background, LeaseStage, Waiting};
 use crate::report::{Approvals, Ended, Report};
 use crate::session::Taken;
 use crate::{Error, Settings, Source, Storage, Workspace, root};
@@ -134,7 +134,7 @@ impl<'w> Prepared<'w> {
             Request::Plan(_) => (None, false),
             Request::AgentPlan(_) => (None, true),
         };
-        let (run, sources) = Run::load(saved, key).map_err(|e| Error::Setup(load_error(&e).message))?;
+        let (run, sources) = Run::load(saved, key).map_err(|e| Error::Setup(format!("the saved run: {e}")))?;
         let sessions = Sessions::default();
         let options = workspace.check_options(&sessions);
         let (policies, plan) = run.checked_from();

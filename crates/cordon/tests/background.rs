@@ -3,6 +3,7 @@
 //! deadline passes is a denial; a saved run or card edited in the store is refused; a worker
 //! whose lease was taken over performs nothing more; a run whose worker died after an effect is
 //! never made again.
+#![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
 use std::path::Path;
 

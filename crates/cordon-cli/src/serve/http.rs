@@ -103,10 +103,9 @@ impl Server {
                 tool: g.grant.tool,
                 destination: g.grant.destination,
                 label_class: g.grant.label_class,
-                expires: g
-                    .grant
-                    .expires_ms
-                    .map_or("revoked by you".to_string(), |at| format!("{} from now", page::duration(at - now_ms()))),
+                expires: g.grant.expires_ms.map_or("until you revoke it".to_string(), |at| {
+                    format!("{} from now", page::duration(at - now_ms()))
+                }),
             })
             .collect();
         html(StatusCode::OK, page::home(&session.user, &session.csrf, &runs, &grants, now_ms()))
@@ -134,23 +133,23 @@ impl Server {
 
     /// A state-changing form: from this server's page, signed in, with the session's CSRF
     /// token. The session's cookie and the session, or the refusal.
-    fn form(&self, headers: &HeaderMap, body: &[u8]) -> Result<(String, WebSession), Answer> {
+    fn form(&self, headers: &HeaderMap, body: &[u8]) -> Result<(String, WebSession), Refused> {
         if !same_origin(headers) {
-            return Err(text(StatusCode::FORBIDDEN, "a cross-site form is refused"));
+            return Err(Refused(StatusCode::FORBIDDEN, "a cross-site form is refused"));
         }
         let form = b"application/x-www-form-urlencoded";
         if headers.get(header::CONTENT_TYPE).is_none_or(|t| !t.as_bytes().starts_with(form)) {
-            return Err(text(
+            return Err(Refused(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "a form is sent as application/x-www-form-urlencoded",
             ));
         }
         let Some((cookie, session)) = self.session(headers) else {
-            return Err(text(StatusCode::UNAUTHORIZED, "sign in first"));
+            return Err(Refused(StatusCode::UNAUTHORIZED, "sign in first"));
         };
         let token = field(body, "csrf").unwrap_or_default();
         if !people::same(&token, &session.csrf) {
-            return Err(text(StatusCode::FORBIDDEN, "the form's CSRF token is missing or wrong"));
+            return Err(Refused(StatusCode::FORBIDDEN, "the form's CSRF token is missing or wrong"));
         }
         Ok((cookie, session))
     }
@@ -158,7 +157,7 @@ impl Server {
     fn sign_out(&self, headers: &HeaderMap, body: &[u8]) -> Answer {
         let (cookie, _) = match self.form(headers, body) {
             Ok(signed) => signed,
-            Err(refused) => return refused,
+            Err(refused) => return refused.answer(),
         };
         match people::sign_out(&self.storage, &cookie) {
             Ok(()) => {
@@ -174,12 +173,13 @@ impl Server {
     }
 
     /// The run `id` of `user`, if it is theirs (anyone else's is as if it did not exist).
-    fn own_run(&self, user: &str, id: &str) -> Result<QueuedRun, Answer> {
-        let id = id.parse::<i64>().map_err(|_| text(StatusCode::NOT_FOUND, "no such run"))?;
+    fn own_run(&self, user: &str, id: &str) -> Result<QueuedRun, Refused> {
+        let none = Refused(StatusCode::NOT_FOUND, "no such run");
+        let id = id.parse::<i64>().map_err(|_| none)?;
         match self.storage.store().queued_run(RunId(id)) {
             Ok(Some(run)) if run.principal == user => Ok(run),
-            Ok(_) => Err(text(StatusCode::NOT_FOUND, "no such run")),
-            Err(_) => Err(failed("the store could not be read")),
+            Ok(_) => Err(none),
+            Err(_) => Err(Refused(StatusCode::INTERNAL_SERVER_ERROR, "the store could not be read")),
         }
     }
 
@@ -187,7 +187,7 @@ impl Server {
         let Some((_, session)) = self.session(headers) else { return html(StatusCode::OK, page::sign_in(None)) };
         let run = match self.own_run(&session.user, id) {
             Ok(run) => run,
-            Err(answer) => return answer,
+            Err(refused) => return refused.answer(),
         };
         let card = match (&run.card, &run.seal, run.state) {
             (Some(card), Some(seal), RunState::Waiting) if seal_holds(&self.key, run.id, card, seal) => {
@@ -207,11 +207,11 @@ impl Server {
     fn answer_form(&self, headers: &HeaderMap, body: &[u8], id: &str) -> Answer {
         let session = match self.form(headers, body) {
             Ok((_, session)) => session,
-            Err(refused) => return refused,
+            Err(refused) => return refused.answer(),
         };
         let run = match self.own_run(&session.user, id) {
             Ok(run) => run,
-            Err(answer) => return answer,
+            Err(refused) => return refused.answer(),
         };
         let given = Given {
             seal: field(body, "seal").unwrap_or_default(),
@@ -262,7 +262,7 @@ impl Server {
     fn revoke(&self, headers: &HeaderMap, body: &[u8], id: &str) -> Answer {
         let session = match self.form(headers, body) {
             Ok((_, session)) => session,
-            Err(refused) => return refused,
+            Err(refused) => return refused.answer(),
         };
         let Ok(id) = id.parse::<i64>() else { return text(StatusCode::NOT_FOUND, "no such grant") };
         let Ok(grants) = self.storage.store().grants() else { return failed("the store could not be read") };
@@ -324,7 +324,7 @@ impl Server {
     fn show(&self, user: &str, id: &str) -> Answer {
         match self.own_run(user, id) {
             Ok(run) => json_answer(StatusCode::OK, &self.run_json(&run)),
-            Err(answer) => answer,
+            Err(refused) => refused.answer(),
         }
     }
 
@@ -345,7 +345,7 @@ impl Server {
     fn answer_api(&self, user: &str, id: &str, body: &[u8]) -> Answer {
         let run = match self.own_run(user, id) {
             Ok(run) => run,
-            Err(answer) => return answer,
+            Err(refused) => return refused.answer(),
         };
         let Ok(asked) = serde_json::from_slice::<serde_json::Value>(body) else {
             return json_answer(StatusCode::BAD_REQUEST, &json!({ "error": "the body is not JSON" }));
@@ -359,6 +359,16 @@ impl Server {
             Ok(()) => json_answer(StatusCode::OK, &json!({ "run": run.id, "answer": given.answer })),
             Err((status, why)) => json_answer(status, &json!({ "error": why })),
         }
+    }
+}
+
+/// A request refused, with its status and why.
+#[derive(Clone, Copy, Debug)]
+struct Refused(StatusCode, &'static str);
+
+impl Refused {
+    fn answer(self) -> Answer {
+        text(self.0, self.1)
     }
 }
 
@@ -409,7 +419,8 @@ fn with_headers(status: StatusCode, kind: &'static str, body: String) -> Answer 
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // Not `no-referrer`: under it a browser sends `Origin: null` with a form, which is refused.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
         header::CONTENT_SECURITY_POLICY,

@@ -22,7 +22,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use cordon::api::models::{HttpConfig, ProviderConfig};
-use cordon::background::{Worker, WorkerSettings};
+use cordon::background::{OpenWorkspace, Worker, WorkerSettings};
 use cordon::{Settings, Storage, Workspace};
 
 use crate::outcome::{Error, Report};
@@ -145,11 +145,7 @@ fn kept(args: &Args) -> Vec<(String, PathBuf)> {
 }
 
 /// How a worker opens the workspace of a principal's requests: the tools, acting for them.
-fn opener(
-    args: &Args,
-    storage: Storage,
-    store_path: PathBuf,
-) -> Box<dyn FnMut(&str) -> Result<Workspace, cordon::Error> + Send> {
+fn opener(args: &Args, storage: Storage, store_path: PathBuf) -> OpenWorkspace {
     let (tools, kept) = (args.tools.clone(), kept(args));
     Box::new(move |principal: &str| {
         let opened = tools.open_for(&|p| std::fs::read_to_string(p), kept.clone(), &store_path, Some(principal));

@@ -36,6 +36,12 @@ pub fn lines(text: &str) -> String {
 
 /// A whole page.
 pub fn layout(title: &str, user: Option<(&str, &str)>, body: &str) -> String {
+    layout_refreshing(title, user, body, false)
+}
+
+/// A whole page; `refresh`: one that reloads itself every two seconds (a run still going).
+fn layout_refreshing(title: &str, user: Option<(&str, &str)>, body: &str, refresh: bool) -> String {
+    let refresh = if refresh { "<meta http-equiv=\"refresh\" content=\"2\">" } else { "" };
     let signed = match user {
         Some((user, csrf)) => format!(
             "<form method=\"post\" action=\"/sign-out\" class=\"who\">signed in as <b>{}</b> \
@@ -47,7 +53,7 @@ pub fn layout(title: &str, user: Option<(&str, &str)>, body: &str) -> String {
     };
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width\"><title>{} - Cordon</title>\
+         <meta name=\"viewport\" content=\"width=device-width\">{refresh}<title>{} - Cordon</title>\
          <style>{STYLE}</style></head>\n<body><header><a href=\"/\">Cordon</a>{signed}</header>\n<main>\n{body}\n</main>\
          </body></html>\n",
         one_line(title)
@@ -59,7 +65,7 @@ padding:.6em 1em;display:flex;justify-content:space-between}header a{color:#fff;
 main{padding:1em;max-width:70em}pre{background:#f4f4f4;padding:.7em;overflow-x:auto;white-space:pre-wrap}\
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}\
 .card{border:2px solid #333;padding:.5em 1em;margin:1em 0}.flagged{border-color:#b00}.error{color:#b00;font-weight:bold}\
-.who{margin:0}button{margin-right:.5em}";
+.who{margin:0}button{margin-right:.5em}td code{word-break:break-all}";
 
 /// The sign-in form; `error` says why the last try failed.
 pub fn sign_in(error: Option<&str>) -> String {
@@ -90,11 +96,15 @@ pub fn home(user: &str, csrf: &str, runs: &[QueuedRun], grants: &[GrantRow], now
     } else {
         body.push_str("<ul id=\"cards\">");
         for run in waiting {
-            let tool = run.card.as_ref().and_then(|c| c["card"]["tool"].as_str()).unwrap_or("?");
+            let card = run.card.as_ref().map(|c| &c["card"]);
+            let field = |key: &str| card.and_then(|c| c[key].as_str()).unwrap_or("?").to_string();
+            let to = card.and_then(|c| c["destination"]["text"].as_str()).map(|d| format!(" to {}", one_line(d)));
             let left = run.deadline_ms.map_or(String::new(), |d| format!(", {} left", duration(d - now_ms)));
             body.push_str(&format!(
-                "<li><a href=\"/runs/{id}\">run {id}</a>: <code>{}</code> in {}{}</li>",
-                one_line(tool),
+                "<li><a href=\"/runs/{id}\">run {id}</a>: {} (<code>{}</code>){} in {}{}</li>",
+                one_line(&field("action")),
+                one_line(&field("tool")),
+                to.unwrap_or_default(),
                 one_line(&run.name),
                 one_line(&left),
                 id = run.id
@@ -213,7 +223,9 @@ pub fn run(
         }
         body.push_str("</table>");
     }
-    layout(&format!("Run {}", run.id), Some((user, csrf)), &body)
+    let going = matches!(run.state, RunState::Queued | RunState::Running)
+        || (run.state == RunState::Waiting && run.answer.is_some());
+    layout_refreshing(&format!("Run {}", run.id), Some((user, csrf)), &body, going)
 }
 
 /// The card as drawn for a terminal, and the answer form: a flagged card is approved only by
