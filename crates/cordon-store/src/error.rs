@@ -41,6 +41,14 @@ pub enum StoreError {
     },
     /// Any other database failure.
     Sqlite(rusqlite::Error),
+    /// Connecting to a PostgreSQL store failed, or it is not one this crate can use; `to` names
+    /// the server, database and user (never a password), `cause` says why.
+    Connect {
+        to: String,
+        cause: Box<StoreError>,
+    },
+    /// Any other failure of PostgreSQL, or of the connection to it.
+    Postgres(postgres::Error),
     /// Reading or writing a file.
     Io {
         path: PathBuf,
@@ -112,6 +120,8 @@ impl fmt::Display for StoreError {
             ),
             StoreError::Busy { detail } => write!(f, "the store stayed busy with another process ({detail})"),
             StoreError::Sqlite(e) => write!(f, "database error: {e}"),
+            StoreError::Connect { to, cause } => write!(f, "cannot use the store at {to}: {cause}"),
+            StoreError::Postgres(e) => write!(f, "{}", describe_postgres(e)),
             StoreError::Io { path, error } => write!(f, "{}: {error}", path.display()),
             StoreError::NotPrivate { path, reason } => {
                 write!(f, "refusing {}: {reason}", path.display())
@@ -162,6 +172,8 @@ impl std::error::Error for StoreError {
         match self {
             StoreError::Open { cause, .. } => Some(cause.as_ref()),
             StoreError::Sqlite(e) => Some(e),
+            StoreError::Connect { cause, .. } => Some(cause.as_ref()),
+            StoreError::Postgres(e) => Some(e),
             StoreError::Io { error, .. } => Some(error),
             _ => None,
         }
@@ -177,6 +189,32 @@ impl From<rusqlite::Error> for StoreError {
             _ => StoreError::Sqlite(e),
         }
     }
+}
+
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        use postgres::error::SqlState;
+        match e.code() {
+            // `lock_timeout` (the busy timeout) ran out, or a deadlock was broken.
+            Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE || *code == SqlState::T_R_DEADLOCK_DETECTED => {
+                StoreError::Busy { detail: describe_postgres(&e) }
+            }
+            _ => StoreError::Postgres(e),
+        }
+    }
+}
+
+/// What went wrong with PostgreSQL, in words: the server's message and SQLSTATE, or what
+/// happened to the connection.
+fn describe_postgres(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("PostgreSQL: {}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code());
+    }
+    let cause = std::error::Error::source(e).map(|c| format!(": {c}")).unwrap_or_default();
+    if e.is_closed() {
+        return format!("the connection to PostgreSQL was lost ({e}{cause}); the next operation connects again");
+    }
+    format!("PostgreSQL: {e}{cause}")
 }
 
 impl From<serde_json::Error> for StoreError {

@@ -1,5 +1,6 @@
 //! Cordon's durable state: sessions and their locks, approval grants, requests with their
-//! transcripts, and a tamper-evident audit log, in one embedded SQLite file.
+//! transcripts, and a tamper-evident audit log, in one embedded SQLite file, or in a PostgreSQL
+//! database that the processes of many machines share ([`PostgresStore`]).
 //!
 //! ```no_run
 //! use cordon_store::{Durability, EffectIntent, NewRequest, Outcome, SqliteStore, Store, Verdict, location};
@@ -47,6 +48,7 @@ pub mod chain;
 mod error;
 pub mod grant;
 mod location;
+mod postgres;
 pub mod private;
 pub mod queue;
 pub mod request;
@@ -59,6 +61,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub use self::postgres::PostgresStore;
 pub use archive::{ArchiveReport, verify_archive};
 pub use audit::{
     Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, PendingEffect, RequestLog, StageDecision,
@@ -76,8 +79,8 @@ pub use schema::VERSION as SCHEMA_VERSION;
 pub use session::{Holder, SessionInfo, SessionLock};
 pub use sqlite::{Durability, SqliteStore};
 
-/// Everything Cordon keeps between runs. SQLite implements it; a PostgreSQL store for a fleet
-/// of machines will too (see ARCHITECTURE.md).
+/// Everything Cordon keeps between runs. SQLite implements it, and PostgreSQL for a fleet of
+/// machines ([`PostgresStore`]).
 pub trait Store: Send + Sync {
     // Sessions: linear, so one run at a time holds each.
 

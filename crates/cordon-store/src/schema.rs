@@ -7,7 +7,6 @@
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::StoreError;
-use crate::sqlite::Durability;
 
 /// `PRAGMA application_id`: "CORD". Tells a Cordon store from any other SQLite file.
 const APPLICATION_ID: i32 = 0x434f_5244;
@@ -126,7 +125,7 @@ const MIGRATIONS: [&str; 4] = [
 pub const VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// Checks that `conn` is a Cordon store (or an empty file), sets it up, and migrates it.
-pub(crate) fn prepare(conn: &Connection, durability: Durability) -> Result<(), StoreError> {
+pub(crate) fn prepare(conn: &Connection, synchronous: &str) -> Result<(), StoreError> {
     // The first read of the file: garbage fails here with "not a database". The three reads
     // are one transaction, so they see one state of the file: another process creating the
     // store at the same moment is seen before its tables or after its whole setup, never with
@@ -154,10 +153,6 @@ pub(crate) fn prepare(conn: &Connection, durability: Durability) -> Result<(), S
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Foreign { reason: format!("it cannot use a write-ahead log (journal mode {mode})") });
     }
-    let synchronous = match durability {
-        Durability::SurvivesCrash => "NORMAL",
-        Durability::SurvivesPowerLoss => "FULL",
-    };
     conn.pragma_update(None, "synchronous", synchronous)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     // Fewer checkpoints (each syncs the file) than the default 1000 pages: the log's appends

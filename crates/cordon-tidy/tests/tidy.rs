@@ -177,9 +177,6 @@ const CIRCLES_FOR_NOW: &[&str] = &[
     // The analysis uses the crate root's result types, which the root builds by calling it;
     // its builtins use the walker that calls them.
     "crates/cordon-flow/src/analyze.rs crates/cordon-flow/src/analyze/builtins.rs crates/cordon-flow/src/lib.rs",
-    // The schema names the SQLite store's durability; the store migrates by the schema.
-    "crates/cordon-store/src/schema.rs crates/cordon-store/src/sqlite/grants.rs crates/cordon-store/src/sqlite/log.rs \
-     crates/cordon-store/src/sqlite/mod.rs",
     // The checker's parts share its state and call one another through the crate root.
     "crates/cordon-types/src/builtins.rs crates/cordon-types/src/expr.rs crates/cordon-types/src/holes.rs \
      crates/cordon-types/src/lib.rs crates/cordon-types/src/logic.rs crates/cordon-types/src/state.rs",

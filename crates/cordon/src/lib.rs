@@ -28,6 +28,7 @@
 pub mod background;
 pub mod bench;
 mod error;
+mod park;
 pub mod people;
 mod report;
 mod request;

@@ -105,7 +105,9 @@ pub fn sign_out(storage: &Storage, cookie: &str) -> Result<(), Error> {
 pub fn deployment_key(path: &Path) -> Result<Vec<u8>, Error> {
     let from_hex = |text: &str, whence: &str| {
         let text = text.trim();
-        let bytes: Option<Vec<u8>> = text.len().is_multiple_of(2)
+        let bytes: Option<Vec<u8>> = text
+            .len()
+            .is_multiple_of(2)
             .then(|| (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect())
             .flatten();
         match bytes {

@@ -53,7 +53,7 @@ pub enum Ended {
     /// The plan finished with this value.
     Done(Val),
     /// The run waits for a person's answer to a card, saved ([`crate::Prepared::parking`]).
-    Waiting(Box<crate::background::Waiting>),
+    Waiting(Box<crate::park::Waiting>),
 }
 
 /// What the approval gate decided in a request.

@@ -16,7 +16,7 @@ use cordon_store::{NewRequest, RequestId};
 use cordon_syntax::{Diagnostic, FileId, SourceMap};
 use cordon_types::{CheckOptions, Checked};
 
-use crate::background::{Background, LeaseStage, Waiting};
+use crate::park::{Background, LeaseStage, Waiting};
 use crate::report::{Approvals, Ended, Report};
 use crate::session::Taken;
 use crate::{Error, Settings, Source, Storage, Workspace, root};

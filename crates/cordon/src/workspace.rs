@@ -246,7 +246,7 @@ impl Workspace {
     pub fn resume<'w>(
         &'w mut self,
         saved: &[u8],
-        background: crate::background::Background,
+        background: crate::park::Background,
         recorded: cordon_store::RequestId,
         request: Request<'_>,
         approver: &'w mut dyn Approver,

@@ -18,8 +18,8 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::json;
 
-use super::Wake;
 use super::page::{self, CardView, GrantRow};
+use super::wake::Wake;
 
 /// The most a request body may hold (a plan, a form).
 const MAX_BODY: usize = 1 << 20;

@@ -15,10 +15,11 @@
 
 mod http;
 mod page;
+mod wake;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use cordon::api::models::{HttpConfig, ProviderConfig};
@@ -28,6 +29,7 @@ use cordon::{Settings, Storage, Workspace};
 use crate::outcome::{Error, Report};
 use crate::store::StoreArgs;
 use crate::tools::ToolArgs;
+use wake::Wake;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -160,28 +162,6 @@ fn seconds_ms(s: u64) -> i64 {
 
 fn cordon_now_ms() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis())
-}
-
-/// Tells idle workers there may be work: a run was queued or a card answered here. Work from
-/// elsewhere (another process's answer, a deadline) is found at the next look, within a second.
-#[derive(Debug, Default)]
-pub struct Wake {
-    work: Mutex<u64>,
-    seen: Condvar,
-}
-
-impl Wake {
-    pub fn notify(&self) {
-        *self.work.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-        self.seen.notify_all();
-    }
-
-    /// Waits until told, or `timeout`.
-    fn wait(&self, timeout: Duration) {
-        let guard = self.work.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = *guard;
-        let _ = self.seen.wait_timeout_while(guard, timeout, |now| *now == before);
-    }
 }
 
 /// A worker's loop: work while there is work, else wait to be told (or a second).

@@ -1,16 +1,11 @@
-//! The audit log's rows in SQLite: reading the head, appending, reading rows back, verifying,
-//! archiving. Each function but `archive` runs inside its caller's transaction.
-
-use std::path::Path;
+//! The audit log's rows in SQLite: reading the head, appending, reading rows back, verifying.
+//! Each function runs inside its caller's transaction.
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::json;
 
-use super::SqliteStore;
 use crate::StoreError;
-use crate::archive::{ArchiveReport, ArchiveWriter, verify_archive};
-use crate::audit::{Archived, AuditRow, kind};
+use crate::audit::{AuditRow, kind};
 use crate::chain::{BadRow, Checkpoint, Fields, Problem, RowHash, Verdict, Verifier, row_hash};
 use crate::now_ms;
 use crate::request::RequestId;
@@ -86,7 +81,7 @@ pub(super) fn append_in(
 }
 
 /// A stored row's fields and hash, or the column that holds something the log never writes.
-fn stored<'r>(row: &'r rusqlite::Row<'_>) -> Result<(Fields<'r>, &'r [u8]), &'static str> {
+pub(super) fn stored<'r>(row: &'r rusqlite::Row<'_>) -> Result<(Fields<'r>, &'r [u8]), &'static str> {
     let col = |i: usize, name: &'static str| row.get_ref(i).map_err(|_| name);
     let at_ms = col(1, "at_ms")?.as_i64().map_err(|_| "at_ms")?;
     let kind = col(2, "kind")?.as_str().map_err(|_| "kind")?;
@@ -136,70 +131,4 @@ pub(super) fn audit_rows(
         });
     }
     Ok(out)
-}
-
-/// Moves rows up to `through` into a new archive file, once the file verifies.
-pub(super) fn archive(store: &SqliteStore, path: &Path, through: u64) -> Result<Archived, StoreError> {
-    // Write the rows up to `through` to the file, checking their chain on the way.
-    let (start, last) = store.read(|c| {
-        let start = start_in(c)?;
-        let head = head_in(c)?;
-        if through <= start.seq || through > head.seq {
-            return Err(StoreError::NothingToArchive { through, first: start.seq + 1, head: head.seq });
-        }
-        let mut stmt = c.prepare(&format!("{SELECT_ROW} WHERE seq <= ?1 ORDER BY seq"))?;
-        let mut rows = stmt.query([sql_seq(through)?])?;
-        let mut writer = ArchiveWriter::create(path, start)?;
-        let mut verifier = Verifier::after(start);
-        let copied = (|| {
-            while let Some(row) = rows.next()? {
-                let stored = stored(row);
-                verifier.check(row.get(0)?, stored).map_err(StoreError::ChainBroken)?;
-                let Ok((fields, _)) = stored else { continue }; // checked just above
-                writer.write(&AuditRow {
-                    seq: verifier.head().seq,
-                    at_ms: fields.at_ms,
-                    kind: fields.kind.into(),
-                    request: fields.request.map(RequestId),
-                    content: fields.content.into(),
-                    hash: verifier.head().hash,
-                })?;
-            }
-            writer.finish()
-        })();
-        if let Err(e) = copied {
-            let _ = std::fs::remove_file(path);
-            return Err(e);
-        }
-        Ok((start, verifier.head()))
-    })?;
-    // Read the file back: only an archive whose chain verifies may replace the rows.
-    let expected = Verdict::Intact { rows: last.seq - start.seq, head: last };
-    let unverified = |reason: String| {
-        let _ = std::fs::remove_file(path);
-        StoreError::ArchiveUnverified { path: path.to_path_buf(), reason }
-    };
-    match verify_archive(path) {
-        Ok(report) if report.after == start && report.verdict == expected => {}
-        Ok(ArchiveReport { verdict: Verdict::Broken(bad), .. }) => return Err(unverified(bad.to_string())),
-        Ok(_) => return Err(unverified(format!("it does not end at row {}", last.seq))),
-        Err(e) => return Err(unverified(e.to_string())),
-    }
-    store.write(|c| {
-        let same_row = c
-            .query_row("SELECT hash FROM audit WHERE seq = ?1", [sql_seq(last.seq)?], |r| r.get::<_, Vec<u8>>(0))
-            .optional()?;
-        if start_in(c)? != start || same_row.as_deref() != Some(&last.hash.0[..]) {
-            return Err(StoreError::ArchiveRaced);
-        }
-        // The live grants whose rows go are granted again after them: the chain still holds them.
-        super::grants::carry_over_in(c, last.seq)?;
-        c.execute("DELETE FROM audit WHERE seq <= ?1", [sql_seq(last.seq)?])?;
-        c.execute(
-            "INSERT OR REPLACE INTO audit_start (only, seq, hash) VALUES (1, ?1, ?2)",
-            params![sql_seq(last.seq)?, &last.hash.0[..]],
-        )?;
-        append_in(c, None, kind::ARCHIVE, &json!({ "through": last }).to_string())?;
-        Ok(Archived { rows: last.seq - start.seq, through: last })
-    })
 }

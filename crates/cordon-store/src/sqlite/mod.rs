@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::audit::{
@@ -21,9 +21,11 @@ use crate::request::{NewRequest, Request, RequestId, Status};
 use crate::session::{Holder, SessionInfo, SessionLock};
 use crate::{Store, StoreError, now_ms, schema};
 
+mod archive;
 mod grants;
 mod log;
 mod queue;
+mod tx;
 
 use log::{
     INSERT_ROW, SELECT_ROW, append_in, audit_rows, check_request, head_in, insert_row, refuse_reserved, sql_seq,
@@ -41,6 +43,16 @@ pub enum Durability {
     SurvivesCrash,
     /// A power loss too (`synchronous = FULL`: every commit is synced to disk). `--durable`.
     SurvivesPowerLoss,
+}
+
+impl Durability {
+    /// SQLite's `synchronous` setting for it.
+    fn synchronous(self) -> &'static str {
+        match self {
+            Durability::SurvivesCrash => "NORMAL",
+            Durability::SurvivesPowerLoss => "FULL",
+        }
+    }
 }
 
 /// The SQLite store. One connection, shared by the threads of a process; other processes open
@@ -73,7 +85,7 @@ impl SqliteStore {
             // waits and tries again, as long as the busy timeout.
             let started = std::time::Instant::now();
             loop {
-                match schema::prepare(&conn, durability) {
+                match schema::prepare(&conn, durability.synchronous()) {
                     Err(StoreError::Busy { .. }) if started.elapsed() < BUSY_TIMEOUT => {
                         std::thread::sleep(Duration::from_millis(5));
                     }
@@ -130,18 +142,12 @@ impl SqliteStore {
 
     /// Runs `f` in a write transaction, committed if `f` succeeds.
     fn write<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let conn = self.conn();
-        let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
+        tx::write(&self.conn(), f)
     }
 
     /// Runs `f` in a read transaction: every statement sees the same state.
     fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let conn = self.conn();
-        let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Deferred)?;
-        f(&tx)
+        tx::read(&self.conn(), f)
     }
 }
 
@@ -464,7 +470,7 @@ impl Store for SqliteStore {
     }
 
     fn archive(&self, path: &Path, through: u64) -> Result<Archived, StoreError> {
-        log::archive(self, path, through)
+        archive::archive(&self.conn(), path, through)
     }
 
     fn submit_run(&self, run: &NewRun<'_>) -> Result<RunId, StoreError> {
