@@ -9,107 +9,15 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{command, workdir};
+use common::served::{add_user, bearer, http, serve, submit, until, waiting, write_plan};
+use common::workdir;
 
 /// The headless Chromium that `.ci/run` installs (Debian's `chromium-headless-shell`).
 const CHROMIUM: &str = "chromium-headless-shell";
-
-/// A running `cordon serve`, stopped when dropped.
-struct Served {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Lets `name` in; their token.
-fn add_user(dir: &Path, name: &str) -> String {
-    let out = command(dir, &["serve", "--add-user", name]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().last().unwrap().trim().to_string()
-}
-
-/// `cordon serve` in `dir` with a writable `out` directory, on a free port.
-fn serve(dir: &Path) -> Served {
-    std::fs::create_dir_all(dir.join("out")).unwrap();
-    let out = format!("out={}:rw", dir.join("out").display());
-    let mut child = command(dir, &["serve", "--listen", "127.0.0.1:0", "--dir", &out])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let port = line
-        .split("http://127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("the server says where it listens: {line:?}"));
-    // The rest of its standard error is read so it never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Served { child, port }
-}
-
-/// One API call with alice's bearer token: the status and the JSON body.
-fn api(port: u16, token: &str, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\n\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {raw}")))
-}
-
-/// Queues `plan` for the token's person; the run's number.
-fn submit(port: u16, token: &str, plan: &str) -> i64 {
-    let body = serde_json::json!({ "plan": plan, "name": "plan.cord" }).to_string();
-    let (status, got) = api(port, token, "POST", "/api/runs", &body);
-    assert_eq!(status, 201, "{got}");
-    got["run"].as_i64().unwrap()
-}
-
-/// The run as the API shows it, once `ready` holds of it (within 30 s).
-fn until(port: u16, token: &str, run: i64, ready: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
-    let started = Instant::now();
-    loop {
-        let (_, value) = api(port, token, "GET", &format!("/api/runs/{run}"), "");
-        if ready(&value) {
-            return value;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "the run never got there: {value}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Writes `name` holding `content` in `out`: one card.
-fn write_plan(name: &str, content: &str) -> String {
-    format!(
-        "match fs.root(\"out\") {{ Some(out) => if out.writable {{ match fs.write(out, {}, {}) {{ Ok(_) => \"wrote\", \
-         Err(e) => e.reason }} }} else {{ \"read-only\" }}, None => \"no out\" }}",
-        serde_json::to_string(name).unwrap(),
-        serde_json::to_string(content).unwrap()
-    )
-}
 
 /// The absolute path of `program` on `PATH`.
 fn on_path(program: &str) -> Option<PathBuf> {
@@ -182,15 +90,15 @@ fn a_person_answers_three_cards_and_revokes_a_grant_in_a_real_browser() {
     // The clock starts once playwright-core is installed: the story itself takes seconds.
     let started = Instant::now();
     let dir = workdir("serve-browser", "story");
-    let alice = add_user(&dir, "alice");
-    let server = serve(&dir);
+    let alice = add_user(&dir, "alice", &[]);
+    let server = serve(&dir, &[]);
     let port = server.port;
     let runs: Vec<i64> = ["a.txt", "b.txt", "c.txt"]
         .iter()
         .map(|file| submit(port, &alice, &write_plan(file, &format!("{file} from the browser"))))
         .collect();
     for &run in &runs {
-        until(port, &alice, run, |r| r["state"] == "waiting" && r["answer"].is_null());
+        until(port, &alice, run, waiting);
     }
     assert!(std::fs::read_dir(dir.join("out")).unwrap().next().is_none(), "nothing is written before an answer");
 
@@ -222,7 +130,7 @@ fn a_person_answers_three_cards_and_revokes_a_grant_in_a_real_browser() {
     assert_eq!(std::fs::read_to_string(dir.join("out/b.txt")).unwrap(), "b.txt from the browser");
     assert_eq!(std::fs::read_to_string(dir.join("out/c.txt")).unwrap(), "c.txt from the browser");
     for (run, answer) in runs.iter().zip(["no", "yes", "always"]) {
-        let (_, shown) = api(port, &alice, "GET", &format!("/api/runs/{run}"), "");
+        let shown = http(port, "GET", &format!("/api/runs/{run}"), &[("Authorization", &bearer(&alice))], "").json();
         assert_eq!(shown["state"], "done", "{shown}");
         assert_eq!(shown["answer"]["answer"], answer, "{shown}");
         assert_eq!(shown["answer"]["by"], "alice", "{shown}");

@@ -40,7 +40,7 @@ mod workspace;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cordon_store::{Durability, SqliteStore, Store, StoreError};
+use cordon_store::{Durability, PostgresStore, SqliteStore, Store, StoreError};
 use cordon_syntax::ast::Module;
 
 /// What front ends name from the layers below the library: its API boundary. A front end
@@ -181,6 +181,13 @@ impl Storage {
         let store = SqliteStore::open(path, durability)
             .map_err(|error| Error::Store { path: Some(path.to_path_buf()), error })?;
         Ok(Storage { store: Arc::new(store), path: Some(path.to_path_buf()) })
+    }
+
+    /// Connects to the PostgreSQL store at `url` (`postgres://USER@HOST/DB`, or the key=value
+    /// form), creating its tables if there are none: the store several machines share.
+    pub fn connect(url: &str) -> Result<Storage, Error> {
+        let store = PostgresStore::connect(url).map_err(|error| Error::Store { path: None, error })?;
+        Ok(Storage { store: Arc::new(store), path: None })
     }
 
     /// A store in memory, gone with the process (the demo's, tests').

@@ -63,23 +63,29 @@ async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Result<Answer, I
         Ok(collected) => collected.to_bytes(),
         Err(_) => return Ok(text(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large or broken")),
     };
+    // The store blocks (PostgreSQL's client runs a runtime of its own): off the server's thread.
+    let answered = tokio::task::spawn_blocking(move || route(&server, &parts, &body)).await;
+    Ok(answered.unwrap_or_else(|_| failed("the request could not be answered")))
+}
+
+/// The page or API call `parts` asks for.
+fn route(server: &Server, parts: &hyper::http::request::Parts, body: &[u8]) -> Answer {
     let path: Vec<&str> = parts.uri.path().trim_matches('/').split('/').collect();
-    let answer = match (&parts.method, path.as_slice()) {
+    match (&parts.method, path.as_slice()) {
         (&Method::GET, [""]) => server.home(&parts.headers),
-        (&Method::POST, ["sign-in"]) => server.sign_in(&parts.headers, &body),
-        (&Method::POST, ["sign-out"]) => server.sign_out(&parts.headers, &body),
+        (&Method::POST, ["sign-in"]) => server.sign_in(&parts.headers, body),
+        (&Method::POST, ["sign-out"]) => server.sign_out(&parts.headers, body),
         (&Method::GET, ["runs", id]) => server.run_page(&parts.headers, id, None),
-        (&Method::POST, ["runs", id, "answer"]) => server.answer_form(&parts.headers, &body, id),
-        (&Method::POST, ["grants", id, "revoke"]) => server.revoke(&parts.headers, &body, id),
-        (&Method::POST, ["api", "runs"]) => server.api(&parts.headers, |user| server.submit(user, &body)),
+        (&Method::POST, ["runs", id, "answer"]) => server.answer_form(&parts.headers, body, id),
+        (&Method::POST, ["grants", id, "revoke"]) => server.revoke(&parts.headers, body, id),
+        (&Method::POST, ["api", "runs"]) => server.api(&parts.headers, |user| server.submit(user, body)),
         (&Method::GET, ["api", "runs"]) => server.api(&parts.headers, |user| server.list(user)),
         (&Method::GET, ["api", "runs", id]) => server.api(&parts.headers, |user| server.show(user, id)),
         (&Method::POST, ["api", "runs", id, "answer"]) => {
-            server.api(&parts.headers, |user| server.answer_api(user, id, &body))
+            server.api(&parts.headers, |user| server.answer_api(user, id, body))
         }
         _ => text(StatusCode::NOT_FOUND, "no such page"),
-    };
-    Ok(answer)
+    }
 }
 
 impl Server {

@@ -74,11 +74,23 @@ pub struct Args {
     /// taken)
     #[arg(long, value_name = "SPEC")]
     pub model: Option<String>,
+
+    /// Keep the queue, the people, the grants and the audit log in this PostgreSQL database
+    /// instead of the store's file, shared by every `cordon serve` given it (each machine's
+    /// workers take turns at the queue); default: $CORDON_DATABASE_URL, which keeps a password
+    /// out of the process list. The deployment's key then comes from CORDON_SERVE_KEY, the same
+    /// on every machine
+    #[arg(long, value_name = "URL")]
+    pub database: Option<String>,
 }
 
 /// Adds a person, or serves until the process is stopped.
 pub fn run(args: &Args) -> Result<Report, Error> {
-    let storage = args.store.open()?;
+    let database = args.database.clone().or_else(|| std::env::var("CORDON_DATABASE_URL").ok());
+    let storage = match &database {
+        Some(url) => Storage::connect(url)?,
+        None => args.store.open()?,
+    };
     if let Some(name) = &args.add_user {
         let token = cordon::people::add_user(&storage, name)?;
         let stdout = format!(
@@ -95,6 +107,13 @@ pub fn run(args: &Args) -> Result<Report, Error> {
         )));
     }
     let store_path = args.store.location()?;
+    if database.is_some() && std::env::var_os(cordon::people::KEY_VARIABLE).is_none() {
+        return Err(Error::Usage(format!(
+            "--database: every machine of the deployment must share its key; set {} (64 or more hexadecimal \
+             digits) the same on each",
+            cordon::people::KEY_VARIABLE
+        )));
+    }
     let key = cordon::people::deployment_key(&key_path(&store_path))?;
     let model = match &args.model {
         Some(spec) => {

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod served;
+
 /// What one run of `cordon` did.
 #[derive(Debug)]
 pub struct Output {
