@@ -1,6 +1,7 @@
 //! `cordon serve` as its tests drive it: the real server started on a free loopback port, a
 //! small HTTP/1.1 client (so a test can send what a browser would not), its API, and the check
 //! that a server which went down mid-run made no effect twice.
+#![allow(clippy::panic)] // a test may fail loudly
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
