@@ -11,6 +11,10 @@
 //!   sessions a plan hands back persist for the MCP session, the sessions in the store. No one can
 //!   answer a card over MCP: the gate denies every card unless `--approve FILE` says otherwise,
 //!   and each MCP session reads that file afresh, so no client can use up another's answers.
+//! - With `--web-url`, a client that supports the MCP tasks extension gets each `run` as a task
+//!   (`tasks.rs`): the plan is queued in the store, a `cordon serve` on that store runs it, and
+//!   at a card the task waits for input (`input_required`): a URL elicitation that sends the
+//!   user to the card's page. The agent cannot answer it; it polls until the user has.
 //! - A calling agent is a model, and so a sink: what a `run` reports to it (the trace, the
 //!   result, the errors) is what its clearance allows (`--clearance`, public by default, as
 //!   `cordon ask`'s models), through the library's `Report::to_json`. A rejected plan, and a
@@ -34,6 +38,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServiceExt};
 use serde_json::json;
+
+mod tasks;
 
 use crate::approve::ApproveArgs;
 use crate::check::Format;
@@ -85,6 +91,12 @@ pub struct ServeArgs {
     /// to the `user` (an agent the user trusts with their data)
     #[arg(long, value_enum, default_value_t = Clearance::Public)]
     pub clearance: Clearance,
+
+    /// The page of the `cordon serve` that runs this store's queue (`http://127.0.0.1:8700`):
+    /// a client that supports MCP tasks then gets each `run` as a task that waits at its cards
+    /// until the user answers them there
+    #[arg(long, value_name = "URL")]
+    pub web_url: Option<String>,
 }
 
 pub fn run(command: &Command) -> Result<Report, Error> {
@@ -164,7 +176,8 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
         crate::origin::loopback_only(),
     ));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    eprintln!("cordon: serving MCP on http://{addr}/ (stop with Ctrl-C)");
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("cordon: serving MCP on http://{bound}/ (stop with Ctrl-C)");
     loop {
         let (stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
         let service = service.clone();
@@ -332,7 +345,11 @@ const PLAN: &str = "<mcp plan>";
 
 impl ServerHandler for Cordon {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+        let capabilities = match self.args.web_url {
+            Some(_) => ServerCapabilities::builder().enable_tools().enable_resources().enable_tasks().build(),
+            None => ServerCapabilities::builder().enable_tools().enable_resources().build(),
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("cordon", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Cordon checks and runs agent plans written in its small typed language. Call `describe` for the \
@@ -351,27 +368,52 @@ impl ServerHandler for Cordon {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let plan = request.arguments.as_ref().and_then(|a| a.get("plan")).and_then(|p| p.as_str()).map(str::to_string);
         let this = self.clone();
+        let tasks = self.args.web_url.is_some() && context.client_capabilities().is_some_and(|c| c.supports_tasks());
         let name = request.name.to_string();
         // Checking and running block (a run may start MCP servers of its own): off the
         // protocol's thread.
-        let result = tokio::task::spawn_blocking(move || match (name.as_str(), plan) {
-            ("describe", _) => CallToolResult::success(vec![ContentBlock::text(this.describe())]),
-            ("check", Some(plan)) => this.check(&plan),
-            ("run", Some(plan)) => this.run(&plan),
-            ("check" | "run", None) => {
-                CallToolResult::error(vec![ContentBlock::text("give the plan's source as `plan`")])
+        tokio::task::spawn_blocking(move || -> Result<CallToolResponse, ErrorData> {
+            Ok(match (name.as_str(), plan) {
+                ("describe", _) => CallToolResult::success(vec![ContentBlock::text(this.describe())]),
+                ("check", Some(plan)) => this.check(&plan),
+                ("run", Some(plan)) if tasks => return this.queue(&plan).map(CallToolResponse::Task),
+                ("run", Some(plan)) => this.run(&plan),
+                ("check" | "run", None) => {
+                    CallToolResult::error(vec![ContentBlock::text("give the plan's source as `plan`")])
+                }
+                (other, _) => CallToolResult::error(vec![ContentBlock::text(format!(
+                    "there is no tool `{other}`; the tools are check, run and describe"
+                ))]),
             }
-            (other, _) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "there is no tool `{other}`; the tools are check, run and describe"
-            ))]),
+            .into())
         })
         .await
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(result.into())
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.task(&request.task_id))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+    }
+
+    async fn update_task(
+        &self,
+        _request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // The only input a task asks for is the user's visit to the card's page: whatever the
+        // client answers changes nothing; only the user's answer there does.
+        Ok(())
     }
 
     async fn list_resources(

@@ -37,6 +37,9 @@ pub enum RunKind {
     Plan,
     /// A request in words, for the configured model.
     Ask,
+    /// A plan another agent wrote (`cordon mcp serve`'s calling agent): on a card its own
+    /// text is the model's, never the user's.
+    AgentPlan,
 }
 
 impl RunKind {
@@ -44,11 +47,12 @@ impl RunKind {
         match self {
             RunKind::Plan => "plan",
             RunKind::Ask => "ask",
+            RunKind::AgentPlan => "agent-plan",
         }
     }
 
     pub(crate) fn parse(s: &str) -> Option<RunKind> {
-        [RunKind::Plan, RunKind::Ask].into_iter().find(|k| k.as_str() == s)
+        [RunKind::Plan, RunKind::Ask, RunKind::AgentPlan].into_iter().find(|k| k.as_str() == s)
     }
 }
 
@@ -97,6 +101,9 @@ pub struct NewRun<'a> {
     pub name: &'a str,
     /// The plan, or the request in words.
     pub text: &'a str,
+    /// For a calling agent's run, the clearance it has (`public`, `user`): its report is kept
+    /// as that agent may see it too.
+    pub clearance: Option<&'a str>,
 }
 
 /// A run parked at a card.
@@ -161,8 +168,11 @@ pub struct QueuedRun {
     pub deadline_ms: Option<i64>,
     /// The answer to the card, once given.
     pub answer: Option<GivenAnswer>,
-    /// How it ended (the report, as JSON), once it has.
+    /// How it ended (the report, as JSON), once it has; a calling agent's run's has the
+    /// report as the agent may see it under `for_agent`.
     pub result: Option<Value>,
+    /// The clearance of the calling agent whose run it is, if it is one's.
+    pub clearance: Option<String>,
 }
 
 /// A worker's hold on a run: every write about the run names it, and fails once another worker

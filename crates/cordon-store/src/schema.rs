@@ -103,6 +103,7 @@ const MIGRATIONS: [&str; 4] = [
         answered_ms INTEGER,
         answer_mac TEXT,
         result TEXT,
+        clearance TEXT,
         lease_owner TEXT,
         lease_until_ms INTEGER,
         lease_epoch INTEGER NOT NULL

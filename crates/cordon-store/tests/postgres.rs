@@ -505,7 +505,9 @@ fn stores_appending_at_once_keep_one_chain() {
 }
 
 fn submit(store: &dyn Store, principal: &str) -> RunId {
-    store.submit_run(&NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: "1 + 1" }).unwrap()
+    store
+        .submit_run(&NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: "1 + 1", clearance: None })
+        .unwrap()
 }
 
 /// Runs `id` to its card (sealed `seal`, due at `deadline_ms`); the request it runs as.

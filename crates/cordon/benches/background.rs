@@ -68,7 +68,7 @@ fn worker(name: &str, db: &Path, choice: ToolChoice) -> Worker {
 }
 
 fn submit(storage: &Storage, principal: &str, plan: &str) -> RunId {
-    let run = NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: plan };
+    let run = NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: plan, clearance: None };
     storage.store().submit_run(&run).unwrap()
 }
 

@@ -27,7 +27,7 @@ use serde_json::json;
 use crate::park::answer_to_apply;
 pub use crate::park::{Background, Later, Waiting, answer, card_record, seal, seal_holds};
 use crate::report::{Audience, Ended};
-use crate::{Error, Request, Source, Storage, Workspace};
+use crate::{Clearance, Error, Request, Source, Storage, Workspace};
 
 /// How a worker runs the queue's runs.
 #[derive(Clone, Debug)]
@@ -146,6 +146,7 @@ impl Worker {
         let request = match run.kind {
             RunKind::Plan => Request::Plan(&source),
             RunKind::Ask => Request::Ask(&run.text),
+            RunKind::AgentPlan => Request::AgentPlan(&source),
         };
         let mut model = match (&settings.model, run.kind) {
             (Some(config), RunKind::Ask) => match cordon_agent::open(config) {
@@ -172,7 +173,14 @@ impl Worker {
             Ended::Waiting(ref waiting) => waiting,
             _ => {
                 let state = if report.status() == "done" { RunState::Done } else { RunState::Failed };
-                return Err(Finished { state, request: report.request, result: report.to_json(Audience::User) });
+                let mut result = report.to_json(Audience::User);
+                if let Some(name) = &run.clearance {
+                    // An unknown clearance is the least one.
+                    let clearance = Clearance::named(name).unwrap_or_default();
+                    let label = clearance.label(&run.principal);
+                    result["for_agent"] = report.to_json(Audience::Agent { name: clearance.name(), clearance: &label });
+                }
+                return Err(Finished { state, request: report.request, result });
             }
         };
         let Some(request) = report.request else {

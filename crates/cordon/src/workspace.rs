@@ -36,6 +36,11 @@ impl Clearance {
     /// Every clearance, least first.
     pub const ALL: [Clearance; 2] = [Clearance::Public, Clearance::User];
 
+    /// The clearance named `name`, as [`Clearance::name`] names it.
+    pub fn named(name: &str) -> Option<Clearance> {
+        Clearance::ALL.into_iter().find(|c| c.name() == name)
+    }
+
     /// Its name, as `--clearance` takes it.
     pub fn name(self) -> &'static str {
         match self {

@@ -46,7 +46,7 @@ fn new_worker(name: &str, storage: &Storage, out: &Path, lease_ms: i64, card_ms:
 }
 
 fn submit(storage: &Storage, principal: &str, plan: &str) -> RunId {
-    let run = NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: plan };
+    let run = NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: plan, clearance: None };
     storage.store().submit_run(&run).expect("queued")
 }
 
@@ -377,7 +377,7 @@ fn a_request_in_words_parks_inside_the_models_fill_and_goes_on_there() {
         .unwrap()
         .principal;
     let request = "Open an issue on alice/website titled Hello saying thanks";
-    let run = NewRun { principal: &principal, kind: RunKind::Ask, name: "request", text: request };
+    let run = NewRun { principal: &principal, kind: RunKind::Ask, name: "request", text: request, clearance: None };
     let id = storage.store().submit_run(&run).unwrap();
     let did = worker.work_once().unwrap();
     assert_eq!(did, Some(Did::Parked(id)), "{:?}", storage.store().queued_run(id).unwrap().unwrap().result);

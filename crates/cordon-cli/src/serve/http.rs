@@ -308,7 +308,7 @@ impl Server {
                 );
             }
         };
-        match self.storage.store().submit_run(&NewRun { principal: user, kind, name, text }) {
+        match self.storage.store().submit_run(&NewRun { principal: user, kind, name, text, clearance: None }) {
             Ok(id) => {
                 self.wake.notify();
                 json_answer(StatusCode::CREATED, &json!({ "run": id }))

@@ -26,7 +26,7 @@ use crate::request::RequestId;
 use crate::{StoreError, now_ms};
 
 const SELECT_RUN: &str = "SELECT id, created_ms, updated_ms, principal, kind, name, text, state, request, card, seal, \
-     deadline_ms, answer, answered_by, answered_ms, result, answer_mac FROM runs";
+     deadline_ms, answer, answered_by, answered_ms, result, answer_mac, clearance FROM runs";
 
 /// The database server's time, in Unix milliseconds: the clock of leases.
 const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
@@ -63,6 +63,7 @@ fn run_row(r: &Row) -> Result<QueuedRun, StoreError> {
         deadline_ms: r.try_get(11)?,
         answer,
         result: json(15)?,
+        clearance: r.try_get(17)?,
     })
 }
 
@@ -78,9 +79,10 @@ pub(super) fn runs_in(tx: &mut Tx<'_>, principal: Option<&str>, limit: usize) ->
 
 /// Queues a run, with its `run` row in the audit log.
 pub(super) fn submit_in(tx: &mut Tx<'_>, run: &NewRun<'_>) -> Result<RunId, StoreError> {
-    let sql = "INSERT INTO runs (created_ms, updated_ms, principal, kind, name, text, state, lease_epoch) \
-               VALUES ($1, $1, $2, $3, $4, $5, 'queued', 0) RETURNING id";
-    let row = tx.query_one(sql, &[&now_ms(), &run.principal, &run.kind.as_str(), &run.name, &run.text])?;
+    let sql = "INSERT INTO runs (created_ms, updated_ms, principal, kind, name, text, state, lease_epoch, clearance) \
+               VALUES ($1, $1, $2, $3, $4, $5, 'queued', 0, $6) RETURNING id";
+    let row =
+        tx.query_one(sql, &[&now_ms(), &run.principal, &run.kind.as_str(), &run.name, &run.text, &run.clearance])?;
     let id = RunId(row.try_get(0)?);
     let content = json!({ "run": id, "principal": run.principal, "kind": run.kind, "name": run.name });
     append_in(tx, None, kind::RUN, &content.to_string())?;

@@ -109,6 +109,7 @@ const MIGRATIONS: [&str; 1] = [
         answered_ms bigint,
         answer_mac text,
         result text,
+        clearance text,
         lease_owner text,
         -- By the database server's clock: every worker's lease is timed by one clock.
         lease_until_ms bigint,

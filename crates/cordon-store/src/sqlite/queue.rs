@@ -14,7 +14,7 @@ use crate::request::RequestId;
 use crate::{StoreError, now_ms};
 
 const SELECT_RUN: &str = "SELECT id, created_ms, updated_ms, principal, kind, name, text, state, request, card, seal, \
-     deadline_ms, answer, answered_by, answered_ms, result, answer_mac FROM runs";
+     deadline_ms, answer, answered_by, answered_ms, result, answer_mac, clearance FROM runs";
 
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedRun> {
     let json = |i: usize| -> rusqlite::Result<Option<Value>> {
@@ -48,6 +48,7 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedRun> {
         deadline_ms: r.get(11)?,
         answer,
         result: json(15)?,
+        clearance: r.get(17)?,
     })
 }
 
@@ -66,9 +67,9 @@ pub(super) fn runs_in(c: &Connection, principal: Option<&str>, limit: usize) -> 
 /// Queues a run, with its `run` row in the audit log.
 pub(super) fn submit_in(c: &Connection, run: &NewRun<'_>) -> Result<RunId, StoreError> {
     let now = now_ms();
-    let sql = "INSERT INTO runs (created_ms, updated_ms, principal, kind, name, text, state, lease_epoch) \
-               VALUES (?1, ?1, ?2, ?3, ?4, ?5, 'queued', 0)";
-    c.execute(sql, params![now, run.principal, run.kind.as_str(), run.name, run.text])?;
+    let sql = "INSERT INTO runs (created_ms, updated_ms, principal, kind, name, text, state, lease_epoch, clearance) \
+               VALUES (?1, ?1, ?2, ?3, ?4, ?5, 'queued', 0, ?6)";
+    c.execute(sql, params![now, run.principal, run.kind.as_str(), run.name, run.text, run.clearance])?;
     let id = RunId(c.last_insert_rowid());
     let content = json!({ "run": id, "principal": run.principal, "kind": run.kind, "name": run.name });
     append_in(c, None, kind::RUN, &content.to_string())?;
