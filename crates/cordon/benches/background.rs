@@ -11,9 +11,11 @@
 //!   and the run finished.
 //!
 //! Before each, p50 and p99 over 200 runs are printed, for docs/performance.md.
+//!
+//! With `CORDON_BENCH_DATABASE_URL` set (a PostgreSQL database the bench may fill), the
+//! `run_10_effects` figures are measured on it too, as `background/postgres/...`.
 #![allow(clippy::unwrap_used, clippy::panic)] // a benchmark whose run does not go as planned must stop loudly
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cordon::api::Grant;
@@ -56,17 +58,6 @@ fn settings(name: &str) -> WorkerSettings {
     }
 }
 
-/// A worker over the store at `db` whose workspaces open `choice`, acting for each principal.
-fn worker(name: &str, db: &Path, choice: ToolChoice) -> Worker {
-    let storage = Storage::open(db, Durability::SurvivesCrash).unwrap();
-    let store = storage.clone();
-    let open = move |principal: &str| {
-        let choice = ToolChoice { principal: Some(principal.into()), ..choice.clone() };
-        Ok(Workspace::new(Tools::open(&choice, Vec::new())?, store.clone(), Settings::default()))
-    };
-    Worker::new(settings(name), storage, Box::new(open))
-}
-
 fn submit(storage: &Storage, principal: &str, plan: &str) -> RunId {
     let run = NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: plan, clearance: None };
     storage.store().submit_run(&run).unwrap()
@@ -92,12 +83,47 @@ fn github() -> ToolChoice {
     ToolChoice { envs: vec!["github".into()], ..ToolChoice::default() }
 }
 
+/// Opens the store a worker of the bench uses: the SQLite file at `db`, or the PostgreSQL
+/// database at `url`.
+#[derive(Clone)]
+enum At {
+    File(std::path::PathBuf),
+    Database(String),
+}
+
+impl At {
+    fn open(&self) -> Storage {
+        match self {
+            At::File(db) => Storage::open(db, Durability::SurvivesCrash).unwrap(),
+            At::Database(url) => Storage::connect(url).unwrap(),
+        }
+    }
+}
+
+/// A worker over the store `at` whose workspaces open `choice`, acting for each principal.
+fn worker_at(name: &str, at: &At, choice: ToolChoice) -> Worker {
+    let storage = at.open();
+    let store = storage.clone();
+    let open = move |principal: &str| {
+        let choice = ToolChoice { principal: Some(principal.into()), ..choice.clone() };
+        Ok(Workspace::new(Tools::open(&choice, Vec::new())?, store.clone(), Settings::default()))
+    };
+    Worker::new(settings(name), storage, Box::new(open))
+}
+
 fn bench_runs(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("cordon.db");
-    let storage = Storage::open(&db, Durability::SurvivesCrash).unwrap();
+    runs_on(c, "background/run_10_effects", &At::File(dir.path().join("cordon.db")));
+    if let Ok(url) = std::env::var("CORDON_BENCH_DATABASE_URL") {
+        runs_on(c, "background/postgres/run_10_effects", &At::Database(url));
+    }
+}
+
+/// The 10-call plan from submission to its end on the store `at`, with 1 and 2 workers.
+fn runs_on(c: &mut Criterion, name: &str, at: &At) {
+    let storage = at.open();
     let principal = Tools::open(&github(), Vec::new()).unwrap().principal;
-    let mut one = worker("one", &db, github());
+    let mut one = worker_at("one", at, github());
     let samples: Vec<Duration> = (0..200)
         .map(|_| {
             let started = Instant::now();
@@ -106,8 +132,8 @@ fn bench_runs(c: &mut Criterion) {
             started.elapsed()
         })
         .collect();
-    percentiles("background/run_10_effects/1_worker", samples);
-    let mut group = c.benchmark_group("background/run_10_effects");
+    percentiles(&format!("{name}/1_worker"), samples);
+    let mut group = c.benchmark_group(name);
     group.bench_function("1_worker", |b| {
         b.iter_custom(|iters| {
             let started = Instant::now();
@@ -118,7 +144,7 @@ fn bench_runs(c: &mut Criterion) {
             started.elapsed()
         })
     });
-    let mut two = [worker("a", &db, github()), worker("b", &db, github())];
+    let mut two = [worker_at("a", at, github()), worker_at("b", at, github())];
     group.bench_function("2_workers", |b| {
         b.iter_custom(|iters| {
             let started = Instant::now();
@@ -149,10 +175,11 @@ fn bench_answer(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let (db, out) = (dir.path().join("cordon.db"), dir.path().join("out"));
     std::fs::create_dir(&out).unwrap();
-    let storage = Storage::open(&db, Durability::SurvivesCrash).unwrap();
+    let at = At::File(db);
+    let storage = at.open();
     let grant = Grant::parse(&format!("out={}:rw", out.display())).unwrap();
     let choice = ToolChoice { dirs: vec![grant], ..ToolChoice::default() };
-    let mut worker = worker("w", &db, choice);
+    let mut worker = worker_at("w", &at, choice);
     let mut samples = Vec::new();
     for _ in 0..200 {
         let id = parked_and_answered(&storage, &mut worker);
