@@ -56,6 +56,24 @@ pub fn guard_line(text: &str) -> String {
     write_escaped(text, Mode::GuardLine)
 }
 
+/// `text` for HTML: `&`, `<`, `>`, `"` and `'` as entities, so it is never markup, in an element
+/// or an attribute's quotes. Escape hidden characters first ([`escape`], [`guard`]): HTML shows
+/// a bidirectional control or a zero-width space no better than a terminal does.
+pub fn html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The scripts the letters of `text` are written in (Unicode's Script property), when there
 /// are more than one: a name that mixes them can imitate another with look-alike letters
 /// (`pаypal` with a Cyrillic `а`). `None` for text in one script or none (digits, punctuation

@@ -66,7 +66,7 @@ pub mod api {
     /// Who answers the approval gate's cards, and what the gate records.
     /// Text for people: the one escaping every command uses for what it shows.
     pub mod text {
-        pub use cordon_text::{escape, guard, guard_line, is_hidden, is_mark};
+        pub use cordon_text::{escape, guard, guard_line, html, is_hidden, is_mark};
     }
 
     pub mod approval {

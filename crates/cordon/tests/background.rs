@@ -32,6 +32,23 @@ fn storage(dir: &Path) -> Storage {
     Storage::open(&dir.join("cordon.db"), cordon::api::store::Durability::SurvivesCrash).expect("the store opens")
 }
 
+/// A store in a fresh directory, and the writable directory `out` beside it.
+struct Fixture {
+    dir: tempfile::TempDir,
+    out: std::path::PathBuf,
+    storage: Storage,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let storage = storage(dir.path());
+        Fixture { dir, out, storage }
+    }
+}
+
 fn new_worker(name: &str, storage: &Storage, out: &Path, lease_ms: i64, card_ms: i64) -> Worker {
     let settings =
         WorkerSettings { name: name.into(), key: KEY.to_vec(), lease_ms, card_ms, model: None, notify: None };
@@ -75,10 +92,7 @@ fn intact(storage: &Storage) {
 
 #[test]
 fn a_run_parks_at_each_card_and_goes_on_when_its_principal_answers() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir: _dir, out, storage } = Fixture::new();
     let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
     let id = submit(&storage, "alice", TWO_WRITES);
 
@@ -119,10 +133,7 @@ fn a_run_parks_at_each_card_and_goes_on_when_its_principal_answers() {
 
 #[test]
 fn a_card_whose_deadline_passes_is_denied_by_no_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir: _dir, out, storage } = Fixture::new();
     let mut worker = new_worker("w1", &storage, &out, 60_000, 0);
     let id = submit(&storage, "alice", TWO_WRITES);
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
@@ -139,10 +150,7 @@ fn a_card_whose_deadline_passes_is_denied_by_no_one() {
 
 #[test]
 fn a_saved_run_edited_in_the_store_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir, out, storage } = Fixture::new();
     let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
     let id = submit(&storage, "alice", TWO_WRITES);
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
@@ -159,10 +167,7 @@ fn a_saved_run_edited_in_the_store_is_refused() {
 
 #[test]
 fn a_card_edited_in_the_store_no_longer_holds_its_seal() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir, out, storage } = Fixture::new();
     let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
     let id = submit(&storage, "alice", TWO_WRITES);
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
@@ -177,10 +182,7 @@ fn a_card_edited_in_the_store_no_longer_holds_its_seal() {
 
 #[test]
 fn an_answer_to_another_card_than_the_one_the_run_waits_on_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir: _dir, out, storage } = Fixture::new();
     let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
     let id = submit(&storage, "alice", TWO_WRITES);
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
@@ -192,10 +194,7 @@ fn an_answer_to_another_card_than_the_one_the_run_waits_on_is_refused() {
 
 #[test]
 fn a_worker_whose_lease_was_taken_over_performs_nothing_more() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir: _dir, out, storage } = Fixture::new();
     let id = submit(&storage, "alice", TWO_WRITES);
     // The first worker takes the run and stops answering (its lease runs out at once).
     let first = storage.store().claim_run("dead", 0).unwrap().expect("claimed");
@@ -211,10 +210,7 @@ fn a_worker_whose_lease_was_taken_over_performs_nothing_more() {
 
 #[test]
 fn a_run_whose_worker_died_after_an_effect_is_not_made_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir: _dir, out, storage } = Fixture::new();
     let id = submit(&storage, "alice", TWO_WRITES);
     let mut first = new_worker("w1", &storage, &out, 60_000, 3_600_000);
     assert_eq!(first.work_once().unwrap(), Some(Did::Parked(id)));
@@ -271,10 +267,7 @@ fn tools_that_act_for_someone_refuse_anyone_else() {
 
 #[test]
 fn two_answers_at_once_to_one_card_are_taken_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir, out, storage } = Fixture::new();
     let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
     let id = submit(&storage, "alice", TWO_WRITES);
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
@@ -325,10 +318,7 @@ fn workers_on_one_store_each_take_a_run_once() {
 
 #[test]
 fn an_approval_written_into_the_store_without_the_key_is_a_denial() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
-    let storage = storage(dir.path());
+    let Fixture { dir, out, storage } = Fixture::new();
     let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
     let id = submit(&storage, "alice", TWO_WRITES);
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));

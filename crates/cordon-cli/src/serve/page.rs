@@ -5,23 +5,7 @@
 //! seal holds (it is the card the run waits on, as the worker stored it).
 
 use cordon::api::store::{Entry, QueuedRun, RunState};
-use cordon::api::text::{escape, guard};
-
-/// Text for HTML: `&`, `<`, `>`, `"` and `'` as entities.
-pub fn html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use cordon::api::text::{escape, guard, html};
 
 /// A value on one line, for HTML.
 pub fn one_line(text: &str) -> String {

@@ -45,18 +45,7 @@ document.body.dataset.ready='yes';";
 
 /// Text for the page: hidden characters shown as the terminal shows them, then HTML-escaped.
 fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in cordon_text::escape(s).chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    cordon_text::html(&cordon_text::escape(s))
 }
 
 fn row_name(r: &Row) -> String {
