@@ -105,6 +105,8 @@ pub enum StoreError {
     },
     /// A person of this name may sign in already.
     UserExists(String),
+    /// This store cannot do what was asked (yet); the text says what, and what to do instead.
+    Unsupported(String),
 }
 
 impl fmt::Display for StoreError {
@@ -163,6 +165,7 @@ impl fmt::Display for StoreError {
                 write!(f, "run {run} was taken over by another worker: this worker's lease on it ran out")
             }
             StoreError::UserExists(name) => write!(f, "there is a user `{name}` already"),
+            StoreError::Unsupported(what) => write!(f, "not supported by this store: {what}"),
         }
     }
 }

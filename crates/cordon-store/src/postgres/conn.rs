@@ -29,9 +29,15 @@ const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long connecting may take, unless the URL says otherwise.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The advisory lock keys (64-bit, "CORD" in the high half): the audit chain's, taken by every
-/// transaction that appends to it, and the schema's, taken while it is checked and migrated.
+/// The advisory lock keys (64-bit, "CORD" in the high half): the writers' gate, taken shared by
+/// every transaction that appends to the audit log and exclusively by `head` (so that no append
+/// is under way when it reads the heads), and the schema's, taken while it is checked and
+/// migrated.
 pub(super) const CHAIN_LOCK: i64 = 0x434f_5244_0000_0001;
+/// The first half of each chain's own lock, a two-part key (`pg_advisory_xact_lock(int, int)`,
+/// another key space than the 64-bit keys): the second half is the server's `hashtext` of the
+/// chain's name. Two names with one hash only wait for each other; they never share a chain.
+pub(super) const CHAIN_CLASS: i32 = 0x434f_5244;
 pub(super) const SCHEMA_LOCK: i64 = 0x434f_5244_0000_0002;
 
 /// A statement's parameters.
@@ -110,8 +116,12 @@ pub(super) enum Mode {
     Read,
     /// Writes no audit row.
     Write,
-    /// Writes, appending to the audit chain: the chain's lock is its first statement.
+    /// Writes, appending to the audit log: the writers' gate, shared, is its first statement;
+    /// each chain's lock is taken before its head is read (`Tx::lock_chain`).
     Chained,
+    /// Reads with no append under way: the writers' gate, exclusive, is its first statement,
+    /// and each later statement sees everything committed before it.
+    Still,
 }
 
 /// A connection and the statements prepared on it.
@@ -142,7 +152,7 @@ impl Conn {
         let mut slot = self.session.lock().unwrap_or_else(PoisonError::into_inner);
         let begin = match mode {
             Mode::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            Mode::Write | Mode::Chained => "BEGIN ISOLATION LEVEL READ COMMITTED",
+            Mode::Write | Mode::Chained | Mode::Still => "BEGIN ISOLATION LEVEL READ COMMITTED",
         };
         let mut fresh = false;
         let session = loop {
@@ -164,11 +174,20 @@ impl Conn {
                 }
             }
         };
-        let mut tx =
-            Tx { client: &mut session.client, statements: &mut session.statements, chain_locked: false, open: true };
+        let mut tx = Tx {
+            client: &mut session.client,
+            statements: &mut session.statements,
+            gate: false,
+            chains: Vec::new(),
+            open: true,
+        };
         let done = (|| {
-            if mode == Mode::Chained {
-                tx.lock_chain()?;
+            match mode {
+                Mode::Chained => tx.open_gate()?,
+                Mode::Still => {
+                    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CHAIN_LOCK])?;
+                }
+                Mode::Read | Mode::Write => {}
             }
             let out = f(&mut tx)?;
             tx.open = false;
@@ -189,7 +208,10 @@ impl Conn {
 pub(super) struct Tx<'c> {
     client: &'c mut Client,
     statements: &'c mut HashMap<String, Statement>,
-    chain_locked: bool,
+    /// Whether the writers' gate is held (shared).
+    gate: bool,
+    /// The chains whose locks are held.
+    chains: Vec<String>,
     open: bool,
 }
 
@@ -202,12 +224,26 @@ impl Drop for Tx<'_> {
 }
 
 impl Tx<'_> {
-    /// Takes the audit chain's lock until the transaction ends (once): appends are serialised,
-    /// and the head read after it is the latest.
-    pub(super) fn lock_chain(&mut self) -> Result<(), StoreError> {
-        if !self.chain_locked {
-            self.execute("SELECT pg_advisory_xact_lock($1)", &[&CHAIN_LOCK])?;
-            self.chain_locked = true;
+    /// Takes the writers' gate, shared, until the transaction ends (once).
+    fn open_gate(&mut self) -> Result<(), StoreError> {
+        if !self.gate {
+            self.execute("SELECT pg_advisory_xact_lock_shared($1)", &[&CHAIN_LOCK])?;
+            self.gate = true;
+        }
+        Ok(())
+    }
+
+    /// Takes the writers' gate and `chain`'s lock until the transaction ends (each once): the
+    /// appends to one chain are serialised, and its head read after this is the latest. Appends
+    /// to other chains do not wait. So that none deadlock: a transaction that appends to several
+    /// chains takes their locks in the order of their names (see `interrupt_own_requests`), and
+    /// a chain's lock is taken before the rows of requests and grants it updates (a run's row,
+    /// though, before the gate: see `queue`).
+    pub(super) fn lock_chain(&mut self, chain: &str) -> Result<(), StoreError> {
+        self.open_gate()?;
+        if !self.chains.iter().any(|c| c == chain) {
+            self.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", &[&CHAIN_CLASS, &chain])?;
+            self.chains.push(chain.to_owned());
         }
         Ok(())
     }

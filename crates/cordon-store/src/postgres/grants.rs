@@ -1,11 +1,13 @@
-//! Grants in PostgreSQL, honoured only as the audit chain holds them, exactly as in SQLite
+//! Grants in PostgreSQL, honoured only as the audit chain holds them, as in SQLite
 //! (`crate::sqlite`'s grants): each grant names its `grant` row (`audit_seq`), and counts only
-//! while that row is in the log, of kind `grant`, with this grant's every field as its content,
-//! its hash that of its content after its predecessor, and no `revoke` or `expire` row for it
-//! after it unless its table row says so. A grant row written by hand, widened, or revived by
-//! clearing its revocation, is not honoured, and `verify` names it. The JSON of the log's rows
-//! is read here, not by SQL: a row whose content is not JSON is passed over, as SQLite's
-//! `json_valid` does. Each function runs inside its caller's transaction.
+//! while that row is in the log, in the chain of the grant's principal (`""` for a grant to
+//! every principal), of kind `grant`, with this grant's every field as its content, its hash
+//! that of its content after its predecessor in that chain, and no `revoke` or `expire` row for
+//! it after it unless its table row says so. A grant's `grant` and `revoke` rows are in its
+//! principal's chain; `expire` rows, written for any grants at once, in chain `""`. A grant row
+//! written by hand, widened, or revived by clearing its revocation, is not honoured, and
+//! `verify` names it. The JSON of the log's rows is read here, not by SQL: a row whose content is
+//! not JSON is passed over, as SQLite's `json_valid` does. Each function runs inside its caller's transaction.
 
 use std::collections::HashSet;
 
@@ -13,7 +15,7 @@ use postgres::Row;
 use serde_json::{Value, json};
 
 use super::conn::Tx;
-use super::log::{append_in, sql_seq, start_in};
+use super::log::{append_in, chain_start, start_in};
 use crate::StoreError;
 use crate::audit::kind;
 use crate::chain::{BadRow, Fields, Problem, RowHash, row_hash};
@@ -79,20 +81,26 @@ pub(super) fn add_in(tx: &mut Tx<'_>, grant: &NewGrant) -> Result<Grant, StoreEr
     Ok(grant)
 }
 
-/// Appends `grant`'s `grant` row and points its table row at it.
+/// Appends `grant`'s `grant` row, in its principal's chain, and points its table row at it.
 fn chain_in(tx: &mut Tx<'_>, grant: &Grant) -> Result<(), StoreError> {
-    let row = append_in(tx, None, kind::GRANT, &serde_json::to_string(grant)?)?;
-    tx.execute("UPDATE grants SET audit_seq = $2 WHERE id = $1", &[&grant.id.0, &sql_seq(row.seq)?])?;
+    let chain = grant.grant.principal.as_deref().unwrap_or("");
+    let row = append_in(tx, chain, None, kind::GRANT, &serde_json::to_string(grant)?)?;
+    tx.execute("UPDATE grants SET audit_seq = $2 WHERE id = $1", &[&grant.id.0, &super::log::sql_seq(row.seq)?])?;
     Ok(())
 }
 
-/// Revokes a live grant: marks its row and appends the `revoke` row.
+/// Revokes a live grant: marks its row and appends the `revoke` row, in its principal's chain.
 pub(super) fn revoke_in(tx: &mut Tx<'_>, id: GrantId) -> Result<(), StoreError> {
+    // The chain's lock before the grant's row, as every writer takes them.
+    let found = tx.query_opt("SELECT principal FROM grants WHERE id = $1", &[&id.0])?;
+    let principal: Option<String> = found.ok_or(StoreError::NoSuchGrant(id))?.try_get(0)?;
+    let chain = principal.as_deref().unwrap_or("");
+    tx.lock_chain(chain)?;
     let sql = "UPDATE grants SET revoked_ms = $2 WHERE id = $1 AND revoked_ms IS NULL";
     if tx.execute(sql, &[&id.0, &now_ms()])? == 0 {
         return Err(StoreError::NoSuchGrant(id));
     }
-    append_in(tx, None, kind::REVOKE, &json!({ "grant": id }).to_string())?;
+    append_in(tx, chain, None, kind::REVOKE, &json!({ "grant": id }).to_string())?;
     Ok(())
 }
 
@@ -119,23 +127,27 @@ pub(super) fn live_in(tx: &mut Tx<'_>, filter: Option<(&str, &str)>) -> Result<V
 /// Whether the chain holds `stored` as its table row says: `Err` says why not.
 fn in_chain(tx: &mut Tx<'_>, stored: &Stored) -> Result<Result<(), &'static str>, StoreError> {
     let Some(seq) = stored.audit_seq else { return Ok(Err("it has no row in the audit log")) };
-    let row = tx.query_opt("SELECT at_ms, kind, request, content, hash FROM audit WHERE seq = $1", &[&seq])?;
-    let Some(row) = row else { return Ok(Err("its row is not in the audit log")) };
+    let sql = "SELECT at_ms, kind, request, content, hash, chain, prev_seq FROM audit WHERE seq = $1";
+    let Some(row) = tx.query_opt(sql, &[&seq])? else { return Ok(Err("its row is not in the audit log")) };
     let (at_ms, row_kind, request, content, hash): (i64, &str, Option<i64>, &str, &[u8]) =
         (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?, row.try_get(4)?);
+    let (chain, prev_seq): (&str, Option<i64>) = (row.try_get(5)?, row.try_get(6)?);
     if row_kind != kind::GRANT || serde_json::from_str::<Grant>(content).ok().as_ref() != Some(&stored.grant) {
         return Ok(Err("its row in the audit log records another grant"));
     }
-    // The row's own hash, from its predecessor's: its content is what was chained.
-    let start = start_in(tx)?;
+    if chain != stored.grant.grant.principal.as_deref().unwrap_or("") {
+        return Ok(Err("its row in the audit log is in another principal's chain"));
+    }
+    // The row's own hash, from its predecessor's in its chain: its content is what was chained.
     let Ok(seq_u) = u64::try_from(seq) else { return Ok(Err("its row in the audit log is not a row")) };
-    let prev: Option<Vec<u8>> = if seq_u == start.seq + 1 {
-        Some(start.hash.0.to_vec())
-    } else {
-        match tx.query_opt("SELECT hash FROM audit WHERE seq = $1", &[&(seq - 1)])? {
+    let start = chain_start(chain, start_in(tx)?);
+    let prev: Option<Vec<u8>> = match prev_seq {
+        Some(p) if u64::try_from(p).ok() == Some(start.seq) => Some(start.hash.0.to_vec()),
+        Some(p) => match tx.query_opt("SELECT hash FROM audit WHERE seq = $1 AND chain = $2", &[&p, &chain])? {
             Some(r) => Some(r.try_get(0)?),
             None => None,
-        }
+        },
+        None => None,
     };
     let fields = Fields { at_ms, kind: row_kind, request, content };
     let chained = prev
@@ -187,12 +199,14 @@ pub(super) fn any_expired_in(tx: &mut Tx<'_>, now: i64) -> Result<bool, StoreErr
 /// Ends every grant the chain holds that has expired by `now`: marks its row and appends its
 /// `expire` row, so the log tells when each grant stopped counting.
 pub(super) fn expire_in(tx: &mut Tx<'_>, now: i64) -> Result<(), StoreError> {
+    // The chain's lock before the grants' rows, as every writer takes them.
+    tx.lock_chain("")?;
     let sql = format!("{SELECT_GRANT} WHERE {LIVE} AND expires_ms <= $1 ORDER BY id");
     for stored in stored_rows(tx, &sql, &[&now])? {
         if in_chain(tx, &stored)?.is_ok() {
             let id = stored.grant.id;
             tx.execute("UPDATE grants SET expired_ms = $2 WHERE id = $1", &[&id.0, &now])?;
-            append_in(tx, None, kind::EXPIRE, &json!({ "grant": id }).to_string())?;
+            append_in(tx, "", None, kind::EXPIRE, &json!({ "grant": id }).to_string())?;
         }
     }
     Ok(())
@@ -231,16 +245,4 @@ pub(super) fn verify_in(tx: &mut Tx<'_>) -> Result<Option<BadRow>, StoreError> {
         }
     }
     Ok(None)
-}
-
-/// Before rows up to `through` are archived: every grant not revoked whose `grant` row goes
-/// gets a new one, so the chain still holds it.
-pub(super) fn carry_over_in(tx: &mut Tx<'_>, through: u64) -> Result<(), StoreError> {
-    let sql = format!("{SELECT_GRANT} WHERE {LIVE} AND audit_seq <= $1 ORDER BY id");
-    for stored in stored_rows(tx, &sql, &[&sql_seq(through)?])? {
-        if in_chain(tx, &stored)?.is_ok() {
-            chain_in(tx, &stored.grant)?;
-        }
-    }
-    Ok(())
 }

@@ -1,20 +1,30 @@
 //! The store on a PostgreSQL server, for several `cordon serve` processes on different
-//! machines sharing one database: the same `Store`, with SQLite's semantics, and the same
-//! audit chain, row for row (the same hashes: `Verifier`, checkpoints and archives work
-//! unchanged). docs/design.md, "The store on many machines", is the design followed.
+//! machines sharing one database: the same `Store`, with SQLite's semantics, except that its
+//! audit log is one hash chain per principal (rows hashed as SQLite's, each after the last row
+//! of its own chain), so that writers for different principals never wait for each other.
+//! docs/design.md, "The store on many machines", is the design followed.
 //!
 //! - **Connections.** One connection per `PostgresStore`, behind a mutex and shared by the
 //!   threads of a process, as `SqliteStore`'s is (a pool is a later step); a process that needs
 //!   more opens more stores. A lost connection is opened again (see `conn`). Each held session
 //!   has a connection of its own (see `sessions`). No TLS yet: reach the server over a Unix
 //!   socket, a private network or a tunnel.
-//! - **One audit chain**, as in SQLite: every transaction that appends takes an advisory lock
-//!   (`pg_advisory_xact_lock`) as its first statement (a claim or an answer locks its run's
-//!   row first, see `queue`), then reads the head and inserts, under `READ COMMITTED`, so
-//!   appends from every machine are serialised whatever the server's default isolation; the
-//!   lock goes at commit, or when a dead client's connection ends. The primary key on `seq` is
-//!   the backstop. Per-principal chains (so that principals never wait for each other) are a
-//!   later step.
+//! - **One audit chain per principal** (`chains`): a row is in the chain of its request's
+//!   principal, its grant's, its run's, or its user's; rows of no principal (an `expire`, a note
+//!   about no request) are in chain `""`. Every transaction that appends takes the writers' gate
+//!   (an advisory lock, shared) as its first statement, then its chain's own advisory lock
+//!   (`pg_advisory_xact_lock`) before it reads that chain's head and inserts, under
+//!   `READ COMMITTED` (a claim or an answer locks its run's row first, see `queue`): appends to
+//!   one chain are serialised from every machine, appends to others go on at once; the locks go
+//!   at commit, or when a dead client's connection ends. The unique key on `(chain, prev_seq)`
+//!   is the backstop. Rows are numbered by one sequence (`seq`, with gaps where an append
+//!   rolled back or the server crashed), which orders `rows`, `show` and the rest.
+//! - **Checkpoints** (`head`) are the highest `seq` and a root hash over every chain's last row,
+//!   read with the writers' gate held exclusively; `verify_against` recomputes the root as of
+//!   the checkpoint's row, so a chain cut back or rewritten is found whichever it is (see
+//!   `chains`).
+//! - **Archiving** is refused for now (`StoreError::Unsupported`): the archive file holds one
+//!   chain numbered without gaps. Back the database up with PostgreSQL's tools instead.
 //! - **Sessions** are held by advisory locks of their own connections, not by pids (see
 //!   `sessions`).
 //! - **The queue** takes runs with `FOR UPDATE SKIP LOCKED`, and times leases by the server's
@@ -22,7 +32,7 @@
 //! - **Times** in rows (`at_ms`, a card's deadline) are the writing machine's clock, as with
 //!   SQLite; they are recorded, never used to order rows.
 
-mod archive;
+mod chains;
 mod conn;
 mod grants;
 mod log;
@@ -36,15 +46,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use self::conn::{Conn, Connector, Mode, Tx, host_name};
-use self::log::{
-    SELECT_ROW, append_in, audit_rows, check_request, head_in, refuse_reserved, sql_seq, start_in, verify_in,
-};
+use self::log::{SELECT_ROW, append_in, audit_rows, check_request, head_in, refuse_reserved, sql_seq};
 use self::sessions::Held;
 use crate::audit::{
     Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect, RequestLog,
     StatusRow, fold, kind,
 };
-use crate::chain::{BadRow, Checkpoint, Fields, Problem, Verdict};
+use crate::chain::{Checkpoint, Fields, RowHash, Verdict};
 use crate::grant::{Grant, GrantId, GrantQuery, NewGrant};
 use crate::queue::{AnswerRefused, Claimed, Lease, NewAnswer, NewRun, Parking, QueuedRun, RunId, RunState, WebSession};
 use crate::request::{NewRequest, Request, RequestId, Status};
@@ -83,6 +91,17 @@ impl PostgresStore {
     /// The schema version this crate writes in PostgreSQL (its own count, not SQLite's).
     pub const SCHEMA_VERSION: u32 = schema::VERSION;
 
+    /// The hash the first row of `chain` follows (a principal's name, `""` for rows of none):
+    /// for checking a chain's rows elsewhere with `crate::chain::row_hash`.
+    pub fn chain_start_hash(chain: &str) -> RowHash {
+        log::start_hash(chain)
+    }
+
+    /// The root hash `head` gives, over each chain's name and last row (in any order).
+    pub fn root_hash<'a>(heads: impl IntoIterator<Item = (&'a str, Checkpoint)>) -> RowHash {
+        chains::root_hash(heads)
+    }
+
     /// Appends one row per content, all of one kind and request, in one transaction: for
     /// importing, and for making large logs fast (benchmarks, tests).
     pub fn append_many(
@@ -93,12 +112,13 @@ impl PostgresStore {
     ) -> Result<Checkpoint, StoreError> {
         refuse_reserved(kind)?;
         self.chained(|tx| {
-            check_request(tx, request)?;
-            let mut head = head_in(tx)?;
+            let chain = check_request(tx, request)?;
+            tx.lock_chain(&chain)?;
+            let mut head = head_in(tx, &chain)?;
             for content in contents {
                 let content = serde_json::to_string(&content)?;
                 let fields = Fields { at_ms: now_ms(), kind, request: request.map(|r| r.0), content: &content };
-                head = log::insert_row(tx, &head, &fields)?;
+                head = log::insert_row(tx, &chain, &head, &fields)?;
             }
             Ok(head)
         })
@@ -112,7 +132,7 @@ impl PostgresStore {
         self.conn.run(Mode::Write, f)
     }
 
-    /// A write that appends to the audit chain: it holds the chain's lock from its start.
+    /// A write that appends to the audit log: it holds the writers' gate (shared) from its start.
     fn chained<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         self.conn.run(Mode::Chained, f)
     }
@@ -137,31 +157,6 @@ fn with_grants(tx: &mut Tx<'_>, verdict: Verdict) -> Result<Verdict, StoreError>
         (Verdict::Intact { .. }, Some(bad)) => Ok(Verdict::Broken(bad)),
         _ => Ok(verdict),
     }
-}
-
-/// `verify`, and that the log still holds the checkpoint's row, unchanged.
-fn verify_against_in(tx: &mut Tx<'_>, checkpoint: &Checkpoint) -> Result<Verdict, StoreError> {
-    let start = start_in(tx)?;
-    let verdict = verify_in(tx, start)?;
-    let Verdict::Intact { head, .. } = verdict else { return Ok(verdict) };
-    let broken = |seq, problem| Ok(Verdict::Broken(BadRow { seq, problem }));
-    let hash = if checkpoint.seq < start.seq {
-        return broken(checkpoint.seq, Problem::Archived { through: start.seq });
-    } else if checkpoint.seq > head.seq {
-        let problem = Problem::Truncated { head: head.seq, checkpoint: checkpoint.seq };
-        return broken(head.seq + 1, problem);
-    } else if checkpoint.seq == start.seq {
-        Some(start.hash.0.to_vec())
-    } else {
-        match tx.query_opt("SELECT hash FROM audit WHERE seq = $1", &[&sql_seq(checkpoint.seq)?])? {
-            Some(row) => Some(row.try_get::<_, Vec<u8>>(0)?),
-            None => None,
-        }
-    };
-    if hash.as_deref() != Some(&checkpoint.hash.0[..]) {
-        return broken(checkpoint.seq, Problem::CheckpointMismatch);
-    }
-    with_grants(tx, verdict)
 }
 
 /// The process this is, as requests name it: its host, pid and start time.
@@ -232,7 +227,7 @@ impl Store for PostgresStore {
                 tx.query_one(sql, &[&now_ms(), &r.text, &r.principal, &r.session, &status, &host, &pid, &started])?;
             let id = RequestId(row.try_get(0)?);
             let content = json!({ "text": r.text, "principal": r.principal, "session": r.session });
-            let first = append_in(tx, Some(id), kind::REQUEST, &content.to_string())?;
+            let first = append_in(tx, r.principal, Some(id), kind::REQUEST, &content.to_string())?;
             tx.execute("UPDATE requests SET first_seq = $2 WHERE id = $1", &[&id.0, &sql_seq(first.seq)?])?;
             Ok(id)
         })
@@ -240,10 +235,11 @@ impl Store for PostgresStore {
 
     fn set_status(&self, id: RequestId, status: Status) -> Result<(), StoreError> {
         self.chained(|tx| {
-            if tx.execute("UPDATE requests SET status = $2 WHERE id = $1", &[&id.0, &status.as_str()])? == 0 {
-                return Err(StoreError::NoSuchRequest(id));
-            }
-            append_in(tx, Some(id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
+            // The chain's lock before the request's row, as every writer takes them.
+            let chain = check_request(tx, Some(id))?;
+            tx.lock_chain(&chain)?;
+            tx.execute("UPDATE requests SET status = $2 WHERE id = $1", &[&id.0, &status.as_str()])?;
+            append_in(tx, &chain, Some(id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
             Ok(())
         })
     }
@@ -251,19 +247,27 @@ impl Store for PostgresStore {
     fn interrupt_own_requests(&self) -> Result<Vec<RequestId>, StoreError> {
         let (host, pid, started) = me();
         self.chained(|tx| {
-            let sql = "SELECT id FROM requests WHERE status IN ('running', 'waiting') AND pid = $1 \
+            let sql = "SELECT id, principal FROM requests WHERE status IN ('running', 'waiting') AND pid = $1 \
                        AND pid_started IS NOT DISTINCT FROM $2 AND host IS NOT DISTINCT FROM $3 ORDER BY id";
-            let ids: Vec<RequestId> = tx
+            let found: Vec<(RequestId, String)> = tx
                 .query(sql, &[&pid, &started, &host])?
                 .iter()
-                .map(|r| r.try_get(0).map(RequestId))
-                .collect::<Result<_, _>>()?;
-            let status = Status::Interrupted;
-            for id in &ids {
-                tx.execute("UPDATE requests SET status = $2 WHERE id = $1", &[&id.0, &status.as_str()])?;
-                append_in(tx, Some(*id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
+                .map(|r| Ok((RequestId(r.try_get(0)?), r.try_get(1)?)))
+                .collect::<Result<_, StoreError>>()?;
+            // Several chains: their locks in the order of their names, as every such writer takes
+            // them, and before the requests' rows.
+            let mut chains: Vec<&str> = found.iter().map(|(_, c)| c.as_str()).collect();
+            chains.sort_unstable();
+            chains.dedup();
+            for chain in chains {
+                tx.lock_chain(chain)?;
             }
-            Ok(ids)
+            let status = Status::Interrupted;
+            for (id, chain) in &found {
+                tx.execute("UPDATE requests SET status = $2 WHERE id = $1", &[&id.0, &status.as_str()])?;
+                append_in(tx, chain, Some(*id), kind::STATUS, &serde_json::to_string(&StatusRow { status })?)?;
+            }
+            Ok(found.into_iter().map(|(id, _)| id).collect())
         })
     }
 
@@ -305,39 +309,46 @@ impl Store for PostgresStore {
         refuse_reserved(kind)?;
         let content = serde_json::to_string(content)?;
         self.chained(|tx| {
-            check_request(tx, request)?;
-            append_in(tx, request, kind, &content)
+            let chain = check_request(tx, request)?;
+            append_in(tx, &chain, request, kind, &content)
         })
     }
 
     fn begin_effect(&self, request: Option<RequestId>, effect: &EffectIntent) -> Result<PendingEffect, StoreError> {
         let content = serde_json::to_string(effect)?;
         self.chained(|tx| {
-            check_request(tx, request)?;
-            let row = append_in(tx, request, kind::EFFECT, &content)?;
+            let chain = check_request(tx, request)?;
+            let row = append_in(tx, &chain, request, kind::EFFECT, &content)?;
             Ok(PendingEffect { seq: row.seq, request })
         })
     }
 
     fn end_effect(&self, effect: PendingEffect, outcome: &Outcome) -> Result<Checkpoint, StoreError> {
         let content = serde_json::to_string(&OutcomeRow { effect: effect.seq, outcome: outcome.clone() })?;
-        self.chained(|tx| append_in(tx, effect.request, kind::OUTCOME, &content))
+        self.chained(|tx| {
+            let chain = check_request(tx, effect.request)?;
+            append_in(tx, &chain, effect.request, kind::OUTCOME, &content)
+        })
     }
 
+    /// The highest row and the root hash over every chain's last row (see `chains`), read with
+    /// no append under way: a checkpoint of every chain.
     fn head(&self) -> Result<Checkpoint, StoreError> {
-        self.read(head_in)
+        self.conn.run(Mode::Still, chains::head_in)
     }
 
     fn verify(&self) -> Result<Verdict, StoreError> {
         self.read(|tx| {
-            let start = start_in(tx)?;
-            let verdict = verify_in(tx, start)?;
+            let verdict = chains::verify_in(tx)?;
             with_grants(tx, verdict)
         })
     }
 
     fn verify_against(&self, checkpoint: &Checkpoint) -> Result<Verdict, StoreError> {
-        self.read(|tx| verify_against_in(tx, checkpoint))
+        self.read(|tx| {
+            let verdict = chains::verify_against_in(tx, checkpoint)?;
+            with_grants(tx, verdict)
+        })
     }
 
     fn rows(&self, from: u64, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
@@ -378,8 +389,13 @@ impl Store for PostgresStore {
         })
     }
 
-    fn archive(&self, path: &Path, through: u64) -> Result<Archived, StoreError> {
-        archive::archive(&self.conn, path, through)
+    /// Refused for now: an archive file holds one chain, numbered without gaps.
+    fn archive(&self, _path: &Path, _through: u64) -> Result<Archived, StoreError> {
+        Err(StoreError::Unsupported(
+            "archiving a PostgreSQL store: its audit log is one chain per principal, and an archive file holds \
+             one; back the database up with PostgreSQL's tools instead"
+                .into(),
+        ))
     }
 
     fn submit_run(&self, run: &NewRun<'_>) -> Result<RunId, StoreError> {

@@ -9,14 +9,15 @@
 //! database server's clock, one clock for every worker; a card's deadline, set by the worker
 //! that parked it, is compared with the clock of whoever answers or claims, as in SQLite.
 //!
-//! Locks are taken in one order: a run's row, then the chain's lock (to append); no
-//! transaction holding the chain's lock waits for a run's row.
+//! A run's rows (`run`, `answer`) are in its principal's chain. Locks are taken in one order: a
+//! run's row, then the writers' gate and the chain's lock (to append); no transaction holding
+//! the gate waits for a run's row.
 
 use postgres::Row;
 use serde_json::{Value, json};
 
 use super::conn::Tx;
-use super::log::{append_in, head_in, sql_seq};
+use super::log::{append_in, last_seq_in, sql_seq};
 use crate::audit::kind;
 use crate::queue::{
     AnswerRefused, Claimed, GivenAnswer, Lease, NewAnswer, NewRun, Parking, QueuedRun, RunId, RunKind, RunState,
@@ -85,7 +86,7 @@ pub(super) fn submit_in(tx: &mut Tx<'_>, run: &NewRun<'_>) -> Result<RunId, Stor
         tx.query_one(sql, &[&now_ms(), &run.principal, &run.kind.as_str(), &run.name, &run.text, &run.clearance])?;
     let id = RunId(row.try_get(0)?);
     let content = json!({ "run": id, "principal": run.principal, "kind": run.kind, "name": run.name });
-    append_in(tx, None, kind::RUN, &content.to_string())?;
+    append_in(tx, run.principal, None, kind::RUN, &content.to_string())?;
     Ok(id)
 }
 
@@ -95,7 +96,7 @@ pub(super) fn submit_in(tx: &mut Tx<'_>, run: &NewRun<'_>) -> Result<RunId, Stor
 pub(super) fn claim_in(tx: &mut Tx<'_>, owner: &str, lease_ms: i64) -> Result<Option<Claimed>, StoreError> {
     let now = now_ms();
     let sql = format!(
-        "SELECT id, state, answer IS NULL FROM runs \
+        "SELECT id, state, answer IS NULL, principal FROM runs \
          WHERE state = 'queued' \
             OR (state = 'waiting' AND (answer IS NOT NULL OR deadline_ms <= $1)) \
             OR (state = 'running' AND lease_until_ms < {DB_NOW}) \
@@ -103,12 +104,13 @@ pub(super) fn claim_in(tx: &mut Tx<'_>, owner: &str, lease_ms: i64) -> Result<Op
     );
     let Some(found) = tx.query_opt(&sql, &[&now])? else { return Ok(None) };
     let (id, state, unanswered): (i64, String, bool) = (found.try_get(0)?, found.try_get(1)?, found.try_get(2)?);
+    let principal: &str = found.try_get(3)?;
     if state == "waiting" && unanswered {
         let sql =
             "UPDATE runs SET answer = 'no', answered_by = NULL, answered_ms = $2, answer_mac = NULL WHERE id = $1";
         tx.execute(sql, &[&id, &now])?;
         let content = json!({ "run": id, "answer": "no", "by": null, "why": "the card's deadline passed" });
-        append_in(tx, None, kind::ANSWER, &content.to_string())?;
+        append_in(tx, principal, None, kind::ANSWER, &content.to_string())?;
     }
     let sql = format!(
         "UPDATE runs SET state = 'running', lease_owner = $2, lease_until_ms = {DB_NOW} + $3, \
@@ -155,7 +157,7 @@ pub(super) fn started_in(tx: &mut Tx<'_>, lease: &Lease, request: RequestId) -> 
 /// the audit log was, all at once; the lease ends.
 pub(super) fn park_in(tx: &mut Tx<'_>, lease: &Lease, parking: &Parking<'_>) -> Result<(), StoreError> {
     held(tx, lease)?;
-    let saved_seq = sql_seq(head_in(tx)?.seq)?;
+    let saved_seq = sql_seq(last_seq_in(tx)?)?;
     let sql = "UPDATE runs SET state = 'waiting', request = $2, saved = $3, saved_seq = $4, card = $5, seal = $6, \
                deadline_ms = $7, answer = NULL, answered_by = NULL, answered_ms = NULL, answer_mac = NULL, \
                lease_owner = NULL, lease_until_ms = NULL, updated_ms = $8 WHERE id = $1";
@@ -217,20 +219,22 @@ pub(super) fn answer_in(
                WHERE id = $1";
     tx.execute(sql, &[&id.0, &answer, &by, &now, &mac])?;
     let content = json!({ "run": id, "request": request, "answer": answer, "by": by, "seal": seal });
-    append_in(tx, request.map(RequestId), kind::ANSWER, &content.to_string())?;
+    append_in(tx, principal, request.map(RequestId), kind::ANSWER, &content.to_string())?;
     Ok(Ok(()))
 }
 
 /// Adds a person who may sign in with the token whose hash is `token_hash`, with the `user`
-/// row; a name already taken is refused. The caller holds the chain's lock: adding users is
-/// serialised, so the name is checked against every one committed.
+/// row, in the chain of that name; a name already taken is refused. The chain's lock is taken
+/// first: adding users of one name is serialised, so the name is checked against every one
+/// committed.
 pub(super) fn add_user_in(tx: &mut Tx<'_>, name: &str, token_hash: &[u8]) -> Result<(), StoreError> {
+    tx.lock_chain(name)?;
     if tx.query_opt("SELECT 1 FROM users WHERE name = $1", &[&name])?.is_some() {
         return Err(StoreError::UserExists(name.to_string()));
     }
     let sql = "INSERT INTO users (name, token_hash, created_ms) VALUES ($1, $2, $3)";
     tx.execute(sql, &[&name, &token_hash, &now_ms()])?;
-    append_in(tx, None, kind::USER, &json!({ "user": name }).to_string())?;
+    append_in(tx, name, None, kind::USER, &json!({ "user": name }).to_string())?;
     Ok(())
 }
 

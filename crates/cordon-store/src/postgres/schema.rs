@@ -19,7 +19,7 @@ use super::conn::SCHEMA_LOCK;
 use crate::StoreError;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 1] = [
+const MIGRATIONS: [&str; 2] = [
     // 1: everything SQLite's four migrations make.
     "CREATE TABLE cordon_schema (
         one integer PRIMARY KEY CHECK (one = 1),
@@ -127,6 +127,20 @@ const MIGRATIONS: [&str; 1] = [
         csrf text NOT NULL,
         expires_ms bigint NOT NULL
     );",
+    // 2: one chain per principal (`super::chains`). The rows there were are chain '', each
+    // following the row before it; `seq` comes from a sequence, past every row there was.
+    "ALTER TABLE audit ADD COLUMN chain text NOT NULL DEFAULT '';
+    ALTER TABLE audit ADD COLUMN prev_seq bigint;
+    UPDATE audit SET prev_seq = linked.prev FROM (
+        SELECT seq, coalesce(lag(seq) OVER (ORDER BY seq), (SELECT seq FROM audit_start), 0) AS prev FROM audit
+    ) linked WHERE audit.seq = linked.seq;
+    -- A chain's rows each follow another: two after one row would fork it.
+    CREATE UNIQUE INDEX audit_links ON audit (chain, prev_seq);
+    CREATE INDEX audit_chains ON audit (chain, seq);
+    CREATE SEQUENCE audit_seq AS bigint;
+    SELECT setval('audit_seq', greatest(last.seq, 1), last.seq > 0) FROM (
+        SELECT greatest(coalesce((SELECT max(seq) FROM audit), 0), coalesce((SELECT seq FROM audit_start), 0)) AS seq
+    ) last;",
 ];
 
 /// The schema version this crate writes.
