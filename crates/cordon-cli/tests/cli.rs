@@ -54,6 +54,19 @@ fn missing_policy_exits_2() {
     assert!(run.stderr.contains("cannot read `nope.cord`"), "{run:?}");
 }
 
+/// A plan checked with no policy: the names it uses that nothing declares are said once, with
+/// why, not one error each; its other errors stay.
+#[test]
+fn a_plan_checked_with_no_policy_is_told_it_needs_one() {
+    let plan = "let r = gh.list_repos();\nlet t = fs.root(\"notes\");\nlet x: Int = \"a\";\n(to_string(len(r)), s)\n";
+    let run = cordon("no_policy", &[("plan.cord", plan)], &["check", "plan.cord"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("`gh`, `fs`, `s` are not defined: no policy was given"), "{}", run.stdout);
+    assert!(run.stdout.contains("--policy FILE"), "{}", run.stdout);
+    assert_eq!(run.stdout.matches("error[undefined-name]").count(), 1, "{}", run.stdout);
+    assert!(run.stdout.contains("error[type-mismatch]"), "the plan's own errors stay: {}", run.stdout);
+}
+
 #[test]
 fn non_utf8_plan_exits_2() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli").join("non_utf8");

@@ -13,7 +13,7 @@ use cordon_engine::{Hosts, Observer};
 use cordon_gate::Approver;
 use cordon_label::DcLabel;
 use cordon_runtime::{Limits, Sessions};
-use cordon_syntax::{FileId, SourceMap};
+use cordon_syntax::{Code, Diagnostic, FileId, SourceMap};
 use cordon_types::CheckOptions;
 
 use crate::report::{CheckReport, Report};
@@ -109,6 +109,9 @@ pub fn check(policies: &[Source], plan: Option<&Source>, options: &CheckOptions,
     let files: Vec<FileId> = policies.iter().map(|p| sources.add(p.name.clone(), p.text.clone())).collect();
     let plan = plan.map(|p| sources.add(p.name.clone(), p.text.clone()));
     let (mut outcome, effects) = cordon_flow::check(&sources, &files, plan, options, user, false);
+    if policies.is_empty() {
+        outcome.diagnostics = without_policy(outcome.diagnostics, &sources);
+    }
     let mut releases = Vec::new();
     if plan.is_none() {
         outcome.diagnostics.extend(cordon_types::lint(&sources, &files));
@@ -117,6 +120,30 @@ pub fn check(policies: &[Source], plan: Option<&Source>, options: &CheckOptions,
         }
     }
     CheckReport { sources, diagnostics: outcome.diagnostics, effects, releases }
+}
+
+/// A plan's diagnostics when no policy was given: its names that nothing declares, said once,
+/// with why, instead of one error each (the other diagnostics as they are).
+fn without_policy(diagnostics: Vec<Diagnostic>, sources: &SourceMap) -> Vec<Diagnostic> {
+    let (undefined, mut rest): (Vec<Diagnostic>, Vec<Diagnostic>) =
+        diagnostics.into_iter().partition(|d| d.code == Code::UndefinedName && d.is_error());
+    let Some(first) = undefined.first() else { return rest };
+    let mut names: Vec<String> = Vec::new();
+    for d in &undefined {
+        let name = d.labels.iter().find(|l| l.primary).map(|l| sources.slice(l.span).to_string());
+        if let Some(name) = name.filter(|n| !names.contains(n)) {
+            names.push(name);
+        }
+    }
+    let shown: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let span = first.labels.iter().find(|l| l.primary).map(|l| l.span).unwrap_or_default();
+    let message = format!("{} {} not defined: no policy was given", shown.join(", "), if names.len() == 1 { "is" } else { "are" });
+    let diagnostic = Diagnostic::error(Code::UndefinedName, span, message).with_help(
+        "a plan's capabilities and inputs are declared by a policy: give it with `--policy FILE` (the simulated \
+         environments' own are in `policies/`)",
+    );
+    rest.insert(0, diagnostic);
+    rest
 }
 
 /// The policies, tools, store, session and settings one user's requests run with.
