@@ -16,7 +16,8 @@ use crate::store::StoreArgs;
 /// The flags that choose a run's tools.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ToolArgs {
-    /// A policy module; repeat for several. Defaults to the environments' own policies
+    /// A policy module; repeat for several. Added to the environments' own policies; one that
+    /// declares an environment's capability replaces that environment's policy
     #[arg(long = "policy", value_name = "FILE")]
     pub policies: Vec<PathBuf>,
 

@@ -326,6 +326,30 @@ fn run_calls_a_real_server_through_the_policy() {
     );
 }
 
+/// A `--policy` for a server adds to an environment's own policy: it replaces only a policy
+/// declaring the same capability.
+#[test]
+fn an_environment_keeps_its_policy_beside_a_servers() {
+    let dir = workdir("cli-mcp", "compose");
+    everything_setup(&dir);
+    std::fs::write(dir.join("both.cord"), "let n = len(gh.list_repos());\n(everything.echo(to_string(n)), s)\n")
+        .unwrap();
+    let out =
+        cordon(&dir, &["run", "--env", "github", "--mcp", "everything", "--policy", "everything.cord", "both.cord"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("allowed  GitHub.list_repos()") && out.stdout.contains("result: (\"Echo: "),
+        "{}",
+        out.stdout
+    );
+    // A policy of the user's own for GitHub replaces the environment's: a tool it leaves out is
+    // not there.
+    std::fs::write(dir.join("github.cord"), "capability GitHub {\n}\nentry(gh: GitHub) -> String\n").unwrap();
+    let out = cordon(&dir, &["run", "--env", "github", "--policy", "github.cord", "both.cord"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("list_repos"), "{}", out.stdout);
+}
+
 #[test]
 fn one_server_serves_several_capabilities() {
     let dir = workdir("cli-mcp", "several");

@@ -20,6 +20,16 @@ pub struct Module {
     pub body: Block,
 }
 
+impl Module {
+    /// The names of the capabilities the module declares.
+    pub fn capabilities(&self) -> impl Iterator<Item = &str> {
+        self.items.iter().filter_map(|item| match &item.kind {
+            ItemKind::Capability { name, .. } => Some(name.name.as_str()),
+            _ => None,
+        })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Item {
     /// The `///` comment lines before the item, joined with '\n', without the slashes.

@@ -72,8 +72,8 @@ impl Tools {
         Tools { hosts, policies, principal, broker: None }
     }
 
-    /// Opens what `choice` names, declared by `policies` (without any, the environments' own
-    /// policies). A server whose tools do not match the policies is an error here, before
+    /// Opens what `choice` names, declared by the environments' own policies and `policies` (a
+    /// policy declaring an environment's capability replaces that environment's). A server whose tools do not match the policies is an error here, before
     /// anything runs. The principal is the environments', else the config's `user`, else `user`.
     pub fn open(choice: &ToolChoice, policies: Vec<Source>) -> Result<Tools, Error> {
         refuse_writable_config(choice, &[])?;
@@ -121,16 +121,13 @@ impl Tools {
             let http = HttpHost::open(broker.clone(), options).map_err(Error::Setup)?;
             hosts.add(Box::new(http)).map_err(Error::Setup)?;
         }
-        let policies = match policies.is_empty() {
-            false => policies,
-            true if !choice.servers.is_empty() => {
-                return Err(Error::Setup(
-                    "--mcp needs a --policy that declares the servers' tools (`cordon mcp import SERVER` writes one)"
-                        .into(),
-                ));
-            }
-            true => hosts.policies().into_iter().map(|(name, text)| Source::new(name, text)).collect(),
-        };
+        if policies.is_empty() && !choice.servers.is_empty() {
+            return Err(Error::Setup(
+                "--mcp needs a --policy that declares the servers' tools (`cordon mcp import SERVER` writes one)"
+                    .into(),
+            ));
+        }
+        let policies = with_own_policies(&hosts, policies);
         if !choice.servers.is_empty() {
             let modules = Source::parse_all(&policies);
             for name in &choice.servers {
@@ -145,6 +142,21 @@ impl Tools {
         }
         Ok(Tools { hosts, policies, principal, broker: choice.broker.clone() })
     }
+}
+
+/// The hosts' own policies (the environments', the filesystem's, the web's), but those declaring
+/// a capability that one of `given` declares too (a policy of the user's own for it), and then
+/// `given`: a `--policy` adds to the environments' policies and replaces only what it redeclares.
+fn with_own_policies(hosts: &Hosts, given: Vec<Source>) -> Vec<Source> {
+    let declared: Vec<String> = Source::parse_all(&given)
+        .iter()
+        .flat_map(|m| m.capabilities().map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    let own: Vec<Source> = hosts.policies().into_iter().map(|(name, text)| Source::new(name, text)).collect();
+    let modules = Source::parse_all(&own);
+    let kept =
+        own.into_iter().zip(&modules).filter(|(_, m)| !m.capabilities().any(|c| declared.iter().any(|d| d == c)));
+    kept.map(|(source, _)| source).chain(given).collect()
 }
 
 /// Refuses a read-write directory that holds a file Cordon reads as configuration (`cordon.toml`

@@ -137,7 +137,11 @@ fn without_policy(diagnostics: Vec<Diagnostic>, sources: &SourceMap) -> Vec<Diag
     }
     let shown: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     let span = first.labels.iter().find(|l| l.primary).map(|l| l.span).unwrap_or_default();
-    let message = format!("{} {} not defined: no policy was given", shown.join(", "), if names.len() == 1 { "is" } else { "are" });
+    let message = format!(
+        "{} {} not defined: no policy was given",
+        shown.join(", "),
+        if names.len() == 1 { "is" } else { "are" }
+    );
     let diagnostic = Diagnostic::error(Code::UndefinedName, span, message).with_help(
         "a plan's capabilities and inputs are declared by a policy: give it with `--policy FILE` (the simulated \
          environments' own are in `policies/`)",
