@@ -6,7 +6,8 @@
 //!   approved only by typing the last characters of the flagged value, never by `y`, and never
 //!   with "always". A terminal that closes (end of input, a read error) before an answer is a
 //!   denial.
-//! - [`Scripted`]: answers from a file, in order (tests, demos). A missing answer is a denial.
+//! - [`Scripted`]: answers from a file, in order (tests, demos). A missing answer is a denial,
+//!   by no one: the gate's record says the file ran out (or named another tool next).
 //! - [`DenyAll`] (`--approve none`): denies every card; the default when there is no terminal.
 //! - [`ApproveAll`] (`--approve all`): approves every card without showing it; for benchmarks
 //!   only (the caller must print [`ApproveAll::WARNING`]). It never vouches for or releases a
@@ -125,6 +126,8 @@ impl std::error::Error for ScriptError {}
 pub struct Scripted {
     answers: Vec<(Option<String>, Answer)>,
     next: usize,
+    /// Who answered the last card: `scripted`, or why no line of the file did.
+    name: String,
     /// Every card shown, rendered at 80 columns, with the answer given.
     pub shown: Vec<(String, Answer)>,
 }
@@ -151,7 +154,7 @@ impl Scripted {
             };
             answers.push((tool, answer));
         }
-        Ok(Scripted { answers, next: 0, shown: Vec::new() })
+        Ok(Scripted { answers, next: 0, name: "scripted".into(), shown: Vec::new() })
     }
 
     /// Reads and parses a script file.
@@ -169,15 +172,27 @@ impl Scripted {
 
 impl Approver for Scripted {
     fn name(&self) -> &str {
-        "scripted"
+        &self.name
     }
 
     fn review(&mut self, card: &Card) -> Reply {
-        let answer = match self.answers.get(self.next) {
-            Some((Some(tool), _)) if *tool != card.tool => Answer::No,
-            Some((_, answer)) => *answer,
-            None => Answer::No,
+        let (answer, name) = match self.answers.get(self.next) {
+            Some((Some(tool), _)) if *tool != card.tool => {
+                (Answer::No, format!("no one (the file of answers has `{tool}` next, not this tool)"))
+            }
+            Some((_, answer)) => (*answer, "scripted".to_string()),
+            None => {
+                let n = self.answers.len();
+                (
+                    Answer::No,
+                    format!(
+                        "no one (the file of answers ran out: it holds {n} answer{})",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                )
+            }
         };
+        self.name = name;
         self.next += 1;
         self.shown.push((card.render(80), answer));
         Reply::Answer(answer)
@@ -369,5 +384,37 @@ impl<A: Approver + ?Sized> Approver for &mut A {
 
     fn speaks_for_user(&self) -> bool {
         (**self).speaks_for_user()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test may fail loudly
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_of_answers_that_runs_out_says_so() {
+        let mut scripted = Scripted::parse("yes\n").unwrap();
+        let card = Card {
+            id: 1,
+            tool: "Shop.pay".into(),
+            tier: cordon_label::Tier::Ask,
+            action: "pay".into(),
+            destination: None,
+            recipients: Vec::new(),
+            content: None,
+            fields: Vec::new(),
+            decided_by: Vec::new(),
+            flows: Vec::new(),
+            flags: Vec::new(),
+            sensitive: Vec::new(),
+            grantable: true,
+            label_class: "public".into(),
+            by_model: false,
+        };
+        assert_eq!(scripted.review(&card), Reply::Answer(Answer::Yes));
+        assert_eq!(scripted.name(), "scripted");
+        assert_eq!(scripted.review(&card), Reply::Answer(Answer::No));
+        assert_eq!(scripted.name(), "no one (the file of answers ran out: it holds 1 answer)");
     }
 }

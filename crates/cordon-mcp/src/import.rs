@@ -1,11 +1,21 @@
 //! `cordon mcp import SERVER`: a starter policy for a server's tools, for the deployer to read
 //! and edit. Types come from the tools' JSON Schemas (objects → records, string enums → enums,
-//! arrays → lists, optional → `Option`, integers → `Int`, numbers → `Float`; what Cordon cannot
-//! say, such as unions or free-form objects, becomes `String` with a note). The conservative
-//! defaults are written out: results secret to the user and vouched for by no one, arguments
-//! and the decision to call only what is public and vouched for by the user, and
-//! `@approval(ask)` on any tool whose name, or whose annotations, say it writes, deletes or
+//! arrays → lists, optional or nullable (`type: [T, "null"]`, or `anyOf`/`oneOf` of `T` and
+//! `null`) → `Option`, integers → `Int`, numbers → `Float`; what Cordon cannot say, such as
+//! other unions or free-form objects, becomes `String` with a note). Local `$ref`s
+//! (`#/$defs/Name`, `#/definitions/Name`, any `#/...` pointer) are followed; one to another
+//! document, to nothing, or into itself (a cycle, or more than [`MAX_REFS`] deep) is a `String`
+//! with a note. A record is named by its schema where it names itself (its `$defs` name, else
+//! its `title`, as an identifier and apart from every other type), so a plan can write its
+//! literals; else after the tool and the path to it. One schema met twice is one record.
+//!
+//! The conservative defaults are written out: results secret to the user and vouched for by
+//! no one, arguments and the decision to call only what is public and vouched for by the user,
+//! and `@approval(ask)` on any tool whose name, or whose annotations, say it writes, deletes or
 //! sends (a server's annotations can add that caution, never take away what the name says).
+//! Such a tool also gets a `@card` whose `destination` (or `recipients`) and `content` are the
+//! parameters whose names say so ([`DESTINATIONS`], [`CONTENTS`]), so an "always" answer is for
+//! that path or recipient, not for anywhere; the card lists every other parameter too.
 //!
 //! Everything the server sends is an outsider's text. The policy is built as a syntax tree
 //! and written by [`cordon_syntax::print`], never by pasting the server's text into source:
@@ -22,6 +32,7 @@
 //! read private data as tainting it; then "read private, then post" is a type error.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use cordon_syntax::ast::{
     Annotation, AnnotationArg, BinOp, Expr, ExprKind, Field, Ident, Item, ItemKind, NodeId, Param, Tool as ToolDecl,
@@ -29,6 +40,7 @@ use cordon_syntax::ast::{
 };
 use cordon_syntax::print;
 use cordon_syntax::{FileId, Span};
+use cordon_types::{CARD_KEYS, near_card_key};
 use rmcp::model::Tool;
 use serde_json::Value as Json;
 
@@ -36,6 +48,9 @@ use crate::{names, schema};
 
 /// How deep a schema is followed before the rest is `String`.
 const MAX_DEPTH: usize = 8;
+
+/// How many `$ref`s are followed, one inside another, before the rest is `String`.
+const MAX_REFS: usize = 32;
 
 /// The most lines of a server's description kept in a doc comment.
 const MAX_QUOTED_LINES: usize = 20;
@@ -51,6 +66,37 @@ const WRITES: &[&str] = &[
     "write", "delete", "remove", "send", "create", "update", "edit", "move", "post", "put", "set", "upload", "insert",
     "drop", "rename", "publish", "pay", "transfer", "execute", "run",
 ];
+
+/// Parameter names that say where a tool's effect goes: the first such parameter of a tool
+/// that asks first is its card's `destination` (a `String`) or `recipients` (a
+/// `List[String]`), what an "always" grant is for. A name says so whole or as its last word
+/// (`path`, `file_path`, `to_email`), unless a word of it says where things come from.
+const DESTINATIONS: &[&str] = &[
+    "path",
+    "file",
+    "filename",
+    "filepath",
+    "destination",
+    "dest",
+    "to",
+    "recipient",
+    "recipients",
+    "email",
+    "address",
+    "url",
+    "uri",
+    "channel",
+    "repo",
+    "repository",
+    "target",
+];
+
+/// Parameter names that say what a tool writes or sends: the card's `content`.
+const CONTENTS: &[&str] = &["content", "contents", "body", "text", "message"];
+
+/// Words in a parameter's name that say it is where something comes from (`source_path`,
+/// `from_email`): never a destination.
+const ORIGINS: &[&str] = &["from", "source", "src", "sender", "old", "original"];
 
 /// How a server's tools act: each call on its own, or all on one account, whose session the
 /// policy threads through them.
@@ -142,6 +188,7 @@ fn declare(types: &mut Types, tool: &Tool) -> Option<ToolDecl> {
     let name = names::cordon_name(&tool.name);
     let type_name = pascal(&name);
     let schema = Json::Object((*tool.input_schema).clone());
+    types.root = Rc::new(schema.clone());
     let required = required(&schema);
     let properties = properties(&schema);
     let clash = |p: &str| properties.iter().filter(|(q, _)| names::cordon_name(q) == names::cordon_name(p)).count() > 1;
@@ -158,19 +205,19 @@ fn declare(types: &mut Types, tool: &Tool) -> Option<ToolDecl> {
         let param = names::cordon_name(property);
         let mut ty = types.of(prop_schema, &format!("{type_name}{}", pascal(&param)), &param, 0, &mut notes);
         if !required.contains(property) {
-            ty = named("Option", vec![ty]);
+            ty = optional(ty);
         }
         params.push(Param { name: ident(&param), ty });
     }
     let ret = match &tool.output_schema {
-        // What the server wraps in `{"result": ..}` is declared as what is inside: the host
-        // unwraps it.
-        Some(out) => match schema::wrapped_result(out) {
-            Some(inner) => types.of(inner, &format!("{type_name}Result"), "the result", 0, &mut notes),
-            None => {
-                types.of(&Json::Object((**out).clone()), &format!("{type_name}Result"), "the result", 0, &mut notes)
-            }
-        },
+        Some(out) => {
+            let out = Json::Object((**out).clone());
+            types.root = Rc::new(out.clone());
+            // What the server wraps in `{"result": ..}` is declared as what is inside: the
+            // host unwraps it.
+            let inner = out.as_object().and_then(schema::wrapped_result).unwrap_or(&out);
+            types.of(inner, &format!("{type_name}Result"), "the result", 0, &mut notes)
+        }
         None => named("String", vec![]),
     };
     doc.extend(notes);
@@ -183,9 +230,62 @@ fn declare(types: &mut Types, tool: &Tool) -> Option<ToolDecl> {
     if writes(tool) {
         let ask = AnnotationArg { key: None, value: expr(ExprKind::Name(ident("ask"))) };
         annotations.push(Annotation { name: ident("approval"), args: vec![ask], span: span() });
+        annotations.extend(card(&name, &params));
     }
     let doc = (!doc.is_empty()).then(|| doc.join("\n"));
     Some(ToolDecl { doc, name: ident(&name), params, ret: Some(ret), annotations, span: span() })
+}
+
+/// The `@card` of a tool that asks first: its action (its name in words), its destination
+/// (or recipients) and content where parameters' names say which they are ([`DESTINATIONS`],
+/// [`CONTENTS`]), and every other parameter as a field of its own, since a card shows only
+/// what `@card` lists. `None` when no parameter is a destination or content: the card then
+/// shows every argument.
+fn card(tool: &str, params: &[Param]) -> Option<Annotation> {
+    let says = |p: &Param, words: &[&str]| {
+        let normal = names::normal(&p.name.name);
+        let parts: Vec<&str> = normal.split('_').collect();
+        let last = parts.last().is_some_and(|w| words.contains(w)) && !parts.iter().any(|w| ORIGINS.contains(w));
+        words.contains(&normal.as_str()) || last
+    };
+    let string = |t: &TypeExpr| is_named(t, "String", 0);
+    let list = |t: &TypeExpr| {
+        is_named(t, "List", 1) && matches!(&t.kind, TypeExprKind::Named { args, .. } if string(&args[0]))
+    };
+    let destination = params.iter().find(|p| says(p, DESTINATIONS) && (string(&p.ty) || list(&p.ty)));
+    let content = params
+        .iter()
+        .find(|p| Some(p.name.name.as_str()) != destination.map(|d| d.name.name.as_str()) && says(p, CONTENTS));
+    if destination.is_none() && content.is_none() {
+        return None;
+    }
+    let value = |p: &Param| expr(ExprKind::Name(ident(&p.name.name)));
+    let action = tool.trim_end_matches('_').replace('_', " ");
+    let mut args = vec![keyed("action", expr(ExprKind::Str(action)))];
+    let mut shown = Vec::new();
+    if let Some(d) = destination {
+        args.push(keyed(if list(&d.ty) { "recipients" } else { "destination" }, value(d)));
+        shown.push(d.name.name.as_str());
+    }
+    if let Some(c) = content {
+        args.push(keyed("content", value(c)));
+        shown.push(c.name.name.as_str());
+    }
+    let mut keys: BTreeSet<String> = CARD_KEYS.iter().map(|k| k.to_string()).collect();
+    for p in params.iter().filter(|p| !shown.contains(&p.name.name.as_str())) {
+        let mut key = p.name.name.clone();
+        while keys.contains(&key) || CARD_KEYS.iter().any(|k| near_card_key(k, &key)) {
+            key = format!("arg_{key}");
+        }
+        keys.insert(key.clone());
+        args.push(keyed(&key, value(p)));
+    }
+    Some(Annotation { name: ident("card"), args, span: span() })
+}
+
+/// Whether `t` is the type `name` with `args` type arguments.
+fn is_named(t: &TypeExpr, name: &str, args: usize) -> bool {
+    matches!(&t.kind, TypeExprKind::Named { name: n, args: a } if n.name == name && a.len() == args)
 }
 
 /// The session's declarations: the linear type and its measure, `false` for a new session.
@@ -291,13 +391,21 @@ fn quoted(text: &str) -> Vec<String> {
 struct Types {
     items: Vec<Item>,
     taken: BTreeSet<String>,
+    /// The whole schema being read (a tool's input or output schema), where its local
+    /// `$ref`s point.
+    root: Rc<Json>,
+    /// The `$ref`s being followed, outermost first: one met again is a cycle.
+    following: Vec<String>,
+    /// The records declared, by the name they were meant to have and their schema (with the
+    /// root, where the schema refers into it): a schema met twice is one record.
+    records: BTreeMap<(String, String, String), TypeExpr>,
 }
 
 impl Types {
     /// No type declared yet; the builtin types' names and the capability's are taken.
     fn new(capability: &str) -> Types {
         let taken = cordon_types::BUILTIN_TYPES.iter().copied().chain([capability]).map(str::to_string).collect();
-        Types { items: Vec::new(), taken }
+        Types { items: Vec::new(), taken, root: Rc::new(Json::Null), following: Vec::new(), records: BTreeMap::new() }
     }
 
     /// The Cordon type for `schema` (of the value `path` names); a record or enum it needs is
@@ -307,6 +415,15 @@ impl Types {
         if depth > MAX_DEPTH {
             notes.push(format!("`{path}` is a `String`: its schema is nested too deep to type."));
             return string();
+        }
+        if let Some(reference) = schema.get("$ref") {
+            return self.reference(reference, name, path, depth, notes);
+        }
+        if let Some(inner) = schema::nullable(schema) {
+            return optional(self.of(inner, name, path, depth + 1, notes));
+        }
+        if let Some([only]) = schema.get("allOf").and_then(Json::as_array).map(Vec::as_slice) {
+            return self.of(only, name, path, depth + 1, notes);
         }
         let kind = schema.get("type");
         let nullable = matches!(kind, Some(Json::Array(ts)) if ts.iter().any(|t| t == "null"));
@@ -334,7 +451,12 @@ impl Types {
                     named("List", vec![string()])
                 }
             },
-            (Some("object"), _) if !properties(schema).is_empty() => self.record(schema, name, depth),
+            (Some("object"), _) if !properties(schema).is_empty() => {
+                // A schema's own name for the record (its `$defs` name, or its `title`) is
+                // what a plan writes its literals with.
+                let title = schema.get("title").and_then(Json::as_str).map(names::cordon_name);
+                self.record(schema, title.as_deref().unwrap_or(name), depth)
+            }
             (Some("object"), _) => {
                 notes.push(format!("`{path}` is a `String`: an object with any fields, which Cordon has no type for."));
                 string()
@@ -344,10 +466,69 @@ impl Types {
                 string()
             }
         };
-        if nullable { named("Option", vec![ty]) } else { ty }
+        if nullable { optional(ty) } else { ty }
+    }
+
+    /// The type of what the `$ref` `reference` points at: a local ref is followed (a
+    /// definition's name naming the record it is); one that is not, that points at nothing, or
+    /// that is met again inside itself, is a `String` with a note.
+    fn reference(
+        &mut self,
+        reference: &Json,
+        name: &str,
+        path: &str,
+        depth: usize,
+        notes: &mut Vec<String>,
+    ) -> TypeExpr {
+        let mut fallback = |why: &str| {
+            notes.push(format!("`{path}` is a `String`: its schema {why}."));
+            named("String", vec![])
+        };
+        let key = reference.as_str().unwrap_or_default().to_string();
+        if self.following.contains(&key) {
+            return fallback("refers to itself, which Cordon has no type for");
+        }
+        if self.following.len() >= MAX_REFS {
+            return fallback("refers through too many definitions to type");
+        }
+        let root = Rc::clone(&self.root);
+        let (target, definition) = match schema::resolve(&root, reference) {
+            Ok(found) => found,
+            Err(schema::Unresolved::NotLocal) => {
+                return fallback("refers to another document, which Cordon does not read");
+            }
+            Err(schema::Unresolved::Missing) => return fallback("refers to a definition it does not have"),
+        };
+        // The definition's name is the record's, before any title it has.
+        let titled;
+        let target = match (definition, target.as_object()) {
+            (Some(definition), Some(object)) => {
+                let mut object = object.clone();
+                object.insert("title".to_string(), Json::String(definition));
+                titled = Json::Object(object);
+                &titled
+            }
+            _ => target,
+        };
+        self.following.push(key);
+        let ty = self.of(target, name, path, depth, notes);
+        self.following.pop();
+        ty
     }
 
     fn record(&mut self, schema: &Json, name: &str, depth: usize) -> TypeExpr {
+        let text = schema.to_string();
+        let within = if text.contains("$ref") { self.root.to_string() } else { String::new() };
+        let key = (name.to_string(), text, within);
+        if let Some(ty) = self.records.get(&key) {
+            return ty.clone();
+        }
+        let ty = self.declare_record(schema, name, depth);
+        self.records.insert(key, ty.clone());
+        ty
+    }
+
+    fn declare_record(&mut self, schema: &Json, name: &str, depth: usize) -> TypeExpr {
         let name = self.fresh(name);
         let required = required(schema);
         let properties = properties(schema);
@@ -359,7 +540,7 @@ impl Types {
             let mut notes = Vec::new();
             let mut ty = self.of(prop_schema, &format!("{name}{}", pascal(&field)), &field, depth + 1, &mut notes);
             if !required.contains(property) {
-                ty = named("Option", vec![ty]);
+                ty = optional(ty);
             }
             let doc = (!notes.is_empty()).then(|| notes.join("\n"));
             fields.push(Field { doc, name: ident(&field), ty, annotations: Vec::new() });
@@ -444,6 +625,15 @@ fn ident(name: &str) -> Ident {
 
 fn item(doc: Option<String>, kind: ItemKind) -> Item {
     Item { doc, kind, span: span() }
+}
+
+/// `Option[ty]`, or `ty` if it is an `Option` already (a property that may be missing and
+/// may be `null` is one `Option`: the host leaves out an argument that is `None`).
+fn optional(ty: TypeExpr) -> TypeExpr {
+    match &ty.kind {
+        TypeExprKind::Named { name, args } if name.name == "Option" && args.len() == 1 => ty,
+        _ => named("Option", vec![ty]),
+    }
 }
 
 fn named(name: &str, args: Vec<TypeExpr>) -> TypeExpr {

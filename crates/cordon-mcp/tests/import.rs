@@ -214,6 +214,9 @@ fn schema(depth: u32) -> BoxedStrategy<Json> {
         Just(json!({"type": "number"})),
         Just(json!({"type": "boolean"})),
         Just(json!({"type": ["string", "null"]})),
+        Just(json!({"anyOf": [{"type": "null"}, {"type": "integer"}]})),
+        Just(json!({"$ref": "#/$defs/Missing"})),
+        Just(json!({"$ref": "#"})),
         Just(json!({})),
         prop::collection::vec("[a-zA-Z0-9 _.-]{0,6}", 1..4).prop_map(|v| json!({"type": "string", "enum": v})),
     ];
@@ -222,8 +225,10 @@ fn schema(depth: u32) -> BoxedStrategy<Json> {
             inner.clone().prop_map(|i| json!({"type": "array", "items": i})),
             prop::collection::btree_map(name(), inner, 0..4).prop_flat_map(|props| {
                 let keys: Vec<String> = props.keys().cloned().collect();
-                prop::sample::subsequence(keys.clone(), 0..=keys.len()).prop_map(
-                    move |required| json!({"type": "object", "properties": props.clone(), "required": required}),
+                (prop::sample::subsequence(keys.clone(), 0..=keys.len()), prop::option::of(name())).prop_map(
+                    move |(required, title)| {
+                        json!({"type": "object", "properties": props.clone(), "required": required, "title": title})
+                    },
                 )
             }),
         ]
@@ -338,10 +343,14 @@ fn hostile_schema() -> BoxedStrategy<Json> {
     leaf.prop_recursive(2, 12, 3, |inner| {
         prop_oneof![
             inner.clone().prop_map(|i| json!({"type": "array", "items": i})),
-            (prop::collection::btree_map(hostile_text(), inner, 1..4), hostile_text()).prop_map(|(props, d)| {
-                let keys: Vec<&String> = props.keys().collect();
-                json!({"type": "object", "properties": props, "required": keys, "description": d})
-            }),
+            (prop::collection::btree_map(hostile_text(), inner.clone(), 1..4), hostile_text(), hostile_text())
+                .prop_map(|(props, d, title)| {
+                    let keys: Vec<&String> = props.keys().collect();
+                    json!({"type": "object", "properties": props, "required": keys, "description": d, "title": title})
+                }),
+            (inner.clone(), hostile_text())
+                .prop_map(|(i, name)| { json!({"$defs": {name.clone(): i}, "$ref": format!("#/$defs/{name}")}) }),
+            inner.prop_map(|i| json!({"oneOf": [i, {"type": "null"}]})),
         ]
     })
     .boxed()
@@ -456,4 +465,255 @@ fn docs(module: &cordon_syntax::ast::Module) -> Vec<String> {
         }
     }
     out
+}
+
+/// `text` on one line, each run of blanks one space, with no blank inside brackets or
+/// trailing comma before one closes.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").replace("( ", "(").replace(", )", ")").replace(", }", " }")
+}
+
+/// The tools of a real server's `tools/list`, as recorded in `tests/fixtures/`.
+fn recorded(file: &str) -> Vec<Tool> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file);
+    let list: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    serde_json::from_value(list["tools"].clone()).unwrap()
+}
+
+/// `text` is the policy recorded in `tests/fixtures/<file>`; else the new text is written
+/// beside it as `<file>.new`, to read and (if it is right) rename over the old.
+fn matches_recorded(text: &str, file: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file);
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    if old != text {
+        std::fs::write(path.with_extension("cord.new"), text).unwrap();
+        panic!("the policy differs from {}; the new one is beside it, as .cord.new", path.display());
+    }
+}
+
+/// A plan's errors against `policy` (none, when it checks).
+fn plan_errors(policy: &str, plan: &str) -> Vec<String> {
+    let mut sources = SourceMap::new();
+    let file = sources.add("imported.cord", policy);
+    let plan = sources.add("plan.cord", plan);
+    let outcome = check(&sources, &[file], Some(plan), &CheckOptions::default());
+    outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == cordon_syntax::Severity::Error)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+/// `mcp-server-time` (PyPI) declares `convert_time`'s result with a `$ref` to a `$defs`
+/// record: it is followed, and the records are named as the server names them, once each, so a
+/// plan can write them.
+#[test]
+fn the_time_servers_refs_become_the_records_it_names() {
+    let tools = recorded("time_tools.json");
+    let text = policy("time", "Time", &tools, Account::PerCall).unwrap();
+    assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
+    let flat = flat(&text);
+    for declared in [
+        "type TimeResult = { datetime: String, day_of_week: String, is_dst: Bool, timezone: String }",
+        "type TimeConversionResult = { source: TimeResult, target: TimeResult, time_difference: String }",
+        "tool get_current_time(timezone: String) -> TimeResult",
+        "tool convert_time(source_timezone: String, target_timezone: String, time: String) -> TimeConversionResult",
+    ] {
+        assert!(flat.contains(declared), "{declared}\n{text}");
+    }
+    assert_eq!(text.matches("type TimeResult").count(), 1, "{text}");
+    assert!(!text.contains("is a `String`"), "nothing falls back: {text}");
+    let module = cordon_syntax::parse(SourceMap::new().add("imported.cord", text.clone()), &text).module;
+    assert!(cordon_mcp::Binding::new("time", &tools, "Time", &[module]).is_ok());
+    let plan = r#"let r = time.convert_time("Europe/Paris", "12:00", "Asia/Tokyo");
+let here = TimeResult { timezone: "UTC", datetime: "", day_of_week: "", is_dst: false };
+if r.target.is_dst == here.is_dst { r.target.datetime } else { r.time_difference }"#;
+    assert_eq!(plan_errors(&text, plan), Vec::<String>::new(), "{text}");
+}
+
+/// Refs a hostile (or careless) server may send: each is a `String` with a note, or the type
+/// it points at, never a panic or a loop.
+#[test]
+fn refs_that_cannot_be_followed_are_strings_with_a_note() {
+    let mut chain = serde_json::Map::new();
+    for i in 0..1000 {
+        chain.insert(format!("D{i}"), json!({"$ref": format!("#/$defs/D{}", i + 1)}));
+    }
+    chain.insert("D1000".into(), json!({"type": "integer"}));
+    chain.insert("Node".into(), json!({"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}));
+    chain.insert("Ping".into(), json!({"type": "object", "properties": {"pong": {"$ref": "#/$defs/Pong"}}}));
+    chain.insert("Pong".into(), json!({"type": "object", "properties": {"ping": {"$ref": "#/$defs/Ping"}}}));
+    chain.insert("Me".into(), json!({"$ref": "#/$defs/Me"}));
+    chain.insert("Short".into(), json!({"$ref": "#/definitions/Int"}));
+    let input = json!({
+        "type": "object",
+        "$defs": chain,
+        "definitions": {"Int": {"type": "integer"}},
+        "properties": {
+            "deep": {"$ref": "#/$defs/D0"},
+            "node": {"$ref": "#/$defs/Node"},
+            "ping": {"$ref": "#/$defs/Ping"},
+            "me": {"$ref": "#/$defs/Me"},
+            "gone": {"$ref": "#/$defs/Gone"},
+            "far": {"$ref": "https://example.com/schema.json#/$defs/X"},
+            "odd": {"$ref": 7},
+            "root": {"$ref": "#"},
+            "short": {"$ref": "#/$defs/Short"}
+        },
+        "required": ["deep", "node", "ping", "me", "gone", "far", "odd", "root", "short"]
+    });
+    let text = policy("srv", "Srv", &[tool("refs", input, None)], Account::PerCall).unwrap();
+    assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
+    let flat = flat(&text);
+    for expected in [
+        "deep: String,",
+        "far: String,",
+        "gone: String,",
+        "me: String,",
+        "node: Node,",
+        "odd: String,",
+        "ping: Ping,",
+        "root: String,",
+        "short: Int)",
+        "type Node = { /// `next` is a `String`: its schema refers to itself, which Cordon has no type for. next: Option[String] }",
+        "/// `deep` is a `String`: its schema refers through too many definitions to type.",
+        "/// `far` is a `String`: its schema refers to another document, which Cordon does not read.",
+        "/// `gone` is a `String`: its schema refers to a definition it does not have.",
+        "/// `me` is a `String`: its schema refers to itself, which Cordon has no type for.",
+        "/// `odd` is a `String`: its schema refers to another document, which Cordon does not read.",
+    ] {
+        assert!(flat.contains(expected), "{expected}\n{text}");
+    }
+    // `Ping` holds a `Pong`, whose `ping` would be `Ping` again: there it is a `String`.
+    assert!(flat.contains("type Pong = { /// `ping` is a `String`: its schema refers to itself"), "{text}");
+    // A ref to the whole schema is a ref into itself.
+    assert!(flat.contains("/// `root` is a `String`"), "{text}");
+}
+
+/// `null` or a `T` is `Option[T]`, however the schema says it, with no note; a property that
+/// may also be missing is still one `Option`.
+#[test]
+fn a_union_with_null_is_an_option() {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "a": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "b": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+            "c": {"oneOf": [{"type": "boolean"}, {"type": "null"}]},
+            "d": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "number"}}]},
+            "e": {"type": ["integer", "null"]},
+            "f": {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}], "default": null},
+            "g": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null}
+        },
+        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}},
+        "required": ["a", "b", "c", "d", "e"]
+    });
+    let text = policy("srv", "Srv", &[tool("opt", input, None)], Account::PerCall).unwrap();
+    assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
+    let flat = flat(&text);
+    assert!(
+        flat.contains(
+            "tool opt(a: Option[Int], b: Option[String], c: Option[Bool], d: Option[List[Float]], e: Option[Int], \
+             f: Option[Point], g: Option[Int]) -> String"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("is a `String`"), "no note: {text}");
+}
+
+/// A record is named as its schema names it (a `$defs` name, else a `title`), as an
+/// identifier and apart from every other type; without a name, as before.
+#[test]
+fn records_take_the_names_their_schemas_give() {
+    let object = |title: &str, field: &str| json!({"type": "object", "title": title, "properties": {field: {"type": "string"}}, "required": [field]});
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "a": object("Point", "x"),
+            "b": object("Point", "y"),
+            "c": object("Option", "z"),
+            "d": object("Srv", "w"),
+            "e": object("my point!", "v"),
+            "f": object("type", "u"),
+            "g": {"type": "object", "properties": {"t": {"type": "string"}}, "required": ["t"]},
+            "h": {"$ref": "#/definitions/Where"}
+        },
+        "definitions": {"Where": object("Place", "city")},
+        "required": ["a", "b", "c", "d", "e", "f", "g", "h"]
+    });
+    let text = policy("srv", "Srv", &[tool("named", input, None)], Account::Session).unwrap();
+    assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
+    for declared in [
+        "type Point = { x: String }",
+        "type Point2 = { y: String }",
+        "type Option2 = { z: String }",
+        "type Srv2 = { w: String }",
+        "type my_point = { v: String }",
+        "type type_ = { u: String }",
+        "type NamedG = { t: String }",
+        "type Where = { city: String }",
+    ] {
+        assert!(text.contains(declared), "{declared}\n{text}");
+    }
+}
+
+/// The real filesystem server's tools (`@modelcontextprotocol/server-filesystem`, pinned in
+/// `tests/servers/`): each that writes asks on a card whose destination is its path, so
+/// "always" is for that path, never for anywhere; the whole policy is as recorded.
+#[test]
+fn the_filesystem_servers_writes_ask_on_a_card_for_their_path() {
+    let tools = recorded("filesystem_tools.json");
+    let text = policy("filesystem", "Filesystem", &tools, Account::PerCall).unwrap();
+    assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
+    let flat = flat(&text);
+    for card in [
+        r#"@card(action = "write file", destination = path, content = content)"#,
+        r#"@card(action = "edit file", destination = path, dryRun = dryRun, edits = edits)"#,
+        r#"@card(action = "create directory", destination = path)"#,
+        r#"@card(action = "move file", destination = destination, source = source)"#,
+    ] {
+        assert!(flat.contains(card), "{card}\n{text}");
+    }
+    assert_eq!(text.matches("@card(").count(), 4, "only the tools that ask have a card: {text}");
+    let module = cordon_syntax::parse(SourceMap::new().add("imported.cord", text.clone()), &text).module;
+    assert!(cordon_mcp::Binding::new("filesystem", &tools, "Filesystem", &[module]).is_ok());
+    matches_recorded(&text, "filesystem_policy.cord");
+}
+
+/// A card's keys are the gate's where a parameter is a destination or content, and every other
+/// parameter is a field of its own, under a key no misspelling check mistakes for the gate's.
+#[test]
+fn a_card_shows_every_argument_under_keys_the_checker_takes() {
+    let strings = |names: &[&str]| {
+        let props: serde_json::Map<String, Json> =
+            names.iter().map(|n| (n.to_string(), json!({"type": "string"}))).collect();
+        json!({"type": "object", "properties": props, "required": names})
+    };
+    let mail = json!({"type": "object", "properties": {
+        "to": {"type": "array", "items": {"type": "string"}}, "from_email": {"type": "string"},
+        "subject": {"type": "string"}, "body": {"type": "string"}
+    }, "required": ["to", "from_email", "subject", "body"]});
+    let tools = [
+        tool("send_mail", mail, None),
+        tool(
+            "post_note",
+            strings(&["action", "hidden", "contents", "recipient", "contnt", "channel_name", "text"]),
+            None,
+        ),
+        tool("delete_thing", strings(&["id"]), None),
+        tool("upload", strings(&["source_path", "file_path"]), None),
+    ];
+    let text = policy("srv", "Srv", &tools, Account::Session).unwrap();
+    assert_eq!(errors(&text), Vec::<String>::new(), "{text}");
+    let flat = flat(&text);
+    for card in [
+        r#"@card(action = "send mail", recipients = to, content = body, from_email = from_email, subject = subject)"#,
+        r#"@card(action = "post note", destination = recipient, content = contents, arg_action = action, channel_name = channel_name, arg_contnt = contnt, arg_hidden = hidden, text = text)"#,
+        r#"@card(action = "upload", destination = file_path, source_path = source_path)"#,
+    ] {
+        assert!(flat.contains(card), "{card}\n{text}");
+    }
+    // No destination and no content: no card, and the gate shows every argument.
+    assert_eq!(text.matches("@card(").count(), 3, "{text}");
 }

@@ -2,7 +2,7 @@
 //! declarations a plan may make, resolving type expressions, and checking function, constant
 //! and entry declarations. The state it fills is in `state.rs`.
 
-mod annotations;
+pub(crate) mod annotations;
 mod approval;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

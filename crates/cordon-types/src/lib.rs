@@ -30,6 +30,8 @@ mod state;
 mod ty;
 
 pub use calls::{CallSite, Callee, Calls};
+/// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
+pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};
 pub use holes::{BindingKind, CheckedFill, FillOutcome, HoleBinding, HoleSite, check_fill, check_nested_fill};
 pub use lint::label_defaults;
 pub use state::BUILTIN_TYPES;

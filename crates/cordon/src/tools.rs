@@ -73,8 +73,9 @@ impl Tools {
     }
 
     /// Opens what `choice` names, declared by the environments' own policies and `policies` (a
-    /// policy declaring an environment's capability replaces that environment's). A server whose tools do not match the policies is an error here, before
-    /// anything runs. The principal is the environments', else the config's `user`, else `user`.
+    /// policy declaring an environment's capability replaces that environment's). A server
+    /// whose tools do not match the policies is an error here, before anything runs. The
+    /// principal is the environments', else the config's `user`, else `user`.
     pub fn open(choice: &ToolChoice, policies: Vec<Source>) -> Result<Tools, Error> {
         refuse_writable_config(choice, &[])?;
         let config = match choice.servers.is_empty() {

@@ -165,12 +165,12 @@ impl Checker<'_> {
 }
 
 /// The keys of `@card` that mean something to the gate; any other key is an extra field.
-const CARD_KEYS: &[&str] = &["action", "destination", "content", "recipients", "hidden"];
+pub const CARD_KEYS: &[&str] = &["action", "destination", "content", "recipients", "hidden"];
 
 /// Is `key` a likely misspelling of `meant` (one edit away, or a missing or extra `s`)? A
 /// misspelt `recipients` would silently become an extra field that the intent check does not
 /// look at.
-fn near_miss(meant: &str, key: &str) -> bool {
+pub fn near_miss(meant: &str, key: &str) -> bool {
     let (a, b): (Vec<char>, Vec<char>) = (meant.chars().collect(), key.chars().collect());
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.iter().enumerate() {
