@@ -67,6 +67,9 @@ pub struct Setup {
     #[arg(long)]
     pub allow_insecure_http: bool,
 
+    #[command(flatten)]
+    pub timeout: ModelTimeout,
+
     /// Keep the sessions in this file between requests (read if it exists, written after;
     /// kept in the store too, where one run at a time may hold it)
     #[arg(long, value_name = "FILE")]
@@ -96,6 +99,27 @@ pub struct Setup {
     pub approve: ApproveArgs,
 }
 
+/// `--model-timeout`: how long one request to a model server may take (`ask`, `chat`, `run`).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ModelTimeout {
+    /// Seconds one request to the model server may take, from sending it to the last byte of
+    /// the reply (a model answers only when it is done generating)
+    #[arg(
+        long = "model-timeout",
+        value_name = "SECONDS",
+        default_value_t = HttpConfig::default().read_timeout.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub seconds: u64,
+}
+
+impl ModelTimeout {
+    /// The HTTP settings of the model's provider: the defaults, with this timeout.
+    pub fn http(self) -> HttpConfig {
+        HttpConfig { read_timeout: std::time::Duration::from_secs(self.seconds), ..HttpConfig::default() }
+    }
+}
+
 /// An open workspace, model and transcript: requests run one after another against the same
 /// state (the environment's, and the sessions').
 pub struct Conversation {
@@ -107,7 +131,7 @@ pub struct Conversation {
 
 impl Conversation {
     pub fn open(setup: &Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation, Error> {
-        let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..HttpConfig::default() };
+        let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..setup.timeout.http() };
         let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?.with_http(http);
         let provider = cordon::api::models::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
         let kept = kept(&setup.store, &setup.approve, setup.session.as_deref());
@@ -283,6 +307,28 @@ fn answer(v: &cordon::api::values::Val) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--model-timeout` alone, as `ask`, `chat` and `run` flatten it.
+    #[derive(Debug, clap::Parser)]
+    struct Timeout {
+        #[command(flatten)]
+        timeout: ModelTimeout,
+    }
+
+    fn parse(args: &[&str]) -> Result<HttpConfig, clap::Error> {
+        let parsed = <Timeout as clap::Parser>::try_parse_from(std::iter::once("cordon").chain(args.iter().copied()))?;
+        Ok(parsed.timeout.http())
+    }
+
+    #[test]
+    fn the_model_timeout_sets_the_read_timeout_and_nothing_else() {
+        assert_eq!(parse(&[]).ok(), Some(HttpConfig::default()));
+        let http = parse(&["--model-timeout", "7"]).ok();
+        let expected = HttpConfig { read_timeout: std::time::Duration::from_secs(7), ..HttpConfig::default() };
+        assert_eq!(http, Some(expected));
+        assert!(parse(&["--model-timeout", "0"]).is_err(), "no request can be answered in no time");
+        assert!(parse(&["--model-timeout", "soon"]).is_err());
+    }
 
     #[test]
     fn an_answer_is_printed_as_text_and_the_session_apart() {

@@ -13,6 +13,7 @@ mod broker;
 mod chat;
 mod check;
 mod clearance;
+mod completions;
 mod demo;
 mod interrupt;
 mod mcp;
@@ -40,7 +41,7 @@ use crate::shown::Guarded;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Debug, Parser)]
-#[command(name = "cordon", version, about = "Check agent plans against policies before they run")]
+#[command(name = "cordon", version = env!("CORDON_VERSION"), about = "Check agent plans against policies before they run")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -87,6 +88,12 @@ enum Command {
     /// Run requests in the background: each waits at its cards until a person answers them on
     /// the web page or over the HTTP API (`--add-user NAME` lets a person in)
     Serve(serve::Args),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell (e.g.
+    /// `source <(cordon completions bash)`)
+    Completions(completions::CompletionArgs),
+    /// Print the man page (roff), or write one for each subcommand into a directory with
+    /// `--dir`
+    Man(completions::ManArgs),
 }
 
 /// Everything goes to the terminal guarded (`shown`): no control sequence from data reaches
@@ -118,6 +125,8 @@ fn main() -> ExitCode {
         }
         Command::Mcp(command) => mcp::run(command),
         Command::Serve(args) => serve::run(args),
+        Command::Completions(args) => completions::completions(args, <Cli as clap::CommandFactory>::command()),
+        Command::Man(args) => completions::man(args, <Cli as clap::CommandFactory>::command()),
         Command::Broker(args) => broker::run(args)
             .map(|()| Report { stdout: String::new(), accepted: true, error: None })
             .map_err(Error::from),

@@ -28,6 +28,7 @@ use cordon::api::diagnostics::render;
 use cordon::api::events::Observers;
 use cordon::api::mcp::import::Account;
 use cordon::api::mcp::{Config, Connection};
+use cordon::api::text::escape;
 use cordon::{Audience, Request, SessionAt, Settings, Source, Workspace};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -65,6 +66,42 @@ pub enum Command {
     },
     /// Serve Cordon over MCP on stdio: tools `check`, `run` and `describe`
     Serve(Box<ServeArgs>),
+    /// Add a server that Cordon starts (`-- COMMAND ARGS`) to cordon.toml: variables and
+    /// secrets by name, never a value
+    Add {
+        /// Its name in the config (`--mcp NAME`)
+        name: String,
+        /// A variable passed through from Cordon's environment, by name; repeat for more
+        #[arg(long = "env", value_name = "VAR")]
+        env: Vec<String>,
+        /// A variable set to a vault secret, by the secret's name (`cordon secrets add SECRET
+        /// --program "COMMAND ARGS"` puts it in the vault); repeat for more
+        #[arg(long = "secret", value_name = "VAR=SECRET")]
+        secrets: Vec<String>,
+        /// The cordon.toml to edit (default: ./cordon.toml, made if missing)
+        #[arg(long = "config", value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Replace a server of that name
+        #[arg(long)]
+        replace: bool,
+        /// The command and its arguments, after `--`
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// List the config's servers: name, command or url, capabilities
+    List {
+        /// The config (default: ./cordon.toml, else $XDG_CONFIG_HOME/cordon/cordon.toml, else
+        /// ~/.config/cordon/cordon.toml); or an mcpServers JSON file, or a Codex config.toml
+        #[arg(long = "config", value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Remove a server from cordon.toml
+    Remove {
+        name: String,
+        /// The cordon.toml to edit (default: ./cordon.toml)
+        #[arg(long = "config", value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -122,7 +159,95 @@ pub fn run(command: &Command) -> Result<Report, Error> {
             Ok(Report { stdout, accepted: true, error: None })
         }
         Command::Serve(args) => serve(args),
+        Command::Add { name, env, secrets, config, replace, command } => {
+            add(name, env, secrets, config, *replace, command)
+        }
+        Command::List { config } => list(config.as_deref()),
+        Command::Remove { name, config } => {
+            let path = config.clone().unwrap_or_else(|| PathBuf::from("cordon.toml"));
+            cordon::api::mcp::edit::remove_from_file(&path, name).map_err(Error::Usage)?;
+            let stdout = format!("removed `{}` from {}\n", escape(name), escape(&path.display().to_string()));
+            Ok(Report { stdout, accepted: true, error: None })
+        }
     }
+}
+
+/// `cordon mcp add`: the entry written, and how to bind each secret it names to it.
+fn add(
+    name: &str,
+    env: &[String],
+    secrets: &[String],
+    config: &Option<PathBuf>,
+    replace: bool,
+    command: &[String],
+) -> Result<Report, Error> {
+    if let Some(var) = env.iter().find(|v| v.contains('=')) {
+        let var = escape(var.split('=').next().unwrap_or_default());
+        return Err(Error::Usage(format!(
+            "--env takes a variable's name ({var}), passed through from Cordon's environment; a value is never \
+             written: a secret goes in the vault, `cordon secrets add SECRET --program \"COMMAND ARGS\"`, then \
+             --secret {var}=SECRET"
+        )));
+    }
+    let secrets = secrets
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((var, secret)) => Ok((var.to_string(), secret.to_string())),
+            None => {
+                Err(Error::Usage(format!("--secret {}: write VAR=SECRET, the secret's name in the vault", escape(s))))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (program, args) = command.split_first().ok_or_else(|| Error::Usage("give the command after `--`".into()))?;
+    let server = cordon::api::mcp::edit::NewServer {
+        command: program.clone(),
+        args: args.to_vec(),
+        env: env.to_vec(),
+        secrets: secrets.clone(),
+    };
+    let path = config.clone().unwrap_or_else(|| PathBuf::from("cordon.toml"));
+    cordon::api::mcp::edit::add_to_file(&path, name, &server, replace).map_err(Error::Usage)?;
+    let mut stdout = format!("added `{}` to {}\n", escape(name), escape(&path.display().to_string()));
+    for (_, secret) in &secrets {
+        let program = escape(&command.join(" "));
+        stdout.push_str(&format!(
+            "its secret `{}` must be in the vault, bound to it: cordon secrets add {} --program \"{program}\"\n",
+            escape(secret),
+            escape(secret)
+        ));
+    }
+    Ok(Report { stdout, accepted: true, error: None })
+}
+
+/// `cordon mcp list`: each server on a line, escaped for the terminal.
+fn list(config: Option<&std::path::Path>) -> Result<Report, Error> {
+    let (config, path) = Config::find(config).map_err(Error::Usage)?;
+    let Some(path) = path else {
+        return Ok(Report {
+            stdout: "no config (./cordon.toml, or the user's): cordon mcp add NAME -- COMMAND ARGS\n".into(),
+            accepted: true,
+            error: None,
+        });
+    };
+    let mut stdout = format!("{}:\n", escape(&path.display().to_string()));
+    if config.servers.is_empty() {
+        stdout.push_str("  no servers\n");
+    }
+    for (name, server) in &config.servers {
+        let what = match (&server.command, &server.url) {
+            (Some(command), _) => {
+                std::iter::once(command).chain(&server.args).map(|a| escape(a)).collect::<Vec<_>>().join(" ")
+            }
+            (None, Some(url)) => escape(url),
+            (None, None) => "(no command or url)".into(),
+        };
+        let capabilities = match server.capabilities(name) {
+            Ok(all) => all.iter().map(|c| escape(c)).collect::<Vec<_>>().join(", "),
+            Err(e) => format!("error: {}", escape(&e)),
+        };
+        stdout.push_str(&format!("  {}  {what}  ({capabilities})\n", escape(name)));
+    }
+    Ok(Report { stdout, accepted: true, error: None })
 }
 
 /// Serves until the client closes stdin (or, over HTTP, until the process is stopped).

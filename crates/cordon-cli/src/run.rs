@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 
 use cordon::api::diagnostics::{Diagnostic, SourceMap, render};
 use cordon::api::events::Observers;
-use cordon::api::models::{HttpConfig, ProviderConfig, open};
+use cordon::api::models::{ProviderConfig, open};
 use cordon::api::values::Limits;
 use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
 
 use crate::approve::ApproveArgs;
+use crate::ask::ModelTimeout;
 use crate::check::Format;
 use crate::outcome::{Error, Report};
 use crate::shown::visible_json;
@@ -57,6 +58,9 @@ pub struct Args {
     #[arg(long, value_name = "SPEC")]
     pub model: Option<String>,
 
+    #[command(flatten)]
+    pub timeout: ModelTimeout,
+
     /// The plan to run
     pub plan: PathBuf,
 
@@ -89,7 +93,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dy
     let mut model = match &args.model {
         Some(spec) => {
             let config = ProviderConfig::parse(spec).map_err(|e| Error::Usage(e.to_string()))?;
-            Some(open(&config.with_http(HttpConfig::default())).map_err(|e| Error::Usage(e.to_string()))?)
+            Some(open(&config.with_http(args.timeout.http())).map_err(|e| Error::Usage(e.to_string()))?)
         }
         None => None,
     };

@@ -1,5 +1,7 @@
 //! `cordon.toml`: the MCP servers a user has, by name. Looked up as `--config PATH`, else
-//! `./cordon.toml`, else `~/.config/cordon/cordon.toml`.
+//! `./cordon.toml`, else `$XDG_CONFIG_HOME/cordon/cordon.toml` (`~/.config/cordon/cordon.toml`
+//! when `XDG_CONFIG_HOME` is not set). `--config` may also name an `mcpServers` JSON file
+//! (Claude Desktop, Claude Code, Cursor) or a Codex `config.toml` (`crate::foreign`).
 //!
 //! ```toml
 //! user = "ann"            # whom runs act for (default: user)
@@ -30,6 +32,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+
+use crate::foreign::{Format, Imported};
 
 /// The whole file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -98,6 +102,50 @@ pub enum Transport<'a> {
     Http {
         url: String,
     },
+}
+
+impl From<Imported> for Server {
+    fn from(server: Imported) -> Server {
+        Server {
+            command: server.command,
+            args: server.args,
+            url: server.url,
+            headers: server.headers,
+            credential: None,
+            env: server.env,
+            secrets: BTreeMap::new(),
+            cwd: server.cwd,
+            capability: None,
+            timeout_secs: server.timeout_secs,
+            startup_timeout_secs: server.startup_timeout_secs,
+        }
+    }
+}
+
+/// The largest config file Cordon reads.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The user's config: `$XDG_CONFIG_HOME/cordon/cordon.toml` where that variable is set to an
+/// absolute path, else `~/.config/cordon/cordon.toml`; none without either.
+pub fn user_config() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("cordon/cordon.toml"))
+}
+
+/// The text of the config file `path`: at most [`MAX_CONFIG_BYTES`], and UTF-8.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(format!("{}: a config is at most {MAX_CONFIG_BYTES} bytes", path.display()));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| format!("{}: not UTF-8 text (at byte {})", path.display(), e.utf8_error().valid_up_to()))
 }
 
 /// How long a server may take, unless its entry says.
@@ -196,25 +244,30 @@ fn judge_url(name: &str, text: &str) -> Result<String, String> {
 }
 
 impl Config {
-    /// Parses a config file's text; errors say what is wrong and where.
+    /// Parses a config file's text, in Cordon's format, an `mcpServers` JSON file's or Codex's
+    /// (`crate::foreign`); errors say what is wrong and where.
     pub fn parse(text: &str) -> Result<Config, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let imported = match Format::of(text) {
+            Format::Cordon => return toml::from_str(text).map_err(|e| e.to_string()),
+            Format::McpServersJson => crate::foreign::parse_json(text)?,
+            Format::Codex => crate::foreign::parse_codex(text)?,
+        };
+        let servers = imported.into_iter().map(|(name, server)| (name, Server::from(server))).collect();
+        Ok(Config { user: None, servers })
     }
 
-    /// Reads `path`; errors name it.
+    /// Reads `path` (at most [`MAX_CONFIG_BYTES`], UTF-8); errors name it.
     pub fn read(path: &Path) -> Result<Config, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        Config::parse(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()))
     }
 
-    /// The config `--config` names, else the first of `./cordon.toml` and
-    /// `~/.config/cordon/cordon.toml` that exists, else an empty one.
+    /// The config `--config` names, else the first of `./cordon.toml` and the user's
+    /// ([`user_config`]) that exists, else an empty one.
     pub fn find(explicit: Option<&Path>) -> Result<(Config, Option<PathBuf>), String> {
         if let Some(path) = explicit {
             return Ok((Config::read(path)?, Some(path.to_path_buf())));
         }
-        let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config/cordon/cordon.toml"));
-        for path in std::iter::once(PathBuf::from("cordon.toml")).chain(home) {
+        for path in std::iter::once(PathBuf::from("cordon.toml")).chain(user_config()) {
             if path.is_file() {
                 return Ok((Config::read(&path)?, Some(path)));
             }

@@ -1,6 +1,8 @@
 //! Cordon and the Model Context Protocol.
 //!
 //! - [`config`]: `cordon.toml`, the servers a user has.
+//! - [`foreign`]: the `mcpServers` JSON and Codex TOML files people already have, read as one.
+//! - [`edit`]: `cordon mcp add` and `remove`, editing `cordon.toml` in place.
 //! - [`client`]: a connection to one server (stdio or streamable HTTP), with timeouts, size
 //!   limits, a bounded tool list and a reaped child process.
 //! - [`host`]: a server's tools as the tools of one capability of a policy, only those the
@@ -12,6 +14,8 @@
 mod brokered;
 pub mod client;
 pub mod config;
+pub mod edit;
+pub mod foreign;
 pub mod host;
 pub mod import;
 pub mod names;

@@ -115,7 +115,8 @@ pub mod api {
 
     /// Real MCP servers: the config, a connection, a starter policy from a server's tools.
     pub mod mcp {
-        pub use cordon_mcp::{Config, Connection, import};
+        pub use cordon_mcp::config::user_config;
+        pub use cordon_mcp::{Config, Connection, edit, foreign, import};
     }
 
     /// The simulated environments, for demos and tests.

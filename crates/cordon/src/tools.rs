@@ -166,8 +166,11 @@ fn with_own_policies(hosts: &Hosts, given: Vec<Source>) -> Vec<Source> {
 fn refuse_writable_config(choice: &ToolChoice, programs: &[(String, PathBuf)]) -> Result<(), Error> {
     let mut files: Vec<(String, PathBuf)> = vec![("the config Cordon reads here".into(), PathBuf::from("cordon.toml"))];
     files.extend(programs.iter().cloned());
-    if let Some(home) = std::env::var_os("HOME") {
-        let config = PathBuf::from(home).join(".config/cordon/cordon.toml");
+    // Where Cordon reads the user's config (`$XDG_CONFIG_HOME`, else `~/.config`), and the
+    // second of these too, should the variable be set for one run and not the next.
+    let implicit = cordon_mcp::config::user_config().into_iter();
+    let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config/cordon/cordon.toml"));
+    for config in implicit.chain(home) {
         files.push(("the user's config, which Cordon reads implicitly".into(), config));
     }
     if let Some(config) = &choice.config {

@@ -1,0 +1,131 @@
+//! `cordon` at a user's shell: the completion scripts and the man pages name every subcommand,
+//! `--version` names the build, and `--model-timeout` bounds how long a silent model server is
+//! waited for.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use common::{cordon, workdir as dir_of};
+
+/// A fresh directory for one test.
+fn workdir(test: &str) -> std::path::PathBuf {
+    dir_of("cli-terminal", test)
+}
+
+/// The subcommands `cordon --help` lists (without `help`, which the man pages leave out).
+fn subcommands(dir: &std::path::Path) -> Vec<String> {
+    let help = cordon(dir, &["--help"]).stdout;
+    let listed = help.split("Commands:\n").nth(1).unwrap().split("\n\n").next().unwrap();
+    let names: Vec<String> = listed
+        .lines()
+        .filter_map(|line| line.strip_prefix("  ")?.split_whitespace().next().map(str::to_string))
+        .filter(|name| name != "help")
+        .collect();
+    for expected in ["check", "run", "ask", "chat", "audit", "serve", "completions", "man"] {
+        assert!(names.iter().any(|name| name == expected), "{expected} in {names:?}");
+    }
+    names
+}
+
+#[test]
+fn every_shell_has_a_completion_script_naming_every_subcommand() {
+    let dir = workdir("completions");
+    let names = subcommands(&dir);
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = cordon(&dir, &["completions", shell]);
+        assert_eq!(script.code, 0, "{script:?}");
+        for name in &names {
+            assert!(script.stdout.contains(name.as_str()), "{shell}: no {name}");
+        }
+    }
+    let bash = cordon(&dir, &["completions", "bash"]).stdout;
+    assert!(bash.contains("complete -F _cordon"), "{bash}");
+    // Nested subcommands and flags are there too.
+    assert!(bash.contains("verify") && bash.contains("--model-timeout"), "{bash}");
+    let path = dir.join("cordon.bash");
+    std::fs::write(&path, &bash).unwrap();
+    // `bash -n` parses without running; a machine without bash skips this.
+    if let Ok(status) = std::process::Command::new("bash").arg("-n").arg(&path).status() {
+        assert!(status.success(), "bash -n rejected the script");
+    }
+    let unknown = cordon(&dir, &["completions", "tcsh"]);
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+}
+
+#[test]
+fn the_man_page_is_roff_and_names_every_subcommand() {
+    let dir = workdir("man");
+    let names = subcommands(&dir);
+    let man = cordon(&dir, &["man"]);
+    assert_eq!(man.code, 0, "{man:?}");
+    assert!(man.stdout.contains("\n.TH CORDON 1 "), "{}", man.stdout);
+    assert!(man.stdout.contains(".SH SYNOPSIS"), "{}", man.stdout);
+    for name in &names {
+        // roff writes a hyphen as `\-`.
+        assert!(man.stdout.contains(&format!("cordon\\-{name}(1)")), "no {name}: {}", man.stdout);
+    }
+    // With `--dir`: a page for `cordon` and one for each subcommand, nested ones too.
+    let pages = dir.join("man1");
+    let written = cordon(&dir, &["man", "--dir", pages.to_str().unwrap()]);
+    assert_eq!(written.code, 0, "{written:?}");
+    let mut expected: Vec<String> = names.iter().map(|name| format!("cordon-{name}")).collect();
+    expected.extend(["cordon".to_string(), "cordon-audit-verify".to_string()]);
+    for name in expected {
+        let path = pages.join(format!("{name}.1"));
+        assert!(written.stdout.contains(&format!("{}\n", path.display())), "{}", written.stdout);
+        let page = std::fs::read_to_string(&path).unwrap();
+        let title = format!("\n.TH {} 1 ", name.to_uppercase());
+        assert!(page.contains(&title), "{name}: {page}");
+    }
+}
+
+#[test]
+fn the_version_names_the_crate_and_the_commit_when_there_is_one() {
+    let dir = workdir("version");
+    let version = cordon(&dir, &["--version"]);
+    assert_eq!(version.code, 0, "{version:?}");
+    let line = version.stdout.strip_suffix('\n').unwrap();
+    let rest = line.strip_prefix(&format!("cordon {}", env!("CARGO_PKG_VERSION"))).unwrap();
+    // Built from a checkout: ` (abc1234 2026-12-06)`; from a tarball: nothing more.
+    if !rest.is_empty() {
+        let inside = rest.strip_prefix(" (").and_then(|rest| rest.strip_suffix(')')).unwrap();
+        let (hash, date) = inside.split_once(' ').unwrap();
+        assert!(hash.len() >= 4 && hash.chars().all(|c| c.is_ascii_hexdigit()), "{line}");
+        assert_eq!(date.len(), 10, "{line}");
+        assert!(date.chars().all(|c| c.is_ascii_digit() || c == '-'), "{line}");
+    }
+}
+
+/// A model server that takes connections and never answers: `--model-timeout 1` gives up after
+/// a second, on `ask` and on `run`, saying that it timed out.
+#[test]
+fn a_silent_model_server_is_given_up_on_after_the_model_timeout() {
+    let dir = workdir("model_timeout");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let model = format!("openai:silent@http://{}/v1", listener.local_addr().unwrap());
+    // Connections are held open, unanswered, until the test's process ends.
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    let plan = dir.join("plan.cord");
+    std::fs::write(&plan, "agent[(String, Session)](\"How long is the roadmap?\", s)\n").unwrap();
+    let plan = plan.display().to_string();
+    let commands: [&[&str]; 2] = [
+        &["ask", "--env", "github", "--model", &model, "--model-timeout", "1", "How many open issues?"],
+        &["run", "--model", &model, "--model-timeout", "1", &plan],
+    ];
+    for args in commands {
+        let started = Instant::now();
+        let output = cordon(&dir, args);
+        let took = started.elapsed();
+        assert_ne!(output.code, 0, "{output:?}");
+        let said = format!("{}{}", output.stdout, output.stderr);
+        assert!(said.contains("after 1.0s (timed out)"), "{args:?}: {said}");
+        // One attempt per fill, each a second: well under the default of 300.
+        assert!(took < Duration::from_secs(20), "{args:?} took {took:?}");
+    }
+}
