@@ -56,7 +56,8 @@ pub enum Command {
         /// The server's name in the config
         server: String,
         /// The config listing MCP servers (default: ./cordon.toml, else
-        /// ~/.config/cordon/cordon.toml)
+        /// $XDG_CONFIG_HOME/cordon/cordon.toml, else ~/.config/cordon/cordon.toml); or an
+        /// mcpServers JSON file, or a Codex config.toml
         #[arg(long = "config", value_name = "FILE")]
         config: Option<PathBuf>,
         /// The tools act on one account: thread a session through them, which Cordon keeps

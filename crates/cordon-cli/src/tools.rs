@@ -38,7 +38,9 @@ pub struct ToolArgs {
     #[arg(long = "mcp", value_name = "SERVER")]
     pub servers: Vec<String>,
 
-    /// The config listing MCP servers (default: ./cordon.toml, else ~/.config/cordon/cordon.toml)
+    /// The config listing MCP servers (default: ./cordon.toml, else
+    /// $XDG_CONFIG_HOME/cordon/cordon.toml, else ~/.config/cordon/cordon.toml); or an mcpServers
+    /// JSON file, or a Codex config.toml
     #[arg(long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
