@@ -167,7 +167,8 @@ fn parked_and_answered(storage: &Storage, worker: &mut Worker) -> RunId {
     let id = submit(storage, "alice", ONE_WRITE);
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
     let seal = storage.store().queued_run(id).unwrap().unwrap().seal.unwrap();
-    cordon::background::answer(storage, KEY, id, &seal, "alice", "yes").unwrap().unwrap();
+    let given = cordon::background::Given { seal: &seal, answer: "yes", confirm: None };
+    cordon::background::answer(storage, KEY, id, "alice", &given).unwrap().unwrap();
     id
 }
 

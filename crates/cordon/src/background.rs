@@ -25,7 +25,7 @@ use cordon_store::{Claimed, Parking, RequestId, RunId, RunKind, RunState, Status
 use serde_json::json;
 
 use crate::park::answer_to_apply;
-pub use crate::park::{Background, Later, Waiting, answer, card_record, seal, seal_holds};
+pub use crate::park::{Background, Given, Later, Refused, Waiting, answer, card_record, seal, seal_holds};
 use crate::report::{Audience, Ended};
 use crate::{Clearance, Error, Request, Source, Storage, Workspace};
 

@@ -15,7 +15,7 @@ use cordon_engine::{Stage, Verdict};
 use cordon_gate::{Answer, Approver, Card, Reply};
 use cordon_runtime::effect::Effect;
 use cordon_runtime::{ErrorKind, Run, RunError};
-use cordon_store::{Lease, RequestId, RunId, Store, StoreError};
+use cordon_store::{AnswerRefused, Lease, QueuedRun, RequestId, RunId, Store, StoreError};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
@@ -124,19 +124,93 @@ fn answer_mac(key: &[u8], run: RunId, seal: &str, by: &str, answer: &str) -> Str
     mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Takes `by`'s `answer` to the card sealed `seal` that run `run` waits on, MACed under `key`
-/// (see [`cordon_store::NewAnswer`]): the store's refusal if it does not take it.
+/// A person's answer to a card, as a page or the API takes it.
+#[derive(Clone, Copy, Debug)]
+pub struct Given<'a> {
+    /// The seal of the card the person was shown.
+    pub seal: &'a str,
+    /// `yes`, `no` or `always`.
+    pub answer: &'a str,
+    /// For a flagged card approved: what the person typed of the flagged value.
+    pub confirm: Option<&'a str>,
+}
+
+/// Why an answer was not taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// The store's reasons: no such run, another person's, not waiting, another card, too late.
+    Store(AnswerRefused),
+    /// The answer is not `yes`, `no` or `always`.
+    NotAnAnswer,
+    /// The stored card's seal does not hold: it was changed after it was made.
+    CardChanged,
+    /// A flagged card approved without typing the end of its flagged value, or with "always".
+    NotConfirmed,
+    /// "always" on a card that cannot be remembered.
+    NotGrantable,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Store(why) => why.fmt(f),
+            Refused::NotAnAnswer => f.write_str("the answer is yes, no or always"),
+            Refused::CardChanged => {
+                f.write_str("the card was changed in the store after it was made: it cannot be answered")
+            }
+            Refused::NotConfirmed => {
+                f.write_str("a flagged card is approved only by typing the end of the flagged value, never always")
+            }
+            Refused::NotGrantable => f.write_str("this card cannot be remembered: answer yes or no"),
+        }
+    }
+}
+
+/// Takes `by`'s answer to the card run `run` waits on, for every front end: only the run's
+/// principal's; only for the card sealed as given, whose stored seal holds under `key`; a
+/// flagged card approved only with the end of its flagged value typed, never "always"; "always"
+/// only where the card allows it. Then the store takes it once, with its audit row and a MAC
+/// under `key` (see [`cordon_store::NewAnswer`]).
 pub fn answer(
     storage: &Storage,
     key: &[u8],
     run: RunId,
-    seal: &str,
     by: &str,
-    answer: &str,
-) -> Result<Result<(), cordon_store::AnswerRefused>, Error> {
-    let mac = answer_mac(key, run, seal, by, answer);
-    let given = cordon_store::NewAnswer { seal, by, answer, mac: &mac };
-    storage.store().answer_run(run, &given).map_err(|e| storage.error(e))
+    given: &Given<'_>,
+) -> Result<Result<(), Refused>, Error> {
+    let queued = storage.store().queued_run(run).map_err(|e| storage.error(e))?;
+    let refusal = match &queued {
+        None => Some(Refused::Store(AnswerRefused::NoSuchRun)),
+        Some(r) if r.principal != by => Some(Refused::Store(AnswerRefused::NotYours)),
+        Some(r) => refusal(key, r, given),
+    };
+    if let Some(refused) = refusal {
+        return Ok(Err(refused));
+    }
+    let mac = answer_mac(key, run, given.seal, by, given.answer);
+    let new = cordon_store::NewAnswer { seal: given.seal, by, answer: given.answer, mac: &mac };
+    Ok(storage.store().answer_run(run, &new).map_err(|e| storage.error(e))?.map_err(Refused::Store))
+}
+
+/// Why `given` may not answer the card `run` waits on, if it may not.
+fn refusal(key: &[u8], run: &QueuedRun, given: &Given<'_>) -> Option<Refused> {
+    let (Some(card), Some(seal)) = (&run.card, &run.seal) else {
+        return Some(Refused::Store(AnswerRefused::NotWaiting));
+    };
+    if !matches!(given.answer, "yes" | "no" | "always") {
+        return Some(Refused::NotAnAnswer);
+    }
+    if !seal_holds(key, run.id, card, seal) {
+        return Some(Refused::CardChanged);
+    }
+    if let Some(confirm) = card["confirm"].as_object().filter(|_| given.answer != "no") {
+        let tail = confirm.get("tail").and_then(|t| t.as_str()).unwrap_or_default();
+        let typed = given.confirm.unwrap_or_default().trim();
+        if given.answer == "always" || !crate::people::same(typed, tail.trim()) {
+            return Some(Refused::NotConfirmed);
+        }
+    }
+    (given.answer == "always" && card["grantable"] != true).then_some(Refused::NotGrantable)
 }
 
 /// The answer a worker may apply to run `run`'s card sealed `seal`: a person's, whose MAC holds;

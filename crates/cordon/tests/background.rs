@@ -10,7 +10,7 @@ use std::path::Path;
 use cordon::api::Grant;
 use cordon::api::store::Verdict;
 use cordon::api::store::{AnswerRefused, EffectIntent, NewRun, RunId, RunKind, RunState};
-use cordon::background::{Did, Worker, WorkerSettings, seal_holds};
+use cordon::background::{Did, Given, Refused, Worker, WorkerSettings, seal_holds};
 use cordon::{Storage, ToolChoice, Tools, Workspace};
 
 const KEY: &[u8] = b"the deployment's key, for tests";
@@ -62,6 +62,19 @@ fn new_worker(name: &str, storage: &Storage, out: &Path, lease_ms: i64, card_ms:
     Worker::new(settings, storage.clone(), Box::new(open))
 }
 
+/// Alice's two writes, parked at the first card by a worker.
+fn parked(storage: &Storage, out: &Path) -> (Worker, RunId) {
+    let mut worker = new_worker("w1", storage, out, 60_000, 3_600_000);
+    let id = submit(storage, "alice", TWO_WRITES);
+    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    (worker, id)
+}
+
+/// The store's database, as whoever can write its file opens it.
+fn database(dir: &tempfile::TempDir) -> rusqlite::Connection {
+    rusqlite::Connection::open(dir.path().join("cordon.db")).unwrap()
+}
+
 fn submit(storage: &Storage, principal: &str, plan: &str) -> RunId {
     let run = NewRun { principal, kind: RunKind::Plan, name: "plan.cord", text: plan, clearance: None };
     storage.store().submit_run(&run).expect("queued")
@@ -76,9 +89,15 @@ fn card(storage: &Storage, id: RunId) -> (serde_json::Value, String) {
     (card, seal)
 }
 
-fn answer(storage: &Storage, id: RunId, by: &str, answer: &str) -> Result<(), AnswerRefused> {
+fn answer(storage: &Storage, id: RunId, by: &str, answer: &str) -> Result<(), Refused> {
     let (_, seal) = card(storage, id);
-    cordon::background::answer(storage, KEY, id, &seal, by, answer).expect("the store answers")
+    given(storage, id, by, &seal, answer)
+}
+
+/// `by`'s `answer` to the card sealed `seal`.
+fn given(storage: &Storage, id: RunId, by: &str, seal: &str, answer: &str) -> Result<(), Refused> {
+    let given = Given { seal, answer, confirm: None };
+    cordon::background::answer(storage, KEY, id, by, &given).expect("the store answers")
 }
 
 fn json(text: &str) -> serde_json::Value {
@@ -102,9 +121,9 @@ fn a_run_parks_at_each_card_and_goes_on_when_its_principal_answers() {
     assert!(shown["text"].as_str().unwrap().contains("a.txt"), "{shown}");
     assert_eq!(worker.work_once().unwrap(), None, "a waiting run is no one's work");
 
-    assert_eq!(answer(&storage, id, "bob", "yes"), Err(AnswerRefused::NotYours));
+    assert_eq!(answer(&storage, id, "bob", "yes"), Err(Refused::Store(AnswerRefused::NotYours)));
     assert_eq!(answer(&storage, id, "alice", "yes"), Ok(()));
-    assert_eq!(answer(&storage, id, "alice", "yes"), Err(AnswerRefused::NotWaiting), "a second answer");
+    assert_eq!(answer(&storage, id, "alice", "yes"), Err(Refused::Store(AnswerRefused::NotWaiting)), "a second answer");
 
     // Another worker, as another process would, goes on with the saved run.
     let mut other = new_worker("w2", &storage, &out, 60_000, 3_600_000);
@@ -137,7 +156,7 @@ fn a_card_whose_deadline_passes_is_denied_by_no_one() {
     let mut worker = new_worker("w1", &storage, &out, 60_000, 0);
     let id = submit(&storage, "alice", TWO_WRITES);
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
-    assert_eq!(answer(&storage, id, "alice", "yes"), Err(AnswerRefused::TooLate));
+    assert_eq!(answer(&storage, id, "alice", "yes"), Err(Refused::Store(AnswerRefused::TooLate)));
     // Both cards pass their deadline in turn.
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
     assert_eq!(worker.work_once().unwrap(), Some(Did::Ended(id, RunState::Done)));
@@ -151,12 +170,10 @@ fn a_card_whose_deadline_passes_is_denied_by_no_one() {
 #[test]
 fn a_saved_run_edited_in_the_store_is_refused() {
     let Fixture { dir, out, storage } = Fixture::new();
-    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
-    let id = submit(&storage, "alice", TWO_WRITES);
-    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    let (mut worker, id) = parked(&storage, &out);
     assert_eq!(answer(&storage, id, "alice", "yes"), Ok(()));
     // Anyone who can write the database changes the saved run: the label of a value, say.
-    let db = rusqlite::Connection::open(dir.path().join("cordon.db")).unwrap();
+    let db = database(&dir);
     db.execute("UPDATE runs SET saved = CAST(replace(CAST(saved AS TEXT), 'first', 'FIRST') AS BLOB)", []).unwrap();
     assert_eq!(worker.work_once().unwrap(), Some(Did::Ended(id, RunState::Failed)));
     let run = storage.store().queued_run(id).unwrap().unwrap();
@@ -168,11 +185,14 @@ fn a_saved_run_edited_in_the_store_is_refused() {
 #[test]
 fn a_card_edited_in_the_store_no_longer_holds_its_seal() {
     let Fixture { dir, out, storage } = Fixture::new();
-    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
-    let id = submit(&storage, "alice", TWO_WRITES);
-    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
-    let db = rusqlite::Connection::open(dir.path().join("cordon.db")).unwrap();
+    let (mut worker, id) = parked(&storage, &out);
+    let (_, seal) = card(&storage, id);
+    let db = database(&dir);
     db.execute("UPDATE runs SET card = replace(card, 'a.txt', 'harmless.txt')", []).unwrap();
+    // No one can answer it: the person would approve what the store says, not what will happen.
+    assert_eq!(given(&storage, id, "alice", &seal, "yes"), Err(Refused::CardChanged));
+    assert_eq!(worker.work_once().unwrap(), None, "it waits still, unanswered");
+    assert!(!out.join("a.txt").exists() && !out.join("harmless.txt").exists());
     let run = storage.store().queued_run(id).unwrap().unwrap();
     assert!(!seal_holds(KEY, id, run.card.as_ref().unwrap(), run.seal.as_ref().unwrap()));
     // Sealing the edited card needs the key; under any other, the seal does not hold either.
@@ -183,13 +203,11 @@ fn a_card_edited_in_the_store_no_longer_holds_its_seal() {
 #[test]
 fn an_answer_to_another_card_than_the_one_the_run_waits_on_is_refused() {
     let Fixture { dir: _dir, out, storage } = Fixture::new();
-    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
-    let id = submit(&storage, "alice", TWO_WRITES);
-    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    let (_worker, id) = parked(&storage, &out);
     // The seal answered is another card's (say a page showed an older one): the store keeps the
     // answer only for the card the run waits on.
-    let refused = cordon::background::answer(&storage, KEY, id, "0f".repeat(32).as_str(), "alice", "yes").unwrap();
-    assert_eq!(refused, Err(AnswerRefused::OtherCard));
+    let refused = given(&storage, id, "alice", "0f".repeat(32).as_str(), "yes");
+    assert_eq!(refused, Err(Refused::Store(AnswerRefused::OtherCard)));
 }
 
 #[test]
@@ -268,9 +286,7 @@ fn tools_that_act_for_someone_refuse_anyone_else() {
 #[test]
 fn two_answers_at_once_to_one_card_are_taken_once() {
     let Fixture { dir, out, storage } = Fixture::new();
-    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
-    let id = submit(&storage, "alice", TWO_WRITES);
-    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    let (_worker, id) = parked(&storage, &out);
     let (_, seal) = card(&storage, id);
     // Two servers (each with its own connection to the store) take an answer at the same time.
     let path = dir.path().join("cordon.db");
@@ -280,13 +296,13 @@ fn two_answers_at_once_to_one_card_are_taken_once() {
             let (path, seal) = (path.clone(), seal.clone());
             std::thread::spawn(move || {
                 let own = Storage::open(&path, cordon::api::store::Durability::SurvivesCrash).unwrap();
-                cordon::background::answer(&own, KEY, id, &seal, "alice", answer).unwrap()
+                given(&own, id, "alice", &seal, answer)
             })
         })
         .collect();
     let taken: Vec<_> = answers.into_iter().map(|t| t.join().unwrap()).collect();
     assert_eq!(taken.iter().filter(|t| t.is_ok()).count(), 1, "{taken:?}");
-    assert!(taken.contains(&Err(AnswerRefused::NotWaiting)), "{taken:?}");
+    assert!(taken.contains(&Err(Refused::Store(AnswerRefused::NotWaiting))), "{taken:?}");
     let rows = storage.store().rows(1, 1000).unwrap();
     assert_eq!(rows.iter().filter(|r| r.kind == "answer").count(), 1);
     intact(&storage);
@@ -319,12 +335,10 @@ fn workers_on_one_store_each_take_a_run_once() {
 #[test]
 fn an_approval_written_into_the_store_without_the_key_is_a_denial() {
     let Fixture { dir, out, storage } = Fixture::new();
-    let mut worker = new_worker("w1", &storage, &out, 60_000, 3_600_000);
-    let id = submit(&storage, "alice", TWO_WRITES);
-    assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
+    let (mut worker, id) = parked(&storage, &out);
     assert_eq!(answer(&storage, id, "alice", "no"), Ok(()));
     // Whoever can write the database turns the person's no into a yes.
-    let db = rusqlite::Connection::open(dir.path().join("cordon.db")).unwrap();
+    let db = database(&dir);
     db.execute("UPDATE runs SET answer = 'yes'", []).unwrap();
     // The worker parks again at the second card: the first write was denied.
     assert_eq!(worker.work_once().unwrap(), Some(Did::Parked(id)));
@@ -371,9 +385,14 @@ fn a_request_in_words_parks_inside_the_models_fill_and_goes_on_there() {
     let id = storage.store().submit_run(&run).unwrap();
     let did = worker.work_once().unwrap();
     assert_eq!(did, Some(Did::Parked(id)), "{:?}", storage.store().queued_run(id).unwrap().unwrap().result);
-    let (shown, _) = card(&storage, id);
+    let (shown, seal) = card(&storage, id);
     assert!(shown["text"].as_str().unwrap().contains("create issue"), "{shown}");
-    assert_eq!(answer(&storage, id, &principal, "yes"), Ok(()));
+    // The card is flagged (the model's fill chose where the issue goes): approved only by typing
+    // the end of the flagged value, in every front end.
+    assert_eq!(answer(&storage, id, &principal, "yes"), Err(Refused::NotConfirmed));
+    let tail = shown["confirm"]["tail"].as_str().expect("a flagged card");
+    let typed = Given { seal: &seal, answer: "yes", confirm: Some(tail) };
+    assert_eq!(cordon::background::answer(&storage, KEY, id, &principal, &typed).unwrap(), Ok(()));
     assert_eq!(worker.work_once().unwrap(), Some(Did::Ended(id, RunState::Done)));
     let result = storage.store().queued_run(id).unwrap().unwrap().result.unwrap();
     assert!(result["result"][0].as_str().unwrap().starts_with("Opened #"), "{result}");

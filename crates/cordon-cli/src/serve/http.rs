@@ -10,7 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use cordon::Storage;
 use cordon::api::store::{AnswerRefused, NewRun, QueuedRun, RunId, RunKind, RunState, WebSession};
-use cordon::background::seal_holds;
+use cordon::background::{self, seal_holds};
 use cordon::people;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -233,32 +233,18 @@ impl Server {
     /// Takes `user`'s answer to `run`'s card: the card they saw (its seal), their answer, and
     /// for a flagged card what they typed of the flagged value.
     fn answer(&self, user: &str, run: &QueuedRun, given: &Given) -> Result<(), (StatusCode, String)> {
-        let refused = |why: &str| Err((StatusCode::CONFLICT, why.to_string()));
-        let (Some(card), Some(seal)) = (&run.card, &run.seal) else { return refused("the run waits on no card") };
-        if !seal_holds(&self.key, run.id, card, seal) {
-            return refused("the card was changed in the store after it was made: it cannot be answered");
-        }
-        let answer = match given.answer.as_str() {
-            "yes" | "no" | "always" => given.answer.as_str(),
-            _ => return Err((StatusCode::BAD_REQUEST, "the answer is yes, no or always".into())),
-        };
-        if let Some(confirm) = card["confirm"].as_object().filter(|_| answer != "no") {
-            let tail = confirm.get("tail").and_then(|t| t.as_str()).unwrap_or_default();
-            let typed = given.confirm.as_deref().unwrap_or_default().trim();
-            if answer == "always" || !people::same(typed, tail.trim()) {
-                return refused("a flagged card is approved only by typing the end of the flagged value, never always");
-            }
-        }
-        if answer == "always" && card["grantable"] != true {
-            return refused("this card cannot be remembered: answer yes or no");
-        }
-        match cordon::background::answer(&self.storage, &self.key, run.id, &given.seal, user, answer) {
+        let given = background::Given { seal: &given.seal, answer: &given.answer, confirm: given.confirm.as_deref() };
+        match background::answer(&self.storage, &self.key, run.id, user, &given) {
             Ok(Ok(())) => {
                 self.wake.notify();
                 Ok(())
             }
             Ok(Err(why)) => {
-                let status = if why == AnswerRefused::NotYours { StatusCode::FORBIDDEN } else { StatusCode::CONFLICT };
+                let status = match why {
+                    background::Refused::Store(AnswerRefused::NotYours) => StatusCode::FORBIDDEN,
+                    background::Refused::NotAnAnswer => StatusCode::BAD_REQUEST,
+                    _ => StatusCode::CONFLICT,
+                };
                 Err((status, why.to_string()))
             }
             Err(_) => Err((StatusCode::INTERNAL_SERVER_ERROR, "the store could not take the answer".into())),
