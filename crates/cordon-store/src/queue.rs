@@ -233,3 +233,60 @@ pub struct WebSession {
     pub csrf: String,
     pub expires_ms: i64,
 }
+
+/// The columns of a stored run, in the order [`RunRow`] takes them.
+pub(crate) const RUN_COLUMNS: &str = "id, created_ms, updated_ms, principal, kind, name, text, state, request, card, \
+     seal, deadline_ms, answer, answered_by, answered_ms, result, answer_mac, clearance";
+
+/// A stored run as its row holds it, column by column ([`RUN_COLUMNS`]): what each store reads;
+/// `QueuedRun::from` makes sense of it, once for every store.
+pub(crate) struct RunRow {
+    pub id: i64,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    pub principal: String,
+    pub kind: String,
+    pub name: String,
+    pub text: String,
+    pub state: String,
+    pub request: Option<i64>,
+    pub card: Option<String>,
+    pub seal: Option<String>,
+    pub deadline_ms: Option<i64>,
+    pub answer: Option<String>,
+    pub answered_by: Option<String>,
+    pub answered_ms: Option<i64>,
+    pub result: Option<String>,
+    pub answer_mac: Option<String>,
+    pub clearance: Option<String>,
+}
+
+impl From<RunRow> for QueuedRun {
+    fn from(r: RunRow) -> QueuedRun {
+        let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
+        let answer = r.answer.map(|answer| GivenAnswer {
+            answer,
+            by: r.answered_by,
+            at_ms: r.answered_ms.unwrap_or(0),
+            mac: r.answer_mac,
+        });
+        QueuedRun {
+            id: RunId(r.id),
+            created_ms: r.created_ms,
+            updated_ms: r.updated_ms,
+            principal: r.principal,
+            // A kind or state this crate does not write is read as the safest: a plan, failed.
+            kind: RunKind::parse(&r.kind).unwrap_or(RunKind::Plan),
+            name: r.name,
+            text: r.text,
+            state: RunState::parse(&r.state).unwrap_or(RunState::Failed),
+            request: r.request.map(RequestId),
+            card: json(r.card),
+            seal: r.seal,
+            deadline_ms: r.deadline_ms,
+            answer,
+            result: json(r.result),
+            clearance: r.clearance,
+        }
+    }
+}

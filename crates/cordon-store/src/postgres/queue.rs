@@ -20,61 +20,47 @@ use super::conn::Tx;
 use super::log::{append_in, last_seq_in, sql_seq};
 use crate::audit::kind;
 use crate::queue::{
-    AnswerRefused, Claimed, GivenAnswer, Lease, NewAnswer, NewRun, Parking, QueuedRun, RunId, RunKind, RunState,
+    AnswerRefused, Claimed, Lease, NewAnswer, NewRun, Parking, QueuedRun, RUN_COLUMNS, RunId, RunRow, RunState,
     WebSession,
 };
 use crate::request::RequestId;
 use crate::{StoreError, now_ms};
 
-const SELECT_RUN: &str = "SELECT id, created_ms, updated_ms, principal, kind, name, text, state, request, card, seal, \
-     deadline_ms, answer, answered_by, answered_ms, result, answer_mac, clearance FROM runs";
-
 /// The database server's time, in Unix milliseconds: the clock of leases.
 const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 fn run_row(r: &Row) -> Result<QueuedRun, StoreError> {
-    let json = |i: usize| -> Result<Option<Value>, StoreError> {
-        let text: Option<&str> = r.try_get(i)?;
-        Ok(text.and_then(|t| serde_json::from_str(t).ok()))
-    };
-    let answer = match r.try_get::<_, Option<String>>(12)? {
-        Some(answer) => Some(GivenAnswer {
-            answer,
-            by: r.try_get(13)?,
-            at_ms: r.try_get::<_, Option<i64>>(14)?.unwrap_or(0),
-            mac: r.try_get(16)?,
-        }),
-        None => None,
-    };
-    // A kind or state this crate does not write is read as the safest: a plan, failed.
-    let kind = RunKind::parse(r.try_get(4)?).unwrap_or(RunKind::Plan);
-    let state = RunState::parse(r.try_get(7)?).unwrap_or(RunState::Failed);
-    Ok(QueuedRun {
-        id: RunId(r.try_get(0)?),
+    let row = RunRow {
+        id: r.try_get(0)?,
         created_ms: r.try_get(1)?,
         updated_ms: r.try_get(2)?,
         principal: r.try_get(3)?,
-        kind,
+        kind: r.try_get(4)?,
         name: r.try_get(5)?,
         text: r.try_get(6)?,
-        state,
-        request: r.try_get::<_, Option<i64>>(8)?.map(RequestId),
-        card: json(9)?,
+        state: r.try_get(7)?,
+        request: r.try_get(8)?,
+        card: r.try_get(9)?,
         seal: r.try_get(10)?,
         deadline_ms: r.try_get(11)?,
-        answer,
-        result: json(15)?,
+        answer: r.try_get(12)?,
+        answered_by: r.try_get(13)?,
+        answered_ms: r.try_get(14)?,
+        result: r.try_get(15)?,
+        answer_mac: r.try_get(16)?,
         clearance: r.try_get(17)?,
-    })
+    };
+    Ok(row.into())
 }
 
 pub(super) fn run_in(tx: &mut Tx<'_>, id: RunId) -> Result<Option<QueuedRun>, StoreError> {
-    tx.query_opt(&format!("{SELECT_RUN} WHERE id = $1"), &[&id.0])?.as_ref().map(run_row).transpose()
+    tx.query_opt(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), &[&id.0])?.as_ref().map(run_row).transpose()
 }
 
 pub(super) fn runs_in(tx: &mut Tx<'_>, principal: Option<&str>, limit: usize) -> Result<Vec<QueuedRun>, StoreError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let sql = format!("{SELECT_RUN} WHERE $1::text IS NULL OR principal = $1 ORDER BY id DESC LIMIT $2");
+    let sql =
+        format!("SELECT {RUN_COLUMNS} FROM runs WHERE $1::text IS NULL OR principal = $1 ORDER BY id DESC LIMIT $2");
     tx.query(&sql, &[&principal, &limit])?.iter().map(run_row).collect()
 }
 

@@ -7,59 +7,47 @@ use serde_json::{Value, json};
 use super::log::{append_in, head_in, sql_seq};
 use crate::audit::kind;
 use crate::queue::{
-    AnswerRefused, Claimed, GivenAnswer, Lease, NewAnswer, NewRun, Parking, QueuedRun, RunId, RunKind, RunState,
+    AnswerRefused, Claimed, Lease, NewAnswer, NewRun, Parking, QueuedRun, RUN_COLUMNS, RunId, RunRow, RunState,
     WebSession,
 };
 use crate::request::RequestId;
 use crate::{StoreError, now_ms};
 
-const SELECT_RUN: &str = "SELECT id, created_ms, updated_ms, principal, kind, name, text, state, request, card, seal, \
-     deadline_ms, answer, answered_by, answered_ms, result, answer_mac, clearance FROM runs";
-
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedRun> {
-    let json = |i: usize| -> rusqlite::Result<Option<Value>> {
-        let text: Option<String> = r.get(i)?;
-        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
-    };
-    let answer = match r.get::<_, Option<String>>(12)? {
-        Some(answer) => Some(GivenAnswer {
-            answer,
-            by: r.get(13)?,
-            at_ms: r.get::<_, Option<i64>>(14)?.unwrap_or(0),
-            mac: r.get(16)?,
-        }),
-        None => None,
-    };
-    // A kind or state this crate does not write is read as the safest: a plan, failed.
-    let kind = RunKind::parse(r.get_ref(4)?.as_str().unwrap_or("")).unwrap_or(RunKind::Plan);
-    let state = RunState::parse(r.get_ref(7)?.as_str().unwrap_or("")).unwrap_or(RunState::Failed);
-    Ok(QueuedRun {
-        id: RunId(r.get(0)?),
+    let row = RunRow {
+        id: r.get(0)?,
         created_ms: r.get(1)?,
         updated_ms: r.get(2)?,
         principal: r.get(3)?,
-        kind,
+        kind: r.get(4)?,
         name: r.get(5)?,
         text: r.get(6)?,
-        state,
-        request: r.get::<_, Option<i64>>(8)?.map(RequestId),
-        card: json(9)?,
+        state: r.get(7)?,
+        request: r.get(8)?,
+        card: r.get(9)?,
         seal: r.get(10)?,
         deadline_ms: r.get(11)?,
-        answer,
-        result: json(15)?,
+        answer: r.get(12)?,
+        answered_by: r.get(13)?,
+        answered_ms: r.get(14)?,
+        result: r.get(15)?,
+        answer_mac: r.get(16)?,
         clearance: r.get(17)?,
-    })
+    };
+    Ok(row.into())
 }
 
 pub(super) fn run_in(c: &Connection, id: RunId) -> Result<Option<QueuedRun>, StoreError> {
-    Ok(c.prepare_cached(&format!("{SELECT_RUN} WHERE id = ?1"))?.query_row([id.0], run_row).optional()?)
+    Ok(c.prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?
+        .query_row([id.0], run_row)
+        .optional()?)
 }
 
 pub(super) fn runs_in(c: &Connection, principal: Option<&str>, limit: usize) -> Result<Vec<QueuedRun>, StoreError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let mut stmt =
-        c.prepare_cached(&format!("{SELECT_RUN} WHERE ?1 IS NULL OR principal = ?1 ORDER BY id DESC LIMIT ?2"))?;
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {RUN_COLUMNS} FROM runs WHERE ?1 IS NULL OR principal = ?1 ORDER BY id DESC LIMIT ?2"
+    ))?;
     let rows = stmt.query_map(params![principal, limit], run_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
