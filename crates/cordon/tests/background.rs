@@ -398,3 +398,26 @@ fn a_request_in_words_parks_inside_the_models_fill_and_goes_on_there() {
     assert!(result["result"][0].as_str().unwrap().starts_with("Opened #"), "{result}");
     intact(&storage);
 }
+
+/// A request whose worker's lease another worker took over performs nothing: it stops before
+/// its first effect, as soon as it would note its request in the queue.
+#[test]
+fn a_request_whose_lease_was_taken_over_performs_nothing() {
+    let Fixture { dir: _dir, out, storage } = Fixture::new();
+    let id = submit(&storage, "alice", TWO_WRITES);
+    let first = storage.store().claim_run("first", 0).unwrap().expect("claimed");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let second = storage.store().claim_run("second", 60_000).unwrap().expect("taken over");
+    assert_eq!((first.run.id, second.run.id), (id, id));
+    let grant = Grant::parse(&format!("out={}:rw", out.display())).unwrap();
+    let choice = ToolChoice { dirs: vec![grant], principal: Some("alice".into()), ..ToolChoice::default() };
+    let mut workspace = Workspace::new(Tools::open(&choice, Vec::new()).unwrap(), storage.clone(), Default::default());
+    let mut later = cordon::background::Later::new(KEY, id);
+    let plan = cordon::Source::new("plan.cord", TWO_WRITES);
+    let background = cordon::background::Background { key: KEY.to_vec(), lease: first.lease, lease_ms: 60_000 };
+    let prepared = workspace.prepare(cordon::Request::Plan(&plan), &mut later).unwrap().in_background(background);
+    let ran = prepared.unwrap().run(&mut cordon::api::events::Observers::new());
+    let error = ran.expect_err("the lease is lost").to_string();
+    assert!(error.contains("taken over"), "{error}");
+    assert!(std::fs::read_dir(&out).unwrap().next().is_none(), "nothing was written");
+}
