@@ -1,22 +1,24 @@
 //! A request's record in the store, written as the engine drives it. The engine knows nothing
 //! of the store and the store nothing of the engine; this crate joins them, for every front end
-//! (the CLI's `run`, `ask`, `chat` and `demo`, later a server):
+//! (through the `cordon` library: the CLI, `cordon serve`, `mcp serve`):
 //!
 //! - the **audit stage** ([`AuditStage`]), the pipeline's last stage: it commits an effect's
-//!   "about to perform" row (`Store::begin_effect`) and only then lets the engine perform it. If
+//!   "about to perform" row (`Store::record`) and only then lets the engine perform it. If
 //!   the row cannot be written, the effect is refused and nothing is performed;
 //! - the **recorder** ([`Recorder`]), an observer: the effect's outcome after its host answered
-//!   (`end_effect`: performed with the size of the answer, or failed), every event of the
+//!   (performed with the size of the answer, or failed), every event of the
 //!   request as a transcript line (the JSON of a JSONL transcript's line,
 //!   [`TranscriptLine`](cordon_engine::TranscriptLine)), and audit rows for what else a reader
 //!   of the log needs: each accepted fill with its code, each abandoned hole, each refused call,
 //!   and the request's status.
 //!
-//! Transcript lines are written in batches, one transaction each: the lines so far right before
-//! an effect's row (so what led to an effect is stored before it is performed), and the rest
-//! when the run ends or waits. A crash loses at most the lines since the last effect; the
-//! audit log loses nothing. Per effect that is three commits (the lines, the row, the outcome)
-//! rather than one per event.
+//! What the request does is written in batches ([`Batch`]), one transaction each: the
+//! transcript lines and audit rows so far go with an effect's "about to perform" row (so what
+//! led to an effect is stored before it is performed, and the outcome of the effect before it
+//! with it), with a refused call's row (a refusal is committed at once), and when the run waits
+//! or ends. That is one commit per effect. A crash loses at most what happened since the last
+//! commit, none of it an effect: an effect whose outcome was not committed yet reads "unknown"
+//! in the log, as one the host may or may not have performed.
 //!
 //! Both are views of one [`Recording`] of one request. After any write to the store fails, no
 //! further effect of the request is performed, and [`Recording::finish`] returns the first
@@ -58,7 +60,8 @@ use cordon_engine::{End, Event, Observer, RefusedBy, Stage, TranscriptLine, Verd
 use cordon_runtime::effect::Effect;
 use cordon_runtime::{ErrorKind, RunError, deep_label};
 use cordon_store::{
-    EffectIntent, NewRequest, Outcome, PendingEffect, RequestId, StageDecision, Status, Store, StoreError,
+    Batch, BatchRow, EffectIntent, NewRequest, Outcome, PendingEffect, RequestId, StageDecision, Status, Store,
+    StoreError,
 };
 use serde_json::{Map, Value, json};
 
@@ -136,8 +139,9 @@ impl fmt::Debug for Recording<'_> {
 struct State {
     /// The next transcript line's number.
     line: u64,
-    /// Transcript lines not written yet.
-    lines: Vec<Value>,
+    /// Transcript lines and audit rows not written yet: committed with the next effect's row,
+    /// with a refusal, or when the run waits or ends.
+    batch: Batch,
     /// What the stages before the audit said about the effect in the pipeline.
     decisions: Vec<StageDecision>,
     /// Who vouched for the label checks the effect in the pipeline failed, if a stage says
@@ -208,35 +212,34 @@ impl<'s> Recording<'s> {
         }
     }
 
-    /// Writes the transcript lines not written yet, in one transaction. Lines that could not be
-    /// written stay for the next try.
+    /// Commits the lines and rows not written yet, in one transaction. What could not be
+    /// written stays for the next try.
     fn flush(&self, state: &mut State) {
-        if state.lines.is_empty() {
+        if state.batch.is_empty() {
             return;
         }
-        let written = self.store.append_transcript_batch(self.request, &state.lines);
+        let written = self.store.record(self.request, &state.batch, None);
         if state.check(written).is_some() {
-            state.lines.clear();
+            state.batch = Batch::default();
         }
     }
 
-    fn append(&self, state: &mut State, kind: &str, content: &Value) {
-        let written = self.store.append(Some(self.request), kind, content);
-        state.check(written);
+    /// Adds a row to the batch.
+    fn append(&self, state: &mut State, kind: &'static str, content: Value) {
+        state.batch.rows.push(BatchRow::Row { kind, content });
     }
 
+    /// Commits what the batch holds, then the status.
     fn set_status(&self, state: &mut State, status: Status) {
+        self.flush(state);
         let written = self.store.set_status(self.request, status);
         state.check(written);
     }
 
-    /// Writes the outcome of the effect waiting for one.
-    fn end_effect(&self, state: &mut State, tool: &str, outcome: &Outcome) {
+    /// Adds the outcome of the effect waiting for one to the batch.
+    fn end_effect(&self, state: &mut State, tool: &str, outcome: Outcome) {
         match state.pending.take() {
-            Some((pending, _)) => {
-                let written = self.store.end_effect(pending, outcome);
-                state.check(written);
-            }
+            Some((effect, _)) => state.batch.rows.push(BatchRow::Outcome { effect, outcome }),
             None => state.fail(RecordError::Unaudited { tool: tool.to_string() }),
         }
     }
@@ -258,8 +261,6 @@ impl Stage for AuditStage<'_> {
         let mut state = recording.state.borrow_mut();
         let refuse =
             |why: String| Verdict::Refuse(RunError::new(ErrorKind::Tool, effect.span, format!("not performed: {why}")));
-        // What led to the effect is stored before it is performed.
-        recording.flush(&mut state);
         if let Some(failure) = &state.failure {
             return refuse(format!("the request's record is incomplete, so no effect may be performed ({failure})"));
         }
@@ -267,9 +268,11 @@ impl Stage for AuditStage<'_> {
         // recorder was not among the engine's observers.
         drop(state.pending.take());
         let intent = intent(effect, std::mem::take(&mut state.decisions), state.endorsed_by.take());
-        match recording.store.begin_effect(Some(recording.request), &intent) {
+        // What led to the effect is committed with its row, before it is performed.
+        match recording.store.record(recording.request, &state.batch, Some(&intent)) {
             Ok(pending) => {
-                state.pending = Some((pending, intent.tool));
+                state.batch = Batch::default();
+                state.pending = pending.map(|pending| (pending, intent.tool));
                 Verdict::Proceed
             }
             Err(e) => {
@@ -345,7 +348,7 @@ impl Observer for Recorder<'_> {
         let mut state = recording.state.borrow_mut();
         let state = &mut *state;
         match serde_json::to_value(TranscriptLine::new(state.line, event)) {
-            Ok(line) => state.lines.push(line),
+            Ok(line) => state.batch.transcript.push(line),
             Err(e) => state.fail(RecordError::Store(StoreError::from(e))),
         }
         state.line += 1;
@@ -355,13 +358,13 @@ impl Observer for Recorder<'_> {
                 state.endorsed_by = None;
             }
             Event::StageNoted { stage, note } => {
-                recording.append(state, kind::DECISION, &decision(stage, &note.to_json()));
+                recording.append(state, kind::DECISION, decision(stage, &note.to_json()));
             }
             Event::StageDecided { stage, verdict, note, .. } if stage != STAGE => {
                 // A call let through without a card or grant is said by its effect row alone.
                 let noted = note.map(|n| n.to_json()).filter(|n| n["outcome"] != "allowed");
                 if let Some(noted) = noted {
-                    recording.append(state, kind::DECISION, &decision(stage, &noted));
+                    recording.append(state, kind::DECISION, decision(stage, &noted));
                 }
                 let (verdict, needs) = match verdict {
                     Verdict::Proceed => ("proceed", None),
@@ -379,52 +382,49 @@ impl Observer for Recorder<'_> {
                     Ok(json) => Outcome::Performed { result_size: json.to_string().len() as u64 },
                     Err(error) => Outcome::Failed { error: error.clone() },
                 };
-                recording.end_effect(state, &format!("{}.{}", effect.capability, effect.tool), &outcome);
+                recording.end_effect(state, &format!("{}.{}", effect.capability, effect.tool), outcome);
             }
             Event::EffectRefused { tool, by, code, .. } => {
-                if let Some((pending, _)) = state.pending.take() {
+                if let Some((effect, _)) = state.pending.take() {
                     // Refused after its row was written: not performed.
                     let outcome = Outcome::Failed { error: format!("not performed: refused [{code}]") };
-                    let written = recording.store.end_effect(pending, &outcome);
-                    state.check(written);
+                    state.batch.rows.push(BatchRow::Outcome { effect, outcome });
                 }
                 let by = match by {
                     RefusedBy::Boundary => json!("boundary"),
                     RefusedBy::Stage(stage) => json!({ "stage": stage }),
                 };
-                recording.append(state, kind::REFUSED, &json!({ "tool": tool, "by": by, "code": code }));
+                recording.append(state, kind::REFUSED, json!({ "tool": tool, "by": by, "code": code }));
+                // A refusal is committed at once: an attempt the labels or a stage stopped is
+                // never left for a crash to lose.
+                recording.flush(state);
             }
             Event::FillAccepted { hole, attempt, code, .. } => {
-                recording.append(state, kind::FILL, &json!({ "hole": hole, "attempt": attempt, "code": code }));
+                recording.append(state, kind::FILL, json!({ "hole": hole, "attempt": attempt, "code": code }));
             }
             Event::FillRefused { hole, attempt, first, .. } => {
                 let code = first.map(|problem| problem.code);
-                recording.append(state, kind::FILL_REFUSED, &json!({ "hole": hole, "attempt": attempt, "code": code }));
+                recording.append(state, kind::FILL_REFUSED, json!({ "hole": hole, "attempt": attempt, "code": code }));
             }
             Event::HoleAbandoned { hole, attempts, code, reason } => {
                 let content = json!({ "hole": hole, "attempts": attempts, "code": code, "reason": reason });
-                recording.append(state, kind::HOLE_ABANDONED, &content);
+                recording.append(state, kind::HOLE_ABANDONED, content);
             }
-            Event::RunHeld { .. } => {
-                recording.set_status(state, Status::Waiting);
-                recording.flush(state);
-            }
+            Event::RunHeld { .. } => recording.set_status(state, Status::Waiting),
             Event::RunResumed { .. } => recording.set_status(state, Status::Running),
             Event::RunEnded { ref end } => {
-                if let Some((pending, tool)) = state.pending.take() {
+                if let Some((effect, tool)) = state.pending.take() {
                     // The row is written and the run ended before the host was asked: the engine
                     // tells every performed effect before anything else.
                     let outcome =
                         Outcome::Failed { error: format!("not performed: the run ended before `{tool}` was") };
-                    let written = recording.store.end_effect(pending, &outcome);
-                    state.check(written);
+                    state.batch.rows.push(BatchRow::Outcome { effect, outcome });
                 }
                 let status = match end {
                     End::Done { .. } => Status::Done,
                     End::Failed { .. } => Status::Failed,
                 };
                 recording.set_status(state, status);
-                recording.flush(state);
             }
             _ => {}
         }

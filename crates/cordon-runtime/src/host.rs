@@ -54,8 +54,10 @@ pub struct HostState {
     handles: HashMap<HostId, Arc<str>>,
     /// Opaque records a tool returned, exactly as returned.
     records: HashMap<HostId, Value>,
-    #[serde(with = "pairs")]
-    measures: HashMap<(Arc<str>, HostId), Scalar>,
+    /// Each host-made value's measures, by the value's id: read on every refined call, so found
+    /// by id, never by a search.
+    #[serde(with = "measure_pairs")]
+    measures: HashMap<HostId, Vec<(Arc<str>, Scalar)>>,
     /// For each linear value, what decided its measures: the pc and the arguments of the call
     /// that made it (or the label it was stored with, for one continued from an earlier request).
     decided_by: HashMap<HostId, Label>,
@@ -108,7 +110,11 @@ impl HostState {
     }
 
     pub fn set_measure(&mut self, measure: &Arc<str>, id: HostId, value: Scalar) {
-        self.measures.insert((measure.clone(), id), value);
+        let known = self.measures.entry(id).or_default();
+        match known.iter_mut().find(|(m, _)| m == measure) {
+            Some((_, old)) => *old = value,
+            None => known.push((measure.clone(), value)),
+        }
     }
 
     pub fn set_decided_by(&mut self, id: HostId, label: Label) {
@@ -120,7 +126,8 @@ impl HostState {
     }
 
     pub fn measures_of(&self, id: HostId) -> BTreeMap<String, Scalar> {
-        self.measures.iter().filter(|((_, i), _)| *i == id).map(|((m, _), v)| (m.to_string(), v.clone())).collect()
+        let known = self.measures.get(&id).map(Vec::as_slice).unwrap_or_default();
+        known.iter().map(|(m, v)| (m.to_string(), v.clone())).collect()
     }
 
     /// The host's value of `measure(args)`. Measures are known only for host-made values the
@@ -130,7 +137,7 @@ impl HostState {
             [v] => host_id(&v.value),
             _ => None,
         };
-        let known = id.and_then(|id| self.measures.iter().find(|((m, i), _)| &**m == measure && *i == id));
+        let known = id.and_then(|id| self.measures.get(&id)?.iter().find(|(m, _)| &**m == measure));
         match known {
             Some((_, v)) => Ok(v.to_value()),
             None => Err(RunError::new(
@@ -206,23 +213,29 @@ impl Sessions {
     }
 }
 
-/// A map whose keys are not strings, written as a list of pairs (JSON objects need string keys).
-mod pairs {
+/// The measures, written as a list of `((measure, id), value)` (JSON objects need string keys;
+/// a saved run keeps this form).
+mod measure_pairs {
     use std::collections::HashMap;
-    use std::hash::Hash;
+    use std::sync::Arc;
 
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(map: &HashMap<K, V>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(map.iter())
+    use super::{HostId, Scalar};
+
+    type Measures = HashMap<HostId, Vec<(Arc<str>, Scalar)>>;
+
+    pub fn serialize<S: Serializer>(measures: &Measures, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(measures.iter().flat_map(|(id, known)| known.iter().map(move |(m, v)| ((m, id), v))))
     }
 
-    pub fn deserialize<'de, K, V, D>(d: D) -> Result<HashMap<K, V>, D::Error>
-    where
-        K: Deserialize<'de> + Eq + Hash,
-        V: Deserialize<'de>,
-        D: Deserializer<'de>,
-    {
-        Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Measures, D::Error> {
+        let mut measures = Measures::new();
+        for ((m, id), v) in Vec::<((Arc<str>, HostId), Scalar)>::deserialize(d)? {
+            let known: &mut Vec<_> = measures.entry(id).or_default();
+            known.retain(|(old, _)| *old != m);
+            known.push((m, v));
+        }
+        Ok(measures)
     }
 }

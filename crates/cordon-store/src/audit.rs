@@ -104,6 +104,53 @@ impl PendingEffect {
     }
 }
 
+/// What a request did since its record was last committed: its transcript lines and its audit
+/// rows, in the order they happened. [`Store::record`](crate::Store::record) writes a batch in
+/// one transaction, with the "about to perform" row of the effect that follows it, so a request
+/// costs one commit per effect rather than one per row.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub transcript: Vec<Value>,
+    pub rows: Vec<BatchRow>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.transcript.is_empty() && self.rows.is_empty()
+    }
+}
+
+/// One audit row of a [`Batch`].
+#[derive(Debug)]
+pub enum BatchRow {
+    /// A row of a kind this crate does not reserve, as `append` writes it.
+    Row { kind: &'static str, content: Value },
+    /// What became of an effect, as `end_effect` writes it.
+    Outcome { effect: PendingEffect, outcome: Outcome },
+}
+
+impl BatchRow {
+    /// The row's kind and content, as stored for `request`; a reserved kind is refused, and so
+    /// is the outcome of another request's effect.
+    pub(crate) fn content(&self, request: RequestId) -> Result<(&'static str, String), crate::StoreError> {
+        match self {
+            BatchRow::Row { kind, content } => {
+                if kind::RESERVED.contains(kind) {
+                    return Err(crate::StoreError::ReservedKind((*kind).into()));
+                }
+                Ok((kind, serde_json::to_string(content)?))
+            }
+            BatchRow::Outcome { effect, .. } if effect.request != Some(request) => Err(crate::StoreError::Unsupported(
+                format!("writing request {request}'s record with another's outcome"),
+            )),
+            BatchRow::Outcome { effect, outcome } => {
+                let row = OutcomeRow { effect: effect.seq, outcome: outcome.clone() };
+                Ok((kind::OUTCOME, serde_json::to_string(&row)?))
+            }
+        }
+    }
+}
+
 /// An audit row as stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditRow {

@@ -64,7 +64,8 @@ use serde_json::Value;
 pub use self::postgres::PostgresStore;
 pub use archive::{ArchiveReport, verify_archive};
 pub use audit::{
-    Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, PendingEffect, RequestLog, StageDecision,
+    Archived, AuditRow, Batch, BatchRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, PendingEffect,
+    RequestLog, StageDecision,
 };
 pub use chain::{BadRow, Checkpoint, Problem, RowHash, Verdict};
 pub use error::StoreError;
@@ -133,6 +134,15 @@ pub trait Store: Send + Sync {
     fn begin_effect(&self, request: Option<RequestId>, effect: &EffectIntent) -> Result<PendingEffect, StoreError>;
     /// Commits what became of the effect.
     fn end_effect(&self, effect: PendingEffect, outcome: &Outcome) -> Result<Checkpoint, StoreError>;
+    /// Commits what `request` did since its last commit (`batch`) and then, if given, the
+    /// "about to perform" row of its next effect, in one transaction: all or none. Returns the
+    /// effect's pending outcome. An outcome in the batch must be of one of the request's effects.
+    fn record(
+        &self,
+        request: RequestId,
+        batch: &Batch,
+        effect: Option<&EffectIntent>,
+    ) -> Result<Option<PendingEffect>, StoreError>;
     /// The last row: a checkpoint to keep elsewhere.
     fn head(&self) -> Result<Checkpoint, StoreError>;
     /// Checks the whole chain; a broken one is reported with its first bad row.

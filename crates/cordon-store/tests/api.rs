@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::{Scratch, intent, raw};
 use cordon_store::{
-    ArchiveReport, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, NewGrant, NewRequest, Outcome, Problem,
-    RequestId, Scope, SqliteStore, StageDecision, Status, Store, StoreError, Verdict, verify_archive,
+    ArchiveReport, Batch, BatchRow, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, NewGrant, NewRequest,
+    Outcome, Problem, RequestId, Scope, SqliteStore, StageDecision, Status, Store, StoreError, Verdict, verify_archive,
 };
 use serde_json::{Value, json};
 
@@ -320,4 +320,54 @@ fn an_archive_with_a_hostile_header_is_checked_without_overflow() {
     let row = json!({ "seq": u64::MAX, "at_ms": 0, "kind": "note", "request": null, "content": "1", "hash": "00".repeat(32) });
     std::fs::write(&path, format!("{header}\n{row}\n")).unwrap();
     assert!(matches!(verify_archive(&path).unwrap().verdict, Verdict::Broken(_)));
+}
+
+/// What a request did since its last commit goes in with its next effect's row, in one
+/// transaction: all of it or none. A batch that names a reserved kind, or another request's
+/// effect, is refused whole.
+#[test]
+fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
+    let scratch = Scratch::new();
+    let store = scratch.open();
+    let id = request(&store, "triage");
+    let other = request(&store, "elsewhere");
+    let first = store.record(id, &Batch::default(), Some(&intent("list_issues", 1))).unwrap().unwrap();
+    let batch = Batch {
+        transcript: vec![json!({ "event": "effect_returned" }), json!({ "event": "stage_decided" })],
+        rows: vec![
+            BatchRow::Outcome { effect: first, outcome: Outcome::Performed { result_size: 12 } },
+            BatchRow::Row { kind: "decision", content: json!({ "stage": "gate", "outcome": "approved" }) },
+        ],
+    };
+    let second = store.record(id, &batch, Some(&intent("comment", 2))).unwrap().unwrap();
+    let kinds: Vec<String> = store.rows(1, 100).unwrap().into_iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, ["request", "request", "effect", "outcome", "decision", "effect"]);
+    assert_eq!(second.seq(), 6);
+    assert_eq!(store.transcript(id).unwrap().len(), 2);
+
+    let reserved = Batch { rows: vec![BatchRow::Row { kind: "grant", content: json!({}) }], ..Batch::default() };
+    assert!(matches!(store.record(id, &reserved, None), Err(StoreError::ReservedKind(_))));
+    let theirs = store.begin_effect(Some(other), &intent("comment", 4)).unwrap();
+    let outcome = Outcome::Failed { error: "none".into() };
+    let foreign = Batch { rows: vec![BatchRow::Outcome { effect: theirs, outcome }], ..Batch::default() };
+    assert!(store.record(id, &foreign, None).is_err());
+    assert_eq!(store.rows(1, 100).unwrap().len(), 7);
+
+    // The disk fills up as the next effect's row is written: nothing of its batch is either.
+    raw(&scratch.db())
+        .execute_batch(
+            "CREATE TRIGGER full BEFORE INSERT ON audit WHEN NEW.kind = 'effect' \
+             BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+        )
+        .unwrap();
+    let batch = Batch {
+        transcript: vec![json!({ "event": "effect_returned" })],
+        rows: vec![BatchRow::Outcome { effect: second, outcome: Outcome::Performed { result_size: 3 } }],
+    };
+    let error = store.record(id, &batch, Some(&intent("comment", 3))).unwrap_err();
+    assert!(error.to_string().contains("database or disk is full"), "{error}");
+    assert_eq!(store.rows(1, 100).unwrap().len(), 7);
+    assert_eq!(store.transcript(id).unwrap().len(), 2);
+
+    assert!(matches!(store.verify().unwrap(), Verdict::Intact { rows: 7, .. }));
 }

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cordon_store::chain::{Fields, row_hash};
 use cordon_store::{
-    AnswerRefused, BadRow, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, NewAnswer, NewGrant,
-    NewRequest, NewRun, Outcome, Parking, PostgresStore, Problem, RequestId, RowHash, RunId, RunKind, RunState, Scope,
-    Status, Store, StoreError, Verdict, WebSession,
+    AnswerRefused, BadRow, Batch, BatchRow, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, NewAnswer,
+    NewGrant, NewRequest, NewRun, Outcome, Parking, PostgresStore, Problem, RequestId, RowHash, RunId, RunKind,
+    RunState, Scope, Status, Store, StoreError, Verdict, WebSession,
 };
 use pg::{Server, raw, shared};
 use serde_json::{Value, json};
@@ -188,6 +188,39 @@ fn requests_keep_their_transcripts_and_status() {
     assert!(store.transcript(first).unwrap().is_empty());
     assert_eq!(store.head().unwrap(), head);
     assert!(matches!(store.verify_against(&head).unwrap(), Verdict::Intact { rows: 4, .. }));
+}
+
+/// What a request did since its last commit goes in with its next effect's row, in one
+/// transaction, on its principal's chain: all of it or none.
+#[test]
+fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
+    let (store, url) = store();
+    let id = request(&store, "triage");
+    let first = store.record(id, &Batch::default(), Some(&intent("list_issues", 1))).unwrap().unwrap();
+    let batch = Batch {
+        transcript: vec![json!({ "event": "effect_returned" }), json!({ "event": "stage_decided" })],
+        rows: vec![
+            BatchRow::Outcome { effect: first, outcome: Outcome::Performed { result_size: 12 } },
+            BatchRow::Row { kind: "decision", content: json!({ "stage": "gate", "outcome": "approved" }) },
+        ],
+    };
+    let second = store.record(id, &batch, Some(&intent("comment", 2))).unwrap().unwrap();
+    assert_eq!(kinds(&store), ["request", "effect", "outcome", "decision", "effect"]);
+    assert_eq!(store.transcript(id).unwrap().len(), 2);
+    let sql = "CREATE FUNCTION disk_full() RETURNS trigger AS $$ BEGIN \
+               IF NEW.kind = 'effect' THEN RAISE EXCEPTION 'database or disk is full'; END IF; RETURN NEW; \
+               END $$ LANGUAGE plpgsql; \
+               CREATE TRIGGER disk_full BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION disk_full();";
+    raw(&url).batch_execute(sql).unwrap();
+    let batch = Batch {
+        transcript: vec![json!({ "event": "effect_returned" })],
+        rows: vec![BatchRow::Outcome { effect: second, outcome: Outcome::Performed { result_size: 3 } }],
+    };
+    let error = store.record(id, &batch, Some(&intent("comment", 3))).unwrap_err();
+    assert!(error.to_string().contains("database or disk is full"), "{error}");
+    assert_eq!(kinds(&store).len(), 5);
+    assert_eq!(store.transcript(id).unwrap().len(), 2);
+    assert_eq!(intact(&store), 5);
 }
 
 #[test]

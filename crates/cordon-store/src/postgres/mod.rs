@@ -49,8 +49,8 @@ use self::conn::{Conn, Connector, Mode, Tx, host_name};
 use self::log::{SELECT_ROW, append_in, audit_rows, check_request, head_in, refuse_reserved, sql_seq};
 use self::sessions::Held;
 use crate::audit::{
-    Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect, RequestLog,
-    StatusRow, fold, kind,
+    Archived, AuditRow, Batch, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect,
+    RequestLog, StatusRow, fold, kind,
 };
 use crate::chain::{Checkpoint, Fields, RowHash, Verdict};
 use crate::grant::{Grant, GrantId, GrantQuery, NewGrant};
@@ -136,6 +136,23 @@ impl PostgresStore {
     fn chained<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         self.conn.run(Mode::Chained, f)
     }
+}
+
+/// Appends `events` to the request's transcript; returns the last one's number there. The
+/// request's row is locked: appends to one transcript are numbered one at a time.
+fn transcript_in(tx: &mut Tx<'_>, request: RequestId, events: &[String]) -> Result<u64, StoreError> {
+    let found = tx.query_opt("SELECT 1 FROM requests WHERE id = $1 FOR NO KEY UPDATE", &[&request.0])?;
+    found.ok_or(StoreError::NoSuchRequest(request))?;
+    let sql = "SELECT coalesce(max(seq), 0)::bigint FROM transcript WHERE request = $1";
+    let last: i64 = tx.query_one(sql, &[&request.0])?.try_get(0)?;
+    let at_ms = now_ms();
+    let mut seq = last;
+    for event in events {
+        seq += 1;
+        let sql = "INSERT INTO transcript (request, seq, at_ms, event) VALUES ($1, $2, $3, $4)";
+        tx.execute(sql, &[&request.0, &seq, &at_ms, event])?;
+    }
+    Ok(u64::try_from(seq).unwrap_or(0))
 }
 
 const SELECT_REQUEST: &str = "SELECT id, started_ms, text, principal, session, status FROM requests";
@@ -281,21 +298,7 @@ impl Store for PostgresStore {
 
     fn append_transcript_batch(&self, request: RequestId, events: &[Value]) -> Result<u64, StoreError> {
         let events = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
-        self.write(|tx| {
-            // The request's row is locked: appends to one transcript are numbered one at a time.
-            let found = tx.query_opt("SELECT 1 FROM requests WHERE id = $1 FOR NO KEY UPDATE", &[&request.0])?;
-            found.ok_or(StoreError::NoSuchRequest(request))?;
-            let sql = "SELECT coalesce(max(seq), 0)::bigint FROM transcript WHERE request = $1";
-            let last: i64 = tx.query_one(sql, &[&request.0])?.try_get(0)?;
-            let at_ms = now_ms();
-            let mut seq = last;
-            for event in &events {
-                seq += 1;
-                let sql = "INSERT INTO transcript (request, seq, at_ms, event) VALUES ($1, $2, $3, $4)";
-                tx.execute(sql, &[&request.0, &seq, &at_ms, event])?;
-            }
-            Ok(u64::try_from(seq).unwrap_or(0))
-        })
+        self.write(|tx| transcript_in(tx, request, &events))
     }
 
     fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
@@ -328,6 +331,31 @@ impl Store for PostgresStore {
         self.chained(|tx| {
             let chain = check_request(tx, effect.request)?;
             append_in(tx, &chain, effect.request, kind::OUTCOME, &content)
+        })
+    }
+
+    fn record(
+        &self,
+        request: RequestId,
+        batch: &Batch,
+        effect: Option<&EffectIntent>,
+    ) -> Result<Option<PendingEffect>, StoreError> {
+        let events = batch.transcript.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
+        let rows = batch.rows.iter().map(|row| row.content(request)).collect::<Result<Vec<_>, _>>()?;
+        let effect = effect.map(serde_json::to_string).transpose()?;
+        self.chained(|tx| {
+            // The chain's lock before the request's row, as every writer takes them.
+            let chain = check_request(tx, Some(request))?;
+            tx.lock_chain(&chain)?;
+            if !events.is_empty() {
+                transcript_in(tx, request, &events)?;
+            }
+            for (kind, content) in &rows {
+                append_in(tx, &chain, Some(request), kind, content)?;
+            }
+            let Some(effect) = effect else { return Ok(None) };
+            let row = append_in(tx, &chain, Some(request), kind::EFFECT, &effect)?;
+            Ok(Some(PendingEffect { seq: row.seq, request: Some(request) }))
         })
     }
 

@@ -11,8 +11,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::audit::{
-    Archived, AuditRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect, RequestLog,
-    StatusRow, fold, kind,
+    Archived, AuditRow, Batch, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect,
+    RequestLog, StatusRow, fold, kind,
 };
 use crate::chain::{BadRow, Checkpoint, Fields, Problem, Verdict};
 use crate::grant::{Grant, GrantId, GrantQuery, NewGrant};
@@ -149,6 +149,21 @@ impl SqliteStore {
     fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
         tx::read(&self.conn(), f)
     }
+}
+
+/// Appends `events` to the request's transcript; returns the last one's number there.
+fn transcript_in(c: &Connection, request: RequestId, events: &[String]) -> Result<u64, StoreError> {
+    let last: i64 = c
+        .prepare_cached("SELECT coalesce(max(seq), 0) FROM transcript WHERE request = ?1")?
+        .query_row([request.0], |r| r.get(0))?;
+    let mut insert = c.prepare_cached("INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)")?;
+    let at_ms = now_ms();
+    let mut seq = last;
+    for event in events {
+        seq += 1;
+        insert.execute(params![request.0, seq, at_ms, event])?;
+    }
+    Ok(u64::try_from(seq).unwrap_or(0))
 }
 
 fn request_in(c: &Connection, id: RequestId) -> Result<Option<Request>, StoreError> {
@@ -351,18 +366,7 @@ impl Store for SqliteStore {
         let events = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
         self.write(|c| {
             check_request(c, Some(request))?;
-            let last: i64 = c
-                .prepare_cached("SELECT coalesce(max(seq), 0) FROM transcript WHERE request = ?1")?
-                .query_row([request.0], |r| r.get(0))?;
-            let mut insert =
-                c.prepare_cached("INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)")?;
-            let at_ms = now_ms();
-            let mut seq = last;
-            for event in &events {
-                seq += 1;
-                insert.execute(params![request.0, seq, at_ms, event])?;
-            }
-            Ok(u64::try_from(seq).unwrap_or(0))
+            transcript_in(c, request, &events)
         })
     }
 
@@ -398,6 +402,29 @@ impl Store for SqliteStore {
     fn end_effect(&self, effect: PendingEffect, outcome: &Outcome) -> Result<Checkpoint, StoreError> {
         let content = serde_json::to_string(&OutcomeRow { effect: effect.seq, outcome: outcome.clone() })?;
         self.write(|c| append_in(c, effect.request, kind::OUTCOME, &content))
+    }
+
+    fn record(
+        &self,
+        request: RequestId,
+        batch: &Batch,
+        effect: Option<&EffectIntent>,
+    ) -> Result<Option<PendingEffect>, StoreError> {
+        let events = batch.transcript.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
+        let rows = batch.rows.iter().map(|row| row.content(request)).collect::<Result<Vec<_>, _>>()?;
+        let effect = effect.map(serde_json::to_string).transpose()?;
+        self.write(|c| {
+            check_request(c, Some(request))?;
+            if !events.is_empty() {
+                transcript_in(c, request, &events)?;
+            }
+            for (kind, content) in &rows {
+                append_in(c, Some(request), kind, content)?;
+            }
+            let Some(effect) = effect else { return Ok(None) };
+            let row = append_in(c, Some(request), kind::EFFECT, &effect)?;
+            Ok(Some(PendingEffect { seq: row.seq, request: Some(request) }))
+        })
     }
 
     fn head(&self) -> Result<Checkpoint, StoreError> {
