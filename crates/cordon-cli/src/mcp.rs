@@ -40,6 +40,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServiceExt};
 use serde_json::json;
 
+mod pool;
 mod tasks;
 
 use crate::approve::ApproveArgs;
@@ -264,8 +265,11 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     let tools = args.tools.open(&|p| std::fs::read_to_string(p), kept, &args.store.location()?)?;
     // The approver too: a file of answers that does not read is an error at start.
     let approver = Arc::new(Mutex::new(args.approve.unattended()?));
+    let checks =
+        pool::Pool::per_core("cordon-check").map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
     let base = Cordon {
         args: Arc::new(args.clone()),
+        checks,
         policies: tools.policies.clone(),
         approver,
         workspace: Arc::default(),
@@ -274,6 +278,8 @@ fn serve(args: &ServeArgs) -> Result<Report, Error> {
     drop(tools);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Runs (and `describe`) block a thread each: at most this many at once, the rest wait.
+        .max_blocking_threads(MAX_RUNS)
         .enable_all()
         .build()
         .map_err(|e| Error::Usage(format!("cannot start the MCP server: {e}")))?;
@@ -306,6 +312,9 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
     eprintln!("cordon: serving MCP on http://{bound}/ (stop with Ctrl-C)");
     loop {
         let (stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
+        // Each answer is sent whole as it is ready: a keep-alive client would otherwise wait
+        // for its acknowledgement of the last one (Nagle's algorithm), about 40 ms each.
+        let _ = stream.set_nodelay(true);
         let service = service.clone();
         tokio::spawn(async move {
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
@@ -320,6 +329,8 @@ async fn serve_http(base: Cordon, addr: std::net::SocketAddr) -> Result<(), Stri
 #[derive(Clone)]
 struct Cordon {
     args: Arc<ServeArgs>,
+    /// The threads that check plans, shared by every MCP session (`pool`).
+    checks: pool::Pool,
     policies: Vec<Source>,
     approver: Arc<Mutex<Box<dyn Approver + Send>>>,
     workspace: Arc<Mutex<Option<Workspace>>>,
@@ -466,6 +477,9 @@ fn instance() -> &'static str {
     })
 }
 
+/// The most runs one `mcp serve` performs at once; more wait for one to end.
+const MAX_RUNS: usize = 32;
+
 /// The name a plan sent over MCP has in diagnostics and the store.
 const PLAN: &str = "<mcp plan>";
 
@@ -500,12 +514,19 @@ impl ServerHandler for Cordon {
         let this = self.clone();
         let tasks = self.args.web_url.is_some() && context.client_capabilities().is_some_and(|c| c.supports_tasks());
         let name = request.name.to_string();
-        // Checking and running block (a run may start MCP servers of its own): off the
-        // protocol's thread.
+        // Checking is done by the solver pool; running blocks (a run may start MCP servers of
+        // its own): both off the protocol's threads.
+        if let ("check", Some(plan)) = (name.as_str(), &plan) {
+            let plan = plan.clone();
+            let checks = self.checks.clone();
+            let checked = checks.run(move || this.check(&plan)).await;
+            return checked
+                .map(CallToolResponse::from)
+                .ok_or_else(|| ErrorData::internal_error("checking the plan failed unexpectedly", None));
+        }
         tokio::task::spawn_blocking(move || -> Result<CallToolResponse, ErrorData> {
             Ok(match (name.as_str(), plan) {
                 ("describe", _) => CallToolResult::success(vec![ContentBlock::text(this.describe())]),
-                ("check", Some(plan)) => this.check(&plan),
                 ("run", Some(plan)) if tasks => return this.queue(&plan).map(CallToolResponse::Task),
                 ("run", Some(plan)) => this.run(&plan),
                 ("check" | "run", None) => {
