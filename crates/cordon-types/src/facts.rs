@@ -369,8 +369,13 @@ impl Facts {
         let mut taken: HashSet<usize> = self.ground.iter().copied().collect();
         let mut order: Vec<usize> = self.ground.clone();
         let mut seen: HashSet<Name> = HashSet::new();
-        // A name no fact mentions has nothing listed under it.
-        let mut work: VecDeque<Name> = goal_vars.into_iter().filter_map(|n| self.names.get(n).copied()).collect();
+        // A name no fact mentions has nothing listed under it. The goal's constants that fewer
+        // facts mention go first: a constant every line mentions (a parameter added at each
+        // step) says the least about this goal, and its facts would fill the nearest few before
+        // those of the constant the goal is about.
+        let mut work: Vec<Name> = goal_vars.into_iter().filter_map(|n| self.names.get(n).copied()).collect();
+        work.sort_by_key(|&v| self.by_var.get(v).map_or(0, Vec::len));
+        let mut work = VecDeque::from(work);
         let mut complete = true;
         'search: while let Some(v) = work.pop_front() {
             if !seen.insert(v) {

@@ -16,7 +16,9 @@
 //! - [`modular`]: a chain of values whose remainders are passed where they must be positive,
 //!   which only the solver proves: every line is a query to Z3, and every line's facts are
 //!   connected to all before it, so a query that carried every connected fact would grow with
-//!   the plan.
+//!   the plan;
+//! - [`running_sum`]: a running sum whose every `let` is refined by a bound that follows from
+//!   the line before and a parameter: every line is a query to Z3 that depends on the last.
 
 // Each user of this module uses some of it.
 #![allow(dead_code)]
@@ -28,13 +30,14 @@ pub const GITHUB: &str = include_str!("../../../../policies/github.cord");
 pub type Shape = (&'static str, fn(usize) -> String, bool);
 
 /// The shapes.
-pub const SHAPES: [Shape; 6] = [
+pub const SHAPES: [Shape; 7] = [
     ("session", session, true),
     ("session_branches", session_branches, true),
     ("let_chain", let_chain, false),
     ("branches", branches, false),
     ("blocks", blocks, false),
     ("modular", modular, false),
+    ("running_sum", running_sum, false),
 ];
 
 /// A plan of `lines` lines (at least 9): a public repository found, then a tool call per line on
@@ -166,5 +169,18 @@ pub fn modular(lines: usize) -> String {
         ));
     }
     out.push_str(&format!("  p{steps}\n}}\nwalk(5)\n"));
+    out
+}
+
+/// A plan of `lines` lines (at least 5): a function adding its parameter `d` (at least 1) to a
+/// running sum, each step refined to be at least its number. Each bound follows from the step
+/// before's and `d`'s, which only the solver proves, and every step mentions `d`.
+pub fn running_sum(lines: usize) -> String {
+    let steps = lines.saturating_sub(4).max(1);
+    let mut out = String::from("fn run(x0: {v: Int | v >= 0}, d: {v: Int | v >= 1}) -> Int {\n");
+    for k in 1..=steps {
+        out.push_str(&format!("  let x{k}: {{v: Int | v >= {k}}} = x{p} + d;\n", p = k - 1));
+    }
+    out.push_str(&format!("  x{steps}\n}}\nrun(0, 2)\n"));
     out
 }
