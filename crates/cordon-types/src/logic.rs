@@ -469,7 +469,7 @@ impl Checker<'_> {
     pub fn facts_contradict(&mut self, vars: HashSet<String>) -> bool {
         let (facts, _) = self.facts.relevant(vars.iter().map(String::as_str), usize::MAX, false);
         let hypotheses: Vec<Term> = facts.into_iter().map(|f| f.term.clone()).collect();
-        if hypotheses.is_empty() {
+        if hypotheses.is_empty() || independent_values(&hypotheses) {
             return false;
         }
         let query = self.query(hypotheses, Term::Bool(false));
@@ -561,6 +561,33 @@ impl Checker<'_> {
         self.solver_time += start.elapsed();
         answer
     }
+}
+
+/// Whether the facts give literal values to atoms that cannot constrain each other, so that
+/// some model satisfies them all without asking the solver: each fact is `atom == literal`, an
+/// atom is a constant or a function applied to constants and literals, and no two facts name
+/// the same constant or function (`p` and `!p` are `p == true` and `p == false`). A fresh
+/// input's measures are such facts: `!tainted(s)`. Two values
+/// of one function at different arguments are left to the solver: its arguments may be of a
+/// finite sort, which could force them equal.
+fn independent_values(facts: &[Term]) -> bool {
+    let mut heads: HashSet<&str> = HashSet::new();
+    let simple = |t: &Term| matches!(t, Term::Var(..) | Term::Bool(_) | Term::Int(_) | Term::Str(_));
+    let literal = |t: &Term| matches!(t, Term::Bool(_) | Term::Int(_) | Term::Str(_));
+    facts.iter().all(|fact| {
+        let atom = match fact {
+            Term::Eq(a, b) if literal(b) => &**a,
+            Term::Eq(a, b) if literal(a) => &**b,
+            // `p` and `!p`: `p == true`, `p == false`.
+            Term::Not(p) => &**p,
+            p => p,
+        };
+        match atom {
+            Term::Var(name, _) => heads.insert(name),
+            Term::App(f, args) => args.iter().all(simple) && heads.insert(f),
+            _ => false,
+        }
+    })
 }
 
 /// The name of values outside the logic (a product of two values, a division by a value).
@@ -705,4 +732,38 @@ fn goal_vars(goal: &Term) -> HashSet<&str> {
         names.insert(n);
     });
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use cordon_smt::{Sort, Term};
+
+    use super::independent_values;
+
+    fn app(f: &str, arg: &str) -> Term {
+        Term::App(f.into(), vec![Term::Var(arg.into(), Sort::Named("Session".into()))])
+    }
+
+    fn eq(a: Term, b: Term) -> Term {
+        Term::Eq(Box::new(a), Box::new(b))
+    }
+
+    #[test]
+    fn only_values_of_separate_atoms_are_settled_without_the_solver() {
+        let not = |t: Term| Term::Not(Box::new(t));
+        let x = Term::Var("x".into(), Sort::Int);
+        // A fresh input's measures, and values of separate constants and functions.
+        assert!(independent_values(&[not(app("tainted", "s"))]));
+        assert!(independent_values(&[not(app("tainted", "s")), eq(app("level", "s"), Term::Int(0))]));
+        assert!(independent_values(&[eq(x.clone(), Term::Int(3)), eq(Term::Str("a".into()), app("owner", "x"))]));
+        // One function twice, one constant twice, anything but a value: the solver decides.
+        assert!(!independent_values(&[not(app("tainted", "a")), not(app("tainted", "b"))]));
+        assert!(!independent_values(&[app("tainted", "s"), not(app("tainted", "s"))]));
+        assert!(!independent_values(&[eq(x.clone(), Term::Int(3)), eq(x.clone(), Term::Int(4))]));
+        assert!(!independent_values(&[Term::Bool(false)]));
+        assert!(!independent_values(&[Term::Le(Box::new(Term::Int(1)), Box::new(x.clone()))]));
+        assert!(!independent_values(&[eq(x.clone(), app("level", "s"))]));
+        let nested = Term::App("level".into(), vec![app("next", "s")]);
+        assert!(!independent_values(&[eq(nested, Term::Int(0))]));
+    }
 }
