@@ -62,6 +62,7 @@ const FAST_PATH_MIN_TIMEOUT_MS: u32 = 200;
 /// A `Solver` holds only its settings, cache and counters. The Z3 solvers it uses belong to the
 /// thread and are shared by every `Solver` on it, so making a `Solver` is cheap (the first query
 /// on a thread pays some milliseconds of Z3 setup) and a `Solver` may move between threads.
+#[derive(Clone)]
 pub struct Solver {
     timeout_ms: u32,
     cache: HashMap<Query, Answer>,

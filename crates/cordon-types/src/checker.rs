@@ -21,7 +21,7 @@ use crate::state::{
 use crate::ty::{FnTy, Refinement, Ty};
 
 impl<'a> Checker<'a> {
-    pub fn new(sources: &'a SourceMap, options: &'a CheckOptions) -> Checker<'a> {
+    pub fn new(sources: &'a SourceMap, options: &CheckOptions) -> Checker<'a> {
         Checker {
             sources,
             diags: Vec::new(),
@@ -169,8 +169,10 @@ impl<'a> Checker<'a> {
             items.filter(|(_, item)| !matches!(item.kind, ItemKind::Entry { .. })).collect();
         let policies = modules.iter().filter(|(role, _)| *role == Role::Policy).map(|(_, m)| *m);
         let entry = cordon_syntax::entry::of(policies);
-        // Which of two values with one name is the duplicate follows the source order.
-        let mut seen: HashSet<&str> = HashSet::new();
+        // Which of two values with one name is the duplicate follows the source order: those
+        // declared already (the policies', when the plan is declared after them) come first.
+        let declared: Vec<String> = self.values.keys().cloned().collect();
+        let mut seen: HashSet<&str> = declared.iter().map(String::as_str).collect();
         for (_, item) in &items {
             let name = match &item.kind {
                 ItemKind::Fn(decl) => &decl.name,
@@ -228,7 +230,8 @@ impl<'a> Checker<'a> {
         for (elem, span, holder) in self.pending_lists.take().unwrap_or_default() {
             self.check_collection_element(&elem, span, holder);
         }
-        if let Some(entry) = &self.entry
+        let has_policy = modules.iter().any(|(role, _)| *role == Role::Policy);
+        if let Some(entry) = self.entry.as_ref().filter(|_| has_policy)
             && entry.params.iter().any(|(_, t, _)| self.is_linear(t))
             && !self.is_linear(&entry.ret)
         {

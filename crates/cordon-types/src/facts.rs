@@ -61,7 +61,7 @@ impl Fact {
 
 /// What pushing a fact changed, to be undone when it is popped. Small (two words): a plan
 /// pushes several per line, and the log keeps them until the fact is popped.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Undo {
     Value(Rc<Term>),
     Alias(Rc<Term>),
@@ -72,7 +72,7 @@ enum Undo {
 }
 
 /// The facts known at the current point (see the module's documentation).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Facts {
     list: Vec<Fact>,
     /// The number of each constant's name, given when a fact first mentions it and kept for

@@ -18,6 +18,7 @@
 
 mod arith;
 mod builtins;
+mod cache;
 mod calls;
 mod checker;
 mod exhaustive;
@@ -192,7 +193,12 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         diagnostics.extend(parsed.diagnostics);
         parsed.module
     };
-    let policies: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
+    // The policies as the last check on this thread declared them, if they are the same.
+    let (policy_files, declared) = (policies, cache::declared(sources, policies, options));
+    let (policies, declared) = match declared {
+        Some((modules, checker)) => (modules, Some(checker)),
+        None => (policies.iter().map(|f| parse(*f)).collect(), None),
+    };
     let plan = plan.map(parse);
     // A tree with syntax errors is incomplete: checking it would report their echoes. Every
     // syntax error is reported; type errors come once the program parses.
@@ -210,7 +216,13 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
             program: None,
         };
     }
-    let report = check_modules(sources, &policies, plan.as_ref(), &[], options);
+    let checker = declared.unwrap_or_else(|| {
+        // No syntax error came from them (the check would have stopped): kept for the next.
+        let checker = declare_policies(sources, &policies, options);
+        cache::keep(sources, policy_files, options, &policies, &checker);
+        checker
+    });
+    let report = check_against(checker, &policies, plan.as_ref(), &[]);
     diagnostics.extend(report.diagnostics);
     sort_diagnostics(&mut diagnostics);
     let program = if diagnostics.iter().any(Diagnostic::is_error) {
@@ -271,27 +283,53 @@ fn check_modules(
     fills: &[(Span, Arc<Module>)],
     options: &CheckOptions,
 ) -> Report {
-    let only = fills.first().map(|(span, _)| *span);
+    check_against(declare_policies(sources, policies, options), policies, plan, fills)
+}
+
+/// The part of a check that depends on the policies alone: their types and items declared,
+/// their constants checked, statements in them reported. A plan is declared and checked after
+/// it ([`check_against`]), so every plan checked against the same policies can start from a
+/// copy of it (see [`cache`]).
+fn declare_policies<'a>(sources: &'a SourceMap, policies: &[Module], options: &CheckOptions) -> Checker<'a> {
     let mut checker = Checker::new(sources, options);
+    let roles: Vec<(Role, &Module)> = policies.iter().map(|m| (Role::Policy, m)).collect();
+    checker.register_types(&roles);
+    checker.declare_items(&roles);
+    checker.role = Role::Policy;
+    for module in policies {
+        checker.check_consts(module);
+        report_policy_statements(&mut checker, module);
+    }
+    checker
+}
+
+/// Declares and checks the plan and the fills with `checker`, which has declared `policies`.
+fn check_against(
+    mut checker: Checker<'_>,
+    policies: &[Module],
+    plan: Option<&Module>,
+    fills: &[(Span, Arc<Module>)],
+) -> Report {
+    let only = fills.first().map(|(span, _)| *span);
     checker.fills = fills.iter().cloned().collect();
-    let mut roles: Vec<(Role, &Module)> = policies.iter().map(|m| (Role::Policy, m)).collect();
-    roles.extend(plan.map(|m| (Role::Plan, m)));
-    let first_fill = roles.len();
+    let mut roles: Vec<(Role, &Module)> = plan.map(|m| (Role::Plan, m)).into_iter().collect();
     roles.extend(fills.iter().map(|(_, m)| (Role::Plan, &**m)));
     checker.register_types(&roles);
     checker.declare_items(&roles);
-    for (role, module) in &roles {
-        checker.role = *role;
+    checker.role = Role::Plan;
+    for (_, module) in &roles {
         checker.check_consts(module);
-        if *role == Role::Policy {
-            report_policy_statements(&mut checker, module);
-        }
     }
-    for (i, (role, module)) in roles.iter().enumerate() {
-        checker.role = *role;
+    // The functions' bodies: the policies' and the plan's (with a fill, only those around its
+    // hole), then every fill's.
+    let first_fill = usize::from(plan.is_some());
+    let bodies = policies.iter().map(|m| (Role::Policy, m, false));
+    let bodies = bodies.chain(roles.iter().enumerate().map(|(i, (role, m))| (*role, *m, i >= first_fill)));
+    for (role, module, fill) in bodies {
+        checker.role = role;
         for item in &module.items {
             if let ItemKind::Fn(decl) = &item.kind
-                && (i >= first_fill || only.is_none_or(|h| contains(decl.body.span, h)))
+                && (fill || only.is_none_or(|h| contains(decl.body.span, h)))
             {
                 checker.check_fn(decl);
             }

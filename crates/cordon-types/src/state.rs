@@ -116,6 +116,7 @@ pub struct ClosureFrame {
     pub fill: bool,
 }
 
+#[derive(Clone)]
 pub struct Checker<'a> {
     pub sources: &'a SourceMap,
     pub diags: Vec<Diagnostic>,
