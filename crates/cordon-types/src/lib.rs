@@ -194,9 +194,10 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         parsed.module
     };
     // The policies as the last check on this thread declared them, if they are the same.
-    let (policy_files, declared) = (policies, cache::declared(sources, policies, options));
-    let (policies, declared) = match declared {
-        Some((modules, checker)) => (modules, Some(checker)),
+    let policy_files = policies;
+    let kept = cache::declared::<Checker<'static>>(sources, policies, options.solver_timeout_ms);
+    let (policies, declared) = match kept {
+        Some((modules, checker)) => (modules, Some(checker.attached(sources, options))),
         None => (policies.iter().map(|f| parse(*f)).collect(), None),
     };
     let plan = plan.map(parse);
@@ -219,7 +220,10 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
     let checker = declared.unwrap_or_else(|| {
         // No syntax error came from them (the check would have stopped): kept for the next.
         let checker = declare_policies(sources, &policies, options);
-        cache::keep(sources, policy_files, options, &policies, &checker);
+        if checker.timed_out.is_none() {
+            let kept = checker.clone().detached();
+            cache::keep(sources, policy_files, options.solver_timeout_ms, &policies, kept);
+        }
         checker
     });
     let report = check_against(checker, &policies, plan.as_ref(), &[]);
@@ -289,7 +293,7 @@ fn check_modules(
 /// The part of a check that depends on the policies alone: their types and items declared,
 /// their constants checked, statements in them reported. A plan is declared and checked after
 /// it ([`check_against`]), so every plan checked against the same policies can start from a
-/// copy of it (see [`cache`]).
+/// copy of it (`cache.rs`).
 fn declare_policies<'a>(sources: &'a SourceMap, policies: &[Module], options: &CheckOptions) -> Checker<'a> {
     let mut checker = Checker::new(sources, options);
     let roles: Vec<(Role, &Module)> = policies.iter().map(|m| (Role::Policy, m)).collect();

@@ -193,6 +193,77 @@ pub struct Checker<'a> {
     pub entry_facts: Option<Vec<crate::EntryFact>>,
 }
 
+/// What a checker that has declared the policies refers to between checks: no file. Each check
+/// gives it its own (`Checker::attached`).
+static NO_SOURCES: std::sync::LazyLock<SourceMap> = std::sync::LazyLock::new(SourceMap::new);
+
+impl Checker<'_> {
+    /// The checker with no sources, to be kept between checks (`cache.rs`): every other field
+    /// is owned.
+    pub fn detached(self) -> Checker<'static> {
+        Checker {
+            sources: &NO_SOURCES,
+            diags: self.diags,
+            types: self.types,
+            values: self.values,
+            entry: self.entry,
+            subst: self.subst,
+            var_origin: self.var_origin,
+            scope: self.scope,
+            lin_log: self.lin_log,
+            lin_examined: self.lin_examined,
+            by_name: self.by_name,
+            barrier: self.barrier,
+            closures: self.closures,
+            loops: self.loops,
+            in_refinement: self.in_refinement,
+            facts: self.facts,
+            funcs: self.funcs,
+            solver: self.solver,
+            folded: self.folded,
+            deadline: self.deadline,
+            started: self.started,
+            solver_time: self.solver_time,
+            timed_out: self.timed_out,
+            name_counts: self.name_counts,
+            resolving: self.resolving,
+            alias_exprs: self.alias_exprs,
+            holes: self.holes,
+            hole_sites: self.hole_sites,
+            fills: self.fills,
+            filled: self.filled,
+            calls: self.calls,
+            pending_lists: self.pending_lists,
+            duplicate_values: self.duplicate_values,
+            bound_before_inferred: self.bound_before_inferred,
+            linear_types: self.linear_types,
+            float_types: self.float_types,
+            role: self.role,
+            alias_roles: self.alias_roles,
+            in_label: self.in_label,
+            labeled_blocks: self.labeled_blocks,
+            measure_defaults: self.measure_defaults,
+            entry_facts: self.entry_facts,
+        }
+    }
+}
+
+impl Checker<'static> {
+    /// A copy of this kept checker for a check of `sources` (which hold the same policies at the
+    /// same ids) with `options`: the check's own clock and entry facts.
+    pub fn attached<'a>(&self, sources: &'a SourceMap, options: &crate::CheckOptions) -> Checker<'a> {
+        let fresh = Checker::new(sources, options);
+        Checker {
+            started: fresh.started,
+            deadline: fresh.deadline,
+            solver_time: fresh.solver_time,
+            entry_facts: fresh.entry_facts,
+            sources,
+            ..self.clone()
+        }
+    }
+}
+
 impl std::fmt::Debug for Checker<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Checker").field("diags", &self.diags.len()).finish_non_exhaustive()
