@@ -20,6 +20,18 @@ struct Sum {
 }
 
 impl Sum {
+    /// A hash of the atoms and their coefficients, whatever their order: equal for sums with
+    /// the same atoms (compare `atoms` to be sure).
+    fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        self.atoms.iter().fold(0u64, |acc, (atom, c)| {
+            let mut h = std::hash::DefaultHasher::new();
+            atom.hash(&mut h);
+            c.hash(&mut h);
+            acc.wrapping_add(h.finish())
+        })
+    }
+
     fn constant(c: i64) -> Sum {
         Sum { atoms: HashMap::new(), constant: c }
     }
@@ -82,7 +94,7 @@ fn at_least_zero(t: &Term, is_int: &dyn Fn(&str) -> bool) -> Option<Vec<Sum>> {
 
 /// Whether `goal` follows from `hypotheses` by the fast path (`false`: not found here; the
 /// solver may still prove it): it is one of them, or each of its `sum >= 0` forms is a constant
-/// that holds, or a hypothesis (or the sum of two) plus a constant that is not negative
+/// that holds, or a hypothesis (or the sum of two, or one twice) plus a constant that is not negative
 /// (`a != b` holds if `a - b >= 1` or `b - a >= 1` does).
 pub fn implied(goal: &Term, hypotheses: &[&Term], is_int: &dyn Fn(&str) -> bool) -> bool {
     if hypotheses.contains(&goal) {
@@ -101,31 +113,108 @@ pub fn implied(goal: &Term, hypotheses: &[&Term], is_int: &dyn Fn(&str) -> bool)
 
 fn follows(goal: &Term, known: &[Sum], is_int: &dyn Fn(&str) -> bool) -> bool {
     let Some(goals) = at_least_zero(goal, is_int) else { return false };
-    let covers = |h: &Sum, g: &Sum| h.atoms == g.atoms && g.constant >= h.constant;
+    // The known sums by their atoms, so that the one (or the second of two) a goal needs is
+    // found at once rather than by trying every pair.
+    let mut by_atoms: HashMap<u64, Vec<&Sum>> = HashMap::new();
+    for h in known {
+        by_atoms.entry(h.fingerprint()).or_default().push(h);
+    }
+    // A known `h >= 0` with `g`'s atoms and a constant no larger proves `g >= 0`.
+    let covered = |g: &Sum| {
+        by_atoms
+            .get(&g.fingerprint())
+            .is_some_and(|hs| hs.iter().any(|h| h.atoms == g.atoms && g.constant >= h.constant))
+    };
     goals.iter().all(|g| {
         (g.atoms.is_empty() && g.constant >= 0)
-            || known.iter().any(|h| covers(h, g))
-            || known.iter().enumerate().any(|(i, h1)| {
-                known[i + 1..].iter().any(|h2| h1.clone().add(h2.clone()).is_some_and(|h| covers(&h, g)))
-            })
+            || covered(g)
+            // Or two: `h1 + h2` covers `g` when a known `h2` covers `g - h1`.
+            || known.iter().any(|h1| h1.clone().scale(-1).and_then(|minus| g.clone().add(minus)).is_some_and(|rest| covered(&rest)))
     })
 }
 
-/// The hypotheses' `sum >= 0` forms, each once.
+/// The hypotheses' `sum >= 0` forms, each once; and the conclusion of each implication among
+/// them whose condition follows from those (once, not to a fixpoint): a remainder's bounds once
+/// the sign of what was divided is known.
 fn known(hypotheses: &[&Term], is_int: &dyn Fn(&str) -> bool) -> Vec<Sum> {
-    let mut known: Vec<Sum> = Vec::new();
-    for h in hypotheses {
-        let conjuncts: Vec<&Term> = match h {
+    fn conjuncts(t: &Term) -> Vec<&Term> {
+        match t {
             Term::And(cs) => cs.iter().collect(),
-            h => vec![*h],
-        };
-        for c in conjuncts {
-            for s in at_least_zero(c, is_int).into_iter().flatten() {
-                if !known.contains(&s) {
-                    known.push(s);
-                }
-            }
+            t => vec![t],
         }
     }
+    let add = |known: &mut Vec<Sum>, c: &Term| {
+        for s in at_least_zero(c, is_int).into_iter().flatten() {
+            if !known.contains(&s) {
+                known.push(s);
+            }
+        }
+    };
+    let mut known: Vec<Sum> = Vec::new();
+    let mut implications: Vec<(&Term, &Term)> = Vec::new();
+    for c in hypotheses.iter().flat_map(|h| conjuncts(h)) {
+        match c {
+            Term::Implies(condition, conclusion) => implications.push((condition, conclusion)),
+            c => add(&mut known, c),
+        }
+    }
+    let holding: Vec<&Term> =
+        implications.into_iter().filter(|(condition, _)| follows(condition, &known, is_int)).map(|(_, c)| c).collect();
+    for c in holding.into_iter().flat_map(conjuncts) {
+        add(&mut known, c);
+    }
     known
+}
+
+#[cfg(test)]
+mod tests {
+    use cordon_smt::{Sort, Term};
+
+    use super::implied;
+
+    fn int(name: &str) -> Term {
+        Term::Var(name.into(), Sort::Int)
+    }
+
+    fn le(a: Term, b: Term) -> Term {
+        Term::Le(Box::new(a), Box::new(b))
+    }
+
+    fn lt(a: Term, b: Term) -> Term {
+        Term::Lt(Box::new(a), Box::new(b))
+    }
+
+    /// `x = 4q + r`, and `r`'s bounds for either sign of `x`, as the checker states a remainder.
+    fn remainder() -> Term {
+        let (x, r) = (int("x"), int("r"));
+        let whole = Term::Eq(
+            Box::new(x.clone()),
+            Box::new(Term::Add(vec![Term::Mul(Box::new(Term::Int(4)), Box::new(int("q"))), r.clone()])),
+        );
+        let non_negative = Term::Implies(
+            Box::new(le(Term::Int(0), x.clone())),
+            Box::new(Term::And(vec![le(Term::Int(0), r.clone()), lt(r.clone(), Term::Int(4))])),
+        );
+        let negative = Term::Implies(
+            Box::new(lt(x, Term::Int(0))),
+            Box::new(Term::And(vec![lt(Term::Int(-4), r.clone()), le(r, Term::Int(0))])),
+        );
+        Term::And(vec![whole, non_negative, negative])
+    }
+
+    #[test]
+    fn an_implication_whose_condition_is_known_gives_its_conclusion() {
+        let is_int = |_: &str| true;
+        let fact = remainder();
+        // `r + 1 > 0` once `x >= 0` (or anything stronger) is known, not before.
+        let goal = lt(Term::Int(0), Term::Add(vec![int("r"), Term::Int(1)]));
+        assert!(implied(&goal, &[&fact, &le(Term::Int(0), int("x"))], &is_int));
+        assert!(implied(&goal, &[&fact, &le(Term::Int(3), int("x"))], &is_int));
+        assert!(!implied(&goal, &[&fact], &is_int));
+        assert!(!implied(&goal, &[&fact, &le(Term::Int(-1), int("x"))], &is_int));
+        // The other sign gives the other bounds: `r <= 0`, never `r > 0`.
+        let negative = lt(int("x"), Term::Int(0));
+        assert!(implied(&le(int("r"), Term::Int(0)), &[&fact, &negative], &is_int));
+        assert!(!implied(&goal, &[&fact, &negative], &is_int));
+    }
 }

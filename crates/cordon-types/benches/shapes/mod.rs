@@ -14,11 +14,13 @@
 //! - [`branches`]: sequential `if`s on the same variable, each branch calling a refined function;
 //! - [`blocks`]: the bench-style program: blocks of lets, guarded calls, indexes and matches;
 //! - [`modular`]: a chain of values whose remainders are passed where they must be positive,
-//!   which only the solver proves: every line is a query to Z3, and every line's facts are
-//!   connected to all before it, so a query that carried every connected fact would grow with
-//!   the plan;
+//!   which follows from the remainder's bounds once the sign of what was divided is known (the
+//!   bounds' fast path reads that implication); every line's facts are connected to all before
+//!   it, so an obligation that carried every connected fact would grow with the plan;
 //! - [`running_sum`]: a running sum whose every `let` is refined by a bound that follows from
-//!   the line before and a parameter: every line is a query to Z3 that depends on the last.
+//!   the line before and a parameter;
+//! - [`disjunctive`]: like [`modular`], but each value is passed where it must be positive or
+//!   far below zero: a disjunction, which only the solver proves, so every line is a query to Z3.
 
 // Each user of this module uses some of it.
 #![allow(dead_code)]
@@ -30,7 +32,7 @@ pub const GITHUB: &str = include_str!("../../../../policies/github.cord");
 pub type Shape = (&'static str, fn(usize) -> String, bool);
 
 /// The shapes.
-pub const SHAPES: [Shape; 7] = [
+pub const SHAPES: [Shape; 8] = [
     ("session", session, true),
     ("session_branches", session_branches, true),
     ("let_chain", let_chain, false),
@@ -38,6 +40,7 @@ pub const SHAPES: [Shape; 7] = [
     ("blocks", blocks, false),
     ("modular", modular, false),
     ("running_sum", running_sum, false),
+    ("disjunctive", disjunctive, false),
 ];
 
 /// A plan of `lines` lines (at least 9): a public repository found, then a tool call per line on
@@ -182,5 +185,21 @@ pub fn running_sum(lines: usize) -> String {
         out.push_str(&format!("  let x{k}: {{v: Int | v >= {k}}} = x{p} + d;\n", p = k - 1));
     }
     out.push_str(&format!("  x{steps}\n}}\nrun(0, 2)\n"));
+    out
+}
+
+/// A plan of `lines` lines (at least 6): like [`modular`], each remainder passed to a function
+/// whose parameter must be positive or below -100, a disjunction the bounds' fast path does not
+/// read: every line is a query to Z3, its facts connected to every line before.
+pub fn disjunctive(lines: usize) -> String {
+    let steps = lines.saturating_sub(5).max(1);
+    let mut out = String::from("fn away(v: {v: Int | v > 0 || v < -100}) -> Int { v }\nfn walk(x0: Int) -> Int {\n");
+    for k in 1..=steps {
+        let p = k - 1;
+        out.push_str(&format!(
+            "  let x{k} = x{p} + 1; let r{k} = x{k} % 4; let p{k} = if x{k} >= 0 {{ away(r{k} + 1) }} else {{ 0 }};\n"
+        ));
+    }
+    out.push_str(&format!("  p{steps}\n}}\nwalk(5)\n"));
     out
 }
