@@ -69,6 +69,11 @@ pub struct Solver {
     stats: SolverStats,
 }
 
+/// The most answers one [`Solver`] keeps. Repeated queries come close together (the same
+/// obligation in a loop's body, a branch checked twice), so a cache of the latest few thousand
+/// answers gets almost every hit a cache of all of them would.
+const MAX_CACHED: usize = 4096;
+
 thread_local! {
     /// This thread's incremental Z3 solvers, one per logic and limit, shared by every [`Solver`]
     /// on the thread. The first check on a new Z3 solver costs milliseconds; later ones do not.
@@ -106,6 +111,11 @@ impl Solver {
             return answer.clone();
         }
         let answer = self.decide(query);
+        // The cache is bounded: a plan of many lines asks as many different queries, and keeping
+        // every one would make its memory grow with them. Full, it starts again.
+        if self.cache.len() >= MAX_CACHED {
+            self.cache.clear();
+        }
         self.cache.insert(query.clone(), answer.clone());
         answer
     }
