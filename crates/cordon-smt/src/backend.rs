@@ -354,6 +354,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Sort;
 
     /// A session is replaced by a fresh solver after `SESSION_CHECKS` checks, and the answers
     /// go on (Z3 4.8.12 crashed a long-lived one).
@@ -366,5 +367,24 @@ mod tests {
         assert_eq!(count(), Some(SESSION_CHECKS));
         with_session(Logic::Slia, Limit::None, |_| ());
         assert_eq!(count(), Some(1), "the session was not replaced");
+    }
+
+    /// However many different queries a solver answers, it keeps at most `MAX_CACHED` answers,
+    /// and a repeated query is still answered from the cache.
+    #[test]
+    fn the_answer_cache_is_bounded() {
+        let mut solver = Solver::new(1000);
+        let query = |n: i64| Query {
+            funcs: Vec::new(),
+            hypotheses: vec![Term::Le(Box::new(Term::Int(n)), Box::new(Term::Var("x".into(), Sort::Int)))],
+            goal: Term::Bool(true),
+        };
+        for n in 0..3 * MAX_CACHED as i64 {
+            assert_eq!(solver.check(&query(n)), Answer::Valid);
+            assert!(solver.cache.len() <= MAX_CACHED, "{} answers kept", solver.cache.len());
+        }
+        let hits = solver.stats().cache_hits;
+        solver.check(&query(3 * MAX_CACHED as i64 - 1));
+        assert_eq!(solver.stats().cache_hits, hits + 1);
     }
 }
