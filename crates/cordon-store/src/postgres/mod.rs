@@ -140,7 +140,11 @@ impl PostgresStore {
 
 /// Appends `events` to the request's transcript; returns the last one's number there. The
 /// request's row is locked: appends to one transcript are numbered one at a time.
-fn transcript_in(tx: &mut Tx<'_>, request: RequestId, events: &[String]) -> Result<u64, StoreError> {
+fn transcript_in<'e>(
+    tx: &mut Tx<'_>,
+    request: RequestId,
+    events: impl Iterator<Item = &'e str>,
+) -> Result<u64, StoreError> {
     let found = tx.query_opt("SELECT 1 FROM requests WHERE id = $1 FOR NO KEY UPDATE", &[&request.0])?;
     found.ok_or(StoreError::NoSuchRequest(request))?;
     let sql = "SELECT coalesce(max(seq), 0)::bigint FROM transcript WHERE request = $1";
@@ -150,7 +154,7 @@ fn transcript_in(tx: &mut Tx<'_>, request: RequestId, events: &[String]) -> Resu
     for event in events {
         seq += 1;
         let sql = "INSERT INTO transcript (request, seq, at_ms, event) VALUES ($1, $2, $3, $4)";
-        tx.execute(sql, &[&request.0, &seq, &at_ms, event])?;
+        tx.execute(sql, &[&request.0, &seq, &at_ms, &event])?;
     }
     Ok(u64::try_from(seq).unwrap_or(0))
 }
@@ -298,7 +302,7 @@ impl Store for PostgresStore {
 
     fn append_transcript_batch(&self, request: RequestId, events: &[Value]) -> Result<u64, StoreError> {
         let events = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
-        self.write(|tx| transcript_in(tx, request, &events))
+        self.write(|tx| transcript_in(tx, request, events.iter().map(String::as_str)))
     }
 
     fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
@@ -340,18 +344,18 @@ impl Store for PostgresStore {
         batch: &Batch,
         effect: Option<&EffectIntent>,
     ) -> Result<Option<PendingEffect>, StoreError> {
-        let events = batch.transcript.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
-        let rows = batch.rows.iter().map(|row| row.content(request)).collect::<Result<Vec<_>, _>>()?;
         let effect = effect.map(serde_json::to_string).transpose()?;
         self.chained(|tx| {
             // The chain's lock before the request's row, as every writer takes them.
             let chain = check_request(tx, Some(request))?;
             tx.lock_chain(&chain)?;
-            if !events.is_empty() {
-                transcript_in(tx, request, &events)?;
+            if !batch.transcript.is_empty() {
+                transcript_in(tx, request, batch.transcript.iter().map(|line| line.get()))?;
             }
-            for (kind, content) in &rows {
-                append_in(tx, &chain, Some(request), kind, content)?;
+            let mut inserted = Vec::with_capacity(batch.rows.len());
+            for row in &batch.rows {
+                let (kind, content) = row.content(request, &inserted)?;
+                inserted.push((kind, append_in(tx, &chain, Some(request), kind, &content)?.seq));
             }
             let Some(effect) = effect else { return Ok(None) };
             let row = append_in(tx, &chain, Some(request), kind::EFFECT, &effect)?;

@@ -152,7 +152,11 @@ impl SqliteStore {
 }
 
 /// Appends `events` to the request's transcript; returns the last one's number there.
-fn transcript_in(c: &Connection, request: RequestId, events: &[String]) -> Result<u64, StoreError> {
+fn transcript_in<'e>(
+    c: &Connection,
+    request: RequestId,
+    events: impl Iterator<Item = &'e str>,
+) -> Result<u64, StoreError> {
     let last: i64 = c
         .prepare_cached("SELECT coalesce(max(seq), 0) FROM transcript WHERE request = ?1")?
         .query_row([request.0], |r| r.get(0))?;
@@ -366,7 +370,7 @@ impl Store for SqliteStore {
         let events = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
         self.write(|c| {
             check_request(c, Some(request))?;
-            transcript_in(c, request, &events)
+            transcript_in(c, request, events.iter().map(String::as_str))
         })
     }
 
@@ -410,16 +414,16 @@ impl Store for SqliteStore {
         batch: &Batch,
         effect: Option<&EffectIntent>,
     ) -> Result<Option<PendingEffect>, StoreError> {
-        let events = batch.transcript.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
-        let rows = batch.rows.iter().map(|row| row.content(request)).collect::<Result<Vec<_>, _>>()?;
         let effect = effect.map(serde_json::to_string).transpose()?;
         self.write(|c| {
             check_request(c, Some(request))?;
-            if !events.is_empty() {
-                transcript_in(c, request, &events)?;
+            if !batch.transcript.is_empty() {
+                transcript_in(c, request, batch.transcript.iter().map(|line| line.get()))?;
             }
-            for (kind, content) in &rows {
-                append_in(c, Some(request), kind, content)?;
+            let mut inserted = Vec::with_capacity(batch.rows.len());
+            for row in &batch.rows {
+                let (kind, content) = row.content(request, &inserted)?;
+                inserted.push((kind, append_in(c, Some(request), kind, &content)?.seq));
             }
             let Some(effect) = effect else { return Ok(None) };
             let row = append_in(c, Some(request), kind::EFFECT, &effect)?;
