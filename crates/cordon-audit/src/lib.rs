@@ -60,8 +60,8 @@ use cordon_engine::{End, Event, Observer, RefusedBy, Stage, TranscriptLine, Verd
 use cordon_runtime::effect::Effect;
 use cordon_runtime::{ErrorKind, RunError, deep_label};
 use cordon_store::{
-    Batch, BatchRow, EffectIntent, EffectRef, NewRequest, Outcome, PendingEffect, RequestId, StageDecision, Status,
-    Store, StoreError,
+    Batch, BatchRow, EffectIntent, NewRequest, Outcome, PendingEffect, RequestId, StageDecision, Status, Store,
+    StoreError,
 };
 use serde_json::{Map, Value, json};
 
@@ -126,9 +126,6 @@ impl std::error::Error for RecordError {
 pub struct Recording<'s> {
     store: &'s dyn Store,
     request: RequestId,
-    /// The capabilities whose hosts keep what they do in this process: their effects' rows go
-    /// in the batch, not in a commit of their own (`Host::in_process`).
-    in_process: Vec<String>,
     state: RefCell<State>,
 }
 
@@ -150,42 +147,16 @@ struct State {
     /// Who vouched for the label checks the effect in the pipeline failed, if a stage says
     /// someone did (the gate, with the user's yes to a label card).
     endorsed_by: Option<String>,
-    /// The effect whose "about to perform" row is written and whose outcome is not, with its
+    /// The effect whose "about to perform" row is committed and whose outcome is not, with its
     /// tool.
-    pending: Option<(Pending, String)>,
+    pending: Option<(PendingEffect, String)>,
     /// The first failure; no effect is performed after it.
     failure: Option<RecordError>,
 }
 
-/// Where the row of the effect waiting for its outcome is.
-#[derive(Debug)]
-enum Pending {
-    Committed(PendingEffect),
-    /// In the batch, at this index.
-    Batched(usize),
-    /// Committed with its batch before its outcome came: the outcome is not written, and the
-    /// log says it is unknown.
-    Flushed,
-}
-
-/// The most rows and lines a batch holds before it is committed, whatever comes next: what an
-/// in-process run keeps in memory.
-const MAX_BATCH: usize = 1024;
-
 impl State {
     fn fail(&mut self, error: RecordError) {
         self.failure.get_or_insert(error);
-    }
-
-    /// Adds the outcome of the effect whose row is `pending` to the batch (none if that row went
-    /// out without it: the log then says the outcome is unknown).
-    fn outcome(&mut self, pending: Pending, outcome: Outcome) {
-        let effect = match pending {
-            Pending::Committed(effect) => EffectRef::Committed(effect),
-            Pending::Batched(i) => EffectRef::Batched(i),
-            Pending::Flushed => return,
-        };
-        self.batch.rows.push(BatchRow::Outcome { effect, outcome });
     }
 
     /// Keeps the first store error, if `result` is one.
@@ -198,27 +169,14 @@ impl<'s> Recording<'s> {
     /// Records `request` as running, with its audit row.
     pub fn begin(store: &'s dyn Store, request: &NewRequest<'_>) -> Result<Recording<'s>, StoreError> {
         let request = store.begin_request(request)?;
-        Ok(Recording { store, request, in_process: Vec::new(), state: RefCell::new(State::default()) })
+        Ok(Recording { store, request, state: RefCell::new(State::default()) })
     }
 
     /// Goes on recording `request`, begun earlier (a run that was parked and is resumed, maybe
     /// by another process): its transcript continues where it stopped.
     pub fn resume(store: &'s dyn Store, request: RequestId) -> Result<Recording<'s>, StoreError> {
         let line = u64::try_from(store.transcript(request)?.len()).unwrap_or(u64::MAX);
-        Ok(Recording {
-            store,
-            request,
-            in_process: Vec::new(),
-            state: RefCell::new(State { line, ..State::default() }),
-        })
-    }
-
-    /// Records the effects on `capabilities`, whose hosts keep what they do in this process
-    /// (`Hosts::in_process`), in the batch: their rows are committed with what follows them
-    /// rather than each before its effect, since a crash undoes those effects too.
-    pub fn with_in_process(mut self, capabilities: Vec<String>) -> Recording<'s> {
-        self.in_process = capabilities;
-        self
+        Ok(Recording { store, request, state: RefCell::new(State { line, ..State::default() }) })
     }
 
     /// The request's number in the store.
@@ -263,9 +221,6 @@ impl<'s> Recording<'s> {
         let written = self.store.record(self.request, &state.batch, None);
         if state.check(written).is_some() {
             state.batch = Batch::default();
-            if let Some((pending @ Pending::Batched(_), _)) = &mut state.pending {
-                *pending = Pending::Flushed;
-            }
         }
     }
 
@@ -284,7 +239,7 @@ impl<'s> Recording<'s> {
     /// Adds the outcome of the effect waiting for one to the batch.
     fn end_effect(&self, state: &mut State, tool: &str, outcome: Outcome) {
         match state.pending.take() {
-            Some((pending, _)) => state.outcome(pending, outcome),
+            Some((effect, _)) => state.batch.rows.push(BatchRow::Outcome { effect, outcome }),
             None => state.fail(RecordError::Unaudited { tool: tool.to_string() }),
         }
     }
@@ -313,21 +268,11 @@ impl Stage for AuditStage<'_> {
         // recorder was not among the engine's observers.
         drop(state.pending.take());
         let intent = intent(effect, std::mem::take(&mut state.decisions), state.endorsed_by.take());
-        if recording.in_process.iter().any(|c| **c == *effect.capability) {
-            // Undone by a crash like its row: written with what follows it.
-            if state.batch.rows.len() + state.batch.transcript.len() >= MAX_BATCH {
-                recording.flush(&mut state);
-            }
-            let tool = intent.tool.clone();
-            state.batch.rows.push(BatchRow::Effect(intent));
-            state.pending = Some((Pending::Batched(state.batch.rows.len() - 1), tool));
-            return Verdict::Proceed;
-        }
         // What led to the effect is committed with its row, before it is performed.
         match recording.store.record(recording.request, &state.batch, Some(&intent)) {
             Ok(pending) => {
                 state.batch = Batch::default();
-                state.pending = pending.map(|pending| (Pending::Committed(pending), intent.tool));
+                state.pending = pending.map(|pending| (pending, intent.tool));
                 Verdict::Proceed
             }
             Err(e) => {
@@ -440,9 +385,10 @@ impl Observer for Recorder<'_> {
                 recording.end_effect(state, &format!("{}.{}", effect.capability, effect.tool), outcome);
             }
             Event::EffectRefused { tool, by, code, .. } => {
-                if let Some((pending, _)) = state.pending.take() {
+                if let Some((effect, _)) = state.pending.take() {
                     // Refused after its row was written: not performed.
-                    state.outcome(pending, Outcome::Failed { error: format!("not performed: refused [{code}]") });
+                    let outcome = Outcome::Failed { error: format!("not performed: refused [{code}]") };
+                    state.batch.rows.push(BatchRow::Outcome { effect, outcome });
                 }
                 let by = match by {
                     RefusedBy::Boundary => json!("boundary"),
@@ -467,12 +413,12 @@ impl Observer for Recorder<'_> {
             Event::RunHeld { .. } => recording.set_status(state, Status::Waiting),
             Event::RunResumed { .. } => recording.set_status(state, Status::Running),
             Event::RunEnded { ref end } => {
-                if let Some((pending, tool)) = state.pending.take() {
+                if let Some((effect, tool)) = state.pending.take() {
                     // The row is written and the run ended before the host was asked: the engine
                     // tells every performed effect before anything else.
                     let outcome =
                         Outcome::Failed { error: format!("not performed: the run ended before `{tool}` was") };
-                    state.outcome(pending, outcome);
+                    state.batch.rows.push(BatchRow::Outcome { effect, outcome });
                 }
                 let status = match end {
                     End::Done { .. } => Status::Done,

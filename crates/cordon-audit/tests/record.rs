@@ -274,57 +274,6 @@ fn the_row_keeps_what_the_stages_before_decided() {
     assert_eq!(decided, ["gate", "audit", "gate", "audit", "gate", "audit"]);
 }
 
-/// Performs every call, noting whether its row was in the store when it was asked.
-struct Witness<'s> {
-    store: &'s dyn Store,
-    row_before: Vec<(String, bool)>,
-}
-
-impl ToolHost for Witness<'_> {
-    fn perform(&mut self, call: &ToolCall<'_>) -> Result<Value, String> {
-        let tool = format!("{}.{}", call.capability(), call.tool());
-        let rows = self.store.rows(1, 1000).unwrap();
-        let written = rows.iter().filter(|r| r.kind == "effect").count();
-        let done = self.row_before.len();
-        self.row_before.push((tool, written > done));
-        Ok(if call.tool() == "send" { json!(7) } else { Value::Null })
-    }
-}
-
-/// A simulated world's effects (here `Log`'s) are undone by a crash with their rows: those rows
-/// go in with the next commit, while a real effect (`Mail`'s) has its row committed before it.
-/// The log ends the same: every effect in order with its outcome.
-#[test]
-fn an_in_process_effect_is_recorded_with_what_follows_it() {
-    let store = SqliteStore::open_in_memory().unwrap();
-    let recording = Recording::begin(&store, &new_request("send hi")).unwrap().with_in_process(vec!["Log".into()]);
-    let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
-    let mut host = Witness { store: &store, row_before: Vec::new() };
-    let mut lines = Lines::default();
-    let mut run = start(PLAN);
-    let ending = Engine::new(&mut host)
-        .with_last_stage(&mut stage)
-        .with_observer(&mut recorder)
-        .with_observer(&mut lines)
-        .start_request(&mut run, PLAN);
-    assert!(matches!(ending, Ending::Done(_)), "{ending:?}");
-    let id = recording.finish().unwrap();
-    let expected = [("Log.note", false), ("Mail.send", true), ("Log.note", false)];
-    assert_eq!(host.row_before, expected.map(|(t, w)| (t.to_string(), w)));
-    assert_eq!(
-        brief(&store, id),
-        [
-            "request",
-            "effect Log.note performed 4",
-            "effect Mail.send performed 1",
-            "effect Log.note performed 4",
-            "status done",
-        ]
-    );
-    assert_eq!(store.transcript(id).unwrap(), lines.0);
-    assert!(matches!(store.verify().unwrap(), Chain::Intact { .. }));
-}
-
 #[test]
 fn without_the_recorder_an_outcome_is_unknown_never_guessed() {
     let store = SqliteStore::open_in_memory().unwrap();

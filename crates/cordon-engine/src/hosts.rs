@@ -32,14 +32,6 @@ pub trait Host: ToolHost + Send + Any {
         None
     }
 
-    /// Whether what it does stays in this process (a simulated world): nothing outside sees it,
-    /// and a crash undoes it. The audit log then need not commit an effect's row before the
-    /// effect, only with the rows after it. By default no: a real host's effects outlive the
-    /// process, so their rows are committed first.
-    fn in_process(&self) -> bool {
-        false
-    }
-
     /// What a grant for its tools is bound to: text that names this host and changes when what
     /// it would do could (an MCP server's command, address or tool list). By default its kind
     /// and name: a built-in host is what its name says.
@@ -108,11 +100,6 @@ impl Hosts {
     /// Each capability with what serves it (`Host::instance`), for binding grants.
     pub fn instances(&self) -> Vec<(String, String)> {
         self.hosts.iter().map(|h| (h.capability().to_string(), h.instance())).collect()
-    }
-
-    /// The capabilities whose hosts keep what they do in this process ([`Host::in_process`]).
-    pub fn in_process(&self) -> Vec<String> {
-        self.hosts.iter().filter(|h| h.in_process()).map(|h| h.capability().to_string()).collect()
     }
 
     /// Whether a host serves `capability`.

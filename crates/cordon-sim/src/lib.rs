@@ -109,10 +109,6 @@ macro_rules! environment {
             fn policy(&self) -> Option<&str> {
                 Some($module::POLICY)
             }
-
-            fn in_process(&self) -> bool {
-                true
-            }
         }
 
         impl Environment for $ty {

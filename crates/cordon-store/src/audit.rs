@@ -126,33 +126,14 @@ impl Batch {
 pub enum BatchRow {
     /// A row of a kind this crate does not reserve, as `append` writes it.
     Row { kind: &'static str, content: Value },
-    /// An effect's "about to perform" row, for an effect whose host keeps what it does in this
-    /// process (a simulated world): a crash undoes the effect with the row, so the row need not
-    /// be committed before it. Every other effect's row is committed first (`record`'s effect).
-    Effect(EffectIntent),
     /// What became of an effect, as `end_effect` writes it.
-    Outcome { effect: EffectRef, outcome: Outcome },
-}
-
-/// The effect an outcome is of: one whose row is committed, or the `Effect` row at this index
-/// of the same batch.
-#[derive(Debug)]
-pub enum EffectRef {
-    Committed(PendingEffect),
-    Batched(usize),
+    Outcome { effect: PendingEffect, outcome: Outcome },
 }
 
 impl BatchRow {
-    /// The row's kind and content, as stored for `request`, after the rows of the batch before
-    /// it were stored as `inserted` (their kinds and numbers). A reserved kind is refused, and
-    /// so is the outcome of another request's effect or of a row that is not an effect before it.
-    pub(crate) fn content(
-        &self,
-        request: RequestId,
-        inserted: &[(&'static str, u64)],
-    ) -> Result<(&'static str, String), crate::StoreError> {
-        let foreign =
-            || crate::StoreError::Unsupported(format!("writing request {request}'s record with another's outcome"));
+    /// The row's kind and content, as stored for `request`; a reserved kind is refused, and so
+    /// is the outcome of another request's effect.
+    pub(crate) fn content(&self, request: RequestId) -> Result<(&'static str, String), crate::StoreError> {
         match self {
             BatchRow::Row { kind, content } => {
                 if kind::RESERVED.contains(kind) {
@@ -160,17 +141,11 @@ impl BatchRow {
                 }
                 Ok((kind, serde_json::to_string(content)?))
             }
-            BatchRow::Effect(intent) => Ok((kind::EFFECT, serde_json::to_string(intent)?)),
+            BatchRow::Outcome { effect, .. } if effect.request != Some(request) => Err(crate::StoreError::Unsupported(
+                format!("writing request {request}'s record with another's outcome"),
+            )),
             BatchRow::Outcome { effect, outcome } => {
-                let seq = match effect {
-                    EffectRef::Committed(effect) if effect.request == Some(request) => effect.seq,
-                    EffectRef::Batched(i) => match inserted.get(*i) {
-                        Some((kind::EFFECT, seq)) => *seq,
-                        _ => return Err(foreign()),
-                    },
-                    EffectRef::Committed(_) => return Err(foreign()),
-                };
-                let row = OutcomeRow { effect: seq, outcome: outcome.clone() };
+                let row = OutcomeRow { effect: effect.seq, outcome: outcome.clone() };
                 Ok((kind::OUTCOME, serde_json::to_string(&row)?))
             }
         }

@@ -64,8 +64,8 @@ use serde_json::Value;
 pub use self::postgres::PostgresStore;
 pub use archive::{ArchiveReport, verify_archive};
 pub use audit::{
-    Archived, AuditRow, Batch, BatchRow, EffectIntent, EffectRef, EffectStatus, Entry, GcReport, Outcome,
-    PendingEffect, RequestLog, StageDecision,
+    Archived, AuditRow, Batch, BatchRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, PendingEffect,
+    RequestLog, StageDecision,
 };
 pub use chain::{BadRow, Checkpoint, Problem, RowHash, Verdict};
 pub use error::StoreError;

@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use common::{Scratch, intent, raw};
 use cordon_store::{
-    ArchiveReport, Batch, BatchRow, Checkpoint, EffectIntent, EffectRef, EffectStatus, GrantId, GrantQuery, NewGrant,
-    NewRequest, Outcome, Problem, RequestId, Scope, SqliteStore, StageDecision, Status, Store, StoreError, Verdict,
-    verify_archive,
+    ArchiveReport, Batch, BatchRow, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, NewGrant, NewRequest,
+    Outcome, Problem, RequestId, Scope, SqliteStore, StageDecision, Status, Store, StoreError, Verdict, verify_archive,
 };
 use serde_json::{Value, json};
 
@@ -336,7 +335,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     let batch = Batch {
         transcript: vec![line(json!({ "event": "effect_returned" })), line(json!({ "event": "stage_decided" }))],
         rows: vec![
-            BatchRow::Outcome { effect: EffectRef::Committed(first), outcome: Outcome::Performed { result_size: 12 } },
+            BatchRow::Outcome { effect: first, outcome: Outcome::Performed { result_size: 12 } },
             BatchRow::Row { kind: "decision", content: json!({ "stage": "gate", "outcome": "approved" }) },
         ],
     };
@@ -350,8 +349,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     assert!(matches!(store.record(id, &reserved, None), Err(StoreError::ReservedKind(_))));
     let theirs = store.begin_effect(Some(other), &intent("comment", 4)).unwrap();
     let outcome = Outcome::Failed { error: "none".into() };
-    let foreign =
-        Batch { rows: vec![BatchRow::Outcome { effect: EffectRef::Committed(theirs), outcome }], ..Batch::default() };
+    let foreign = Batch { rows: vec![BatchRow::Outcome { effect: theirs, outcome }], ..Batch::default() };
     assert!(store.record(id, &foreign, None).is_err());
     assert_eq!(store.rows(1, 100).unwrap().len(), 7);
 
@@ -364,10 +362,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
         .unwrap();
     let batch = Batch {
         transcript: vec![line(json!({ "event": "effect_returned" }))],
-        rows: vec![BatchRow::Outcome {
-            effect: EffectRef::Committed(second),
-            outcome: Outcome::Performed { result_size: 3 },
-        }],
+        rows: vec![BatchRow::Outcome { effect: second, outcome: Outcome::Performed { result_size: 3 } }],
     };
     let error = store.record(id, &batch, Some(&intent("comment", 3))).unwrap_err();
     assert!(error.to_string().contains("database or disk is full"), "{error}");
@@ -375,54 +370,6 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     assert_eq!(store.transcript(id).unwrap().len(), 2);
 
     assert!(matches!(store.verify().unwrap(), Verdict::Intact { rows: 7, .. }));
-}
-
-/// An effect whose host keeps what it does in this process is written in the batch, its outcome
-/// after it, each numbered in order; an outcome of a row that is not an effect is refused.
-#[test]
-fn an_in_process_effect_is_written_in_its_batch_with_its_outcome() {
-    let scratch = Scratch::new();
-    let store = scratch.open();
-    let id = request(&store, "simulate");
-    let batch = Batch {
-        transcript: Vec::new(),
-        rows: vec![
-            BatchRow::Effect(intent("list_issues", 1)),
-            BatchRow::Outcome { effect: EffectRef::Batched(0), outcome: Outcome::Performed { result_size: 7 } },
-            BatchRow::Effect(intent("comment", 2)),
-        ],
-    };
-    let last = store.record(id, &batch, Some(&intent("send", 3))).unwrap().unwrap();
-    store.end_effect(last, &Outcome::Performed { result_size: 1 }).unwrap();
-    let log = store.show(id).unwrap();
-    let effects: Vec<(String, Option<EffectStatus>)> = log
-        .entries
-        .iter()
-        .filter(|e| e.kind == "effect")
-        .map(|e| (e.content["tool"].to_string(), e.outcome.clone()))
-        .collect();
-    assert_eq!(
-        effects,
-        [
-            ("\"list_issues\"".into(), Some(EffectStatus::Performed { seq: 3, result_size: 7 })),
-            ("\"comment\"".into(), Some(EffectStatus::Unknown)),
-            ("\"send\"".into(), Some(EffectStatus::Performed { seq: 6, result_size: 1 })),
-        ]
-    );
-    let wrong = Batch {
-        transcript: Vec::new(),
-        rows: vec![
-            BatchRow::Row { kind: "decision", content: json!({}) },
-            BatchRow::Outcome { effect: EffectRef::Batched(0), outcome: Outcome::Performed { result_size: 7 } },
-        ],
-    };
-    assert!(store.record(id, &wrong, None).is_err());
-    let ahead = Batch {
-        transcript: Vec::new(),
-        rows: vec![BatchRow::Outcome { effect: EffectRef::Batched(0), outcome: Outcome::Performed { result_size: 7 } }],
-    };
-    assert!(store.record(id, &ahead, None).is_err());
-    assert!(matches!(store.verify().unwrap(), Verdict::Intact { rows: 6, .. }));
 }
 
 /// A transcript line for a batch.

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cordon_store::chain::{Fields, row_hash};
 use cordon_store::{
-    AnswerRefused, BadRow, Batch, BatchRow, Checkpoint, EffectIntent, EffectRef, EffectStatus, GrantId, GrantQuery,
-    NewAnswer, NewGrant, NewRequest, NewRun, Outcome, Parking, PostgresStore, Problem, RequestId, RowHash, RunId,
-    RunKind, RunState, Scope, Status, Store, StoreError, Verdict, WebSession,
+    AnswerRefused, BadRow, Batch, BatchRow, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, NewAnswer,
+    NewGrant, NewRequest, NewRun, Outcome, Parking, PostgresStore, Problem, RequestId, RowHash, RunId, RunKind,
+    RunState, Scope, Status, Store, StoreError, Verdict, WebSession,
 };
 use pg::{Server, raw, shared};
 use serde_json::{Value, json};
@@ -200,7 +200,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     let batch = Batch {
         transcript: vec![line(json!({ "event": "effect_returned" })), line(json!({ "event": "stage_decided" }))],
         rows: vec![
-            BatchRow::Outcome { effect: EffectRef::Committed(first), outcome: Outcome::Performed { result_size: 12 } },
+            BatchRow::Outcome { effect: first, outcome: Outcome::Performed { result_size: 12 } },
             BatchRow::Row { kind: "decision", content: json!({ "stage": "gate", "outcome": "approved" }) },
         ],
     };
@@ -214,10 +214,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     raw(&url).batch_execute(sql).unwrap();
     let batch = Batch {
         transcript: vec![line(json!({ "event": "effect_returned" }))],
-        rows: vec![BatchRow::Outcome {
-            effect: EffectRef::Committed(second),
-            outcome: Outcome::Performed { result_size: 3 },
-        }],
+        rows: vec![BatchRow::Outcome { effect: second, outcome: Outcome::Performed { result_size: 3 } }],
     };
     let error = store.record(id, &batch, Some(&intent("comment", 3))).unwrap_err();
     assert!(error.to_string().contains("database or disk is full"), "{error}");

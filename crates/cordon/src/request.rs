@@ -262,13 +262,6 @@ impl<'w> Prepared<'w> {
             Start::Saved { request, .. } => Recording::resume(storage.store(), *request),
         }
         .map_err(|error| storage.error(error))?;
-        // A simulated world's effects are undone by a crash with their rows, so those rows are
-        // committed with what follows them; not in the background, where whether an effect
-        // began since the run was saved decides whether another worker may resume it.
-        let recording = match self.background {
-            None => recording.with_in_process(workspace.tools.hosts.in_process()),
-            Some(_) => recording,
-        };
         let mut leased = self.background.as_ref().map(|b| LeaseStage::new(storage.store(), b));
         if let Some(leased) = &leased {
             leased.started(recording.request()).map_err(|error| storage.error(error))?;

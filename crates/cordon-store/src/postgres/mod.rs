@@ -344,6 +344,7 @@ impl Store for PostgresStore {
         batch: &Batch,
         effect: Option<&EffectIntent>,
     ) -> Result<Option<PendingEffect>, StoreError> {
+        let rows = batch.rows.iter().map(|row| row.content(request)).collect::<Result<Vec<_>, _>>()?;
         let effect = effect.map(serde_json::to_string).transpose()?;
         self.chained(|tx| {
             // The chain's lock before the request's row, as every writer takes them.
@@ -352,10 +353,8 @@ impl Store for PostgresStore {
             if !batch.transcript.is_empty() {
                 transcript_in(tx, request, batch.transcript.iter().map(|line| line.get()))?;
             }
-            let mut inserted = Vec::with_capacity(batch.rows.len());
-            for row in &batch.rows {
-                let (kind, content) = row.content(request, &inserted)?;
-                inserted.push((kind, append_in(tx, &chain, Some(request), kind, &content)?.seq));
+            for (kind, content) in &rows {
+                append_in(tx, &chain, Some(request), kind, content)?;
             }
             let Some(effect) = effect else { return Ok(None) };
             let row = append_in(tx, &chain, Some(request), kind::EFFECT, &effect)?;

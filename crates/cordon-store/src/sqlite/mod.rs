@@ -414,16 +414,15 @@ impl Store for SqliteStore {
         batch: &Batch,
         effect: Option<&EffectIntent>,
     ) -> Result<Option<PendingEffect>, StoreError> {
+        let rows = batch.rows.iter().map(|row| row.content(request)).collect::<Result<Vec<_>, _>>()?;
         let effect = effect.map(serde_json::to_string).transpose()?;
         self.write(|c| {
             check_request(c, Some(request))?;
             if !batch.transcript.is_empty() {
                 transcript_in(c, request, batch.transcript.iter().map(|line| line.get()))?;
             }
-            let mut inserted = Vec::with_capacity(batch.rows.len());
-            for row in &batch.rows {
-                let (kind, content) = row.content(request, &inserted)?;
-                inserted.push((kind, append_in(c, Some(request), kind, &content)?.seq));
+            for (kind, content) in &rows {
+                append_in(c, Some(request), kind, content)?;
             }
             let Some(effect) = effect else { return Ok(None) };
             let row = append_in(c, Some(request), kind::EFFECT, &effect)?;
