@@ -4,6 +4,7 @@
 //! labels, not their rendering: a renderer decides how they are shown, and to whom (the user
 //! sees them all; a calling agent only what its clearance allows, `cordon`'s reports).
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use cordon_label::Label;
@@ -44,13 +45,17 @@ const MAX_DETAIL: usize = 200;
 
 /// A call's arguments as the user's trace shows them: `name: value, ..`, shortened.
 pub fn args_text(args: &[(Arc<str>, Val)]) -> String {
-    let parts: Vec<String> = args.iter().map(|(n, v)| format!("{n}: {}", v.value)).collect();
-    shorten(parts.join(", "))
+    shortened(|out| {
+        for (i, (n, v)) in args.iter().enumerate() {
+            write!(out, "{}{n}: {}", if i == 0 { "" } else { ", " }, v.value)?;
+        }
+        Ok(())
+    })
 }
 
 /// A value as the user's trace shows it, shortened.
 pub fn value_text(v: &Val) -> String {
-    shorten(v.value.to_string())
+    shortened(|out| write!(out, "{}", v.value))
 }
 
 fn shorten(s: String) -> String {
@@ -58,6 +63,35 @@ fn shorten(s: String) -> String {
         return s;
     }
     format!("{}...", s.chars().take(MAX_DETAIL - 3).collect::<String>())
+}
+
+/// What `write` writes, shortened as [`shorten`] does; the writing stops once it is longer than
+/// that keeps (a tool's long answer is not rendered whole to show its start).
+fn shortened(write: impl FnOnce(&mut Bounded) -> std::fmt::Result) -> String {
+    let mut out = Bounded { text: String::new(), chars: 0 };
+    // An error is the writer's own stop, or a value that could not be written: what was
+    // written so far is shown either way.
+    let _ = write(&mut out);
+    shorten(out.text)
+}
+
+/// Text written up to one character more than a trace shows, then a refusal to take more.
+struct Bounded {
+    text: String,
+    chars: usize,
+}
+
+impl std::fmt::Write for Bounded {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        for c in s.chars() {
+            if self.chars > MAX_DETAIL {
+                return Err(std::fmt::Error);
+            }
+            self.text.push(c);
+            self.chars += 1;
+        }
+        Ok(())
+    }
 }
 
 impl Event {
@@ -141,5 +175,35 @@ impl Event {
             obj.extend(extra.clone());
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::{args_text, shorten, value_text};
+    use crate::value::{Val, Value};
+
+    fn list(texts: &[String]) -> Val {
+        Val::plain(Value::List(Arc::new(texts.iter().map(|t| Val::plain(Value::str(t))).collect())))
+    }
+
+    proptest! {
+        /// Writing a value only as far as the trace shows it gives exactly the shortened text of
+        /// the whole value, at every length around the limit and with characters of every width.
+        #[test]
+        fn a_value_is_shortened_as_if_written_whole(texts in prop::collection::vec("[a-zé€😀 ,\"\\\\]{0,90}", 0..6)) {
+            let value = list(&texts);
+            prop_assert_eq!(value_text(&value), shorten(value.value.to_string()));
+            let args: Vec<(Arc<str>, Val)> =
+                texts.iter().map(|t| (Arc::from("p"), Val::plain(Value::str(t)))).collect();
+            let whole: Vec<String> = args.iter().map(|(n, v)| format!("{n}: {}", v.value)).collect();
+            prop_assert_eq!(args_text(&args), shorten(whole.join(", ")));
+        }
     }
 }
