@@ -679,3 +679,52 @@ impl Checker<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use cordon_syntax::SourceMap;
+
+    use crate::state::Checker;
+    use crate::{CheckOptions, cache, check};
+
+    const POLICY: &str = "capability Log {\n  tool note(text: String)\n}\nentry(log: Log) -> String\n";
+
+    /// Whether this thread keeps a declaration of `policy` for a check of `sources` with `options`.
+    fn kept(sources: &SourceMap, policy: cordon_syntax::FileId, options: &CheckOptions) -> bool {
+        cache::declared::<Checker<'static>>(sources, &[policy], options.solver_timeout_ms).is_some()
+    }
+
+    /// A check keeps its policies' declaration for the next check on its thread, and it is
+    /// used only for the same files and the same solver timeout.
+    #[test]
+    fn a_check_keeps_its_policies_for_the_next_one_on_its_thread_only() {
+        std::thread::spawn(|| {
+            let options = CheckOptions::default();
+            let mut sources = SourceMap::new();
+            let policy = sources.add("log.cord", POLICY);
+            let plan = sources.add("plan.cord", "log.note(\"hi\");\n\"done\"");
+            assert!(!kept(&sources, policy, &options), "a new thread keeps nothing");
+            assert!(check(&sources, &[policy], Some(plan), &options).program.is_some());
+            assert!(kept(&sources, policy, &options));
+            // Another text, name or timeout: not the same policies.
+            let mut other = SourceMap::new();
+            let changed = other.add("log.cord", POLICY.replace("String)", "Int)"));
+            assert!(!kept(&other, changed, &options));
+            let mut renamed = SourceMap::new();
+            let moved = renamed.add("journal.cord", POLICY);
+            assert!(!kept(&renamed, moved, &options));
+            let slower = CheckOptions { solver_timeout_ms: options.solver_timeout_ms + 1, ..CheckOptions::default() };
+            assert!(!kept(&sources, policy, &slower));
+            // A policy that does not parse is not kept; the last good one stays.
+            let mut broken = SourceMap::new();
+            let bad = broken.add("log.cord", "capability Log {");
+            assert!(check(&broken, &[bad], None, &options).program.is_none());
+            assert!(!kept(&broken, bad, &options));
+            assert!(kept(&sources, policy, &options));
+        })
+        .join()
+        .unwrap();
+    }
+}
