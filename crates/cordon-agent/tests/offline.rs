@@ -24,7 +24,7 @@ fn text(provider: &mut impl Provider, hole: Option<&str>) -> Result<String, Prov
 
 /// A fresh file under the target directory's temporary area.
 fn temp_file(name: &str, contents: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cordon-agent-tests-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cordon-agent-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, contents).unwrap();
