@@ -58,14 +58,15 @@ const PROTOCOL_VERSION: &str = "2025-06-18";
 
 /// Lists the open issues of alice/website and opens a triage issue: `create_issue` needs an
 /// untainted session, a public repository and a non-empty title, which the checker settles from
-/// what it knows; the count shown is refined by a remainder's bound, which only the solver
-/// proves (one Z3 query per check).
+/// what it knows; the count shown is refined by a disjunction over a remainder's bound, which
+/// only the solver proves (one Z3 query per check: the checker's bounds, which need no solver,
+/// prove the remainder's bound alone, but read no disjunction).
 const PLAN: &str = r#"match gh.repo("alice", "website") {
   Some(r) => if r.private { ("private", s) } else {
     let (issues, s) = gh.list_issues(s, r);
     let open = issues.filter(|i| i.open).len();
     let r5 = open % 5;
-    let shown: {v: Int | v >= 1} = if open >= 0 { r5 + 1 } else { 1 };
+    let shown: {v: Int | v >= 1 || v < -100} = if open >= 0 { r5 + 1 } else { 1 };
     let (t, s) = gh.create_issue(s, r, "Weekly triage", "Go through the open issues.");
     (to_string(shown), s)
   },

@@ -44,7 +44,7 @@ mod tokens;
 mod vault;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use category::{Category, Tier, UnknownCategory};
 pub use classifier::{Classifier, Lexicon};
@@ -52,13 +52,24 @@ pub use finding::Finding;
 pub use vault::{SecretFinder, SecretValue, VaultMatcher};
 
 /// Finds the sensitive data of texts: the never tier's detectors, the vault's secrets, and a
-/// consent-tier [`Classifier`]. Built once, used for any number of texts (and threads).
+/// consent-tier [`Classifier`]. Made once, used for any number of texts (and threads).
+///
+/// The built-in detectors are hundreds of patterns, whose compiling takes tens of milliseconds:
+/// they are compiled at the first text that needs them, so that a run which sends nothing
+/// never pays for them.
 pub struct Scanner {
     vault: Arc<dyn SecretFinder>,
+    never: OnceLock<Never>,
+    /// The consent tier's classifier; without one, the built-in [`Lexicon`], in `lexicon`.
+    classifier: Option<Box<dyn Classifier + Send + Sync>>,
+    lexicon: OnceLock<Lexicon>,
+}
+
+/// The never tier's detectors with a fixed shape.
+struct Never {
     tokens: tokens::Tokens,
     ids: ids::Ids,
     passwords: password::Passwords,
-    classifier: Box<dyn Classifier + Send + Sync>,
 }
 
 impl fmt::Debug for Scanner {
@@ -76,26 +87,27 @@ impl Scanner {
     /// A scanner that asks `vault` where the vault's secrets are (the credential broker, which
     /// alone holds their values), with the built-in [`Lexicon`] classifier.
     pub fn with_secret_finder(vault: Arc<dyn SecretFinder>) -> Scanner {
-        Scanner {
-            vault,
-            tokens: tokens::Tokens::new(),
-            ids: ids::Ids::new(),
-            passwords: password::Passwords::new(),
-            classifier: Box::new(Lexicon::new()),
-        }
+        Scanner { vault, never: OnceLock::new(), classifier: None, lexicon: OnceLock::new() }
     }
 
     /// The same scanner with `classifier` for the consent tier instead of the built-in one.
     pub fn with_classifier(mut self, classifier: Box<dyn Classifier + Send + Sync>) -> Scanner {
-        self.classifier = classifier;
+        self.classifier = Some(classifier);
         self
+    }
+
+    fn classifier(&self) -> &dyn Classifier {
+        match &self.classifier {
+            Some(classifier) => classifier.as_ref(),
+            None => self.lexicon.get_or_init(Lexicon::new),
+        }
     }
 
     /// The findings of `text`, sorted by position, none overlapping another (where candidates
     /// overlap, a vault secret wins, then the never tier, then the longer).
     pub fn scan(&self, text: &str) -> Vec<Finding> {
         let mut candidates = self.never(text);
-        candidates.extend(self.classifier.classify(text).into_iter().filter(|f| f.category.tier() == Tier::Consent));
+        candidates.extend(self.classifier().classify(text).into_iter().filter(|f| f.category.tier() == Tier::Consent));
         self.until_redaction_is_clean(text, finding::settle(text, candidates))
     }
 
@@ -130,10 +142,15 @@ impl Scanner {
     fn never(&self, text: &str) -> Vec<Finding> {
         let mut out: Vec<Finding> =
             self.vault.find(text).into_iter().map(|span| Finding::new(Category::VaultSecret, span)).collect();
-        self.tokens.find(text, &mut out);
+        let never = self.never.get_or_init(|| Never {
+            tokens: tokens::Tokens::new(),
+            ids: ids::Ids::new(),
+            passwords: password::Passwords::new(),
+        });
+        never.tokens.find(text, &mut out);
         numbers::find(text, &mut out);
-        self.ids.find(text, &mut out);
-        self.passwords.find(text, &mut out);
+        never.ids.find(text, &mut out);
+        never.passwords.find(text, &mut out);
         out
     }
 }

@@ -177,3 +177,20 @@ fn a_classifier_cannot_claim_the_never_tier_or_spans_off_the_text() {
     let findings = scanner.scan("é text");
     assert!(findings.iter().all(|f| f.category.tier() == Tier::Consent && f.span.end <= 7), "{findings:?}");
 }
+
+#[test]
+fn a_new_scanner_used_first_by_many_threads_at_once_finds_what_one_thread_finds() {
+    // The detectors are compiled at the first text: threads racing to be first must all get
+    // the same detectors, and each its full findings.
+    let text = format!("my card 4539 1488 0343 6467, {SECRET}, and I have been diagnosed with diabetes");
+    let alone = scanner().scan(&text);
+    assert_eq!(alone.len(), 3, "{alone:?}");
+    let shared = scanner();
+    std::thread::scope(|threads| {
+        let each: Vec<_> = (0..8).map(|_| threads.spawn(|| shared.scan(&text))).collect();
+        for found in each {
+            assert_eq!(found.join().unwrap(), alone);
+        }
+    });
+    assert_eq!(shared.scan_never(&text).len(), 2);
+}

@@ -28,9 +28,9 @@
 //! the medians over seven rounds, of times and of ratios. A ratio is taken within a round
 //! because the machine's speed drifts between rounds much more than within one (other work
 //! on a shared machine). The table (`program, cordon, cpython medians, monty median, ratios`)
-//! is printed and written to `target/criterion/cpython-ratio.txt`. Without `python3` on the
-//! `PATH` the Python side is skipped with a message (`CORDON_PYTHON=/path/to/python` chooses
-//! another interpreter).
+//! is printed and written to `target/criterion/cpython-ratio.txt`, naming the Python it ran:
+//! the distribution's `/usr/bin/python3`, else `python3` on the `PATH` (`CORDON_PYTHON=/path/to/python`
+//! chooses another interpreter); without one the Python side is skipped with a message.
 //!
 //! - Monty (pydantic-monty, a sandboxed interpreter for model-written Python, the closest
 //!   peer) runs the mirror programs. The version pinned in `benches/monty/requirements.txt` is
@@ -366,9 +366,17 @@ fn median_time(min: usize, budget: Duration, mut f: impl FnMut()) -> Duration {
 /// Each side runs a program at least this many times a round.
 const ROUND_MIN_RUNS: usize = 3;
 
+/// The CPython to compare with: `CORDON_PYTHON`, else the distribution's own (`/usr/bin/python3`:
+/// built as the distribution builds it, with profile-guided optimisation on Debian), else the
+/// first `python3` on the `PATH`.
 fn python() -> String {
-    std::env::var("CORDON_PYTHON").unwrap_or_else(|_| "python3".into())
+    std::env::var("CORDON_PYTHON").unwrap_or_else(|_| match Path::new(DISTRIBUTION_PYTHON).exists() {
+        true => DISTRIBUTION_PYTHON.into(),
+        false => "python3".into(),
+    })
 }
+
+const DISTRIBUTION_PYTHON: &str = "/usr/bin/python3";
 
 /// A peer interpreter timing one program, in a process of its own that waits between rounds.
 struct Peer {

@@ -163,8 +163,8 @@ pub struct Workspace {
     pub(crate) history: Vec<Earlier>,
     /// Requests put to a model so far: the next is `<request N+1>`.
     pub(crate) asked: usize,
-    /// The outgoing-data check's detectors: built at the first request that needs them
-    /// (building them compiles hundreds of patterns), then used for every call.
+    /// The outgoing-data check's detectors, shared by every request: compiled (hundreds of
+    /// patterns) at the first text one of them reads, so a run that sends nothing never pays.
     scanner: OnceLock<Arc<Scanner>>,
 }
 

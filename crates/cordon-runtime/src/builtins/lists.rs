@@ -2,6 +2,9 @@
 //! what depends on the elements (`contains`, `sum`, a sort) carries theirs too.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::ops::Range;
 use std::sync::Arc;
 
 use cordon_syntax::Builtin;
@@ -170,34 +173,27 @@ pub(super) fn grouped_by_keys(c: &Call, budget: &mut dyn Budget) -> Result<Val, 
         _ => return c.bad(),
     };
     let Some(keys_list) = list_of(keys) else { return c.bad() };
-    let Some(order) = ordered(keys_list, elements.unwrap_or(keys_list)) else { return c.bad() };
-    // Equal keys are neighbours in sorted order, each run in the list's order (a stable sort): a
-    // group is a run, `order[start..end]`. The groups come in the order their first elements do.
-    let mut groups: Vec<(usize, usize)> = Vec::new();
-    for (at, &i) in order.iter().enumerate() {
-        let same = groups
-            .last()
-            .and_then(|&(start, _)| order.get(start))
-            .and_then(|&first| keys_list.get(first))
-            .zip(keys_list.get(i))
-            .is_some_and(|(a, k)| equal(&a.value, &k.value));
-        match groups.last_mut() {
-            Some((_, end)) if same => *end = at + 1,
-            _ => groups.push((at, at + 1)),
+    // Each group: the position of its first element, its size, and where its members are in
+    // `order`. The groups come in the order their first elements do.
+    let mut order = Vec::new();
+    let groups: Vec<(usize, usize, Range<usize>)> = match (elements, int_counts(keys_list)) {
+        // `count_by` of integer keys, the commonest, counts them in one pass, with no sort.
+        (None, Some(counts)) => counts.into_iter().map(|(first, size)| (first, size, 0..0)).collect(),
+        _ => {
+            let Some(sorted) = ordered(keys_list, elements.unwrap_or(keys_list)) else { return c.bad() };
+            order = sorted;
+            runs(&order, keys_list)
         }
-    }
-    groups.sort_by_key(|&(start, _)| order.get(start).copied());
+    };
     check_list_len(groups.len(), budget)?;
     budget.allocate(groups.len() as u64 * 2 * SLOT_BYTES)?;
     let mut out = Vec::with_capacity(groups.len());
-    for (start, end) in groups {
-        let (Some(members), Some(key)) = (order.get(start..end), order.get(start).and_then(|&i| keys_list.get(i)))
-        else {
-            return c.bad();
-        };
+    for (first, size, members) in groups {
+        let Some(key) = keys_list.get(first) else { return c.bad() };
         let second = match elements {
-            None => Val::plain(Value::Int(members.len() as i64)),
+            None => Val::plain(Value::Int(size as i64)),
             Some(list) => {
+                let Some(members) = order.get(members) else { return c.bad() };
                 check_list_len(members.len(), budget)?;
                 Val::plain(Value::List(Arc::new(members.iter().filter_map(|&i| list.get(i).cloned()).collect())))
             }
@@ -206,6 +202,51 @@ pub(super) fn grouped_by_keys(c: &Call, budget: &mut dyn Budget) -> Result<Val, 
     }
     // Which groups there are, their order and their sizes depend on every key.
     c.labelled(Value::List(Arc::new(out)), c.label.join(&elements_label(keys_list)))
+}
+
+/// The groups of equal keys in `order` (the keys' positions, stably sorted by key): equal keys
+/// are neighbours there, each run in the list's order, so a group is a run `order[start..end]`.
+/// As `(first position, size, start..end)`, in the order of their first positions.
+fn runs(order: &[usize], keys: &[Val]) -> Vec<(usize, usize, Range<usize>)> {
+    let mut groups: Vec<(usize, usize, Range<usize>)> = Vec::new();
+    for (at, &i) in order.iter().enumerate() {
+        let same = groups
+            .last()
+            .and_then(|(first, _, _)| keys.get(*first))
+            .zip(keys.get(i))
+            .is_some_and(|(a, k)| equal(&a.value, &k.value));
+        match groups.last_mut() {
+            Some((_, size, run)) if same => {
+                *size += 1;
+                run.end = at + 1;
+            }
+            _ => groups.push((i, 1, at..at + 1)),
+        }
+    }
+    groups.sort_by_key(|(first, _, _)| *first);
+    groups
+}
+
+/// If every key is an `Int`: each distinct key's first position and count, in the order of
+/// their first positions.
+fn int_counts(keys: &[Val]) -> Option<Vec<(usize, usize)>> {
+    let mut group_of: HashMap<i64, usize> = HashMap::new();
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        let Value::Int(k) = key.value else { return None };
+        match group_of.entry(k) {
+            Entry::Occupied(group) => {
+                if let Some((_, count)) = groups.get_mut(*group.get()) {
+                    *count += 1;
+                }
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(groups.len());
+                groups.push((i, 1));
+            }
+        }
+    }
+    Some(groups)
 }
 
 pub(super) fn unique(c: &Call, budget: &mut dyn Budget) -> Result<Val, RunError> {
