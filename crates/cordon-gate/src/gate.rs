@@ -242,6 +242,12 @@ impl<'a> Gate<'a> {
         &self.records
     }
 
+    /// What the gate decided, its use over: every call's record, the plan's, and the counts,
+    /// kept whole, not copied.
+    pub fn into_decisions(self) -> (Vec<Record>, Option<Record>, Stats) {
+        (self.records, self.plan_decision, self.stats)
+    }
+
     /// The card waiting for an answer that comes later, if any.
     pub fn pending_card(&self) -> Option<u64> {
         self.pending.as_ref().filter(|p| p.answer.is_none()).map(|p| p.card)

@@ -534,6 +534,11 @@ impl Run {
         &self.ctx.trace
     }
 
+    /// The run's trace, the run being over: kept whole, not copied.
+    pub fn into_trace(self) -> Vec<Event> {
+        self.ctx.trace
+    }
+
     /// The sessions to keep for the next request. After a failure they still record what the
     /// run did (a session it tainted stays tainted).
     pub fn sessions(&self) -> Sessions {

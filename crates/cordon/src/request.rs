@@ -332,16 +332,12 @@ impl<'w> Prepared<'w> {
                     (None, Ok(v)) => Ended::Done(v),
                     (None, Err(e)) => Ended::Failed(e),
                 };
-                Ran { ended, sessions: run.sessions(), trace: run.trace().to_vec(), holes }
+                Ran { ended, sessions: run.sessions(), trace: run.into_trace(), holes }
             }
         };
         drop(observers);
-        let approvals = Approvals {
-            records: gate.records().to_vec(),
-            plan: gate.plan_decision().cloned(),
-            stats: gate.stats().clone(),
-        };
-        drop(gate);
+        let (records, plan, stats) = gate.into_decisions();
+        let approvals = Approvals { records, plan, stats };
         let recorded = recording.finish();
         if let (Some(asked), Ended::Done(v)) = (&self.asked, &ran.ended) {
             workspace.history.push(Earlier { request: asked.clone(), answer: answer_part(v) });
