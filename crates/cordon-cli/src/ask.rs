@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use cordon::api::approval::Approver;
 use cordon::api::diagnostics::render;
 use cordon::api::events::{Event, Observers};
-use cordon::api::models::{FillConfig, HttpConfig, ProviderConfig, ProviderError, Transcript};
+use cordon::api::models::{FillConfig, HttpConfig, ProviderError, Transcript};
 use cordon::api::store::{StoreError, private};
 use cordon::api::text::escape;
 use cordon::{Ended, Request, SessionAt, Settings, Workspace};
@@ -25,6 +25,7 @@ use crate::shown::visible_json;
 use crate::store::StoreArgs;
 use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
+use crate::waiting::open_model;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -132,8 +133,7 @@ pub struct Conversation {
 impl Conversation {
     pub fn open(setup: &Setup, read: &dyn Fn(&Path) -> io::Result<String>) -> Result<Conversation, Error> {
         let http = HttpConfig { allow_insecure_http: setup.allow_insecure_http, ..setup.timeout.http() };
-        let model = ProviderConfig::parse(&setup.model).map_err(|e| Error::Usage(e.to_string()))?.with_http(http);
-        let provider = cordon::api::models::open(&model).map_err(|e| Error::Usage(e.to_string()))?;
+        let provider = open_model(&setup.model, http)?;
         let kept = kept(&setup.store, &setup.approve, setup.session.as_deref());
         let tools = setup.tools.open(read, kept, &setup.store.location()?)?;
         // Before anything runs: a store that cannot be opened stops here.

@@ -26,6 +26,7 @@ mod shown;
 mod store;
 mod tools;
 mod trace;
+mod waiting;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use cordon::api::diagnostics::{Diagnostic, SourceMap, render};
 use cordon::api::events::Observers;
-use cordon::api::models::{ProviderConfig, open};
 use cordon::api::values::Limits;
 use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
 
@@ -23,6 +22,7 @@ use crate::shown::visible_json;
 use crate::store::StoreArgs;
 use crate::tools::{ToolArgs, kept};
 use crate::trace::Trace;
+use crate::waiting::open_model;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -91,10 +91,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dy
     }
     let mut approver = args.approve.approver()?;
     let mut model = match &args.model {
-        Some(spec) => {
-            let config = ProviderConfig::parse(spec).map_err(|e| Error::Usage(e.to_string()))?;
-            Some(open(&config.with_http(args.timeout.http())).map_err(|e| Error::Usage(e.to_string()))?)
-        }
+        Some(spec) => Some(open_model(spec, args.timeout.http())?),
         None => None,
     };
     let mut prepared = workspace.prepare(Request::Plan(&plan), &mut *approver)?;

@@ -1,9 +1,10 @@
 //! The last step before a terminal: everything the command writes to standard output and
 //! standard error passes through [`cordon::api::text::guard`], so no character that a terminal
 //! would hide or obey (an escape sequence, OSC 52, a carriage return, a bidi override) reaches
-//! it from data, whatever a module forgot. Cordon itself writes no control sequence, so none
-//! reaches the terminal at all. Data is escaped where it is quoted (`escape`); this is the net
-//! under that.
+//! it from data, whatever a module forgot. Data is escaped where it is quoted (`escape`); this
+//! is the net under that. The only control sequences Cordon writes itself are indicatif's, which
+//! redraw a progress line on a terminal's standard error (`cordon bench`'s bar, the wait for a
+//! model in `waiting.rs`): lines of Cordon's own words, a name in them escaped.
 
 use std::io::{self, Write};
 

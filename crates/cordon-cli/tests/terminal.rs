@@ -1,6 +1,6 @@
 //! `cordon` at a user's shell: the completion scripts and the man pages name every subcommand,
-//! `--version` names the build, and `--model-timeout` bounds how long a silent model server is
-//! waited for.
+//! `--version` names the build, `--model-timeout` bounds how long a silent model server is
+//! waited for, and a wait for the model shows, at a terminal, who is waited for and how long.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -104,13 +104,7 @@ fn the_version_names_the_crate_and_the_commit_when_there_is_one() {
 #[test]
 fn a_silent_model_server_is_given_up_on_after_the_model_timeout() {
     let dir = workdir("model_timeout");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let model = format!("openai:silent@http://{}/v1", listener.local_addr().unwrap());
-    // Connections are held open, unanswered, until the test's process ends.
-    std::thread::spawn(move || {
-        let held: Vec<_> = listener.incoming().map_while(Result::ok).collect();
-        drop(held);
-    });
+    let model = format!("openai:silent@{}", silent_model());
     let plan = dir.join("plan.cord");
     std::fs::write(&plan, "agent[(String, Session)](\"How long is the roadmap?\", s)\n").unwrap();
     let plan = plan.display().to_string();
@@ -128,4 +122,39 @@ fn a_silent_model_server_is_given_up_on_after_the_model_timeout() {
         // One attempt per fill, each a second: well under the default of 300.
         assert!(took < Duration::from_secs(20), "{args:?} took {took:?}");
     }
+}
+
+/// A model server that takes connections and never answers: the address of its API.
+fn silent_model() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    // Connections are held open, unanswered, until the test's process ends.
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    url
+}
+
+/// At a terminal, the wait for a model is a line naming the model and the time so far, redrawn
+/// as it grows; where standard error is no terminal, nothing of it is written.
+#[test]
+fn a_wait_for_the_model_shows_the_time_so_far_at_a_terminal_only() {
+    let dir = workdir("model_wait");
+    let model = format!("openai:slow@{}", silent_model());
+    let store = dir.join("cordon.db");
+    let flags = ["ask", "--env", "github", "--model", &model, "--model-timeout", "3", "--store"];
+    let mut args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).collect();
+    args.extend([store.as_os_str(), std::ffi::OsStr::new("How many open issues?")]);
+    let steps = serde_json::json!([["expect", "waiting for openai:slow: 1s"], ["expect", "2s"]]);
+    let (shown, code) = common::at_a_terminal(&steps, &args);
+    assert!(!shown.contains("[pty_drive:"), "{shown}");
+    assert_ne!(code, Some(0), "the model never answered:\n{shown}");
+    assert!(shown.contains("(timed out)"), "{shown}");
+
+    let output =
+        cordon(&dir, &["ask", "--env", "github", "--model", &model, "--model-timeout", "3", "How many open issues?"]);
+    assert_ne!(output.code, 0, "{output:?}");
+    assert!(output.stderr.contains("(timed out)"), "{output:?}");
+    assert!(!output.stderr.contains("waiting for"), "no terminal, no line: {output:?}");
 }

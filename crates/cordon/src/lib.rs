@@ -79,8 +79,8 @@ pub mod api {
     /// Models that fill holes, and transcripts of what they were asked.
     pub mod models {
         pub use cordon_agent::{
-            FillConfig, HttpConfig, Problem, Provider, ProviderConfig, ProviderError, REFERENCE, Scripted, Transcript,
-            extract_code, open,
+            Completion, FillConfig, HttpConfig, Problem, Provider, ProviderConfig, ProviderError, REFERENCE, Request,
+            Scripted, Transcript, extract_code, open,
         };
     }
 
