@@ -132,6 +132,7 @@ impl Setup {
                 None => Checking::Rejected(cordon_agent::Rejection {
                     feedback: format!("{:?}", outcome.diagnostics),
                     first: None,
+                    at: None,
                 }),
             }
         };

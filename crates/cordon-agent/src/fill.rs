@@ -27,7 +27,7 @@ use cordon_engine::{Event, Holes, Observer, Problem, Turn};
 use cordon_label::{DcLabel, Label};
 use cordon_runtime::effect::Refill;
 use cordon_runtime::{ErrorKind, HoleRequest, Run, RunError, Step};
-use cordon_syntax::{Diagnostic, FileId, SourceMap, render};
+use cordon_syntax::{Diagnostic, FileId, SourceMap, Span, render};
 use cordon_types::{CheckOptions, Checked, CheckedFill, FillOutcome, HoleSite, check_fill, check_nested_fill};
 
 use crate::prompt::{Earlier, NotCleared, Prompt, PromptStats, add_history, prompt};
@@ -194,7 +194,7 @@ impl<'a> Filler<'a> {
             model_error: None,
         };
         let max_attempts = self.config.max_attempts.max(1);
-        let mut last = String::from("no attempt was made");
+        let mut last = Rejection { feedback: "no attempt was made".into(), first: None, at: None };
         for attempt in before + 1..=max_attempts {
             stats.attempts = attempt - before;
             let request = Request {
@@ -220,13 +220,13 @@ impl<'a> Filler<'a> {
                     let reason = format!("the model gave no answer: {e}");
                     abandoned(observer, Some(hole), attempt, ErrorKind::Hole.code(), &reason);
                     stats.model_error = Some(e);
-                    return Filled { fill: Err(reason), stats };
+                    return Filled { fill: Err(NoFill { reason, rejected_at: None }), stats };
                 }
             };
             stats.usage += completion.usage;
             observer.event(&Event::FillReceived { hole, attempt, text: &completion.text, usage: completion.usage });
             let rejection = match extract(&completion.text) {
-                Err(problem) => Rejection { feedback: problem, first: None },
+                Err(problem) => Rejection { feedback: problem, first: None, at: None },
                 Ok(Extracted { code, note }) => match check(code, attempt) {
                     Checking::Accepted(fill) => {
                         let file = fill.module().file;
@@ -244,25 +244,25 @@ impl<'a> Filler<'a> {
                     }
                 },
             };
-            let feedback = rejection.feedback;
             observer.event(&Event::FillRejected {
                 hole,
                 attempt,
-                feedback: &feedback,
+                feedback: &rejection.feedback,
                 first: rejection.first.as_ref(),
             });
             messages.push(Message::assistant(echo(&completion.text)));
             messages.push(Message::user(format!(
-                "Your fill was rejected:\n{feedback}\nFix it and answer again with exactly one ```cordon block."
+                "Your fill was rejected:\n{}\nFix it and answer again with exactly one ```cordon block.",
+                rejection.feedback
             )));
-            last = feedback;
+            last = rejection;
         }
-        let first = last.lines().next().unwrap_or_default().to_string();
+        let first = last.feedback.lines().next().unwrap_or_default().to_string();
         let attempts = before + stats.attempts;
         let plural = if attempts == 1 { "" } else { "s" };
         let reason = format!("no fill checked in {attempts} attempt{plural} (last: {first})");
         abandoned(observer, Some(hole), attempts, ErrorKind::Hole.code(), &reason);
-        Filled { fill: Err(reason), stats }
+        Filled { fill: Err(NoFill { reason, rejected_at: last.at }), stats }
     }
 }
 
@@ -286,14 +286,25 @@ pub enum Checking {
 pub struct Rejection {
     pub feedback: String,
     pub first: Option<Problem>,
+    /// Where in the fill the first diagnostic points, and what it says: an error about the
+    /// hole points into the fill the model last wrote.
+    pub at: Option<(Span, String)>,
 }
 
 /// How one hole ended: an accepted fill and the conversation that led to it, or why there is
 /// none; and its cost.
 #[derive(Debug)]
 pub struct Filled {
-    pub fill: Result<(Box<CheckedFill>, Conversation), String>,
+    pub fill: Result<(Box<CheckedFill>, Conversation), NoFill>,
     pub stats: HoleStats,
+}
+
+/// Why a hole got no fill: the reason, and where the last fill the model wrote was rejected
+/// (when it was, by a diagnostic pointing into it).
+#[derive(Debug, Clone)]
+pub struct NoFill {
+    pub reason: String,
+    pub rejected_at: Option<(Span, String)>,
 }
 
 /// A hole's conversation with its model: the prompt's messages, then each reply and what was
@@ -419,7 +430,8 @@ fn rejection(outcome: &FillOutcome, sources: &SourceMap) -> Rejection {
         let (line, _) = sources.file(span.file).line_col(span.start);
         Problem { code: d.code, line, message: d.message.clone() }
     });
-    Rejection { feedback: out, first }
+    let at = shown.first().map(|d| (d.span(), "where the last fill was rejected".to_string()));
+    Rejection { feedback: out, first, at }
 }
 
 /// An accepted fill the run entered: holes in it are filled with `check_nested_fill`.
@@ -514,7 +526,7 @@ impl Holes for ModelHoles<'_, '_> {
                 self.entered.insert(file, *entered);
                 step
             }
-            Err(Unfilled::Reason(reason)) => Err(run.abandon_hole(&reason)),
+            Err(Unfilled::Reason(NoFill { reason, rejected_at })) => Err(run.abandon_hole(&reason, rejected_at)),
             Err(Unfilled::Ends(error)) => Err(run.end_at_hole(*error)),
         }
     }
@@ -535,7 +547,7 @@ struct Reached {
 enum Unfilled {
     /// The model was asked and gave none, or the hole could not be asked (its site unknown,
     /// too deep): the run ends with a hole error saying this.
-    Reason(String),
+    Reason(NoFill),
     /// The run ends with this error: the model may not be asked (`label-flow`), or a refusal
     /// that sent the run back to the hole stands.
     Ends(Box<RunError>),
@@ -556,12 +568,12 @@ fn fill_reached(
     let Some(at) = locate(checked, entered, request) else {
         let reason = "the hole's site is unknown to the host".to_string();
         abandoned(observer, None, 0, ErrorKind::Hole.code(), &reason);
-        return Reached { fill: Err(Unfilled::Reason(reason)), stats: None };
+        return Reached { fill: Err(Unfilled::Reason(NoFill { reason, rejected_at: None })), stats: None };
     };
     if at.depth > filler.config.max_depth {
         let reason = format!("holes nest deeper than the limit of {}", filler.config.max_depth);
         abandoned(observer, Some(&at.id), 0, ErrorKind::Hole.code(), &reason);
-        return Reached { fill: Err(Unfilled::Reason(reason)), stats: None };
+        return Reached { fill: Err(Unfilled::Reason(NoFill { reason, rejected_at: None })), stats: None };
     }
     let begun = match &request.again {
         None => begin(sources, checked, filler, &at, request),

@@ -34,8 +34,8 @@ use std::str::FromStr;
 pub use anthropic::{Anthropic, AnthropicConfig};
 pub use cordon_engine::Problem;
 pub use fill::{
-    Checking, Extracted, FILL_TAG, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, ModelHoles, Rejection,
-    extract, extract_code, model_error,
+    Checking, Extracted, FILL_TAG, FillConfig, Filled, Filler, HoleStats, MAX_REPLY_BYTES, ModelHoles, NoFill,
+    Rejection, extract, extract_code, model_error,
 };
 pub use http::{HttpConfig, RetryPolicy};
 pub use intent::ModelIntent;

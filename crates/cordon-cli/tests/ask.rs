@@ -120,6 +120,9 @@ fn fills_that_never_check_are_an_error_on_stderr_and_exit_1() {
     let run = cordon(&dir, &["ask", "How many?", "--model", &model, "--max-attempts", "1"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("no fill checked in 1 attempt (last:"), "{}", run.stderr);
+    // The error points into the fill the model wrote, where its checker said it was wrong.
+    assert!(run.stderr.contains(" --> <fill 0 attempt 1>:2:2\n"), "{}", run.stderr);
+    assert!(run.stderr.contains("2 | (n, s)\n  |  - where the last fill was rejected\n"), "{}", run.stderr);
     assert!(!run.stdout.contains("error["), "{}", run.stdout);
     let shown = cordon(&dir, &["audit", "show"]);
     assert!(shown.stdout.contains("hole 0 after 1 attempt [hole-unfilled]"), "{}", shown.stdout);

@@ -289,7 +289,7 @@ impl<'a> Engine<'a> {
     fn fill(&mut self, run: &mut Run, hole: HoleRequest) -> Result<Step, RunError> {
         match &mut self.holes {
             Some(holes) => holes.fill(run, hole, &mut self.observers),
-            None => Err(run.abandon_hole("this run has no model attached")),
+            None => Err(run.abandon_hole("this run has no model attached", None)),
         }
     }
 

@@ -465,10 +465,13 @@ impl Run {
     }
 
     /// Ends the run at the waiting hole: no fill could be had (the model failed, or no fill
-    /// checked within the attempts allowed).
-    pub fn abandon_hole(&mut self, reason: &str) -> RunError {
+    /// checked within the attempts allowed). `related`: where the last fill the model wrote was
+    /// rejected, and what was said of it.
+    pub fn abandon_hole(&mut self, reason: &str, related: Option<(Span, String)>) -> RunError {
         let span = self.waiting_hole().map_or_else(Span::default, |h| h.span);
-        self.end_at_hole(RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}")))
+        let mut error = RunError::new(ErrorKind::Hole, span, format!("the hole got no fill: {reason}"));
+        error.related.extend(related);
+        self.end_at_hole(error)
     }
 
     /// Ends the run at the waiting hole with `e`: the model may not be asked, or a refusal that
