@@ -114,7 +114,8 @@ fn main() -> ExitCode {
         Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path), &mut stdout),
         Command::Chat(args) => {
             let mut stdin = cordon::api::approval::StdinLines;
-            chat::run(args, &|path| std::fs::read_to_string(path), &mut stdin, &mut stdout)
+            let mut requests = chat::Requests::at_a_terminal().unwrap_or(chat::Requests::Lines(&mut stdin));
+            chat::run(args, &|path| std::fs::read_to_string(path), &mut requests, &mut stdout)
         }
         Command::Demo => Ok(demo::run()),
         Command::Bench(args) => bench::run(args),

@@ -154,3 +154,34 @@ fn a_chat_at_a_terminal_answers_cards_and_takes_the_next_request() {
     assert_eq!(shown.matches("create issue").count(), 2, "two cards, each answered:\n{shown}");
     assert_eq!(code, Some(1), "both requests ran, and neither got its issue:\n{shown}");
 }
+
+/// At a terminal the requests are typed into a line editor: Ctrl-A goes to the line's start
+/// (without an editor it would be a character of the request), and Up recalls the request
+/// before. `help` with `/` put before it is `/help`; recalled, it is `/help` again. Neither goes
+/// to the model, whose script is empty.
+#[test]
+fn a_chat_at_a_terminal_edits_the_line_and_recalls_earlier_requests() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join("editing");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("no_replies.json");
+    std::fs::write(&script, r#"{"replies": []}"#).unwrap();
+    let model = format!("scripted:{}", script.display());
+    let store = dir.join("cordon.db");
+    let steps = serde_json::json!([
+        ["expect", "> "],
+        ["send", "help\u{1}/\r"],
+        ["expect", "this list"],
+        ["expect", "> "],
+        ["send", "\u{1b}[A\r"],
+        ["expect", "this list"],
+        ["expect", "> "],
+        ["send", "/quit\r"],
+    ]);
+    let flags = ["chat", "--env", "github", "--model", &model, "--store"];
+    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).chain([store.as_os_str()]).collect();
+    let (shown, code) = common::at_a_terminal(&steps, &args);
+    assert!(!shown.contains("[pty_drive:"), "{shown}");
+    assert_eq!(shown.matches("/help   this list").count(), 2, "{shown}");
+    assert_eq!(code, Some(0), "{shown}");
+}
