@@ -20,6 +20,7 @@ use cordon::{Ended, Request, SessionAt, Settings, Workspace};
 use crate::approve::ApproveArgs;
 use crate::check::Format;
 use crate::clearance::Clearance;
+use crate::limits::LimitArgs;
 use crate::outcome::{Error, Report};
 use crate::shown::visible_json;
 use crate::store::StoreArgs;
@@ -70,6 +71,9 @@ pub struct Setup {
 
     #[command(flatten)]
     pub timeout: ModelTimeout,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     /// Keep the sessions in this file between requests (read if it exists, written after;
     /// kept in the store too, where one run at a time may hold it)
@@ -142,6 +146,7 @@ impl Conversation {
             max_attempts: setup.max_attempts,
             max_depth: setup.max_depth,
             clearance: setup.clearance.into(),
+            limits: setup.limits.limits(),
             ..Settings::default()
         };
         setup.approve.apply(&mut settings)?;

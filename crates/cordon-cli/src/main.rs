@@ -16,6 +16,7 @@ mod clearance;
 mod completions;
 mod demo;
 mod interrupt;
+mod limits;
 mod mcp;
 mod origin;
 mod outcome;

@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 
 use cordon::api::diagnostics::{Diagnostic, SourceMap, render};
 use cordon::api::events::Observers;
-use cordon::api::values::Limits;
 use cordon::{Ended, Request, SessionAt, Settings, Source, Workspace};
 
 use crate::approve::ApproveArgs;
 use crate::ask::ModelTimeout;
 use crate::check::Format;
+use crate::limits::LimitArgs;
 use crate::outcome::{Error, Report};
 use crate::shown::visible_json;
 use crate::store::StoreArgs;
@@ -38,13 +38,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
-    /// Calls and loop iterations the run may make
-    #[arg(long, value_name = "N", default_value_t = Limits::default().fuel)]
-    pub fuel: u64,
-
-    /// Tool calls the run may make
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_tool_calls)]
-    pub max_tool_calls: u32,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     #[command(flatten)]
     pub store: StoreArgs,
@@ -80,10 +75,7 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dy
     // Before anything runs: a store that cannot be opened stops the run here (and a session
     // another run holds, when the workspace takes it).
     let storage = args.store.open()?;
-    let mut settings = Settings {
-        limits: Limits { fuel: args.fuel, max_tool_calls: args.max_tool_calls, ..Limits::default() },
-        ..Settings::default()
-    };
+    let mut settings = Settings { limits: args.limits.limits(), ..Settings::default() };
     args.approve.apply(&mut settings)?;
     let mut workspace = Workspace::new(tools, storage, settings);
     if let Some(path) = &args.session {

@@ -279,3 +279,17 @@ fn what_is_never_sent_reaches_the_model_as_a_placeholder() {
         assert!(!text.contains("4539") && !text.contains("6467"), "{text}");
     }
 }
+
+/// `ask` takes the run's limits as `run` does: the fill that counts the issues runs out of
+/// fuel under `--fuel 5`.
+#[test]
+fn the_limits_of_a_request_put_to_a_model_are_flags() {
+    let dir = workdir("limits");
+    let model = scripted("ask_count_issues.json");
+    let args = ["ask", "How many open issues does alice/website have?", "--model", &model];
+    let run = cordon(&dir, &[&args[..], &["--fuel", "5"]].concat());
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("error[limit-reached]: the run used all its fuel (5 calls"), "{run:?}");
+    let run = cordon(&dir, &args);
+    assert_eq!(run.code, 0, "{run:?}");
+}

@@ -184,3 +184,25 @@ fn a_plan_with_holes_runs_with_the_model_given() {
     let bad = cordon(&dir, &["run", "--model", "nonsense", &plan]);
     assert_eq!(bad.code, 2, "{bad:?}");
 }
+
+/// The run's limits are flags: the memory its values may take (`--max-memory`, with a unit),
+/// its calls and loop iterations (`--fuel`); the same plan runs under the defaults.
+#[test]
+fn the_limits_are_set_per_run() {
+    let dir = workdir("limits");
+    let plan = dir.join("big.cord");
+    let text = "let xs = range(0, 100000).map(|i: Int| i.to_string());\n(to_string(xs.len()), s)\n";
+    std::fs::write(&plan, text).unwrap();
+    let plan = plan.display().to_string();
+    let under_defaults = cordon(&dir, &["run", &plan]);
+    assert_eq!(under_defaults.code, 0, "{under_defaults:?}");
+    let memory = cordon(&dir, &["run", "--max-memory", "1M", &plan]);
+    assert_ne!(memory.code, 0, "{memory:?}");
+    assert!(memory.stdout.contains("the memory limit of 1048576 bytes"), "{memory:?}");
+    let fuel = cordon(&dir, &["run", "--fuel", "1000", &plan]);
+    assert_ne!(fuel.code, 0, "{fuel:?}");
+    assert!(fuel.stdout.contains("error[limit-reached]: the run used all its fuel (1000"), "{fuel:?}");
+    let unreadable = cordon(&dir, &["run", "--max-memory", "lots", &plan]);
+    assert_eq!(unreadable.code, 2, "{unreadable:?}");
+    assert!(unreadable.stderr.contains("`lots` is not a size"), "{unreadable:?}");
+}

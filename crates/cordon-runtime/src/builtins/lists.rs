@@ -176,10 +176,11 @@ pub(super) fn grouped_by_keys(c: &Call, budget: &mut dyn Budget) -> Result<Val, 
     // Each group: the position of its first element, its size, and where its members are in
     // `order`. The groups come in the order their first elements do.
     let mut order = Vec::new();
-    let groups: Vec<(usize, usize, Range<usize>)> = match (elements, int_counts(keys_list)) {
-        // `count_by` of integer keys, the commonest, counts them in one pass, with no sort.
-        (None, Some(counts)) => counts.into_iter().map(|(first, size)| (first, size, 0..0)).collect(),
-        _ => {
+    // `count_by` of integer keys, the commonest, counts them in one pass, with no sort.
+    let counted = if elements.is_none() { int_counts(keys_list) } else { None };
+    let groups: Vec<(usize, usize, Range<usize>)> = match counted {
+        Some(counts) => counts.into_iter().map(|(first, size)| (first, size, 0..0)).collect(),
+        None => {
             let Some(sorted) = ordered(keys_list, elements.unwrap_or(keys_list)) else { return c.bad() };
             order = sorted;
             runs(&order, keys_list)
