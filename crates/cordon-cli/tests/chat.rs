@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 mod common;
@@ -12,9 +12,7 @@ mod common;
 fn a_session_tainted_by_one_request_stays_tainted_in_the_next() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_taint.json");
     // A directory of its own: removing the group's would pull the others' from under them.
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join("taint");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::workdir("cli-chat", "taint");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
         .args(["chat", "--env", "github", "--max-attempts", "1", "--model"])
         .arg(format!("scripted:{}", fixture.display()))
@@ -86,9 +84,7 @@ fn a_follow_up_sees_the_earlier_answers_the_labels_allow() {
 /// [`chat`] with more arguments, also giving the transcript.
 fn chat_with(test: &str, fixture: &str, requests: &str, more: &[&str]) -> (String, String, String) {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::workdir("cli-chat", test);
     let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
         .args(["chat", "--env", "github", "--max-attempts", "1", "--model"])
         .arg(format!("scripted:{}", fixture.display()))
@@ -128,11 +124,8 @@ fn the_chat_says_how_to_stop_and_quit_words_never_reach_the_model() {
 #[test]
 fn a_chat_at_a_terminal_answers_cards_and_takes_the_next_request() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chat_two_issues.json");
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join("pty");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::workdir("cli-chat", "pty");
     let model = format!("scripted:{}", fixture.display());
-    let store = dir.join("cordon.db");
     let steps = serde_json::json!([
         ["expect", "> "],
         ["send", "Say hello in a new issue on alice/website.\n"],
@@ -147,10 +140,7 @@ fn a_chat_at_a_terminal_answers_cards_and_takes_the_next_request() {
         ["expect", "> "],
         ["send", "/quit\n"],
     ]);
-    let flags = ["chat", "--env", "github", "--max-attempts", "1", "--model", &model, "--store"];
-    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).chain([store.as_os_str()]).collect();
-    let (shown, code) = common::at_a_terminal(&steps, &args);
-    assert!(!shown.contains("[pty_drive:"), "{shown}");
+    let (shown, code) = chat_at_a_terminal(&dir, &model, &steps);
     assert_eq!(shown.matches("create issue").count(), 2, "two cards, each answered:\n{shown}");
     assert_eq!(code, Some(1), "both requests ran, and neither got its issue:\n{shown}");
 }
@@ -161,13 +151,10 @@ fn a_chat_at_a_terminal_answers_cards_and_takes_the_next_request() {
 /// to the model, whose script is empty.
 #[test]
 fn a_chat_at_a_terminal_edits_the_line_and_recalls_earlier_requests() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-chat").join("editing");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::workdir("cli-chat", "editing");
     let script = dir.join("no_replies.json");
     std::fs::write(&script, r#"{"replies": []}"#).unwrap();
     let model = format!("scripted:{}", script.display());
-    let store = dir.join("cordon.db");
     let steps = serde_json::json!([
         ["expect", "> "],
         ["send", "help\u{1}/\r"],
@@ -178,10 +165,18 @@ fn a_chat_at_a_terminal_edits_the_line_and_recalls_earlier_requests() {
         ["expect", "> "],
         ["send", "/quit\r"],
     ]);
-    let flags = ["chat", "--env", "github", "--model", &model, "--store"];
-    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).chain([store.as_os_str()]).collect();
-    let (shown, code) = common::at_a_terminal(&steps, &args);
-    assert!(!shown.contains("[pty_drive:"), "{shown}");
+    let (shown, code) = chat_at_a_terminal(&dir, &model, &steps);
     assert_eq!(shown.matches("/help   this list").count(), 2, "{shown}");
     assert_eq!(code, Some(0), "{shown}");
+}
+
+/// `cordon chat` with `model` (one attempt a hole) and its store in `dir`, at a pseudo-terminal
+/// driven by `steps`: what the terminal showed, every step taken, and the exit code.
+fn chat_at_a_terminal(dir: &Path, model: &str, steps: &serde_json::Value) -> (String, Option<i32>) {
+    let store = dir.join("cordon.db");
+    let flags = ["chat", "--env", "github", "--max-attempts", "1", "--model", model, "--store"];
+    let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).chain([store.as_os_str()]).collect();
+    let (shown, code) = common::at_a_terminal(steps, &args);
+    assert!(!shown.contains("[pty_drive:"), "a step was not taken:\n{shown}");
+    (shown, code)
 }

@@ -163,12 +163,18 @@ pub fn blocks(lines: usize) -> String {
 /// path cannot combine; and the `if` constrains `x`, so each definition links its line's facts
 /// to the line before.
 pub fn modular(lines: usize) -> String {
+    remainders(lines, "v > 0")
+}
+
+/// The chain of [`modular`], each remainder (plus one) passed to a function whose parameter is
+/// refined by `needs`.
+fn remainders(lines: usize, needs: &str) -> String {
     let steps = lines.saturating_sub(5).max(1);
-    let mut out = String::from("fn pos(v: {v: Int | v > 0}) -> Int { v }\nfn walk(x0: Int) -> Int {\n");
+    let mut out = format!("fn callee(v: {{v: Int | {needs}}}) -> Int {{ v }}\nfn walk(x0: Int) -> Int {{\n");
     for k in 1..=steps {
         let p = k - 1;
         out.push_str(&format!(
-            "  let x{k} = x{p} + 1; let r{k} = x{k} % 4; let p{k} = if x{k} >= 0 {{ pos(r{k} + 1) }} else {{ 0 }};\n"
+            "  let x{k} = x{p} + 1; let r{k} = x{k} % 4; let p{k} = if x{k} >= 0 {{ callee(r{k} + 1) }} else {{ 0 }};\n"
         ));
     }
     out.push_str(&format!("  p{steps}\n}}\nwalk(5)\n"));
@@ -192,14 +198,5 @@ pub fn running_sum(lines: usize) -> String {
 /// whose parameter must be positive or below -100, a disjunction the bounds' fast path does not
 /// read: every line is a query to Z3, its facts connected to every line before.
 pub fn disjunctive(lines: usize) -> String {
-    let steps = lines.saturating_sub(5).max(1);
-    let mut out = String::from("fn away(v: {v: Int | v > 0 || v < -100}) -> Int { v }\nfn walk(x0: Int) -> Int {\n");
-    for k in 1..=steps {
-        let p = k - 1;
-        out.push_str(&format!(
-            "  let x{k} = x{p} + 1; let r{k} = x{k} % 4; let p{k} = if x{k} >= 0 {{ away(r{k} + 1) }} else {{ 0 }};\n"
-        ));
-    }
-    out.push_str(&format!("  p{steps}\n}}\nwalk(5)\n"));
-    out
+    remainders(lines, "v > 0 || v < -100")
 }
