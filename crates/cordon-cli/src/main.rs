@@ -15,6 +15,7 @@ mod check;
 mod clearance;
 mod completions;
 mod demo;
+mod fmt;
 mod interrupt;
 mod limits;
 mod mcp;
@@ -53,6 +54,9 @@ struct Cli {
 enum Command {
     /// Type-check a plan (and its policy modules) without running it
     Check(check::Args),
+    /// Format Cordon files in place: indentation and spacing made canonical, every token,
+    /// comment and line break kept (`--check` changes nothing; `-` is standard input)
+    Fmt(fmt::Args),
     /// Check a plan, then run it against a simulated environment, printing every tool call
     /// and decision
     Run(run::Args),
@@ -111,6 +115,7 @@ fn main() -> ExitCode {
     let mut stdout = Guarded::new(std::io::stdout());
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
+        Command::Fmt(args) => fmt::run(args),
         Command::Run(args) => run::run(args, &|path| std::fs::read_to_string(path), &mut stdout),
         Command::Ask(args) => ask::run(args, &|path| std::fs::read_to_string(path), &mut stdout),
         Command::Chat(args) => {

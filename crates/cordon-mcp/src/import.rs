@@ -38,6 +38,7 @@ use cordon_syntax::ast::{
     Annotation, AnnotationArg, BinOp, Expr, ExprKind, Field, Ident, Item, ItemKind, NodeId, Param, Tool as ToolDecl,
     TypeExpr, TypeExprKind, UnOp, Variant,
 };
+use cordon_syntax::format::format;
 use cordon_syntax::print;
 use cordon_syntax::{FileId, Span};
 use cordon_types::{CARD_KEYS, near_card_key};
@@ -177,9 +178,10 @@ pub fn policy(server: &str, capability: &str, tools: &[Tool], account: Account) 
          user vouches for; tools that may write, delete or send ask first. Loosen what your tasks\n\
          need."
     ));
-    let body =
-        print::module(&items).map_err(|e| format!("cannot write a policy for the MCP server `{server}`: {e}"))?;
-    Ok(format!("{header}\n{body}"))
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot write a policy for the MCP server `{server}`: {e}");
+    let body = print::module(&items).map_err(|e| cannot(&e))?;
+    // Laid out as `cordon fmt` lays out the policy once the user edits it.
+    format(&format!("{header}\n{body}")).map_err(|e| cannot(&e))
 }
 
 /// The declaration of `tool`, or `None` if it requires properties whose names Cordon cannot

@@ -1,6 +1,7 @@
 //! The Cordon language's front end: source files and spans, the lexer, the parser (which never
 //! fails: it returns a tree and every error it found), the syntax tree, its printer (declarations
-//! back to source), and the [`Diagnostic`] type with its renderers.
+//! back to source), the formatter (a file's layout made canonical), and the [`Diagnostic`] type
+//! with its renderers.
 //!
 //! ```
 //! use cordon_syntax::{SourceMap, parse};
@@ -14,6 +15,7 @@ pub mod ast;
 pub mod builtins;
 pub mod diagnostic;
 pub mod entry;
+pub mod format;
 pub mod lexer;
 pub mod parser;
 pub mod pattern;

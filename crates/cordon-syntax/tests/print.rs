@@ -235,6 +235,9 @@ fn printed_declarations_parse_back_to_themselves() {
         let back = reparse(&text);
         let again = print::module(&back).map_err(TestCaseError::fail)?;
         prop_assert_eq!(&again, &text);
+        // The printer lays out as the formatter does, so an imported policy needs no `cordon fmt`.
+        let formatted = cordon_syntax::format::format(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&formatted, &text);
         let (docs, lits) = texts(&items);
         let (docs_back, lits_back) = texts(&back);
         prop_assert_eq!(lits_back, lits, "{}", text);

@@ -51,6 +51,11 @@ pub mod api {
         pub use cordon_syntax::{Code, Diagnostic, FileId, SourceFile, SourceMap, Span, render};
     }
 
+    /// The formatter (`cordon fmt`): a file's layout made canonical, its meaning unchanged.
+    pub mod format {
+        pub use cordon_syntax::format::{FormatError, format};
+    }
+
     /// Values, their labels, a run's limits and the boundary's record of each call.
     pub mod values {
         pub use cordon_runtime::trace::{args_text, value_text};
