@@ -13,8 +13,8 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_tool_calls)]
     pub max_tool_calls: u32,
 
-    /// Memory the run's values (strings, lists, tuples, records) may take, counted as they are
-    /// made: bytes, or with K, M or G (`64M`, `2G`)
+    /// Memory the run's values (strings, lists, tuples, records) may hold at once: bytes, or
+    /// with K, M or G (`64M`, `2G`)
     #[arg(long, value_name = "SIZE", value_parser = size, default_value = "1G")]
     pub max_memory: u64,
 }

@@ -33,7 +33,14 @@ pub struct Ctx {
     pub limits: Limits,
     pub user: Str,
     pub fuel_used: u64,
+    /// The memory the run holds, over-approximated: what it could reach at the last count
+    /// (`crate::live`), and everything allocated since.
     pub memory_used: u64,
+    /// What the run could reach at the last count.
+    pub memory_counted: u64,
+    /// Values the run holds outside the machine that runs: the machines waiting at the holes of
+    /// running fills (to go back to), which count as memory the run holds.
+    pub held: Vec<Val>,
     pub tool_calls: u32,
     pub started: Instant,
     pub consts: Vec<ConstState>,
@@ -67,6 +74,8 @@ impl Ctx {
             user: user.into(),
             fuel_used: 0,
             memory_used: 0,
+            memory_counted: 0,
+            held: Vec::new(),
             tool_calls: 0,
             started: Instant::now(),
             consts,
@@ -98,7 +107,7 @@ impl Budget for Ctx {
             return Err(RunError::new(
                 ErrorKind::Limit,
                 Span::default(),
-                format!("the run allocated more than the memory limit of {} bytes", self.limits.max_memory_bytes),
+                format!("the run holds more than the memory limit of {} bytes", self.limits.max_memory_bytes),
             ));
         }
         Ok(())

@@ -64,6 +64,12 @@ pub struct HostState {
 }
 
 impl HostState {
+    /// The opaque records tools returned, which the host keeps (they count as memory the run
+    /// holds).
+    pub(crate) fn record_values(&self) -> impl Iterator<Item = &Value> {
+        self.records.values()
+    }
+
     pub fn fresh_id(&mut self) -> HostId {
         self.next_id += 1;
         self.next_id

@@ -36,6 +36,7 @@ pub mod effect;
 pub mod error;
 pub mod host;
 pub mod limits;
+mod live;
 mod machine;
 mod received;
 mod shape;
@@ -276,12 +277,34 @@ impl Run {
             self.ctx.pc_seen.join_mut(&label);
             self.ctx.pc_seen_in_fill = start.seen_before.join(&label);
             self.vm = start.vm;
+            self.hold_fills();
             let mut hole = start.hole;
             hole.again = Some(Box::new(effect::Refill { error: e, label, fill: start.file }));
             self.state = State::AtHole(hole.clone());
             return Ok(Step::Hole(hole));
         }
+        self.hold_fills();
         Err(self.fail(e))
+    }
+
+    /// Tells the context what the machines waiting at the holes of running fills hold: memory
+    /// the run holds while a fill runs ([`ctx::Ctx::held`]). Called after each change of
+    /// `running_fills`.
+    fn hold_fills(&mut self) {
+        let mut held = Vec::new();
+        for start in &self.running_fills {
+            start.vm.visit_roots(&mut |root| {
+                held.push(match root {
+                    live::Root::Value(v) => v.clone(),
+                    live::Root::Building(xs) => Val::plain(Value::List(Arc::new(xs.to_vec()))),
+                    live::Root::Func(f) => Val::plain(Value::Func(f.clone())),
+                })
+            });
+            let hole = &start.hole;
+            held.extend([hole.task.clone()].into_iter().chain(hole.args.iter().cloned()));
+            held.extend(hole.scope.iter().map(|(_, v)| v.clone()));
+        }
+        self.ctx.held = held;
     }
 
     /// Ends the run with `e`, remembering what the failure may have depended on.
@@ -308,6 +331,7 @@ impl Run {
             State::Proposed { effect, .. } => {
                 boundary::commit(&mut self.ctx, &effect, shown);
                 self.running_fills.clear();
+                self.hold_fills();
                 self.state = State::Performing(effect);
                 Ok(())
             }
@@ -452,6 +476,7 @@ impl Run {
             seen_before: std::mem::replace(&mut self.ctx.pc_seen_in_fill, Label::bottom()),
         };
         self.running_fills.push(start);
+        self.hold_fills();
         let scope = hole.scope.into_iter().map(|(_, v)| v).collect();
         // The fill's label also names its hole, so a refusal can point at the code's origin.
         let label = if label.is_bottom() {

@@ -15,7 +15,8 @@ pub struct Limits {
     pub max_string_bytes: usize,
     /// The longest list.
     pub max_list_len: usize,
-    /// Bytes the run may allocate for strings, lists, tuples and records, in total.
+    /// Bytes the run's strings, lists, tuples, records and closures may hold at once (see
+    /// `crate::live`: what it can still reach, counted when its allocations add up past this).
     pub max_memory_bytes: u64,
     pub wall_clock: Duration,
     pub max_tool_calls: u32,

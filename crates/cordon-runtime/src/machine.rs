@@ -19,6 +19,7 @@ use crate::ctx::{ConstState, Ctx};
 use crate::decimal;
 use crate::effect::HoleRequest;
 use crate::error::{ErrorKind, RunError};
+use crate::live::{Root, Walk};
 use crate::shape::Shape;
 use crate::time;
 use crate::value::{CodeRef, Func, Record, Str, Val, Value, Variant};
@@ -159,6 +160,11 @@ pub struct Vm {
     /// The lists `map` and `filter` are building, innermost last: a call inside one's loop
     /// starts and ends its own before it returns.
     lists: Vec<Vec<Val>>,
+    /// A machine that evaluates a refinement or a label while the plan's machine waits
+    /// ([`Ctx::eval`]): what the waiting machine holds cannot be counted from here, so its
+    /// allocations are only added up (see [`allocate`]).
+    #[serde(default)]
+    nested: bool,
 }
 
 /// Why the machine stopped.
@@ -232,6 +238,18 @@ impl Ctx {
 }
 
 impl Vm {
+    /// Calls `f` on each place this machine keeps values: its stack, the functions its frames
+    /// run (their captures), the lists it is building.
+    pub(crate) fn visit_roots<'a>(&'a self, f: &mut dyn FnMut(Root<'a>)) {
+        self.stack.iter().for_each(|v| f(Root::Value(v)));
+        self.lists.iter().for_each(|xs| f(Root::Building(xs)));
+        for frame in self.frames.items.get(..self.frames.len).unwrap_or_default() {
+            if let Some(func) = &frame.func {
+                f(Root::Func(func));
+            }
+        }
+    }
+
     /// A machine about to run `code` on `args`.
     pub fn start(program: &Compiled, code: CodeRef, args: Vec<Val>) -> Vm {
         let mut vm = Vm::default();
@@ -430,16 +448,18 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     }
                     let b = pop!();
                     let a = pop!();
-                    let v = tri!(binary(*op, a, b, ctx));
+                    let held = text_bytes(&a) + text_bytes(&b);
+                    let v = tri!(binary(*op, a, b, &mut Measured::new(vm, ctx, held)));
                     vm.stack.push(v);
                 }
                 Op::AddLiteral { text, left } => {
-                    if let Some(Val { value: Value::Str(s), .. }) = vm.stack.last_mut() {
+                    if let Some(Val { value: Value::Str(s), .. }) = vm.stack.last() {
                         // As `binary` joins two strings; the literal's label is bottom, so the
                         // result keeps the other operand's.
                         let len = s.len() + text.len();
                         tri!(builtins::check_string_len(len, ctx));
-                        tri!(ctx.allocate(len as u64));
+                        tri!(allocate(vm, ctx, 0, len as u64));
+                        let Some(Val { value: Value::Str(s), .. }) = vm.stack.last_mut() else { continue };
                         match (s.is_unique(), *left) {
                             (true, true) => s.prepend(text),
                             (true, false) => s.append(text),
@@ -457,7 +477,8 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let other = pop!();
                     let literal = Val::plain(Value::Str(text.clone()));
                     let (a, b) = if *left { (literal, other) } else { (other, literal) };
-                    let v = tri!(binary(BinOp::Add, a, b, ctx));
+                    let held = text_bytes(&a) + text_bytes(&b);
+                    let v = tri!(binary(BinOp::Add, a, b, &mut Measured::new(vm, ctx, held)));
                     vm.stack.push(v);
                 }
                 // The commonest fused forms, with the operands' kinds known: a slot and a literal,
@@ -575,19 +596,19 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 Op::JoinPc => tri!(join_pc(vm, ctx)),
                 Op::MakeTuple(n) => {
                     let n = *n as usize;
-                    tri!(ctx.allocate(n as u64 * SLOT_BYTES));
+                    tri!(allocate(vm, ctx, 0, n as u64 * SLOT_BYTES));
                     let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
                     vm.stack.push(Val::plain(Value::Tuple(Arc::new(items))));
                 }
                 Op::MakeList(n) => {
                     let n = *n as usize;
-                    tri!(builtins::check_list_len(n, ctx));
+                    tri!(builtins::check_list_len(n, &mut Measured::new(vm, ctx, 0)));
                     let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
                     vm.stack.push(Val::plain(Value::List(Arc::new(items))));
                 }
                 Op::MakeRecord(layout) => {
                     let n = layout.names.len();
-                    tri!(ctx.allocate(n as u64 * SLOT_BYTES));
+                    tri!(allocate(vm, ctx, 0, n as u64 * SLOT_BYTES));
                     let Some(record) = Record::from_top(layout.clone(), &mut vm.stack) else {
                         fail!(type_error(Span::default(), "the operand stack is empty"))
                     };
@@ -714,7 +735,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 }
                 Op::Builtin { builtin, argc } => {
                     let at = vm.stack.len() - *argc as usize;
-                    let (v, raise) = tri!(builtin_call(*builtin, &vm.stack[at..], code.spans[ip - 1], ctx));
+                    let (v, raise) = tri!(builtin_call(*builtin, at, code.spans[ip - 1], vm, ctx));
                     if let Some(l) = raise {
                         vm.pc.join_mut(&l);
                     }
@@ -725,6 +746,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     let at = vm.stack.len() - *argc as usize - 1;
                     if let Value::Capability(cap) = &vm.stack[at].value {
                         let cap = cap.clone();
+                        tri!(recount_before_stopping(vm, ctx));
                         let args = vm.stack.split_off(at + 1);
                         vm.stack.truncate(at);
                         save_ip!();
@@ -734,15 +756,14 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     match otherwise {
                         MethodTarget::Builtin(b) => {
                             if *b == Builtin::ToString
-                                && let [Val { value: value @ Value::Int(_), .. }] = &mut vm.stack[at..]
-                                && let Value::Int(i) = *value
+                                && let [Val { value: Value::Int(i), .. }] = vm.stack[at..]
                             {
                                 // What `builtins::apply` does for an Int, in place: the text
                                 // keeps the receiver's label, the only argument's.
-                                *value = tri!(builtins::int_text(i, ctx));
+                                vm.stack[at].value = tri!(builtins::int_text(i, &mut Measured::new(vm, ctx, 0)));
                                 continue;
                             }
-                            let (v, raise) = tri!(builtin_call(*b, &vm.stack[at..], code.spans[ip - 1], ctx));
+                            let (v, raise) = tri!(builtin_call(*b, at, code.spans[ip - 1], vm, ctx));
                             if let Some(l) = raise {
                                 vm.pc.join_mut(&l);
                             }
@@ -784,7 +805,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                             None => fail!(type_error(Span::default(), "a capture that does not exist")),
                         }
                     }
-                    tri!(ctx.allocate(values.len() as u64 * SLOT_BYTES));
+                    tri!(allocate(vm, ctx, 0, values.len() as u64 * SLOT_BYTES));
                     let func = Func::new(*body, values);
                     tri!(ctx.check_depth(func.depth));
                     vm.stack.push(Val::plain(Value::Func(Arc::new(func))));
@@ -858,7 +879,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         fail!(builtins::type_error(Builtin::Range, &[from, to]))
                     };
                     let (a, b) = (*a, *b);
-                    tri!(builtins::check_range_len(a, b, ctx));
+                    tri!(builtins::check_range_len(a, b, &mut Measured::new(vm, ctx, 0)));
                     vm.stack.push(Val::plain(Value::Int(a)));
                     vm.stack.push(Val { value: Value::Int(b.max(a)), label: from.label.join(&to.label) });
                 }
@@ -881,8 +902,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     vm.lists.push(Vec::with_capacity(len));
                 }
                 Op::ListPush => {
+                    // Counted before the value leaves the stack, where a count finds it.
+                    tri!(allocate(vm, ctx, 0, SLOT_BYTES));
                     let v = pop!();
-                    tri!(ctx.allocate(SLOT_BYTES));
                     let max = ctx.limits.max_list_len;
                     let Some(xs) = vm.lists.last_mut() else {
                         fail!(type_error(Span::default(), "no list is being built"))
@@ -955,6 +977,7 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                 }
                 Op::ToLabeledBegin => vm.pc_stack.push(vm.pc.clone()),
                 Op::ToLabeledEnd => {
+                    tri!(allocate(vm, ctx, 0, SLOT_BYTES));
                     let v = pop!();
                     let saved = match vm.pc_stack.pop() {
                         Some(l) => l,
@@ -962,7 +985,6 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     };
                     let inner_pc = std::mem::replace(&mut vm.pc, saved);
                     ctx.left_behind(&inner_pc);
-                    tri!(ctx.allocate(SLOT_BYTES));
                     vm.stack.push(Val::plain(Value::Labeled(Arc::new(v.with_label(&inner_pc)))));
                 }
                 Op::Return | Op::JoinPcReturn => {
@@ -1162,9 +1184,11 @@ fn depth_error(ctx: &Ctx) -> RunError {
     )
 }
 
-/// Calls a first-order builtin at `span`; `unlabel` also returns the label to raise `pc` by,
-/// which names the `unlabel` itself: a refusal later says which one raised it.
-fn builtin_call(b: Builtin, args: &[Val], span: Span, ctx: &mut Ctx) -> Result<(Val, Option<Label>), RunError> {
+/// Calls a first-order builtin on the stack's values from `at` up, at `span`; `unlabel` also
+/// returns the label to raise `pc` by, which names the `unlabel` itself: a refusal later says
+/// which one raised it.
+fn builtin_call(b: Builtin, at: usize, span: Span, vm: &Vm, ctx: &mut Ctx) -> Result<(Val, Option<Label>), RunError> {
+    let args = &vm.stack[at..];
     match (b, args) {
         (Builtin::Unlabel, [boxed]) => match &boxed.value {
             Value::Labeled(inner) => {
@@ -1175,8 +1199,88 @@ fn builtin_call(b: Builtin, args: &[Val], span: Span, ctx: &mut Ctx) -> Result<(
             other => Err(type_error(Span::default(), format!("`unlabel` needs a Labeled value, not {}", other.kind()))),
         },
         (Builtin::Label(LabelFn::User), []) => Ok((Val::plain(Value::Str(ctx.user.clone())), None)),
-        _ => builtins::apply(b, args, ctx).map(|v| (v, None)),
+        _ => builtins::apply(b, args, &mut Measured::new(vm, ctx, 0)).map(|v| (v, None)),
     }
+}
+
+/// The run's budget while the machine makes something from its values: an allocation past the
+/// memory limit counts again what the run can still reach ([`recount`]), adding what is
+/// `in_flight` (what the operation holds that nothing reaches yet: its popped operands, what
+/// a builtin has allocated so far).
+struct Measured<'a> {
+    vm: &'a Vm,
+    ctx: &'a mut Ctx,
+    in_flight: u64,
+}
+
+impl<'a> Measured<'a> {
+    fn new(vm: &'a Vm, ctx: &'a mut Ctx, in_flight: u64) -> Measured<'a> {
+        Measured { vm, ctx, in_flight }
+    }
+}
+
+impl Budget for Measured<'_> {
+    fn allocate(&mut self, bytes: u64) -> Result<(), RunError> {
+        allocate(self.vm, self.ctx, self.in_flight, bytes)?;
+        self.in_flight = self.in_flight.saturating_add(bytes);
+        Ok(())
+    }
+
+    fn max_string_bytes(&self) -> usize {
+        self.ctx.limits.max_string_bytes
+    }
+
+    fn max_list_len(&self) -> usize {
+        self.ctx.limits.max_list_len
+    }
+}
+
+/// The bytes a string operand holds (nothing for other values): an operand popped for an
+/// operation is held by it, out of a count's reach.
+fn text_bytes(v: &Val) -> u64 {
+    match &v.value {
+        Value::Str(s) => s.len() as u64,
+        _ => 0,
+    }
+}
+
+/// Counts `bytes` more of the memory the run holds. Past the limit, the run's machine counts
+/// again what it can still reach (plus `in_flight`), and only if that is past the limit too is
+/// it refused. A nested machine (a refinement evaluated while the plan waits) only adds up.
+fn allocate(vm: &Vm, ctx: &mut Ctx, in_flight: u64, bytes: u64) -> Result<(), RunError> {
+    let used = ctx.memory_used.saturating_add(bytes);
+    if used <= ctx.limits.max_memory_bytes || vm.nested {
+        return Budget::allocate(ctx, bytes);
+    }
+    recount(vm, ctx)?;
+    ctx.memory_used = ctx.memory_used.saturating_add(in_flight);
+    Budget::allocate(ctx, bytes)
+}
+
+/// Counts what the run can still reach ([`crate::live`]) as the memory it holds. The count
+/// costs the run a unit of fuel for each value it looks at.
+fn recount(vm: &Vm, ctx: &mut Ctx) -> Result<(), RunError> {
+    let mut walk = Walk::default();
+    vm.visit_roots(&mut |root| walk.root(root));
+    walk.context(ctx);
+    let (bytes, visited) = (walk.bytes, walk.visited);
+    ctx.memory_used = bytes;
+    ctx.memory_counted = bytes;
+    ctx.fuel_used = ctx.fuel_used.saturating_add(visited);
+    if ctx.fuel_used > ctx.limits.fuel { ctx.burn_slow() } else { Ok(()) }
+}
+
+/// Before the machine stops at a call (whose boundary only adds up what it allocates): counts
+/// again if much was allocated since the last count and the total is past half the limit, so
+/// the boundary is not refused memory the run let go. Counting after each quarter of the
+/// limit at most keeps the cost of counting in proportion to what the run allocates.
+fn recount_before_stopping(vm: &Vm, ctx: &mut Ctx) -> Result<(), RunError> {
+    let limit = ctx.limits.max_memory_bytes;
+    let since = ctx.memory_used.saturating_sub(ctx.memory_counted);
+    if vm.nested || ctx.memory_used <= limit / 2 || since <= limit / 4 {
+        return Ok(());
+    }
+    recount(vm, ctx)
 }
 
 /// The number of a fused binary operation's operands that are on the stack.
@@ -1297,7 +1401,8 @@ fn binary_with(
     };
     let b = take(vm, rhs)?;
     let a = take(vm, lhs)?;
-    binary(op, a, b, ctx)
+    let held = text_bytes(&a) + text_bytes(&b);
+    binary(op, a, b, &mut Measured::new(vm, ctx, held))
 }
 
 /// Drops a value popped from the stack. Scalars own nothing, so they are let go inline: the
@@ -1348,7 +1453,7 @@ fn int_binary(op: BinOp, x: i64, y: i64) -> Option<Value> {
     })
 }
 
-fn binary(op: BinOp, a: Val, b: Val, ctx: &mut Ctx) -> Result<Val, RunError> {
+fn binary(op: BinOp, a: Val, b: Val, ctx: &mut dyn Budget) -> Result<Val, RunError> {
     use Value::{Bool, Decimal, Float, Int, Str};
     let arith = |r: Option<i64>, what: &str| {
         r.map(Int).ok_or_else(|| RunError::new(ErrorKind::Arithmetic, Span::default(), what.to_string()))
@@ -1486,7 +1591,7 @@ impl Ctx {
     /// Evaluates pure code (a predicate, a label annotation) on `args` to completion, on a
     /// machine of its own: what the boundary and the approval questions run policy code with.
     pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
-        let mut vm = Vm::default();
+        let mut vm = Vm { nested: true, ..Vm::default() };
         vm.enter(&self.program, *code, None, args, OnReturn::Finish);
         match exec(&mut vm, self)? {
             Exit::Done(v) => Ok(v),

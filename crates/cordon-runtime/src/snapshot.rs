@@ -170,7 +170,8 @@ impl Run {
         ctx.trace = s.trace;
         ctx.pc_seen = s.pc_seen;
         ctx.pc_seen_in_fill = s.pc_seen_in_fill;
-        let run = Run { vm: s.vm, ctx, state: s.state, sessions: s.sessions, running_fills: s.running_fills };
+        let mut run = Run { vm: s.vm, ctx, state: s.state, sessions: s.sessions, running_fills: s.running_fills };
+        run.hold_fills();
         Ok((run, sources))
     }
 }

@@ -41,6 +41,11 @@ impl Str {
         self.0.as_str()
     }
 
+    /// Where the text is: two strings with one address are one string, counted once.
+    pub(crate) fn addr(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
     /// Does nothing else refer to this string?
     pub fn is_unique(&self) -> bool {
         Arc::strong_count(&self.0) == 1 && Arc::weak_count(&self.0) == 0

@@ -163,3 +163,74 @@ let f4 = |x: Int| x % s;
         assert_eq!(outcome(in_place), outcome(by_name), "{in_place} against {by_name}");
     }
 }
+
+/// Runs `plan` with `max_memory_bytes` of memory (and `fuel`): its value, or the error.
+fn run_with_memory(plan: &str, max_memory_bytes: u64, fuel: u64) -> Result<Value, String> {
+    let limits = Limits { max_memory_bytes, fuel, ..Limits::default() };
+    let report = cordon_engine::run(&checked(plan), &Sessions::default(), &config(limits), &mut no_tools());
+    report.result.map(|v| v.value).map_err(|e| e.message)
+}
+
+#[test]
+fn memory_the_run_let_go_does_not_count_against_the_limit() {
+    // Each inner list is 400 KB and dropped at once: 40 MB allocated in all, under 1 MB held.
+    let plan = "range(0, 100).fold(0, |a, i| a + range(0, 10000).len())";
+    assert_eq!(run_with_memory(plan, 1 << 20, 50_000_000), Ok(Value::Int(1_000_000)));
+    // A string grown a character at a time: each step allocates its whole length again.
+    let plan = r#"range(0, 20000).fold("", |s, i| s + "x").len()"#;
+    assert_eq!(run_with_memory(plan, 1 << 20, 50_000_000), Ok(Value::Int(20_000)));
+    // The issue's nested fold, 10,000 × 10,000 small values, in the default limit of 1 GiB.
+    let plan = "range(0, 10000).fold(0, |a, i| a + range(0, 10000).len())";
+    let limits = Limits::default();
+    assert_eq!(run_with_memory(plan, limits.max_memory_bytes, limits.fuel), Ok(Value::Int(100_000_000)));
+}
+
+#[test]
+fn memory_the_run_keeps_counts_against_the_limit() {
+    // 100 lists of 400 KB, all kept.
+    let plan = "range(0, 100).map(|i| range(0, 10000)).len()";
+    let error = run_with_memory(plan, 1 << 20, 50_000_000).unwrap_err();
+    assert!(error.contains("holds more than the memory limit of 1048576 bytes"), "{error}");
+    // Kept in a closure's captures, or in a labeled box, it is found there too.
+    let plan = "let kept = range(0, 100).map(|i| (i, range(0, 10000)));\nlet f = |x: Int| kept.len() + x;\nrange(0, 100).fold(0, |a, i| a + range(0, 10000).len()) + f(1)";
+    assert!(run_with_memory(plan, 1 << 20, 50_000_000).unwrap_err().contains("memory limit"));
+}
+
+#[test]
+fn counting_what_the_run_holds_costs_it_fuel() {
+    // 900 KB kept while 40 KB lists come and go: near the limit, each count finds the 22,500
+    // values kept. The counts are paid in fuel, so the run cannot spend unbounded time on them.
+    let plan = "let kept = range(0, 22500);\nrange(0, 400).fold(0, |a, i| a + range(0, 1000).len()) + kept.len()";
+    assert_eq!(run_with_memory(plan, 1 << 20, 50_000_000), Ok(Value::Int(422_500)));
+    let error = run_with_memory(plan, 1 << 20, 200_000).unwrap_err();
+    assert!(error.contains("fuel"), "{error}");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// `k` lists of `n` elements kept, in a list rebuilt at every step (the old one let go),
+    /// while a list of `m` is made and dropped at every step: the run fails exactly when what
+    /// it keeps does not fit the limit, however much it allocated along the way.
+    #[test]
+    fn a_run_fails_when_what_it_holds_does_not_fit_and_only_then(
+        k in 1u64..40,
+        n in 1u64..3000,
+        m in 1000u64..20000,
+        limit in (64u64 << 10)..(4u64 << 20),
+    ) {
+        let plan = format!(
+            "range(0, {k}).fold([], |acc, i| {{ let dropped = range(0, {m}).len(); acc.concat([range(0, {n})]) }}).len()"
+        );
+        let kept = k * n * 40;
+        let result = run_with_memory(&plan, limit, 50_000_000);
+        if kept > limit {
+            proptest::prop_assert!(result.is_err(), "held {kept} in a limit of {limit}: {result:?}");
+        }
+        // What else it holds at a time: the list being dropped, the list being rebuilt and its
+        // copy, the newest list and its one-element wrapper, and the machine's own few values.
+        if kept + m * 40 + 4 * k * 40 + 2 * n * 40 + 4096 <= limit {
+            proptest::prop_assert_eq!(result, Ok(Value::Int(k as i64)));
+        }
+    }
+}

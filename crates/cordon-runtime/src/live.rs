@@ -1,0 +1,127 @@
+//! What a run still holds, for the memory limit. The limit bounds the memory a run holds, not
+//! what it ever allocated: each allocation is counted as it is made, and when the count passes
+//! the limit, what the run can still reach is counted instead and the count goes on from there
+//! (the machine does this, `machine::recount`). A run that builds and drops ten thousand lists
+//! holds one at a time; one that keeps them holds them all.
+//!
+//! What a run can reach: its machine's stack, the captures of the functions its frames run and
+//! the lists it is building; its constants; its trace (the values of every call, kept for the
+//! release cards); the records the host made; and what it holds outside the machine that runs
+//! (the machines waiting at the holes of running fills, [`crate::ctx::Ctx::held`]). Each value
+//! counts as its allocation was charged (a string its bytes, a list, tuple, record, closure or
+//! enum value [`SLOT_BYTES`] a slot, a labeled box a slot), and a value shared by several is
+//! counted once.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::builtins::SLOT_BYTES;
+use crate::ctx::{ConstState, Ctx};
+use crate::value::{Func, Val, Value};
+
+/// A place a machine keeps values.
+pub(crate) enum Root<'a> {
+    Value(&'a Val),
+    /// A list being built, not yet a value.
+    Building(&'a [Val]),
+    /// A function a frame runs.
+    Func(&'a Arc<Func>),
+}
+
+/// A count of what is reachable from the roots given to it.
+#[derive(Default)]
+pub(crate) struct Walk<'a> {
+    /// The shared values counted already, by address.
+    seen: HashSet<usize>,
+    /// Values reached and not yet counted (a stack, so nesting costs no recursion).
+    todo: Vec<&'a Val>,
+    pub(crate) bytes: u64,
+    /// How many values were looked at: what the count cost.
+    pub(crate) visited: u64,
+}
+
+impl<'a> Walk<'a> {
+    /// Counts `root` and everything it reaches.
+    pub(crate) fn root(&mut self, root: Root<'a>) {
+        match root {
+            Root::Value(v) => self.todo.push(v),
+            Root::Building(xs) => {
+                self.bytes = self.bytes.saturating_add(slots(xs.len()));
+                self.todo.extend(xs);
+            }
+            Root::Func(f) => {
+                if self.seen.insert(Arc::as_ptr(f) as usize) {
+                    self.bytes = self.bytes.saturating_add(slots(f.captures.len()));
+                    self.todo.extend(&f.captures);
+                }
+            }
+        }
+        self.drain();
+    }
+
+    /// Counts what `ctx` holds besides the machine: constants, trace, host records, and the
+    /// values held for running fills.
+    pub(crate) fn context(&mut self, ctx: &'a Ctx) {
+        for c in &ctx.consts {
+            if let ConstState::Done(v) = c {
+                self.root(Root::Value(v));
+            }
+        }
+        for event in &ctx.trace {
+            for (_, v) in &event.values {
+                self.root(Root::Value(v));
+            }
+        }
+        for v in ctx.host.record_values() {
+            self.visited += 1;
+            let own = self.value_bytes(v);
+            self.bytes = self.bytes.saturating_add(own);
+            self.drain();
+        }
+        for v in &ctx.held {
+            self.root(Root::Value(v));
+        }
+    }
+
+    fn drain(&mut self) {
+        while let Some(v) = self.todo.pop() {
+            self.visited += 1;
+            let own = self.value_bytes(&v.value);
+            self.bytes = self.bytes.saturating_add(own);
+        }
+    }
+
+    /// The bytes `value` itself was charged, if it was not counted already; what it holds is
+    /// queued.
+    fn value_bytes(&mut self, value: &'a Value) -> u64 {
+        let first = |seen: &mut HashSet<usize>, address: usize| seen.insert(address);
+        match value {
+            Value::Str(s) if first(&mut self.seen, s.addr()) => s.len() as u64,
+            Value::Tuple(xs) | Value::List(xs) if first(&mut self.seen, Arc::as_ptr(xs) as usize) => {
+                self.todo.extend(xs.iter());
+                slots(xs.len())
+            }
+            Value::Record(r) if first(&mut self.seen, Arc::as_ptr(r) as usize) => {
+                self.todo.extend(r.values());
+                slots(r.values().len())
+            }
+            Value::Variant(v) if first(&mut self.seen, Arc::as_ptr(v) as usize) => {
+                self.todo.extend(&v.payload);
+                slots(v.payload.len())
+            }
+            Value::Func(f) if first(&mut self.seen, Arc::as_ptr(f) as usize) => {
+                self.todo.extend(&f.captures);
+                slots(f.captures.len())
+            }
+            Value::Labeled(inner) if first(&mut self.seen, Arc::as_ptr(inner) as usize) => {
+                self.todo.push(inner);
+                SLOT_BYTES
+            }
+            _ => 0,
+        }
+    }
+}
+
+fn slots(n: usize) -> u64 {
+    (n as u64).saturating_mul(SLOT_BYTES)
+}
