@@ -13,6 +13,7 @@ mod broker;
 mod chat;
 mod check;
 mod clearance;
+mod colour;
 mod completions;
 mod demo;
 mod fmt;
@@ -30,7 +31,7 @@ mod tools;
 mod trace;
 mod waiting;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -48,6 +49,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// Colour: `auto` (where the output is a terminal and `NO_COLOR` is not set), `always` or
+    /// `never`
+    #[arg(long, global = true, value_enum, default_value_t = colour::Choice::Auto, value_name = "WHEN")]
+    color: colour::Choice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -112,7 +118,10 @@ fn main() -> ExitCode {
         Command::Chat(args) => interrupt::watch(&args.setup.store),
         _ => {}
     }
-    let mut stdout = Guarded::new(std::io::stdout());
+    let no_color = std::env::var("NO_COLOR").ok();
+    let term = std::env::var("TERM").ok();
+    let paints = |is_terminal| cli.color.paints(is_terminal, no_color.as_deref(), term.as_deref());
+    let mut stdout = Guarded::painted(std::io::stdout(), paints(std::io::stdout().is_terminal()));
     let result = match &cli.command {
         Command::Check(args) => check::run(args, &|path| std::fs::read_to_string(path)),
         Command::Fmt(args) => fmt::run(args),
@@ -139,7 +148,7 @@ fn main() -> ExitCode {
             .map(|()| Report { stdout: String::new(), accepted: true, error: None })
             .map_err(Error::from),
     };
-    let mut stderr = Guarded::new(std::io::stderr());
+    let mut stderr = Guarded::painted(std::io::stderr(), paints(std::io::stderr().is_terminal()));
     // A terminal that is gone cannot be told so.
     match result {
         Ok(Report { stdout: text, error: Some(error), .. }) => {

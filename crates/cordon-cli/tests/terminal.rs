@@ -158,3 +158,45 @@ fn a_wait_for_the_model_shows_the_time_so_far_at_a_terminal_only() {
     assert!(output.stderr.contains("(timed out)"), "{output:?}");
     assert!(!output.stderr.contains("waiting for"), "no terminal, no line: {output:?}");
 }
+
+/// The escapes `cordon` paints with; any other escape in its output came from data.
+const OWN_ESCAPES: [&str; 6] = ["\u{1b}[0m", "\u{1b}[1m", "\u{1b}[1;31m", "\u{1b}[1;33m", "\u{1b}[32m", "\u{1b}[1;34m"];
+
+fn without_own_escapes(shown: &str) -> String {
+    OWN_ESCAPES.iter().fold(shown.to_string(), |text, escape| text.replace(escape, ""))
+}
+
+#[test]
+fn a_check_at_a_terminal_is_in_colour_unless_told_otherwise_and_data_paints_nothing() {
+    let dir = workdir("colour");
+    // An escape sequence and a bidi override in the plan's own text, on the line the error is
+    // shown on: they must reach the terminal as visible escapes, not as colour.
+    let plan = dir.join("plan.cord");
+    std::fs::write(&plan, "let x = \"\u{1b}[32mfine\u{202e}\" + 1;\nx\n").unwrap();
+    let args = [std::ffi::OsStr::new("check"), plan.as_os_str()];
+    let steps = serde_json::json!([["expect", "rejected"]]);
+
+    let (shown, code) = common::at_a_terminal_with(&steps, &args, &[]);
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(shown.contains("\u{1b}[1;31merror[type-mismatch]\u{1b}[0m"), "{shown:?}");
+    assert!(shown.contains("\u{1b}[1;34m-->\u{1b}[0m"), "{shown:?}");
+    assert!(shown.contains(": \u{1b}[1;31mrejected: 1 error\u{1b}[0m"), "{shown:?}");
+    let rest = without_own_escapes(&shown);
+    assert!(!rest.contains('\u{1b}') && !rest.contains('\u{202e}'), "{rest:?}");
+    assert!(rest.contains("\\u{1b}[32mfine\\u{202e}"), "{rest:?}");
+
+    for (env, flags) in
+        [(&[("NO_COLOR", "1")][..], &[][..]), (&[("TERM", "dumb")][..], &[][..]), (&[][..], &["--color", "never"][..])]
+    {
+        let args: Vec<&std::ffi::OsStr> = args.iter().copied().chain(flags.iter().map(std::ffi::OsStr::new)).collect();
+        let (plain, code) = common::at_a_terminal_with(&steps, &args, env);
+        assert_eq!(code, Some(1));
+        assert!(!plain.contains('\u{1b}') && plain.contains("error[type-mismatch]"), "{env:?} {flags:?}: {plain:?}");
+    }
+
+    // Piped: no colour, unless asked for.
+    let piped = cordon(&dir, &["check", "plan.cord"]);
+    assert!(!piped.stdout.contains('\u{1b}') && piped.stdout.contains("error[type-mismatch]"), "{piped:?}");
+    let asked = cordon(&dir, &["check", "plan.cord", "--color", "always"]);
+    assert!(asked.stdout.contains("\u{1b}[1;31merror[type-mismatch]"), "{asked:?}");
+}

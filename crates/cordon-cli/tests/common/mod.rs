@@ -62,8 +62,21 @@ pub fn yes(dir: &Path) -> String {
 /// Runs `cordon ARGS` at a pseudo-terminal, driven by `steps` (see `fixtures/pty_drive.py`):
 /// everything the terminal showed, and the exit code.
 pub fn at_a_terminal(steps: &serde_json::Value, args: &[&std::ffi::OsStr]) -> (String, Option<i32>) {
+    at_a_terminal_with(steps, args, &[])
+}
+
+/// As [`at_a_terminal`], with `TERM=xterm` and without `NO_COLOR` (whatever the test's own
+/// environment), then the environment variables `env` set.
+pub fn at_a_terminal_with(
+    steps: &serde_json::Value,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+) -> (String, Option<i32>) {
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_drive.py");
     let output = Command::new("python3")
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .envs(env.iter().copied())
         .arg(driver)
         .arg(steps.to_string())
         .arg("--")
