@@ -293,7 +293,7 @@ impl Run {
     fn hold_fills(&mut self) {
         let mut held = Vec::new();
         for start in &self.running_fills {
-            start.vm.visit_roots(&mut |root| {
+            live::Roots::visit_roots(&start.vm, &mut |root| {
                 held.push(match root {
                     live::Root::Value(v) => v.clone(),
                     live::Root::Building(xs) => Val::plain(Value::List(Arc::new(xs.to_vec()))),

@@ -19,7 +19,7 @@ use crate::ctx::{ConstState, Ctx};
 use crate::decimal;
 use crate::effect::HoleRequest;
 use crate::error::{ErrorKind, RunError};
-use crate::live::{Root, Walk};
+use crate::live::{Measured, Root, Roots, allocate, recount_before_stopping, text_bytes};
 use crate::shape::Shape;
 use crate::time;
 use crate::value::{CodeRef, Func, Record, Str, Val, Value, Variant};
@@ -203,7 +203,7 @@ impl Ctx {
     /// The rare part of [`Ctx::burn`]: out of fuel, or time to read the clock.
     #[cold]
     #[inline(never)]
-    fn burn_slow(&mut self) -> Result<(), RunError> {
+    pub(crate) fn burn_slow(&mut self) -> Result<(), RunError> {
         if self.fuel_used > self.limits.fuel {
             return Err(RunError::new(
                 ErrorKind::Limit,
@@ -237,10 +237,9 @@ impl Ctx {
     }
 }
 
-impl Vm {
-    /// Calls `f` on each place this machine keeps values: its stack, the functions its frames
-    /// run (their captures), the lists it is building.
-    pub(crate) fn visit_roots<'a>(&'a self, f: &mut dyn FnMut(Root<'a>)) {
+impl Roots for Vm {
+    /// Its stack, the functions its frames run (their captures), the lists it is building.
+    fn visit_roots<'a>(&'a self, f: &mut dyn FnMut(Root<'a>)) {
         self.stack.iter().for_each(|v| f(Root::Value(v)));
         self.lists.iter().for_each(|xs| f(Root::Building(xs)));
         for frame in self.frames.items.get(..self.frames.len).unwrap_or_default() {
@@ -250,6 +249,12 @@ impl Vm {
         }
     }
 
+    fn nested(&self) -> bool {
+        self.nested
+    }
+}
+
+impl Vm {
     /// A machine about to run `code` on `args`.
     pub fn start(program: &Compiled, code: CodeRef, args: Vec<Val>) -> Vm {
         let mut vm = Vm::default();
@@ -1201,86 +1206,6 @@ fn builtin_call(b: Builtin, at: usize, span: Span, vm: &Vm, ctx: &mut Ctx) -> Re
         (Builtin::Label(LabelFn::User), []) => Ok((Val::plain(Value::Str(ctx.user.clone())), None)),
         _ => builtins::apply(b, args, &mut Measured::new(vm, ctx, 0)).map(|v| (v, None)),
     }
-}
-
-/// The run's budget while the machine makes something from its values: an allocation past the
-/// memory limit counts again what the run can still reach ([`recount`]), adding what is
-/// `in_flight` (what the operation holds that nothing reaches yet: its popped operands, what
-/// a builtin has allocated so far).
-struct Measured<'a> {
-    vm: &'a Vm,
-    ctx: &'a mut Ctx,
-    in_flight: u64,
-}
-
-impl<'a> Measured<'a> {
-    fn new(vm: &'a Vm, ctx: &'a mut Ctx, in_flight: u64) -> Measured<'a> {
-        Measured { vm, ctx, in_flight }
-    }
-}
-
-impl Budget for Measured<'_> {
-    fn allocate(&mut self, bytes: u64) -> Result<(), RunError> {
-        allocate(self.vm, self.ctx, self.in_flight, bytes)?;
-        self.in_flight = self.in_flight.saturating_add(bytes);
-        Ok(())
-    }
-
-    fn max_string_bytes(&self) -> usize {
-        self.ctx.limits.max_string_bytes
-    }
-
-    fn max_list_len(&self) -> usize {
-        self.ctx.limits.max_list_len
-    }
-}
-
-/// The bytes a string operand holds (nothing for other values): an operand popped for an
-/// operation is held by it, out of a count's reach.
-fn text_bytes(v: &Val) -> u64 {
-    match &v.value {
-        Value::Str(s) => s.len() as u64,
-        _ => 0,
-    }
-}
-
-/// Counts `bytes` more of the memory the run holds. Past the limit, the run's machine counts
-/// again what it can still reach (plus `in_flight`), and only if that is past the limit too is
-/// it refused. A nested machine (a refinement evaluated while the plan waits) only adds up.
-fn allocate(vm: &Vm, ctx: &mut Ctx, in_flight: u64, bytes: u64) -> Result<(), RunError> {
-    let used = ctx.memory_used.saturating_add(bytes);
-    if used <= ctx.limits.max_memory_bytes || vm.nested {
-        return Budget::allocate(ctx, bytes);
-    }
-    recount(vm, ctx)?;
-    ctx.memory_used = ctx.memory_used.saturating_add(in_flight);
-    Budget::allocate(ctx, bytes)
-}
-
-/// Counts what the run can still reach ([`crate::live`]) as the memory it holds. The count
-/// costs the run a unit of fuel for each value it looks at.
-fn recount(vm: &Vm, ctx: &mut Ctx) -> Result<(), RunError> {
-    let mut walk = Walk::default();
-    vm.visit_roots(&mut |root| walk.root(root));
-    walk.context(ctx);
-    let (bytes, visited) = (walk.bytes, walk.visited);
-    ctx.memory_used = bytes;
-    ctx.memory_counted = bytes;
-    ctx.fuel_used = ctx.fuel_used.saturating_add(visited);
-    if ctx.fuel_used > ctx.limits.fuel { ctx.burn_slow() } else { Ok(()) }
-}
-
-/// Before the machine stops at a call (whose boundary only adds up what it allocates): counts
-/// again if much was allocated since the last count and the total is past half the limit, so
-/// the boundary is not refused memory the run let go. Counting after each quarter of the
-/// limit at most keeps the cost of counting in proportion to what the run allocates.
-fn recount_before_stopping(vm: &Vm, ctx: &mut Ctx) -> Result<(), RunError> {
-    let limit = ctx.limits.max_memory_bytes;
-    let since = ctx.memory_used.saturating_sub(ctx.memory_counted);
-    if vm.nested || ctx.memory_used <= limit / 2 || since <= limit / 4 {
-        return Ok(());
-    }
-    recount(vm, ctx)
 }
 
 /// The number of a fused binary operation's operands that are on the stack.

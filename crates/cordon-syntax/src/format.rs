@@ -3,10 +3,11 @@
 //! It keeps every token, every comment and every line break the author wrote, and decides only
 //! the whitespace around them:
 //!
-//! - each line's indentation, two spaces a level: one level inside each bracket opened on an
-//!   earlier line and still open (counted from the line that opened it, so `f({` opens one
-//!   level, not two), and one more for a line that continues the one before (a `.method()`, an
-//!   operator, a tool's `-> T` or `@label(..)`); a comment line takes the next line's;
+//! - each line's indentation: inside a bracket that ends its line, two spaces in from that
+//!   line's (so `f({` opens one step, not two); inside a bracket followed by more on its line,
+//!   aligned with what follows it; two spaces more for a line that continues the one before (a
+//!   `.method()`, an operator, a tool's `-> T` or `@label(..)`); an `else` under its `if`; a
+//!   comment line as a line starting there would be;
 //! - one space or none between two tokens on a line, by their kinds: `f(x)`, `a.b`, `x: T`,
 //!   `a + b`, `-x`, `{ a, b }`, `{v: Int | v > 0}`, `|x| x + 1`, `@label(..)`, `f"{x}"`;
 //! - at most one blank line in a row, none after a line that opens a bracket or before one that

@@ -1,5 +1,6 @@
 //! The formatter's layout: the file's tokens and comments, in order, on the lines the author
-//! broke them onto, each line indented by its level and each piece spaced from the one before.
+//! broke them onto, each line indented by the brackets open around it (and whether it goes on
+//! from the line before), each piece spaced from the one before.
 
 use super::roles::{Role, roles};
 use crate::lexer::{Lexed, Token, TokenKind, lex};
