@@ -19,6 +19,7 @@ mod demo;
 mod fmt;
 mod interrupt;
 mod limits;
+mod lsp;
 mod mcp;
 mod origin;
 mod outcome;
@@ -100,6 +101,9 @@ enum Command {
     /// Run requests in the background: each waits at its cards until a person answers them on
     /// the web page or over the HTTP API (`--add-user NAME` lets a person in)
     Serve(serve::Args),
+    /// A language server for Cordon policies and plans on stdio, for editors: diagnostics as
+    /// you type, hover, go to definition, completion, formatting, a plan's effect summary
+    Lsp(lsp::Args),
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell (e.g.
     /// `source <(cordon completions bash)`)
     Completions(completions::CompletionArgs),
@@ -142,6 +146,7 @@ fn main() -> ExitCode {
         }
         Command::Mcp(command) => mcp::run(command),
         Command::Serve(args) => serve::run(args),
+        Command::Lsp(args) => lsp::run(args),
         Command::Completions(args) => completions::completions(args, <Cli as clap::CommandFactory>::command()),
         Command::Man(args) => completions::man(args, <Cli as clap::CommandFactory>::command()),
         Command::Broker(args) => broker::run(args)

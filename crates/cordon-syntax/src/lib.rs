@@ -17,6 +17,7 @@ pub mod diagnostic;
 pub mod entry;
 pub mod format;
 pub mod lexer;
+pub mod navigate;
 pub mod parser;
 pub mod pattern;
 pub mod print;

@@ -65,6 +65,7 @@ impl<'a> Checker<'a> {
             labeled_blocks: Vec::new(),
             measure_defaults: HashMap::new(),
             entry_facts: options.entry_facts.clone(),
+            recorded: options.record_bindings.then(Vec::new),
         }
     }
 

@@ -17,6 +17,7 @@
 //! ```
 
 mod arith;
+mod bindings;
 mod builtins;
 mod cache;
 mod calls;
@@ -30,6 +31,7 @@ mod logic;
 mod state;
 mod ty;
 
+pub use bindings::BindingType;
 pub use calls::{CallSite, Callee, Calls};
 /// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
 pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};
@@ -63,11 +65,14 @@ pub struct CheckOptions {
     /// (the host knows the real state of what it will pass); a fact that names no entry
     /// parameter or measure, or has a value of the wrong sort, is an error at the entry.
     pub entry_facts: Option<Vec<EntryFact>>,
+    /// Keep each binding's type for [`Outcome::bindings`] (an editor's hover and completion);
+    /// off, the check keeps nothing of them.
+    pub record_bindings: bool,
 }
 
 impl Default for CheckOptions {
     fn default() -> CheckOptions {
-        CheckOptions { solver_timeout_ms: 2000, check_timeout_ms: 20_000, entry_facts: None }
+        CheckOptions { solver_timeout_ms: 2000, check_timeout_ms: 20_000, entry_facts: None, record_bindings: false }
     }
 }
 
@@ -128,6 +133,10 @@ pub struct Outcome {
     pub linear_examined: u64,
     /// Typed holes in the plan.
     pub holes: usize,
+    /// The type of each binding of the policies' functions and the plan, when
+    /// [`CheckOptions::record_bindings`] asked for them and the program parsed (accepted or
+    /// not: what was inferred up to the errors).
+    pub bindings: Vec<BindingType>,
     /// The checked program: `Some` if and only if it is accepted.
     pub program: Option<Checked>,
 }
@@ -214,6 +223,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
             facts_examined: 0,
             linear_examined: 0,
             holes: 0,
+            bindings: Vec::new(),
             program: None,
         };
     }
@@ -244,6 +254,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         facts_examined: report.facts_examined,
         linear_examined: report.linear_examined,
         holes: report.holes,
+        bindings: report.bindings,
         program,
     }
 }
@@ -274,6 +285,7 @@ struct Report {
     /// The holes whose fill (from `fills`) was checked in place.
     filled: HashSet<Span>,
     calls: Calls,
+    bindings: Vec<BindingType>,
 }
 
 /// Checks parsed modules: the policies, the plan, and `fills`, each the fill of the hole at its
@@ -364,6 +376,7 @@ fn check_against(
         sites: std::mem::take(&mut checker.hole_sites),
         filled: std::mem::take(&mut checker.filled),
         calls: std::mem::take(&mut checker.calls),
+        bindings: checker.recorded_bindings(),
     }
 }
 

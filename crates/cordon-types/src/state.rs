@@ -191,6 +191,9 @@ pub struct Checker<'a> {
     pub measure_defaults: HashMap<String, Term>,
     /// What the host says holds of the entry's inputs (see [`CheckOptions::entry_facts`]).
     pub entry_facts: Option<Vec<crate::EntryFact>>,
+    /// Each binding's name, where it is bound, and its type, when the check records them
+    /// ([`crate::CheckOptions::record_bindings`], `bindings.rs`).
+    pub recorded: Option<Vec<(String, Span, Ty)>>,
 }
 
 /// What a checker that has declared the policies refers to between checks: no file. Each check
@@ -244,6 +247,7 @@ impl Checker<'_> {
             labeled_blocks: self.labeled_blocks,
             measure_defaults: self.measure_defaults,
             entry_facts: self.entry_facts,
+            recorded: None,
         }
     }
 }
@@ -258,6 +262,7 @@ impl Checker<'static> {
             deadline: fresh.deadline,
             solver_time: fresh.solver_time,
             entry_facts: fresh.entry_facts,
+            recorded: fresh.recorded,
             sources,
             ..self.clone()
         }

@@ -120,3 +120,43 @@ fn host_facts_without_an_entry_are_an_error() {
     assert_eq!(error_codes(&outcome), ["undefined-name"]);
     assert!(run("type Repo = { name: String }", "1", Some(Vec::new())).accepted());
 }
+
+/// The bindings' types as `check` recorded them, as `name: type` in the order they were bound.
+fn bindings(plan: &str, record: bool) -> Vec<String> {
+    let mut sources = SourceMap::new();
+    let policy = sources.add("policy.cord", POLICY);
+    let plan = sources.add("plan.cord", plan);
+    let options = CheckOptions { record_bindings: record, ..CheckOptions::default() };
+    let outcome = check(&sources, &[policy], Some(plan), &options);
+    outcome
+        .bindings
+        .iter()
+        .map(|b| {
+            assert_eq!(sources.slice(b.span), b.name, "a binding's span is its name");
+            format!("{}: {} ({})", b.name, b.ty, b.named.as_deref().unwrap_or("-"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_check_records_each_bindings_type_only_when_asked() {
+    let plan = "let n: {v: Int | v > 0} = 3;\nlet xs = [n];\nfor x in xs { x };\n\
+                let (issue, s2) = gh.create_issue(s, Repo { name: \"r\" }, \"title\");\ns2";
+    assert_eq!(
+        bindings(plan, true),
+        [
+            "gh: GitHub (GitHub)",
+            "s: Session (Session)",
+            "n: {v: Int | v > 0} (-)",
+            "xs: List[Int] (-)",
+            "x: Int (-)",
+            "issue: Issue (Issue)",
+            "s2: Session (Session)",
+        ]
+    );
+    assert!(bindings(plan, false).is_empty(), "nothing is kept unless asked");
+    // A rejected plan still has the types inferred up to its errors (not those of what has
+    // one); one that does not parse has none.
+    assert_eq!(bindings("let a = 1;\nlet b: String = a;\ns", true)[2..], ["a: Int (-)"]);
+    assert!(bindings("let a = ;", true).is_empty());
+}

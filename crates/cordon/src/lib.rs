@@ -28,6 +28,7 @@
 pub mod background;
 pub mod bench;
 mod error;
+pub mod ide;
 mod park;
 pub mod people;
 mod report;

@@ -14,7 +14,7 @@ use cordon_gate::Approver;
 use cordon_label::DcLabel;
 use cordon_runtime::{Limits, Sessions};
 use cordon_syntax::{Code, Diagnostic, FileId, SourceMap};
-use cordon_types::CheckOptions;
+use cordon_types::{BindingType, CheckOptions};
 
 use crate::report::{CheckReport, Report};
 use crate::request::{Prepared, Request};
@@ -105,6 +105,17 @@ impl Default for Settings {
 /// (which are then also linted for the default labels they rely on): types, refinements,
 /// linearity, and the labels' static analysis.
 pub fn check(policies: &[Source], plan: Option<&Source>, options: &CheckOptions, user: &str) -> CheckReport {
+    check_keeping_bindings(policies, plan, options, user).0
+}
+
+/// [`check`], with the bindings' types the checker recorded if `options` asked it to (an
+/// editor's, `ide.rs`).
+pub(crate) fn check_keeping_bindings(
+    policies: &[Source],
+    plan: Option<&Source>,
+    options: &CheckOptions,
+    user: &str,
+) -> (CheckReport, Vec<BindingType>) {
     let mut sources = SourceMap::new();
     let files: Vec<FileId> = policies.iter().map(|p| sources.add(p.name.clone(), p.text.clone())).collect();
     let plan = plan.map(|p| sources.add(p.name.clone(), p.text.clone()));
@@ -119,7 +130,8 @@ pub fn check(policies: &[Source], plan: Option<&Source>, options: &CheckOptions,
             releases = cordon_flow::releases(checked, &sources, user);
         }
     }
-    CheckReport { sources, diagnostics: outcome.diagnostics, effects, releases }
+    let bindings = std::mem::take(&mut outcome.bindings);
+    (CheckReport { sources, diagnostics: outcome.diagnostics, effects, releases }, bindings)
 }
 
 /// A plan's diagnostics when no policy was given: its names that nothing declares, said once,

@@ -327,6 +327,7 @@ impl Checker<'_> {
             self.bound_before_inferred.push((id.clone(), ty.clone()));
         }
         let lin = self.is_linear(&ty).then_some(Lin::Live);
+        self.record_binding(&id.name, id.span, &ty);
         self.push_scope(Binding { name: id.name.clone(), ty, term, span: id.span, lin });
     }
 
