@@ -88,7 +88,12 @@ impl Analysis {
 
     /// Whether the checker got past parsing (so it inferred the bindings' types).
     pub fn typed(&self) -> bool {
-        !self.report.diagnostics.iter().any(|d| d.is_error() && d.code == cordon_syntax::Code::SyntaxError)
+        use cordon_syntax::Code;
+        !self
+            .report
+            .diagnostics
+            .iter()
+            .any(|d| d.is_error() && matches!(d.code, Code::SyntaxError | Code::NestingTooDeep))
     }
 
     /// The problems to show on `file`: its own, then each of another file's (a policy's, when

@@ -98,7 +98,17 @@ impl Documents {
         if let Some(user) = options.get("user").and_then(Value::as_str) {
             self.user = user.to_string();
         }
+        let named = self.policies.clone();
+        for doc in self.open.values_mut() {
+            doc.policy = doc.policy || doc.path.as_ref().is_some_and(|p| named.contains(p));
+        }
         self.touch_all();
+    }
+
+    /// Whether the document at `path` holding `text` is a policy: it is named as one, or it
+    /// declares a capability or an entry.
+    fn is_policy(&self, path: Option<&Path>, text: &str) -> bool {
+        path.is_some_and(|p| self.policies.iter().any(|q| q == p)) || (text.len() <= MAX_DOCUMENT && is_policy(text))
     }
 
     /// Every open document is to be checked again (a policy may have changed on disk).
@@ -109,7 +119,7 @@ impl Documents {
     pub(super) fn open(&mut self, uri: Uri, version: i32, text: String) {
         let path = path_of(uri.as_str());
         let name = path.as_ref().map_or_else(|| uri.as_str().to_string(), |p| p.display().to_string());
-        let policy = text.len() <= MAX_DOCUMENT && is_policy(&text);
+        let policy = self.is_policy(path.as_deref(), &text);
         let text = Text::new(text);
         let key = uri.as_str().to_string();
         let doc = Doc { uri, name, path, version, text, policy, analysis: None, earlier: None };
@@ -125,9 +135,12 @@ impl Documents {
         }
         doc.version = version;
         let was_policy = doc.policy;
-        doc.policy = doc.text.as_str().len() <= MAX_DOCUMENT && is_policy(doc.text.as_str());
-        let policy = was_policy || doc.policy;
-        self.changed(uri, policy);
+        let Some(doc) = self.open.get(uri) else { return };
+        let policy = self.is_policy(doc.path.as_deref(), doc.text.as_str());
+        if let Some(doc) = self.open.get_mut(uri) {
+            doc.policy = policy;
+        }
+        self.changed(uri, was_policy || policy);
     }
 
     /// Closes `uri`: its diagnostics are cleared.

@@ -68,6 +68,7 @@ impl Analysis {
         let mut out = if d.kind.is_local() {
             match self.bindings.get(&d.name.span) {
                 Some(b) => code(&format!("{}: {}", d.name.name, b.ty)),
+                None if d.type_name.is_some() => code(&self.text(d.head)),
                 None => code(&self.text(d.head)) + "\nits type is not known: the checker did not get to it\n",
             }
         } else {
