@@ -180,7 +180,7 @@ impl Index {
             .iter()
             .filter(|(id, _)| id.span.file == file && id.span.start <= offset && offset <= id.span.end)
             .filter(|(id, _)| !id.name.is_empty())
-            .min_by_key(|(id, _)| id.span.end - id.span.start)?;
+            .min_by_key(|(id, _)| id.span.end.saturating_sub(id.span.start))?;
         Some(match what {
             What::Decl(i) => Name::Declared(&self.decls.get(*i)?.0),
             What::Use { ty } => {

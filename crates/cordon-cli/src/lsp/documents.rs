@@ -208,8 +208,10 @@ impl Documents {
             let (policies, unread) = self.policies_for(uri);
             (Analysis::check(&policies, Some(&source), &options, &self.user), unread)
         };
+        let mut texts = HashMap::new();
+        let problems = analysis.problems(&doc.name);
         let mut diagnostics: Vec<Diagnostic> =
-            analysis.problems(&doc.name).iter().map(|p| self.diagnostic(p, &analysis, &doc.text)).collect();
+            problems.iter().map(|p| self.diagnostic(p, &analysis, &doc.text, &mut texts)).collect();
         diagnostics.extend(unread);
         let (uri, version) = (doc.uri.clone(), doc.version);
         let doc = self.open.get_mut(uri.as_str())?;
@@ -249,9 +251,14 @@ impl Documents {
     }
 
     /// `problem` as the protocol says it, on `text`; its related places in other files are
-    /// placed in their text as `analysis` checked it.
-    fn diagnostic(&self, problem: &Problem, analysis: &Analysis, text: &Text) -> Diagnostic {
-        let mut texts: HashMap<&str, Text> = HashMap::new();
+    /// placed in their text as `analysis` checked it (each file's lines found once, in `texts`).
+    fn diagnostic<'p>(
+        &self,
+        problem: &'p Problem,
+        analysis: &Analysis,
+        text: &Text,
+        texts: &mut HashMap<&'p str, Text>,
+    ) -> Diagnostic {
         let mut related = Vec::new();
         for (place, message) in &problem.related {
             let Some(uri) = self.uri_of(&place.file) else { continue };
