@@ -98,11 +98,21 @@ impl Documents {
         if let Some(user) = options.get("user").and_then(Value::as_str) {
             self.user = user.to_string();
         }
-        let named = self.policies.clone();
-        for doc in self.open.values_mut() {
-            doc.policy = doc.policy || doc.path.as_ref().is_some_and(|p| named.contains(p));
+        let open: Vec<String> = self.open.keys().cloned().collect();
+        for uri in open {
+            self.reclassify(&uri);
         }
         self.touch_all();
+    }
+
+    /// Says again whether the open document `uri` is a policy; whether it was one or is.
+    fn reclassify(&mut self, uri: &str) -> bool {
+        let Some(doc) = self.open.get(uri) else { return false };
+        let (was, is) = (doc.policy, self.is_policy(doc.path.as_deref(), doc.text.as_str()));
+        if let Some(doc) = self.open.get_mut(uri) {
+            doc.policy = is;
+        }
+        was || is
     }
 
     /// Whether the document at `path` holding `text` is a policy: it is named as one, or it
@@ -134,13 +144,8 @@ impl Documents {
             doc.text = doc.text.changed(change);
         }
         doc.version = version;
-        let was_policy = doc.policy;
-        let Some(doc) = self.open.get(uri) else { return };
-        let policy = self.is_policy(doc.path.as_deref(), doc.text.as_str());
-        if let Some(doc) = self.open.get_mut(uri) {
-            doc.policy = policy;
-        }
-        self.changed(uri, was_policy || policy);
+        let policy = self.reclassify(uri);
+        self.changed(uri, policy);
     }
 
     /// Closes `uri`: its diagnostics are cleared.
