@@ -176,6 +176,9 @@ pub(crate) struct Analyzer<'a> {
     conds: Vec<String>,
     pub sites: BTreeMap<(u32, u32, u32), Site>,
     pub holes: BTreeMap<(u32, u32, u32), HoleReach>,
+    /// The label of each name a pattern binds, by the name's place: joined over every time
+    /// the binding is reached.
+    pub bindings: BTreeMap<Span, Bounds>,
     calling: Vec<&'a str>,
     pub recursive: HashSet<&'a str>,
     /// Inside a recursive function analysed with nothing known: calls back into the functions
@@ -208,6 +211,7 @@ impl<'a> Analyzer<'a> {
             conds: Vec::new(),
             sites: BTreeMap::new(),
             holes: BTreeMap::new(),
+            bindings: BTreeMap::new(),
             calling: Vec::new(),
             recursive,
             top_mode: 0,
@@ -295,7 +299,14 @@ impl<'a> Analyzer<'a> {
     fn bind_pattern(&mut self, pat: &Pattern, v: &Abs, outer: &Bounds) {
         let here = outer.join(&v.label);
         match &pat.kind {
-            PatternKind::Bind(id) => self.bind(&id.name, v.clone().raised(outer)),
+            PatternKind::Bind(id) => {
+                let v = v.clone().raised(outer);
+                if self.recording {
+                    let label = self.bindings.entry(id.span).or_insert_with(Bounds::bottom);
+                    *label = label.join(&v.label);
+                }
+                self.bind(&id.name, v);
+            }
             PatternKind::Tuple(ps) => {
                 for (i, p) in ps.iter().enumerate() {
                     let part = match &v.kind {

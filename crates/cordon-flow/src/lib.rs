@@ -19,7 +19,7 @@ mod abs;
 mod analyze;
 mod report;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use cordon_label::{Label, Release, Tier};
 use cordon_runtime::HoleRequest;
@@ -202,6 +202,23 @@ pub struct Summary {
     pub complete: bool,
     /// The releases the policies declare, with their labels for this user.
     pub releases: Vec<Release>,
+    /// The label each name a `let` or a pattern binds may carry (for an editor's hover; not
+    /// part of the summary's JSON).
+    #[serde(skip)]
+    pub bindings: BTreeMap<Span, Bounds>,
+}
+
+impl Summary {
+    /// Nothing claimed: no call, no hole, not complete.
+    fn empty() -> Summary {
+        Summary {
+            calls: Vec::new(),
+            holes: Vec::new(),
+            complete: false,
+            releases: Vec::new(),
+            bindings: BTreeMap::new(),
+        }
+    }
 }
 
 /// Checks a plan as `cordon check` does: the checker's rules, then the labels' ([`analyze`]'s
@@ -235,7 +252,7 @@ pub fn check(
 /// Analyses a checked program's plan for the principal `user` (whom `user()` names).
 pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
     let Some(plan) = checked.plan() else {
-        return Summary { calls: Vec::new(), holes: Vec::new(), complete: true, releases: Vec::new() };
+        return Summary { complete: true, ..Summary::empty() };
     };
     let modules: Vec<&Module> = checked.policies().iter().chain(std::iter::once(plan)).collect();
     let decls = Decls::of(&modules, vec![checked.calls()]);
@@ -322,12 +339,10 @@ fn summarize(
             Ok(_) => {
                 let calls = a.sites.into_values().collect();
                 let holes = a.holes.into_values().collect();
-                return Summary { calls, holes, complete: true, releases: a.releases };
+                return Summary { calls, holes, complete: true, releases: a.releases, bindings: a.bindings };
             }
             Err(Stop::Restart) => recursive = a.recursive,
-            Err(Stop::TooBig) => {
-                return Summary { calls: Vec::new(), holes: Vec::new(), complete: false, releases: a.releases };
-            }
+            Err(Stop::TooBig) => return Summary { releases: a.releases, ..Summary::empty() },
         }
     }
 }

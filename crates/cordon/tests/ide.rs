@@ -75,3 +75,35 @@ fn text_that_is_not_cordon_is_answered_without_a_panic() {
         ask_everywhere(&alone, &plan, &[&plan]);
     }
 }
+
+#[test]
+fn hovering_a_binding_shows_the_label_the_analysis_found_for_it() {
+    let policy = repo("policies/github.cord");
+    let plan = Source::new(
+        "plan.cord",
+        "let secret = gh.private_repo(\"roadmap\");\nlet n = 1 + 2;\nmatch secret {\n  Some(r) => (r.name, s),\n  None => (\"none\", s),\n}\n",
+    );
+    let analysis = Analysis::check(std::slice::from_ref(&policy), Some(&plan), &CheckOptions::default(), "alice");
+    let hover = |name: &str| {
+        let offset = plan.text.find(name).unwrap();
+        analysis.hover("plan.cord", offset).unwrap_or_else(|| panic!("no hover on {name}")).text
+    };
+    // What the private repository's lookup returned is the user's secret, and so is what a
+    // pattern takes out of it; a sum of literals is public.
+    let secret = hover("secret =");
+    assert!(secret.contains("**Label**: ") && secret.contains("alice"), "{secret}");
+    let r = hover("r)");
+    assert!(r.contains("**Label**: ") && r.contains("alice"), "{r}");
+    let n = hover("n =");
+    assert!(n.contains("**Label**: public"), "{n}");
+}
+
+#[test]
+fn before_the_plan_checks_a_binding_of_a_tool_result_shows_the_policys_label_for_it() {
+    let policy = repo("policies/github.cord");
+    // The last line is a type error: no label analysis, but the policy still says.
+    let plan = Source::new("plan.cord", "let secret = gh.private_repo(\"roadmap\");\n1 + \"x\"\n");
+    let analysis = Analysis::check(std::slice::from_ref(&policy), Some(&plan), &CheckOptions::default(), "alice");
+    let hover = analysis.hover("plan.cord", 4).unwrap().text;
+    assert!(hover.contains("**Label**: that of `GitHub.private_repo`'s result, `secret(user())`."), "{hover}");
+}

@@ -88,8 +88,21 @@ impl Analysis {
         out
     }
 
-    /// What a declaration says of labels: a tool's result, a field's, a binding's.
+    /// What a declaration says of labels: a tool's result, a field's, a binding's (what the
+    /// label analysis found it may carry, when the plan got that far).
     fn label(&self, d: &Decl) -> Option<String> {
+        let inferred = self.report.effects.as_ref().and_then(|summary| summary.bindings.get(&d.name.span));
+        if let (true, Some(bounds)) = (d.kind.is_local(), inferred) {
+            let at_most = bounds.hi.describe();
+            return Some(if bounds.lo == bounds.hi {
+                format!("**Label**: {at_most}.")
+            } else {
+                format!(
+                    "**Label**: at most {at_most}, at least {} (it depends on the path taken).",
+                    bounds.lo.describe()
+                )
+            });
+        }
         let returns = |tool: &Decl| match tool.labels.iter().find(|(k, _)| k.as_deref() == Some("returns")) {
             Some((_, value)) => format!("`{}`", self.text(*value)),
             None => "not declared by the policy: secret to the user, vouched for by no one (the default)".into(),
