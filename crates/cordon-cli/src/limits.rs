@@ -5,7 +5,7 @@ use cordon::api::values::Limits;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct LimitArgs {
-    /// Calls and loop iterations the run may make
+    /// Calls and loop iterations the run may make (each KiB it allocates counts as one more)
     #[arg(long, value_name = "N", default_value_t = Limits::default().fuel)]
     pub fuel: u64,
 

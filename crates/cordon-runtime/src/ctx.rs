@@ -100,8 +100,17 @@ impl Ctx {
     }
 }
 
+/// Allocating costs fuel too, one unit for each this many bytes: what a run may hold is bounded
+/// by the memory limit, and the work of making it (copying a long text again and again) by
+/// its fuel.
+const BYTES_PER_FUEL: u64 = 1024;
+
 impl Budget for Ctx {
     fn allocate(&mut self, bytes: u64) -> Result<(), RunError> {
+        self.fuel_used = self.fuel_used.saturating_add(bytes / BYTES_PER_FUEL);
+        if self.fuel_used > self.limits.fuel {
+            return self.burn_slow();
+        }
         self.memory_used = self.memory_used.saturating_add(bytes);
         if self.memory_used > self.limits.max_memory_bytes {
             return Err(RunError::new(

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Limits {
-    /// Function calls plus loop iterations.
+    /// Function calls plus loop iterations, plus a unit for each KiB allocated.
     pub fuel: u64,
     /// Nested calls.
     pub max_call_depth: usize,

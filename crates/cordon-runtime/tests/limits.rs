@@ -234,3 +234,12 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn allocating_costs_fuel_so_the_work_of_copying_is_bounded() {
+    // Each step copies the whole text: 5 GB copied in all, never more than 100 KB held.
+    let plan = r#"range(0, 100000).fold("", |s, i| s + "x").len()"#;
+    let error = run_with_memory(plan, 1 << 30, 1_000_000).unwrap_err();
+    assert!(error.contains("fuel"), "{error}");
+    assert_eq!(run_with_memory(plan, 1 << 30, 50_000_000), Ok(Value::Int(100_000)));
+}
