@@ -1,8 +1,8 @@
 //! What a run still holds, for the memory limit. The limit bounds the memory a run holds, not
 //! what it ever allocated: each allocation is counted as it is made, and when the count passes
 //! the limit, what the run can still reach is counted instead and the count goes on from there
-//! ([`allocate`]). A run that builds and drops ten thousand lists
-//! holds one at a time; one that keeps them holds them all.
+//! ([`allocate`]). A run that builds and drops ten thousand lists holds one at a time; one that
+//! keeps them holds them all.
 //!
 //! What a run can reach: its machine's stack, the captures of the functions its frames run and
 //! the lists it is building; its constants; its trace (the values of every call, kept for the
@@ -93,8 +93,8 @@ pub(crate) fn allocate(vm: &dyn Roots, ctx: &mut Ctx, in_flight: u64, bytes: u64
     Budget::allocate(ctx, bytes)
 }
 
-/// Counts what the run can still reach as the memory it holds. The count
-/// costs the run a unit of fuel for each value it looks at.
+/// Counts what the run can still reach as the memory it holds. The count costs the run a unit
+/// of fuel for each value it looks at.
 fn recount(vm: &dyn Roots, ctx: &mut Ctx) -> Result<(), RunError> {
     let mut walk = Walk::default();
     vm.visit_roots(&mut |root| walk.root(root));
