@@ -464,6 +464,10 @@ impl Compiler {
         let top = self.bodies.len() - 1;
         if let Some(access) = self.resolve(top, name) {
             let op = match access {
+                Access::Slot(s) if self.body().take_once == Some(s) => {
+                    self.body().take_once = None;
+                    Op::Take(s)
+                }
                 Access::Slot(s) => Op::Load(s),
                 Access::Capture(i) => Op::LoadCapture(i),
             };
@@ -658,8 +662,13 @@ impl Compiler {
                 // A local on the left of a computed right side is read where the operation
                 // takes it, after the right side: no `Load`, no push. Nothing the right side
                 // does changes a local's slot (bindings are immutable), and a read has no
-                // effect to reorder. (Operands both locals or literals are fused by `emit`.)
-                Some(slot) if self.local_slot(rhs).is_none() && !matches!(rhs.kind, ExprKind::Int(_)) => {
+                // effect to reorder. (Operands both locals or literals are fused by `emit`.) A
+                // local to be moved out (`take_once`) is moved first, so the operation owns it.
+                Some(slot)
+                    if self.local_slot(rhs).is_none()
+                        && !matches!(rhs.kind, ExprKind::Int(_))
+                        && self.body().take_once != Some(slot) =>
+                {
                     self.expr(rhs)?;
                     self.emit(Op::BinaryWith { op: *op, lhs: Operand::Slot(slot), rhs: Operand::Top }, span);
                 }

@@ -463,7 +463,9 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                         // result keeps the other operand's.
                         let len = s.len() + text.len();
                         tri!(builtins::check_string_len(len, ctx));
-                        tri!(allocate(vm, ctx, 0, len as u64));
+                        // As `binary` counts it: appended in place, only the literal's length.
+                        let grows = if s.is_unique() && !*left { text.len() } else { len };
+                        tri!(allocate(vm, ctx, 0, grows as u64));
                         let Some(Val { value: Value::Str(s), .. }) = vm.stack.last_mut() else { continue };
                         match (s.is_unique(), *left) {
                             (true, true) => s.prepend(text),
@@ -1427,7 +1429,9 @@ fn binary(op: BinOp, a: Val, b: Val, ctx: &mut dyn Budget) -> Result<Val, RunErr
         (BinOp::Add, Str(x), Str(y)) => {
             let len = x.len() + y.len();
             builtins::check_string_len(len, ctx)?;
-            ctx.allocate(len as u64)?;
+            // Extended in place at its end, a text grows by the other's length; else a whole
+            // new text (or a whole text moved along) is made.
+            ctx.allocate(if x.is_unique() { y.len() } else { len } as u64)?;
             let label = a.label.join(&b.label);
             // An operand nothing else refers to (a temporary, or an accumulator the program
             // overwrites) is extended in place, keeping its allocation, rather than copied.

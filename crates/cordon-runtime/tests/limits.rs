@@ -237,9 +237,28 @@ proptest::proptest! {
 
 #[test]
 fn allocating_costs_fuel_so_the_work_of_copying_is_bounded() {
-    // Each step copies the whole text: 5 GB copied in all, never more than 100 KB held.
-    let plan = r#"range(0, 100000).fold("", |s, i| s + "x").len()"#;
+    // Each step puts a character before the whole text, moving it: 5 GB moved in all, never
+    // more than 100 KB held.
+    let plan = r#"range(0, 100000).fold("", |s, i| "x" + s).len()"#;
     let error = run_with_memory(plan, 1 << 30, 1_000_000).unwrap_err();
     assert!(error.contains("fuel"), "{error}");
     assert_eq!(run_with_memory(plan, 1 << 30, 50_000_000), Ok(Value::Int(100_000)));
+}
+
+#[test]
+fn a_fold_that_reads_its_accumulator_once_extends_it_in_place() {
+    // Appended to, the text is extended where it is: the run's work, fuel included, grows with
+    // the number of steps, not with their square (the fuel above would not do for copies).
+    for plan in [
+        r#"range(0, 100000).fold("", |s, i| s + "x").len()"#,
+        r#"range(0, 100000).fold("", |s, i| s + (i % 10).to_string()).len()"#,
+        r#"range(0, 100000).fold("", |s, i| { let c = if i > 0 { "x" } else { "y" }; s + c }).len()"#,
+    ] {
+        assert_eq!(run_with_memory(plan, 1 << 30, 1_000_000), Ok(Value::Int(100_000)), "{plan}");
+    }
+    // Read twice, or inside a closure, it is not moved: the value is the same, the work not.
+    let twice = r#"range(0, 3000).fold("", |s, i| if s.len() > 5000000 { s } else { s + "x" }).len()"#;
+    assert_eq!(run_with_memory(twice, 1 << 30, 50_000_000), Ok(Value::Int(3000)));
+    let inside = r#"range(0, 3000).fold("", |s, i| [1].map(|k| s + "x").first().unwrap_or(s)).len()"#;
+    assert_eq!(run_with_memory(inside, 1 << 30, 50_000_000), Ok(Value::Int(3000)));
 }

@@ -291,6 +291,79 @@ impl Expr {
     }
 }
 
+impl Expr {
+    /// How many times this expression reads the local `name`, where each read runs at most
+    /// once each time the expression runs and nothing else could see the local in between:
+    /// `None` if it reads it inside a closure or a loop, binds the name again, or holds a hole
+    /// (whose prompt shows every local). A compiler may move a value out at such a single
+    /// read when the local is not read after the expression.
+    pub fn reads_once(&self, name: &str) -> Option<usize> {
+        match &self.kind {
+            ExprKind::Name(id) => Some(usize::from(id.name == name)),
+            ExprKind::Hole { .. } => None,
+            ExprKind::Closure { .. } | ExprKind::For { .. } => (!self.mentions(name)).then_some(0),
+            ExprKind::Block(b) | ExprKind::ToLabeled(b) => b.reads_once(name),
+            ExprKind::Match { scrutinee, arms } => {
+                let mut n = scrutinee.reads_once(name)?;
+                for arm in arms {
+                    if arm.pat.binds(name) {
+                        return None;
+                    }
+                    n += arm.guard.as_ref().map_or(Some(0), |g| g.reads_once(name))? + arm.body.reads_once(name)?;
+                }
+                Some(n)
+            }
+            _ => {
+                let mut n = Some(0);
+                self.for_each_child(&mut |child| n = n.zip(child.reads_once(name)).map(|(a, b)| a + b));
+                n
+            }
+        }
+    }
+
+    /// Whether `name` appears anywhere in this expression, read or bound again.
+    pub fn mentions(&self, name: &str) -> bool {
+        let mut found = match &self.kind {
+            ExprKind::Name(id) => id.name == name,
+            ExprKind::Closure { params, .. } => params.iter().any(|p| p.name.name == name),
+            ExprKind::For { pat, .. } => pat.binds(name),
+            ExprKind::Block(b) | ExprKind::ToLabeled(b) => {
+                b.stmts.iter().any(|s| matches!(s, Stmt::Let { pat, .. } if pat.binds(name)))
+            }
+            ExprKind::Match { arms, .. } => arms.iter().any(|a| a.pat.binds(name)),
+            _ => false,
+        };
+        self.for_each_child(&mut |child| found |= child.mentions(name));
+        found
+    }
+}
+
+impl Block {
+    /// [`Expr::reads_once`] of the block's statements and value.
+    fn reads_once(&self, name: &str) -> Option<usize> {
+        let mut n = 0;
+        for stmt in &self.stmts {
+            n += match stmt {
+                Stmt::Let { pat, .. } if pat.binds(name) => return None,
+                Stmt::Let { value, .. } => value.reads_once(name)?,
+                Stmt::Expr(e) => e.reads_once(name)?,
+            };
+        }
+        Some(n + self.tail.as_ref().map_or(Some(0), |t| t.reads_once(name))?)
+    }
+}
+
+impl Pattern {
+    /// Whether the pattern binds `name`.
+    pub fn binds(&self, name: &str) -> bool {
+        match &self.kind {
+            PatternKind::Bind(id) => id.name == name,
+            PatternKind::Tuple(ps) | PatternKind::Variant { args: ps, .. } => ps.iter().any(|p| p.binds(name)),
+            _ => false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinOp {
     Add,

@@ -17,6 +17,9 @@ pub(super) struct Body {
     /// The last position a jump may land on: ops before it cannot be fused with later ones
     /// (see [`Compiler::emit`]).
     pub(super) barrier: u32,
+    /// A slot whose next read by name moves its value out (`Op::Take`) instead of copying it:
+    /// a fold's accumulator that its body reads once (see `inline_call`).
+    pub(super) take_once: Option<Slot>,
 }
 
 impl Body {
@@ -29,6 +32,7 @@ impl Body {
             captures: Vec::new(),
             is_closure,
             barrier: 0,
+            take_once: None,
         }
     }
 

@@ -142,7 +142,7 @@ impl Compiler {
         // The function's arguments: the accumulator (`fold`), then the element.
         let args: &[Slot] = if b == Builtin::Fold { &[acc, elem] } else { &[elem] };
         match (inline, f_slot) {
-            (Some((params, body)), _) => self.inline_call(params, args, body)?,
+            (Some((params, body)), _) => self.inline_call_moving(params, args, body, b == Builtin::Fold)?,
             (None, Some(slot)) => {
                 // The accumulator is stored again after the call, and only `filter` reads the
                 // element again (to keep it): the others move them into the call.
@@ -264,11 +264,22 @@ impl Compiler {
     /// the body sees the same names (the closure's own and those around it). No frame is
     /// pushed; the loop's `IterNext` charges the call's unit of fuel (`tick`).
     fn inline_call(&mut self, params: &[ClosureParam], args: &[Slot], body: &Expr) -> Res {
+        self.inline_call_moving(params, args, body, false)
+    }
+
+    /// As [`Compiler::inline_call`]; with `moves_first`, a body that reads its first parameter
+    /// once (a fold's accumulator, stored again right after the body) moves it out where it
+    /// reads it, so that a text or a list the body extends is extended in place, not copied
+    /// at every step.
+    fn inline_call_moving(&mut self, params: &[ClosureParam], args: &[Slot], body: &Expr, moves_first: bool) -> Res {
         let depth = self.body().scope.len();
         for (p, &slot) in params.iter().zip(args) {
             self.body().scope.push((p.name.name.clone(), slot));
         }
+        let first = params.first().zip(args.first()).filter(|_| moves_first);
+        self.body().take_once = first.filter(|(p, _)| body.reads_once(&p.name.name) == Some(1)).map(|(_, &s)| s);
         let result = self.expr(body);
+        self.body().take_once = None;
         self.body().scope.truncate(depth);
         result
     }
