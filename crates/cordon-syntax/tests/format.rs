@@ -247,6 +247,17 @@ fn tokens_that_would_read_as_others_together_are_kept_apart() {
     // `| |` is a closure's empty parameters written apart; together it is `||`.
     let text = "let f = | | 1;\nlet g = |x| -x;\nlet h = 1 - -2;\n";
     assert_eq!(format(text).unwrap(), text);
+    // `2. 3` is the field `3` of `2`; written together it would be the number `2.3` (found by
+    // the fuzz target `format`).
+    let text = "let t = [1, 2. 3];\nlet u = t.0 .1;\nlet v = t.0.1;\n";
+    assert_eq!(format(text).unwrap(), text);
+}
+
+#[test]
+fn comments_lose_their_trailing_whitespace_and_nothing_else() {
+    // Found by the fuzz target `format`: a doc comment with a space at its end.
+    let text = "/// A tool. \n/// Its doc.\t\ncapability C {\n  tool t() // note  \n}\n";
+    assert_eq!(format(text).unwrap(), "/// A tool.\n/// Its doc.\ncapability C {\n  tool t() // note\n}\n");
 }
 
 #[test]

@@ -292,9 +292,11 @@ impl<'a> Layout<'a> {
             (Comma | Semi, _) => true,
             (LBrace, _) => ra != Role::Tight,
             (_, RBrace) => rb != Role::Tight,
+            // `x.0 .1` and `x.0.1`, `2. 3` and `2.3` lex differently: keep what the author wrote.
+            (Int(_) | Float(_) | Decimal(_), Dot) | (Dot, Int(_) | Float(_) | Decimal(_)) => {
+                self.tokens[j].span.start > self.tokens[p].span.end
+            }
             (Dot | ColonColon | At, _) | (_, ColonColon | Colon) => false,
-            // `x.0 .1` and `x.0.1` lex differently: keep what the author wrote.
-            (Int(_) | Float(_) | Decimal(_), Dot) => self.tokens[j].span.start > self.tokens[p].span.end,
             (_, Dot) => false,
             _ if matches!(ra, Role::Unary | Role::ClosureOpen) || rb == Role::ClosureClose => false,
             (_, LParen | LBracket) => !matches!(a, Ident | RParen | RBracket | Agent | Fn | Entry | FStrEnd),
