@@ -292,8 +292,12 @@ impl<'a> Layout<'a> {
             (Comma | Semi, _) => true,
             (LBrace, _) => ra != Role::Tight,
             (_, RBrace) => rb != Role::Tight,
-            // `x.0 .1` and `x.0.1`, `2. 3` and `2.3` lex differently: keep what the author wrote.
-            (Int(_) | Float(_) | Decimal(_), Dot) | (Dot, Int(_) | Float(_) | Decimal(_)) => {
+            // `x.0 .1` and `x.0.1`, `2. 3` and `2.3` lex differently: keep what the author wrote
+            // where a number is on both sides of the dot's gap.
+            (Int(_) | Float(_) | Decimal(_), Dot) => self.tokens[j].span.start > self.tokens[p].span.end,
+            (Dot, Int(_) | Float(_) | Decimal(_))
+                if p.checked_sub(1).is_some_and(|q| matches!(self.tokens[q].kind, Int(_) | Float(_) | Decimal(_))) =>
+            {
                 self.tokens[j].span.start > self.tokens[p].span.end
             }
             (Dot | ColonColon | At, _) | (_, ColonColon | Colon) => false,
