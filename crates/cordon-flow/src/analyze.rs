@@ -13,6 +13,7 @@
 //! unbounded. A typed hole is code no one has seen yet: its result may be anything, and it may
 //! call any tool of the capabilities in its scope.
 
+mod builtin_calls;
 mod builtins;
 mod open;
 mod releases;
@@ -30,7 +31,7 @@ use cordon_syntax::{SourceMap, Span};
 use cordon_types::{Callee, Calls};
 
 use crate::abs::{Abs, Bounds, Closure, Kind, Origins};
-use crate::{Count, HoleReach, Site};
+use crate::site::{Count, HoleReach, Site};
 use builtins::{Rule, rule};
 
 /// How many abstract steps an analysis may take before it gives up (and says so): far above
@@ -744,7 +745,7 @@ impl<'a> Analyzer<'a> {
                             return self.higher_order(b, xs, rest, span);
                         }
                         let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                        return self.builtin(b, argv);
+                        return Ok(self.builtin(b, &argv));
                     }
                     Some(Callee::Measure) => {
                         // Only in refinements: the host's value, public.
@@ -784,7 +785,7 @@ impl<'a> Analyzer<'a> {
         }
         let all: Vec<Abs> = std::iter::once(r).chain(argv).collect();
         if let Some(b) = builtin {
-            return self.builtin(b, all);
+            return Ok(self.builtin(b, &all));
         }
         match self.decls.fns.get_key_value(name).filter(|_| callee == Some(Callee::Function)) {
             Some((k, _)) => self.call_fn(k, all),

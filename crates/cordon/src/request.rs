@@ -1,5 +1,6 @@
 //! A request, from a plan or from a model's fill of a root hole, through one pipeline written
-//! here once. [`Workspace::prepare`] takes the session and checks the plan (with what the
+//! here once, and the workspace's methods that run one ([`Workspace::run`], [`Workspace::ask`],
+//! [`Workspace::prepare`], [`Workspace::resume`]). [`Workspace::prepare`] takes the session and checks the plan (with what the
 //! session knows of its measures); [`Prepared::run`] compiles it once, records the request in
 //! the store, runs it under the engine with the outgoing-data check, the approval gate and then the audit stage (the
 //! last) deciding each effect and the model filling holes, the caller's observer hearing every
@@ -20,6 +21,59 @@ use crate::park::{Background, LeaseStage, Waiting};
 use crate::report::{Approvals, Ended, Report};
 use crate::session::Taken;
 use crate::{Error, Settings, Source, Storage, Workspace, root};
+
+/// How a workspace runs its requests: each one through [`Prepared`].
+impl Workspace {
+    /// Checks `plan` and, if it is accepted, runs it: every call through the gate (`approver`
+    /// answering its cards) and the audit log, `observer` hearing every step.
+    pub fn run(
+        &mut self,
+        plan: &Source,
+        approver: &mut dyn Approver,
+        observer: &mut dyn Observer,
+    ) -> Result<Report, Error> {
+        self.prepare(Request::Plan(plan), approver)?.run(observer)
+    }
+
+    /// Puts `request` to `model` through a root hole at the policies' entry, whose fills are
+    /// checked before they run; then as [`Workspace::run`]. The request and its answer go into
+    /// the next request's prompt, as labels allow.
+    pub fn ask(
+        &mut self,
+        request: &str,
+        model: &mut dyn Provider,
+        approver: &mut dyn Approver,
+        observer: &mut dyn Observer,
+    ) -> Result<Report, Error> {
+        self.prepare(Request::Ask(request), approver)?.with_model(model).run(observer)
+    }
+
+    /// Takes the session (before anything runs: a session another request holds stops it here)
+    /// and checks `request` as a run answered by `approver` would: what the check found, and,
+    /// if it accepted the plan, the request ready to run, with the session held until it has.
+    pub fn prepare<'w>(
+        &'w mut self,
+        request: Request<'_>,
+        approver: &'w mut dyn Approver,
+    ) -> Result<Prepared<'w>, Error> {
+        Prepared::new(self, request, approver)
+    }
+
+    /// Goes on in the background ([`crate::background::Background`]) with a run saved when it
+    /// waited for a person ([`crate::Ended::Waiting`]), recorded as the request `recorded`;
+    /// `request` is what it was started as. With [`Prepared::run`] as for a new request; it may
+    /// wait again.
+    pub fn resume<'w>(
+        &'w mut self,
+        saved: &[u8],
+        background: Background,
+        recorded: RequestId,
+        request: Request<'_>,
+        approver: &'w mut dyn Approver,
+    ) -> Result<Prepared<'w>, Error> {
+        Prepared::saved(self, saved, background, recorded, request, approver)
+    }
+}
 
 /// What a request runs.
 #[derive(Clone, Copy, Debug)]

@@ -1,23 +1,21 @@
-//! A workspace and its requests. A request, from a plan or from a model's fill of a root hole,
-//! goes through one pipeline, written here once: take the session; check (with what the session
-//! knows of its measures) and compile once; record the request in the store; run it under the
-//! engine with the outgoing-data check, the approval gate and then the audit stage (the last) deciding each effect, the
-//! model filling holes, the caller's observer hearing every step; finish the record; keep the
-//! sessions it hands back; give the session back.
+//! A workspace: the tools, store, session and settings one user's requests run with, and the
+//! checks that run nothing ([`check`], [`Workspace::check`]). The methods that run a request
+//! ([`Workspace::run`], [`Workspace::ask`], [`Workspace::prepare`], [`Workspace::resume`]) are
+//! in `request.rs`, with the pipeline they go through: a request depends on its workspace, never
+//! the other way round.
 
 use std::sync::{Arc, OnceLock};
 
-use cordon_agent::{Earlier, FillConfig, Provider, ProviderConfig};
+use cordon_agent::{Earlier, FillConfig, ProviderConfig};
 use cordon_egress::Scanner;
-use cordon_engine::{Hosts, Observer};
+use cordon_engine::Hosts;
 use cordon_gate::Approver;
 use cordon_label::DcLabel;
 use cordon_runtime::{Limits, Sessions};
 use cordon_syntax::{Code, Diagnostic, FileId, SourceMap};
 use cordon_types::{BindingType, CheckOptions};
 
-use crate::report::{CheckReport, Report};
-use crate::request::{Prepared, Request};
+use crate::report::CheckReport;
 use crate::session::SessionAt;
 use crate::{Error, Source, Storage, Tools};
 
@@ -250,56 +248,6 @@ impl Workspace {
         let (outcome, effects) =
             cordon_flow::check(&sources, &policies, Some(file), &options, self.principal(), approver.speaks_for_user());
         Ok(CheckReport { sources, diagnostics: outcome.diagnostics, effects, releases: Vec::new() })
-    }
-
-    /// Checks `plan` and, if it is accepted, runs it: every call through the gate (`approver`
-    /// answering its cards) and the audit log, `observer` hearing every step.
-    pub fn run(
-        &mut self,
-        plan: &Source,
-        approver: &mut dyn Approver,
-        observer: &mut dyn Observer,
-    ) -> Result<Report, Error> {
-        self.prepare(Request::Plan(plan), approver)?.run(observer)
-    }
-
-    /// Puts `request` to `model` through a root hole at the policies' entry, whose fills are
-    /// checked before they run; then as [`Workspace::run`]. The request and its answer go into
-    /// the next request's prompt, as labels allow.
-    pub fn ask(
-        &mut self,
-        request: &str,
-        model: &mut dyn Provider,
-        approver: &mut dyn Approver,
-        observer: &mut dyn Observer,
-    ) -> Result<Report, Error> {
-        self.prepare(Request::Ask(request), approver)?.with_model(model).run(observer)
-    }
-
-    /// Takes the session (before anything runs: a session another request holds stops it here)
-    /// and checks `request` as a run answered by `approver` would: what the check found, and,
-    /// if it accepted the plan, the request ready to run, with the session held until it has.
-    pub fn prepare<'w>(
-        &'w mut self,
-        request: Request<'_>,
-        approver: &'w mut dyn Approver,
-    ) -> Result<Prepared<'w>, Error> {
-        Prepared::new(self, request, approver)
-    }
-
-    /// Goes on in the background ([`crate::background::Background`]) with a run saved when it
-    /// waited for a person ([`crate::Ended::Waiting`]), recorded as the request `recorded`;
-    /// `request` is what it was started as. With [`Prepared::run`] as for a new request; it may
-    /// wait again.
-    pub fn resume<'w>(
-        &'w mut self,
-        saved: &[u8],
-        background: crate::park::Background,
-        recorded: cordon_store::RequestId,
-        request: Request<'_>,
-        approver: &'w mut dyn Approver,
-    ) -> Result<Prepared<'w>, Error> {
-        Prepared::saved(self, saved, background, recorded, request, approver)
     }
 
     pub(crate) fn check_options(&self, sessions: &Sessions) -> CheckOptions {

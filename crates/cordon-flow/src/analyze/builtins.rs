@@ -1,11 +1,14 @@
 //! The builtins, abstractly: each one's run-time label rule on the safe side. [`rule`] says, by
 //! an exhaustive `match`, what the analysis takes each builtin to do; a builtin the language
-//! gains does not compile until it says.
+//! gains does not compile until it says. What a builtin that calls no function gives is
+//! computed from its arguments' abstract values alone ([`apply`], [`unlabel`]); the walker runs
+//! the builtins that call a function argument (`builtin_calls.rs`).
+
+use std::sync::Arc;
 
 use cordon_label::DcLabel;
-use cordon_syntax::{Builtin, LabelFn, Span};
+use cordon_syntax::{Builtin, LabelFn};
 
-use super::{Analyzer, Res};
 use crate::abs::{Abs, Bounds, Kind, Origins};
 
 /// What the analysis takes a builtin to do.
@@ -70,199 +73,121 @@ pub(super) fn rule(b: Builtin) -> Rule {
     }
 }
 
-impl<'a> Analyzer<'a> {
-    /// A builtin that calls no function: the result carries at least its first argument's label
-    /// (every builtin joins it) and at most everything it was given.
-    pub(super) fn builtin(&mut self, b: Builtin, args: Vec<Abs>) -> Res {
-        let (reads, holds) = match rule(b) {
-            Rule::Label(l) => match self.label_fn(l, &args) {
-                Some(made) => return Ok(made),
-                None => (Reads::Everything, Holds::Unknown),
-            },
-            Rule::Unlabel if args.len() == 1 => return Ok(self.unlabel(&args[0])),
-            Rule::Apply { reads, holds } => (reads, holds),
-            // Arguments the checker does not let through.
-            Rule::Unlabel | Rule::Loop => (Reads::Everything, Holds::Unknown),
+/// A builtin that calls no function, on `args`, in a run acting for `user` (whom `user()`
+/// names): the result carries at least its first argument's label (every builtin joins it) and
+/// at most everything it was given.
+pub(super) fn apply(b: Builtin, args: &[Abs], user: &Arc<str>) -> Abs {
+    let (reads, holds) = match rule(b) {
+        Rule::Label(l) => match label_fn(l, args, user) {
+            Some(made) => return made,
+            None => (Reads::Everything, Holds::Unknown),
+        },
+        Rule::Apply { reads, holds } => (reads, holds),
+        // `unlabel` of one box is the walker's, as it raises the program-counter label (see
+        // [`unlabel`]); other arguments the checker does not let through.
+        Rule::Unlabel | Rule::Loop => (Reads::Everything, Holds::Unknown),
+    };
+    // Two labels joined (in `@label` values); a second one not known here may be any.
+    if let (Builtin::Join, [a, c]) = (b, args)
+        && let Kind::Label(a) = &a.kind
+    {
+        let c = match &c.kind {
+            Kind::Label(c) => c.clone(),
+            _ => Bounds::any(),
         };
-        // Two labels joined (in `@label` values); a second one not known here may be any.
-        if let (Builtin::Join, [a, c]) = (b, args.as_slice())
-            && let Kind::Label(a) = &a.kind
-        {
-            let c = match &c.kind {
-                Kind::Label(c) => c.clone(),
-                _ => Bounds::any(),
+        return Abs::plain(Kind::Label(a.join(&c)));
+    }
+    let Some(first) = args.first() else {
+        return Abs::plain(Kind::Unknown);
+    };
+    let everything = match reads {
+        Reads::Own => args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.label.hi)),
+        Reads::Everything => everything_of(args),
+    };
+    let origins = args.iter().fold(Origins::default(), |o, a| o.union(&a.origins_deep()));
+    let label = Bounds { lo: first.label.lo.clone(), hi: everything };
+    let is_list = matches!(first.kind, Kind::List { .. });
+    match holds {
+        Holds::PayloadOrDefault if args.len() == 2 => match &first.kind {
+            Kind::Variant { payload, .. } if payload.len() == 1 => {
+                payload[0].either(&args[1]).raised(&Bounds { lo: first.label.lo.clone(), hi: first.label.hi.clone() })
+            }
+            _ => Abs::unknown(label, origins),
+        },
+        Holds::Element if is_list => {
+            let own = args.iter().fold(Bounds::bottom(), |l, a| l.join(&a.label));
+            Abs::new(Kind::Variant { name: None, payload: vec![first.element()] }, own, origins)
+        }
+        Holds::Range if args.len() == 2 => {
+            let len = match (&args[0].kind, &args[1].kind) {
+                (Kind::Int(a), Kind::Int(b)) => Some(b.saturating_sub(*a).max(0) as u64),
+                _ => None,
             };
-            return Ok(Abs::plain(Kind::Label(a.join(&c))));
+            let elem = Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: everything_of(args) }, Origins::default());
+            Abs::new(Kind::List { elem: Box::new(elem), len }, label, origins)
         }
-        let Some(first) = args.first() else {
-            return Ok(Abs::plain(Kind::Unknown));
-        };
-        let everything = match reads {
-            Reads::Own => args.iter().fold(DcLabel::bottom(), |l, a| l.join(&a.label.hi)),
-            Reads::Everything => everything_of(&args),
-        };
-        let origins = args.iter().fold(Origins::default(), |o, a| o.union(&a.origins_deep()));
-        let label = Bounds { lo: first.label.lo.clone(), hi: everything };
-        let is_list = matches!(first.kind, Kind::List { .. });
-        Ok(match holds {
-            Holds::PayloadOrDefault if args.len() == 2 => match &first.kind {
-                Kind::Variant { payload, .. } if payload.len() == 1 => payload[0]
-                    .either(&args[1])
-                    .raised(&Bounds { lo: first.label.lo.clone(), hi: first.label.hi.clone() }),
-                _ => Abs::unknown(label, origins),
-            },
-            Holds::Element if is_list => {
-                let own = args.iter().fold(Bounds::bottom(), |l, a| l.join(&a.label));
-                Abs::new(Kind::Variant { name: None, payload: vec![first.element()] }, own, origins)
+        Holds::Elements if is_list => {
+            let mut elem = first.element();
+            if let Some(other) = args.get(1).filter(|_| b == Builtin::Concat) {
+                elem = elem.either(&other.element());
             }
-            Holds::Range if args.len() == 2 => {
-                let len = match (&args[0].kind, &args[1].kind) {
-                    (Kind::Int(a), Kind::Int(b)) => Some(b.saturating_sub(*a).max(0) as u64),
-                    _ => None,
-                };
-                let elem = Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: everything_of(&args) }, Origins::default());
-                Abs::new(Kind::List { elem: Box::new(elem), len }, label, origins)
+            if let Some(x) = args.get(1).filter(|_| b == Builtin::Push) {
+                elem = elem.either(x);
             }
-            Holds::Elements if is_list => {
-                let mut elem = first.element();
-                if let Some(other) = args.get(1).filter(|_| b == Builtin::Concat) {
-                    elem = elem.either(&other.element());
-                }
-                if let Some(x) = args.get(1).filter(|_| b == Builtin::Push) {
-                    elem = elem.either(x);
-                }
-                Abs::new(Kind::List { elem: Box::new(elem), len: None }, label, origins)
-            }
-            Holds::Unknown | Holds::PayloadOrDefault | Holds::Element | Holds::Range | Holds::Elements => {
-                Abs::unknown(label, origins)
-            }
-        })
-    }
-
-    /// A label function on `args`; `None` for arguments it does not take.
-    fn label_fn(&mut self, l: LabelFn, args: &[Abs]) -> Option<Abs> {
-        // Someone not known here: anyone's secret.
-        let anyones_secret =
-            || Bounds { lo: DcLabel::bottom(), hi: DcLabel { secrecy: DcLabel::top().secrecy, ..DcLabel::bottom() } };
-        let label = |b: Bounds| Some(Abs::plain(Kind::Label(b)));
-        match (l, args) {
-            (LabelFn::User, []) => Some(Abs::plain(Kind::Str(self.user.clone()))),
-            (LabelFn::Public, []) => label(Bounds::exactly(DcLabel::bottom())),
-            (LabelFn::Untrusted, []) => label(Bounds::exactly(DcLabel::untrusted())),
-            (LabelFn::Secret, [p]) => {
-                label(p.as_str().map_or_else(anyones_secret, |p| Bounds::exactly(DcLabel::secret(p))))
-            }
-            // Someone not known here: vouched for by anyone.
-            (LabelFn::Endorsed, [p]) => label(match p.as_str() {
-                Some(p) => Bounds::exactly(DcLabel::endorsed(p)),
-                None => Bounds { lo: DcLabel::bottom(), hi: DcLabel::untrusted() },
-            }),
-            (LabelFn::Readers, [ps]) => {
-                label(known_names(ps).map_or_else(anyones_secret, |ps| Bounds::exactly(DcLabel::readers(&ps))))
-            }
-            (LabelFn::Group, [name, ps]) => label(match (name.as_str(), known_names(ps)) {
-                (Some(name), Some(ps)) => Bounds::exactly(DcLabel::group(name, &ps)),
-                _ => anyones_secret(),
-            }),
-            (
-                LabelFn::User
-                | LabelFn::Public
-                | LabelFn::Untrusted
-                | LabelFn::Secret
-                | LabelFn::Endorsed
-                | LabelFn::Readers
-                | LabelFn::Group,
-                _,
-            ) => None,
+            Abs::new(Kind::List { elem: Box::new(elem), len: None }, label, origins)
+        }
+        Holds::Unknown | Holds::PayloadOrDefault | Holds::Element | Holds::Range | Holds::Elements => {
+            Abs::unknown(label, origins)
         }
     }
+}
 
-    /// `unlabel(b)`: the content, the program-counter label raised by its label for good.
-    fn unlabel(&mut self, b: &Abs) -> Abs {
-        let inner = match &b.kind {
-            Kind::Labeled(inner) => (**inner).clone().raised(&b.label),
-            // A box whose content is not known: its label may be anything.
-            _ => Abs::unknown(Bounds { lo: b.label.lo.clone(), hi: DcLabel::top() }, b.origins.clone()),
-        };
-        self.pc = self.pc.join(&inner.label);
-        inner
-    }
-
-    /// `map`, `filter`, `fold`, `any`, `all` and the keyed builtins: a loop calling the
-    /// function argument on each element.
-    pub(super) fn higher_order(&mut self, b: Builtin, xs: Abs, rest: Vec<Abs>, span: Span) -> Res {
-        let on_variant = matches!(xs.kind, Kind::Variant { .. }) || matches!(b, Builtin::AndThen | Builtin::MapErr);
-        if let (Builtin::Map | Builtin::AndThen | Builtin::MapErr, [f], true) = (b, rest.as_slice(), on_variant) {
-            return self.combinator(b, &xs, f.clone(), span);
+/// A label function on `args`, in a run acting for `user`; `None` for arguments it does not
+/// take.
+fn label_fn(l: LabelFn, args: &[Abs], user: &Arc<str>) -> Option<Abs> {
+    // Someone not known here: anyone's secret.
+    let anyones_secret =
+        || Bounds { lo: DcLabel::bottom(), hi: DcLabel { secrecy: DcLabel::top().secrecy, ..DcLabel::bottom() } };
+    let label = |b: Bounds| Some(Abs::plain(Kind::Label(b)));
+    match (l, args) {
+        (LabelFn::User, []) => Some(Abs::plain(Kind::Str(user.clone()))),
+        (LabelFn::Public, []) => label(Bounds::exactly(DcLabel::bottom())),
+        (LabelFn::Untrusted, []) => label(Bounds::exactly(DcLabel::untrusted())),
+        (LabelFn::Secret, [p]) => {
+            label(p.as_str().map_or_else(anyones_secret, |p| Bounds::exactly(DcLabel::secret(p))))
         }
-        let cond = format!("for each element, in `{}`", b.name());
-        let (f, init) = match (b, rest.as_slice()) {
-            (Builtin::Fold, [init, f]) => (f.clone(), Some(init.clone())),
-            (_, [f]) => (f.clone(), None),
-            _ => return Ok(Abs::any()),
-        };
-        let (acc, pc) = self.in_loop(&xs, cond, init, |a, elem, acc| {
-            let args = match (&acc, b) {
-                (Some(acc), Builtin::Fold) => vec![acc.clone(), elem],
-                _ => vec![elem],
-            };
-            a.call_value(f.clone(), args, span).map(Some)
-        })?;
-        let len = match &xs.kind {
-            Kind::List { len, .. } => *len,
-            _ => None,
-        };
-        let out = acc.unwrap_or_else(|| Abs::plain(Kind::Unknown));
-        Ok(match b {
-            Builtin::Map => {
-                Abs::new(Kind::List { elem: Box::new(out), len }, Bounds::bottom(), Origins::default()).raised(&pc)
-            }
-            Builtin::Fold => out.raised(&pc),
-            Builtin::Filter => {
-                let label = xs.label.join(&out.deep(true)).join(&pc);
-                let elem = self.kept(&f, xs.element());
-                Abs::new(Kind::List { elem: Box::new(elem), len: None }, label, xs.origins.clone())
-            }
-            // Ordered by the keys: the result carries the list's own label and the keys'; the
-            // elements keep their own.
-            Builtin::SortBy | Builtin::MinBy | Builtin::MaxBy => {
-                let label = Bounds { lo: xs.label.lo.clone(), hi: xs.label.hi.join(&out.deep(true).hi) }.join(&pc);
-                let list = Kind::List { elem: Box::new(xs.element()), len };
-                if b == Builtin::SortBy {
-                    Abs::new(list, label, xs.origins.clone())
-                } else {
-                    Abs::new(Kind::Variant { name: None, payload: vec![xs.element()] }, label, xs.origins.clone())
-                }
-            }
-            // `count_by`: keys and how many of each, from the keys alone; `any`, `all`,
-            // `group_by` (which holds the elements), and anything else: from everything.
-            _ => {
-                let list = if b == Builtin::CountBy { xs.label.hi.clone() } else { xs.deep(true).hi };
-                let label = Bounds { lo: xs.label.lo.clone(), hi: list.join(&out.deep(true).hi) }.join(&pc);
-                Abs::unknown(label, xs.origins_deep().union(&out.origins))
-            }
-        })
+        // Someone not known here: vouched for by anyone.
+        (LabelFn::Endorsed, [p]) => label(match p.as_str() {
+            Some(p) => Bounds::exactly(DcLabel::endorsed(p)),
+            None => Bounds { lo: DcLabel::bottom(), hi: DcLabel::untrusted() },
+        }),
+        (LabelFn::Readers, [ps]) => {
+            label(known_names(ps).map_or_else(anyones_secret, |ps| Bounds::exactly(DcLabel::readers(&ps))))
+        }
+        (LabelFn::Group, [name, ps]) => label(match (name.as_str(), known_names(ps)) {
+            (Some(name), Some(ps)) => Bounds::exactly(DcLabel::group(name, &ps)),
+            _ => anyones_secret(),
+        }),
+        (
+            LabelFn::User
+            | LabelFn::Public
+            | LabelFn::Untrusted
+            | LabelFn::Secret
+            | LabelFn::Endorsed
+            | LabelFn::Readers
+            | LabelFn::Group,
+            _,
+        ) => None,
     }
+}
 
-    /// `map`, `and_then`, `map_err` on an `Option` or a `Result`: the `match` they stand for at
-    /// run time, the function called on the payload under the value's label, the result one of
-    /// the value (a variant passed through) and what the function made.
-    fn combinator(&mut self, b: Builtin, v: &Abs, f: Abs, span: Span) -> Res {
-        let saved = self.pc.clone();
-        self.pc = self.pc.join(&v.label);
-        let payload = match &v.kind {
-            Kind::Variant { payload, .. } if !payload.is_empty() => v.element(),
-            _ => Abs::unknown(Bounds { lo: DcLabel::bottom(), hi: v.label.hi.clone() }, v.origins.clone()),
-        };
-        self.conds.push(format!("when it holds a value, in `{}`", b.name()));
-        let r = self.call_value(f, vec![payload], span)?;
-        self.conds.pop();
-        let made = match b {
-            Builtin::AndThen => r,
-            _ => Abs::plain(Kind::Variant { name: None, payload: vec![r] }),
-        };
-        let inside = std::mem::replace(&mut self.pc, saved);
-        Ok(made.either(v).raised(&inside))
+/// `unlabel(b)`: the box's content, raised by the box's label (the walker raises the
+/// program-counter label by the content's label, for good).
+pub(super) fn unlabel(b: &Abs) -> Abs {
+    match &b.kind {
+        Kind::Labeled(inner) => (**inner).clone().raised(&b.label),
+        // A box whose content is not known: its label may be anything.
+        _ => Abs::unknown(Bounds { lo: b.label.lo.clone(), hi: DcLabel::top() }, b.origins.clone()),
     }
 }
 
