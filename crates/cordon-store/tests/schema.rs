@@ -57,6 +57,12 @@ fn a_version_1_store_is_migrated_and_keeps_its_log() {
     let conn = raw(&scratch.db());
     conn.execute_batch(V1).unwrap();
     conn.execute("INSERT INTO requests VALUES (1, 5, 'triage', 'ann', NULL, 'done', 1)", []).unwrap();
+    conn.execute("INSERT INTO requests VALUES (2, 6, 'tidy', 'ann', NULL, 'done', NULL)", []).unwrap();
+    // Two transcripts written taking turns, as concurrent requests write them.
+    for (request, seq) in [(1, 1), (2, 1), (1, 2), (2, 2), (1, 3)] {
+        let event = json!({ "request": request, "line": seq }).to_string();
+        conn.execute("INSERT INTO transcript VALUES (?1, ?2, 5, ?3)", rusqlite::params![request, seq, event]).unwrap();
+    }
     let mut prev = Checkpoint::START;
     for (seq, kind, content) in [(1, "request", r#"{"text":"triage"}"#), (2, "hole", r#"{"fill":"x"}"#)] {
         let fields = Fields { at_ms: 5, kind, request: Some(1), content };
@@ -89,9 +95,16 @@ fn a_version_1_store_is_migrated_and_keeps_its_log() {
         principal: None,
     };
     store.add_grant(&grant).unwrap();
+    // The transcripts are each request's, in order, and go on from their last line.
+    for (request, lines) in [(1, 3), (2, 2)] {
+        let expected: Vec<_> = (1..=lines).map(|line| json!({ "request": request, "line": line })).collect();
+        assert_eq!(store.transcript(RequestId(request)).unwrap(), expected);
+    }
+    assert_eq!(store.append_transcript(RequestId(2), &json!("more")).unwrap(), 3);
+    assert_eq!(store.transcript(RequestId(2)).unwrap().len(), 3);
     // And the log goes on from where it was.
     let id = store.begin_request(&NewRequest { text: "next", principal: "ann", session: None }).unwrap();
-    assert_eq!(id, RequestId(2));
+    assert_eq!(id, RequestId(3));
     assert!(matches!(store.verify_against(&prev).unwrap(), Verdict::Intact { rows: 4, .. }));
 }
 

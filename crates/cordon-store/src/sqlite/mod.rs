@@ -152,22 +152,45 @@ impl SqliteStore {
 }
 
 /// Appends `events` to the request's transcript; returns the last one's number there.
+///
+/// The table has no index but its row ids, which grow as lines are written: a request's last
+/// line is the first of its lines read back from the end, past only the lines other requests
+/// wrote since; its first line's id is kept in its `requests` row, written with that line.
 fn transcript_in<'e>(
     c: &Connection,
     request: RequestId,
     events: impl Iterator<Item = &'e str>,
 ) -> Result<u64, StoreError> {
-    let last: i64 = c
-        .prepare_cached("SELECT coalesce(max(seq), 0) FROM transcript WHERE request = ?1")?
-        .query_row([request.0], |r| r.get(0))?;
+    let first = first_line_in(c, request)?;
+    let last: i64 = match first {
+        None => 0,
+        Some(first) => c
+            .prepare_cached("SELECT seq FROM transcript WHERE id >= ?1 AND request = ?2 ORDER BY id DESC LIMIT 1")?
+            .query_row([first, request.0], |r| r.get(0))
+            .optional()?
+            .unwrap_or(0),
+    };
     let mut insert = c.prepare_cached("INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)")?;
     let at_ms = now_ms();
     let mut seq = last;
     for event in events {
         seq += 1;
         insert.execute(params![request.0, seq, at_ms, event])?;
+        if first.is_none() && seq == 1 {
+            c.prepare_cached("UPDATE requests SET first_line = ?2 WHERE id = ?1")?
+                .execute([request.0, c.last_insert_rowid()])?;
+        }
     }
     Ok(u64::try_from(seq).unwrap_or(0))
+}
+
+/// The id of the request's first transcript line, if it has one (and is a request).
+fn first_line_in(c: &Connection, request: RequestId) -> Result<Option<i64>, StoreError> {
+    let first = c
+        .prepare_cached("SELECT first_line FROM requests WHERE id = ?1")?
+        .query_row([request.0], |r| r.get(0))
+        .optional()?;
+    Ok(first.flatten())
 }
 
 fn request_in(c: &Connection, id: RequestId) -> Result<Option<Request>, StoreError> {
@@ -375,14 +398,16 @@ impl Store for SqliteStore {
     }
 
     fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare("SELECT event FROM transcript WHERE request = ?1 ORDER BY seq")?;
-        let mut rows = stmt.query([request.0])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            out.push(serde_json::from_str(row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?)?);
-        }
-        Ok(out)
+        self.read(|c| {
+            let Some(first) = first_line_in(c, request)? else { return Ok(Vec::new()) };
+            let mut stmt = c.prepare("SELECT event FROM transcript WHERE id >= ?1 AND request = ?2 ORDER BY id")?;
+            let mut rows = stmt.query([first, request.0])?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                out.push(serde_json::from_str(row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?)?);
+            }
+            Ok(out)
+        })
     }
 
     fn append(&self, request: Option<RequestId>, kind: &str, content: &Value) -> Result<Checkpoint, StoreError> {
@@ -495,6 +520,8 @@ impl Store for SqliteStore {
                     r.get(0)
                 })?;
             let events = c.execute(&format!("DELETE FROM transcript WHERE {old}"), [cutoff])?;
+            // A request whose lines are gone starts again from its next line, wherever it is.
+            c.execute("UPDATE requests SET first_line = NULL WHERE started_ms < ?1", [cutoff])?;
             Ok(GcReport { requests: u64::try_from(requests).unwrap_or(0), events: events as u64 })
         })
     }

@@ -1,0 +1,119 @@
+//! Transcripts written by requests taking turns, as a server's concurrent requests write them:
+//! each request reads back its own lines, in order, numbered from 1, whatever the others wrote
+//! between them and whatever `gc` removed. The table has no index on the request (a request's
+//! lines are found from its first line on, its last by reading back from the end), so this is
+//! what holds that search to its request.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Scratch, raw};
+use cordon_store::{Batch, NewRequest, RequestId, Store};
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+use serde_json::{Value, json};
+
+/// What a turn does.
+#[derive(Debug, Clone)]
+enum Turn {
+    /// Request `n` writes `lines` lines, one by one or as one batch.
+    Write { n: usize, lines: usize, batch: bool },
+    /// Request `n` is made old and `gc` removes the old requests' transcripts (theirs made
+    /// before as well: a request once old stays old).
+    Forget { n: usize },
+    /// A new request begins.
+    Begin,
+}
+
+fn turn() -> impl Strategy<Value = Turn> {
+    prop_oneof![
+        6 => (0usize..8, 0usize..4, any::<bool>()).prop_map(|(n, lines, batch)| Turn::Write { n, lines, batch }),
+        1 => (0usize..8).prop_map(|n| Turn::Forget { n }),
+        1 => Just(Turn::Begin),
+    ]
+}
+
+fn begin(store: &dyn Store, n: usize) -> RequestId {
+    store.begin_request(&NewRequest { text: &format!("request {n}"), principal: "ann", session: None }).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 96,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(5),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn each_request_reads_back_its_own_lines_in_order(turns in proptest::collection::vec(turn(), 1..40)) {
+        let scratch = Scratch::new();
+        let store = scratch.open();
+        let mut requests = vec![begin(&store, 0)];
+        let mut written: Vec<Vec<Value>> = vec![Vec::new()];
+        let mut old = vec![false];
+        for (t, turn) in turns.into_iter().enumerate() {
+            match turn {
+                Turn::Write { n, lines, batch } => {
+                    let n = n % requests.len();
+                    let new: Vec<Value> = (0..lines).map(|i| json!({ "turn": t, "line": i, "request": n })).collect();
+                    let number = if batch {
+                        store.append_transcript_batch(requests[n], &new).unwrap()
+                    } else {
+                        new.iter().map(|line| store.append_transcript(requests[n], line).unwrap()).last()
+                            .unwrap_or(written[n].len() as u64)
+                    };
+                    written[n].extend(new);
+                    prop_assert_eq!(number, written[n].len() as u64, "request {}'s last line number", n);
+                }
+                Turn::Forget { n } => {
+                    let n = n % requests.len();
+                    raw(&scratch.db())
+                        .execute("UPDATE requests SET started_ms = 0 WHERE id = ?1", [requests[n].0])
+                        .unwrap();
+                    old[n] = true;
+                    store.gc(Duration::from_secs(3600)).unwrap();
+                    written.iter_mut().zip(&old).filter(|(_, old)| **old).for_each(|(lines, _)| lines.clear());
+                }
+                Turn::Begin => {
+                    requests.push(begin(&store, requests.len()));
+                    written.push(Vec::new());
+                    old.push(false);
+                }
+            }
+            for (n, id) in requests.iter().enumerate() {
+                prop_assert_eq!(&store.transcript(*id).unwrap(), &written[n], "request {}", n);
+            }
+        }
+    }
+}
+
+/// A request's effects recorded with the lines before them (`Store::record`, one commit each)
+/// number their lines on from the last, as lines appended alone do.
+#[test]
+fn lines_recorded_with_effects_go_on_from_the_last() {
+    let scratch = Scratch::new();
+    let store = scratch.open();
+    let (a, b) = (begin(&store, 0), begin(&store, 1));
+    let line = |v: Value| serde_json::value::to_raw_value(&v).unwrap();
+    for i in 0..3 {
+        for id in [a, b] {
+            let batch = Batch { transcript: vec![line(json!(i)), line(json!(i + 10))], rows: Vec::new() };
+            store.record(id, &batch, Some(&common::intent("t", i))).unwrap();
+        }
+    }
+    assert_eq!(store.append_transcript(a, &json!("last")).unwrap(), 7);
+    let expected: Vec<Value> = [0, 10, 1, 11, 2, 12].into_iter().map(|i| json!(i)).chain([json!("last")]).collect();
+    assert_eq!(store.transcript(a).unwrap(), expected);
+    assert_eq!(store.transcript(b).unwrap().len(), 6);
+    let numbers: Vec<i64> = raw(&scratch.db())
+        .prepare("SELECT seq FROM transcript WHERE request = ?1 ORDER BY id")
+        .unwrap()
+        .query_map([a.0], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(numbers, (1..=7).collect::<Vec<i64>>());
+}
