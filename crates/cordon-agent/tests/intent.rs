@@ -81,7 +81,7 @@ fn run(checker: &mut Checker, answers: &str) -> (u64, Vec<String>, Vec<Vec<Strin
         let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
         let _ = Engine::new(&mut shop).with_stage(&mut gate).start(&mut run);
         let says = |c: &cordon_gate::Card| c.flags.iter().map(|f| f.says.clone()).collect();
-        let flags = gate.records().iter().map(|r| r.card.as_ref().map_or(Vec::new(), says)).collect();
+        let flags = gate.records().iter().map(|r| r.card.as_deref().map_or(Vec::new(), says)).collect();
         (gate.stats().cards, flags)
     };
     (cards, person.shown.into_iter().map(|(card, _)| card).collect(), flags)

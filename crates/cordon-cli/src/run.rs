@@ -104,7 +104,11 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dy
         _ => prepared.run(&mut Observers::new())?,
     };
     let error = report.record_error.take().map(|e| Error::Cordon(cordon::Error::Record(e)));
-    Ok(Report { error, ..render_report(args, &report) })
+    let rendered = render_report(args, &report);
+    // The report is plain data the process ends with: freeing a long run's trace value by value
+    // took 4% of a 10,000-call run, so the process's end frees it all at once.
+    std::mem::forget(report);
+    Ok(Report { error, ..rendered })
 }
 
 fn write_error(error: io::Error) -> Error {

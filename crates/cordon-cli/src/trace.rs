@@ -12,7 +12,7 @@ use cordon::api::diagnostics::Code;
 use cordon::api::diagnostics::{FileId, SourceFile, SourceMap, Span};
 use cordon::api::events::{Event, Note, Observer};
 use cordon::api::text::{escape, guard, guard_line};
-use cordon::api::values::{Val, args_text, deep_label, value_text};
+use cordon::api::values::{Label, args_text};
 
 /// Writes the trace to `out` as events come.
 pub(crate) struct Trace<'o> {
@@ -22,8 +22,8 @@ pub(crate) struct Trace<'o> {
     fills: HashMap<FileId, SourceFile>,
     /// Calls so far: the next call's number is one more.
     calls: usize,
-    /// The gate's record of the call in flight, shown after the call's own row.
-    pending: Option<Record>,
+    /// What the gate decided about the call in flight, shown after the call's own row.
+    pending: String,
     /// The first write that failed: the run goes on, and the command reports it at the end.
     error: Option<io::Error>,
 }
@@ -31,16 +31,15 @@ pub(crate) struct Trace<'o> {
 impl<'o> Trace<'o> {
     /// A trace of a request checked from `sources`, written to `out`.
     pub(crate) fn new(out: &'o mut dyn Write, sources: SourceMap) -> Trace<'o> {
-        Trace { out, sources, fills: HashMap::new(), calls: 0, pending: None, error: None }
+        Trace { out, sources, fills: HashMap::new(), calls: 0, pending: String::new(), error: None }
     }
 
     /// Ends the trace: the gate's decision still pending (a held call), a blank line after the
     /// calls, and the gate's counts where it had any work. The first write that failed, if one
     /// did.
     pub(crate) fn finish(mut self, approvals: &Approvals) -> io::Result<()> {
-        if let Some(record) = self.pending.take() {
-            self.write(&gate_lines(&record));
-        }
+        let pending = std::mem::take(&mut self.pending);
+        self.write(&pending);
         if self.calls > 0 {
             self.write("\n");
         }
@@ -74,9 +73,8 @@ impl<'o> Trace<'o> {
         self.calls += 1;
         let line = self.line(row);
         self.write(&line);
-        if let Some(record) = self.pending.take() {
-            self.write(&gate_lines(&record));
-        }
+        let pending = std::mem::take(&mut self.pending);
+        self.write(&pending);
     }
 
     /// One line of the trace: `  1. allowed  GitHub.repo(owner: "alice", ..)  at plan.cord:3:7`.
@@ -89,15 +87,10 @@ impl<'o> Trace<'o> {
             Row::Blocked { tool, args, code, at } => {
                 format!("{n:>3}. BLOCKED  {}({})  [{code}] at {}\n", escape(tool), guard(&args), self.at(at))
             }
-            Row::Returned { value } => {
-                let label = deep_label(value);
-                match label.is_bottom() {
-                    true => format!("     returned {}\n", guard(&value_text(value))),
-                    false => {
-                        format!("     returned {}  ({})\n", guard(&value_text(value)), escape(&label.dc().describe()))
-                    }
-                }
-            }
+            Row::Returned { text, label } => match label.is_bottom() {
+                true => format!("     returned {}\n", guard(text)),
+                false => format!("     returned {}  ({})\n", guard(text), escape(&label.dc().describe())),
+            },
             Row::Failed { reason } => format!("     FAILED   {}\n", guard_line(reason)),
         }
     }
@@ -116,7 +109,7 @@ impl<'o> Trace<'o> {
 enum Row<'a> {
     Allowed { tool: &'a str, args: String, at: Span },
     Blocked { tool: &'a str, args: String, code: Code, at: Span },
-    Returned { value: &'a Val },
+    Returned { text: &'a str, label: &'a Label },
     Failed { reason: &'a str },
 }
 
@@ -129,7 +122,7 @@ impl Observer for Trace<'_> {
                 }
             }
             Event::StageDecided { stage: "gate", note, .. } => {
-                self.pending = note.and_then(record_of).cloned();
+                self.pending = note.and_then(record_of).map(gate_lines).unwrap_or_default();
             }
             Event::FillAccepted { hole, attempt, code, file } => {
                 self.fills.insert(file, SourceFile::new(format!("<fill {hole} attempt {attempt}>"), code));
@@ -141,8 +134,8 @@ impl Observer for Trace<'_> {
             Event::EffectRefused { tool, args, at, code, .. } => {
                 self.call(Row::Blocked { tool, args: args_text(args), code, at });
             }
-            Event::EffectReturned { value, .. } => {
-                let line = self.line(Row::Returned { value });
+            Event::EffectReturned { text, label, .. } => {
+                let line = self.line(Row::Returned { text, label });
                 self.write(&line);
             }
             Event::EffectFailed { reason, .. } => {

@@ -3,7 +3,8 @@
 //! it, the label it gave a tool's answer) is told from the runtime's trace records, as data.
 
 use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
-use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
+use cordon_runtime::trace::value_text;
+use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val, deep_label};
 
 use crate::event::{End, Event, Observer, Observers, RefusedBy};
 use crate::stage::{Stage, Stages, Verdict};
@@ -307,10 +308,13 @@ impl<'a> Engine<'a> {
                     let by = refused_by.take().map_or(RefusedBy::Boundary, RefusedBy::Stage);
                     Event::EffectRefused { tool, args: &record.values, at, by, code: *code, reason }
                 }
-                Decision::Returned => match record.result() {
-                    Some(value) => Event::EffectReturned { tool, value, at },
-                    None => continue,
-                },
+                Decision::Returned => {
+                    let Some(value) = record.result() else { continue };
+                    // Shown and labelled once, for every observer.
+                    let (text, label) = (value_text(value), deep_label(value));
+                    self.observers.event(&Event::EffectReturned { tool, value, text: &text, label: &label, at });
+                    continue;
+                }
                 Decision::Failed { reason } => Event::EffectFailed { tool, reason, at },
             };
             self.observers.event(&event);

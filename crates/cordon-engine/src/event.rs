@@ -108,8 +108,15 @@ pub enum Event<'a> {
     /// same label for people).
     EffectReturned {
         tool: &'a str,
-        #[serde(flatten, serialize_with = "write::returned")]
+        /// The answer as the boundary made it.
+        #[serde(skip)]
         value: &'a Val,
+        /// `value` as the trace shows it, shortened.
+        #[serde(rename = "value_text")]
+        text: &'a str,
+        /// The label of all of `value` (its parts' joined).
+        #[serde(flatten, serialize_with = "write::label_and_words")]
+        label: &'a Label,
         at: Span,
     },
     /// The tool failed, or returned something other than it declares.
@@ -286,6 +293,7 @@ mod write {
     use std::fmt::Display;
     use std::sync::Arc;
 
+    use cordon_label::Label;
     use cordon_runtime::effect::{Effect, HoleRequest};
     use cordon_runtime::{Json, RunError, Val, deep_label};
     use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -301,15 +309,13 @@ mod write {
         s.collect_str(&cordon_runtime::trace::args_text(args))
     }
 
-    /// A tool's answer as the trace shows it, with its label and the label in words.
-    pub(super) fn returned<S: Serializer>(value: &&Val, s: S) -> Result<S::Ok, S::Error> {
-        let label = deep_label(value);
+    /// A label as text (empty for the bottom label) and in words, for people.
+    pub(super) fn label_and_words<S: Serializer>(label: &&Label, s: S) -> Result<S::Ok, S::Error> {
         let (dc, words) = match label.is_bottom() {
             true => (String::new(), String::new()),
             false => (label.dc().to_string(), label.dc().describe()),
         };
-        let mut map = s.serialize_map(Some(3))?;
-        map.serialize_entry("value_text", &cordon_runtime::trace::value_text(value))?;
+        let mut map = s.serialize_map(Some(2))?;
         map.serialize_entry("label", &dc)?;
         map.serialize_entry("words", &words)?;
         map.end()
@@ -322,7 +328,7 @@ mod write {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             let mut map = s.serialize_map(Some(self.0.args.len()))?;
             for (name, v) in &self.0.args {
-                map.serialize_entry(&**name, &v.value.to_json())?;
+                map.serialize_entry(&**name, &v.value.as_json())?;
             }
             map.end()
         }
@@ -345,7 +351,7 @@ mod write {
 
     pub(super) fn hole<S: Serializer>(hole: &&HoleRequest, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(2))?;
-        map.serialize_entry("task", &hole.task.value.to_json())?;
+        map.serialize_entry("task", &hole.task.value.as_json())?;
         map.serialize_entry("at", &hole.span)?;
         map.end()
     }
@@ -390,7 +396,7 @@ mod write {
 
     pub(super) fn val<S: Serializer>(v: &&Val, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(2))?;
-        map.serialize_entry("value", &v.value.to_json())?;
+        map.serialize_entry("value", &v.value.as_json())?;
         map.serialize_entry("label", &deep_label(v).to_string())?;
         map.end()
     }

@@ -86,7 +86,8 @@ pub struct Record {
     /// What happened: `allowed`, `granted`, `plan` (covered by the plan's approval),
     /// `approved`, `refused`, `denied`, `held`, `error`.
     pub outcome: &'static str,
-    pub card: Option<Card>,
+    /// Boxed: most records have none, and a long run keeps one record per call.
+    pub card: Option<Box<Card>>,
     /// Who answered the card (`terminal`, `scripted`, `none`, `all`).
     pub approver: Option<String>,
     pub answer: Option<Answer>,
@@ -442,7 +443,7 @@ impl<'a> Gate<'a> {
             tier: Some(card.tier),
             decision: Some(Decision::NeedsApproval { grantable: false }),
             outcome: if approved { "approved" } else { "refused" },
-            card: Some(card),
+            card: Some(Box::new(card)),
             approver: Some(self.approver.name().to_string()),
             answer: Some(answer),
             grant_used: None,
@@ -478,7 +479,7 @@ impl<'a> Gate<'a> {
                         self.pending = Some(Pending { key, card: card.id, answer: None });
                         let needs = format!("the user's answer to card {} ({})", card.id, card.tool);
                         record.outcome = "held";
-                        record.card = Some(card);
+                        record.card = Some(Box::new(card));
                         record.approver = Some(self.approver.name().to_string());
                         return (Verdict::Hold { needs }, record);
                     }
@@ -491,7 +492,7 @@ impl<'a> Gate<'a> {
             Answer::No => {
                 let reason = format!("`{}` was not approved: {} answered no", card.tool, self.approver.name());
                 let rewrites = rewrites(&card.sensitive);
-                record.card = Some(card);
+                record.card = Some(Box::new(card));
                 let (verdict, record) = self.refuse(record, effect, reason, "refused");
                 let verdict = match verdict {
                     Verdict::Refuse(mut e) => {
@@ -508,7 +509,7 @@ impl<'a> Gate<'a> {
                     Verdict::Proceed
                 }
                 Err(e) => {
-                    record.card = Some(card);
+                    record.card = Some(Box::new(card));
                     return self.failed(record, effect, "the approval could not be remembered", &e);
                 }
             },
@@ -519,7 +520,7 @@ impl<'a> Gate<'a> {
             v => v,
         };
         record.outcome = "approved";
-        record.card = Some(card);
+        record.card = Some(Box::new(card));
         (verdict, record)
     }
 
@@ -692,7 +693,8 @@ fn display(v: &cordon_runtime::Val) -> String {
 fn effect_key(effect: &Effect) -> String {
     let mut key = format!("{}.{}@{:?}", effect.capability, effect.tool, effect.span);
     for (name, v) in &effect.args {
-        key.push_str(&format!("|{name}={}|{}", v.value.to_json(), deep_label(v)));
+        let json = serde_json::to_string(&v.value.as_json()).unwrap_or_default();
+        key.push_str(&format!("|{name}={json}|{}", deep_label(v)));
     }
     key
 }

@@ -528,7 +528,7 @@ fn a_call_the_labels_refuse_becomes_a_flagged_card_the_user_may_approve_once() {
     assert_eq!(e.kind, ErrorKind::ApprovalDenied, "{e}");
     assert_eq!(gate.stats().label_cards, 1);
     assert!(shop.data().sent.is_empty(), "a refused label card performed the call");
-    let card = gate.records().iter().find_map(|r| r.card.clone()).unwrap();
+    let card = gate.records().iter().find_map(|r| r.card.as_deref().cloned()).unwrap();
     assert!(card.flags.iter().any(|f| f.says.contains("the labels refused this call")), "{:?}", card.flags);
     assert!(
         card.flows.iter().any(|f| f.meaning.contains("you vouch for data vouched for by mallory")),
@@ -588,7 +588,7 @@ entry(n: Notes) -> ()
     let ended = drive(&program, "ann", &mut host, &mut gate);
     assert!(matches!(ended, Ending::Done(_)), "{ended:?}");
     assert_eq!(gate.stats().label_cards, 1);
-    let card = gate.records().iter().find_map(|r| r.card.clone()).unwrap();
+    let card = gate.records().iter().find_map(|r| r.card.as_deref().cloned()).unwrap();
     assert!(card.flows[0].meaning.contains("you release data that is secret to ann to anyone"), "{:#?}", card.flows);
     assert_eq!(host.0, ["\"a note\""]);
 }

@@ -135,7 +135,7 @@ fn card_for_literals(to: &str, body: &str, request: Option<&str>) -> Card {
     let config = Config { user: "ann".into(), ..Config::default() };
     let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
     Engine::new(&mut MailHost).with_stage(&mut gate).start(&mut run);
-    gate.records().iter().find_map(|r| r.card.clone()).expect("a card was shown")
+    gate.records().iter().find_map(|r| r.card.as_deref().cloned()).expect("a card was shown")
 }
 
 #[test]

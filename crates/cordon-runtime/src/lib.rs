@@ -63,7 +63,7 @@ pub use host::{Scalar, Sessions, StoredValue};
 pub use limits::Limits;
 pub use snapshot::SnapshotError;
 pub use trace::{Decision, Event};
-pub use value::{Val, Value};
+pub use value::{AsJson, Val, Value};
 
 use code::Compiled;
 use ctx::{ConstState, Ctx};

@@ -552,38 +552,53 @@ impl Value {
     /// what traces and `--format json` show. Values that mean nothing outside a run are
     /// described: host-made values by their type and id, functions only as functions.
     pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::{Value as J, json};
-        match self {
-            Value::Unit => J::Null,
-            Value::Bool(b) => J::Bool(*b),
-            Value::Int(i) => json!(i),
-            Value::Float(x) => json!(x),
+        // Only a map key that is not a string fails, and every key written is a string.
+        serde_json::to_value(self.as_json()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The value as [`Value::to_json`] maps it, written straight to a serializer, with no
+    /// JSON tree built first (a transcript writes every call's arguments this way).
+    pub fn as_json(&self) -> AsJson<'_> {
+        AsJson(self)
+    }
+}
+
+/// A value serialised as JSON ([`Value::as_json`]): a record's fields by name in byte order,
+/// as a JSON object's keys are kept.
+#[derive(Debug)]
+pub struct AsJson<'a>(&'a Value);
+
+impl Serialize for AsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Unit => s.serialize_unit(),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Int(i) => s.serialize_i64(*i),
+            // Not a number (NaN, infinities) is `null`.
+            Value::Float(x) => s.serialize_f64(*x),
             // A string: JSON numbers are read as binary floats by most hosts.
-            Value::Decimal(d) => J::String(d.to_string()),
-            Value::Time(t) => J::String(t.to_string()),
-            Value::Str(s) => J::String(s.to_string()),
-            Value::Tuple(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
-            Value::List(items) => J::Array(items.iter().map(|v| v.value.to_json()).collect()),
+            Value::Decimal(d) => s.collect_str(d),
+            Value::Time(t) => s.collect_str(t),
+            Value::Str(text) => s.serialize_str(text),
+            Value::Tuple(items) | Value::List(items) => s.collect_seq(items.iter().map(|v| v.value.as_json())),
             Value::Record(r) => {
-                let mut map = serde_json::Map::new();
-                for (n, v) in r.fields() {
-                    map.insert(n.to_string(), v.value.to_json());
-                }
-                J::Object(map)
+                let mut fields: Vec<_> = r.fields().collect();
+                fields.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+                s.collect_map(fields.into_iter().map(|(n, v)| (&**n, v.value.as_json())))
             }
             Value::Variant(v) => match v.payload.as_slice() {
-                [] if &*v.enum_name == "Option" => J::Null,
-                [entries] if &*v.enum_name == "Map" => entries.value.to_json(),
-                [some] if &*v.enum_name == "Option" => some.value.to_json(),
-                [] => J::String(v.name.to_string()),
-                [one] => json!({ v.name.to_string(): one.value.to_json() }),
-                many => json!({ v.name.to_string(): many.iter().map(|p| p.value.to_json()).collect::<Vec<_>>() }),
+                [] if &*v.enum_name == "Option" => s.serialize_unit(),
+                [entries] if &*v.enum_name == "Map" => entries.value.as_json().serialize(s),
+                [some] if &*v.enum_name == "Option" => some.value.as_json().serialize(s),
+                [] => s.serialize_str(&v.name),
+                [one] => s.collect_map([(&*v.name, one.value.as_json())]),
+                many => s.collect_map([(&*v.name, many.iter().map(|p| p.value.as_json()).collect::<Vec<_>>())]),
             },
-            Value::Func(_) => J::String("<function>".into()),
-            Value::Handle(h) => J::String(format!("<{} #{}>", h.ty, h.id)),
-            Value::Capability(c) => J::String(format!("<capability {c}>")),
-            Value::Labeled(inner) => json!({ "labeled": inner.label.to_string() }),
-            Value::Label(l) => J::String(l.to_string()),
+            Value::Func(_) => s.serialize_str("<function>"),
+            Value::Handle(h) => s.collect_str(&format_args!("<{} #{}>", h.ty, h.id)),
+            Value::Capability(c) => s.collect_str(&format_args!("<capability {c}>")),
+            Value::Labeled(inner) => s.collect_map([("labeled", inner.label.to_string())]),
+            Value::Label(l) => s.collect_str(l),
         }
     }
 }

@@ -158,6 +158,16 @@ enum Mode {
 }
 
 fn write_escaped(text: &str, mode: Mode) -> String {
+    // Printable ASCII (and a line break where guarding keeps it) is written as it is: the
+    // common case, told byte by byte without decoding a character or looking up its class.
+    let as_is = |b: u8| match b {
+        b'\\' => mode != Mode::Inline,
+        b'\n' => mode == Mode::Guard,
+        _ => matches!(b, b' '..=b'~'),
+    };
+    if text.bytes().all(as_is) {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     // Marks shown on the last base so far; `None` when the last character shown cannot carry one.
     let mut marks_on_base: Option<usize> = None;

@@ -61,6 +61,7 @@ pub mod api {
     pub mod values {
         pub use cordon_runtime::trace::{args_text, value_text};
         pub use cordon_runtime::value::Handle;
+        pub use cordon_label::Label;
         pub use cordon_runtime::{Decision, ErrorKind, Event as Call, Limits, Val, Value, deep_label};
     }
 

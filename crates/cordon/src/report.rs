@@ -272,7 +272,7 @@ impl Report {
 /// sentence.
 fn cleared_record(record: &Record, clearance: &DcLabel) -> Record {
     let mut shown = record.clone();
-    shown.card = record.card.as_ref().map(|card| cordon_agent::intent::card_under(card, clearance));
+    shown.card = record.card.as_ref().map(|card| Box::new(cordon_agent::intent::card_under(card, clearance)));
     if shown.reason.is_some() {
         shown.reason = withheld_reason(Code::ApprovalDenied).map(str::to_string);
     }

@@ -378,7 +378,7 @@ impl<'w> Prepared<'w> {
                         .iter()
                         .rev()
                         .find_map(|r| r.card.clone().filter(|_| r.outcome == "held"))
-                        .map(|card| Waiting::new(&run, &sources, key, card)),
+                        .map(|card| Waiting::new(&run, &sources, key, *card)),
                     _ => None,
                 };
                 let ended = match (waiting, ending.into_result()) {

@@ -93,7 +93,7 @@ fn card_for(by_agent: bool) -> cordon_gate::Card {
     let request = if by_agent { Request::AgentPlan(&plan) } else { Request::Plan(&plan) };
     let prepared = workspace.prepare(request, &mut answers).unwrap();
     let report = prepared.run(&mut Observers::new()).unwrap();
-    report.approvals.records.iter().find_map(|r| r.card.clone()).unwrap()
+    report.approvals.records.iter().find_map(|r| r.card.as_deref().cloned()).unwrap()
 }
 
 #[test]
