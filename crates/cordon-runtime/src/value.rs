@@ -583,7 +583,7 @@ impl Serialize for AsJson<'_> {
             Value::Tuple(items) | Value::List(items) => s.collect_seq(items.iter().map(|v| v.value.as_json())),
             Value::Record(r) => {
                 let mut fields: Vec<_> = r.fields().collect();
-                fields.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+                fields.sort_unstable_by_key(|(name, _)| *name);
                 s.collect_map(fields.into_iter().map(|(n, v)| (&**n, v.value.as_json())))
             }
             Value::Variant(v) => match v.payload.as_slice() {
