@@ -771,11 +771,10 @@ fn label_fields(ctx: &mut Ctx, ty: &str, fields: &mut [(Arc<str>, Val)]) -> Resu
         return Ok(());
     };
     let values: Vec<Val> = fields.iter().map(|(_, v)| v.clone()).collect();
-    for (i, code) in labels {
-        let dc = label_value(ctx.eval(code, values.clone())?)?;
-        if let Some((name, field)) = fields.get_mut(*i) {
-            let what = format!("the field `{ty}.{name}`");
-            field.label.join_mut(&Label::new(dc, Source { what: what.into(), span: Span::default() }));
+    for label in labels {
+        let dc = label_value(ctx.eval(&label.code, values.clone())?)?;
+        if let Some((_, field)) = fields.get_mut(label.field) {
+            field.label.join_mut(&Label::new(dc, Source { what: label.source.clone(), span: Span::default() }));
         }
     }
     Ok(())

@@ -286,6 +286,17 @@ pub struct ConstDecl {
     pub init: CodeRef,
 }
 
+/// A label a record type gives one of its fields (`body: String @label(untrusted())`).
+#[derive(Clone, Debug)]
+pub struct FieldLabel {
+    /// The field's place in the record.
+    pub field: usize,
+    /// The label's code, over the record's fields in order.
+    pub code: CodeRef,
+    /// Where the label comes from, as a refusal names it: `the field `Issue.body``.
+    pub source: Arc<str>,
+}
+
 #[derive(Clone, Debug)]
 pub struct MeasureDecl {
     pub name: Arc<str>,
@@ -313,7 +324,7 @@ pub struct Compiled {
     /// The releases the policies declare.
     pub releases: Vec<ReleaseDecl>,
     /// The labels record types give their fields in tool results, by type name.
-    pub field_labels: HashMap<Arc<str>, Vec<(usize, CodeRef)>>,
+    pub field_labels: HashMap<Arc<str>, Vec<FieldLabel>>,
     pub measures: HashMap<Arc<str>, MeasureDecl>,
     pub entry: Option<EntryDecl>,
     /// The plan's body; its first slots are the entry's parameters.

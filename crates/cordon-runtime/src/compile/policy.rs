@@ -6,7 +6,7 @@ use cordon_label::Tier;
 use cordon_syntax::ast::{Expr, ExprKind, Field, Tool};
 
 use super::{Compiler, Res};
-use crate::code::{TierCode, ToolDecl};
+use crate::code::{FieldLabel, TierCode, ToolDecl};
 use crate::shape::Shape;
 use crate::value::CodeRef;
 
@@ -99,13 +99,15 @@ impl Compiler {
 
     /// The labels a record type gives its fields (`body: String @label(untrusted())`): code
     /// over the record's fields, in order.
-    pub(super) fn field_labels(&mut self, name: &str, fields: &[Field]) -> Res<Vec<(usize, CodeRef)>> {
+    pub(super) fn field_labels(&mut self, name: &str, fields: &[Field]) -> Res<Vec<FieldLabel>> {
         let names: Vec<&str> = fields.iter().map(|f| f.name.name.as_str()).collect();
         let mut out = Vec::new();
         for (i, f) in fields.iter().enumerate() {
             for a in f.annotations.iter().filter(|a| a.name.name == "label") {
                 let Some(arg) = a.args.first() else { continue };
-                out.push((i, self.label_code(&format!("{name}.{} @label", f.name.name), &names, &arg.value)?));
+                let code = self.label_code(&format!("{name}.{} @label", f.name.name), &names, &arg.value)?;
+                let source = format!("the field `{name}.{}`", f.name.name).into();
+                out.push(FieldLabel { field: i, code, source });
             }
         }
         Ok(out)
