@@ -83,6 +83,7 @@ pub(crate) fn text_bytes(v: &Val) -> u64 {
 /// Counts `bytes` more of the memory the run holds. Past the limit, the run's machine counts
 /// again what it can still reach (plus `in_flight`), and only if that is past the limit too is
 /// it refused. A nested machine (a refinement evaluated while the plan waits) only adds up.
+#[inline]
 pub(crate) fn allocate(vm: &dyn Roots, ctx: &mut Ctx, in_flight: u64, bytes: u64) -> Result<(), RunError> {
     let used = ctx.memory_used.saturating_add(bytes);
     if used <= ctx.limits.max_memory_bytes || vm.nested() {

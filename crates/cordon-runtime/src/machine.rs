@@ -8,26 +8,26 @@
 
 use std::sync::Arc;
 
-use cordon_syntax::ast::{BinOp, UnOp};
 use cordon_syntax::{Builtin, Span};
 
-use crate::builtins::{self, SLOT_BYTES, overflow};
-use crate::code::{Access, CaptureFrom, Compiled, MethodTarget, Op, Operand, Over};
+use crate::builtins;
+use crate::code::{Access, Code, Compiled, ConstId, FnId, MethodTarget, Op, Operand, Slot};
 use crate::ctx::{ConstState, Ctx};
-use crate::decimal;
 use crate::effect::HoleRequest;
 use crate::error::{ErrorKind, RunError};
-use crate::live::{Measured, Root, Roots, allocate, recount_before_stopping, text_bytes};
-use crate::shape::Shape;
-use crate::value::{CodeRef, Func, Record, Str, Val, Value, Variant};
+use crate::live::{Measured, Root, Roots, recount_before_stopping};
+use crate::value::{CodeRef, Func, Str, Val, Value};
 use cordon_label::Label;
 
+mod branch;
 mod ops;
 mod stack;
+mod values;
 
 use ops::*;
 pub use stack::Vm;
 use stack::{Frame, OnReturn};
+use values::empty_stack;
 
 /// Why the machine stopped.
 #[derive(Debug)]
@@ -184,6 +184,11 @@ impl Vm {
 
 /// Runs until the program ends, or stops at a tool call (for the run to have the boundary
 /// admit it) or a hole.
+///
+/// The loop's `match` is grouped by family, and calls each instruction's function with the
+/// instruction's fields: the values computed (`values`), the conditional jumps and the
+/// program-counter label (`branch`), and calls, returns and stops (below). The commonest
+/// instructions of the stack and the locals, and the jumps, it does itself.
 pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
     // One reference for the whole run of the loop: the code of every frame is borrowed from it.
     let program = ctx.program.clone();
@@ -196,44 +201,30 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
         let mut code = program.code(frame.code);
         let mut base = frame.base;
         let mut ip = frame.ip;
-        macro_rules! fail {
-            ($e:expr) => {{
-                let mut e: RunError = $e;
-                if e.span == Span::default() {
-                    e.span = code.spans[ip - 1];
-                }
-                return Err(e);
-            }};
-        }
+        // An error, placed at the instruction if it is placed nowhere.
         macro_rules! tri {
             ($e:expr) => {
                 match $e {
                     Ok(v) => v,
-                    Err(e) => fail!(e),
+                    Err(e) => return Err(placed(e, code, ip)),
                 }
             };
         }
-        macro_rules! pop {
-            () => {
-                match vm.stack.pop() {
-                    Some(v) => v,
-                    None => fail!(type_error(Span::default(), "the operand stack is empty")),
-                }
-            };
-        }
-        macro_rules! save_ip {
-            () => {
-                if let Some(f) = vm.frames.last_mut() {
-                    f.ip = ip;
+        // Jumps to `$to` if `$jumps`, a conditional jump's function, says so.
+        macro_rules! branch {
+            ($jumps:expr, $to:expr) => {
+                if tri!($jumps) {
+                    ip = $to as usize;
                 }
             };
         }
         loop {
             let Some(op) = code.ops.get(ip) else {
-                fail!(type_error(Span::default(), "ran past the end of the code"));
+                return Err(placed(type_error(Span::default(), "ran past the end of the code"), code, ip));
             };
             ip += 1;
             match op {
+                // The stack and the locals.
                 Op::Push(v) => vm.stack.push(Val::plain(clone_value(v))),
                 Op::Load(s) => {
                     let v = clone_val(&vm.stack[base + *s as usize]);
@@ -244,690 +235,454 @@ pub fn exec(vm: &mut Vm, ctx: &mut Ctx) -> Result<Exit, RunError> {
                     vm.stack.push(v);
                 }
                 Op::Store(s) => {
-                    let v = pop!();
+                    let Some(v) = vm.stack.pop() else { return Err(placed(empty_stack(), code, ip)) };
                     overwrite(&mut vm.stack[base + *s as usize], v);
                 }
-                Op::LoadCapture(i) => {
-                    let v = vm.frames.last().and_then(|f| f.func.as_ref()).and_then(|f| f.captures.get(*i as usize));
-                    match v {
-                        Some(v) => {
-                            let v = v.clone();
-                            vm.stack.push(v);
-                        }
-                        None => fail!(type_error(Span::default(), "a capture that does not exist")),
-                    }
-                }
-                Op::LoadFn(f) => match ctx.program.fns.get(*f as usize) {
-                    Some(func) => vm.stack.push(Val::plain(Value::Func(func.clone()))),
-                    None => fail!(type_error(Span::default(), "an unknown function")),
-                },
-                Op::LoadConst(k) => match ctx.consts.get(*k as usize).cloned() {
-                    Some(ConstState::Done(v)) => vm.stack.push(v),
-                    Some(ConstState::Computing) => {
-                        let name = ctx.program.consts[*k as usize].name.clone();
-                        fail!(RunError::new(
-                            ErrorKind::Cycle,
-                            Span::default(),
-                            format!("the constant `{name}` depends on its own value")
-                        ))
-                    }
-                    Some(ConstState::Unset) => {
-                        ctx.consts[*k as usize] = ConstState::Computing;
-                        let init = ctx.program.consts[*k as usize].init;
-                        save_ip!();
-                        let at = vm.stack.len();
-                        tri!(enter_checked(vm, ctx, init, None, at, OnReturn::InitConst(*k)));
-                        continue 'frames;
-                    }
-                    None => fail!(type_error(Span::default(), "an unknown constant")),
-                },
                 Op::Pop => {
-                    pop!();
+                    let Some(_) = vm.stack.pop() else { return Err(placed(empty_stack(), code, ip)) };
                 }
-                Op::Unary(op) => {
-                    let v = pop!();
-                    let value = match (op, &v.value) {
-                        (UnOp::Neg, Value::Int(i)) => Value::Int(tri!(i.checked_neg().ok_or_else(overflow))),
-                        (UnOp::Neg, Value::Float(x)) => Value::Float(-x),
-                        // Exact: the range of a Decimal is symmetric.
-                        (UnOp::Neg, Value::Decimal(x)) => Value::decimal(-**x),
-                        (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
-                        _ => fail!(type_error(Span::default(), format!("cannot apply `{op:?}` to {}", v.value.kind()))),
-                    };
-                    vm.stack.push(Val { value, label: v.label });
-                }
-                Op::Binary(op) => {
-                    // Integers in place: the result overwrites the left operand and takes the
-                    // join of both labels, as in `binary`, which handles everything else
-                    // (errors included).
-                    if let [.., a, b] = &mut vm.stack[..]
-                        && let (Value::Int(x), Value::Int(y)) = (&a.value, &b.value)
-                        && let Some(value) = int_binary(*op, *x, *y)
-                    {
-                        let label = a.label.join(&b.label);
-                        overwrite(a, Val { value, label });
-                        discard(vm.stack.pop());
-                        continue;
-                    }
-                    let b = pop!();
-                    let a = pop!();
-                    let held = text_bytes(&a) + text_bytes(&b);
-                    let v = tri!(binary(*op, a, b, &mut Measured::new(vm, ctx, held)));
-                    vm.stack.push(v);
-                }
-                Op::AddLiteral { text, left } => {
-                    if let Some(Val { value: Value::Str(s), .. }) = vm.stack.last() {
-                        // As `binary` joins two strings; the literal's label is bottom, so the
-                        // result keeps the other operand's.
-                        let len = s.len() + text.len();
-                        tri!(builtins::check_string_len(len, ctx));
-                        // As `binary` counts it: appended in place, only the literal's length.
-                        let grows = if s.is_unique() && !*left { text.len() } else { len };
-                        tri!(allocate(vm, ctx, 0, grows as u64));
-                        let Some(Val { value: Value::Str(s), .. }) = vm.stack.last_mut() else { continue };
-                        match (s.is_unique(), *left) {
-                            (true, true) => s.prepend(text),
-                            (true, false) => s.append(text),
-                            (false, _) => {
-                                let (a, b) = if *left { (&**text, &**s) } else { (&**s, &**text) };
-                                let mut out = String::with_capacity(len);
-                                out.push_str(a);
-                                out.push_str(b);
-                                *s = out.into();
-                            }
-                        }
-                        continue;
-                    }
-                    // Anything else (an error) as `binary` has it.
-                    let other = pop!();
-                    let literal = Val::plain(Value::Str(text.clone()));
-                    let (a, b) = if *left { (literal, other) } else { (other, literal) };
-                    let held = text_bytes(&a) + text_bytes(&b);
-                    let v = tri!(binary(BinOp::Add, a, b, &mut Measured::new(vm, ctx, held)));
-                    vm.stack.push(v);
-                }
-                // The commonest fused forms, with the operands' kinds known: a slot and a literal,
-                // the top of the stack and a literal.
+                Op::LoadCapture(i) => tri!(load_capture(vm, *i)),
+                Op::LoadFn(f) => tri!(load_fn(vm, ctx, *f)),
+                // Arithmetic.
+                Op::Unary(op) => tri!(values::unary(vm, *op)),
+                Op::Binary(op) => tri!(values::binary_on_top(vm, ctx, *op)),
+                Op::AddLiteral { text, left } => tri!(values::add_literal(vm, ctx, text, *left)),
                 Op::BinaryWith { op, lhs: Operand::Slot(s), rhs: Operand::Int(k) } => {
-                    if let Some(Val { value: Value::Int(x), label }) = vm.stack.get(base + *s as usize)
-                        && let Some(value) = int_binary(*op, *x, *k)
-                    {
-                        let v = Val { value, label: label.clone() };
-                        vm.stack.push(v);
-                        continue;
-                    }
-                    let v = tri!(binary_with(vm, base, *op, Operand::Slot(*s), Operand::Int(*k), ctx));
-                    vm.stack.push(v);
+                    tri!(values::slot_with_int(vm, ctx, base, *op, *s, *k))
                 }
                 Op::BinaryWith { op, lhs: Operand::Top, rhs: Operand::Int(k) } => {
-                    if let Some(Val { value: top @ Value::Int(_), .. }) = vm.stack.last_mut()
-                        && let Value::Int(x) = *top
-                        && let Some(value) = int_binary(*op, x, *k)
-                    {
-                        // An integer overwritten in place; the label stays.
-                        *top = value;
-                        continue;
-                    }
-                    let v = tri!(binary_with(vm, base, *op, Operand::Top, Operand::Int(*k), ctx));
-                    vm.stack.push(v);
+                    tri!(values::top_with_int(vm, ctx, base, *op, *k))
                 }
-                Op::CompareBranch { op, lhs: Operand::Slot(s), rhs: Operand::Int(k), target } => {
-                    if let Some(Val { value: Value::Int(x), label }) = vm.stack.get(base + *s as usize)
-                        && let Some(b) = int_compare(*op, *x, *k)
-                    {
-                        vm.pc_stack.push(vm.pc.clone());
-                        vm.pc.join_mut(label);
-                        if !b {
-                            ip = *target as usize;
-                        }
-                        continue;
-                    }
-                    if !tri!(compare_branch(vm, ctx, base, *op, Operand::Slot(*s), Operand::Int(*k))) {
-                        ip = *target as usize;
-                    }
-                }
-                Op::BinaryWith { op, lhs, rhs } => {
-                    if let Some((value, label)) = int_with(&vm.stack, base, *op, *lhs, *rhs) {
-                        // The result replaces the operands on the stack, if any.
-                        let v = Val { value, label };
-                        match tops(*lhs, *rhs) {
-                            0 => vm.stack.push(v),
-                            n => {
-                                if n == 2 {
-                                    discard(vm.stack.pop());
-                                }
-                                if let Some(top) = vm.stack.last_mut() {
-                                    overwrite(top, v);
-                                }
-                            }
-                        }
-                        continue;
-                    }
-                    let v = tri!(binary_with(vm, base, *op, *lhs, *rhs, ctx));
-                    vm.stack.push(v);
-                }
-                Op::CompareBranch { op, lhs, rhs, target } => {
-                    if let Some((x, y, la, lb)) = int_operands(&vm.stack, base, *lhs, *rhs)
-                        && let Some(b) = int_compare(*op, x, y)
-                    {
-                        let label = join_labels(la, lb);
-                        for _ in 0..tops(*lhs, *rhs) {
-                            discard(vm.stack.pop());
-                        }
-                        vm.pc_stack.push(vm.pc.clone());
-                        vm.pc.join_mut(&label);
-                        if !b {
-                            ip = *target as usize;
-                        }
-                        continue;
-                    }
-                    if !tri!(compare_branch(vm, ctx, base, *op, *lhs, *rhs)) {
-                        ip = *target as usize;
-                    }
-                }
-                Op::RaiseJumpIfFalse(t) => {
-                    let v = pop!();
-                    vm.pc_stack.push(vm.pc.clone());
-                    vm.pc.join_mut(&v.label);
-                    if !tri!(condition(&v.value)) {
-                        ip = *t as usize;
-                    }
-                }
+                Op::BinaryWith { op, lhs, rhs } => tri!(values::binary_with_operands(vm, ctx, base, *op, *lhs, *rhs)),
+                Op::Cast(shape) => tri!(values::cast(vm, shape)),
+                // Jumps.
                 Op::Jump(t) => ip = *t as usize,
                 Op::Loop(t) => {
                     tri!(ctx.burn());
                     ip = *t as usize;
                 }
-                Op::JumpIfFalse(t) => {
-                    let v = pop!();
-                    if !tri!(condition(&v.value)) {
-                        ip = *t as usize;
-                    }
+                Op::CompareBranch { op, lhs: Operand::Slot(s), rhs: Operand::Int(k), target } => {
+                    branch!(branch::compare_slot_int(vm, ctx, base, *op, *s, *k), *target)
                 }
-                Op::RaisePc => {
-                    let l = match vm.stack.last() {
-                        Some(v) => v.label.clone(),
-                        None => fail!(type_error(Span::default(), "the operand stack is empty")),
-                    };
-                    vm.pc_stack.push(vm.pc.clone());
-                    vm.pc.join_mut(&l);
+                Op::CompareBranch { op, lhs, rhs, target } => {
+                    branch!(branch::compare(vm, ctx, base, *op, *lhs, *rhs), *target)
                 }
-                Op::RaisePcAgain => {
-                    if let Some(v) = vm.stack.last() {
-                        let l = v.label.clone();
-                        vm.pc.join_mut(&l);
-                    }
+                Op::RaiseJumpIfFalse(t) => branch!(branch::raise_jump_if_false(vm), *t),
+                Op::JumpIfFalse(t) => branch!(branch::jump_if_false(vm), *t),
+                Op::IterNext { over, elem, exit, tick } => {
+                    branch!(branch::iter_next(vm, ctx, base, over, *elem, *tick), *exit)
                 }
+                Op::Match { pat, fail: to } => branch!(branch::match_pattern(vm, base, pat), *to),
+                // The program-counter label.
+                Op::RaisePc => tri!(branch::raise_pc(vm)),
+                Op::RaisePcAgain => branch::raise_pc_again(vm),
                 Op::JoinPc => tri!(join_pc(vm, ctx)),
-                Op::MakeTuple(n) => {
-                    let n = *n as usize;
-                    tri!(allocate(vm, ctx, 0, n as u64 * SLOT_BYTES));
-                    let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
-                    vm.stack.push(Val::plain(Value::Tuple(Arc::new(items))));
-                }
-                Op::MakeList(n) => {
-                    let n = *n as usize;
-                    tri!(builtins::check_list_len(n, &mut Measured::new(vm, ctx, 0)));
-                    let items: Vec<Val> = vm.stack.drain(vm.stack.len() - n..).collect();
-                    vm.stack.push(Val::plain(Value::List(Arc::new(items))));
-                }
-                Op::MakeRecord(layout) => {
-                    let n = layout.names.len();
-                    tri!(allocate(vm, ctx, 0, n as u64 * SLOT_BYTES));
-                    let Some(record) = Record::from_top(layout.clone(), &mut vm.stack) else {
-                        fail!(type_error(Span::default(), "the operand stack is empty"))
-                    };
-                    tri!(ctx.check_depth(record.depth));
-                    vm.stack.push(Val::plain(Value::Record(Arc::new(record))));
-                }
+                Op::ToLabeledBegin => vm.pc_stack.push(vm.pc.clone()),
+                Op::ToLabeledEnd => tri!(branch::to_labeled_end(vm, ctx)),
+                // Building values.
+                Op::MakeTuple(n) => tri!(values::make_tuple(vm, ctx, *n)),
+                Op::MakeList(n) => tri!(values::make_list(vm, ctx, *n)),
+                Op::MakeRecord(layout) => tri!(values::make_record(vm, ctx, layout)),
                 Op::MakeVariant { enum_name, name, arity } => {
-                    let payload: Vec<Val> = vm.stack.drain(vm.stack.len() - *arity as usize..).collect();
-                    let v = Variant::new(enum_name.clone(), name.clone(), payload);
-                    tri!(ctx.check_depth(v.depth));
-                    vm.stack.push(Val::plain(Value::Variant(Arc::new(v))));
+                    tri!(values::make_variant(vm, ctx, enum_name, name, *arity))
                 }
-                Op::Field(name) => {
-                    let v = pop!();
-                    let field = match &v.value {
-                        Value::Record(r) => r.field_named(name).map(clone_val),
-                        _ => None,
-                    };
-                    match field {
-                        Some(f) => vm.stack.push(f.with_label(&v.label)),
-                        None => fail!(type_error(Span::default(), format!("{} has no field `{name}`", v.value.kind()))),
-                    }
-                }
-                Op::LoadField { slot, name } => {
-                    let v = &vm.stack[base + *slot as usize];
-                    let field = match &v.value {
-                        Value::Record(r) => r.field_named(name).map(|f| clone_val(f).with_label(&v.label)),
-                        _ => None,
-                    };
-                    match field {
-                        Some(f) => vm.stack.push(f),
-                        None => {
-                            let kind = vm.stack[base + *slot as usize].value.kind();
-                            fail!(type_error(Span::default(), format!("{kind} has no field `{name}`")))
-                        }
-                    }
-                }
-                Op::TupleField(i) => {
-                    let v = pop!();
-                    let item = match &v.value {
-                        Value::Tuple(items) => items.get(*i as usize).cloned(),
-                        _ => None,
-                    };
-                    match item {
-                        Some(x) => vm.stack.push(x.with_label(&v.label)),
-                        None => fail!(type_error(Span::default(), format!("{} has no component {i}", v.value.kind()))),
-                    }
-                }
-                Op::Index => {
-                    let i = pop!();
-                    let xs = pop!();
-                    let (Value::List(list), Value::Int(n)) = (&xs.value, &i.value) else {
-                        fail!(type_error(
-                            Span::default(),
-                            format!("cannot index {} with {}", xs.value.kind(), i.value.kind())
-                        ))
-                    };
-                    match usize::try_from(*n).ok().and_then(|k| list.get(k)) {
-                        Some(x) => {
-                            let label = xs.label.join(&i.label);
-                            vm.stack.push(x.clone().with_label(&label));
-                        }
-                        None => fail!(RunError::new(
-                            ErrorKind::OutOfRange,
-                            Span::default(),
-                            format!("index {n} is out of range for a list of length {}", list.len())
-                        )),
-                    }
-                }
-                Op::Call { func, argc } => {
-                    // `enter_checked`, inline: the checks in the same order.
-                    let Some(f) = program.fns.get(*func as usize).map(|f| f.code) else {
-                        fail!(type_error(Span::default(), "an unknown function"))
-                    };
-                    save_ip!();
-                    let len = vm.stack.len();
-                    let Some(at) = len.checked_sub(*argc as usize) else {
-                        fail!(type_error(Span::default(), "the operand stack is empty"))
-                    };
-                    tri!(ctx.burn());
-                    if vm.frames.len() >= ctx.limits.max_call_depth {
-                        fail!(depth_error(ctx));
-                    }
-                    let callee = program.code(f);
-                    if len - at != callee.params as usize {
-                        fail!(type_error(Span::default(), "a function called with the wrong number of arguments"));
-                    }
-                    vm.enter_at(callee.slots, f, None, at, OnReturn::Push);
-                    // The frame just written is not read back: its code, base and ip are known.
-                    (code, base, ip) = (callee, at, 0);
-                    continue;
+                Op::MakeClosure { code: body, captures } => tri!(values::make_closure(vm, ctx, base, *body, captures)),
+                // Taking values apart.
+                Op::Field(name) => tri!(values::field(vm, name)),
+                Op::LoadField { slot, name } => tri!(values::load_field(vm, base, *slot, name)),
+                Op::TupleField(i) => tri!(values::tuple_field(vm, *i)),
+                Op::Index => tri!(values::index(vm)),
+                Op::Destructure(pat) => tri!(values::destructure(vm, base, pat)),
+                // What the loops of higher-order builtins build.
+                Op::RangeStart => tri!(values::range_start(vm, ctx)),
+                Op::ListStart { acc, sized_like } => values::list_start(vm, base, *acc, *sized_like),
+                Op::ListPush => tri!(values::list_push(vm, ctx)),
+                Op::ListPushIf { acc, elem } => tri!(values::list_push_if(vm, base, *acc, *elem)),
+                Op::ListEnd(acc) => tri!(values::list_end(vm, base, *acc)),
+                Op::Accumulate { acc, all } => tri!(values::accumulate(vm, base, *acc, *all)),
+                // Calls and returns: into the callee in place, its frame just written not read
+                // back (its code, base and ip are known), or round the outer loop.
+                Op::Call { func, argc } => (code, base, ip) = tri!(call(vm, ctx, &program, ip, *func, *argc)),
+                Op::CallSlot { slot, argc } => {
+                    (code, base, ip) = tri!(call_slot(vm, ctx, &program, base, ip, *slot, *argc))
                 }
                 Op::CallValue(argc) => {
-                    // The callee is below its arguments: take it out, the arguments move down.
-                    let at = tri!(args_start(vm, *argc as usize + 1));
-                    let callee = vm.stack.remove(at);
-                    save_ip!();
-                    tri!(call_value(vm, ctx, &callee, at));
+                    tri!(call_value_below(vm, ctx, ip, *argc));
                     continue 'frames;
                 }
-                Op::CallSlot { slot, argc } => {
-                    let at = tri!(args_start(vm, *argc as usize));
-                    let (f, func, label) = tri!(callee_parts(&vm.stack[base + *slot as usize]));
-                    save_ip!();
-                    // `call_func` and `enter_checked`, inline: the checks in the same order.
-                    let callee = program.code(f);
-                    if callee.params as usize != vm.stack.len() - at {
-                        fail!(type_error(Span::default(), "a function called with the wrong number of arguments"));
-                    }
-                    let on_return = if label.is_bottom() {
-                        OnReturn::Push
-                    } else {
-                        vm.pc_stack.push(vm.pc.clone());
-                        vm.pc.join_mut(&label);
-                        OnReturn::PushJoinPc
-                    };
-                    tri!(ctx.burn());
-                    if vm.frames.len() >= ctx.limits.max_call_depth {
-                        fail!(depth_error(ctx));
-                    }
-                    vm.enter_at(callee.slots, f, func, at, on_return);
-                    (code, base, ip) = (callee, at, 0);
-                    continue;
-                }
-                Op::Builtin { builtin, argc } => {
-                    let at = vm.stack.len() - *argc as usize;
-                    let (v, raise) = tri!(builtin_call(*builtin, at, code.spans[ip - 1], vm, ctx));
-                    if let Some(l) = raise {
-                        vm.pc.join_mut(&l);
-                    }
-                    vm.stack.truncate(at);
-                    vm.stack.push(v);
-                }
-                Op::Method { name, argc, otherwise } => {
-                    let at = vm.stack.len() - *argc as usize - 1;
-                    if let Value::Capability(cap) = &vm.stack[at].value {
-                        let cap = cap.clone();
-                        tri!(recount_before_stopping(vm, ctx));
-                        let args = vm.stack.split_off(at + 1);
-                        vm.stack.truncate(at);
-                        save_ip!();
-                        let (tool, pc, span) = (name.clone(), vm.pc.clone(), code.spans[ip - 1]);
-                        return Ok(Exit::Call(Call { capability: cap, tool, args, pc, span }));
-                    }
-                    match otherwise {
-                        MethodTarget::Builtin(b) => {
-                            if *b == Builtin::ToString
-                                && let [Val { value: Value::Int(i), .. }] = vm.stack[at..]
-                            {
-                                // What `builtins::apply` does for an Int, in place: the text
-                                // keeps the receiver's label, the only argument's.
-                                vm.stack[at].value = tri!(builtins::int_text(i, &mut Measured::new(vm, ctx, 0)));
-                                continue;
-                            }
-                            let (v, raise) = tri!(builtin_call(*b, at, code.spans[ip - 1], vm, ctx));
-                            if let Some(l) = raise {
-                                vm.pc.join_mut(&l);
-                            }
-                            vm.stack.truncate(at);
-                            vm.stack.push(v);
-                        }
-                        MethodTarget::Func(func) => {
-                            let Some(f) = program.fns.get(*func as usize).map(|f| f.code) else {
-                                fail!(type_error(Span::default(), "an unknown function"))
-                            };
-                            save_ip!();
-                            tri!(enter_checked(vm, ctx, f, None, at, OnReturn::Push));
-                            continue 'frames;
-                        }
-                        MethodTarget::None => {
-                            let kind = vm.stack[at].value.kind();
-                            fail!(type_error(Span::default(), format!("{kind} has no method `{name}`")))
-                        }
-                    }
-                }
-                Op::Measure { name, argc } => {
-                    let at = vm.stack.len() - *argc as usize;
-                    let v = tri!(ctx.host.measure(name, &vm.stack[at..]));
-                    vm.stack.truncate(at);
-                    vm.stack.push(Val::plain(v));
-                }
-                Op::MakeClosure { code: body, captures } => {
-                    let frame_func = vm.frames.last().and_then(|f| f.func.clone());
-                    let mut values = Vec::with_capacity(captures.len());
-                    for c in captures.iter() {
-                        let v = match c {
-                            CaptureFrom::Slot(s) => vm.stack.get(base + *s as usize).cloned(),
-                            CaptureFrom::Capture(i) => {
-                                frame_func.as_ref().and_then(|f| f.captures.get(*i as usize).cloned())
-                            }
-                        };
-                        match v {
-                            Some(v) => values.push(v),
-                            None => fail!(type_error(Span::default(), "a capture that does not exist")),
-                        }
-                    }
-                    tri!(allocate(vm, ctx, 0, values.len() as u64 * SLOT_BYTES));
-                    let func = Func::new(*body, values);
-                    tri!(ctx.check_depth(func.depth));
-                    vm.stack.push(Val::plain(Value::Func(Arc::new(func))));
-                }
-                Op::Match { pat, fail: to } => {
-                    let Some(v) = vm.stack.last().cloned() else {
-                        fail!(type_error(Span::default(), "the operand stack is empty"))
-                    };
-                    let mut inspected = Label::bottom();
-                    let ok = bind(pat, &v, &Label::bottom(), &mut vm.stack[base..], &mut inspected);
-                    vm.pc.join_mut(&inspected);
-                    if !ok {
-                        ip = *to as usize;
-                    }
-                }
-                Op::Destructure(pat) => {
-                    let v = pop!();
-                    let mut inspected = Label::bottom();
-                    if !bind(pat, &v, &Label::bottom(), &mut vm.stack[base..], &mut inspected) {
-                        fail!(type_error(Span::default(), "the value does not match the pattern"));
-                    }
-                }
-                Op::IterNext { over, elem, exit, tick } => {
-                    let next = match *over {
-                        Over::List { list, index } => {
-                            let (l, i) = (base + list as usize, base + index as usize);
-                            let Value::Int(k) = vm.stack[i].value else {
-                                fail!(type_error(Span::default(), "a loop index that is not an Int"))
-                            };
-                            let x = match &vm.stack[l].value {
-                                Value::List(xs) => xs.get(k as usize).map(clone_val),
-                                other => {
-                                    fail!(type_error(Span::default(), format!("cannot loop over {}", other.kind())))
-                                }
-                            };
-                            if x.is_some()
-                                && let Value::Int(k) = &mut vm.stack[i].value
-                            {
-                                *k += 1;
-                            }
-                            x
-                        }
-                        Over::Range { next, end } => {
-                            let (n, e) = (base + next as usize, base + end as usize);
-                            let (Value::Int(k), Value::Int(end)) = (&vm.stack[n].value, &vm.stack[e].value) else {
-                                fail!(type_error(Span::default(), "a range loop's bounds that are not Ints"))
-                            };
-                            let k = *k;
-                            // `k < end`: `k + 1` does not overflow.
-                            let more = k < *end;
-                            if more && let Value::Int(n) = &mut vm.stack[n].value {
-                                *n += 1;
-                            }
-                            more.then(|| Val::plain(Value::Int(k)))
-                        }
-                    };
-                    match next {
-                        Some(x) => {
-                            overwrite(&mut vm.stack[base + *elem as usize], x);
-                            if *tick {
-                                tri!(ctx.burn());
-                            }
-                        }
-                        None => ip = *exit as usize,
-                    }
-                }
-                Op::RangeStart => {
-                    let to = pop!();
-                    let from = pop!();
-                    let (Value::Int(a), Value::Int(b)) = (&from.value, &to.value) else {
-                        fail!(builtins::type_error(Builtin::Range, &[from, to]))
-                    };
-                    let (a, b) = (*a, *b);
-                    tri!(builtins::check_range_len(a, b, &mut Measured::new(vm, ctx, 0)));
-                    vm.stack.push(Val::plain(Value::Int(a)));
-                    vm.stack.push(Val { value: Value::Int(b.max(a)), label: from.label.join(&to.label) });
-                }
-                Op::ListStart { acc, sized_like } => {
-                    overwrite(&mut vm.stack[base + *acc as usize], Val::plain(Value::Unit));
-                    let len = match *sized_like {
-                        Some(Over::List { list, .. }) => match &vm.stack[base + list as usize].value {
-                            Value::List(xs) => xs.len(),
-                            _ => 0,
-                        },
-                        Some(Over::Range { next, end }) => {
-                            match (&vm.stack[base + next as usize].value, &vm.stack[base + end as usize].value) {
-                                // At most the longest list allowed: `RangeStart` checked.
-                                (Value::Int(a), Value::Int(b)) => usize::try_from(b.saturating_sub(*a)).unwrap_or(0),
-                                _ => 0,
-                            }
-                        }
-                        None => 0,
-                    };
-                    vm.lists.push(Vec::with_capacity(len));
-                }
-                Op::ListPush => {
-                    // Counted before the value leaves the stack, where a count finds it.
-                    tri!(allocate(vm, ctx, 0, SLOT_BYTES));
-                    let v = pop!();
-                    let max = ctx.limits.max_list_len;
-                    let Some(xs) = vm.lists.last_mut() else {
-                        fail!(type_error(Span::default(), "no list is being built"))
-                    };
-                    if xs.len() >= max {
-                        fail!(RunError::new(
-                            ErrorKind::Limit,
-                            Span::default(),
-                            format!("a list grew over the limit of {max} elements")
-                        ));
-                    }
-                    xs.push(v);
-                }
-                Op::ListPushIf { acc, elem } => {
-                    let keep = pop!();
-                    let Value::Bool(k) = keep.value else {
-                        fail!(type_error(Span::default(), "a filter must return a Bool"))
-                    };
-                    vm.stack[base + *acc as usize].label.join_mut(&keep.label);
-                    if k {
-                        let x = std::mem::replace(&mut vm.stack[base + *elem as usize], Val::plain(Value::Unit));
-                        let Some(xs) = vm.lists.last_mut() else {
-                            fail!(type_error(Span::default(), "no list is being built"))
-                        };
-                        xs.push(x);
-                    }
-                }
-                Op::ListEnd(acc) => {
-                    let Some(items) = vm.lists.pop() else {
-                        fail!(type_error(Span::default(), "no list is being built"))
-                    };
-                    let label = std::mem::take(&mut vm.stack[base + *acc as usize].label);
-                    vm.stack.push(Val { value: Value::List(Arc::new(items)), label });
-                }
-                Op::Accumulate { acc, all } => {
-                    let b = pop!();
-                    let Value::Bool(b_val) = b.value else {
-                        fail!(type_error(Span::default(), "a predicate must return a Bool"))
-                    };
-                    let slot = &mut vm.stack[base + *acc as usize];
-                    slot.label.join_mut(&b.label);
-                    if let Value::Bool(cur) = &mut slot.value {
-                        *cur = if *all { *cur && b_val } else { *cur || b_val };
-                    }
-                }
-                Op::Cast(shape) => {
-                    let v = pop!();
-                    let value = match (shape, &v.value) {
-                        (Shape::Float, Value::Int(i)) => Value::Float(*i as f64),
-                        (Shape::Float, Value::Float(x)) => Value::Float(*x),
-                        (Shape::Int, Value::Int(i)) => Value::Int(*i),
-                        (Shape::Decimal, Value::Int(i)) => Value::decimal(decimal::from_int(*i)),
-                        (Shape::Decimal, Value::Decimal(x)) => Value::Decimal(x.clone()),
-                        (Shape::Int, Value::Float(x)) => {
-                            // `as` truncates toward zero; NaN, infinities and values outside
-                            // `Int` are errors, not saturated.
-                            let t = x.trunc();
-                            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&t) {
-                                fail!(RunError::new(
-                                    ErrorKind::Arithmetic,
-                                    Span::default(),
-                                    format!("{x} does not fit in an Int")
-                                ));
-                            }
-                            Value::Int(t as i64)
-                        }
-                        _ => fail!(type_error(Span::default(), format!("cannot convert {} with `as`", v.value.kind()))),
-                    };
-                    vm.stack.push(Val { value, label: v.label });
-                }
-                Op::ToLabeledBegin => vm.pc_stack.push(vm.pc.clone()),
-                Op::ToLabeledEnd => {
-                    tri!(allocate(vm, ctx, 0, SLOT_BYTES));
-                    let v = pop!();
-                    let saved = match vm.pc_stack.pop() {
-                        Some(l) => l,
-                        None => fail!(type_error(Span::default(), "unbalanced program-counter labels")),
-                    };
-                    let inner_pc = std::mem::replace(&mut vm.pc, saved);
-                    ctx.left_behind(&inner_pc);
-                    vm.stack.push(Val::plain(Value::Labeled(Arc::new(v.with_label(&inner_pc)))));
-                }
-                Op::Return | Op::JoinPcReturn => {
-                    if let Op::JoinPcReturn = op {
-                        tri!(join_pc(vm, ctx));
-                    }
-                    let result = pop!();
-                    let Some(frame) = vm.frames.pop_return() else {
-                        fail!(type_error(Span::default(), "return without a frame"))
-                    };
-                    if let OnReturn::Push = frame.on_return
-                        && vm.stack.len() > frame.base
-                    {
-                        // The result takes the frame's first slot: no push.
-                        while vm.stack.len() > frame.base + 1 {
-                            discard(vm.stack.pop());
-                        }
-                        if let Some(slot) = vm.stack.last_mut() {
-                            overwrite(slot, result);
-                        }
+                Op::Builtin { builtin, argc } => tri!(call_builtin(vm, ctx, code.spans[ip - 1], *builtin, *argc)),
+                Op::Method { name, argc, otherwise } => match tri!(method(vm, ctx, code, ip, name, *argc, otherwise)) {
+                    Then::Next => {}
+                    Then::Frames => continue 'frames,
+                    Then::Stop(call) => return Ok(Exit::Call(call)),
+                },
+                Op::Measure { name, argc } => tri!(measure(vm, ctx, name, *argc)),
+                Op::Return => match return_from(vm, ctx, false) {
+                    Ok(()) => continue 'frames,
+                    Err(finished) => return finished.exit(code, ip),
+                },
+                Op::JoinPcReturn => match return_from(vm, ctx, true) {
+                    Ok(()) => continue 'frames,
+                    Err(finished) => return finished.exit(code, ip),
+                },
+                Op::LoadConst(k) => {
+                    if tri!(load_const(vm, ctx, ip, *k)) {
                         continue 'frames;
                     }
-                    while vm.stack.len() > frame.base {
-                        discard(vm.stack.pop());
-                    }
-                    match frame.on_return {
-                        OnReturn::Push => vm.stack.push(result),
-                        OnReturn::PushJoinPc => {
-                            let saved = vm.pc_stack.pop().unwrap_or_default();
-                            let pc = std::mem::replace(&mut vm.pc, saved);
-                            ctx.left_behind(&pc);
-                            vm.stack.push(result.with_label(&pc));
-                        }
-                        OnReturn::InitConst(k) => {
-                            ctx.consts[k as usize] = ConstState::Done(result.clone());
-                            vm.stack.push(result);
-                        }
-                        OnReturn::Finish => return Ok(Exit::Done(result)),
-                    }
-                    continue 'frames;
                 }
-                Op::Hole { site, argc } => {
-                    let at = vm.stack.len().saturating_sub(*argc as usize);
-                    let mut args = vm.stack.split_off(at);
-                    if args.is_empty() {
-                        fail!(type_error(Span::default(), "a hole without a task"));
-                    }
-                    let task = args.remove(0);
-                    let Some(hole) = program.holes.get(*site as usize) else {
-                        fail!(type_error(Span::default(), "an unknown hole"))
-                    };
-                    let func = vm.frames.last().and_then(|f| f.func.clone());
-                    let mut scope = Vec::with_capacity(hole.names.len());
-                    for (name, access) in &hole.names {
-                        let v = match access {
-                            Access::Slot(s) => vm.stack.get(base + *s as usize).cloned(),
-                            Access::Capture(i) => func.as_ref().and_then(|f| f.captures.get(*i as usize).cloned()),
-                        };
-                        match v {
-                            Some(v) => scope.push((name.clone(), v)),
-                            None => fail!(type_error(Span::default(), format!("`{name}` is not in scope at the hole"))),
-                        }
-                    }
-                    save_ip!();
-                    return Ok(Exit::Hole(HoleRequest {
-                        span: hole.span,
-                        task,
-                        args,
-                        scope,
-                        pc: vm.pc.clone(),
-                        site: *site as usize,
-                        again: None,
-                    }));
-                }
-                Op::Fail(message) => fail!(type_error(Span::default(), message.to_string())),
+                // Stops.
+                Op::Hole { site, argc } => return Ok(Exit::Hole(tri!(hole(vm, &program, base, ip, *site, *argc)))),
+                Op::Fail(message) => return Err(placed(type_error(Span::default(), message.to_string()), code, ip)),
             }
         }
     }
+}
+
+/// `e`, placed at the instruction before `ip` in `code` if it is placed nowhere.
+#[cold]
+#[inline(never)]
+fn placed(mut e: RunError, code: &Code, ip: usize) -> RunError {
+    if e.span == Span::default() {
+        e.span = code.spans[ip - 1];
+    }
+    e
+}
+
+impl Vm {
+    /// Saves `ip` in the innermost frame, before the loop leaves it.
+    #[inline(always)]
+    fn save_ip(&mut self, ip: usize) {
+        if let Some(f) = self.frames.last_mut() {
+            f.ip = ip;
+        }
+    }
+}
+
+// The stack and the locals, beyond the commonest.
+
+/// `LoadCapture`: capture `i` of the function the frame runs.
+#[inline(always)]
+fn load_capture(vm: &mut Vm, i: u16) -> Result<(), RunError> {
+    let v = vm.frames.last().and_then(|f| f.func.as_ref()).and_then(|f| f.captures.get(i as usize));
+    match v {
+        Some(v) => {
+            let v = v.clone();
+            vm.stack.push(v);
+            Ok(())
+        }
+        None => Err(type_error(Span::default(), "a capture that does not exist")),
+    }
+}
+
+/// `LoadFn`: function `f` of the program, as a value.
+#[inline(always)]
+fn load_fn(vm: &mut Vm, ctx: &Ctx, f: FnId) -> Result<(), RunError> {
+    match ctx.program.fns.get(f as usize) {
+        Some(func) => {
+            vm.stack.push(Val::plain(Value::Func(func.clone())));
+            Ok(())
+        }
+        None => Err(type_error(Span::default(), "an unknown function")),
+    }
+}
+
+/// `LoadConst`: the constant's value, or, the first time, a frame that computes it (then
+/// `true`: the loop goes on in that frame).
+#[inline(always)]
+fn load_const(vm: &mut Vm, ctx: &mut Ctx, ip: usize, k: ConstId) -> Result<bool, RunError> {
+    match ctx.consts.get(k as usize).cloned() {
+        Some(ConstState::Done(v)) => {
+            vm.stack.push(v);
+            Ok(false)
+        }
+        Some(ConstState::Computing) => {
+            let name = ctx.program.consts[k as usize].name.clone();
+            Err(RunError::new(
+                ErrorKind::Cycle,
+                Span::default(),
+                format!("the constant `{name}` depends on its own value"),
+            ))
+        }
+        Some(ConstState::Unset) => {
+            ctx.consts[k as usize] = ConstState::Computing;
+            let init = ctx.program.consts[k as usize].init;
+            vm.save_ip(ip);
+            let at = vm.stack.len();
+            enter_checked(vm, ctx, init, None, at, OnReturn::InitConst(k))?;
+            Ok(true)
+        }
+        None => Err(type_error(Span::default(), "an unknown constant")),
+    }
+}
+
+// Calls and returns. `ip` is the caller's next instruction, saved in its frame before the loop
+// leaves it; a call the loop goes on into in place returns the callee's code and base, and ip 0.
+
+/// `Call`: `enter_checked`, inline, with the checks in the same order.
+#[inline(always)]
+fn call<'p>(
+    vm: &mut Vm,
+    ctx: &mut Ctx,
+    program: &'p Compiled,
+    ip: usize,
+    func: FnId,
+    argc: u16,
+) -> Result<(&'p Code, usize, usize), RunError> {
+    let Some(f) = program.fns.get(func as usize).map(|f| f.code) else {
+        return Err(type_error(Span::default(), "an unknown function"));
+    };
+    vm.save_ip(ip);
+    let len = vm.stack.len();
+    let Some(at) = len.checked_sub(argc as usize) else {
+        return Err(type_error(Span::default(), "the operand stack is empty"));
+    };
+    ctx.burn()?;
+    if vm.frames.len() >= ctx.limits.max_call_depth {
+        return Err(depth_error(ctx));
+    }
+    let callee = program.code(f);
+    if len - at != callee.params as usize {
+        return Err(type_error(Span::default(), "a function called with the wrong number of arguments"));
+    }
+    vm.enter_at(callee.slots, f, None, at, OnReturn::Push);
+    Ok((callee, at, 0))
+}
+
+/// `CallSlot`: the function in `slot` called; `call_func` and `enter_checked`, inline, with the
+/// checks in the same order.
+#[inline(always)]
+fn call_slot<'p>(
+    vm: &mut Vm,
+    ctx: &mut Ctx,
+    program: &'p Compiled,
+    base: usize,
+    ip: usize,
+    slot: Slot,
+    argc: u16,
+) -> Result<(&'p Code, usize, usize), RunError> {
+    let at = args_start(vm, argc as usize)?;
+    let (f, func, label) = callee_parts(&vm.stack[base + slot as usize])?;
+    vm.save_ip(ip);
+    let callee = program.code(f);
+    if callee.params as usize != vm.stack.len() - at {
+        return Err(type_error(Span::default(), "a function called with the wrong number of arguments"));
+    }
+    let on_return = if label.is_bottom() {
+        OnReturn::Push
+    } else {
+        vm.pc_stack.push(vm.pc.clone());
+        vm.pc.join_mut(&label);
+        OnReturn::PushJoinPc
+    };
+    ctx.burn()?;
+    if vm.frames.len() >= ctx.limits.max_call_depth {
+        return Err(depth_error(ctx));
+    }
+    vm.enter_at(callee.slots, f, func, at, on_return);
+    Ok((callee, at, 0))
+}
+
+/// `CallValue`: the callee is below its arguments; it is taken out, and the arguments move
+/// down.
+#[inline(always)]
+fn call_value_below(vm: &mut Vm, ctx: &mut Ctx, ip: usize, argc: u16) -> Result<(), RunError> {
+    let at = args_start(vm, argc as usize + 1)?;
+    let callee = vm.stack.remove(at);
+    vm.save_ip(ip);
+    call_value(vm, ctx, &callee, at)
+}
+
+/// `Builtin`, at `span`, on the top `argc` values.
+#[inline(always)]
+fn call_builtin(vm: &mut Vm, ctx: &mut Ctx, span: Span, builtin: Builtin, argc: u16) -> Result<(), RunError> {
+    let at = vm.stack.len() - argc as usize;
+    let (v, raise) = builtin_call(builtin, at, span, vm, ctx)?;
+    if let Some(l) = raise {
+        vm.pc.join_mut(&l);
+    }
+    vm.stack.truncate(at);
+    vm.stack.push(v);
+    Ok(())
+}
+
+/// Where the loop goes after a `Method`.
+enum Then {
+    /// On with the frame's next instruction.
+    Next,
+    /// To the innermost frame, read again.
+    Frames,
+    /// Out of the machine, for the tool call.
+    Stop(Call),
+}
+
+/// `Method`: a tool call if the receiver is a capability (the machine stops for the run to
+/// have the boundary admit it), else what `otherwise` names, on the receiver and the arguments.
+#[inline(always)]
+fn method(
+    vm: &mut Vm,
+    ctx: &mut Ctx,
+    code: &Code,
+    ip: usize,
+    name: &Arc<str>,
+    argc: u16,
+    otherwise: &MethodTarget,
+) -> Result<Then, RunError> {
+    let at = vm.stack.len() - argc as usize - 1;
+    if let Value::Capability(cap) = &vm.stack[at].value {
+        let cap = cap.clone();
+        recount_before_stopping(vm, ctx)?;
+        let args = vm.stack.split_off(at + 1);
+        vm.stack.truncate(at);
+        vm.save_ip(ip);
+        let (tool, pc, span) = (name.clone(), vm.pc.clone(), code.spans[ip - 1]);
+        return Ok(Then::Stop(Call { capability: cap, tool, args, pc, span }));
+    }
+    match otherwise {
+        MethodTarget::Builtin(b) => {
+            if *b == Builtin::ToString
+                && let [Val { value: Value::Int(i), .. }] = vm.stack[at..]
+            {
+                // What `builtins::apply` does for an Int, in place: the text keeps the
+                // receiver's label, the only argument's. The Int it replaces is let go inline.
+                let text = builtins::int_text(i, &mut Measured::new(vm, ctx, 0))?;
+                set_scalar_free(std::mem::replace(&mut vm.stack[at].value, text));
+                return Ok(Then::Next);
+            }
+            let (v, raise) = builtin_call(*b, at, code.spans[ip - 1], vm, ctx)?;
+            if let Some(l) = raise {
+                vm.pc.join_mut(&l);
+            }
+            vm.stack.truncate(at);
+            vm.stack.push(v);
+            Ok(Then::Next)
+        }
+        MethodTarget::Func(func) => {
+            let Some(f) = ctx.program.fns.get(*func as usize).map(|f| f.code) else {
+                return Err(type_error(Span::default(), "an unknown function"));
+            };
+            vm.save_ip(ip);
+            enter_checked(vm, ctx, f, None, at, OnReturn::Push)?;
+            Ok(Then::Frames)
+        }
+        MethodTarget::None => {
+            let kind = vm.stack[at].value.kind();
+            Err(type_error(Span::default(), format!("{kind} has no method `{name}`")))
+        }
+    }
+}
+
+/// `Measure`: the host's value for a measure application (in refinement predicates).
+#[inline]
+fn measure(vm: &mut Vm, ctx: &mut Ctx, name: &str, argc: u16) -> Result<(), RunError> {
+    let at = vm.stack.len() - argc as usize;
+    let v = ctx.host.measure(name, &vm.stack[at..])?;
+    vm.stack.truncate(at);
+    vm.stack.push(Val::plain(v));
+    Ok(())
+}
+
+/// How a `Return` ends the loop rather than going on in the caller's frame: the run finished,
+/// with its result, or an error. (One test on the way back to the caller.)
+enum Finished {
+    Done(Val),
+    Error(RunError),
+}
+
+impl From<RunError> for Finished {
+    fn from(e: RunError) -> Finished {
+        Finished::Error(e)
+    }
+}
+
+impl Finished {
+    /// What the machine stops with; an error placed as the loop places it.
+    #[cold]
+    fn exit(self, code: &Code, ip: usize) -> Result<Exit, RunError> {
+        match self {
+            Finished::Done(result) => Ok(Exit::Done(result)),
+            Finished::Error(e) => Err(placed(e, code, ip)),
+        }
+    }
+}
+
+/// `Return`, after joining the program-counter label if `join` (`JoinPcReturn`): pops the
+/// frame and does with the result what the frame's caller asked.
+#[inline(always)]
+fn return_from(vm: &mut Vm, ctx: &mut Ctx, join: bool) -> Result<(), Finished> {
+    if join {
+        join_pc(vm, ctx)?;
+    }
+    let Some(result) = vm.stack.pop() else { return Err(empty_stack().into()) };
+    let Some(frame) = vm.frames.pop_return() else {
+        return Err(type_error(Span::default(), "return without a frame").into());
+    };
+    if let OnReturn::Push = frame.on_return
+        && vm.stack.len() > frame.base
+    {
+        // The result takes the frame's first slot: no push.
+        while vm.stack.len() > frame.base + 1 {
+            discard(vm.stack.pop());
+        }
+        if let Some(slot) = vm.stack.last_mut() {
+            overwrite(slot, result);
+        }
+        return Ok(());
+    }
+    while vm.stack.len() > frame.base {
+        discard(vm.stack.pop());
+    }
+    match frame.on_return {
+        OnReturn::Push => vm.stack.push(result),
+        OnReturn::PushJoinPc => {
+            let saved = vm.pc_stack.pop().unwrap_or_default();
+            let pc = std::mem::replace(&mut vm.pc, saved);
+            ctx.left_behind(&pc);
+            vm.stack.push(result.with_label(&pc));
+        }
+        OnReturn::InitConst(k) => {
+            ctx.consts[k as usize] = ConstState::Done(result.clone());
+            vm.stack.push(result);
+        }
+        OnReturn::Finish => return Err(Finished::Done(result)),
+    }
+    Ok(())
+}
+
+// Stops.
+
+/// `Hole`: what the machine stops with to ask for a fill: the task and the arguments (off the
+/// stack), and the names in scope at the hole.
+fn hole(
+    vm: &mut Vm,
+    program: &Compiled,
+    base: usize,
+    ip: usize,
+    site: u32,
+    argc: u16,
+) -> Result<HoleRequest, RunError> {
+    let at = vm.stack.len().saturating_sub(argc as usize);
+    let mut args = vm.stack.split_off(at);
+    if args.is_empty() {
+        return Err(type_error(Span::default(), "a hole without a task"));
+    }
+    let task = args.remove(0);
+    let Some(hole) = program.holes.get(site as usize) else {
+        return Err(type_error(Span::default(), "an unknown hole"));
+    };
+    let func = vm.frames.last().and_then(|f| f.func.clone());
+    let mut scope = Vec::with_capacity(hole.names.len());
+    for (name, access) in &hole.names {
+        let v = match access {
+            Access::Slot(s) => vm.stack.get(base + *s as usize).cloned(),
+            Access::Capture(i) => func.as_ref().and_then(|f| f.captures.get(*i as usize).cloned()),
+        };
+        match v {
+            Some(v) => scope.push((name.clone(), v)),
+            None => return Err(type_error(Span::default(), format!("`{name}` is not in scope at the hole"))),
+        }
+    }
+    vm.save_ip(ip);
+    Ok(HoleRequest { span: hole.span, task, args, scope, pc: vm.pc.clone(), site: site as usize, again: None })
 }
 
 impl Ctx {
