@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cordon_label::DcLabel;
+use cordon_label::{DcLabel, Label};
 use cordon_runtime::{Val, Value};
 use proptest::prelude::*;
 use serde_json::{Value as J, json};
@@ -85,8 +85,8 @@ proptest! {
         let expected = tree(&v);
         prop_assert_eq!(serde_json::to_string(&v.as_json()).unwrap(), expected.to_string());
         prop_assert_eq!(v.to_json(), expected);
-        let labeled = Value::tuple(vec![v.clone(), Value::list(vec![v])]);
-        prop_assert_eq!(serde_json::to_string(&labeled.as_json()).unwrap(), tree(&labeled).to_string());
+        let nested = Value::tuple(vec![v.clone(), Value::list(vec![v])]);
+        prop_assert_eq!(serde_json::to_string(&nested.as_json()).unwrap(), tree(&nested).to_string());
     }
 }
 
@@ -94,5 +94,12 @@ proptest! {
 fn values_that_mean_nothing_outside_a_run_are_described() {
     let v = Value::tuple(vec![Value::handle(Arc::from("Session"), 7), Value::Capability("github".into())]);
     assert_eq!(serde_json::to_string(&v.as_json()).unwrap(), r#"["<Session #7>","<capability github>"]"#);
-    let _ = Val::plain(v);
+    let boxed =
+        Value::Labeled(Arc::new(Val { value: Value::str("x"), label: Label::new(DcLabel::secret("alice"), source()) }));
+    assert_eq!(serde_json::to_string(&boxed.as_json()).unwrap(), tree(&boxed).to_string());
+    assert!(serde_json::to_string(&boxed.as_json()).unwrap().starts_with(r#"{"labeled":"#));
+}
+
+fn source() -> cordon_label::Source {
+    cordon_label::Source { what: "a test".into(), span: Default::default() }
 }

@@ -60,7 +60,7 @@ pub mod api {
     /// Values, their labels, a run's limits and the boundary's record of each call.
     pub mod values {
         pub use cordon_label::Label;
-        pub use cordon_runtime::trace::{args_text, value_text};
+        pub use cordon_runtime::trace::args_text;
         pub use cordon_runtime::value::Handle;
         pub use cordon_runtime::{Decision, ErrorKind, Event as Call, Limits, Val, Value, deep_label};
     }
