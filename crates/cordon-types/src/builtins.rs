@@ -7,6 +7,7 @@ use cordon_smt::Term;
 use cordon_syntax::ast::{Expr, ExprKind, Ident};
 use cordon_syntax::{Builtin, Code, LabelFn, Span};
 
+use crate::hints::RECURSION_HINT;
 use crate::state::Typed;
 use crate::state::{Checker, LABEL, LABELED, label_ty, plural};
 use crate::ty::Ty;
@@ -76,180 +77,283 @@ struct Shape {
     ret: Ty,
 }
 
+/// What a builtin needs its first argument to be, in words, when it is not.
+type Wanted = &'static str;
+
+/// What a family's function answers for a builtin of another family, which [`shape`] never
+/// hands it.
+const OTHER_FAMILY: Wanted = "a different value";
+
+/// The signature of the builtin `b` whose first argument has the type `first`: the parameters
+/// after the first and the result, or what the first argument should have been.
+///
 /// `first` is the first argument's type without refinements; `kept` the same type with the
 /// refinements of its elements kept (`List[{v: Int | v != 0}]`): what `map`, `filter`, `fold`,
 /// `any`, `all`, `reverse`, `get`, `first` and `last` hand on, so a closure or a pattern over
 /// the elements knows what the list's type says of them. Functions that take new elements
 /// (`push`, `concat`, `contains`) use `first`: their result says nothing of the elements.
-fn shape(c: &mut Checker<'_>, b: Builtin, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, &'static str> {
+///
+/// Each builtin's signature is in the function of its family, the group the reference lists it
+/// in first (`Builtin::listed`); one that takes several kinds of first argument (`len` of a
+/// list, a string or a map) is there with all of them.
+fn shape(c: &mut Checker<'_>, b: Builtin, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, Wanted> {
     use Builtin::*;
-    let s = |rest: Vec<Ty>, ret: Ty| Ok(Shape { rest, ret });
-    let num = matches!(first, Ty::Int | Ty::Float | Ty::Decimal);
-    // The element type with its refinements, where `kept` is the same list.
-    let elem = |t: &Ty| match kept {
+    match b {
+        Len | IsEmpty | Get | Push | Concat | Contains | Map | Filter | Fold | Any | All | Sum | Reverse | First
+        | Last | Sort | SortBy | MinBy | MaxBy | Unique | GroupBy | CountBy | Enumerate | Zip | Take | Skip => {
+            lists(c, b, first, kept, span)
+        }
+        StartsWith | EndsWith | ToUpper | ToLower | Trim | Split | Join | ToString | ParseInt | ParseDecimal | Find
+        | Replace | Slice | Lines | Words | Repeat | PadLeft | PadRight | Matches | FindAll | Captures => {
+            strings(b, first, kept)
+        }
+        MapFrom | Insert | Remove | ContainsKey | Keys | Values | Entries => maps(c, b, first),
+        UnwrapOr | AndThen | MapErr | OkOr | IsSome | IsNone | IsOk | IsErr => {
+            options_and_results(c, b, first, kept, span)
+        }
+        Abs | Min | Max | Round | DivRound => numbers(b, first),
+        ParseDate | ParseDateTime | Seconds | Minutes | Hours | Days | AddDays | DaysBetween => times(b, first),
+        Unlabel => labeled_values(first),
+        // Checked before they get here: `range` takes two `Int`s, checked as such in `call`;
+        // the label functions only in `@label` values (`label_call`).
+        Range | Label(_) => Err(OTHER_FAMILY),
+    }
+}
+
+/// The shape with parameters `rest` after the first, and result `ret`.
+fn takes(rest: Vec<Ty>, ret: Ty) -> Result<Shape, Wanted> {
+    Ok(Shape { rest, ret })
+}
+
+/// The element type `t` of a list, with its refinements where `kept` is the same list.
+fn kept_elem(kept: &Ty, t: &Ty) -> Ty {
+    match kept {
         Ty::List(k) => (**k).clone(),
         _ => t.clone(),
-    };
-    // The payload `i` (0: `Some`/`Ok`, 1: `Err`) with its refinements.
-    let payload = |t: &Ty, i: usize| match (kept, i) {
+    }
+}
+
+/// The payload `t` (`i` 0: of `Some` or `Ok`, 1: of `Err`), with its refinements where `kept`
+/// is the same option or result.
+fn kept_payload(kept: &Ty, t: &Ty, i: usize) -> Ty {
+    match (kept, i) {
         (Ty::Option(k) | Ty::Result(k, _), 0) | (Ty::Result(_, k), 1) => (**k).clone(),
         _ => t.clone(),
-    };
+    }
+}
+
+/// The lists' builtins; `len` and `is_empty` also of strings and maps, `get` also of maps,
+/// `concat` and `contains` also of strings, `map` also of options and results.
+fn lists(c: &mut Checker<'_>, b: Builtin, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, Wanted> {
+    use Builtin::*;
+    let elem = |t: &Ty| kept_elem(kept, t);
     match (b, first) {
-        (Len, Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Int),
+        (Len, Ty::List(_) | Ty::Str | Ty::Map(..)) => takes(vec![], Ty::Int),
         (Len, _) => Err("a `String`, a `List` or a `Map`"),
-        (IsEmpty, Ty::List(_) | Ty::Str | Ty::Map(..)) => s(vec![], Ty::Bool),
+        (IsEmpty, Ty::List(_) | Ty::Str | Ty::Map(..)) => takes(vec![], Ty::Bool),
         (IsEmpty, _) => Err("a `String`, a `List` or a `Map`"),
-        (Get, Ty::Map(k, v)) => s(vec![(**k).clone()], Ty::option((**v).clone())),
-        (ContainsKey, Ty::Map(k, _)) => s(vec![(**k).clone()], Ty::Bool),
-        (Insert, Ty::Map(k, v)) => s(vec![(**k).clone(), (**v).clone()], first.clone()),
-        (Remove, Ty::Map(k, _)) => s(vec![(**k).clone()], first.clone()),
-        (Keys, Ty::Map(k, _)) => s(vec![], Ty::list((**k).clone())),
-        (Values, Ty::Map(_, v)) => s(vec![], Ty::list((**v).clone())),
-        (Entries, Ty::Map(k, v)) => s(vec![], Ty::list(Ty::Tuple(vec![(**k).clone(), (**v).clone()]))),
-        (MapFrom, Ty::List(t)) => match &**t {
-            Ty::Tuple(kv) if kv.len() == 2 && kv.first().is_some_and(|k| orderable(c, k)) => {
-                let (k, v) = (kv[0].clone(), kv[1].clone());
-                s(vec![], Ty::Map(Box::new(k), Box::new(v)))
-            }
-            _ => Err("a `List` of `(key, value)` pairs whose keys can be ordered"),
-        },
-        (MapFrom, _) => Err("a `List` of `(key, value)` pairs"),
-        (ContainsKey | Insert | Remove | Keys | Values | Entries, _) => Err("a `Map`"),
-        (Get, Ty::List(t)) => s(vec![Ty::Int], Ty::option(elem(t))),
-        (Push, Ty::List(t)) => s(vec![(**t).clone()], first.clone()),
-        (Concat, Ty::List(_)) => s(vec![first.clone()], first.clone()),
-        (Concat, Ty::Str) => s(vec![Ty::Str], Ty::Str),
-        (Contains, Ty::List(t)) => s(vec![(**t).clone()], Ty::Bool),
-        (Contains | StartsWith | EndsWith, Ty::Str) => s(vec![Ty::Str], Ty::Bool),
+        (Get, Ty::Map(k, v)) => takes(vec![(**k).clone()], Ty::option((**v).clone())),
+        (Get, Ty::List(t)) => takes(vec![Ty::Int], Ty::option(elem(t))),
+        (Push, Ty::List(t)) => takes(vec![(**t).clone()], first.clone()),
+        (Concat, Ty::List(_)) => takes(vec![first.clone()], first.clone()),
+        (Concat, Ty::Str) => takes(vec![Ty::Str], Ty::Str),
+        (Contains, Ty::List(t)) => takes(vec![(**t).clone()], Ty::Bool),
+        (Contains, Ty::Str) => takes(vec![Ty::Str], Ty::Bool),
+        (Concat | Contains, _) => Err("a `List` or a `String`"),
         (Map, Ty::List(t)) => {
             let u = c.new_var(span);
-            s(vec![Ty::local_func(vec![elem(t)], u.clone())], Ty::list(u))
+            takes(vec![Ty::local_func(vec![elem(t)], u.clone())], Ty::list(u))
         }
-        (Filter, Ty::List(t)) => s(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::list(elem(t))),
-        (Any | All, Ty::List(t)) => s(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::Bool),
+        // What the type says of the payload (`Option[{v: Int | v > 0}]`) holds in the function.
+        (Map, Ty::Option(t)) => {
+            let u = c.new_var(span);
+            takes(vec![Ty::local_func(vec![kept_payload(kept, t, 0)], u.clone())], Ty::option(u))
+        }
+        (Map, Ty::Result(t, e)) => {
+            let u = c.new_var(span);
+            takes(vec![Ty::local_func(vec![kept_payload(kept, t, 0)], u.clone())], Ty::Result(Box::new(u), e.clone()))
+        }
+        (Map, _) => Err("a `List`, an `Option` or a `Result`"),
+        (Filter, Ty::List(t)) => takes(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::list(elem(t))),
+        (Any | All, Ty::List(t)) => takes(vec![Ty::local_func(vec![elem(t)], Ty::Bool)], Ty::Bool),
         (Fold, Ty::List(t)) => {
             let u = c.new_var(span);
-            s(vec![u.clone(), Ty::local_func(vec![u.clone(), elem(t)], u.clone())], u)
+            takes(vec![u.clone(), Ty::local_func(vec![u.clone(), elem(t)], u.clone())], u)
         }
-        (Sum, Ty::List(t)) if matches!(**t, Ty::Int) => s(vec![], Ty::Int),
+        (Sum, Ty::List(t)) if matches!(**t, Ty::Int) => takes(vec![], Ty::Int),
         // The runtime does not know an empty list's element type, so it could not tell `0`
         // from `0d`: a fold names the zero.
         (Sum, Ty::List(t)) if matches!(**t, Ty::Decimal) => {
             Err("a `List[Int]` (add decimals with `xs.fold(0d, |t, x| t + x)`)")
         }
         (Sum, _) => Err("a `List[Int]`"),
-        (Reverse, Ty::List(t)) => s(vec![], Ty::list(elem(t))),
-        (First | Last, Ty::List(t)) => s(vec![], Ty::option(elem(t))),
-        (Join, Ty::List(t)) if matches!(**t, Ty::Str) => s(vec![Ty::Str], Ty::Str),
-        (Join, Ty::Opaque(n, _)) if &**n == LABEL => s(vec![label_ty()], label_ty()),
-        (Unlabel, Ty::Opaque(n, args)) if &**n == LABELED && args.len() == 1 => s(vec![], args[0].clone()),
-        (Unlabel, _) => Err("a `Labeled` value"),
-        (Join, _) => Err("a `List[String]`"),
-        (ToUpper | ToLower | Trim, Ty::Str) => s(vec![], Ty::Str),
-        (Split, Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
-        (ParseInt, Ty::Str) => s(vec![], Ty::option(Ty::Int)),
-        (ParseDecimal, Ty::Str) => s(vec![], Ty::option(Ty::Decimal)),
-        (Round, Ty::Decimal) => s(vec![Ty::Int], Ty::Decimal),
-        (Round, _) => Err("a `Decimal`"),
-        (DivRound, Ty::Decimal) => s(vec![Ty::Decimal, Ty::Int], Ty::Decimal),
-        (DivRound, _) => Err("a `Decimal`"),
-        (Find, Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::Int)),
-        (Replace, Ty::Str) => s(vec![Ty::Str, Ty::Str], Ty::Str),
-        (Slice, Ty::Str) => s(vec![Ty::Int, Ty::Int], Ty::Str),
-        (Slice, Ty::List(t)) => s(vec![Ty::Int, Ty::Int], Ty::list(elem(t))),
-        (Lines | Words, Ty::Str) => s(vec![], Ty::list(Ty::Str)),
-        (Repeat, Ty::Str) => s(vec![Ty::Int], Ty::Str),
-        (PadLeft | PadRight, Ty::Str) => s(vec![Ty::Int, Ty::Str], Ty::Str),
-        (Matches, Ty::Str) => s(vec![Ty::Str], Ty::Bool),
-        (FindAll, Ty::Str) => s(vec![Ty::Str], Ty::list(Ty::Str)),
-        (Captures, Ty::Str) => s(vec![Ty::Str], Ty::option(Ty::list(Ty::Str))),
-        (Slice, _) => Err("a `String` or a `List`"),
-        (Sort | Unique, Ty::List(t)) if orderable(c, t) => s(vec![], Ty::list(elem(t))),
+        (Reverse, Ty::List(t)) => takes(vec![], Ty::list(elem(t))),
+        (First | Last, Ty::List(t)) => takes(vec![], Ty::option(elem(t))),
+        (Sort | Unique, Ty::List(t)) if orderable(c, t) => takes(vec![], Ty::list(elem(t))),
         (Sort | Unique, _) => Err("a `List` of `Int`, `Float`, `String` or `Bool` values (or tuples of them)"),
         (SortBy, Ty::List(t)) => {
             let k = c.new_var(span);
-            s(vec![Ty::local_func(vec![elem(t)], k)], Ty::list(elem(t)))
+            takes(vec![Ty::local_func(vec![elem(t)], k)], Ty::list(elem(t)))
         }
         (MinBy | MaxBy, Ty::List(t)) => {
             let k = c.new_var(span);
-            s(vec![Ty::local_func(vec![elem(t)], k)], Ty::option(elem(t)))
+            takes(vec![Ty::local_func(vec![elem(t)], k)], Ty::option(elem(t)))
         }
         (GroupBy, Ty::List(t)) => {
             let k = c.new_var(span);
             let f = Ty::local_func(vec![elem(t)], k.clone());
-            s(vec![f], Ty::list(Ty::Tuple(vec![k, Ty::list(elem(t))])))
+            takes(vec![f], Ty::list(Ty::Tuple(vec![k, Ty::list(elem(t))])))
         }
         (CountBy, Ty::List(t)) => {
             let k = c.new_var(span);
-            s(vec![Ty::local_func(vec![elem(t)], k.clone())], Ty::list(Ty::Tuple(vec![k, Ty::Int])))
+            takes(vec![Ty::local_func(vec![elem(t)], k.clone())], Ty::list(Ty::Tuple(vec![k, Ty::Int])))
         }
-        (Enumerate, Ty::List(t)) => s(vec![], Ty::list(Ty::Tuple(vec![Ty::Int, elem(t)]))),
+        (Enumerate, Ty::List(t)) => takes(vec![], Ty::list(Ty::Tuple(vec![Ty::Int, elem(t)]))),
         (Zip, Ty::List(t)) => {
             let u = c.new_var(span);
-            s(vec![Ty::list(u.clone())], Ty::list(Ty::Tuple(vec![elem(t), u])))
+            takes(vec![Ty::list(u.clone())], Ty::list(Ty::Tuple(vec![elem(t), u])))
         }
-        (Take | Skip, Ty::List(t)) => s(vec![Ty::Int], Ty::list(elem(t))),
-        (SortBy | MinBy | MaxBy | GroupBy | CountBy | Enumerate | Zip | Take | Skip, _) => Err("a `List`"),
-        (ToString, Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Str) => s(vec![], Ty::Str),
-        (ToString, Ty::Date | Ty::DateTime | Ty::Duration) => s(vec![], Ty::Str),
+        (Take | Skip, Ty::List(t)) => takes(vec![Ty::Int], Ty::list(elem(t))),
+        (
+            Get | Push | Filter | Fold | Any | All | Reverse | First | Last | SortBy | MinBy | MaxBy | GroupBy
+            | CountBy | Enumerate | Zip | Take | Skip,
+            _,
+        ) => Err("a `List`"),
+        _ => Err(OTHER_FAMILY),
+    }
+}
+
+/// The strings' builtins; `join` also of labels, `to_string` of every plain value, `slice` also
+/// of lists.
+fn strings(b: Builtin, first: &Ty, kept: &Ty) -> Result<Shape, Wanted> {
+    use Builtin::*;
+    match (b, first) {
+        (StartsWith | EndsWith, Ty::Str) => takes(vec![Ty::Str], Ty::Bool),
+        (Join, Ty::List(t)) if matches!(**t, Ty::Str) => takes(vec![Ty::Str], Ty::Str),
+        (Join, Ty::Opaque(n, _)) if &**n == LABEL => takes(vec![label_ty()], label_ty()),
+        (Join, _) => Err("a `List[String]`"),
+        (ToUpper | ToLower | Trim, Ty::Str) => takes(vec![], Ty::Str),
+        (Split, Ty::Str) => takes(vec![Ty::Str], Ty::list(Ty::Str)),
+        (ParseInt, Ty::Str) => takes(vec![], Ty::option(Ty::Int)),
+        (ParseDecimal, Ty::Str) => takes(vec![], Ty::option(Ty::Decimal)),
+        (Find, Ty::Str) => takes(vec![Ty::Str], Ty::option(Ty::Int)),
+        (Replace, Ty::Str) => takes(vec![Ty::Str, Ty::Str], Ty::Str),
+        (Slice, Ty::Str) => takes(vec![Ty::Int, Ty::Int], Ty::Str),
+        (Slice, Ty::List(t)) => takes(vec![Ty::Int, Ty::Int], Ty::list(kept_elem(kept, t))),
+        (Slice, _) => Err("a `String` or a `List`"),
+        (Lines | Words, Ty::Str) => takes(vec![], Ty::list(Ty::Str)),
+        (Repeat, Ty::Str) => takes(vec![Ty::Int], Ty::Str),
+        (PadLeft | PadRight, Ty::Str) => takes(vec![Ty::Int, Ty::Str], Ty::Str),
+        (Matches, Ty::Str) => takes(vec![Ty::Str], Ty::Bool),
+        (FindAll, Ty::Str) => takes(vec![Ty::Str], Ty::list(Ty::Str)),
+        (Captures, Ty::Str) => takes(vec![Ty::Str], Ty::option(Ty::list(Ty::Str))),
+        (ToString, Ty::Int | Ty::Float | Ty::Decimal | Ty::Bool | Ty::Str) => takes(vec![], Ty::Str),
+        (ToString, Ty::Date | Ty::DateTime | Ty::Duration) => takes(vec![], Ty::Str),
         (ToString, _) => Err("an `Int`, `Float`, `Decimal`, `Bool`, `String`, `Date`, `DateTime` or `Duration`"),
-        (ParseDate, Ty::Str) => s(vec![], Ty::option(Ty::Date)),
-        (ParseDateTime, Ty::Str) => s(vec![], Ty::option(Ty::DateTime)),
-        (Seconds | Minutes | Hours | Days, Ty::Int) => s(vec![], Ty::Duration),
-        (Seconds | Minutes | Hours | Days, _) => Err("an `Int`"),
-        (AddDays, Ty::Date) => s(vec![Ty::Int], Ty::Date),
-        (DaysBetween, Ty::Date) => s(vec![Ty::Date], Ty::Int),
-        (AddDays | DaysBetween, _) => Err("a `Date`"),
-        (IsSome | IsNone, Ty::Option(_)) => s(vec![], Ty::Bool),
-        (IsOk | IsErr, Ty::Result(..)) => s(vec![], Ty::Bool),
-        (UnwrapOr, Ty::Option(t) | Ty::Result(t, _)) => s(vec![(**t).clone()], (**t).clone()),
+        (
+            StartsWith | EndsWith | ToUpper | ToLower | Trim | Split | ParseInt | ParseDecimal | Find | Replace | Lines
+            | Words | Repeat | PadLeft | PadRight | Matches | FindAll | Captures,
+            _,
+        ) => Err("a `String`"),
+        _ => Err(OTHER_FAMILY),
+    }
+}
+
+/// The maps' builtins (`get`, `len` and `is_empty` of a map are with the lists').
+fn maps(c: &mut Checker<'_>, b: Builtin, first: &Ty) -> Result<Shape, Wanted> {
+    use Builtin::*;
+    match (b, first) {
+        (MapFrom, Ty::List(t)) => match &**t {
+            Ty::Tuple(kv) if kv.len() == 2 && kv.first().is_some_and(|k| orderable(c, k)) => {
+                let (k, v) = (kv[0].clone(), kv[1].clone());
+                takes(vec![], Ty::Map(Box::new(k), Box::new(v)))
+            }
+            _ => Err("a `List` of `(key, value)` pairs whose keys can be ordered"),
+        },
+        (MapFrom, _) => Err("a `List` of `(key, value)` pairs"),
+        (ContainsKey, Ty::Map(k, _)) => takes(vec![(**k).clone()], Ty::Bool),
+        (Insert, Ty::Map(k, v)) => takes(vec![(**k).clone(), (**v).clone()], first.clone()),
+        (Remove, Ty::Map(k, _)) => takes(vec![(**k).clone()], first.clone()),
+        (Keys, Ty::Map(k, _)) => takes(vec![], Ty::list((**k).clone())),
+        (Values, Ty::Map(_, v)) => takes(vec![], Ty::list((**v).clone())),
+        (Entries, Ty::Map(k, v)) => takes(vec![], Ty::list(Ty::Tuple(vec![(**k).clone(), (**v).clone()]))),
+        (ContainsKey | Insert | Remove | Keys | Values | Entries, _) => Err("a `Map`"),
+        _ => Err(OTHER_FAMILY),
+    }
+}
+
+/// The builtins of options and results (`map` of one is with the lists'). What the type says of
+/// the payload (`Option[{v: Int | v > 0}]`) holds in the function they call.
+fn options_and_results(c: &mut Checker<'_>, b: Builtin, first: &Ty, kept: &Ty, span: Span) -> Result<Shape, Wanted> {
+    use Builtin::*;
+    let payload = |t: &Ty, i: usize| kept_payload(kept, t, i);
+    match (b, first) {
+        (UnwrapOr, Ty::Option(t) | Ty::Result(t, _)) => takes(vec![(**t).clone()], (**t).clone()),
         (UnwrapOr, _) => Err("an `Option` or a `Result`"),
-        // What the type says of the payload (`Option[{v: Int | v > 0}]`) holds in the function.
-        (Map, Ty::Option(t)) => {
-            let u = c.new_var(span);
-            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], Ty::option(u))
-        }
-        (Map, Ty::Result(t, e)) => {
-            let u = c.new_var(span);
-            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], Ty::Result(Box::new(u), e.clone()))
-        }
         (AndThen, Ty::Option(t)) => {
             let u = Ty::option(c.new_var(span));
-            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
+            takes(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
         }
         (AndThen, Ty::Result(t, e)) => {
             let u = Ty::Result(Box::new(c.new_var(span)), e.clone());
-            s(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
+            takes(vec![Ty::local_func(vec![payload(t, 0)], u.clone())], u)
         }
         (AndThen, _) => Err("an `Option` or a `Result`"),
         (MapErr, Ty::Result(t, e)) => {
             let u = c.new_var(span);
-            s(vec![Ty::local_func(vec![payload(e, 1)], u.clone())], Ty::Result(t.clone(), Box::new(u)))
+            takes(vec![Ty::local_func(vec![payload(e, 1)], u.clone())], Ty::Result(t.clone(), Box::new(u)))
         }
         (MapErr, _) => Err("a `Result`"),
         (OkOr, Ty::Option(t)) => {
             let u = c.new_var(span);
-            s(vec![u.clone()], Ty::Result(t.clone(), Box::new(u)))
+            takes(vec![u.clone()], Ty::Result(t.clone(), Box::new(u)))
         }
         (OkOr, _) => Err("an `Option`"),
-        (Abs, _) if num => s(vec![], first.clone()),
-        (Min | Max, _) if num => s(vec![first.clone()], first.clone()),
-        (Abs | Min | Max, _) => Err("an `Int`, a `Float` or a `Decimal`"),
-        (Map, _) => Err("a `List`, an `Option` or a `Result`"),
-        (Get | Push | Filter | Fold | Any | All | Reverse | First | Last, _) => Err("a `List`"),
-        (Concat | Contains, _) => Err("a `List` or a `String`"),
-        (
-            StartsWith | EndsWith | ToUpper | ToLower | Trim | Split | ParseInt | ParseDecimal | ParseDate
-            | ParseDateTime | Find | Replace | Lines | Words | Repeat | PadLeft | PadRight | Matches | FindAll
-            | Captures,
-            _,
-        ) => Err("a `String`"),
+        (IsSome | IsNone, Ty::Option(_)) => takes(vec![], Ty::Bool),
         (IsSome | IsNone, _) => Err("an `Option`"),
+        (IsOk | IsErr, Ty::Result(..)) => takes(vec![], Ty::Bool),
         (IsOk | IsErr, _) => Err("a `Result`"),
-        // Checked before they get here: `range` takes two `Int`s, checked as such in `call`;
-        // the label functions only in `@label` values (`label_call`).
-        (Range | Label(_), _) => Err("a different value"),
+        _ => Err(OTHER_FAMILY),
+    }
+}
+
+/// The numbers' builtins.
+fn numbers(b: Builtin, first: &Ty) -> Result<Shape, Wanted> {
+    use Builtin::*;
+    let num = matches!(first, Ty::Int | Ty::Float | Ty::Decimal);
+    match (b, first) {
+        (Abs, _) if num => takes(vec![], first.clone()),
+        (Min | Max, _) if num => takes(vec![first.clone()], first.clone()),
+        (Abs | Min | Max, _) => Err("an `Int`, a `Float` or a `Decimal`"),
+        (Round, Ty::Decimal) => takes(vec![Ty::Int], Ty::Decimal),
+        (Round, _) => Err("a `Decimal`"),
+        (DivRound, Ty::Decimal) => takes(vec![Ty::Decimal, Ty::Int], Ty::Decimal),
+        (DivRound, _) => Err("a `Decimal`"),
+        _ => Err(OTHER_FAMILY),
+    }
+}
+
+/// The builtins of dates, times and durations.
+fn times(b: Builtin, first: &Ty) -> Result<Shape, Wanted> {
+    use Builtin::*;
+    match (b, first) {
+        (ParseDate, Ty::Str) => takes(vec![], Ty::option(Ty::Date)),
+        (ParseDateTime, Ty::Str) => takes(vec![], Ty::option(Ty::DateTime)),
+        (ParseDate | ParseDateTime, _) => Err("a `String`"),
+        (Seconds | Minutes | Hours | Days, Ty::Int) => takes(vec![], Ty::Duration),
+        (Seconds | Minutes | Hours | Days, _) => Err("an `Int`"),
+        (AddDays, Ty::Date) => takes(vec![Ty::Int], Ty::Date),
+        (DaysBetween, Ty::Date) => takes(vec![Ty::Date], Ty::Int),
+        (AddDays | DaysBetween, _) => Err("a `Date`"),
+        _ => Err(OTHER_FAMILY),
+    }
+}
+
+/// `unlabel`, of a `Labeled` value (`join` of labels is with the strings').
+fn labeled_values(first: &Ty) -> Result<Shape, Wanted> {
+    match first {
+        Ty::Opaque(n, args) if &**n == LABELED && args.len() == 1 => takes(vec![], args[0].clone()),
+        _ => Err("a `Labeled` value"),
     }
 }
 
@@ -338,7 +442,7 @@ pub fn call(c: &mut Checker<'_>, b: Builtin, args: &[&Expr], span: Span) -> Type
         let threaded = b == Builtin::Fold && i == 0;
         if c.is_linear(&t.ty) && !threaded {
             c.error(Code::TypeMismatch, a.span, format!("`{name}` cannot take a linear value")).help =
-                Some(format!("to use it once per element, thread it through the loop: {}", crate::RECURSION_HINT));
+                Some(format!("to use it once per element, thread it through the loop: {}", RECURSION_HINT));
         }
         // Only the functions `map`, `filter`, ... call are passed down; `unwrap_or` gives its
         // default back; every other argument becomes part of data.

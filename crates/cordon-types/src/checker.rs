@@ -13,12 +13,30 @@ use cordon_smt::{Solver, Term};
 use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, ItemKind, Module, Param, TypeExpr, TypeExprKind};
 use cordon_syntax::{Code, Diagnostic, MAX_NESTING, SourceMap, Span};
 
-use crate::CheckOptions;
+use crate::calls::Calls;
+use crate::options::CheckOptions;
 use crate::state::{
     BUILTIN_TYPES, Binding, Checker, Entry, Facts, Holder, LABEL, LABELED, MAX_TYPE_SIZE, Role, RoleItems, Signature,
     TypeDef, TypeInfo, ValueDef, label_ty, labeled_ty, plural, suggest, type_size, walk_names,
 };
 use crate::ty::{FnTy, Refinement, Ty};
+
+impl Checker<'static> {
+    /// A copy of this kept checker for a check of `sources` (which hold the same policies at the
+    /// same ids) with `options`: the check's own clock and entry facts.
+    pub fn attached<'a>(&self, sources: &'a SourceMap, options: &CheckOptions) -> Checker<'a> {
+        let fresh = Checker::new(sources, options);
+        Checker {
+            started: fresh.started,
+            deadline: fresh.deadline,
+            solver_time: fresh.solver_time,
+            entry_facts: fresh.entry_facts,
+            recorded: fresh.recorded,
+            sources,
+            ..self.clone()
+        }
+    }
+}
 
 impl<'a> Checker<'a> {
     pub fn new(sources: &'a SourceMap, options: &CheckOptions) -> Checker<'a> {
@@ -53,7 +71,7 @@ impl<'a> Checker<'a> {
             hole_sites: Vec::new(),
             fills: HashMap::new(),
             filled: HashSet::new(),
-            calls: crate::Calls::default(),
+            calls: Calls::default(),
             pending_lists: None,
             bound_before_inferred: Vec::new(),
             duplicate_values: HashSet::new(),

@@ -3,6 +3,7 @@
 
 mod calls;
 mod control_flow;
+mod holes;
 mod operators;
 
 use std::rc::Rc;
@@ -13,7 +14,8 @@ use cordon_syntax::ast::{
 };
 use cordon_syntax::{Builtin, Code, Diagnostic, Span};
 
-use crate::Callee;
+use crate::calls::Callee;
+use crate::hints::RECURSION_HINT;
 use crate::logic::UNMODELLED;
 use crate::state::{
     Binding, Checker, ClosureFrame, LABEL, LABELED, Lin, LinMark, LinPath, Signature, TypeDef, Typed, ValueDef,
@@ -376,7 +378,7 @@ impl Checker<'_> {
                 .help = Some(format!(
                 "pass it as an argument instead; to use it once per element of a list, thread it through the \
                  loop: {}",
-                crate::RECURSION_HINT
+                RECURSION_HINT
             ));
             self.set_lin(i, Some(Lin::Misused));
             return Typed { ty, term };
@@ -403,7 +405,7 @@ impl Checker<'_> {
                 .with_help(format!(
                     "a linear value is used exactly once; use it before or after the loop, or thread it through \
                      the loop with `with`: {}",
-                    crate::RECURSION_HINT
+                    RECURSION_HINT
                 )),
             );
             return Typed { ty, term };
@@ -433,6 +435,14 @@ impl Checker<'_> {
             self.error(Code::CapabilityStored, span, format!("{what} cannot be stored in data")).help =
                 Some("capabilities are passed as arguments, never stored".into());
         }
+    }
+
+    /// Reports a capability (or a function holding one) returned from a body whose result
+    /// may not be one: a function's, the plan's or a fill's.
+    pub fn capability_escapes(&mut self, span: Span, ty: &Ty) {
+        let what = second_class_noun(&self.resolve(ty));
+        self.error(Code::CapabilityEscapes, span, format!("{what} cannot be returned")).help =
+            Some("capabilities are passed down as arguments and never leave their scope".into());
     }
 
     fn check_tuple(&mut self, es: &[Expr], expected: Option<&Ty>, span: Span) -> Typed {
@@ -727,7 +737,7 @@ fn strip_provable(t: &Ty) -> Ty {
 }
 
 /// How a second-class value is named in messages.
-pub fn second_class_noun(t: &Ty) -> &'static str {
+fn second_class_noun(t: &Ty) -> &'static str {
     match t.base() {
         Ty::Fn(_) => "a function that may hold a capability",
         _ => "a capability",

@@ -25,9 +25,12 @@ mod checker;
 mod exhaustive;
 mod expr;
 mod facts;
+mod hints;
+mod hole_site;
 mod holes;
 mod lint;
 mod logic;
+mod options;
 mod state;
 mod ty;
 
@@ -35,8 +38,11 @@ pub use bindings::BindingType;
 pub use calls::{CallSite, Callee, Calls};
 /// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
 pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};
-pub use holes::{BindingKind, CheckedFill, FillOutcome, HoleBinding, HoleSite, check_fill, check_nested_fill};
+pub use hints::RECURSION_HINT;
+pub use hole_site::{BindingKind, HoleBinding, HoleSite};
+pub use holes::{CheckedFill, FillOutcome, check_fill, check_nested_fill};
 pub use lint::label_defaults;
+pub use options::{CheckOptions, EntryFact, FactValue};
 pub use state::BUILTIN_TYPES;
 
 use cordon_smt::Term;
@@ -48,67 +54,6 @@ use std::sync::Arc;
 
 use state::{Checker, Entry, Lin, Role, ValueDef};
 use ty::Ty;
-
-/// Settings of one check.
-#[derive(Clone, Debug)]
-pub struct CheckOptions {
-    /// Time Z3 may spend on one refinement obligation before the obligation is rejected.
-    pub solver_timeout_ms: u32,
-    /// Wall-clock time the whole check may take, type checking and solver together. Once it is
-    /// spent the solver is not asked (what only it could prove is `refinement-unknown`) and the
-    /// check stops at the next statement with one `check-timeout` error that says where the
-    /// time went, so no program can keep the checker busy for long. `0`: spent from the start.
-    pub check_timeout_ms: u32,
-    /// What holds of the entry's inputs when a plan is checked against the policy's `entry`.
-    /// `None` (a plain `cordon check`): the inputs are as on a fresh session, so every measure
-    /// with a default has that value on every host-made input. `Some`: exactly these facts
-    /// (the host knows the real state of what it will pass); a fact that names no entry
-    /// parameter or measure, or has a value of the wrong sort, is an error at the entry.
-    pub entry_facts: Option<Vec<EntryFact>>,
-    /// Keep each binding's type for [`Outcome::bindings`] (an editor's hover and completion);
-    /// off, the check keeps nothing of them.
-    pub record_bindings: bool,
-}
-
-impl Default for CheckOptions {
-    fn default() -> CheckOptions {
-        CheckOptions { solver_timeout_ms: 2000, check_timeout_ms: 20_000, entry_facts: None, record_bindings: false }
-    }
-}
-
-/// `measure(param) == value`, about an input of the entry.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EntryFact {
-    /// The entry parameter.
-    pub param: String,
-    /// A measure of one parameter, of the parameter's type.
-    pub measure: String,
-    pub value: FactValue,
-}
-
-/// The value of a measure.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FactValue {
-    Bool(bool),
-    Int(i64),
-    Str(String),
-}
-
-impl FactValue {
-    fn term(&self) -> Term {
-        match self {
-            FactValue::Bool(b) => Term::Bool(*b),
-            FactValue::Int(n) => Term::Int(*n),
-            FactValue::Str(s) => Term::Str(s.clone()),
-        }
-    }
-}
-
-/// The loop that threads a linear value through a list (its body's value is the next `s`, the
-/// loop's value the last), quoted by the diagnostics
-/// of loops, closures and `fold`s that would use one (and shown in the language reference).
-pub const RECURSION_HINT: &str =
-    "`let s = for r in repos with s { let (_, s) = gh.read_file(s, r, \"README.md\"); s };`";
 
 /// The result of checking: every diagnostic, sorted by position; the program is accepted if
 /// and only if none is an error. A program with syntax errors gets only those.
@@ -242,7 +187,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
     let program = if diagnostics.iter().any(Diagnostic::is_error) {
         None
     } else {
-        Some(Checked { policies, plan, holes: holes::renumber(report.sites), calls: report.calls })
+        Some(Checked { policies, plan, holes: hole_site::renumber(report.sites), calls: report.calls })
     };
     Outcome {
         diagnostics,
@@ -489,12 +434,6 @@ impl Checker<'_> {
             self.push_param(id, closed, term);
         }
         self.close(ret, &terms)
-    }
-
-    fn capability_escapes(&mut self, span: Span, ty: &Ty) {
-        let what = expr::second_class_noun(&self.resolve(ty));
-        self.error(Code::CapabilityEscapes, span, format!("{what} cannot be returned")).help =
-            Some("capabilities are passed down as arguments and never leave their scope".into());
     }
 
     fn check_plan(&mut self, module: &Module) {

@@ -1,7 +1,7 @@
 //! The checker's state, shared by its passes (declarations in `checker.rs`, expressions in
-//! `expr.rs`, refinements in `logic.rs`, holes in `holes.rs`, builtins in `builtins.rs`): what
-//! names stand for, the bindings and facts in scope, and the helpers every pass uses. It
-//! imports none of the passes.
+//! `expr.rs`, refinements in `logic.rs`, holes in `expr/holes.rs`, builtins in
+//! `builtins.rs`): what names stand for, the bindings and facts in scope, and the helpers every
+//! pass uses. It imports none of the passes: it is the bottom of the checker.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
@@ -10,7 +10,10 @@ use cordon_smt::{FuncDecl, Solver, Term};
 use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, Module, TypeExpr};
 use cordon_syntax::{Diagnostic, SourceMap, Span};
 
+use crate::calls::Calls;
 pub use crate::facts::Facts;
+use crate::hole_site::HoleSite;
+use crate::options::EntryFact;
 use crate::ty::Ty;
 
 /// What a type name stands for.
@@ -163,13 +166,13 @@ pub struct Checker<'a> {
     /// Number of typed holes checked.
     pub holes: usize,
     /// What a model filling each hole checked so far may name, in the order they were checked.
-    pub hole_sites: Vec<crate::HoleSite>,
+    pub hole_sites: Vec<HoleSite>,
     /// The fills to check in place of holes, by the hole's span (see [`crate::check_fill`]).
     pub fills: HashMap<Span, std::sync::Arc<Module>>,
     /// The holes whose fill was checked.
     pub filled: HashSet<Span>,
     /// What each call checked so far calls.
-    pub calls: crate::Calls,
+    pub calls: Calls,
     /// While declarations are resolved: the list element types to check once they all are.
     pub pending_lists: Option<Vec<(Ty, Span, Holder)>>,
     /// The names of functions, constants and measures that repeat an earlier one.
@@ -189,8 +192,8 @@ pub struct Checker<'a> {
     pub labeled_blocks: Vec<usize>,
     /// The declared default of each measure (`measure m(x: T) -> U = literal`).
     pub measure_defaults: HashMap<String, Term>,
-    /// What the host says holds of the entry's inputs (see [`CheckOptions::entry_facts`]).
-    pub entry_facts: Option<Vec<crate::EntryFact>>,
+    /// What the host says holds of the entry's inputs (see [`crate::CheckOptions::entry_facts`]).
+    pub entry_facts: Option<Vec<EntryFact>>,
     /// Each binding's name, where it is bound, and its type, when the check records them
     /// ([`crate::CheckOptions::record_bindings`], `bindings.rs`).
     pub recorded: Option<Vec<(String, Span, Ty)>>,
@@ -248,23 +251,6 @@ impl Checker<'_> {
             measure_defaults: self.measure_defaults,
             entry_facts: self.entry_facts,
             recorded: None,
-        }
-    }
-}
-
-impl Checker<'static> {
-    /// A copy of this kept checker for a check of `sources` (which hold the same policies at the
-    /// same ids) with `options`: the check's own clock and entry facts.
-    pub fn attached<'a>(&self, sources: &'a SourceMap, options: &crate::CheckOptions) -> Checker<'a> {
-        let fresh = Checker::new(sources, options);
-        Checker {
-            started: fresh.started,
-            deadline: fresh.deadline,
-            solver_time: fresh.solver_time,
-            entry_facts: fresh.entry_facts,
-            recorded: fresh.recorded,
-            sources,
-            ..self.clone()
         }
     }
 }
