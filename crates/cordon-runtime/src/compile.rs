@@ -7,28 +7,39 @@
 //! time. Beyond that, compilation does not rely on the checker's types: the interpreter is
 //! dynamically typed, so that code which never went through the checker (tests of the runtime's
 //! own re-checks) fails cleanly instead of misbehaving.
+//!
+//! This module holds the compiler's state and the matches on the kinds of code (of an
+//! expression, a callee, a statement, a pattern). Each kind of expression is lowered, from the
+//! parts the match hands it, by the module of its family, which reads no kinds itself: `data`
+//! (variants, tuples, lists, records, fields, casts), `operators`, `control` (`if`, `match`,
+//! loops, `to_labeled`), `calls` (calls, closures, holes) and `builtins` (builtins and methods).
+//! `policy` lowers the policy's declarations.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use cordon_syntax::Span;
 use cordon_syntax::ast::{
-    Arm, BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Ident, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
+    BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Ident, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
     TypeExpr, UnOp, release_asks,
 };
 
 use crate::code::{
-    Access, CaptureFrom, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals,
-    HoleScope, MeasureDecl, Op, Operand, Origin, Over, Pat, ReleaseDecl, Slot,
+    Access, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals, HoleScope,
+    MeasureDecl, Op, Operand, Origin, Pat, ReleaseDecl, Slot,
 };
 pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
-use crate::value::{CodeId, CodeRef, Func, Layout, Value};
+use crate::value::{CodeId, CodeRef, Func, Value};
 use cordon_syntax::Builtin;
 use cordon_types::Calls;
 
 mod body;
 mod builtins;
+mod calls;
+mod control;
+mod data;
+mod operators;
 mod policy;
 
 use body::Body;
@@ -59,6 +70,19 @@ fn literal_closure(e: &Expr, arity: usize) -> Option<(&[ClosureParam], &Expr)> {
         ExprKind::Closure { params, body, .. } if params.len() == arity => Some((params, body)),
         _ => None,
     }
+}
+
+/// The text of `e` if it is a string literal.
+fn string_literal(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether `e` is an integer literal (which `emit` fuses into the operation that takes it).
+fn is_int_literal(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Int(_))
 }
 
 /// Whether `op` is a comparison (its result is always a Bool).
@@ -572,268 +596,44 @@ impl Compiler {
         Ok(())
     }
 
+    /// Compiles `e`, leaving its value on the stack: the one match on the kinds of expressions,
+    /// each lowered by the module of its family.
     fn expr(&mut self, e: &Expr) -> Res {
         let span = e.span;
         match &e.kind {
-            ExprKind::Int(i) => {
-                self.emit(Op::Push(Value::Int(*i)), span);
-            }
-            ExprKind::Decimal(d) => {
-                self.emit(Op::Push(Value::decimal(*d)), span);
-            }
-            ExprKind::Float(x) => {
-                self.emit(Op::Push(Value::Float(*x)), span);
-            }
-            ExprKind::Str(s) => {
-                self.emit(Op::Push(Value::str(s)), span);
-            }
-            ExprKind::Bool(b) => {
-                self.emit(Op::Push(Value::Bool(*b)), span);
-            }
-            ExprKind::Unit => {
-                self.emit(Op::Push(Value::Unit), span);
-            }
-            ExprKind::Name(id) => self.load_name(&id.name, span)?,
-            ExprKind::Path { ty, variant } => {
-                self.emit(
-                    Op::MakeVariant {
-                        enum_name: ty.name.as_str().into(),
-                        name: variant.name.as_str().into(),
-                        arity: 0,
-                    },
-                    span,
-                );
-            }
-            ExprKind::Tuple(items) => {
-                self.exprs(items)?;
-                self.emit(Op::MakeTuple(items.len() as u16), span);
-            }
-            ExprKind::List(items) => {
-                self.exprs(items)?;
-                self.emit(Op::MakeList(items.len() as u32), span);
-            }
-            ExprKind::Record { name, fields } => {
-                for (_, v) in fields {
-                    self.expr(v)?;
-                }
-                let names = fields.iter().map(|(n, _)| self.field_name(&n.name)).collect();
-                self.emit(Op::MakeRecord(Arc::new(Layout::new(name.name.as_str().into(), names))), span);
-            }
-            ExprKind::Field { base, name } => {
-                self.expr(base)?;
-                let name = self.field_name(&name.name);
-                self.emit(Op::Field(name), span);
-            }
-            ExprKind::TupleField { base, index, .. } => {
-                self.expr(base)?;
-                self.emit(Op::TupleField(*index), span);
-            }
-            ExprKind::Index { base, index } => {
-                self.expr(base)?;
-                self.expr(index)?;
-                self.emit(Op::Index, span);
-            }
-            ExprKind::Call { callee, args } => self.call(e, callee, args)?,
-            ExprKind::MethodCall { receiver, method, args } => self.method(e, receiver, &method.name, args)?,
-            ExprKind::Unary { op, operand } => {
-                self.expr(operand)?;
-                self.emit(Op::Unary(*op), span);
-            }
-            ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
-                self.branch(lhs, |c| c.expr(rhs), |c| c.push(Value::Bool(false), span), span)?
-            }
-            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
-                self.branch(lhs, |c| c.push(Value::Bool(true), span), |c| c.expr(rhs), span)?
-            }
-            // `+` with a string literal on one side: the literal joins the other operand in
-            // place, without being pushed.
-            ExprKind::Binary { op: BinOp::Add, lhs, rhs }
-                if matches!((&lhs.kind, &rhs.kind), (ExprKind::Str(_), _) | (_, ExprKind::Str(_))) =>
-            {
-                let (text, other, left) = match (&lhs.kind, &rhs.kind) {
-                    (ExprKind::Str(t), _) => (t, rhs, true),
-                    (_, ExprKind::Str(t)) => (t, lhs, false),
-                    _ => return self.err(span, "a string literal vanished"),
-                };
-                self.expr(other)?;
-                self.emit(Op::AddLiteral { text: text.as_str().into(), left }, span);
-            }
-            ExprKind::Binary { op, lhs, rhs } => match self.local_slot(lhs) {
-                // A local on the left of a computed right side is read where the operation
-                // takes it, after the right side: no `Load`, no push. Nothing the right side
-                // does changes a local's slot (bindings are immutable), and a read has no
-                // effect to reorder. (Operands both locals or literals are fused by `emit`.) A
-                // local to be moved out (`take_once`) is moved first, so the operation owns it.
-                Some(slot)
-                    if self.local_slot(rhs).is_none()
-                        && !matches!(rhs.kind, ExprKind::Int(_))
-                        && self.body().take_once != Some(slot) =>
-                {
-                    self.expr(rhs)?;
-                    self.emit(Op::BinaryWith { op: *op, lhs: Operand::Slot(slot), rhs: Operand::Top }, span);
-                }
-                _ => {
-                    self.expr(lhs)?;
-                    self.expr(rhs)?;
-                    self.emit(Op::Binary(*op), span);
-                }
-            },
-            ExprKind::If { cond, then, else_ } => self.branch(
-                cond,
-                |c| c.block(then),
-                |c| match else_ {
-                    Some(e) => c.expr(e),
-                    None => c.push(Value::Unit, span),
-                },
-                span,
-            )?,
-            ExprKind::Match { scrutinee, arms } => self.match_(scrutinee, arms, span)?,
-            ExprKind::For { pat, iter, body } => self.for_(pat, iter, body, span)?,
-            ExprKind::Block(b) => self.block(b)?,
-            ExprKind::Closure { params, body, .. } => {
-                self.bodies.push(Body::new(true));
-                for p in params {
-                    self.bind(&p.name.name);
-                }
-                let result = self.expr(body);
-                let b = self.bodies.pop().expect("pushed above");
-                result?;
-                let captures: Arc<[CaptureFrom]> = b
-                    .captures
-                    .iter()
-                    .map(|(_, a)| match a {
-                        Access::Slot(s) => CaptureFrom::Slot(*s),
-                        Access::Capture(i) => CaptureFrom::Capture(*i),
-                    })
-                    .collect();
-                let code = self.finish("<closure>", params.len() as u16, b);
-                self.emit(Op::MakeClosure { code, captures }, span);
-            }
-            ExprKind::Cast { expr, ty } => {
-                self.expr(expr)?;
-                let shape = self.shape(ty, &[])?;
-                self.emit(Op::Cast(shape), span);
-            }
-            ExprKind::Hole { args, .. } => {
-                self.exprs(args)?;
-                let names = self.visible_names();
-                let site = self.holes.len() as u32;
-                self.holes.push(HoleScope { span, names });
-                self.emit(Op::Hole { site, argc: args.len() as u16 }, span);
-            }
-            ExprKind::ToLabeled(b) => {
-                self.emit(Op::ToLabeledBegin, span);
-                self.block(b)?;
-                self.emit(Op::ToLabeledEnd, span);
-            }
-            ExprKind::Error => return self.err(span, "a malformed expression"),
+            ExprKind::Int(i) => self.push(Value::Int(*i), span),
+            ExprKind::Decimal(d) => self.push(Value::decimal(*d), span),
+            ExprKind::Float(x) => self.push(Value::Float(*x), span),
+            ExprKind::Str(s) => self.push(Value::str(s), span),
+            ExprKind::Bool(b) => self.push(Value::Bool(*b), span),
+            ExprKind::Unit => self.push(Value::Unit, span),
+            ExprKind::Name(id) => self.load_name(&id.name, span),
+            ExprKind::Path { ty, variant } => self.variant(&ty.name, &variant.name, &[], span),
+            ExprKind::Tuple(items) => self.tuple(items, span),
+            ExprKind::List(items) => self.list(items, span),
+            ExprKind::Record { name, fields } => self.record(&name.name, fields, span),
+            ExprKind::Field { base, name } => self.field(base, &name.name, span),
+            ExprKind::TupleField { base, index, .. } => self.tuple_field(base, *index, span),
+            ExprKind::Index { base, index } => self.index(base, index, span),
+            ExprKind::Call { callee, args } => self.call(e, callee, args),
+            ExprKind::MethodCall { receiver, method, args } => self.method(e, receiver, &method.name, args),
+            ExprKind::Unary { op, operand } => self.unary(*op, operand, span),
+            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, span),
+            ExprKind::If { cond, then, else_ } => self.if_(cond, then, else_.as_deref(), span),
+            ExprKind::Match { scrutinee, arms } => self.match_(scrutinee, arms, span),
+            ExprKind::For { pat, iter, body } => self.for_(pat, iter, body, span),
+            ExprKind::Block(b) => self.block(b),
+            ExprKind::Closure { params, body, .. } => self.closure(params, body, span),
+            ExprKind::Cast { expr, ty } => self.cast(expr, ty, span),
+            ExprKind::Hole { args, .. } => self.hole(args, span),
+            ExprKind::ToLabeled(b) => self.labeled(b, span),
+            ExprKind::Error => self.err(span, "a malformed expression"),
         }
-        Ok(())
     }
 
     fn push(&mut self, v: Value, span: Span) -> Res {
         self.emit(Op::Push(v), span);
         Ok(())
-    }
-
-    /// `if cond { then } else { else_ }`: both paths run with the program-counter label raised
-    /// by the condition's, and the result carries it.
-    fn branch(
-        &mut self,
-        cond: &Expr,
-        then: impl FnOnce(&mut Compiler) -> Res,
-        else_: impl FnOnce(&mut Compiler) -> Res,
-        span: Span,
-    ) -> Res {
-        self.expr(cond)?;
-        self.emit(Op::RaisePc, span);
-        let to_else = self.emit(Op::JumpIfFalse(0), span);
-        then(self)?;
-        let to_end = self.emit(Op::Jump(0), span);
-        self.patch(to_else);
-        else_(self)?;
-        self.patch(to_end);
-        self.emit(Op::JoinPc, span);
-        Ok(())
-    }
-
-    fn match_(&mut self, scrutinee: &Expr, arms: &[Arm], span: Span) -> Res {
-        self.expr(scrutinee)?;
-        self.emit(Op::RaisePc, span);
-        let mut to_end = Vec::new();
-        for arm in arms {
-            let depth = self.body().scope.len();
-            let pat = self.pattern(&arm.pat)?;
-            let fail = self.emit(Op::Match { pat: Arc::new(pat), fail: 0 }, arm.span);
-            let mut guard_fail = None;
-            if let Some(g) = &arm.guard {
-                self.expr(g)?;
-                self.emit(Op::RaisePcAgain, g.span);
-                guard_fail = Some(self.emit(Op::JumpIfFalse(0), g.span));
-            }
-            self.emit(Op::Pop, arm.span);
-            self.expr(&arm.body)?;
-            to_end.push(self.emit(Op::Jump(0), arm.span));
-            self.patch(fail);
-            if let Some(g) = guard_fail {
-                self.patch(g);
-            }
-            self.body().scope.truncate(depth);
-        }
-        self.emit(Op::Fail("no `match` arm matched".into()), span);
-        for j in to_end {
-            self.patch(j);
-        }
-        self.emit(Op::JoinPc, span);
-        Ok(())
-    }
-
-    fn for_(&mut self, pat: &Pattern, iter: &Expr, body: &Block, span: Span) -> Res {
-        let depth = self.body().scope.len();
-        let (over, elem) = self.loop_slots(iter, true, span)?;
-        let start = self.target();
-        let next = self.emit(Op::IterNext { over, elem, exit: 0, tick: false }, span);
-        self.emit(Op::Take(elem), span);
-        self.bind_pattern(pat, pat.span)?;
-        self.block(body)?;
-        self.emit(Op::Pop, span);
-        self.emit(Op::Loop(start), span);
-        self.patch(next);
-        self.body().scope.truncate(depth);
-        self.push(Value::Unit, span)?;
-        self.emit(Op::JoinPc, span);
-        Ok(())
-    }
-
-    /// Evaluates what a loop steps over into slots and raises the program-counter label by its
-    /// label (how many times the body runs depends on it); returns them and the element's slot.
-    /// The caller emits the `JoinPc`. With `ranges`, a loop over `range(a, b)` as written steps
-    /// over the integers themselves, building no list (the caller does not need the list).
-    fn loop_slots(&mut self, iter: &Expr, ranges: bool, span: Span) -> Res<(Over, Slot)> {
-        let range = if ranges { self.range_call(iter) } else { None };
-        let over = match range {
-            Some([from, to]) => {
-                self.expr(from)?;
-                self.expr(to)?;
-                // Its errors are `range`'s: they point at the call.
-                self.emit(Op::RangeStart, iter.span);
-                self.emit(Op::RaisePc, span);
-                let (next, end) = (self.new_slot(), self.new_slot());
-                self.emit(Op::Store(end), span);
-                self.emit(Op::Store(next), span);
-                Over::Range { next, end }
-            }
-            None => {
-                self.expr(iter)?;
-                self.emit(Op::RaisePc, span);
-                let (list, index) = (self.new_slot(), self.new_slot());
-                self.emit(Op::Store(list), span);
-                self.emit(Op::Push(Value::Int(0)), span);
-                self.emit(Op::Store(index), span);
-                Over::List { list, index }
-            }
-        };
-        Ok((over, self.new_slot()))
     }
 
     /// The bounds of `e` if it is a call of the builtin `range` (not of a function or a local
@@ -862,63 +662,14 @@ impl Compiler {
         }
     }
 
+    /// A call: of a variant written as a path, of a name as the checker resolved it, or of a
+    /// value.
     fn call(&mut self, call: &Expr, callee: &Expr, args: &[Expr]) -> Res {
-        let span = call.span;
         match &callee.kind {
-            ExprKind::Path { ty, variant } => {
-                self.exprs(args)?;
-                self.emit(
-                    Op::MakeVariant {
-                        enum_name: ty.name.as_str().into(),
-                        name: variant.name.as_str().into(),
-                        arity: args.len() as u16,
-                    },
-                    span,
-                );
-                return Ok(());
-            }
-            ExprKind::Name(id) => {
-                let name = id.name.as_str();
-                match self.callee_of(call, name) {
-                    Callee::Fn(func) => {
-                        self.exprs(args)?;
-                        self.emit(Op::Call { func, argc: args.len() as u16 }, span);
-                        return Ok(());
-                    }
-                    Callee::Measure if !self.in_refinement => {
-                        self.emit(Op::Fail(format!("the measure `{name}` exists only in refinements").into()), span);
-                        return Ok(());
-                    }
-                    Callee::Measure => {
-                        self.exprs(args)?;
-                        self.emit(Op::Measure { name: name.into(), argc: args.len() as u16 }, span);
-                        return Ok(());
-                    }
-                    Callee::Variant(enum_name) => {
-                        self.exprs(args)?;
-                        self.emit(
-                            Op::MakeVariant {
-                                enum_name: enum_name.into(),
-                                name: name.into(),
-                                arity: args.len() as u16,
-                            },
-                            span,
-                        );
-                        return Ok(());
-                    }
-                    Callee::Builtin(b) => {
-                        let argv: Vec<&Expr> = args.iter().collect();
-                        return self.builtin(b, &argv, span);
-                    }
-                    Callee::Value => {}
-                }
-            }
-            _ => {}
+            ExprKind::Path { ty, variant } => self.variant(&ty.name, &variant.name, args, call.span),
+            ExprKind::Name(id) => self.call_name(call, &id.name, callee, args),
+            _ => self.call_value(callee, args, call.span),
         }
-        self.expr(callee)?;
-        self.exprs(args)?;
-        self.emit(Op::CallValue(args.len() as u16), span);
-        Ok(())
     }
 
     /// The run-time shape of a type; refinements become predicates over the refined value and
