@@ -87,6 +87,10 @@ pub fn run(args: &Args, read: &dyn Fn(&Path) -> io::Result<String>, out: &mut dy
         None => None,
     };
     let mut prepared = workspace.prepare(Request::Plan(&plan), &mut *approver)?;
+    if args.format != Format::Json {
+        // The trace is printed as the run goes: the report need not keep it.
+        prepared = prepared.without_trace();
+    }
     if let Some(model) = model.as_deref_mut() {
         prepared = prepared.with_model(model);
     }
@@ -155,7 +159,7 @@ fn render_report(args: &Args, report: &cordon::Report) -> Report {
                     out.push_str(&format!("label: {}\n", label.dc().describe()));
                 }
             }
-            let performed = report.performed();
+            let performed = report.performed;
             let summary = match &report.ended {
                 Ended::Rejected => format!("{}; nothing ran", render::summary(&report.diagnostics)),
                 Ended::Failed(e) => format!(

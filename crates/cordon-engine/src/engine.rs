@@ -1,11 +1,13 @@
 //! The one loop that drives a run, and the stages an effect passes through. Each step is told
 //! to the observers as it happens; what only the boundary saw (a call it refused as the plan made
-//! it, the label it gave a tool's answer) is told from the runtime's trace records, as data.
+//! it, the label it gave a tool's answer) is told from the runtime's trace records, as data,
+//! taken from the run as they come and handed on to the drive's [`Decisions`].
 
 use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
 use cordon_runtime::trace::value_text;
 use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val, deep_label};
 
+use crate::decisions::Decisions;
 use crate::event::{End, Event, Observer, Observers, RefusedBy};
 use crate::stage::{Stage, Stages, Verdict};
 
@@ -69,8 +71,8 @@ pub struct Engine<'a> {
     stages: Stages<'a>,
     holes: Option<&'a mut dyn Holes>,
     observers: Observers<'a>,
-    /// How many of the driven run's trace records have been told as events.
-    told: usize,
+    /// Where the boundary's decisions go once told; without it they are dropped.
+    decisions: Option<&'a mut Decisions>,
 }
 
 impl std::fmt::Debug for Engine<'_> {
@@ -83,7 +85,7 @@ impl<'a> Engine<'a> {
     /// An engine whose effects `hosts` perform, with no stages, no hole filler and no
     /// observers.
     pub fn new(hosts: &'a mut dyn ToolHost) -> Engine<'a> {
-        Engine { hosts, stages: Stages::default(), holes: None, observers: Observers::new(), told: 0 }
+        Engine { hosts, stages: Stages::default(), holes: None, observers: Observers::new(), decisions: None }
     }
 
     /// Adds a stage after the ones already there (and before the last stage, if there is one).
@@ -109,6 +111,12 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// Hands the boundary's decisions to `decisions` once the observers were told of them.
+    pub fn with_decisions(mut self, decisions: &'a mut Decisions) -> Engine<'a> {
+        self.decisions = Some(decisions);
+        self
+    }
+
     /// Tells `observer` every event, after the observers already there.
     pub fn with_observer(mut self, observer: &'a mut dyn Observer) -> Engine<'a> {
         self.observers.push(observer);
@@ -117,7 +125,7 @@ impl<'a> Engine<'a> {
 
     /// Drives `run` from its start (or from wherever it waits for [`Run::proceed`]).
     pub fn start(&mut self, run: &mut Run) -> Ending {
-        self.told = run.trace().len();
+        self.keep_untold(run);
         self.defer_flows(run);
         let step = run.proceed();
         self.drive(run, step)
@@ -134,7 +142,7 @@ impl<'a> Engine<'a> {
     /// whose caller kept it aside. A waiting effect passes the whole pipeline again (a stage
     /// that held it decides again, now knowing its answer); a waiting hole is filled.
     pub fn resume(&mut self, run: &mut Run) -> Ending {
-        self.told = run.trace().len();
+        self.keep_untold(run);
         self.defer_flows(run);
         let effect = run.waiting_effect().cloned();
         let shown = effect.as_ref().and_then(|e| self.stages.screen(e));
@@ -154,7 +162,7 @@ impl<'a> Engine<'a> {
 
     /// Performs a held effect after the rest of the pipeline agrees, and drives on.
     pub fn release(&mut self, run: &mut Run, held: Held) -> Ending {
-        self.told = run.trace().len();
+        self.keep_untold(run);
         self.defer_flows(run);
         let shown = self.stages.screen(&held.effect);
         self.emit(&Event::RunResumed { effect: Some(shown.as_ref().unwrap_or(&held.effect)) });
@@ -167,7 +175,7 @@ impl<'a> Engine<'a> {
     /// Refuses a held effect on behalf of the stage that held it: the plan gets the refusal
     /// where its tool allows one ([`Run::refuse`]), else the run ends with `e`.
     pub fn refuse(&mut self, run: &mut Run, held: Held, e: RunError) -> Ending {
-        self.told = run.trace().len();
+        self.keep_untold(run);
         let shown = self.stages.screen(&held.effect);
         self.emit(&Event::RunResumed { effect: Some(shown.as_ref().unwrap_or(&held.effect)) });
         let step = refuse_call(run, e, shown.as_ref());
@@ -297,10 +305,9 @@ impl<'a> Engine<'a> {
     /// Tells the observers what the boundary recorded since they were last told: calls it
     /// refused (when admitting them, or for the stage `refused_by`: the first refusal recorded
     /// after a stage refused is that stage's), what tools returned, and tools that failed.
-    fn tell_trace(&mut self, run: &Run, mut refused_by: Option<&str>) {
-        let records = run.trace().get(self.told..).unwrap_or_default();
-        self.told = run.trace().len();
-        for record in records {
+    fn tell_trace(&mut self, run: &mut Run, mut refused_by: Option<&str>) {
+        let records = run.take_trace();
+        for record in &records {
             let (tool, at) = (record.tool.as_str(), record.span);
             let event = match &record.decision {
                 Decision::Allowed => continue,
@@ -318,6 +325,18 @@ impl<'a> Engine<'a> {
                 Decision::Failed { reason } => Event::EffectFailed { tool, reason, at },
             };
             self.observers.event(&event);
+        }
+        if let Some(decisions) = &mut self.decisions {
+            decisions.add(records);
+        }
+    }
+
+    /// Hands on, untold, the decisions a run brings when a drive of it begins: made before (a
+    /// run loaded from one saved with them), and told then.
+    fn keep_untold(&mut self, run: &mut Run) {
+        let records = run.take_trace();
+        if let Some(decisions) = &mut self.decisions {
+            decisions.add(records);
         }
     }
 
@@ -363,6 +382,8 @@ pub fn run_observed(
             return Report { result: Err(e), trace: Vec::new(), sessions: sessions.clone() };
         }
     };
-    let result = Engine::new(tools).with_observer(observer).start(&mut run).into_result();
-    Report { result, trace: run.trace().to_vec(), sessions: run.sessions() }
+    let mut decisions = Decisions::kept();
+    let result =
+        Engine::new(tools).with_observer(observer).with_decisions(&mut decisions).start(&mut run).into_result();
+    Report { result, trace: decisions.into_events(), sessions: run.sessions() }
 }

@@ -33,11 +33,13 @@
 //! assert_eq!(value.value.to_string(), "14");
 //! ```
 
+mod decisions;
 mod engine;
 mod event;
 mod hosts;
 mod stage;
 
+pub use decisions::Decisions;
 pub use engine::{Ending, Engine, Held, Holes, Report, run, run_observed};
 pub use event::{End, Event, Observer, Observers, Problem, RefusedBy, TRANSCRIPT_VERSION, TranscriptLine, Turn, Usage};
 pub use hosts::{Host, Hosts};

@@ -2,7 +2,7 @@
 //! events in the order things happen.
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
-use cordon_engine::{Ending, Engine, Event, Holes, Hosts, Observer, Stage, Turn, Usage, Verdict};
+use cordon_engine::{Decisions, Ending, Engine, Event, Holes, Hosts, Observer, Stage, Turn, Usage, Verdict};
 use cordon_label::Label;
 use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
 use cordon_runtime::{Config, Decision, ErrorKind, Program, Run, RunError, Sessions, Step, Value};
@@ -174,13 +174,16 @@ fn a_held_effect_waits_intact_and_runs_when_released() {
     let mut all = host(json!(1));
     let mut gate = Gate { on_send: || Verdict::Hold { needs: "the user's approval".into() } };
     let mut run = start();
-    let ending = Engine::new(&mut all).with_stage(&mut gate).start(&mut run);
+    let mut decisions = Decisions::kept();
+    let ending = Engine::new(&mut all).with_stage(&mut gate).with_decisions(&mut decisions).start(&mut run);
     let Ending::Held(held) = ending else { panic!("the send is held: {ending:?}") };
     assert_eq!((held.stage.as_str(), held.needs.as_str(), &*held.effect.tool), ("gate", "the user's approval", "send"));
     // Nothing of the held call happened: not performed, not recorded as allowed.
     assert_eq!(all.performed, ["Log.note"]);
-    let allowed = run.trace().iter().filter(|e| e.decision == Decision::Allowed).count();
+    assert_eq!(decisions.performed(), 1, "only the first note");
+    let allowed = decisions.into_events().iter().filter(|e| e.decision == Decision::Allowed).count();
     assert_eq!(allowed, 1, "only the first note");
+    assert!(run.trace().is_empty(), "the engine took every decision from the run");
     // Released (the person said yes), the pipeline goes on after the gate.
     let mut gate = Gate { on_send: || panic!("a released effect is not asked again") };
     let ending = Engine::new(&mut all).with_stage(&mut gate).release(&mut run, held);
@@ -195,15 +198,14 @@ fn a_refusal_ends_the_run_and_nothing_is_performed() {
     let mut gate =
         Gate { on_send: || Verdict::Refuse(RunError::new(ErrorKind::LabelFlow, Default::default(), "denied")) };
     let mut run = start();
-    let Ending::Failed(e) = Engine::new(&mut all).with_stage(&mut gate).start(&mut run) else { panic!("refused") };
+    let mut decisions = Decisions::kept();
+    let ending = Engine::new(&mut all).with_stage(&mut gate).with_decisions(&mut decisions).start(&mut run);
+    let Ending::Failed(e) = ending else { panic!("refused") };
     assert_eq!(e.message, "denied");
     assert_eq!(all.performed, ["Log.note"]);
-    let blocked: Vec<&str> = run
-        .trace()
-        .iter()
-        .filter(|e| matches!(e.decision, Decision::Blocked { .. }))
-        .map(|e| e.tool.as_str())
-        .collect();
+    let events = decisions.into_events();
+    let blocked: Vec<&str> =
+        events.iter().filter(|e| matches!(e.decision, Decision::Blocked { .. })).map(|e| e.tool.as_str()).collect();
     assert_eq!(blocked, ["Mail.send"]);
 }
 

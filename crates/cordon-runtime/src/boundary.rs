@@ -12,14 +12,13 @@ use std::sync::Arc;
 use cordon_syntax::Span;
 use serde_json::{Map as JsonMap, Value as Json};
 
-use crate::builtins::{deep_label_within, equal};
+use crate::builtins::deep_label_within;
 use crate::code::{EntryDecl, ToolDecl};
 use crate::ctx::Ctx;
 use crate::effect::{Effect, Flow};
 use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
 use crate::machine::Call;
-use crate::received;
 use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
@@ -89,7 +88,7 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
     let id = opaque.then(|| ctx.host.fresh_id());
     let record = Value::Record(Arc::new(Record::new(ty.clone(), fields, id)));
     if let Some(id) = id {
-        ctx.host.register_record(id, record.clone());
+        ctx.host.register_record(id, &record);
     }
     let refusal = Value::Variant(Arc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
     Some(Val { value: refusal, label: chosen(ctx, effect) })
@@ -196,9 +195,9 @@ fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<D
         };
         let let_out = flow.let_out();
         if let (false, Some(v)) = (let_out.is_empty(), value) {
-            flow.as_received = received::as_is(&ctx.trace, v, &let_out);
+            flow.as_received = ctx.received.as_is(v, &let_out);
             if !flow.as_received {
-                flow.received = received::parts(&ctx.trace, v, &let_out);
+                flow.received = ctx.received.parts(v, &let_out);
             }
         }
         Some(flow)
@@ -359,8 +358,7 @@ fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunEr
                 return forged(format!("this `{}` was not made by the host", r.ty()));
             }
             if ctx.program.decls.is_opaque_record(r.ty()) {
-                let registered = r.host().and_then(|id| ctx.host.record(id));
-                if !registered.is_some_and(|orig| equal(orig, v)) {
+                if !r.host().is_some_and(|id| ctx.host.made_record(id, v)) {
                     return forged(format!("this `{}` was not made by the host", r.ty()));
                 }
             }
@@ -493,6 +491,7 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
     };
     let label = chosen.join(&result_label(dc, effect));
     let val = label_result(adopted, &label);
+    ctx.received.add(&val);
     ctx.trace.push(Event::returned(effect, &val));
     Ok(val)
 }
@@ -667,7 +666,7 @@ fn record(
     }
     let id = ctx.host.fresh_id();
     let made = Value::Record(Arc::new(Record::new(ty.clone(), fields, Some(id))));
-    ctx.host.register_record(id, made.clone());
+    ctx.host.register_record(id, &made);
     Ok(made)
 }
 

@@ -14,6 +14,7 @@ use crate::code::Compiled;
 use crate::error::{ErrorKind, RunError};
 use crate::host::HostState;
 use crate::limits::Limits;
+use crate::received::Received;
 use crate::trace::Event;
 use crate::value::{Str, Val};
 use cordon_label::{Label, Release};
@@ -44,7 +45,10 @@ pub struct Ctx {
     pub tool_calls: u32,
     pub started: Instant,
     pub consts: Vec<ConstState>,
+    /// The boundary's decisions not yet taken by whoever drives the run ([`crate::Run::take_trace`]).
     pub trace: Vec<Event>,
+    /// The answers a release's card may say it received as they are.
+    pub(crate) received: Received,
     /// The join of every program-counter label left behind where paths joined: with the pc at
     /// a failure, what the failure (a limit reached, an overflow) may have depended on.
     pub pc_seen: Label,
@@ -80,6 +84,7 @@ impl Ctx {
             started: Instant::now(),
             consts,
             trace: Vec::new(),
+            received: Received::default(),
             pc_seen: Label::bottom(),
             pc_seen_in_fill: Label::bottom(),
             defer_label_flows: false,

@@ -11,6 +11,7 @@ use cordon_types::{EntryFact, FactValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, RunError};
+use crate::made::Made;
 use crate::value::{HostId, Val, Value};
 use cordon_label::{DcLabel, Label};
 
@@ -52,8 +53,8 @@ pub struct HostState {
     linear: HashMap<HostId, Arc<str>>,
     /// Host-made values without fields, with their type.
     handles: HashMap<HostId, Arc<str>>,
-    /// Opaque records a tool returned, exactly as returned.
-    records: HashMap<HostId, Value>,
+    /// Opaque records a tool returned, known again by their content's digest.
+    records: Made,
     /// Each host-made value's measures, by the value's id: read on every refined call, so found
     /// by id, never by a search.
     #[serde(with = "measure_pairs")]
@@ -64,12 +65,6 @@ pub struct HostState {
 }
 
 impl HostState {
-    /// The opaque records tools returned, which the host keeps (they count as memory the run
-    /// holds).
-    pub(crate) fn record_values(&self) -> impl Iterator<Item = &Value> {
-        self.records.values()
-    }
-
     pub fn fresh_id(&mut self) -> HostId {
         self.next_id += 1;
         self.next_id
@@ -88,8 +83,9 @@ impl HostState {
         id
     }
 
-    pub fn register_record(&mut self, id: HostId, record: Value) {
-        self.records.insert(id, record);
+    /// Notes `record`, an opaque record a tool returned under `id`.
+    pub fn register_record(&mut self, id: HostId, record: &Value) {
+        self.records.add(id, record);
     }
 
     pub fn is_live(&self, id: HostId, ty: &str) -> bool {
@@ -106,8 +102,9 @@ impl HostState {
         self.handles.get(&id).is_some_and(|t| &**t == ty)
     }
 
-    pub fn record(&self, id: HostId) -> Option<&Value> {
-        self.records.get(&id)
+    /// Whether `record` is, labels aside, the opaque record a tool returned under `id`.
+    pub fn made_record(&self, id: HostId, record: &Value) -> bool {
+        self.records.is(id, record)
     }
 
     /// Uses up a linear value; its measures stay readable for the rest of the call.

@@ -38,6 +38,7 @@ pub mod host;
 pub mod limits;
 mod live;
 mod machine;
+mod made;
 mod received;
 mod shape;
 mod snapshot;
@@ -557,14 +558,17 @@ impl Run {
         }
     }
 
-    /// Every decision the boundary made so far.
+    /// The decisions the boundary made and [`Run::take_trace`] has not taken: every one, for a
+    /// run whose driver never takes them.
     pub fn trace(&self) -> &[Event] {
         &self.ctx.trace
     }
 
-    /// The run's trace, the run being over: kept whole, not copied.
-    pub fn into_trace(self) -> Vec<Event> {
-        self.ctx.trace
+    /// Takes the decisions the boundary made since the last call, oldest first: a driver that
+    /// tells them on as they come (the engine does) keeps the run from holding every call's
+    /// arguments and answer to its end.
+    pub fn take_trace(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.ctx.trace)
     }
 
     /// The sessions to keep for the next request. After a failure they still record what the

@@ -151,7 +151,7 @@ impl<'a> Walk<'a> {
         self.drain();
     }
 
-    /// Counts what `ctx` holds besides the machine: constants, trace, host records, and the
+    /// Counts what `ctx` holds besides the machine: constants, trace, received answers, and the
     /// values held for running fills.
     pub(crate) fn context(&mut self, ctx: &'a Ctx) {
         for c in &ctx.consts {
@@ -164,11 +164,8 @@ impl<'a> Walk<'a> {
                 self.root(Root::Value(v));
             }
         }
-        for v in ctx.host.record_values() {
-            self.visited += 1;
-            let own = self.value_bytes(v);
-            self.bytes = self.bytes.saturating_add(own);
-            self.drain();
+        for v in ctx.received.answers() {
+            self.root(Root::Value(v));
         }
         for v in &ctx.held {
             self.root(Root::Value(v));

@@ -1,59 +1,90 @@
 //! What of a value a run received as it is, for a release's card: whether a text a call would
 //! let out of a group is one a tool's answer carrying that group held word for word (a link as
-//! it was posted), and else which parts of it are. Read from the run's trace.
+//! it was posted), and else which parts of it are.
+//!
+//! The run keeps for this only the answers that carried some group's data: a release lets data
+//! out of a group, so an answer that carried none can never be where a released text came from.
+//! A long run of public answers keeps none of them.
+
+use serde::{Deserialize, Serialize};
 
 use crate::builtins::deep_label;
-use crate::trace::Event;
 use crate::value::{Val, Value};
 
-/// Whether `value` is a text a tool's answer in `trace` held as it is, that answer carrying the
-/// data of every group in `groups`: one of its texts, or one word of one, punctuation around it
-/// aside (a link as it was posted). See [`crate::Flow::as_received`].
-pub(crate) fn as_is(trace: &[Event], value: &Val, groups: &[String]) -> bool {
-    let Value::Str(text) = &value.value else { return false };
-    let text = text.as_str();
-    if text.trim().is_empty() {
-        return false;
+/// The tools' answers that carried some group's data, oldest first.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Received(Vec<Val>);
+
+impl Received {
+    /// The answers among `answers` that [`Received::add`] keeps.
+    pub(crate) fn of<'v>(answers: impl Iterator<Item = &'v Val>) -> Received {
+        let mut received = Received::default();
+        answers.for_each(|a| received.add(a));
+        received
     }
-    let holds = |answer: &Val| {
-        let secrecy = deep_label(answer).dc().secrecy;
-        let carried = secrecy.groups();
-        groups.iter().all(|g| carried.contains(g)) && crate::builtins::texts(answer).iter().any(|t| has_word(t, text))
-    };
-    trace.iter().filter_map(Event::result).any(holds)
+
+    /// Keeps `answer` if it carried some group's data.
+    pub(crate) fn add(&mut self, answer: &Val) {
+        if !deep_label(answer).dc().secrecy.groups().is_empty() {
+            self.0.push(answer.clone());
+        }
+    }
+
+    /// The answers kept, oldest first (what the run holds, for its memory count).
+    pub(crate) fn answers(&self) -> &[Val] {
+        &self.0
+    }
+
+    /// Whether `value` is a text an answer carrying the data of every group in `groups` held
+    /// as it is: one of its texts, or one word of one, punctuation around it aside (a link as
+    /// it was posted). See [`crate::Flow::as_received`].
+    pub(crate) fn as_is(&self, value: &Val, groups: &[String]) -> bool {
+        let Value::Str(text) = &value.value else { return false };
+        let text = text.as_str();
+        if text.trim().is_empty() {
+            return false;
+        }
+        let holds = |answer: &Val| {
+            let secrecy = deep_label(answer).dc().secrecy;
+            let carried = secrecy.groups();
+            groups.iter().all(|g| carried.contains(g))
+                && crate::builtins::texts(answer).iter().any(|t| has_word(t, text))
+        };
+        self.0.iter().any(holds)
+    }
+
+    /// The parts of `value`, a text, that answers carrying the data of every group in `groups`
+    /// held word for word: its maximal runs of which every [`RECEIVED_RUN`] characters stand
+    /// together in one such answer (their newest [`RECEIVED_SCAN_BYTES`] read). See
+    /// [`crate::Flow::received`].
+    pub(crate) fn parts(&self, value: &Val, groups: &[String]) -> Vec<String> {
+        let Value::Str(text) = &value.value else { return Vec::new() };
+        let mut sources = Vec::new();
+        let mut budget = RECEIVED_SCAN_BYTES;
+        for answer in self.0.iter().rev() {
+            let carried = deep_label(answer).dc().secrecy.groups();
+            if !groups.iter().all(|g| carried.contains(g)) {
+                continue;
+            }
+            for t in crate::builtins::texts(answer) {
+                let t = &t[..floor_char_boundary(t, budget.min(t.len()))];
+                budget -= t.len();
+                sources.push(t);
+            }
+            if budget == 0 {
+                break;
+            }
+        }
+        runs_found_in(text.as_str(), &sources)
+    }
 }
 
-/// The shortest run of a built text that [`parts`] marks as received: shorter runs
+/// The shortest run of a built text that [`Received::parts`] marks as received: shorter runs
 /// (a word, `https://`) are in too many texts to say anything.
 pub(crate) const RECEIVED_RUN: usize = 8;
 
-/// How much of the answers carrying the groups [`parts`] reads, newest first.
+/// How much of the answers carrying the groups [`Received::parts`] reads, newest first.
 const RECEIVED_SCAN_BYTES: usize = 1 << 20;
-
-/// The parts of `value`, a text, that answers in `trace` carrying the data of every group in
-/// `groups` held word for word: its maximal runs of which every [`RECEIVED_RUN`] characters
-/// stand together in one such answer (its newest [`RECEIVED_SCAN_BYTES`] read). See
-/// [`crate::Flow::received`].
-pub(crate) fn parts(trace: &[Event], value: &Val, groups: &[String]) -> Vec<String> {
-    let Value::Str(text) = &value.value else { return Vec::new() };
-    let mut sources = Vec::new();
-    let mut budget = RECEIVED_SCAN_BYTES;
-    for answer in trace.iter().rev().filter_map(Event::result) {
-        let carried = deep_label(answer).dc().secrecy.groups();
-        if !groups.iter().all(|g| carried.contains(g)) {
-            continue;
-        }
-        for t in crate::builtins::texts(answer) {
-            let t = &t[..floor_char_boundary(t, budget.min(t.len()))];
-            budget -= t.len();
-            sources.push(t);
-        }
-        if budget == 0 {
-            break;
-        }
-    }
-    runs_found_in(text.as_str(), &sources)
-}
 
 /// The maximal runs of `text` of which every [`RECEIVED_RUN`] characters stand together in one
 /// of `sources`, in order.
@@ -105,7 +136,24 @@ fn has_word(text: &str, word: &str) -> bool {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{RECEIVED_RUN, has_word, runs_found_in};
+    use super::{RECEIVED_RUN, Received, has_word, runs_found_in};
+    use crate::value::{Val, Value};
+
+    #[test]
+    fn only_answers_that_carried_a_groups_data_are_kept() {
+        use cordon_label::{DcLabel, Label, Source};
+        let source = || Source { what: "a test".into(), span: Default::default() };
+        let public = Val::plain(Value::str("https://example.com/talk"));
+        let group = DcLabel::group("team", &["alice"]);
+        let secret = Val { value: Value::str("https://example.com/talk"), label: Label::new(group, source()) };
+        let mut received = Received::default();
+        (0..1000).for_each(|_| received.add(&public));
+        assert!(received.answers().is_empty(), "a public answer is never where a release's text came from");
+        received.add(&secret);
+        assert_eq!(received.answers().len(), 1);
+        let text = Val::plain(Value::str("https://example.com/talk"));
+        assert!(received.as_is(&text, &["team".to_string()]));
+    }
 
     #[test]
     fn a_word_received_is_a_whole_word_punctuation_around_it_aside() {

@@ -27,6 +27,7 @@ use crate::ctx::{ConstState, Ctx};
 use crate::host::{HostState, Sessions};
 use crate::limits::Limits;
 use crate::machine::Vm;
+use crate::received::Received;
 use crate::trace::Event;
 use crate::{FillStart, Run, State};
 use cordon_label::Label;
@@ -95,6 +96,10 @@ struct Snapshot {
     elapsed: Duration,
     consts: Vec<ConstState>,
     trace: Vec<Event>,
+    /// Absent from a run saved before the run kept them apart from its trace: then they are the
+    /// trace's answers.
+    #[serde(default)]
+    received: Option<Received>,
     pc_seen: Label,
     pc_seen_in_fill: Label,
     state: State,
@@ -130,6 +135,7 @@ impl Run {
             elapsed: self.ctx.started.elapsed(),
             consts: self.ctx.consts.clone(),
             trace: self.ctx.trace.clone(),
+            received: Some(self.ctx.received.clone()),
             pc_seen: self.ctx.pc_seen.clone(),
             pc_seen_in_fill: self.ctx.pc_seen_in_fill.clone(),
             state: self.state.clone(),
@@ -167,6 +173,7 @@ impl Run {
         ctx.tool_calls = s.tool_calls;
         ctx.started = Instant::now().checked_sub(s.elapsed).unwrap_or_else(Instant::now);
         ctx.consts = s.consts;
+        ctx.received = s.received.unwrap_or_else(|| Received::of(s.trace.iter().filter_map(Event::result)));
         ctx.trace = s.trace;
         ctx.pc_seen = s.pc_seen;
         ctx.pc_seen_in_fill = s.pc_seen_in_fill;

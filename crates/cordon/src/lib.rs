@@ -21,7 +21,7 @@
 //! let plan = Source::new("plan.cord", r#"(to_string(len(gh.list_repos())) + " repositories", s)"#);
 //! let report = workspace.run(&plan, &mut DenyAll, &mut Observers::new()).expect("recorded");
 //! assert_eq!(report.status(), "done", "{:?}", report.diagnostics);
-//! assert_eq!(report.performed(), 1);
+//! assert_eq!(report.performed, 1);
 //! assert!(report.request.is_some(), "every request is recorded in the store");
 //! ```
 

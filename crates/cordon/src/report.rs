@@ -81,8 +81,11 @@ pub struct Report {
     /// What the labels' analysis says the plan may do, when the checker accepted it.
     pub effects: Option<Summary>,
     pub ended: Ended,
-    /// Every decision the boundary made, in order.
+    /// Every decision the boundary made, in order; none if the request ran
+    /// [`crate::Prepared::without_trace`].
     pub trace: Vec<cordon_runtime::Event>,
+    /// How many calls were performed.
+    pub performed: usize,
     pub approvals: Approvals,
     /// Each hole the run reached and what it cost (a request put to a model).
     pub holes: Vec<HoleStats>,
@@ -111,6 +114,7 @@ impl Report {
             effects,
             ended: Ended::Rejected,
             trace: Vec::new(),
+            performed: 0,
             approvals: Approvals::default(),
             holes: Vec::new(),
             usage: Usage::default(),
@@ -151,11 +155,6 @@ impl Report {
             Some(e) if e.kind == ErrorKind::Hole => cordon_agent::model_error(&self.holes),
             _ => None,
         }
-    }
-
-    /// The calls performed.
-    pub fn performed(&self) -> usize {
-        self.trace.iter().filter(|e| e.decision == cordon_runtime::Decision::Allowed).count()
     }
 }
 

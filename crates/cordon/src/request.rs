@@ -9,7 +9,7 @@
 
 use cordon_agent::{Earlier, Filler, HoleStats, ModelHoles, ModelIntent, Provider, Usage};
 use cordon_audit::Recording;
-use cordon_engine::{End, Ending, Engine, Event, Observer, Observers};
+use cordon_engine::{Decisions, End, Ending, Engine, Event, Observer, Observers};
 use cordon_flow::Summary;
 use cordon_gate::{Approver, Egress, Gate, PlanApproval, ProvenanceRules, StoreGrants};
 use cordon_runtime::{Config, Program, Run, Sessions, Val, Value};
@@ -106,6 +106,8 @@ pub struct Prepared<'w> {
     start: Option<Start>,
     /// How a run in the background is leased and saved ([`Prepared::in_background`]).
     background: Option<Background>,
+    /// Whether the report lists every call ([`Prepared::without_trace`]).
+    keep_trace: bool,
 }
 
 /// Where a request's run starts.
@@ -166,6 +168,7 @@ impl<'w> Prepared<'w> {
             checked: Some(checked),
             start: Some(Start::Fresh),
             background: None,
+            keep_trace: true,
         })
     }
 
@@ -219,6 +222,7 @@ impl<'w> Prepared<'w> {
             checked: Some(Ok(accepted)),
             start: Some(Start::Saved { run: Box::new(run), request: recorded }),
             background: Some(background),
+            keep_trace: true,
         })
     }
 
@@ -234,6 +238,14 @@ impl<'w> Prepared<'w> {
         }
         self.background = Some(background);
         Ok(self)
+    }
+
+    /// The same request, its report listing no call, only how many were performed
+    /// ([`Report::performed`]): for a front end whose observer shows each call as it happens, so
+    /// that a long run does not hold every call's arguments and answer to its end.
+    pub fn without_trace(mut self) -> Prepared<'w> {
+        self.keep_trace = false;
+        self
     }
 
     /// The same request, its holes filled by `model` (without one, a hole ends the run).
@@ -348,11 +360,15 @@ impl<'w> Prepared<'w> {
             Start::Fresh => Run::start(&program, &self.sessions, &config).map(|run| (Box::new(run), true)),
             Start::Saved { run, .. } => Ok((run, false)),
         };
+        let mut decisions = match self.keep_trace {
+            true => Decisions::kept(),
+            false => Decisions::counted(),
+        };
         let ran = match started {
             Err(e) => {
                 observers.event(&Event::RequestStarted { plan: &text });
                 observers.event(&Event::RunEnded { end: End::Failed { error: &e } });
-                Ran { ended: Ended::Failed(e), sessions: self.sessions.clone(), trace: Vec::new(), holes: Vec::new() }
+                Ran { ended: Ended::Failed(e), sessions: self.sessions.clone(), decisions, holes: Vec::new() }
             }
             Ok((mut run, fresh)) => {
                 // What is never sent is refused before any card could ask about it.
@@ -361,7 +377,8 @@ impl<'w> Prepared<'w> {
                 if let Some(leased) = &mut leased {
                     engine = engine.with_stage(leased);
                 }
-                let engine = engine.with_last_stage(&mut stage).with_observer(&mut observers);
+                let engine =
+                    engine.with_last_stage(&mut stage).with_observer(&mut observers).with_decisions(&mut decisions);
                 let (ending, holes) = match self.model.as_deref_mut() {
                     None => (drive(engine, &mut run, fresh, &text), Vec::new()),
                     Some(model) => {
@@ -386,7 +403,7 @@ impl<'w> Prepared<'w> {
                     (None, Ok(v)) => Ended::Done(v),
                     (None, Err(e)) => Ended::Failed(e),
                 };
-                Ran { ended, sessions: run.sessions(), trace: run.into_trace(), holes }
+                Ran { ended, sessions: run.sessions(), decisions, holes }
             }
         };
         drop(observers);
@@ -409,7 +426,8 @@ impl<'w> Prepared<'w> {
             diagnostics,
             effects,
             ended,
-            trace: ran.trace,
+            performed: ran.decisions.performed(),
+            trace: ran.decisions.into_events(),
             approvals,
             holes: ran.holes,
             usage,
@@ -509,7 +527,7 @@ fn drive(mut engine: Engine<'_>, run: &mut Run, fresh: bool, text: &str) -> Endi
 struct Ran {
     ended: Ended,
     sessions: Sessions,
-    trace: Vec<cordon_runtime::Event>,
+    decisions: Decisions,
     holes: Vec<HoleStats>,
 }
 

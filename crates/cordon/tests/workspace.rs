@@ -135,3 +135,39 @@ fn requests_put_to_a_model_are_numbered_and_recorded_one_after_another() {
     assert_eq!(second.usage.completion_tokens, second.holes[0].usage.completion_tokens);
     assert_eq!(storage.store().requests(10).unwrap().len(), 2);
 }
+
+/// `calls` lists of alice's issues, each answer let go as soon as it came.
+fn many_calls(calls: usize) -> Source {
+    Source::new(
+        "many.cord",
+        format!(
+            "match gh.repo(\"alice\", \"website\") {{ Some(r) => {{ let s = range(0, {calls}).fold(s, |s, i| {{ \
+             let (issues, s) = gh.list_issues(s, r); s }}); (\"done\", s) }}, None => (\"none\", s), }}"
+        ),
+    )
+}
+
+#[test]
+fn a_long_run_holds_no_answer_it_let_go() {
+    // 3,000 answers of four issues each are over a megabyte: held to the end (by the trace, or
+    // by the host, as the records it made), they would pass the run's memory limit.
+    let tools = Tools::open(&ToolChoice { envs: vec!["github".into()], ..ToolChoice::default() }, Vec::new()).unwrap();
+    let limits =
+        cordon::api::values::Limits { max_memory_bytes: 1 << 20, max_tool_calls: 10_000, ..Default::default() };
+    let settings = Settings { limits, ..Settings::default() };
+    let mut workspace = Workspace::new(tools, Storage::in_memory().unwrap(), settings);
+    let plan = many_calls(3_000);
+    let mut no = DenyAll;
+    let prepared = workspace.prepare(cordon::Request::Plan(&plan), &mut no).unwrap().without_trace();
+    let report = prepared.run(&mut cordon_engine::Observers::new()).unwrap();
+    assert!(matches!(report.ended, Ended::Done(_)), "{:?}", report.diagnostics);
+    assert_eq!(report.performed, 3_001);
+    assert!(report.trace.is_empty(), "the report lists no call when its front end showed them");
+
+    // Listed, every call is in the report, which the library holds, not the run.
+    let plan = many_calls(20);
+    let report = workspace.run(&plan, &mut DenyAll, &mut cordon_engine::Observers::new()).unwrap();
+    assert_eq!(report.performed, 21);
+    let allowed = report.trace.iter().filter(|c| c.decision == cordon::api::values::Decision::Allowed).count();
+    assert_eq!(allowed, 21);
+}

@@ -6,7 +6,7 @@
 use cordon_agent::{
     Completion, Filler, HoleStats, ModelHoles, Provider, ProviderError, Request, Scripted, ScriptedReply, Usage,
 };
-use cordon_engine::{Engine, Observer, Stage};
+use cordon_engine::{Decisions, Engine, Observer, Stage};
 use cordon_runtime::{Config, Event, Program, Run, RunError, Sessions, ToolHost, Val};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, Checked};
@@ -49,7 +49,8 @@ pub fn run_request(
     let program = Program::new(checked).unwrap();
     let mut run = Run::start(&program, sessions, config).unwrap();
     let mut holes = ModelHoles::new(sources, checked, options, filler);
-    let mut engine = Engine::new(tools).with_holes(&mut holes).with_observer(observer);
+    let mut decisions = Decisions::kept();
+    let mut engine = Engine::new(tools).with_holes(&mut holes).with_observer(observer).with_decisions(&mut decisions);
     if let Some(last) = last {
         engine = engine.with_last_stage(last);
     }
@@ -58,7 +59,7 @@ pub fn run_request(
     RequestOutcome {
         result,
         usage: holes.iter().fold(Usage::default(), |sum, h| sum + h.usage),
-        trace: run.trace().to_vec(),
+        trace: decisions.into_events(),
         sessions: run.sessions(),
         holes,
     }
