@@ -357,10 +357,8 @@ fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunEr
             if matches!(handle_type, Some(crate::shape::TypeDecl::Linear | crate::shape::TypeDecl::Opaque)) {
                 return forged(format!("this `{}` was not made by the host", r.ty()));
             }
-            if ctx.program.decls.is_opaque_record(r.ty()) {
-                if !r.host().is_some_and(|id| ctx.host.made_record(id, v)) {
-                    return forged(format!("this `{}` was not made by the host", r.ty()));
-                }
+            if ctx.program.decls.is_opaque_record(r.ty()) && !r.host().is_some_and(|id| ctx.host.made_record(id, v)) {
+                return forged(format!("this `{}` was not made by the host", r.ty()));
             }
             r.values().iter().try_for_each(|f| genuine(ctx, &f.value, consumed))
         }

@@ -102,6 +102,7 @@ impl Hashing {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test may fail loudly
 mod tests {
     use std::sync::Arc;
 
