@@ -53,9 +53,9 @@ fn round_trip(c: &mut Criterion) {
     let policy = sources.add("policy.cord", POLICY);
     let plan = sources.add("plan.cord", r#"everything.echo("hi")"#);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
-    let program = Program::new(outcome.program.as_ref().unwrap()).unwrap();
-    let modules = vec![cordon_syntax::parse(policy, POLICY).module];
-    let mut host = McpHost::bind(connection, &["Everything"], &modules).unwrap().remove(0);
+    let checked = outcome.program.unwrap();
+    let program = Program::new(&checked).unwrap();
+    let mut host = McpHost::bind(connection, &["Everything"], checked.declarations()).unwrap().remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     group.bench_function("through_cordon", |b| {
         b.iter(|| {

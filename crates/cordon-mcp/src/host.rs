@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cordon_runtime::{Json, ToolCall, ToolHost};
-use cordon_syntax::ast::{ItemKind, Module, Tool, TypeExpr, TypeExprKind};
+use cordon_types::{Declarations, Tool, Type};
 use rmcp::model::{CallToolResult, JsonObject};
 
 use crate::client::Connection;
@@ -106,13 +106,17 @@ enum Returns {
 }
 
 impl McpHost {
-    /// Binds the tools of `connection` to each of `capabilities` as `policies` declare them:
-    /// a host for each, in order, all calling the one server. Every mismatch is an error naming
-    /// the tool and what differs.
-    pub fn bind(connection: Connection, capabilities: &[&str], policies: &[Module]) -> Result<Vec<McpHost>, String> {
+    /// Binds the tools of `connection` to each of `capabilities` as the policies declare them
+    /// (`declared`, as the checker resolved them): a host for each, in order, all calling the
+    /// one server. Every mismatch is an error naming the tool and what differs.
+    pub fn bind(
+        connection: Connection,
+        capabilities: &[&str],
+        declared: &Declarations,
+    ) -> Result<Vec<McpHost>, String> {
         let bindings = capabilities
             .iter()
-            .map(|c| Binding::new(connection.name(), connection.tools(), c, policies))
+            .map(|c| Binding::new(connection.name(), connection.tools(), c, declared))
             .collect::<Result<Vec<_>, _>>()?;
         let (server, instance) = (connection.name().to_string(), connection.instance().to_string());
         let connection = Arc::new(Mutex::new(connection));
@@ -156,31 +160,24 @@ impl cordon_engine::Host for McpHost {
 }
 
 impl Binding {
-    /// Binds the server `server`'s `tools` to the capability `capability` as `policies`
-    /// declare it.
+    /// Binds the server `server`'s `tools` to the capability `capability` as the policies
+    /// declare it (`declared`, as the checker resolved them).
     pub fn new(
         server: &str,
         tools: &[rmcp::model::Tool],
         capability: &str,
-        policies: &[Module],
+        declared: &Declarations,
     ) -> Result<Binding, String> {
-        let declared = policies
-            .iter()
-            .flat_map(|m| &m.items)
-            .find_map(|item| match &item.kind {
-                ItemKind::Capability { name, tools } if name.name == capability => Some(tools),
-                _ => None,
-            })
-            .ok_or_else(|| {
-                format!(
-                    "the MCP server `{server}` serves the capability `{capability}`, but no policy declares it \
-                     (`cordon mcp import {server}` writes a starter policy)"
-                )
-            })?;
+        let declared_tools = declared.capability(capability).map(|c| &c.tools).ok_or_else(|| {
+            format!(
+                "the MCP server `{server}` serves the capability `{capability}`, but no policy declares it \
+                 (`cordon mcp import {server}` writes a starter policy)"
+            )
+        })?;
         let mut bound = BTreeMap::new();
-        for tool in declared {
-            let one = bind_tool(server, tools, capability, tool, policies)?;
-            bound.insert(tool.name.name.clone(), one);
+        for tool in declared_tools {
+            let one = bind_tool(server, tools, capability, tool, declared)?;
+            bound.insert(tool.name.clone(), one);
         }
         Ok(Binding { capability: capability.to_string(), tools: bound })
     }
@@ -192,9 +189,9 @@ fn bind_tool(
     tools: &[rmcp::model::Tool],
     capability: &str,
     tool: &Tool,
-    policies: &[Module],
+    declared: &Declarations,
 ) -> Result<Bound, String> {
-    let wanted = &tool.name.name;
+    let wanted = &tool.name;
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     let found = match names::find(wanted, offered.iter().copied()) {
         Ok(Some(found)) => found,
@@ -228,9 +225,9 @@ fn bind_tool(
         .unwrap_or_default();
     let mut args = Vec::new();
     // A linear parameter is Cordon's: the server never sees it.
-    for param in tool.params.iter().filter(|p| !is_linear(&p.ty, policies)) {
-        let name = &param.name.name;
-        if holds_linear(&param.ty, policies, 0) {
+    for param in tool.params.iter().filter(|p| !is_linear(&p.ty)) {
+        let name = &param.name;
+        if declared.holds_linear(&param.ty) {
             return Err(kept_whole(capability, wanted, &format!("the parameter `{name}`")));
         }
         let property = match names::find(name, properties.iter().copied()) {
@@ -255,7 +252,7 @@ fn bind_tool(
             param: name.clone(),
             property: property.to_string(),
             required: required.contains(&property),
-            decimal_as_number: numeric && is_decimal(&param.ty, policies),
+            decimal_as_number: numeric && is_decimal(&param.ty),
         });
     }
     if let Some(missing) = required.iter().find(|r| !args.iter().any(|a| a.property == **r)) {
@@ -263,15 +260,13 @@ fn bind_tool(
             "the MCP server `{server}`'s `{found}` requires `{missing}`, which `{capability}.{wanted}` does not declare"
         ));
     }
-    let (made, answered) = made_of(tool.ret.as_ref(), policies);
-    let answered_types: Vec<&TypeExpr> = match (&made, tool.ret.as_ref().map(|t| &t.kind)) {
-        (Made::Tuple { answered, .. }, Some(TypeExprKind::Tuple(items))) => {
-            answered.iter().map(|i| &items[*i]).collect()
-        }
-        (Made::Answer, Some(_)) => tool.ret.iter().collect(),
+    let (made, answered) = made_of(&tool.ret);
+    let answered_types: Vec<&Type> = match (&made, &tool.ret) {
+        (Made::Tuple { answered, .. }, Type::Tuple(items)) => answered.iter().filter_map(|i| items.get(*i)).collect(),
+        (Made::Answer, ret) => vec![ret],
         _ => Vec::new(),
     };
-    if answered_types.iter().any(|ty| holds_linear(ty, policies, 0)) {
+    if answered_types.iter().any(|ty| declared.holds_linear(ty)) {
         return Err(kept_whole(capability, wanted, "its result"));
     }
     let returns = match answered {
@@ -280,7 +275,7 @@ fn bind_tool(
         Answered::Several => Returns::Json,
     };
     let wraps = server_tool.output_schema.as_deref().is_some_and(|schema| schema::wrapped_result(schema).is_some());
-    let unwrap = wraps && !matches!(answered, Answered::One(ty) if declares_wrapper(ty, policies));
+    let unwrap = wraps && !matches!(answered, Answered::One(ty) if declares_wrapper(ty, declared));
     Ok(Bound { server_tool: found.to_string(), args, returns, unwrap, made })
 }
 
@@ -288,22 +283,25 @@ fn bind_tool(
 enum Answered<'a> {
     Nothing,
     /// One value, of this type.
-    One(&'a TypeExpr),
+    One(&'a Type),
     /// A list of several values.
     Several,
 }
 
 /// How the declared result `ret` is made, and what of it the server answers: all of it, but
 /// for the linear values Cordon keeps.
-fn made_of<'a>(ret: Option<&'a TypeExpr>, policies: &[Module]) -> (Made, Answered<'a>) {
-    let Some(ret) = ret else { return (Made::Answer, Answered::Nothing) };
-    if is_linear(ret, policies) {
+fn made_of(ret: &Type) -> (Made, Answered<'_>) {
+    if is_linear(ret) {
         return (Made::Kept, Answered::Nothing);
     }
-    let TypeExprKind::Tuple(items) = &ret.kind else { return (Made::Answer, Answered::One(ret)) };
-    let answered: Vec<usize> = (0..items.len()).filter(|i| !is_linear(&items[*i], policies)).collect();
+    let items = match ret {
+        Type::Unit => return (Made::Answer, Answered::Nothing),
+        Type::Tuple(items) => items,
+        _ => return (Made::Answer, Answered::One(ret)),
+    };
+    let answered: Vec<usize> = (0..items.len()).filter(|i| !is_linear(&items[*i])).collect();
     if answered.len() == items.len() {
-        return (Made::Answer, if items.is_empty() { Answered::Nothing } else { Answered::One(ret) });
+        return (Made::Answer, Answered::One(ret));
     }
     let what = match answered.as_slice() {
         [] => Answered::Nothing,
@@ -314,13 +312,11 @@ fn made_of<'a>(ret: Option<&'a TypeExpr>, policies: &[Module]) -> (Made, Answere
 }
 
 /// How a result of the declared type `ty` is taken from what the server answers.
-fn returns(ty: &TypeExpr) -> Returns {
-    match &ty.kind {
-        TypeExprKind::Tuple(items) if items.is_empty() => Returns::Nothing,
-        TypeExprKind::Named { name, args } if name.name == "String" && args.is_empty() => Returns::Text,
-        TypeExprKind::Refined { base, .. } if matches!(&base.kind, TypeExprKind::Named { name, .. } if name.name == "String") => {
-            Returns::Text
-        }
+fn returns(ty: &Type) -> Returns {
+    match ty {
+        Type::Unit => Returns::Nothing,
+        Type::Str => Returns::Text,
+        Type::Refined { base, .. } if **base == Type::Str => Returns::Text,
         _ => Returns::Json,
     }
 }
@@ -334,59 +330,10 @@ fn kept_whole(capability: &str, tool: &str, what: &str) -> String {
     )
 }
 
-/// Whether a value of type `ty` holds a linear value anywhere (in a field, an element, a
-/// payload, an item), the policies' records and enums followed to `MAX_DEPTH`.
-fn holds_linear(ty: &TypeExpr, policies: &[Module], depth: usize) -> bool {
-    const MAX_DEPTH: usize = 32;
-    if depth > MAX_DEPTH {
-        // Deeper than any checked policy nests: not one to bind.
-        return true;
-    }
-    let deeper = |t: &TypeExpr| holds_linear(t, policies, depth + 1);
-    match &ty.kind {
-        TypeExprKind::Refined { base, .. } => deeper(base),
-        TypeExprKind::Tuple(items) => items.iter().any(deeper),
-        TypeExprKind::Fn { .. } | TypeExprKind::Error => false,
-        TypeExprKind::Named { name, args } => {
-            args.iter().any(deeper)
-                || policies.iter().flat_map(|m| &m.items).any(|item| match &item.kind {
-                    ItemKind::Linear { name: n } => n.name == name.name,
-                    ItemKind::TypeAlias { name: n, ty } => n.name == name.name && deeper(ty),
-                    ItemKind::Record { name: n, fields, .. } => {
-                        n.name == name.name && fields.iter().any(|f| deeper(&f.ty))
-                    }
-                    ItemKind::Enum { name: n, variants } => {
-                        n.name == name.name && variants.iter().flat_map(|v| &v.payload).any(deeper)
-                    }
-                    _ => false,
-                })
-        }
-    }
-}
-
 /// Whether `ty` is a linear type the policies declare (refined, or by an alias): a value
 /// Cordon makes and keeps, which a server never sees. An `Option` or a list of one is not.
-fn is_linear<'a>(mut ty: &'a TypeExpr, policies: &'a [Module]) -> bool {
-    // Aliases form no cycle in a checked policy; the bound is for one that was not checked.
-    for _ in 0..32 {
-        match &ty.kind {
-            TypeExprKind::Refined { base, .. } => ty = base,
-            TypeExprKind::Named { name, args } if args.is_empty() => {
-                let declared = policies.iter().flat_map(|m| &m.items).find_map(|item| match &item.kind {
-                    ItemKind::Linear { name: n } if n.name == name.name => Some(None),
-                    ItemKind::TypeAlias { name: n, ty } if n.name == name.name => Some(Some(ty)),
-                    _ => None,
-                });
-                match declared {
-                    Some(Some(aliased)) => ty = aliased,
-                    Some(None) => return true,
-                    None => return false,
-                }
-            }
-            _ => return false,
-        }
-    }
-    false
+fn is_linear(ty: &Type) -> bool {
+    matches!(ty.base(), Type::Linear(_))
 }
 
 /// Whether a property's JSON Schema `type` says a number (`"number"`, `"integer"`, or a list of
@@ -400,34 +347,21 @@ fn says_number(ty: Option<&Json>) -> bool {
     }
 }
 
-/// The type `ty` stands for, with refinements, `Option` and aliases taken off: the named type
-/// whose JSON a value of `ty` is (or is `null` beside). `None` for a tuple or a function, or an
-/// alias chain deeper than any checked policy has.
-fn underlying<'a>(mut ty: &'a TypeExpr, policies: &'a [Module]) -> Option<(&'a str, &'a [TypeExpr])> {
-    // Aliases form no cycle in a checked policy; the bound is for one that was not checked.
-    for _ in 0..32 {
-        match &ty.kind {
-            TypeExprKind::Refined { base, .. } => ty = base,
-            TypeExprKind::Named { name, args } if name.name == "Option" && args.len() == 1 => ty = &args[0],
-            TypeExprKind::Named { name, args } => {
-                let alias = policies.iter().flat_map(|m| &m.items).find_map(|item| match &item.kind {
-                    ItemKind::TypeAlias { name: n, ty } if n.name == name.name && args.is_empty() => Some(ty),
-                    _ => None,
-                });
-                match alias {
-                    Some(aliased) => ty = aliased,
-                    None => return Some((name.name.as_str(), args.as_slice())),
-                }
-            }
-            _ => return None,
+/// The type `ty` stands for, with refinements and `Option` taken off (aliases are expanded
+/// already): the type whose JSON a value of `ty` is (or is `null` beside).
+fn underlying(mut ty: &Type) -> &Type {
+    loop {
+        match ty {
+            Type::Refined { base, .. } => ty = base,
+            Type::Option(inner) => ty = inner,
+            _ => return ty,
         }
     }
-    None
 }
 
 /// Whether the declared type `ty` is `Decimal` (refined, optional or by an alias).
-fn is_decimal(ty: &TypeExpr, policies: &[Module]) -> bool {
-    matches!(underlying(ty, policies), Some(("Decimal", [])))
+fn is_decimal(ty: &Type) -> bool {
+    matches!(underlying(ty), Type::Decimal)
 }
 
 /// `text`, a `Decimal` as Cordon writes it (`"12.50"`), as the JSON number it is: an integer
@@ -447,16 +381,11 @@ fn decimal_number(text: &str) -> Option<Json> {
 /// Whether the declared type `ty` is the wrapper itself (a record with a field `result`, or a
 /// map, or an option of one; aliases followed), which takes a server's `{"result": ..}` as it
 /// is. Any other type is what the wrapper holds.
-fn declares_wrapper(ty: &TypeExpr, policies: &[Module]) -> bool {
-    match underlying(ty, policies) {
-        Some(("Map", _)) => true,
-        Some((name, _)) => policies.iter().flat_map(|m| &m.items).any(|item| match &item.kind {
-            ItemKind::Record { name: n, fields, .. } => {
-                n.name == name && fields.iter().any(|f| f.name.name == "result")
-            }
-            _ => false,
-        }),
-        None => false,
+fn declares_wrapper(ty: &Type, declared: &Declarations) -> bool {
+    match underlying(ty) {
+        Type::Map(..) => true,
+        Type::Record(name) => declared.record(name).is_some_and(|r| r.field("result").is_some()),
+        _ => false,
     }
 }
 
@@ -601,7 +530,7 @@ mod tests {
     const POLICY: &str = r#"
 linear type Session
 type Kept = {s: Session | true}
-record Note { text: String }
+type Note = { text: String }
 capability Notes {
   tool plain() -> Note
   tool close(s: Session) -> Kept
@@ -612,15 +541,20 @@ capability Notes {
 entry(notes: Notes) -> ()
 "#;
 
+    /// What the policy declares, as the checker resolves it.
+    fn declared() -> Declarations {
+        let mut sources = cordon_syntax::SourceMap::new();
+        let policy = sources.add("notes.cord", POLICY);
+        let (declared, diagnostics) =
+            cordon_types::declare(&sources, &[policy], &cordon_types::CheckOptions::default());
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        declared
+    }
+
     /// How each tool of the policy's `Notes` makes its result.
     fn made(tool: &str) -> Made {
-        let module = cordon_syntax::parse(cordon_syntax::FileId(0), POLICY).module;
-        let policies = [module];
-        let declared = policies[0].items.iter().find_map(|item| match &item.kind {
-            ItemKind::Capability { tools, .. } => tools.iter().find(|t| t.name.name == tool),
-            _ => None,
-        });
-        made_of(declared.unwrap().ret.as_ref(), &policies).0
+        let declared = declared();
+        made_of(&declared.capability("Notes").unwrap().tool(tool).unwrap().ret).0
     }
 
     #[test]
@@ -632,14 +566,13 @@ entry(notes: Notes) -> ()
         // An optional session is the server's answer, which would decide whether a session
         // exists: binding such a tool is refused.
         assert_eq!(made("maybe"), Made::Answer);
-        let module = cordon_syntax::parse(cordon_syntax::FileId(0), POLICY).module;
         let tools: Vec<rmcp::model::Tool> = ["plain", "close", "read", "both", "maybe"]
             .iter()
             .map(|name| {
                 serde_json::from_value(serde_json::json!({"name": name, "inputSchema": {"type": "object"}})).unwrap()
             })
             .collect();
-        let error = Binding::new("notes", &tools, "Notes", &[module]).unwrap_err();
+        let error = Binding::new("notes", &tools, "Notes", &declared()).unwrap_err();
         assert!(error.contains("`Notes.maybe` holds a linear value inside an option"), "{error}");
     }
 

@@ -7,7 +7,7 @@
 
 use cordon_mcp::import::{Account, policy};
 use cordon_syntax::SourceMap;
-use cordon_types::{CheckOptions, check};
+use cordon_types::{CheckOptions, Declarations, check};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use rmcp::model::{Tool, ToolAnnotations};
@@ -30,6 +30,13 @@ fn errors(text: &str) -> Vec<String> {
         .filter(|d| d.severity == cordon_syntax::Severity::Error)
         .map(|d| d.message.clone())
         .collect()
+}
+
+/// What the policy `text` declares, as the checker resolves it (what a host binds to).
+fn declarations(text: &str) -> Declarations {
+    let mut sources = SourceMap::new();
+    let file = sources.add("imported.cord", text);
+    cordon_types::declare(&sources, &[file], &CheckOptions::default()).0
 }
 
 #[test]
@@ -282,8 +289,7 @@ proptest! {
             let text = policy("srv", "Srv", &tools, account).unwrap();
             let errors = errors(&text);
             prop_assert!(errors.is_empty(), "{:?}\n{}", errors, text);
-            let module = cordon_syntax::parse(SourceMap::new().add("imported.cord", text.clone()), &text).module;
-            let bound = cordon_mcp::Binding::new("srv", &tools, "Srv", &[module]);
+            let bound = cordon_mcp::Binding::new("srv", &tools, "Srv", &declarations(&text));
             prop_assert!(bound.is_ok(), "{:?}\n{}", bound.err(), text);
         }
     }
@@ -441,7 +447,7 @@ proptest! {
         prop_assert_eq!(kinds(|k| matches!(k, ItemKind::Capability { .. })), 1);
         prop_assert_eq!(kinds(|k| matches!(k, ItemKind::Entry { .. })), 1);
         prop_assert_eq!(kinds(|k| matches!(k, ItemKind::Record { .. } | ItemKind::Enum { .. })), module.items.len() - 2);
-        let bound = cordon_mcp::Binding::new("srv", &tools, "Srv", std::slice::from_ref(&module));
+        let bound = cordon_mcp::Binding::new("srv", &tools, "Srv", &declarations(&text));
         prop_assert!(bound.is_ok(), "{:?}\n{}", bound.err(), text);
         for doc in docs(&module) {
             for line in doc.lines() {
@@ -524,8 +530,7 @@ fn the_time_servers_refs_become_the_records_it_names() {
     }
     assert_eq!(text.matches("type TimeResult").count(), 1, "{text}");
     assert!(!text.contains("is a `String`"), "nothing falls back: {text}");
-    let module = cordon_syntax::parse(SourceMap::new().add("imported.cord", text.clone()), &text).module;
-    assert!(cordon_mcp::Binding::new("time", &tools, "Time", &[module]).is_ok());
+    assert!(cordon_mcp::Binding::new("time", &tools, "Time", &declarations(&text)).is_ok());
     let plan = r#"let r = time.convert_time("Europe/Paris", "12:00", "Asia/Tokyo");
 let here = TimeResult { timezone: "UTC", datetime: "", day_of_week: "", is_dst: false };
 if r.target.is_dst == here.is_dst { r.target.datetime } else { r.time_difference }"#;
@@ -676,8 +681,7 @@ fn the_filesystem_servers_writes_ask_on_a_card_for_their_path() {
         assert!(flat.contains(card), "{card}\n{text}");
     }
     assert_eq!(text.matches("@card(").count(), 4, "only the tools that ask have a card: {text}");
-    let module = cordon_syntax::parse(SourceMap::new().add("imported.cord", text.clone()), &text).module;
-    assert!(cordon_mcp::Binding::new("filesystem", &tools, "Filesystem", &[module]).is_ok());
+    assert!(cordon_mcp::Binding::new("filesystem", &tools, "Filesystem", &declarations(&text)).is_ok());
     matches_recorded(&text, "filesystem_policy.cord");
 }
 

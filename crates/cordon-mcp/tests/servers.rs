@@ -69,9 +69,8 @@ fn run(policy: &str, capability: &str, server: &Server, plan: &str) -> Result<(S
     let outcome = check(&sources, &[policy_file], Some(plan), &CheckOptions::default());
     let Some(checked) = outcome.program else { return Err(format!("rejected: {:?}", outcome.diagnostics)) };
     let program = Program::new(&checked).unwrap();
-    let modules = vec![cordon_syntax::parse(policy_file, policy).module];
     let connection = Connection::start("s", server, None)?;
-    let mut host = McpHost::bind(connection, &[capability], &modules)?.remove(0);
+    let mut host = McpHost::bind(connection, &[capability], checked.declarations())?.remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let mut run = Run::start(&program, &Sessions::default(), &config).unwrap();
     let ending = Engine::new(&mut host).start(&mut run);
@@ -278,7 +277,8 @@ fn a_hostile_tool_list_cannot_rewrite_the_policy_imported_from_it() {
     let expected: Vec<(String, bool, String)> =
         expected.iter().map(|(n, a, p)| (n.to_string(), *a, p.to_string())).collect();
     assert_eq!(declared, expected, "{text}");
-    assert!(McpHost::bind(connection, &["S"], &[module]).is_ok(), "{text}");
+    let declarations = outcome.program.as_ref().unwrap().declarations();
+    assert!(McpHost::bind(connection, &["S"], declarations).is_ok(), "{text}");
 }
 
 #[test]
@@ -542,9 +542,8 @@ fn run_in_workspace(plan: &str, sessions: &Sessions, known: bool) -> (Result<Str
         return (Err(format!("rejected: {}", codes.join(", "))), sessions.clone());
     };
     let program = Program::new(&checked).unwrap();
-    let modules = vec![cordon_syntax::parse(policy_file, WORKSPACE_POLICY).module];
     let connection = Connection::start("workspace", &workspace(), None).unwrap();
-    let mut host = McpHost::bind(connection, &["Workspace"], &modules).unwrap().remove(0);
+    let mut host = McpHost::bind(connection, &["Workspace"], checked.declarations()).unwrap().remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let report = cordon_engine::run(&program, sessions, &config, &mut host);
     (
@@ -610,8 +609,7 @@ fn an_imported_policy_threads_a_session_that_the_deployer_marks_tainted() {
     let (checked, codes) = check_plan(&text, post);
     let checked = checked.unwrap_or_else(|| panic!("{codes:?}\n{text}"));
     let program = Program::new(&checked).unwrap();
-    let modules = vec![cordon_syntax::parse(cordon_syntax::FileId(0), &text).module];
-    let mut host = McpHost::bind(connection, &["Workspace"], &modules).unwrap().remove(0);
+    let mut host = McpHost::bind(connection, &["Workspace"], checked.declarations()).unwrap().remove(0);
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
     let report = cordon_engine::run(&program, &Sessions::default(), &config, &mut host);
     assert!(report.result.is_ok(), "{:?}", report.result);
@@ -645,11 +643,11 @@ entry(reader: Reader, poster: Poster) -> String
     let policy = sources.add("policy.cord", SPLIT);
     let plan = sources.add("plan.cord", r#"let news = reader.read_channel("general"); let posted = poster.post_message("general", "hi"); poster.received()"#);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
-    let program = Program::new(outcome.program.as_ref().unwrap()).unwrap();
-    let modules = vec![cordon_syntax::parse(policy, SPLIT).module];
+    let checked = outcome.program.unwrap();
+    let program = Program::new(&checked).unwrap();
     let connection = Connection::start("workspace", &workspace(), None).unwrap();
     let mut hosts = cordon_engine::Hosts::new();
-    for host in McpHost::bind(connection, &["Reader", "Poster"], &modules).unwrap() {
+    for host in McpHost::bind(connection, &["Reader", "Poster"], checked.declarations()).unwrap() {
         hosts.add(Box::new(host)).unwrap();
     }
     let config = RunConfig { user: "ann".into(), ..RunConfig::default() };
@@ -659,7 +657,7 @@ entry(reader: Reader, poster: Poster) -> String
     assert!(seen.contains(r#"\"tool\": \"read_channel\""#) && seen.contains(r#"\"tool\": \"post_message\""#), "{seen}");
     // A capability the policy does not declare is refused when binding, naming it.
     let connection = Connection::start("workspace", &workspace(), None).unwrap();
-    let error = McpHost::bind(connection, &["Reader", "Writer"], &modules).unwrap_err();
+    let error = McpHost::bind(connection, &["Reader", "Writer"], checked.declarations()).unwrap_err();
     assert!(error.contains("serves the capability `Writer`, but no policy declares it"), "{error}");
 }
 

@@ -22,7 +22,9 @@ mod builtins;
 mod cache;
 mod calls;
 mod checker;
+mod declared;
 mod exhaustive;
+mod export;
 mod expr;
 mod facts;
 mod hints;
@@ -38,6 +40,7 @@ pub use bindings::BindingType;
 pub use calls::{CallSite, Callee, Calls};
 /// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
 pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};
+pub use declared::{Capability, Declarations, Entry, Enum, Field, Param, Record, Tool, Type, Variant};
 pub use hints::RECURSION_HINT;
 pub use hole_site::{BindingKind, HoleBinding, HoleSite};
 pub use holes::{CheckedFill, FillOutcome, check_fill, check_nested_fill};
@@ -52,7 +55,7 @@ use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use state::{Checker, Entry, Lin, Role, ValueDef};
+use state::{Checker, Lin, Role, ValueDef};
 use ty::Ty;
 
 /// The result of checking: every diagnostic, sorted by position; the program is accepted if
@@ -86,15 +89,16 @@ pub struct Outcome {
     pub program: Option<Checked>,
 }
 
-/// A program that passed the checker: the parsed policy modules and plan, and what each of its
-/// calls calls. It has no public constructor, so holding one proves the program was checked
-/// (only [`check`] makes one).
+/// A program that passed the checker: the parsed policy modules and plan, what they declare
+/// (resolved), and what each of its calls calls. It has no public constructor, so holding one
+/// proves the program was checked (only [`check`] makes one).
 #[derive(Debug)]
 pub struct Checked {
     policies: Vec<Module>,
     plan: Option<Module>,
     holes: Vec<HoleSite>,
     calls: Calls,
+    declarations: Declarations,
 }
 
 impl Checked {
@@ -117,6 +121,12 @@ impl Checked {
     /// What each call of the policies and the plan calls.
     pub fn calls(&self) -> &Calls {
         &self.calls
+    }
+
+    /// What the policies and the plan declare, as the checker resolved it: read this, not the
+    /// modules' items, for a type, a tool's signature or the entry.
+    pub fn declarations(&self) -> &Declarations {
+        &self.declarations
     }
 }
 
@@ -172,7 +182,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
             program: None,
         };
     }
-    let checker = declared.unwrap_or_else(|| {
+    let mut checker = declared.unwrap_or_else(|| {
         // No syntax error came from them (the check would have stopped): kept for the next.
         let checker = declare_policies(sources, &policies, options);
         if checker.timed_out.is_none() {
@@ -181,13 +191,14 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         }
         checker
     });
-    let report = check_against(checker, &policies, plan.as_ref(), &[]);
+    let report = check_against(&mut checker, &policies, plan.as_ref(), &[]);
     diagnostics.extend(report.diagnostics);
     sort_diagnostics(&mut diagnostics);
     let program = if diagnostics.iter().any(Diagnostic::is_error) {
         None
     } else {
-        Some(Checked { policies, plan, holes: hole_site::renumber(report.sites), calls: report.calls })
+        let declarations = export::declarations(&checker);
+        Some(Checked { policies, plan, holes: hole_site::renumber(report.sites), calls: report.calls, declarations })
     };
     Outcome {
         diagnostics,
@@ -202,6 +213,41 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         bindings: report.bindings,
         program,
     }
+}
+
+/// What the policy modules declare, resolved by the checker, for what is set up before any plan
+/// is checked against them (the hosts that serve their capabilities, the plan of a request put
+/// to a model); and every error declaring them found. It is the declaring half of [`check`],
+/// and shares its work with the next check of the same policies on this thread.
+///
+/// Of policies with errors, the declarations hold what resolved: an item whose type has an
+/// error is left out. A check of the same policies rejects every plan then, so nothing runs on
+/// them; a function's body is the check's to look at, not this.
+pub fn declare(sources: &SourceMap, policies: &[FileId], options: &CheckOptions) -> (Declarations, Vec<Diagnostic>) {
+    if let Some((_, checker)) = cache::declared::<Checker<'static>>(sources, policies, options.solver_timeout_ms) {
+        let mut diagnostics = checker.diags.clone();
+        sort_diagnostics(&mut diagnostics);
+        return (export::declarations(&checker), diagnostics);
+    }
+    let mut diagnostics = Vec::new();
+    let modules: Vec<Module> = policies
+        .iter()
+        .map(|&file| {
+            let parsed = cordon_syntax::parse(file, &sources.file(file).text);
+            diagnostics.extend(parsed.diagnostics);
+            parsed.module
+        })
+        .collect();
+    let checker = declare_policies(sources, &modules, options);
+    let declarations = export::declarations(&checker);
+    let parsed = !diagnostics.iter().any(Diagnostic::is_error);
+    diagnostics.extend(checker.diags.iter().cloned());
+    sort_diagnostics(&mut diagnostics);
+    // As a check keeps them: only policies that parse and were declared within their time.
+    if parsed && checker.timed_out.is_none() {
+        cache::keep(sources, policies, options.solver_timeout_ms, &modules, checker.detached());
+    }
+    (declarations, diagnostics)
 }
 
 /// What each call of `policies` and `plan` calls, as far as the checker can tell, whether or
@@ -244,7 +290,7 @@ fn check_modules(
     fills: &[(Span, Arc<Module>)],
     options: &CheckOptions,
 ) -> Report {
-    check_against(declare_policies(sources, policies, options), policies, plan, fills)
+    check_against(&mut declare_policies(sources, policies, options), policies, plan, fills)
 }
 
 /// The part of a check that depends on the policies alone: their types and items declared,
@@ -266,7 +312,7 @@ fn declare_policies<'a>(sources: &'a SourceMap, policies: &[Module], options: &C
 
 /// Declares and checks the plan and the fills with `checker`, which has declared `policies`.
 fn check_against(
-    mut checker: Checker<'_>,
+    checker: &mut Checker<'_>,
     policies: &[Module],
     plan: Option<&Module>,
     fills: &[(Span, Arc<Module>)],
@@ -493,7 +539,7 @@ impl Checker<'_> {
     /// Assumes what holds of the entry's inputs: the host's facts if it gave some, else the
     /// measures' defaults on every host-made input (a fresh session). Facts that contradict the
     /// entry's refinements would make every proof vacuous: they are an error at the entry.
-    fn assume_entry_facts(&mut self, entry: &Entry) {
+    fn assume_entry_facts(&mut self, entry: &state::Entry) {
         let facts = match self.entry_facts.clone() {
             Some(given) => given.iter().filter_map(|f| self.host_fact(f, entry)).collect(),
             None => self.default_facts(entry),
@@ -521,7 +567,7 @@ impl Checker<'_> {
 
     /// `measure(param) == default` for every host-made entry input and every one-parameter
     /// measure over its type that has a default, in a fixed order.
-    fn default_facts(&self, entry: &Entry) -> Vec<(String, String, Term, String)> {
+    fn default_facts(&self, entry: &state::Entry) -> Vec<(String, String, Term, String)> {
         let mut measures: Vec<(&String, &Term)> = self.measure_defaults.iter().collect();
         measures.sort_by(|a, b| a.0.cmp(b.0));
         let mut out = Vec::new();
@@ -550,7 +596,7 @@ impl Checker<'_> {
 
     /// A fact the host gave, checked: it names an entry parameter and a measure over its type,
     /// with a value of the measure's result sort. A bad one is the host's bug: an error.
-    fn host_fact(&mut self, fact: &EntryFact, entry: &Entry) -> Option<(String, String, Term, String)> {
+    fn host_fact(&mut self, fact: &EntryFact, entry: &state::Entry) -> Option<(String, String, Term, String)> {
         let Some((_, ty, _)) = entry.params.iter().find(|(n, _, _)| *n == fact.param) else {
             self.error(
                 Code::UndefinedName,

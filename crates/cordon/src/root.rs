@@ -3,47 +3,25 @@
 //! are its linear parameters (the sessions a plan must hand back). The request's text is a
 //! string literal, escaped, so nothing in it is read as code.
 
-use cordon_syntax::ast::{Item, ItemKind, Module, TypeExpr, TypeExprKind};
 use cordon_syntax::{FileId, SourceMap};
+use cordon_types::{CheckOptions, Type};
 
-/// `agent[T]("request", s, ..)` for the entry the `policies` compose (`cordon_syntax::entry`);
-/// without an entry, `agent[String]("request")`.
+/// `agent[T]("request", s, ..)` for the entry the `policies` compose (`cordon_syntax::entry`),
+/// as the checker declares it; without an entry, `agent[String]("request")`.
 pub fn plan(sources: &SourceMap, policies: &[FileId], request: &str) -> String {
     let task = quote(request);
-    let modules: Vec<Module> =
-        policies.iter().map(|&file| cordon_syntax::parse(file, &sources.file(file).text).module).collect();
-    let (Some(Item { kind: ItemKind::Entry { params, ret }, .. }), _) = cordon_syntax::entry::of(&modules) else {
+    // Policies with errors reject the plan whatever it is: the check that follows says why.
+    let (declared, _) = cordon_types::declare(sources, policies, &CheckOptions::default());
+    let Some(entry) = declared.entry() else {
         return format!("agent[String]({task})");
     };
-    let args: String =
-        params.iter().filter(|p| is_linear(&modules, &p.ty)).map(|p| format!(", {}", p.name.name)).collect();
-    format!("agent[{}]({task}{args})", type_text(sources, &ret))
-}
-
-/// A type as written: named types and tuples rebuilt (a composed entry's result is not written
-/// anywhere as a whole), anything else as its source text.
-fn type_text(sources: &SourceMap, t: &TypeExpr) -> String {
-    let list = |ts: &[TypeExpr]| ts.iter().map(|t| type_text(sources, t)).collect::<Vec<_>>().join(", ");
-    match &t.kind {
-        TypeExprKind::Named { name, args } if args.is_empty() => name.name.clone(),
-        TypeExprKind::Named { name, args } => format!("{}[{}]", name.name, list(args)),
-        TypeExprKind::Tuple(items) => format!("({})", list(items)),
-        _ => sources.slice(t.span).to_string(),
-    }
-}
-
-/// Whether `ty` names a `linear type` one of `modules` declares (directly, or refined:
-/// `{s: Session | ..}`).
-fn is_linear(modules: &[Module], ty: &TypeExpr) -> bool {
-    let base = match &ty.kind {
-        TypeExprKind::Refined { base, .. } => base,
-        _ => ty,
-    };
-    let TypeExprKind::Named { name: ty_name, .. } = &base.kind else { return false };
-    modules
+    let args: String = entry
+        .params
         .iter()
-        .flat_map(|m| &m.items)
-        .any(|i| matches!(&i.kind, ItemKind::Linear { name } if name.name == ty_name.name))
+        .filter(|p| matches!(p.ty.base(), Type::Linear(_)))
+        .map(|p| format!(", {}", p.name))
+        .collect();
+    format!("agent[{}]({task}{args})", entry.ret)
 }
 
 /// A Cordon string literal holding `text`.

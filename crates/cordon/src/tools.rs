@@ -14,6 +14,8 @@ use cordon_fs::{Fs, FsLimits, Grant, Mode};
 use cordon_http::github::{DEFAULT_API, GitHubRest, TOKEN};
 use cordon_http::{HttpHost, HttpOptions};
 use cordon_mcp::{Config, Connection, McpHost};
+use cordon_syntax::{FileId, SourceMap};
+use cordon_types::{CheckOptions, Declarations};
 
 use crate::{Error, Source};
 
@@ -130,13 +132,13 @@ impl Tools {
         }
         let policies = with_own_policies(&hosts, policies);
         if !choice.servers.is_empty() {
-            let modules = Source::parse_all(&policies);
+            let declared = declared(&policies);
             for name in &choice.servers {
                 let server = config.server(name).map_err(Error::Setup)?;
                 let connection = Connection::start(name, server, choice.broker.as_ref()).map_err(Error::Setup)?;
                 let capabilities = server.capabilities(name).map_err(Error::Setup)?;
                 let capabilities: Vec<&str> = capabilities.iter().map(String::as_str).collect();
-                for host in McpHost::bind(connection, &capabilities, &modules).map_err(Error::Setup)? {
+                for host in McpHost::bind(connection, &capabilities, &declared).map_err(Error::Setup)? {
                     hosts.add(Box::new(host)).map_err(Error::Setup)?;
                 }
             }
@@ -158,6 +160,15 @@ fn with_own_policies(hosts: &Hosts, given: Vec<Source>) -> Vec<Source> {
     let kept =
         own.into_iter().zip(&modules).filter(|(_, m)| !m.capabilities().any(|c| declared.iter().any(|d| d == c)));
     kept.map(|(source, _)| source).chain(given).collect()
+}
+
+/// What `policies` declare, as the checker resolves them, for the hosts to bind to. Of policies
+/// with an error, what resolved: the check of any plan against them reports the error, before
+/// anything runs.
+fn declared(policies: &[Source]) -> Declarations {
+    let mut sources = SourceMap::new();
+    let files: Vec<FileId> = policies.iter().map(|p| sources.add(p.name.clone(), p.text.clone())).collect();
+    cordon_types::declare(&sources, &files, &CheckOptions::default()).0
 }
 
 /// Refuses a read-write directory that holds a file Cordon reads as configuration (`cordon.toml`

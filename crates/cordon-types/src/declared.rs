@@ -1,0 +1,306 @@
+//! What a checked program declares, resolved: the public model every stage after the checker
+//! reads instead of the syntax tree. Each type is a [`Type`] with its aliases expanded, each
+//! named type is the kind the checker found it to be, each capability lists its tools with
+//! their resolved signatures, and the entry its parameters and result. Plain, owned data
+//! (`Send + Sync`): the checker's own types hold `Rc`s and inference variables, and are
+//! converted once, where the checker made them (`export.rs`).
+//!
+//! A refinement keeps its predicate's tree and text: compiling it is the runtime's job.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use cordon_syntax::Span;
+use cordon_syntax::ast::Expr;
+
+/// A type as the checker resolved it: aliases expanded, each name the kind of type it names.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Type {
+    Int,
+    Float,
+    Decimal,
+    Date,
+    DateTime,
+    Duration,
+    Bool,
+    /// `String`.
+    Str,
+    /// `()`.
+    Unit,
+    Tuple(Vec<Type>),
+    List(Box<Type>),
+    Option(Box<Type>),
+    Result(Box<Type>, Box<Type>),
+    Map(Box<Type>, Box<Type>),
+    /// A record (an `opaque` one too) declared by a policy or the plan.
+    Record(String),
+    /// An enum declared by a policy or the plan.
+    Enum(String),
+    /// A `linear type`.
+    Linear(String),
+    /// An `opaque type`, with its type arguments.
+    Opaque(String, Vec<Type>),
+    /// A capability.
+    Capability(String),
+    /// `fn(A, B) -> C`.
+    Fn(Vec<Type>, Box<Type>),
+    /// The type of labels (`@label` values, in policies only).
+    Label,
+    /// `Labeled[T]`, the box `to_labeled { .. }` returns.
+    Labeled(Box<Type>),
+    /// `{var: base | pred}`: `text` is the predicate as written. The predicate may name the
+    /// other parameters of the signature it was written in.
+    Refined {
+        var: String,
+        base: Box<Type>,
+        pred: Arc<Expr>,
+        text: Arc<str>,
+    },
+}
+
+impl Type {
+    /// The type without its refinements at the top (`{s: Session | ..}` is a `Session`).
+    pub fn base(&self) -> &Type {
+        let mut ty = self;
+        while let Type::Refined { base, .. } = ty {
+            ty = base;
+        }
+        ty
+    }
+}
+
+impl fmt::Display for Type {
+    /// The type as its source would read, aliases expanded.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn list(f: &mut fmt::Formatter<'_>, ts: &[Type]) -> fmt::Result {
+            for (i, t) in ts.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{t}")?;
+            }
+            Ok(())
+        }
+        match self {
+            Type::Int => f.write_str("Int"),
+            Type::Float => f.write_str("Float"),
+            Type::Decimal => f.write_str("Decimal"),
+            Type::Date => f.write_str("Date"),
+            Type::DateTime => f.write_str("DateTime"),
+            Type::Duration => f.write_str("Duration"),
+            Type::Bool => f.write_str("Bool"),
+            Type::Str => f.write_str("String"),
+            Type::Unit => f.write_str("()"),
+            Type::Tuple(ts) => {
+                f.write_str("(")?;
+                list(f, ts)?;
+                if ts.len() == 1 {
+                    f.write_str(",")?;
+                }
+                f.write_str(")")
+            }
+            Type::List(t) => write!(f, "List[{t}]"),
+            Type::Option(t) => write!(f, "Option[{t}]"),
+            Type::Result(a, b) => write!(f, "Result[{a}, {b}]"),
+            Type::Map(a, b) => write!(f, "Map[{a}, {b}]"),
+            Type::Record(n) | Type::Enum(n) | Type::Linear(n) | Type::Capability(n) => f.write_str(n),
+            Type::Opaque(n, args) if args.is_empty() => f.write_str(n),
+            Type::Opaque(n, args) => {
+                write!(f, "{n}[")?;
+                list(f, args)?;
+                f.write_str("]")
+            }
+            Type::Fn(params, ret) => {
+                f.write_str("fn(")?;
+                list(f, params)?;
+                write!(f, ") -> {ret}")
+            }
+            Type::Label => f.write_str("Label"),
+            Type::Labeled(t) => write!(f, "Labeled[{t}]"),
+            Type::Refined { var, base, text, .. } => write!(f, "{{{var}: {base} | {text}}}"),
+        }
+    }
+}
+
+/// A record's field and its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// A tool's or the entry's parameter and its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// A record, its fields in the order declared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub name: String,
+    pub fields: Vec<Field>,
+    /// An `opaque` record: only the host makes one.
+    pub opaque: bool,
+    /// Where its name is declared.
+    pub span: Span,
+}
+
+impl Record {
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+/// An enum, its variants in the order declared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Enum {
+    pub name: String,
+    pub variants: Vec<Variant>,
+    pub span: Span,
+}
+
+/// A variant and the types of its payload (none for a variant without one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub name: String,
+    pub payload: Vec<Type>,
+}
+
+/// A capability, its tools in the order declared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capability {
+    pub name: String,
+    pub tools: Vec<Tool>,
+    pub span: Span,
+}
+
+impl Capability {
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+/// A tool: its parameters and result (`()` where none is declared). Its annotations (labels,
+/// approval, card) are on the tool's node in the policy, at `span`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: Type,
+    /// Where the tool's name is declared.
+    pub span: Span,
+}
+
+/// The program's entry, composed from the policies' entries as `cordon_syntax::entry` says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub params: Vec<Param>,
+    pub ret: Type,
+    pub span: Span,
+}
+
+/// Everything a program declares, resolved by the checker: the records, enums, aliases, host
+/// types and capabilities of its policies (and the records, enums and aliases of its plan), and
+/// its entry. Made only by the checker ([`Checked::declarations`](crate::Checked::declarations),
+/// [`declare`](crate::declare)).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Declarations {
+    pub(crate) records: BTreeMap<String, Record>,
+    pub(crate) enums: BTreeMap<String, Enum>,
+    pub(crate) aliases: BTreeMap<String, Type>,
+    pub(crate) linear: BTreeSet<String>,
+    /// Each opaque type with the number of its type arguments.
+    pub(crate) opaque: BTreeMap<String, usize>,
+    pub(crate) capabilities: BTreeMap<String, Capability>,
+    pub(crate) entry: Option<Entry>,
+    /// The records and enums that hold a linear value (in a field or a payload, however deep).
+    pub(crate) holding_linear: BTreeSet<String>,
+}
+
+impl Declarations {
+    pub fn record(&self, name: &str) -> Option<&Record> {
+        self.records.get(name)
+    }
+
+    /// The records, by name.
+    pub fn records(&self) -> impl Iterator<Item = &Record> {
+        self.records.values()
+    }
+
+    pub fn enumeration(&self, name: &str) -> Option<&Enum> {
+        self.enums.get(name)
+    }
+
+    /// The enums, by name.
+    pub fn enums(&self) -> impl Iterator<Item = &Enum> {
+        self.enums.values()
+    }
+
+    /// What the alias `name` stands for (every use of it is already this type).
+    pub fn alias(&self, name: &str) -> Option<&Type> {
+        self.aliases.get(name)
+    }
+
+    /// Whether `name` is a `linear type`.
+    pub fn is_linear_type(&self, name: &str) -> bool {
+        self.linear.contains(name)
+    }
+
+    /// The linear types, by name.
+    pub fn linear_types(&self) -> impl Iterator<Item = &str> {
+        self.linear.iter().map(String::as_str)
+    }
+
+    /// The number of type arguments of the opaque type `name`, if it is one.
+    pub fn opaque_type(&self, name: &str) -> Option<usize> {
+        self.opaque.get(name).copied()
+    }
+
+    /// The opaque types, by name, with the number of their type arguments.
+    pub fn opaque_types(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.opaque.iter().map(|(n, arity)| (n.as_str(), *arity))
+    }
+
+    pub fn capability(&self, name: &str) -> Option<&Capability> {
+        self.capabilities.get(name)
+    }
+
+    /// The capabilities, by name.
+    pub fn capabilities(&self) -> impl Iterator<Item = &Capability> {
+        self.capabilities.values()
+    }
+
+    pub fn entry(&self) -> Option<&Entry> {
+        self.entry.as_ref()
+    }
+
+    /// Whether a value of type `ty` holds a linear value anywhere: is one, or holds one in an
+    /// item, an element, a field or a payload (records and enums as the checker found them, so
+    /// no chain of declarations is followed here).
+    pub fn holds_linear(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Linear(_) => true,
+            Type::Record(n) | Type::Enum(n) => self.holding_linear.contains(n),
+            Type::Refined { base, .. } => self.holds_linear(base),
+            Type::Tuple(ts) | Type::Opaque(_, ts) => ts.iter().any(|t| self.holds_linear(t)),
+            Type::List(t) | Type::Option(t) | Type::Labeled(t) => self.holds_linear(t),
+            Type::Result(a, b) | Type::Map(a, b) => self.holds_linear(a) || self.holds_linear(b),
+            Type::Int
+            | Type::Float
+            | Type::Decimal
+            | Type::Date
+            | Type::DateTime
+            | Type::Duration
+            | Type::Bool
+            | Type::Str
+            | Type::Unit
+            | Type::Capability(_)
+            | Type::Fn(..)
+            | Type::Label => false,
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The checker's declarations as the public model of `declared.rs`, made once where the checker
+//! resolved them: its `Ty`s (which hold `Rc`s and inference variables) converted to `Type`s.
+//!
+//! A declaration whose type has an error (only in a program the checker rejects) is left out.
+
+use std::sync::Arc;
+
+use crate::declared::{Capability, Declarations, Entry, Enum, Field, Param, Record, Tool, Type, Variant};
+use crate::state::{Checker, LABEL, LABELED, TypeDef};
+use crate::ty::Ty;
+
+/// What `checker` has declared.
+pub fn declarations(checker: &Checker<'_>) -> Declarations {
+    let mut out = Declarations::default();
+    let ty = |t: &Ty| convert(&checker.resolve(t));
+    for (name, info) in &checker.types {
+        let (name, span) = (name.clone(), info.span);
+        match &info.def {
+            TypeDef::Record { fields, opaque } => {
+                let fields = fields.iter().map(|(n, t)| Some(Field { name: n.clone(), ty: ty(t)? })).collect();
+                if let Some(fields) = fields {
+                    out.records.insert(name.clone(), Record { name, fields, opaque: *opaque, span });
+                }
+            }
+            TypeDef::Enum { variants } => {
+                let variants = variants
+                    .iter()
+                    .map(|(n, ts)| {
+                        Some(Variant { name: n.clone(), payload: ts.iter().map(ty).collect::<Option<_>>()? })
+                    })
+                    .collect();
+                if let Some(variants) = variants {
+                    out.enums.insert(name.clone(), Enum { name, variants, span });
+                }
+            }
+            TypeDef::Alias(t) => {
+                if let Some(t) = ty(t) {
+                    out.aliases.insert(name, t);
+                }
+            }
+            TypeDef::Linear => {
+                out.linear.insert(name);
+            }
+            TypeDef::Opaque { arity } => {
+                out.opaque.insert(name, *arity);
+            }
+            TypeDef::Capability { tools } => {
+                let tools = tools
+                    .iter()
+                    .filter_map(|(tool, sig)| {
+                        let params = sig.params.iter().map(|(n, t)| Some(Param { name: n.clone(), ty: ty(t)? }));
+                        let params = params.collect::<Option<_>>()?;
+                        Some(Tool { name: tool.clone(), params, ret: ty(&sig.ret)?, span: sig.span })
+                    })
+                    .collect();
+                out.capabilities.insert(name.clone(), Capability { name, tools, span });
+            }
+        }
+    }
+    out.entry = checker.entry.as_ref().and_then(|entry| {
+        let params = entry.params.iter().map(|(n, t, _)| Some(Param { name: n.clone(), ty: ty(t)? }));
+        Some(Entry { params: params.collect::<Option<_>>()?, ret: ty(&entry.ret)?, span: entry.span })
+    });
+    out.holding_linear = checker.linear_types.iter().cloned().collect();
+    out
+}
+
+/// `t` (its inference variables resolved) as a `Type`; `None` if it has an error.
+fn convert(t: &Ty) -> Option<Type> {
+    let boxed = |t: &Ty| convert(t).map(Box::new);
+    let all = |ts: &[Ty]| ts.iter().map(convert).collect::<Option<Vec<_>>>();
+    Some(match t {
+        Ty::Int => Type::Int,
+        Ty::Float => Type::Float,
+        Ty::Decimal => Type::Decimal,
+        Ty::Date => Type::Date,
+        Ty::DateTime => Type::DateTime,
+        Ty::Duration => Type::Duration,
+        Ty::Bool => Type::Bool,
+        Ty::Str => Type::Str,
+        Ty::Unit => Type::Unit,
+        Ty::Tuple(ts) => Type::Tuple(all(ts)?),
+        Ty::List(t) => Type::List(boxed(t)?),
+        Ty::Option(t) => Type::Option(boxed(t)?),
+        Ty::Result(a, b) => Type::Result(boxed(a)?, boxed(b)?),
+        Ty::Map(a, b) => Type::Map(boxed(a)?, boxed(b)?),
+        Ty::Record(n) => Type::Record(n.to_string()),
+        Ty::Enum(n) => Type::Enum(n.to_string()),
+        Ty::Linear(n) => Type::Linear(n.to_string()),
+        Ty::Opaque(n, args) if &**n == LABEL && args.is_empty() => Type::Label,
+        Ty::Opaque(n, args) if &**n == LABELED => match args.as_slice() {
+            [inner] => Type::Labeled(boxed(inner)?),
+            _ => return None,
+        },
+        Ty::Opaque(n, args) => Type::Opaque(n.to_string(), all(args)?),
+        Ty::Cap(n) => Type::Capability(n.to_string()),
+        Ty::Fn(f) => Type::Fn(all(&f.params)?, boxed(&f.ret)?),
+        Ty::Refined(r) => Type::Refined {
+            var: r.var.clone(),
+            base: boxed(&r.base)?,
+            pred: Arc::new((*r.pred).clone()),
+            text: Arc::from(&*r.text),
+        },
+        Ty::Var(_) | Ty::Error => return None,
+    })
+}
