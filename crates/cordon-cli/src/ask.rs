@@ -184,7 +184,11 @@ impl Conversation {
             }
             _ => {}
         };
-        let prepared = self.workspace.prepare(Request::Ask(request), &mut *self.approver)?;
+        let mut prepared = self.workspace.prepare(Request::Ask(request), &mut *self.approver)?;
+        if !json {
+            // The trace is printed as the run goes: the report need not keep it.
+            prepared = prepared.without_trace();
+        }
         // In JSON the report holds the calls: nothing is written as they happen.
         let mut sink = io::sink();
         let out: &mut dyn Write = if json { &mut sink } else { out };
