@@ -17,22 +17,24 @@ mod builtin_calls;
 mod builtins;
 mod open;
 mod releases;
+mod scope;
 mod tools;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use cordon_label::{DcLabel, Release};
+use cordon_label::{DcLabel, Release, Tier};
 use cordon_syntax::ast::{
-    Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, Tool, UnOp,
-    release_asks,
+    Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, TypeExpr,
+    TypeExprKind, UnOp, release_asks,
 };
 use cordon_syntax::{SourceMap, Span};
-use cordon_types::{Callee, Calls};
+use cordon_types::{Callee, Calls, Declarations, Tool};
 
 use crate::abs::{Abs, Bounds, Closure, Kind, Origins};
 use crate::site::{Count, HoleReach, Site};
 use builtins::{Rule, rule};
+use scope::Scope;
 
 /// How many abstract steps an analysis may take before it gives up (and says so): far above
 /// any plan a model writes, well below a stall.
@@ -54,36 +56,114 @@ pub(crate) enum Stop {
 
 type Res<T = Abs> = Result<T, Stop>;
 
-/// What the policies and the plan declare, by name.
-#[derive(Default)]
+/// What the policies and the plan declare, by name: the types and the tools' signatures as the
+/// checker resolved them, and what only the tree holds (the functions' and constants' code,
+/// the policies' annotations, read here once so that the rest of the analysis names no syntax).
 pub(crate) struct Decls<'a> {
-    pub tools: HashMap<(Arc<str>, Arc<str>), &'a Tool>,
-    pub types: HashMap<&'a str, &'a ItemKind>,
+    /// What the checker resolved: each type, each capability's tools.
+    pub declared: &'a Declarations,
+    pub tools: HashMap<(Arc<str>, Arc<str>), ToolDecl<'a>>,
     pub fns: HashMap<&'a str, &'a FnDecl>,
     pub consts: HashMap<&'a str, &'a Expr>,
     /// The policies' releases: each group, the label it may go to, and whether a card asks.
     pub releases: Vec<(&'a str, &'a Expr, bool)>,
+    /// The label each record's fields declare (`@label(..)`), in the fields' order.
+    field_labels: HashMap<&'a str, Vec<Option<&'a Expr>>>,
     /// What the checker resolved each call of the modules to (one table per checked unit).
     calls: Vec<&'a Calls>,
 }
 
+/// A tool as the analysis reads it: its signature as the checker resolved it, and the
+/// policy's annotations on it, expressions evaluated on the call's abstract arguments.
+pub(crate) struct ToolDecl<'a> {
+    pub sig: &'a Tool,
+    /// What `@approval(..)` asks.
+    pub approval: Approval<'a>,
+    /// Whether it declares a result (`-> T`): the result of one that declares none is a plain
+    /// `()`, with no label.
+    pub declares_result: bool,
+    labels: Option<&'a Annotation>,
+    card: Option<&'a Annotation>,
+}
+
+impl<'a> ToolDecl<'a> {
+    /// The label `@label(..)` gives `key`: a parameter's sink, the decision's (`pc`), the
+    /// result's (`returns`).
+    pub fn label(&self, key: &str) -> Option<&'a Expr> {
+        keyed(self.labels, key)
+    }
+
+    /// Where its card says the call goes: its destination, else its recipients.
+    pub fn destination(&self) -> Option<&'a Expr> {
+        keyed(self.card, "destination").or_else(|| keyed(self.card, "recipients"))
+    }
+}
+
+/// What `@approval(..)` asks, read from the policy: a tier, or a choice on a condition that is
+/// evaluated on the call's arguments.
+pub(crate) enum Approval<'a> {
+    /// One tier (no `@approval`, or an empty branch: none).
+    Tier(Tier),
+    /// `if cond { then } else { else_ }`.
+    If { cond: &'a Expr, then: Box<Approval<'a>>, else_: Option<Box<Approval<'a>>> },
+    /// An expression not read here: any tier, from none to deny.
+    Unknown,
+}
+
+impl<'a> Approval<'a> {
+    fn of(e: Option<&'a Expr>) -> Approval<'a> {
+        let Some(e) = e else { return Approval::Tier(Tier::None) };
+        match &e.kind {
+            ExprKind::Name(id) => Tier::from_name(&id.name).map_or(Approval::Unknown, Approval::Tier),
+            ExprKind::If { cond, then, else_ } => Approval::If {
+                cond,
+                then: Box::new(Approval::of(then.tail.as_deref())),
+                else_: else_.as_deref().map(|x| Box::new(Approval::of(Some(x)))),
+            },
+            ExprKind::Block(b) if b.stmts.is_empty() => Approval::of(b.tail.as_deref()),
+            _ => Approval::Unknown,
+        }
+    }
+}
+
 impl<'a> Decls<'a> {
-    pub fn of(modules: &[&'a Module], calls: Vec<&'a Calls>) -> Decls<'a> {
-        let mut d = Decls { calls, ..Decls::default() };
+    pub fn of(declared: &'a Declarations, modules: &[&'a Module], calls: Vec<&'a Calls>) -> Decls<'a> {
+        let mut d = Decls {
+            declared,
+            tools: HashMap::new(),
+            fns: HashMap::new(),
+            consts: HashMap::new(),
+            releases: Vec::new(),
+            field_labels: HashMap::new(),
+            calls,
+        };
         for m in modules {
             for item in &m.items {
                 match &item.kind {
                     ItemKind::Capability { name, tools } => {
+                        let Some(cap) = declared.capability(&name.name) else { continue };
                         for t in tools {
-                            d.tools.insert((name.name.as_str().into(), t.name.name.as_str().into()), t);
+                            let Some(sig) = cap.tool(&t.name.name) else { continue };
+                            let tool = ToolDecl {
+                                sig,
+                                approval: Approval::of(
+                                    annotation(&t.annotations, "approval")
+                                        .and_then(|a| a.args.first())
+                                        .map(|a| &a.value),
+                                ),
+                                declares_result: t.ret.is_some(),
+                                labels: annotation(&t.annotations, "label"),
+                                card: annotation(&t.annotations, "card"),
+                            };
+                            d.tools.insert((name.name.as_str().into(), t.name.name.as_str().into()), tool);
                         }
                     }
-                    ItemKind::Record { name, .. }
-                    | ItemKind::TypeAlias { name, .. }
-                    | ItemKind::Enum { name, .. }
-                    | ItemKind::Linear { name }
-                    | ItemKind::Opaque { name, .. } => {
-                        d.types.insert(name.name.as_str(), &item.kind);
+                    ItemKind::Record { name, fields, .. } => {
+                        let labels = fields
+                            .iter()
+                            .map(|f| annotation(&f.annotations, "label").and_then(|a| a.args.first()).map(|a| &a.value))
+                            .collect();
+                        d.field_labels.insert(name.name.as_str(), labels);
                     }
                     ItemKind::Fn(f) => {
                         d.fns.insert(f.name.name.as_str(), f);
@@ -101,61 +181,25 @@ impl<'a> Decls<'a> {
         d
     }
 
-    fn is_capability(&self, name: &str) -> bool {
+    /// Whether `name` is a capability with tools.
+    pub fn is_capability(&self, name: &str) -> bool {
         self.tools.keys().any(|(c, _)| &**c == name)
+    }
+
+    /// The capability a function's parameter of type `ty` holds (the one value of its type),
+    /// if its type is one. Functions' signatures are not in the checker's declarations yet, so
+    /// this reads the parameter's type as written.
+    pub fn capability_of(&self, ty: &'a TypeExpr) -> Option<&'a str> {
+        match &ty.kind {
+            TypeExprKind::Named { name, .. } if self.is_capability(&name.name) => Some(&name.name),
+            TypeExprKind::Refined { base, .. } => self.capability_of(base),
+            _ => None,
+        }
     }
 
     /// What the call expression `call` calls, as the checker resolved it.
     fn callee(&self, call: &Expr) -> Option<Callee> {
         self.calls.iter().find_map(|c| c.get(call))
-    }
-}
-
-/// The names in scope, innermost last: each name's bindings as a stack, so that looking a name
-/// up costs the same however long the plan.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Scope {
-    names: Vec<Arc<str>>,
-    values: HashMap<Arc<str>, Vec<Abs>>,
-}
-
-impl Scope {
-    fn of(bindings: impl IntoIterator<Item = (Arc<str>, Abs)>) -> Scope {
-        let mut s = Scope::default();
-        for (n, v) in bindings {
-            s.push(n, v);
-        }
-        s
-    }
-
-    fn push(&mut self, name: Arc<str>, v: Abs) {
-        self.names.push(name.clone());
-        self.values.entry(name).or_default().push(v);
-    }
-
-    fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    fn truncate(&mut self, len: usize) {
-        while self.names.len() > len {
-            let Some(name) = self.names.pop() else { break };
-            if let Some(stack) = self.values.get_mut(&name) {
-                stack.pop();
-                if stack.is_empty() {
-                    self.values.remove(&name);
-                }
-            }
-        }
-    }
-
-    fn get(&self, name: &str) -> Option<&Abs> {
-        self.values.get(name).and_then(|v| v.last())
-    }
-
-    /// The innermost binding of each name.
-    fn visible(&self) -> impl Iterator<Item = (&Arc<str>, &Abs)> {
-        self.values.iter().filter_map(|(n, v)| v.last().map(|v| (n, v)))
     }
 }
 
@@ -606,11 +650,12 @@ impl<'a> Analyzer<'a> {
     /// The label record type `ty` declares for each of its fields, computed from the fields'
     /// values `env` (bottom where it declares none).
     fn declared_labels(&mut self, ty: &str, env: &[(String, Abs)]) -> Vec<Bounds> {
-        let Some(ItemKind::Record { fields, .. }) = self.decls.types.get(ty).copied() else { return Vec::new() };
-        fields
+        let decls = self.decls;
+        let Some(labels) = decls.field_labels.get(ty) else { return Vec::new() };
+        labels
             .iter()
-            .map(|f| match annotation(&f.annotations, "label").and_then(|a| a.args.first()) {
-                Some(a) => self.label_expr(&a.value, env).unwrap_or_else(|_| Bounds::any()),
+            .map(|l| match l {
+                Some(e) => self.label_expr(e, env).unwrap_or_else(|_| Bounds::any()),
                 None => Bounds::bottom(),
             })
             .collect()

@@ -24,9 +24,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use cordon_label::{Label, Release};
 use cordon_runtime::HoleRequest;
-use cordon_syntax::ast::{ItemKind, Module, TypeExprKind};
+use cordon_syntax::ast::Module;
 use cordon_syntax::{Diagnostic, FileId, SourceMap, Span};
-use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome};
+use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome, Type};
 use serde::Serialize;
 
 use abs::{Abs, Kind};
@@ -97,23 +97,23 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
         return Summary { complete: true, ..Summary::empty() };
     };
     let modules: Vec<&Module> = checked.policies().iter().chain(std::iter::once(plan)).collect();
-    let decls = Decls::of(&modules, vec![checked.calls()]);
-    let (entry, _) = cordon_syntax::entry::of(checked.policies());
-    let params: Vec<(String, Abs)> = match entry.map(|e| e.kind) {
-        Some(ItemKind::Entry { params, .. }) => params
+    let decls = Decls::of(checked.declarations(), &modules, vec![checked.calls()]);
+    let params: Vec<(String, Abs)> = match checked.declarations().entry() {
+        Some(entry) => entry
+            .params
             .iter()
             .map(|p| {
-                let origins = Origins::one(Origin::Input { name: p.name.name.clone() });
+                let origins = Origins::one(Origin::Input { name: p.name.clone() });
                 // The host gives capabilities and linear values.
-                let kind = match base_name(&p.ty) {
-                    Some(n) if decls.tools.keys().any(|(c, _)| &**c == n) => Kind::Capability(n.into()),
+                let kind = match head(&p.ty) {
+                    Some(n) if decls.is_capability(n) => Kind::Capability(n.into()),
                     Some(n) => Kind::Handle(n.into()),
                     None => Kind::Unknown,
                 };
-                (p.name.name.clone(), Abs::new(kind, Bounds::bottom(), origins))
+                (p.name.clone(), Abs::new(kind, Bounds::bottom(), origins))
             })
             .collect(),
-        _ => Vec::new(),
+        None => Vec::new(),
     };
     summarize(&decls, sources, user, &params, &Bounds::bottom(), &plan.body)
 }
@@ -122,7 +122,7 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
 /// a group, to where, and whether the user is asked (`cordon check --policy` lists them).
 pub fn releases(checked: &Checked, sources: &SourceMap, user: &str) -> Vec<Release> {
     let modules: Vec<&Module> = checked.policies().iter().collect();
-    let decls = Decls::of(&modules, vec![checked.calls()]);
+    let decls = Decls::of(checked.declarations(), &modules, vec![checked.calls()]);
     let mut a = Analyzer::new(&decls, sources, user, HashSet::new());
     match a.compute_releases() {
         Ok(()) => a.releases,
@@ -146,8 +146,8 @@ pub fn analyze_fill(
     let mut modules: Vec<&Module> = checked.policies().iter().collect();
     modules.extend(checked.plan());
     modules.push(fill.module());
-    let decls = Decls::of(&modules, vec![checked.calls(), fill.calls()]);
-    let opaque = |ty: &str| matches!(decls.types.get(ty), Some(ItemKind::Record { opaque: true, .. }));
+    let decls = Decls::of(checked.declarations(), &modules, vec![checked.calls(), fill.calls()]);
+    let opaque = |ty: &str| checked.declarations().record(ty).is_some_and(|r| r.opaque);
     let mut bindings: Vec<(String, Abs)> = request
         .scope
         .iter()
@@ -189,11 +189,25 @@ fn summarize(
     }
 }
 
-/// The name of a named type, under any refinement.
-fn base_name(ty: &cordon_syntax::ast::TypeExpr) -> Option<&str> {
-    match &ty.kind {
-        TypeExprKind::Named { name, .. } => Some(&name.name),
-        TypeExprKind::Refined { base, .. } => base_name(base),
-        _ => None,
-    }
+/// The name a type is written with (its head: `List` for `List[T]`), under any refinement;
+/// none for a tuple, `()` or a function type. An alias is its expansion's.
+fn head(ty: &Type) -> Option<&str> {
+    Some(match ty.base() {
+        Type::Int => "Int",
+        Type::Float => "Float",
+        Type::Decimal => "Decimal",
+        Type::Date => "Date",
+        Type::DateTime => "DateTime",
+        Type::Duration => "Duration",
+        Type::Bool => "Bool",
+        Type::Str => "String",
+        Type::List(_) => "List",
+        Type::Option(_) => "Option",
+        Type::Result(..) => "Result",
+        Type::Map(..) => "Map",
+        Type::Label => "Label",
+        Type::Labeled(_) => "Labeled",
+        Type::Record(n) | Type::Enum(n) | Type::Linear(n) | Type::Opaque(n, _) | Type::Capability(n) => n,
+        _ => return None,
+    })
 }

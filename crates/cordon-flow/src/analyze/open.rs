@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use cordon_label::DcLabel;
 use cordon_syntax::Span;
-use cordon_syntax::ast::{TypeExpr, TypeExprKind};
 
 use super::{Analyzer, Res, key};
 use crate::abs::{Abs, Bounds, Closure, Kind, Origin, Origins};
-use crate::{Count, HoleReach};
+use crate::site::{Count, HoleReach};
 
 impl<'a> Analyzer<'a> {
     /// Analyses a function as if called with any arguments of its parameters' types, under
@@ -21,7 +20,19 @@ impl<'a> Analyzer<'a> {
             return Ok(());
         }
         let Some(f) = self.decls.fns.get(name) else { return Ok(()) };
-        let params: Vec<(String, Abs)> = f.params.iter().map(|p| (p.name.name.clone(), self.any_of(&p.ty))).collect();
+        // Anything of each parameter's type: a capability is the one of that name (the only
+        // value of its type); anything else is unknown.
+        let params: Vec<(String, Abs)> = f
+            .params
+            .iter()
+            .map(|p| {
+                let any = match self.decls.capability_of(&p.ty) {
+                    Some(c) => Abs::plain(Kind::Capability(c.into())),
+                    None => Abs::any(),
+                };
+                (p.name.name.clone(), any)
+            })
+            .collect();
         let scope = std::mem::take(&mut self.scope);
         let pc = std::mem::replace(&mut self.pc, Bounds::any());
         let mult = std::mem::replace(&mut self.mult, Count::Unbounded);
@@ -41,18 +52,6 @@ impl<'a> Analyzer<'a> {
         self.conds = conds;
         self.recording = recording;
         r.map(|_| ())
-    }
-
-    /// Anything of type `ty`: a capability is the one of that name (the only value of its
-    /// type); anything else is unknown.
-    fn any_of(&self, ty: &TypeExpr) -> Abs {
-        match &ty.kind {
-            TypeExprKind::Named { name, .. } if self.decls.is_capability(&name.name) => {
-                Abs::plain(Kind::Capability(name.name.as_str().into()))
-            }
-            TypeExprKind::Refined { base, .. } => self.any_of(base),
-            _ => Abs::any(),
-        }
     }
 
     /// A typed hole: the fill may call any tool of the capabilities in scope and any of the

@@ -7,30 +7,31 @@ use std::sync::Arc;
 
 use cordon_label::{DcLabel, Tier};
 use cordon_syntax::Span;
-use cordon_syntax::ast::{Expr, ExprKind, ItemKind, Tool, TypeExpr, TypeExprKind};
+use cordon_syntax::ast::Expr;
+use cordon_types::Type;
 
-use super::{Analyzer, Res, Scope, annotation, key, keyed, names_in};
+use super::scope::Scope;
+use super::{Analyzer, Approval, Res, ToolDecl, key, names_in};
 use crate::abs::{Abs, Bounds, Kind, Origin, Origins};
-use crate::{Destination, Param, Site, Verdict};
+use crate::site::{Destination, Param, Site, Verdict};
 
 impl<'a> Analyzer<'a> {
     /// A tool call: its sinks and result label computed from the policy's annotations on
     /// these arguments, each argument and the decision judged against its sink, the call
     /// recorded; the result shaped as the tool declares it and labelled as the boundary
     /// labels it (the policy's result label joined with what chose the call).
-    pub(super) fn tool_call(&mut self, cap: Arc<str>, tool: &'a Tool, args: Vec<Abs>, span: Span) -> Res {
+    pub(super) fn tool_call(&mut self, cap: Arc<str>, tool: &'a ToolDecl<'a>, args: Vec<Abs>, span: Span) -> Res {
         let params: Vec<(String, Abs)> =
-            tool.params.iter().zip(&args).map(|(p, a)| (p.name.name.clone(), a.clone())).collect();
-        let labels = annotation(&tool.annotations, "label");
+            tool.sig.params.iter().zip(&args).map(|(p, a)| (p.name.clone(), a.clone())).collect();
         let default = Bounds::exactly(DcLabel::endorsed(&self.user));
         let mut sinks = Vec::with_capacity(params.len());
         for (name, _) in &params {
-            sinks.push(match keyed(labels, name) {
+            sinks.push(match tool.label(name) {
                 Some(e) => self.label_expr(e, &params)?,
                 None => default.clone(),
             });
         }
-        let decision_sink = match keyed(labels, "pc") {
+        let decision_sink = match tool.label("pc") {
             Some(e) => self.label_expr(e, &params)?,
             None => sinks
                 .iter()
@@ -38,22 +39,18 @@ impl<'a> Analyzer<'a> {
                 .reduce(|a, b| Bounds { lo: a.lo.meet(&b.lo), hi: a.hi.meet(&b.hi) })
                 .unwrap_or(default),
         };
-        let returns = match keyed(labels, "returns") {
+        let returns = match tool.label("returns") {
             Some(e) => self.label_expr(e, &params)?,
             None => Bounds::exactly(DcLabel::closed(&self.user)),
         };
         let carried: Vec<Bounds> = args.iter().map(|a| a.deep(false)).collect();
         let cap = cap.clone();
         let chosen = carried.iter().fold(self.pc.clone(), |l, c| l.join(c));
-        let name = format!("{cap}.{}", tool.name.name);
+        let name = format!("{cap}.{}", tool.sig.name);
         if self.recording {
-            let tiers = self.tiers(
-                annotation(&tool.annotations, "approval").and_then(|a| a.args.first()).map(|a| &a.value),
-                &params,
-            )?;
+            let tiers = self.tiers(&tool.approval, &params)?;
             // Where the card says the call goes: its destination, else its one recipient.
-            let card = annotation(&tool.annotations, "card");
-            let destination = match keyed(card, "destination").or_else(|| keyed(card, "recipients")) {
+            let destination = match tool.destination() {
                 None => Destination::None,
                 Some(e) => {
                     let v = self.value_expr(e, &params)?;
@@ -80,7 +77,7 @@ impl<'a> Analyzer<'a> {
             }
             let site = Site {
                 capability: cap.to_string(),
-                tool: tool.name.name.clone(),
+                tool: tool.sig.name.clone(),
                 span,
                 line: self.line(span),
                 conditions: self.conds.clone(),
@@ -101,8 +98,9 @@ impl<'a> Analyzer<'a> {
         }
         let line = self.line(span);
         let label = chosen.join(&returns);
-        let key = (cap, tool.name.name.as_str().into());
-        Ok(self.result_of(key, tool.ret.as_ref(), &params, &label, Origins::one(Origin::Result { tool: name, line })))
+        let key = (cap, tool.sig.name.as_str().into());
+        let ret = tool.declares_result.then_some(&tool.sig.ret);
+        Ok(self.result_of(key, ret, &params, &label, Origins::one(Origin::Result { tool: name, line })))
     }
 
     /// A label expression of the policy (`@label(body = ..)`), evaluated on the call's
@@ -140,28 +138,22 @@ impl<'a> Analyzer<'a> {
     }
 
     /// The least and the most strict approval tier `@approval(..)` may give these arguments.
-    fn tiers(&mut self, e: Option<&Expr>, params: &[(String, Abs)]) -> Res<(Tier, Tier)> {
-        let Some(e) = e else { return Ok((Tier::None, Tier::None)) };
-        Ok(match &e.kind {
-            ExprKind::Name(id) => match Tier::from_name(&id.name) {
-                Some(t) => (t, t),
-                None => (Tier::None, Tier::Deny),
-            },
-            ExprKind::If { cond, then, else_ } => {
+    fn tiers(&mut self, approval: &Approval<'_>, params: &[(String, Abs)]) -> Res<(Tier, Tier)> {
+        Ok(match approval {
+            Approval::Tier(t) => (*t, *t),
+            Approval::If { cond, then, else_ } => {
                 let c = self.value_expr(cond, params)?;
-                let then_ = then.tail.as_deref();
                 match (c.as_bool(), else_) {
-                    (Some(true), _) => self.tiers(then_, params)?,
-                    (Some(false), Some(x)) => self.tiers(Some(x), params)?,
+                    (Some(true), _) => self.tiers(then, params)?,
+                    (Some(false), Some(x)) => self.tiers(x, params)?,
                     (_, Some(x)) => {
-                        let (a, b) = (self.tiers(then_, params)?, self.tiers(Some(x), params)?);
+                        let (a, b) = (self.tiers(then, params)?, self.tiers(x, params)?);
                         (a.0.min(b.0), a.1.max(b.1))
                     }
                     _ => (Tier::None, Tier::Deny),
                 }
             }
-            ExprKind::Block(b) if b.stmts.is_empty() => self.tiers(b.tail.as_deref(), params)?,
-            _ => (Tier::None, Tier::Deny),
+            Approval::Unknown => (Tier::None, Tier::Deny),
         })
     }
 
@@ -172,7 +164,7 @@ impl<'a> Analyzer<'a> {
     fn result_of(
         &mut self,
         tool: (Arc<str>, Arc<str>),
-        ty: Option<&TypeExpr>,
+        ty: Option<&Type>,
         params: &[(String, Abs)],
         label: &Bounds,
         origins: Origins,
@@ -216,66 +208,66 @@ impl<'a> Analyzer<'a> {
     /// A value of type `ty` as a tool returns it, before the call's label: the parts the type
     /// declares, every record field with its declared label (and the value its refinement
     /// gives it), unknown values otherwise.
-    fn shape(&mut self, ty: &TypeExpr, depth: usize, origins: &Origins) -> Abs {
+    fn shape(&mut self, ty: &Type, depth: usize, origins: &Origins) -> Abs {
         let unknown = || Abs::unknown(Bounds::bottom(), origins.clone());
         if depth > 12 {
             return Abs::unknown(Bounds::any(), origins.clone());
         }
-        let part = |a: &mut Self, t: &TypeExpr| a.shape(t, depth + 1, origins);
-        match &ty.kind {
-            TypeExprKind::Tuple(ts) if ts.is_empty() => Abs::plain(Kind::Unit),
-            TypeExprKind::Tuple(ts) => {
+        let part = |a: &mut Self, t: &Type| a.shape(t, depth + 1, origins);
+        match ty {
+            Type::Unit => Abs::plain(Kind::Unit),
+            Type::Tuple(ts) if ts.is_empty() => Abs::plain(Kind::Unit),
+            Type::Tuple(ts) => {
                 let items = ts.iter().map(|t| part(self, t)).collect();
                 Abs::new(Kind::Tuple(items), Bounds::bottom(), origins.clone())
             }
-            TypeExprKind::Refined { var, base, pred } => {
+            Type::Refined { var, base, pred, .. } => {
                 // The boundary holds every result to its refinement: what it says of the fields
                 // (`{r: Repo | !r.private}`) is known of the value, as on a path of that `if`.
                 let shaped = self.shape(base, depth, origins);
                 let outer = self.scope.len();
-                self.bind(&var.name, shaped.clone());
+                self.bind(var, shaped.clone());
                 self.assume(pred, true);
-                let known = self.scope.get(&var.name).cloned().unwrap_or(shaped);
+                let known = self.scope.get(var).cloned().unwrap_or(shaped);
                 self.scope.truncate(outer);
                 known
             }
-            TypeExprKind::Fn { .. } | TypeExprKind::Error => Abs::unknown(Bounds::any(), origins.clone()),
-            TypeExprKind::Named { name, args } => match (name.name.as_str(), args.as_slice()) {
-                ("Int" | "String" | "Bool" | "Float", _) => unknown(),
-                ("List", [t]) => {
-                    let elem = part(self, t);
-                    Abs::new(Kind::List { elem: Box::new(elem), len: None }, Bounds::bottom(), origins.clone())
-                }
-                ("Option", [t]) => {
-                    let p = part(self, t);
-                    Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
-                }
-                ("Result", [t, e]) => {
-                    let p = part(self, t).either(&part(self, e));
-                    Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
-                }
-                (n, _) => match self.decls.types.get(n).copied() {
-                    Some(ItemKind::Record { fields, opaque, .. }) => {
-                        let env: Vec<(String, Abs)> =
-                            fields.iter().map(|f| (f.name.name.clone(), part(self, &f.ty))).collect();
-                        let declared = self.declared_labels(n, &env);
-                        let fields = env.into_iter().map(|(name, v)| (name.as_str().into(), v)).collect();
-                        let kind = Kind::Record { opaque: *opaque, ty: Some(n.into()), fields, declared };
-                        Abs::new(kind, Bounds::bottom(), origins.clone())
-                    }
-                    Some(ItemKind::TypeAlias { ty, .. }) => self.shape(ty, depth + 1, origins),
-                    Some(ItemKind::Linear { .. } | ItemKind::Opaque { .. }) => {
-                        Abs::new(Kind::Handle(n.into()), Bounds::bottom(), origins.clone())
-                    }
-                    Some(ItemKind::Enum { variants, .. }) => {
-                        let payloads: Vec<Abs> =
-                            variants.iter().flat_map(|v| v.payload.iter()).map(|t| part(self, t)).collect();
-                        let hi = payloads.iter().fold(DcLabel::bottom(), |l, p| l.join(&p.deep(true).hi));
-                        Abs::unknown(Bounds { lo: DcLabel::bottom(), hi }, origins.clone())
-                    }
-                    _ => Abs::unknown(Bounds::any(), origins.clone()),
-                },
-            },
+            Type::Int | Type::Str | Type::Bool | Type::Float => unknown(),
+            Type::List(t) => {
+                let elem = part(self, t);
+                Abs::new(Kind::List { elem: Box::new(elem), len: None }, Bounds::bottom(), origins.clone())
+            }
+            Type::Option(t) => {
+                let p = part(self, t);
+                Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
+            }
+            Type::Result(t, e) => {
+                let p = part(self, t).either(&part(self, e));
+                Abs::new(Kind::Variant { name: None, payload: vec![p] }, Bounds::bottom(), origins.clone())
+            }
+            Type::Record(n) => {
+                let declared = self.decls.declared;
+                let Some(record) = declared.record(n) else { return Abs::unknown(Bounds::any(), origins.clone()) };
+                let env: Vec<(String, Abs)> =
+                    record.fields.iter().map(|f| (f.name.clone(), part(self, &f.ty))).collect();
+                let declared = self.declared_labels(n, &env);
+                let fields = env.into_iter().map(|(name, v)| (name.as_str().into(), v)).collect();
+                let kind = Kind::Record { opaque: record.opaque, ty: Some(n.as_str().into()), fields, declared };
+                Abs::new(kind, Bounds::bottom(), origins.clone())
+            }
+            Type::Linear(n) | Type::Opaque(n, _) => {
+                Abs::new(Kind::Handle(n.as_str().into()), Bounds::bottom(), origins.clone())
+            }
+            Type::Enum(n) => {
+                let declared = self.decls.declared;
+                let Some(e) = declared.enumeration(n) else { return Abs::unknown(Bounds::any(), origins.clone()) };
+                let payloads: Vec<Abs> =
+                    e.variants.iter().flat_map(|v| v.payload.iter()).map(|t| part(self, t)).collect();
+                let hi = payloads.iter().fold(DcLabel::bottom(), |l, p| l.join(&p.deep(true).hi));
+                Abs::unknown(Bounds { lo: DcLabel::bottom(), hi }, origins.clone())
+            }
+            // Functions, maps, labels, dates, times, durations, decimals: nothing known.
+            _ => Abs::unknown(Bounds::any(), origins.clone()),
         }
     }
 }
