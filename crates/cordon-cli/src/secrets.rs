@@ -161,8 +161,10 @@ fn read_value(name: &str) -> Result<SecretValue, Error> {
     let mut text = String::new();
     if stdin.is_terminal() {
         let mut stderr = std::io::stderr();
-        let _ = write!(stderr, "value of `{name}` (not shown): ").and_then(|()| stderr.flush());
+        // Echo goes off before the prompt shows: a value typed (or pasted) as soon as the prompt
+        // appears is never echoed.
         let echo = quiet(&stdin);
+        let _ = write!(stderr, "value of `{name}` (not shown): ").and_then(|()| stderr.flush());
         let read = stdin.lock().read_line(&mut text);
         if let Some(previous) = echo {
             let _ = rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &previous);
