@@ -136,6 +136,11 @@ pub struct Gate<'a> {
     pending: Option<Pending>,
     stats: Stats,
     records: Vec<Record>,
+    /// Whether [`Gate::records`] keeps a call the policy allowed with no card
+    /// ([`Gate::keeping_only_decisions`]).
+    keep_allowed: bool,
+    /// The record of the decision just made, when it is one `records` does not keep.
+    just_allowed: Option<Record>,
 }
 
 impl std::fmt::Debug for Gate<'_> {
@@ -173,7 +178,18 @@ impl<'a> Gate<'a> {
             pending: None,
             stats: Stats::default(),
             records: Vec::new(),
+            keep_allowed: true,
+            just_allowed: None,
         }
+    }
+
+    /// The same gate, its [`Gate::records`] keeping only the calls that took more than the
+    /// policy's allowing (a card, a grant, the plan's approval, a refusal, a wait): the calls it
+    /// simply allowed are counted in [`Gate::stats`] and told to observers, not kept, so a long
+    /// run does not hold a record of each.
+    pub fn keeping_only_decisions(mut self) -> Gate<'a> {
+        self.keep_allowed = false;
+        self
     }
 
     /// The user's original request, as the user typed it, for a plan a model wrote from it:
@@ -238,7 +254,8 @@ impl<'a> Gate<'a> {
         &self.stats
     }
 
-    /// Every decision so far, in order.
+    /// Every decision so far, in order (but for the calls simply allowed, if the gate is
+    /// [`Gate::keeping_only_decisions`]).
     pub fn records(&self) -> &[Record] {
         &self.records
     }
@@ -746,7 +763,13 @@ impl Stage for Gate<'_> {
             _ => {}
         }
         self.stats.grants_made += record.grants_made.len() as u64;
-        self.records.push(record);
+        match !self.keep_allowed && record.outcome == "allowed" && record.card.is_none() {
+            true => self.just_allowed = Some(record),
+            false => {
+                self.just_allowed = None;
+                self.records.push(record);
+            }
+        }
         verdict
     }
 
@@ -756,7 +779,7 @@ impl Stage for Gate<'_> {
 
     /// The record of the decision just made.
     fn note(&self) -> Option<&dyn Note> {
-        self.records.last().map(|r| r as &dyn Note)
+        self.just_allowed.as_ref().or(self.records.last()).map(|r| r as &dyn Note)
     }
 }
 

@@ -927,3 +927,25 @@ fn a_release_card_marks_no_part_of_a_value_it_masks() {
     let shown = serde_json::to_string(card).unwrap() + &card.render(100);
     assert!(!shown.contains("tooth hurts"), "{shown}");
 }
+
+#[test]
+fn a_gate_keeping_only_decisions_counts_the_calls_it_simply_allowed() {
+    let plan = format!("let n = range(0, 50).fold(0, |n, i| n + shop.accounts().len());\n{PAY}");
+    let program = shop_program(&plan);
+    for keep_all in [true, false] {
+        let mut shop = Shop::builtin().unwrap();
+        let mut approver = Scripted::parse("no").unwrap();
+        let mut gate = Gate::new(&program, "ann", Box::new(&mut approver));
+        if !keep_all {
+            gate = gate.keeping_only_decisions();
+        }
+        assert_eq!(done(drive(&program, "ann", &mut shop, &mut gate)), "\"approval-denied\"");
+        // 51 lookups allowed by the policy, one payment refused on its card.
+        assert_eq!((gate.stats().decided, gate.stats().allowed, gate.stats().refused), (52, 51, 1));
+        let outcomes: Vec<&str> = gate.records().iter().map(|r| r.outcome).collect();
+        match keep_all {
+            true => assert_eq!(outcomes.len(), 52),
+            false => assert_eq!(outcomes, ["refused"], "only the call that took a decision is kept"),
+        }
+    }
+}

@@ -59,7 +59,8 @@ pub enum Ended {
 /// What the approval gate decided in a request.
 #[derive(Debug, Default)]
 pub struct Approvals {
-    /// Every decision, in order.
+    /// Every decision, in order; of a request run [`crate::Prepared::without_trace`], only
+    /// those of calls that took more than the policy's allowing (the rest are in `stats`).
     pub records: Vec<Record>,
     /// The card for the whole plan, if one was shown (`--approve-plan`).
     pub plan: Option<Record>,

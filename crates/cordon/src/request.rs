@@ -241,8 +241,10 @@ impl<'w> Prepared<'w> {
     }
 
     /// The same request, its report listing no call, only how many were performed
-    /// ([`Report::performed`]): for a front end whose observer shows each call as it happens, so
-    /// that a long run does not hold every call's arguments and answer to its end.
+    /// ([`Report::performed`]), and of the gate's records only those of calls that took more
+    /// than the policy's allowing (`Gate::keeping_only_decisions`): for a front end whose
+    /// observer shows each call as it happens, so that a long run does not hold every call's
+    /// arguments, answer and record to its end.
     pub fn without_trace(mut self) -> Prepared<'w> {
         self.keep_trace = false;
         self
@@ -346,6 +348,9 @@ impl<'w> Prepared<'w> {
         gate = gate.with_consent(scanner.clone(), own_words);
         if self.by_model {
             gate = gate.with_request(self.asked.as_deref().unwrap_or_default());
+        }
+        if !self.keep_trace {
+            gate = gate.keeping_only_decisions();
         }
         let (mut stage, mut recorder) = (recording.stage(), recording.recorder());
         let mut observers = Observers::new().with(&mut recorder).with(observer);
