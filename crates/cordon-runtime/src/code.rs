@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cordon_label::Tier;
 use cordon_syntax::ast::{BinOp, UnOp};
 use cordon_syntax::{Builtin, FileId, Span};
-use cordon_types::Calls;
+use cordon_types::{Calls, Declarations};
 
 use crate::shape::{Decls, Shape};
 use crate::value::{CodeId, CodeRef, Func, Layout, Str, Value};
@@ -318,6 +318,8 @@ pub struct Compiled {
     /// Every body, indexed by [`CodeId`].
     pub codes: Vec<Code>,
     pub decls: Decls,
+    /// The program's types as the checker resolved them: what a fill's casts name.
+    pub declared: Arc<Declarations>,
     pub fns: Vec<Arc<Func>>,
     pub consts: Vec<ConstDecl>,
     pub tools: Vec<ToolDecl>,

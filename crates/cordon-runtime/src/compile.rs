@@ -4,7 +4,9 @@
 //!
 //! A call compiles to what the checker resolved it to ([`Calls`]); a call the checker did not
 //! resolve calls a value, and a method call whose receiver is not a capability fails at run
-//! time. Beyond that, compilation does not rely on the checker's types: the interpreter is
+//! time. A declared type (a record's field, a tool's parameter, the entry's) becomes the shape of
+//! what the checker resolved it to ([`Declarations`]), and a cast's target is resolved against
+//! those. Beyond that, compilation does not rely on the checker's types: the interpreter is
 //! dynamically typed, so that code which never went through the checker (tests of the runtime's
 //! own re-checks) fails cleanly instead of misbehaving.
 //!
@@ -23,6 +25,7 @@ use cordon_syntax::ast::{
     BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Ident, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
     TypeExpr, UnOp, release_asks,
 };
+use cordon_types::{Declarations, Type, WrittenTypes};
 
 use crate::code::{
     Access, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals, HoleScope,
@@ -90,8 +93,14 @@ fn is_comparison(op: BinOp) -> bool {
     matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
 }
 
-/// Compiles the policies and the plan, whose calls call what `calls` says.
-pub fn compile(policies: &[Module], plan: Option<&Module>, calls: &Calls) -> Result<Compiled, CompileError> {
+/// Compiles the policies and the plan, whose calls call what `calls` says and whose types are
+/// what `declared` says (the checker's resolution of them).
+pub fn compile(
+    policies: &[Module],
+    plan: Option<&Module>,
+    calls: &Calls,
+    declared: &Arc<Declarations>,
+) -> Result<Compiled, CompileError> {
     let origin = Origin {
         policies: policies.iter().map(|m| m.file).collect(),
         plan: plan.map(|m| m.file),
@@ -100,12 +109,13 @@ pub fn compile(policies: &[Module], plan: Option<&Module>, calls: &Calls) -> Res
     };
     let modules: Vec<&Module> = policies.iter().chain(plan).collect();
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
-    let decls = Decls::collect(&items);
+    let mut decls = Decls::of(declared);
     let mut c = Compiler {
         globals: Globals::default(),
         bodies: Vec::new(),
         codes: Vec::new(),
-        decls,
+        declared: declared.clone(),
+        written: WrittenTypes::default(),
         calls: calls.clone(),
         in_refinement: false,
         code_base: 0,
@@ -164,41 +174,44 @@ pub fn compile(policies: &[Module], plan: Option<&Module>, calls: &Calls) -> Res
                 releases.push(ReleaseDecl { group: group.as_str().into(), to, card: release_asks(annotations) });
             }
             ItemKind::Record { name, fields, .. } => {
-                let mut shapes = Vec::with_capacity(fields.len());
-                for f in fields {
-                    shapes.push((f.name.name.as_str().into(), c.shape(&f.ty, &[])?));
+                let Some(record) = declared.record(&name.name) else { return c.unresolved(name) };
+                let mut shapes = Vec::with_capacity(record.fields.len());
+                for f in &record.fields {
+                    shapes.push((f.name.as_str().into(), c.shape(&f.ty, &[], record.span)?));
                 }
-                c.decls.field_shapes.entry(name.name.as_str().into()).or_insert(shapes);
+                decls.field_shapes.entry(name.name.as_str().into()).or_insert(shapes);
                 if fields.iter().any(|f| !f.annotations.is_empty()) {
                     let labels = c.field_labels(&name.name, fields)?;
                     field_labels.entry(name.name.as_str().into()).or_insert(labels);
                 }
             }
-            ItemKind::Enum { name, variants } => {
-                let mut shapes = Vec::with_capacity(variants.len());
-                for v in variants {
-                    let payload = v.payload.iter().map(|t| c.shape(t, &[])).collect::<Res<Vec<_>>>()?;
-                    shapes.push((v.name.name.as_str().into(), payload));
+            ItemKind::Enum { name, .. } => {
+                let Some(e) = declared.enumeration(&name.name) else { return c.unresolved(name) };
+                let mut shapes = Vec::with_capacity(e.variants.len());
+                for v in &e.variants {
+                    let payload = v.payload.iter().map(|t| c.shape(t, &[], e.span)).collect::<Res<Vec<_>>>()?;
+                    shapes.push((v.name.as_str().into(), payload));
                 }
-                c.decls.variant_shapes.entry(name.name.as_str().into()).or_insert(shapes);
+                decls.variant_shapes.entry(name.name.as_str().into()).or_insert(shapes);
             }
             _ => {}
         }
     }
-    let declared = match cordon_syntax::entry::of(policies) {
-        (_, Some((span, message))) => return Err(CompileError { message, span }),
-        (declared, None) => declared,
-    };
-    let entry = match &declared {
-        Some(Item { kind: ItemKind::Entry { params, ret }, .. }) => {
-            let names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
+    // The entry as the checker composed it from the policies'; one it could not compose is an
+    // error only in code the checker rejected.
+    if let (_, Some((span, message))) = cordon_syntax::entry::of(policies) {
+        return Err(CompileError { message, span });
+    }
+    let entry = match declared.entry() {
+        Some(entry) => {
+            let names: Vec<&str> = entry.params.iter().map(|p| p.name.as_str()).collect();
             let mut shapes = Vec::new();
-            for p in params {
-                shapes.push((p.name.name.as_str().into(), c.shape(&p.ty, &names)?));
+            for p in &entry.params {
+                shapes.push((p.name.as_str().into(), c.shape(&p.ty, &names, entry.span)?));
             }
-            Some(EntryDecl { params: shapes, ret: c.shape(ret, &names)? })
+            Some(EntryDecl { params: shapes, ret: c.shape(&entry.ret, &names, entry.span)? })
         }
-        _ => None,
+        None => None,
     };
     let plan = match plan {
         Some(m) => {
@@ -211,7 +224,8 @@ pub fn compile(policies: &[Module], plan: Option<&Module>, calls: &Calls) -> Res
     };
     Ok(Compiled {
         codes: c.codes,
-        decls: c.decls,
+        decls,
+        declared: c.declared,
         fns,
         consts,
         tools,
@@ -241,15 +255,12 @@ pub fn compile_fill(
         return Err(CompileError { message: format!("there is no hole {site}"), span: fill.body.span });
     };
     let items: Vec<&Item> = fill.items.iter().collect();
-    let mut decls = Decls::collect(&items);
-    for (name, decl) in &program.decls.types {
-        decls.types.entry(name.clone()).or_insert_with(|| decl.clone());
-    }
     let mut c = Compiler {
         globals: program.globals.clone(),
         bodies: Vec::new(),
         codes: Vec::new(),
-        decls,
+        declared: program.declared.clone(),
+        written: WrittenTypes::of(&fill.items),
         calls: calls.clone(),
         in_refinement: false,
         code_base: program.codes.len() as u32,
@@ -332,7 +343,10 @@ pub(crate) struct Compiler {
     bodies: Vec<Body>,
     /// The bodies compiled so far, indexed by [`CodeId`].
     codes: Vec<Code>,
-    decls: Decls,
+    /// The program's types, as the checker resolved them.
+    declared: Arc<Declarations>,
+    /// The types a fill declares (none for the program: `declared` holds its own).
+    written: WrittenTypes,
     /// What each call of the code being compiled calls.
     calls: Calls,
     /// Compiling a refinement predicate: the only code that may read a measure. Elsewhere a
@@ -672,10 +686,26 @@ impl Compiler {
         }
     }
 
-    /// The run-time shape of a type; refinements become predicates over the refined value and
-    /// then the names in `scope` (a tool's or the entry's parameters).
-    pub fn shape(&mut self, te: &TypeExpr, scope: &[&str]) -> Res<Shape> {
-        crate::shape::resolve(self, te, scope)
+    /// The run-time shape of a type declared at `at`; refinements become predicates over the
+    /// refined value and then the names in `scope` (a tool's or the entry's parameters).
+    pub fn shape(&mut self, ty: &Type, scope: &[&str], at: Span) -> Res<Shape> {
+        crate::shape::shape(self, ty, scope, at)
+    }
+
+    /// The run-time shape of a type written in code (a cast's target), which no declaration
+    /// holds: its names are the program's declarations and the fill's own.
+    fn written_shape(&mut self, te: &TypeExpr) -> Res<Shape> {
+        let ty = match self.declared.resolve_written(te, &self.written) {
+            Ok(ty) => ty,
+            Err(e) => return self.err(e.span, e.message),
+        };
+        self.shape(&ty, &[], te.span)
+    }
+
+    /// A declaration (a record, an enum, a tool) whose types the checker did not resolve: only
+    /// code it rejected has one.
+    fn unresolved<T>(&self, name: &Ident) -> Res<T> {
+        self.err(name.span, format!("`{}` has a type the checker did not resolve", name.name))
     }
 
     /// Compiles a refinement predicate: slot 0 is the refined value, then `scope`.
@@ -720,10 +750,6 @@ impl Compiler {
 }
 
 impl crate::shape::Predicates for Compiler {
-    fn decls(&self) -> &Decls {
-        &self.decls
-    }
-
     fn predicate(&mut self, var: &str, pred: &Expr, scope: &[&str]) -> Res<CodeRef> {
         Compiler::predicate(self, var, pred, scope)
     }

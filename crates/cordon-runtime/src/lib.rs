@@ -79,7 +79,8 @@ pub struct Program {
 
 impl Program {
     pub fn new(checked: &Checked) -> Result<Program, CompileError> {
-        let compiled = compile::compile(checked.policies(), checked.plan(), checked.calls())?;
+        let declared = Arc::new(checked.declarations().clone());
+        let compiled = compile::compile(checked.policies(), checked.plan(), checked.calls(), &declared)?;
         Ok(Program { compiled: Arc::new(compiled) })
     }
 
@@ -90,8 +91,11 @@ impl Program {
     pub fn unchecked(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>) -> Result<Program, CompileError> {
         let parse = |file: FileId| cordon_syntax::parse(file, &sources.file(file).text).module;
         let modules: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
-        let calls = cordon_types::resolve_calls(sources, policies, plan);
-        let compiled = compile::compile(&modules, plan.map(parse).as_ref(), &calls)?;
+        let plan = plan.map(parse);
+        let calls = cordon_types::resolve_calls(sources, policies, plan.as_ref().map(|m| m.file));
+        let options = cordon_types::CheckOptions::default();
+        let declared = cordon_types::declare_program(sources, policies, plan.as_ref(), &options);
+        let compiled = compile::compile(&modules, plan.as_ref(), &calls, &declared)?;
         Ok(Program { compiled: Arc::new(compiled) })
     }
 

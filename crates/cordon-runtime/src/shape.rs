@@ -1,11 +1,15 @@
 //! Types as the runtime needs them: to check what tools return, to find the host-made values in
-//! an argument or a result, and to re-check refinements. Aliases are expanded; a refinement
-//! keeps its predicate compiled, and the measures its conjuncts define (`tainted(s2) == e`).
+//! an argument or a result, and to re-check refinements. Made once per program from the types
+//! the checker resolved (`cordon_types::Declarations`, aliases already expanded there), never
+//! from the syntax tree; a refinement keeps its predicate compiled, and the measures its
+//! conjuncts define (`tainted(s2) == e`), which the checker found.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cordon_syntax::ast::{BinOp, Expr, ExprKind, Item, ItemKind, TypeExpr, TypeExprKind, UnOp};
+use cordon_syntax::Span;
+use cordon_syntax::ast::Expr;
+use cordon_types::{Declarations, Type};
 
 use crate::error::CompileError;
 use crate::value::CodeRef;
@@ -85,7 +89,7 @@ pub struct Refined {
     /// The predicate: slot 0 is the value, then the scope's names.
     pub pred: CodeRef,
     /// Where the refinement is written.
-    pub span: cordon_syntax::Span,
+    pub span: Span,
     /// Conjuncts that define a measure of the value: `m(var) == e`, `m(var)`, `!m(var)`.
     pub defines: Vec<MeasureDef>,
 }
@@ -97,25 +101,25 @@ pub struct MeasureDef {
     pub value: CodeRef,
 }
 
-/// A declared record or enum, for checking values built outside the program (tool results).
+/// What a declared name is, for checking values built outside the program (tool results) and
+/// values only the host may make.
 #[derive(Clone, Debug)]
 pub enum TypeDecl {
     /// `opaque` records are made only by tools.
     Record {
-        fields: Vec<(Arc<str>, TypeExpr)>,
+        fields: Vec<(Arc<str>, Type)>,
         opaque: bool,
     },
-    Enum {
-        variants: Vec<(Arc<str>, Vec<TypeExpr>)>,
-    },
+    Enum,
     Linear,
     Opaque,
     Capability,
-    Alias(TypeExpr),
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct Decls {
+    /// Every declared record, enum, host type and capability (an alias is the type it stands for
+    /// wherever it is used, so it is none of these).
     pub types: HashMap<Arc<str>, TypeDecl>,
     /// Every record's fields with their shapes, in declared order: what a tool's result is
     /// decoded against.
@@ -126,30 +130,25 @@ pub struct Decls {
 }
 
 impl Decls {
-    pub fn collect(items: &[&Item]) -> Decls {
+    /// What each name `declared` declares is; the records' and enums' shapes are the compiler's
+    /// to add (their refinements compile to code).
+    pub fn of(declared: &Declarations) -> Decls {
         let mut types = HashMap::new();
-        for item in items {
-            let (name, decl) = match &item.kind {
-                ItemKind::Record { name, fields, opaque } => (
-                    name,
-                    TypeDecl::Record {
-                        fields: fields.iter().map(|f| (f.name.name.as_str().into(), f.ty.clone())).collect(),
-                        opaque: *opaque,
-                    },
-                ),
-                ItemKind::Enum { name, variants } => (
-                    name,
-                    TypeDecl::Enum {
-                        variants: variants.iter().map(|v| (v.name.name.as_str().into(), v.payload.clone())).collect(),
-                    },
-                ),
-                ItemKind::Linear { name } => (name, TypeDecl::Linear),
-                ItemKind::Opaque { name, .. } => (name, TypeDecl::Opaque),
-                ItemKind::Capability { name, .. } => (name, TypeDecl::Capability),
-                ItemKind::TypeAlias { name, ty } => (name, TypeDecl::Alias(ty.clone())),
-                _ => continue,
-            };
-            types.entry(name.name.as_str().into()).or_insert(decl);
+        for r in declared.records() {
+            let fields = r.fields.iter().map(|f| (f.name.as_str().into(), f.ty.clone())).collect();
+            types.insert(r.name.as_str().into(), TypeDecl::Record { fields, opaque: r.opaque });
+        }
+        for e in declared.enums() {
+            types.insert(e.name.as_str().into(), TypeDecl::Enum);
+        }
+        for name in declared.linear_types() {
+            types.insert(name.into(), TypeDecl::Linear);
+        }
+        for (name, _) in declared.opaque_types() {
+            types.insert(name.into(), TypeDecl::Opaque);
+        }
+        for c in declared.capabilities() {
+            types.insert(c.name.as_str().into(), TypeDecl::Capability);
         }
         Decls { types, field_shapes: HashMap::new(), variant_shapes: HashMap::new() }
     }
@@ -159,132 +158,62 @@ impl Decls {
     }
 }
 
-/// What resolving a type needs from the compiler: the declared types, and a refinement's
-/// predicate compiled to code.
+/// What making a shape needs from the compiler: a refinement's predicate compiled to code.
 pub(crate) trait Predicates {
-    fn decls(&self) -> &Decls;
     /// Compiles a refinement predicate: slot 0 is the refined value, then `scope`.
     fn predicate(&mut self, var: &str, pred: &Expr, scope: &[&str]) -> Result<CodeRef, CompileError>;
 }
 
-/// Type nesting beyond this is refused (aliases are checked for cycles by the checker; this
-/// bounds what unchecked code could do).
+/// Type nesting beyond this is refused (the checker bounds its aliases; this bounds what
+/// unchecked code could do).
 const MAX_DEPTH: usize = 64;
 
-pub(crate) fn resolve(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str]) -> Result<Shape, CompileError> {
-    resolve_at(c, te, scope, 0)
+/// The shape of `ty`, declared at `at`. Refinements become predicates over the refined value and
+/// then the names in `scope` (a tool's or the entry's parameters), and so do the measures they
+/// define.
+pub(crate) fn shape(c: &mut dyn Predicates, ty: &Type, scope: &[&str], at: Span) -> Result<Shape, CompileError> {
+    shape_at(c, ty, scope, at, 0)
 }
 
-fn resolve_at(c: &mut dyn Predicates, te: &TypeExpr, scope: &[&str], depth: usize) -> Result<Shape, CompileError> {
-    let err = |m: &str| Err(CompileError { message: m.to_string(), span: te.span });
+fn shape_at(c: &mut dyn Predicates, ty: &Type, scope: &[&str], at: Span, depth: usize) -> Result<Shape, CompileError> {
+    let err = |m: String| Err(CompileError { message: m, span: at });
     if depth > MAX_DEPTH {
-        return err("this type is nested too deeply");
+        return err("this type is nested too deeply".into());
     }
-    let sub = |c: &mut dyn Predicates, t: &TypeExpr| resolve_at(c, t, scope, depth + 1);
-    Ok(match &te.kind {
-        TypeExprKind::Named { name, args } => {
-            let arg = |c: &mut dyn Predicates, i: usize| match args.get(i) {
-                Some(t) => resolve_at(c, t, scope, depth + 1),
-                None => Err(CompileError { message: format!("`{}` needs a type argument", name.name), span: te.span }),
-            };
-            match name.name.as_str() {
-                "Int" => Shape::Int,
-                "Float" => Shape::Float,
-                "Decimal" => Shape::Decimal,
-                "Date" => Shape::Date,
-                "DateTime" => Shape::DateTime,
-                "Duration" => Shape::Duration,
-                "Bool" => Shape::Bool,
-                "String" => Shape::Str,
-                "Label" => Shape::Label,
-                "Labeled" => Shape::Labeled,
-                "List" => Shape::List(Box::new(arg(c, 0)?)),
-                "Option" => Shape::Option(Box::new(arg(c, 0)?)),
-                "Result" => Shape::Result(Box::new(arg(c, 0)?), Box::new(arg(c, 1)?)),
-                "Map" => Shape::Map(Box::new(arg(c, 0)?), Box::new(arg(c, 1)?)),
-                other => {
-                    let n: Arc<str> = other.into();
-                    match c.decls().types.get(other) {
-                        Some(TypeDecl::Record { .. }) => Shape::Record(n),
-                        Some(TypeDecl::Enum { .. }) => Shape::Enum(n),
-                        Some(TypeDecl::Linear) => Shape::Linear(n),
-                        Some(TypeDecl::Opaque) => Shape::Opaque(n),
-                        Some(TypeDecl::Capability) => Shape::Capability(n),
-                        Some(TypeDecl::Alias(t)) => {
-                            let t = t.clone();
-                            sub(c, &t)?
-                        }
-                        None => return err(&format!("the type `{other}` is not defined")),
-                    }
-                }
+    let mut sub = |t: &Type| shape_at(c, t, scope, at, depth + 1).map(Box::new);
+    Ok(match ty {
+        Type::Int => Shape::Int,
+        Type::Float => Shape::Float,
+        Type::Decimal => Shape::Decimal,
+        Type::Date => Shape::Date,
+        Type::DateTime => Shape::DateTime,
+        Type::Duration => Shape::Duration,
+        Type::Bool => Shape::Bool,
+        Type::Str => Shape::Str,
+        Type::Unit => Shape::Unit,
+        Type::Label => Shape::Label,
+        Type::Labeled(_) => Shape::Labeled,
+        Type::Fn(..) => Shape::Func,
+        Type::List(t) => Shape::List(sub(t)?),
+        Type::Option(t) => Shape::Option(sub(t)?),
+        Type::Result(a, b) => Shape::Result(sub(a)?, sub(b)?),
+        Type::Map(a, b) => Shape::Map(sub(a)?, sub(b)?),
+        Type::Tuple(ts) => Shape::Tuple(ts.iter().map(|t| sub(t).map(|s| *s)).collect::<Result<_, _>>()?),
+        Type::Record(n) => Shape::Record(n.as_str().into()),
+        Type::Enum(n) => Shape::Enum(n.as_str().into()),
+        Type::Linear(n) => Shape::Linear(n.as_str().into()),
+        Type::Opaque(n, _) => Shape::Opaque(n.as_str().into()),
+        Type::Capability(n) => Shape::Capability(n.as_str().into()),
+        Type::Refined { var, base, pred, span, defines, .. } => {
+            let base = *sub(base)?;
+            let pred = c.predicate(var, pred, scope)?;
+            let mut compiled = Vec::with_capacity(defines.len());
+            for d in defines {
+                let value = c.predicate(var, &d.value, scope)?;
+                compiled.push(MeasureDef { measure: d.measure.as_str().into(), value });
             }
+            Shape::Refined(Arc::new(Refined { var: var.as_str().into(), base, pred, span: *span, defines: compiled }))
         }
-        TypeExprKind::Tuple(ts) if ts.is_empty() => Shape::Unit,
-        TypeExprKind::Tuple(ts) => Shape::Tuple(ts.iter().map(|t| sub(c, t)).collect::<Result<_, _>>()?),
-        TypeExprKind::Fn { .. } => Shape::Func,
-        TypeExprKind::Refined { var, base, pred } => {
-            let base = sub(c, base)?;
-            let compiled = c.predicate(&var.name, pred, scope)?;
-            let mut defines = Vec::new();
-            for conjunct in conjuncts(pred) {
-                if let Some((measure, value)) = definition(conjunct, &var.name) {
-                    let code = match value {
-                        Definition::Expr(e) => c.predicate(&var.name, e, scope)?,
-                        Definition::Literal(b) => {
-                            let lit = Expr { id: conjunct.id, kind: ExprKind::Bool(b), span: conjunct.span };
-                            c.predicate(&var.name, &lit, scope)?
-                        }
-                    };
-                    defines.push(MeasureDef { measure: measure.into(), value: code });
-                }
-            }
-            Shape::Refined(Arc::new(Refined {
-                var: var.name.as_str().into(),
-                base,
-                pred: compiled,
-                span: te.span,
-                defines,
-            }))
-        }
-        TypeExprKind::Error => return err("a malformed type"),
+        other => return err(format!("the type `{other}` has no shape at run time")),
     })
-}
-
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
-            let mut v = conjuncts(lhs);
-            v.extend(conjuncts(rhs));
-            v
-        }
-        _ => vec![e],
-    }
-}
-
-enum Definition<'e> {
-    Expr(&'e Expr),
-    Literal(bool),
-}
-
-/// `m(var) == e` (either side), `m(var)` or `!m(var)`: the measure `m` of the refined value.
-fn definition<'e>(e: &'e Expr, var: &str) -> Option<(&'e str, Definition<'e>)> {
-    let applied = |x: &'e Expr| -> Option<&'e str> {
-        match &x.kind {
-            ExprKind::Call { callee, args } => match (&callee.kind, args.as_slice()) {
-                (ExprKind::Name(m), [a]) if matches!(&a.kind, ExprKind::Name(v) if v.name == var) => Some(&m.name),
-                _ => None,
-            },
-            _ => None,
-        }
-    };
-    match &e.kind {
-        ExprKind::Binary { op: BinOp::Eq, lhs, rhs } => {
-            if let Some(m) = applied(lhs) {
-                return Some((m, Definition::Expr(rhs)));
-            }
-            applied(rhs).map(|m| (m, Definition::Expr(lhs)))
-        }
-        ExprKind::Unary { op: UnOp::Not, operand } => applied(operand).map(|m| (m, Definition::Literal(false))),
-        _ => applied(e).map(|m| (m, Definition::Literal(true))),
-    }
 }

@@ -25,6 +25,8 @@ struct Declared {
     solver_timeout_ms: u32,
     modules: Vec<Module>,
     declared: Box<dyn Any>,
+    /// What was made of `declared` ([`derived`]), once.
+    derived: Option<Box<dyn Any>>,
 }
 
 /// Whether `policies` of `sources` are `kept`: the same ids, names and texts, in order.
@@ -53,6 +55,30 @@ pub(crate) fn declared<T: Clone + 'static>(
     })
 }
 
+/// What `make` makes of the kept declaration of `policies` (the one [`declared`] would copy),
+/// made once and kept with it: what reads the declaration, and declares nothing more, then pays
+/// for neither a copy of it nor making the same thing again.
+pub(crate) fn derived<T: 'static, D: Clone + 'static>(
+    sources: &SourceMap,
+    policies: &[FileId],
+    solver_timeout_ms: u32,
+    make: impl FnOnce(&T) -> D,
+) -> Option<D> {
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        let kept = last.as_mut().filter(|d| d.solver_timeout_ms == solver_timeout_ms)?;
+        if !same(sources, policies, &kept.policies) {
+            return None;
+        }
+        if let Some(made) = kept.derived.as_ref().and_then(|d| d.downcast_ref::<D>()) {
+            return Some(made.clone());
+        }
+        let made = make(kept.declared.downcast_ref::<T>()?);
+        kept.derived = Some(Box::new(made.clone()));
+        Some(made)
+    })
+}
+
 /// Keeps `declared`, which has declared `modules` (the parsed `policies` of `sources`), for the
 /// next check on this thread.
 pub(crate) fn keep<T: 'static>(
@@ -69,6 +95,12 @@ pub(crate) fn keep<T: 'static>(
             (id, file.name.clone(), file.text.clone())
         })
         .collect();
-    let declared = Declared { policies, solver_timeout_ms, modules: modules.to_vec(), declared: Box::new(declared) };
+    let declared = Declared {
+        policies,
+        solver_timeout_ms,
+        modules: modules.to_vec(),
+        declared: Box::new(declared),
+        derived: None,
+    };
     LAST.with(|last| *last.borrow_mut() = Some(declared));
 }

@@ -5,7 +5,8 @@
 //! (`Send + Sync`): the checker's own types hold `Rc`s and inference variables, and are
 //! converted once, where the checker made them (`export.rs`).
 //!
-//! A refinement keeps its predicate's tree and text: compiling it is the runtime's job.
+//! A refinement keeps its predicate's tree and text, and the conjuncts of it that define a
+//! measure of the refined value (`defines.rs`): compiling them is the runtime's job.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -50,14 +51,29 @@ pub enum Type {
     Label,
     /// `Labeled[T]`, the box `to_labeled { .. }` returns.
     Labeled(Box<Type>),
-    /// `{var: base | pred}`: `text` is the predicate as written. The predicate may name the
-    /// other parameters of the signature it was written in.
+    /// `{var: base | pred}`: `text` is the predicate as written, `span` where the refinement is
+    /// written. The predicate may name the other parameters of the signature it was written in.
     Refined {
         var: String,
         base: Box<Type>,
         pred: Arc<Expr>,
         text: Arc<str>,
+        span: Span,
+        /// The conjuncts of `pred` that define a measure of the refined value, in order.
+        defines: Vec<MeasureDefinition>,
     },
+}
+
+/// A conjunct of a refinement that defines a measure of the refined value: `m(var) == e` (either
+/// side), `m(var)` or `!m(var)`. A tool's result so refined tells the host what the measure of
+/// the value it made is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasureDefinition {
+    /// The measure's name (`m`).
+    pub measure: String,
+    /// Its value, an expression over what the predicate may name: `e`, or the literal `true`
+    /// for `m(var)` and `false` for `!m(var)` (at the conjunct's node and span).
+    pub value: Arc<Expr>,
 }
 
 impl Type {

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use crate::declared::{Capability, Declarations, Entry, Enum, Field, Param, Record, Tool, Type, Variant};
+use crate::defines::measure_definitions;
 use crate::state::{Checker, LABEL, LABELED, TypeDef};
 use crate::ty::Ty;
 
@@ -100,6 +101,8 @@ fn convert(t: &Ty) -> Option<Type> {
             base: boxed(&r.base)?,
             pred: Arc::new((*r.pred).clone()),
             text: Arc::from(&*r.text),
+            span: r.span,
+            defines: measure_definitions(&r.var, &r.pred),
         },
         Ty::Var(_) | Ty::Error => return None,
     })

@@ -23,6 +23,7 @@ mod cache;
 mod calls;
 mod checker;
 mod declared;
+mod defines;
 mod exhaustive;
 mod export;
 mod expr;
@@ -35,18 +36,22 @@ mod logic;
 mod options;
 mod state;
 mod ty;
+mod written;
 
 pub use bindings::BindingType;
 pub use calls::{CallSite, Callee, Calls};
 /// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
 pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};
-pub use declared::{Capability, Declarations, Entry, Enum, Field, Param, Record, Tool, Type, Variant};
+pub use declared::{
+    Capability, Declarations, Entry, Enum, Field, MeasureDefinition, Param, Record, Tool, Type, Variant,
+};
 pub use hints::RECURSION_HINT;
 pub use hole_site::{BindingKind, HoleBinding, HoleSite};
 pub use holes::{CheckedFill, FillOutcome, check_fill, check_nested_fill};
 pub use lint::label_defaults;
 pub use options::{CheckOptions, EntryFact, FactValue};
 pub use state::BUILTIN_TYPES;
+pub use written::{UnresolvedType, WrittenTypes};
 
 use cordon_smt::Term;
 use cordon_syntax::ast::{FnDecl, ItemKind, Module, Stmt};
@@ -248,6 +253,50 @@ pub fn declare(sources: &SourceMap, policies: &[FileId], options: &CheckOptions)
         cache::keep(sources, policies, options.solver_timeout_ms, &modules, checker.detached());
     }
     (declarations, diagnostics)
+}
+
+/// What the policy modules and the plan declare, resolved by the checker as [`check`] resolves
+/// them, whether or not it would accept the program: the declaring half of a check, its bodies
+/// left unchecked. For compiling again a program checked before (a saved run, whose sources were
+/// checked when it was made), and code the checker may reject (the runtime's tests of its own
+/// re-checks); `plan` is parsed, as such a caller has it to compile.
+///
+/// Shares the policies' declaration with the last check of them on this thread: a plan of
+/// functions and constants declares no type, and then what the policies declare is the answer,
+/// resolved once for every program of the same policies.
+pub fn declare_program(
+    sources: &SourceMap,
+    policies: &[FileId],
+    plan: Option<&Module>,
+    options: &CheckOptions,
+) -> Arc<Declarations> {
+    let declares_types =
+        plan.iter().flat_map(|m| &m.items).any(|i| !matches!(i.kind, ItemKind::Fn(_) | ItemKind::Const { .. }));
+    let timeout = options.solver_timeout_ms;
+    let exported = |checker: &Checker<'static>| Arc::new(export::declarations(checker));
+    if !declares_types && let Some(declared) = cache::derived(sources, policies, timeout, exported) {
+        return declared;
+    }
+    let mut checker = match cache::declared::<Checker<'static>>(sources, policies, timeout) {
+        Some((_, checker)) => checker.attached(sources, options),
+        None => {
+            let parsed: Vec<_> = policies.iter().map(|&f| cordon_syntax::parse(f, &sources.file(f).text)).collect();
+            let clean = !parsed.iter().flat_map(|p| &p.diagnostics).any(Diagnostic::is_error);
+            let modules: Vec<Module> = parsed.into_iter().map(|p| p.module).collect();
+            let checker = declare_policies(sources, &modules, options);
+            // As a check keeps them, for the check that follows (a saved run checked again).
+            if clean && checker.timed_out.is_none() {
+                cache::keep(sources, policies, timeout, &modules, checker.clone().detached());
+            }
+            checker
+        }
+    };
+    if let Some(plan) = plan {
+        let roles = [(Role::Plan, plan)];
+        checker.register_types(&roles);
+        checker.declare_items(&roles);
+    }
+    Arc::new(export::declarations(&checker))
 }
 
 /// What each call of `policies` and `plan` calls, as far as the checker can tell, whether or

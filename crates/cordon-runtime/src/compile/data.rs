@@ -62,7 +62,7 @@ impl Compiler {
 
     pub(super) fn cast(&mut self, expr: &Expr, ty: &TypeExpr, span: Span) -> Res {
         self.expr(expr)?;
-        let shape = self.shape(ty, &[])?;
+        let shape = self.written_shape(ty)?;
         self.emit(Op::Cast(shape), span);
         Ok(())
     }

@@ -7,20 +7,22 @@ use cordon_syntax::ast::{Expr, ExprKind, Field, Tool};
 
 use super::{Compiler, Res};
 use crate::code::{FieldLabel, TierCode, ToolDecl};
-use crate::shape::Shape;
 use crate::value::CodeRef;
 
 impl Compiler {
+    /// The tool `t` of `capability`: its parameters and result as the checker resolved them,
+    /// its annotations from the policy.
     pub(super) fn tool(&mut self, capability: &str, t: &Tool) -> Res<ToolDecl> {
-        let names: Vec<&str> = t.params.iter().map(|p| p.name.name.as_str()).collect();
-        let mut params = Vec::new();
-        for p in &t.params {
-            params.push((p.name.name.as_str().into(), self.shape(&p.ty, &names)?));
-        }
-        let ret = match &t.ret {
-            Some(r) => self.shape(r, &names)?,
-            None => Shape::Unit,
+        let declared = self.declared.clone();
+        let Some(signature) = declared.capability(capability).and_then(|c| c.tool(&t.name.name)) else {
+            return self.unresolved(&t.name);
         };
+        let names: Vec<&str> = signature.params.iter().map(|p| p.name.as_str()).collect();
+        let mut params = Vec::new();
+        for p in &signature.params {
+            params.push((p.name.as_str().into(), self.shape(&p.ty, &names, signature.span)?));
+        }
+        let ret = self.shape(&signature.ret, &names, signature.span)?;
         let mut returns_label = None;
         let mut decision_sink = None;
         let mut sinks = vec![None; names.len()];
