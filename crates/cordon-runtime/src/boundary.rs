@@ -19,6 +19,7 @@ use crate::effect::{Effect, Flow};
 use crate::error::{ErrorKind, RunError};
 use crate::host::{Scalar, Sessions, StoredValue, host_id};
 use crate::machine::Call;
+use crate::made;
 use crate::shape::{Refined, Shape, TypeDecl};
 use crate::trace::Event;
 use crate::value::{HostId, Record, Val, Value, Variant};
@@ -85,11 +86,11 @@ pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val
         ("code".into(), Val::plain(Value::str(e.kind.code().as_str()))),
         ("reason".into(), Val::plain(Value::str(&e.message))),
     ];
-    let id = opaque.then(|| ctx.host.fresh_id());
-    let record = Value::Record(Arc::new(Record::new(ty.clone(), fields, id)));
-    if let Some(id) = id {
-        ctx.host.register_record(id, &record);
-    }
+    let record = match opaque {
+        true => made::seal(Record::new(ty.clone(), fields, Some(ctx.host.fresh_id()))),
+        false => Record::new(ty.clone(), fields, None),
+    };
+    let record = Value::Record(Arc::new(record));
     let refusal = Value::Variant(Arc::new(Variant::new("Result".into(), "Err".into(), vec![Val::plain(record)])));
     Some(Val { value: refusal, label: chosen(ctx, effect) })
 }
@@ -357,7 +358,7 @@ fn genuine(ctx: &Ctx, v: &Value, consumed: &mut Vec<HostId>) -> Result<(), RunEr
             if matches!(handle_type, Some(crate::shape::TypeDecl::Linear | crate::shape::TypeDecl::Opaque)) {
                 return forged(format!("this `{}` was not made by the host", r.ty()));
             }
-            if ctx.program.decls.is_opaque_record(r.ty()) && !r.host().is_some_and(|id| ctx.host.made_record(id, v)) {
+            if ctx.program.decls.is_opaque_record(r.ty()) && !ctx.host.made_record(r) {
                 return forged(format!("this `{}` was not made by the host", r.ty()));
             }
             r.values().iter().try_for_each(|f| genuine(ctx, &f.value, consumed))
@@ -662,10 +663,8 @@ fn record(
     if !program.decls.is_opaque_record(ty) {
         return Ok(Value::Record(Arc::new(Record::new(ty.clone(), fields, None))));
     }
-    let id = ctx.host.fresh_id();
-    let made = Value::Record(Arc::new(Record::new(ty.clone(), fields, Some(id))));
-    ctx.host.register_record(id, &made);
-    Ok(made)
+    let made = made::seal(Record::new(ty.clone(), fields, Some(ctx.host.fresh_id())));
+    Ok(Value::Record(Arc::new(made)))
 }
 
 /// A value of the enum `ty`: `"Name"` for a variant without payload, `{"Name": payload}` for one

@@ -11,8 +11,8 @@ use cordon_types::{EntryFact, FactValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, RunError};
-use crate::made::Made;
-use crate::value::{HostId, Val, Value};
+use crate::made::{self, Saved};
+use crate::value::{HostId, Record, Val, Value};
 use cordon_label::{DcLabel, Label};
 
 /// A measure's value: measures are booleans, integers or strings.
@@ -53,8 +53,10 @@ pub struct HostState {
     linear: HashMap<HostId, Arc<str>>,
     /// Host-made values without fields, with their type.
     handles: HashMap<HostId, Arc<str>>,
-    /// Opaque records a tool returned, known again by their content's digest.
-    records: Made,
+    /// Of a run saved before a record's mark carried its digest: the digests of the opaque
+    /// records tools had returned (`crate::made`). Empty for any other run.
+    #[serde(default)]
+    records: Saved,
     /// Each host-made value's measures, by the value's id: read on every refined call, so found
     /// by id, never by a search.
     #[serde(with = "measure_pairs")]
@@ -83,11 +85,6 @@ impl HostState {
         id
     }
 
-    /// Notes `record`, an opaque record a tool returned under `id`.
-    pub fn register_record(&mut self, id: HostId, record: &Value) {
-        self.records.add(id, record);
-    }
-
     pub fn is_live(&self, id: HostId, ty: &str) -> bool {
         self.live.get(&id).is_some_and(|t| &**t == ty)
     }
@@ -102,9 +99,9 @@ impl HostState {
         self.handles.get(&id).is_some_and(|t| &**t == ty)
     }
 
-    /// Whether `record` is, labels aside, the opaque record a tool returned under `id`.
-    pub fn made_record(&self, id: HostId, record: &Value) -> bool {
-        self.records.is(id, record)
+    /// Whether `record` is, labels aside, an opaque record a tool returned, as it returned it.
+    pub fn made_record(&self, record: &Record) -> bool {
+        made::is_sealed(record, &self.records)
     }
 
     /// Uses up a linear value; its measures stay readable for the rest of the call.

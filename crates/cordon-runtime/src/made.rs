@@ -1,58 +1,65 @@
-//! What the host keeps of each opaque record a tool returned: a digest of it, not the record.
-//! A plan cannot build an opaque record, so one passed to a tool must be one a tool returned,
-//! unchanged; the digest of its content (labels aside, as [`crate::builtins::equal`] compares
-//! values) says so, and the record itself is freed once the plan lets go of it, so a run of many
-//! calls holds only the answers it still uses.
+//! How the host knows an opaque record a tool returned when a plan passes it back, keeping
+//! nothing of it. A plan cannot build an opaque record, so one passed to a tool must be one a
+//! tool returned, unchanged. The boundary seals each such record: its mark (`Mark`, which no
+//! instruction of the machine makes or copies) carries the SHA-256 digest of its content, labels
+//! aside, as [`crate::builtins::equal`] compares values. A record passed back is the host's if
+//! its content still has that digest. Nothing is kept per record, so a run of many calls holds
+//! only the answers it still uses.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::value::{HostId, Value};
+use crate::value::{HostId, Record, Value};
 
 /// A SHA-256 digest of a record's content: finding another record with the same digest is as
 /// hard as breaking SHA-256.
 type Fingerprint = [u8; 32];
 
-/// The opaque records tools returned, by their host id.
+/// `record`, made by a tool, with the digest of its content in its mark.
+pub(crate) fn seal(record: Record) -> Record {
+    let digest = fingerprint(&record);
+    record.with_digest(digest)
+}
+
+/// Whether `record`, passed to a tool, is the host's: marked, and its content what it was sealed
+/// with (or, for a record of a run saved before marks carried digests, what `saved` kept).
+pub(crate) fn is_sealed(record: &Record, saved: &Saved) -> bool {
+    match record.mark() {
+        Some(mark) => match mark.digest {
+            Some(digest) => digest == fingerprint(record),
+            None => saved.0.get(&mark.id).is_some_and(|d| *d == fingerprint(record)),
+        },
+        None => false,
+    }
+}
+
+/// The records' digests a run saved before marks carried them kept with the host: read from
+/// the records themselves, which it kept then. A run saved now keeps none.
 #[derive(Clone, Debug, Default, Serialize)]
-pub(crate) struct Made(HashMap<HostId, Fingerprint>);
+pub(crate) struct Saved(HashMap<HostId, Fingerprint>);
 
-impl Made {
-    /// Notes `record`, made by a tool under `id`.
-    pub(crate) fn add(&mut self, id: HostId, record: &Value) {
-        self.0.insert(id, fingerprint(record));
-    }
-
-    /// Whether `record` is, labels aside, the record a tool returned under `id`.
-    pub(crate) fn is(&self, id: HostId, record: &Value) -> bool {
-        self.0.get(&id).is_some_and(|f| *f == fingerprint(record))
-    }
-}
-
-/// A run saved before the host kept digests kept the records themselves: they are read as
-/// their digests.
-impl<'de> Deserialize<'de> for Made {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Made, D::Error> {
+impl<'de> Deserialize<'de> for Saved {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Saved, D::Error> {
         use serde::de::Error;
-        let saved = HashMap::<String, serde_json::Value>::deserialize(d)?;
-        let mut made = Made::default();
-        for (id, saved) in saved {
+        let kept = HashMap::<String, serde_json::Value>::deserialize(d)?;
+        let mut saved = Saved::default();
+        for (id, kept) in kept {
             let id: HostId = id.parse().map_err(D::Error::custom)?;
-            let digest = match saved.is_array() {
-                true => serde_json::from_value(saved),
-                false => serde_json::from_value::<Value>(saved).map(|record| fingerprint(&record)),
+            let digest = match serde_json::from_value::<Value>(kept).map_err(D::Error::custom)? {
+                Value::Record(r) => fingerprint(&r),
+                other => return Err(D::Error::custom(format!("a host record that is not a record: {other}"))),
             };
-            made.0.insert(id, digest.map_err(D::Error::custom)?);
+            saved.0.insert(id, digest);
         }
-        Ok(made)
+        Ok(saved)
     }
 }
 
-fn fingerprint(v: &Value) -> Fingerprint {
+fn fingerprint(record: &Record) -> Fingerprint {
     let mut h = Hashing { hash: Sha256::new(), leaf: Vec::new() };
-    h.value(v);
+    h.record(record);
     h.hash.finalize().into()
 }
 
@@ -72,11 +79,7 @@ impl Hashing {
             Value::List(xs) => self.parts(1, &[], xs.iter().map(|x| &x.value)),
             Value::Variant(x) => self.parts(2, &[&x.enum_name, &x.name], x.payload.iter().map(|p| &p.value)),
             Value::Labeled(x) => self.parts(3, &[], std::iter::once(&x.value)),
-            Value::Record(r) => {
-                let id = r.host().map(|id| id.to_string()).unwrap_or_default();
-                self.parts(4, &[r.ty(), &id], r.fields().map(|(_, f)| &f.value));
-                r.fields().for_each(|(name, _)| self.text(name));
-            }
+            Value::Record(r) => self.record(r),
             leaf => {
                 self.leaf.clear();
                 // Writing plain data to memory cannot fail.
@@ -86,6 +89,13 @@ impl Hashing {
                 self.hash.update(&self.leaf);
             }
         }
+    }
+
+    /// A record: its type, its host id, its fields' values and names (not its digest).
+    fn record(&mut self, r: &Record) {
+        let id = r.host().map(|id| id.to_string()).unwrap_or_default();
+        self.parts(4, &[r.ty(), &id], r.fields().map(|(_, f)| &f.value));
+        r.fields().for_each(|(name, _)| self.text(name));
     }
 
     fn parts<'v>(&mut self, tag: u8, names: &[&str], items: impl ExactSizeIterator<Item = &'v Value>) {
@@ -108,10 +118,10 @@ mod tests {
 
     use cordon_label::{DcLabel, Label, Source};
 
-    use super::{Made, fingerprint};
+    use super::{Saved, fingerprint, is_sealed, seal};
     use crate::value::{Record, Val, Value, Variant};
 
-    fn issue(title: &str, tags: Vec<Val>, labelled: bool) -> Value {
+    fn issue(title: &str, tags: Vec<Val>, labelled: bool) -> Record {
         let label = match labelled {
             true => Label::new(DcLabel::secret("alice"), Source { what: "a test".into(), span: Default::default() }),
             false => Label::bottom(),
@@ -123,23 +133,47 @@ mod tests {
             ("tags".into(), Val::plain(Value::List(Arc::new(tags)))),
             ("state".into(), Val::plain(open)),
         ];
-        Value::Record(Arc::new(Record::new("Issue".into(), fields, Some(3))))
+        Record::new("Issue".into(), fields, Some(3))
     }
 
     fn tags(names: &[&str]) -> Vec<Val> {
         names.iter().map(|n| Val::plain(Value::str(n))).collect()
     }
 
-    #[test]
-    fn a_record_is_known_again_whatever_labels_it_carries_now() {
-        let mut made = Made::default();
-        made.add(3, &issue("Broken link", tags(&["bug"]), false));
-        assert!(made.is(3, &issue("Broken link", tags(&["bug"]), true)));
-        assert!(!made.is(4, &issue("Broken link", tags(&["bug"]), false)), "under another id it is not the same");
+    /// `record` saved and read back, its saved form first changed by `edit`.
+    fn saved_and_read(record: &Record, edit: impl FnOnce(&mut serde_json::Value)) -> Record {
+        let mut json = serde_json::to_value(record).unwrap();
+        edit(&mut json);
+        serde_json::from_value(json).unwrap()
     }
 
     #[test]
-    fn any_change_of_content_is_a_different_record() {
+    fn a_sealed_record_is_known_again_whatever_labels_it_carries_and_after_a_save() {
+        let sealed = seal(issue("Broken link", tags(&["bug"]), false));
+        assert!(is_sealed(&sealed, &Saved::default()));
+        let relabelled = seal(issue("Broken link", tags(&["bug"]), true));
+        assert_eq!(sealed.mark(), relabelled.mark(), "labels are not part of the content");
+        assert!(is_sealed(&saved_and_read(&sealed, |_| {}), &Saved::default()));
+    }
+
+    #[test]
+    fn a_record_not_sealed_or_changed_since_is_not_the_hosts() {
+        let none = Saved::default();
+        // Built by the plan: no mark at all.
+        assert!(!is_sealed(&Record::new("Issue".into(), Vec::new(), None), &none));
+        // Marked but never sealed, and unknown to the host.
+        assert!(!is_sealed(&issue("Broken link", tags(&["bug"]), false), &none));
+        // Sealed, then a field changed in its saved form: the mark no longer fits.
+        let sealed = seal(issue("Broken link", tags(&["bug"]), false));
+        let changed = saved_and_read(&sealed, |json| {
+            json["fields"][0][1]["value"] = serde_json::json!({ "Str": "Fixed link" });
+        });
+        assert_eq!(changed.field("title").map(|t| t.value.to_string()), Some("\"Fixed link\"".to_string()));
+        assert!(!is_sealed(&changed, &none));
+    }
+
+    #[test]
+    fn any_change_of_content_is_a_different_digest() {
         let original = fingerprint(&issue("Broken link", tags(&["bug", "ui"]), false));
         let changed = [
             issue("Broken link.", tags(&["bug", "ui"]), false),
@@ -147,23 +181,27 @@ mod tests {
             issue("Broken link", tags(&["bugu", "i"]), false),
             issue("Broken link", tags(&["ui", "bug"]), false),
             issue("Broken link", vec![Val::plain(Value::Int(1))], false),
+            Record::new(
+                "Issue".into(),
+                issue("Broken link", tags(&["bug", "ui"]), false)
+                    .fields()
+                    .map(|(n, v)| (n.clone(), v.clone()))
+                    .collect(),
+                Some(4),
+            ),
         ];
         for record in changed {
-            assert_ne!(fingerprint(&record), original, "{record}");
+            assert_ne!(fingerprint(&record), original, "{record:?}");
         }
-        // The same texts split differently between a record's parts feed different bytes.
-        let a = Value::Tuple(Arc::new(tags(&["ab", "c"])));
-        let b = Value::Tuple(Arc::new(tags(&["a", "bc"])));
-        assert_ne!(fingerprint(&a), fingerprint(&b));
     }
 
     #[test]
     fn a_run_saved_with_the_records_themselves_knows_them_by_their_digests() {
         let record = issue("Broken link", tags(&["bug"]), false);
-        let old = serde_json::json!({ "3": record });
-        let made: Made = serde_json::from_value(old).unwrap();
-        assert!(made.is(3, &record));
-        let again: Made = serde_json::from_value(serde_json::to_value(&made).unwrap()).unwrap();
-        assert!(again.is(3, &record), "a saved digest reads back as itself");
+        let old = serde_json::json!({ "3": Value::Record(Arc::new(record.clone())) });
+        let saved: Saved = serde_json::from_value(old).unwrap();
+        assert!(is_sealed(&record, &saved), "its record, unsealed as it was saved, is the host's");
+        let other = issue("Fixed link", tags(&["bug"]), false);
+        assert!(!is_sealed(&other, &saved));
     }
 }

@@ -4,7 +4,6 @@
 //! another, and a run is driven by one thread at a time.
 
 use std::fmt;
-use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -213,8 +212,8 @@ pub struct Record {
     layout: Arc<Layout>,
     /// In the order of the layout's names.
     values: Fields,
-    /// See [`Record::host`]; host ids start at 1.
-    host: Option<NonZeroU64>,
+    /// See [`Record::host`] and [`Record::mark`].
+    host: Option<Box<Mark>>,
     /// See [`depth`].
     pub depth: u32,
 }
@@ -223,6 +222,17 @@ pub struct Record {
 // allocator keeps freed blocks of up to 128 bytes in its fast bins, and takes several times as
 // long to free a larger one.
 const _: () = assert!(std::mem::size_of::<Record>() + 16 <= 128);
+
+/// What a record a tool returned carries: the id the host gave it, and the digest of its
+/// content as the tool returned it (`crate::made`), by which the host knows it again without
+/// keeping it. No instruction of the machine makes or copies a mark: a record the plan builds
+/// has none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    pub id: HostId,
+    /// `None` on a record saved before marks carried digests (the host kept its digest then).
+    pub digest: Option<[u8; 32]>,
+}
 
 /// What records of one shape share: the declared type's name and the fields' names, in the
 /// order of their values.
@@ -330,9 +340,8 @@ impl Record {
         let (names, values): (Vec<Arc<str>>, Vec<Val>) = fields.into_iter().unzip();
         let layout = Arc::new(Layout::new(ty, names.into()));
         let (values, deepest) = Fields::new(values.into_iter());
-        // An id of 0 would read as "not host-made"; `HostState::fresh_id` starts at 1.
-        debug_assert_ne!(host, Some(0), "a host id of 0");
-        Record { layout, values, host: host.and_then(NonZeroU64::new), depth: 1 + deepest }
+        let host = host.map(|id| Box::new(Mark { id, digest: None }));
+        Record { layout, values, host, depth: 1 + deepest }
     }
 
     /// A record of `layout` made of the values on top of `stack` (the first field deepest),
@@ -343,9 +352,22 @@ impl Record {
         Some(Record { layout, values, host: None, depth: 1 + deepest })
     }
 
-    /// Set for opaque records a tool made: the host's registration of this exact value.
+    /// Set for opaque records a tool made: the id the host gave this exact value.
     pub fn host(&self) -> Option<HostId> {
-        self.host.map(NonZeroU64::get)
+        self.host.as_ref().map(|m| m.id)
+    }
+
+    /// The host's mark, on an opaque record a tool made.
+    pub fn mark(&self) -> Option<&Mark> {
+        self.host.as_deref()
+    }
+
+    /// The record with the digest of its content in its mark (`crate::made::seal`).
+    pub(crate) fn with_digest(mut self, digest: [u8; 32]) -> Record {
+        if let Some(mark) = &mut self.host {
+            mark.digest = Some(digest);
+        }
+        self
     }
 
     /// The declared type's name.
@@ -380,14 +402,17 @@ struct RecordData {
     ty: Arc<str>,
     fields: Vec<(Arc<str>, Val)>,
     host: Option<HostId>,
+    /// Absent from a record saved before marks carried digests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    digest: Option<[u8; 32]>,
     depth: u32,
 }
 
 impl From<Record> for RecordData {
     fn from(r: Record) -> RecordData {
-        let host = r.host();
+        let (host, digest) = (r.host(), r.mark().and_then(|m| m.digest));
         let fields = r.layout.names.iter().cloned().zip(r.values.into_vec()).collect();
-        RecordData { ty: r.layout.ty.clone(), fields, host, depth: r.depth }
+        RecordData { ty: r.layout.ty.clone(), fields, host, digest, depth: r.depth }
     }
 }
 
@@ -395,7 +420,7 @@ impl From<RecordData> for Record {
     fn from(r: RecordData) -> Record {
         let (names, values): (Vec<Arc<str>>, Vec<Val>) = r.fields.into_iter().unzip();
         let layout = Arc::new(Layout::new(r.ty, names.into()));
-        let host = r.host.and_then(NonZeroU64::new);
+        let host = r.host.map(|id| Box::new(Mark { id, digest: r.digest }));
         Record { layout, values: Fields::new(values.into_iter()).0, host, depth: r.depth }
     }
 }
