@@ -25,11 +25,10 @@ use std::sync::Arc;
 
 use cordon_label::{DcLabel, Release, Tier};
 use cordon_syntax::ast::{
-    Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, TypeExpr,
-    TypeExprKind, UnOp, release_asks,
+    Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, UnOp, release_asks,
 };
 use cordon_syntax::{SourceMap, Span};
-use cordon_types::{Callee, Calls, Declarations, Tool};
+use cordon_types::{Callee, Calls, Declarations, Function, Tool, Type};
 
 use crate::abs::{Abs, Bounds, Closure, Kind, Origins};
 use crate::site::{Count, HoleReach, Site};
@@ -56,14 +55,17 @@ pub(crate) enum Stop {
 
 type Res<T = Abs> = Result<T, Stop>;
 
-/// What the policies and the plan declare, by name: the types and the tools' signatures as the
-/// checker resolved them, and what only the tree holds (the functions' and constants' code,
-/// the policies' annotations, read here once so that the rest of the analysis names no syntax).
+/// What the policies and the plan declare, by name: the types and the tools' and functions'
+/// signatures as the checker resolved them, and what only the tree holds (the functions' and
+/// constants' code, the policies' annotations, read here once so that the rest of the analysis
+/// names no syntax).
 pub(crate) struct Decls<'a> {
     /// What the checker resolved: each type, each capability's tools.
     pub declared: &'a Declarations,
     pub tools: HashMap<(Arc<str>, Arc<str>), ToolDecl<'a>>,
+    /// Each function's code, and its signature as the checker resolved it.
     pub fns: HashMap<&'a str, &'a FnDecl>,
+    pub signatures: HashMap<&'a str, &'a Function>,
     pub consts: HashMap<&'a str, &'a Expr>,
     /// The policies' releases: each group, the label it may go to, and whether a card asks.
     pub releases: Vec<(&'a str, &'a Expr, bool)>,
@@ -79,9 +81,6 @@ pub(crate) struct ToolDecl<'a> {
     pub sig: &'a Tool,
     /// What `@approval(..)` asks.
     pub approval: Approval<'a>,
-    /// Whether it declares a result (`-> T`): the result of one that declares none is a plain
-    /// `()`, with no label.
-    pub declares_result: bool,
     labels: Option<&'a Annotation>,
     card: Option<&'a Annotation>,
 }
@@ -127,11 +126,20 @@ impl<'a> Approval<'a> {
 }
 
 impl<'a> Decls<'a> {
-    pub fn of(declared: &'a Declarations, modules: &[&'a Module], calls: Vec<&'a Calls>) -> Decls<'a> {
+    /// What `declared` and `modules` declare; `fill_functions` are the functions a fill among
+    /// `modules` declares (the program's are in `declared`).
+    pub fn of(
+        declared: &'a Declarations,
+        fill_functions: &'a [Function],
+        modules: &[&'a Module],
+        calls: Vec<&'a Calls>,
+    ) -> Decls<'a> {
+        let signatures = declared.functions().chain(fill_functions).map(|f| (f.name.as_str(), f)).collect();
         let mut d = Decls {
             declared,
             tools: HashMap::new(),
             fns: HashMap::new(),
+            signatures,
             consts: HashMap::new(),
             releases: Vec::new(),
             field_labels: HashMap::new(),
@@ -151,7 +159,6 @@ impl<'a> Decls<'a> {
                                         .and_then(|a| a.args.first())
                                         .map(|a| &a.value),
                                 ),
-                                declares_result: t.ret.is_some(),
                                 labels: annotation(&t.annotations, "label"),
                                 card: annotation(&t.annotations, "card"),
                             };
@@ -186,13 +193,11 @@ impl<'a> Decls<'a> {
         self.tools.keys().any(|(c, _)| &**c == name)
     }
 
-    /// The capability a function's parameter of type `ty` holds (the one value of its type),
-    /// if its type is one. Functions' signatures are not in the checker's declarations yet, so
-    /// this reads the parameter's type as written.
-    pub fn capability_of(&self, ty: &'a TypeExpr) -> Option<&'a str> {
-        match &ty.kind {
-            TypeExprKind::Named { name, .. } if self.is_capability(&name.name) => Some(&name.name),
-            TypeExprKind::Refined { base, .. } => self.capability_of(base),
+    /// The capability a parameter of type `ty` holds (the one value of its type), if its type
+    /// is one with tools.
+    pub fn capability_of(&self, ty: &'a Type) -> Option<&'a str> {
+        match ty.base() {
+            Type::Capability(name) if self.is_capability(name) => Some(name),
             _ => None,
         }
     }

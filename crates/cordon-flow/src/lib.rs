@@ -97,7 +97,7 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
         return Summary { complete: true, ..Summary::empty() };
     };
     let modules: Vec<&Module> = checked.policies().iter().chain(std::iter::once(plan)).collect();
-    let decls = Decls::of(checked.declarations(), &modules, vec![checked.calls()]);
+    let decls = Decls::of(checked.declarations(), &[], &modules, vec![checked.calls()]);
     let params: Vec<(String, Abs)> = match checked.declarations().entry() {
         Some(entry) => entry
             .params
@@ -122,7 +122,7 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
 /// a group, to where, and whether the user is asked (`cordon check --policy` lists them).
 pub fn releases(checked: &Checked, sources: &SourceMap, user: &str) -> Vec<Release> {
     let modules: Vec<&Module> = checked.policies().iter().collect();
-    let decls = Decls::of(checked.declarations(), &modules, vec![checked.calls()]);
+    let decls = Decls::of(checked.declarations(), &[], &modules, vec![checked.calls()]);
     let mut a = Analyzer::new(&decls, sources, user, HashSet::new());
     match a.compute_releases() {
         Ok(()) => a.releases,
@@ -146,7 +146,7 @@ pub fn analyze_fill(
     let mut modules: Vec<&Module> = checked.policies().iter().collect();
     modules.extend(checked.plan());
     modules.push(fill.module());
-    let decls = Decls::of(checked.declarations(), &modules, vec![checked.calls(), fill.calls()]);
+    let decls = Decls::of(checked.declarations(), fill.functions(), &modules, vec![checked.calls(), fill.calls()]);
     let opaque = |ty: &str| checked.declarations().record(ty).is_some_and(|r| r.opaque);
     let mut bindings: Vec<(String, Abs)> = request
         .scope

@@ -96,9 +96,8 @@ const READ_SYNTAX: &[&str] = &["cordon-syntax", "cordon-types"];
 /// Files that still read the syntax tree where they should read the checker's program
 /// (issue 24, item 2): each goes when its stage lowers from what the checker resolved.
 const READ_SYNTAX_FOR_NOW: &[&str] = &[
-    // The static label analysis walks the plan's expressions; it reads the policy's annotations
-    // (label values, approval tiers) and a plan function's parameter types from the tree, which
-    // the checker's declarations do not hold yet. Declared types come from the declarations.
+    // The static label analysis walks the plan's expressions and reads the policy's annotations
+    // (label values, approval tiers) from the tree; every type comes from the declarations.
     "crates/cordon-flow/src/analyze.rs",
     // `mcp import` builds a policy's tree for the printer: it makes the kinds, never matches
     // on them (it stays when the rest of this list goes).

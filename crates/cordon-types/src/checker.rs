@@ -522,7 +522,8 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        Signature { name: name.name.clone(), params: resolved, ret: ret_ty, span: name.span }
+        let declares_result = ret.is_some();
+        Signature { name: name.name.clone(), params: resolved, ret: ret_ty, declares_result, span: name.span }
     }
 
     /// The base type of a type expression, without checking refinements or reporting errors

@@ -1,7 +1,8 @@
 //! What a checked program declares, resolved: the public model every stage after the checker
 //! reads instead of the syntax tree. Each type is a [`Type`] with its aliases expanded, each
 //! named type is the kind the checker found it to be, each capability lists its tools with
-//! their resolved signatures, and the entry its parameters and result. Plain, owned data
+//! their resolved signatures, each function (the policies' and the plan's) its signature, and
+//! the entry its parameters and result. Plain, owned data
 //! (`Send + Sync`): the checker's own types hold `Rc`s and inference variables, and are
 //! converted once, where the checker made them (`export.rs`).
 //!
@@ -147,7 +148,7 @@ pub struct Field {
     pub ty: Type,
 }
 
-/// A tool's or the entry's parameter and its type.
+/// A tool's, a function's or the entry's parameter and its type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {
     pub name: String,
@@ -207,7 +208,21 @@ pub struct Tool {
     pub name: String,
     pub params: Vec<Param>,
     pub ret: Type,
+    /// Whether the tool declares a result (`-> T`, `-> ()` too): one that declares none
+    /// returns a `()` that is no answer of the host's.
+    pub declares_result: bool,
     /// Where the tool's name is declared.
+    pub span: Span,
+}
+
+/// A function of a policy or of the plan (a fill's are its own: `CheckedFill::functions`): its
+/// parameters and result (`()` where none is declared). Its body is on its node, at `span`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: Type,
+    /// Where the function's name is declared.
     pub span: Span,
 }
 
@@ -220,8 +235,8 @@ pub struct Entry {
 }
 
 /// Everything a program declares, resolved by the checker: the records, enums, aliases, host
-/// types and capabilities of its policies (and the records, enums and aliases of its plan), and
-/// its entry. Made only by the checker ([`Checked::declarations`](crate::Checked::declarations),
+/// types and capabilities of its policies (and the records, enums and aliases of its plan), the
+/// functions of both, and its entry. Made only by the checker ([`Checked::declarations`](crate::Checked::declarations),
 /// [`declare`](crate::declare)).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Declarations {
@@ -232,6 +247,7 @@ pub struct Declarations {
     /// Each opaque type with the number of its type arguments.
     pub(crate) opaque: BTreeMap<String, usize>,
     pub(crate) capabilities: BTreeMap<String, Capability>,
+    pub(crate) functions: BTreeMap<String, Function>,
     pub(crate) entry: Option<Entry>,
     /// The records and enums that hold a linear value (in a field or a payload, however deep).
     pub(crate) holding_linear: BTreeSet<String>,
@@ -288,6 +304,16 @@ impl Declarations {
     /// The capabilities, by name.
     pub fn capabilities(&self) -> impl Iterator<Item = &Capability> {
         self.capabilities.values()
+    }
+
+    /// The function `name` of a policy or the plan.
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.get(name)
+    }
+
+    /// The functions of the policies and the plan, by name.
+    pub fn functions(&self) -> impl Iterator<Item = &Function> {
+        self.functions.values()
     }
 
     pub fn entry(&self) -> Option<&Entry> {

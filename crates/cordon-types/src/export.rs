@@ -5,9 +5,11 @@
 
 use std::sync::Arc;
 
-use crate::declared::{Capability, Declarations, Entry, Enum, Field, Param, Record, Tool, Type, Variant};
+use cordon_syntax::Span;
+
+use crate::declared::{Capability, Declarations, Entry, Enum, Field, Function, Param, Record, Tool, Type, Variant};
 use crate::defines::measure_definitions;
-use crate::state::{Checker, LABEL, LABELED, TypeDef};
+use crate::state::{Checker, LABEL, LABELED, Signature, TypeDef, ValueDef};
 use crate::ty::Ty;
 
 /// What `checker` has declared.
@@ -49,21 +51,45 @@ pub fn declarations(checker: &Checker<'_>) -> Declarations {
                 let tools = tools
                     .iter()
                     .filter_map(|(tool, sig)| {
-                        let params = sig.params.iter().map(|(n, t)| Some(Param { name: n.clone(), ty: ty(t)? }));
-                        let params = params.collect::<Option<_>>()?;
-                        Some(Tool { name: tool.clone(), params, ret: ty(&sig.ret)?, span: sig.span })
+                        let (params, ret) = signature(checker, sig)?;
+                        let declares_result = sig.declares_result;
+                        Some(Tool { name: tool.clone(), params, ret, declares_result, span: sig.span })
                     })
                     .collect();
                 out.capabilities.insert(name.clone(), Capability { name, tools, span });
             }
         }
     }
+    out.functions = functions(checker, |_| true).into_iter().map(|f| (f.name.clone(), f)).collect();
     out.entry = checker.entry.as_ref().and_then(|entry| {
         let params = entry.params.iter().map(|(n, t, _)| Some(Param { name: n.clone(), ty: ty(t)? }));
         Some(Entry { params: params.collect::<Option<_>>()?, ret: ty(&entry.ret)?, span: entry.span })
     });
     out.holding_linear = checker.linear_types.iter().cloned().collect();
     out
+}
+
+/// The functions `checker` has declared where `keep` says (by where each name is declared).
+pub fn functions(checker: &Checker<'_>, keep: impl Fn(Span) -> bool) -> Vec<Function> {
+    let sigs = checker.values.values().filter_map(|v| match v {
+        ValueDef::Fn(sig) if keep(sig.span) => Some(sig),
+        _ => None,
+    });
+    let mut out: Vec<Function> = sigs
+        .filter_map(|sig| {
+            let (params, ret) = signature(checker, sig)?;
+            Some(Function { name: sig.name.clone(), params, ret, span: sig.span })
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// A signature's parameters and result as `Type`s; `None` if one has an error.
+fn signature(checker: &Checker<'_>, sig: &Signature) -> Option<(Vec<Param>, Type)> {
+    let ty = |t: &Ty| convert(&checker.resolve(t));
+    let params = sig.params.iter().map(|(n, t)| Some(Param { name: n.clone(), ty: ty(t)? }));
+    Some((params.collect::<Option<_>>()?, ty(&sig.ret)?))
 }
 
 /// `t` (its inference variables resolved) as a `Type`; `None` if it has an error.

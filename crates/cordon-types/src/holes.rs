@@ -21,6 +21,7 @@ use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 
 use crate::Checked;
 use crate::calls::Calls;
+use crate::declared::Function;
 use crate::hole_site::{HoleSite, renumber};
 use crate::options::CheckOptions;
 
@@ -51,6 +52,7 @@ pub struct CheckedFill {
     /// nested fill's check puts in place.
     chain: Vec<(Span, Arc<Module>)>,
     calls: Calls,
+    functions: Vec<Function>,
 }
 
 impl CheckedFill {
@@ -67,6 +69,12 @@ impl CheckedFill {
     /// The names the fill's body gives the hole's arguments (after the task), in order.
     pub fn arg_names(&self) -> &[String] {
         &self.arg_names
+    }
+
+    /// The functions the fill declares, by name, as the checker resolved them (the program's
+    /// are in [`Checked::declarations`]).
+    pub fn functions(&self) -> &[Function] {
+        &self.functions
     }
 
     /// The holes in the fill itself, in source order (filled with [`check_nested_fill`]).
@@ -152,7 +160,8 @@ fn check_in_place(
     let holes = renumber(report.sites.into_iter().filter(|s| s.span.file == fill).collect());
     let arg_names = site.args.iter().map(|a| a.name.clone()).collect();
     let calls = report.calls.in_file(fill);
-    FillOutcome { diagnostics, fill: Some(CheckedFill { hole, module, arg_names, holes, chain, calls }) }
+    let functions = report.fill_functions.into_iter().filter(|f| f.span.file == fill).collect();
+    FillOutcome { diagnostics, fill: Some(CheckedFill { hole, module, arg_names, holes, chain, calls, functions }) }
 }
 
 fn no_such_hole(fill: FileId, hole: usize) -> FillOutcome {

@@ -43,7 +43,7 @@ pub use calls::{CallSite, Callee, Calls};
 /// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
 pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};
 pub use declared::{
-    Capability, Declarations, Entry, Enum, Field, MeasureDefinition, Param, Record, Tool, Type, Variant,
+    Capability, Declarations, Entry, Enum, Field, Function, MeasureDefinition, Param, Record, Tool, Type, Variant,
 };
 pub use hints::RECURSION_HINT;
 pub use hole_site::{BindingKind, HoleBinding, HoleSite};
@@ -261,9 +261,11 @@ pub fn declare(sources: &SourceMap, policies: &[FileId], options: &CheckOptions)
 /// checked when it was made), and code the checker may reject (the runtime's tests of its own
 /// re-checks); `plan` is parsed, as such a caller has it to compile.
 ///
-/// Shares the policies' declaration with the last check of them on this thread: a plan of
-/// functions and constants declares no type, and then what the policies declare is the answer,
-/// resolved once for every program of the same policies.
+/// The plan's own functions are not in it (what is compiled from it reads none; the static
+/// analysis, which does, has the checked program's [`Checked::declarations`]). So it shares the
+/// policies' declaration with the last check of them on this thread: a plan of functions and
+/// constants declares no type, and then what the policies declare is the answer, resolved once
+/// for every program of the same policies.
 pub fn declare_program(
     sources: &SourceMap,
     policies: &[FileId],
@@ -296,7 +298,11 @@ pub fn declare_program(
         checker.register_types(&roles);
         checker.declare_items(&roles);
     }
-    Arc::new(export::declarations(&checker))
+    let mut declared = export::declarations(&checker);
+    if let Some(plan) = plan {
+        declared.functions.retain(|_, f| f.span.file != plan.file);
+    }
+    Arc::new(declared)
 }
 
 /// What each call of `policies` and `plan` calls, as far as the checker can tell, whether or
@@ -326,6 +332,8 @@ struct Report {
     filled: HashSet<Span>,
     calls: Calls,
     bindings: Vec<BindingType>,
+    /// The functions the fills declare.
+    fill_functions: Vec<Function>,
 }
 
 /// Checks parsed modules: the policies, the plan, and `fills`, each the fill of the hole at its
@@ -417,6 +425,10 @@ fn check_against(
         filled: std::mem::take(&mut checker.filled),
         calls: std::mem::take(&mut checker.calls),
         bindings: checker.recorded_bindings(),
+        fill_functions: match fills {
+            [] => Vec::new(),
+            _ => export::functions(checker, |at| fills.iter().any(|(_, m)| m.file == at.file)),
+        },
     }
 }
 

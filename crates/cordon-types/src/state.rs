@@ -53,6 +53,8 @@ pub struct Signature {
     pub name: String,
     pub params: Vec<(String, Ty)>,
     pub ret: Ty,
+    /// Whether a result is written (`-> T`): without one, `ret` is `()`.
+    pub declares_result: bool,
     pub span: Span,
 }
 

@@ -24,6 +24,7 @@ capability GitHub {
   tool status(i: Issue) -> Option[Status]
   tool vouched(i: Issue) -> Trusted[Name]
   tool note(text: String)
+  tool ping() -> ()
 }
 entry(gh: GitHub, s: Kept) -> (Name, Session)
 ";
@@ -100,7 +101,7 @@ fn each_tool_has_its_resolved_signature_in_the_order_declared() {
     let declared = checked(POLICY, PLAN);
     let github = declared.capability("GitHub").unwrap();
     let names: Vec<&str> = github.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["create_issue", "status", "vouched", "note"]);
+    assert_eq!(names, ["create_issue", "status", "vouched", "note", "ping"]);
     let create = github.tool("create_issue").unwrap();
     let params: Vec<(&str, String)> = create.params.iter().map(|p| (p.name.as_str(), shown(&p.ty))).collect();
     assert_eq!(
@@ -121,6 +122,11 @@ fn each_tool_has_its_resolved_signature_in_the_order_declared() {
     assert_eq!(vouched.ret, Type::Opaque("Trusted".into(), vec![Type::Str]));
     assert_eq!(shown(&vouched.ret), "Trusted[String]");
     assert_eq!(github.tool("note").unwrap().ret, Type::Unit, "a tool that declares no result returns `()`");
+    assert!(!github.tool("note").unwrap().declares_result);
+    let ping = github.tool("ping").unwrap();
+    assert_eq!(ping.ret, Type::Unit);
+    assert!(ping.declares_result, "`-> ()` is a declared result");
+    assert!(create.declares_result);
     assert!(github.tool("missing").is_none());
     assert_eq!(declared.capabilities().count(), 1);
 }
@@ -144,6 +150,27 @@ fn the_plan_declares_its_own_records_and_enums_too() {
     assert_eq!(shown(&point.fields[0].ty), "(Int, String)");
     assert_eq!(shown(&point.fields[1].ty), "List[{n: String | len(n) < 10}]");
     assert_eq!(declared.enumeration("Mark").unwrap().variants[0].payload, [Type::Record("Point".into())]);
+}
+
+#[test]
+fn the_policies_and_the_plan_declare_their_functions_with_resolved_signatures() {
+    let policy = format!("{POLICY}\nfn shorten(n: Name) -> Short {{ \"x\" }}\n");
+    let plan = "fn file(gh: GitHub, s: Kept, r: Repo) -> Kept {\n  let (_, s) = gh.create_issue(s, r, shorten(r.name));\n  s\n}\nfn log(gh: GitHub, text: Name) { gh.note(text) }\n(\"done\", s)";
+    let declared = checked(&policy, plan);
+    let names: Vec<&str> = declared.functions().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["file", "log", "shorten"], "by name, the policies' and the plan's");
+    let file = declared.function("file").unwrap();
+    let params: Vec<(&str, String)> = file.params.iter().map(|p| (p.name.as_str(), shown(&p.ty))).collect();
+    assert_eq!(
+        params,
+        [("gh", "GitHub".to_string()), ("s", "{s: Session | !tainted(s)}".to_string()), ("r", "Repo".to_string())]
+    );
+    assert_eq!(file.params[0].ty, Type::Capability("GitHub".into()));
+    assert_eq!(file.ret.base(), &Type::Linear("Session".into()));
+    assert_eq!(declared.function("log").unwrap().ret, Type::Unit, "a function that declares no result returns `()`");
+    assert_eq!(shown(&declared.function("shorten").unwrap().ret), "{n: String | len(n) < 10}");
+    assert!(declared.function("missing").is_none());
+    assert!(checked(POLICY, PLAN).functions().next().is_none());
 }
 
 #[test]

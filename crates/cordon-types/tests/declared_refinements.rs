@@ -62,11 +62,23 @@ fn declaring_the_program_gives_what_checking_it_does() {
     let declared = declare_program(&sources, &[policy], Some(&parsed), &options);
     assert_eq!(*declared, checked(plan));
     assert_eq!(declared.enumeration("Mark").unwrap().variants[0].payload[0].to_string(), "(Int, Decimal)");
-    // A plan of functions declares no type: the policies' declarations, kept from their check.
+    // A plan of constants declares no type and no function: the policies' declarations, kept
+    // from their check.
+    let constants = "const k: Money = 1d\ns";
+    let parsed = cordon_syntax::parse(sources.add("constants.cord", constants), constants).module;
+    assert_eq!(*declare_program(&sources, &[policy], Some(&parsed), &options), checked(constants));
+    assert_eq!(*declare_program(&sources, &[policy], None, &options), checked(constants));
+    // A plan of functions too: what is compiled from it reads no function's signature, so
+    // the plan's are not declared (a checked program's declarations have them).
     let functions = "fn f() -> Money { 1d }\ns";
-    let parsed = cordon_syntax::parse(sources.add("functions.cord", functions), functions).module;
-    assert_eq!(*declare_program(&sources, &[policy], Some(&parsed), &options), checked(functions));
-    assert_eq!(*declare_program(&sources, &[policy], None, &options), checked(functions));
+    let file = sources.add("functions.cord", functions);
+    let parsed = cordon_syntax::parse(file, functions).module;
+    let declared = declare_program(&sources, &[policy], Some(&parsed), &options);
+    assert!(declared.function("f").is_none());
+    assert_eq!(*declared, checked(constants));
+    let outcome = check(&sources, &[policy], Some(file), &options);
+    let f = outcome.program.unwrap().declarations().function("f").cloned().unwrap();
+    assert_eq!((f.params.len(), &f.ret, f.span.file), (0, &Type::Decimal, file));
     // A plan the checker rejects still has its declarations.
     let rejected = "type Pair = (Int, Money)\nnope";
     let parsed = cordon_syntax::parse(sources.add("rejected.cord", rejected), rejected).module;

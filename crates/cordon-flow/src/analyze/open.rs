@@ -20,13 +20,16 @@ impl<'a> Analyzer<'a> {
             return Ok(());
         }
         let Some(f) = self.decls.fns.get(name) else { return Ok(()) };
+        let sig = self.decls.signatures.get(name);
         // Anything of each parameter's type: a capability is the one of that name (the only
         // value of its type); anything else is unknown.
         let params: Vec<(String, Abs)> = f
             .params
             .iter()
-            .map(|p| {
-                let any = match self.decls.capability_of(&p.ty) {
+            .enumerate()
+            .map(|(i, p)| {
+                let ty = sig.and_then(|s| s.params.get(i)).map(|p| &p.ty);
+                let any = match ty.and_then(|t| self.decls.capability_of(t)) {
                     Some(c) => Abs::plain(Kind::Capability(c.into())),
                     None => Abs::any(),
                 };

@@ -99,7 +99,7 @@ impl<'a> Analyzer<'a> {
         let line = self.line(span);
         let label = chosen.join(&returns);
         let key = (cap, tool.sig.name.as_str().into());
-        let ret = tool.declares_result.then_some(&tool.sig.ret);
+        let ret = tool.sig.declares_result.then_some(&tool.sig.ret);
         Ok(self.result_of(key, ret, &params, &label, Origins::one(Origin::Result { tool: name, line })))
     }
 

@@ -163,6 +163,7 @@ impl Checker<'_> {
                     name: self.text(callee.span).to_string(),
                     params: fnty.params.iter().enumerate().map(|(i, t)| (format!("#{i}"), t.clone())).collect(),
                     ret: fnty.ret.clone(),
+                    declares_result: true,
                     span: callee.span,
                 };
                 self.call_signature(&sig, &argv, span, None)
