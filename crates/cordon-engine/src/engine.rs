@@ -326,15 +326,18 @@ impl<'a> Engine<'a> {
             };
             self.observers.event(&event);
         }
-        if let Some(decisions) = &mut self.decisions {
-            decisions.add(records);
-        }
+        self.hand_on(records);
     }
 
     /// Hands on, untold, the decisions a run brings when a drive of it begins: made before (a
     /// run loaded from one saved with them), and told then.
     fn keep_untold(&mut self, run: &mut Run) {
         let records = run.take_trace();
+        self.hand_on(records);
+    }
+
+    /// Gives decisions already told to the drive's [`Decisions`], if it keeps them.
+    fn hand_on(&mut self, records: Vec<TraceEvent>) {
         if let Some(decisions) = &mut self.decisions {
             decisions.add(records);
         }

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::builtins::deep_label;
 use crate::value::{Val, Value};
 
-/// The tools' answers that carried some group's data, oldest first.
+/// The tools' answers that carried some group's data, oldest first, each with those groups.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub(crate) struct Received(Vec<Val>);
+pub(crate) struct Received(Vec<(Vec<String>, Val)>);
 
 impl Received {
     /// The answers among `answers` that [`Received::add`] keeps.
@@ -25,14 +25,20 @@ impl Received {
 
     /// Keeps `answer` if it carried some group's data.
     pub(crate) fn add(&mut self, answer: &Val) {
-        if !deep_label(answer).dc().secrecy.groups().is_empty() {
-            self.0.push(answer.clone());
+        let groups = deep_label(answer).dc().secrecy.groups();
+        if !groups.is_empty() {
+            self.0.push((groups, answer.clone()));
         }
     }
 
     /// The answers kept, oldest first (what the run holds, for its memory count).
-    pub(crate) fn answers(&self) -> &[Val] {
-        &self.0
+    pub(crate) fn answers(&self) -> impl Iterator<Item = &Val> {
+        self.0.iter().map(|(_, answer)| answer)
+    }
+
+    /// The answers kept that carried the data of every group in `groups`, newest first.
+    fn carrying<'a>(&'a self, groups: &'a [String]) -> impl Iterator<Item = &'a Val> {
+        self.0.iter().rev().filter(|(carried, _)| groups.iter().all(|g| carried.contains(g))).map(|(_, a)| a)
     }
 
     /// Whether `value` is a text an answer carrying the data of every group in `groups` held
@@ -44,13 +50,7 @@ impl Received {
         if text.trim().is_empty() {
             return false;
         }
-        let holds = |answer: &Val| {
-            let secrecy = deep_label(answer).dc().secrecy;
-            let carried = secrecy.groups();
-            groups.iter().all(|g| carried.contains(g))
-                && crate::builtins::texts(answer).iter().any(|t| has_word(t, text))
-        };
-        self.0.iter().any(holds)
+        self.carrying(groups).any(|answer| crate::builtins::texts(answer).iter().any(|t| has_word(t, text)))
     }
 
     /// The parts of `value`, a text, that answers carrying the data of every group in `groups`
@@ -61,11 +61,7 @@ impl Received {
         let Value::Str(text) = &value.value else { return Vec::new() };
         let mut sources = Vec::new();
         let mut budget = RECEIVED_SCAN_BYTES;
-        for answer in self.0.iter().rev() {
-            let carried = deep_label(answer).dc().secrecy.groups();
-            if !groups.iter().all(|g| carried.contains(g)) {
-                continue;
-            }
+        for answer in self.carrying(groups) {
             for t in crate::builtins::texts(answer) {
                 let t = &t[..floor_char_boundary(t, budget.min(t.len()))];
                 budget -= t.len();
@@ -148,9 +144,9 @@ mod tests {
         let secret = Val { value: Value::str("https://example.com/talk"), label: Label::new(group, source()) };
         let mut received = Received::default();
         (0..1000).for_each(|_| received.add(&public));
-        assert!(received.answers().is_empty(), "a public answer is never where a release's text came from");
+        assert!(received.answers().next().is_none(), "a public answer is never where a release's text came from");
         received.add(&secret);
-        assert_eq!(received.answers().len(), 1);
+        assert_eq!(received.answers().count(), 1);
         let text = Val::plain(Value::str("https://example.com/talk"));
         assert!(received.as_is(&text, &["team".to_string()]));
     }
