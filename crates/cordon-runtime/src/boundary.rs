@@ -140,12 +140,15 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Checked
         ));
     }
     let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
+    let in_argument = |pname: &str| format!("in the argument `{pname}` of `{name}`");
+    // Every argument is genuine before any refinement is read: a refinement may read another
+    // argument's measures, which the host knows only of values it may still be given.
     let mut consumed = Vec::new();
+    for ((pname, _), arg) in decl.params.iter().zip(&args) {
+        genuine(ctx, &arg.value, &mut consumed).map_err(|e| e.with_note(in_argument(pname)))?;
+    }
     for ((pname, shape), arg) in decl.params.iter().zip(&args) {
-        genuine(ctx, &arg.value, &mut consumed)
-            .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
-        conforms(ctx, shape, arg, &args, Role::Argument)
-            .map_err(|e| e.with_note(format!("in the argument `{pname}` of `{name}`")))?;
+        conforms(ctx, shape, arg, &args, Role::Argument).map_err(|e| e.with_note(in_argument(pname)))?;
     }
     let (sinks, flows) = check_sinks(ctx, decl, effect)?;
     Ok((consumed, sinks, flows))
@@ -456,6 +459,14 @@ fn holds(ctx: &mut Ctx, r: &Refined, v: &Val, scope: &[Val], role: Role) -> Resu
 /// Turns what a tool returned into a program value: checks it against the declared result,
 /// makes its host-made parts, records the measures its refinement defines, and labels it.
 pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) -> Result<Val, RunError> {
+    let completed = adopt_result(ctx, effect, result);
+    ctx.host.forget_used(&effect.consumes);
+    completed
+}
+
+/// [`complete`] while the linear values the call used up are still known: the result's
+/// refinements may read their measures (`tainted(s2) == tainted(s)`).
+fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) -> Result<Val, RunError> {
     let program = ctx.program.clone();
     let name = format!("{}.{}", effect.capability, effect.tool);
     let Some(decl) = program.tools.iter().find(|t| t.capability == effect.capability && t.name == effect.tool) else {

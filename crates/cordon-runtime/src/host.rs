@@ -49,7 +49,9 @@ pub struct HostState {
     next_id: HostId,
     /// Linear values made and not yet used, with their type.
     live: HashMap<HostId, Arc<str>>,
-    /// Every linear value made, used or not, with its type.
+    /// The linear values still live, and of the used ones the newest of each type (the
+    /// latest state the host knows of) and those of the call under way: a used value is
+    /// forgotten when the call that used it is over ([`HostState::forget_used`]).
     linear: HashMap<HostId, Arc<str>>,
     /// Host-made values without fields, with their type.
     handles: HashMap<HostId, Arc<str>>,
@@ -107,6 +109,21 @@ impl HostState {
     /// Uses up a linear value; its measures stay readable for the rest of the call.
     pub fn consume(&mut self, id: HostId) {
         self.live.remove(&id);
+    }
+
+    /// The call that used up `used` is over: no later call can be given them (each is used),
+    /// so what the host knew of them goes, except of the newest value of each type, which
+    /// stands for the state the next request continues from if no newer one is made.
+    pub fn forget_used(&mut self, used: &[HostId]) {
+        for id in used {
+            let Some(ty) = self.linear.get(id) else { continue };
+            if self.live.contains_key(id) || self.newest_linear(ty) == Some(*id) {
+                continue;
+            }
+            self.linear.remove(id);
+            self.measures.remove(id);
+            self.decided_by.remove(id);
+        }
     }
 
     pub fn set_measure(&mut self, measure: &Arc<str>, id: HostId, value: Scalar) {

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Recorder, Source, ending, run};
-use cordon_runtime::Json;
+use cordon_runtime::{Json, Run, Sessions, Step, ToolCall, ToolHost};
 use serde_json::json;
 
 const POLICY: &str = r#"
@@ -23,6 +23,8 @@ capability Git {
   tool publish(s: {s: Session | !tainted(s)}, r: {r: Repo | !r.private}, text: String) -> Session
     @label(s = untrusted(), r = untrusted(), text = untrusted(), returns = public())
   tool merge(a: Session, b: Session) -> Session @label(a = untrusted(), b = untrusted(), returns = public())
+  tool pair(a: {a: Session | tainted(a) == tainted(b)}, b: Session) -> Session
+    @label(a = untrusted(), b = untrusted(), returns = public())
 }
 entry(git: Git, s: Session) -> (String, Session)
 "#;
@@ -92,6 +94,56 @@ fn a_linear_session_used_twice_is_forged_the_second_time() {
 #[test]
 fn one_session_passed_twice_to_one_call_is_forged() {
     assert_forged("let s2 = git.merge(s, s); (\"merged\", s2)", &[]);
+}
+
+#[test]
+fn a_used_session_another_argument_s_refinement_reads_is_forged() {
+    // `pair`'s first refinement reads its second argument's measure. The host forgets a used
+    // session once its call is over; the second argument is found used before any refinement
+    // is read, so the call is refused as forged, not as a refinement the host cannot confirm.
+    assert_forged(
+        r#"let r = git.repo("public");
+           let (x, s2) = git.read(s, r);
+           let (y, s3) = git.read(s2, r);
+           let s4 = git.pair(s3, s2);
+           (x, s4)"#,
+        &[
+            r#"repo("public")"#,
+            r#"read(<Session #1>, Repo { name: "public", private: false })"#,
+            r#"read(<Session #3>, Repo { name: "public", private: false })"#,
+        ],
+    );
+}
+
+#[test]
+fn a_run_holds_nothing_of_the_sessions_it_used_up() {
+    // A saved run holds what the host knows; after 500 calls threading one session it must be
+    // as large as after 10 (give or take the digits of the counters), its trace taken as the
+    // engine takes it.
+    let plan = r#"let r = git.repo("public");
+                  let s = range(0, 600).fold(s, |s, i| { let (x, s) = git.read(s, r); s });
+                  ("read", s)"#;
+    let source = Source::new(Some(POLICY), plan);
+    let limits = cordon_runtime::Limits { max_tool_calls: 1_000, ..cordon_runtime::Limits::default() };
+    let config = cordon_runtime::Config { limits, ..cordon_runtime::Config::default() };
+    let mut run = Run::start(&source.checked(), &Sessions::default(), &config).unwrap();
+    let mut host = git();
+    let mut saved = Vec::new();
+    let mut step = run.proceed().unwrap();
+    let mut calls = 0;
+    while let Step::Effect(effect) = step {
+        calls += 1;
+        // The engine takes each decision from the run as it tells its observers.
+        run.take_trace();
+        if calls == 10 || calls == 510 {
+            saved.push(run.save(&source.sources, b"key").len());
+        }
+        run.commit().unwrap();
+        step = run.resume(host.perform(&ToolCall::new(&effect))).unwrap();
+    }
+    assert!(matches!(step, Step::Done(_)));
+    assert_eq!(calls, 601);
+    assert!(saved[1] < saved[0] + 64, "the saved run grew from {} to {} bytes in 500 calls", saved[0], saved[1]);
 }
 
 #[test]
