@@ -639,6 +639,15 @@ impl Checker<'_> {
             self.forged(span, &name);
             return Typed::error();
         }
+        // `as` converts a number; it proves nothing. A refinement is asked of a value by the
+        // type it is bound to, where it becomes an obligation.
+        let resolved = self.resolve(&target);
+        if matches!(resolved, Ty::Refined(_)) {
+            let written = resolved.to_string();
+            self.error(Code::TypeMismatch, ty.span, format!("`as` cannot convert to the refined type `{written}`"))
+                .help = Some(format!("to require it, give the value a type: `let name: {written} = ...`"));
+            return Typed::error();
+        }
         let from = self.resolve(&t.ty).base().strip();
         match (&from, target.base()) {
             (Ty::Error, _) | (_, Ty::Error) => Typed::error(),
