@@ -445,6 +445,24 @@ fn files_others_may_write_or_that_are_links_are_refused_and_new_ones_are_private
     assert_eq!(audit.code, 2, "{audit:?}");
 }
 
+/// A store's path is a file's, whatever it looks like to SQLite: `:memory:` and a `file:` URI
+/// naming another file are stores of those names in the working directory, made private, and
+/// the file a URI names is never made or opened.
+#[test]
+fn a_store_path_sqlite_would_read_otherwise_names_a_private_file() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = workdir("uri");
+    std::fs::write(dir.join("read.cord"), READ_PRIVATE).unwrap();
+    for name in [":memory:", "file:elsewhere.db?mode=rwc"] {
+        let run = cordon(&dir, &["run", "--store", name, "read.cord"]);
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+        assert_eq!(std::fs::metadata(dir.join(name)).unwrap().mode() & 0o777, 0o600, "{name}");
+        let audit = cordon(&dir, &["audit", "verify", "--store", name]);
+        assert_eq!(audit.code, 0, "{name}: the store is the file, and holds the run: {audit:?}");
+    }
+    assert!(!dir.join("elsewhere.db").exists(), "the file the URI names is not the store");
+}
+
 /// Ctrl-C while a run waits at a card: the terminal says the request is recorded as
 /// interrupted, the process ends as a Ctrl-C ends it (130), and `audit show` says interrupted,
 /// not running, with the status row in the chain.
