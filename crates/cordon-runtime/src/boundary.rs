@@ -806,12 +806,18 @@ pub fn entry_args(ctx: &mut Ctx, entry: &EntryDecl, sessions: &Sessions) -> Resu
                     let source = Source { what: what.into(), span: Span::default() };
                     ctx.host.set_decided_by(id, Label::new(s.label.clone(), source));
                 }
+                // A fresh value has its measures' defaults; a continued one only what was kept
+                // of it (a run that failed while making it may have kept no measure, and a
+                // default would then forget a taint).
                 for m in ctx.program.measures.values() {
                     if m.of.as_deref() != Some(&**ty) {
                         continue;
                     }
-                    let known = stored.and_then(|s| s.measures.get(&*m.name).cloned());
-                    if let Some(v) = known.or_else(|| m.default.as_ref().and_then(Scalar::from_value)) {
+                    let known = match stored {
+                        Some(s) => s.measures.get(&*m.name).cloned(),
+                        None => m.default.as_ref().and_then(Scalar::from_value),
+                    };
+                    if let Some(v) = known {
                         ctx.host.set_measure(&m.name, id, v);
                     }
                 }

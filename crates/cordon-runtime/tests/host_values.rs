@@ -237,6 +237,30 @@ fn a_refined_parameter_is_rechecked_on_the_real_values() {
 }
 
 #[test]
+fn a_continued_session_has_no_measure_it_was_not_kept_with() {
+    // A session kept without `tainted` (a run that failed while making it kept none) is not
+    // fresh: the host does not know its taint, so publishing with it is refused, not allowed
+    // on the measure's default.
+    let kept = cordon_runtime::StoredValue {
+        ty: "Session".into(),
+        measures: Default::default(),
+        label: cordon_label::DcLabel::bottom(),
+    };
+    let sessions = Sessions { values: [("s".to_string(), kept)].into() };
+    let plan = r#"let p = git.repo("public");
+                  if p.private { ("private", s) } else { let s = git.publish(s, p, "hello"); ("posted", s) }"#;
+    let source = Source::new(Some(POLICY), plan);
+    let mut host = git();
+    let report = cordon_engine::run(&source.unchecked(), &sessions, &cordon_runtime::Config::default(), &mut host);
+    assert_eq!(ending(&report), "recheck-failed", "{:?}", report.result);
+    assert!(host.calls_of("publish").is_empty(), "{:?}", host.calls);
+    // Fresh, it has the default, and the same plan publishes.
+    let mut host = git();
+    let report = run(&source.checked(), &mut host);
+    assert_eq!(ending(&report), r#"("posted", <Session #3>)"#, "{:?}", report.result);
+}
+
+#[test]
 fn plan_code_cannot_read_a_measure_even_unchecked() {
     // Branching on `tainted(s)` would tell a plan what it read without that decision carrying a
     // label; measures exist only in refinements, at run time too.
