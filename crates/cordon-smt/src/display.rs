@@ -28,8 +28,8 @@ impl Display for Term {
             Term::Var(name, _) => f.write_str(name),
             Term::Bool(b) => write!(f, "{b}"),
             Term::Int(i) => write!(f, "{i}"),
-            Term::Real(num, 1) => write!(f, "{num}"),
-            Term::Real(num, den) => write!(f, "{num}/{den}"),
+            Term::Real(r) if r.den == 1 => write!(f, "{}", r.num),
+            Term::Real(r) => write!(f, "{}/{}", r.num, r.den),
             Term::Str(s) => write!(f, "{s:?}"),
             Term::App(name, args) => {
                 f.write_str(name)?;
@@ -69,7 +69,7 @@ impl Display for Operand<'_> {
         let atomic = match self.0 {
             Term::Var(..) | Term::Bool(_) | Term::Str(_) | Term::App(..) | Term::StrLen(_) | Term::StrTest(..) => true,
             Term::Int(i) => *i >= 0,
-            Term::Real(num, den) => *num >= 0 && *den == 1,
+            Term::Real(r) => r.num >= 0 && r.den == 1,
             Term::And(args) | Term::Or(args) | Term::Add(args) | Term::StrConcat(args) => args.len() <= 1,
             _ => false,
         };

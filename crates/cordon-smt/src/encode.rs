@@ -116,7 +116,7 @@ impl<'w, 'q> Encoder<'w, 'q> {
             Term::Var(name, _) => self.var_named(name),
             Term::Bool(b) => Ok(Z::Bool(Bool::from_bool(*b))),
             Term::Int(i) => Ok(Z::Int(Int::from_i64(*i))),
-            Term::Real(num, den) => real_literal(*num, *den),
+            Term::Real(r) => real_literal(r.num, r.den),
             Term::Str(s) => Ok(Z::Str(self.string_literal(s)?)),
             Term::App(name, args) => self.app(name, args),
             Term::Not(a) => Ok(Z::Bool(self.formula(a)?.not())),

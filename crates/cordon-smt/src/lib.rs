@@ -46,6 +46,8 @@ mod display;
 mod encode;
 mod sortcheck;
 
+use std::sync::Arc;
+
 pub use backend::{DEFAULT_TIMEOUT_MS, Solver, SolverStats};
 
 /// The sort of a term.
@@ -67,17 +69,19 @@ pub struct FuncDecl {
     pub ret: Sort,
 }
 
+/// A term. A checker keeps the facts of every line of a long plan, so a term is small (48
+/// bytes): names are shared (`Arc<str>`, cloned without copying, as a constant occurs in many
+/// facts) and the rare wide literal is boxed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Term {
     /// A free constant (a program variable or a fresh value).
-    Var(String, Sort),
+    Var(Arc<str>, Sort),
     Bool(bool),
     Int(i64),
-    /// `num / den` (den != 0): wide enough for any `Decimal` (a 96-bit integer over `10^28`).
-    Real(i128, i128),
+    Real(Box<Rational>),
     Str(String),
     /// Application of a function declared in [`Query::funcs`].
-    App(String, Vec<Term>),
+    App(Arc<str>, Vec<Term>),
     Not(Box<Term>),
     And(Vec<Term>),
     Or(Vec<Term>),
@@ -97,6 +101,16 @@ pub enum Term {
     StrConcat(Vec<Term>),
     /// Whether the first string starts with, ends with, or contains the second.
     StrTest(StrTest, Box<Term>, Box<Term>),
+}
+
+// A checker keeps a term tree for every fact of a plan: a term that grew would grow them all.
+const _: () = assert!(std::mem::size_of::<Term>() <= 48);
+
+/// `num / den` (den != 0): wide enough for any `Decimal` (a 96-bit integer over `10^28`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rational {
+    pub num: i128,
+    pub den: i128,
 }
 
 /// What [`Term::StrTest`] asks of two strings.
@@ -128,6 +142,11 @@ impl StrTest {
 }
 
 impl Term {
+    /// The real `num / den` (den != 0).
+    pub fn real(num: i128, den: i128) -> Term {
+        Term::Real(Box::new(Rational { num, den }))
+    }
+
     /// Calls `f` on each direct subterm, in order.
     pub fn each_child<'t>(&'t self, mut f: impl FnMut(&'t Term)) {
         match self {

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::{FuncDecl, Query, Sort, Term};
+use crate::{FuncDecl, Query, Rational, Sort, Term};
 
 /// Terms nested deeper than this are refused, so that no recursive walk (here, in the encoder or
 /// in Z3) can overflow the stack.
@@ -141,7 +141,7 @@ impl<'q> Checker<'q> {
                 self.theories.ints = true;
                 Ok(Info::literal(Sort::Int))
             }
-            Term::Real(_, den) => self.real_literal(term, *den),
+            Term::Real(r) => self.real_literal(term, **r),
             Term::Str(_) => {
                 self.theories.strings = true;
                 Ok(Info::literal(Sort::String))
@@ -185,13 +185,11 @@ impl<'q> Checker<'q> {
         Ok(Info { sort: sort.clone(), closed: false, simple: true })
     }
 
-    fn real_literal(&mut self, term: &Term, den: i128) -> Result<Info, String> {
+    fn real_literal(&mut self, term: &Term, Rational { num, den }: Rational) -> Result<Info, String> {
         if den == 0 {
             return Err(format!("the real literal {term} has a zero denominator"));
         }
-        if let Term::Real(num, _) = term
-            && (*num == i128::MIN || den == i128::MIN)
-        {
+        if num == i128::MIN || den == i128::MIN {
             return Err(format!("the real literal {term} is out of range"));
         }
         self.theories.reals = true;

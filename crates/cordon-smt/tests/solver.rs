@@ -203,34 +203,34 @@ fn rational(text: &str) -> (i128, i128) {
 
 #[test]
 fn real_implications() {
-    let half = Term::Real(1, 2);
-    valid(query(vec![gt(real("x"), half.clone())], gt(real("x"), Term::Real(0, 1))));
-    valid(query(vec![], eq(add(vec![Term::Real(1, 3), Term::Real(1, 6)]), half.clone())));
-    valid(query(vec![], eq(Term::Real(1, -2), Term::Real(-1, 2))));
+    let half = Term::real(1, 2);
+    valid(query(vec![gt(real("x"), half.clone())], gt(real("x"), Term::real(0, 1))));
+    valid(query(vec![], eq(add(vec![Term::real(1, 3), Term::real(1, 6)]), half.clone())));
+    valid(query(vec![], eq(Term::real(1, -2), Term::real(-1, 2))));
     valid(query(
         vec![],
-        eq(Term::Real(i64::MIN.into(), -1), add(vec![Term::Real(i64::MAX.into(), 1), Term::Real(1, 1)])),
+        eq(Term::real(i64::MIN.into(), -1), add(vec![Term::real(i64::MAX.into(), 1), Term::real(1, 1)])),
     ));
     valid(query(
         vec![],
         eq(
-            Term::Real(i64::MIN.into(), 1),
-            mul(Term::Real(-1, 1), add(vec![Term::Real(i64::MAX.into(), 1), Term::Real(1, 1)])),
+            Term::real(i64::MIN.into(), 1),
+            mul(Term::real(-1, 1), add(vec![Term::real(i64::MAX.into(), 1), Term::real(1, 1)])),
         ),
     ));
     // Reals are dense: no integer-style rounding.
-    let cx = invalid(query(vec![lt(Term::Real(0, 1), real("x"))], le(Term::Real(1, 2), real("x"))));
+    let cx = invalid(query(vec![lt(Term::real(0, 1), real("x"))], le(Term::real(1, 2), real("x"))));
     let (num, den) = rational(value(&cx, "x"));
     assert!(0 < num && 2 * num < den, "x = {num}/{den}");
     // Integers and reals side by side.
-    valid(query(vec![lt(int("i"), n(3)), lt(real("r"), Term::Real(3, 1))], Term::And(vec![le(int("i"), n(2))])));
+    valid(query(vec![lt(int("i"), n(3)), lt(real("r"), Term::real(3, 1))], Term::And(vec![le(int("i"), n(2))])));
     // Decimals: a 96-bit numerator over 10^28, exactly; 1000.01 is not <= 1000.00.
     let max = (1i128 << 96) - 1;
-    let tiny = Term::Real(1, 10i128.pow(28));
-    valid(query(vec![], lt(Term::Real(max - 1, 10i128.pow(28)), Term::Real(max, 10i128.pow(28)))));
-    valid(query(vec![gt(real("r"), Term::Real(0, 1))], le(tiny.clone(), add(vec![real("r"), tiny]))));
-    valid(query(vec![le(real("a"), Term::Real(100_000, 100))], le(real("a"), Term::Real(100_001, 100))));
-    invalid(query(vec![le(real("a"), Term::Real(100_001, 100))], le(real("a"), Term::Real(100_000, 100))));
+    let tiny = Term::real(1, 10i128.pow(28));
+    valid(query(vec![], lt(Term::real(max - 1, 10i128.pow(28)), Term::real(max, 10i128.pow(28)))));
+    valid(query(vec![gt(real("r"), Term::real(0, 1))], le(tiny.clone(), add(vec![real("r"), tiny]))));
+    valid(query(vec![le(real("a"), Term::real(100_000, 100))], le(real("a"), Term::real(100_001, 100))));
+    invalid(query(vec![le(real("a"), Term::real(100_001, 100))], le(real("a"), Term::real(100_000, 100))));
 }
 
 // ---- strings --------------------------------------------------------------------------------
@@ -422,13 +422,13 @@ fn one_solver_answers_many_kinds_of_query() {
     let queries = [
         (query(vec![gt(int("x"), n(0))], gt(int("x"), n(-1))), true),
         (query(vec![eq(string("s"), s("ab"))], eq(len(string("s")), n(2))), true),
-        (query(vec![gt(real("r"), Term::Real(1, 2))], gt(real("r"), Term::Real(1, 3))), true),
+        (query(vec![gt(real("r"), Term::real(1, 2))], gt(real("r"), Term::real(1, 3))), true),
         (query(vec![gt(int("x"), n(1))], gt(mul(int("x"), int("x")), int("x"))), true),
         (query(vec![gt(int("x"), n(0))], gt(int("x"), n(1))), false),
         (query(vec![eq(string("s"), s("ab"))], eq(len(string("s")), n(3))), false),
-        (query(vec![eq(string("s"), s("ab")), gt(real("r"), Term::Real(1, 2))], gt(real("r"), Term::Real(0, 1))), true),
+        (query(vec![eq(string("s"), s("ab")), gt(real("r"), Term::real(1, 2))], gt(real("r"), Term::real(0, 1))), true),
         (query(vec![eq(string("s"), s("ab")), gt(int("x"), n(1))], gt(mul(int("x"), len(string("s"))), n(2))), true),
-        (query(vec![gt(int("i"), n(0)), gt(real("r"), Term::Real(0, 1))], gt(real("r"), Term::Real(1, 1))), false),
+        (query(vec![gt(int("i"), n(0)), gt(real("r"), Term::real(0, 1))], gt(real("r"), Term::real(1, 1))), false),
     ];
     for round in 0..3 {
         for (q, is_valid) in &queries {
@@ -480,10 +480,10 @@ fn ill_sorted_queries_are_rejected_without_reaching_z3() {
     ill_sorted(query(vec![n(1)], Term::Bool(true)), "hypothesis 1 is a Int");
     ill_sorted(query(vec![], add(vec![n(1), n(2)])), "the goal is a Int");
     ill_sorted(query(vec![], eq(add(vec![]), n(0))), "`+` has no operands");
-    ill_sorted(query(vec![], eq(add(vec![n(1), Term::Real(1, 2)]), n(0))), "`+` needs Ints or Reals of one sort");
-    ill_sorted(query(vec![], eq(Term::Real(1, 0), Term::Real(1, 1))), "zero denominator");
-    ill_sorted(query(vec![], eq(Term::Real(i128::MIN, 1), Term::Real(1, 1))), "out of range");
-    ill_sorted(query(vec![], eq(Term::Real(1, i128::MIN), Term::Real(1, 1))), "out of range");
+    ill_sorted(query(vec![], eq(add(vec![n(1), Term::real(1, 2)]), n(0))), "`+` needs Ints or Reals of one sort");
+    ill_sorted(query(vec![], eq(Term::real(1, 0), Term::real(1, 1))), "zero denominator");
+    ill_sorted(query(vec![], eq(Term::real(i128::MIN, 1), Term::real(1, 1))), "out of range");
+    ill_sorted(query(vec![], eq(Term::real(1, i128::MIN), Term::real(1, 1))), "out of range");
     ill_sorted(query(vec![], Term::Ite(b(n(1)), b(Term::Bool(true)), b(Term::Bool(false)))), "condition of `if`");
     ill_sorted(query(vec![], eq(Term::Ite(b(boolean("c")), b(n(1)), b(s("x"))), n(1))), "branches of `if`");
     ill_sorted(query(vec![], eq(len(n(3)), n(1))), "`len` needs a String");
@@ -647,8 +647,8 @@ mod brute_force {
 
     fn eval_int(t: &Term, env: Env) -> i64 {
         match t {
-            Term::Var(name, _) if name == "x" => env.x,
-            Term::Var(name, _) if name == "y" => env.y,
+            Term::Var(name, _) if &**name == "x" => env.x,
+            Term::Var(name, _) if &**name == "y" => env.y,
             Term::Int(i) => *i,
             Term::Add(args) => args.iter().map(|a| eval_int(a, env)).sum(),
             Term::Sub(a, c) => eval_int(a, env) - eval_int(c, env),
@@ -667,8 +667,8 @@ mod brute_force {
 
     fn eval_bool(t: &Term, env: Env) -> bool {
         match t {
-            Term::Var(name, _) if name == "p" => env.p,
-            Term::Var(name, _) if name == "q" => env.q,
+            Term::Var(name, _) if &**name == "p" => env.p,
+            Term::Var(name, _) if &**name == "q" => env.q,
             Term::Bool(v) => *v,
             Term::Not(a) => !eval_bool(a, env),
             Term::And(args) => args.iter().all(|a| eval_bool(a, env)),
@@ -863,7 +863,7 @@ mod brute_force {
             (prop::sample::select(vec!["a", "b", "c"]), any_sort()).prop_map(|(v, s)| Term::Var(v.into(), s)),
             any::<bool>().prop_map(Term::Bool),
             any::<i64>().prop_map(Term::Int),
-            (any::<i128>(), any::<i128>()).prop_map(|(p, q)| Term::Real(p, q)),
+            (any::<i128>(), any::<i128>()).prop_map(|(p, q)| Term::real(p, q)),
             ".{0,4}".prop_map(Term::Str),
         ];
         leaf.prop_recursive(4, 32, 3, |inner| {
@@ -935,14 +935,14 @@ mod brute_force {
                 Sort::Named(_) => "repo",
             };
             if self.below(2) == 0 || matches!(sort, Sort::Named(_)) {
-                return Term::Var(format!("{prefix}{}", self.below(2)), sort.clone());
+                return Term::Var(format!("{prefix}{}", self.below(2)).into(), sort.clone());
             }
             match sort {
                 Sort::Bool => Term::Bool(self.below(2) == 0),
                 Sort::Int => Term::Int(self.pick(&[0, 1, -1, 2, 7, -30, i64::MAX, i64::MIN])),
                 Sort::Real => {
                     let den = self.pick(&[1, 2, -3, 7, i128::from(i64::MAX), 10i128.pow(28), -i128::MAX]);
-                    Term::Real(
+                    Term::real(
                         self.pick(&[0, 1, -5, i128::from(i64::MIN), (1i128 << 96) - 1, -i128::MAX, i128::MAX]),
                         den,
                     )

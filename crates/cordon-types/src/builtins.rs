@@ -690,7 +690,7 @@ fn prove(c: &mut Checker<'_>, goal: Option<Term>, texts: Vec<String>, span: Span
 fn result_term(c: &mut Checker<'_>, gives: Gives, first: &Ty, terms: &[Option<Term>]) -> Option<Term> {
     let a = terms.first()?.clone()?;
     let b = || terms.get(1).cloned().flatten();
-    let zero = || if matches!(first, Ty::Float | Ty::Decimal) { Term::Real(0, 1) } else { Term::Int(0) };
+    let zero = || if matches!(first, Ty::Float | Ty::Decimal) { Term::real(0, 1) } else { Term::Int(0) };
     match gives {
         Gives::Length => c.length(&a, first),
         Gives::IsEmpty => {

@@ -720,8 +720,11 @@ impl<'a> Checker<'a> {
             .filter(|&i| self.scope[i].term.is_some())
             .collect();
         found.sort_unstable();
-        let captured: Vec<(String, Ty, Option<Term>)> =
-            found.into_iter().map(|i| &self.scope[i]).map(|b| (b.name.clone(), b.ty.clone(), b.term.clone())).collect();
+        let captured: Vec<(String, Ty, Option<Term>)> = found
+            .into_iter()
+            .map(|i| &self.scope[i])
+            .map(|b| (b.name.to_string(), b.ty.clone(), b.term.clone()))
+            .collect();
         env.extend(captured);
         let refinement = Refinement {
             base,

@@ -305,7 +305,7 @@ impl Checker<'_> {
     }
 
     fn undefined_name(&mut self, id: &Ident) {
-        let mut names: Vec<String> = self.visible_bindings().map(|b| b.name.clone()).collect();
+        let mut names: Vec<String> = self.visible_bindings().map(|b| b.name.to_string()).collect();
         names.extend(self.values.keys().cloned());
         names.extend(crate::builtins::names().map(str::to_string));
         let mut d = Diagnostic::error(Code::UndefinedName, id.span, format!("`{}` is not defined", id.name));
@@ -833,7 +833,7 @@ struct Operands {
 
 /// A decimal's exact value: its integer mantissa over a power of ten (at most `10^28`).
 pub(crate) fn decimal_term(d: rust_decimal::Decimal) -> Term {
-    Term::Real(d.mantissa(), 10i128.pow(d.scale()))
+    Term::real(d.mantissa(), 10i128.pow(d.scale()))
 }
 
 /// The term a literal pattern matches, for facts in its arm.

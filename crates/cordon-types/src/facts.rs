@@ -27,6 +27,7 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_smt::Term;
 
@@ -34,16 +35,17 @@ use cordon_smt::Term;
 /// constants many times, and the index, the undo log and each fact hold numbers, not copies.
 type Name = usize;
 
-/// A fact the solver may use, with the source text it came from.
+/// A fact the solver may use, with the source text it came from. A plan keeps several a line,
+/// so each is small and its parts are allocated at their exact size.
 #[derive(Clone, Debug)]
 pub struct Fact {
     pub term: Term,
-    pub origin: String,
+    pub origin: Box<str>,
     /// The constants it mentions, each once, in the order of their names.
-    vars: Vec<Name>,
+    vars: Box<[Name]>,
     /// The fact as it was pushed, if normalizing changed it, and its constants: what a
     /// diagnostic explains a failed obligation with. Boxed: most facts are kept as pushed.
-    original: Option<Box<(Term, Vec<Name>)>>,
+    original: Option<Box<(Term, Box<[Name]>)>>,
     /// The hash of `term`, by which [`Facts::present`] finds it.
     hash: u64,
 }
@@ -76,10 +78,12 @@ enum Undo {
 pub struct Facts {
     list: Vec<Fact>,
     /// The number of each constant's name, given when a fact first mentions it and kept for
-    /// the stack's life (a name seen once is likely seen again).
-    names: HashMap<String, Name>,
+    /// the stack's life (a name seen once is likely seen again). The key is the terms' own
+    /// shared name, not a copy.
+    names: HashMap<Arc<str>, Name>,
     /// For each constant, the facts to follow from it, each with the length of the stack when it
-    /// was listed (so popping takes entries off the end).
+    /// was listed (so popping takes entries off the end). Most constants are listed under once
+    /// or twice, so a list starts with room for one entry, not four.
     by_var: Vec<Vec<(usize, usize)>>,
     ground: Vec<usize>,
     /// Facts that define a constant: the constant.
@@ -109,7 +113,7 @@ impl Facts {
 
     /// Pushes `term` normalized with what is known; returns `false` if it folded to `true` or is
     /// on the stack already (and so was not kept).
-    pub fn push(&mut self, original: &Term, origin: String) -> bool {
+    pub fn push(&mut self, original: &Term, origin: Box<str>) -> bool {
         let term = self.normalize(original);
         if term == Term::Bool(true) {
             return false;
@@ -124,7 +128,7 @@ impl Facts {
         let defines = match &term {
             Term::Eq(l, r) => match &**l {
                 Term::Var(x, _) if !mentions(r, x) => {
-                    self.names.get(x.as_str()).copied().filter(|&x| !self.mentioned.get(x).copied().unwrap_or(false))
+                    self.names.get(x).copied().filter(|&x| !self.mentioned.get(x).copied().unwrap_or(false))
                 }
                 _ => None,
             },
@@ -165,20 +169,24 @@ impl Facts {
 
     /// The numbers of the constants `t` mentions, each once, in the order of their names;
     /// names not seen before are numbered.
-    fn names_in(&mut self, t: &Term) -> Vec<Name> {
-        let mut found: Vec<&str> = Vec::new();
-        each_var(t, &mut |n| found.push(n));
+    fn names_in(&mut self, t: &Term) -> Box<[Name]> {
+        let mut found: Vec<&Arc<str>> = Vec::new();
+        t.walk(&mut |t| {
+            if let Term::Var(n, _) = t {
+                found.push(n);
+            }
+        });
         found.sort_unstable();
         found.dedup();
         found.into_iter().map(|n| self.number(n)).collect()
     }
 
-    fn number(&mut self, n: &str) -> Name {
+    fn number(&mut self, n: &Arc<str>) -> Name {
         if let Some(&x) = self.names.get(n) {
             return x;
         }
         let x = self.by_var.len();
-        self.names.insert(n.to_owned(), x);
+        self.names.insert(n.clone(), x);
         self.by_var.push(Vec::new());
         self.mentioned.push(false);
         x
@@ -189,7 +197,11 @@ impl Facts {
         if x >= self.by_var.len() {
             self.by_var.resize_with(x + 1, Vec::new);
         }
-        &mut self.by_var[x]
+        let list = &mut self.by_var[x];
+        if list.capacity() == 0 {
+            list.reserve_exact(1);
+        }
+        list
     }
 
     /// `x` is constrained from now on: its definition (and the definitions its inputs have, in
@@ -277,7 +289,7 @@ impl Facts {
                     self.defined.remove(&x);
                 }
                 Undo::Activated(def) => {
-                    touched.extend(self.list.get(def).map(|f| f.vars.as_slice()).unwrap_or_default());
+                    touched.extend(self.list.get(def).map(|f| &*f.vars).unwrap_or_default());
                     // Still a definition of its constant if that fact stays.
                     if def < len
                         && let Some(Some(x)) = self.defines.get(def)
@@ -288,7 +300,7 @@ impl Facts {
             }
         }
         for (id, fact) in self.list.iter().enumerate().skip(len) {
-            touched.extend(&fact.vars);
+            touched.extend(&*fact.vars);
             if self.present.get(&fact.hash) == Some(&id) {
                 self.present.remove(&fact.hash);
             }

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_smt::{Answer, FuncDecl, Query, Sort, Term};
 use cordon_syntax::{Code, Diagnostic, Span};
@@ -44,10 +45,16 @@ impl Checker<'_> {
     }
 
     /// A new logical constant named after `hint`, unique in this check.
-    pub fn fresh_name(&mut self, hint: &str) -> String {
-        let n = self.name_counts.entry(hint.to_string()).or_insert(0);
-        *n += 1;
-        if *n == 1 && !hint.starts_with('_') { hint.to_string() } else { format!("{hint}#{n}") }
+    pub fn fresh_name(&mut self, hint: &str) -> Arc<str> {
+        if let Some(n) = self.name_counts.get_mut(hint) {
+            *n += 1;
+            return format!("{hint}#{n}").into();
+        }
+        // The first constant named after a hint is named the hint itself, which the count's key
+        // shares.
+        let name: Arc<str> = hint.into();
+        self.name_counts.insert(name.clone(), 1);
+        if hint.starts_with('_') { format!("{hint}#1").into() } else { name }
     }
 
     /// A fresh logical value of type `t` with the facts its refinements give.
@@ -66,7 +73,7 @@ impl Checker<'_> {
         Some(term)
     }
 
-    pub fn add_fact(&mut self, term: Term, origin: impl Into<String>) {
+    pub fn add_fact(&mut self, term: Term, origin: impl Into<Box<str>>) {
         if term != Term::Bool(true) {
             self.facts.push(&term, origin.into());
         }
@@ -114,7 +121,7 @@ impl Checker<'_> {
         let ret = self.sort_of(ft)?;
         let name = format!("{record}.{field}");
         self.declare(&name, vec![Sort::Named(record.to_string())], ret);
-        Some(Term::App(name, vec![base.clone()]))
+        Some(Term::App(name.into(), vec![base.clone()]))
     }
 
     pub fn tuple_field(&mut self, base: &Term, tuple: &Ty, i: usize, ct: &Ty) -> Option<Term> {
@@ -122,7 +129,7 @@ impl Checker<'_> {
         let sort = self.sort_of(tuple)?;
         let name = format!("{tuple}.{i}", tuple = self.resolve(tuple).strip());
         self.declare(&name, vec![sort], ret);
-        Some(Term::App(name, vec![base.clone()]))
+        Some(Term::App(name.into(), vec![base.clone()]))
     }
 
     /// `len(x)` for a string or list term; a list's length is declared non-negative.
@@ -133,7 +140,7 @@ impl Checker<'_> {
                 let sort = self.sort_of(t)?;
                 let name = format!("len[{}]", self.resolve(t).strip());
                 self.declare(&name, vec![sort], Sort::Int);
-                let app = Term::App(name, vec![base.clone()]);
+                let app = Term::App(name.into(), vec![base.clone()]);
                 let fact = Term::Le(Box::new(Term::Int(0)), Box::new(app.clone()));
                 self.add_fact(fact, "a list's length is not negative");
                 Some(app)
@@ -146,7 +153,7 @@ impl Checker<'_> {
         let sorts: Option<Vec<Sort>> = params.iter().map(|t| self.sort_of(t)).collect();
         let ret = self.sort_of(ret)?;
         self.declare(name, sorts?, ret);
-        Some(Term::App(name.to_string(), args))
+        Some(Term::App(name.into(), args))
     }
 
     /// Checks once, where a refinement type is written, that its predicate is a boolean in the
@@ -156,7 +163,7 @@ impl Checker<'_> {
             .env
             .iter()
             .map(|(n, t, term)| {
-                let term = term.clone().or_else(|| self.sort_of(t).map(|s| Term::Var(n.clone(), s)));
+                let term = term.clone().or_else(|| self.sort_of(t).map(|s| Term::Var(n.as_str().into(), s)));
                 (n.clone(), t.clone(), term)
             })
             .collect();
@@ -168,7 +175,7 @@ impl Checker<'_> {
             );
             return false;
         };
-        let probe = Term::Var(r.var.clone(), sort);
+        let probe = Term::Var(r.var.as_str().into(), sort);
         let before = self.diags.len();
         // The probe leaves nothing behind: no declarations, no facts about the probe constants.
         let funcs = self.funcs.clone();
@@ -201,10 +208,16 @@ impl Checker<'_> {
         let saved_loops = std::mem::take(&mut self.loops);
         self.barrier = saved_len;
         for (n, t, term) in env {
-            self.push_scope(Binding { name: n.clone(), ty: t.clone(), term: term.clone(), span: r.span, lin: None });
+            self.push_scope(Binding {
+                name: n.as_str().into(),
+                ty: t.clone(),
+                term: term.clone(),
+                span: r.span,
+                lin: None,
+            });
         }
         self.push_scope(Binding {
-            name: r.var.clone(),
+            name: r.var.as_str().into(),
             ty: r.base.clone(),
             term: Some(value.clone()),
             span: r.span,
@@ -367,9 +380,9 @@ impl Checker<'_> {
     /// The first measure `term` applies, if any.
     fn measure_in(&self, term: &Term) -> Option<String> {
         if let Term::App(name, _) = term
-            && matches!(self.values.get(name), Some(crate::state::ValueDef::Measure(_)))
+            && matches!(self.values.get(&**name), Some(crate::state::ValueDef::Measure(_)))
         {
-            return Some(name.clone());
+            return Some(name.to_string());
         }
         term.children().into_iter().find_map(|t| self.measure_in(t))
     }
@@ -498,7 +511,7 @@ impl Checker<'_> {
             let (facts, complete) = self.facts.relevant(names.iter().copied(), limit, original);
             let (hypotheses, origins): (Vec<Term>, Vec<String>) = facts
                 .into_iter()
-                .map(|f| (if original { f.original().clone() } else { f.term.clone() }, f.origin.clone()))
+                .map(|f| (if original { f.original().clone() } else { f.term.clone() }, f.origin.to_string()))
                 .unzip();
             let query = self.query(hypotheses, goal.clone());
             let answer = self.ask(&query);

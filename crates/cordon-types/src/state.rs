@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use cordon_smt::{FuncDecl, Solver, Term};
 use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, Module, TypeExpr};
@@ -104,7 +105,8 @@ pub type LinPath = Vec<(usize, Option<Lin>)>;
 /// A local variable.
 #[derive(Clone, Debug)]
 pub struct Binding {
-    pub name: String,
+    /// Shared with the key of [`Checker::by_name`].
+    pub name: Rc<str>,
     pub ty: Ty,
     pub term: Option<Term>,
     pub span: Span,
@@ -141,7 +143,7 @@ pub struct Checker<'a> {
     /// For each name, the indices in `scope` of its bindings, in order, so a name is found
     /// without scanning the scope (kept exact by [`Checker::push_scope`] and
     /// [`Checker::pop_scope`]).
-    pub by_name: HashMap<String, Vec<usize>>,
+    pub by_name: HashMap<Rc<str>, Vec<usize>>,
     /// Lookups do not see bindings below this index (function bodies, refinements).
     pub barrier: usize,
     pub closures: Vec<ClosureFrame>,
@@ -161,7 +163,7 @@ pub struct Checker<'a> {
     pub solver_time: std::time::Duration,
     /// Once the time ran out: how many diagnostics there were, the `check-timeout` error last.
     pub timed_out: Option<usize>,
-    pub name_counts: HashMap<String, u32>,
+    pub name_counts: HashMap<Arc<str>, u32>,
     /// Type names being resolved (alias cycle detection).
     pub resolving: Vec<(String, Span)>,
     pub alias_exprs: HashMap<String, TypeExpr>,
@@ -338,7 +340,12 @@ impl Checker<'_> {
     /// Pushes a binding onto the scope, indexing it by name.
     pub fn push_scope(&mut self, b: Binding) {
         let at = self.scope.len();
-        self.by_name.entry(b.name.clone()).or_default().push(at);
+        let indices = self.by_name.entry(b.name.clone()).or_default();
+        // Most names are bound once: room for one index, not four.
+        if indices.capacity() == 0 {
+            indices.reserve_exact(1);
+        }
+        indices.push(at);
         self.scope.push(b);
     }
 

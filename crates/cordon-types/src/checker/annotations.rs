@@ -152,7 +152,13 @@ impl Checker<'_> {
         self.barrier = depth;
         let data: Vec<&(String, Ty)> = params.iter().filter(|(_, t)| !self.is_second_class(t)).collect();
         for (name, ty) in data {
-            self.push_scope(Binding { name: name.clone(), ty: ty.clone(), term: None, span: e.span, lin: None });
+            self.push_scope(Binding {
+                name: name.as_str().into(),
+                ty: ty.clone(),
+                term: None,
+                span: e.span,
+                lin: None,
+            });
         }
         match expected {
             Some(t) => self.check(e, t),

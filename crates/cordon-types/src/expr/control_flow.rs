@@ -328,7 +328,7 @@ impl Checker<'_> {
         }
         let lin = self.is_linear(&ty).then_some(Lin::Live);
         self.record_binding(&id.name, id.span, &ty);
-        self.push_scope(Binding { name: id.name.clone(), ty, term, span: id.span, lin });
+        self.push_scope(Binding { name: id.name.as_str().into(), ty, term, span: id.span, lin });
     }
 
     /// Binds the names of a pattern matched against a value of type `ty`.

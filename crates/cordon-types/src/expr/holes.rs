@@ -137,7 +137,7 @@ impl Checker<'_> {
         let mut seen: HashSet<String> = params.iter().map(|(n, _)| n.clone()).collect();
         let mut visible = Vec::new();
         for b in self.visible_bindings().rev() {
-            if !seen.insert(b.name.clone()) || matches!(b.lin, Some(Lin::Consumed(_) | Lin::Misused)) {
+            if !seen.insert(b.name.to_string()) || matches!(b.lin, Some(Lin::Consumed(_) | Lin::Misused)) {
                 continue;
             }
             visible.push((b.name.clone(), b.ty.clone(), b.term.clone()));
@@ -200,7 +200,7 @@ impl Checker<'_> {
         measures.sort();
         let (mut known, mut undecided) = (Vec::new(), Vec::new());
         for m in measures {
-            let holds = Term::App(m.clone(), vec![term.clone()]);
+            let holds = Term::App(m.as_str().into(), vec![term.clone()]);
             if self.known(&holds) {
                 known.push(format!("{m}({name})"));
             } else if self.known(&Term::Not(Box::new(holds))) {

@@ -135,7 +135,7 @@ impl Checker<'_> {
         if matches!(op, BinOp::Div | BinOp::Rem) && matches!(ty, Ty::Int | Ty::Decimal) && !self.in_refinement {
             match &r {
                 Some(rt) => {
-                    let zero = if matches!(ty, Ty::Decimal) { Term::Real(0, 1) } else { Term::Int(0) };
+                    let zero = if matches!(ty, Ty::Decimal) { Term::real(0, 1) } else { Term::Int(0) };
                     let goal = Term::Not(Box::new(Term::Eq(Box::new(rt.clone()), Box::new(zero))));
                     self.prove_goal(
                         goal,
@@ -149,7 +149,7 @@ impl Checker<'_> {
                 }
             }
         }
-        let is_const = |t: &Option<Term>| matches!(t, Some(Term::Int(_)) | Some(Term::Real(..)));
+        let is_const = |t: &Option<Term>| matches!(t, Some(Term::Int(_)) | Some(Term::Real(_)));
         let term = match (op, l.clone(), r.clone()) {
             (BinOp::Add, Some(a), Some(b)) if matches!(ty, Ty::Str) => Some(Term::StrConcat(vec![a, b])),
             (BinOp::Add, Some(a), Some(b)) => Some(Term::Add(vec![a, b])),
@@ -157,8 +157,8 @@ impl Checker<'_> {
             (BinOp::Mul, Some(a), Some(b)) if is_const(&l) || is_const(&r) => Some(Term::Mul(Box::new(a), Box::new(b))),
             // A decimal divided by a literal is exact (the runtime stops where a
             // quotient has no exact decimal form): a product with its inverse.
-            (BinOp::Div, Some(a), Some(Term::Real(n, d))) if n != 0 && n != i128::MIN => {
-                Some(Term::Mul(Box::new(a), Box::new(Term::Real(d, n))))
+            (BinOp::Div, Some(a), Some(Term::Real(r))) if r.num != 0 && r.num != i128::MIN => {
+                Some(Term::Mul(Box::new(a), Box::new(Term::real(r.den, r.num))))
             }
             _ => None,
         };
