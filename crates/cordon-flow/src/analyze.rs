@@ -23,12 +23,10 @@ mod tools;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use cordon_label::{DcLabel, Release, Tier};
-use cordon_syntax::ast::{
-    Annotation, BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, UnOp, release_asks,
-};
+use cordon_label::{DcLabel, Release};
+use cordon_syntax::ast::{BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, UnOp};
 use cordon_syntax::{SourceMap, Span};
-use cordon_types::{Callee, Calls, Declarations, Function, Tool, Type};
+use cordon_types::{Callee, Calls, Declarations, Function, LabelKey, Tool, ToolAnnotations, Type};
 
 use crate::abs::{Abs, Bounds, Closure, Kind, Origins};
 use crate::site::{Count, HoleReach, Site};
@@ -55,73 +53,40 @@ pub(crate) enum Stop {
 
 type Res<T = Abs> = Result<T, Stop>;
 
-/// What the policies and the plan declare, by name: the types and the tools' and functions'
-/// signatures as the checker resolved them, and what only the tree holds (the functions' and
-/// constants' code, the policies' annotations, read here once so that the rest of the analysis
+/// What the policies and the plan declare, by name: the types, the tools' and functions'
+/// signatures and the policies' annotations as the checker resolved them, and what only the tree
+/// holds (the functions' and constants' code, read here once so that the rest of the analysis
 /// names no syntax).
 pub(crate) struct Decls<'a> {
-    /// What the checker resolved: each type, each capability's tools.
+    /// What the checker resolved: each type, each capability's tools, the releases.
     pub declared: &'a Declarations,
     pub tools: HashMap<(Arc<str>, Arc<str>), ToolDecl<'a>>,
     /// Each function's code, and its signature as the checker resolved it.
     pub fns: HashMap<&'a str, &'a FnDecl>,
     pub signatures: HashMap<&'a str, &'a Function>,
     pub consts: HashMap<&'a str, &'a Expr>,
-    /// The policies' releases: each group, the label it may go to, and whether a card asks.
-    pub releases: Vec<(&'a str, &'a Expr, bool)>,
-    /// The label each record's fields declare (`@label(..)`), in the fields' order.
-    field_labels: HashMap<&'a str, Vec<Option<&'a Expr>>>,
     /// What the checker resolved each call of the modules to (one table per checked unit).
     calls: Vec<&'a Calls>,
 }
 
-/// A tool as the analysis reads it: its signature as the checker resolved it, and the
-/// policy's annotations on it, expressions evaluated on the call's abstract arguments.
+/// A tool as the analysis reads it: its signature and the policy's annotations on it, as the
+/// checker resolved them; their expressions are evaluated on the call's abstract arguments.
 pub(crate) struct ToolDecl<'a> {
     pub sig: &'a Tool,
-    /// What `@approval(..)` asks.
-    pub approval: Approval<'a>,
-    labels: Option<&'a Annotation>,
-    card: Option<&'a Annotation>,
+    pub annotations: &'a ToolAnnotations,
 }
 
 impl<'a> ToolDecl<'a> {
     /// The label `@label(..)` gives `key`: a parameter's sink, the decision's (`pc`), the
     /// result's (`returns`).
-    pub fn label(&self, key: &str) -> Option<&'a Expr> {
-        keyed(self.labels, key)
+    pub fn label(&self, key: LabelKey) -> Option<&'a Expr> {
+        self.annotations.label(key).map(|e| &**e)
     }
 
     /// Where its card says the call goes: its destination, else its recipients.
     pub fn destination(&self) -> Option<&'a Expr> {
-        keyed(self.card, "destination").or_else(|| keyed(self.card, "recipients"))
-    }
-}
-
-/// What `@approval(..)` asks, read from the policy: a tier, or a choice on a condition that is
-/// evaluated on the call's arguments.
-pub(crate) enum Approval<'a> {
-    /// One tier (no `@approval`, or an empty branch: none).
-    Tier(Tier),
-    /// `if cond { then } else { else_ }`.
-    If { cond: &'a Expr, then: Box<Approval<'a>>, else_: Option<Box<Approval<'a>>> },
-    /// An expression not read here: any tier, from none to deny.
-    Unknown,
-}
-
-impl<'a> Approval<'a> {
-    fn of(e: Option<&'a Expr>) -> Approval<'a> {
-        let Some(e) = e else { return Approval::Tier(Tier::None) };
-        match &e.kind {
-            ExprKind::Name(id) => Tier::from_name(&id.name).map_or(Approval::Unknown, Approval::Tier),
-            ExprKind::If { cond, then, else_ } => Approval::If {
-                cond,
-                then: Box::new(Approval::of(then.tail.as_deref())),
-                else_: else_.as_deref().map(|x| Box::new(Approval::of(Some(x)))),
-            },
-            ExprKind::Block(b) if b.stmts.is_empty() => Approval::of(b.tail.as_deref()),
-            _ => Approval::Unknown,
-        }
+        let card = self.annotations;
+        card.card_line("destination").or_else(|| card.card_line("recipients")).map(|e| &**e)
     }
 }
 
@@ -135,51 +100,22 @@ impl<'a> Decls<'a> {
         calls: Vec<&'a Calls>,
     ) -> Decls<'a> {
         let signatures = declared.functions().chain(fill_functions).map(|f| (f.name.as_str(), f)).collect();
-        let mut d = Decls {
-            declared,
-            tools: HashMap::new(),
-            fns: HashMap::new(),
-            signatures,
-            consts: HashMap::new(),
-            releases: Vec::new(),
-            field_labels: HashMap::new(),
-            calls,
-        };
+        let mut tools = HashMap::new();
+        for cap in declared.capabilities() {
+            for sig in &cap.tools {
+                let Some(annotations) = &sig.annotations else { continue };
+                tools.insert((cap.name.as_str().into(), sig.name.as_str().into()), ToolDecl { sig, annotations });
+            }
+        }
+        let mut d = Decls { declared, tools, fns: HashMap::new(), signatures, consts: HashMap::new(), calls };
         for m in modules {
             for item in &m.items {
                 match &item.kind {
-                    ItemKind::Capability { name, tools } => {
-                        let Some(cap) = declared.capability(&name.name) else { continue };
-                        for t in tools {
-                            let Some(sig) = cap.tool(&t.name.name) else { continue };
-                            let tool = ToolDecl {
-                                sig,
-                                approval: Approval::of(
-                                    annotation(&t.annotations, "approval")
-                                        .and_then(|a| a.args.first())
-                                        .map(|a| &a.value),
-                                ),
-                                labels: annotation(&t.annotations, "label"),
-                                card: annotation(&t.annotations, "card"),
-                            };
-                            d.tools.insert((name.name.as_str().into(), t.name.name.as_str().into()), tool);
-                        }
-                    }
-                    ItemKind::Record { name, fields, .. } => {
-                        let labels = fields
-                            .iter()
-                            .map(|f| annotation(&f.annotations, "label").and_then(|a| a.args.first()).map(|a| &a.value))
-                            .collect();
-                        d.field_labels.insert(name.name.as_str(), labels);
-                    }
                     ItemKind::Fn(f) => {
                         d.fns.insert(f.name.name.as_str(), f);
                     }
                     ItemKind::Const { name, value, .. } => {
                         d.consts.insert(name.name.as_str(), value);
-                    }
-                    ItemKind::Release { group, to, annotations, .. } => {
-                        d.releases.push((group.as_str(), to, release_asks(annotations)));
                     }
                     _ => {}
                 }
@@ -539,16 +475,6 @@ fn binary(op: BinOp, l: &Abs, r: &Abs) -> Abs {
     Abs::new(kind, label, origins)
 }
 
-/// The annotation `@name(..)` of a declaration, if it has one.
-fn annotation<'x>(annotations: &'x [Annotation], name: &str) -> Option<&'x Annotation> {
-    annotations.iter().find(|a| a.name.name == name)
-}
-
-/// The value given for `key` in an annotation (`@label(body = ..)`).
-fn keyed<'x>(a: Option<&'x Annotation>, key: &str) -> Option<&'x Expr> {
-    a?.args.iter().find(|x| x.key.as_ref().is_some_and(|k| k.name == key)).map(|x| &x.value)
-}
-
 impl<'a> Analyzer<'a> {
     /// `if`/`&&`/`||`: each path that may run, with the program-counter label raised by the
     /// condition's; the value where they meet carries the program-counter label they reached.
@@ -655,11 +581,14 @@ impl<'a> Analyzer<'a> {
     /// The label record type `ty` declares for each of its fields, computed from the fields'
     /// values `env` (bottom where it declares none).
     fn declared_labels(&mut self, ty: &str, env: &[(String, Abs)]) -> Vec<Bounds> {
-        let decls = self.decls;
-        let Some(labels) = decls.field_labels.get(ty) else { return Vec::new() };
-        labels
+        let declared = self.decls.declared;
+        let Some(record) = declared.record(ty) else { return Vec::new() };
+        record
+            .fields
             .iter()
-            .map(|l| match l {
+            // FIXME: a field may be given several labels, which the run time joins; this reads
+            // the first only.
+            .map(|f| match f.labels.first() {
                 Some(e) => self.label_expr(e, env).unwrap_or_else(|_| Bounds::any()),
                 None => Bounds::bottom(),
             })

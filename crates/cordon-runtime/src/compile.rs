@@ -23,7 +23,7 @@ use std::sync::Arc;
 use cordon_syntax::Span;
 use cordon_syntax::ast::{
     BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Ident, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
-    TypeExpr, UnOp, release_asks,
+    TypeExpr, UnOp,
 };
 use cordon_types::{Declarations, Type, WrittenTypes};
 
@@ -160,28 +160,26 @@ pub fn compile(
         consts.push(ConstDecl { name: name.name.as_str().into(), init });
     }
     let mut tools = Vec::new();
-    let mut releases = Vec::new();
     let mut field_labels = HashMap::new();
     for item in &items {
         match &item.kind {
             ItemKind::Capability { name, tools: ts } => {
                 for t in ts {
-                    tools.push(c.tool(&name.name, t)?);
+                    let Some(tool) = declared.capability(&name.name).and_then(|c| c.tool(&t.name.name)) else {
+                        return c.unresolved(&t.name);
+                    };
+                    tools.push(c.tool(&name.name, tool, t.span)?);
                 }
             }
-            ItemKind::Release { group, to, annotations, .. } => {
-                let to = c.label_code("release", &[], to)?;
-                releases.push(ReleaseDecl { group: group.as_str().into(), to, card: release_asks(annotations) });
-            }
-            ItemKind::Record { name, fields, .. } => {
+            ItemKind::Record { name, .. } => {
                 let Some(record) = declared.record(&name.name) else { return c.unresolved(name) };
                 let mut shapes = Vec::with_capacity(record.fields.len());
                 for f in &record.fields {
                     shapes.push((f.name.as_str().into(), c.shape(&f.ty, &[], record.span)?));
                 }
                 decls.field_shapes.entry(name.name.as_str().into()).or_insert(shapes);
-                if fields.iter().any(|f| !f.annotations.is_empty()) {
-                    let labels = c.field_labels(&name.name, fields)?;
+                if record.fields.iter().any(|f| !f.labels.is_empty()) {
+                    let labels = c.field_labels(record)?;
                     field_labels.entry(name.name.as_str().into()).or_insert(labels);
                 }
             }
@@ -196,6 +194,11 @@ pub fn compile(
             }
             _ => {}
         }
+    }
+    let mut releases = Vec::new();
+    for release in declared.releases() {
+        let to = c.label_code("release", &[], &release.to)?;
+        releases.push(ReleaseDecl { group: release.group.as_str().into(), to, card: release.asks });
     }
     // The entry as the checker composed it from the policies'; one it could not compose is an
     // error only in code the checker rejected.

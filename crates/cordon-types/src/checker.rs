@@ -16,8 +16,8 @@ use cordon_syntax::{Code, Diagnostic, MAX_NESTING, SourceMap, Span};
 use crate::calls::Calls;
 use crate::options::CheckOptions;
 use crate::state::{
-    BUILTIN_TYPES, Binding, Checker, Entry, Facts, Holder, LABEL, LABELED, MAX_TYPE_SIZE, Role, RoleItems, Signature,
-    TypeDef, TypeInfo, ValueDef, label_ty, labeled_ty, plural, suggest, type_size, walk_names,
+    Annotated, BUILTIN_TYPES, Binding, Checker, Entry, Facts, Holder, LABEL, LABELED, MAX_TYPE_SIZE, Role, RoleItems,
+    Signature, TypeDef, TypeInfo, ValueDef, label_ty, labeled_ty, plural, suggest, type_size, walk_names,
 };
 use crate::ty::{FnTy, Refinement, Ty};
 
@@ -83,6 +83,7 @@ impl<'a> Checker<'a> {
             labeled_blocks: Vec::new(),
             measure_defaults: HashMap::new(),
             entry_facts: options.entry_facts.clone(),
+            annotated: Annotated::default(),
             recorded: options.record_bindings.then(Vec::new),
         }
     }
@@ -291,11 +292,7 @@ impl<'a> Checker<'a> {
                     self.check_data_type(&ty, f.ty.span);
                     resolved.push((f.name.name.clone(), ty));
                 }
-                for f in fields {
-                    for a in &f.annotations {
-                        self.check_field_annotation(a, &resolved);
-                    }
-                }
+                self.check_field_annotations(name, fields, &resolved);
                 self.set_type(name, TypeDef::Record { fields: resolved, opaque: *opaque });
             }
             ItemKind::Enum { name, variants } => {
@@ -326,19 +323,7 @@ impl<'a> Checker<'a> {
                         continue;
                     }
                     let sig = self.resolve_signature(&tool.name, &tool.params, tool.ret.as_ref(), true);
-                    let mut seen: Vec<&str> = Vec::new();
-                    for a in &tool.annotations {
-                        if seen.contains(&a.name.name.as_str()) {
-                            self.error(
-                                Code::InvalidAnnotation,
-                                a.span,
-                                format!("`@{}` is given twice on this tool", a.name.name),
-                            );
-                            continue;
-                        }
-                        seen.push(&a.name.name);
-                        self.check_annotation(a, &tool.params, &sig);
-                    }
+                    self.check_tool_annotations(tool, &sig);
                     sigs.push((tool.name.name.clone(), Rc::new(sig)));
                 }
                 self.set_type(name, TypeDef::Capability { tools: sigs });

@@ -8,11 +8,18 @@
 //!
 //! A refinement keeps its predicate's tree and text, and the conjuncts of it that define a
 //! measure of the refined value (`defines.rs`): compiling them is the runtime's job.
+//!
+//! The policies' annotations are resolved here too: a tool's `@label` by what each value
+//! labels, its `@approval` as a tier or a choice of tiers, its `@card` lines; a field's
+//! `@label`; each `release` with whether it asks. Their values stay expressions (over the tool's
+//! parameters, the record's fields), as the checker typed them: evaluating them is the later
+//! stages' job, and no stage reads an annotation from the tree again.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
+use cordon_label::Tier;
 use cordon_syntax::Span;
 use cordon_syntax::ast::Expr;
 
@@ -141,11 +148,15 @@ impl fmt::Display for Type {
     }
 }
 
-/// A record's field and its type.
+/// A record's field, its type, and the labels a policy gives it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     pub name: String,
     pub ty: Type,
+    /// Each `@label(..)` written on it, in order: the label of this field in every value a tool
+    /// returns, an expression over the record's fields (several are joined). Only a policy's
+    /// records have them.
+    pub labels: Vec<Arc<Expr>>,
 }
 
 /// A tool's, a function's or the entry's parameter and its type.
@@ -201,8 +212,8 @@ impl Capability {
     }
 }
 
-/// A tool: its parameters and result (`()` where none is declared). Its annotations (labels,
-/// approval, card) are on the tool's node in the policy, at `span`.
+/// A tool: its parameters and result (`()` where none is declared), and what the policy's
+/// annotations on it say.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     pub name: String,
@@ -211,8 +222,69 @@ pub struct Tool {
     /// Whether the tool declares a result (`-> T`, `-> ()` too): one that declares none
     /// returns a `()` that is no answer of the host's.
     pub declares_result: bool,
+    /// Its `@label`, `@approval` and `@card`, resolved; `None` if the checker found an error in
+    /// them (only in a program it rejects).
+    pub annotations: Option<ToolAnnotations>,
     /// Where the tool's name is declared.
     pub span: Span,
+}
+
+/// What a policy's annotations on a tool say. Each value is an expression over the tool's data
+/// parameters, evaluated on a call's arguments.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolAnnotations {
+    /// `@label(key = ..)`: each value with what it labels, in the order written.
+    pub labels: Vec<(LabelKey, Arc<Expr>)>,
+    /// `@approval(..)`: the tool's tier; `None` where it has none (it needs no approval).
+    pub approval: Option<ApprovalTier>,
+    /// `@card(key = ..)`: each line the card shows, by its key, in the order written.
+    pub card: Vec<(String, Arc<Expr>)>,
+}
+
+impl ToolAnnotations {
+    /// The value `@label` gives `key`, if it gives one.
+    pub fn label(&self, key: LabelKey) -> Option<&Arc<Expr>> {
+        self.labels.iter().find(|(k, _)| *k == key).map(|(_, value)| value)
+    }
+
+    /// The value of the card's line `key`, if it has one.
+    pub fn card_line(&self, key: &str) -> Option<&Arc<Expr>> {
+        self.card.iter().find(|(k, _)| k == key).map(|(_, value)| value)
+    }
+}
+
+/// What a `@label` value of a tool labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabelKey {
+    /// The sink of the parameter at this position (`@label(body = ..)`).
+    Param(usize),
+    /// The tool's result (`returns`).
+    Returns,
+    /// The sink of the decision to call (`pc`).
+    Pc,
+}
+
+/// A tool's `@approval(..)`: a tier, or a choice of tiers on the call's arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ApprovalTier {
+    Is(Tier),
+    /// `if cond { then } else { otherwise }`: `cond` is a `Bool` over the tool's parameters.
+    If {
+        cond: Arc<Expr>,
+        then: Box<ApprovalTier>,
+        otherwise: Box<ApprovalTier>,
+    },
+}
+
+/// A policy's `release "group" to label`: the group's data may leave it for `to`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Release {
+    pub group: String,
+    /// The label it may go to, an expression with nothing in scope.
+    pub to: Arc<Expr>,
+    /// Whether the user is asked on a card (`@approval(ask)`, the default) or no one is
+    /// (`@approval(none)`).
+    pub asks: bool,
 }
 
 /// A function of a policy or of the plan (a fill's are its own: `CheckedFill::functions`): its
@@ -235,8 +307,8 @@ pub struct Entry {
 }
 
 /// Everything a program declares, resolved by the checker: the records, enums, aliases, host
-/// types and capabilities of its policies (and the records, enums and aliases of its plan), the
-/// functions of both, and its entry. Made only by the checker ([`Checked::declarations`](crate::Checked::declarations),
+/// types, capabilities and releases of its policies (and the records, enums and aliases of its
+/// plan), the functions of both, and its entry. Made only by the checker ([`Checked::declarations`](crate::Checked::declarations),
 /// [`declare`](crate::declare)).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Declarations {
@@ -249,6 +321,8 @@ pub struct Declarations {
     pub(crate) capabilities: BTreeMap<String, Capability>,
     pub(crate) functions: BTreeMap<String, Function>,
     pub(crate) entry: Option<Entry>,
+    /// The policies' releases, in the order declared.
+    pub(crate) releases: Vec<Release>,
     /// The records and enums that hold a linear value (in a field or a payload, however deep).
     pub(crate) holding_linear: BTreeSet<String>,
 }
@@ -318,6 +392,11 @@ impl Declarations {
 
     pub fn entry(&self) -> Option<&Entry> {
         self.entry.as_ref()
+    }
+
+    /// The policies' releases, in the order declared.
+    pub fn releases(&self) -> &[Release] {
+        &self.releases
     }
 
     /// Whether a value of type `ty` holds a linear value anywhere: is one, or holds one in an

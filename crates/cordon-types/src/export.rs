@@ -1,5 +1,6 @@
 //! The checker's declarations as the public model of `declared.rs`, made once where the checker
-//! resolved them: its `Ty`s (which hold `Rc`s and inference variables) converted to `Type`s.
+//! resolved them: its `Ty`s (which hold `Rc`s and inference variables) converted to `Type`s, with
+//! what the policies' annotations say as the checker resolved them (`Annotated`).
 //!
 //! A declaration whose type has an error (only in a program the checker rejects) is left out.
 
@@ -20,7 +21,15 @@ pub fn declarations(checker: &Checker<'_>) -> Declarations {
         let (name, span) = (name.clone(), info.span);
         match &info.def {
             TypeDef::Record { fields, opaque } => {
-                let fields = fields.iter().map(|(n, t)| Some(Field { name: n.clone(), ty: ty(t)? })).collect();
+                let labels = checker.annotated.fields.get(&span);
+                let fields = fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (n, t))| {
+                        let labels = labels.and_then(|l| l.get(i)).cloned().unwrap_or_default();
+                        Some(Field { name: n.clone(), ty: ty(t)?, labels })
+                    })
+                    .collect();
                 if let Some(fields) = fields {
                     out.records.insert(name.clone(), Record { name, fields, opaque: *opaque, span });
                 }
@@ -53,7 +62,8 @@ pub fn declarations(checker: &Checker<'_>) -> Declarations {
                     .filter_map(|(tool, sig)| {
                         let (params, ret) = signature(checker, sig)?;
                         let declares_result = sig.declares_result;
-                        Some(Tool { name: tool.clone(), params, ret, declares_result, span: sig.span })
+                        let annotations = checker.annotated.tools.get(&sig.span).cloned().flatten();
+                        Some(Tool { name: tool.clone(), params, ret, declares_result, annotations, span: sig.span })
                     })
                     .collect();
                 out.capabilities.insert(name.clone(), Capability { name, tools, span });
@@ -65,6 +75,7 @@ pub fn declarations(checker: &Checker<'_>) -> Declarations {
         let params = entry.params.iter().map(|(n, t, _)| Some(Param { name: n.clone(), ty: ty(t)? }));
         Some(Entry { params: params.collect::<Option<_>>()?, ret: ty(&entry.ret)?, span: entry.span })
     });
+    out.releases = checker.annotated.releases.clone();
     out.holding_linear = checker.linear_types.iter().cloned().collect();
     out
 }

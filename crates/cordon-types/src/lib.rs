@@ -43,7 +43,8 @@ pub use calls::{CallSite, Callee, Calls};
 /// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
 pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};
 pub use declared::{
-    Capability, Declarations, Entry, Enum, Field, Function, MeasureDefinition, Param, Record, Tool, Type, Variant,
+    ApprovalTier, Capability, Declarations, Entry, Enum, Field, Function, LabelKey, MeasureDefinition, Param, Record,
+    Release, Tool, ToolAnnotations, Type, Variant,
 };
 pub use hints::RECURSION_HINT;
 pub use hole_site::{BindingKind, HoleBinding, HoleSite};

@@ -12,6 +12,7 @@ use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, Module, TypeExpr};
 use cordon_syntax::{Diagnostic, SourceMap, Span};
 
 use crate::calls::Calls;
+use crate::declared::{Release, ToolAnnotations};
 pub use crate::facts::Facts;
 use crate::hole_site::HoleSite;
 use crate::options::EntryFact;
@@ -101,6 +102,19 @@ pub struct LinMark {
 /// What one path did to the linear bindings in scope where it started: each binding it changed
 /// (by index, once) with its state at the path's end. Bindings it left alone are not listed.
 pub type LinPath = Vec<(usize, Option<Lin>)>;
+
+/// What the policies' annotations say, resolved as they are checked (`checker/annotations.rs`,
+/// `checker/approval.rs`), for the declarations (`export.rs`).
+#[derive(Clone, Debug, Default)]
+pub struct Annotated {
+    /// Each tool's, by where its name is declared; `None` if checking them found an error.
+    pub tools: HashMap<Span, Option<ToolAnnotations>>,
+    /// The labels of each record's fields, in the order of its fields, by where its name is
+    /// declared.
+    pub fields: HashMap<Span, Vec<Vec<Arc<Expr>>>>,
+    /// The releases, in the order declared.
+    pub releases: Vec<Release>,
+}
 
 /// A local variable.
 #[derive(Clone, Debug)]
@@ -198,6 +212,8 @@ pub struct Checker<'a> {
     pub measure_defaults: HashMap<String, Term>,
     /// What the host says holds of the entry's inputs (see [`crate::CheckOptions::entry_facts`]).
     pub entry_facts: Option<Vec<EntryFact>>,
+    /// What the policies' annotations say, as checked so far.
+    pub annotated: Annotated,
     /// Each binding's name, where it is bound, and its type, when the check records them
     /// ([`crate::CheckOptions::record_bindings`], `bindings.rs`).
     pub recorded: Option<Vec<(String, Span, Ty)>>,
@@ -254,6 +270,7 @@ impl Checker<'_> {
             labeled_blocks: self.labeled_blocks,
             measure_defaults: self.measure_defaults,
             entry_facts: self.entry_facts,
+            annotated: self.annotated,
             recorded: None,
         }
     }

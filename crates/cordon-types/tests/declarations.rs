@@ -4,8 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
 
+use cordon_label::Tier;
 use cordon_syntax::SourceMap;
-use cordon_types::{CheckOptions, Declarations, Type, check, declare};
+use cordon_syntax::ast::Expr;
+use cordon_types::{ApprovalTier, CheckOptions, Declarations, LabelKey, Type, check, declare};
 
 const POLICY: &str = "
 linear type Session
@@ -188,6 +190,82 @@ fn declaring_the_policies_alone_gives_what_checking_them_does() {
     assert_eq!(diagnostics.iter().map(|d| d.code.as_str()).collect::<Vec<_>>(), ["undefined-type"]);
     let tools: Vec<&str> = declared.capability("C").unwrap().tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(tools, ["u"], "a tool whose type has an error is left out");
+}
+
+/// A policy whose annotations say something of every kind.
+const ANNOTATED: &str = r#"
+opaque type Mail = {
+  from: String,
+  body: String @label(untrusted()) @label(secret(from)),
+}
+capability Mailer {
+  tool send(to: String, body: String, amount: Int) -> Mail
+    @label(pc = public(), body = public().join(endorsed(user())), returns = secret(user()))
+    @approval(if amount > 100 { ask_always } else if to == "me" { none } else { ask })
+    @card(content = body, destination = to, total = amount)
+  tool read() -> Mail @approval(deny)
+  tool ping()
+}
+release "team" to public() @approval(none)
+release "org" to secret(user())
+entry(m: Mailer) -> ()
+"#;
+
+fn text(e: &Expr) -> String {
+    cordon_syntax::print::expr(e).unwrap()
+}
+
+#[test]
+fn the_policys_annotations_are_resolved_by_what_they_say() {
+    let declared = checked(ANNOTATED, "()");
+    let mailer = declared.capability("Mailer").unwrap();
+    let send = mailer.tool("send").unwrap().annotations.as_ref().unwrap();
+    let labels: Vec<(LabelKey, String)> = send.labels.iter().map(|(k, e)| (*k, text(e))).collect();
+    assert_eq!(
+        labels,
+        [
+            (LabelKey::Pc, "public()".to_string()),
+            (LabelKey::Param(1), "public().join(endorsed(user()))".to_string()),
+            (LabelKey::Returns, "secret(user())".to_string())
+        ],
+        "each label by what it labels, in the order written"
+    );
+    assert!(send.label(LabelKey::Param(0)).is_none(), "a parameter the policy names no sink for");
+    let Some(ApprovalTier::If { cond, then, otherwise }) = &send.approval else { panic!("{:?}", send.approval) };
+    assert_eq!((text(cond), &**then), ("amount > 100".to_string(), &ApprovalTier::Is(Tier::AskAlways)));
+    let ApprovalTier::If { cond, then, otherwise } = &**otherwise else { panic!("{otherwise:?}") };
+    assert_eq!(text(cond), "to == \"me\"");
+    assert_eq!((&**then, &**otherwise), (&ApprovalTier::Is(Tier::None), &ApprovalTier::Is(Tier::Ask)));
+    let card: Vec<(&str, String)> = send.card.iter().map(|(k, e)| (k.as_str(), text(e))).collect();
+    assert_eq!(card, [("content", "body".into()), ("destination", "to".into()), ("total", "amount".into())]);
+    assert_eq!(send.card_line("destination").map(|e| text(e)).as_deref(), Some("to"));
+
+    let read = mailer.tool("read").unwrap().annotations.as_ref().unwrap();
+    assert_eq!((read.approval.as_ref(), read.labels.len()), (Some(&ApprovalTier::Is(Tier::Deny)), 0));
+    let ping = mailer.tool("ping").unwrap().annotations.as_ref().unwrap();
+    assert!(ping.approval.is_none() && ping.labels.is_empty() && ping.card.is_empty(), "{ping:?}");
+
+    let mail = declared.record("Mail").unwrap();
+    assert!(mail.field("from").unwrap().labels.is_empty());
+    let body: Vec<String> = mail.field("body").unwrap().labels.iter().map(|e| text(e)).collect();
+    assert_eq!(body, ["untrusted()", "secret(from)"], "every label a field is given");
+
+    let releases: Vec<(&str, String, bool)> =
+        declared.releases().iter().map(|r| (r.group.as_str(), text(&r.to), r.asks)).collect();
+    assert_eq!(releases, [("team", "public()".into(), false), ("org", "secret(user())".into(), true)]);
+}
+
+#[test]
+fn a_tool_whose_annotations_have_an_error_is_declared_without_them() {
+    let mut sources = SourceMap::new();
+    let broken = "capability C {\n  tool t(x: Int) @approval(maybe)\n  tool u(x: Int) @label(y = public())\n  \
+                  tool v(x: Int) @approval(ask)\n}\n";
+    let policy = sources.add("broken.cord", broken);
+    let (declared, diagnostics) = declare(&sources, &[policy], &CheckOptions::default());
+    assert_eq!(diagnostics.iter().map(|d| d.code.as_str()).collect::<Vec<_>>(), ["invalid-annotation"; 2]);
+    let c = declared.capability("C").unwrap();
+    let annotated: Vec<(&str, bool)> = c.tools.iter().map(|t| (t.name.as_str(), t.annotations.is_some())).collect();
+    assert_eq!(annotated, [("t", false), ("u", false), ("v", true)]);
 }
 
 #[test]

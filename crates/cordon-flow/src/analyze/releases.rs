@@ -9,11 +9,11 @@ impl Analyzer<'_> {
     /// Computes the policies' releases' labels (constants, by the checker's rules): the most
     /// permissive each may be, so that no call is refused here that a release lets through.
     pub fn compute_releases(&mut self) -> Res<()> {
-        let decls = self.decls;
-        let mut releases = Vec::with_capacity(decls.releases.len());
-        for (group, to, card) in &decls.releases {
-            let to = self.label_expr(to, &[])?.lo;
-            releases.push(Release { group: group.to_string(), to, card: *card });
+        let declared = self.decls.declared;
+        let mut releases = Vec::with_capacity(declared.releases().len());
+        for release in declared.releases() {
+            let to = self.label_expr(&release.to, &[])?.lo;
+            releases.push(Release { group: release.group.clone(), to, card: release.asks });
         }
         self.releases = releases;
         Ok(())

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use cordon_label::{DcLabel, Tier};
 use cordon_syntax::Span;
 use cordon_syntax::ast::Expr;
-use cordon_types::Type;
+use cordon_types::{ApprovalTier, LabelKey, Type};
 
 use super::scope::Scope;
-use super::{Analyzer, Approval, Res, ToolDecl, key, names_in};
+use super::{Analyzer, Res, ToolDecl, key, names_in};
 use crate::abs::{Abs, Bounds, Kind, Origin, Origins};
 use crate::site::{Destination, Param, Site, Verdict};
 
@@ -25,13 +25,13 @@ impl<'a> Analyzer<'a> {
             tool.sig.params.iter().zip(&args).map(|(p, a)| (p.name.clone(), a.clone())).collect();
         let default = Bounds::exactly(DcLabel::endorsed(&self.user));
         let mut sinks = Vec::with_capacity(params.len());
-        for (name, _) in &params {
-            sinks.push(match tool.label(name) {
+        for i in 0..params.len() {
+            sinks.push(match tool.label(LabelKey::Param(i)) {
                 Some(e) => self.label_expr(e, &params)?,
                 None => default.clone(),
             });
         }
-        let decision_sink = match tool.label("pc") {
+        let decision_sink = match tool.label(LabelKey::Pc) {
             Some(e) => self.label_expr(e, &params)?,
             None => sinks
                 .iter()
@@ -39,7 +39,7 @@ impl<'a> Analyzer<'a> {
                 .reduce(|a, b| Bounds { lo: a.lo.meet(&b.lo), hi: a.hi.meet(&b.hi) })
                 .unwrap_or(default),
         };
-        let returns = match tool.label("returns") {
+        let returns = match tool.label(LabelKey::Returns) {
             Some(e) => self.label_expr(e, &params)?,
             None => Bounds::exactly(DcLabel::closed(&self.user)),
         };
@@ -48,7 +48,10 @@ impl<'a> Analyzer<'a> {
         let chosen = carried.iter().fold(self.pc.clone(), |l, c| l.join(c));
         let name = format!("{cap}.{}", tool.sig.name);
         if self.recording {
-            let tiers = self.tiers(&tool.approval, &params)?;
+            let tiers = match &tool.annotations.approval {
+                Some(approval) => self.tiers(approval, &params)?,
+                None => (Tier::None, Tier::None),
+            };
             // Where the card says the call goes: its destination, else its one recipient.
             let destination = match tool.destination() {
                 None => Destination::None,
@@ -138,22 +141,20 @@ impl<'a> Analyzer<'a> {
     }
 
     /// The least and the most strict approval tier `@approval(..)` may give these arguments.
-    fn tiers(&mut self, approval: &Approval<'_>, params: &[(String, Abs)]) -> Res<(Tier, Tier)> {
+    fn tiers(&mut self, approval: &ApprovalTier, params: &[(String, Abs)]) -> Res<(Tier, Tier)> {
         Ok(match approval {
-            Approval::Tier(t) => (*t, *t),
-            Approval::If { cond, then, else_ } => {
+            ApprovalTier::Is(t) => (*t, *t),
+            ApprovalTier::If { cond, then, otherwise } => {
                 let c = self.value_expr(cond, params)?;
-                match (c.as_bool(), else_) {
-                    (Some(true), _) => self.tiers(then, params)?,
-                    (Some(false), Some(x)) => self.tiers(x, params)?,
-                    (_, Some(x)) => {
-                        let (a, b) = (self.tiers(then, params)?, self.tiers(x, params)?);
+                match c.as_bool() {
+                    Some(true) => self.tiers(then, params)?,
+                    Some(false) => self.tiers(otherwise, params)?,
+                    None => {
+                        let (a, b) = (self.tiers(then, params)?, self.tiers(otherwise, params)?);
                         (a.0.min(b.0), a.1.max(b.1))
                     }
-                    _ => (Tier::None, Tier::Deny),
                 }
             }
-            Approval::Unknown => (Tier::None, Tier::Deny),
         })
     }
 

@@ -1,20 +1,42 @@
 //! What a policy's annotations may say: `@label`, `@approval` and `@card` on a tool (their keys,
 //! and their values: expressions over the tool's parameters, type checked with only those in
-//! scope), and `@label` on a record's field.
+//! scope), and `@label` on a record's field. What they say is resolved here, as they are
+//! checked, into the declarations' terms (`declared.rs`): no later stage reads them again.
 
-use cordon_syntax::ast::{Annotation, Expr, Ident, Param};
+use std::sync::Arc;
+
+use cordon_syntax::ast::{Annotation, Expr, Field, Ident, Param, Tool};
 use cordon_syntax::{Code, Diagnostic};
 
 use super::tiers_wanted;
+use crate::declared::{LabelKey, ToolAnnotations};
 use crate::state::{Binding, Checker, Role, Signature, ValueDef, label_ty, walk_names};
 use crate::ty::Ty;
 
 impl Checker<'_> {
-    pub(super) fn check_annotation(&mut self, a: &Annotation, params: &[Param], sig: &Signature) {
+    /// Checks the annotations of `tool` (whose signature is `sig`), each name once, and keeps what
+    /// they say: nothing if checking them found an error.
+    pub(super) fn check_tool_annotations(&mut self, tool: &Tool, sig: &Signature) {
+        let errors = self.diags.len();
+        let mut said = ToolAnnotations::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for a in &tool.annotations {
+            if seen.contains(&a.name.name.as_str()) {
+                self.error(Code::InvalidAnnotation, a.span, format!("`@{}` is given twice on this tool", a.name.name));
+                continue;
+            }
+            seen.push(&a.name.name);
+            self.check_annotation(a, &tool.params, sig, &mut said);
+        }
+        let failed = self.diags.get(errors..).unwrap_or_default().iter().any(Diagnostic::is_error);
+        self.annotated.tools.insert(sig.span, (!failed).then_some(said));
+    }
+
+    fn check_annotation(&mut self, a: &Annotation, params: &[Param], sig: &Signature, said: &mut ToolAnnotations) {
         let param_names: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
         // `@label` keys are its own and the parameters'; `@card` keys are any name (its own
         // keys mean something to the gate; others are extra fields the card shows).
-        let keyed = |c: &mut Checker<'_>, allowed: &[&str], any_key: bool| {
+        let keyed = |c: &mut Checker<'_>, allowed: &[&str], any_key: bool, said: &mut ToolAnnotations| {
             let allow_params = !any_key;
             let mut seen: Vec<String> = Vec::new();
             for arg in &a.args {
@@ -46,22 +68,30 @@ impl Checker<'_> {
                     c.error(Code::InvalidAnnotation, key.span, format!("the key `{}` is given twice", key.name));
                 }
                 seen.push(key.name.clone());
+                let value = Arc::new(arg.value.clone());
                 if allow_params {
                     c.check_label_value(&arg.value, &sig.params);
+                    let labelled = match key.name.as_str() {
+                        "returns" => Some(LabelKey::Returns),
+                        "pc" => Some(LabelKey::Pc),
+                        name => sig.params.iter().position(|(p, _)| p == name).map(LabelKey::Param),
+                    };
+                    said.labels.extend(labelled.map(|k| (k, value)));
                 } else {
                     c.check_card_value(&arg.value, &sig.params);
+                    said.card.push((key.name.clone(), value));
                 }
             }
         };
         match a.name.name.as_str() {
             "approval" => match a.args.as_slice() {
-                [arg] if arg.key.is_none() => self.check_tier(&arg.value, &sig.params),
+                [arg] if arg.key.is_none() => said.approval = self.check_tier(&arg.value, &sig.params),
                 _ => {
                     self.error(Code::InvalidAnnotation, a.span, tiers_wanted());
                 }
             },
             "card" => {
-                keyed(self, &[], true);
+                keyed(self, &[], true, said);
                 for arg in &a.args {
                     let Some(key) = &arg.key else { continue };
                     let near = CARD_KEYS.iter().find(|k| **k != key.name && near_miss(k, &key.name));
@@ -79,7 +109,7 @@ impl Checker<'_> {
                     }
                 }
             }
-            "label" => keyed(self, &["returns", "pc"], false),
+            "label" => keyed(self, &["returns", "pc"], false, said),
             other => {
                 let mut d =
                     Diagnostic::error(Code::UnknownAnnotation, a.span, format!("unknown annotation `@{other}`"));
@@ -89,26 +119,51 @@ impl Checker<'_> {
         }
     }
 
+    /// Checks the annotations of the fields of the record `name`, whose fields resolved to
+    /// `resolved`, and keeps the labels they give those fields.
+    pub(super) fn check_field_annotations(&mut self, name: &Ident, fields: &[Field], resolved: &[(String, Ty)]) {
+        let mut labels: Vec<Vec<Arc<Expr>>> = vec![Vec::new(); resolved.len()];
+        for f in fields {
+            let at = resolved.iter().position(|(n, _)| *n == f.name.name);
+            for a in &f.annotations {
+                let label = self.check_field_annotation(a, resolved);
+                if let (Some(label), Some(i)) = (label, at)
+                    && let Some(field) = labels.get_mut(i)
+                {
+                    field.push(Arc::new(label.clone()));
+                }
+            }
+        }
+        if labels.iter().any(|l| !l.is_empty()) {
+            self.annotated.fields.insert(name.span, labels);
+        }
+    }
+
     /// `field: T @label(l)`: only a policy labels fields (the label of that field in every value
-    /// a tool returns); `l` is a `Label` computed from the record's fields.
-    pub(super) fn check_field_annotation(&mut self, a: &Annotation, fields: &[(String, Ty)]) {
+    /// a tool returns); `l` is a `Label` computed from the record's fields. Returns `l` unless
+    /// the annotation is not such a label.
+    fn check_field_annotation<'e>(&mut self, a: &'e Annotation, fields: &[(String, Ty)]) -> Option<&'e Expr> {
         if a.name.name != "label" {
             self.error(Code::UnknownAnnotation, a.span, format!("a field takes only `@label`, not `@{}`", a.name.name));
-            return;
+            return None;
         }
         if self.role == Role::Plan {
             self.error(Code::InvalidAnnotation, a.span, "only a policy module labels fields").help =
                 Some("labels are declared by the policy; a plan cannot make one".into());
-            return;
+            return None;
         }
         match a.args.as_slice() {
-            [arg] if arg.key.is_none() => self.check_label_value(&arg.value, fields),
+            [arg] if arg.key.is_none() => {
+                self.check_label_value(&arg.value, fields);
+                Some(&arg.value)
+            }
             _ => {
                 self.error(
                     Code::InvalidAnnotation,
                     a.span,
                     "a field's `@label` takes one label: `@label(untrusted())`",
                 );
+                None
             }
         }
     }
