@@ -236,7 +236,7 @@ fn with_session<T>(logic: Logic, limit: Limit, mut f: impl FnMut(&mut Session) -
     let pooled = SESSIONS.try_with(|cell| {
         let mut sessions = cell.try_borrow_mut().ok()?;
         let session = sessions.entry((logic, limit)).or_insert_with(|| Session::new(logic, limit));
-        if session.checks >= SESSION_CHECKS {
+        if session.checks >= SESSION_CHECKS || session.gave_up {
             *session = Session::new(logic, limit);
         }
         session.checks += 1;
@@ -300,6 +300,11 @@ struct Session {
     solver: z3::Solver,
     /// Checks made on it so far.
     checks: u32,
+    /// Whether a check gave up (its step limit reached, or Z3 unsure): such a solver is never
+    /// asked again. Z3 4.8.12's incremental solver, asked on after two checks that ran out of
+    /// steps, crashed the process (a segmentation fault inside `Z3_solver_check`, in the
+    /// conformance corpus, at the 38th check of the session).
+    gave_up: bool,
 }
 
 /// Checks a session makes before it is replaced by a fresh one. Z3 4.8.12's incremental solver
@@ -314,12 +319,12 @@ impl Session {
     fn new(logic: Logic, limit: Limit) -> Session {
         let solver = z3::Solver::new_for_logic(logic.name()).unwrap_or_default();
         let Limit::Steps(steps) = limit else {
-            return Session { solver, checks: 0 };
+            return Session { solver, checks: 0, gave_up: false };
         };
         let mut params = Params::new();
         params.set_u32("rlimit", steps);
         solver.set_params(&params);
-        Session { solver, checks: 0 }
+        Session { solver, checks: 0, gave_up: false }
     }
 
     /// Asserts the query's hypotheses and its negated goal in a fresh scope and reads the answer.
@@ -343,6 +348,7 @@ impl Session {
                 None => Err("internal error: Z3 gave no model".to_owned()),
             },
             SatResult::Unknown => {
+                self.gave_up = true;
                 Ok(Answer::Unknown { reason: self.solver.get_reason_unknown().unwrap_or_else(|| "unknown".to_owned()) })
             }
         };
@@ -367,6 +373,38 @@ mod tests {
         assert_eq!(count(), Some(SESSION_CHECKS));
         with_session(Logic::Slia, Limit::None, |_| ());
         assert_eq!(count(), Some(1), "the session was not replaced");
+    }
+
+    /// Seven pigeons in six holes: every `p_i` in `0..6`, all different, is impossible, but only
+    /// a search shows it, longer than the step limit allows.
+    fn pigeons() -> Query {
+        let pigeon = |i: usize| Term::Var(format!("p{i}").into(), Sort::Int);
+        let mut hypotheses = Vec::new();
+        for i in 0..7 {
+            hypotheses.push(Term::Le(Box::new(Term::Int(0)), Box::new(pigeon(i))));
+            hypotheses.push(Term::Lt(Box::new(pigeon(i)), Box::new(Term::Int(6))));
+            for j in 0..i {
+                hypotheses.push(Term::Not(Box::new(Term::Eq(Box::new(pigeon(i)), Box::new(pigeon(j))))));
+            }
+        }
+        Query { funcs: Vec::new(), hypotheses, goal: Term::Bool(false) }
+    }
+
+    /// A solver that gave up on a check (its steps ran out) is not asked again: the next check
+    /// gets a fresh one (Z3 4.8.12 crashed asked on after such checks), and the answer is still
+    /// found, under the clock.
+    #[test]
+    fn a_session_that_gave_up_is_replaced() {
+        let session = || {
+            SESSIONS.with(|cell| {
+                cell.borrow().get(&(Logic::Slia, Limit::Steps(FAST_RLIMIT))).map(|s| (s.checks, s.gave_up))
+            })
+        };
+        let mut solver = Solver::new(DEFAULT_TIMEOUT_MS);
+        assert_eq!(solver.check(&pigeons()), Answer::Valid);
+        assert_eq!(session(), Some((1, true)), "the steps ran out");
+        with_session(Logic::Slia, Limit::Steps(FAST_RLIMIT), |_| ());
+        assert_eq!(session(), Some((1, false)), "the session that gave up was replaced");
     }
 
     /// However many different queries a solver answers, it keeps at most `MAX_CACHED` answers,
