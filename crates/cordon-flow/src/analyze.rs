@@ -579,20 +579,20 @@ impl<'a> Analyzer<'a> {
     }
 
     /// The label record type `ty` declares for each of its fields, computed from the fields'
-    /// values `env` (bottom where it declares none).
+    /// values `env`: the join of the field's labels, as the run joins them (bottom where it
+    /// declares none).
     fn declared_labels(&mut self, ty: &str, env: &[(String, Abs)]) -> Vec<Bounds> {
         let declared = self.decls.declared;
         let Some(record) = declared.record(ty) else { return Vec::new() };
-        record
-            .fields
-            .iter()
-            // FIXME: a field may be given several labels, which the run time joins; this reads
-            // the first only.
-            .map(|f| match f.labels.first() {
-                Some(e) => self.label_expr(e, env).unwrap_or_else(|_| Bounds::any()),
-                None => Bounds::bottom(),
-            })
-            .collect()
+        let mut labels = Vec::with_capacity(record.fields.len());
+        for field in &record.fields {
+            let mut joined = Bounds::bottom();
+            for e in &field.labels {
+                joined = joined.join(&self.label_expr(e, env).unwrap_or_else(|_| Bounds::any()));
+            }
+            labels.push(joined);
+        }
+        labels
     }
 
     fn match_(&mut self, scrutinee: &Expr, arms: &[cordon_syntax::ast::Arm]) -> Res {
