@@ -69,18 +69,18 @@ impl SqliteStore {
     /// [`crate::private`]).
     pub fn open(path: &Path, durability: Durability) -> Result<SqliteStore, StoreError> {
         let opened = || {
-            // SQLite opens the very file checked here: by its absolute path, which SQLite never
-            // reads as anything else (`:memory:` is a store in memory to it, `file:x?..` a URI
-            // naming another file, made with the umask's mode), and with URIs off.
-            let file = std::path::absolute(path).map_err(StoreError::io(path))?;
             // The file (made 0600 in a 0700 directory if new) and SQLite's files beside it must
             // be the user's alone; SQLite gives its own files the store's permissions.
-            crate::private::prepare_private(&file)?;
+            crate::private::prepare_private(path)?;
             for suffix in ["-wal", "-shm", "-journal"] {
-                let mut beside = file.as_os_str().to_owned();
+                let mut beside = path.as_os_str().to_owned();
                 beside.push(suffix);
                 crate::private::check_private(Path::new(&beside))?;
             }
+            // SQLite opens the very file checked above: by its absolute path, which SQLite never
+            // reads as anything else (`:memory:` is a store in memory to it, `file:x?..` a URI
+            // naming another file, made with the umask's mode), and with URIs off.
+            let file = std::path::absolute(path).map_err(StoreError::io(path))?;
             let flags = OpenFlags::default().difference(OpenFlags::SQLITE_OPEN_URI) | OpenFlags::SQLITE_OPEN_NOFOLLOW;
             let conn = Connection::open_with_flags(&file, flags)?;
             conn.busy_timeout(BUSY_TIMEOUT)?;
