@@ -64,6 +64,15 @@ impl Checker<'_> {
                     ));
                     continue;
                 }
+                if allow_params && allowed.contains(&key.name.as_str()) && param_names.contains(&key.name.as_str()) {
+                    c.error(
+                        Code::InvalidAnnotation,
+                        key.span,
+                        format!("`{}` names both a key of `@{}` and a parameter of the tool", key.name, a.name.name),
+                    )
+                    .help = Some(format!("rename the parameter: `@{}({} = ..)` means the key", a.name.name, key.name));
+                    continue;
+                }
                 if seen.contains(&key.name) {
                     c.error(Code::InvalidAnnotation, key.span, format!("the key `{}` is given twice", key.name));
                 }
