@@ -277,7 +277,6 @@ pub struct ToolDecl {
     pub approval: Option<TierCode>,
     /// `@card(key = ..)`: each field a card shows, in order, as code over the parameters.
     pub card: Vec<(String, CodeRef)>,
-    pub span: Span,
 }
 
 #[derive(Clone, Debug)]

@@ -168,7 +168,7 @@ pub fn compile(
                     let Some(tool) = declared.capability(&name.name).and_then(|c| c.tool(&t.name.name)) else {
                         return c.unresolved(&t.name);
                     };
-                    tools.push(c.tool(&name.name, tool, t.span)?);
+                    tools.push(c.tool(&name.name, tool)?);
                 }
             }
             ItemKind::Record { name, .. } => {

@@ -3,7 +3,6 @@
 //! resolved (`cordon_types::Declarations`) and becomes code over the declaration's parameters,
 //! run by the gate for every call.
 
-use cordon_syntax::Span;
 use cordon_syntax::ast::Expr;
 use cordon_types::{ApprovalTier, LabelKey, Record, Tool};
 
@@ -12,9 +11,9 @@ use crate::code::{FieldLabel, TierCode, ToolDecl};
 use crate::value::CodeRef;
 
 impl Compiler {
-    /// The tool `tool` of `capability`, written at `span`: its parameters and result, and what
-    /// the policy's annotations on it say, as the checker resolved them.
-    pub(super) fn tool(&mut self, capability: &str, tool: &Tool, span: Span) -> Res<ToolDecl> {
+    /// The tool `tool` of `capability`: its parameters and result, and what the policy's
+    /// annotations on it say, as the checker resolved them.
+    pub(super) fn tool(&mut self, capability: &str, tool: &Tool) -> Res<ToolDecl> {
         let Some(annotations) = &tool.annotations else {
             return self.err(tool.span, format!("`{}` has annotations the checker did not resolve", tool.name));
         };
@@ -64,7 +63,6 @@ impl Compiler {
             decision_sink,
             approval,
             card,
-            span,
         })
     }
 
