@@ -651,7 +651,7 @@ fn call(function: &str, args: Vec<Expr>) -> Expr {
 }
 
 fn method(receiver: Expr, method: &str, args: Vec<Expr>) -> Expr {
-    expr(ExprKind::MethodCall { receiver: Box::new(receiver), method: ident(method), args })
+    expr(ExprKind::MethodCall { receiver: Box::new(receiver), method: Box::new(ident(method)), args })
 }
 
 fn keyed(key: &str, value: Expr) -> AnnotationArg {

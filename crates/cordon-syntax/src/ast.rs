@@ -233,6 +233,12 @@ pub struct Expr {
     pub span: Span,
 }
 
+// A checker keeps the whole tree of a plan while it checks, and a long plan has tens of thousands
+// of expressions and statements: a variant that grew would grow them all. The large, rarer parts
+// (blocks, patterns and types in expressions, a path's names) are boxed for this.
+const _: () = assert!(std::mem::size_of::<Expr>() <= 64);
+const _: () = assert!(std::mem::size_of::<Stmt>() <= 96);
+
 impl Expr {
     /// Calls `f` on each expression directly inside this one, in source order (a block's
     /// statements and value, an arm's guard and body; not patterns or types): a walk over a
@@ -407,6 +413,7 @@ pub enum UnOp {
     Not,
 }
 
+/// The large fields of the rarer variants are boxed to keep every [`Expr`] small.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     Int(i64),
@@ -421,14 +428,14 @@ pub enum ExprKind {
     Name(Ident),
     /// `Enum::Variant`
     Path {
-        ty: Ident,
-        variant: Ident,
+        ty: Box<Ident>,
+        variant: Box<Ident>,
     },
     Tuple(Vec<Expr>),
     List(Vec<Expr>),
     /// `Name { field: value, .. }`
     Record {
-        name: Ident,
+        name: Box<Ident>,
         fields: Vec<(Ident, Expr)>,
     },
     /// `base.name`
@@ -454,7 +461,7 @@ pub enum ExprKind {
     /// `receiver.method(args)`
     MethodCall {
         receiver: Box<Expr>,
-        method: Ident,
+        method: Box<Ident>,
         args: Vec<Expr>,
     },
     Unary {
@@ -469,7 +476,7 @@ pub enum ExprKind {
     /// `else_` is a `Block` or another `If`.
     If {
         cond: Box<Expr>,
-        then: Block,
+        then: Box<Block>,
         else_: Option<Box<Expr>>,
     },
     Match {
@@ -477,30 +484,30 @@ pub enum ExprKind {
         arms: Vec<Arm>,
     },
     For {
-        pat: Pattern,
+        pat: Box<Pattern>,
         iter: Box<Expr>,
-        body: Block,
+        body: Box<Block>,
     },
-    Block(Block),
+    Block(Box<Block>),
     /// `|x, y: Int| -> T body`
     Closure {
         params: Vec<ClosureParam>,
-        ret: Option<TypeExpr>,
+        ret: Option<Box<TypeExpr>>,
         body: Box<Expr>,
     },
     /// `e as T`
     Cast {
         expr: Box<Expr>,
-        ty: TypeExpr,
+        ty: Box<TypeExpr>,
     },
     /// `agent[T](task, args..)`; `ty` is `None` for `agent(task)`, inferred from context.
     Hole {
-        ty: Option<TypeExpr>,
+        ty: Option<Box<TypeExpr>>,
         args: Vec<Expr>,
     },
     /// `to_labeled { .. }`: runs the block and boxes its value in an opaque `Labeled[T]`,
     /// leaving the caller's program-counter label as it was.
-    ToLabeled(Block),
+    ToLabeled(Box<Block>),
     Error,
 }
 
@@ -537,9 +544,10 @@ pub enum PatternKind {
     Unit,
     Tuple(Vec<Pattern>),
     /// `Some(p)`, `None`, `Ok(p)`, `Err(p)` (`enum_name` is `None`) or `Enum::Variant(p, ..)`.
+    /// The names are boxed: a pattern is held inline by every `let`.
     Variant {
-        enum_name: Option<Ident>,
-        name: Ident,
+        enum_name: Option<Box<Ident>>,
+        name: Box<Ident>,
         args: Vec<Pattern>,
     },
     Error,

@@ -484,7 +484,7 @@ impl Walk<'_> {
                     let head = self.span(span.start, ty.as_ref().map_or(pat.span.end, |t| t.span.end));
                     let value = match &value.kind {
                         ExprKind::MethodCall { receiver, method, .. } => {
-                            Some(Member { receiver: chain(receiver), name: method.clone(), call: true })
+                            Some(Member { receiver: chain(receiver), name: Ident::clone(method), call: true })
                         }
                         _ => None,
                     };
@@ -552,7 +552,7 @@ impl Walk<'_> {
             }
             ExprKind::MethodCall { receiver, method, args } => {
                 self.expr(receiver);
-                let member = Member { receiver: chain(receiver), name: method.clone(), call: true };
+                let member = Member { receiver: chain(receiver), name: Ident::clone(method), call: true };
                 self.written(method, What::Member(member));
                 args.iter().for_each(|a| self.expr(a));
             }

@@ -651,6 +651,9 @@ impl<'a> Parser<'a> {
         self.stmt_error = false;
         self.lex_errors_up_to(usize::MAX);
         let end = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
+        // As in `block`: the tree is kept, its vectors need no room to grow.
+        items.shrink_to_fit();
+        stmts.shrink_to_fit();
         let body = Block { stmts, tail: open.map(|(e, ..)| Box::new(e)), span: Span::new(self.file, 0, end) };
         Module { file: self.file, items, body }
     }
@@ -723,6 +726,8 @@ impl<'a> Parser<'a> {
         self.stmt_error |= outer_error;
         self.peak = outer_peak.max(block_peak);
         self.exit();
+        // A checker keeps the tree while it checks: its vectors need no room to grow.
+        stmts.shrink_to_fit();
         Block { stmts, tail, span: self.span_from(open.start) }
     }
 

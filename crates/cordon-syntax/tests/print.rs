@@ -122,8 +122,9 @@ fn expr() -> BoxedStrategy<Expr> {
         prop_oneof![
             (lower(), prop::collection::vec(inner.clone(), 0..3))
                 .prop_map(|(f, args)| ex(ExprKind::Call { callee: Box::new(ex(ExprKind::Name(id(&f)))), args })),
-            (inner.clone(), lower(), prop::collection::vec(inner.clone(), 0..2))
-                .prop_map(|(r, m, args)| ex(ExprKind::MethodCall { receiver: Box::new(r), method: id(&m), args })),
+            (inner.clone(), lower(), prop::collection::vec(inner.clone(), 0..2)).prop_map(|(r, m, args)| ex(
+                ExprKind::MethodCall { receiver: Box::new(r), method: Box::new(id(&m)), args }
+            )),
             (inner.clone(), inner).prop_map(|(l, r)| ex(ExprKind::Binary {
                 op: cordon_syntax::ast::BinOp::Add,
                 lhs: Box::new(l),

@@ -41,7 +41,7 @@ impl Checker<'_> {
             (ExprKind::Block(b), _) if !self.in_refinement => self.check_block(b, Some(&expected)),
             (ExprKind::Hole { ty: None, args }, _) => self.check_hole(e, None, args, Some(&expected)),
             (ExprKind::Closure { params, ret, body }, Ty::Fn(f)) => {
-                let got = self.check_closure(params, ret.as_ref(), body, Some(f));
+                let got = self.check_closure(params, ret.as_deref(), body, Some(f));
                 self.coerce(got, &expected, e.span)
             }
             _ => {
@@ -226,9 +226,9 @@ impl Checker<'_> {
             ExprKind::Match { scrutinee, arms } => self.check_match(e, scrutinee, arms, None),
             ExprKind::For { pat, iter, body } => self.check_for(pat, iter, body),
             ExprKind::Block(b) => self.check_block(b, None),
-            ExprKind::Closure { params, ret, body } => self.check_closure(params, ret.as_ref(), body, None),
+            ExprKind::Closure { params, ret, body } => self.check_closure(params, ret.as_deref(), body, None),
             ExprKind::Cast { expr, ty } => self.check_cast(expr, ty, span),
-            ExprKind::Hole { ty, args } => self.check_hole(e, ty.as_ref(), args, expected),
+            ExprKind::Hole { ty, args } => self.check_hole(e, ty.as_deref(), args, expected),
             ExprKind::ToLabeled(b) => self.check_to_labeled(b, expected),
         }
     }

@@ -76,7 +76,7 @@ impl Parser<'_> {
         let ty = self.ty();
         self.in_cast = in_cast;
         let span = lhs.span.to(ty.span);
-        self.mk(ExprKind::Cast { expr: Box::new(lhs), ty }, span)
+        self.mk(ExprKind::Cast { expr: Box::new(lhs), ty: Box::new(ty) }, span)
     }
 
     /// At the operator `op` after `lhs`: `lhs op rhs`.
@@ -263,7 +263,7 @@ impl Parser<'_> {
         let open = self.bump();
         let args = self.comma_list(open, TokenKind::RParen, Self::expr);
         let span = self.span_from(receiver.span.start);
-        self.mk(ExprKind::MethodCall { receiver: Box::new(receiver), method, args }, span)
+        self.mk(ExprKind::MethodCall { receiver: Box::new(receiver), method: Box::new(method), args }, span)
     }
 
     pub(super) fn tuple_index(&mut self, span: Span) -> u32 {
@@ -343,7 +343,7 @@ impl Parser<'_> {
                     } else {
                         self.close(TokenKind::RBrace, open);
                     }
-                    let method = Ident { name: "to_string".into(), span: e.span };
+                    let method = Box::new(Ident { name: "to_string".into(), span: e.span });
                     let span = e.span;
                     parts.push(self.mk(ExprKind::MethodCall { receiver: Box::new(e), method, args: vec![] }, span));
                 }
@@ -364,7 +364,7 @@ impl Parser<'_> {
             _ => {
                 let list = self.mk(ExprKind::List(parts), span);
                 let sep = self.mk(ExprKind::Str(String::new()), span);
-                let method = Ident { name: "join".into(), span };
+                let method = Box::new(Ident { name: "join".into(), span });
                 self.mk(ExprKind::MethodCall { receiver: Box::new(list), method, args: vec![sep] }, span)
             }
         }
@@ -421,7 +421,7 @@ impl Parser<'_> {
         if self.eat(&TokenKind::ColonColon) {
             let variant = self.ident("a variant name after `::`");
             let span = self.span_from(name.span.start);
-            return self.mk(ExprKind::Path { ty: name, variant }, span);
+            return self.mk(ExprKind::Path { ty: Box::new(name), variant: Box::new(variant) }, span);
         }
         if self.at(&TokenKind::LBrace) && self.record_follows(&name) {
             return self.record(name);
@@ -436,7 +436,7 @@ impl Parser<'_> {
         let start = self.bump().start;
         let block = self.block();
         let span = self.span_from(start);
-        self.mk(ExprKind::ToLabeled(block), span)
+        self.mk(ExprKind::ToLabeled(Box::new(block)), span)
     }
 
     /// A Rust word that Cordon lacks, in expression position. With `operand`, what follows is
@@ -509,7 +509,7 @@ impl Parser<'_> {
         let open = self.bump();
         let fields = self.comma_list(open, TokenKind::RBrace, Self::record_field);
         let span = self.span_from(name.span.start);
-        self.mk(ExprKind::Record { name, fields }, span)
+        self.mk(ExprKind::Record { name: Box::new(name), fields }, span)
     }
 
     pub(super) fn record_field(&mut self) -> (Ident, Expr) {
@@ -560,7 +560,7 @@ impl Parser<'_> {
     pub(super) fn block_expr(&mut self) -> Expr {
         let block = self.block();
         let span = block.span;
-        self.mk(ExprKind::Block(block), span)
+        self.mk(ExprKind::Block(Box::new(block)), span)
     }
 
     /// Elements separated by `,` up to `close` (a trailing `,` is allowed), after `open`.
@@ -595,6 +595,9 @@ impl Parser<'_> {
             break;
         }
         self.no_record = no_record;
+        // The tree is kept while the plan is checked: a call has one or two arguments, and a
+        // vector's first push makes room for four.
+        items.shrink_to_fit();
         items
     }
 
@@ -612,7 +615,7 @@ impl Parser<'_> {
         let then = self.block();
         let else_ = if self.eat(&TokenKind::Else) { Some(self.else_branch()) } else { None };
         let span = self.span_from(start);
-        self.mk(ExprKind::If { cond: Box::new(cond), then, else_ }, span)
+        self.mk(ExprKind::If { cond: Box::new(cond), then: Box::new(then), else_ }, span)
     }
 
     /// `if let P = e { .. } else { .. }`: reported, parsed, an `Error`.
@@ -707,6 +710,7 @@ impl Parser<'_> {
             }
         }
         self.no_record = no_record;
+        arms.shrink_to_fit();
         arms
     }
 
@@ -793,7 +797,7 @@ impl Parser<'_> {
         let span = self.span_from(start);
         match state {
             Some((state, invariant)) => self.threaded_for(pat, iter, state, invariant, body, span),
-            None => self.mk(ExprKind::For { pat, iter: Box::new(iter), body }, span),
+            None => self.mk(ExprKind::For { pat: Box::new(pat), iter: Box::new(iter), body: Box::new(body) }, span),
         }
     }
 
@@ -818,11 +822,11 @@ impl Parser<'_> {
         let mut stmts = vec![Stmt::Let { pat, ty: None, value: Box::new(value), span }];
         stmts.extend(body.stmts);
         let block = Block { stmts, tail: body.tail, span };
-        let body = self.mk(ExprKind::Block(block), span);
+        let body = self.mk(ExprKind::Block(Box::new(block)), span);
         let params = vec![ClosureParam { name: state.clone(), ty: invariant }, ClosureParam { name: item, ty: None }];
         let closure = self.mk(ExprKind::Closure { params, ret: None, body: Box::new(body) }, span);
         let init = self.mk(ExprKind::Name(state.clone()), state.span);
-        let method = Ident { name: "fold".into(), span };
+        let method = Box::new(Ident { name: "fold".into(), span });
         self.mk(ExprKind::MethodCall { receiver: Box::new(iter), method, args: vec![init, closure] }, span)
     }
 
@@ -844,7 +848,7 @@ impl Parser<'_> {
         let open = self.bump();
         let args = self.comma_list(open, TokenKind::RParen, Self::expr);
         let span = self.span_from(start);
-        self.mk(ExprKind::Hole { ty, args }, span)
+        self.mk(ExprKind::Hole { ty: ty.map(Box::new), args }, span)
     }
 
     /// `|a, b: T| body`, `|| body`, `|x| -> T { .. }`; the body extends as far as possible.
@@ -866,7 +870,7 @@ impl Parser<'_> {
             self.error_expr(start)
         };
         let span = self.span_from(start);
-        self.mk(ExprKind::Closure { params, ret, body: Box::new(body) }, span)
+        self.mk(ExprKind::Closure { params, ret: ret.map(Box::new), body: Box::new(body) }, span)
     }
 
     /// At `|` or `||`; `None` after an error.

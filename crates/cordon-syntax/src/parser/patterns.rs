@@ -74,14 +74,14 @@ impl Parser<'_> {
         let name = self.ident_token();
         let start = name.span.start;
         let (enum_name, name) = if self.eat(&TokenKind::ColonColon) {
-            (Some(name), self.ident("a variant name after `::`"))
+            (Some(Box::new(name)), self.ident("a variant name after `::`"))
         } else {
             (None, name)
         };
         if self.at(&TokenKind::LParen) {
             let open = self.bump();
             let args = self.comma_list(open, TokenKind::RParen, Self::pattern);
-            let kind = PatternKind::Variant { enum_name, name, args };
+            let kind = PatternKind::Variant { enum_name, name: Box::new(name), args };
             return Pattern { kind, span: self.span_from(start) };
         }
         if self.at(&TokenKind::LBrace) {
@@ -95,7 +95,7 @@ impl Parser<'_> {
             return Pattern { kind: PatternKind::Error, span: self.span_from(start) };
         }
         let kind = if enum_name.is_some() || name.name == "None" {
-            PatternKind::Variant { enum_name, name, args: Vec::new() }
+            PatternKind::Variant { enum_name, name: Box::new(name), args: Vec::new() }
         } else {
             PatternKind::Bind(name)
         };

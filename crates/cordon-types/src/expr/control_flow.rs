@@ -402,7 +402,7 @@ impl Checker<'_> {
                 if !refutable_ok {
                     self.refutable_let(pat.span);
                 }
-                let payload = self.variant_payload(&ty, enum_name.as_ref(), name, pat.span);
+                let payload = self.variant_payload(&ty, enum_name.as_deref(), name, pat.span);
                 let Some(payload) = payload else {
                     for p in args {
                         self.bind_pattern(p, &Ty::Error, None, true);
