@@ -1,5 +1,5 @@
 //! Analyses the checker's generated plan shapes once each at the sizes given, printing the time
-//! per line: `cargo run --release -p cordon-flow --example shapes -- 200 2000 20000`.
+//! per line: `cargo run --release -p cordon-flow --example flow_shapes -- 200 2000 20000`.
 
 use std::time::Instant;
 
