@@ -36,7 +36,8 @@ pub(crate) fn is_sealed(record: &Record, saved: &Saved) -> bool {
 }
 
 /// The records' digests a run saved before marks carried them kept with the host: read from
-/// the records themselves, which it kept then. A run saved now keeps none.
+/// the records themselves, which it kept then, or, once such a run was saved again, from the
+/// digests. A run made now keeps none.
 #[derive(Clone, Debug, Default, Serialize)]
 pub(crate) struct Saved(HashMap<HostId, Fingerprint>);
 
@@ -47,9 +48,12 @@ impl<'de> Deserialize<'de> for Saved {
         let mut saved = Saved::default();
         for (id, kept) in kept {
             let id: HostId = id.parse().map_err(D::Error::custom)?;
-            let digest = match serde_json::from_value::<Value>(kept).map_err(D::Error::custom)? {
-                Value::Record(r) => fingerprint(&r),
-                other => return Err(D::Error::custom(format!("a host record that is not a record: {other}"))),
+            let digest = match kept.is_array() {
+                true => serde_json::from_value(kept).map_err(D::Error::custom)?,
+                false => match serde_json::from_value::<Value>(kept).map_err(D::Error::custom)? {
+                    Value::Record(r) => fingerprint(&r),
+                    other => return Err(D::Error::custom(format!("a host record that is not a record: {other}"))),
+                },
             };
             saved.0.insert(id, digest);
         }
@@ -203,5 +207,9 @@ mod tests {
         assert!(is_sealed(&record, &saved), "its record, unsealed as it was saved, is the host's");
         let other = issue("Fixed link", tags(&["bug"]), false);
         assert!(!is_sealed(&other, &saved));
+        // Such a run saved again keeps the digests, and reads them back as themselves.
+        let again: Saved = serde_json::from_value(serde_json::to_value(&saved).unwrap()).unwrap();
+        assert!(is_sealed(&record, &again), "a saved digest reads back as itself");
+        assert!(!is_sealed(&other, &again));
     }
 }
