@@ -79,8 +79,7 @@ pub struct Program {
 
 impl Program {
     pub fn new(checked: &Checked) -> Result<Program, CompileError> {
-        let declared = Arc::new(checked.declarations().clone());
-        let compiled = compile::compile(checked.policies(), checked.plan(), checked.calls(), &declared)?;
+        let compiled = compile::compile(checked.policies(), checked.plan(), checked.calls(), checked.declarations())?;
         Ok(Program { compiled: Arc::new(compiled) })
     }
 

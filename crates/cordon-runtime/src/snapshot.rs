@@ -199,16 +199,15 @@ fn compile_again(
         }
         Ok(cordon_syntax::parse(file, &sources.file(file).text).module)
     };
-    let policy_files = policies;
-    let policies = policies.iter().map(|f| parse(*f)).collect::<Result<Vec<_>, _>>()?;
+    let modules = policies.iter().map(|f| parse(*f)).collect::<Result<Vec<_>, _>>()?;
     let plan = plan.map(parse).transpose()?;
     let broken =
         |e: compile::CompileError| SnapshotError::Malformed(format!("its code does not compile: {}", e.message));
     // The types as the checker resolved them when the run was made: declaring the same sources
     // again resolves them the same way.
     let options = cordon_types::CheckOptions::default();
-    let declared = cordon_types::declare_program(sources, policy_files, plan.as_ref(), &options);
-    let mut program = compile::compile(&policies, plan.as_ref(), calls, &declared).map_err(broken)?;
+    let declared = cordon_types::declare_program(sources, policies, plan.as_ref(), &options);
+    let mut program = compile::compile(&modules, plan.as_ref(), calls, &declared).map_err(broken)?;
     for fill in fills {
         let module = parse(fill.file)?;
         let compiled =

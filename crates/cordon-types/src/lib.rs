@@ -104,7 +104,7 @@ pub struct Checked {
     plan: Option<Module>,
     holes: Vec<HoleSite>,
     calls: Calls,
-    declarations: Declarations,
+    declarations: Arc<Declarations>,
 }
 
 impl Checked {
@@ -130,8 +130,9 @@ impl Checked {
     }
 
     /// What the policies and the plan declare, as the checker resolved it: read this, not the
-    /// modules' items, for a type, a tool's signature or the entry.
-    pub fn declarations(&self) -> &Declarations {
+    /// modules' items, for a type, a tool's signature or the entry. Shared: the program
+    /// compiled from the check holds the same.
+    pub fn declarations(&self) -> &Arc<Declarations> {
         &self.declarations
     }
 }
@@ -203,7 +204,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
     let program = if diagnostics.iter().any(Diagnostic::is_error) {
         None
     } else {
-        let declarations = export::declarations(&checker);
+        let declarations = Arc::new(export::declarations(&checker));
         Some(Checked { policies, plan, holes: hole_site::renumber(report.sites), calls: report.calls, declarations })
     };
     Outcome {

@@ -41,7 +41,7 @@ fn checked(policy: &str, plan: &str) -> Declarations {
     let plan = sources.add("plan.cord", plan);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let Some(program) = outcome.program else { panic!("rejected: {:?}", outcome.diagnostics) };
-    program.declarations().clone()
+    Declarations::clone(program.declarations())
 }
 
 fn shown(ty: &Type) -> String {

@@ -29,7 +29,7 @@ fn checked(plan: &str) -> Declarations {
     let plan = sources.add("plan.cord", plan);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let Some(program) = outcome.program else { panic!("rejected: {:?}", outcome.diagnostics) };
-    program.declarations().clone()
+    Declarations::clone(program.declarations())
 }
 
 /// The measures the result of the tool `tool` defines, each with its value as source.
