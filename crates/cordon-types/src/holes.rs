@@ -160,7 +160,7 @@ fn check_in_place(
     let holes = renumber(report.sites.into_iter().filter(|s| s.span.file == fill).collect());
     let arg_names = site.args.iter().map(|a| a.name.clone()).collect();
     let calls = report.calls.in_file(fill);
-    let functions = report.fill_functions.into_iter().filter(|f| f.span.file == fill).collect();
+    let functions = report.fill_functions;
     FillOutcome { diagnostics, fill: Some(CheckedFill { hole, module, arg_names, holes, chain, calls, functions }) }
 }
 

@@ -334,7 +334,7 @@ struct Report {
     filled: HashSet<Span>,
     calls: Calls,
     bindings: Vec<BindingType>,
-    /// The functions the fills declare.
+    /// The functions the last fill (the one being checked) declares.
     fill_functions: Vec<Function>,
 }
 
@@ -427,9 +427,9 @@ fn check_against(
         filled: std::mem::take(&mut checker.filled),
         calls: std::mem::take(&mut checker.calls),
         bindings: checker.recorded_bindings(),
-        fill_functions: match fills {
-            [] => Vec::new(),
-            _ => export::functions(checker, |at| fills.iter().any(|(_, m)| m.file == at.file)),
+        fill_functions: match fills.last() {
+            None => Vec::new(),
+            Some((_, last)) => export::functions(checker, |at| at.file == last.file),
         },
     }
 }

@@ -217,7 +217,6 @@ impl<'a> Analyzer<'a> {
         let part = |a: &mut Self, t: &Type| a.shape(t, depth + 1, origins);
         match ty {
             Type::Unit => Abs::plain(Kind::Unit),
-            Type::Tuple(ts) if ts.is_empty() => Abs::plain(Kind::Unit),
             Type::Tuple(ts) => {
                 let items = ts.iter().map(|t| part(self, t)).collect();
                 Abs::new(Kind::Tuple(items), Bounds::bottom(), origins.clone())
