@@ -189,15 +189,8 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
             program: None,
         };
     }
-    let mut checker = declared.unwrap_or_else(|| {
-        // No syntax error came from them (the check would have stopped): kept for the next.
-        let checker = declare_policies(sources, &policies, options);
-        if checker.timed_out.is_none() {
-            let kept = checker.clone().detached();
-            cache::keep(sources, policy_files, options.solver_timeout_ms, &policies, kept);
-        }
-        checker
-    });
+    // No syntax error came from them (the check would have stopped).
+    let mut checker = declared.unwrap_or_else(|| declare_and_keep(sources, policy_files, &policies, true, options));
     let report = check_against(&mut checker, &policies, plan.as_ref(), &[]);
     diagnostics.extend(report.diagnostics);
     sort_diagnostics(&mut diagnostics);
@@ -245,16 +238,11 @@ pub fn declare(sources: &SourceMap, policies: &[FileId], options: &CheckOptions)
             parsed.module
         })
         .collect();
-    let checker = declare_policies(sources, &modules, options);
-    let declarations = export::declarations(&checker);
     let parsed = !diagnostics.iter().any(Diagnostic::is_error);
+    let checker = declare_and_keep(sources, policies, &modules, parsed, options);
     diagnostics.extend(checker.diags.iter().cloned());
     sort_diagnostics(&mut diagnostics);
-    // As a check keeps them: only policies that parse and were declared within their time.
-    if parsed && checker.timed_out.is_none() {
-        cache::keep(sources, policies, options.solver_timeout_ms, &modules, checker.detached());
-    }
-    (declarations, diagnostics)
+    (export::declarations(&checker), diagnostics)
 }
 
 /// What the policy modules and the plan declare, resolved by the checker as [`check`] resolves
@@ -287,12 +275,7 @@ pub fn declare_program(
             let parsed: Vec<_> = policies.iter().map(|&f| cordon_syntax::parse(f, &sources.file(f).text)).collect();
             let clean = !parsed.iter().flat_map(|p| &p.diagnostics).any(Diagnostic::is_error);
             let modules: Vec<Module> = parsed.into_iter().map(|p| p.module).collect();
-            let checker = declare_policies(sources, &modules, options);
-            // As a check keeps them, for the check that follows (a saved run checked again).
-            if clean && checker.timed_out.is_none() {
-                cache::keep(sources, policies, timeout, &modules, checker.clone().detached());
-            }
-            checker
+            declare_and_keep(sources, policies, &modules, clean, options)
         }
     };
     if let Some(plan) = plan {
@@ -365,6 +348,23 @@ fn declare_policies<'a>(sources: &'a SourceMap, policies: &[Module], options: &C
     for module in policies {
         checker.check_consts(module);
         report_policy_statements(&mut checker, module);
+    }
+    checker
+}
+
+/// [`declare_policies`] for the policy modules `modules` (of the files `files`), kept for the
+/// next check of the same policies on this thread (`cache.rs`) if they parsed (`clean`) and
+/// were declared within their time.
+fn declare_and_keep<'a>(
+    sources: &'a SourceMap,
+    files: &[FileId],
+    modules: &[Module],
+    clean: bool,
+    options: &CheckOptions,
+) -> Checker<'a> {
+    let checker = declare_policies(sources, modules, options);
+    if clean && checker.timed_out.is_none() {
+        cache::keep(sources, files, options.solver_timeout_ms, modules, checker.clone().detached());
     }
     checker
 }
