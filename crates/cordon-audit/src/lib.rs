@@ -315,6 +315,24 @@ fn intent(effect: &Effect, stages: Vec<StageDecision>, endorsed_by: Option<Strin
     }
 }
 
+/// The size in bytes of `json` written compactly, counted as it is written, not kept.
+fn json_size(json: &Value) -> u64 {
+    struct Counter(u64);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Counting cannot fail, nor can writing a JSON value.
+    let _ = serde_json::to_writer(&mut counter, json);
+    counter.0
+}
+
 /// A decision row's content: what the stage noted, a card cut down to what it was (never the
 /// values it showed).
 fn decision(stage: &str, noted: &Value) -> Value {
@@ -379,7 +397,7 @@ impl Observer for Recorder<'_> {
             }
             Event::EffectPerformed { effect, answer } => {
                 let outcome = match answer {
-                    Ok(json) => Outcome::Performed { result_size: json.to_string().len() as u64 },
+                    Ok(json) => Outcome::Performed { result_size: json_size(json) },
                     Err(error) => Outcome::Failed { error: error.clone() },
                 };
                 recording.end_effect(state, &format!("{}.{}", effect.capability, effect.tool), outcome);

@@ -62,21 +62,18 @@ impl<'de> Deserialize<'de> for Saved {
 }
 
 fn fingerprint(record: &Record) -> Fingerprint {
-    let mut h = Hashing { hash: Sha256::new(), leaf: Vec::new() };
-    h.record(record);
-    h.hash.finalize().into()
+    let mut content = Content(Vec::new());
+    content.record(record);
+    Sha256::digest(&content.0).into()
 }
 
-/// A hash being fed a value, every part's extent marked so that no two different values feed
-/// the same bytes. Containers are walked, their labels left out; every other value is written as
-/// a saved run writes it.
-struct Hashing {
-    hash: Sha256,
-    /// The last leaf, written out.
-    leaf: Vec<u8>,
-}
+/// A value's content written out for the hash, every part's extent marked so that no two
+/// different values write the same bytes. Containers are walked, their labels left out; every
+/// other value is written as a saved run writes it. Written whole, then hashed once: the
+/// hash's own buffering of many small parts cost more than the hashing.
+struct Content(Vec<u8>);
 
-impl Hashing {
+impl Content {
     fn value(&mut self, v: &Value) {
         match v {
             Value::Tuple(xs) => self.parts(0, &[], xs.iter().map(|x| &x.value)),
@@ -85,12 +82,14 @@ impl Hashing {
             Value::Labeled(x) => self.parts(3, &[], std::iter::once(&x.value)),
             Value::Record(r) => self.record(r),
             leaf => {
-                self.leaf.clear();
+                self.0.push(5);
+                // The leaf's length goes before it, once it is written.
+                let at = self.0.len();
+                self.0.extend_from_slice(&[0; 8]);
                 // Writing plain data to memory cannot fail.
-                let _ = serde_json::to_writer(&mut self.leaf, leaf);
-                self.hash.update([5]);
-                self.hash.update((self.leaf.len() as u64).to_le_bytes());
-                self.hash.update(&self.leaf);
+                let _ = serde_json::to_writer(&mut self.0, leaf);
+                let len = (self.0.len() - at - 8) as u64;
+                self.0[at..at + 8].copy_from_slice(&len.to_le_bytes());
             }
         }
     }
@@ -103,15 +102,15 @@ impl Hashing {
     }
 
     fn parts<'v>(&mut self, tag: u8, names: &[&str], items: impl ExactSizeIterator<Item = &'v Value>) {
-        self.hash.update([tag]);
+        self.0.push(tag);
         names.iter().for_each(|n| self.text(n));
-        self.hash.update((items.len() as u64).to_le_bytes());
+        self.0.extend_from_slice(&(items.len() as u64).to_le_bytes());
         items.for_each(|item| self.value(item));
     }
 
     fn text(&mut self, s: &str) {
-        self.hash.update((s.len() as u64).to_le_bytes());
-        self.hash.update(s.as_bytes());
+        self.0.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        self.0.extend_from_slice(s.as_bytes());
     }
 }
 
@@ -197,6 +196,15 @@ mod tests {
         for record in changed {
             assert_ne!(fingerprint(&record), original, "{record:?}");
         }
+    }
+
+    /// A run saved with digests is checked against digests made by a later Cordon: how a
+    /// record is fed to the hash is part of the saved form, and may not change.
+    #[test]
+    fn a_records_digest_is_the_one_saved_runs_carry() {
+        let record = issue("Broken link", tags(&["bug", "ui"]), true);
+        let hex: String = fingerprint(&record).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "054967ba0952d5d5aa0c20f369655cbf5c7884bfdf776f8941821a7fd479008c");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::StoreError;
 const APPLICATION_ID: i32 = 0x434f_5244;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     // 1: requests, their transcripts, and the audit log.
     "CREATE TABLE requests (
         id INTEGER PRIMARY KEY,
@@ -138,6 +138,10 @@ const MIGRATIONS: [&str; 5] = [
     UPDATE requests SET first_line = firsts.id
         FROM (SELECT request, min(id) AS id FROM transcript GROUP BY request) AS firsts
         WHERE firsts.request = requests.id;",
+    // 6: a row holds the `lines` lines a commit wrote for its request, numbered from `seq` on:
+    // one line is the event itself, more are a JSON array of them. A row a line cost an
+    // effect's commit six rows' work.
+    "ALTER TABLE transcript ADD COLUMN lines INTEGER NOT NULL DEFAULT 1 CHECK (lines >= 1);",
 ];
 
 /// The schema version this crate writes.

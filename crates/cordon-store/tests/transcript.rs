@@ -108,12 +108,53 @@ fn lines_recorded_with_effects_go_on_from_the_last() {
     let expected: Vec<Value> = [0, 10, 1, 11, 2, 12].into_iter().map(|i| json!(i)).chain([json!("last")]).collect();
     assert_eq!(store.transcript(a).unwrap(), expected);
     assert_eq!(store.transcript(b).unwrap().len(), 6);
-    let numbers: Vec<i64> = raw(&scratch.db())
-        .prepare("SELECT seq FROM transcript WHERE request = ?1 ORDER BY id")
+    // One row a commit, each numbered on from the row before.
+    let rows: Vec<(i64, i64)> = raw(&scratch.db())
+        .prepare("SELECT seq, lines FROM transcript WHERE request = ?1 ORDER BY id")
         .unwrap()
-        .query_map([a.0], |r| r.get(0))
+        .query_map([a.0], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(numbers, (1..=7).collect::<Vec<i64>>());
+    assert_eq!(rows, [(1, 2), (3, 2), (5, 2), (7, 1)]);
+}
+
+/// A row of several lines holds them as a JSON array; a line that is itself an array, alone in
+/// its row, is read back as one line, and `gc` counts lines, not rows.
+#[test]
+fn a_row_of_lines_and_a_line_that_is_an_array_read_back_as_written() {
+    let scratch = Scratch::new();
+    let store = scratch.open();
+    let id = begin(&store, 0);
+    store.append_transcript(id, &json!([1, 2])).unwrap();
+    store.append_transcript_batch(id, &[json!([3]), json!({ "a": [4] }), json!("five")]).unwrap();
+    store.append_transcript_batch(id, &[json!([])]).unwrap();
+    let expected = [json!([1, 2]), json!([3]), json!({ "a": [4] }), json!("five"), json!([])];
+    assert_eq!(store.transcript(id).unwrap(), expected);
+    raw(&scratch.db()).execute("UPDATE requests SET started_ms = 0 WHERE id = ?1", [id.0]).unwrap();
+    let report = store.gc(Duration::from_secs(3600)).unwrap();
+    assert_eq!((report.requests, report.events), (1, 5));
+}
+
+/// A row whose count of lines is not what it holds (a file edited or damaged) is an error that
+/// says so, never a panic nor a transcript with lines missing.
+#[test]
+fn a_row_that_does_not_hold_its_count_of_lines_is_corrupt() {
+    let scratch = Scratch::new();
+    let store = scratch.open();
+    let id = begin(&store, 0);
+    store.append_transcript_batch(id, &[json!(1), json!(2)]).unwrap();
+    for (lines, event) in [(3, "[1,2]"), (2, "[1]"), (2, "{\"a\":1}"), (2, "[1,")] {
+        let conn = raw(&scratch.db());
+        conn.execute(
+            "UPDATE transcript SET lines = ?1, event = ?2 WHERE request = ?3",
+            rusqlite::params![lines, event, id.0],
+        )
+        .unwrap();
+        let error = store.transcript(id).unwrap_err();
+        assert!(!error.to_string().is_empty(), "{lines} {event}");
+        if event.starts_with('[') && event.ends_with(']') {
+            assert!(matches!(error, cordon_store::StoreError::Corrupt { .. }), "{lines} {event}: {error:?}");
+        }
+    }
 }

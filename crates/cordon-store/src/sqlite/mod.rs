@@ -3,6 +3,7 @@
 //! so that an audit row is numbered and chained from the head read under the write lock: two
 //! processes appending never fork the chain.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -155,11 +156,12 @@ impl SqliteStore {
     }
 }
 
-/// Appends `events` to the request's transcript; returns the last one's number there.
+/// Appends `events` to the request's transcript, in one row; returns the last one's number
+/// there.
 ///
-/// The table has no index but its row ids, which grow as lines are written: a request's last
-/// line is the first of its lines read back from the end, past only the lines other requests
-/// wrote since; its first line's id is kept in its `requests` row, written with that line.
+/// The table has no index but its row ids, which grow as rows are written: a request's last
+/// row is the first of its rows read back from the end, past only the rows other requests
+/// wrote since; its first row's id is kept in its `requests` row, written with that row.
 fn transcript_in<'e>(
     c: &Connection,
     request: RequestId,
@@ -169,23 +171,27 @@ fn transcript_in<'e>(
     let last: i64 = match first {
         None => 0,
         Some(first) => c
-            .prepare_cached("SELECT seq FROM transcript WHERE id >= ?1 AND request = ?2 ORDER BY id DESC LIMIT 1")?
+            .prepare_cached(
+                "SELECT seq + lines - 1 FROM transcript WHERE id >= ?1 AND request = ?2 ORDER BY id DESC LIMIT 1",
+            )?
             .query_row([first, request.0], |r| r.get(0))
             .optional()?
             .unwrap_or(0),
     };
-    let mut insert = c.prepare_cached("INSERT INTO transcript (request, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)")?;
-    let at_ms = now_ms();
-    let mut seq = last;
-    for event in events {
-        seq += 1;
-        insert.execute(params![request.0, seq, at_ms, event])?;
-        if first.is_none() && seq == 1 {
-            c.prepare_cached("UPDATE requests SET first_line = ?2 WHERE id = ?1")?
-                .execute([request.0, c.last_insert_rowid()])?;
-        }
+    let events: Vec<&str> = events.collect();
+    let text = match events.as_slice() {
+        [] => return Ok(u64::try_from(last).unwrap_or(0)),
+        [one] => Cow::Borrowed(*one),
+        many => Cow::Owned(format!("[{}]", many.join(","))),
+    };
+    let lines = i64::try_from(events.len()).unwrap_or(i64::MAX);
+    c.prepare_cached("INSERT INTO transcript (request, seq, lines, at_ms, event) VALUES (?1, ?2, ?3, ?4, ?5)")?
+        .execute(params![request.0, last + 1, lines, now_ms(), text])?;
+    if first.is_none() {
+        c.prepare_cached("UPDATE requests SET first_line = ?2 WHERE id = ?1")?
+            .execute([request.0, c.last_insert_rowid()])?;
     }
-    Ok(u64::try_from(seq).unwrap_or(0))
+    Ok(u64::try_from(last + lines).unwrap_or(0))
 }
 
 /// The id of the request's first transcript line, if it has one (and is a request).
@@ -404,11 +410,25 @@ impl Store for SqliteStore {
     fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
         self.read(|c| {
             let Some(first) = first_line_in(c, request)? else { return Ok(Vec::new()) };
-            let mut stmt = c.prepare("SELECT event FROM transcript WHERE id >= ?1 AND request = ?2 ORDER BY id")?;
+            let sql = "SELECT lines, event FROM transcript WHERE id >= ?1 AND request = ?2 ORDER BY id";
+            let mut stmt = c.prepare(sql)?;
             let mut rows = stmt.query([first, request.0])?;
             let mut out = Vec::new();
             while let Some(row) = rows.next()? {
-                out.push(serde_json::from_str(row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?)?);
+                let (lines, text): (i64, &str) =
+                    (row.get(0)?, row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?);
+                match lines {
+                    1 => out.push(serde_json::from_str(text)?),
+                    _ => {
+                        let some: Vec<Value> = serde_json::from_str(text)?;
+                        if i64::try_from(some.len()) != Ok(lines) {
+                            let detail =
+                                format!("a transcript row says it holds {lines} lines and holds {}", some.len());
+                            return Err(StoreError::Corrupt { detail });
+                        }
+                        out.extend(some);
+                    }
+                }
             }
             Ok(out)
         })
@@ -519,14 +539,15 @@ impl Store for SqliteStore {
         let cutoff = now_ms().saturating_sub(i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX));
         self.write(|c| {
             let old = "request IN (SELECT id FROM requests WHERE started_ms < ?1)";
-            let requests: i64 =
-                c.query_row(&format!("SELECT count(DISTINCT request) FROM transcript WHERE {old}"), [cutoff], |r| {
-                    r.get(0)
-                })?;
-            let events = c.execute(&format!("DELETE FROM transcript WHERE {old}"), [cutoff])?;
+            let (requests, events): (i64, i64) = c.query_row(
+                &format!("SELECT count(DISTINCT request), coalesce(sum(lines), 0) FROM transcript WHERE {old}"),
+                [cutoff],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            c.execute(&format!("DELETE FROM transcript WHERE {old}"), [cutoff])?;
             // A request whose lines are gone starts again from its next line, wherever it is.
             c.execute("UPDATE requests SET first_line = NULL WHERE started_ms < ?1", [cutoff])?;
-            Ok(GcReport { requests: u64::try_from(requests).unwrap_or(0), events: events as u64 })
+            Ok(GcReport { requests: u64::try_from(requests).unwrap_or(0), events: u64::try_from(events).unwrap_or(0) })
         })
     }
 
