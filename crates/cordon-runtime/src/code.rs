@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cordon_label::Tier;
 use cordon_syntax::ast::{BinOp, UnOp};
 use cordon_syntax::{Builtin, FileId, Span};
-use cordon_types::{Calls, Declarations};
+use cordon_types::{Calls, Casts, Declarations};
 
 use crate::shape::{Decls, Shape};
 use crate::value::{CodeId, CodeRef, Func, Layout, Str, Value};
@@ -401,17 +401,20 @@ pub struct Origin {
     pub plan: Option<FileId>,
     /// What the checker resolved each call of the policies and the plan to.
     pub calls: Calls,
+    /// What the checker resolved each cast of the policies and the plan to.
+    pub casts: Casts,
     pub fills: Vec<FillRecord>,
 }
 
 /// A fill a run entered: the hole it filled, its source file, its arguments' names, and what
-/// the checker resolved each of its calls to.
+/// the checker resolved each of its calls and casts to.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FillRecord {
     pub site: usize,
     pub file: FileId,
     pub arg_names: Vec<String>,
     pub calls: Calls,
+    pub casts: Casts,
 }
 
 /// A compiled `@approval`: a tier, or a choice on a condition over the parameters.

@@ -5,10 +5,11 @@
 //! A call compiles to what the checker resolved it to ([`Calls`]); a call the checker did not
 //! resolve calls a value, and a method call whose receiver is not a capability fails at run
 //! time. A declared type (a record's field, a tool's parameter, the entry's) becomes the shape of
-//! what the checker resolved it to ([`Declarations`]), and a cast's target is resolved against
-//! those. Beyond that, compilation does not rely on the checker's types: the interpreter is
-//! dynamically typed, so that code which never went through the checker (tests of the runtime's
-//! own re-checks) fails cleanly instead of misbehaving.
+//! what the checker resolved it to ([`Declarations`]), and so does a cast's target ([`Casts`]);
+//! only a fill no check resolved has its casts' targets resolved as written. Beyond that,
+//! compilation does not rely on the checker's types: the interpreter is dynamically typed, so
+//! that code which never went through the checker (tests of the runtime's own re-checks) fails
+//! cleanly instead of misbehaving.
 //!
 //! This module holds the compiler's state and the matches on the kinds of code (of an
 //! expression, a callee, a statement, a pattern). Each kind of expression is lowered, from the
@@ -25,7 +26,7 @@ use cordon_syntax::ast::{
     BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Ident, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
     TypeExpr, UnOp,
 };
-use cordon_types::{Declarations, Type, WrittenTypes};
+use cordon_types::{Casts, Declarations, Type, WrittenTypes};
 
 use crate::code::{
     Access, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals, HoleScope,
@@ -93,18 +94,21 @@ fn is_comparison(op: BinOp) -> bool {
     matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
 }
 
-/// Compiles the policies and the plan, whose calls call what `calls` says and whose types are
-/// what `declared` says (the checker's resolution of them).
+/// Compiles the policies and the plan, whose calls call what `calls` says, whose casts convert
+/// to what `casts` says and whose types are what `declared` says (the checker's resolution of
+/// them).
 pub fn compile(
     policies: &[Module],
     plan: Option<&Module>,
     calls: &Calls,
+    casts: &Casts,
     declared: &Arc<Declarations>,
 ) -> Result<Compiled, CompileError> {
     let origin = Origin {
         policies: policies.iter().map(|m| m.file).collect(),
         plan: plan.map(|m| m.file),
         calls: calls.clone(),
+        casts: casts.clone(),
         fills: Vec::new(),
     };
     let modules: Vec<&Module> = policies.iter().chain(plan).collect();
@@ -115,8 +119,9 @@ pub fn compile(
         bodies: Vec::new(),
         codes: Vec::new(),
         declared: declared.clone(),
-        written: WrittenTypes::default(),
+        written: None,
         calls: calls.clone(),
+        casts: casts.clone(),
         in_refinement: false,
         code_base: 0,
         holes: Vec::new(),
@@ -245,14 +250,18 @@ pub fn compile(
 
 /// Compiles a model's fill for the hole `site` of `program`. The fill's body is a closure
 /// whose captures are the hole's scope (in `HoleScope::names` order) and whose parameters are
-/// the hole's extra arguments, named `arg_names`; its calls call what `calls` says. Its functions
-/// and holes are appended after the program's.
+/// the hole's extra arguments, named `arg_names`; its calls call what `calls` says, and its casts
+/// convert to what `casts` says. A fill no check resolved has no `casts`: its casts' targets are
+/// resolved as written, against the program's declarations and the fill's own types, and kept in
+/// its record as if the checker had resolved them. Its functions and holes are appended after the
+/// program's.
 pub fn compile_fill(
     program: &Compiled,
     site: usize,
     fill: &Module,
     arg_names: &[String],
     calls: &Calls,
+    casts: Option<&Casts>,
 ) -> Result<CompiledFill, CompileError> {
     let Some(scope) = program.holes.get(site) else {
         return Err(CompileError { message: format!("there is no hole {site}"), span: fill.body.span });
@@ -263,8 +272,9 @@ pub fn compile_fill(
         bodies: Vec::new(),
         codes: Vec::new(),
         declared: program.declared.clone(),
-        written: WrittenTypes::of(&fill.items),
+        written: casts.is_none().then(|| WrittenTypes::of(&fill.items)),
         calls: calls.clone(),
+        casts: casts.cloned().unwrap_or_default(),
         in_refinement: false,
         code_base: program.codes.len() as u32,
         holes: Vec::new(),
@@ -323,7 +333,7 @@ pub fn compile_fill(
             }
         }
     }
-    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec(), calls: c.calls };
+    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec(), calls: c.calls, casts: c.casts };
     Ok(CompiledFill { codes: c.codes, fns, consts, holes: c.holes, body, record })
 }
 
@@ -348,10 +358,13 @@ pub(crate) struct Compiler {
     codes: Vec<Code>,
     /// The program's types, as the checker resolved them.
     declared: Arc<Declarations>,
-    /// The types a fill declares (none for the program: `declared` holds its own).
-    written: WrittenTypes,
+    /// The types a fill no check resolved declares, against which (and `declared`) its casts'
+    /// targets are resolved as written; `None` for checked code, whose casts are in `casts`.
+    written: Option<WrittenTypes>,
     /// What each call of the code being compiled calls.
     calls: Calls,
+    /// What each cast of the code being compiled converts to.
+    casts: Casts,
     /// Compiling a refinement predicate: the only code that may read a measure. Elsewhere a
     /// measure would let a program branch on what the host knows (is this session tainted?)
     /// without that decision carrying any label.
@@ -641,7 +654,7 @@ impl Compiler {
             ExprKind::For { pat, iter, body } => self.for_(pat, iter, body, span),
             ExprKind::Block(b) => self.block(b),
             ExprKind::Closure { params, body, .. } => self.closure(params, body, span),
-            ExprKind::Cast { expr, ty } => self.cast(expr, ty, span),
+            ExprKind::Cast { expr, ty } => self.cast(e, expr, ty, span),
             ExprKind::Hole { args, .. } => self.hole(args, span),
             ExprKind::ToLabeled(b) => self.labeled(b, span),
             ExprKind::Error => self.err(span, "a malformed expression"),
@@ -695,14 +708,21 @@ impl Compiler {
         crate::shape::shape(self, ty, scope, at)
     }
 
-    /// The run-time shape of a type written in code (a cast's target), which no declaration
-    /// holds: its names are the program's declarations and the fill's own.
-    fn written_shape(&mut self, te: &TypeExpr) -> Res<Shape> {
-        let ty = match self.declared.resolve_written(te, &self.written) {
-            Ok(ty) => ty,
-            Err(e) => return self.err(e.span, e.message),
+    /// The run-time shape of what the cast `cast` converts to, as the checker resolved it; in a
+    /// fill no check resolved, of `written`, the type after its `as`, resolved here.
+    fn cast_shape(&mut self, cast: &Expr, written: &TypeExpr) -> Res<Shape> {
+        let target = match (self.casts.get(cast), &self.written) {
+            (Some(target), _) => target.clone(),
+            (None, Some(local)) => match self.casts.record_written(cast, written, &self.declared, local) {
+                Ok(target) => target,
+                Err(e) => return self.err(e.span, e.message),
+            },
+            // A cast with no record is in code the checker rejected: its target has an error.
+            (None, None) => {
+                return self.err(written.span, "the checker did not resolve the type this cast converts to");
+            }
         };
-        self.shape(&ty, &[], te.span)
+        self.shape(&target, &[], written.span)
     }
 
     /// A declaration (a record, an enum, a tool) whose types the checker did not resolve: only

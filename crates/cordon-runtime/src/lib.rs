@@ -79,22 +79,23 @@ pub struct Program {
 
 impl Program {
     pub fn new(checked: &Checked) -> Result<Program, CompileError> {
-        let compiled = compile::compile(checked.policies(), checked.plan(), checked.calls(), checked.declarations())?;
+        let (calls, casts) = (checked.calls(), checked.casts());
+        let compiled = compile::compile(checked.policies(), checked.plan(), calls, casts, checked.declarations())?;
         Ok(Program { compiled: Arc::new(compiled) })
     }
 
-    /// Compiles code the checker may reject, its calls resolved as far as the checker could
-    /// ([`cordon_types::resolve_calls`]). For tests that prove the boundary's re-checks catch
-    /// what a checker bug would let through; not available to the `cordon` binary.
+    /// Compiles code the checker may reject, its calls and casts resolved as far as the checker
+    /// could ([`cordon_types::resolve_calls_and_casts`]). For tests that prove the boundary's
+    /// re-checks catch what a checker bug would let through; not available to the `cordon` binary.
     #[cfg(feature = "unchecked")]
     pub fn unchecked(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>) -> Result<Program, CompileError> {
         let parse = |file: FileId| cordon_syntax::parse(file, &sources.file(file).text).module;
         let modules: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
         let plan = plan.map(parse);
-        let calls = cordon_types::resolve_calls(sources, policies, plan.as_ref().map(|m| m.file));
+        let (calls, casts) = cordon_types::resolve_calls_and_casts(sources, policies, plan.as_ref().map(|m| m.file));
         let options = cordon_types::CheckOptions::default();
         let declared = cordon_types::declare_program(sources, policies, plan.as_ref(), &options);
-        let compiled = compile::compile(&modules, plan.as_ref(), &calls, &declared)?;
+        let compiled = compile::compile(&modules, plan.as_ref(), &calls, &casts, &declared)?;
         Ok(Program { compiled: Arc::new(compiled) })
     }
 
@@ -416,12 +417,15 @@ impl Run {
     /// label of everything the model was shown (its prompt): the fill runs with the
     /// program-counter label raised by it, and its result carries it.
     pub fn fill(&mut self, fill: &cordon_types::CheckedFill, label: &Label) -> Result<Step, RunError> {
-        self.fill_module(fill.module(), fill.arg_names(), fill.calls(), label)
+        self.fill_module(fill.module(), fill.arg_names(), fill.calls(), Some(fill.casts()), label)
     }
 
     /// Continues at the waiting hole with the fill in `sources`' file `fill`, which the checker
     /// may reject: its calls are resolved as the checker resolves a plan's against the program's
-    /// policies. For tests that show what the runtime alone enforces.
+    /// policies, and its casts' targets as written, against the program's declarations and the
+    /// fill's own types (`cordon_types::WrittenTypes`; a type the fill declares under a name the
+    /// program declares too is the fill's, which the checker would refuse). For tests that show
+    /// what the runtime alone enforces.
     #[cfg(feature = "unchecked")]
     pub fn fill_unchecked(
         &mut self,
@@ -431,15 +435,20 @@ impl Run {
         label: &Label,
     ) -> Result<Step, RunError> {
         let module = cordon_syntax::parse(fill, &sources.file(fill).text).module;
-        let calls = cordon_types::resolve_calls(sources, &self.ctx.program.origin.policies, Some(fill));
-        self.fill_module(&module, arg_names, &calls, label)
+        // Not the checker's casts: it would give a type the fill declares under a name the
+        // program declares too the program's meaning, where the fill means its own.
+        let (calls, _) = cordon_types::resolve_calls_and_casts(sources, &self.ctx.program.origin.policies, Some(fill));
+        self.fill_module(&module, arg_names, &calls, None, label)
     }
 
+    /// Continues at the waiting hole with `fill`, whose calls call what `calls` says and whose
+    /// casts convert to what `casts` says (`None`: as written, see [`compile::compile_fill`]).
     fn fill_module(
         &mut self,
         fill: &Module,
         arg_names: &[String],
         calls: &cordon_types::Calls,
+        casts: Option<&cordon_types::Casts>,
         label: &Label,
     ) -> Result<Step, RunError> {
         let hole = match std::mem::replace(&mut self.state, State::Ready) {
@@ -456,7 +465,7 @@ impl Run {
                 format!("the fill names {} arguments; the hole has {}", arg_names.len(), hole.args.len()),
             )));
         }
-        let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names, calls) {
+        let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names, calls, casts) {
             Ok(c) => c,
             Err(e) => {
                 let message = format!("the fill does not compile: {}", e.message);

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_syntax::{FileId, SourceMap};
-use cordon_types::Calls;
+use cordon_types::{Calls, Casts};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
@@ -42,8 +42,9 @@ use cordon_label::Label;
 /// bounds in slots instead of a list, `count_by` takes only the keys, and a local on the left of
 /// a computed operand is read by the operation; 6: the run's state is one value, saying what it
 /// waits for or how it ended; 7: a run keeps what the checker resolved each call to; 8: a failed
-/// label check keeps what is left of it once the policy's releases let groups' data out).
-const VERSION: u32 = 8;
+/// label check keeps what is left of it once the policy's releases let groups' data out; 9: a run
+/// keeps what the checker resolved each cast's target to).
+const VERSION: u32 = 9;
 
 /// The length of the authentication tag in front of a saved run.
 const TAG_LEN: usize = 32;
@@ -84,6 +85,8 @@ struct Snapshot {
     plan: Option<FileId>,
     /// What the checker resolved each call of the policies and the plan to.
     calls: Calls,
+    /// What the checker resolved each cast of the policies and the plan to.
+    casts: Casts,
     fills: Vec<FillRecord>,
     vm: Vm,
     host: HostState,
@@ -124,6 +127,7 @@ impl Run {
             policies: self.ctx.program.origin.policies.clone(),
             plan: self.ctx.program.origin.plan,
             calls: self.ctx.program.origin.calls.clone(),
+            casts: self.ctx.program.origin.casts.clone(),
             fills: self.ctx.program.origin.fills.clone(),
             vm: self.vm.clone(),
             host: self.ctx.host.clone(),
@@ -165,7 +169,7 @@ impl Run {
         for (name, text) in s.sources {
             sources.add(name, text);
         }
-        let program = compile_again(&sources, &s.policies, s.plan, &s.calls, &s.fills)?;
+        let program = compile_again(&sources, &s.policies, s.plan, &s.calls, &s.casts, &s.fills)?;
         let mut ctx = Ctx::new(Arc::new(program), s.limits, &s.user);
         ctx.host = s.host;
         ctx.fuel_used = s.fuel_used;
@@ -184,13 +188,14 @@ impl Run {
 }
 
 /// Compiles the program and its fills as the run had them. The sources were checked when the
-/// run was made, and the tag says they, and what their calls were resolved to, are those: they
-/// are not checked again.
+/// run was made, and the tag says they, and what their calls and casts were resolved to, are
+/// those: they are not checked again.
 fn compile_again(
     sources: &SourceMap,
     policies: &[FileId],
     plan: Option<FileId>,
     calls: &Calls,
+    casts: &Casts,
     fills: &[FillRecord],
 ) -> Result<Compiled, SnapshotError> {
     let parse = |file: FileId| {
@@ -207,12 +212,12 @@ fn compile_again(
     // again resolves them the same way.
     let options = cordon_types::CheckOptions::default();
     let declared = cordon_types::declare_program(sources, policies, plan.as_ref(), &options);
-    let mut program = compile::compile(&modules, plan.as_ref(), calls, &declared).map_err(broken)?;
+    let mut program = compile::compile(&modules, plan.as_ref(), calls, casts, &declared).map_err(broken)?;
     for fill in fills {
         let module = parse(fill.file)?;
-        let compiled =
-            compile::compile_fill(&program, fill.site, &module, &fill.arg_names, &fill.calls).map_err(broken)?;
-        program.extend(compiled);
+        let (calls, casts) = (&fill.calls, Some(&fill.casts));
+        let compiled = compile::compile_fill(&program, fill.site, &module, &fill.arg_names, calls, casts);
+        program.extend(compiled.map_err(broken)?);
     }
     Ok(program)
 }

@@ -1,12 +1,17 @@
 //! The syntax tree. The parser always produces one, with `Error` nodes where it recovered.
+//!
+//! An expression, with the types, patterns and blocks it holds, can be saved and loaded (serde):
+//! a type the checker resolved keeps a refinement's predicate as its tree, and a saved run keeps
+//! the types its casts convert to.
 
 use crate::span::{FileId, Span};
+use serde::{Deserialize, Serialize};
 
 /// Identifies an expression node within one parse, so later stages can attach types to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct NodeId(pub u32);
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ident {
     pub name: String,
     pub span: Span,
@@ -166,13 +171,13 @@ pub fn release_asks(annotations: &[Annotation]) -> bool {
     !annotations.iter().any(says_none)
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TypeExpr {
     pub kind: TypeExprKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TypeExprKind {
     /// `Int`, `Repo`, `List[T]`, `Trusted[Bib]`
     Named {
@@ -195,7 +200,7 @@ pub enum TypeExprKind {
     Error,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Block {
     pub stmts: Vec<Stmt>,
     /// The final expression without a semicolon: the block's value.
@@ -218,7 +223,7 @@ impl Block {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Stmt {
     /// Boxed parts keep statements small (a block holds many).
     Let { pat: Pattern, ty: Option<Box<TypeExpr>>, value: Box<Expr>, span: Span },
@@ -226,7 +231,7 @@ pub enum Stmt {
     Expr(Expr),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Expr {
     pub id: NodeId,
     pub kind: ExprKind,
@@ -370,7 +375,7 @@ impl Pattern {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BinOp {
     Add,
     Sub,
@@ -407,14 +412,14 @@ impl BinOp {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum UnOp {
     Neg,
     Not,
 }
 
 /// The large fields of the rarer variants are boxed to keep every [`Expr`] small.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ExprKind {
     Int(i64),
     Float(f64),
@@ -511,13 +516,13 @@ pub enum ExprKind {
     Error,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClosureParam {
     pub name: Ident,
     pub ty: Option<TypeExpr>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Arm {
     pub pat: Pattern,
     pub guard: Option<Expr>,
@@ -525,13 +530,13 @@ pub struct Arm {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pattern {
     pub kind: PatternKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum PatternKind {
     /// `_`
     Wild,

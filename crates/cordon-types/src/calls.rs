@@ -10,15 +10,21 @@ use cordon_syntax::ast::Expr;
 use cordon_syntax::{Builtin, FileId};
 use serde::{Deserialize, Serialize};
 
-/// A call expression: its file and its node in that file's parse. A node, not a span: the
-/// parser's desugaring makes calls that share a span (`f"{t.len()}"` calls `to_string` on
-/// `t.len()`, over the same text).
+/// An expression: its file and its node in that file's parse, by which the checker's records
+/// of what it resolved are kept (a call's callee here, a cast's target in `casts.rs`). A node,
+/// not a span: the parser's desugaring makes calls that share a span (`f"{t.len()}"` calls
+/// `to_string` on `t.len()`, over the same text).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct CallSite(FileId, u32);
+pub struct ExprSite(FileId, u32);
 
-impl CallSite {
-    pub fn of(call: &Expr) -> CallSite {
-        CallSite(call.span.file, call.id.0)
+impl ExprSite {
+    pub fn of(expr: &Expr) -> ExprSite {
+        ExprSite(expr.span.file, expr.id.0)
+    }
+
+    /// The file the expression is written in.
+    pub(crate) fn file(self) -> FileId {
+        self.0
     }
 }
 
@@ -41,35 +47,35 @@ pub enum Callee {
 
 /// The callee of every call the checker resolved.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "Vec<(CallSite, Callee)>", into = "Vec<(CallSite, Callee)>")]
-pub struct Calls(HashMap<CallSite, Callee>);
+#[serde(from = "Vec<(ExprSite, Callee)>", into = "Vec<(ExprSite, Callee)>")]
+pub struct Calls(HashMap<ExprSite, Callee>);
 
 impl Calls {
     /// What the call expression `call` calls, if the checker resolved it.
     pub fn get(&self, call: &Expr) -> Option<Callee> {
-        self.0.get(&CallSite::of(call)).copied()
+        self.0.get(&ExprSite::of(call)).copied()
     }
 
     pub(crate) fn record(&mut self, call: &Expr, callee: Callee) {
-        self.0.insert(CallSite::of(call), callee);
+        self.0.insert(ExprSite::of(call), callee);
     }
 
     /// The calls written in `file`.
     pub(crate) fn in_file(&self, file: FileId) -> Calls {
-        Calls(self.0.iter().filter(|(site, _)| site.0 == file).map(|(site, c)| (*site, *c)).collect())
+        Calls(self.0.iter().filter(|(site, _)| site.file() == file).map(|(site, c)| (*site, *c)).collect())
     }
 }
 
-impl From<Vec<(CallSite, Callee)>> for Calls {
-    fn from(calls: Vec<(CallSite, Callee)>) -> Calls {
+impl From<Vec<(ExprSite, Callee)>> for Calls {
+    fn from(calls: Vec<(ExprSite, Callee)>) -> Calls {
         Calls(calls.into_iter().collect())
     }
 }
 
-impl From<Calls> for Vec<(CallSite, Callee)> {
+impl From<Calls> for Vec<(ExprSite, Callee)> {
     /// In order, so that the same calls are always written the same way.
-    fn from(calls: Calls) -> Vec<(CallSite, Callee)> {
-        let mut all: Vec<(CallSite, Callee)> = calls.0.into_iter().collect();
+    fn from(calls: Calls) -> Vec<(ExprSite, Callee)> {
+        let mut all: Vec<(ExprSite, Callee)> = calls.0.into_iter().collect();
         all.sort_by_key(|(s, _)| *s);
         all
     }

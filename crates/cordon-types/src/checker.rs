@@ -14,6 +14,7 @@ use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, ItemKind, Module, Pa
 use cordon_syntax::{Code, Diagnostic, MAX_NESTING, SourceMap, Span};
 
 use crate::calls::Calls;
+use crate::casts::Casts;
 use crate::options::CheckOptions;
 use crate::state::{
     Annotated, BUILTIN_TYPES, Binding, Checker, Entry, Facts, Holder, LABEL, LABELED, MAX_TYPE_SIZE, Role, RoleItems,
@@ -72,6 +73,7 @@ impl<'a> Checker<'a> {
             fills: HashMap::new(),
             filled: HashSet::new(),
             calls: Calls::default(),
+            casts: Casts::default(),
             pending_lists: None,
             bound_before_inferred: Vec::new(),
             duplicate_values: HashSet::new(),

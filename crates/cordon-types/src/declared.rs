@@ -22,9 +22,11 @@ use std::sync::Arc;
 use cordon_label::Tier;
 use cordon_syntax::Span;
 use cordon_syntax::ast::Expr;
+use serde::{Deserialize, Serialize};
 
 /// A type as the checker resolved it: aliases expanded, each name the kind of type it names.
-#[derive(Clone, Debug, PartialEq)]
+/// Plain data that can be saved (a saved run keeps the types its casts convert to).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum Type {
     Int,
@@ -75,7 +77,7 @@ pub enum Type {
 /// A conjunct of a refinement that defines a measure of the refined value: `m(var) == e` (either
 /// side), `m(var)` or `!m(var)`. A tool's result so refined tells the host what the measure of
 /// the value it made is.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MeasureDefinition {
     /// The measure's name (`m`).
     pub measure: String,

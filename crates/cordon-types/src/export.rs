@@ -16,7 +16,7 @@ use crate::ty::Ty;
 /// What `checker` has declared.
 pub fn declarations(checker: &Checker<'_>) -> Declarations {
     let mut out = Declarations::default();
-    let ty = |t: &Ty| convert(&checker.resolve(t));
+    let ty = |t: &Ty| resolved(checker, t);
     for (name, info) in &checker.types {
         let (name, span) = (name.clone(), info.span);
         match &info.def {
@@ -98,9 +98,15 @@ pub fn functions(checker: &Checker<'_>, keep: impl Fn(Span) -> bool) -> Vec<Func
 
 /// A signature's parameters and result as `Type`s; `None` if one has an error.
 fn signature(checker: &Checker<'_>, sig: &Signature) -> Option<(Vec<Param>, Type)> {
-    let ty = |t: &Ty| convert(&checker.resolve(t));
+    let ty = |t: &Ty| resolved(checker, t);
     let params = sig.params.iter().map(|(n, t)| Some(Param { name: n.clone(), ty: ty(t)? }));
     Some((params.collect::<Option<_>>()?, ty(&sig.ret)?))
+}
+
+/// `t` as a `Type`, its inference variables resolved as `checker` has them; `None` if it has an
+/// error.
+pub fn resolved(checker: &Checker<'_>, t: &Ty) -> Option<Type> {
+    convert(&checker.resolve(t))
 }
 
 /// `t` (its inference variables resolved) as a `Type`; `None` if it has an error.

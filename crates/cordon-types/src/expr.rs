@@ -227,7 +227,7 @@ impl Checker<'_> {
             ExprKind::For { pat, iter, body } => self.check_for(pat, iter, body),
             ExprKind::Block(b) => self.check_block(b, None),
             ExprKind::Closure { params, ret, body } => self.check_closure(params, ret.as_deref(), body, None),
-            ExprKind::Cast { expr, ty } => self.check_cast(expr, ty, span),
+            ExprKind::Cast { expr, ty } => self.check_cast(e, expr, ty, span),
             ExprKind::Hole { ty, args } => self.check_hole(e, ty.as_deref(), args, expected),
             ExprKind::ToLabeled(b) => self.check_to_labeled(b, expected),
         }

@@ -21,6 +21,7 @@ use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 
 use crate::Checked;
 use crate::calls::Calls;
+use crate::casts::Casts;
 use crate::declared::Function;
 use crate::hole_site::{HoleSite, renumber};
 use crate::options::CheckOptions;
@@ -52,6 +53,7 @@ pub struct CheckedFill {
     /// nested fill's check puts in place.
     chain: Vec<(Span, Arc<Module>)>,
     calls: Calls,
+    casts: Casts,
     functions: Vec<Function>,
 }
 
@@ -85,6 +87,11 @@ impl CheckedFill {
     /// What each call of the fill calls.
     pub fn calls(&self) -> &Calls {
         &self.calls
+    }
+
+    /// What each cast of the fill converts to.
+    pub fn casts(&self) -> &Casts {
+        &self.casts
     }
 }
 
@@ -160,8 +167,10 @@ fn check_in_place(
     let holes = renumber(report.sites.into_iter().filter(|s| s.span.file == fill).collect());
     let arg_names = site.args.iter().map(|a| a.name.clone()).collect();
     let calls = report.calls.in_file(fill);
+    let casts = report.casts.in_file(fill);
     let functions = report.fill_functions;
-    FillOutcome { diagnostics, fill: Some(CheckedFill { hole, module, arg_names, holes, chain, calls, functions }) }
+    let checked = CheckedFill { hole, module, arg_names, holes, chain, calls, casts, functions };
+    FillOutcome { diagnostics, fill: Some(checked) }
 }
 
 fn no_such_hole(fill: FileId, hole: usize) -> FillOutcome {

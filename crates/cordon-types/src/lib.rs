@@ -21,6 +21,7 @@ mod bindings;
 mod builtins;
 mod cache;
 mod calls;
+mod casts;
 mod checker;
 mod declared;
 mod defines;
@@ -39,7 +40,8 @@ mod ty;
 mod written;
 
 pub use bindings::BindingType;
-pub use calls::{CallSite, Callee, Calls};
+pub use calls::{Callee, Calls, ExprSite};
+pub use casts::Casts;
 /// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
 pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};
 pub use declared::{
@@ -96,14 +98,15 @@ pub struct Outcome {
 }
 
 /// A program that passed the checker: the parsed policy modules and plan, what they declare
-/// (resolved), and what each of its calls calls. It has no public constructor, so holding one
-/// proves the program was checked (only [`check`] makes one).
+/// (resolved), what each of its calls calls and what each of its casts converts to. It has no
+/// public constructor, so holding one proves the program was checked (only [`check`] makes one).
 #[derive(Debug)]
 pub struct Checked {
     policies: Vec<Module>,
     plan: Option<Module>,
     holes: Vec<HoleSite>,
     calls: Calls,
+    casts: Casts,
     declarations: Arc<Declarations>,
 }
 
@@ -127,6 +130,12 @@ impl Checked {
     /// What each call of the policies and the plan calls.
     pub fn calls(&self) -> &Calls {
         &self.calls
+    }
+
+    /// What each cast of the policies and the plan converts to: read this, not the type written
+    /// after `as`.
+    pub fn casts(&self) -> &Casts {
+        &self.casts
     }
 
     /// What the policies and the plan declare, as the checker resolved it: read this, not the
@@ -198,7 +207,8 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
         None
     } else {
         let declarations = Arc::new(export::declarations(&checker));
-        Some(Checked { policies, plan, holes: hole_site::renumber(report.sites), calls: report.calls, declarations })
+        let holes = hole_site::renumber(report.sites);
+        Some(Checked { policies, plan, holes, calls: report.calls, casts: report.casts, declarations })
     };
     Outcome {
         diagnostics,
@@ -290,14 +300,16 @@ pub fn declare_program(
     Arc::new(declared)
 }
 
-/// What each call of `policies` and `plan` calls, as far as the checker can tell, whether or
-/// not it accepts them: for compiling code the checker rejects (the runtime's tests of its own
-/// re-checks). A call whose callee has an error is left out.
-pub fn resolve_calls(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>) -> Calls {
+/// What each call of `policies` and `plan` calls and what each of their casts converts to, as
+/// far as the checker can tell, whether or not it accepts them: for compiling code the checker
+/// rejects (the runtime's tests of its own re-checks). A call whose callee has an error, and a
+/// cast whose target has one, is left out.
+pub fn resolve_calls_and_casts(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>) -> (Calls, Casts) {
     let parse = |file: FileId| cordon_syntax::parse(file, &sources.file(file).text).module;
     let policies: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
     let plan = plan.map(parse);
-    check_modules(sources, &policies, plan.as_ref(), &[], &CheckOptions::default()).calls
+    let report = check_modules(sources, &policies, plan.as_ref(), &[], &CheckOptions::default());
+    (report.calls, report.casts)
 }
 
 /// What one run of the checker found.
@@ -316,6 +328,7 @@ struct Report {
     /// The holes whose fill (from `fills`) was checked in place.
     filled: HashSet<Span>,
     calls: Calls,
+    casts: Casts,
     bindings: Vec<BindingType>,
     /// The functions the last fill (the one being checked) declares.
     fill_functions: Vec<Function>,
@@ -426,6 +439,7 @@ fn check_against(
         sites: std::mem::take(&mut checker.hole_sites),
         filled: std::mem::take(&mut checker.filled),
         calls: std::mem::take(&mut checker.calls),
+        casts: std::mem::take(&mut checker.casts),
         bindings: checker.recorded_bindings(),
         fill_functions: match fills.last() {
             None => Vec::new(),

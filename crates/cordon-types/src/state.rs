@@ -12,6 +12,7 @@ use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, Module, TypeExpr};
 use cordon_syntax::{Diagnostic, SourceMap, Span};
 
 use crate::calls::Calls;
+use crate::casts::Casts;
 use crate::declared::{Release, ToolAnnotations};
 pub use crate::facts::Facts;
 use crate::hole_site::HoleSite;
@@ -191,6 +192,8 @@ pub struct Checker<'a> {
     pub filled: HashSet<Span>,
     /// What each call checked so far calls.
     pub calls: Calls,
+    /// What each cast checked so far converts to.
+    pub casts: Casts,
     /// While declarations are resolved: the list element types to check once they all are.
     pub pending_lists: Option<Vec<(Ty, Span, Holder)>>,
     /// The names of functions, constants and measures that repeat an earlier one.
@@ -259,6 +262,7 @@ impl Checker<'_> {
             fills: self.fills,
             filled: self.filled,
             calls: self.calls,
+            casts: self.casts,
             pending_lists: self.pending_lists,
             duplicate_values: self.duplicate_values,
             bound_before_inferred: self.bound_before_inferred,

@@ -1,16 +1,21 @@
-//! Types written in code rather than in a declaration: a cast's target (`x as Money`). The
-//! checker resolves such a type where it checks the expression and keeps no record of it, so the
-//! compiler asks here for its [`Type`], resolved against the program's [`Declarations`] (aliases
-//! already expanded there) and the types a fill declares itself ([`WrittenTypes`]), which the
-//! program's declarations do not hold.
+//! Types written in code that no check resolved: the target of a cast (`x as Money`) in a fill
+//! the runtime's own tests run without the checker (`Run::fill_unchecked`, for what the runtime
+//! alone enforces); every other cast's target is the checker's record ([`Casts`]). The checker's
+//! record cannot serve such a fill: the fill may declare a type under a name the program declares
+//! too, and mean its own by it, where the checker refuses the fill's (`duplicate-definition`) and
+//! records the program's. So its casts' targets are resolved here, against the program's
+//! [`Declarations`] (aliases already expanded there) and the fill's own types ([`WrittenTypes`]),
+//! and recorded in its [`Casts`] as the checker's would be, from which a saved run compiles them
+//! again.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use cordon_syntax::Span;
-use cordon_syntax::ast::{Item, ItemKind, TypeExpr, TypeExprKind};
+use cordon_syntax::ast::{Expr, Item, ItemKind, TypeExpr, TypeExprKind};
 
+use crate::casts::Casts;
 use crate::declared::{Declarations, Type};
 use crate::defines::measure_definitions;
 
@@ -68,6 +73,23 @@ pub struct UnresolvedType {
 impl fmt::Display for UnresolvedType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+impl Casts {
+    /// Records what the cast `cast`, which no check resolved, converts to: `written`, the type
+    /// after its `as`, as `declared` and the fill's `local` types resolve it
+    /// ([`Declarations::resolve_written`]).
+    pub fn record_written(
+        &mut self,
+        cast: &Expr,
+        written: &TypeExpr,
+        declared: &Declarations,
+        local: &WrittenTypes,
+    ) -> Result<Type, UnresolvedType> {
+        let target = declared.resolve_written(written, local)?;
+        self.record(cast, target.clone());
+        Ok(target)
     }
 }
 

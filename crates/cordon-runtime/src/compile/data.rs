@@ -60,9 +60,10 @@ impl Compiler {
         Ok(())
     }
 
-    pub(super) fn cast(&mut self, expr: &Expr, ty: &TypeExpr, span: Span) -> Res {
+    /// The cast `cast`: `expr as ty`.
+    pub(super) fn cast(&mut self, cast: &Expr, expr: &Expr, ty: &TypeExpr, span: Span) -> Res {
         self.expr(expr)?;
-        let shape = self.written_shape(ty)?;
+        let shape = self.cast_shape(cast, ty)?;
         self.emit(Op::Cast(shape), span);
         Ok(())
     }

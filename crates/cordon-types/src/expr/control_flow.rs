@@ -631,8 +631,13 @@ impl Checker<'_> {
         self.fresh_typed(labeled_ty(inner), "_labeled")
     }
 
-    pub(super) fn check_cast(&mut self, expr: &Expr, ty: &TypeExpr, span: Span) -> Typed {
+    /// `expr as ty`, the cast `cast`: its target is resolved here, once, and recorded for the
+    /// stages after the checker ([`crate::Casts`]), whether or not the conversion checks.
+    pub(super) fn check_cast(&mut self, cast: &Expr, expr: &Expr, ty: &TypeExpr, span: Span) -> Typed {
         let target = self.resolve_type(ty, &[]);
+        if let Some(resolved) = crate::export::resolved(self, &target) {
+            self.casts.record(cast, resolved);
+        }
         let t = self.infer(expr);
         if self.is_host_made(&target) {
             let name = self.resolve(&target).strip().to_string();
