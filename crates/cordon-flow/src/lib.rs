@@ -26,7 +26,7 @@ use cordon_label::{Label, Release};
 use cordon_runtime::HoleRequest;
 use cordon_syntax::ast::Module;
 use cordon_syntax::{Diagnostic, FileId, SourceMap, Span};
-use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome, Type};
+use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome};
 use serde::Serialize;
 
 use abs::{Abs, Kind};
@@ -105,7 +105,7 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
             .map(|p| {
                 let origins = Origins::one(Origin::Input { name: p.name.clone() });
                 // The host gives capabilities and linear values.
-                let kind = match head(&p.ty) {
+                let kind = match p.ty.head() {
                     Some(n) if decls.is_capability(n) => Kind::Capability(n.into()),
                     Some(n) => Kind::Handle(n.into()),
                     None => Kind::Unknown,
@@ -187,27 +187,4 @@ fn summarize(
             Err(Stop::TooBig) => return Summary { releases: a.releases, ..Summary::empty() },
         }
     }
-}
-
-/// The name a type is written with (its head: `List` for `List[T]`), under any refinement;
-/// none for a tuple, `()` or a function type. An alias is its expansion's.
-fn head(ty: &Type) -> Option<&str> {
-    Some(match ty.base() {
-        Type::Int => "Int",
-        Type::Float => "Float",
-        Type::Decimal => "Decimal",
-        Type::Date => "Date",
-        Type::DateTime => "DateTime",
-        Type::Duration => "Duration",
-        Type::Bool => "Bool",
-        Type::Str => "String",
-        Type::List(_) => "List",
-        Type::Option(_) => "Option",
-        Type::Result(..) => "Result",
-        Type::Map(..) => "Map",
-        Type::Label => "Label",
-        Type::Labeled(_) => "Labeled",
-        Type::Record(n) | Type::Enum(n) | Type::Linear(n) | Type::Opaque(n, _) | Type::Capability(n) => n,
-        _ => return None,
-    })
 }

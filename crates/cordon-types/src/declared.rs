@@ -95,10 +95,35 @@ impl Type {
         }
         ty
     }
+
+    /// The name the type is written with, its head (`List` for `List[T]`, a record's name for
+    /// the record), under any refinement; none for a tuple, `()` or a function type. An alias
+    /// has no name of its own here: the type is its expansion, and this is the expansion's head.
+    pub fn head(&self) -> Option<&str> {
+        Some(match self.base() {
+            Type::Int => "Int",
+            Type::Float => "Float",
+            Type::Decimal => "Decimal",
+            Type::Date => "Date",
+            Type::DateTime => "DateTime",
+            Type::Duration => "Duration",
+            Type::Bool => "Bool",
+            Type::Str => "String",
+            Type::List(_) => "List",
+            Type::Option(_) => "Option",
+            Type::Result(..) => "Result",
+            Type::Map(..) => "Map",
+            Type::Label => "Label",
+            Type::Labeled(_) => "Labeled",
+            Type::Record(n) | Type::Enum(n) | Type::Linear(n) | Type::Opaque(n, _) | Type::Capability(n) => n,
+            Type::Unit | Type::Tuple(_) | Type::Fn(..) | Type::Refined { .. } => return None,
+        })
+    }
 }
 
 impl fmt::Display for Type {
-    /// The type as its source would read, aliases expanded.
+    /// The type as its source would read, aliases expanded: its head ([`Type::head`]) with its
+    /// type arguments, or its parts.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fn list(f: &mut fmt::Formatter<'_>, ts: &[Type]) -> fmt::Result {
             for (i, t) in ts.iter().enumerate() {
@@ -109,17 +134,10 @@ impl fmt::Display for Type {
             }
             Ok(())
         }
-        match self {
-            Type::Int => f.write_str("Int"),
-            Type::Float => f.write_str("Float"),
-            Type::Decimal => f.write_str("Decimal"),
-            Type::Date => f.write_str("Date"),
-            Type::DateTime => f.write_str("DateTime"),
-            Type::Duration => f.write_str("Duration"),
-            Type::Bool => f.write_str("Bool"),
-            Type::Str => f.write_str("String"),
-            Type::Unit => f.write_str("()"),
-            Type::Tuple(ts) => {
+        match (self, self.head()) {
+            (Type::Refined { var, base, text, .. }, _) => write!(f, "{{{var}: {base} | {text}}}"),
+            (Type::Unit, _) => f.write_str("()"),
+            (Type::Tuple(ts), _) => {
                 f.write_str("(")?;
                 list(f, ts)?;
                 if ts.len() == 1 {
@@ -127,25 +145,21 @@ impl fmt::Display for Type {
                 }
                 f.write_str(")")
             }
-            Type::List(t) => write!(f, "List[{t}]"),
-            Type::Option(t) => write!(f, "Option[{t}]"),
-            Type::Result(a, b) => write!(f, "Result[{a}, {b}]"),
-            Type::Map(a, b) => write!(f, "Map[{a}, {b}]"),
-            Type::Record(n) | Type::Enum(n) | Type::Linear(n) | Type::Capability(n) => f.write_str(n),
-            Type::Opaque(n, args) if args.is_empty() => f.write_str(n),
-            Type::Opaque(n, args) => {
-                write!(f, "{n}[")?;
-                list(f, args)?;
-                f.write_str("]")
-            }
-            Type::Fn(params, ret) => {
+            (Type::Fn(params, ret), _) => {
                 f.write_str("fn(")?;
                 list(f, params)?;
                 write!(f, ") -> {ret}")
             }
-            Type::Label => f.write_str("Label"),
-            Type::Labeled(t) => write!(f, "Labeled[{t}]"),
-            Type::Refined { var, base, text, .. } => write!(f, "{{{var}: {base} | {text}}}"),
+            (Type::List(t) | Type::Option(t) | Type::Labeled(t), Some(head)) => write!(f, "{head}[{t}]"),
+            (Type::Result(a, b) | Type::Map(a, b), Some(head)) => write!(f, "{head}[{a}, {b}]"),
+            (Type::Opaque(_, args), Some(head)) if !args.is_empty() => {
+                write!(f, "{head}[")?;
+                list(f, args)?;
+                f.write_str("]")
+            }
+            (_, Some(head)) => f.write_str(head),
+            // Every type but those written by their parts above has a head.
+            (_, None) => Ok(()),
         }
     }
 }

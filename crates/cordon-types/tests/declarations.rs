@@ -84,6 +84,25 @@ fn aliases_are_expanded_and_each_name_is_its_kind() {
     assert_eq!(declared.alias("Name"), Some(&Type::Str));
 }
 
+/// A type's head is the name it is written with, under any refinement and through an alias
+/// (which is its expansion); the types written by their parts have none.
+#[test]
+fn each_type_is_written_with_its_head() {
+    let declared = checked(POLICY, PLAN);
+    let create = declared.capability("GitHub").unwrap().tool("create_issue").unwrap();
+    let heads: Vec<Option<&str>> = create.params.iter().map(|p| p.ty.head()).collect();
+    assert_eq!(heads, [Some("Session"), Some("Repo"), Some("String")], "a refined alias, a record, an alias");
+    let vouched = &declared.capability("GitHub").unwrap().tool("vouched").unwrap().ret;
+    assert_eq!((vouched.head(), vouched.to_string().as_str()), (Some("Trusted"), "Trusted[String]"));
+    assert_eq!(declared.entry().unwrap().params[0].ty.head(), Some("GitHub"));
+    let status = &declared.capability("GitHub").unwrap().tool("status").unwrap().ret;
+    assert_eq!((status.head(), status.to_string().as_str()), (Some("Option"), "Option[Status]"));
+    let headless = [&create.ret, &Type::Unit, &Type::Fn(vec![Type::Int], Box::new(Type::Bool))];
+    assert_eq!(headless.map(Type::head), [None, None, None], "a tuple, `()`, a function type");
+    assert_eq!(Type::Map(Box::new(Type::Str), Box::new(Type::Decimal)).to_string(), "Map[String, Decimal]");
+    assert_eq!(Type::Labeled(Box::new(Type::Int)).head(), Some("Labeled"));
+}
+
 #[test]
 fn a_linear_type_is_recognised_through_an_alias_and_inside_data() {
     let declared = checked(POLICY, PLAN);
