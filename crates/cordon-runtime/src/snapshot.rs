@@ -161,10 +161,18 @@ impl Run {
         }
         let (expected, body) = bytes.split_at(TAG_LEN);
         tag(key, body).verify_slice(expected).map_err(|_| SnapshotError::Tampered)?;
-        let s: Snapshot = serde_json::from_slice(body).map_err(|e| SnapshotError::Malformed(e.to_string()))?;
-        if s.version != VERSION {
-            return Err(SnapshotError::Version(s.version));
+        let malformed = |e: serde_json::Error| SnapshotError::Malformed(e.to_string());
+        // The version first: a run another version saved holds other fields, and is refused as
+        // that, not as whatever field it lacks.
+        #[derive(Deserialize)]
+        struct Versioned {
+            version: u32,
         }
+        let Versioned { version } = serde_json::from_slice(body).map_err(malformed)?;
+        if version != VERSION {
+            return Err(SnapshotError::Version(version));
+        }
+        let s: Snapshot = serde_json::from_slice(body).map_err(malformed)?;
         let mut sources = SourceMap::new();
         for (name, text) in s.sources {
             sources.add(name, text);
@@ -220,4 +228,48 @@ fn compile_again(
         program.extend(compiled.map_err(broken)?);
     }
     Ok(program)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)] // a test may fail loudly
+mod tests {
+    use hmac::Mac;
+
+    use super::{Run, SnapshotError, TAG_LEN, VERSION, tag};
+
+    /// `body` as a saved run tagged with `key`.
+    fn saved(key: &[u8], body: &str) -> Vec<u8> {
+        let mut bytes = tag(key, body.as_bytes()).finalize().into_bytes().to_vec();
+        bytes.extend_from_slice(body.as_bytes());
+        bytes
+    }
+
+    fn error(bytes: &[u8]) -> SnapshotError {
+        match Run::load(bytes, b"key") {
+            Ok(_) => panic!("loaded"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_run_saved_by_another_version_is_refused_as_that_whatever_it_holds() {
+        for version in [1, VERSION - 1, VERSION + 1] {
+            let e = error(&saved(b"key", &format!(r#"{{"version":{version},"sources":"not these"}}"#)));
+            assert!(matches!(e, SnapshotError::Version(v) if v == version), "{e:?}");
+            assert!(e.to_string().contains(&format!("format version {version}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_saved_run_changed_cut_or_not_json_is_refused_never_loaded() {
+        let body = format!(r#"{{"version":{VERSION}}}"#);
+        assert!(matches!(error(&saved(b"other key", &body)), SnapshotError::Tampered));
+        assert!(matches!(error(&saved(b"key", &body)[..TAG_LEN - 1]), SnapshotError::Tampered));
+        let mut changed = saved(b"key", &body);
+        *changed.last_mut().unwrap() = b' ';
+        assert!(matches!(error(&changed), SnapshotError::Tampered));
+        for body in ["{", "[]", &body] {
+            assert!(matches!(error(&saved(b"key", body)), SnapshotError::Malformed(_)), "{body}");
+        }
+    }
 }
