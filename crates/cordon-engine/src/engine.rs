@@ -5,7 +5,7 @@
 
 use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
 use cordon_runtime::trace::value_text;
-use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val, deep_label};
+use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
 
 use crate::decisions::Decisions;
 use crate::event::{End, Event, Observer, Observers, RefusedBy};
@@ -316,9 +316,9 @@ impl<'a> Engine<'a> {
                     Event::EffectRefused { tool, args: &record.values, at, by, code: *code, reason }
                 }
                 Decision::Returned => {
-                    let Some(value) = record.result() else { continue };
-                    // Shown and labelled once, for every observer.
-                    let (text, label) = (value_text(value), deep_label(value));
+                    let (Some(value), Some(label)) = (record.result(), record.answer_label()) else { continue };
+                    // Shown once, for every observer.
+                    let text = value_text(value);
                     self.observers.event(&Event::EffectReturned { tool, value, text: &text, label: &label, at });
                     continue;
                 }

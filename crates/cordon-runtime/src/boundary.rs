@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cordon_syntax::Span;
 use serde_json::{Map as JsonMap, Value as Json};
 
-use crate::builtins::deep_label_within;
+use crate::builtins::{deep_label, deep_label_within};
 use crate::code::{EntryDecl, ToolDecl};
 use crate::ctx::Ctx;
 use crate::effect::{Effect, Flow};
@@ -501,8 +501,9 @@ fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
     };
     let label = chosen.join(&result_label(dc, effect));
     let val = label_result(adopted, &label);
-    ctx.received.add(&val);
-    ctx.trace.push(Event::returned(effect, &val));
+    let whole = deep_label(&val);
+    ctx.received.add(&val, &whole);
+    ctx.trace.push(Event::returned(effect, &val, whole));
     Ok(val)
 }
 

@@ -6,6 +6,7 @@
 //! out of a group, so an answer that carried none can never be where a released text came from.
 //! A long run of public answers keeps none of them.
 
+use cordon_label::Label;
 use serde::{Deserialize, Serialize};
 
 use crate::builtins::deep_label;
@@ -19,13 +20,13 @@ impl Received {
     /// The answers among `answers` that [`Received::add`] keeps.
     pub(crate) fn of<'v>(answers: impl Iterator<Item = &'v Val>) -> Received {
         let mut received = Received::default();
-        answers.for_each(|a| received.add(a));
+        answers.for_each(|a| received.add(a, &deep_label(a)));
         received
     }
 
-    /// Keeps `answer` if it carried some group's data.
-    pub(crate) fn add(&mut self, answer: &Val) {
-        let groups = deep_label(answer).dc().secrecy.groups();
+    /// Keeps `answer`, whose whole label is `label`, if it carried some group's data.
+    pub(crate) fn add(&mut self, answer: &Val, label: &Label) {
+        let groups = label.dc().secrecy.groups();
         if !groups.is_empty() {
             self.0.push((groups, answer.clone()));
         }
@@ -132,7 +133,7 @@ fn has_word(text: &str, word: &str) -> bool {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{RECEIVED_RUN, Received, has_word, runs_found_in};
+    use super::{RECEIVED_RUN, Received, deep_label, has_word, runs_found_in};
     use crate::value::{Val, Value};
 
     #[test]
@@ -143,9 +144,9 @@ mod tests {
         let group = DcLabel::group("team", &["alice"]);
         let secret = Val { value: Value::str("https://example.com/talk"), label: Label::new(group, source()) };
         let mut received = Received::default();
-        (0..1000).for_each(|_| received.add(&public));
+        (0..1000).for_each(|_| received.add(&public, &deep_label(&public)));
         assert!(received.answers().next().is_none(), "a public answer is never where a release's text came from");
-        received.add(&secret);
+        received.add(&secret, &deep_label(&secret));
         assert_eq!(received.answers().count(), 1);
         let text = Val::plain(Value::str("https://example.com/talk"));
         assert!(received.as_is(&text, &["team".to_string()]));

@@ -38,6 +38,10 @@ pub struct Event {
     pub values: Vec<(Arc<str>, Val)>,
     /// The program-counter label at the call: that the call happened at all depends on it.
     pub pc: Label,
+    /// A `Returned` event's answer's whole label, as the boundary worked it out, so no reader
+    /// works it out again; not saved (a run loaded works it out from the answer).
+    #[serde(skip)]
+    answer_label: Option<Label>,
 }
 
 /// Long values are shortened in traces.
@@ -97,7 +101,7 @@ impl std::fmt::Write for Bounded {
 impl Event {
     fn new(effect: &Effect, values: Vec<(Arc<str>, Val)>, decision: Decision) -> Event {
         let tool = format!("{}.{}", effect.capability, effect.tool);
-        Event { tool, decision, span: effect.span, values, pc: effect.pc.clone() }
+        Event { tool, decision, span: effect.span, values, pc: effect.pc.clone(), answer_label: None }
     }
 
     /// An allowed call, recorded with `shown` for its arguments.
@@ -110,8 +114,10 @@ impl Event {
         Event::new(effect, shown, Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
     }
 
-    pub fn returned(effect: &Effect, v: &Val) -> Event {
-        Event::new(effect, vec![("result".into(), v.clone())], Decision::Returned)
+    /// A tool's answer `v`, whose whole label ([`crate::deep_label`]) is `label`.
+    pub fn returned(effect: &Effect, v: &Val, label: Label) -> Event {
+        let event = Event::new(effect, vec![("result".into(), v.clone())], Decision::Returned);
+        Event { answer_label: Some(label), ..event }
     }
 
     pub fn failed(effect: &Effect, e: &RunError) -> Event {
@@ -143,10 +149,16 @@ impl Event {
         }
     }
 
+    /// The whole label of a `Returned` event's answer ([`crate::deep_label`]).
+    pub fn answer_label(&self) -> Option<Label> {
+        let answer = self.result()?;
+        Some(self.answer_label.clone().unwrap_or_else(|| crate::builtins::deep_label(answer)))
+    }
+
     /// The answer's label (empty for the bottom label) and the same in words, for a `Returned`
     /// event.
     pub fn result_label(&self) -> Option<(String, String)> {
-        let label = crate::builtins::deep_label(self.result()?);
+        let label = self.answer_label()?;
         Some(match label.is_bottom() {
             true => (String::new(), String::new()),
             false => (label.dc().to_string(), label.dc().describe()),

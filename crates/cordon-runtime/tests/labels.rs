@@ -523,3 +523,20 @@ fn option_and_result_combinators_keep_the_labels_a_match_would() {
         row("lab.publish(parse_int(\"12\").ok_or(\"nan\").map(|x| x + 1).unwrap_or(0))", OK, &["publish(13)"]),
     ]);
 }
+
+/// The whole label an answer's event carries is the one worked out from the answer itself, and
+/// an event read back from a saved run (which does not keep it) works out the same.
+#[test]
+fn an_answers_event_carries_its_whole_label_and_a_saved_one_finds_it_again() {
+    let source = Source::new(Some(POLICY), "let s = lab.secret(); let t = lab.untrusted_text(); ()");
+    let report = run(&source.checked(), &mut lab(SECRET));
+    let answers: Vec<_> = report.trace.iter().filter(|e| e.result().is_some()).collect();
+    assert_eq!(answers.len(), 2);
+    for event in answers {
+        let whole = cordon_runtime::deep_label(event.result().unwrap());
+        assert!(!whole.is_bottom(), "{}", event.tool);
+        assert_eq!(event.answer_label().as_ref(), Some(&whole), "{}", event.tool);
+        let saved: cordon_runtime::Event = serde_json::from_value(serde_json::to_value(event).unwrap()).unwrap();
+        assert_eq!(saved.answer_label(), Some(whole), "{}", event.tool);
+    }
+}
