@@ -44,6 +44,23 @@ impl Sum {
         Some(self)
     }
 
+    /// `self - other`, as `self.clone().add(other.clone().scale(-1)?)` (`None` where either
+    /// overflows), without copying `other`.
+    fn minus(&self, other: &Sum) -> Option<Sum> {
+        let constant = other.constant.checked_neg()?;
+        if other.atoms.values().any(|c| c.checked_neg().is_none()) {
+            return None;
+        }
+        let mut rest = self.clone();
+        rest.constant = rest.constant.checked_add(constant)?;
+        for (atom, c) in &other.atoms {
+            let entry = rest.atoms.entry(atom.clone()).or_insert(0);
+            *entry = entry.checked_sub(*c)?;
+        }
+        rest.atoms.retain(|_, c| *c != 0);
+        Some(rest)
+    }
+
     fn add(mut self, other: Sum) -> Option<Sum> {
         self.constant = self.constant.checked_add(other.constant)?;
         for (atom, c) in other.atoms {
@@ -129,7 +146,7 @@ fn follows(goal: &Term, known: &[Sum], is_int: &dyn Fn(&str) -> bool) -> bool {
         (g.atoms.is_empty() && g.constant >= 0)
             || covered(g)
             // Or two: `h1 + h2` covers `g` when a known `h2` covers `g - h1`.
-            || known.iter().any(|h1| h1.clone().scale(-1).and_then(|minus| g.clone().add(minus)).is_some_and(|rest| covered(&rest)))
+            || known.iter().any(|h1| g.minus(h1).is_some_and(|rest| covered(&rest)))
     })
 }
 
@@ -170,7 +187,7 @@ fn known(hypotheses: &[&Term], is_int: &dyn Fn(&str) -> bool) -> Vec<Sum> {
 mod tests {
     use cordon_smt::{Sort, Term};
 
-    use super::implied;
+    use super::{Sum, implied};
 
     fn int(name: &str) -> Term {
         Term::Var(name.into(), Sort::Int)
@@ -200,6 +217,33 @@ mod tests {
             Box::new(Term::And(vec![lt(Term::Int(-4), r.clone()), le(r, Term::Int(0))])),
         );
         Term::And(vec![whole, non_negative, negative])
+    }
+
+    #[test]
+    fn a_difference_is_the_sum_with_the_negation_even_where_they_overflow() {
+        let edges = [i64::MIN, i64::MIN + 1, -2, -1, 0, 1, 2, i64::MAX - 1, i64::MAX];
+        let sum = |x: i64, y: i64, constant: i64| {
+            let mut atoms = std::collections::HashMap::new();
+            for (atom, c) in [("x", x), ("y", y)] {
+                if c != 0 {
+                    atoms.insert(int(atom), c);
+                }
+            }
+            Sum { atoms, constant }
+        };
+        let mut compared = 0;
+        for &a in &edges {
+            for &b in &edges {
+                for &c in &[i64::MIN, -1, 0, 1, i64::MAX] {
+                    let (g, h) = (sum(a, 1, c), sum(b, 0, c.wrapping_add(1)));
+                    assert_eq!(g.minus(&h), h.clone().scale(-1).and_then(|minus| g.clone().add(minus)), "{a} {b} {c}");
+                    let (g, h) = (sum(0, b, a), sum(a, b, c));
+                    assert_eq!(g.minus(&h), h.clone().scale(-1).and_then(|minus| g.clone().add(minus)), "{a} {b} {c}");
+                    compared += 2;
+                }
+            }
+        }
+        assert!(compared >= 800, "{compared} differences compared");
     }
 
     #[test]
