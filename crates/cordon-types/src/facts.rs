@@ -22,40 +22,43 @@
 //!   connected to a goal without scanning the stack, nearest first, up to a limit if asked: an
 //!   obligation is first asked with the few facts nearest to its goal and only if those do not
 //!   prove it with every connected fact.
+//!
+//! A fact's term is kept flat (`flat.rs`): one allocation, not a box per operand.
+
+mod flat;
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
-use std::sync::Arc;
 
 use cordon_smt::Term;
+
+use self::flat::{Node, Symbols};
 
 /// A constant, by its number in the stack's table of names: a plan's facts name the same
 /// constants many times, and the index, the undo log and each fact hold numbers, not copies.
 type Name = usize;
 
+/// A term flat, and the constants it mentions, each once, in the order of their names.
+type Flat = (Box<[Node]>, Box<[Name]>);
+
 /// A fact the solver may use, with the source text it came from. A plan keeps several a line,
-/// so each is small and its parts are allocated at their exact size.
+/// so each is small and its parts are allocated at their exact size: its term is flat
+/// ([`Facts::term`] makes it a term again).
 #[derive(Clone, Debug)]
 pub struct Fact {
-    pub term: Term,
+    term: Box<[Node]>,
     pub origin: Box<str>,
     /// The constants it mentions, each once, in the order of their names.
     vars: Box<[Name]>,
     /// The fact as it was pushed, if normalizing changed it, and its constants: what a
     /// diagnostic explains a failed obligation with. Boxed: most facts are kept as pushed.
-    original: Option<Box<(Term, Box<[Name]>)>>,
+    original: Option<Box<Flat>>,
     /// The hash of `term`, by which [`Facts::present`] finds it.
     hash: u64,
 }
 
 impl Fact {
-    /// The fact as it was pushed, before it was normalized.
-    pub fn original(&self) -> &Term {
-        self.original.as_ref().map_or(&self.term, |o| &o.0)
-    }
-
     fn original_vars(&self) -> &[Name] {
         self.original.as_ref().map_or(&self.vars, |o| &o.1)
     }
@@ -78,9 +81,9 @@ enum Undo {
 pub struct Facts {
     list: Vec<Fact>,
     /// The number of each constant's name, given when a fact first mentions it and kept for
-    /// the stack's life (a name seen once is likely seen again). The key is the terms' own
-    /// shared name, not a copy.
-    names: HashMap<Arc<str>, Name>,
+    /// the stack's life (a name seen once is likely seen again), and the sorts and functions
+    /// the flat terms name.
+    symbols: Symbols,
     /// For each constant, the facts to follow from it, each with the length of the stack when it
     /// was listed (so popping takes entries off the end). Most constants are listed under once
     /// or twice, so a list starts with room for one entry, not four.
@@ -111,6 +114,16 @@ impl Facts {
         self.list.len()
     }
 
+    /// The term of a fact of this stack.
+    pub fn term(&self, fact: &Fact) -> Term {
+        self.symbols.term(&fact.term)
+    }
+
+    /// The term of a fact of this stack as it was pushed, before it was normalized.
+    pub fn original(&self, fact: &Fact) -> Term {
+        self.symbols.term(fact.original.as_ref().map_or(&fact.term, |o| &o.0))
+    }
+
     /// Pushes `term` normalized with what is known; returns `false` if it folded to `true` or is
     /// on the stack already (and so was not kept).
     pub fn push(&mut self, original: &Term, origin: Box<str>) -> bool {
@@ -118,17 +131,17 @@ impl Facts {
         if term == Term::Bool(true) {
             return false;
         }
-        let hash = hash_of(&term);
-        if self.present.get(&hash).and_then(|&i| self.list.get(i)).is_some_and(|f| f.term == term) {
+        let (flat, vars) = self.flatten(&term);
+        let hash = flat::fingerprint(&flat);
+        if self.present.get(&hash).and_then(|&i| self.list.get(i)).is_some_and(|f| f.term == flat) {
             return false;
         }
         let id = self.list.len();
         self.present.entry(hash).or_insert(id);
-        let vars = self.names_in(&term);
         let defines = match &term {
             Term::Eq(l, r) => match &**l {
                 Term::Var(x, _) if !mentions(r, x) => {
-                    self.names.get(x).copied().filter(|&x| !self.mentioned.get(x).copied().unwrap_or(false))
+                    self.symbols.get(x).filter(|&x| !self.mentioned.get(x).copied().unwrap_or(false))
                 }
                 _ => None,
             },
@@ -162,34 +175,24 @@ impl Facts {
             self.ground.push(id);
         }
         self.defines.push(defines);
-        let original = (term != *original).then(|| Box::new((original.clone(), self.names_in(original))));
-        self.list.push(Fact { term, origin, vars, original, hash });
+        let original = (term != *original).then(|| Box::new(self.flatten(original)));
+        self.list.push(Fact { term: flat, origin, vars, original, hash });
         true
     }
 
-    /// The numbers of the constants `t` mentions, each once, in the order of their names;
-    /// names not seen before are numbered.
-    fn names_in(&mut self, t: &Term) -> Box<[Name]> {
-        let mut found: Vec<&Arc<str>> = Vec::new();
-        t.walk(&mut |t| {
-            if let Term::Var(n, _) = t {
-                found.push(n);
-            }
-        });
-        found.sort_unstable();
-        found.dedup();
-        found.into_iter().map(|n| self.number(n)).collect()
-    }
-
-    fn number(&mut self, n: &Arc<str>) -> Name {
-        if let Some(&x) = self.names.get(n) {
-            return x;
+    /// `t` flat, and the numbers of the constants it mentions, each once, in the order of their
+    /// names; names not seen before are numbered.
+    fn flatten(&mut self, t: &Term) -> Flat {
+        let (flat, vars) = self.symbols.flatten(t);
+        // Every numbered name has its entries.
+        let names = self.symbols.len();
+        if self.by_var.len() < names {
+            self.by_var.resize_with(names, Vec::new);
         }
-        let x = self.by_var.len();
-        self.names.insert(n.clone(), x);
-        self.by_var.push(Vec::new());
-        self.mentioned.push(false);
-        x
+        if self.mentioned.len() < names {
+            self.mentioned.resize(names, false);
+        }
+        (flat, vars.into_boxed_slice())
     }
 
     /// The facts listed under `x` (a number this stack gave).
@@ -385,7 +388,7 @@ impl Facts {
         // facts mention go first: a constant every line mentions (a parameter added at each
         // step) says the least about this goal, and its facts would fill the nearest few before
         // those of the constant the goal is about.
-        let mut work: Vec<Name> = goal_vars.into_iter().filter_map(|n| self.names.get(n).copied()).collect();
+        let mut work: Vec<Name> = goal_vars.into_iter().filter_map(|n| self.symbols.get(n)).collect();
         work.sort_by_key(|&v| self.by_var.get(v).map_or(0, Vec::len));
         let mut work = VecDeque::from(work);
         let mut complete = true;
@@ -413,12 +416,6 @@ impl Facts {
         order.sort_unstable();
         (order.into_iter().filter_map(|i| self.list.get(i)).collect(), complete)
     }
-}
-
-fn hash_of(t: &Term) -> u64 {
-    let mut h = DefaultHasher::new();
-    t.hash(&mut h);
-    h.finish()
 }
 
 /// Calls `f` on the name of every constant in `t`.

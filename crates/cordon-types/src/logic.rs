@@ -481,7 +481,7 @@ impl Checker<'_> {
     /// from them). A timeout or a spent check time counts as no contradiction found.
     pub fn facts_contradict(&mut self, vars: HashSet<String>) -> bool {
         let (facts, _) = self.facts.relevant(vars.iter().map(String::as_str), usize::MAX, false);
-        let hypotheses: Vec<Term> = facts.into_iter().map(|f| f.term.clone()).collect();
+        let hypotheses: Vec<Term> = facts.into_iter().map(|f| self.facts.term(f)).collect();
         if hypotheses.is_empty() || independent_values(&hypotheses) {
             return false;
         }
@@ -503,7 +503,7 @@ impl Checker<'_> {
     /// [`NEAR_FACTS`]). Returns the answer, where the facts it used came from (at most
     /// [`MAX_ORIGINS`] of them) and how many places there were.
     /// Only limits above `least` are tried.
-    /// With `original`, the facts as they were pushed (see [`crate::facts::Fact::original`]).
+    /// With `original`, the facts as they were pushed (see [`crate::facts::Facts::original`]).
     fn decide(&mut self, goal: &Term, least: usize, original: bool) -> (Answer, Vec<String>, usize) {
         let names = goal_vars(goal);
         let mut result = (Answer::Valid, Vec::new());
@@ -511,7 +511,7 @@ impl Checker<'_> {
             let (facts, complete) = self.facts.relevant(names.iter().copied(), limit, original);
             let (hypotheses, origins): (Vec<Term>, Vec<String>) = facts
                 .into_iter()
-                .map(|f| (if original { f.original().clone() } else { f.term.clone() }, f.origin.to_string()))
+                .map(|f| (if original { self.facts.original(f) } else { self.facts.term(f) }, f.origin.to_string()))
                 .unzip();
             let query = self.query(hypotheses, goal.clone());
             let answer = self.ask(&query);
@@ -541,7 +541,8 @@ impl Checker<'_> {
     fn implied_by_bounds(&self, goal: &Term) -> bool {
         let names = goal_vars(goal);
         let (facts, _) = self.facts.relevant(names.iter().copied(), NEAR_FACTS[0], false);
-        let hypotheses: Vec<&Term> = facts.iter().map(|f| &f.term).collect();
+        let hypotheses: Vec<Term> = facts.iter().map(|f| self.facts.term(f)).collect();
+        let hypotheses: Vec<&Term> = hypotheses.iter().collect();
         let is_int = |f: &str| self.funcs.get(f).is_some_and(|d| d.ret == Sort::Int);
         crate::arith::implied(goal, &hypotheses, &is_int)
     }
