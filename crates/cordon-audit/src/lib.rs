@@ -379,10 +379,9 @@ impl Observer for Recorder<'_> {
                 recording.append(state, kind::DECISION, decision(stage, &note.to_json()));
             }
             Event::StageDecided { stage, verdict, note, .. } if stage != STAGE => {
-                // A call let through without a card or grant is said by its effect row alone.
-                let noted = note.map(|n| n.to_json()).filter(|n| n["outcome"] != "allowed");
-                if let Some(noted) = noted {
-                    recording.append(state, kind::DECISION, decision(stage, &noted));
+                // A call the policy let through alone is said by its effect row.
+                if let Some(note) = note.filter(|n| !n.routine()) {
+                    recording.append(state, kind::DECISION, decision(stage, &note.to_json()));
                 }
                 let (verdict, needs) = match verdict {
                     Verdict::Proceed => ("proceed", None),

@@ -68,6 +68,13 @@ pub trait Stage {
 /// that writes every event down (a transcript).
 pub trait Note: std::any::Any + std::fmt::Debug {
     fn to_json(&self) -> cordon_runtime::Json;
+
+    /// Whether the decision is the routine one, a call the policy lets through alone (no one
+    /// asked, no grant used): its effect's row says all of it, so the audit log keeps no row of
+    /// its own.
+    fn routine(&self) -> bool {
+        false
+    }
 }
 
 /// The stages of a pipeline: those added in order, then the last one, which decides after every

@@ -788,6 +788,10 @@ impl Note for Record {
     fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
     }
+
+    fn routine(&self) -> bool {
+        self.outcome == "allowed"
+    }
 }
 
 /// For a refused call that would have sent what needs consent: each such text rewritten, so
