@@ -161,18 +161,24 @@ impl Run {
         }
         let (expected, body) = bytes.split_at(TAG_LEN);
         tag(key, body).verify_slice(expected).map_err(|_| SnapshotError::Tampered)?;
-        let malformed = |e: serde_json::Error| SnapshotError::Malformed(e.to_string());
-        // The version first: a run another version saved holds other fields, and is refused as
-        // that, not as whatever field it lacks.
-        #[derive(Deserialize)]
-        struct Versioned {
-            version: u32,
+        let s: Snapshot = match serde_json::from_slice(body) {
+            Ok(s) => s,
+            // A run another version saved may hold other fields: it is refused as that, not as
+            // whatever field it lacks. Its version is read only then, so a run is read once.
+            Err(e) => {
+                #[derive(Deserialize)]
+                struct Versioned {
+                    version: u32,
+                }
+                return Err(match serde_json::from_slice::<Versioned>(body) {
+                    Ok(Versioned { version }) if version != VERSION => SnapshotError::Version(version),
+                    _ => SnapshotError::Malformed(e.to_string()),
+                });
+            }
+        };
+        if s.version != VERSION {
+            return Err(SnapshotError::Version(s.version));
         }
-        let Versioned { version } = serde_json::from_slice(body).map_err(malformed)?;
-        if version != VERSION {
-            return Err(SnapshotError::Version(version));
-        }
-        let s: Snapshot = serde_json::from_slice(body).map_err(malformed)?;
         let mut sources = SourceMap::new();
         for (name, text) in s.sources {
             sources.add(name, text);
