@@ -140,7 +140,7 @@ impl<'a> Decls<'a> {
 
     /// What the call expression `call` calls, as the checker resolved it.
     fn callee(&self, call: &Expr) -> Option<Callee> {
-        self.calls.iter().find_map(|c| c.get(call))
+        self.calls.iter().find_map(|c| c.get(call).copied())
     }
 }
 

@@ -679,7 +679,7 @@ impl Compiler {
 
     /// What the call `call` of the name `name` compiles to, as the checker resolved it.
     fn callee_of(&self, call: &Expr, name: &str) -> Callee {
-        match self.calls.get(call) {
+        match self.calls.get(call).copied() {
             Some(cordon_types::Callee::Function) => {
                 self.globals.fns.get(name).map_or(Callee::Value, |&f| Callee::Fn(f))
             }

@@ -46,37 +46,51 @@ pub enum Callee {
 }
 
 /// The callee of every call the checker resolved.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "Vec<(ExprSite, Callee)>", into = "Vec<(ExprSite, Callee)>")]
-pub struct Calls(HashMap<ExprSite, Callee>);
+pub type Calls = BySite<Callee>;
 
-impl Calls {
-    /// What the call expression `call` calls, if the checker resolved it.
-    pub fn get(&self, call: &Expr) -> Option<Callee> {
-        self.0.get(&ExprSite::of(call)).copied()
-    }
+/// What the checker resolved at each expression of one kind (a call's callee, a cast's target),
+/// by the expression's node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BySite<T>(HashMap<ExprSite, T>);
 
-    pub(crate) fn record(&mut self, call: &Expr, callee: Callee) {
-        self.0.insert(ExprSite::of(call), callee);
-    }
-
-    /// The calls written in `file`.
-    pub(crate) fn in_file(&self, file: FileId) -> Calls {
-        Calls(self.0.iter().filter(|(site, _)| site.file() == file).map(|(site, c)| (*site, *c)).collect())
+impl<T> Default for BySite<T> {
+    fn default() -> BySite<T> {
+        BySite(HashMap::new())
     }
 }
 
-impl From<Vec<(ExprSite, Callee)>> for Calls {
-    fn from(calls: Vec<(ExprSite, Callee)>) -> Calls {
-        Calls(calls.into_iter().collect())
+impl<T> BySite<T> {
+    /// What the checker resolved at `expr`, if it resolved it.
+    pub fn get(&self, expr: &Expr) -> Option<&T> {
+        self.0.get(&ExprSite::of(expr))
+    }
+
+    /// Records that the checker resolved `expr` to `resolved`.
+    pub(crate) fn record(&mut self, expr: &Expr, resolved: T) {
+        self.0.insert(ExprSite::of(expr), resolved);
+    }
+
+    /// What was resolved in `file`.
+    pub(crate) fn in_file(&self, file: FileId) -> BySite<T>
+    where
+        T: Clone,
+    {
+        BySite(self.0.iter().filter(|(site, _)| site.file() == file).map(|(site, t)| (*site, t.clone())).collect())
     }
 }
 
-impl From<Calls> for Vec<(ExprSite, Callee)> {
-    /// In order, so that the same calls are always written the same way.
-    fn from(calls: Calls) -> Vec<(ExprSite, Callee)> {
-        let mut all: Vec<(ExprSite, Callee)> = calls.0.into_iter().collect();
-        all.sort_by_key(|(s, _)| *s);
-        all
+/// Written as a list in the order of the sites, so that the same record is always written the
+/// same way.
+impl<T: Serialize> Serialize for BySite<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut all: Vec<(&ExprSite, &T)> = self.0.iter().collect();
+        all.sort_by_key(|(site, _)| **site);
+        s.collect_seq(all)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for BySite<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<BySite<T>, D::Error> {
+        Ok(BySite(Vec::<(ExprSite, T)>::deserialize(d)?.into_iter().collect()))
     }
 }

@@ -40,7 +40,7 @@ mod ty;
 mod written;
 
 pub use bindings::BindingType;
-pub use calls::{Callee, Calls, ExprSite};
+pub use calls::{BySite, Callee, Calls, ExprSite};
 pub use casts::Casts;
 /// The keys of `@card` the gate reads, and the test for a key misspelt from one (an error).
 pub use checker::annotations::{CARD_KEYS, near_miss as near_card_key};

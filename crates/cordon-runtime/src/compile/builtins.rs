@@ -46,7 +46,7 @@ impl Compiler {
         let span = call.span;
         // A capability's receiver makes any method call a call of its tool (`Op::Method` looks
         // at the receiver first); otherwise the method is what the checker resolved it to.
-        let otherwise = match self.calls.get(call) {
+        let otherwise = match self.calls.get(call).copied() {
             // Builtins that call a function compile to loops.
             Some(cordon_types::Callee::Builtin(b)) if form(b) != Form::Apply => {
                 let argv: Vec<&Expr> = std::iter::once(receiver).chain(args).collect();
