@@ -24,9 +24,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use cordon_label::{DcLabel, Release};
-use cordon_syntax::ast::{BinOp, Block, Expr, ExprKind, FnDecl, ItemKind, Module, Pattern, PatternKind, Stmt, UnOp};
+use cordon_syntax::ast::{BinOp, Block, Expr, FnDecl, Module, Pattern, UnOp};
 use cordon_syntax::{SourceMap, Span};
-use cordon_types::{Callee, Calls, Declarations, Function, LabelKey, Tool, ToolAnnotations, Type};
+use cordon_types::node::{self, Called, Declaration, Node, Otherwise, PatternNode, Statement};
+use cordon_types::{Declarations, Function, LabelKey, Resolved, Tool, ToolAnnotations, Type};
 
 use crate::abs::{Abs, Bounds, Closure, Kind, Origins};
 use crate::site::{Count, HoleReach, Site};
@@ -65,8 +66,8 @@ pub(crate) struct Decls<'a> {
     pub fns: HashMap<&'a str, &'a FnDecl>,
     pub signatures: HashMap<&'a str, &'a Function>,
     pub consts: HashMap<&'a str, &'a Expr>,
-    /// What the checker resolved each call of the modules to (one table per checked unit).
-    calls: Vec<&'a Calls>,
+    /// What the checker resolved in the modules: each node is read through it.
+    pub resolved: Resolved,
 }
 
 /// A tool as the analysis reads it: its signature and the policy's annotations on it, as the
@@ -92,12 +93,13 @@ impl<'a> ToolDecl<'a> {
 
 impl<'a> Decls<'a> {
     /// What `declared` and `modules` declare; `fill_functions` are the functions a fill among
-    /// `modules` declares (the program's are in `declared`).
+    /// `modules` declares (the program's are in `declared`); `resolved` is what the checker
+    /// resolved in them.
     pub fn of(
         declared: &'a Declarations,
         fill_functions: &'a [Function],
         modules: &[&'a Module],
-        calls: Vec<&'a Calls>,
+        resolved: Resolved,
     ) -> Decls<'a> {
         let signatures = declared.functions().chain(fill_functions).map(|f| (f.name.as_str(), f)).collect();
         let mut tools = HashMap::new();
@@ -107,14 +109,14 @@ impl<'a> Decls<'a> {
                 tools.insert((cap.name.as_str().into(), sig.name.as_str().into()), ToolDecl { sig, annotations });
             }
         }
-        let mut d = Decls { declared, tools, fns: HashMap::new(), signatures, consts: HashMap::new(), calls };
+        let mut d = Decls { declared, tools, fns: HashMap::new(), signatures, consts: HashMap::new(), resolved };
         for m in modules {
             for item in &m.items {
-                match &item.kind {
-                    ItemKind::Fn(f) => {
+                match node::declaration(item) {
+                    Declaration::Function(f) => {
                         d.fns.insert(f.name.name.as_str(), f);
                     }
-                    ItemKind::Const { name, value, .. } => {
+                    Declaration::Const { name, value } => {
                         d.consts.insert(name.name.as_str(), value);
                     }
                     _ => {}
@@ -136,11 +138,6 @@ impl<'a> Decls<'a> {
             Type::Capability(name) if self.is_capability(name) => Some(name),
             _ => None,
         }
-    }
-
-    /// What the call expression `call` calls, as the checker resolved it.
-    fn callee(&self, call: &Expr) -> Option<Callee> {
-        self.calls.iter().find_map(|c| c.get(call).copied())
     }
 }
 
@@ -263,13 +260,13 @@ impl<'a> Analyzer<'a> {
     }
 
     fn block_inner(&mut self, b: &Block) -> Res {
-        for s in &b.stmts {
+        for s in node::statements(b) {
             match s {
-                Stmt::Let { pat, value, .. } => {
+                Statement::Let { pat, value, .. } => {
                     let v = self.expr(value)?;
                     self.bind_pattern(pat, &v, &Bounds::bottom());
                 }
-                Stmt::Expr(e) => {
+                Statement::Expr(e) => {
                     self.expr(e)?;
                 }
             }
@@ -284,8 +281,8 @@ impl<'a> Analyzer<'a> {
     /// holds it, `outer`, as the machine's `bind` does).
     fn bind_pattern(&mut self, pat: &Pattern, v: &Abs, outer: &Bounds) {
         let here = outer.join(&v.label);
-        match &pat.kind {
-            PatternKind::Bind(id) => {
+        match node::pattern(pat) {
+            PatternNode::Bind(id) => {
                 let v = v.clone().raised(outer);
                 if self.recording {
                     let label = self.bindings.entry(id.span).or_insert_with(Bounds::bottom);
@@ -293,7 +290,7 @@ impl<'a> Analyzer<'a> {
                 }
                 self.bind(&id.name, v);
             }
-            PatternKind::Tuple(ps) => {
+            PatternNode::Tuple(ps) => {
                 for (i, p) in ps.iter().enumerate() {
                     let part = match &v.kind {
                         Kind::Tuple(xs) => xs.get(i).cloned(),
@@ -303,7 +300,7 @@ impl<'a> Analyzer<'a> {
                     self.bind_pattern(p, &part, &here);
                 }
             }
-            PatternKind::Variant { args, .. } => {
+            PatternNode::Variant { args, .. } => {
                 for (i, p) in args.iter().enumerate() {
                     let part = match &v.kind {
                         Kind::Variant { payload, .. } => payload.get(i).cloned(),
@@ -319,41 +316,48 @@ impl<'a> Analyzer<'a> {
 
     pub fn expr(&mut self, e: &Expr) -> Res {
         self.step()?;
-        Ok(match &e.kind {
-            ExprKind::Int(i) => Abs::literal(Kind::Int(*i)),
-            ExprKind::Float(_) | ExprKind::Decimal(_) => Abs::literal(Kind::Unknown),
-            ExprKind::Str(s) => Abs::literal(Kind::Str(s.as_str().into())),
-            ExprKind::Bool(b) => Abs::literal(Kind::Bool(*b)),
-            ExprKind::Unit => Abs::plain(Kind::Unit),
-            ExprKind::Name(id) => self.lookup(&id.name)?.unwrap_or_else(Abs::any),
-            ExprKind::Path { variant, .. } => {
-                Abs::literal(Kind::Variant { name: Some(variant.name.as_str().into()), payload: Vec::new() })
+        Ok(match self.decls.resolved.node(e) {
+            Node::Int(i) => Abs::literal(Kind::Int(i)),
+            Node::Float(_) | Node::Decimal(_) => Abs::literal(Kind::Unknown),
+            Node::Str(s) => Abs::literal(Kind::Str(s.into())),
+            Node::Bool(b) => Abs::literal(Kind::Bool(b)),
+            Node::Unit => Abs::plain(Kind::Unit),
+            Node::Name(id) => self.lookup(&id.name)?.unwrap_or_else(Abs::any),
+            // A variant without a payload is a literal the plan wrote.
+            Node::Variant { name, args: [], .. } => {
+                Abs::literal(Kind::Variant { name: Some(name.into()), payload: Vec::new() })
             }
-            ExprKind::Tuple(items) => {
+            Node::Variant { name, args, .. } => {
+                let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                Abs::plain(Kind::Variant { name: Some(name.into()), payload })
+            }
+            Node::Tuple(items) => {
                 let xs = items.iter().map(|x| self.expr(x)).collect::<Res<Vec<_>>>()?;
                 Abs::plain(Kind::Tuple(xs))
             }
-            ExprKind::List(items) => {
+            Node::List(items) => {
                 let xs = items.iter().map(|x| self.expr(x)).collect::<Res<Vec<_>>>()?;
                 let elem = xs.iter().skip(1).fold(xs.first().cloned(), |a, x| a.map(|a| a.either(x)));
                 let elem = elem.unwrap_or_else(|| Abs::plain(Kind::Unknown));
                 Abs::literal(Kind::List { elem: Box::new(elem), len: Some(items.len() as u64) })
             }
-            ExprKind::Record { fields, .. } => {
+            Node::Record { fields, .. } => {
                 let fields =
                     fields.iter().map(|(n, x)| Ok((n.name.as_str().into(), self.expr(x)?))).collect::<Res<Vec<_>>>()?;
                 Abs::plain(Kind::Record { opaque: false, ty: None, fields, declared: Vec::new() })
             }
-            ExprKind::Field { base, name } => self.expr(base)?.field(&name.name),
-            ExprKind::TupleField { base, index, .. } => self.expr(base)?.component(*index as usize),
-            ExprKind::Index { base, index } => {
+            Node::Field { base, name } => self.expr(base)?.field(&name.name),
+            Node::TupleField { base, index } => self.expr(base)?.component(index as usize),
+            Node::Index { base, index } => {
                 let xs = self.expr(base)?;
                 let i = self.expr(index)?;
                 xs.element().raised(&xs.label.join(&i.label))
             }
-            ExprKind::Call { callee, args } => self.call(e, callee, args)?,
-            ExprKind::MethodCall { receiver, method, args } => self.method(e, receiver, &method.name, args)?,
-            ExprKind::Unary { op, operand } => {
+            Node::Call { callee, args } => self.call(callee, args, e.span)?,
+            Node::Method { receiver, method, args, otherwise } => {
+                self.method(receiver, &method.name, args, otherwise, e.span)?
+            }
+            Node::Unary { op, operand } => {
                 let v = self.expr(operand)?;
                 let kind = match (op, &v.kind) {
                     (UnOp::Not, Kind::Bool(b)) => Kind::Bool(!b),
@@ -364,20 +368,20 @@ impl<'a> Analyzer<'a> {
             }
             // `&&` and `||` are branches at run time: the result carries the program-counter
             // label where the paths meet, even when the left side is known.
-            ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
+            Node::Binary { op: BinOp::And, lhs, rhs } => {
                 let l = self.expr(lhs)?;
                 self.branch(&l, lhs, |a| a.expr(rhs), |_| Ok(Abs::literal(Kind::Bool(false))))?
             }
-            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
+            Node::Binary { op: BinOp::Or, lhs, rhs } => {
                 let l = self.expr(lhs)?;
                 self.branch(&l, lhs, |_| Ok(Abs::literal(Kind::Bool(true))), |a| a.expr(rhs))?
             }
-            ExprKind::Binary { op, lhs, rhs } => {
+            Node::Binary { op, lhs, rhs } => {
                 let l = self.expr(lhs)?;
                 let r = self.expr(rhs)?;
-                binary(*op, &l, &r)
+                binary(op, &l, &r)
             }
-            ExprKind::If { cond, then, else_ } => {
+            Node::If { cond, then, else_ } => {
                 let c = self.expr(cond)?;
                 let then_ = |a: &mut Analyzer<'a>| a.block(then);
                 let else_ = |a: &mut Analyzer<'a>| match else_ {
@@ -388,8 +392,8 @@ impl<'a> Analyzer<'a> {
                 // program-counter label there, as the run's join gives it.
                 self.branch(&c, cond, then_, else_)?
             }
-            ExprKind::Match { scrutinee, arms } => self.match_(scrutinee, arms)?,
-            ExprKind::For { pat, iter, body } => {
+            Node::Match { scrutinee, arms } => self.match_(scrutinee, arms)?,
+            Node::For { pat, iter, body } => {
                 let xs = self.expr(iter)?;
                 let cond = format!("for each {} in {}", self.text(pat.span), self.text(iter.span));
                 let (_, pc) = self.in_loop(&xs, cond, None, |a, elem, _| {
@@ -401,13 +405,12 @@ impl<'a> Analyzer<'a> {
                 })?;
                 Abs::plain(Kind::Unit).raised(&pc)
             }
-            ExprKind::Block(b) => self.block(b)?,
-            ExprKind::Closure { params, body, .. } => {
+            Node::Block(b) => self.block(b)?,
+            Node::Closure { params, body } => {
                 // What it captures: the names its body mentions that are in scope here.
                 // (everything, if it holds a hole: a fill may name anything in scope).
-                let mut mentioned = HashSet::new();
-                names_in(body, &mut mentioned);
-                let env = if mentioned.contains("*") {
+                let (mentioned, holds_hole) = node::mentions(body);
+                let env = if holds_hole {
                     self.scope.visible().map(|(n, v)| (n.clone(), v.clone())).collect()
                 } else {
                     mentioned
@@ -415,13 +418,13 @@ impl<'a> Analyzer<'a> {
                         .filter_map(|n| self.scope.get(&n).map(|v| (Arc::<str>::from(n.as_str()), v.clone())))
                         .collect()
                 };
-                Abs::plain(Kind::Closure(Arc::new(Closure { params: params.clone(), body: (**body).clone(), env })))
+                Abs::plain(Kind::Closure(Arc::new(Closure { params: params.to_vec(), body: body.clone(), env })))
             }
-            ExprKind::Cast { expr, .. } => {
+            Node::Cast { expr, .. } => {
                 let v = self.expr(expr)?;
                 Abs::unknown(v.label.clone(), v.origins)
             }
-            ExprKind::Hole { args, .. } => {
+            Node::Hole { args } => {
                 for a in args {
                     self.expr(a)?;
                 }
@@ -431,13 +434,13 @@ impl<'a> Analyzer<'a> {
                 }
                 v
             }
-            ExprKind::ToLabeled(b) => {
+            Node::ToLabeled(b) => {
                 let saved = self.pc.clone();
                 let inner = self.block(b)?;
                 let inner_pc = std::mem::replace(&mut self.pc, saved);
                 Abs::plain(Kind::Labeled(Box::new(inner.raised(&inner_pc))))
             }
-            ExprKind::Error => Abs::any(),
+            Node::Error => Abs::any(),
         })
     }
 }
@@ -530,31 +533,32 @@ impl<'a> Analyzer<'a> {
     /// `c.name == n` where `n` is known to be `"general"`). Known as a
     /// new binding of `r` that shadows it on that path only; labels stay as they were.
     fn assume(&mut self, cond: &Expr, holds: bool) {
-        let field_of = |e: &Expr| match &e.kind {
-            ExprKind::Field { base, name } => match &base.kind {
-                ExprKind::Name(x) => Some((x.name.clone(), name.name.clone())),
+        let resolved = &self.decls.resolved;
+        let field_of = |e: &Expr| match resolved.node(e) {
+            Node::Field { base, name } => match resolved.node(base) {
+                Node::Name(x) => Some((x.name.clone(), name.name.clone())),
                 _ => None,
             },
             _ => None,
         };
-        let (target, value) = match &cond.kind {
-            ExprKind::Unary { op: UnOp::Not, operand } => return self.assume(operand, !holds),
-            ExprKind::Binary { op: BinOp::And, lhs, rhs } if holds => {
+        let (target, value) = match resolved.node(cond) {
+            Node::Unary { op: UnOp::Not, operand } => return self.assume(operand, !holds),
+            Node::Binary { op: BinOp::And, lhs, rhs } if holds => {
                 self.assume(lhs, true);
                 return self.assume(rhs, true);
             }
-            ExprKind::Binary { op: BinOp::Or, lhs, rhs } if !holds => {
+            Node::Binary { op: BinOp::Or, lhs, rhs } if !holds => {
                 self.assume(lhs, false);
                 return self.assume(rhs, false);
             }
-            ExprKind::Field { .. } => (field_of(cond), Kind::Bool(holds)),
-            ExprKind::Binary { op: BinOp::Eq, lhs, rhs } if holds => match (&rhs.kind, &lhs.kind) {
-                (ExprKind::Str(s), _) => (field_of(lhs), Kind::Str(s.as_str().into())),
-                (_, ExprKind::Str(s)) => (field_of(rhs), Kind::Str(s.as_str().into())),
+            Node::Field { .. } => (field_of(cond), Kind::Bool(holds)),
+            Node::Binary { op: BinOp::Eq, lhs, rhs } if holds => match (resolved.node(rhs), resolved.node(lhs)) {
+                (Node::Str(s), _) => (field_of(lhs), Kind::Str(s.into())),
+                (_, Node::Str(s)) => (field_of(rhs), Kind::Str(s.into())),
                 // A field equal to a name whose text is known (`r.owner == org`, where a call
                 // gave `org`).
-                (ExprKind::Name(x), _) | (_, ExprKind::Name(x)) => {
-                    let field = if matches!(rhs.kind, ExprKind::Name(_)) { lhs } else { rhs };
+                (Node::Name(x), _) | (_, Node::Name(x)) => {
+                    let field = if matches!(resolved.node(rhs), Node::Name(_)) { lhs } else { rhs };
                     match self.scope.get(&x.name).map(|v| &v.kind) {
                         Some(Kind::Str(s)) => (field_of(field), Kind::Str(s.clone())),
                         _ => return,
@@ -604,8 +608,8 @@ impl<'a> Analyzer<'a> {
         let scrut = self.text(scrutinee.span);
         let mut paths = Vec::new();
         for arm in arms {
-            if let (PatternKind::Variant { name, .. }, Kind::Variant { name: Some(known), .. }) =
-                (&arm.pat.kind, &s.kind)
+            if let (PatternNode::Variant { name, .. }, Kind::Variant { name: Some(known), .. }) =
+                (node::pattern(&arm.pat), &s.kind)
                 && name.name != **known
             {
                 continue;
@@ -696,62 +700,48 @@ impl<'a> Analyzer<'a> {
         Ok((acc, inside))
     }
 
-    fn call(&mut self, call: &Expr, callee: &Expr, args: &[Expr]) -> Res {
-        let span = call.span;
-        match &callee.kind {
-            ExprKind::Path { variant, .. } => {
-                let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                return Ok(Abs::plain(Kind::Variant { name: Some(variant.name.as_str().into()), payload }));
-            }
-            ExprKind::Name(id) => {
-                let name = id.name.as_str();
-                match self.decls.callee(call) {
-                    Some(Callee::Function) => {
-                        if let Some((k, _)) = self.decls.fns.get_key_value(name) {
-                            let k: &'a str = k;
-                            let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                            return self.call_fn(k, argv);
-                        }
-                    }
-                    Some(Callee::Constructor) => {
-                        let payload = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                        return Ok(Abs::plain(Kind::Variant { name: Some(name.into()), payload }));
-                    }
-                    Some(Callee::Builtin(b)) => {
-                        if let (Rule::Loop, [first, rest @ ..]) = (rule(b), args) {
-                            let xs = self.expr(first)?;
-                            let rest = rest.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                            return self.higher_order(b, xs, rest, span);
-                        }
-                        let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-                        return Ok(self.builtin(b, &argv));
-                    }
-                    Some(Callee::Measure) => {
-                        // Only in refinements: the host's value, public.
-                        for a in args {
-                            self.expr(a)?;
-                        }
-                        return Ok(Abs::plain(Kind::Unknown));
-                    }
-                    Some(Callee::Value | Callee::Tool) | None => {}
+    fn call(&mut self, callee: Called<'_>, args: &[Expr], span: Span) -> Res {
+        match callee {
+            Called::Function(name) => {
+                if let Some((k, _)) = self.decls.fns.get_key_value(name.name.as_str()) {
+                    let k: &'a str = k;
+                    let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                    return self.call_fn(k, argv);
                 }
+                // A function no module here declares: whatever else the name is, called.
+                let f = self.lookup(&name.name)?.unwrap_or_else(Abs::any);
+                let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                self.call_value(f, argv, span)
             }
-            _ => {}
+            Called::Builtin(b) => {
+                if let (Rule::Loop, [first, rest @ ..]) = (rule(b), args) {
+                    let xs = self.expr(first)?;
+                    let rest = rest.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                    return self.higher_order(b, xs, rest, span);
+                }
+                let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                Ok(self.builtin(b, &argv))
+            }
+            Called::Measure(_) => {
+                // Only in refinements: the host's value, public.
+                for a in args {
+                    self.expr(a)?;
+                }
+                Ok(Abs::plain(Kind::Unknown))
+            }
+            Called::Value(callee) => {
+                let f = self.expr(callee)?;
+                let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
+                self.call_value(f, argv, span)
+            }
         }
-        let f = self.expr(callee)?;
-        let argv = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
-        self.call_value(f, argv, span)
     }
 
-    fn method(&mut self, call: &Expr, receiver: &Expr, name: &str, args: &[Expr]) -> Res {
-        let span = call.span;
+    fn method(&mut self, receiver: &Expr, name: &str, args: &[Expr], otherwise: Otherwise<'_>, span: Span) -> Res {
         let r = self.expr(receiver)?;
-        let callee = self.decls.callee(call);
-        let builtin = match callee {
-            Some(Callee::Builtin(b)) => Some(b),
-            _ => None,
-        };
-        if let Some(b) = builtin.filter(|b| rule(*b) == Rule::Loop) {
+        if let Otherwise::Builtin(b) = otherwise
+            && rule(b) == Rule::Loop
+        {
             let rest = args.iter().map(|a| self.expr(a)).collect::<Res<Vec<_>>>()?;
             return self.higher_order(b, r, rest, span);
         }
@@ -763,12 +753,13 @@ impl<'a> Analyzer<'a> {
             return self.tool_call(cap.clone(), tool, argv, span);
         }
         let all: Vec<Abs> = std::iter::once(r).chain(argv).collect();
-        if let Some(b) = builtin {
-            return Ok(self.builtin(b, &all));
-        }
-        match self.decls.fns.get_key_value(name).filter(|_| callee == Some(Callee::Function)) {
-            Some((k, _)) => self.call_fn(k, all),
-            None => Ok(Abs::any()),
+        match otherwise {
+            Otherwise::Builtin(b) => Ok(self.builtin(b, &all)),
+            Otherwise::Function(f) => match self.decls.fns.get_key_value(f) {
+                Some((k, _)) => self.call_fn(k, all),
+                None => Ok(Abs::any()),
+            },
+            Otherwise::Nothing => Ok(Abs::any()),
         }
     }
 
@@ -838,13 +829,13 @@ impl<'a> Analyzer<'a> {
 /// part it tests with a literal or a variant, with the labels of what holds it. Bound and
 /// ignored parts are not read.
 fn inspected(pat: &Pattern, v: &Abs) -> Bounds {
-    match (&pat.kind, &v.kind) {
-        (PatternKind::Wild | PatternKind::Bind(_) | PatternKind::Unit | PatternKind::Error, _) => Bounds::bottom(),
-        (PatternKind::Tuple(ps), Kind::Tuple(xs)) => {
+    match (node::pattern(pat), &v.kind) {
+        (PatternNode::Wild | PatternNode::Bind(_) | PatternNode::Unit | PatternNode::Error, _) => Bounds::bottom(),
+        (PatternNode::Tuple(ps), Kind::Tuple(xs)) => {
             let inner = ps.iter().zip(xs).fold(Bounds::bottom(), |l, (p, x)| l.join(&inspected(p, x)));
             if inner.is_bottom() { inner } else { inner.join(&v.label) }
         }
-        (PatternKind::Variant { args, .. }, Kind::Variant { payload, .. }) => {
+        (PatternNode::Variant { args, .. }, Kind::Variant { payload, .. }) => {
             args.iter().zip(payload).fold(v.label.clone(), |l, (p, x)| l.join(&inspected(p, x)))
         }
         // A literal, or a shape not known here: everything inside may be read.
@@ -859,20 +850,4 @@ fn meet_paths(paths: Vec<(Abs, Bounds)>) -> Abs {
     let Some((first, pc)) = it.next() else { return Abs::plain(Kind::Unit) };
     let (v, pc) = it.fold((first, pc), |(v, pc), (w, qc)| (v.either(&w), pc.either(&qc)));
     v.raised(&pc)
-}
-
-/// Every name an expression mentions (a superset of the names a closure captures: what it
-/// binds itself is counted too, which only captures more).
-fn names_in(e: &Expr, out: &mut HashSet<String>) {
-    match &e.kind {
-        ExprKind::Name(id) => {
-            out.insert(id.name.clone());
-        }
-        // A fill may name anything in scope.
-        ExprKind::Hole { .. } => {
-            out.insert("*".into());
-        }
-        _ => {}
-    }
-    e.for_each_child(&mut |child| names_in(child, out));
 }

@@ -11,9 +11,10 @@
 //! that code which never went through the checker (tests of the runtime's own re-checks) fails
 //! cleanly instead of misbehaving.
 //!
-//! This module holds the compiler's state and the matches on the kinds of code (of an
-//! expression, a callee, a statement, a pattern). Each kind of expression is lowered, from the
-//! parts the match hands it, by the module of its family, which reads no kinds itself: `data`
+//! The program is read through the checker's views of it (`cordon_types::node`), never by the
+//! syntax tree's kinds. This module holds the compiler's state and the matches on those views (of
+//! an expression, a statement, a pattern, a declaration). Each kind of expression is lowered, from
+//! the parts the match hands it, by the module of its family, which matches on none: `data`
 //! (variants, tuples, lists, records, fields, casts), `operators`, `control` (`if`, `match`,
 //! loops, `to_labeled`), `calls` (calls, closures, holes) and `builtins` (builtins and methods).
 //! `policy` lowers the policy's declarations.
@@ -22,11 +23,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cordon_syntax::Span;
-use cordon_syntax::ast::{
-    BinOp, Block, ClosureParam, Expr, ExprKind, FnDecl, Ident, Item, ItemKind, Module, Pattern, PatternKind, Stmt,
-    TypeExpr, UnOp,
-};
-use cordon_types::{Casts, Declarations, Type, WrittenTypes};
+use cordon_syntax::ast::{BinOp, Block, ClosureParam, Expr, FnDecl, Ident, Item, Module, Pattern, TypeExpr};
+use cordon_types::node::{self, Called, Declaration, Literal, Node, PatternNode, Statement};
+use cordon_types::{Casts, Declarations, Resolved, Type, WrittenTypes};
 
 use crate::code::{
     Access, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals, HoleScope,
@@ -48,17 +47,6 @@ mod policy;
 
 use body::Body;
 
-/// What a call of a name compiles to (see `Compiler::callee_of`).
-enum Callee {
-    Fn(FnId),
-    Measure,
-    /// A variant of this enum.
-    Variant(&'static str),
-    Builtin(Builtin),
-    /// A value: a local, or whatever else the name is (a constant, a function value).
-    Value,
-}
-
 /// The operand an op that only pushes a slot or an integer provides.
 fn operand(op: &Op) -> Option<Operand> {
     match op {
@@ -66,27 +54,6 @@ fn operand(op: &Op) -> Option<Operand> {
         Op::Push(Value::Int(i)) => Some(Operand::Int(*i)),
         _ => None,
     }
-}
-
-/// A closure written in place with `arity` parameters: its parameters and body.
-fn literal_closure(e: &Expr, arity: usize) -> Option<(&[ClosureParam], &Expr)> {
-    match &e.kind {
-        ExprKind::Closure { params, body, .. } if params.len() == arity => Some((params, body)),
-        _ => None,
-    }
-}
-
-/// The text of `e` if it is a string literal.
-fn string_literal(e: &Expr) -> Option<&str> {
-    match &e.kind {
-        ExprKind::Str(s) => Some(s),
-        _ => None,
-    }
-}
-
-/// Whether `e` is an integer literal (which `emit` fuses into the operation that takes it).
-fn is_int_literal(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::Int(_))
 }
 
 /// Whether `op` is a comparison (its result is always a Bool).
@@ -120,8 +87,7 @@ pub fn compile(
         codes: Vec::new(),
         declared: declared.clone(),
         written: None,
-        calls: calls.clone(),
-        casts: casts.clone(),
+        resolved: Resolved { calls: calls.clone(), casts: casts.clone() },
         in_refinement: false,
         code_base: 0,
         holes: Vec::new(),
@@ -131,24 +97,19 @@ pub fn compile(
     let mut const_items: Vec<(&Ident, &Expr)> = Vec::new();
     let mut measures = HashMap::new();
     for item in &items {
-        match &item.kind {
-            ItemKind::Fn(d) if !c.globals.fns.contains_key(&d.name.name) => {
+        match node::declaration(item) {
+            Declaration::Function(d) if !c.globals.fns.contains_key(&d.name.name) => {
                 c.globals.fns.insert(d.name.name.clone(), fn_decls.len() as FnId);
                 fn_decls.push(d);
             }
-            ItemKind::Const { name, value, .. } if !c.globals.consts.contains_key(&name.name) => {
+            Declaration::Const { name, value } if !c.globals.consts.contains_key(&name.name) => {
                 c.globals.consts.insert(name.name.clone(), const_items.len() as ConstId);
                 const_items.push((name, value));
             }
-            ItemKind::Measure { name, default, params, .. } => {
+            Declaration::Measure { name, of, default } => {
                 c.globals.measures.insert(name.name.clone(), ());
-                let default = default.as_ref().and_then(literal);
-                let of = params.first().and_then(|p| match &p.ty.kind {
-                    cordon_syntax::ast::TypeExprKind::Named { name, .. } => Some(name.name.as_str().into()),
-                    _ => None,
-                });
-                measures
-                    .insert(name.name.as_str().into(), MeasureDecl { name: name.name.as_str().into(), of, default });
+                let (name, of): (Arc<str>, _) = (name.name.as_str().into(), of.map(Arc::from));
+                measures.insert(name.clone(), MeasureDecl { name, of, default: default.map(value_of) });
             }
             _ => {}
         }
@@ -167,8 +128,8 @@ pub fn compile(
     let mut tools = Vec::new();
     let mut field_labels = HashMap::new();
     for item in &items {
-        match &item.kind {
-            ItemKind::Capability { name, tools: ts } => {
+        match node::declaration(item) {
+            Declaration::Capability { name, tools: ts } => {
                 for t in ts {
                     let Some(tool) = declared.capability(&name.name).and_then(|c| c.tool(&t.name.name)) else {
                         return c.unresolved(&t.name);
@@ -176,7 +137,7 @@ pub fn compile(
                     tools.push(c.tool(&name.name, tool)?);
                 }
             }
-            ItemKind::Record { name, .. } => {
+            Declaration::Record(name) => {
                 let Some(record) = declared.record(&name.name) else { return c.unresolved(name) };
                 let mut shapes = Vec::with_capacity(record.fields.len());
                 for f in &record.fields {
@@ -188,7 +149,7 @@ pub fn compile(
                     field_labels.entry(name.name.as_str().into()).or_insert(labels);
                 }
             }
-            ItemKind::Enum { name, .. } => {
+            Declaration::Enum(name) => {
                 let Some(e) = declared.enumeration(&name.name) else { return c.unresolved(name) };
                 let mut shapes = Vec::with_capacity(e.variants.len());
                 for v in &e.variants {
@@ -273,8 +234,7 @@ pub fn compile_fill(
         codes: Vec::new(),
         declared: program.declared.clone(),
         written: casts.is_none().then(|| WrittenTypes::of(&fill.items)),
-        calls: calls.clone(),
-        casts: casts.cloned().unwrap_or_default(),
+        resolved: Resolved { calls: calls.clone(), casts: casts.cloned().unwrap_or_default() },
         in_refinement: false,
         code_base: program.codes.len() as u32,
         holes: Vec::new(),
@@ -284,8 +244,8 @@ pub fn compile_fill(
     let fn_base = program.fns.len();
     let fn_decls: Vec<&FnDecl> = items
         .iter()
-        .filter_map(|i| match &i.kind {
-            ItemKind::Fn(d) => Some(d),
+        .filter_map(|i| match node::declaration(i) {
+            Declaration::Function(d) => Some(d),
             _ => None,
         })
         .collect();
@@ -295,8 +255,8 @@ pub fn compile_fill(
     // The fill's constants follow the program's, as its functions do.
     let const_items: Vec<(&Ident, &Expr)> = items
         .iter()
-        .filter_map(|i| match &i.kind {
-            ItemKind::Const { name, value, .. } => Some((name, value)),
+        .filter_map(|i| match node::declaration(i) {
+            Declaration::Const { name, value } => Some((name, value)),
             _ => None,
         })
         .collect();
@@ -333,21 +293,17 @@ pub fn compile_fill(
             }
         }
     }
-    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec(), calls: c.calls, casts: c.casts };
+    let Resolved { calls, casts } = c.resolved;
+    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec(), calls, casts };
     Ok(CompiledFill { codes: c.codes, fns, consts, holes: c.holes, body, record })
 }
 
-/// The value of a literal expression (a measure's default).
-fn literal(e: &Expr) -> Option<Value> {
-    match &e.kind {
-        ExprKind::Int(i) => Some(Value::Int(*i)),
-        ExprKind::Bool(b) => Some(Value::Bool(*b)),
-        ExprKind::Str(s) => Some(Value::str(s)),
-        ExprKind::Unary { op: UnOp::Neg, operand } => match operand.kind {
-            ExprKind::Int(i) => i.checked_neg().map(Value::Int),
-            _ => None,
-        },
-        _ => None,
+/// The value of a literal (a measure's default).
+fn value_of(literal: Literal) -> Value {
+    match literal {
+        Literal::Int(i) => Value::Int(i),
+        Literal::Bool(b) => Value::Bool(b),
+        Literal::Str(s) => Value::str(s),
     }
 }
 
@@ -361,10 +317,8 @@ pub(crate) struct Compiler {
     /// The types a fill no check resolved declares, against which (and `declared`) its casts'
     /// targets are resolved as written; `None` for checked code, whose casts are in `casts`.
     written: Option<WrittenTypes>,
-    /// What each call of the code being compiled calls.
-    calls: Calls,
-    /// What each cast of the code being compiled converts to.
-    casts: Casts,
+    /// What each call of the code being compiled calls, and what each cast converts to.
+    resolved: Resolved,
     /// Compiling a refinement predicate: the only code that may read a measure. Elsewhere a
     /// measure would let a program branch on what the host knows (is this session tainted?)
     /// without that decision carrying any label.
@@ -506,7 +460,7 @@ impl Compiler {
 
     /// The slot of `e`'s value if `e` names a local of the body being compiled.
     fn local_slot(&mut self, e: &Expr) -> Option<Slot> {
-        let ExprKind::Name(id) = &e.kind else { return None };
+        let Node::Name(id) = self.resolved.node(e) else { return None };
         let top = self.bodies.len() - 1;
         match self.resolve(top, &id.name)? {
             Access::Slot(s) => Some(s),
@@ -562,13 +516,13 @@ impl Compiler {
 
     fn block(&mut self, b: &Block) -> Res {
         let depth = self.body().scope.len();
-        for s in &b.stmts {
+        for s in node::statements(b) {
             match s {
-                Stmt::Let { pat, value, span, .. } => {
+                Statement::Let { pat, value, span } => {
                     self.expr(value)?;
-                    self.bind_pattern(pat, *span)?;
+                    self.bind_pattern(pat, span)?;
                 }
-                Stmt::Expr(e) => {
+                Statement::Expr(e) => {
                     self.expr(e)?;
                     self.emit(Op::Pop, e.span);
                 }
@@ -586,7 +540,7 @@ impl Compiler {
 
     /// Pops the value on top into an irrefutable pattern's bindings (added to the scope).
     fn bind_pattern(&mut self, pat: &Pattern, span: Span) -> Res {
-        if let PatternKind::Bind(id) = &pat.kind {
+        if let PatternNode::Bind(id) = node::pattern(pat) {
             let s = self.bind(&id.name);
             self.emit(Op::Store(s), span);
             return Ok(());
@@ -597,25 +551,22 @@ impl Compiler {
     }
 
     fn pattern(&mut self, pat: &Pattern) -> Res<Pat> {
-        Ok(match &pat.kind {
-            PatternKind::Wild => Pat::Wild,
-            PatternKind::Bind(id) => Pat::Bind(self.bind(&id.name)),
-            PatternKind::Int(i) => Pat::Int(*i),
-            PatternKind::Str(s) => Pat::Str(s.as_str().into()),
-            PatternKind::Bool(b) => Pat::Bool(*b),
-            PatternKind::Unit => Pat::Unit,
-            PatternKind::Tuple(ps) => Pat::Tuple(ps.iter().map(|p| self.pattern(p)).collect::<Res<_>>()?),
-            PatternKind::Variant { enum_name, name, args } => {
-                let enum_name: Arc<str> = match (enum_name, name.name.as_str()) {
-                    (Some(e), _) => e.name.as_str().into(),
-                    (None, "Some" | "None") => "Option".into(),
-                    (None, "Ok" | "Err") => "Result".into(),
-                    (None, other) => return self.err(pat.span, format!("`{other}` is not a variant")),
-                };
+        Ok(match node::pattern(pat) {
+            PatternNode::Wild => Pat::Wild,
+            PatternNode::Bind(id) => Pat::Bind(self.bind(&id.name)),
+            PatternNode::Int(i) => Pat::Int(i),
+            PatternNode::Str(s) => Pat::Str(s.into()),
+            PatternNode::Bool(b) => Pat::Bool(b),
+            PatternNode::Unit => Pat::Unit,
+            PatternNode::Tuple(ps) => Pat::Tuple(ps.iter().map(|p| self.pattern(p)).collect::<Res<_>>()?),
+            PatternNode::Variant { enum_name: Some(enum_name), name, args } => {
                 let args = args.iter().map(|p| self.pattern(p)).collect::<Res<_>>()?;
-                Pat::Variant { enum_name, name: name.name.as_str().into(), args }
+                Pat::Variant { enum_name: enum_name.into(), name: name.name.as_str().into(), args }
             }
-            PatternKind::Error => return self.err(pat.span, "a malformed pattern"),
+            PatternNode::Variant { enum_name: None, name, .. } => {
+                return self.err(pat.span, format!("`{}` is not a variant", name.name));
+            }
+            PatternNode::Error => return self.err(pat.span, "a malformed pattern"),
         })
     }
 
@@ -630,34 +581,36 @@ impl Compiler {
     /// each lowered by the module of its family.
     fn expr(&mut self, e: &Expr) -> Res {
         let span = e.span;
-        match &e.kind {
-            ExprKind::Int(i) => self.push(Value::Int(*i), span),
-            ExprKind::Decimal(d) => self.push(Value::decimal(*d), span),
-            ExprKind::Float(x) => self.push(Value::Float(*x), span),
-            ExprKind::Str(s) => self.push(Value::str(s), span),
-            ExprKind::Bool(b) => self.push(Value::Bool(*b), span),
-            ExprKind::Unit => self.push(Value::Unit, span),
-            ExprKind::Name(id) => self.load_name(&id.name, span),
-            ExprKind::Path { ty, variant } => self.variant(&ty.name, &variant.name, &[], span),
-            ExprKind::Tuple(items) => self.tuple(items, span),
-            ExprKind::List(items) => self.list(items, span),
-            ExprKind::Record { name, fields } => self.record(&name.name, fields, span),
-            ExprKind::Field { base, name } => self.field(base, &name.name, span),
-            ExprKind::TupleField { base, index, .. } => self.tuple_field(base, *index, span),
-            ExprKind::Index { base, index } => self.index(base, index, span),
-            ExprKind::Call { callee, args } => self.call(e, callee, args),
-            ExprKind::MethodCall { receiver, method, args } => self.method(e, receiver, &method.name, args),
-            ExprKind::Unary { op, operand } => self.unary(*op, operand, span),
-            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, span),
-            ExprKind::If { cond, then, else_ } => self.if_(cond, then, else_.as_deref(), span),
-            ExprKind::Match { scrutinee, arms } => self.match_(scrutinee, arms, span),
-            ExprKind::For { pat, iter, body } => self.for_(pat, iter, body, span),
-            ExprKind::Block(b) => self.block(b),
-            ExprKind::Closure { params, body, .. } => self.closure(params, body, span),
-            ExprKind::Cast { expr, ty } => self.cast(e, expr, ty, span),
-            ExprKind::Hole { args, .. } => self.hole(args, span),
-            ExprKind::ToLabeled(b) => self.labeled(b, span),
-            ExprKind::Error => self.err(span, "a malformed expression"),
+        match self.resolved.node(e) {
+            Node::Int(i) => self.push(Value::Int(i), span),
+            Node::Decimal(d) => self.push(Value::decimal(d), span),
+            Node::Float(x) => self.push(Value::Float(x), span),
+            Node::Str(s) => self.push(Value::str(s), span),
+            Node::Bool(b) => self.push(Value::Bool(b), span),
+            Node::Unit => self.push(Value::Unit, span),
+            Node::Name(id) => self.load_name(&id.name, span),
+            Node::Variant { enum_name, name, args } => self.variant(enum_name, name, args, span),
+            Node::Tuple(items) => self.tuple(items, span),
+            Node::List(items) => self.list(items, span),
+            Node::Record { name, fields } => self.record(&name.name, fields, span),
+            Node::Field { base, name } => self.field(base, &name.name, span),
+            Node::TupleField { base, index } => self.tuple_field(base, index, span),
+            Node::Index { base, index } => self.index(base, index, span),
+            Node::Call { callee, args } => self.call(callee, args, span),
+            Node::Method { receiver, method, args, otherwise } => {
+                self.method(receiver, &method.name, args, otherwise, span)
+            }
+            Node::Unary { op, operand } => self.unary(op, operand, span),
+            Node::Binary { op, lhs, rhs } => self.binary(op, lhs, rhs, span),
+            Node::If { cond, then, else_ } => self.if_(cond, then, else_, span),
+            Node::Match { scrutinee, arms } => self.match_(scrutinee, arms, span),
+            Node::For { pat, iter, body } => self.for_(pat, iter, body, span),
+            Node::Block(b) => self.block(b),
+            Node::Closure { params, body } => self.closure(params, body, span),
+            Node::Cast { expr, target, written } => self.cast(e, expr, (target, written), span),
+            Node::Hole { args } => self.hole(args, span),
+            Node::ToLabeled(b) => self.labeled(b, span),
+            Node::Error => self.err(span, "a malformed expression"),
         }
     }
 
@@ -669,37 +622,31 @@ impl Compiler {
     /// The bounds of `e` if it is a call of the builtin `range` (not of a function or a local
     /// that took its name).
     fn range_call<'e>(&mut self, e: &'e Expr) -> Option<[&'e Expr; 2]> {
-        let ExprKind::Call { callee, args } = &e.kind else { return None };
-        let ExprKind::Name(id) = &callee.kind else { return None };
-        match (self.callee_of(e, &id.name), args.as_slice()) {
-            (Callee::Builtin(Builtin::Range), [from, to]) => Some([from, to]),
+        match self.resolved.node(e) {
+            Node::Call { callee: Called::Builtin(Builtin::Range), args: [from, to] } => Some([from, to]),
             _ => None,
         }
     }
 
-    /// What the call `call` of the name `name` compiles to, as the checker resolved it.
-    fn callee_of(&self, call: &Expr, name: &str) -> Callee {
-        match self.calls.get(call).copied() {
-            Some(cordon_types::Callee::Function) => {
-                self.globals.fns.get(name).map_or(Callee::Value, |&f| Callee::Fn(f))
-            }
-            Some(cordon_types::Callee::Measure) => Callee::Measure,
-            Some(cordon_types::Callee::Constructor) => {
-                Callee::Variant(if name == "Some" { "Option" } else { "Result" })
-            }
-            Some(cordon_types::Callee::Builtin(b)) => Callee::Builtin(b),
-            Some(cordon_types::Callee::Value | cordon_types::Callee::Tool) | None => Callee::Value,
+    /// A closure written in place with `arity` parameters: its parameters and body.
+    fn literal_closure<'e>(&self, e: &'e Expr, arity: usize) -> Option<(&'e [ClosureParam], &'e Expr)> {
+        match self.resolved.node(e) {
+            Node::Closure { params, body } if params.len() == arity => Some((params, body)),
+            _ => None,
         }
     }
 
-    /// A call: of a variant written as a path, of a name as the checker resolved it, or of a
-    /// value.
-    fn call(&mut self, call: &Expr, callee: &Expr, args: &[Expr]) -> Res {
-        match &callee.kind {
-            ExprKind::Path { ty, variant } => self.variant(&ty.name, &variant.name, args, call.span),
-            ExprKind::Name(id) => self.call_name(call, &id.name, callee, args),
-            _ => self.call_value(callee, args, call.span),
+    /// The text of `e` if it is a string literal.
+    fn string_literal<'e>(&self, e: &'e Expr) -> Option<&'e str> {
+        match self.resolved.node(e) {
+            Node::Str(s) => Some(s),
+            _ => None,
         }
+    }
+
+    /// Whether `e` is an integer literal (which `emit` fuses into the operation that takes it).
+    fn is_int_literal(&self, e: &Expr) -> bool {
+        matches!(self.resolved.node(e), Node::Int(_))
     }
 
     /// The run-time shape of a type declared at `at`; refinements become predicates over the
@@ -708,12 +655,12 @@ impl Compiler {
         crate::shape::shape(self, ty, scope, at)
     }
 
-    /// The run-time shape of what the cast `cast` converts to, as the checker resolved it; in a
-    /// fill no check resolved, of `written`, the type after its `as`, resolved here.
-    fn cast_shape(&mut self, cast: &Expr, written: &TypeExpr) -> Res<Shape> {
-        let target = match (self.casts.get(cast), &self.written) {
-            (Some(target), _) => target.clone(),
-            (None, Some(local)) => match self.casts.record_written(cast, written, &self.declared, local) {
+    /// The run-time shape of what the cast `cast` converts to: `target`, as the checker resolved
+    /// it; in a fill no check resolved, `written`, the type after its `as`, resolved here.
+    fn cast_shape(&mut self, cast: &Expr, target: Option<Type>, written: &TypeExpr) -> Res<Shape> {
+        let target = match (target, &self.written) {
+            (Some(target), _) => target,
+            (None, Some(local)) => match self.resolved.casts.record_written(cast, written, &self.declared, local) {
                 Ok(target) => target,
                 Err(e) => return self.err(e.span, e.message),
             },

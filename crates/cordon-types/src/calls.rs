@@ -70,6 +70,14 @@ impl<T> BySite<T> {
         self.0.insert(ExprSite::of(expr), resolved);
     }
 
+    /// Adds what `other` resolved (a fill's, to its program's).
+    pub(crate) fn extend(&mut self, other: &BySite<T>)
+    where
+        T: Clone,
+    {
+        self.0.extend(other.0.iter().map(|(site, t)| (*site, t.clone())));
+    }
+
     /// What was resolved in `file`.
     pub(crate) fn in_file(&self, file: FileId) -> BySite<T>
     where

@@ -2,7 +2,6 @@
 //! annotations give it on abstract arguments, each argument and the decision judged against its
 //! sink and the call recorded, and the result shaped as the tool declares it.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use cordon_label::{DcLabel, Tier};
@@ -11,7 +10,7 @@ use cordon_syntax::ast::Expr;
 use cordon_types::{ApprovalTier, LabelKey, Type};
 
 use super::scope::Scope;
-use super::{Analyzer, Res, ToolDecl, key, names_in};
+use super::{Analyzer, Res, ToolDecl, key};
 use crate::abs::{Abs, Bounds, Kind, Origin, Origins};
 use crate::site::{Destination, Param, Site, Verdict};
 
@@ -119,8 +118,7 @@ impl<'a> Analyzer<'a> {
             Kind::Label(b) => b,
             _ => Bounds::any(),
         };
-        let mut named = HashSet::new();
-        names_in(e, &mut named);
+        let (named, _) = cordon_types::node::mentions(e);
         if !params.iter().any(|(p, _)| named.contains(p)) {
             self.constant_labels.insert(key, b.clone());
         }

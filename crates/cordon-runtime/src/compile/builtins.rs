@@ -8,7 +8,9 @@ use cordon_syntax::{Builtin, Span};
 
 use std::sync::Arc;
 
-use super::{Compiler, Res, literal_closure};
+use cordon_types::node::Otherwise;
+
+use super::{Compiler, Res};
 use crate::code::{MethodTarget, Op, Over, Pat, Slot};
 use crate::value::Value;
 
@@ -42,21 +44,25 @@ fn form(b: Builtin) -> Form {
 }
 
 impl Compiler {
-    pub(super) fn method(&mut self, call: &Expr, receiver: &Expr, name: &str, args: &[Expr]) -> Res {
-        let span = call.span;
+    pub(super) fn method(
+        &mut self,
+        receiver: &Expr,
+        name: &str,
+        args: &[Expr],
+        otherwise: Otherwise,
+        span: Span,
+    ) -> Res {
         // A capability's receiver makes any method call a call of its tool (`Op::Method` looks
         // at the receiver first); otherwise the method is what the checker resolved it to.
-        let otherwise = match self.calls.get(call).copied() {
+        let otherwise = match otherwise {
             // Builtins that call a function compile to loops.
-            Some(cordon_types::Callee::Builtin(b)) if form(b) != Form::Apply => {
+            Otherwise::Builtin(b) if form(b) != Form::Apply => {
                 let argv: Vec<&Expr> = std::iter::once(receiver).chain(args).collect();
                 return self.builtin(b, &argv, span);
             }
-            Some(cordon_types::Callee::Builtin(b)) => MethodTarget::Builtin(b),
-            Some(cordon_types::Callee::Function) => {
-                self.globals.fns.get(name).map_or(MethodTarget::None, |&f| MethodTarget::Func(f))
-            }
-            _ => MethodTarget::None,
+            Otherwise::Builtin(b) => MethodTarget::Builtin(b),
+            Otherwise::Function(f) => self.globals.fns.get(f).map_or(MethodTarget::None, |&f| MethodTarget::Func(f)),
+            Otherwise::Nothing => MethodTarget::None,
         };
         self.expr(receiver)?;
         self.exprs(args)?;
@@ -96,7 +102,7 @@ impl Compiler {
             let holes = self.holes.len();
             self.expr(rest[0])?;
             self.emit(Op::Store(f), span);
-            let inline = literal_closure(rest[0], 1).filter(|_| self.holes.len() == holes);
+            let inline = self.literal_closure(rest[0], 1).filter(|_| self.holes.len() == holes);
             return match over {
                 Over::List { list, index } => self.variant_combinator(b, [list, index, elem], acc, (f, inline), span),
                 Over::Range { .. } => {
@@ -109,7 +115,7 @@ impl Compiler {
         let f = rest[want - 1];
         // A literal closure runs in the loop itself (see `inline_call`); any other function is
         // called, from a slot.
-        let inline = literal_closure(f, want);
+        let inline = self.literal_closure(f, want);
         match b {
             Builtin::Fold => {
                 self.expr(rest[0])?;

@@ -9,31 +9,40 @@ use cordon_syntax::Span;
 use cordon_syntax::ast::{ClosureParam, Expr};
 
 use super::body::Body;
-use super::{Callee, Compiler, Res};
+use cordon_types::node::Called;
+
+use super::{Compiler, Res};
 use crate::code::{Access, CaptureFrom, HoleScope, Op};
 
 impl Compiler {
-    /// The call `call` of the name `name` (the callee `callee`), as the checker resolved it.
-    pub(super) fn call_name(&mut self, call: &Expr, name: &str, callee: &Expr, args: &[Expr]) -> Res {
-        let span = call.span;
-        match self.callee_of(call, name) {
-            Callee::Fn(func) => {
+    /// A call of `callee`, as the checker resolved it.
+    pub(super) fn call(&mut self, callee: Called, args: &[Expr], span: Span) -> Res {
+        match callee {
+            Called::Function(name) => match self.globals.fns.get(&name.name) {
+                Some(&func) => {
+                    self.exprs(args)?;
+                    self.emit(Op::Call { func, argc: args.len() as u16 }, span);
+                }
+                // A function no module declares: whatever else the name is, called.
+                None => {
+                    self.load_name(&name.name, name.span)?;
+                    self.exprs(args)?;
+                    self.emit(Op::CallValue(args.len() as u16), span);
+                }
+            },
+            Called::Measure(name) if !self.in_refinement => {
+                let message = format!("the measure `{}` exists only in refinements", name.name);
+                self.emit(Op::Fail(message.into()), span);
+            }
+            Called::Measure(name) => {
                 self.exprs(args)?;
-                self.emit(Op::Call { func, argc: args.len() as u16 }, span);
+                self.emit(Op::Measure { name: name.name.as_str().into(), argc: args.len() as u16 }, span);
             }
-            Callee::Measure if !self.in_refinement => {
-                self.emit(Op::Fail(format!("the measure `{name}` exists only in refinements").into()), span);
-            }
-            Callee::Measure => {
-                self.exprs(args)?;
-                self.emit(Op::Measure { name: name.into(), argc: args.len() as u16 }, span);
-            }
-            Callee::Variant(enum_name) => return self.variant(enum_name, name, args, span),
-            Callee::Builtin(b) => {
+            Called::Builtin(b) => {
                 let argv: Vec<&Expr> = args.iter().collect();
                 return self.builtin(b, &argv, span);
             }
-            Callee::Value => return self.call_value(callee, args, span),
+            Called::Value(callee) => return self.call_value(callee, args, span),
         }
         Ok(())
     }

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use cordon_syntax::Span;
 use cordon_syntax::ast::{Expr, Ident, TypeExpr};
 
+use cordon_types::Type;
+
 use super::{Compiler, Res};
 use crate::code::Op;
 use crate::value::Layout;
@@ -61,9 +63,9 @@ impl Compiler {
     }
 
     /// The cast `cast`: `expr as ty`.
-    pub(super) fn cast(&mut self, cast: &Expr, expr: &Expr, ty: &TypeExpr, span: Span) -> Res {
+    pub(super) fn cast(&mut self, cast: &Expr, expr: &Expr, to: (Option<Type>, &TypeExpr), span: Span) -> Res {
         self.expr(expr)?;
-        let shape = self.cast_shape(cast, ty)?;
+        let shape = self.cast_shape(cast, to.0, to.1)?;
         self.emit(Op::Cast(shape), span);
         Ok(())
     }

@@ -5,7 +5,7 @@
 use cordon_syntax::Span;
 use cordon_syntax::ast::{BinOp, Expr, UnOp};
 
-use super::{Compiler, Res, is_int_literal, string_literal};
+use super::{Compiler, Res};
 use crate::code::{Op, Operand};
 use crate::value::Value;
 
@@ -24,7 +24,7 @@ impl Compiler {
         }
         // `+` with a string literal on one side: the literal joins the other operand in place,
         // without being pushed.
-        let literal_side = match (string_literal(lhs), string_literal(rhs)) {
+        let literal_side = match (self.string_literal(lhs), self.string_literal(rhs)) {
             (Some(text), _) => Some((text, rhs, true)),
             (None, Some(text)) => Some((text, lhs, false)),
             (None, None) => None,
@@ -43,7 +43,9 @@ impl Compiler {
             // (Operands both locals or literals are fused by `emit`.) A local to be moved out
             // (`take_once`) is moved first, so the operation owns it.
             Some(slot)
-                if self.local_slot(rhs).is_none() && !is_int_literal(rhs) && self.body().take_once != Some(slot) =>
+                if self.local_slot(rhs).is_none()
+                    && !self.is_int_literal(rhs)
+                    && self.body().take_once != Some(slot) =>
             {
                 self.expr(rhs)?;
                 self.emit(Op::BinaryWith { op, lhs: Operand::Slot(slot), rhs: Operand::Top }, span);
