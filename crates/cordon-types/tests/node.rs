@@ -38,13 +38,15 @@ let g = |y: Int| y + agent[Int](\"pick\");
 s
 ";
 
-fn checked() -> (Checked, SourceMap) {
+/// The program checked, what the checker resolved in it, and its sources.
+fn checked() -> (Checked, Resolved, SourceMap) {
     let mut sources = SourceMap::new();
     let policy = sources.add("policy.cord", POLICY);
     let plan = sources.add("plan.cord", PLAN);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let Some(checked) = outcome.program else { panic!("rejected: {:?}", outcome.diagnostics) };
-    (checked, sources)
+    let resolved = Resolved::of([(checked.calls(), checked.casts())]);
+    (checked, resolved, sources)
 }
 
 /// Each call, method call and variant of `module`'s body, in source order, as its view says.
@@ -70,8 +72,7 @@ fn calls(module: &Module, resolved: &Resolved, sources: &SourceMap) -> Vec<Strin
 
 #[test]
 fn each_call_is_what_the_checker_resolved_it_to() {
-    let (checked, sources) = checked();
-    let resolved = Resolved::of([(checked.calls(), checked.casts())]);
+    let (checked, resolved, sources) = checked();
     let plan = checked.plan().unwrap();
     assert_eq!(
         calls(plan, &resolved, &sources),
@@ -94,8 +95,7 @@ fn each_call_is_what_the_checker_resolved_it_to() {
 
 #[test]
 fn patterns_know_the_enum_of_an_unqualified_variant() {
-    let (checked, _) = checked();
-    let resolved = Resolved::of([(checked.calls(), checked.casts())]);
+    let (checked, resolved, _) = checked();
     let plan = checked.plan().unwrap();
     let mut seen = Vec::new();
     for statement in node::statements(&plan.body) {
@@ -129,7 +129,7 @@ fn patterns_know_the_enum_of_an_unqualified_variant() {
 
 #[test]
 fn declarations_give_functions_constants_and_measures_defaults() {
-    let (checked, _) = checked();
+    let (checked, _, _) = checked();
     let mut seen = Vec::new();
     for item in &checked.policies()[0].items {
         match node::declaration(item) {
@@ -162,8 +162,7 @@ fn declarations_give_functions_constants_and_measures_defaults() {
 
 #[test]
 fn a_closure_captures_at_most_what_its_body_mentions_or_everything_with_a_hole() {
-    let (checked, _) = checked();
-    let resolved = Resolved::of([(checked.calls(), checked.casts())]);
+    let (checked, resolved, _) = checked();
     let values: Vec<&Expr> = node::statements(&checked.plan().unwrap().body)
         .filter_map(|s| match s {
             Statement::Let { value, .. } => Some(value),

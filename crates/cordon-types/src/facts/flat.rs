@@ -101,6 +101,49 @@ impl Hasher for Mixer {
 /// The sorts with numbers of their own: `Bool`, `Int`, `Real` and `String`.
 const BUILT_IN_SORTS: u32 = 4;
 
+/// Values numbered in the order they are first seen, found again by value or by number. The
+/// value looked up last is kept aside: a fact names few sorts and functions, most of them several
+/// times, and each is then found without hashing it.
+#[derive(Clone, Debug)]
+struct Numbered<K> {
+    numbers: HashMap<K, u32>,
+    by_number: Vec<K>,
+    last: Option<(K, u32)>,
+}
+
+impl<K> Default for Numbered<K> {
+    fn default() -> Numbered<K> {
+        Numbered { numbers: HashMap::new(), by_number: Vec::new(), last: None }
+    }
+}
+
+impl<K: Clone + Eq + std::hash::Hash> Numbered<K> {
+    /// The number of `k`, given now if it had none (the next one); `None` past `u32`'s range.
+    fn number(&mut self, k: &K) -> Option<u32> {
+        if let Some((last, x)) = &self.last
+            && last == k
+        {
+            return Some(*x);
+        }
+        let x = match self.numbers.get(k) {
+            Some(&x) => x,
+            None => {
+                let x = u32::try_from(self.by_number.len()).ok()?;
+                self.numbers.insert(k.clone(), x);
+                self.by_number.push(k.clone());
+                x
+            }
+        };
+        self.last = Some((k.clone(), x));
+        Some(x)
+    }
+
+    /// The value numbered `x`.
+    fn get(&self, x: u32) -> Option<&K> {
+        self.by_number.get(usize::try_from(x).ok()?)
+    }
+}
+
 /// The names of the constants, the sorts and the functions flat terms mention, each numbered
 /// when first seen and kept for the stack's life (a name seen once is likely seen again).
 #[derive(Clone, Debug, Default)]
@@ -109,15 +152,9 @@ pub struct Symbols {
     names: HashMap<Arc<str>, usize>,
     /// The names by number.
     numbered: Vec<Arc<str>>,
-    /// The named sorts' numbers (from [`BUILT_IN_SORTS`] on) and the named sorts by number.
-    sorts: HashMap<Sort, u32>,
-    sorts_numbered: Vec<Sort>,
-    funcs: HashMap<Arc<str>, u32>,
-    funcs_numbered: Vec<Arc<str>>,
-    /// The named sort and the function looked up last: a fact names few, most of them several
-    /// times, and each is then found without hashing it.
-    last_sort: Option<(Sort, u32)>,
-    last_func: Option<(Arc<str>, u32)>,
+    /// The named sorts (numbered from [`BUILT_IN_SORTS`] on in a node).
+    sorts: Numbered<Sort>,
+    funcs: Numbered<Arc<str>>,
 }
 
 impl Symbols {
@@ -145,29 +182,13 @@ impl Symbols {
     /// The number of a sort: the four built in are numbers of their own, a named sort is
     /// numbered when first seen.
     fn sort(&mut self, s: &Sort) -> Option<u32> {
-        let named = match s {
-            Sort::Bool => return Some(0),
-            Sort::Int => return Some(1),
-            Sort::Real => return Some(2),
-            Sort::String => return Some(3),
-            Sort::Named(_) => s,
-        };
-        if let Some((last, x)) = &self.last_sort
-            && last == named
-        {
-            return Some(*x);
+        match s {
+            Sort::Bool => Some(0),
+            Sort::Int => Some(1),
+            Sort::Real => Some(2),
+            Sort::String => Some(3),
+            Sort::Named(_) => self.sorts.number(s)?.checked_add(BUILT_IN_SORTS),
         }
-        let x = match self.sorts.get(named) {
-            Some(&x) => x,
-            None => {
-                let x = u32::try_from(self.sorts_numbered.len()).ok()?.checked_add(BUILT_IN_SORTS)?;
-                self.sorts.insert(named.clone(), x);
-                self.sorts_numbered.push(named.clone());
-                x
-            }
-        };
-        self.last_sort = Some((named.clone(), x));
-        Some(x)
     }
 
     fn sort_numbered(&self, x: u32) -> Option<Sort> {
@@ -176,27 +197,12 @@ impl Symbols {
             1 => Sort::Int,
             2 => Sort::Real,
             3 => Sort::String,
-            x => self.sorts_numbered.get(usize::try_from(x - BUILT_IN_SORTS).ok()?)?.clone(),
+            x => self.sorts.get(x - BUILT_IN_SORTS)?.clone(),
         })
     }
 
     fn func(&mut self, f: &Arc<str>) -> Option<u32> {
-        if let Some((last, x)) = &self.last_func
-            && last == f
-        {
-            return Some(*x);
-        }
-        let x = match self.funcs.get(f) {
-            Some(&x) => x,
-            None => {
-                let x = u32::try_from(self.funcs_numbered.len()).ok()?;
-                self.funcs.insert(f.clone(), x);
-                self.funcs_numbered.push(f.clone());
-                x
-            }
-        };
-        self.last_func = Some((f.clone(), x));
-        Some(x)
+        self.funcs.number(f)
     }
 
     /// `t` flat, and the numbers of the constants it mentions, each once, in the order of their
@@ -313,7 +319,7 @@ impl Symbols {
             Node::StrTest(test) => Term::StrTest(*test, one(), one()),
             Node::App { func, args } => {
                 let args = self.terms_at(nodes, at, *args);
-                match self.funcs_numbered.get(*func as usize) {
+                match self.funcs.get(*func) {
                     Some(f) => Term::App(f.clone(), args),
                     None => Term::Bool(true),
                 }
