@@ -7,11 +7,12 @@ use std::collections::hash_map::Entry;
 use std::ops::Range;
 use std::sync::Arc;
 
+use cordon_label::Label;
 use cordon_syntax::Builtin;
 
 use super::common::{
     Budget, Call, SLOT_BYTES, bounds, check_list_len, check_range_len, check_string_len, compare, deep_label,
-    elements_label, equal, list_of, ordered, overflow, string,
+    elements_label, equal, list_of, ordered, overflow, string, type_error,
 };
 use super::{maps, strings};
 use crate::error::RunError;
@@ -126,39 +127,54 @@ pub(super) fn sort(c: &Call, budget: &mut dyn Budget) -> Result<Val, RunError> {
     let Some(list) = list_of(xs) else { return c.bad() };
     let Some(order) = ordered(list, list) else { return c.bad() };
     check_list_len(list.len(), budget)?;
-    let sorted: Vec<Val> = order.iter().filter_map(|&i| list.get(i).cloned()).collect();
     // Where each element lands depends on every element.
-    c.labelled(Value::List(Arc::new(sorted)), c.label.join(&elements_label(list)))
+    c.labelled(Value::List(Arc::new(in_order(&order, list))), c.label.join(&elements_label(list)))
+}
+
+/// The elements of `list` at the positions `order` gives, in that order, in a list made as
+/// long as it will be at once.
+fn in_order(order: &[usize], list: &[Val]) -> Vec<Val> {
+    let mut out = Vec::with_capacity(order.len());
+    out.extend(order.iter().filter_map(|&i| list.get(i).cloned()));
+    out
 }
 
 /// `sort_by`, `min_by` and `max_by`, given the keys (computed by a loop, in order) and the
-/// list.
-pub(super) fn ordered_by_keys(c: &Call, budget: &mut dyn Budget) -> Result<Val, RunError> {
-    let [keys, xs] = c.args else { return c.bad() };
-    let (Some(keys_list), Some(list)) = (list_of(keys), list_of(xs)) else { return c.bad() };
+/// list. The keys are let go once the list is ordered, before the sorted list is made: where
+/// the caller gave them up (the machine moves them off its stack) their memory is free again
+/// by then.
+pub(super) fn ordered_by_keys(b: Builtin, keys: Val, xs: &Val, budget: &mut dyn Budget) -> Result<Val, RunError> {
+    let bad = |keys: Val| Err(type_error(b, &[keys, xs.clone()]));
+    let (Some(keys_list), Some(list)) = (list_of(&keys), list_of(xs)) else { return bad(keys) };
     if keys_list.len() != list.len() {
-        return c.bad();
+        return bad(keys);
     }
-    let Some(order) = ordered(keys_list, list) else { return c.bad() };
-    let label = c.label.join(&elements_label(keys_list));
-    if c.b == Builtin::SortBy {
-        check_list_len(list.len(), budget)?;
-        let sorted: Vec<Val> = order.iter().filter_map(|&i| list.get(i).cloned()).collect();
-        return c.labelled(Value::List(Arc::new(sorted)), label);
-    }
+    let Some(order) = ordered(keys_list, list) else { return bad(keys) };
+    // The arguments' labels, as `all_labels` joins them, and the keys'.
+    let mut label = Label::bottom();
+    label.join_mut(&keys.label);
+    label.join_mut(&xs.label);
+    let label = label.join(&elements_label(keys_list));
     // The first of the smallest keys, or the first of the largest.
-    let pick = if c.b == Builtin::MinBy {
-        order.first().copied()
-    } else {
-        let last = order.last().and_then(|&i| keys_list.get(i));
-        order.iter().copied().find(|&i| {
-            let (Some(k), Some(l)) = (keys_list.get(i), last) else { return false };
-            compare(&k.value, &l.value) == Some(Ordering::Equal)
-        })
+    let pick = match b {
+        Builtin::SortBy => None,
+        Builtin::MinBy => order.first().copied(),
+        _ => {
+            let last = order.last().and_then(|&i| keys_list.get(i));
+            order.iter().copied().find(|&i| {
+                let (Some(k), Some(l)) = (keys_list.get(i), last) else { return false };
+                compare(&k.value, &l.value) == Some(Ordering::Equal)
+            })
+        }
     };
+    drop(keys);
+    if b == Builtin::SortBy {
+        check_list_len(list.len(), budget)?;
+        return Ok(Val { value: Value::List(Arc::new(in_order(&order, list))), label });
+    }
     match pick.and_then(|i| list.get(i)) {
-        Some(v) => c.labelled(Value::some(v.value.clone()), label.join(&v.label)),
-        None => c.labelled(Value::none(), label),
+        Some(v) => Ok(Val { value: Value::some(v.value.clone()), label: label.join(&v.label) }),
+        None => Ok(Val { value: Value::none(), label }),
     }
 }
 

@@ -40,8 +40,12 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         Range => lists::range(&c, budget),
         First | Last => lists::first_or_last(&c),
         Sort => lists::sort(&c, budget),
-        // Compiled from `sort_by(xs, key)`: the keys were computed by a loop, in order.
-        SortBy | MinBy | MaxBy => lists::ordered_by_keys(&c, budget),
+        // Compiled from `sort_by(xs, key)`: the keys were computed by a loop, in order (the
+        // machine calls [`ordered_by_keys`] itself, giving the keys up).
+        SortBy | MinBy | MaxBy => match args {
+            [keys, xs] => lists::ordered_by_keys(b, keys.clone(), xs, budget),
+            _ => c.bad(),
+        },
         GroupBy | CountBy => lists::grouped_by_keys(&c, budget),
         Unique => lists::unique(&c, budget),
         Enumerate => lists::enumerate(&c, budget),
@@ -82,6 +86,14 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         Map | Filter | Fold | Any | All | AndThen | MapErr | Unlabel => c.bad(),
     }
 }
+
+/// `sort_by`, `min_by` or `max_by` (`b`) of the list `xs` by its `keys`, as [`apply`] does it,
+/// but given the keys to let go once the list is ordered: the sorted list is made after they
+/// are freed, not beside them.
+pub fn ordered_by_keys(b: Builtin, keys: Val, xs: &Val, budget: &mut dyn Budget) -> Result<Val, RunError> {
+    lists::ordered_by_keys(b, keys, xs, budget)
+}
+
 #[cfg(test)]
 mod tests {
     use cordon_syntax::{Builtin, LabelFn};

@@ -144,7 +144,7 @@ pub(super) fn builtin_call(
     b: Builtin,
     at: usize,
     span: Span,
-    vm: &Vm,
+    vm: &mut Vm,
     ctx: &mut Ctx,
 ) -> Result<(Val, Option<Label>), RunError> {
     let args = &vm.stack[at..];
@@ -158,8 +158,27 @@ pub(super) fn builtin_call(
             other => Err(type_error(Span::default(), format!("`unlabel` needs a Labeled value, not {}", other.kind()))),
         },
         (Builtin::Label(LabelFn::User), []) => Ok((Val::plain(Value::Str(ctx.user.clone())), None)),
-        _ => builtins::apply(b, args, &mut Measured::new(vm, ctx, 0)).map(|v| (v, None)),
+        _ => apply(b, at, vm, ctx).map(|v| (v, None)),
     }
+}
+
+/// [`builtins::apply`] on the stack's values from `at` up. `sort_by`, `min_by` and `max_by`
+/// are given their keys, made by the loop before them and held by nothing else: moved off the
+/// stack, they are freed once the list is ordered, before the sorted list is made. Nothing
+/// they hold is counted against the memory limit after that; the builtin counts nothing
+/// before.
+#[inline(never)]
+fn apply(b: Builtin, at: usize, vm: &mut Vm, ctx: &mut Ctx) -> Result<Val, RunError> {
+    if matches!(b, Builtin::SortBy | Builtin::MinBy | Builtin::MaxBy)
+        && let [keys, _] = &mut vm.stack[at..]
+    {
+        let keys = std::mem::replace(keys, Val::plain(Value::Unit));
+        let vm: &Vm = vm;
+        if let [_, xs] = &vm.stack[at..] {
+            return builtins::ordered_by_keys(b, keys, xs, &mut Measured::new(vm, ctx, 0));
+        }
+    }
+    builtins::apply(b, &vm.stack[at..], &mut Measured::new(vm, ctx, 0))
 }
 
 /// The number of a fused binary operation's operands that are on the stack.
