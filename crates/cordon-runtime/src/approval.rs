@@ -89,7 +89,7 @@ impl Program {
     }
 
     fn decl(&self, effect: &Effect) -> Result<&ToolDecl, RunError> {
-        let found = self.compiled.tools.iter().find(|t| t.capability == effect.capability && t.name == effect.tool);
+        let found = self.compiled.tool(&effect.capability, &effect.tool);
         found.ok_or_else(|| {
             let message = format!("the capability `{}` has no tool `{}`", effect.capability, effect.tool);
             RunError::new(ErrorKind::Type, effect.span, message)

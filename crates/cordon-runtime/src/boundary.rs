@@ -32,7 +32,7 @@ use cordon_label::{DcLabel, Label, Release, Source, describe_flow};
 pub fn admit(ctx: &mut Ctx, call: Call) -> Result<Effect, RunError> {
     let program = ctx.program.clone();
     let Call { capability, tool, args, pc, span } = call;
-    let Some(decl) = program.tools.iter().find(|t| *t.capability == *capability && t.name == tool) else {
+    let Some(decl) = program.tool(&capability, &tool) else {
         let message = format!("the capability `{capability}` has no tool `{tool}`");
         return Err(RunError::new(ErrorKind::Type, span, message));
     };
@@ -74,7 +74,7 @@ pub fn admit(ctx: &mut Ctx, call: Call) -> Result<Effect, RunError> {
 /// labels of what chose the call, as its result would have.
 pub fn refusal_value(ctx: &mut Ctx, effect: &Effect, e: &RunError) -> Option<Val> {
     let program = ctx.program.clone();
-    let decl = program.tools.iter().find(|t| t.capability == effect.capability && t.name == effect.tool)?;
+    let decl = program.tool(&effect.capability, &effect.tool)?;
     let Shape::Result(_, refused) = &decl.ret else { return None };
     let Shape::Record(ty) = &**refused else { return None };
     let Some(TypeDecl::Record { fields, opaque }) = program.decls.types.get(ty) else { return None };
@@ -469,7 +469,7 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
 fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) -> Result<Val, RunError> {
     let program = ctx.program.clone();
     let name = format!("{}.{}", effect.capability, effect.tool);
-    let Some(decl) = program.tools.iter().find(|t| t.capability == effect.capability && t.name == effect.tool) else {
+    let Some(decl) = program.tool(&effect.capability, &effect.tool) else {
         return Err(RunError::new(ErrorKind::Type, effect.span, format!("no tool `{name}`")));
     };
     let value = match result {

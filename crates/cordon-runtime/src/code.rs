@@ -351,6 +351,12 @@ impl Compiled {
     pub fn code(&self, id: CodeId) -> &Code {
         &self.codes[id.index()]
     }
+
+    /// The tool `name` of the capability `capability`: what the boundary checks a call of it
+    /// against, and what its approval card shows.
+    pub fn tool(&self, capability: &str, name: &str) -> Option<&ToolDecl> {
+        self.tools.iter().find(|t| *t.capability == *capability && *t.name == *name)
+    }
 }
 
 /// Global names, known before any body is compiled.
