@@ -276,7 +276,7 @@ fn a_transcript_replays_to_the_same_fills_and_the_same_end() {
     assert_eq!(result_text(&replayed), result_text(&recorded));
     assert_eq!(replayed.holes, recorded.holes);
     // The same calls, with the same values and labels, at the same places.
-    let calls = |t: &[cordon_runtime::Event]| -> Vec<(serde_json::Value, String, cordon_syntax::Span)> {
+    let calls = |t: &[cordon_runtime::TraceEntry]| -> Vec<(serde_json::Value, String, cordon_syntax::Span)> {
         t.iter().map(|e| (e.to_json(), format!("{:?}", e.values), e.span)).collect()
     };
     assert_eq!(calls(&replayed.trace), calls(&recorded.trace));

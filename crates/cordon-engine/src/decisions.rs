@@ -2,13 +2,13 @@
 //! one, for a report that lists them, or only how many calls were performed, for a front end
 //! that showed each as it happened (a long run then holds none of their arguments or answers).
 
-use cordon_runtime::{Decision, Event};
+use cordon_runtime::{Decision, TraceEntry};
 
 /// The boundary's decisions a drive handed on, oldest first.
 #[derive(Debug, Default)]
 pub struct Decisions {
     /// `None`: only counted.
-    kept: Option<Vec<Event>>,
+    kept: Option<Vec<TraceEntry>>,
     performed: usize,
 }
 
@@ -23,7 +23,7 @@ impl Decisions {
         Decisions { kept: None, performed: 0 }
     }
 
-    pub(crate) fn add(&mut self, events: Vec<Event>) {
+    pub(crate) fn add(&mut self, events: Vec<TraceEntry>) {
         self.performed += events.iter().filter(|e| e.decision == Decision::Allowed).count();
         if let Some(kept) = &mut self.kept {
             kept.extend(events);
@@ -36,7 +36,7 @@ impl Decisions {
     }
 
     /// Every decision, oldest first; none if they were only [`Decisions::counted`].
-    pub fn into_events(self) -> Vec<Event> {
+    pub fn into_events(self) -> Vec<TraceEntry> {
         self.kept.unwrap_or_default()
     }
 }

@@ -5,7 +5,7 @@
 
 use cordon_runtime::effect::{Effect, HoleRequest, ToolCall, ToolHost};
 use cordon_runtime::trace::value_text;
-use cordon_runtime::{Config, Decision, Event as TraceEvent, Program, Run, RunError, Sessions, Step, Val};
+use cordon_runtime::{Config, Decision, Program, Run, RunError, Sessions, Step, TraceEntry, Val};
 
 use crate::decisions::Decisions;
 use crate::event::{End, Event, Observer, Observers, RefusedBy};
@@ -337,7 +337,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Gives decisions already told to the drive's [`Decisions`], if it keeps them.
-    fn hand_on(&mut self, records: Vec<TraceEvent>) {
+    fn hand_on(&mut self, records: Vec<TraceEntry>) {
         if let Some(decisions) = &mut self.decisions {
             decisions.add(records);
         }
@@ -359,7 +359,7 @@ fn refuse_call(run: &mut Run, e: RunError, shown: Option<&Effect>) -> Result<Ste
 pub struct Report {
     pub result: Result<Val, RunError>,
     /// Every decision the boundary made.
-    pub trace: Vec<TraceEvent>,
+    pub trace: Vec<TraceEntry>,
     /// The sessions to keep for the next request.
     pub sessions: Sessions,
 }

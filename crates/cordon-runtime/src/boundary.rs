@@ -21,7 +21,7 @@ use crate::host::{Scalar, Sessions, StoredValue, host_id};
 use crate::machine::Call;
 use crate::made;
 use crate::shape::{Refined, Shape, TypeDecl};
-use crate::trace::Event;
+use crate::trace::TraceEntry;
 use crate::value::{HostId, Record, Val, Value, Variant};
 use cordon_label::{DcLabel, Label, Release, Source, describe_flow};
 
@@ -104,7 +104,7 @@ pub fn refused(ctx: &mut Ctx, effect: &Effect, e: &RunError) {
 /// As [`refused`], with the arguments recorded as `shown` (a stage's rewrite of what it would
 /// not let leave); what the refusal depends on is still computed from the real ones.
 pub fn refused_showing(ctx: &mut Ctx, effect: &Effect, e: &RunError, shown: Vec<(Arc<str>, Val)>) {
-    ctx.trace.push(Event::blocked_showing(effect, e, shown));
+    ctx.trace.push(TraceEntry::blocked_showing(effect, e, shown));
     ctx.refused = Some(chosen(ctx, effect));
 }
 
@@ -115,7 +115,7 @@ pub fn commit(ctx: &mut Ctx, effect: &Effect, shown: Option<Vec<(Arc<str>, Val)>
         ctx.host.consume(*id);
     }
     ctx.tool_calls += 1;
-    ctx.trace.push(Event::allowed_showing(effect, shown.unwrap_or_else(|| effect.args.clone())));
+    ctx.trace.push(TraceEntry::allowed_showing(effect, shown.unwrap_or_else(|| effect.args.clone())));
 }
 
 /// What `admit` found: the linear values the call uses up, each argument's sink, and the label
@@ -476,7 +476,7 @@ fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
         Ok(v) => v,
         Err(message) => {
             let e = RunError::new(ErrorKind::Tool, effect.span, format!("`{name}` failed: {message}"));
-            ctx.trace.push(Event::failed(effect, &e));
+            ctx.trace.push(TraceEntry::failed(effect, &e));
             return Err(e);
         }
     };
@@ -487,7 +487,7 @@ fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
             ErrorKind::Limit => format!("`{name}` returned more than the run may hold: {}", e.message),
             _ => format!("`{name}` returned something other than it declares: {}", e.message),
         };
-        ctx.trace.push(Event::failed(effect, &e));
+        ctx.trace.push(TraceEntry::failed(effect, &e));
         e
     })?;
     // What a tool returns depends on what it was asked (a file chosen by untrusted text is
@@ -503,7 +503,7 @@ fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
     let val = label_result(adopted, &label);
     let whole = deep_label(&val);
     ctx.received.add(&val, &whole);
-    ctx.trace.push(Event::returned(effect, &val, whole));
+    ctx.trace.push(TraceEntry::returned(effect, &val, whole));
     Ok(val)
 }
 

@@ -15,7 +15,7 @@ use crate::error::{ErrorKind, RunError};
 use crate::host::HostState;
 use crate::limits::Limits;
 use crate::received::Received;
-use crate::trace::Event;
+use crate::trace::TraceEntry;
 use crate::value::{Str, Val};
 use cordon_label::{Label, Release};
 
@@ -46,7 +46,7 @@ pub struct Ctx {
     pub started: Instant,
     pub consts: Vec<ConstState>,
     /// The boundary's decisions not yet taken by whoever drives the run ([`crate::Run::take_trace`]).
-    pub trace: Vec<Event>,
+    pub trace: Vec<TraceEntry>,
     /// The answers a release's card may say it received as they are.
     pub(crate) received: Received,
     /// The join of every program-counter label left behind where paths joined: with the pc at

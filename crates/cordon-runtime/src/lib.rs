@@ -63,7 +63,7 @@ pub use error::{ErrorKind, RunError};
 pub use host::{Scalar, Sessions, StoredValue};
 pub use limits::Limits;
 pub use snapshot::SnapshotError;
-pub use trace::{Decision, Event};
+pub use trace::{Decision, TraceEntry};
 pub use value::{AsJson, Val, Value};
 
 use code::Compiled;
@@ -572,14 +572,14 @@ impl Run {
 
     /// The decisions the boundary made and [`Run::take_trace`] has not taken: every one, for a
     /// run whose driver never takes them.
-    pub fn trace(&self) -> &[Event] {
+    pub fn trace(&self) -> &[TraceEntry] {
         &self.ctx.trace
     }
 
     /// Takes the decisions the boundary made since the last call, oldest first: a driver that
     /// tells them on as they come (the engine does) keeps the run from holding every call's
     /// arguments and answer to its end.
-    pub fn take_trace(&mut self) -> Vec<Event> {
+    pub fn take_trace(&mut self) -> Vec<TraceEntry> {
         std::mem::take(&mut self.ctx.trace)
     }
 

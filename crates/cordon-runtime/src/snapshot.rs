@@ -28,7 +28,7 @@ use crate::host::{HostState, Sessions};
 use crate::limits::Limits;
 use crate::machine::Vm;
 use crate::received::Received;
-use crate::trace::Event;
+use crate::trace::TraceEntry;
 use crate::{FillStart, Run, State};
 use cordon_label::Label;
 
@@ -98,7 +98,7 @@ struct Snapshot {
     /// Wall-clock time the run had used when it was saved.
     elapsed: Duration,
     consts: Vec<ConstState>,
-    trace: Vec<Event>,
+    trace: Vec<TraceEntry>,
     /// Absent from a run saved before the run kept them apart from its trace: then they are the
     /// trace's answers.
     #[serde(default)]
@@ -191,7 +191,7 @@ impl Run {
         ctx.tool_calls = s.tool_calls;
         ctx.started = Instant::now().checked_sub(s.elapsed).unwrap_or_else(Instant::now);
         ctx.consts = s.consts;
-        ctx.received = s.received.unwrap_or_else(|| Received::of(s.trace.iter().filter_map(Event::result)));
+        ctx.received = s.received.unwrap_or_else(|| Received::of(s.trace.iter().filter_map(TraceEntry::result)));
         ctx.trace = s.trace;
         ctx.pc_seen = s.pc_seen;
         ctx.pc_seen_in_fill = s.pc_seen_in_fill;

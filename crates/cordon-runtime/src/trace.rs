@@ -28,7 +28,7 @@ pub enum Decision {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Event {
+pub struct TraceEntry {
     /// `Capability.tool`.
     pub tool: String,
     pub decision: Decision,
@@ -98,30 +98,30 @@ impl std::fmt::Write for Bounded {
     }
 }
 
-impl Event {
-    fn new(effect: &Effect, values: Vec<(Arc<str>, Val)>, decision: Decision) -> Event {
+impl TraceEntry {
+    fn new(effect: &Effect, values: Vec<(Arc<str>, Val)>, decision: Decision) -> TraceEntry {
         let tool = format!("{}.{}", effect.capability, effect.tool);
-        Event { tool, decision, span: effect.span, values, pc: effect.pc.clone(), answer_label: None }
+        TraceEntry { tool, decision, span: effect.span, values, pc: effect.pc.clone(), answer_label: None }
     }
 
     /// An allowed call, recorded with `shown` for its arguments.
-    pub fn allowed_showing(effect: &Effect, shown: Vec<(Arc<str>, Val)>) -> Event {
-        Event::new(effect, shown, Decision::Allowed)
+    pub fn allowed_showing(effect: &Effect, shown: Vec<(Arc<str>, Val)>) -> TraceEntry {
+        TraceEntry::new(effect, shown, Decision::Allowed)
     }
 
     /// A refused call, recorded with `shown` for its arguments.
-    pub fn blocked_showing(effect: &Effect, e: &RunError, shown: Vec<(Arc<str>, Val)>) -> Event {
-        Event::new(effect, shown, Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
+    pub fn blocked_showing(effect: &Effect, e: &RunError, shown: Vec<(Arc<str>, Val)>) -> TraceEntry {
+        TraceEntry::new(effect, shown, Decision::Blocked { code: e.kind.code(), reason: e.message.clone() })
     }
 
     /// A tool's answer `v`, whose whole label ([`crate::deep_label`]) is `label`.
-    pub fn returned(effect: &Effect, v: &Val, label: Label) -> Event {
-        let event = Event::new(effect, vec![("result".into(), v.clone())], Decision::Returned);
-        Event { answer_label: Some(label), ..event }
+    pub fn returned(effect: &Effect, v: &Val, label: Label) -> TraceEntry {
+        let event = TraceEntry::new(effect, vec![("result".into(), v.clone())], Decision::Returned);
+        TraceEntry { answer_label: Some(label), ..event }
     }
 
-    pub fn failed(effect: &Effect, e: &RunError) -> Event {
-        Event::new(effect, Vec::new(), Decision::Failed { reason: e.message.clone() })
+    pub fn failed(effect: &Effect, e: &RunError) -> TraceEntry {
+        TraceEntry::new(effect, Vec::new(), Decision::Failed { reason: e.message.clone() })
     }
 
     /// The answer of a `Returned` event.
@@ -138,7 +138,7 @@ impl Event {
         self.detail_with(&|v| v.value.to_string())
     }
 
-    /// The event's values, each written by `show`, as [`Event::detail`] lays them out.
+    /// The event's values, each written by `show`, as [`TraceEntry::detail`] lays them out.
     pub fn detail_with(&self, show: &dyn Fn(&Val) -> String) -> String {
         match (&self.decision, self.result()) {
             (Decision::Returned, Some(v)) => shorten(show(v)),

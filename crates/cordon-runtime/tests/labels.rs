@@ -536,7 +536,7 @@ fn an_answers_event_carries_its_whole_label_and_a_saved_one_finds_it_again() {
         let whole = cordon_runtime::deep_label(event.result().unwrap());
         assert!(!whole.is_bottom(), "{}", event.tool);
         assert_eq!(event.answer_label().as_ref(), Some(&whole), "{}", event.tool);
-        let saved: cordon_runtime::Event = serde_json::from_value(serde_json::to_value(event).unwrap()).unwrap();
+        let saved: cordon_runtime::TraceEntry = serde_json::from_value(serde_json::to_value(event).unwrap()).unwrap();
         assert_eq!(saved.answer_label(), Some(whole), "{}", event.tool);
     }
 }

@@ -62,7 +62,7 @@ pub mod api {
         pub use cordon_label::Label;
         pub use cordon_runtime::trace::args_text;
         pub use cordon_runtime::value::Handle;
-        pub use cordon_runtime::{Decision, ErrorKind, Event as Call, Limits, Val, Value, deep_label};
+        pub use cordon_runtime::{Decision, ErrorKind, Limits, TraceEntry as Call, Val, Value, deep_label};
     }
 
     /// What happens in a request, as it happens.

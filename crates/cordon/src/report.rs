@@ -84,7 +84,7 @@ pub struct Report {
     pub ended: Ended,
     /// Every decision the boundary made, in order; none if the request ran
     /// [`crate::Prepared::without_trace`].
-    pub trace: Vec<cordon_runtime::Event>,
+    pub trace: Vec<cordon_runtime::TraceEntry>,
     /// How many calls were performed.
     pub performed: usize,
     pub approvals: Approvals,
@@ -204,7 +204,7 @@ impl Report {
             _ => self.warnings.iter().chain(&self.diagnostics).cloned().collect(),
         };
         let trace: Vec<serde_json::Value> = match audience {
-            Audience::User => self.trace.iter().map(cordon_runtime::Event::to_json).collect(),
+            Audience::User => self.trace.iter().map(cordon_runtime::TraceEntry::to_json).collect(),
             Audience::Agent { clearance, .. } => {
                 let listed: Vec<_> = self.trace.iter().filter_map(|e| cleared_row(e, clearance)).collect();
                 if listed.len() < self.trace.len() {
@@ -281,7 +281,7 @@ fn cleared_record(record: &Record, clearance: &DcLabel) -> Record {
 
 /// A trace row as an agent with `clearance` may see it, or none if the decision to make the
 /// call may not flow there.
-fn cleared_row(event: &cordon_runtime::Event, clearance: &DcLabel) -> Option<serde_json::Value> {
+fn cleared_row(event: &cordon_runtime::TraceEntry, clearance: &DcLabel) -> Option<serde_json::Value> {
     if !event.pc.flows_to(clearance) {
         return None;
     }

@@ -7,7 +7,7 @@ use cordon_agent::{
     Completion, Filler, HoleStats, ModelHoles, Provider, ProviderError, Request, Scripted, ScriptedReply, Usage,
 };
 use cordon_engine::{Decisions, Engine, Observer, Stage};
-use cordon_runtime::{Config, Event, Program, Run, RunError, Sessions, ToolHost, Val};
+use cordon_runtime::{Config, Program, Run, RunError, Sessions, ToolHost, TraceEntry, Val};
 use cordon_syntax::SourceMap;
 use cordon_types::{CheckOptions, Checked};
 
@@ -16,7 +16,7 @@ use cordon_types::{CheckOptions, Checked};
 pub struct RequestOutcome {
     pub result: Result<Val, RunError>,
     /// Every decision the boundary made.
-    pub trace: Vec<Event>,
+    pub trace: Vec<TraceEntry>,
     /// The sessions to keep for the next request.
     pub sessions: Sessions,
     /// Tokens over all holes.

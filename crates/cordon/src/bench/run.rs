@@ -379,8 +379,8 @@ fn placed_texts(patches: &[Patch]) -> Vec<String> {
 }
 
 /// The calls of a trace as `-v` lists them.
-fn calls(trace: &[cordon_runtime::Event]) -> Vec<String> {
-    let args = |e: &cordon_runtime::Event| cordon_runtime::trace::args_text(&e.values);
+fn calls(trace: &[cordon_runtime::TraceEntry]) -> Vec<String> {
+    let args = |e: &cordon_runtime::TraceEntry| cordon_runtime::trace::args_text(&e.values);
     trace
         .iter()
         .filter_map(|e| match &e.decision {
@@ -394,7 +394,7 @@ fn calls(trace: &[cordon_runtime::Event]) -> Vec<String> {
 }
 
 /// Which layer refused the first call the boundary or the gate refused, if one was.
-fn refused_call(trace: &[cordon_runtime::Event]) -> Option<Stop> {
+fn refused_call(trace: &[cordon_runtime::TraceEntry]) -> Option<Stop> {
     trace.iter().find_map(|e| match &e.decision {
         cordon_runtime::Decision::Blocked { code, .. } => Some(stop_of(*code)),
         _ => None,
