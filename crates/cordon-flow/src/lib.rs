@@ -91,18 +91,13 @@ pub fn check(
     (outcome, Some(summary))
 }
 
-/// What the checker resolved in `checked`.
-fn resolved(checked: &Checked) -> Resolved {
-    Resolved::of([(checked.calls(), checked.casts())])
-}
-
 /// Analyses a checked program's plan for the principal `user` (whom `user()` names).
 pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
     let Some(plan) = checked.plan() else {
         return Summary { complete: true, ..Summary::empty() };
     };
     let modules: Vec<&Module> = checked.policies().iter().chain(std::iter::once(plan)).collect();
-    let decls = Decls::of(checked.declarations(), &[], &modules, resolved(checked));
+    let decls = Decls::of(checked.declarations(), &[], &modules, checked.resolved().clone());
     let params: Vec<(String, Abs)> = match checked.declarations().entry() {
         Some(entry) => entry
             .params
@@ -127,7 +122,7 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
 /// a group, to where, and whether the user is asked (`cordon check --policy` lists them).
 pub fn releases(checked: &Checked, sources: &SourceMap, user: &str) -> Vec<Release> {
     let modules: Vec<&Module> = checked.policies().iter().collect();
-    let decls = Decls::of(checked.declarations(), &[], &modules, resolved(checked));
+    let decls = Decls::of(checked.declarations(), &[], &modules, checked.resolved().clone());
     let mut a = Analyzer::new(&decls, sources, user, HashSet::new());
     match a.compute_releases() {
         Ok(()) => a.releases,
@@ -151,7 +146,7 @@ pub fn analyze_fill(
     let mut modules: Vec<&Module> = checked.policies().iter().collect();
     modules.extend(checked.plan());
     modules.push(fill.module());
-    let resolved = Resolved::of([(checked.calls(), checked.casts()), (fill.calls(), fill.casts())]);
+    let resolved = Resolved::of([checked.resolved(), fill.resolved()]);
     let decls = Decls::of(checked.declarations(), fill.functions(), &modules, resolved);
     let opaque = |ty: &str| checked.declarations().record(ty).is_some_and(|r| r.opaque);
     let mut bindings: Vec<(String, Abs)> = request

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use cordon_label::Tier;
 use cordon_syntax::ast::{BinOp, UnOp};
 use cordon_syntax::{Builtin, FileId, Span};
-use cordon_types::{Calls, Casts, Declarations};
+use cordon_types::{Declarations, Resolved};
 
 use crate::shape::{Decls, Shape};
 use crate::value::{CodeId, CodeRef, Func, Layout, Str, Value};
@@ -405,10 +405,8 @@ pub struct CompiledFill {
 pub struct Origin {
     pub policies: Vec<FileId>,
     pub plan: Option<FileId>,
-    /// What the checker resolved each call of the policies and the plan to.
-    pub calls: Calls,
-    /// What the checker resolved each cast of the policies and the plan to.
-    pub casts: Casts,
+    /// What the checker resolved each call and cast of the policies and the plan to.
+    pub resolved: Resolved,
     pub fills: Vec<FillRecord>,
 }
 
@@ -419,8 +417,9 @@ pub struct FillRecord {
     pub site: usize,
     pub file: FileId,
     pub arg_names: Vec<String>,
-    pub calls: Calls,
-    pub casts: Casts,
+    /// Saved as the fields `calls` and `casts`, as before there was one value of both.
+    #[serde(flatten)]
+    pub resolved: Resolved,
 }
 
 /// A compiled `@approval`: a tier, or a choice on a condition over the parameters.

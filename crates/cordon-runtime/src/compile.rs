@@ -2,10 +2,10 @@
 //! list what they capture, control flow becomes jumps, and every place where a decision depends
 //! on a value raises the program-counter label (`RaisePc`) until the paths join (`JoinPc`).
 //!
-//! A call compiles to what the checker resolved it to ([`Calls`]); a call the checker did not
+//! A call compiles to what the checker resolved it to ([`Resolved`]); a call the checker did not
 //! resolve calls a value, and a method call whose receiver is not a capability fails at run
 //! time. A declared type (a record's field, a tool's parameter, the entry's) becomes the shape of
-//! what the checker resolved it to ([`Declarations`]), and so does a cast's target ([`Casts`]);
+//! what the checker resolved it to ([`Declarations`]), and so does a cast's target ([`Resolved`]);
 //! only a fill no check resolved has its casts' targets resolved as written. Beyond that,
 //! compilation does not rely on the checker's types: the interpreter is dynamically typed, so
 //! that code which never went through the checker (tests of the runtime's own re-checks) fails
@@ -25,7 +25,7 @@ use std::sync::Arc;
 use cordon_syntax::Span;
 use cordon_syntax::ast::{BinOp, Block, ClosureParam, Expr, FnDecl, Ident, Item, Module, Pattern, TypeExpr};
 use cordon_types::node::{self, Called, Declaration, Literal, Node, PatternNode, Statement};
-use cordon_types::{Casts, Declarations, Resolved, Type, WrittenTypes};
+use cordon_types::{Declarations, Resolved, Type, WrittenTypes};
 
 use crate::code::{
     Access, Code, Compiled, CompiledFill, ConstDecl, ConstId, EntryDecl, FillRecord, FnId, Globals, HoleScope,
@@ -35,7 +35,6 @@ pub use crate::error::CompileError;
 use crate::shape::{Decls, Shape};
 use crate::value::{CodeId, CodeRef, Func, Value};
 use cordon_syntax::Builtin;
-use cordon_types::Calls;
 
 mod body;
 mod builtins;
@@ -61,21 +60,18 @@ fn is_comparison(op: BinOp) -> bool {
     matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
 }
 
-/// Compiles the policies and the plan, whose calls call what `calls` says, whose casts convert
-/// to what `casts` says and whose types are what `declared` says (the checker's resolution of
-/// them).
+/// Compiles the policies and the plan, whose calls and casts are what `resolved` says and whose
+/// types are what `declared` says (the checker's resolution of them).
 pub fn compile(
     policies: &[Module],
     plan: Option<&Module>,
-    calls: &Calls,
-    casts: &Casts,
+    resolved: &Resolved,
     declared: &Arc<Declarations>,
 ) -> Result<Compiled, CompileError> {
     let origin = Origin {
         policies: policies.iter().map(|m| m.file).collect(),
         plan: plan.map(|m| m.file),
-        calls: calls.clone(),
-        casts: casts.clone(),
+        resolved: resolved.clone(),
         fills: Vec::new(),
     };
     let modules: Vec<&Module> = policies.iter().chain(plan).collect();
@@ -87,7 +83,7 @@ pub fn compile(
         codes: Vec::new(),
         declared: declared.clone(),
         written: None,
-        resolved: Resolved { calls: calls.clone(), casts: casts.clone() },
+        resolved: resolved.clone(),
         in_refinement: false,
         code_base: 0,
         holes: Vec::new(),
@@ -209,20 +205,29 @@ pub fn compile(
     })
 }
 
+/// Where a fill's casts' targets come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FillCasts {
+    /// What the checker resolved them to, in the fill's [`Resolved`].
+    Resolved,
+    /// The types written after their `as`, resolved against the program's declarations and the
+    /// fill's own types: a fill no check resolved (the runtime's tests of its own re-checks).
+    AsWritten,
+}
+
 /// Compiles a model's fill for the hole `site` of `program`. The fill's body is a closure
 /// whose captures are the hole's scope (in `HoleScope::names` order) and whose parameters are
-/// the hole's extra arguments, named `arg_names`; its calls call what `calls` says, and its casts
-/// convert to what `casts` says. A fill no check resolved has no `casts`: its casts' targets are
-/// resolved as written, against the program's declarations and the fill's own types, and kept in
-/// its record as if the checker had resolved them. Its functions and holes are appended after the
+/// the hole's extra arguments, named `arg_names`; its calls call what `resolved` says, and its
+/// casts convert to what `casts` says they do (targets resolved as written are kept in its
+/// record as if the checker had resolved them). Its functions and holes are appended after the
 /// program's.
 pub fn compile_fill(
     program: &Compiled,
     site: usize,
     fill: &Module,
     arg_names: &[String],
-    calls: &Calls,
-    casts: Option<&Casts>,
+    resolved: &Resolved,
+    casts: FillCasts,
 ) -> Result<CompiledFill, CompileError> {
     let Some(scope) = program.holes.get(site) else {
         return Err(CompileError { message: format!("there is no hole {site}"), span: fill.body.span });
@@ -233,8 +238,12 @@ pub fn compile_fill(
         bodies: Vec::new(),
         codes: Vec::new(),
         declared: program.declared.clone(),
-        written: casts.is_none().then(|| WrittenTypes::of(&fill.items)),
-        resolved: Resolved { calls: calls.clone(), casts: casts.cloned().unwrap_or_default() },
+        written: (casts == FillCasts::AsWritten).then(|| WrittenTypes::of(&fill.items)),
+        resolved: match casts {
+            FillCasts::Resolved => resolved.clone(),
+            // What the checker made of the casts is not read: they are resolved as written.
+            FillCasts::AsWritten => Resolved { calls: resolved.calls.clone(), casts: Default::default() },
+        },
         in_refinement: false,
         code_base: program.codes.len() as u32,
         holes: Vec::new(),
@@ -293,8 +302,7 @@ pub fn compile_fill(
             }
         }
     }
-    let Resolved { calls, casts } = c.resolved;
-    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec(), calls, casts };
+    let record = FillRecord { site, file: fill.file, arg_names: arg_names.to_vec(), resolved: c.resolved };
     Ok(CompiledFill { codes: c.codes, fns, consts, holes: c.holes, body, record })
 }
 

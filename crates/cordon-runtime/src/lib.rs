@@ -58,6 +58,7 @@ use cordon_types::Checked;
 pub use approval::CardField;
 pub use builtins::deep_label;
 pub use compile::CompileError;
+use compile::FillCasts;
 pub use effect::{Effect, Flow, HoleRequest, Json, ToolCall, ToolHost};
 pub use error::{ErrorKind, RunError};
 pub use host::{Scalar, Sessions, StoredValue};
@@ -79,8 +80,8 @@ pub struct Program {
 
 impl Program {
     pub fn new(checked: &Checked) -> Result<Program, CompileError> {
-        let (calls, casts) = (checked.calls(), checked.casts());
-        let compiled = compile::compile(checked.policies(), checked.plan(), calls, casts, checked.declarations())?;
+        let compiled =
+            compile::compile(checked.policies(), checked.plan(), checked.resolved(), checked.declarations())?;
         Ok(Program { compiled: Arc::new(compiled) })
     }
 
@@ -92,10 +93,10 @@ impl Program {
         let parse = |file: FileId| cordon_syntax::parse(file, &sources.file(file).text).module;
         let modules: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
         let plan = plan.map(parse);
-        let (calls, casts) = cordon_types::resolve_calls_and_casts(sources, policies, plan.as_ref().map(|m| m.file));
+        let resolved = cordon_types::resolve_calls_and_casts(sources, policies, plan.as_ref().map(|m| m.file));
         let options = cordon_types::CheckOptions::default();
         let declared = cordon_types::declare_program(sources, policies, plan.as_ref(), &options);
-        let compiled = compile::compile(&modules, plan.as_ref(), &calls, &casts, &declared)?;
+        let compiled = compile::compile(&modules, plan.as_ref(), &resolved, &declared)?;
         Ok(Program { compiled: Arc::new(compiled) })
     }
 
@@ -417,7 +418,7 @@ impl Run {
     /// label of everything the model was shown (its prompt): the fill runs with the
     /// program-counter label raised by it, and its result carries it.
     pub fn fill(&mut self, fill: &cordon_types::CheckedFill, label: &Label) -> Result<Step, RunError> {
-        self.fill_module(fill.module(), fill.arg_names(), fill.calls(), Some(fill.casts()), label)
+        self.fill_module(fill.module(), fill.arg_names(), fill.resolved(), FillCasts::Resolved, label)
     }
 
     /// Continues at the waiting hole with the fill in `sources`' file `fill`, which the checker
@@ -437,18 +438,18 @@ impl Run {
         let module = cordon_syntax::parse(fill, &sources.file(fill).text).module;
         // Not the checker's casts: it would give a type the fill declares under a name the
         // program declares too the program's meaning, where the fill means its own.
-        let (calls, _) = cordon_types::resolve_calls_and_casts(sources, &self.ctx.program.origin.policies, Some(fill));
-        self.fill_module(&module, arg_names, &calls, None, label)
+        let resolved = cordon_types::resolve_calls_and_casts(sources, &self.ctx.program.origin.policies, Some(fill));
+        self.fill_module(&module, arg_names, &resolved, FillCasts::AsWritten, label)
     }
 
-    /// Continues at the waiting hole with `fill`, whose calls call what `calls` says and whose
-    /// casts convert to what `casts` says (`None`: as written, see [`compile::compile_fill`]).
+    /// Continues at the waiting hole with `fill`, whose calls call what `resolved` says and whose
+    /// casts convert to what `casts` says they do (see [`compile::compile_fill`]).
     fn fill_module(
         &mut self,
         fill: &Module,
         arg_names: &[String],
-        calls: &cordon_types::Calls,
-        casts: Option<&cordon_types::Casts>,
+        resolved: &cordon_types::Resolved,
+        casts: FillCasts,
         label: &Label,
     ) -> Result<Step, RunError> {
         let hole = match std::mem::replace(&mut self.state, State::Ready) {
@@ -465,7 +466,7 @@ impl Run {
                 format!("the fill names {} arguments; the hole has {}", arg_names.len(), hole.args.len()),
             )));
         }
-        let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names, calls, casts) {
+        let compiled = match compile::compile_fill(&self.ctx.program, hole.site, fill, arg_names, resolved, casts) {
             Ok(c) => c,
             Err(e) => {
                 let message = format!("the fill does not compile: {}", e.message);

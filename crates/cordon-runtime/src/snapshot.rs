@@ -16,13 +16,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_syntax::{FileId, SourceMap};
-use cordon_types::{Calls, Casts};
+use cordon_types::{Calls, Casts, Resolved};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
 use crate::code::{Compiled, FillRecord};
-use crate::compile;
+use crate::compile::{self, FillCasts};
 use crate::ctx::{ConstState, Ctx};
 use crate::host::{HostState, Sessions};
 use crate::limits::Limits;
@@ -126,8 +126,8 @@ impl Run {
             sources: sources.files().map(|(_, f)| (f.name.clone(), f.text.clone())).collect(),
             policies: self.ctx.program.origin.policies.clone(),
             plan: self.ctx.program.origin.plan,
-            calls: self.ctx.program.origin.calls.clone(),
-            casts: self.ctx.program.origin.casts.clone(),
+            calls: self.ctx.program.origin.resolved.calls.clone(),
+            casts: self.ctx.program.origin.resolved.casts.clone(),
             fills: self.ctx.program.origin.fills.clone(),
             vm: self.vm.clone(),
             host: self.ctx.host.clone(),
@@ -183,7 +183,8 @@ impl Run {
         for (name, text) in s.sources {
             sources.add(name, text);
         }
-        let program = compile_again(&sources, &s.policies, s.plan, &s.calls, &s.casts, &s.fills)?;
+        let resolved = Resolved { calls: s.calls, casts: s.casts };
+        let program = compile_again(&sources, &s.policies, s.plan, &resolved, &s.fills)?;
         let mut ctx = Ctx::new(Arc::new(program), s.limits, &s.user);
         ctx.host = s.host;
         ctx.fuel_used = s.fuel_used;
@@ -208,8 +209,7 @@ fn compile_again(
     sources: &SourceMap,
     policies: &[FileId],
     plan: Option<FileId>,
-    calls: &Calls,
-    casts: &Casts,
+    resolved: &Resolved,
     fills: &[FillRecord],
 ) -> Result<Compiled, SnapshotError> {
     let parse = |file: FileId| {
@@ -226,11 +226,11 @@ fn compile_again(
     // again resolves them the same way.
     let options = cordon_types::CheckOptions::default();
     let declared = cordon_types::declare_program(sources, policies, plan.as_ref(), &options);
-    let mut program = compile::compile(&modules, plan.as_ref(), calls, casts, &declared).map_err(broken)?;
+    let mut program = compile::compile(&modules, plan.as_ref(), resolved, &declared).map_err(broken)?;
     for fill in fills {
         let module = parse(fill.file)?;
-        let (calls, casts) = (&fill.calls, Some(&fill.casts));
-        let compiled = compile::compile_fill(&program, fill.site, &module, &fill.arg_names, calls, casts);
+        let compiled =
+            compile::compile_fill(&program, fill.site, &module, &fill.arg_names, &fill.resolved, FillCasts::Resolved);
         program.extend(compiled.map_err(broken)?);
     }
     Ok(program)

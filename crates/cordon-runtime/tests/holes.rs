@@ -164,6 +164,13 @@ fn a_fill_that_declares_constants_and_functions_runs() {
     let first = check_at(&mut sources, &hole, "fill1.cord");
     let Ok(Step::Hole(hole)) = run.fill(&first, &Label::bottom()) else { panic!("at the second hole") };
     let saved = run.save(&sources, b"key");
+    // A fill's record keeps what the checker resolved as the fields it always had (the saved
+    // form's version did not change when they became one value).
+    let body: serde_json::Value = serde_json::from_slice(&saved[32..]).unwrap();
+    let record = body["fills"][0].as_object().unwrap();
+    let mut keys: Vec<&str> = record.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["arg_names", "calls", "casts", "file", "site"]);
     let (mut run, mut sources) = Run::load(&saved, b"key").unwrap();
     let second = check_at(&mut sources, &hole, "fill2.cord");
     let Ok(Step::Done(v)) = run.fill(&second, &Label::bottom()) else { panic!("the run ends") };

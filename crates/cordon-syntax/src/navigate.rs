@@ -10,7 +10,7 @@
 //! depends on the receiver's type, which the caller knows from the checker ([`Index::member`]
 //! finds it once the type is known).
 //!
-//! The checker resolves names for every stage that acts on them (`Checked::calls`); this index
+//! The checker resolves names for every stage that acts on them (`Checked::resolved`); this index
 //! only shows, and on a tree the parser recovered it still finds what is there.
 
 use crate::ast::{

@@ -137,7 +137,7 @@ fn builtins_are_resolved_by_name_only_by_the_checker() {
     holds(
         found
             .iter()
-            .map(|p| format!("{p}: only the checker resolves a builtin by name (read `Checked::calls`)"))
+            .map(|p| format!("{p}: only the checker resolves a builtin by name (read `Checked::resolved`)"))
             .collect(),
     );
 }

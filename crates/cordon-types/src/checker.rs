@@ -13,8 +13,7 @@ use cordon_smt::{Solver, Term};
 use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, ItemKind, Module, Param, TypeExpr, TypeExprKind};
 use cordon_syntax::{Code, Diagnostic, MAX_NESTING, SourceMap, Span};
 
-use crate::calls::Calls;
-use crate::casts::Casts;
+use crate::node::Resolved;
 use crate::options::CheckOptions;
 use crate::state::{
     Annotated, BUILTIN_TYPES, Binding, Checker, Entry, Facts, Holder, LABEL, LABELED, MAX_TYPE_SIZE, Role, RoleItems,
@@ -72,8 +71,7 @@ impl<'a> Checker<'a> {
             hole_sites: Vec::new(),
             fills: HashMap::new(),
             filled: HashSet::new(),
-            calls: Calls::default(),
-            casts: Casts::default(),
+            resolved: Resolved::default(),
             pending_lists: None,
             bound_before_inferred: Vec::new(),
             duplicate_values: HashSet::new(),

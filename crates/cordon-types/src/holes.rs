@@ -20,10 +20,9 @@ use cordon_syntax::ast::Module;
 use cordon_syntax::{Code, Diagnostic, FileId, SourceMap, Span};
 
 use crate::Checked;
-use crate::calls::Calls;
-use crate::casts::Casts;
 use crate::declared::Function;
 use crate::hole_site::{HoleSite, renumber};
+use crate::node::Resolved;
 use crate::options::CheckOptions;
 
 /// The result of checking a fill: the diagnostics in the fill, and the checked fill exactly
@@ -52,8 +51,7 @@ pub struct CheckedFill {
     /// The fills from the outermost down to this one, each with the span of its hole: what a
     /// nested fill's check puts in place.
     chain: Vec<(Span, Arc<Module>)>,
-    calls: Calls,
-    casts: Casts,
+    resolved: Resolved,
     functions: Vec<Function>,
 }
 
@@ -84,14 +82,9 @@ impl CheckedFill {
         &self.holes
     }
 
-    /// What each call of the fill calls.
-    pub fn calls(&self) -> &Calls {
-        &self.calls
-    }
-
-    /// What each cast of the fill converts to.
-    pub fn casts(&self) -> &Casts {
-        &self.casts
+    /// What each call of the fill calls, and what each cast converts to.
+    pub fn resolved(&self) -> &Resolved {
+        &self.resolved
     }
 }
 
@@ -166,10 +159,9 @@ fn check_in_place(
     }
     let holes = renumber(report.sites.into_iter().filter(|s| s.span.file == fill).collect());
     let arg_names = site.args.iter().map(|a| a.name.clone()).collect();
-    let calls = report.calls.in_file(fill);
-    let casts = report.casts.in_file(fill);
+    let resolved = report.resolved.in_file(fill);
     let functions = report.fill_functions;
-    let checked = CheckedFill { hole, module, arg_names, holes, chain, calls, casts, functions };
+    let checked = CheckedFill { hole, module, arg_names, holes, chain, resolved, functions };
     FillOutcome { diagnostics, fill: Some(checked) }
 }
 

@@ -107,8 +107,7 @@ pub struct Checked {
     policies: Vec<Module>,
     plan: Option<Module>,
     holes: Vec<HoleSite>,
-    calls: Calls,
-    casts: Casts,
+    resolved: Resolved,
     declarations: Arc<Declarations>,
 }
 
@@ -129,15 +128,10 @@ impl Checked {
         &self.holes
     }
 
-    /// What each call of the policies and the plan calls.
-    pub fn calls(&self) -> &Calls {
-        &self.calls
-    }
-
-    /// What each cast of the policies and the plan converts to: read this, not the type written
-    /// after `as`.
-    pub fn casts(&self) -> &Casts {
-        &self.casts
+    /// What each call of the policies and the plan calls, and what each cast converts to: read
+    /// the program through it ([`Resolved::node`]), not by the syntax tree's kinds.
+    pub fn resolved(&self) -> &Resolved {
+        &self.resolved
     }
 
     /// What the policies and the plan declare, as the checker resolved it: read this, not the
@@ -210,7 +204,7 @@ pub fn check(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>, opt
     } else {
         let declarations = Arc::new(export::declarations(&checker));
         let holes = hole_site::renumber(report.sites);
-        Some(Checked { policies, plan, holes, calls: report.calls, casts: report.casts, declarations })
+        Some(Checked { policies, plan, holes, resolved: report.resolved, declarations })
     };
     Outcome {
         diagnostics,
@@ -306,12 +300,12 @@ pub fn declare_program(
 /// far as the checker can tell, whether or not it accepts them: for compiling code the checker
 /// rejects (the runtime's tests of its own re-checks). A call whose callee has an error, and a
 /// cast whose target has one, is left out.
-pub fn resolve_calls_and_casts(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>) -> (Calls, Casts) {
+pub fn resolve_calls_and_casts(sources: &SourceMap, policies: &[FileId], plan: Option<FileId>) -> Resolved {
     let parse = |file: FileId| cordon_syntax::parse(file, &sources.file(file).text).module;
     let policies: Vec<Module> = policies.iter().map(|f| parse(*f)).collect();
     let plan = plan.map(parse);
     let report = check_modules(sources, &policies, plan.as_ref(), &[], &CheckOptions::default());
-    (report.calls, report.casts)
+    report.resolved
 }
 
 /// What one run of the checker found.
@@ -329,8 +323,7 @@ struct Report {
     sites: Vec<HoleSite>,
     /// The holes whose fill (from `fills`) was checked in place.
     filled: HashSet<Span>,
-    calls: Calls,
-    casts: Casts,
+    resolved: Resolved,
     bindings: Vec<BindingType>,
     /// The functions the last fill (the one being checked) declares.
     fill_functions: Vec<Function>,
@@ -440,8 +433,7 @@ fn check_against(
         holes: checker.holes,
         sites: std::mem::take(&mut checker.hole_sites),
         filled: std::mem::take(&mut checker.filled),
-        calls: std::mem::take(&mut checker.calls),
-        casts: std::mem::take(&mut checker.casts),
+        resolved: std::mem::take(&mut checker.resolved),
         bindings: checker.recorded_bindings(),
         fill_functions: match fills.last() {
             None => Vec::new(),

@@ -14,14 +14,15 @@ use cordon_syntax::ast::{
     Tool as ToolDecl, TypeExpr, TypeExprKind, UnOp,
 };
 use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
 
 use crate::calls::{Callee, Calls};
 use crate::casts::Casts;
 use crate::declared::Type;
 
-/// What the checker resolved in a unit of code (a program, or a fill with the program around
-/// it): each call's callee and each cast's target, by the expression's node.
-#[derive(Clone, Debug, Default)]
+/// What the checker resolved in a unit of code (a program, a fill, or a fill with the program
+/// around it): each call's callee and each cast's target, by the expression's node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Resolved {
     pub calls: Calls,
     pub casts: Casts,
@@ -218,14 +219,19 @@ pub fn enum_of_unqualified(variant: &str) -> Option<&'static str> {
 }
 
 impl Resolved {
-    /// What the checker resolved in each of `units` (a program's, then a fill's).
-    pub fn of<'r>(units: impl IntoIterator<Item = (&'r Calls, &'r Casts)>) -> Resolved {
+    /// What the checker resolved in each of `units` (a program's, then a fill's), together.
+    pub fn of<'r>(units: impl IntoIterator<Item = &'r Resolved>) -> Resolved {
         let mut all = Resolved::default();
-        for (calls, casts) in units {
-            all.calls.extend(calls);
-            all.casts.extend(casts);
+        for unit in units {
+            all.calls.extend(&unit.calls);
+            all.casts.extend(&unit.casts);
         }
         all
+    }
+
+    /// What was resolved in `file`.
+    pub(crate) fn in_file(&self, file: cordon_syntax::FileId) -> Resolved {
+        Resolved { calls: self.calls.in_file(file), casts: self.casts.in_file(file) }
     }
 
     /// `e`, as what it is.

@@ -11,11 +11,10 @@ use cordon_smt::{FuncDecl, Solver, Term};
 use cordon_syntax::ast::{self, Expr, ExprKind, Ident, Item, Module, TypeExpr};
 use cordon_syntax::{Diagnostic, SourceMap, Span};
 
-use crate::calls::Calls;
-use crate::casts::Casts;
 use crate::declared::{Release, ToolAnnotations};
 pub use crate::facts::Facts;
 use crate::hole_site::HoleSite;
+use crate::node::Resolved;
 use crate::options::EntryFact;
 use crate::ty::Ty;
 
@@ -190,10 +189,8 @@ pub struct Checker<'a> {
     pub fills: HashMap<Span, std::sync::Arc<Module>>,
     /// The holes whose fill was checked.
     pub filled: HashSet<Span>,
-    /// What each call checked so far calls.
-    pub calls: Calls,
-    /// What each cast checked so far converts to.
-    pub casts: Casts,
+    /// What each call checked so far calls, and what each cast converts to.
+    pub resolved: Resolved,
     /// While declarations are resolved: the list element types to check once they all are.
     pub pending_lists: Option<Vec<(Ty, Span, Holder)>>,
     /// The names of functions, constants and measures that repeat an earlier one.
@@ -261,8 +258,7 @@ impl Checker<'_> {
             hole_sites: self.hole_sites,
             fills: self.fills,
             filled: self.filled,
-            calls: self.calls,
-            casts: self.casts,
+            resolved: self.resolved,
             pending_lists: self.pending_lists,
             duplicate_values: self.duplicate_values,
             bound_before_inferred: self.bound_before_inferred,

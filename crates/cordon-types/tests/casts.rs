@@ -1,6 +1,6 @@
 //! What the checker records of each cast: the type written after `as`, resolved once where the
 //! cast is checked (aliases expanded, a fill's own types included), kept by the cast's node for
-//! the compiler (`Checked::casts`, `CheckedFill::casts`). In code it rejects, what it could
+//! the compiler (`Checked::resolved`, `CheckedFill::resolved`). In code it rejects, what it could
 //! resolve is recorded too (`resolve_calls_and_casts`, for the runtime's tests of its own
 //! re-checks); a fill run without the checker has its casts resolved as written instead
 //! (`Casts::record_written`), and the last tests show where the two differ.
@@ -97,7 +97,7 @@ fn a_cast_records_the_type_its_target_names_with_aliases_expanded() {
 fn half(n: Int) -> Float { (n as Half) / 2.0 }
 to_string(3 as Money) + to_string(half(1)) + to_string(2.5 as Int)";
     let program = accepted(plan);
-    let casts = program.checked.casts();
+    let casts = &program.checked.resolved().casts;
     let plan = program.checked.plan().unwrap();
     assert_eq!(recorded(plan, casts), ["Float", "Decimal", "Int"], "the plan's alias, the policy's, a builtin");
     assert_eq!(targets(plan, casts)[1], Some(Type::Decimal));
@@ -109,8 +109,12 @@ fn a_fills_casts_are_recorded_with_the_fill_and_its_own_types() {
     let mut program = accepted(r#"let amount: Decimal = agent[Decimal]("an amount"); amount"#);
     let (module, fill) = program.fill("type Cents = Int\nlet c = 250 as Cents;\n(c as Money) / 100d");
     let fill = fill.unwrap();
-    assert_eq!(recorded(&module, fill.casts()), ["Int", "Decimal"]);
-    assert_eq!(recorded(&module, program.checked.casts()), ["-", "-"], "the program's record has none of them");
+    assert_eq!(recorded(&module, &fill.resolved().casts), ["Int", "Decimal"]);
+    assert_eq!(
+        recorded(&module, &program.checked.resolved().casts),
+        ["-", "-"],
+        "the program's record has none of them"
+    );
 }
 
 /// A fill may not declare a type under a name the program declares: the checker refuses the
@@ -123,7 +127,7 @@ fn a_record_a_fill_declares_over_the_policys_name_is_refused_and_the_checker_kee
     let mut program = accepted(r#"let amount: Decimal = agent[Decimal]("an amount"); amount"#);
     let (module, fill) = program.fill("type Money = { cents: Int }\n1 as Money");
     assert_eq!(fill.unwrap_err(), ["duplicate-definition"]);
-    let (_, casts) = resolve_calls_and_casts(&program.sources, &[program.policy], Some(module.file));
+    let casts = resolve_calls_and_casts(&program.sources, &[program.policy], Some(module.file)).casts;
     assert_eq!(targets(&module, &casts), [Some(Type::Decimal)]);
     let as_written = written(&module, program.checked.declarations());
     assert_eq!(targets(&module, &as_written), [Some(Type::Record("Money".into()))]);
@@ -131,7 +135,7 @@ fn a_record_a_fill_declares_over_the_policys_name_is_refused_and_the_checker_kee
     // checker resolved is recorded all the same, as written resolves it.
     let (module, fill) = program.fill("type Box = { n: Int }\n1 as Box");
     assert_eq!(fill.unwrap_err(), ["type-mismatch"]);
-    let (_, casts) = resolve_calls_and_casts(&program.sources, &[program.policy], Some(module.file));
+    let casts = resolve_calls_and_casts(&program.sources, &[program.policy], Some(module.file)).casts;
     assert_eq!(targets(&module, &casts), [Some(Type::Record("Box".into()))]);
     assert_eq!(targets(&module, &written(&module, program.checked.declarations())), targets(&module, &casts));
 }
@@ -148,7 +152,7 @@ fn a_refined_cast_target_is_refused_and_recorded_with_its_refinement() {
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let codes: Vec<&str> = outcome.diagnostics.iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["type-mismatch", "type-mismatch", "undefined-type"]);
-    let (_, casts) = resolve_calls_and_casts(&sources, &[policy], Some(plan));
+    let casts = resolve_calls_and_casts(&sources, &[policy], Some(plan)).casts;
     let module = cordon_syntax::parse(plan, text).module;
     assert_eq!(recorded(&module, &casts), ["{n: Int | n > 0}", "{n: Int | n > 0}", "-"]);
     let Some(Type::Refined { var, base, text, defines, .. }) = &targets(&module, &casts)[0] else {

@@ -45,7 +45,7 @@ fn checked() -> (Checked, Resolved, SourceMap) {
     let plan = sources.add("plan.cord", PLAN);
     let outcome = check(&sources, &[policy], Some(plan), &CheckOptions::default());
     let Some(checked) = outcome.program else { panic!("rejected: {:?}", outcome.diagnostics) };
-    let resolved = Resolved::of([(checked.calls(), checked.casts())]);
+    let resolved = checked.resolved().clone();
     (checked, resolved, sources)
 }
 

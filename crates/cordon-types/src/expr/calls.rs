@@ -80,7 +80,7 @@ impl Checker<'_> {
             && self.in_label
             && let Some(l) = crate::builtins::label_fn(&id.name)
         {
-            self.calls.record(call, Callee::Builtin(Builtin::Label(l)));
+            self.resolved.calls.record(call, Callee::Builtin(Builtin::Label(l)));
             return crate::builtins::label_call(self, l, &argv, span);
         }
         match &callee.kind {
@@ -88,7 +88,7 @@ impl Checker<'_> {
             ExprKind::Name(id) if self.lookup(&id.name).is_none() => {
                 match id.name.as_str() {
                     "Some" | "Ok" | "Err" => {
-                        self.calls.record(call, Callee::Constructor);
+                        self.resolved.calls.record(call, Callee::Constructor);
                         return self.check_constructor(id, args, span, expected);
                     }
                     "None" => {
@@ -99,11 +99,11 @@ impl Checker<'_> {
                 }
                 match self.values.get(&id.name).cloned() {
                     Some(ValueDef::Fn(sig)) => {
-                        self.calls.record(call, Callee::Function);
+                        self.resolved.calls.record(call, Callee::Function);
                         return self.call_signature(&sig, &argv, span, None);
                     }
                     Some(ValueDef::Measure(sig)) => {
-                        self.calls.record(call, Callee::Measure);
+                        self.resolved.calls.record(call, Callee::Measure);
                         if self.in_refinement {
                             return self.call_measure(&sig, &argv, span);
                         }
@@ -116,7 +116,7 @@ impl Checker<'_> {
                 if let Some(b) = crate::builtins::plan_builtin(&id.name)
                     && (!self.in_refinement || crate::builtins::in_refinements(b))
                 {
-                    self.calls.record(call, Callee::Builtin(b));
+                    self.resolved.calls.record(call, Callee::Builtin(b));
                     return crate::builtins::call(self, b, &argv, span);
                 }
                 if crate::builtins::label_fn(&id.name).is_some() && !self.in_refinement {
@@ -154,7 +154,7 @@ impl Checker<'_> {
             );
             return Typed::error();
         }
-        self.calls.record(call, Callee::Value);
+        self.resolved.calls.record(call, Callee::Value);
         let f = self.infer(callee);
         let ft = self.resolve(&f.ty);
         match ft.base() {
@@ -231,7 +231,7 @@ impl Checker<'_> {
         if self.in_refinement {
             let builtin = crate::builtins::plan_builtin(&method.name);
             if builtin == Some(Builtin::Len) && args.is_empty() {
-                self.calls.record(call, Callee::Builtin(Builtin::Len));
+                self.resolved.calls.record(call, Callee::Builtin(Builtin::Len));
                 let r = self.infer(receiver);
                 let term = r.term.as_ref().and_then(|t| self.length(t, &r.ty));
                 if term.is_none() && !r.ty.is_error() {
@@ -252,7 +252,7 @@ impl Checker<'_> {
                 _ => None,
             };
             if let (Some(test), [arg], Some(b)) = (test, args, builtin) {
-                self.calls.record(call, Callee::Builtin(b));
+                self.resolved.calls.record(call, Callee::Builtin(b));
                 let r = self.infer(receiver);
                 let a = self.infer(arg);
                 for (t, at) in [(&r, receiver.span), (&a, arg.span)] {
@@ -286,7 +286,7 @@ impl Checker<'_> {
         {
             let cap = cap.clone();
             self.use_binding(i, receiver.span);
-            self.calls.record(call, Callee::Tool);
+            self.resolved.calls.record(call, Callee::Tool);
             return self.call_tool(&cap, method, args, span);
         }
         if let Some(ValueDef::Measure(_)) = self.values.get(&method.name) {
@@ -298,24 +298,24 @@ impl Checker<'_> {
         if self.in_label
             && let Some(l) = crate::builtins::label_fn(&method.name)
         {
-            self.calls.record(call, Callee::Builtin(Builtin::Label(l)));
+            self.resolved.calls.record(call, Callee::Builtin(Builtin::Label(l)));
             return crate::builtins::label_call(self, l, &argv, span);
         }
         if let Some(b) = crate::builtins::plan_builtin(&method.name)
             && !self.values.contains_key(&method.name)
         {
-            self.calls.record(call, Callee::Builtin(b));
+            self.resolved.calls.record(call, Callee::Builtin(b));
             return crate::builtins::call(self, b, &argv, span);
         }
         if let Some(ValueDef::Fn(sig)) = self.values.get(&method.name).cloned() {
-            self.calls.record(call, Callee::Function);
+            self.resolved.calls.record(call, Callee::Function);
             return self.call_signature(&sig, &argv, span, None);
         }
         let r = self.infer(receiver);
         let rt = self.resolve(&r.ty);
         if let Ty::Cap(cap) = rt.base() {
             let cap = cap.clone();
-            self.calls.record(call, Callee::Tool);
+            self.resolved.calls.record(call, Callee::Tool);
             return self.call_tool(&cap, method, args, span);
         }
         if !rt.is_error() {

@@ -636,7 +636,7 @@ impl Checker<'_> {
     pub(super) fn check_cast(&mut self, cast: &Expr, expr: &Expr, ty: &TypeExpr, span: Span) -> Typed {
         let target = self.resolve_type(ty, &[]);
         if let Some(resolved) = crate::export::resolved(self, &target) {
-            self.casts.record(cast, resolved);
+            self.resolved.casts.record(cast, resolved);
         }
         let t = self.infer(expr);
         if self.is_host_made(&target) {
