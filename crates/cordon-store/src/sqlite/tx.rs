@@ -15,7 +15,7 @@ pub(super) fn write<T>(
 ) -> Result<T, StoreError> {
     let open = Open::begin(conn, "BEGIN IMMEDIATE")?;
     let out = f(conn)?;
-    open.end("COMMIT")?;
+    open.commit()?;
     Ok(out)
 }
 
@@ -26,7 +26,7 @@ pub(super) fn read<T>(
 ) -> Result<T, StoreError> {
     let open = Open::begin(conn, "BEGIN DEFERRED")?;
     let out = f(conn)?;
-    open.end("COMMIT")?;
+    open.commit()?;
     Ok(out)
 }
 
@@ -43,8 +43,8 @@ impl<'c> Open<'c> {
         Ok(Open { conn, ended: false })
     }
 
-    fn end(mut self, end: &str) -> Result<(), StoreError> {
-        self.conn.prepare_cached(end)?.execute([])?;
+    fn commit(mut self) -> Result<(), StoreError> {
+        self.conn.prepare_cached("COMMIT")?.execute([])?;
         self.ended = true;
         Ok(())
     }
