@@ -111,6 +111,14 @@ fn requests_keep_their_transcripts_and_status() {
     assert!(matches!(store.set_status(missing, Status::Done), Err(StoreError::NoSuchRequest(_))));
     assert!(matches!(store.show(missing), Err(StoreError::NoSuchRequest(_))));
     assert!(matches!(store.append(Some(missing), "hole", &json!(1)), Err(StoreError::NoSuchRequest(_))));
+    // An effect's batch, with lines or without, is refused whole for a request that is none.
+    let rows = store.rows(1, 100).unwrap().len();
+    let lines = Batch { transcript: vec![line(json!({ "event": "effect_returned" }))], ..Batch::default() };
+    for batch in [Batch::default(), lines] {
+        let refused = store.record(missing, &batch, Some(&intent("comment", 1)));
+        assert!(matches!(refused, Err(StoreError::NoSuchRequest(_))), "{refused:?}");
+    }
+    assert_eq!(store.rows(1, 100).unwrap().len(), rows);
 }
 
 #[test]

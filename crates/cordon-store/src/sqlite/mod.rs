@@ -194,13 +194,11 @@ fn transcript_in<'e>(
     Ok(u64::try_from(last + lines).unwrap_or(0))
 }
 
-/// The id of the request's first transcript line, if it has one (and is a request).
+/// The id of the request's first transcript line, if it has one; refused if there is no such
+/// request.
 fn first_line_in(c: &Connection, request: RequestId) -> Result<Option<i64>, StoreError> {
-    let first = c
-        .prepare_cached("SELECT first_line FROM requests WHERE id = ?1")?
-        .query_row([request.0], |r| r.get(0))
-        .optional()?;
-    Ok(first.flatten())
+    let first = c.prepare_cached("SELECT first_line FROM requests WHERE id = ?1")?.query_row([request.0], |r| r.get(0));
+    first.optional()?.ok_or(StoreError::NoSuchRequest(request))
 }
 
 fn request_in(c: &Connection, id: RequestId) -> Result<Option<Request>, StoreError> {
@@ -401,15 +399,16 @@ impl Store for SqliteStore {
 
     fn append_transcript_batch(&self, request: RequestId, events: &[Value]) -> Result<u64, StoreError> {
         let events = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
-        self.write(|c| {
-            check_request(c, Some(request))?;
-            transcript_in(c, request, events.iter().map(String::as_str))
-        })
+        self.write(|c| transcript_in(c, request, events.iter().map(String::as_str)))
     }
 
     fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
         self.read(|c| {
-            let Some(first) = first_line_in(c, request)? else { return Ok(Vec::new()) };
+            let first = match first_line_in(c, request) {
+                Err(StoreError::NoSuchRequest(_)) => None,
+                first => first?,
+            };
+            let Some(first) = first else { return Ok(Vec::new()) };
             let sql = "SELECT lines, event FROM transcript WHERE id >= ?1 AND request = ?2 ORDER BY id";
             let mut stmt = c.prepare(sql)?;
             let mut rows = stmt.query([first, request.0])?;
@@ -466,16 +465,24 @@ impl Store for SqliteStore {
         let rows = batch.rows.iter().map(|row| row.content(request)).collect::<Result<Vec<_>, _>>()?;
         let effect = effect.map(serde_json::to_string).transpose()?;
         self.write(|c| {
-            check_request(c, Some(request))?;
-            if !batch.transcript.is_empty() {
-                transcript_in(c, request, batch.transcript.iter().map(|line| line.get()))?;
+            match batch.transcript.is_empty() {
+                true => first_line_in(c, request).map(drop)?,
+                false => transcript_in(c, request, batch.transcript.iter().map(|line| line.get())).map(drop)?,
             }
-            for (kind, content) in &rows {
-                append_in(c, Some(request), kind, content)?;
+            let rows = rows.iter().map(|(kind, content)| (*kind, content.as_str()));
+            let effect_row = effect.as_deref().map(|effect| (kind::EFFECT, effect));
+            // Each row follows the one inserted before it, in this transaction: the head is read once.
+            let mut head = None;
+            let mut insert = c.prepare_cached(INSERT_ROW)?;
+            for (kind, content) in rows.chain(effect_row) {
+                let after = match head {
+                    Some(head) => head,
+                    None => head_in(c)?,
+                };
+                let fields = Fields { at_ms: now_ms(), kind, request: Some(request.0), content };
+                head = Some(insert_row(&mut insert, &after, &fields)?);
             }
-            let Some(effect) = effect else { return Ok(None) };
-            let row = append_in(c, Some(request), kind::EFFECT, &effect)?;
-            Ok(Some(PendingEffect { seq: row.seq, request: Some(request) }))
+            Ok(effect.map(|_| PendingEffect { seq: head.map_or(0, |h| h.seq), request: Some(request) }))
         })
     }
 
