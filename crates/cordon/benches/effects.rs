@@ -18,6 +18,10 @@ use cordon_engine::Observers;
 use cordon_gate::DenyAll;
 use criterion::{Criterion, criterion_group, criterion_main};
 
+/// The `cordon` binary's allocator: the benchmark measures a request as the binary runs it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `calls` lists of alice's issues, each passing the session on.
 fn plan(calls: usize) -> Source {
     Source::new(
