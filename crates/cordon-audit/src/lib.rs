@@ -220,7 +220,7 @@ impl<'s> Recording<'s> {
         }
         let written = self.store.record(self.request, &state.batch, None);
         if state.check(written).is_some() {
-            state.batch = Batch::default();
+            state.batch.clear();
         }
     }
 
@@ -271,7 +271,7 @@ impl Stage for AuditStage<'_> {
         // What led to the effect is committed with its row, before it is performed.
         match recording.store.record(recording.request, &state.batch, Some(&intent)) {
             Ok(pending) => {
-                state.batch = Batch::default();
+                state.batch.clear();
                 state.pending = pending.map(|pending| (pending, intent.tool));
                 Verdict::Proceed
             }
@@ -365,9 +365,8 @@ impl Observer for Recorder<'_> {
         let recording = self.0;
         let mut state = recording.state.borrow_mut();
         let state = &mut *state;
-        match serde_json::value::to_raw_value(&TranscriptLine::new(state.line, event)) {
-            Ok(line) => state.batch.transcript.push(line),
-            Err(e) => state.fail(RecordError::Store(StoreError::from(e))),
+        if let Err(e) = state.batch.transcript.push(&TranscriptLine::new(state.line, event)) {
+            state.fail(RecordError::Store(StoreError::from(e)));
         }
         state.line += 1;
         match *event {

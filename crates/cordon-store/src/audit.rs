@@ -110,14 +110,75 @@ impl PendingEffect {
 /// costs one commit per effect rather than one per row.
 #[derive(Debug, Default)]
 pub struct Batch {
-    /// Transcript lines, each as the JSON text it was serialised to.
-    pub transcript: Vec<Box<serde_json::value::RawValue>>,
+    pub transcript: Lines,
     pub rows: Vec<BatchRow>,
 }
 
 impl Batch {
     pub fn is_empty(&self) -> bool {
         self.transcript.is_empty() && self.rows.is_empty()
+    }
+
+    /// Empties the batch, keeping what it allocated for the next one.
+    pub fn clear(&mut self) {
+        self.transcript.clear();
+        self.rows.clear();
+    }
+}
+
+/// Transcript lines, each the JSON text a value serialised to, written one after another into
+/// one buffer: no allocation of its own for each line, and the lines are already the JSON
+/// array a store keeps them in.
+#[derive(Debug, Default)]
+pub struct Lines {
+    /// `[`, then the lines, separated by commas.
+    text: String,
+    /// Where each line ends in `text`.
+    ends: Vec<usize>,
+    /// Where a line is serialised before it joins `text`, once it is known to be text.
+    scratch: Vec<u8>,
+}
+
+impl Lines {
+    /// Appends `line` serialised as JSON; if it cannot be, nothing is appended.
+    pub fn push(&mut self, line: &impl Serialize) -> Result<(), serde_json::Error> {
+        self.scratch.clear();
+        serde_json::to_writer(&mut self.scratch, line)?;
+        let line = std::str::from_utf8(&self.scratch)
+            .map_err(|e| serde_json::Error::io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        self.text.push(if self.ends.is_empty() { '[' } else { ',' });
+        self.text.push_str(line);
+        self.ends.push(self.text.len());
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    /// Each line's text, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        // Past the `[` or the comma before each line.
+        starts.zip(&self.ends).map(|(start, end)| &self.text[start + 1..*end])
+    }
+
+    /// The lines as one JSON text: the line itself if there is one, else the array of them.
+    pub fn json(&self) -> std::borrow::Cow<'_, str> {
+        match self.ends.as_slice() {
+            [] => "[]".into(),
+            [one] => self.text[1..*one].into(),
+            [..] => format!("{}]", self.text).into(),
+        }
     }
 }
 

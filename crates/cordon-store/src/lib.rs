@@ -64,7 +64,7 @@ use serde_json::Value;
 pub use self::postgres::PostgresStore;
 pub use archive::{ArchiveReport, verify_archive};
 pub use audit::{
-    Archived, AuditRow, Batch, BatchRow, EffectIntent, EffectStatus, Entry, GcReport, Outcome, PendingEffect,
+    Archived, AuditRow, Batch, BatchRow, EffectIntent, EffectStatus, Entry, GcReport, Lines, Outcome, PendingEffect,
     RequestLog, StageDecision,
 };
 pub use chain::{BadRow, Checkpoint, Problem, RowHash, Verdict};

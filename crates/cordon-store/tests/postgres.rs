@@ -13,9 +13,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cordon_store::chain::{Fields, row_hash};
 use cordon_store::{
-    AnswerRefused, BadRow, Batch, BatchRow, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, NewAnswer,
-    NewGrant, NewRequest, NewRun, Outcome, Parking, PostgresStore, Problem, RequestId, RowHash, RunId, RunKind,
-    RunState, Scope, Status, Store, StoreError, Verdict, WebSession,
+    AnswerRefused, BadRow, Batch, BatchRow, Checkpoint, EffectIntent, EffectStatus, GrantId, GrantQuery, Lines,
+    NewAnswer, NewGrant, NewRequest, NewRun, Outcome, Parking, PostgresStore, Problem, RequestId, RowHash, RunId,
+    RunKind, RunState, Scope, Status, Store, StoreError, Verdict, WebSession,
 };
 use pg::{Server, raw, shared};
 use serde_json::{Value, json};
@@ -198,7 +198,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     let id = request(&store, "triage");
     let first = store.record(id, &Batch::default(), Some(&intent("list_issues", 1))).unwrap().unwrap();
     let batch = Batch {
-        transcript: vec![line(json!({ "event": "effect_returned" })), line(json!({ "event": "stage_decided" }))],
+        transcript: lines(&[json!({ "event": "effect_returned" }), json!({ "event": "stage_decided" })]),
         rows: vec![
             BatchRow::Outcome { effect: first, outcome: Outcome::Performed { result_size: 12 } },
             BatchRow::Row { kind: "decision", content: json!({ "stage": "gate", "outcome": "approved" }) },
@@ -213,7 +213,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
                CREATE TRIGGER disk_full BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION disk_full();";
     raw(&url).batch_execute(sql).unwrap();
     let batch = Batch {
-        transcript: vec![line(json!({ "event": "effect_returned" }))],
+        transcript: lines(&[json!({ "event": "effect_returned" })]),
         rows: vec![BatchRow::Outcome { effect: second, outcome: Outcome::Performed { result_size: 3 } }],
     };
     let error = store.record(id, &batch, Some(&intent("comment", 3))).unwrap_err();
@@ -973,7 +973,9 @@ fn a_server_restarted_between_two_operations_loses_nothing_committed() {
     server.stop();
 }
 
-/// A transcript line for a batch.
-fn line(value: serde_json::Value) -> Box<serde_json::value::RawValue> {
-    serde_json::value::to_raw_value(&value).unwrap()
+/// A batch's transcript lines.
+fn lines(values: &[serde_json::Value]) -> Lines {
+    let mut lines = Lines::default();
+    values.iter().for_each(|v| lines.push(v).unwrap());
+    lines
 }

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Scratch, raw};
-use cordon_store::{Batch, NewRequest, RequestId, Store};
+use cordon_store::{Batch, Lines, NewRequest, RequestId, Store};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use serde_json::{Value, json};
@@ -97,10 +97,12 @@ fn lines_recorded_with_effects_go_on_from_the_last() {
     let scratch = Scratch::new();
     let store = scratch.open();
     let (a, b) = (begin(&store, 0), begin(&store, 1));
-    let line = |v: Value| serde_json::value::to_raw_value(&v).unwrap();
     for i in 0..3 {
         for id in [a, b] {
-            let batch = Batch { transcript: vec![line(json!(i)), line(json!(i + 10))], rows: Vec::new() };
+            let mut transcript = Lines::default();
+            transcript.push(&json!(i)).unwrap();
+            transcript.push(&json!(i + 10)).unwrap();
+            let batch = Batch { transcript, rows: Vec::new() };
             store.record(id, &batch, Some(&common::intent("t", i))).unwrap();
         }
     }
@@ -156,5 +158,47 @@ fn a_row_that_does_not_hold_its_count_of_lines_is_corrupt() {
         if event.starts_with('[') && event.ends_with(']') {
             assert!(matches!(error, cordon_store::StoreError::Corrupt { .. }), "{lines} {event}: {error:?}");
         }
+    }
+}
+
+/// Any JSON value: text with quotes, escapes and characters beyond ASCII included.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<String>().prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            proptest::collection::btree_map(any::<String>(), inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, rng_seed: RngSeed::Fixed(7), ..ProptestConfig::default() })]
+
+    /// A batch's lines, written into one buffer, read back each as the text it serialised to,
+    /// and together as the JSON a store keeps: the line alone, or the array of them. A batch
+    /// emptied and filled again holds only its new lines.
+    #[test]
+    fn a_batchs_lines_are_each_lines_json(values in proptest::collection::vec(json_value(), 0..6), again in json_value()) {
+        let mut lines = Lines::default();
+        values.iter().for_each(|v| lines.push(v).unwrap());
+        let texts: Vec<String> = values.iter().map(|v| serde_json::to_string(v).unwrap()).collect();
+        prop_assert_eq!(lines.iter().collect::<Vec<_>>(), texts.iter().map(String::as_str).collect::<Vec<_>>());
+        prop_assert_eq!(lines.len(), values.len());
+        let together: Value = serde_json::from_str(&lines.json()).unwrap();
+        match values.as_slice() {
+            [one] => prop_assert_eq!(&together, one),
+            _ => prop_assert_eq!(together, Value::from(values.clone())),
+        }
+        lines.clear();
+        lines.push(&again).unwrap();
+        prop_assert_eq!(lines.iter().collect::<Vec<_>>(), [serde_json::to_string(&again).unwrap()]);
+        prop_assert_eq!(serde_json::from_str::<Value>(&lines.json()).unwrap(), again);
     }
 }

@@ -351,7 +351,7 @@ impl Store for PostgresStore {
             let chain = check_request(tx, Some(request))?;
             tx.lock_chain(&chain)?;
             if !batch.transcript.is_empty() {
-                transcript_in(tx, request, batch.transcript.iter().map(|line| line.get()))?;
+                transcript_in(tx, request, batch.transcript.iter())?;
             }
             for (kind, content) in &rows {
                 append_in(tx, &chain, Some(request), kind, content)?;

@@ -3,7 +3,6 @@
 //! so that an audit row is numbered and chained from the head read under the write lock: two
 //! processes appending never fork the chain.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -12,7 +11,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use crate::audit::{
-    Archived, AuditRow, Batch, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect,
+    Archived, AuditRow, Batch, EffectIntent, EffectStatus, Entry, GcReport, Lines, Outcome, OutcomeRow, PendingEffect,
     RequestLog, StatusRow, fold, kind,
 };
 use crate::chain::{BadRow, Checkpoint, Fields, Problem, Verdict};
@@ -162,11 +161,7 @@ impl SqliteStore {
 /// The table has no index but its row ids, which grow as rows are written: a request's last
 /// row is the first of its rows read back from the end, past only the rows other requests
 /// wrote since; its first row's id is kept in its `requests` row, written with that row.
-fn transcript_in<'e>(
-    c: &Connection,
-    request: RequestId,
-    events: impl Iterator<Item = &'e str>,
-) -> Result<u64, StoreError> {
+fn transcript_in(c: &Connection, request: RequestId, lines: &Lines) -> Result<u64, StoreError> {
     let first = first_line_in(c, request)?;
     let last: i64 = match first {
         None => 0,
@@ -178,13 +173,11 @@ fn transcript_in<'e>(
             .optional()?
             .unwrap_or(0),
     };
-    let events: Vec<&str> = events.collect();
-    let text = match events.as_slice() {
-        [] => return Ok(u64::try_from(last).unwrap_or(0)),
-        [one] => Cow::Borrowed(*one),
-        many => Cow::Owned(format!("[{}]", many.join(","))),
-    };
-    let lines = i64::try_from(events.len()).unwrap_or(i64::MAX);
+    if lines.is_empty() {
+        return Ok(u64::try_from(last).unwrap_or(0));
+    }
+    let text = lines.json();
+    let lines = i64::try_from(lines.len()).unwrap_or(i64::MAX);
     c.prepare_cached("INSERT INTO transcript (request, seq, lines, at_ms, event) VALUES (?1, ?2, ?3, ?4, ?5)")?
         .execute(params![request.0, last + 1, lines, now_ms(), text])?;
     if first.is_none() {
@@ -398,8 +391,9 @@ impl Store for SqliteStore {
     }
 
     fn append_transcript_batch(&self, request: RequestId, events: &[Value]) -> Result<u64, StoreError> {
-        let events = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
-        self.write(|c| transcript_in(c, request, events.iter().map(String::as_str)))
+        let mut lines = Lines::default();
+        events.iter().try_for_each(|event| lines.push(event))?;
+        self.write(|c| transcript_in(c, request, &lines))
     }
 
     fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
@@ -467,7 +461,7 @@ impl Store for SqliteStore {
         self.write(|c| {
             match batch.transcript.is_empty() {
                 true => first_line_in(c, request).map(drop)?,
-                false => transcript_in(c, request, batch.transcript.iter().map(|line| line.get())).map(drop)?,
+                false => transcript_in(c, request, &batch.transcript).map(drop)?,
             }
             let rows = rows.iter().map(|(kind, content)| (*kind, content.as_str()));
             let effect_row = effect.as_deref().map(|effect| (kind::EFFECT, effect));
