@@ -14,6 +14,7 @@ use crate::code::Compiled;
 use crate::error::{ErrorKind, RunError};
 use crate::host::HostState;
 use crate::limits::Limits;
+use crate::machine::Vm;
 use crate::received::Received;
 use crate::trace::TraceEntry;
 use crate::value::{Str, Val};
@@ -64,6 +65,10 @@ pub struct Ctx {
     /// The policies' releases, their labels computed for this run's user: at the first call
     /// that needs them.
     pub releases: Option<Arc<[Release]>>,
+    /// The machine [`Ctx::eval`] evaluates policy code on, emptied after each evaluation and
+    /// kept for the next (a tool call evaluates a dozen labels and refinements); `None` while
+    /// an evaluation holds it.
+    pub(crate) spare: Option<Vm>,
 }
 
 impl Ctx {
@@ -90,6 +95,7 @@ impl Ctx {
             defer_label_flows: false,
             refused: None,
             releases: None,
+            spare: None,
         }
     }
 

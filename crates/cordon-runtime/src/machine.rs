@@ -689,9 +689,13 @@ impl Ctx {
     /// Evaluates pure code (a predicate, a label annotation) on `args` to completion, on a
     /// machine of its own: what the boundary and the approval questions run policy code with.
     pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
-        let mut vm = Vm { nested: true, ..Vm::default() };
+        // The spare machine, or a new one if an evaluation already holds it.
+        let mut vm = self.spare.take().unwrap_or_else(|| Vm { nested: true, ..Vm::default() });
         vm.enter(&self.program, *code, None, args, OnReturn::Finish);
-        match exec(&mut vm, self)? {
+        let exit = exec(&mut vm, self);
+        vm.empty();
+        self.spare = Some(vm);
+        match exit? {
             Exit::Done(v) => Ok(v),
             Exit::Call(c) => Err(RunError::new(ErrorKind::Type, c.span, "a refinement or label cannot call a tool")),
             Exit::Hole(h) => Err(RunError::new(ErrorKind::Type, h.span, "a refinement or label cannot hold a hole")),

@@ -150,3 +150,51 @@ pub struct Vm {
     #[serde(default)]
     pub(super) nested: bool,
 }
+
+impl Vm {
+    /// Drops everything the machine holds, keeping its allocations: as a new machine, of the
+    /// same kind (nested or not), whatever it stopped at (done, or an error midway).
+    pub(super) fn empty(&mut self) {
+        self.stack.clear();
+        self.frames.items.clear();
+        self.frames.len = 0;
+        self.pc = Label::bottom();
+        self.pc_stack.labels.clear();
+        self.pc_stack.bottoms = 0;
+        self.lists.clear();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test may fail loudly
+mod tests {
+    use std::sync::Arc;
+
+    use cordon_label::{DcLabel, Label, Source};
+    use cordon_syntax::Span;
+
+    use super::{Frame, OnReturn, Vm};
+    use crate::value::{CodeId, Func, Val, Value};
+
+    /// A machine emptied after an evaluation that stopped midway (frames deep, the pc raised and
+    /// saved, a list half built) is a new machine again: nothing of that evaluation reaches
+    /// the next one that reuses it.
+    #[test]
+    fn an_emptied_machine_is_a_new_one() {
+        let secret = Label::new(DcLabel::secret("alice"), Source { what: "a secret".into(), span: Span::default() });
+        let mut vm = Vm { nested: true, ..Vm::default() };
+        vm.stack.push(Val { value: Value::Int(7), label: secret.clone() });
+        for ip in 0..3 {
+            let func = Some(Arc::new(Func::new(CodeId::new(0), vec![Val::plain(Value::Int(1))])));
+            vm.frames.push(Frame { code: CodeId::new(0), ip, base: 0, func, on_return: OnReturn::Push });
+        }
+        vm.pc_stack.push(Label::bottom());
+        vm.pc_stack.push(secret.clone());
+        vm.pc = secret.clone();
+        vm.lists.push(vec![Val { value: Value::Int(2), label: secret }]);
+        vm.empty();
+        let fresh = Vm { nested: true, ..Vm::default() };
+        assert_eq!(serde_json::to_value(&vm).unwrap(), serde_json::to_value(&fresh).unwrap());
+        assert!(vm.frames.items.is_empty() && vm.pc.is_bottom());
+    }
+}
