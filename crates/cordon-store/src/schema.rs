@@ -186,11 +186,12 @@ pub(crate) fn prepare(conn: &Connection, synchronous: &str) -> Result<(), StoreE
 
 /// Sets up a fresh in-memory database: the same schema, with no file and so no write-ahead log.
 pub(crate) fn prepare_in_memory(conn: &Connection) -> Result<(), StoreError> {
-    // A request's transcript lines of one commit are a row of a few KB: with SQLite's 4 KB
-    // pages each needed a page of its own, allocated and balanced into the tree at every
-    // effect; 16 KB pages hold several. (A file store keeps 4 KB pages: there a larger page
-    // is more bytes written to the log at every commit.)
-    conn.pragma_update(None, "page_size", 16384)?;
+    // A request's transcript lines of one commit are a row of a few KB. Small pages need a new
+    // page, allocated and balanced into the tree, at nearly every commit; large ones are copied
+    // whole into the rollback journal whenever a commit first changes them (64 KB pages cost a
+    // fifth more an effect than 8 KB ones; docs/performance.md). (A file store keeps 4 KB
+    // pages: there a larger page is more bytes written to the log at every commit.)
+    conn.pragma_update(None, "page_size", 8192)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     migrate(conn)
 }
