@@ -336,7 +336,7 @@ mod write {
 
     pub(super) fn call<S: Serializer>(effect: &&Effect, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(3))?;
-        map.serialize_entry("tool", &format!("{}.{}", effect.capability, effect.tool))?;
+        map.serialize_entry("tool", &format_args!("{}.{}", effect.capability, effect.tool))?;
         map.serialize_entry("args", &Args(effect))?;
         map.serialize_entry("at", &effect.span)?;
         map.end()
