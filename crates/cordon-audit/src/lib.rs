@@ -237,10 +237,13 @@ impl<'s> Recording<'s> {
     }
 
     /// Adds the outcome of the effect waiting for one to the batch.
-    fn end_effect(&self, state: &mut State, tool: &str, outcome: Outcome) {
+    fn end_effect(&self, state: &mut State, performed: &Effect, outcome: Outcome) {
         match state.pending.take() {
             Some((effect, _)) => state.batch.rows.push(BatchRow::Outcome { effect, outcome }),
-            None => state.fail(RecordError::Unaudited { tool: tool.to_string() }),
+            None => {
+                let tool = format!("{}.{}", performed.capability, performed.tool);
+                state.fail(RecordError::Unaudited { tool });
+            }
         }
     }
 }
@@ -398,7 +401,7 @@ impl Observer for Recorder<'_> {
                     Ok(json) => Outcome::Performed { result_size: json_size(json) },
                     Err(error) => Outcome::Failed { error: error.clone() },
                 };
-                recording.end_effect(state, &format!("{}.{}", effect.capability, effect.tool), outcome);
+                recording.end_effect(state, effect, outcome);
             }
             Event::EffectRefused { tool, by, code, .. } => {
                 if let Some((effect, _)) = state.pending.take() {

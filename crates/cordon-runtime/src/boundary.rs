@@ -468,14 +468,14 @@ pub fn complete(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
 /// refinements may read their measures (`tainted(s2) == tainted(s)`).
 fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) -> Result<Val, RunError> {
     let program = ctx.program.clone();
-    let name = format!("{}.{}", effect.capability, effect.tool);
-    let Some(decl) = program.tool(&effect.capability, &effect.tool) else {
-        return Err(RunError::new(ErrorKind::Type, effect.span, format!("no tool `{name}`")));
+    let (capability, tool) = (&effect.capability, &effect.tool);
+    let Some(decl) = program.tool(capability, tool) else {
+        return Err(RunError::new(ErrorKind::Type, effect.span, format!("no tool `{capability}.{tool}`")));
     };
     let value = match result {
         Ok(v) => v,
         Err(message) => {
-            let e = RunError::new(ErrorKind::Tool, effect.span, format!("`{name}` failed: {message}"));
+            let e = RunError::new(ErrorKind::Tool, effect.span, format!("`{capability}.{tool}` failed: {message}"));
             ctx.trace.push(TraceEntry::failed(effect, &e));
             return Err(e);
         }
@@ -484,8 +484,8 @@ fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
     let adopted = adopt(ctx, &decl.ret, &value, &args, &mut Path::default()).map_err(|mut e| {
         e.span = effect.span;
         e.message = match e.kind {
-            ErrorKind::Limit => format!("`{name}` returned more than the run may hold: {}", e.message),
-            _ => format!("`{name}` returned something other than it declares: {}", e.message),
+            ErrorKind::Limit => format!("`{capability}.{tool}` returned more than the run may hold: {}", e.message),
+            _ => format!("`{capability}.{tool}` returned something other than it declares: {}", e.message),
         };
         ctx.trace.push(TraceEntry::failed(effect, &e));
         e
