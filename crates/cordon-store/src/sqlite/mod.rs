@@ -463,20 +463,26 @@ impl Store for SqliteStore {
                 true => first_line_in(c, request).map(drop)?,
                 false => transcript_in(c, request, &batch.transcript).map(drop)?,
             }
-            let rows = rows.iter().map(|(kind, content)| (*kind, content.as_str()));
-            let effect_row = effect.as_deref().map(|effect| (kind::EFFECT, effect));
-            // Each row follows the one inserted before it, in this transaction: the head is read once.
+            // Each row follows the one inserted before it in this transaction: the head is read
+            // once.
             let mut head = None;
             let mut insert = c.prepare_cached(INSERT_ROW)?;
-            for (kind, content) in rows.chain(effect_row) {
+            let mut append = |kind: &str, content: &str| -> Result<Checkpoint, StoreError> {
                 let after = match head {
-                    Some(head) => head,
+                    Some(after) => after,
                     None => head_in(c)?,
                 };
                 let fields = Fields { at_ms: now_ms(), kind, request: Some(request.0), content };
-                head = Some(insert_row(&mut insert, &after, &fields)?);
+                let row = insert_row(&mut insert, &after, &fields)?;
+                head = Some(row);
+                Ok(row)
+            };
+            for (kind, content) in &rows {
+                append(kind, content)?;
             }
-            Ok(effect.map(|_| PendingEffect { seq: head.map_or(0, |h| h.seq), request: Some(request) }))
+            let Some(effect) = effect else { return Ok(None) };
+            let row = append(kind::EFFECT, &effect)?;
+            Ok(Some(PendingEffect { seq: row.seq, request: Some(request) }))
         })
     }
 
