@@ -687,7 +687,8 @@ fn hole(
 
 impl Ctx {
     /// Evaluates pure code (a predicate, a label annotation) on `args` to completion, on a
-    /// machine of its own: what the boundary and the approval questions run policy code with.
+    /// machine of its own (the context's spare one, empty): what the boundary and the approval
+    /// questions run policy code with.
     pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
         // The spare machine, or a new one if an evaluation already holds it.
         let mut vm = self.spare.take().unwrap_or_else(|| Vm { nested: true, ..Vm::default() });
