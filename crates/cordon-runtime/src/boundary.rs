@@ -164,18 +164,18 @@ fn check_call(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<Checked
 /// arguments' sinks go with the effect, for the stages that judge what leaves.
 fn check_sinks(ctx: &mut Ctx, decl: &ToolDecl, effect: &Effect) -> Result<(Vec<DcLabel>, Vec<Flow>), RunError> {
     let releases = releases(ctx)?;
-    let args: Vec<Val> = effect.args.iter().map(|(_, v)| v.clone()).collect();
+    let args = || effect.args.iter().map(|(_, v)| v.clone());
     let default = DcLabel::endorsed(&ctx.user);
     let mut sinks = Vec::with_capacity(decl.sinks.len());
     for sink in &decl.sinks {
         sinks.push(match sink {
-            Some(code) => label_value(ctx.eval(code, args.clone())?)?,
+            Some(code) => label_value(ctx.eval(code, args())?)?,
             None => default.clone(),
         });
     }
     let decision = match &decl.decision_sink {
         _ if effect.pc.is_bottom() => None,
-        Some(code) => Some(label_value(ctx.eval(code, args.clone())?)?),
+        Some(code) => Some(label_value(ctx.eval(code, args())?)?),
         None => Some(sinks.iter().cloned().reduce(|a, b| a.meet(&b)).unwrap_or(default)),
     };
     let mut flows = Vec::new();
@@ -442,8 +442,7 @@ fn conforms(ctx: &mut Ctx, shape: &Shape, v: &Val, scope: &[Val], role: Role) ->
 
 /// Evaluates a refinement on the real values.
 fn holds(ctx: &mut Ctx, r: &Refined, v: &Val, scope: &[Val], role: Role) -> Result<(), RunError> {
-    let args: Vec<Val> = std::iter::once(v.clone()).chain(scope.iter().cloned()).collect();
-    let result = ctx.eval(&r.pred, args)?;
+    let result = ctx.eval(&r.pred, std::iter::once(v.clone()).chain(scope.iter().cloned()))?;
     if result.value == Value::Bool(true) {
         return Ok(());
     }
@@ -496,7 +495,7 @@ fn adopt_result(ctx: &mut Ctx, effect: &Effect, result: Result<Json, String>) ->
     let chosen = chosen(ctx, effect);
     mark_linear(ctx, &adopted, &chosen);
     let dc = match &decl.returns_label {
-        Some(code) => label_value(ctx.eval(code, args.clone())?)?,
+        Some(code) => label_value(ctx.eval(code, args.iter().cloned())?)?,
         None => DcLabel::closed(&ctx.user),
     };
     let label = chosen.join(&result_label(dc, effect));
@@ -630,8 +629,7 @@ fn adopt(ctx: &mut Ctx, shape: &Shape, j: &Json, scope: &[Val], at: &mut Path) -
             let val = Val::plain(made.clone());
             if let Some(id) = host_id(&made) {
                 for def in &r.defines {
-                    let args: Vec<Val> = std::iter::once(val.clone()).chain(scope.iter().cloned()).collect();
-                    let m = ctx.eval(&def.value, args)?;
+                    let m = ctx.eval(&def.value, std::iter::once(val.clone()).chain(scope.iter().cloned()))?;
                     if let Some(s) = Scalar::from_value(&m.value) {
                         ctx.host.set_measure(&def.measure, id, s);
                     }
@@ -778,9 +776,8 @@ fn label_fields(ctx: &mut Ctx, ty: &str, fields: &mut [(Arc<str>, Val)]) -> Resu
     let Some(labels) = program.field_labels.get(ty) else {
         return Ok(());
     };
-    let values: Vec<Val> = fields.iter().map(|(_, v)| v.clone()).collect();
     for label in labels {
-        let dc = label_value(ctx.eval(&label.code, values.clone())?)?;
+        let dc = label_value(ctx.eval(&label.code, fields.iter().map(|(_, v)| v.clone()))?)?;
         if let Some((_, field)) = fields.get_mut(label.field) {
             field.label.join_mut(&Label::new(dc, Source { what: label.source.clone(), span: Span::default() }));
         }

@@ -129,7 +129,7 @@ impl Vm {
         program: &Compiled,
         code: CodeRef,
         func: Option<Arc<Func>>,
-        args: Vec<Val>,
+        args: impl IntoIterator<Item = Val>,
         on_return: OnReturn,
     ) {
         let base = self.stack.len();
@@ -689,7 +689,7 @@ impl Ctx {
     /// Evaluates pure code (a predicate, a label annotation) on `args` to completion, on a
     /// machine of its own (the context's spare one, empty): what the boundary and the approval
     /// questions run policy code with.
-    pub fn eval(&mut self, code: &CodeRef, args: Vec<Val>) -> Result<Val, RunError> {
+    pub fn eval(&mut self, code: &CodeRef, args: impl IntoIterator<Item = Val>) -> Result<Val, RunError> {
         // The spare machine, or a new one if an evaluation already holds it.
         let mut vm = self.spare.take().unwrap_or_else(|| Vm { nested: true, ..Vm::default() });
         vm.enter(&self.program, *code, None, args, OnReturn::Finish);
