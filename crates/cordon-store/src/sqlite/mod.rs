@@ -463,19 +463,13 @@ impl Store for SqliteStore {
                 true => first_line_in(c, request).map(drop)?,
                 false => transcript_in(c, request, &batch.transcript).map(drop)?,
             }
-            // Each row follows the one inserted before it in this transaction: the head is read
-            // once.
-            let mut head = None;
+            // Each row follows the one inserted before it in this transaction, as in `append_many`.
+            let mut head = head_in(c)?;
             let mut insert = c.prepare_cached(INSERT_ROW)?;
             let mut append = |kind: &str, content: &str| -> Result<Checkpoint, StoreError> {
-                let after = match head {
-                    Some(after) => after,
-                    None => head_in(c)?,
-                };
                 let fields = Fields { at_ms: now_ms(), kind, request: Some(request.0), content };
-                let row = insert_row(&mut insert, &after, &fields)?;
-                head = Some(row);
-                Ok(row)
+                head = insert_row(&mut insert, &head, &fields)?;
+                Ok(head)
             };
             for (kind, content) in &rows {
                 append(kind, content)?;
