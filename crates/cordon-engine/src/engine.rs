@@ -241,11 +241,7 @@ impl<'a> Engine<'a> {
                 verdict: &verdict,
                 note: stage.note(),
             });
-            // Named only where it is told again: most calls every stage lets through.
-            let stage = match verdict {
-                Verdict::Proceed => String::new(),
-                _ => stage.name().to_string(),
-            };
+            let stage = stage.name().to_string();
             match verdict {
                 Verdict::Proceed => i += 1,
                 Verdict::Endorse { by } => {
