@@ -248,9 +248,6 @@ impl<'a> Analyzer<'a> {
         if let Some((k, _)) = self.decls.fns.get_key_value(name) {
             return Ok(Some(Abs::plain(Kind::Func((*k).into()))));
         }
-        if name == "None" {
-            return Ok(Some(Abs::literal(Kind::Variant { name: Some("None".into()), payload: Vec::new() })));
-        }
         Ok(None)
     }
 

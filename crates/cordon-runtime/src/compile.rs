@@ -494,8 +494,6 @@ impl Compiler {
             self.emit(Op::LoadFn(f), span);
         } else if let Some(&k) = self.globals.consts.get(name) {
             self.emit(Op::LoadConst(k), span);
-        } else if name == "None" {
-            self.emit(Op::MakeVariant { enum_name: "Option".into(), name: "None".into(), arity: 0 }, span);
         } else {
             return self.err(span, format!("`{name}` is not defined"));
         }

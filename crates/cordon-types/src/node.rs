@@ -37,7 +37,7 @@ pub enum Node<'a> {
     Str(&'a str),
     Bool(bool),
     Unit,
-    /// A name read as a value: a local, a function, a constant, or `None`.
+    /// A name read as a value: a local, a function or a constant (`None` is a `Variant`).
     Name(&'a Ident),
     /// A variant made: `Enum::Variant`, `Enum::Variant(args)`, or `Some`, `Ok` or `Err` called.
     Variant {
@@ -243,6 +243,8 @@ impl Resolved {
             ExprKind::Str(s) => Node::Str(s),
             ExprKind::Bool(b) => Node::Bool(*b),
             ExprKind::Unit => Node::Unit,
+            // `None` alone is always the option's variant, whatever else is in scope.
+            ExprKind::Name(id) if id.name == "None" => Node::Variant { enum_name: "Option", name: "None", args: &[] },
             ExprKind::Name(id) => Node::Name(id),
             ExprKind::Path { ty, variant } => Node::Variant { enum_name: &ty.name, name: &variant.name, args: &[] },
             ExprKind::Tuple(items) => Node::Tuple(items),

@@ -18,6 +18,7 @@ capability Store {
   tool filter(s: Session, q: String) -> (List[Repo], Session)
 }
 fn double(n: Int) -> Int { n * 2 }
+const LIMIT: Int = 3
 entry(st: Store, s: Session) -> Session
 ";
 
@@ -35,6 +36,7 @@ let d = Some(Shade::Dark(c));
 let e = match d { Some(Shade::Dark(n)) => n, Some(Shade::Light) => 0, None => -1 };
 let f = (e as Int) + range(0, 2).len();
 let g = |y: Int| y + agent[Int](\"pick\");
+let h: Option[Int] = None;
 s
 ";
 
@@ -89,6 +91,8 @@ fn each_call_is_what_the_checker_resolved_it_to() {
             "cast to Int",
             "method len else Builtin(Len)",
             "builtin Range",
+            // `None` alone, a name the view reads as the option's variant.
+            "variant Option::None/0",
         ]
     );
 }
@@ -155,6 +159,7 @@ fn declarations_give_functions_constants_and_measures_defaults() {
             "record Repo",
             "capability Store (1 tool)",
             "fn double",
+            "const LIMIT",
             "other",
         ]
     );
