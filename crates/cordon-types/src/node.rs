@@ -210,7 +210,7 @@ pub enum Declaration<'a> {
 }
 
 /// The enum a variant written without one (`Some(x)`, `None`, `Ok(x)`, `Err(e)`) belongs to.
-pub fn enum_of_unqualified(variant: &str) -> Option<&'static str> {
+fn enum_of_unqualified(variant: &str) -> Option<&'static str> {
     match variant {
         "Some" | "None" => Some("Option"),
         "Ok" | "Err" => Some("Result"),
