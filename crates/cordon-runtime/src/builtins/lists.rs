@@ -7,7 +7,6 @@ use std::collections::hash_map::Entry;
 use std::ops::Range;
 use std::sync::Arc;
 
-use cordon_label::Label;
 use cordon_syntax::Builtin;
 
 use super::common::{
@@ -150,11 +149,8 @@ pub(super) fn ordered_by_keys(b: Builtin, keys: Val, xs: &Val, budget: &mut dyn 
         return bad(keys);
     }
     let Some(order) = ordered(keys_list, list) else { return bad(keys) };
-    // The arguments' labels, as `all_labels` joins them, and the keys'.
-    let mut label = Label::bottom();
-    label.join_mut(&keys.label);
-    label.join_mut(&xs.label);
-    let label = label.join(&elements_label(keys_list));
+    // The arguments' labels and the keys'.
+    let label = keys.label.join(&xs.label).join(&elements_label(keys_list));
     // The first of the smallest keys, or the first of the largest.
     let pick = match b {
         Builtin::SortBy => None,
