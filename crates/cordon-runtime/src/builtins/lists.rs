@@ -142,7 +142,7 @@ fn in_order(order: &[usize], list: &[Val]) -> Vec<Val> {
 /// list. The keys are let go once the list is ordered, before the sorted list is made: where
 /// the caller gave them up (the machine moves them off its stack) their memory is free again
 /// by then.
-pub(super) fn ordered_by_keys(b: Builtin, keys: Val, xs: &Val, budget: &mut dyn Budget) -> Result<Val, RunError> {
+pub(crate) fn ordered_by_keys(b: Builtin, keys: Val, xs: &Val, budget: &mut dyn Budget) -> Result<Val, RunError> {
     let bad = |keys: Val| Err(type_error(b, &[keys, xs.clone()]));
     let (Some(keys_list), Some(list)) = (list_of(&keys), list_of(xs)) else { return bad(keys) };
     if keys_list.len() != list.len() {

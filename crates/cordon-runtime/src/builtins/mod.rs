@@ -23,6 +23,7 @@ pub use common::{
     int_text, overflow, string, texts,
 };
 use common::{Call, all_labels};
+pub(crate) use lists::ordered_by_keys;
 /// Applies a first-order builtin. The interpreter runs the rest itself: those that call a
 /// function argument are compiled to loops, `unlabel` raises the program-counter label and
 /// `user()` is the run's principal.
@@ -40,12 +41,6 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         Range => lists::range(&c, budget),
         First | Last => lists::first_or_last(&c),
         Sort => lists::sort(&c, budget),
-        // Compiled from `sort_by(xs, key)`: the keys were computed by a loop, in order (the
-        // machine calls [`ordered_by_keys`] itself, giving the keys up).
-        SortBy | MinBy | MaxBy => match args {
-            [keys, xs] => lists::ordered_by_keys(b, keys.clone(), xs, budget),
-            _ => c.bad(),
-        },
         GroupBy | CountBy => lists::grouped_by_keys(&c, budget),
         Unique => lists::unique(&c, budget),
         Enumerate => lists::enumerate(&c, budget),
@@ -83,15 +78,10 @@ pub fn apply(b: Builtin, args: &[Val], budget: &mut dyn Budget) -> Result<Val, R
         DaysBetween => times::days_between(&c),
         Label(l) => labels::apply(l, &c),
         // The interpreter's own (see above): never applied, but by code the compiler did not make.
-        Map | Filter | Fold | Any | All | AndThen | MapErr | Unlabel => c.bad(),
+        // `sort_by`, `min_by` and `max_by` too: the machine gives their keys (computed by a
+        // loop, in order) to [`ordered_by_keys`] itself.
+        Map | Filter | Fold | Any | All | AndThen | MapErr | Unlabel | SortBy | MinBy | MaxBy => c.bad(),
     }
-}
-
-/// `sort_by`, `min_by` or `max_by` (`b`) of the list `xs` by its `keys`, as [`apply`] does it,
-/// but given the keys to let go once the list is ordered: the sorted list is made after they
-/// are freed, not beside them.
-pub fn ordered_by_keys(b: Builtin, keys: Val, xs: &Val, budget: &mut dyn Budget) -> Result<Val, RunError> {
-    lists::ordered_by_keys(b, keys, xs, budget)
 }
 
 #[cfg(test)]
