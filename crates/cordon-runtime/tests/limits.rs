@@ -262,3 +262,16 @@ fn a_fold_that_reads_its_accumulator_once_extends_it_in_place() {
     let inside = r#"range(0, 3000).fold("", |s, i| [1].map(|k| s + "x").first().unwrap_or(s)).len()"#;
     assert_eq!(run_with_memory(inside, 1 << 30, 50_000_000), Ok(Value::Int(3000)));
 }
+
+#[test]
+fn sort_by_lets_its_keys_go_before_it_makes_the_sorted_list() {
+    // The list and the sorted list are 400 KB each, and so are the keys: held with the keys the
+    // sort would need 1.2 MB; without them it fits in 1 MiB (kept, as a copy on the machine's
+    // stack, this run fails).
+    let list = "let xs = range(0, 10000).map(|x| x * 7 % 10000);";
+    let sorted = format!("{list}\nxs.sort_by(|x| 10000 - x).len()");
+    assert_eq!(run_with_memory(&sorted, 1 << 20, 50_000_000), Ok(Value::Int(10_000)));
+    // With the list kept twice over, the sorted list does not fit.
+    let held = format!("{list}\nlet ys = xs.map(|x| x + 1);\nxs.sort_by(|x| 10000 - x).len() + ys.len()");
+    assert!(run_with_memory(&held, 1 << 20, 50_000_000).unwrap_err().contains("memory limit"));
+}
