@@ -335,20 +335,24 @@ pub(super) fn overwrite(slot: &mut Val, v: Val) {
 /// the operators integers do not take to `binary`.
 #[inline]
 pub(super) fn int_binary(op: BinOp, x: i64, y: i64) -> Option<Value> {
-    Some(match op {
-        BinOp::Add => Value::Int(x.checked_add(y)?),
-        BinOp::Sub => Value::Int(x.checked_sub(y)?),
-        BinOp::Mul => Value::Int(x.checked_mul(y)?),
-        BinOp::Div => Value::Int(x.checked_div(y)?),
-        BinOp::Rem => Value::Int(x.checked_rem(y)?),
-        BinOp::Eq => Value::Bool(x == y),
-        BinOp::Ne => Value::Bool(x != y),
-        BinOp::Lt => Value::Bool(x < y),
-        BinOp::Le => Value::Bool(x <= y),
-        BinOp::Gt => Value::Bool(x > y),
-        BinOp::Ge => Value::Bool(x >= y),
-        BinOp::And | BinOp::Or => return None,
-    })
+    match int_arith(op, x, y) {
+        Some(r) => Some(Value::Int(r)),
+        None => int_compare(op, x, y).map(Value::Bool),
+    }
+}
+
+/// Integer arithmetic, when it succeeds; `None` for overflow, division by zero and the
+/// operators that are not arithmetic.
+#[inline(always)]
+pub(super) fn int_arith(op: BinOp, x: i64, y: i64) -> Option<i64> {
+    match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        BinOp::Div => x.checked_div(y),
+        BinOp::Rem => x.checked_rem(y),
+        _ => None,
+    }
 }
 
 pub(super) fn binary(op: BinOp, a: Val, b: Val, ctx: &mut dyn Budget) -> Result<Val, RunError> {

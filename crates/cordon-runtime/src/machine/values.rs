@@ -21,7 +21,10 @@ use crate::shape::Shape;
 use crate::value::{CodeRef, Func, Layout, Record, Str, Val, Value, Variant};
 use cordon_label::Label;
 
-use super::ops::{binary, binary_with, bind, clone_val, discard, int_binary, int_with, overwrite, tops, type_error};
+use super::ops::{
+    binary, binary_with, bind, clone_val, discard, int_arith, int_binary, int_compare, int_with, overwrite,
+    set_scalar_free, tops, type_error,
+};
 use super::stack::Vm;
 
 /// The error of popping an empty operand stack.
@@ -54,6 +57,16 @@ pub(super) fn unary(vm: &mut Vm, op: UnOp) -> Result<(), RunError> {
 pub(super) fn binary_on_top(vm: &mut Vm, ctx: &mut Ctx, op: BinOp) -> Result<(), RunError> {
     // Integers in place: the result overwrites the left operand and takes the join of both
     // labels, as in `binary`, which handles everything else (errors included).
+    if let [.., a, b] = &mut vm.stack[..]
+        && let (Value::Int(x), Value::Int(y)) = (&mut a.value, &b.value)
+        && let Some(r) = int_arith(op, *x, *y)
+    {
+        // The left integer overwritten in place, with nothing to drop.
+        *x = r;
+        a.label.join_mut(&b.label);
+        discard(vm.stack.pop());
+        return Ok(());
+    }
     if let [.., a, b] = &mut vm.stack[..]
         && let (Value::Int(x), Value::Int(y)) = (&a.value, &b.value)
         && let Some(value) = int_binary(op, *x, *y)
@@ -117,6 +130,13 @@ pub(super) fn slot_with_int(
     k: i64,
 ) -> Result<(), RunError> {
     if let Some(Val { value: Value::Int(x), label }) = vm.stack.get(base + s as usize)
+        && let Some(r) = int_arith(op, *x, k)
+    {
+        let v = Val { value: Value::Int(r), label: label.clone() };
+        vm.stack.push(v);
+        return Ok(());
+    }
+    if let Some(Val { value: Value::Int(x), label }) = vm.stack.get(base + s as usize)
         && let Some(value) = int_binary(op, *x, k)
     {
         let v = Val { value, label: label.clone() };
@@ -131,13 +151,18 @@ pub(super) fn slot_with_int(
 /// `BinaryWith` of the top of the stack and an integer literal.
 #[inline(always)]
 pub(super) fn top_with_int(vm: &mut Vm, ctx: &mut Ctx, base: usize, op: BinOp, k: i64) -> Result<(), RunError> {
-    if let Some(Val { value: top @ Value::Int(_), .. }) = vm.stack.last_mut()
-        && let Value::Int(x) = *top
-        && let Some(value) = int_binary(op, x, k)
+    // An integer overwritten in place, with nothing to drop; the label stays.
+    if let Some(Val { value, .. }) = vm.stack.last_mut()
+        && let Value::Int(x) = value
     {
-        // An integer overwritten in place; the label stays.
-        *top = value;
-        return Ok(());
+        if let Some(r) = int_arith(op, *x, k) {
+            *x = r;
+            return Ok(());
+        }
+        if let Some(b) = int_compare(op, *x, k) {
+            set_scalar_free(std::mem::replace(value, Value::Bool(b)));
+            return Ok(());
+        }
     }
     let v = binary_with(vm, base, op, Operand::Top, Operand::Int(k), ctx)?;
     vm.stack.push(v);
