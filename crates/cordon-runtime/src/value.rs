@@ -23,6 +23,7 @@ impl Val {
         Val { value, label: Label::bottom() }
     }
 
+    #[inline]
     pub fn with_label(mut self, label: &Label) -> Val {
         self.label.join_mut(label);
         self

@@ -101,7 +101,7 @@ pub(super) fn iter_next(
     elem: Slot,
     tick: bool,
 ) -> Result<bool, RunError> {
-    let x = match *over {
+    match *over {
         Over::List { list, index } => {
             let (l, i) = (base + list as usize, base + index as usize);
             let Value::Int(k) = vm.stack[i].value else {
@@ -117,7 +117,7 @@ pub(super) fn iter_next(
             if let Value::Int(k) = &mut vm.stack[i].value {
                 *k += 1;
             }
-            x
+            overwrite(&mut vm.stack[base + elem as usize], x);
         }
         Over::Range { next, end } => {
             let (n, e) = (base + next as usize, base + end as usize);
@@ -132,10 +132,13 @@ pub(super) fn iter_next(
             if let Value::Int(n) = &mut vm.stack[n].value {
                 *n += 1;
             }
-            Val::plain(Value::Int(k))
+            // The element written in place where the slot already holds a plain integer.
+            match &mut vm.stack[base + elem as usize] {
+                Val { value: Value::Int(e), label } if label.is_bottom() => *e = k,
+                slot => overwrite(slot, Val::plain(Value::Int(k))),
+            }
         }
-    };
-    overwrite(&mut vm.stack[base + elem as usize], x);
+    }
     if tick {
         ctx.burn()?;
     }
