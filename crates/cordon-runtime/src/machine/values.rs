@@ -329,17 +329,21 @@ pub(super) fn field(vm: &mut Vm, name: &Arc<str>) -> Result<(), RunError> {
 /// `LoadField`, of the record in `slot`.
 #[inline(always)]
 pub(super) fn load_field(vm: &mut Vm, base: usize, slot: Slot, name: &Arc<str>) -> Result<(), RunError> {
-    let v = &vm.stack[base + slot as usize];
-    let field = match &v.value {
-        Value::Record(r) => r.field_named(name).map(|f| clone_val(f).with_label(&v.label)),
+    let at = base + slot as usize;
+    let field = match &vm.stack[at].value {
+        Value::Record(r) => r.field_named(name).map(clone_val),
         _ => None,
     };
-    match field {
-        Some(f) => vm.stack.push(f),
-        None => {
-            let kind = vm.stack[base + slot as usize].value.kind();
-            return Err(type_error(Span::default(), format!("{kind} has no field `{name}`")));
-        }
+    let Some(f) = field else {
+        let kind = vm.stack[at].value.kind();
+        return Err(type_error(Span::default(), format!("{kind} has no field `{name}`")));
+    };
+    // The field pushed, then raised by the record's label where it lies.
+    vm.stack.push(f);
+    if let Some((top, below)) = vm.stack.split_last_mut()
+        && let Some(record) = below.get(at)
+    {
+        top.label.join_mut(&record.label);
     }
     Ok(())
 }
