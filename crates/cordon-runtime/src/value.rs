@@ -176,11 +176,13 @@ pub type HostId = u64;
 const _: () = assert!(std::mem::size_of::<Value>() == 16);
 const _: () = assert!(std::mem::size_of::<Val>() == 24);
 
+/// A value of the language, without its label (see [`Val`]).
+///
 /// The tag is a whole word (`repr(u64)`), so every variant's field starts at byte 8 and the
 /// size stays 16. With a one-byte tag a `Bool` sat at byte 1, and the machine copied a value of
 /// unknown variant as its tag byte and the fifteen unaligned bytes after it; the `records`
-/// program of the interpreter's bench ran 11% slower (docs/performance.md, "A whole word for
-/// the tag").
+/// program of the interpreter's bench ran 11% slower (docs/performance.md, "On another
+/// machine").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[repr(u64)]
 pub enum Value {

@@ -125,6 +125,44 @@ fn operators_join_the_labels_of_their_operands() {
     ]);
 }
 
+/// The machine writes integer results and record fields where they land (the left operand's
+/// integer overwritten, a field raised by its record's label on the stack): each shape with
+/// the secret on either side, and with the public counterpart that must still go through.
+#[test]
+fn results_written_in_place_keep_every_label() {
+    assert_checked(&[
+        // Two computed operands: the left one's integer is overwritten and takes the right's label.
+        row("let p = 3; let s = lab.secret(); lab.publish((p + 1) + (s + 1))", BLOCKED, &[]),
+        row("let p = 3; let s = lab.secret(); lab.publish((s + 1) * (p + 1))", BLOCKED, &[]),
+        row("let p = 3; lab.publish((p + 1) - (p * 2))", OK, &["publish(-2)"]),
+        // A computed operand and a literal: the label stays with the integer.
+        row("let p = 3; let s = lab.secret(); lab.publish((s + p) % 4)", BLOCKED, &[]),
+        row("let p = 3; let s = lab.secret(); let b = (s + p) > 1; lab.publish(if b { 1 } else { 0 })", BLOCKED, &[]),
+        row("let p = 3; let b = (p + p) > 1; lab.publish(if b { 1 } else { 0 })", OK, &["publish(1)"]),
+        // A slot and a literal.
+        row("let s = lab.secret(); let t = s - 1; lab.publish(t)", BLOCKED, &[]),
+        // A range loop's element, written in place over the last one.
+        row("let s = lab.secret(); lab.publish(range(0, 3).fold(s, |acc, i| acc + i))", BLOCKED, &[]),
+        row("lab.publish(range(0, 3).fold(0, |acc, i| acc + i))", OK, &["publish(3)"]),
+        // A field read out of a record chosen under a secret carries the record's label.
+        row(
+            "type R = { a: Int, b: Int }\nlet s = lab.secret(); let r = if s > 5 { R { a: 1, b: 2 } } else { R { a: 1, b: 3 } }; lab.publish(r.a)",
+            BLOCKED,
+            &[],
+        ),
+        row(
+            "type R = { a: Int, b: Int }\nlet s = lab.secret(); let r = R { a: s, b: 2 }; lab.publish(r.a)",
+            BLOCKED,
+            &[],
+        ),
+        row(
+            "type R = { a: Int, b: Int }\nlet s = lab.secret(); let r = R { a: s, b: 2 }; lab.publish(r.b)",
+            OK,
+            &["publish(2)"],
+        ),
+    ]);
+}
+
 #[test]
 fn string_builtins_and_f_strings_carry_every_input_label() {
     assert_checked(&[

@@ -132,6 +132,7 @@ pub(super) fn slot_with_int(
     if let Some(Val { value: Value::Int(x), label }) = vm.stack.get(base + s as usize)
         && let Some(r) = int_arith(op, *x, k)
     {
+        // Built as an `Int` outright, not as whichever `Value` `int_binary` picks.
         let v = Val { value: Value::Int(r), label: label.clone() };
         vm.stack.push(v);
         return Ok(());
