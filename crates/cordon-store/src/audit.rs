@@ -140,6 +140,13 @@ pub struct Lines {
 }
 
 impl Lines {
+    /// The lines `items` serialise to, in order.
+    pub fn of<T: Serialize>(items: impl IntoIterator<Item = T>) -> Result<Lines, serde_json::Error> {
+        let mut lines = Lines::default();
+        items.into_iter().try_for_each(|item| lines.push(&item))?;
+        Ok(lines)
+    }
+
     /// Appends `line` serialised as JSON; if it cannot be, nothing is appended.
     pub fn push(&mut self, line: &impl Serialize) -> Result<(), serde_json::Error> {
         self.scratch.clear();

@@ -114,7 +114,7 @@ fn requests_keep_their_transcripts_and_status() {
     assert!(matches!(store.append(Some(missing), "hole", &json!(1)), Err(StoreError::NoSuchRequest(_))));
     // An effect's batch, with lines or without, is refused whole for a request that is none.
     let rows = store.rows(1, 100).unwrap().len();
-    let lines = Batch { transcript: lines(&[json!({ "event": "effect_returned" })]), ..Batch::default() };
+    let lines = Batch { transcript: Lines::of(&[json!({ "event": "effect_returned" })]).unwrap(), ..Batch::default() };
     for batch in [Batch::default(), lines] {
         let refused = store.record(missing, &batch, Some(&intent("comment", 1)));
         assert!(matches!(refused, Err(StoreError::NoSuchRequest(_))), "{refused:?}");
@@ -342,7 +342,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     let other = request(&store, "elsewhere");
     let first = store.record(id, &Batch::default(), Some(&intent("list_issues", 1))).unwrap().unwrap();
     let batch = Batch {
-        transcript: lines(&[json!({ "event": "effect_returned" }), json!({ "event": "stage_decided" })]),
+        transcript: Lines::of(&[json!({ "event": "effect_returned" }), json!({ "event": "stage_decided" })]).unwrap(),
         rows: vec![
             BatchRow::Outcome { effect: first, outcome: Outcome::Performed { result_size: 12 } },
             BatchRow::Row { kind: "decision", content: json!({ "stage": "gate", "outcome": "approved" }) },
@@ -370,7 +370,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
         )
         .unwrap();
     let batch = Batch {
-        transcript: lines(&[json!({ "event": "effect_returned" })]),
+        transcript: Lines::of(&[json!({ "event": "effect_returned" })]).unwrap(),
         rows: vec![BatchRow::Outcome { effect: second, outcome: Outcome::Performed { result_size: 3 } }],
     };
     let error = store.record(id, &batch, Some(&intent("comment", 3))).unwrap_err();
@@ -379,11 +379,4 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     assert_eq!(store.transcript(id).unwrap().len(), 2);
 
     assert!(matches!(store.verify().unwrap(), Verdict::Intact { rows: 7, .. }));
-}
-
-/// A batch's transcript lines.
-fn lines(values: &[serde_json::Value]) -> Lines {
-    let mut lines = Lines::default();
-    values.iter().for_each(|v| lines.push(v).unwrap());
-    lines
 }

@@ -198,7 +198,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
     let id = request(&store, "triage");
     let first = store.record(id, &Batch::default(), Some(&intent("list_issues", 1))).unwrap().unwrap();
     let batch = Batch {
-        transcript: lines(&[json!({ "event": "effect_returned" }), json!({ "event": "stage_decided" })]),
+        transcript: Lines::of(&[json!({ "event": "effect_returned" }), json!({ "event": "stage_decided" })]).unwrap(),
         rows: vec![
             BatchRow::Outcome { effect: first, outcome: Outcome::Performed { result_size: 12 } },
             BatchRow::Row { kind: "decision", content: json!({ "stage": "gate", "outcome": "approved" }) },
@@ -213,7 +213,7 @@ fn a_batch_is_recorded_whole_with_its_effect_or_not_at_all() {
                CREATE TRIGGER disk_full BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION disk_full();";
     raw(&url).batch_execute(sql).unwrap();
     let batch = Batch {
-        transcript: lines(&[json!({ "event": "effect_returned" })]),
+        transcript: Lines::of(&[json!({ "event": "effect_returned" })]).unwrap(),
         rows: vec![BatchRow::Outcome { effect: second, outcome: Outcome::Performed { result_size: 3 } }],
     };
     let error = store.record(id, &batch, Some(&intent("comment", 3))).unwrap_err();
@@ -971,11 +971,4 @@ fn a_server_restarted_between_two_operations_loses_nothing_committed() {
     assert_eq!(notes, [r#""after the restart""#, r#""back""#]);
     assert_eq!(intact(&store), rows + 2);
     server.stop();
-}
-
-/// A batch's transcript lines.
-fn lines(values: &[serde_json::Value]) -> Lines {
-    let mut lines = Lines::default();
-    values.iter().for_each(|v| lines.push(v).unwrap());
-    lines
 }

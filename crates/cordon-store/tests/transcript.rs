@@ -99,10 +99,7 @@ fn lines_recorded_with_effects_go_on_from_the_last() {
     let (a, b) = (begin(&store, 0), begin(&store, 1));
     for i in 0..3 {
         for id in [a, b] {
-            let mut transcript = Lines::default();
-            transcript.push(&json!(i)).unwrap();
-            transcript.push(&json!(i + 10)).unwrap();
-            let batch = Batch { transcript, rows: Vec::new() };
+            let batch = Batch { transcript: Lines::of([json!(i), json!(i + 10)]).unwrap(), rows: Vec::new() };
             store.record(id, &batch, Some(&common::intent("t", i))).unwrap();
         }
     }
@@ -186,8 +183,7 @@ proptest! {
     /// emptied and filled again holds only its new lines.
     #[test]
     fn a_batchs_lines_are_each_lines_json(values in proptest::collection::vec(json_value(), 0..6), again in json_value()) {
-        let mut lines = Lines::default();
-        values.iter().for_each(|v| lines.push(v).unwrap());
+        let mut lines = Lines::of(&values).unwrap();
         let texts: Vec<String> = values.iter().map(|v| serde_json::to_string(v).unwrap()).collect();
         prop_assert_eq!(lines.iter().collect::<Vec<_>>(), texts.iter().map(String::as_str).collect::<Vec<_>>());
         prop_assert_eq!(lines.len(), values.len());

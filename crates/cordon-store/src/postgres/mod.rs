@@ -49,7 +49,7 @@ use self::conn::{Conn, Connector, Mode, Tx, host_name};
 use self::log::{SELECT_ROW, append_in, audit_rows, check_request, head_in, refuse_reserved, sql_seq};
 use self::sessions::Held;
 use crate::audit::{
-    Archived, AuditRow, Batch, EffectIntent, EffectStatus, Entry, GcReport, Outcome, OutcomeRow, PendingEffect,
+    Archived, AuditRow, Batch, EffectIntent, EffectStatus, Entry, GcReport, Lines, Outcome, OutcomeRow, PendingEffect,
     RequestLog, StatusRow, fold, kind,
 };
 use crate::chain::{Checkpoint, Fields, RowHash, Verdict};
@@ -140,18 +140,14 @@ impl PostgresStore {
 
 /// Appends `events` to the request's transcript; returns the last one's number there. The
 /// request's row is locked: appends to one transcript are numbered one at a time.
-fn transcript_in<'e>(
-    tx: &mut Tx<'_>,
-    request: RequestId,
-    events: impl Iterator<Item = &'e str>,
-) -> Result<u64, StoreError> {
+fn transcript_in(tx: &mut Tx<'_>, request: RequestId, lines: &Lines) -> Result<u64, StoreError> {
     let found = tx.query_opt("SELECT 1 FROM requests WHERE id = $1 FOR NO KEY UPDATE", &[&request.0])?;
     found.ok_or(StoreError::NoSuchRequest(request))?;
     let sql = "SELECT coalesce(max(seq), 0)::bigint FROM transcript WHERE request = $1";
     let last: i64 = tx.query_one(sql, &[&request.0])?.try_get(0)?;
     let at_ms = now_ms();
     let mut seq = last;
-    for event in events {
+    for event in lines.iter() {
         seq += 1;
         let sql = "INSERT INTO transcript (request, seq, at_ms, event) VALUES ($1, $2, $3, $4)";
         tx.execute(sql, &[&request.0, &seq, &at_ms, &event])?;
@@ -301,8 +297,8 @@ impl Store for PostgresStore {
     }
 
     fn append_transcript_batch(&self, request: RequestId, events: &[Value]) -> Result<u64, StoreError> {
-        let events = events.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>()?;
-        self.write(|tx| transcript_in(tx, request, events.iter().map(String::as_str)))
+        let lines = Lines::of(events)?;
+        self.write(|tx| transcript_in(tx, request, &lines))
     }
 
     fn transcript(&self, request: RequestId) -> Result<Vec<Value>, StoreError> {
@@ -351,7 +347,7 @@ impl Store for PostgresStore {
             let chain = check_request(tx, Some(request))?;
             tx.lock_chain(&chain)?;
             if !batch.transcript.is_empty() {
-                transcript_in(tx, request, batch.transcript.iter())?;
+                transcript_in(tx, request, &batch.transcript)?;
             }
             for (kind, content) in &rows {
                 append_in(tx, &chain, Some(request), kind, content)?;

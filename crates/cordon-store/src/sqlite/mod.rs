@@ -391,8 +391,7 @@ impl Store for SqliteStore {
     }
 
     fn append_transcript_batch(&self, request: RequestId, events: &[Value]) -> Result<u64, StoreError> {
-        let mut lines = Lines::default();
-        events.iter().try_for_each(|event| lines.push(event))?;
+        let lines = Lines::of(events)?;
         self.write(|c| transcript_in(c, request, &lines))
     }
 
@@ -459,9 +458,10 @@ impl Store for SqliteStore {
         let rows = batch.rows.iter().map(|row| row.content(request)).collect::<Result<Vec<_>, _>>()?;
         let effect = effect.map(serde_json::to_string).transpose()?;
         self.write(|c| {
-            match batch.transcript.is_empty() {
-                true => first_line_in(c, request).map(drop)?,
-                false => transcript_in(c, request, &batch.transcript).map(drop)?,
+            if batch.transcript.is_empty() {
+                first_line_in(c, request)?;
+            } else {
+                transcript_in(c, request, &batch.transcript)?;
             }
             // Each row follows the one inserted before it in this transaction, as in `append_many`.
             let mut head = head_in(c)?;
