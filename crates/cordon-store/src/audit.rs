@@ -131,7 +131,7 @@ impl Batch {
 /// array a store keeps them in.
 #[derive(Debug, Default)]
 pub struct Lines {
-    /// `[`, then the lines, separated by commas.
+    /// Empty, or the JSON array of the lines: `[`, the lines separated by commas, `]`.
     text: String,
     /// Where each line ends in `text`.
     ends: Vec<usize>,
@@ -153,9 +153,15 @@ impl Lines {
         serde_json::to_writer(&mut self.scratch, line)?;
         let line = std::str::from_utf8(&self.scratch)
             .map_err(|e| serde_json::Error::io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
-        self.text.push(if self.ends.is_empty() { '[' } else { ',' });
+        // The array's `]` gives way to the comma before the new line.
+        if self.text.pop().is_none() {
+            self.text.push('[');
+        } else {
+            self.text.push(',');
+        }
         self.text.push_str(line);
         self.ends.push(self.text.len());
+        self.text.push(']');
         Ok(())
     }
 
@@ -180,11 +186,11 @@ impl Lines {
     }
 
     /// The lines as one JSON text: the line itself if there is one, else the array of them.
-    pub fn json(&self) -> std::borrow::Cow<'_, str> {
+    pub fn json(&self) -> &str {
         match self.ends.as_slice() {
-            [] => "[]".into(),
-            [one] => self.text[1..*one].into(),
-            [..] => format!("{}]", self.text).into(),
+            [] => "[]",
+            [one] => &self.text[1..*one],
+            [..] => &self.text,
         }
     }
 }

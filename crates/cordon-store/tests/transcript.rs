@@ -187,7 +187,7 @@ proptest! {
         let texts: Vec<String> = values.iter().map(|v| serde_json::to_string(v).unwrap()).collect();
         prop_assert_eq!(lines.iter().collect::<Vec<_>>(), texts.iter().map(String::as_str).collect::<Vec<_>>());
         prop_assert_eq!(lines.len(), values.len());
-        let together: Value = serde_json::from_str(&lines.json()).unwrap();
+        let together: Value = serde_json::from_str(lines.json()).unwrap();
         match values.as_slice() {
             [one] => prop_assert_eq!(&together, one),
             _ => prop_assert_eq!(together, Value::from(values.clone())),
@@ -195,6 +195,6 @@ proptest! {
         lines.clear();
         lines.push(&again).unwrap();
         prop_assert_eq!(lines.iter().collect::<Vec<_>>(), [serde_json::to_string(&again).unwrap()]);
-        prop_assert_eq!(serde_json::from_str::<Value>(&lines.json()).unwrap(), again);
+        prop_assert_eq!(serde_json::from_str::<Value>(lines.json()).unwrap(), again);
     }
 }
