@@ -56,7 +56,7 @@
 use std::cell::RefCell;
 use std::fmt;
 
-use cordon_engine::{End, Event, Observer, RefusedBy, Stage, TranscriptLine, Verdict};
+use cordon_engine::{End, Event, Note, Observer, RefusedBy, Stage, TranscriptLine, Verdict};
 use cordon_runtime::effect::Effect;
 use cordon_runtime::{ErrorKind, RunError, deep_label};
 use cordon_store::{
@@ -338,10 +338,11 @@ fn json_size(json: &Value) -> u64 {
 
 /// A decision row's content: what the stage noted, a card cut down to what it was (never the
 /// values it showed).
-fn decision(stage: &str, noted: &Value) -> Value {
+fn decision(stage: &str, noted: &dyn Note) -> Value {
     let mut row = Map::new();
     row.insert("stage".into(), json!(stage));
-    if let Value::Object(noted) = noted {
+    // The note's text is JSON its stage wrote: it reads back.
+    if let Ok(Value::Object(noted)) = serde_json::from_str(noted.to_json().get()) {
         for (key, value) in noted {
             let value = match key.as_str() {
                 "card" if value.is_object() => {
@@ -350,9 +351,9 @@ fn decision(stage: &str, noted: &Value) -> Value {
                         kept.iter().filter_map(|k| Some(((*k).to_string(), value.get(*k)?.clone()))).collect(),
                     )
                 }
-                _ => value.clone(),
+                _ => value,
             };
-            row.insert(key.clone(), value);
+            row.insert(key, value);
         }
     }
     Value::Object(row)
@@ -378,12 +379,12 @@ impl Observer for Recorder<'_> {
                 state.endorsed_by = None;
             }
             Event::StageNoted { stage, note } => {
-                recording.append(state, kind::DECISION, decision(stage, &note.to_json()));
+                recording.append(state, kind::DECISION, decision(stage, note));
             }
             Event::StageDecided { stage, verdict, note, .. } if stage != STAGE => {
                 // A call the policy let through alone is said by its effect row.
                 if let Some(note) = note.filter(|n| !n.routine()) {
-                    recording.append(state, kind::DECISION, decision(stage, &note.to_json()));
+                    recording.append(state, kind::DECISION, decision(stage, note));
                 }
                 let (verdict, needs) = match verdict {
                     Verdict::Proceed => ("proceed", None),

@@ -67,7 +67,9 @@ pub trait Stage {
 /// it (`(note as &dyn Any).downcast_ref::<cordon_gate::Record>()`), and serialisable, for one
 /// that writes every event down (a transcript).
 pub trait Note: std::any::Any + std::fmt::Debug {
-    fn to_json(&self) -> cordon_runtime::Json;
+    /// The decision as JSON text, written straight from the stage's own type: a transcript's
+    /// line takes it as it is.
+    fn to_json(&self) -> Box<serde_json::value::RawValue>;
 
     /// Whether the decision is the routine one, a call the policy lets through alone (no one
     /// asked, no grant used): its effect's row says all of it, so the audit log keeps no row of

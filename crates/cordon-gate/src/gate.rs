@@ -785,8 +785,9 @@ impl Stage for Gate<'_> {
 
 /// A record told with its decision, or with the plan's card.
 impl Note for Record {
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
+    fn to_json(&self) -> Box<serde_json::value::RawValue> {
+        // A record has no map with keys that are not text, so writing it cannot fail.
+        serde_json::value::to_raw_value(self).unwrap_or_default()
     }
 
     fn routine(&self) -> bool {
