@@ -20,7 +20,6 @@ mod releases;
 mod scope;
 mod tools;
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -67,9 +66,9 @@ pub(crate) struct Decls<'a> {
     pub fns: HashMap<&'a str, &'a FnDecl>,
     pub signatures: HashMap<&'a str, &'a Function>,
     pub consts: HashMap<&'a str, &'a Expr>,
-    /// What the checker resolved in the modules: each node is read through it. Borrowed from
-    /// the check where there is one unit; a fill's is joined with its program's.
-    pub resolved: Cow<'a, Resolved>,
+    /// What the checker resolved in the modules: each node is read through it (a fill's check
+    /// resolved its program's too).
+    pub resolved: &'a Resolved,
 }
 
 /// A tool as the analysis reads it: its signature and the policy's annotations on it, as the
@@ -101,7 +100,7 @@ impl<'a> Decls<'a> {
         declared: &'a Declarations,
         fill_functions: &'a [Function],
         modules: &[&'a Module],
-        resolved: Cow<'a, Resolved>,
+        resolved: &'a Resolved,
     ) -> Decls<'a> {
         let signatures = declared.functions().chain(fill_functions).map(|f| (f.name.as_str(), f)).collect();
         let mut tools = HashMap::new();

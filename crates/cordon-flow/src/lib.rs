@@ -20,14 +20,13 @@ mod analyze;
 mod report;
 mod site;
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use cordon_label::{Label, Release};
 use cordon_runtime::HoleRequest;
 use cordon_syntax::ast::Module;
 use cordon_syntax::{Diagnostic, FileId, SourceMap, Span};
-use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome, Resolved};
+use cordon_types::{CheckOptions, Checked, CheckedFill, Outcome};
 use serde::Serialize;
 
 use abs::{Abs, Kind};
@@ -98,7 +97,7 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
         return Summary { complete: true, ..Summary::empty() };
     };
     let modules: Vec<&Module> = checked.policies().iter().chain(std::iter::once(plan)).collect();
-    let decls = Decls::of(checked.declarations(), &[], &modules, Cow::Borrowed(checked.resolved()));
+    let decls = Decls::of(checked.declarations(), &[], &modules, checked.resolved());
     let params: Vec<(String, Abs)> = match checked.declarations().entry() {
         Some(entry) => entry
             .params
@@ -123,7 +122,7 @@ pub fn analyze(checked: &Checked, sources: &SourceMap, user: &str) -> Summary {
 /// a group, to where, and whether the user is asked (`cordon check --policy` lists them).
 pub fn releases(checked: &Checked, sources: &SourceMap, user: &str) -> Vec<Release> {
     let modules: Vec<&Module> = checked.policies().iter().collect();
-    let decls = Decls::of(checked.declarations(), &[], &modules, Cow::Borrowed(checked.resolved()));
+    let decls = Decls::of(checked.declarations(), &[], &modules, checked.resolved());
     let mut a = Analyzer::new(&decls, sources, user, HashSet::new());
     match a.compute_releases() {
         Ok(()) => a.releases,
@@ -147,8 +146,7 @@ pub fn analyze_fill(
     let mut modules: Vec<&Module> = checked.policies().iter().collect();
     modules.extend(checked.plan());
     modules.push(fill.module());
-    let resolved = Resolved::of([checked.resolved(), fill.resolved()]);
-    let decls = Decls::of(checked.declarations(), fill.functions(), &modules, Cow::Owned(resolved));
+    let decls = Decls::of(checked.declarations(), fill.functions(), &modules, fill.resolved());
     let opaque = |ty: &str| checked.declarations().record(ty).is_some_and(|r| r.opaque);
     let mut bindings: Vec<(String, Abs)> = request
         .scope

@@ -21,11 +21,6 @@ impl ExprSite {
     pub fn of(expr: &Expr) -> ExprSite {
         ExprSite(expr.span.file, expr.id.0)
     }
-
-    /// The file the expression is written in.
-    pub(crate) fn file(self) -> FileId {
-        self.0
-    }
 }
 
 /// What a call `f(..)` or a method call `x.f(..)` calls.
@@ -68,22 +63,6 @@ impl<T> BySite<T> {
     /// Records that the checker resolved `expr` to `resolved`.
     pub(crate) fn record(&mut self, expr: &Expr, resolved: T) {
         self.0.insert(ExprSite::of(expr), resolved);
-    }
-
-    /// Adds what `other` resolved (a fill's, to its program's).
-    pub(crate) fn extend(&mut self, other: &BySite<T>)
-    where
-        T: Clone,
-    {
-        self.0.extend(other.0.iter().map(|(site, t)| (*site, t.clone())));
-    }
-
-    /// What was resolved in `file`.
-    pub(crate) fn in_file(&self, file: FileId) -> BySite<T>
-    where
-        T: Clone,
-    {
-        BySite(self.0.iter().filter(|(site, _)| site.file() == file).map(|(site, t)| (*site, t.clone())).collect())
     }
 }
 

@@ -82,7 +82,8 @@ impl CheckedFill {
         &self.holes
     }
 
-    /// What each call of the fill calls, and what each cast converts to.
+    /// What each call calls, and what each cast converts to, in the fill and in the program
+    /// (and the fills it is nested in) as checked with it in place.
     pub fn resolved(&self) -> &Resolved {
         &self.resolved
     }
@@ -159,9 +160,8 @@ fn check_in_place(
     }
     let holes = renumber(report.sites.into_iter().filter(|s| s.span.file == fill).collect());
     let arg_names = site.args.iter().map(|a| a.name.clone()).collect();
-    let resolved = report.resolved.in_file(fill);
     let functions = report.fill_functions;
-    let checked = CheckedFill { hole, module, arg_names, holes, chain, resolved, functions };
+    let checked = CheckedFill { hole, module, arg_names, holes, chain, resolved: report.resolved, functions };
     FillOutcome { diagnostics, fill: Some(checked) }
 }
 

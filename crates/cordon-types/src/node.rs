@@ -219,21 +219,6 @@ fn enum_of_unqualified(variant: &str) -> Option<&'static str> {
 }
 
 impl Resolved {
-    /// What the checker resolved in each of `units` (a program's, then a fill's), together.
-    pub fn of<'r>(units: impl IntoIterator<Item = &'r Resolved>) -> Resolved {
-        let mut all = Resolved::default();
-        for unit in units {
-            all.calls.extend(&unit.calls);
-            all.casts.extend(&unit.casts);
-        }
-        all
-    }
-
-    /// What was resolved in `file`.
-    pub(crate) fn in_file(&self, file: cordon_syntax::FileId) -> Resolved {
-        Resolved { calls: self.calls.in_file(file), casts: self.casts.in_file(file) }
-    }
-
     /// `e`, as what it is.
     pub fn node<'a>(&self, e: &'a Expr) -> Node<'a> {
         match &e.kind {
