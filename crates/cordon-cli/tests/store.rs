@@ -87,6 +87,25 @@ fn a_run_writes_its_request_each_effect_before_and_after_and_its_end() {
     assert_eq!(transcript.last().unwrap()["event"], "run_ended");
     let decided = transcript.iter().filter(|l| l["event"] == "stage_decided" && l["stage"] == "audit").count();
     assert_eq!(decided, 3, "the audit stage decided each effect");
+    // The gate's lines carry its record of each decision (`note`), as the transcript's format says.
+    let notes: Vec<(String, String, String)> = transcript
+        .iter()
+        .filter(|l| l["event"] == "stage_decided" && l["stage"] == "gate")
+        .map(|l| {
+            let note = &l["note"];
+            let text = |key: &str| note[key].as_str().unwrap_or("-").to_string();
+            (text("tool"), text("outcome"), text("approver"))
+        })
+        .collect();
+    let note = |tool: &str, outcome: &str, approver: &str| (tool.into(), outcome.into(), approver.into());
+    assert_eq!(
+        notes,
+        [
+            note("GitHub.repo", "allowed", "-"),
+            note("GitHub.list_issues", "allowed", "-"),
+            note("GitHub.create_issue", "approved", "scripted"),
+        ]
+    );
 
     // A blocked call is a `refused` row; the run's end is `failed`.
     let blocked = cordon(&dir, &["run", "--format", "json", &example("injected_issue.cord")]);
